@@ -1,0 +1,157 @@
+"""Recursive and code-aware chunkers with a token budget.
+
+What it is: the 2026 default from the seeds — recursive splitting at ~512 tokens with 10–20 %
+overlap, headings first, then paragraphs, lines, sentences and finally words; short documents
+are kept whole. Source files are split at top-level definitions instead of headings.
+
+What it is not: a model tokenizer. A "token" here is a match of `\\w+|[^\\w\\s]` (a word or one
+punctuation mark), close to an LLM's token count for English prose; a Hangul word is one token,
+so Korean chunks hold more characters than English ones. Chunk offsets are exact: a chunk's
+text is `document.text[start:end]`, and its id `<doc_id>#<n>` is stable for the same settings.
+"""
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from ragkit.documents import Chunk, Document, RagkitError
+
+TOKEN = re.compile(r"\w+|[^\w\s]")
+CODE_SUFFIXES = {".py", ".ts", ".js", ".java", ".go", ".rs", ".c", ".h", ".cpp", ".hpp",
+                 ".cc", ".cs", ".rb", ".php", ".kt", ".swift", ".scala", ".sh", ".sql"}
+
+# Split points, coarsest first. Each regex marks where a new piece may begin.
+PROSE_SEPARATORS = (
+    re.compile(r"^#{1,6}\s", re.M),               # a Markdown heading line
+    re.compile(r"\n[ \t]*\n"),                     # a blank line (paragraph)
+    re.compile(r"\n"),                             # a line
+    re.compile(r"(?<=[.!?。])\s+"),                # a sentence end
+)
+CODE_SEPARATORS = (
+    re.compile(r"^(?:async\s+def|def|class|@|fn|pub|impl|struct|enum|trait|func|function|"
+               r"export|public|private|protected|static|template|typedef|#define)\b", re.M),
+    re.compile(r"\n[ \t]*\n"),
+    re.compile(r"\n"),
+)
+
+
+def count_tokens(text: str) -> int:
+    """Number of chunker tokens in `text`."""
+    return sum(1 for _ in TOKEN.finditer(text))
+
+
+@dataclass(frozen=True)
+class ChunkerConfig:
+    """Chunk size and overlap in tokens; `size` also bounds documents kept whole."""
+
+    size: int = 512
+    overlap: int = 64
+
+    def __post_init__(self) -> None:
+        if self.size < 16:
+            raise RagkitError(f"chunk size must be at least 16 tokens, got {self.size}")
+        if not 0 <= self.overlap <= self.size // 2:
+            raise RagkitError(f"overlap must be between 0 and half the chunk size "
+                              f"({self.size // 2}), got {self.overlap}")
+
+
+class _Tokens:
+    """Token start offsets of one text, for counting tokens in any character range."""
+
+    def __init__(self, text: str) -> None:
+        self.starts = [m.start() for m in TOKEN.finditer(text)]
+
+    def count(self, start: int, end: int) -> int:
+        return bisect_left(self.starts, end) - bisect_left(self.starts, start)
+
+    def index(self, offset: int) -> int:
+        return bisect_left(self.starts, offset)
+
+
+def _cut_points(text: str, start: int, end: int, separator: re.Pattern) -> list[int]:
+    """Offsets inside (start, end) where `separator` lets a new piece begin."""
+    points = []
+    for match in separator.finditer(text, start, end):
+        point = match.start() if separator.pattern.startswith("^") else match.end()
+        if start < point < end:
+            points.append(point)
+    return points
+
+
+def _pieces(text: str, start: int, end: int, tokens: _Tokens, budget: int,
+            separators: tuple[re.Pattern, ...]) -> list[tuple[int, int]]:
+    """Split [start, end) into ranges of at most `budget` tokens, coarsest separator first."""
+    if tokens.count(start, end) <= budget:
+        return [(start, end)]
+    if not separators:
+        first = tokens.index(start)
+        last = tokens.index(end)
+        cuts = [tokens.starts[i] for i in range(first + budget, last, budget)]
+        bounds = [start, *cuts, end]
+        return list(zip(bounds, bounds[1:]))
+    points = _cut_points(text, start, end, separators[0])
+    if not points:
+        return _pieces(text, start, end, tokens, budget, separators[1:])
+    bounds = [start, *points, end]
+    out: list[tuple[int, int]] = []
+    for lo, hi in zip(bounds, bounds[1:]):
+        out.extend(_pieces(text, lo, hi, tokens, budget, separators[1:]))
+    return out
+
+
+def _pack(pieces: list[tuple[int, int]], tokens: _Tokens, budget: int) -> list[tuple[int, int]]:
+    """Greedily merge consecutive pieces while the merged range stays within `budget`."""
+    packed: list[tuple[int, int]] = []
+    for lo, hi in pieces:
+        if packed and tokens.count(packed[-1][0], hi) <= budget:
+            packed[-1] = (packed[-1][0], hi)
+        else:
+            packed.append((lo, hi))
+    return packed
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    """Shrink a range so it neither starts nor ends with white space."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def is_code(doc: Document) -> bool:
+    """True for source files, judged by the suffix of the document's path or id."""
+    path = str(doc.metadata.get("path") or doc.id)
+    return PurePosixPath(path).suffix.lower() in CODE_SUFFIXES
+
+
+def chunk_document(doc: Document, config: ChunkerConfig = ChunkerConfig()) -> list[Chunk]:
+    """Chunks of one document: whole if it fits `config.size`, else recursive with overlap.
+
+    Every chunk after the first starts `config.overlap` tokens before the end of the
+    previous one's new material, so a chunk never exceeds `config.size` tokens.
+    """
+    text, tokens = doc.text, _Tokens(doc.text)
+    kind = "code" if is_code(doc) else "prose"
+    if len(tokens.starts) <= config.size:
+        start, end = _trim(text, 0, len(text))
+        return [Chunk(f"{doc.id}#0", doc.id, text[start:end], "", start, end, {"chunker": kind})]
+    separators = CODE_SEPARATORS if kind == "code" else PROSE_SEPARATORS
+    budget = config.size - config.overlap
+    ranges = _pack(_pieces(text, 0, len(text), tokens, budget, separators), tokens, budget)
+    chunks = []
+    for n, (lo, hi) in enumerate(ranges):
+        if n and config.overlap:
+            lo = tokens.starts[max(0, tokens.index(lo) - config.overlap)]
+        lo, hi = _trim(text, lo, hi)
+        if lo < hi:
+            chunks.append(Chunk(f"{doc.id}#{len(chunks)}", doc.id, text[lo:hi], "", lo, hi,
+                                {"chunker": kind}))
+    return chunks
+
+
+def chunk_documents(docs: list[Document], config: ChunkerConfig = ChunkerConfig()) -> list[Chunk]:
+    """Chunks of every document, in document order."""
+    return [chunk for doc in docs for chunk in chunk_document(doc, config)]

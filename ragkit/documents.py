@@ -1,0 +1,291 @@
+"""Documents, chunks, queries and the loaders that read them.
+
+What it is: the typed records every other module passes around, plus readers for the formats
+users bring — JSONL documents and queries, a folder of Markdown/text/code files (the shipped
+corpus), Anthropic's contextual-embeddings cookbook data set, and BEIR.
+
+What it is not: a chunker (see `ragkit.chunking`) or an index. Loaders validate as they read:
+a malformed line, a missing field, a duplicate id or a binary document raises `RagkitError`
+naming the file, line and field, so bad data never reaches an index.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+
+class RagkitError(ValueError):
+    """A user-facing error: bad input, missing model, unknown name. The message says where."""
+
+
+def where(path: Path | str, line: int | None = None, field_name: str | None = None) -> str:
+    """Format a location as `file:line: field 'x'` for error messages."""
+    loc = str(path)
+    if line is not None:
+        loc += f":{line}"
+    if field_name:
+        loc += f": field '{field_name}'"
+    return loc
+
+
+@dataclass(frozen=True)
+class Document:
+    """A whole source document: the unit users supply and golden labels point at."""
+
+    id: str
+    text: str
+    title: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A retrievable piece of a document; `context` is prepended before indexing."""
+
+    id: str
+    doc_id: str
+    text: str
+    context: str = ""
+    start: int = 0
+    end: int = 0
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def indexed_text(self) -> str:
+        """What BM25 and the embedder see: the context, a blank line, then the chunk."""
+        return f"{self.context}\n\n{self.text}" if self.context else self.text
+
+
+@dataclass(frozen=True)
+class Golden:
+    """One golden item of a query: a verbatim span of a document, or a whole chunk."""
+
+    doc_id: str
+    span: str = ""
+    chunk_id: str = ""
+
+
+@dataclass(frozen=True)
+class Query:
+    """A question, optionally with its golden items and reference answer."""
+
+    id: str
+    text: str
+    answer: str = ""
+    kind: str = ""
+    split: str = ""
+    golden: tuple[Golden, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Dataset:
+    """Documents and queries that belong together; `chunks` when the source ships its own."""
+
+    name: str
+    documents: list[Document]
+    queries: list[Query]
+    chunks: list[Chunk] | None = None
+
+    def split(self, name: str | None) -> "Dataset":
+        """The same corpus with only the queries of split `name` (all when None)."""
+        if name is None:
+            return self
+        queries = [q for q in self.queries if q.split == name]
+        if not queries:
+            known = sorted({q.split for q in self.queries})
+            raise RagkitError(f"{self.name}: no queries in split '{name}' (splits: {known})")
+        return Dataset(self.name, self.documents, queries, self.chunks)
+
+
+# --------------------------------------------------------------------------- JSONL reading
+
+def read_jsonl(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line number, object) for each non-blank line; malformed JSON names the line."""
+    path = Path(path)
+    if not path.is_file():
+        raise RagkitError(f"{path}: no such file")
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError as exc:
+                raise RagkitError(f"{where(path, number)}: not UTF-8 text ({exc.reason})") from None
+            except json.JSONDecodeError as exc:
+                raise RagkitError(f"{where(path, number)}: malformed JSON ({exc.msg})") from None
+            if not isinstance(obj, dict):
+                raise RagkitError(f"{where(path, number)}: expected a JSON object")
+            yield number, obj
+
+
+def require(obj: dict, key: str, kind: type | tuple[type, ...], path: Path | str, line: int,
+            default: Any = ..., non_empty: bool = False) -> Any:
+    """Fetch `obj[key]` checking its type; a missing or wrong field names file, line, field."""
+    if key not in obj or obj[key] is None:
+        if default is ...:
+            raise RagkitError(f"{where(path, line, key)}: missing")
+        return default
+    value = obj[key]
+    if not isinstance(value, kind):
+        names = "/".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        raise RagkitError(f"{where(path, line, key)}: expected {names}, "
+                          f"got {type(value).__name__}")
+    if non_empty and isinstance(value, str) and not value.strip():
+        raise RagkitError(f"{where(path, line, key)}: empty")
+    return value
+
+
+def check_text(text: str, path: Path | str, line: int | None, key: str = "text") -> str:
+    """Reject empty and binary text (NUL bytes or mostly control characters)."""
+    if not text.strip():
+        raise RagkitError(f"{where(path, line, key)}: empty document")
+    controls = sum(1 for ch in text[:4096] if ord(ch) < 32 and ch not in "\n\r\t\f")
+    if "\x00" in text or controls > len(text[:4096]) * 0.1:
+        raise RagkitError(f"{where(path, line, key)}: looks binary, not text")
+    return text
+
+
+class _Ids:
+    """Tracks ids seen so far to report duplicates with both locations."""
+
+    def __init__(self, what: str) -> None:
+        self.what, self.seen = what, {}
+
+    def add(self, ident: str, path: Path | str, line: int) -> None:
+        if ident in self.seen:
+            raise RagkitError(f"{where(path, line, 'id')}: duplicate {self.what} id '{ident}' "
+                              f"(first at line {self.seen[ident]})")
+        self.seen[ident] = line
+
+
+def load_documents_jsonl(path: Path | str) -> list[Document]:
+    """Read documents JSONL: `{"id", "text", "title"?, "metadata"?}` per line."""
+    docs, ids = [], _Ids("document")
+    for line, obj in read_jsonl(path):
+        ident = str(require(obj, "id", (str, int), path, line))
+        ids.add(ident, path, line)
+        text = check_text(require(obj, "text", str, path, line), path, line)
+        title = require(obj, "title", str, path, line, default="")
+        metadata = require(obj, "metadata", dict, path, line, default={})
+        docs.append(Document(ident, text, title, metadata))
+    if not docs:
+        raise RagkitError(f"{path}: no documents")
+    return docs
+
+
+def _parse_golden(items: list, path: Path | str, line: int) -> tuple[Golden, ...]:
+    golden = []
+    for i, item in enumerate(items):
+        label = f"golden[{i}]"
+        if not isinstance(item, dict) or "doc_id" not in item:
+            raise RagkitError(f"{where(path, line, label)}: expected an object with 'doc_id'")
+        golden.append(Golden(str(item["doc_id"]), str(item.get("span", "")),
+                             str(item.get("chunk_id", ""))))
+    return tuple(golden)
+
+
+def load_queries_jsonl(path: Path | str) -> list[Query]:
+    """Read queries JSONL: `{"id", "text"|"question", "golden"?, "answer"?, "kind"?, "split"?}`."""
+    queries, ids = [], _Ids("query")
+    for line, obj in read_jsonl(path):
+        ident = str(require(obj, "id", (str, int), path, line))
+        ids.add(ident, path, line)
+        key = "text" if "text" in obj else "question"
+        text = require(obj, key, str, path, line, non_empty=True)
+        golden = _parse_golden(require(obj, "golden", list, path, line, default=[]), path, line)
+        meta = {k: v for k, v in obj.items()
+                if k not in {"id", key, "golden", "answer", "kind", "split"}}
+        queries.append(Query(ident, text, str(obj.get("answer", "")), str(obj.get("kind", "")),
+                             str(obj.get("split", "")), golden, meta))
+    return queries
+
+
+# --------------------------------------------------------------------------- a folder of files
+
+TEXT_SUFFIXES = {".md", ".txt", ".rst", ".py", ".ts", ".js", ".java", ".go", ".rs", ".c",
+                 ".h", ".cpp", ".hpp", ".json", ".yaml", ".yml", ".toml", ".sql", ".sh"}
+_FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
+
+
+def split_front_matter(raw: str) -> tuple[dict[str, str], str]:
+    """Split a `---`-fenced block of `key: value` lines off the top of a text file."""
+    match = _FRONT.match(raw)
+    if not match:
+        return {}, raw
+    meta = {}
+    for entry in match.group(1).splitlines():
+        key, sep, value = entry.partition(":")
+        if sep and key.strip():
+            meta[key.strip()] = value.strip()
+    return meta, raw[match.end():].lstrip("\n")
+
+
+def _title_of(meta: dict[str, str], text: str, rel: str) -> str:
+    if meta.get("title"):
+        return meta["title"]
+    if rel.endswith((".md", ".txt", ".rst")):
+        heading = re.search(r"^#\s+(.+)$", text, re.M)
+        if heading:
+            return heading.group(1).strip()
+    return rel
+
+
+def load_folder(root: Path | str) -> list[Document]:
+    """Every text file under `root` is a document; its id is its posix path relative to root.
+
+    Markdown/text files may open with front matter (`key: value` lines between `---`
+    fences): it becomes metadata (and `title`), not text. Files named like a manifest or
+    starting with a dot are skipped.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise RagkitError(f"{root}: not a folder")
+    docs = []
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        rel = path.relative_to(root).as_posix()
+        if path.suffix not in TEXT_SUFFIXES or any(part.startswith(".") for part in path.parts):
+            continue
+        try:
+            raw = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise RagkitError(f"{path}: not UTF-8 text") from None
+        meta, text = split_front_matter(raw.replace("\r\n", "\n"))
+        check_text(text, path, None)
+        meta = {**meta, "path": rel}
+        docs.append(Document(rel, text, _title_of(meta, text, rel), meta))
+    if not docs:
+        raise RagkitError(f"{root}: no text files")
+    return docs
+
+
+def load_golden(path: Path | str) -> list[Query]:
+    """Golden queries from one JSONL file or every `*.jsonl` in a folder, ids unique overall."""
+    path = Path(path)
+    files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+    queries, seen = [], {}
+    for file in files:
+        for query in load_queries_jsonl(file):
+            if query.id in seen:
+                raise RagkitError(f"{file}: field 'id': duplicate query id '{query.id}' "
+                                  f"(also in {seen[query.id]})")
+            seen[query.id] = file
+            queries.append(query)
+    return queries
+
+
+def check_golden(queries: list[Query], documents: list[Document], source: Path | str) -> None:
+    """Every golden item must name an existing document and, for spans, occur in its text."""
+    by_id = {d.id: d for d in documents}
+    for query in queries:
+        for i, gold in enumerate(query.golden):
+            label = f"{source}: query '{query.id}': field 'golden[{i}]"
+            if gold.doc_id not in by_id:
+                raise RagkitError(f"{label}.doc_id': no document '{gold.doc_id}'")
+            if gold.span and gold.span not in by_id[gold.doc_id].text:
+                raise RagkitError(f"{label}.span': not found verbatim in '{gold.doc_id}': "
+                                  f"{gold.span[:80]!r}")

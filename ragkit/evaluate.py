@@ -1,0 +1,120 @@
+"""Retrieval metrics: Pass@k as Anthropic's cookbook computes it, recall@k, MRR and nDCG@k.
+
+A query's golden items are turned into *judgments* against a set of chunks: for each item,
+the ids of the chunks that satisfy it.
+- a golden chunk (the cookbook): every chunk whose stripped text equals that chunk's
+  stripped text (the cookbook matches by text, so duplicate chunks count wherever they are);
+- a golden span (the shipped data): every chunk of that document covering at least half of
+  the span's characters, so labels survive a change of chunker;
+- a golden document alone (BEIR): every chunk of that document.
+
+Pass@k = mean over queries of (items satisfied in the top k / items) × 100 — the number the
+cookbook reports, and what Anthropic's article calls recall@k (failure rate = 100 − Pass@20).
+recall@k, MRR and nDCG@k are the standard chunk-level measures over the union of satisfying
+chunks (binary gain), as trec_eval / ir_measures compute them. Queries without golden items
+(unanswerable ones) are left out of every mean.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ragkit.documents import Chunk, Document, Query
+
+Judgments = dict[str, list[frozenset[str]]]
+Run = Mapping[str, Sequence[str]]  # query id -> chunk ids, best first
+
+
+def _span_chunks(chunks: list[Chunk], start: int, end: int, min_cover: float) -> frozenset[str]:
+    need = max(1, math.ceil((end - start) * min_cover))
+    return frozenset(c.id for c in chunks if min(c.end, end) - max(c.start, start) >= need)
+
+
+def judge(queries: Sequence[Query], documents: Sequence[Document], chunks: Sequence[Chunk],
+          min_cover: float = 0.5) -> Judgments:
+    """For every query with golden items, the set of chunk ids satisfying each item."""
+    texts = {d.id: d.text for d in documents}
+    by_doc: dict[str, list[Chunk]] = {}
+    by_text: dict[str, set[str]] = {}
+    chunk_text = {}
+    for chunk in chunks:
+        by_doc.setdefault(chunk.doc_id, []).append(chunk)
+        by_text.setdefault(chunk.text.strip(), set()).add(chunk.id)
+        chunk_text[chunk.id] = chunk.text.strip()
+    out: Judgments = {}
+    for query in queries:
+        items = []
+        for gold in query.golden:
+            if gold.chunk_id:
+                items.append(frozenset(by_text.get(chunk_text.get(gold.chunk_id, ""), ())))
+            elif gold.span:
+                start = texts[gold.doc_id].find(gold.span)
+                items.append(_span_chunks(by_doc.get(gold.doc_id, []), start,
+                                          start + len(gold.span), min_cover))
+            else:
+                items.append(frozenset(c.id for c in by_doc.get(gold.doc_id, [])))
+        if items:
+            out[query.id] = items
+    return out
+
+
+def pass_at_k(ranked: Sequence[str], items: list[frozenset[str]], k: int) -> float:
+    """Fraction of golden items satisfied by some chunk in the top k (0–1)."""
+    top = set(ranked[:k])
+    return sum(1 for item in items if item & top) / len(items)
+
+
+def recall_at_k(ranked: Sequence[str], relevant: frozenset[str], k: int) -> float:
+    """Fraction of relevant chunks in the top k."""
+    return len(relevant & set(ranked[:k])) / len(relevant) if relevant else 0.0
+
+
+def reciprocal_rank(ranked: Sequence[str], relevant: frozenset[str]) -> float:
+    """1 / rank of the first relevant chunk, 0 when none is retrieved."""
+    for rank, ident in enumerate(ranked, start=1):
+        if ident in relevant:
+            return 1.0 / rank
+    return 0.0
+
+
+def ndcg_at_k(ranked: Sequence[str], relevant: frozenset[str], k: int) -> float:
+    """Binary-gain nDCG@k with log2 discounts (trec_eval's ndcg_cut)."""
+    dcg = sum(1.0 / math.log2(rank + 1)
+              for rank, ident in enumerate(ranked[:k], start=1) if ident in relevant)
+    ideal = sum(1.0 / math.log2(rank + 1) for rank in range(1, min(k, len(relevant)) + 1))
+    return dcg / ideal if ideal else 0.0
+
+
+def per_query(run: Run, judgments: Judgments, ks: Sequence[int] = (5, 10, 20),
+              ndcg_k: int = 10) -> pd.DataFrame:
+    """One row per judged query: Pass@k (×100), R@k, MRR and nDCG@k."""
+    rows = {}
+    for qid, items in judgments.items():
+        ranked = list(run.get(qid, ()))
+        relevant = frozenset().union(*items)
+        row = {f"Pass@{k}": 100 * pass_at_k(ranked, items, k) for k in ks}
+        row.update({f"R@{k}": recall_at_k(ranked, relevant, k) for k in ks})
+        row["MRR"] = reciprocal_rank(ranked, relevant)
+        row[f"nDCG@{ndcg_k}"] = ndcg_at_k(ranked, relevant, ndcg_k)
+        rows[qid] = row
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def summarize(table: pd.DataFrame) -> pd.Series:
+    """Mean of each metric over queries, plus the failure rate 100 − Pass@20 when present."""
+    summary = table.mean(numeric_only=True)
+    if "Pass@20" in summary:
+        summary["Fail@20"] = 100 - summary["Pass@20"]
+    return summary
+
+
+def bootstrap_ci(values: Sequence[float], n: int = 1000, alpha: float = 0.05,
+                 seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap confidence interval of a mean (seeded, so reproducible)."""
+    values = np.asarray(values, dtype=float)
+    rng = np.random.default_rng(seed)
+    means = rng.choice(values, size=(n, values.size), replace=True).mean(axis=1)
+    return float(np.quantile(means, alpha / 2)), float(np.quantile(means, 1 - alpha / 2))

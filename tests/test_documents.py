@@ -1,0 +1,125 @@
+import json
+
+import pytest
+
+from ragkit.datasets import load_beir, load_cookbook, load_dataset, load_shipped
+from ragkit.documents import (RagkitError, load_documents_jsonl, load_folder, load_golden,
+                              load_queries_jsonl, split_front_matter)
+
+
+def _write(path, lines):
+    path.write_text("\n".join(l if isinstance(l, str) else json.dumps(l) for l in lines) + "\n")
+    return path
+
+
+def test_documents_jsonl_roundtrip(tmp_path):
+    path = _write(tmp_path / "docs.jsonl", [{"id": "a", "text": "Alpha.", "title": "A"},
+                                            "", {"id": 7, "text": "Seven", "metadata": {"x": 1}}])
+    docs = load_documents_jsonl(path)
+    assert [(d.id, d.title, d.metadata) for d in docs] == [("a", "A", {}), ("7", "", {"x": 1})]
+
+
+@pytest.mark.parametrize("lines, message", [
+    (['{"id": "a", "text": "x"}', '{"id": "b", "text": '], r"docs.jsonl:2: malformed JSON"),
+    ([{"id": "a"}], r"docs.jsonl:1: field 'text': missing"),
+    ([{"id": "a", "text": 5}], r"docs.jsonl:1: field 'text': expected str, got int"),
+    ([{"id": "a", "text": "x"}, {"id": "a", "text": "y"}],
+     r"docs.jsonl:2: field 'id': duplicate document id 'a' \(first at line 1\)"),
+    ([{"id": "a", "text": "   "}], r"docs.jsonl:1: field 'text': empty document"),
+    ([{"id": "a", "text": "ab\u0000cd"}], r"docs.jsonl:1: field 'text': looks binary"),
+    (["[1, 2]"], r"docs.jsonl:1: expected a JSON object"),
+])
+def test_documents_jsonl_errors_name_file_line_field(tmp_path, lines, message):
+    path = _write(tmp_path / "docs.jsonl", lines)
+    with pytest.raises(RagkitError, match=message):
+        load_documents_jsonl(path)
+
+
+def test_binary_file_is_not_utf8(tmp_path):
+    path = tmp_path / "docs.jsonl"
+    path.write_bytes(b'{"id": "a", "text": "\xff\xfe"}\n')
+    with pytest.raises(RagkitError, match="docs.jsonl:1: not UTF-8"):
+        load_documents_jsonl(path)
+
+
+def test_queries_accept_text_or_question(tmp_path):
+    path = _write(tmp_path / "q.jsonl", [
+        {"id": "1", "text": "what?"},
+        {"id": "2", "question": "why?", "kind": "paraphrase", "split": "dev", "lang": "en",
+         "golden": [{"doc_id": "d", "span": "because"}]}])
+    q1, q2 = load_queries_jsonl(path)
+    assert (q1.text, q2.text, q2.kind, q2.split, q2.metadata) == ("what?", "why?", "paraphrase",
+                                                                  "dev", {"lang": "en"})
+    assert q2.golden[0].span == "because"
+
+
+def test_front_matter_and_folder_titles(tmp_path):
+    meta, text = split_front_matter("---\ntitle: Q2 report\ncompany: Acme\n---\n\nBody.\n")
+    assert (meta, text) == ({"title": "Q2 report", "company": "Acme"}, "Body.\n")
+    (tmp_path / "pol").mkdir()
+    (tmp_path / "pol" / "refund.md").write_text("# Refund policy\n\nSeven days.\n")
+    (tmp_path / "app.py").write_text("def main():\n    pass\n")
+    (tmp_path / "image.png").write_bytes(b"\x89PNG")
+    docs = load_folder(tmp_path)
+    assert [(d.id, d.title) for d in docs] == [("app.py", "app.py"),
+                                              ("pol/refund.md", "Refund policy")]
+
+
+def _shipped(tmp_path, span="Seven days"):
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "golden").mkdir()
+    (tmp_path / "corpus" / "refund.md").write_text("---\ntitle: Refunds\n---\nSeven days.\n")
+    _write(tmp_path / "golden" / "en.jsonl", [
+        {"id": "en-1", "question": "How long?", "split": "dev", "kind": "lexical",
+         "golden": [{"doc_id": "refund.md", "span": span}]}])
+    return tmp_path
+
+
+def test_shipped_layout_loads_and_validates(tmp_path):
+    data = load_dataset(_shipped(tmp_path))
+    assert [d.id for d in data.documents] == ["refund.md"]
+    assert data.split("dev").queries[0].id == "en-1"
+    with pytest.raises(RagkitError, match="no queries in split 'test'"):
+        data.split("test")
+
+
+def test_shipped_rejects_span_not_in_document(tmp_path):
+    with pytest.raises(RagkitError, match=r"query 'en-1': field 'golden\[0\].span': not found"):
+        load_shipped(_shipped(tmp_path, span="Thirty days"))
+
+
+def test_shipped_rejects_missing_document_and_duplicate_ids(tmp_path):
+    root = _shipped(tmp_path)
+    _write(root / "golden" / "ko.jsonl", [{"id": "en-1", "question": "?", "golden": []}])
+    with pytest.raises(RagkitError, match="duplicate query id 'en-1'"):
+        load_golden(root / "golden")
+    _write(root / "golden" / "ko.jsonl", [
+        {"id": "ko-1", "question": "?", "golden": [{"doc_id": "nope.md", "span": "x"}]}])
+    with pytest.raises(RagkitError, match=r"golden\[0\].doc_id': no document 'nope.md'"):
+        load_shipped(root)
+
+
+def test_beir_layout(tmp_path):
+    _write(tmp_path / "corpus.jsonl", [{"_id": "d1", "title": "T", "text": "alpha"},
+                                       {"_id": "d2", "text": "beta"}])
+    _write(tmp_path / "queries.jsonl", [{"_id": "q1", "text": "alpha?"},
+                                        {"_id": "q2", "text": "unjudged"}])
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t0\n")
+    data = load_beir(tmp_path)
+    assert [q.id for q in data.queries] == ["q1"]
+    assert [g.doc_id for g in data.queries[0].golden] == ["d1"]
+    assert data.documents[0].title == "T"
+    (tmp_path / "qrels" / "test.tsv").write_text("q1\td1\n")
+    with pytest.raises(RagkitError, match=r"test.tsv:1: expected 3 tab-separated fields"):
+        load_beir(tmp_path)
+
+
+def test_cookbook_loader(cookbook_dir):
+    data = load_cookbook(cookbook_dir)
+    assert (len(data.documents), len(data.chunks), len(data.queries)) == (90, 737, 248)
+    assert data.documents[0].title == "AFLplusplus/LibAFL: libafl/src/executors/differential.rs"
+    by_id = {d.id: d for d in data.documents}
+    for chunk in data.chunks[:50]:
+        assert by_id[chunk.doc_id].text[chunk.start:chunk.end] == chunk.text
+    assert sum(len(q.golden) for q in data.queries) > 248
