@@ -111,6 +111,21 @@ def summarize(table: pd.DataFrame) -> pd.Series:
     return summary
 
 
+def summary_table(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """One row of means per named per-query table (e.g. per retrieval method)."""
+    return pd.DataFrame({name: summarize(table) for name, table in tables.items()}).T
+
+
+def by_kind(tables: Mapping[str, pd.DataFrame], queries: Sequence[Query],
+            metric: str = "Pass@20") -> pd.DataFrame:
+    """Mean `metric` per query kind (rows) and method (columns), with a query count."""
+    kinds = pd.Series({q.id: q.kind or "-" for q in queries}, name="kind")
+    out = pd.DataFrame({name: table[metric].groupby(kinds.reindex(table.index)).mean()
+                        for name, table in tables.items()})
+    out.insert(0, "queries", next(iter(tables.values())).index.map(kinds).value_counts())
+    return out
+
+
 def bootstrap_ci(values: Sequence[float], n: int = 1000, alpha: float = 0.05,
                  seed: int = 0) -> tuple[float, float]:
     """Percentile bootstrap confidence interval of a mean (seeded, so reproducible)."""

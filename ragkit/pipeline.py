@@ -115,7 +115,8 @@ class Pipeline:
 
     # ------------------------------------------------------------------ search
     def _bm25(self, texts: Sequence[str], depth: int) -> list[Ranking]:
-        return [[(self.chunks[i].id, float(s)) for i, s in zip(idx, scores)]
+        """BM25 candidates; chunks sharing no query term (score 0) are not candidates."""
+        return [[(self.chunks[i].id, float(s)) for i, s in zip(idx, scores) if s > 0]
                 for idx, scores in self.bm25.search_many(texts, depth)]
 
     def _dense(self, texts: Sequence[str], depth: int) -> list[Ranking]:
@@ -189,13 +190,17 @@ class Pipeline:
         return cls(config, chunks, BM25.load(folder / "bm25"), dense, embedder)
 
 
+def evaluate_configs(pipeline: Pipeline, queries: Sequence[Query], judgments,
+                     configs: dict[str, SearchConfig], k: int = 20) -> dict:
+    """Per-query metric tables (one DataFrame per named search config) on judged queries."""
+    from ragkit.evaluate import per_query
+    judged = [q for q in queries if q.id in judgments]
+    return {name: per_query(pipeline.run(judged, k, cfg), judgments)
+            for name, cfg in configs.items()}
+
+
 def compare(pipeline: Pipeline, queries: Sequence[Query], judgments,
             configs: dict[str, SearchConfig], k: int = 20):
     """One row of mean metrics per named search config, on the judged queries."""
-    import pandas as pd
-
-    from ragkit.evaluate import per_query, summarize
-    judged = [q for q in queries if q.id in judgments]
-    rows = {name: summarize(per_query(pipeline.run(judged, k, cfg), judgments))
-            for name, cfg in configs.items()}
-    return pd.DataFrame(rows).T
+    from ragkit.evaluate import summary_table
+    return summary_table(evaluate_configs(pipeline, queries, judgments, configs, k))
