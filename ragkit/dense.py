@@ -75,8 +75,8 @@ class DenseIndex:
         out = []
         for lo in range(0, len(queries), block):
             scores = self.chunk_scores(queries[lo:lo + block])
-            for row in scores:
-                out.append(top_k(row, k))
+            best, values = top_k_rows(scores, k)
+            out.extend(zip(best, values))
         return out
 
     def save(self, folder: Path) -> None:
@@ -88,12 +88,37 @@ class DenseIndex:
         return cls(np.load(folder / "dense_vectors.npy"), np.load(folder / "dense_owners.npy"))
 
 
+def top_k_rows(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row-wise `top_k` of a 2-D score matrix, vectorized over rows."""
+    k = min(k, scores.shape[1])
+    if k <= 0:
+        empty = np.empty((len(scores), 0))
+        return empty.astype(np.int64), empty.astype(scores.dtype)
+    part = (np.argpartition(-scores, k - 1, axis=1)[:, :k] if k < scores.shape[1]
+            else np.broadcast_to(np.arange(scores.shape[1]), scores.shape))
+    part = np.sort(part, axis=1)  # by position, so the stable sort below breaks ties by it
+    order = np.argsort(-np.take_along_axis(scores, part, axis=1), axis=1, kind="stable")
+    best = np.take_along_axis(part, order, axis=1)
+    kth = scores[np.arange(len(scores)), best[:, -1]]
+    for row in np.flatnonzero((scores >= kth[:, None]).sum(axis=1) > k):
+        best[row] = top_k(scores[row], k)[0]  # a tie straddles the cut: settle it by position
+    return best, np.take_along_axis(scores, best, axis=1)
+
+
 def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Indices and values of the k largest scores, best first, ties broken by lower index."""
+    """Indices and scores of the k best entries: score descending, then index ascending.
+
+    np.argpartition finds the k-th best score; every entry above it is kept, and entries
+    equal to it fill the remaining places lowest index first, so ties never depend on the
+    partition algorithm.
+    """
     k = min(k, scores.size)
     if k <= 0:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=scores.dtype)
-    part = np.argpartition(-scores, k - 1)[:k] if k < scores.size else np.arange(scores.size)
-    order = np.lexsort((part, -scores[part]))
-    best = part[order]
+    kth = scores[np.argpartition(-scores, k - 1)[k - 1]]
+    above = np.flatnonzero(scores > kth)
+    tied = np.flatnonzero(scores == kth)[: k - above.size]
+    chosen = np.concatenate([above, tied])
+    order = np.lexsort((chosen, -scores[chosen]))
+    best = chosen[order]
     return best, scores[best]

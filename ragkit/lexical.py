@@ -38,6 +38,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 from scipy import sparse
 
+from ragkit.dense import top_k
 from ragkit.documents import RagkitError
 
 Tokenizer = Callable[[str], list[str]]
@@ -197,25 +198,6 @@ def okapi_tf(tf: np.ndarray, doc_len: np.ndarray, avgdl: float, k1: float, b: fl
     """The BM25 term-frequency factor tf·(k1+1) / (tf + k1·(1 − b + b·|d|/avgdl)),
     written in the same operation order as rank-bm25 so values agree to the last bit."""
     return tf * (k1 + 1) / (tf + k1 * (1 - b + b * doc_len / avgdl))
-
-
-def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Indices and scores of the k best entries: score descending, then index ascending.
-
-    np.argpartition finds the k-th best score; every entry above it is kept, and entries
-    equal to it fill the remaining places lowest index first, so ties never depend on the
-    partition algorithm.
-    """
-    k = min(k, scores.size)
-    if k <= 0:
-        return np.empty(0, dtype=np.int64), np.empty(0, dtype=scores.dtype)
-    kth = scores[np.argpartition(-scores, k - 1)[k - 1]]
-    above = np.flatnonzero(scores > kth)
-    tied = np.flatnonzero(scores == kth)[: k - above.size]
-    chosen = np.concatenate([above, tied])
-    order = np.lexsort((chosen, -scores[chosen]))
-    best = chosen[order]
-    return best, scores[best]
 
 
 class BM25:
