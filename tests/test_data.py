@@ -1,0 +1,67 @@
+"""The shipped corpus and golden sets keep their promises (see data/README.md)."""
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from ragkit.chunking import chunk_documents
+from ragkit.datasets import load_shipped
+from ragkit.documents import load_golden
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+KINDS = {"lexical", "paraphrase", "contextual", "multi-hop", "code", "korean", "unanswerable"}
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return load_shipped(DATA)  # validates every span and doc id, raising on the first bad one
+
+
+def test_sizes(shipped):
+    assert len(shipped.documents) >= 60
+    assert len(chunk_documents(shipped.documents)) >= 400
+    assert len(shipped.queries) >= 150
+    assert sum(q.kind == "korean" for q in shipped.queries) >= 20
+
+
+def test_every_span_is_verbatim_and_unique_in_its_document(shipped):
+    texts = {d.id: d.text for d in shipped.documents}
+    for query in shipped.queries:
+        for gold in query.golden:
+            assert texts[gold.doc_id].count(gold.span) == 1, (query.id, gold.span)
+            assert 0 < len(gold.span) <= 300, query.id
+
+
+def test_kinds_splits_and_answers(shipped):
+    assert {q.kind for q in shipped.queries} == KINDS
+    by_split = {s: {q.kind for q in shipped.queries if q.split == s} for s in ("dev", "test")}
+    assert by_split["dev"] == by_split["test"] == KINDS
+    assert Counter(q.split for q in shipped.queries).keys() == {"dev", "test"}
+    for query in shipped.queries:
+        assert query.answer, query.id
+        assert (query.kind == "unanswerable") == (not query.golden), query.id
+        if query.kind == "multi-hop":
+            assert len({g.doc_id for g in query.golden}) >= 2, query.id
+
+
+def test_query_ids_unique_across_files():
+    ids = [q.id for q in load_golden(DATA / "golden")]
+    assert len(ids) == len(set(ids))
+
+
+def test_corpus_parts_are_present(shipped):
+    kinds = Counter(d.metadata.get("kind", d.id.split("/")[0]) for d in shipped.documents)
+    assert kinds["report"] >= 40 and kinds["hostile"] >= 2 and kinds["code"] >= 25
+    assert any(d.metadata.get("lang") == "ko" for d in shipped.documents)
+    refund = DATA / "corpus" / "code" / "shopcore" / "orders" / "cancel.py"
+    assert "discount_total" in refund.read_text()
+
+
+@pytest.mark.parametrize("script", sorted((DATA / "generators").glob("make_*.py")),
+                         ids=lambda p: p.name)
+def test_generated_files_match_their_generator(script):
+    result = subprocess.run([sys.executable, str(script), "--check"], capture_output=True,
+                            text=True, cwd=DATA.parent)
+    assert result.returncode == 0, result.stdout + result.stderr
