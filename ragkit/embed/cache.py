@@ -1,0 +1,109 @@
+"""An on-disk cache in front of any embedder, so each text is embedded once.
+
+What it is: `CachedEmbedder(inner, path)` has the `Embedder` interface. It keys each vector
+by sha256 of (inner.name, input_type, text), stores it in a sqlite file (WAL mode), sends
+only the texts it has not seen to the inner model, and commits after every batch, so an
+interrupted `ragkit index` resumes where it stopped.
+
+What it is not: a semantic cache (no near-duplicate matching) nor a cache of paid calls in
+general (that is `ragkit.cache`).
+
+Limits: entries never expire; delete the file to reclaim space. One writer at a time (sqlite
+locking); readers may run alongside it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from contextlib import closing
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ragkit.models import ragkit_home
+
+if TYPE_CHECKING:
+    from ragkit.embed import Embedder
+
+BATCH = 256  # texts per inner call and per commit
+_SCHEMA = "CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vector BLOB NOT NULL)"
+
+
+def default_cache_path() -> Path:
+    return ragkit_home() / "cache" / "embeddings.sqlite"
+
+
+def cache_key(name: str, input_type: str, text: str) -> str:
+    return hashlib.sha256(json.dumps([name, input_type, text]).encode()).hexdigest()
+
+
+class CachedEmbedder:
+    """Wrap `inner` with a sqlite cache at `path` (see module docstring)."""
+
+    def __init__(self, inner: Embedder, path: Path | None = None, batch_size: int = BATCH) -> None:
+        self.inner = inner
+        self.name, self.dim, self.max_tokens = inner.name, inner.dim, inner.max_tokens
+        self.path = Path(path) if path is not None else default_cache_path()
+        self.batch_size = batch_size
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with closing(self._connect()) as db, db:
+            db.execute(_SCHEMA)
+
+    def token_lengths(self, texts: Sequence[str]) -> list[int]:
+        return self.inner.token_lengths(texts)
+
+    def embed(self, texts: Sequence[str], *, input_type: str = "document",
+              progress: bool = False) -> np.ndarray:
+        """Vectors for `texts` in input order; only unseen texts reach the inner embedder."""
+        keys = [cache_key(self.name, input_type, t) for t in texts]
+        with closing(self._connect()) as db:
+            found = self._lookup(db, set(keys))
+            todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in found}  # dedupes
+            self._fill(db, todo, input_type, progress, found)
+        if not keys:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([found[k] for k in keys])
+
+    def _fill(self, db: sqlite3.Connection, todo: dict[str, str], input_type: str,
+              progress: bool, found: dict[str, np.ndarray]) -> None:
+        """Embed `todo` in batches of similar length, committing after each batch."""
+        items = list(todo.items())
+        lengths = self.inner.token_lengths([t for _, t in items]) if items else []
+        items = [items[i] for i in np.argsort(lengths, kind="stable")]
+        bar = None
+        if progress and items:
+            from tqdm.auto import tqdm
+            bar = tqdm(total=len(items), desc=f"embed {self.name}", unit="text")
+        for start in range(0, len(items), self.batch_size):
+            batch = items[start:start + self.batch_size]
+            vectors = self.inner.embed([t for _, t in batch], input_type=input_type)
+            vectors = np.asarray(vectors, dtype=np.float32)
+            with db:  # one transaction per batch
+                db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?)",
+                               [(k, v.tobytes()) for (k, _), v in zip(batch, vectors, strict=True)])
+            found.update((k, v) for (k, _), v in zip(batch, vectors, strict=True))
+            if bar is not None:
+                bar.update(len(batch))
+        if bar is not None:
+            bar.close()
+
+    def _lookup(self, db: sqlite3.Connection, keys: Iterable[str]) -> dict[str, np.ndarray]:
+        keys, found = list(keys), {}
+        for start in range(0, len(keys), 500):
+            part = keys[start:start + 500]
+            rows = db.execute(f"SELECT key, vector FROM embeddings WHERE key IN "
+                              f"({','.join('?' * len(part))})", part)
+            for key, blob in rows:
+                vector = np.frombuffer(blob, dtype=np.float32)
+                if vector.shape == (self.dim,):  # ignore rows of another shape
+                    found[key] = vector
+        return found
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=60)
+        db.execute("PRAGMA journal_mode=WAL")
+        return db

