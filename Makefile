@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup cookbook test benchmarks parity clean
+.PHONY: setup cookbook test notebooks benchmarks parity clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,10 @@ cookbook: $(STAMP)
 
 test: $(STAMP)
 	IPYKERNEL_CELL_NAME='<IPY-INPUT>' $(BIN)/python -m pytest
+
+# Re-execute the notebooks in place (commit them with these offline outputs).
+notebooks: $(STAMP)
+	$(BIN)/ragkit cookbook refresh
 
 benchmarks: $(STAMP)
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done

@@ -5,7 +5,7 @@
     ragkit search DIR --queries Q.jsonl [--k 20 --mode hybrid --fusion rrf] --out RUN
     ragkit eval DATASET [--mode bm25|dense|hybrid ...] [--split test] [--k 20]
     ragkit models install
-    ragkit cookbook run|sweep ...
+    ragkit cookbook run|sweep|refresh ...
 
 Every user error is one line on stderr naming the file, line and field, and exit status 2.
 """
@@ -32,7 +32,10 @@ def _add_search_options(parser: argparse.ArgumentParser, multiple: bool = False)
                             help="retrieval mode; repeat to compare (default: all three)")
     else:
         parser.add_argument("--mode", default="hybrid", choices=("bm25", "dense", "hybrid"))
-    parser.add_argument("--fusion", default="rrf", choices=("rrf", "weighted", "weighted_rank"))
+    parser.add_argument("--fusion", default="weighted",
+                        choices=("rrf", "weighted", "weighted_rank"),
+                        help="weighted: min-max scores, dense 0.6 / BM25 0.4 (default); "
+                             "rrf: reciprocal rank fusion, k = 60")
     parser.add_argument("--k", type=int, default=20, help="results per query")
 
 
@@ -94,8 +97,12 @@ def cmd_models(args: argparse.Namespace) -> None:
 
 
 def cmd_cookbook(args: argparse.Namespace) -> None:
-    from ragkit.cookbook import run_cookbook, sweep
+    from ragkit.cookbook import refresh, run_cookbook, sweep
     params = dict(_parse_param(p) for p in args.param or [])
+    if args.action == "refresh":
+        for path in refresh(args.notebook):
+            print(f"refreshed {path}")
+        return
     if args.action == "run":
         report = run_cookbook(args.out, notebooks=args.notebook, parameters=params)
     else:
@@ -145,7 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_models)
 
     p = sub.add_parser("cookbook", help="execute the notebooks with papermill")
-    p.add_argument("action", choices=("run", "sweep"))
+    p.add_argument("action", choices=("run", "sweep", "refresh"),
+                   help="run: all notebooks into --out with a report; sweep: one notebook over "
+                        "a parameter grid; refresh: re-execute notebooks in place")
     p.add_argument("--out", type=Path, default=Path("results"), help="results folder")
     p.add_argument("--notebook", action="append", help="notebook path (default: all)")
     p.add_argument("--param", action="append", help="NAME=VALUE (sweep: NAME=V1,V2,...)")

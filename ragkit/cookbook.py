@@ -5,6 +5,7 @@
   `out/summary.md` (status, time, recorded tables as Markdown).
 - `sweep(notebook, out, grid)`: executes one notebook once per point of a parameter grid and
   tabulates what each run recorded.
+- `refresh()`: re-executes notebooks in place (what a contributor runs before committing).
 - `record(name, value)`: called from a notebook; stores a table or number for the report
   when the notebook runs under the cookbook (a no-op interactively).
 
@@ -135,6 +136,34 @@ def run_cookbook(out: Path | str = "results", notebooks: list[str] | None = None
     if failed:
         raise RagkitError(f"notebooks failed: {', '.join(failed)} (see {out})")
     return report
+
+
+def _strip_run_metadata(path: Path) -> None:
+    """Drop papermill's timings and paths so a committed notebook holds outputs only."""
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    nb.metadata.pop("papermill", None)
+    for cell in nb.cells:
+        cell.metadata.pop("papermill", None)
+        cell.metadata.pop("execution", None)
+    write_atomic(path, nbformat.writes(nb) + "\n")
+
+
+def refresh(notebooks: list[str] | None = None) -> list[Path]:
+    """Re-execute notebooks in place, so the committed outputs are those of the offline run."""
+    done = []
+    for path in notebook_paths(notebooks):
+        tmp = path.with_name(f".{path.stem}.run.ipynb")
+        result = execute(path, tmp)
+        tmp.with_suffix(".records.json").unlink(missing_ok=True)
+        if result["error"]:
+            tmp.unlink(missing_ok=True)
+            raise RagkitError(f"{path}: {result['error']}")
+        _strip_run_metadata(tmp)
+        tmp.replace(path)
+        done.append(path)
+    return done
 
 
 def sweep(notebook: str | None, out: Path | str, grid: dict[str, list[str]]) -> Path:

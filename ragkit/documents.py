@@ -248,7 +248,8 @@ def load_folder(root: Path | str) -> list[Document]:
     docs = []
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         rel = path.relative_to(root).as_posix()
-        if path.suffix not in TEXT_SUFFIXES or any(part.startswith(".") for part in path.parts):
+        hidden = any(part.startswith(".") for part in path.relative_to(root).parts)
+        if path.suffix not in TEXT_SUFFIXES or hidden:
             continue
         try:
             raw = path.read_text(encoding="utf-8")

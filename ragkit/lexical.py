@@ -395,6 +395,6 @@ def _progress(items, enabled: bool, desc: str):
     """`items`, wrapped in a tqdm bar when `enabled`."""
     if not enabled:
         return items
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     return tqdm(items, desc=desc)

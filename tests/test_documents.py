@@ -60,7 +60,9 @@ def test_front_matter_and_folder_titles(tmp_path):
     (tmp_path / "pol" / "refund.md").write_text("# Refund policy\n\nSeven days.\n")
     (tmp_path / "app.py").write_text("def main():\n    pass\n")
     (tmp_path / "image.png").write_bytes(b"\x89PNG")
-    docs = load_folder(tmp_path)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "notes.txt").write_text("internal")
+    docs = load_folder(tmp_path / "pol" / "..")  # a relative path with '..' in it still loads
     assert [(d.id, d.title) for d in docs] == [("app.py", "app.py"),
                                               ("pol/refund.md", "Refund policy")]
 

@@ -76,7 +76,7 @@ class CachedEmbedder:
         items = [items[i] for i in np.argsort(lengths, kind="stable")]
         bar = None
         if progress and items:
-            from tqdm.auto import tqdm
+            from tqdm import tqdm
             bar = tqdm(total=len(items), desc=f"embed {self.name}", unit="text")
         for start in range(0, len(items), self.batch_size):
             batch = items[start:start + self.batch_size]

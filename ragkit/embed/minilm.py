@@ -84,7 +84,7 @@ class MiniLM:
         batches = list(_length_batches(ids))
         bar = None
         if progress:
-            from tqdm.auto import tqdm
+            from tqdm import tqdm
             bar = tqdm(total=len(texts), desc="embed minilm", unit="text")
         with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(self.threads) as pool:
             done = pool.map(lambda rows: self._forward([ids[i] for i in rows]), batches)
