@@ -79,6 +79,7 @@ class Query:
     split: str = ""
     golden: tuple[Golden, ...] = ()
     metadata: dict[str, Any] = field(default_factory=dict)
+    origin: str = field(default="", compare=False, repr=False)  # "file:line" it was read from
 
 
 @dataclass
@@ -201,7 +202,7 @@ def load_queries_jsonl(path: Path | str) -> list[Query]:
         meta = {k: v for k, v in obj.items()
                 if k not in {"id", key, "golden", "answer", "kind", "split"}}
         queries.append(Query(ident, text, str(obj.get("answer", "")), str(obj.get("kind", "")),
-                             str(obj.get("split", "")), golden, meta))
+                             str(obj.get("split", "")), golden, meta, where(path, line)))
     return queries
 
 
@@ -272,9 +273,9 @@ def load_golden(path: Path | str) -> list[Query]:
     for file in files:
         for query in load_queries_jsonl(file):
             if query.id in seen:
-                raise RagkitError(f"{file}: field 'id': duplicate query id '{query.id}' "
-                                  f"(also in {seen[query.id]})")
-            seen[query.id] = file
+                raise RagkitError(f"{query.origin}: field 'id': duplicate query id '{query.id}' "
+                                  f"(first at {seen[query.id]})")
+            seen[query.id] = query.origin
             queries.append(query)
     return queries
 
@@ -284,7 +285,7 @@ def check_golden(queries: list[Query], documents: list[Document], source: Path |
     by_id = {d.id: d for d in documents}
     for query in queries:
         for i, gold in enumerate(query.golden):
-            label = f"{source}: query '{query.id}': field 'golden[{i}]"
+            label = f"{query.origin or source}: query '{query.id}': field 'golden[{i}]"
             if gold.doc_id not in by_id:
                 raise RagkitError(f"{label}.doc_id': no document '{gold.doc_id}'")
             if gold.span and gold.span not in by_id[gold.doc_id].text:

@@ -86,18 +86,21 @@ def test_shipped_layout_loads_and_validates(tmp_path):
 
 
 def test_shipped_rejects_span_not_in_document(tmp_path):
-    with pytest.raises(RagkitError, match=r"query 'en-1': field 'golden\[0\].span': not found"):
+    with pytest.raises(RagkitError, match=r"en.jsonl:1: query 'en-1': field 'golden\[0\].span': "
+                                          r"not found verbatim in 'refund.md'"):
         load_shipped(_shipped(tmp_path, span="Thirty days"))
 
 
 def test_shipped_rejects_missing_document_and_duplicate_ids(tmp_path):
     root = _shipped(tmp_path)
     _write(root / "golden" / "ko.jsonl", [{"id": "en-1", "question": "?", "golden": []}])
-    with pytest.raises(RagkitError, match="duplicate query id 'en-1'"):
+    with pytest.raises(RagkitError, match=r"ko.jsonl:1: field 'id': duplicate query id 'en-1' "
+                                          r"\(first at .*en.jsonl:1\)"):
         load_golden(root / "golden")
     _write(root / "golden" / "ko.jsonl", [
         {"id": "ko-1", "question": "?", "golden": [{"doc_id": "nope.md", "span": "x"}]}])
-    with pytest.raises(RagkitError, match=r"golden\[0\].doc_id': no document 'nope.md'"):
+    with pytest.raises(RagkitError, match=r"ko.jsonl:1: query 'ko-1': "
+                                          r"field 'golden\[0\].doc_id': no document 'nope.md'"):
         load_shipped(root)
 
 
