@@ -19,10 +19,11 @@ Usage:
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
+
+from _output import write_or_check  # noqa: E402  (this folder is on sys.path)
 
 OUT = Path(__file__).resolve().parents[1] / "corpus" / "manuals" / "fernway-api-reference.md"
 BASE = "https://api.fernway.example/v2"
@@ -362,20 +363,7 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true", help="compare instead of writing")
-    args = ap.parse_args(argv)
-    text = render()
-    if args.check:
-        if not OUT.exists() or OUT.read_text(encoding="utf-8") != text:
-            print(f"{OUT} differs from the generator", file=sys.stderr)
-            return 1
-        print(f"checked {OUT}")
-        return 0
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(text, encoding="utf-8")
-    print(f"wrote {OUT}")
-    return 0
+    return write_or_check(__doc__.splitlines()[0], lambda: {OUT: render()}, argv)
 
 
 if __name__ == "__main__":

@@ -25,11 +25,12 @@ Usage:
 """
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import sys
 from pathlib import Path
+
+from _output import write_or_check  # noqa: E402  (this folder is on sys.path)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import make_reports as mr  # noqa: E402
@@ -522,20 +523,7 @@ def build() -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true", help="compare instead of writing")
-    args = ap.parse_args(argv)
-    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in build())
-    if args.check:
-        if not OUT.exists() or OUT.read_text(encoding="utf-8") != text:
-            print(f"{OUT} differs from the generator", file=sys.stderr)
-            return 1
-        print(f"checked {OUT}")
-        return 0
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(text, encoding="utf-8")
-    print(f"wrote {text.count(chr(10))} queries to {OUT}")
-    return 0
+    return write_or_check(__doc__.splitlines()[0], lambda: {OUT: "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in build())}, argv)
 
 
 if __name__ == "__main__":

@@ -23,13 +23,14 @@ Usage:
 """
 from __future__ import annotations
 
-import argparse
 import random
 import re
 import sys
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from _output import write_or_check  # noqa: E402  (this folder is on sys.path)
 
 SEED = 20250101
 OUT_DIR = Path(__file__).resolve().parents[1] / "corpus" / "reports"
@@ -950,24 +951,8 @@ def generate() -> dict[str, tuple[str, list[dict], dict]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true", help="compare instead of writing")
-    args = ap.parse_args(argv)
-    docs = generate()
-    stale = []
-    for did, (text, _, _) in docs.items():
-        path = OUT_DIR.parent / did
-        if args.check:
-            if not path.exists() or path.read_text(encoding="utf-8") != text:
-                stale.append(did)
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-    if args.check and stale:
-        print(f"{len(stale)} report(s) differ from the generator, e.g. {stale[0]}", file=sys.stderr)
-        return 1
-    print(f"{'checked' if args.check else 'wrote'} {len(docs)} reports in {OUT_DIR}")
-    return 0
+    return write_or_check(__doc__.splitlines()[0], lambda: {
+        OUT_DIR.parent / did: text for did, (text, _, _) in generate().items()}, argv)
 
 
 if __name__ == "__main__":
