@@ -122,3 +122,20 @@ def test_maxp_scores_a_chunk_by_its_best_window():
 def test_top_k_breaks_ties_by_position():
     idx, vals = top_k(np.array([0.5, 0.9, 0.5, 0.9]), 3)
     assert idx.tolist() == [1, 3, 0] and vals.tolist() == [0.9, 0.9, 0.5]
+
+
+def test_cookbook_bm25_numbers(cookbook_dir):
+    """Regression on Anthropic's data: the floor it publishes, and what ragkit's BM25 adds."""
+    from ragkit.datasets import load_cookbook
+    from ragkit.evaluate import judge
+    from ragkit.pipeline import compare
+    data = load_cookbook(cookbook_dir)
+    expected = {("words", "none"): (59.7, 68.0, 77.0),      # the published BM25 floor
+                ("auto", "none"): (78.6, 85.0, 87.6),
+                ("auto", "structural"): (83.0, 86.9, 91.1)}
+    for (tokenizer, context), numbers in expected.items():
+        config = IndexConfig(contextualizer=context, tokenizer=tokenizer, embedder=None)
+        pipeline = Pipeline.build(data.documents, config, chunks=data.chunks, progress=False)
+        judgments = judge(data.queries, data.documents, pipeline.chunks)
+        row = compare(pipeline, data.queries, judgments, {"bm25": SearchConfig("bm25")}).loc["bm25"]
+        assert tuple(row[["Pass@5", "Pass@10", "Pass@20"]].round(1)) == numbers, (tokenizer, context)
