@@ -63,7 +63,7 @@ def execute(notebook: Path, output: Path, parameters: dict[str, Any] | None = No
     import papermill
 
     output.parent.mkdir(parents=True, exist_ok=True)
-    records = output.with_suffix(".records.json")
+    records = output.with_suffix(".records.json").resolve()  # the kernel runs elsewhere
     records.unlink(missing_ok=True)
     saved = {k: os.environ.get(k) for k in [*NOTEBOOK_ENV, RECORD_ENV]}
     os.environ.update({**NOTEBOOK_ENV, RECORD_ENV: str(records)})
@@ -112,7 +112,7 @@ def write_report(results: list[dict], out: Path) -> Path:
         for name, value in res["records"].items():
             frame = _as_frame(value)
             parts.append(f"<h3>{html.escape(name)}</h3>")
-            parts.append(frame.to_html(float_format="%.1f") if frame is not None
+            parts.append(frame.to_html(float_format="%.3g") if frame is not None
                          else f"<pre>{html.escape(json.dumps(value, indent=1))}</pre>")
         for png in _figures(res["output"]):
             parts.append(f"<img src='data:image/png;base64,{png}' style='max-width:100%'>")
@@ -120,7 +120,7 @@ def write_report(results: list[dict], out: Path) -> Path:
         for name, value in res["records"].items():
             frame = _as_frame(value)
             if frame is not None:
-                lines += ["", f"## {res['notebook']}: {name}", "", frame.round(1).to_markdown()]
+                lines += ["", f"## {res['notebook']}: {name}", "", frame.to_markdown(floatfmt=".3g")]
     write_atomic(out / "report.html", "".join(parts) + "</body></html>")
     write_atomic(out / "summary.md", "\n".join(lines) + "\n")
     return out / "report.html"

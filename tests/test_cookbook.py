@@ -1,5 +1,6 @@
 """Papermill run / sweep / refresh on a tiny notebook (a real kernel, a few seconds each)."""
 import json
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -22,14 +23,16 @@ def _notebook(path, body="record('double', x * 2)"):
     return path
 
 
-def test_run_writes_executed_notebook_report_and_summary(tmp_path):
-    nb = _notebook(tmp_path / "01_tiny.ipynb")
-    report = run_cookbook(tmp_path / "out", notebooks=[str(nb)], parameters={"x": 3})
-    assert report == tmp_path / "out" / "report.html"
+def test_run_writes_executed_notebook_report_and_summary(tmp_path, monkeypatch):
+    (tmp_path / "nb").mkdir()
+    nb = _notebook(tmp_path / "nb" / "01_tiny.ipynb")
+    monkeypatch.chdir(tmp_path)  # a relative --out, while the kernel runs in nb/
+    report = run_cookbook("out", notebooks=[str(nb)], parameters={"x": 3})
+    assert report == Path("out") / "report.html"
     assert "<h3>table</h3>" in report.read_text() and "30.0" in report.read_text()
     summary = (tmp_path / "out" / "summary.md").read_text()
     assert "| 01_tiny.ipynb | ok |" in summary
-    assert "| bm25 |       30 |" in summary
+    assert "| bm25 |       30 |" in summary  # 3 significant digits
     assert json.loads((tmp_path / "out" / "01_tiny.records.json").read_text())["double"] == 6
 
 
