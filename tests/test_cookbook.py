@@ -29,7 +29,7 @@ def test_run_writes_executed_notebook_report_and_summary(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # a relative --out, while the kernel runs in nb/
     report = run_cookbook("out", notebooks=[str(nb)], parameters={"x": 3})
     assert report == Path("out") / "report.html"
-    assert "<h3>table</h3>" in report.read_text() and "30.0" in report.read_text()
+    assert "<h3>table</h3>" in report.read_text() and "<td>30</td>" in report.read_text()
     summary = (tmp_path / "out" / "summary.md").read_text()
     assert "| 01_tiny.ipynb | ok |" in summary
     assert "| bm25 |       30 |" in summary  # 3 significant digits
