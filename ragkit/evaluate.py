@@ -133,3 +133,13 @@ def bootstrap_ci(values: Sequence[float], n: int = 1000, alpha: float = 0.05,
     rng = np.random.default_rng(seed)
     means = rng.choice(values, size=(n, values.size), replace=True).mean(axis=1)
     return float(np.quantile(means, alpha / 2)), float(np.quantile(means, 1 - alpha / 2))
+
+
+def confidence_table(tables: Mapping[str, pd.DataFrame], metric: str = "Pass@20",
+                     n: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Mean `metric` per method with a seeded 95 % bootstrap interval over questions."""
+    rows = {}
+    for name, table in tables.items():
+        low, high = bootstrap_ci(table[metric], n=n, seed=seed)
+        rows[name] = {metric: table[metric].mean(), "95% low": low, "95% high": high}
+    return pd.DataFrame(rows).T

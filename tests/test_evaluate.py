@@ -3,7 +3,7 @@ import pytest
 from ir_measures import RR, R, nDCG
 
 from ragkit.documents import Chunk, Document, Golden, Query
-from ragkit.evaluate import (bootstrap_ci, judge, ndcg_at_k, pass_at_k, per_query,
+from ragkit.evaluate import (bootstrap_ci, confidence_table, judge, ndcg_at_k, pass_at_k, per_query,
                              reciprocal_rank, summarize)
 
 
@@ -71,3 +71,13 @@ def test_bootstrap_is_seeded_and_brackets_the_mean():
     lo, hi = bootstrap_ci(values)
     assert lo < 0.7 < hi
     assert bootstrap_ci(values) == (lo, hi)
+
+
+def test_confidence_table_brackets_each_mean():
+    import pandas as pd
+    tables = {"a": pd.DataFrame({"Pass@20": [100.0, 0.0, 100.0, 100.0]}),
+              "b": pd.DataFrame({"Pass@20": [50.0, 50.0, 50.0, 50.0]})}
+    table = confidence_table(tables)
+    assert table.loc["a", "Pass@20"] == 75.0
+    assert table.loc["a", "95% low"] < 75.0 < table.loc["a", "95% high"]
+    assert table.loc["b"].tolist() == [50.0, 50.0, 50.0]
