@@ -102,3 +102,23 @@ def test_console_script_is_installed():
     out = subprocess.run([exe, "--help"], capture_output=True, text=True, check=True).stdout
     for command in ("index", "search", "eval", "models", "cookbook"):
         assert command in out
+
+
+def test_index_and_search_with_the_local_model(files, tmp_path, monkeypatch):
+    """The default path end to end: MiniLM vectors, hybrid search, a cached second run."""
+    from ragkit import embed, models
+    if not models.model_dir().is_dir():
+        pytest.skip("model not installed: run `ragkit models install`")
+    monkeypatch.setattr(embed, "default_cache_path", lambda: tmp_path / "cache.sqlite")
+    docs, queries = files
+    assert main(["index", str(docs), "--out", str(tmp_path / "idx")]) == 0
+    assert sorted(p.name for p in (tmp_path / "idx").iterdir()) == [
+        "bm25", "chunks.jsonl", "dense_owners.npy", "dense_vectors.npy", "index.json"]
+    assert (tmp_path / "cache.sqlite").is_file()
+    for mode in ("dense", "hybrid"):
+        run = tmp_path / f"{mode}.trec"
+        assert main(["search", str(tmp_path / "idx"), "--queries", str(queries),
+                     "--mode", mode, "--k", "3", "--out", str(run)]) == 0
+        rankings = read_trec(run)
+        assert rankings["q1"][0][0] == "acme-q2#0", mode
+        assert rankings["q2"][0][0] == "refund#0", mode
