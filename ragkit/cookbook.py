@@ -6,7 +6,7 @@
 - `sweep(notebook, out, grid)`: executes one notebook once per point of a parameter grid and
   tabulates what each run recorded.
 - `refresh()`: re-executes notebooks in place (what a contributor runs before committing).
-- `record(name, value)`: called from a notebook; stores a table or number for the report
+- `record(name, value)` / `record_metrics(name, table)`: called from a notebook; store a table or number for the report
   when the notebook runs under the cookbook (a no-op interactively).
 
 Notebooks run with the environment set for reproducible outputs (IPYKERNEL_CELL_NAME, no
@@ -45,6 +45,18 @@ def record(name: str, value: Any) -> None:
         value = {"table": json.loads(value.to_json(orient="split"))}
     store[name] = value
     write_atomic(path, json.dumps(store, indent=1))
+
+
+def record_metrics(name: str, table: pd.DataFrame,
+                   metrics: tuple[str, ...] = ("Pass@5", "Pass@20")) -> None:
+    """Record a methods × metrics table, plus each `method metric` cell as a number.
+
+    The numbers are what `sweep` tabulates, one column each.
+    """
+    record(name, table)
+    for method in table.index:
+        for metric in metrics:
+            record(f"{method} {metric}", round(float(table.loc[method, metric]), 2))
 
 
 def notebook_paths(notebooks: list[str] | None = None) -> list[Path]:
@@ -98,6 +110,16 @@ def _figures(output: Path) -> list[str]:
             if "image/png" in o.get("data", {})]
 
 
+def _tables(records: dict[str, Any]) -> dict[str, pd.DataFrame]:
+    """Recorded tables by name; every other recorded value gathered into one `values` table."""
+    tables = {name: frame for name, value in records.items()
+              if (frame := _as_frame(value)) is not None}
+    others = {name: value for name, value in records.items() if name not in tables}
+    if others:
+        tables["values"] = pd.DataFrame({"value": pd.Series(others, dtype=object)})
+    return tables
+
+
 def write_report(results: list[dict], out: Path) -> Path:
     """`report.html` with every recorded table and figure; `summary.md` in plain text."""
     parts = ["<html><head><meta charset='utf-8'><title>ragkit cookbook report</title>"
@@ -105,24 +127,19 @@ def write_report(results: list[dict], out: Path) -> Path:
              "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px}"
              "</style></head><body><h1>ragkit cookbook report</h1>"]
     lines = ["# ragkit cookbook summary", "", "| notebook | status | seconds |", "|---|---|---|"]
+    sections = []
     for res in results:
         status = f"failed: {res['error']}" if res["error"] else "ok"
         lines.append(f"| {res['notebook']} | {status} | {res['seconds']:.0f} |")
         parts.append(f"<h2>{html.escape(res['notebook'])}</h2><p>{html.escape(status)}</p>")
-        for name, value in res["records"].items():
-            frame = _as_frame(value)
-            parts.append(f"<h3>{html.escape(name)}</h3>")
-            parts.append(frame.to_html(float_format="%.3g") if frame is not None
-                         else f"<pre>{html.escape(json.dumps(value, indent=1))}</pre>")
+        for name, frame in _tables(res["records"]).items():
+            table = frame.to_html(float_format=lambda v: f"{v:.3g}")
+            parts.append(f"<h3>{html.escape(name)}</h3>{table}")
+            sections += ["", f"## {res['notebook']}: {name}", "", frame.to_markdown(floatfmt=".3g")]
         for png in _figures(res["output"]):
             parts.append(f"<img src='data:image/png;base64,{png}' style='max-width:100%'>")
-    for res in results:
-        for name, value in res["records"].items():
-            frame = _as_frame(value)
-            if frame is not None:
-                lines += ["", f"## {res['notebook']}: {name}", "", frame.to_markdown(floatfmt=".3g")]
     write_atomic(out / "report.html", "".join(parts) + "</body></html>")
-    write_atomic(out / "summary.md", "\n".join(lines) + "\n")
+    write_atomic(out / "summary.md", "\n".join(lines + sections) + "\n")
     return out / "report.html"
 
 

@@ -15,8 +15,9 @@ def _notebook(path, body="record('double', x * 2)"):
     params = new_code_cell("x = 1")
     params.metadata["tags"] = ["parameters"]
     nb.cells = [params, new_code_cell(
-        "import pandas as pd\nfrom ragkit.cookbook import record\n"
-        "record('table', pd.DataFrame({'Pass@5': [x * 10.0]}, index=['bm25']))\n" + body)]
+        "import pandas as pd\nfrom ragkit.cookbook import record, record_metrics\n"
+        "record_metrics('table', pd.DataFrame({'Pass@5': [x * 10.0]}, index=['bm25']),"
+        " ('Pass@5',))\n" + body)]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
     nbformat.write(nb, path)
@@ -40,7 +41,8 @@ def test_sweep_tabulates_each_point(tmp_path):
     nb = _notebook(tmp_path / "01_tiny.ipynb")
     table = sweep(str(nb), tmp_path / "sweep", {"x": ["1", "2"]})
     csv = (tmp_path / "sweep" / "sweep.csv").read_text().splitlines()
-    assert csv[0] == "x,double,error" and csv[1:] == ["1,2,", "2,4,"]
+    assert csv[0] == "x,bm25 Pass@5,double,error"
+    assert csv[1:] == ["1,10.0,2,", "2,20.0,4,"]
     assert table.name == "sweep.md"
 
 
