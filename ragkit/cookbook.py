@@ -35,16 +35,22 @@ NOTEBOOK_ENV = {"IPYKERNEL_CELL_NAME": "<IPY-INPUT>", "PYDEVD_DISABLE_FILE_VALID
                 "TQDM_MININTERVAL": "1000", "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
 
 
-def record(name: str, value: Any) -> None:
-    """Save a DataFrame or JSON-able value under `name` for the cookbook report."""
+def _store(values: dict[str, Any]) -> None:
+    """Merge `values` into the records file of the current cookbook run (if any)."""
     path = os.environ.get(RECORD_ENV)
     if not path:
         return
     store = json.loads(Path(path).read_text()) if Path(path).is_file() else {}
-    if isinstance(value, pd.DataFrame):
-        value = {"table": json.loads(value.to_json(orient="split"))}
-    store[name] = value
+    for name, value in values.items():
+        if isinstance(value, pd.DataFrame):
+            value = {"table": json.loads(value.to_json(orient="split"))}
+        store[name] = value
     write_atomic(path, json.dumps(store, indent=1))
+
+
+def record(name: str, value: Any) -> None:
+    """Save a DataFrame or JSON-able value under `name` for the cookbook report."""
+    _store({name: value})
 
 
 def record_metrics(name: str, table: pd.DataFrame,
@@ -53,10 +59,8 @@ def record_metrics(name: str, table: pd.DataFrame,
 
     The numbers are what `sweep` tabulates, one column each.
     """
-    record(name, table)
-    for method in table.index:
-        for metric in metrics:
-            record(f"{method} {metric}", round(float(table.loc[method, metric]), 2))
+    _store({name: table, **{f"{method} {metric}": round(float(table.loc[method, metric]), 2)
+                            for method in table.index for metric in metrics}})
 
 
 def notebook_paths(notebooks: list[str] | None = None) -> list[Path]:

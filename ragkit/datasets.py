@@ -26,10 +26,10 @@ def load_shipped(root: Path | str) -> Dataset:
     return Dataset(root.name, documents, queries)
 
 
-def _cookbook_titles(eval_path: Path) -> dict[str, str]:
+def _cookbook_titles(rows: list[tuple[int, dict]]) -> dict[str, str]:
     """Map a document uuid to `repo: path`, read from the eval set's per-query metadata."""
     titles = {}
-    for _, obj in read_jsonl(eval_path):
+    for _, obj in rows:
         meta = obj.get("meta") or {}
         for uuid in obj.get("golden_doc_uuids", []):
             if meta.get("relative_path"):
@@ -45,7 +45,8 @@ def load_cookbook(root: Path | str) -> Dataset:
         raw = json.loads(chunks_path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise RagkitError(f"{chunks_path}: cannot read ({exc})") from None
-    titles = _cookbook_titles(eval_path)
+    rows = list(read_jsonl(eval_path))
+    titles = _cookbook_titles(rows)
     documents, chunks, chunk_of = [], [], {}
     for i, entry in enumerate(raw):
         doc_id, uuid = entry["doc_id"], entry["original_uuid"]
@@ -60,7 +61,7 @@ def load_cookbook(root: Path | str) -> Dataset:
                                 {"original_index": part["original_index"]}))
             chunk_of[(uuid, part["original_index"])] = (doc_id, part["chunk_id"])
     queries = []
-    for line, obj in read_jsonl(eval_path):
+    for line, obj in rows:
         golden = []
         for uuid, index in require(obj, "golden_chunk_uuids", list, eval_path, line):
             if (uuid, index) not in chunk_of:

@@ -159,9 +159,11 @@ class _Ids:
 
     def add(self, ident: str, path: Path | str, line: int) -> None:
         if ident in self.seen:
+            first_path, first_line = self.seen[ident]
+            first = f"line {first_line}" if first_path == path else where(first_path, first_line)
             raise RagkitError(f"{where(path, line, 'id')}: duplicate {self.what} id '{ident}' "
-                              f"(first at line {self.seen[ident]})")
-        self.seen[ident] = line
+                              f"(first at {first})")
+        self.seen[ident] = (path, line)
 
 
 def load_documents_jsonl(path: Path | str) -> list[Document]:
@@ -190,9 +192,12 @@ def _parse_golden(items: list, path: Path | str, line: int) -> tuple[Golden, ...
     return tuple(golden)
 
 
-def load_queries_jsonl(path: Path | str) -> list[Query]:
-    """Read queries JSONL: `{"id", "text"|"question", "golden"?, "answer"?, "kind"?, "split"?}`."""
-    queries, ids = [], _Ids("query")
+def load_queries_jsonl(path: Path | str, ids: _Ids | None = None) -> list[Query]:
+    """Read queries JSONL: `{"id", "text"|"question", "golden"?, "answer"?, "kind"?, "split"?}`.
+
+    `ids` carries the ids already read from other files, so duplicates across files are found.
+    """
+    queries, ids = [], ids or _Ids("query")
     for line, obj in read_jsonl(path):
         ident = str(require(obj, "id", (str, int), path, line))
         ids.add(ident, path, line)
@@ -269,15 +274,8 @@ def load_golden(path: Path | str) -> list[Query]:
     """Golden queries from one JSONL file or every `*.jsonl` in a folder, ids unique overall."""
     path = Path(path)
     files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
-    queries, seen = [], {}
-    for file in files:
-        for query in load_queries_jsonl(file):
-            if query.id in seen:
-                raise RagkitError(f"{query.origin}: field 'id': duplicate query id '{query.id}' "
-                                  f"(first at {seen[query.id]})")
-            seen[query.id] = query.origin
-            queries.append(query)
-    return queries
+    ids = _Ids("query")
+    return [query for file in files for query in load_queries_jsonl(file, ids)]
 
 
 def check_golden(queries: list[Query], documents: list[Document], source: Path | str) -> None:

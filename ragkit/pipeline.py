@@ -24,6 +24,7 @@ from ragkit.chunking import ChunkerConfig, chunk_document
 from ragkit.contextualize import get_contextualizer
 from ragkit.dense import DenseIndex, windows
 from ragkit.documents import Chunk, Document, Query, RagkitError, where
+from ragkit.evaluate import per_query, summary_table
 from ragkit.fusion import Ranking, fuse
 from ragkit.lexical import BM25
 
@@ -198,7 +199,6 @@ class Pipeline:
 def evaluate_configs(pipeline: Pipeline, queries: Sequence[Query], judgments,
                      configs: dict[str, SearchConfig], k: int = 20) -> dict:
     """Per-query metric tables (one DataFrame per named search config) on judged queries."""
-    from ragkit.evaluate import per_query
     judged = [q for q in queries if q.id in judgments]
     mine = {q.id: judgments[q.id] for q in judged}
     return {name: per_query(pipeline.run(judged, k, cfg), mine) for name, cfg in configs.items()}
@@ -207,5 +207,4 @@ def evaluate_configs(pipeline: Pipeline, queries: Sequence[Query], judgments,
 def compare(pipeline: Pipeline, queries: Sequence[Query], judgments,
             configs: dict[str, SearchConfig], k: int = 20):
     """One row of mean metrics per named search config, on the judged queries."""
-    from ragkit.evaluate import summary_table
     return summary_table(evaluate_configs(pipeline, queries, judgments, configs, k))
