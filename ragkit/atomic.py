@@ -1,0 +1,176 @@
+"""Crash-safe writes that never destroy what is not ragkit's own output.
+
+What it is: the one way ragkit puts a file or a folder on disk.
+- `write_text(path, text, is_ours=...)`: the text goes to a temporary file beside `path`,
+  is fsync'ed, and is renamed over `path`; the folder is fsync'ed too, so after a crash the
+  path holds either the old content or the new, never half of it.
+- `replace_folder(target, is_ours=...)`: a context manager yielding an empty temporary folder
+  beside `target`; on a clean exit the old `target` (if any) is renamed aside, the new one is
+  renamed in, and only then is the old one deleted. On an error the temporary folder is
+  removed and `target` is untouched.
+
+What it is not: a lock. Two processes writing the same path both succeed; the last rename wins.
+
+Safety rule: an existing path is replaced only when `is_ours(path)` says it is ragkit's own
+output (an index folder, a TREC run, a results folder, ...); anything else — a user's folder,
+an unrelated file, a file where a folder is expected — is refused with `RagkitError`, before
+any work is done when callers use `check_target` first. Written files and folders get the
+permissions the user's umask gives (0666 / 0777 masked), not `mkstemp`'s private 0600/0700,
+so a teacher's index is readable by the class.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ragkit.documents import RagkitError
+
+Recognizer = Callable[[Path], bool]
+
+
+def _umask() -> int:
+    """The process umask (read by setting it and putting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # some platforms cannot open a folder; the rename is still atomic
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _writable_parent(path: Path) -> Path:
+    """Create `path`'s parent folder; a failure is a clear error, not a traceback."""
+    parent = path.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise RagkitError(f"{path}: cannot write here, {parent} is a file") from None
+    except PermissionError:
+        raise RagkitError(f"{path}: cannot write here, permission denied to create "
+                          f"{parent}") from None
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise RagkitError(f"{path}: cannot write here, {parent} is not writable") from None
+    return parent
+
+
+def check_target(path: Path | str, is_ours: Recognizer, what: str, folder: bool) -> Path:
+    """Refuse `path` unless it is absent or ragkit's own `what` (checked before long work).
+
+    Args:
+        path: the file or folder about to be written.
+        is_ours: recognises ragkit's own output of this kind at an existing path.
+        what: a few words for the error ("a ragkit index", "a TREC run").
+        folder: True when a folder is expected at `path`, False for a file.
+    Returns:
+        `path` as a Path.
+    """
+    path = Path(path)
+    if path.is_symlink() or path.exists():
+        if folder and not path.is_dir():
+            raise RagkitError(f"{path}: exists and is a file, not {what}; refusing to replace "
+                              f"it (choose another path)")
+        if not folder and path.is_dir():
+            raise RagkitError(f"{path}: is a folder; expected a file path for {what}")
+        if not is_ours(path):
+            raise RagkitError(f"{path}: exists and is not {what}; refusing to overwrite it "
+                              f"(choose a new or empty path, or delete it yourself)")
+    _writable_parent(path)
+    return path
+
+
+def write_text(path: Path | str, text: str, is_ours: Recognizer | None = None,
+               what: str = "ragkit output") -> Path:
+    """Write `text` (UTF-8) to `path` atomically; refuse to replace a file not ours.
+
+    `is_ours=None` means the caller owns the path outright (e.g. a file inside a folder it
+    has already checked) and any existing file there may be replaced.
+    """
+    path = Path(path)
+    if is_ours is not None:
+        check_target(path, is_ours, what, folder=False)
+    parent = _writable_parent(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
+    except OSError as exc:
+        raise RagkitError(f"{path}: cannot write ({exc.strerror})") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(parent)
+    return path
+
+
+def is_empty_folder(path: Path) -> bool:
+    """True for a folder with nothing in it (safe to fill whatever it was meant for)."""
+    return path.is_dir() and not any(path.iterdir())
+
+
+@contextmanager
+def replace_folder(target: Path | str, is_ours: Recognizer, what: str) -> Iterator[Path]:
+    """Yield a temporary folder that replaces `target` when the block succeeds.
+
+    An absent target, an empty folder or one that `is_ours` recognises may be replaced;
+    anything else is refused before the block runs. The swap is: rename the old folder aside,
+    rename the new one in, delete the old one — so at every instant `target` is either the
+    complete old folder or the complete new one (a crash between the two renames leaves the
+    old one beside it as `.NAME.old-*`, never a partial one at `target`).
+    """
+    target = Path(target)
+    check_target(target, lambda p: is_empty_folder(p) or is_ours(p), what, folder=True)
+    parent = target.parent
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-", dir=parent))
+    except OSError as exc:
+        raise RagkitError(f"{target}: cannot write ({exc.strerror})") from None
+    try:
+        os.chmod(tmp, 0o777 & ~_umask())
+        yield tmp
+        _fsync_tree(tmp)
+        old = None
+        if target.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=parent))
+            os.rename(target, old / target.name)
+        try:
+            os.rename(tmp, target)
+        except OSError:
+            if old is not None:
+                os.rename(old / target.name, target)
+            raise
+        _fsync_dir(parent)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _fsync_tree(folder: Path) -> None:
+    """fsync every file in `folder` and the folders themselves (before it is renamed in)."""
+    for root, _, files in os.walk(folder):
+        for name in files:
+            fd = os.open(os.path.join(root, name), os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        _fsync_dir(Path(root))
