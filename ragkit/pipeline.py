@@ -175,9 +175,13 @@ class Pipeline:
     def save(self, folder: Path | str) -> Path:
         """Write the index to `folder`, replacing an existing index there atomically.
 
-        Refuses (RagkitError) a file or a non-empty folder that is not a ragkit index.
+        Refuses (RagkitError) a file or a non-empty folder that is not a ragkit index. Vectors
+        whose embedder is unknown (loaded from an index that predates the record) are saved
+        without an "embedder" key, as they came, rather than with a guess.
         """
-        manifest = {"config": asdict(self.config), "embedder": self.embedder_record}
+        manifest: dict[str, Any] = {"config": asdict(self.config)}
+        if self.embedder_record is not None or self.dense is None:
+            manifest["embedder"] = self.embedder_record
         return write_index(folder, manifest, self.chunks, self.bm25, self.dense)
 
     @classmethod

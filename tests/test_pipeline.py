@@ -189,6 +189,7 @@ def test_index_written_before_embedder_and_metadata_were_recorded_loads(pipeline
     assert loaded.search(query, 3) == pipeline.search(query, 3)
     with pytest.raises(RagkitError, match="gives 32-d vectors, but this index holds 64-d"):
         Pipeline.load(folder, embedder=FingerprintedEmbedder(dim=32))
+    assert "embedder" not in manifest(loaded.save(tmp_path / "again"))  # unknown stays unknown
 
 
 def test_corrupt_index_json_names_file_and_line(pipeline, tmp_path):
