@@ -50,8 +50,10 @@ def _index_config(args: argparse.Namespace):
 
 
 def cmd_index(args: argparse.Namespace) -> None:
+    from ragkit.atomic import check_target
     from ragkit.datasets import load_dataset
-    from ragkit.pipeline import Pipeline
+    from ragkit.pipeline import Pipeline, is_index
+    check_target(args.out, is_index, "a ragkit index", folder=True)  # refuse before the work
     data = load_dataset(args.docs)
     pipeline = Pipeline.build(data.documents, _index_config(args), chunks=data.chunks)
     pipeline.save(args.out)
@@ -60,10 +62,12 @@ def cmd_index(args: argparse.Namespace) -> None:
 
 
 def cmd_search(args: argparse.Namespace) -> None:
+    from ragkit.atomic import check_target
     from ragkit.documents import load_queries_jsonl
     from ragkit.evaluate import doc_depth, doc_level
     from ragkit.pipeline import Pipeline, SearchConfig
-    from ragkit.runs import write_trec
+    from ragkit.runs import is_trec_run, write_trec
+    check_target(args.out, is_trec_run, "a TREC run", folder=False)
     pipeline = Pipeline.load(args.index)
     queries = load_queries_jsonl(args.queries)
     config = SearchConfig(mode=args.mode, fusion=args.fusion)

@@ -26,7 +26,7 @@ from typing import Any
 import pandas as pd
 
 from ragkit.documents import RagkitError
-from ragkit.runs import write_atomic
+from ragkit.atomic import write_text as write_atomic
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"

@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from ragkit.cli import main
-from ragkit.runs import read_trec
+from ragkit.runs import is_trec_run, read_trec
 
 DOCS = [
     {"id": "acme-q2", "title": "ACME Corp quarterly report, Q2 2023",
@@ -331,3 +331,91 @@ def test_help_shows_every_default(command, capsys):
         assert f"(default: {action.default})" in text, action.option_strings
     if command in ("search", "eval"):
         assert "--k K results per query (default: 20)" in text
+
+
+def _one_line_error(capsys) -> str:
+    err = capsys.readouterr().err
+    assert err.startswith("ragkit: error: ") and err.count("\n") == 1, err
+    return err
+
+
+def test_out_folder_with_user_files_is_refused_before_any_work(files, tmp_path, capsys):
+    docs, _ = files
+    user = tmp_path / "home"
+    user.mkdir()
+    (user / "thesis.tex").write_text("years of work")
+    # the documents path does not even exist: the refusal comes before reading them
+    assert main(["index", str(tmp_path / "absent.jsonl"), "--out", str(user)]) == 2
+    assert "home: exists and is not a ragkit index; refusing" in _one_line_error(capsys)
+    assert main(["index", str(docs), "--out", str(user), "--embedder", "none"]) == 2
+    assert (user / "thesis.tex").read_text() == "years of work"
+    assert [p.name for p in user.iterdir()] == ["thesis.tex"]
+
+
+def test_out_that_is_a_file_is_refused_and_unchanged(files, tmp_path, capsys):
+    docs, _ = files
+    assert main(["index", str(docs), "--out", str(docs), "--embedder", "none"]) == 2
+    assert "docs.jsonl: exists and is a file, not a ragkit index" in _one_line_error(capsys)
+    assert docs.read_text() == "".join(json.dumps(r) + "\n" for r in DOCS)
+
+
+def test_out_that_is_an_index_is_replaced(files, tmp_path, capsys):
+    docs, _ = files
+    out = str(tmp_path / "idx")
+    assert main(["index", str(docs), "--out", out, "--embedder", "none"]) == 0
+    fewer = _jsonl(tmp_path / "fewer.jsonl", DOCS[:2])
+    assert main(["index", str(fewer), "--out", out, "--embedder", "none"]) == 0
+    assert "indexed 2 documents as 2 chunks" in capsys.readouterr().out
+    rows = (tmp_path / "idx" / "chunks.jsonl").read_text().splitlines()
+    assert [json.loads(r)["id"] for r in rows] == ["acme-q2#0", "globex-q2#0"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "docs.jsonl", "fewer.jsonl", "idx", "q.jsonl"]  # no temporary or old folder left
+
+
+def test_out_under_a_file_is_a_clear_error(files, tmp_path, capsys):
+    docs, _ = files
+    assert main(["index", str(docs), "--out", str(docs / "idx"), "--embedder", "none"]) == 2
+    assert f"cannot write here, {docs} is a file" in _one_line_error(capsys)
+
+
+def test_search_out_replaces_only_a_trec_run(files, tmp_path, capsys):
+    docs, queries = files
+    assert main(["index", str(docs), "--out", str(tmp_path / "idx"), "--embedder", "none"]) == 0
+    capsys.readouterr()  # drop the progress bars of the build
+    notes = tmp_path / "notes.txt"
+    notes.write_text("meeting at 10\n")
+    search = ["search", str(tmp_path / "idx"), "--queries", str(queries), "--mode", "bm25"]
+    assert main([*search, "--out", str(notes)]) == 2
+    assert "notes.txt: exists and is not a TREC run; refusing" in _one_line_error(capsys)
+    assert notes.read_text() == "meeting at 10\n"
+    run = tmp_path / "run.trec"
+    run.write_text("q9 Q0 old#0 1 1.000000 old\n")
+    assert main([*search, "--out", str(run)]) == 0
+    assert set(read_trec(run)) == {"q1", "q2"}
+
+
+def test_corrupt_index_is_one_line_error(files, tmp_path, capsys):
+    docs, queries = files
+    assert main(["index", str(docs), "--out", str(tmp_path / "idx"), "--embedder", "none"]) == 0
+    capsys.readouterr()  # drop the progress bars of the build
+    (tmp_path / "idx" / "index.json").write_text("{not json")
+    assert main(["search", str(tmp_path / "idx"), "--queries", str(queries), "--mode", "bm25",
+                 "--out", str(tmp_path / "run.trec")]) == 2
+    assert "idx/index.json:1: invalid JSON" in _one_line_error(capsys)
+    assert not (tmp_path / "run.trec").exists()
+    assert main(["index", str(docs), "--out", str(tmp_path / "idx"), "--embedder", "none"]) == 2
+    assert "idx: exists and is not a ragkit index" in _one_line_error(capsys)
+
+
+@pytest.mark.parametrize("content, is_run", [
+    (b"", True),
+    (b"q1 Q0 a#0 1 0.5 bm25\n\nq1 Q0 b#0 2 0.25 bm25\n", True),
+    (b"q1 Q0 a#0 1 0.5\n", False),               # 5 fields
+    (b"q1 0 a#0 1\n", False),                     # a qrels line, not a run
+    (b"q1 X a#0 1 0.5 bm25\n", False),
+    (b"\xff\xfe binary", False),
+])
+def test_what_counts_as_a_trec_run(tmp_path, content, is_run):
+    path = tmp_path / "run"
+    path.write_bytes(content)
+    assert is_trec_run(path) is is_run
