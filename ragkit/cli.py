@@ -223,24 +223,34 @@ def cmd_models(args: argparse.Namespace) -> None:
 
 def cmd_cookbook(args: argparse.Namespace) -> None:
     from ragkit.cookbook import refresh, run_cookbook, sweep
-    params = dict(_parse_param(p) for p in args.param or [])
+    params = _parse_params(args.param or [])
     if args.action == "refresh":
+        if params:
+            raise RagkitError("refresh runs notebooks with their own parameters; drop --param")
         for path in refresh(args.notebook):
             print(f"refreshed {path}")
         return
     if args.action == "run":
         report = run_cookbook(args.out, notebooks=args.notebook, parameters=params)
     else:
+        if args.notebook and len(args.notebook) > 1:
+            raise RagkitError("sweep runs one notebook; give --notebook once")
         report = sweep(args.notebook[0] if args.notebook else None, args.out,
                        grid={k: v.split(",") for k, v in params.items()})
     print(f"report: {report}")
 
 
-def _parse_param(text: str) -> tuple[str, str]:
-    key, sep, value = text.partition("=")
-    if not sep:
-        raise RagkitError(f"--param expects NAME=VALUE, got '{text}'")
-    return key, value
+def _parse_params(texts: list[str]) -> dict[str, str]:
+    """`NAME=VALUE` options as a dict; values stay text (the cookbook parses them)."""
+    params: dict[str, str] = {}
+    for text in texts:
+        key, sep, value = text.partition("=")
+        if not sep or not key:
+            raise RagkitError(f"--param expects NAME=VALUE, got '{text}'")
+        if key in params:
+            raise RagkitError(f"--param {key} given twice")
+        params[key] = value
+    return params
 
 
 class _Help(argparse.ArgumentDefaultsHelpFormatter):
@@ -319,9 +329,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=("run", "sweep", "refresh"),
                    help="run: all notebooks into --out with a report; sweep: one notebook over "
                         "a parameter grid; refresh: re-execute notebooks in place")
-    p.add_argument("--out", type=Path, default=Path("results"), help="results folder")
+    p.add_argument("--out", type=Path, default=Path("results"),
+                   help="results folder; replaced only if empty or ragkit's own results")
     p.add_argument("--notebook", action="append", help="notebook path (default: all)")
-    p.add_argument("--param", action="append", help="NAME=VALUE (sweep: NAME=V1,V2,...)")
+    p.add_argument("-p", "--param", action="append",
+                   help="NAME=VALUE, a parameter the notebook declares; the value is read as "
+                        "JSON (numbers, true/false, null), else kept as text. run: passed to "
+                        "the notebooks that declare it; sweep: NAME=V1,V2,... one run each")
     p.set_defaults(func=cmd_cookbook)
     return parser
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 
 import numpy as np
 import pandas as pd
@@ -73,12 +73,18 @@ def recall_at_k(ranked: Sequence[str], relevant: frozenset[str], k: int) -> floa
     return len(relevant & set(ranked[:k])) / len(relevant) if relevant else 0.0
 
 
-def reciprocal_rank(ranked: Sequence[str], relevant: frozenset[str]) -> float:
-    """1 / rank of the first relevant chunk, 0 when none is retrieved."""
+def first_relevant_rank(ranked: Sequence[str], relevant: Set[str]) -> int | None:
+    """The 1-based rank of the first relevant chunk in `ranked`; None when none is retrieved."""
     for rank, ident in enumerate(ranked, start=1):
         if ident in relevant:
-            return 1.0 / rank
-    return 0.0
+            return rank
+    return None
+
+
+def reciprocal_rank(ranked: Sequence[str], relevant: frozenset[str]) -> float:
+    """1 / rank of the first relevant chunk, 0 when none is retrieved."""
+    rank = first_relevant_rank(ranked, relevant)
+    return 1.0 / rank if rank else 0.0
 
 
 def ndcg_at_k(ranked: Sequence[str], relevant: frozenset[str], k: int) -> float:
@@ -102,6 +108,17 @@ def per_query(run: Run, judgments: Judgments, ks: Sequence[int] = (5, 10, 20),
         row[f"nDCG@{ndcg_k}"] = ndcg_at_k(ranked, relevant, ndcg_k)
         rows[qid] = row
     return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def round_metrics(table: pd.DataFrame) -> pd.DataFrame:
+    """A metrics table rounded for display: rank measures (R@k, MRR, nDCG) to three decimals,
+    everything else (Pass@k, failure rates, intervals, in points of 100) to one.
+
+    For showing only; the recorded and compared numbers stay unrounded.
+    """
+    def digits(column: str) -> int:
+        return 3 if column.startswith(("R@", "MRR", "nDCG")) else 1
+    return table.round({column: digits(str(column)) for column in table.columns})
 
 
 def summarize(table: pd.DataFrame) -> pd.Series:
@@ -217,11 +234,6 @@ def check_run(run: Run, qrels: Mapping[str, Mapping[str, int]], judgments: Judgm
 def _examples(ids, n: int = 3) -> str:
     ids = sorted(ids)
     return ", ".join(ids[:n]) + (", ..." if len(ids) > n else "") if ids else "none"
-
-
-def first_relevant_rank(ranked: Sequence[str], relevant: frozenset[str]) -> int | None:
-    """The 1-based rank of the first relevant id in `ranked`, None when there is none."""
-    return next((rank for rank, ident in enumerate(ranked, start=1) if ident in relevant), None)
 
 
 def per_query_rows(runs: Mapping[str, Run], tables: Mapping[str, pd.DataFrame],

@@ -13,7 +13,8 @@ What it is not: a model hub client. Nothing here reaches the network except that
 and loading the model (`verify()`) never downloads.
 
 Limits: the pinned hashes are those of upstream sentence-transformers/all-MiniLM-L6-v2 at
-revision 1110a243fdf4706b3f48f1d95db1a4f5529b4d41 (see SPEC.md); other models are not handled.
+revision 1110a243fdf4706b3f48f1d95db1a4f5529b4d41 (the revision the wheel packages); other
+models are not handled.
 """
 
 from __future__ import annotations
