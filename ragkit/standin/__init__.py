@@ -9,15 +9,12 @@ is served two ways, so callers never change code between online and offline runs
 - over a loopback socket: `serve()` runs it on `http://127.0.0.1:PORT` for
   `ANTHROPIC_BASE_URL`, to check that a command works exactly as against the real API.
 
-What it answers:
-- `POST /v1/messages` with a contextualization prompt (a `<document>…</document>` and a
-  `<chunk>…</chunk>` anywhere in the user turn): the structural context of that chunk
-  (`ragkit.contextualize.structural.structural_context`), computed from the document text
-  alone. The document's title is its first Markdown heading (else its first non-empty line,
-  without a final period);
-  the chunk is located by its first verbatim occurrence in the document (else by its first
-  line; else it is treated as the document's opening). No metadata, so no company or date.
-- any other `POST /v1/messages`: the fixed text `NO_RULE`, stop reason `end_turn`.
+What it answers: each kind of request is recognised by one *rule*, a function in its own
+module of this package that looks at the request and returns the reply's content blocks (or
+None: not mine). `RULES` lists them in order; the first that answers wins.
+- `contextualize.py`: a `<document>…</document>` and a `<chunk>…</chunk>` in the user turn
+  (Anthropic's contextual-retrieval prompt) → the chunk's structural context.
+- no rule matches: the fixed text `NO_RULE`, stop reason `end_turn`.
 - `POST /v1/messages/count_tokens`: `{"input_tokens": estimate}`.
 - a request without `model`, `max_tokens` or `messages`, a model not in
   `ragkit.pricing.PRICES`, or a body that is not JSON: the API's error JSON (400 / 404).
@@ -33,25 +30,21 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
+
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx2
 
-from ragkit.contextualize.structural import structural_context
-from ragkit.documents import Chunk, Document
 from ragkit.pricing import PRICES
 
 NAME = "offline stand-in"
 STANDIN_ID_PREFIX = "msg_offline_standin_"
-NO_RULE = "The offline stand-in has no rule for this request; it only writes chunk contexts."
-_DOCUMENT = re.compile(r"<document>\n?(.*?)\n?</document>", re.S)
-_CHUNK = re.compile(r"<chunk>\n?(.*?)\n?</chunk>", re.S)
-_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.M)
+NO_RULE = "The offline stand-in has no rule for this request."
 
 Handler = Callable[[str, dict[str, Any]], tuple[int, dict[str, Any]]]
 
@@ -88,36 +81,33 @@ def _error(status: int, kind: str, message: str) -> tuple[int, dict[str, Any]]:
     return status, {"type": "error", "error": {"type": kind, "message": message}}
 
 
-def _title(document: str) -> str:
-    heading = _HEADING.search(document)
-    if heading:
-        return heading.group(1)
-    first = next((line.strip()[:120] for line in document.splitlines() if line.strip()), "")
-    return first.rstrip(".")
+Rule = Callable[[dict[str, Any]], "Reply | None"]
 
 
-def _locate(document: str, chunk: str) -> int:
-    for probe in (chunk, chunk.strip(), chunk.strip().splitlines()[0] if chunk.strip() else ""):
-        at = document.find(probe) if probe else -1
-        if at >= 0:
-            return at
-    return 0
+@dataclass(frozen=True)
+class Reply:
+    """What a rule answers: the reply's content blocks and its stop reason."""
+
+    content: list[dict[str, Any]]
+    stop_reason: str = "end_turn"
+
+    @classmethod
+    def text(cls, text: str) -> "Reply":
+        return cls([{"type": "text", "text": text}])
 
 
-def situate(document: str, chunk: str) -> str:
-    """The stand-in's context for `chunk`: structural context from the document text alone."""
-    start = _locate(document, chunk)
-    doc = Document(id="document", text=document, title=_title(document))
-    return structural_context(doc, Chunk("chunk", doc.id, chunk, start=start,
-                                         end=start + len(chunk)))
+def user_text(request: dict[str, Any]) -> str:
+    """Every text of the request's user turns, joined by newlines (tool results included)."""
+    return "\n".join(_texts([m for m in request["messages"] if m.get("role") == "user"]))
 
 
-def _answer(request: dict[str, Any]) -> str:
-    user = "\n".join(_texts([m for m in request["messages"] if m.get("role") == "user"]))
-    document, chunk = _DOCUMENT.search(user), _CHUNK.search(user)
-    if document and chunk:
-        return situate(document.group(1), chunk.group(1))
-    return NO_RULE
+def _answer(request: dict[str, Any]) -> Reply:
+    from ragkit.standin.rules import RULES
+    for rule in RULES:
+        reply = rule(request)
+        if reply is not None:
+            return reply
+    return Reply.text(NO_RULE)
 
 
 def respond(path: str, request: Any) -> tuple[int, dict[str, Any]]:
@@ -138,14 +128,19 @@ def respond(path: str, request: Any) -> tuple[int, dict[str, Any]]:
         return _error(404, "not_found_error", f"no such endpoint: {path}")
     if not isinstance(request.get("max_tokens"), int):
         return _error(400, "invalid_request_error", "max_tokens: Field required")
-    text, stop = _answer(request), "end_turn"
-    if estimate_tokens(text) > request["max_tokens"]:
-        text, stop = text[:4 * request["max_tokens"]], "max_tokens"
+    reply = _answer(request)
+    content, stop = reply.content, reply.stop_reason
+    out_tokens = estimate_tokens(json.dumps(content, ensure_ascii=False)
+                                 if any(b["type"] != "text" for b in content)
+                                 else "".join(b["text"] for b in content))
+    if out_tokens > request["max_tokens"] and len(content) == 1 and content[0]["type"] == "text":
+        content = [{"type": "text", "text": content[0]["text"][:4 * request["max_tokens"]]}]
+        stop, out_tokens = "max_tokens", request["max_tokens"]
     digest = hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()[:24]
     return 200, {"id": STANDIN_ID_PREFIX + digest, "type": "message", "role": "assistant",
-                 "model": model, "content": [{"type": "text", "text": text}],
+                 "model": model, "content": content,
                  "stop_reason": stop, "stop_sequence": None,
-                 "usage": {"input_tokens": tokens, "output_tokens": estimate_tokens(text),
+                 "usage": {"input_tokens": tokens, "output_tokens": out_tokens,
                            "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}
 
 
