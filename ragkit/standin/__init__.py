@@ -30,7 +30,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
