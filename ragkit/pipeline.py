@@ -121,8 +121,8 @@ class Pipeline:
 
     # ------------------------------------------------------------------ search
     def _bm25(self, texts: Sequence[str], depth: int) -> list[Ranking]:
-        """BM25 candidates; chunks sharing no query term (score 0) are not candidates."""
-        return [[(self.chunks[i].id, float(s)) for i, s in zip(idx, scores) if s > 0]
+        """BM25 candidates: the chunks sharing a query term, whatever their score."""
+        return [[(self.chunks[i].id, float(s)) for i, s in zip(idx, scores)]
                 for idx, scores in self.bm25.search_many(texts, depth)]
 
     def _dense(self, texts: Sequence[str], depth: int) -> list[Ranking]:

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from ragkit.dense import top_k
-from ragkit.documents import RagkitError
+from ragkit.documents import Document, RagkitError
 from ragkit.lexical import BM25
+from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
 
 # ------------------------------------------------------------------ BM25 values by hand
 
@@ -72,10 +73,66 @@ def test_empty_corpus_and_bad_parameters_are_errors():
         BM25(k1=-1)
 
 
-def test_all_empty_documents_score_zero():
+def test_all_empty_documents_score_zero_and_match_nothing():
     bm25 = BM25.fit(["", "  ", "!!"])
     assert np.array_equal(bm25.scores("anything"), np.zeros(3))
-    assert bm25.search("anything", 2)[0].tolist() == [0, 1]
+    assert bm25.search("anything", 2)[0].tolist() == []
+
+
+# ------------------------------------------------------------------ candidates
+
+
+def test_one_document_corpus_returns_its_document_with_a_negative_score():
+    # N = 1, df = 1: raw idf log(0.5 / 1.5) = -log 3 for both terms, so the floor is
+    # 0.25 * mean(-log 3) = -0.25 log 3; |d| = avgdl = 2 makes the tf factor 2.5 / 2.5 = 1.
+    bm25 = BM25.fit_tokens([["solo", "word"]])
+    idx, vals = bm25.search(["solo"], k=5)
+    assert idx.tolist() == [0]
+    assert vals[0] == pytest.approx(-0.25 * math.log(3), rel=1e-14)
+    assert bm25.search(["other"], k=5)[0].tolist() == []
+
+
+def test_two_document_corpus_ranks_the_documents_sharing_a_term():
+    # N = 2: idf(left) = idf(right) = log(1.5/1.5) = 0; raw idf(shared) = log(0.5/2.5)
+    # = -log 5, floored to 0.25 * (-log 5 / 3). avgdl 2.5; tf factors for "shared":
+    # doc 0 (|d| 2) 2.5 / 2.275, doc 1 (|d| 3) 2.5 / 2.725, so doc 1 is less negative.
+    bm25 = BM25.fit_tokens([["shared", "left"], ["shared", "right", "right"]])
+    idx, vals = bm25.search(["left"], k=5)
+    assert idx.tolist() == [0] and vals.tolist() == [0.0]
+    idx, vals = bm25.search(["right", "shared"], k=5)
+    idf = -math.log(5) / 12
+    assert idx.tolist() == [1, 0]
+    assert vals == pytest.approx([idf * 2.5 / 2.725, idf * 2.5 / 2.275], rel=1e-14)
+    assert bm25.search(["none"], k=5)[0].tolist() == []
+
+
+def test_term_in_exactly_half_the_documents_is_still_a_match():
+    bm25 = BM25.fit_tokens(HAND)  # apple is in documents 0 and 1 of 4: idf 0
+    idx, vals = bm25.search(["apple"], k=4)
+    assert idx.tolist() == [0, 1] and vals.tolist() == [0.0, 0.0]
+    idx, vals = bm25.search(["apple", "cherry"], k=4)
+    assert idx.tolist() == [1, 0] and vals[0] > vals[1] == 0.0
+    assert bm25.candidates(["apple", "zebra", "apple"]).tolist() == [0, 1]
+    assert bm25.search(["apple", "elder"], k=2)[0].tolist() == [3, 0]  # k cuts candidates
+
+
+def test_candidates_survive_save_and_load(tmp_path):
+    BM25.fit(["apple banana", "apple cherry", "banana date", "elder"]).save(tmp_path)
+    loaded = BM25.load(tmp_path)
+    assert loaded.search("apple", k=4)[0].tolist() == [0, 1]
+
+
+def test_bm25_mode_returns_matching_chunks_of_a_two_document_corpus():
+    docs = [Document("refund.md", "Refunds take seven days."),
+            Document("ship.md", "Shipping to islands takes ten working days.")]
+    pipeline = Pipeline.build(docs, IndexConfig(contextualizer="none", embedder=None),
+                              progress=False)
+    (refund,) = pipeline.search(["How long do refunds take?"], k=5, config=SearchConfig("bm25"))
+    assert [ident for ident, _ in refund] == ["refund.md#0"]  # idf(refunds) = 0 with N = 2
+    (days,) = pipeline.search(["days"], k=5, config=SearchConfig("bm25"))
+    # idf(days) < 0 (in both documents): the longer ship.md's score is the nearer to 0
+    assert [ident for ident, _ in days] == ["ship.md#0", "refund.md#0"]
+    assert pipeline.search(["warranty"], k=5, config=SearchConfig("bm25")) == [[]]
 
 
 # ------------------------------------------------------------------ ranking
@@ -101,7 +158,7 @@ def test_search_and_search_many_agree():
     idx, vals = bm25.search(["date", "cherry"], k=2)
     assert idx.tolist() == [2, 1] and vals[0] > vals[1] > 0
     many = bm25.search_many([["date", "cherry"], ["elder"], []], k=2)
-    assert [m[0].tolist() for m in many] == [[2, 1], [3, 0], [0, 1]]
+    assert [m[0].tolist() for m in many] == [[2, 1], [3], []]
     assert np.array_equal(many[0][1], vals)
 
 

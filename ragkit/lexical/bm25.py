@@ -64,8 +64,10 @@ class BM25:
     Beyond", section 3; the IDF floor is rank-bm25 0.2.2 `BM25Okapi._calc_idf`.
 
     Inherited quirks, kept for parity: a term in exactly half of the documents has idf 0;
-    in a 2-document corpus no term has a positive idf, so scores are 0 or negative. Where
-    rank-bm25 fails (every document empty: division by zero) this gives all-zero scores.
+    in a 1- or 2-document corpus no term has a positive idf, so scores are 0 or negative.
+    Where rank-bm25 fails (every document empty: division by zero) this gives all-zero
+    scores. Hence `search` ranks the documents sharing a query term (`candidates`), not
+    the documents with a positive score.
 
     Usage:
         bm25 = BM25.fit(texts, tokenizer="code")
@@ -152,19 +154,42 @@ class BM25:
         it, in query order (repeats included), the order rank-bm25 adds them in, so the
         scores are bit-for-bit rank-bm25's.
         """
-        w, out = self.weights, np.zeros(self.n_docs)
-        for i in self._query_ids(query):
-            row = slice(w.indptr[i], w.indptr[i + 1])
-            out[w.indices[row]] += w.data[row]  # a row names each document at most once
-        return out
+        return self._score(self._query_ids(query))[0]
+
+    def candidates(self, query: str | Sequence[str]) -> np.ndarray:
+        """Indices (ascending) of the documents containing at least one known query term.
+
+        Whatever their score: with rank-bm25's idf a shared term can weigh 0 (a term in
+        exactly half of the documents) or less (every term of a 1- or 2-document corpus),
+        and such a document still matches the query while one sharing no term does not.
+        """
+        return np.flatnonzero(self._score(self._query_ids(query))[1])
 
     def search(self, query: str | Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The k best documents as (indices, scores), best first; ties go to the lower index.
+        """The k best candidates as (indices, scores): score descending, ties to the lower
+        index.
 
-        Returns min(k, n_docs) entries, including documents with score 0 when fewer than
-        k documents match.
+        Only `candidates` are returned, so fewer than k entries (none for a query sharing no
+        term with the corpus) when fewer documents match; scores may be 0 or negative.
         """
-        return top_k(self.scores(query), k)
+        scores, matched = self._score(self._query_ids(query))
+        docs = np.flatnonzero(matched)
+        best, values = top_k(scores[docs], k)
+        return docs[best], values
+
+    def _score(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Scores of all documents, and a mask of those in some query term's postings.
+
+        A posting is a stored entry of the weight matrix, zero weights included: nothing
+        here or in `load` drops explicit zeros, so a zero-weight match stays a match.
+        """
+        w, out = self.weights, np.zeros(self.n_docs)
+        matched = np.zeros(self.n_docs, dtype=bool)
+        for i in ids:
+            docs = w.indices[w.indptr[i]:w.indptr[i + 1]]
+            out[docs] += w.data[w.indptr[i]:w.indptr[i + 1]]  # each document at most once
+            matched[docs] = True
+        return out, matched
 
     def search_many(
         self, queries: Iterable[str | Sequence[str]], k: int, progress: bool = False
