@@ -51,6 +51,11 @@ def test_english_drops_stopwords_only():
     ("parseJSON", ["parse", "json"]),
     ("x86_64", ["x", "86", "64"]),
     ("plain", ["plain"]),
+    ("naïveBayes", ["naïve", "bayes"]),
+    ("Größe", ["größe"]),
+    ("ÉcoleNormale2", ["école", "normale", "2"]),
+    ("ПриветМир", ["привет", "мир"]),
+    ("XMLÜbersetzer", ["xml", "übersetzer"]),
 ])
 def test_identifier_parts(word, parts):
     assert identifier_parts(word) == parts
@@ -86,10 +91,38 @@ def test_korean_tokenizes_latin_and_code_words_like_code():
                       "httpserver", "http", "server", "반환"]
 
 
-def test_auto_picks_korean_only_for_hangul():
-    assert auto("HTTPServer the lock") == code("HTTPServer the lock")
-    assert auto("청약철회는 가능합니다") == korean("청약철회는 가능합니다")
-    assert auto("청약철회는 가능합니다") == auto("청약철회는 가능합니다")
+@pytest.mark.parametrize("word", ["HTTPServer2_new", "getHTTPResponse2", "parseJSON", "x86_64",
+                                  "__init__", "ABC", "aB", "IOError", "v2Beta3XYZ", "_"])
+def test_ascii_and_unicode_identifier_splitting_agree(word):
+    # an ASCII word takes a fast path; "_ß" sends the same word through the Unicode one
+    assert identifier_parts(word + "_ß") == identifier_parts(word) + ["ß"]
+
+
+def test_code_keeps_non_ascii_words_whole():
+    assert code("café Größe naïveBayes") == ["café", "größe", "naïvebayes", "naïve", "bayes"]
+    assert code("Ünïcode_Straße") == ["ünïcode_straße", "ünïcode", "straße"]
+
+
+def test_code_normalizes_width_and_accents():
+    assert code("cafe\u0301") == ["café"]  # e + combining acute: one word, precomposed
+    assert code("ＨＴＴＰＳｅｒｖｅｒ") == ["httpserver", "http", "server"]  # full-width Latin
+    assert code("ｶﾞｷﾞ") == ["ガギ"]  # half-width Katakana and voiced marks
+
+
+def test_code_writes_han_and_kana_as_overlapping_bigrams():
+    assert code("東京都の天気") == ["東京", "京都", "都の", "の天", "天気"]
+    assert code("北京大学的图书馆") == ["北京", "京大", "大学", "学的", "的图", "图书", "书馆"]
+    assert code("猫") == ["猫"]  # a lone character stays a unigram
+    assert code("東京/大阪") == ["東京", "大阪"]  # runs end at punctuation
+    assert code("ジョン・スミス") == ["ジョ", "ョン", "スミ", "ミス"]  # and at the middle dot
+    assert code("Python3で東京 the lock") == ["python3", "python", "3", "で東", "東京", "lock"]
+
+
+def test_auto_uses_code_without_hangul_and_korean_with_it():
+    assert auto("HTTPServer the lock") == ["httpserver", "http", "server", "lock"]
+    assert auto("東京都の天気") == ["東京", "京都", "都の", "の天", "天気"]
+    assert auto("청약철회는 가능합니다") == ["청약", "철회", "가능"]
+    assert auto("라멘은 ラーメン") == ["라멘", "ラー", "ーメ", "メン"]  # Kana in Korean text
 
 
 
@@ -109,3 +142,10 @@ def test_korean_tokenizer_finds_agglutinated_words_where_words_fails():
     assert idx.tolist() == [2] and vals[0] > 0
     idx, _ = BM25.fit(docs, tokenizer="auto").search("포인트 적립", k=1)
     assert idx.tolist() == [3]
+
+
+def test_bigrams_find_japanese_words_where_words_fails():
+    docs = ["東京都の天気は晴れです。", "大阪の天気は雨です。", "京都の観光案内。"]
+    assert BM25.fit(docs, tokenizer="words").search("観光", k=3)[0].tolist() == []
+    idx, _ = BM25.fit(docs, tokenizer="auto").search("京都の観光", k=3)
+    assert idx.tolist() == [2, 0]  # 東京都 holds the bigram 京都: a weaker match
