@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from ragkit.chunking import ChunkerConfig, chunk_document
+from ragkit.chunking import ChunkerConfig, chunk_document, windows
 from ragkit.contextualize import get_contextualizer
-from ragkit.dense import DenseIndex, windows
+from ragkit.dense import DenseIndex
 from ragkit.documents import Chunk, Document, Query, RagkitError, where
 from ragkit.evaluate import per_query, summary_table
 from ragkit.fusion import Ranking, fuse
