@@ -73,14 +73,14 @@ def test_bad_config_is_rejected(size, overlap):
 # ------------------------------------------------------------------ MaxP windows
 
 
-def assert_windows_cover(text: str, size: int, stride: int) -> list[str]:
+def assert_windows_cover(text: str, size: int, stride: int, **budget) -> list[str]:
     """Every window has at most `size` tokens and every token lies in some window."""
-    spans = window_spans(text, size, stride)
-    assert [text[a:b] for a, b in spans] == windows(text, size, stride)
+    spans = window_spans(text, size, stride, **budget)
+    assert [text[a:b] for a, b in spans] == windows(text, size, stride, **budget)
     assert all(count_tokens(text[a:b]) <= size for a, b in spans)
     starts = [m.start() for m in TOKEN.finditer(text)]
     assert all(any(a <= s < b for a, b in spans) for s in starts)
-    return windows(text, size, stride)
+    return [text[a:b] for a, b in spans]
 
 
 def test_windows_cover_long_text_and_keep_short_text_whole():
@@ -122,3 +122,20 @@ def test_long_sentence_is_cut_after_commas_inside_a_normal_text():
     assert parts[0].startswith("# Prices")
     assert all(p.endswith((",", ".")) for p in parts)
     assert parts[-1].endswith("item 39 costs 44 euro.\nDone.")
+
+
+def test_windows_over_a_model_budget_are_halved_until_they_fit():
+    text = " ".join(f"Sentence number {i} is here." for i in range(40))  # 6 tokens each
+    plain = windows(text, size=24, stride=12)
+    triple = lambda texts: [3 * count_tokens(t) for t in texts]  # 3 model tokens per token
+    assert windows(text, 24, 12, limit=72, measure=triple) == plain  # 24 tokens fit 72
+    parts = assert_windows_cover(text, 24, 12, limit=40, measure=triple)
+    assert all(3 * count_tokens(p) <= 40 for p in parts)
+    # 12-token halves, 6 apart: every pair of neighbouring sentences, each pair once,
+    # though consecutive 24-token windows share halves
+    sentence = [f"Sentence number {i} is here." for i in range(40)]
+    assert parts == [f"{sentence[i]} {sentence[i + 1]}" for i in range(39)]
+
+
+def test_a_single_token_over_the_budget_is_kept():
+    assert windows("a " * 30, 10, 5, limit=1, measure=lambda ts: [99] * len(ts)) == ["a"] * 30
