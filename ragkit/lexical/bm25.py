@@ -3,7 +3,9 @@
 What it is: `BM25` indexes tokenized texts and scores queries with exactly the scores of
 rank-bm25 0.2.2 `BM25Okapi` on the same tokens, but precomputes every (term, document)
 weight into a scipy CSR matrix, so a query costs a sum of a few matrix rows instead of a
-Python loop over all documents.
+Python loop over all documents. `search` ranks the candidates, the documents sharing at
+least one query term, whatever their score (rank-bm25's idf can weigh a shared term 0 or
+less); a document sharing no term is never returned.
 
 What it is not: not an inverted index on disk, not incremental (refit to add documents),
 not a query language (no phrases, no boolean operators, no field weights).
