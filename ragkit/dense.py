@@ -2,53 +2,18 @@
 
 What it is: a matrix product and `argpartition` — exact, no approximate index, fine up to a
 few hundred thousand vectors on a laptop. A chunk may own several vectors (windows of its
-text); its score is the best window's score (MaxP: Dai & Callan, SIGIR 2019). That is how
-chunks longer than the embedder's window (256 word-pieces for MiniLM) are searched: every
-part of the chunk gets seen, and the window that matches the question wins.
+text, cut by `ragkit.chunking.windows`); its score is the best window's score (MaxP: Dai &
+Callan, SIGIR 2019). That is how chunks longer than the embedder's window (256 word-pieces
+for MiniLM) are searched: every part of the chunk gets seen, and the window that matches the
+question wins.
 
 What it is not: a vector database. Vectors live in one float32 `.npy` file.
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
-
-from ragkit.chunking import TOKEN
-
-_SEGMENT = re.compile(r"(?<=[.!?。])\s+|\n+")
-
-
-def windows(text: str, size: int = 96, stride: int = 48) -> list[str]:
-    """Overlapping windows of about `size` chunker tokens, cut at sentence or line ends.
-
-    A text of at most `size` tokens is its own single window.
-    """
-    spans, start = [], 0
-    for match in _SEGMENT.finditer(text):
-        spans.append((start, match.start()))
-        start = match.end()
-    spans.append((start, len(text)))
-    segments = [(a, b, len(TOKEN.findall(text[a:b]))) for a, b in spans if b > a]
-    if sum(n for _, _, n in segments) <= size:
-        return [text]
-    out, first = [], 0
-    while first < len(segments):
-        last, total = first, 0
-        while last < len(segments) and (total + segments[last][2] <= size or last == first):
-            total += segments[last][2]
-            last += 1
-        out.append(text[segments[first][0]:segments[last - 1][1]])
-        if last == len(segments):
-            break
-        advanced, step = first, 0
-        while advanced < last - 1 and step < stride:
-            step += segments[advanced][2]
-            advanced += 1
-        first = max(advanced, first + 1)
-    return out
-
 
 class DenseIndex:
     """Vectors with the chunk each belongs to; search returns chunk positions and scores."""

@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from ragkit.chunking import ChunkerConfig, chunk_document
+from ragkit.chunking import ChunkerConfig, chunk_document, windows
 from ragkit.contextualize import get_contextualizer
-from ragkit.dense import DenseIndex, windows
+from ragkit.dense import DenseIndex
 from ragkit.documents import Chunk, Document, Query, RagkitError, where
 from ragkit.evaluate import per_query, summary_table
 from ragkit.fusion import Ranking, fuse
@@ -155,8 +155,8 @@ class Pipeline:
 
     # ------------------------------------------------------------------ search
     def _bm25(self, texts: Sequence[str], depth: int) -> list[Ranking]:
-        """BM25 candidates; chunks sharing no query term (score 0) are not candidates."""
-        return [[(self.chunks[i].id, float(s)) for i, s in zip(idx, scores) if s > 0]
+        """BM25 candidates: the chunks sharing a query term, whatever their score."""
+        return [[(self.chunks[i].id, float(s)) for i, s in zip(idx, scores)]
                 for idx, scores in self.bm25.search_many(texts, depth)]
 
     def _dense(self, texts: Sequence[str], depth: int) -> list[Ranking]:

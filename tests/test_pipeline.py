@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ragkit import embed
-from ragkit.dense import DenseIndex, top_k, windows
+from ragkit.dense import DenseIndex, top_k
 from ragkit.documents import Chunk, Document, RagkitError
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig, is_index
 
@@ -284,15 +284,6 @@ def test_bm25_only_index_refuses_dense_search():
         bare.search(["x"], 3, SearchConfig("dense"))
     with pytest.raises(RagkitError, match="unknown mode 'sparse'"):
         SearchConfig("sparse")
-
-
-def test_windows_cover_long_text_and_keep_short_text_whole():
-    assert windows("One. Two.", size=10) == ["One. Two."]
-    text = " ".join(f"Sentence number {i} is here." for i in range(40))
-    parts = windows(text, size=24, stride=12)
-    assert len(parts) > 5
-    assert parts[0].startswith("Sentence number 0 ") and parts[-1].endswith("39 is here.")
-    assert all(len(p.split()) <= 24 for p in parts)
 
 
 def test_maxp_scores_a_chunk_by_its_best_window():
