@@ -15,22 +15,26 @@ from pathlib import Path
 
 import numpy as np
 
+
 class DenseIndex:
     """Vectors with the chunk each belongs to; search returns chunk positions and scores."""
 
     def __init__(self, vectors: np.ndarray, owners: np.ndarray) -> None:
         owners = np.asarray(owners, dtype=np.int64)
-        if len(vectors) != len(owners) or (owners.size and np.any(np.diff(owners) < 0)):
-            raise ValueError("owners must be sorted and give one chunk per vector")
+        steps = np.diff(owners)
+        if (len(vectors) != len(owners)
+                or (owners.size and (owners[0] != 0 or np.any((steps != 0) & (steps != 1))))):
+            raise ValueError("owners must give each vector its chunk position, running "
+                             "0, 1, 2, ... with no gaps (every chunk owns at least one vector)")
         self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         self.owners = owners
         self.n_chunks = int(owners[-1]) + 1 if owners.size else 0
-        self._starts = np.flatnonzero(np.r_[True, np.diff(owners) > 0])
+        self._starts = np.flatnonzero(np.r_[True, steps > 0]) if owners.size else owners
 
     def chunk_scores(self, queries: np.ndarray) -> np.ndarray:
         """(n_queries, n_chunks) best-window cosine scores."""
         sims = np.asarray(queries, dtype=np.float32) @ self.vectors.T
-        if len(self._starts) == len(self.owners):
+        if len(self._starts) == len(self.owners):  # one vector per chunk (or none at all)
             return sims
         return np.maximum.reduceat(sims, self._starts, axis=1)
 
