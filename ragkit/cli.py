@@ -23,7 +23,11 @@ def _add_index_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--overlap", type=int, default=64, help="tokens shared by neighbours")
     parser.add_argument("--contextualizer", default="structural", help="none | structural")
     parser.add_argument("--tokenizer", default="auto", help="BM25 tokenizer (see docs)")
-    parser.add_argument("--embedder", default="minilm", help="minilm | none")
+    parser.add_argument("--embedder", default="auto",
+                        help="auto (offline default: use-multilingual for Hangul text, else "
+                             "minilm) | minilm | use-multilingual (offline, 16 "
+                             "languages) | voyage:MODEL, e.g. voyage:voyage-3.5 | "
+                             "voyage-context:voyage-context-3 (need VOYAGE_API_KEY) | none")
 
 
 def _add_search_options(parser: argparse.ArgumentParser, multiple: bool = False) -> None:

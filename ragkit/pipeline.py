@@ -40,7 +40,7 @@ class IndexConfig:
     overlap: int = 64
     contextualizer: str = "structural"
     tokenizer: str = "auto"
-    embedder: str | None = "minilm"
+    embedder: str | None = "auto"
     window: int = 96
 
 
@@ -65,6 +65,20 @@ class SearchConfig:
 
 def _embed_chunks(embedder, chunks: Sequence[Chunk], window: int, progress: bool
                   ) -> DenseIndex:
+    """Dense vectors: MaxP windows of (context + chunk), or, for an embedder with
+    `embed_documents` (voyage-context-3), one vector per chunk with its document's chunks
+    embedded together (chunks arrive grouped by document, in order)."""
+    if hasattr(embedder, "embed_documents"):
+        documents: list[list[str]] = []
+        for i, chunk in enumerate(chunks):
+            if i == 0 or chunk.doc_id != chunks[i - 1].doc_id:
+                documents.append([])
+            documents[-1].append(f"{chunk.context}\n\n{chunk.text}" if chunk.context
+                                 else chunk.text)
+        vectors = embedder.embed_documents(documents, progress=progress)
+        dim = getattr(embedder, "dim", 0)
+        return DenseIndex(np.concatenate([np.zeros((0, dim), np.float32), *vectors]),
+                          np.arange(len(chunks)))
     texts, owners = [], []
     for position, chunk in enumerate(chunks):
         prefix = f"{chunk.context}\n\n" if chunk.context else ""
