@@ -63,6 +63,15 @@ def test_registry_builds_it_behind_the_cache(tmp_path):
     assert embedder.inner.fingerprint.startswith("use-multilingual-v3:weights.npz:0db566fd")
 
 
+def test_auto_is_minilm_plus_use_and_loads_use_lazily():
+    try:
+        auto = get_embedder("auto", cache=False)
+    except RagkitError as exc:  # MiniLM not installed on this machine
+        pytest.skip(str(exc))
+    assert (auto.dim, auto.name) == (384 + 512, "auto(minilm-l6-v2|use-multilingual-v3)")
+    assert auto._hangul is None
+
+
 class Toy:
     """A fixed-vector embedder: every text maps to the same unit vector; records calls."""
 
@@ -80,7 +89,7 @@ class Toy:
 def test_auto_routes_hangul_to_its_own_block_and_loads_it_only_when_needed():
     from ragkit.embed.routed import ScriptRouted
     latin, hangul, loads = Toy("latin", 2), Toy("hangul", 3), []
-    routed = ScriptRouted(latin, lambda: loads.append(1) or hangul, 3, "hangul")
+    routed = ScriptRouted(latin, lambda: loads.append(1) or hangul, dim=3, name="hangul")
     english = routed.embed(["refund policy", "def f(): pass"])
     assert loads == [] and english.shape == (2, 5)
     np.testing.assert_allclose(english[:, 2:], 0)

@@ -75,8 +75,8 @@ def _auto() -> Embedder:
     from ragkit.embed.minilm import MiniLM
     from ragkit.embed.routed import ScriptRouted
     from ragkit.embed.use_multilingual import USEMultilingual
-    return ScriptRouted(MiniLM(), USEMultilingual, USEMultilingual.dim,
-                        USEMultilingual.fingerprint)
+    return ScriptRouted(MiniLM(), USEMultilingual, dim=USEMultilingual.dim,
+                        name=USEMultilingual.name, fingerprint=USEMultilingual.fingerprint)
 
 
 def _voyage(model: str) -> Embedder:
@@ -117,9 +117,9 @@ def get_embedder(name: str = "auto", *, cache: bool | str | Path = True) -> Embe
 
     Args:
         name: a key of `EMBEDDERS` ("auto", the offline default, routes Hangul text to
-            "use-multilingual" and other text to "minilm"; see `ragkit.embed.routed`) or `PREFIX:MODEL` with a prefix of
-            `EMBEDDER_PREFIXES` ("voyage:voyage-3.5", "voyage-context:voyage-context-3";
-            these need VOYAGE_API_KEY).
+            "use-multilingual" and other text to "minilm"; see `ragkit.embed.routed`) or
+            `PREFIX:MODEL` with a prefix of `EMBEDDER_PREFIXES` ("voyage:voyage-3.5",
+            "voyage-context:voyage-context-3"; these need VOYAGE_API_KEY).
         cache: True wraps it in a `CachedEmbedder` at `default_cache_path()`; a path uses
             that sqlite file instead; False returns the bare embedder.
     Returns:

@@ -31,12 +31,15 @@ HANGUL = re.compile(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7a3]")  # as ragkit.l
 class ScriptRouted:
     """Hangul text → `hangul()`, other text → `latin`, in one block vector (module docstring)."""
 
-    def __init__(self, latin, hangul: Callable[[], object], hangul_dim: int,
-                 hangul_name: str) -> None:
+    def __init__(self, latin, hangul: Callable[[], object], *, dim: int, name: str,
+                 fingerprint: str | None = None) -> None:
+        """`hangul` builds the Hangul model on first use; `dim`, `name` and `fingerprint`
+        describe it without loading it."""
         self.latin, self._make_hangul, self._hangul = latin, hangul, None
-        self.name = f"auto({latin.name}|{hangul_name})"
-        self.fingerprint = f"auto({getattr(latin, 'fingerprint', latin.name)}|{hangul_name})"
-        self.dim = latin.dim + hangul_dim
+        self.name = f"auto({latin.name}|{name})"
+        self.fingerprint = (f"auto({getattr(latin, 'fingerprint', latin.name)}|"
+                            f"{fingerprint or name})")
+        self.dim = latin.dim + dim
         self.max_tokens = latin.max_tokens
 
     @property

@@ -91,8 +91,10 @@ def _call(what: str, fn, **kwargs):
     try:
         return fn(**kwargs)
     except error.AuthenticationError as exc:
-        raise RagkitError(f"{what}: Voyage refused the API key (HTTP {exc.http_status or 401}): "
-                          f"{exc.user_message}; check VOYAGE_API_KEY") from None
+        problem = (f"Voyage refused the API key (HTTP {exc.http_status})" if exc.http_status
+                   else "no usable Voyage API key was read")
+        raise RagkitError(f"{what}: {problem}: {exc.user_message}; check VOYAGE_API_KEY"
+                          f"{'' if exc.http_status else ' and VOYAGE_API_KEY_PATH'}") from None
     except error.RateLimitError as exc:
         raise RagkitError(f"{what}: Voyage rate limit (HTTP 429) after {MAX_RETRIES} attempts: "
                           f"{exc.user_message}; wait and re-run (embedded vectors are "
