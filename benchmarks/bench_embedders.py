@@ -14,9 +14,9 @@ the times are embedding times, not cache reads.
 from __future__ import annotations
 
 import argparse
-from collections import Counter
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd

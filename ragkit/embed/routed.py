@@ -7,10 +7,15 @@ the `auto` BM25 tokenizer. The two models live in separate blocks of one vector
 question is compared only with Hangul chunks and an English one only with the rest; each
 block is L2-normalised, so every row is a unit vector and cosine scores stay in [-1, 1].
 
-Why (benchmarks/bench_embedders.py, shipped data, dev + test): MiniLM is English-only —
-dense Korean Pass@5 45.7, MRR 0.296 — while USE reaches 91.4 and 0.756 there; but USE is
-worse than MiniLM on English lexical (Pass@5 76.7 vs 100), paraphrase (65.2 vs 87.0) and
-code (85.0 vs 92.5) questions. Routing by script keeps the better model for each.
+Why (benchmarks/bench_embedders.py; Pass@5, shipped data dev + test, per question kind):
+MiniLM is English-only — dense Korean 45.7 (MRR 0.296) — while USE reaches 91.4 (0.756),
+and `auto` 94.3 (0.767; hybrid MRR 0.967 vs MiniLM's 0.860), since English chunks no longer
+compete for Korean questions. But USE alone is worse than MiniLM on English lexical (76.7 vs
+100), paraphrase (65.2 vs 87.0) and code (85.0 vs 92.5) questions, and on the cookbook's code
+corpus (dense 64.4 vs 73.3, hybrid 75.9 vs 82.7). USE does rank the shipped English
+"contextual" questions better (dense 83.0 vs 62.3), which is why USE-everywhere edges out
+`auto` in shipped hybrid Pass@5 (91.6 vs 90.2); it loses 6.8 points on the cookbook, so the
+default that holds on both routes by script. On text without Hangul, `auto` is MiniLM.
 
 What it is not: cross-lingual. A Korean question never scores an English chunk above 0
 (and vice versa); use `use-multilingual` alone for that.
