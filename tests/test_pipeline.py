@@ -315,3 +315,20 @@ def test_cookbook_bm25_numbers(cookbook_dir):
         judgments = judge(data.queries, data.documents, pipeline.chunks)
         row = compare(pipeline, data.queries, judgments, {"bm25": SearchConfig("bm25")}).loc["bm25"]
         assert tuple(row[["Pass@5", "Pass@10", "Pass@20"]].round(1)) == numbers, (tokenizer, context)
+
+
+def test_windows_fit_the_embedders_limit_with_the_context_prefix():
+    """A window that fits in chunker tokens but not, with its context, in the embedder's
+    limit is cut again, so the embedder never truncates any part of a chunk."""
+    class Small(HashEmbedder):
+        max_tokens = 30  # word count + 2 must stay ≤ 30
+
+    embedder = Small()
+    long_title = " ".join(f"title{i}" for i in range(20))  # ~20 words of context per window
+    text = " ".join(f"word{i}" for i in range(90)) + "."
+    Pipeline.build([Document("d.md", text, long_title)], IndexConfig(embedder="small"),
+                   progress=False, embedder=embedder)
+    embedded = embedder.calls[0][1]
+    assert max(embedder.token_lengths(embedded)) <= 30
+    covered = {w for t in embedded for w in re.findall(r"word\d+", t)}
+    assert covered == {f"word{i}" for i in range(90)}  # every word still embedded
