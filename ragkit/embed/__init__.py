@@ -79,11 +79,13 @@ def _use_multilingual() -> Embedder:
     return USEMultilingual()
 
 
-def _auto() -> Embedder:
+def _auto(wrap: Callable[[Embedder], Embedder] = lambda e: e) -> Embedder:
+    """MiniLM and USE behind the script router, each wrapped by `wrap` (e.g. its own cache,
+    so `auto` and `minilm` share MiniLM's cached vectors)."""
     from ragkit.embed.minilm import MiniLM
     from ragkit.embed.routed import ScriptRouted
     from ragkit.embed.use_multilingual import USEMultilingual
-    return ScriptRouted(MiniLM(), USEMultilingual, dim=USEMultilingual.dim,
+    return ScriptRouted(wrap(MiniLM()), lambda: wrap(USEMultilingual()), dim=USEMultilingual.dim,
                         name=USEMultilingual.name, fingerprint=USEMultilingual.fingerprint)
 
 
@@ -133,11 +135,16 @@ def get_embedder(name: str = "auto", *, cache: bool | str | Path = True) -> Embe
     Returns:
         An object following the `Embedder` protocol.
     """
-    inner = _build(name)
     if cache is False:
-        return inner
+        return _build(name)
     path = default_cache_path() if cache is True else Path(cache)
-    if hasattr(inner, "embed_documents"):
-        from ragkit.embed.contextual import CachedContextualEmbedder
-        return CachedContextualEmbedder(inner, path)
-    return CachedEmbedder(inner, path)
+
+    def wrap(inner: Embedder) -> Embedder:
+        if hasattr(inner, "embed_documents"):
+            from ragkit.embed.contextual import CachedContextualEmbedder
+            return CachedContextualEmbedder(inner, path)
+        return CachedEmbedder(inner, path)
+
+    if name == "auto":  # cache each routed model on its own, not the router
+        return _auto(wrap)
+    return wrap(_build(name))
