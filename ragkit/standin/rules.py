@@ -4,8 +4,10 @@ from __future__ import annotations
 from ragkit.standin import Rule
 from ragkit.standin import rerank
 from ragkit.standin import contextualize
+from ragkit.standin import judge
 
 RULES: list[Rule] = [
     rerank.rule,  # first: its passages may quote the contextualization tags
     contextualize.rule,
+    judge.rule,
 ]

@@ -1,0 +1,65 @@
+"""Lexical support: does a context contain the words of a sentence? (no model involved)
+
+What it is: the text rules shared by the offline RAGAS approximations
+(`ragkit.answer_metrics.faithfulness_lexical` and friends) and the stand-in's judge verdicts
+(`ragkit.standin.judge`), so both give the same numbers on the same text:
+- `sentences(text)`: split after `.`, `!`, `?`, `。` followed by white space, and at line
+  breaks (a number such as 192.168.50.1 or €0.30 is not split);
+- `content_tokens(text)`: the distinct terms of `ragkit.lexical.auto` (code-aware words
+  without English stopwords; Korean content morphemes) — the retriever's own tokenizer;
+- `coverage(text, context)`: the share of the text's content tokens found in the context;
+  `supported(text, context)` is coverage ≥ `SUPPORT_THRESHOLD` (0.5);
+- `is_noncommittal(answer)`: the answer says it does not know or that the sources are
+  silent (`NONCOMMITTAL` patterns, English and Korean).
+
+What it is not: entailment. Word overlap cannot see negation, swapped numbers or a
+paraphrase, so scores built on it are approximations and are named as such.
+"""
+from __future__ import annotations
+
+import re
+
+from ragkit.lexical import auto
+
+SUPPORT_THRESHOLD = 0.5
+_SPLIT = re.compile(r"(?<=[.!?。])\s+|\n+")
+NONCOMMITTAL = re.compile(
+    r"\b(?:i|we) (?:don't|do not) know\b|\bnot sure\b|\b(?:cannot|can't|unable to) "
+    r"(?:answer|say|tell|find)\b|\bno information\b|\bnot (?:mentioned|stated|reported)\b|"
+    r"\b(?:does|do|did) not (?:mention|state|say|name|give|cover|report)\b|"
+    r"\bhas no (?:report|information|record)|모르|알 수 없|문서에 없|정보가 없|나와 있지 않",
+    re.I)
+
+
+def sentences(text: str) -> list[str]:
+    """The non-empty sentences of `text`, stripped, in order."""
+    return [s.strip() for s in _SPLIT.split(text or "") if s.strip()]
+
+
+def content_tokens(text: str) -> set[str]:
+    """The distinct content terms of `text` (the `auto` tokenizer of ragkit.lexical)."""
+    return set(auto(text or ""))
+
+
+def coverage(text: str, context: str | set[str]) -> float:
+    """Share of `text`'s content tokens present in `context` (text or a token set).
+
+    A text without content tokens (e.g. "Yes.") has coverage 0: nothing in it can be
+    checked, so nothing counts as supported.
+    """
+    words = content_tokens(text)
+    if not words:
+        return 0.0
+    pool = context if isinstance(context, set) else content_tokens(context)
+    return len(words & pool) / len(words)
+
+
+def supported(text: str, context: str | set[str], threshold: float = SUPPORT_THRESHOLD
+              ) -> bool:
+    """True when at least `threshold` of `text`'s content tokens occur in `context`."""
+    return coverage(text, context) >= threshold
+
+
+def is_noncommittal(answer: str) -> bool:
+    """True for an evasive answer ("I don't know", "the manual does not mention it")."""
+    return bool(NONCOMMITTAL.search(answer or ""))
