@@ -1,4 +1,4 @@
-"""Fusing ranked lists from several retrievers into one.
+"""Fusing ranked lists from several retrievers into one, and the one order ragkit ranks by.
 
 - `rrf`: reciprocal rank fusion, score(d) = Σ_r 1 / (k + rank_r(d)), k = 60
   (Cormack, Clarke & Büttcher, SIGIR 2009; the seeds' default).
@@ -8,20 +8,43 @@
   score(d) = Σ_r w_r / rank_r(d) (0.8 dense / 0.2 BM25 there).
 
 A ranking is a list of (id, score) pairs, best first; ranks start at 1. A document missing
-from a list contributes nothing from it. Ties in the fused score keep first-seen order.
+from a list contributes nothing from it.
+
+Tie rule (every final ranking ragkit produces — fusion output, `Pipeline.search` in every
+mode, `runs.read_trec`): score descending, then id descending. Scores are compared rounded
+to single precision and ids as a TREC run spells them (`runs.trec_score`, `runs.escape_id`:
+the id itself unless it holds whitespace or `%`), because that is exactly the order
+trec_eval (and so ir_measures / pytrec_eval) imposes on a run file — `comp_sim_docno`: sim
+desc, then docno desc, with sim a C float. Scores a millionth apart are noise anyway. The
+cookbook's sort key `(score, doc_id, original_index), reverse=True` also breaks ties by id
+descending (it compares the chunk index as a number, so its chunk 10 precedes chunk 9 of one
+document where ids `..._chunk_9` > `..._chunk_10` as text). So a written run scores in
+trec_eval exactly as ragkit scored it, for any ids and scores.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ragkit.runs import escape_id, trec_score
+
 Ranking = list[tuple[str, float]]
+FUSIONS = ("rrf", "weighted", "weighted_rank")
+NORMALIZATIONS = ("minmax", "zscore")
 
 
-def _sorted(scores: dict[str, float], k: int | None) -> Ranking:
-    order = sorted(scores.items(), key=lambda item: -item[1])  # stable: first seen wins ties
-    return order[:k] if k else order
+def tie_key(item: tuple[str, float]) -> tuple[float, str]:
+    """Sort key of the tie rule (use with `reverse=True`): score, then id as a run spells it."""
+    return trec_score(item[1]), escape_id(item[0])
+
+
+def ranked(items: Mapping[str, float] | Iterable[tuple[str, float]],
+           top: int | None = None) -> Ranking:
+    """(id, score) pairs in the tie-rule order, cut to the best `top` when given."""
+    pairs = items.items() if isinstance(items, Mapping) else items
+    order = sorted(((ident, float(score)) for ident, score in pairs), key=tie_key, reverse=True)
+    return order[:top] if top else order
 
 
 def rrf(rankings: Sequence[Ranking], k: int = 60, top: int | None = None) -> Ranking:
@@ -30,7 +53,7 @@ def rrf(rankings: Sequence[Ranking], k: int = 60, top: int | None = None) -> Ran
     for ranking in rankings:
         for rank, (ident, _) in enumerate(ranking, start=1):
             fused[ident] = fused.get(ident, 0.0) + 1.0 / (k + rank)
-    return _sorted(fused, top)
+    return ranked(fused, top)
 
 
 def weighted_rank(rankings: Sequence[Ranking], weights: Sequence[float],
@@ -40,7 +63,7 @@ def weighted_rank(rankings: Sequence[Ranking], weights: Sequence[float],
     for ranking, weight in zip(rankings, weights, strict=True):
         for rank, (ident, _) in enumerate(ranking, start=1):
             fused[ident] = fused.get(ident, 0.0) + weight / rank
-    return _sorted(fused, top)
+    return ranked(fused, top)
 
 
 def normalize(scores: np.ndarray, method: str = "minmax") -> np.ndarray:
@@ -57,7 +80,7 @@ def normalize(scores: np.ndarray, method: str = "minmax") -> np.ndarray:
     if method == "zscore":
         std = scores.std()
         return (scores - scores.mean()) / std if std > 0 else np.zeros_like(scores)
-    raise ValueError(f"unknown normalization '{method}' (known: minmax, zscore)")
+    raise ValueError(f"unknown normalization '{method}' (known: {', '.join(NORMALIZATIONS)})")
 
 
 def weighted_scores(rankings: Sequence[Ranking], weights: Sequence[float],
@@ -72,10 +95,7 @@ def weighted_scores(rankings: Sequence[Ranking], weights: Sequence[float],
         for ident, value in zip((ident for ident, _ in ranking), normed):
             fused.setdefault(ident, 0.0)
             fused[ident] += weight * (float(value) - floor)
-    return _sorted(fused, top)
-
-
-FUSIONS = ("rrf", "weighted", "weighted_rank")
+    return ranked(fused, top)
 
 
 def fuse(rankings: Mapping[str, Ranking], method: str = "rrf",

@@ -1,10 +1,11 @@
 import numpy as np
 import pytest
 
-from ragkit.fusion import fuse, normalize, rrf, weighted_rank, weighted_scores
+from ragkit.fusion import fuse, normalize, ranked, rrf, weighted_rank, weighted_scores
 
 DENSE = [("a", 0.9), ("b", 0.8), ("c", 0.1)]
 SPARSE = [("c", 12.0), ("a", 3.0), ("d", 1.0)]
+WEIGHTS = {"dense": 0.6, "bm25": 0.4}
 
 
 def test_rrf_hand_computed():
@@ -16,8 +17,17 @@ def test_rrf_hand_computed():
     assert [i for i, _ in rrf([DENSE, SPARSE])] == ["a", "c", "b", "d"]
 
 
-def test_rrf_top_cuts_and_ties_keep_first_seen():
-    assert rrf([[("x", 1.0)], [("y", 1.0)]], top=1) == [("x", 1 / 61)]
+def test_ties_break_by_id_descending_in_every_fusion():
+    assert rrf([[("x", 1.0)], [("y", 1.0)]], top=1) == [("y", 1 / 61)]
+    assert [i for i, _ in weighted_rank([[("p", 1.0)], [("q", 1.0)]], [0.5, 0.5])] == ["q", "p"]
+    tied = weighted_scores([[("doc#1", 0.3), ("doc#0", 0.1)], [("doc#10", 9.0), ("x", 1.0)]],
+                           [0.5, 0.5])
+    assert [i for i, _ in tied] == ["doc#10", "doc#1", "x", "doc#0"]
+
+
+def test_ties_compare_ids_as_a_trec_run_spells_them():
+    # raw, " " < "!" would put "a!b" first; written, "a%20b" > "a!b" as trec_eval sees it
+    assert [i for i, _ in ranked({"a!b": 1.0, "a b": 1.0, "a c": 2.0})] == ["a c", "a b", "a!b"]
 
 
 def test_weighted_rank_is_the_cookbook_formula():
