@@ -122,3 +122,33 @@ def test_index_and_search_with_the_local_model(files, tmp_path, monkeypatch):
         rankings = read_trec(run)
         assert rankings["q1"][0][0] == "acme-q2#0", mode
         assert rankings["q2"][0][0] == "refund#0", mode
+
+
+@pytest.mark.parametrize("value, message", [
+    ("0", "argument --k: must be at least 1, got 0"),
+    ("-5", "argument --k: must be at least 1, got -5"),
+    ("two", "argument --k: expected a whole number ≥ 1, got 'two'"),
+])
+def test_non_positive_k_is_refused_by_the_parser(files, tmp_path, capsys, value, message):
+    _, queries = files
+    for argv in (["search", str(tmp_path), "--queries", str(queries), "--out", str(tmp_path / "r")],
+                 ["eval", str(tmp_path)]):
+        with pytest.raises(SystemExit) as exit_:
+            main([*argv, "--k", value])
+        assert exit_.value.code == 2
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
+
+
+def test_mode_and_fusion_choices_come_from_the_package(monkeypatch, capsys):
+    from ragkit import fusion, pipeline
+    from ragkit.cli import build_parser
+    monkeypatch.setattr(fusion, "FUSIONS", (*fusion.FUSIONS, "borda"))
+    monkeypatch.setattr(pipeline, "MODES", ("bm25", "colbert"))
+    args = build_parser().parse_args(["search", "idx", "--queries", "q.jsonl", "--out", "r",
+                                      "--fusion", "borda", "--mode", "colbert"])
+    assert (args.fusion, args.mode) == ("borda", "colbert")
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["eval", "data", "--mode", "hybrid"])
+    err = capsys.readouterr().err
+    assert "invalid choice: 'hybrid'" in err and "colbert" in err
