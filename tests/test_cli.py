@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from ragkit.cli import main
-from ragkit.runs import read_trec
+from ragkit.runs import is_trec_run, read_trec
 
 DOCS = [
     {"id": "acme-q2", "title": "ACME Corp quarterly report, Q2 2023",
@@ -122,6 +122,304 @@ def test_index_and_search_with_the_local_model(files, tmp_path, monkeypatch):
         rankings = read_trec(run)
         assert rankings["q1"][0][0] == "acme-q2#0", mode
         assert rankings["q2"][0][0] == "refund#0", mode
+
+
+# --------------------------------------------------------------------------- evaluating own data
+
+def _lines(path, lines):
+    path.write_text("".join(line + "\n" for line in lines))
+    return path
+
+
+def _run_file(path, rankings):
+    """A TREC run from {qid: [doc, ...]}, scores strictly decreasing (no ties)."""
+    return _lines(path, [f"{qid} Q0 {doc} {rank} {100 - rank} test"
+                         for qid, docs in rankings.items()
+                         for rank, doc in enumerate(docs, start=1)])
+
+
+def _table(out):
+    """The printed summary table as {column: value} of its single row."""
+    lines = out.splitlines()
+    header = lines[1].split()
+    row = lines[2].split()
+    return dict(zip(header, map(float, row[1:])))
+
+
+def test_eval_run_against_trec_qrels_agrees_with_ir_measures(tmp_path, capsys):
+    import ir_measures
+    from ir_measures import RR, R, nDCG
+    rankings = {"q1": ["d3", "d1", "d7", "d2", "d9", "d4", "d5", "d6", "d8", "d10", "d11", "d0"],
+                "q2": ["d5", "d2", "d1", "d8", "d3", "d9", "d0", "d4"],
+                "q3": ["d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d0"]}
+    run = _run_file(tmp_path / "run.trec", rankings)
+    qrels = _lines(tmp_path / "qrels.txt", [
+        "q1 0 d1 1", "q1 0 d2 1", "q1 0 d4 1", "q1 0 d11 1", "q1 0 d3 0",
+        "q2 0 d5 1", "q2 0 d6 1",
+        "q3 0 d0 1"])  # q3's only relevant document sits at rank 11: MRR over the top 10 is 0
+    assert main(["eval", "--run", str(run), "--qrels", str(qrels), "--k", "10"]) == 0
+    mine = _table(capsys.readouterr().out)
+    assert list(mine) == ["Pass@5", "Pass@10", "R@5", "R@10", "MRR", "nDCG@10"]
+    measures = [R @ 5, R @ 10, RR @ 10, nDCG @ 10]
+    theirs = ir_measures.calc_aggregate(measures, ir_measures.read_trec_qrels(str(qrels)),
+                                        ir_measures.read_trec_run(str(run)))
+    assert mine["R@5"] == pytest.approx(theirs[R @ 5], abs=5e-4)
+    assert mine["R@10"] == pytest.approx(theirs[R @ 10], abs=5e-4)
+    assert mine["MRR"] == pytest.approx(theirs[RR @ 10], abs=5e-4)
+    assert mine["nDCG@10"] == pytest.approx(theirs[nDCG @ 10], abs=5e-4)
+    assert mine["Pass@10"] == pytest.approx(100 * theirs[R @ 10], abs=5e-4)
+    # by hand: q1 1/2, q2 1, q3 0
+    assert mine["MRR"] == pytest.approx(0.5, abs=5e-4)
+
+
+def test_eval_run_against_beir_qrels_by_hand_and_k5_drops_longer_cutoffs(tmp_path, capsys):
+    run = _run_file(tmp_path / "run.trec", {"q1": ["d1", "d2", "d3"]})
+    qrels = _lines(tmp_path / "test.tsv", ["query-id\tcorpus-id\tscore",
+                                           "q1\td1\t0", "q1\td2\t1", "q1\td3\t2"])
+    assert main(["eval", "--run", str(run), "--qrels", str(qrels), "--k", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "1 judged queries (0 without results, scored 0)" in out
+    mine = _table(out)
+    assert list(mine) == ["Pass@5", "R@5", "MRR", "nDCG@5"]  # no Pass@20 from a top 5
+    # relevant d2, d3 at ranks 2, 3: DCG = 1/log2(3) + 1/log2(4); ideal = 1 + 1/log2(3)
+    assert mine == pytest.approx({"Pass@5": 100.0, "R@5": 1.0, "MRR": 0.5,
+                                  "nDCG@5": 0.693}, abs=5e-4)
+
+
+def test_eval_run_counts_and_warns_about_unmatched_queries(tmp_path, capsys):
+    run = _run_file(tmp_path / "run.trec", {"q1": ["d1", "d2"], "extra": ["d1"]})
+    qrels = _lines(tmp_path / "qrels.txt", ["q1 0 d2 1", "q3 0 d1 1"])
+    assert main(["eval", "--run", str(run), "--qrels", str(qrels)]) == 0
+    captured = capsys.readouterr()
+    assert "2 judged queries (1 without results, scored 0), 1 run queries without judgments " \
+           "ignored" in captured.out
+    assert _table(captured.out)["MRR"] == pytest.approx(0.25)  # q1: 1/2, q3 (no results): 0
+    warnings = [line for line in captured.err.splitlines() if line.startswith("ragkit: warning")]
+    assert len(warnings) == 2
+    assert "1 queries have no relevant judgment" in warnings[0] and "(extra)" in warnings[0]
+    assert "no results for 1 judged queries" in warnings[1] and "(q3)" in warnings[1]
+
+
+@pytest.mark.parametrize("qrels_lines, message", [
+    (["other 0 d1 1"], "share no query id"),
+    (["q1 0 acme 1"], "retrieves none of the ids judged"),
+])
+def test_eval_run_with_no_overlap_is_an_error(tmp_path, capsys, qrels_lines, message):
+    run = _run_file(tmp_path / "run.trec", {"q1": ["acme#0", "acme#1"]})
+    qrels = _lines(tmp_path / "qrels.txt", qrels_lines)
+    assert main(["eval", "--run", str(run), "--qrels", str(qrels)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ragkit: error: ") and message in err and len(err.splitlines()) == 1
+
+
+def test_eval_run_per_query_csv(tmp_path, capsys):
+    import csv
+    run = _run_file(tmp_path / "mine.trec", {"q1": ["d1", "d2", "d3"], "q2": ["d4", "d5"]})
+    qrels = _lines(tmp_path / "qrels.txt", ["q1 0 d3 1", "q2 0 d9 1"])
+    out = tmp_path / "per_query.csv"
+    assert main(["eval", "--run", str(run), "--qrels", str(qrels), "--k", "10",
+                 "--per-query", str(out)]) == 0
+    rows = list(csv.DictReader(out.open()))
+    assert list(rows[0]) == ["query", "method", "kind", "first_relevant_rank", "Pass@5",
+                             "Pass@10", "R@5", "R@10", "MRR", "nDCG@10"]
+    assert [(r["query"], r["method"], r["kind"], r["first_relevant_rank"]) for r in rows] == [
+        ("q1", "mine", "", "3"), ("q2", "mine", "", "")]
+    assert float(rows[0]["MRR"]) == pytest.approx(1 / 3)
+    assert float(rows[1]["Pass@10"]) == 0.0
+    # ragkit's own CSV may be replaced; a user's file may not
+    assert main(["eval", "--run", str(run), "--qrels", str(qrels), "--per-query", str(out)]) == 0
+    user = _lines(tmp_path / "notes.csv", ["name,value"])
+    assert main(["eval", "--run", str(run), "--qrels", str(qrels), "--per-query", str(user)]) == 2
+    assert "is not a per-query CSV" in capsys.readouterr().err
+    assert user.read_text() == "name,value\n"
+
+
+def test_search_level_doc_lists_each_document_once_at_its_best_chunk(tmp_path, capsys):
+    docs = _jsonl(tmp_path / "docs.jsonl", [
+        {"id": "manual", "text": "Refund requests need a receipt and the refund form.\n\n"
+                                 "A refund is paid back to the card used for the refund.\n\n"
+                                 "Refund refund refund: the refund desk handles refund mail.\n\n"
+                                 "Shipping takes three days within the country."},
+        {"id": "policy", "text": "Returns are accepted within seven days of purchase."},
+        {"id": "faq", "text": "Questions about a refund go to the help desk."}])
+    queries = _jsonl(tmp_path / "q.jsonl", [{"id": "q1", "text": "refund"}])
+    assert main(["index", str(docs), "--out", str(tmp_path / "idx"), "--embedder", "none",
+                 "--contextualizer", "none", "--chunk-size", "16", "--overlap", "0"]) == 0
+    common = ["search", str(tmp_path / "idx"), "--queries", str(queries), "--mode", "bm25"]
+    assert main([*common, "--k", "10", "--out", str(tmp_path / "chunks.trec")]) == 0
+    chunks = read_trec(tmp_path / "chunks.trec")["q1"]
+    # manual#0 and manual#1 tie (same length, two "refund" each): id descending
+    assert [c for c, _ in chunks][:3] == ["manual#2", "manual#1", "manual#0"]
+    assert [c for c, _ in chunks][3] == "faq#0"
+    # the top 2 chunks are both the manual's: filling 2 documents needs a deeper search
+    assert main([*common, "--k", "2", "--level", "doc", "--out", str(tmp_path / "doc.trec")]) == 0
+    assert "top 2 documents" in capsys.readouterr().out
+    assert read_trec(tmp_path / "doc.trec")["q1"] == [("manual", chunks[0][1]),
+                                                      ("faq", chunks[3][1])]
+
+
+def _shipped_dir(root):
+    (root / "corpus").mkdir(parents=True)
+    (root / "golden").mkdir()
+    for doc in DOCS:
+        (root / "corpus" / f"{doc['id']}.md").write_text(
+            f"---\ntitle: {doc['title']}\n---\n{doc['text']}\n")
+    _jsonl(root / "golden" / "en.jsonl", [
+        {"id": "g1", "question": "ACME revenue growth", "split": "test", "kind": "lexical",
+         "golden": [{"doc_id": "acme-q2.md", "span": "Revenue grew 3 %"}]},
+        {"id": "g2", "question": "refund deadline", "split": "test", "kind": "lexical",
+         "golden": [{"doc_id": "refund.md", "span": "within seven days"}]}])
+    return root
+
+
+def test_eval_dataset_k5_and_per_query_ranks(tmp_path, capsys):
+    import csv
+    data = _shipped_dir(tmp_path / "data")
+    out = tmp_path / "rows.csv"
+    assert main(["eval", str(data), "--embedder", "none", "--k", "5",
+                 "--per-query", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split() == ["Pass@5", "R@5", "MRR", "nDCG@5"]
+    rows = list(csv.DictReader(out.open()))
+    assert [(r["query"], r["method"], r["kind"], r["first_relevant_rank"]) for r in rows] == [
+        ("g1", "bm25", "lexical", "1"), ("g2", "bm25", "lexical", "1")]
+
+
+def test_eval_with_an_index_of_other_data_is_an_error(files, tmp_path, capsys):
+    docs, _ = files
+    assert main(["index", str(docs), "--out", str(tmp_path / "idx"), "--embedder", "none"]) == 0
+    data = _shipped_dir(tmp_path / "data")  # its document ids are file names: acme-q2.md, ...
+    assert main(["eval", str(data), "--index", str(tmp_path / "idx")]) == 2
+    assert "index built from other data" in capsys.readouterr().err
+
+
+def test_eval_beir_split_reads_its_qrels_and_warns_about_missing_queries(tmp_path, capsys):
+    _jsonl(tmp_path / "corpus.jsonl", [{"_id": d["id"], "title": d["title"], "text": d["text"]}
+                                       for d in DOCS])
+    _jsonl(tmp_path / "queries.jsonl", [{"_id": "t1", "text": "ACME revenue growth"},
+                                        {"_id": "v1", "text": "refund within seven days"}])
+    (tmp_path / "qrels").mkdir()
+    _lines(tmp_path / "qrels" / "test.tsv", ["query-id\tcorpus-id\tscore", "t1\tacme-q2\t1"])
+    _lines(tmp_path / "qrels" / "dev.tsv", ["v1\trefund\t1", "v2\tacme-q2\t1"])
+    assert main(["eval", str(tmp_path), "--split", "dev", "--embedder", "none"]) == 0
+    captured = capsys.readouterr()
+    assert "1 judged queries, 3 chunks" in captured.out
+    assert _table(captured.out)["MRR"] == 1.0  # v1 finds the refund policy first
+    assert "ragkit: warning: " in captured.err
+    assert "1 judged queries are not in" in captured.err and "(v2)" in captured.err
+    assert main(["eval", str(tmp_path), "--split", "train", "--embedder", "none"]) == 2
+    assert "splits with qrels: dev, test" in capsys.readouterr().err
+
+
+def test_eval_needs_a_dataset_or_a_run_with_qrels(tmp_path, capsys):
+    assert main(["eval"]) == 2
+    assert main(["eval", "--run", str(tmp_path / "r.trec")]) == 2
+    assert "--run and --qrels go together" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["index", "search", "eval", "cookbook"])
+def test_help_shows_every_default(command, capsys):
+    import argparse
+    from ragkit.cli import build_parser
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())  # undo line wrapping
+    shown = [a for a in sub.choices[command]._actions if a.option_strings
+             and a.default not in (None, False, "", argparse.SUPPRESS)]
+    assert shown
+    for action in shown:
+        assert f"(default: {action.default})" in text, action.option_strings
+    if command in ("search", "eval"):
+        assert "--k K results per query (default: 20)" in text
+
+
+def _one_line_error(capsys) -> str:
+    err = capsys.readouterr().err
+    assert err.startswith("ragkit: error: ") and err.count("\n") == 1, err
+    return err
+
+
+def test_out_folder_with_user_files_is_refused_before_any_work(files, tmp_path, capsys):
+    docs, _ = files
+    user = tmp_path / "home"
+    user.mkdir()
+    (user / "thesis.tex").write_text("years of work")
+    # the documents path does not even exist: the refusal comes before reading them
+    assert main(["index", str(tmp_path / "absent.jsonl"), "--out", str(user)]) == 2
+    assert "home: exists and is not a ragkit index; refusing" in _one_line_error(capsys)
+    assert main(["index", str(docs), "--out", str(user), "--embedder", "none"]) == 2
+    assert (user / "thesis.tex").read_text() == "years of work"
+    assert [p.name for p in user.iterdir()] == ["thesis.tex"]
+
+
+def test_out_that_is_a_file_is_refused_and_unchanged(files, tmp_path, capsys):
+    docs, _ = files
+    assert main(["index", str(docs), "--out", str(docs), "--embedder", "none"]) == 2
+    assert "docs.jsonl: exists and is a file, not a ragkit index" in _one_line_error(capsys)
+    assert docs.read_text() == "".join(json.dumps(r) + "\n" for r in DOCS)
+
+
+def test_out_that_is_an_index_is_replaced(files, tmp_path, capsys):
+    docs, _ = files
+    out = str(tmp_path / "idx")
+    assert main(["index", str(docs), "--out", out, "--embedder", "none"]) == 0
+    fewer = _jsonl(tmp_path / "fewer.jsonl", DOCS[:2])
+    assert main(["index", str(fewer), "--out", out, "--embedder", "none"]) == 0
+    assert "indexed 2 documents as 2 chunks" in capsys.readouterr().out
+    rows = (tmp_path / "idx" / "chunks.jsonl").read_text().splitlines()
+    assert [json.loads(r)["id"] for r in rows] == ["acme-q2#0", "globex-q2#0"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "docs.jsonl", "fewer.jsonl", "idx", "q.jsonl"]  # no temporary or old folder left
+
+
+def test_out_under_a_file_is_a_clear_error(files, tmp_path, capsys):
+    docs, _ = files
+    assert main(["index", str(docs), "--out", str(docs / "idx"), "--embedder", "none"]) == 2
+    assert f"cannot write here, {docs} is a file" in _one_line_error(capsys)
+
+
+def test_search_out_replaces_only_a_trec_run(files, tmp_path, capsys):
+    docs, queries = files
+    assert main(["index", str(docs), "--out", str(tmp_path / "idx"), "--embedder", "none"]) == 0
+    capsys.readouterr()  # drop the progress bars of the build
+    notes = tmp_path / "notes.txt"
+    notes.write_text("meeting at 10\n")
+    search = ["search", str(tmp_path / "idx"), "--queries", str(queries), "--mode", "bm25"]
+    assert main([*search, "--out", str(notes)]) == 2
+    assert "notes.txt: exists and is not a TREC run; refusing" in _one_line_error(capsys)
+    assert notes.read_text() == "meeting at 10\n"
+    run = tmp_path / "run.trec"
+    run.write_text("q9 Q0 old#0 1 1.000000 old\n")
+    assert main([*search, "--out", str(run)]) == 0
+    assert set(read_trec(run)) == {"q1", "q2"}
+
+
+def test_corrupt_index_is_one_line_error(files, tmp_path, capsys):
+    docs, queries = files
+    assert main(["index", str(docs), "--out", str(tmp_path / "idx"), "--embedder", "none"]) == 0
+    capsys.readouterr()  # drop the progress bars of the build
+    (tmp_path / "idx" / "index.json").write_text("{not json")
+    assert main(["search", str(tmp_path / "idx"), "--queries", str(queries), "--mode", "bm25",
+                 "--out", str(tmp_path / "run.trec")]) == 2
+    assert "idx/index.json:1: invalid JSON" in _one_line_error(capsys)
+    assert not (tmp_path / "run.trec").exists()
+    assert main(["index", str(docs), "--out", str(tmp_path / "idx"), "--embedder", "none"]) == 2
+    assert "idx: exists and is not a ragkit index" in _one_line_error(capsys)
+
+
+@pytest.mark.parametrize("content, is_run", [
+    (b"", True),
+    (b"q1 Q0 a#0 1 0.5 bm25\n\nq1 Q0 b#0 2 0.25 bm25\n", True),
+    (b"q1 Q0 a#0 1 0.5\n", False),               # 5 fields
+    (b"q1 0 a#0 1\n", False),                     # a qrels line, not a run
+    (b"q1 X a#0 1 0.5 bm25\n", False),
+    (b"\xff\xfe binary", False),
+])
+def test_what_counts_as_a_trec_run(tmp_path, content, is_run):
+    path = tmp_path / "run"
+    path.write_bytes(content)
+    assert is_trec_run(path) is is_run
 
 
 @pytest.mark.parametrize("value, message", [

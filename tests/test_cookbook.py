@@ -1,4 +1,8 @@
-"""Papermill run / sweep / refresh on a tiny notebook (a real kernel, a few seconds each)."""
+"""Papermill run / sweep / refresh on tiny notebooks.
+
+Four notebook executions in all (a real kernel, a few seconds each); every refusal is checked
+before anything executes, so those tests run no kernel.
+"""
 import json
 from pathlib import Path
 
@@ -6,57 +10,162 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from ragkit.cookbook import refresh, run_cookbook, sweep
+from ragkit import cookbook
+from ragkit.cli import main
+from ragkit.cookbook import (MARKER, is_results, parameters_for, parse_value, refresh,
+                             run_cookbook, sweep)
 from ragkit.documents import RagkitError
 
+TABLE = ("import pandas as pd\nfrom ragkit.cookbook import record, record_metrics\n"
+         "record_metrics('table', pd.DataFrame({'Pass@5': [x * 10.0]}, index=['bm25']),"
+         " ('Pass@5',))\nrecord('double', x * 2)")
 
-def _notebook(path, body="record('double', x * 2)"):
+
+def _notebook(path, *cells, params="x = 1"):
+    """A notebook: a `parameters` cell, then `cells` (In [3], [4], ... once papermill
+    has injected its parameters cell as In [2])."""
     nb = new_notebook()
-    params = new_code_cell("x = 1")
-    params.metadata["tags"] = ["parameters"]
-    nb.cells = [params, new_code_cell(
-        "import pandas as pd\nfrom ragkit.cookbook import record, record_metrics\n"
-        "record_metrics('table', pd.DataFrame({'Pass@5': [x * 10.0]}, index=['bm25']),"
-        " ('Pass@5',))\n" + body)]
+    first = new_code_cell(params)
+    first.metadata["tags"] = ["parameters"]
+    nb.cells = [first, *(new_code_cell(source) for source in cells)]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
+    path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, path)
     return path
 
 
-def test_run_writes_executed_notebook_report_and_summary(tmp_path, monkeypatch):
-    (tmp_path / "nb").mkdir()
-    nb = _notebook(tmp_path / "nb" / "01_tiny.ipynb")
+def _results(folder, *files):
+    """A results folder as an earlier run left it."""
+    folder.mkdir()
+    for name in files:
+        (folder / name).write_text("old")
+    (folder / MARKER).write_text(json.dumps({"files": list(files)}))
+    return folder
+
+
+def test_run_parses_values_reports_the_failing_cell_and_exits_2(tmp_path, monkeypatch, capsys):
+    nb = _notebook(tmp_path / "nb" / "01_tiny.ipynb", TABLE,
+                   "assert x < 3, f'x too large: {x!r}'")
     monkeypatch.chdir(tmp_path)  # a relative --out, while the kernel runs in nb/
-    report = run_cookbook("out", notebooks=[str(nb)], parameters={"x": 3})
-    assert report == Path("out") / "report.html"
-    assert "<h3>table</h3>" in report.read_text() and "<td>30</td>" in report.read_text()
-    summary = (tmp_path / "out" / "summary.md").read_text()
-    assert "| 01_tiny.ipynb | ok |" in summary
+    _results(tmp_path / "out", "00_old.ipynb")  # an earlier run's results are replaced
+    code = main(["cookbook", "run", "--notebook", str(nb), "-p", "x=3", "--out", "out"])
+    assert code == 2
+    assert "notebooks failed: 01_tiny.ipynb (see out/summary.md)" in capsys.readouterr().err
+    out = tmp_path / "out"
+    assert sorted(p.name for p in out.iterdir()) == [
+        MARKER, "01_tiny.ipynb", "01_tiny.records.json", "report.html", "summary.md"]
+    assert is_results(out)
+    assert json.loads((out / "01_tiny.records.json").read_text())["double"] == 6  # 3, not "3"
+    summary = (out / "summary.md").read_text()
+    assert "| 01_tiny.ipynb | failed: cell In [4]: AssertionError: x too large: 3 |" in summary
     assert "| bm25 |       30 |" in summary  # 3 significant digits
-    assert json.loads((tmp_path / "out" / "01_tiny.records.json").read_text())["double"] == 6
+    report = (out / "report.html").read_text()
+    assert "<h3>table</h3>" in report and "<td>30</td>" in report
+    assert "failed: cell In [4]: AssertionError: x too large: 3" in report
 
 
-def test_sweep_tabulates_each_point(tmp_path):
-    nb = _notebook(tmp_path / "01_tiny.ipynb")
-    table = sweep(str(nb), tmp_path / "sweep", {"x": ["1", "2"]})
+def test_sweep_runs_every_point_shows_the_error_and_raises(tmp_path):
+    nb = _notebook(tmp_path / "01_tiny.ipynb", TABLE, "record('inverse', 1 / x)")
+    with pytest.raises(RagkitError, match=r"1 of 2 sweep points failed: x=0 \(see .*sweep.md\)"):
+        sweep(str(nb), tmp_path / "sweep", {"x": ["2", "0"]})
     csv = (tmp_path / "sweep" / "sweep.csv").read_text().splitlines()
-    assert csv[0] == "x,bm25 Pass@5,double,error"
-    assert csv[1:] == ["1,10.0,2,", "2,20.0,4,"]
-    assert table.name == "sweep.md"
-
-
-def test_failed_notebook_is_reported_and_raises(tmp_path):
-    nb = _notebook(tmp_path / "01_bad.ipynb", body="raise ValueError('boom')")
-    with pytest.raises(RagkitError, match="notebooks failed: 01_bad.ipynb"):
-        run_cookbook(tmp_path / "out", notebooks=[str(nb)])
-    assert "failed: PapermillExecutionError" in (tmp_path / "out" / "summary.md").read_text()
+    assert csv == ["x,bm25 Pass@5,double,inverse,error",
+                   "2,20.0,4,0.5,",
+                   "0,0.0,0,,cell In [4]: ZeroDivisionError: division by zero"]
+    md = (tmp_path / "sweep" / "sweep.md").read_text()
+    assert "| error " in md.splitlines()[0]
+    assert "cell In [4]: ZeroDivisionError: division by zero |" in md
+    assert is_results(tmp_path / "sweep")
+    assert {"01_tiny__x=2.ipynb", "01_tiny__x=0.ipynb"} <= {
+        p.name for p in (tmp_path / "sweep").iterdir()}
 
 
 def test_refresh_rewrites_in_place_without_run_metadata(tmp_path):
-    nb = _notebook(tmp_path / "01_tiny.ipynb", body="print(x + 1)")
-    refresh([str(nb)])
+    nb = _notebook(tmp_path / "01_tiny.ipynb", "print(x + 1)")
+    assert refresh([str(nb)]) == [nb]
     data = json.loads(nb.read_text())
     assert "papermill" not in data["metadata"]
     assert "".join(data["cells"][1]["outputs"][0]["text"]) == "2\n"
     assert [p.name for p in tmp_path.iterdir()] == ["01_tiny.ipynb"]
+
+
+@pytest.mark.parametrize("text, value", [
+    ("3", 3), ("1.5", 1.5), ("true", True), ("null", None), ("256,512", "256,512"),
+    ("words", "words"), ('"3"', "3"), ("", ""), (7, 7)])
+def test_values_are_read_as_json_else_text(text, value):
+    assert parse_value(text) == value and type(parse_value(text)) is type(value)
+
+
+def test_each_notebook_gets_only_the_parameters_it_declares(tmp_path):
+    a = _notebook(tmp_path / "01_a.ipynb", params="x = 1")
+    b = _notebook(tmp_path / "02_b.ipynb", params="z = 'a'\nk = 20  # results per query")
+    assert parameters_for([a, b], {"x": "3", "z": "abc"}) == {a: {"x": 3}, b: {"z": "abc"}}
+    with pytest.raises(RagkitError, match="01_a.ipynb, 02_b.ipynb: no parameter 'y'; "
+                                          "declared parameters: k, x, z"):
+        parameters_for([a, b], {"x": "3", "y": "1"})
+
+
+def test_undeclared_parameter_is_refused_before_anything_runs(tmp_path, capsys):
+    nb = _notebook(tmp_path / "01_tiny.ipynb", "raise SystemExit('must not run')")
+    assert main(["cookbook", "run", "--notebook", str(nb), "-p", "y=1",
+                 "--out", str(tmp_path / "out")]) == 2
+    assert (f"{nb}: no parameter 'y'; declared parameters: x"
+            in capsys.readouterr().err)
+    with pytest.raises(RagkitError, match="no parameter 'chunk_size'; declared parameters: x"):
+        sweep(str(nb), tmp_path / "sweep", {"chunk_size": ["256", "512"]})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["01_tiny.ipynb"]
+
+
+@pytest.mark.parametrize("make", [lambda p: None, lambda p: p.mkdir()])
+def test_no_notebooks_found_says_where_and_writes_nothing(tmp_path, monkeypatch, make):
+    make(tmp_path / "notebooks")
+    monkeypatch.setattr(cookbook, "NOTEBOOKS", tmp_path / "notebooks")
+    with pytest.raises(RagkitError, match=r"no notebooks found in .*notebooks .*ship with the "
+                                          r"source checkout"):
+        run_cookbook(tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+@pytest.mark.parametrize("setup, message", [
+    (lambda out: out.write_text("my notes"), "exists and is a file"),
+    (lambda out: (out.mkdir(), (out / "thesis.tex").write_text("mine")),
+     "exists and is not a ragkit results folder"),
+    (lambda out: (_results(out, "report.html"), (out / "thesis.tex").write_text("mine")),
+     "exists and is not a ragkit results folder"),
+])
+def test_out_is_refused_unless_empty_or_ragkit_results(tmp_path, capsys, command, setup,
+                                                        message):
+    nb = _notebook(tmp_path / "01_tiny.ipynb", "raise SystemExit('must not run')")
+    out = tmp_path / "out"
+    setup(out)
+    before = sorted(p.name for p in out.iterdir()) if out.is_dir() else out.read_text()
+    assert main(["cookbook", command, "--notebook", str(nb), "-p", "x=1,2",
+                 "--out", str(out)]) == 2
+    assert message in capsys.readouterr().err
+    assert (sorted(p.name for p in out.iterdir()) if out.is_dir() else out.read_text()) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["01_tiny.ipynb", "out"]
+
+
+def test_results_folder_recognised_by_its_marker(tmp_path):
+    assert is_results(_results(tmp_path / "a", "report.html", "summary.md"))
+    _results(tmp_path / "a" / "sweep", "sweep.md")  # a sweep saved inside it is ragkit's too
+    assert is_results(tmp_path / "a")
+    (tmp_path / "a" / "sweep" / "notes.txt").write_text("mine")
+    assert not is_results(tmp_path / "a")
+    assert not is_results(tmp_path)  # no marker
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / MARKER).write_text("not json")
+    assert not is_results(tmp_path / "b")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-p", "x"], "--param expects NAME=VALUE, got 'x'"),
+    (["-p", "=3"], "--param expects NAME=VALUE, got '=3'"),
+    (["-p", "x=1", "--param", "x=2"], "--param x given twice"),
+])
+def test_bad_param_options_exit_2(tmp_path, capsys, args, message):
+    assert main(["cookbook", "run", "--out", str(tmp_path / "out"), *args]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -11,17 +11,20 @@ import pytest
 
 from ragkit import embed
 from ragkit.documents import RagkitError
-from ragkit.embed import CachedEmbedder, Embedder, get_embedder
+from ragkit.embed import CachedEmbedder, Embedder, fingerprint_of, get_embedder
+from ragkit.embed.cache import cache_key
 
 
 class Fake:
     """Vector = normalised first 4 bytes of sha256(input_type + text); records its calls."""
 
-    name, dim, max_tokens = "fake", 4, 16
+    name, dim = "fake", 4
 
-    def __init__(self, fail_after: int | None = None) -> None:
+    def __init__(self, fail_after: int | None = None, fingerprint: str = "weights-v1",
+                 max_tokens: int = 16) -> None:
         self.calls: list[list[str]] = []
         self.fail_after = fail_after
+        self.fingerprint, self.max_tokens = fingerprint, max_tokens
 
     def embed(self, texts: Sequence[str], *, input_type: str = "document",
               progress: bool = False) -> np.ndarray:
@@ -68,6 +71,39 @@ def test_persists_across_instances_and_keys_on_input_type(tmp_path) -> None:
     assert inner.calls == [["x"]]
 
 
+def test_changed_weights_or_truncation_miss_and_the_same_ones_hit(tmp_path) -> None:
+    CachedEmbedder(Fake(), tmp_path / "e.sqlite").embed(["x"])
+    for changed in (Fake(fingerprint="weights-v2"), Fake(max_tokens=8)):
+        CachedEmbedder(changed, tmp_path / "e.sqlite").embed(["x"])
+        assert changed.calls == [["x"]]  # a miss: the changed model embeds the text again
+    same = Fake()
+    CachedEmbedder(same, tmp_path / "e.sqlite").embed(["x"])
+    assert same.calls == []  # a hit: same name, fingerprint and max_tokens
+    with sqlite3.connect(tmp_path / "e.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == 3
+
+
+def test_cache_key_is_the_sha256_of_the_json_list() -> None:
+    payload = '["fake", "weights-v1", 16, "query", "x"]'
+    assert cache_key("fake", "weights-v1", 16, "query", "x") == \
+        hashlib.sha256(payload.encode()).hexdigest()
+
+
+def test_an_embedder_without_fingerprint_is_keyed_by_name(tmp_path) -> None:
+    class Legacy(Fake):  # written before embedders had a fingerprint
+        def __init__(self) -> None:
+            super().__init__()
+            del self.fingerprint
+
+    assert fingerprint_of(Legacy()) == "fake" and fingerprint_of(Fake()) == "weights-v1"
+    cached = CachedEmbedder(Legacy(), tmp_path / "e.sqlite")
+    assert cached.fingerprint == "fake"
+    cached.embed(["x"])
+    hit = Legacy()
+    CachedEmbedder(hit, tmp_path / "e.sqlite").embed(["x"])
+    assert hit.calls == []
+
+
 def test_interrupted_run_keeps_finished_batches(tmp_path) -> None:
     texts = [f"text {i}" for i in range(5)]
     with pytest.raises(KeyboardInterrupt):
@@ -89,7 +125,8 @@ def test_empty_input_and_progress(tmp_path) -> None:
     cached = CachedEmbedder(Fake(), tmp_path / "e.sqlite")
     assert cached.embed([]).shape == (0, 4)
     assert cached.embed(["p q"], progress=True).shape == (1, 4)
-    assert (cached.name, cached.dim, cached.token_lengths(["p q"])) == ("fake", 4, [4])
+    assert (cached.name, cached.dim, cached.max_tokens, cached.fingerprint,
+            cached.token_lengths(["p q"])) == ("fake", 4, 16, "weights-v1", [4])
 
 
 def test_default_cache_path_under_ragkit_home(tmp_path, monkeypatch) -> None:

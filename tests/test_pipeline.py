@@ -5,9 +5,10 @@ import zlib
 import numpy as np
 import pytest
 
+from ragkit import embed
 from ragkit.dense import DenseIndex, top_k, windows
-from ragkit.documents import Document, RagkitError
-from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
+from ragkit.documents import Chunk, Document, RagkitError
+from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig, is_index
 
 
 class HashEmbedder:
@@ -77,7 +78,7 @@ def test_failed_save_leaves_previous_index_untouched(pipeline, tmp_path, monkeyp
     pipeline.save(tmp_path / "idx")
     before = (tmp_path / "idx" / "chunks.jsonl").read_text()
     monkeypatch.setattr(pipeline.bm25, "save", lambda folder: (_ for _ in ()).throw(OSError("disk full")))
-    with pytest.raises(OSError):
+    with pytest.raises(RagkitError, match=r"idx: cannot write a ragkit index \(disk full\)"):
         pipeline.save(tmp_path / "idx")
     assert (tmp_path / "idx" / "chunks.jsonl").read_text() == before
     assert [p.name for p in tmp_path.iterdir()] == ["idx"]
@@ -91,6 +92,190 @@ def test_index_from_another_version_is_refused(pipeline, tmp_path):
         Pipeline.load(tmp_path / "idx")
     with pytest.raises(RagkitError, match="not a ragkit index"):
         Pipeline.load(tmp_path)
+
+
+# ---------------------------------------------------------------------- lossless save / load
+
+class FingerprintedEmbedder(HashEmbedder):
+    """HashEmbedder with explicit weights: another fingerprint means other vectors."""
+
+    def __init__(self, fingerprint="weights-v1", dim=64):
+        super().__init__()
+        self.fingerprint, self.dim = fingerprint, dim
+
+
+def saved(pipeline, tmp_path):
+    return pipeline.save(tmp_path / "idx")
+
+
+def manifest(folder):
+    return json.loads((folder / "index.json").read_text())
+
+
+def rewrite_rows(folder, edit):
+    path = folder / "chunks.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    path.write_text("".join(json.dumps(r) + "\n" for r in edit(rows)))
+
+
+def test_chunk_metadata_survives_save_and_load(tmp_path):
+    chunks = [Chunk("acme-q2.md#0", "acme-q2.md", DOCS[0].text, start=0, end=len(DOCS[0].text),
+                    metadata={"page": 3, "tags": ["finance", "ACME"], "score": 0.5}),
+              Chunk("refund.md#0", "refund.md", DOCS[2].text)]
+    built = Pipeline.build(DOCS, IndexConfig(embedder=None), chunks=chunks, progress=False)
+    loaded = Pipeline.load(saved(built, tmp_path))
+    assert loaded.chunks == built.chunks
+    assert loaded.chunks[0].metadata == {"page": 3, "tags": ["finance", "ACME"], "score": 0.5}
+    assert loaded.chunks[1].metadata == {}
+
+
+def test_index_json_records_the_embedder_actually_used(tmp_path):
+    custom = Pipeline.build(DOCS, IndexConfig(embedder="mine"), progress=False,
+                            embedder=FingerprintedEmbedder())
+    assert manifest(saved(custom, tmp_path))["embedder"] == {
+        "name": "hash-test", "dim": 64, "max_tokens": 256, "fingerprint": "weights-v1"}
+    bare = Pipeline.build(DOCS, IndexConfig(embedder=None), progress=False)
+    assert manifest(bare.save(tmp_path / "bare"))["embedder"] is None
+
+
+def test_custom_embedder_index_needs_that_embedder_for_dense_search(pipeline, tmp_path):
+    folder = saved(pipeline, tmp_path)  # built with HashEmbedder, which has no fingerprint
+    assert manifest(folder)["embedder"]["fingerprint"] == "hash-test"  # falls back to name
+    loaded = Pipeline.load(folder)
+    (ranking,) = loaded.search(["refund within seven days"], 1, SearchConfig("bm25"))
+    assert ranking[0][0] == "refund.md#0"  # BM25 needs no embedder
+    with pytest.raises(RagkitError, match=r"built with the in-code embedder 'hash-test' "
+                                          r"\(dim 64, fingerprint hash-test\).*embedder=\.\.\."):
+        loaded.search(["refund"], 1, SearchConfig("dense"))
+
+
+@pytest.mark.parametrize("other, message", [
+    (FingerprintedEmbedder("weights-v2"), "fingerprint weights-v2"),
+    (FingerprintedEmbedder("weights-v1", dim=32), "dim 32"),
+])
+def test_loading_with_another_embedder_is_refused(tmp_path, other, message):
+    built = Pipeline.build(DOCS, IndexConfig(embedder="mine"), progress=False,
+                           embedder=FingerprintedEmbedder())
+    folder = saved(built, tmp_path)
+    with pytest.raises(RagkitError, match=r"built with embedder 'hash-test' \(dim 64, "
+                                          r"fingerprint weights-v1\), not .*" + message):
+        Pipeline.load(folder, embedder=other)
+    assert Pipeline.load(folder, embedder=FingerprintedEmbedder()).dense is not None
+
+
+def test_registered_embedder_is_checked_against_the_record(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    built = Pipeline.build(DOCS, IndexConfig(embedder="mine"), progress=False,
+                           embedder=FingerprintedEmbedder())
+    folder = saved(built, tmp_path)
+    query = ["refund within seven days"]
+    monkeypatch.setitem(embed.EMBEDDERS, "mine", lambda: FingerprintedEmbedder("retrained"))
+    with pytest.raises(RagkitError, match="fingerprint weights-v1.*fingerprint retrained"):
+        Pipeline.load(folder).search(query, 1, SearchConfig("dense"))
+    monkeypatch.setitem(embed.EMBEDDERS, "mine", FingerprintedEmbedder)
+    assert Pipeline.load(folder).search(query, 3, SearchConfig("dense")) == \
+        built.search(query, 3, SearchConfig("dense"))
+
+
+def test_index_written_before_embedder_and_metadata_were_recorded_loads(pipeline, tmp_path):
+    folder = saved(pipeline, tmp_path)
+    old = {k: v for k, v in manifest(folder).items() if k != "embedder"}
+    (folder / "index.json").write_text(json.dumps(old))
+    rewrite_rows(folder, lambda rows: [{k: v for k, v in r.items() if k != "metadata"}
+                                       for r in rows])
+    loaded = Pipeline.load(folder, embedder=HashEmbedder())
+    assert loaded.embedder_record is None and loaded.chunks[0].metadata == {}
+    query = ["refund within seven days"]
+    assert loaded.search(query, 3) == pipeline.search(query, 3)
+    with pytest.raises(RagkitError, match="gives 32-d vectors, but this index holds 64-d"):
+        Pipeline.load(folder, embedder=FingerprintedEmbedder(dim=32))
+    assert "embedder" not in manifest(loaded.save(tmp_path / "again"))  # unknown stays unknown
+
+
+def test_corrupt_index_json_names_file_and_line(pipeline, tmp_path):
+    folder = saved(pipeline, tmp_path)
+    (folder / "index.json").write_text('{\n  "format": "ragkit-index",\n  "version": 1,,\n}')
+    with pytest.raises(RagkitError, match=r"idx/index.json:3: invalid JSON \(Expecting"):
+        Pipeline.load(folder)
+    assert not is_index(folder)
+    (folder / "index.json").unlink()
+    with pytest.raises(RagkitError, match=r"idx: not a ragkit index \(no index.json\)"):
+        Pipeline.load(folder)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda rows: [rows[0], {k: v for k, v in rows[1].items() if k != "text"}, rows[2]],
+     r"chunks.jsonl:2: field 'text': missing"),
+    (lambda rows: [rows[0], rows[1], dict(rows[2], start="0")],
+     r"chunks.jsonl:3: field 'start': expected int, got str"),
+    (lambda rows: [dict(rows[0], metadata=[1]), *rows[1:]],
+     r"chunks.jsonl:1: field 'metadata': expected dict, got list"),
+    (lambda rows: rows[:2], r"chunks.jsonl: 2 chunks, but index.json field 'chunks' says 3"),
+])
+def test_bad_chunk_rows_name_file_line_and_field(pipeline, tmp_path, edit, message):
+    folder = saved(pipeline, tmp_path)
+    rewrite_rows(folder, edit)
+    with pytest.raises(RagkitError, match=message):
+        Pipeline.load(folder)
+
+
+def test_chunks_that_are_not_json_or_absent(pipeline, tmp_path):
+    folder = saved(pipeline, tmp_path)
+    path = folder / "chunks.jsonl"
+    path.write_text(path.read_text() + '{"id": "x", "doc_id"\n')
+    with pytest.raises(RagkitError, match=r"chunks.jsonl:4: invalid JSON"):
+        Pipeline.load(folder)
+    path.unlink()
+    with pytest.raises(RagkitError, match=r"chunks.jsonl: missing"):
+        Pipeline.load(folder)
+
+
+def test_chunk_count_must_match_bm25(pipeline, tmp_path):
+    folder = saved(pipeline, tmp_path)
+    rewrite_rows(folder, lambda rows: rows[:2])
+    (folder / "index.json").write_text(json.dumps(dict(manifest(folder), chunks=2)))
+    with pytest.raises(RagkitError, match=r"bm25.json: field 'n_docs': 3 documents, but the "
+                                          r"index has 2 chunks"):
+        Pipeline.load(folder)
+
+
+@pytest.mark.parametrize("vectors, owners, message", [
+    (np.zeros((3, 64), np.float32), np.array([0, 1]), r"dense_owners.npy: 2 rows, but "
+                                                       r"dense_vectors.npy has 3"),
+    (np.zeros((3, 64), np.float32), np.array([0, 1, 3]), r"owners must be sorted chunk "
+                                                          r"positions 0..2 \(found 0..3\)"),
+    (np.zeros((3, 32), np.float32), np.array([0, 1, 2]), r"dense_vectors.npy: vectors are "
+                                                          r"32-d, but .* records dim 64"),
+])
+def test_dense_files_are_checked_against_the_chunks(pipeline, tmp_path, vectors, owners,
+                                                    message):
+    folder = saved(pipeline, tmp_path)
+    np.save(folder / "dense_vectors.npy", vectors)
+    np.save(folder / "dense_owners.npy", owners)
+    with pytest.raises(RagkitError, match=message):
+        Pipeline.load(folder, embedder=HashEmbedder())
+
+
+def test_missing_dense_vectors_are_reported(pipeline, tmp_path):
+    folder = saved(pipeline, tmp_path)
+    (folder / "dense_vectors.npy").unlink()
+    with pytest.raises(RagkitError, match=r"dense_vectors.npy: missing"):
+        Pipeline.load(folder)
+    (folder / "dense_owners.npy").unlink()
+    with pytest.raises(RagkitError, match=r"dense_vectors.npy: missing, but index.json names "
+                                          r"embedder 'hash-test'"):
+        Pipeline.load(folder)
+
+
+def test_save_refuses_a_folder_that_is_not_an_index(pipeline, tmp_path):
+    user = tmp_path / "work"
+    user.mkdir()
+    (user / "notes.md").write_text("mine")
+    with pytest.raises(RagkitError, match=r"work: exists and is not a ragkit index; refusing"):
+        pipeline.save(user)
+    assert [p.name for p in user.iterdir()] == ["notes.md"]
+    assert not is_index(user) and not is_index(user / "notes.md")
+    assert is_index(pipeline.save(tmp_path / "idx"))
 
 
 def test_bm25_only_index_refuses_dense_search():

@@ -5,9 +5,13 @@ its document — company, period, section — to both the embedded text and the 
 
 - `none`: no context (the baseline);
 - `structural`: a deterministic context from the document's own structure (title,
-  metadata, heading path, enclosing code symbols, opening line). Offline and free.
+  metadata, heading path, enclosing code symbols, opening line). Offline and free;
+- `claude`: Claude writes each context with Anthropic's published prompt, the document
+  prompt-cached (`ragkit.contextualize.claude`); offline, the stand-in answers.
 
 A contextualizer maps (document, its chunks) to the same chunks with `context` filled in.
+One may also offer `many(pairs, progress)` to see every document of a build at once (the
+claude one does, for its progress bar and its per-run report).
 """
 from __future__ import annotations
 
@@ -28,13 +32,23 @@ def _structural(doc: Document, chunks: Sequence[Chunk]) -> list[Chunk]:
     return [replace(chunk, context=structural_context(doc, chunk)) for chunk in chunks]
 
 
+def _claude(model: str | None = None, prompt: str | None = None) -> Contextualizer:
+    from ragkit.contextualize.claude import ClaudeContextualizer  # imports the SDK: on demand
+    return ClaudeContextualizer(model=model, prompt=prompt)
+
+
 CONTEXTUALIZERS: dict[str, Contextualizer] = {"none": _none, "structural": _structural}
+FACTORIES = {"claude": _claude}  # contextualizers that take options (model, prompt)
 
 
-def get_contextualizer(name: str) -> Contextualizer:
-    """The contextualizer registered under `name`."""
+def get_contextualizer(name: str, model: str | None = None,
+                       prompt: str | None = None) -> Contextualizer:
+    """The contextualizer registered under `name`; `model` and `prompt` are for `claude`."""
+    if name in FACTORIES:
+        return FACTORIES[name](model=model, prompt=prompt)
     try:
         return CONTEXTUALIZERS[name]
     except KeyError:
+        known = [*CONTEXTUALIZERS, *FACTORIES]
         raise RagkitError(f"unknown contextualizer '{name}' "
-                          f"(known: {', '.join(CONTEXTUALIZERS)})") from None
+                          f"(known: {', '.join(known)})") from None

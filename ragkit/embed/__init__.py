@@ -8,7 +8,9 @@ What it is not: an index. Top-k search over the vectors, and MaxP scoring of lon
 into windows, live in `ragkit.dense`.
 
 Limits: an embedder truncates at `max_tokens` word-pieces; use `token_lengths()` to size
-windows below it.
+windows below it. `fingerprint` identifies the exact weights; an embedder without that
+attribute (written before it existed) is identified by its `name` alone — see
+`fingerprint_of` — so changing its weights under the same name is not detected.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ import numpy as np
 from ragkit.documents import RagkitError
 from ragkit.embed.cache import CachedEmbedder, default_cache_path
 
-__all__ = ["Embedder", "CachedEmbedder", "EMBEDDERS", "get_embedder", "default_cache_path"]
+__all__ = ["Embedder", "CachedEmbedder", "EMBEDDERS", "get_embedder", "default_cache_path",
+           "fingerprint_of"]
 
 
 @runtime_checkable
@@ -30,6 +33,7 @@ class Embedder(Protocol):
     name: str  # stable id used in cache keys, e.g. "minilm-l6-v2"
     dim: int
     max_tokens: int  # longer inputs are truncated
+    fingerprint: str  # identifies the exact weights, e.g. the sha256 of the weights file
 
     def embed(self, texts: Sequence[str], *, input_type: str = "document",
               progress: bool = False) -> np.ndarray:
@@ -39,6 +43,11 @@ class Embedder(Protocol):
     def token_lengths(self, texts: Sequence[str]) -> list[int]:
         """Tokens per text, special tokens included, before truncation."""
         ...
+
+
+def fingerprint_of(embedder: Embedder) -> str:
+    """`embedder.fingerprint`, or its `name` for an embedder that has no fingerprint."""
+    return getattr(embedder, "fingerprint", None) or embedder.name
 
 
 def _minilm() -> Embedder:

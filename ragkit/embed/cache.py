@@ -1,7 +1,8 @@
 """An on-disk cache in front of any embedder, so each text is embedded once.
 
 What it is: `CachedEmbedder(inner, path)` has the `Embedder` interface. It keys each vector
-by sha256 of (inner.name, input_type, text), stores it in a sqlite file (WAL mode), sends
+by sha256 of (inner.name, fingerprint, max_tokens, input_type, text) — so new weights or a
+new truncation rule never serve a stale vector — stores it in a sqlite file (WAL mode), sends
 only the texts it has not seen to the inner model, and commits after every batch, so an
 interrupted `ragkit index` resumes where it stopped.
 
@@ -37,16 +38,20 @@ def default_cache_path() -> Path:
     return ragkit_home() / "cache" / "embeddings.sqlite"
 
 
-def cache_key(name: str, input_type: str, text: str) -> str:
-    return hashlib.sha256(json.dumps([name, input_type, text]).encode()).hexdigest()
+def cache_key(name: str, fingerprint: str, max_tokens: int, input_type: str, text: str) -> str:
+    """sha256 of the JSON list [name, fingerprint, max_tokens, input_type, text]."""
+    payload = json.dumps([name, fingerprint, max_tokens, input_type, text])
+    return hashlib.sha256(payload.encode()).hexdigest()
 
 
 class CachedEmbedder:
     """Wrap `inner` with a sqlite cache at `path` (see module docstring)."""
 
     def __init__(self, inner: Embedder, path: Path | None = None, batch_size: int = BATCH) -> None:
+        from ragkit.embed import fingerprint_of
         self.inner = inner
         self.name, self.dim, self.max_tokens = inner.name, inner.dim, inner.max_tokens
+        self.fingerprint = fingerprint_of(inner)
         self.path = Path(path) if path is not None else default_cache_path()
         self.batch_size = batch_size
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -59,7 +64,8 @@ class CachedEmbedder:
     def embed(self, texts: Sequence[str], *, input_type: str = "document",
               progress: bool = False) -> np.ndarray:
         """Vectors for `texts` in input order; only unseen texts reach the inner embedder."""
-        keys = [cache_key(self.name, input_type, t) for t in texts]
+        keys = [cache_key(self.name, self.fingerprint, self.max_tokens, input_type, t)
+                for t in texts]
         with closing(self._connect()) as db:
             found = self._lookup(db, set(keys))
             todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in found}  # dedupes

@@ -48,6 +48,9 @@ class MiniLM:
     name = "minilm-l6-v2"
     dim = 384
     max_tokens = MAX_TOKENS
+    # The pinned sha256 of model.safetensors: `models.verify` checks the file against it on
+    # every load, so it is the hash of the weights actually used (no re-hashing here).
+    fingerprint = models.MODEL_FILES["model.safetensors"]
 
     def __init__(self, folder: Path | None = None, threads: int | None = None) -> None:
         self.folder = folder = models.verify(folder)

@@ -1,0 +1,170 @@
+"""A persistent cache in front of every paid call, so no request is ever paid for twice.
+
+What it is: `CallCache(path)` is one sqlite table (`calls`). The key of a call is the sha256
+of the canonical JSON (sorted keys, no whitespace, UTF-8) of `{"endpoint", "backend", and
+every request parameter}` — model, system, messages, tools, tool_choice, temperature, … — so
+a different prompt, model or setting is a different call (`request_key`). The value is the
+reply JSON, its token usage, whether it was priced (a stand-in reply is not), when it was
+stored, and how often it has been served since. Each entry is committed the moment its
+reply arrives, in its own transaction: a crash loses at most the calls in flight, and the
+next run resumes without repeating one. Default location: `$RAGKIT_HOME/cache/calls.sqlite`,
+beside the embedding cache.
+
+`backend` is where the reply came from (the offline stand-in, or the API's base URL), so a
+stand-in reply never answers for the real API.
+
+What it is not: a semantic cache (no fuzzy matching) nor an expiring one; `ragkit cache
+clear [--model M]` empties it. Safe across threads of one process (one lock); across
+processes sqlite's own locking applies.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragkit.atomic import check_target
+from ragkit.documents import RagkitError
+from ragkit.models import ragkit_home
+from ragkit.pricing import PRICES, Usage, cost
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_SCHEMA = """CREATE TABLE IF NOT EXISTS calls (
+    key TEXT PRIMARY KEY, endpoint TEXT NOT NULL, model TEXT NOT NULL, reply TEXT NOT NULL,
+    input INTEGER NOT NULL, output INTEGER NOT NULL, cache_write INTEGER NOT NULL,
+    cache_read INTEGER NOT NULL, priced INTEGER NOT NULL, created REAL NOT NULL,
+    hits INTEGER NOT NULL DEFAULT 0)"""
+
+
+def default_cache_path() -> Path:
+    return ragkit_home() / "cache" / "calls.sqlite"
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, no whitespace, non-ASCII kept: one text per value."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def request_key(endpoint: str, backend: str, params: dict[str, Any]) -> str:
+    """sha256 of the canonical JSON of the endpoint, backend and every request parameter."""
+    if not params.get("model"):
+        raise RagkitError(f"{endpoint}: a paid call needs a model")
+    body = {"endpoint": endpoint, "backend": backend, **params}
+    return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A stored reply: its JSON, its usage, and whether its usage was priced."""
+
+    reply: Any
+    usage: Usage
+    priced: bool
+
+
+@dataclass(frozen=True)
+class ModelStats:
+    """What the cache holds for one (model, endpoint): calls made, hits, tokens, dollars."""
+
+    model: str
+    endpoint: str
+    misses: int  # replies stored = requests that were sent
+    hits: int  # requests answered from the cache instead
+    spent: Usage  # tokens of the stored replies
+    saved: Usage  # tokens the hits would have cost again
+    dollars_spent: float | None  # None: no price (stand-in replies, unknown model)
+    dollars_saved: float | None
+
+
+def _is_cache_file(path: Path) -> bool:
+    with open(path, "rb") as handle:
+        head = handle.read(len(_SQLITE_MAGIC))
+    return head in (b"", _SQLITE_MAGIC)
+
+
+class CallCache:
+    """The paid-call cache at `path` (default `default_cache_path()`); see module docstring."""
+
+    def __init__(self, path: Path | str | None = None) -> None:
+        self.path = Path(path) if path is not None else default_cache_path()
+        check_target(self.path, _is_cache_file, "a ragkit call cache (sqlite)", folder=False)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            with self._db:
+                self._db.execute(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise RagkitError(f"{self.path}: not a usable call cache ({exc})") from None
+
+    def close(self) -> None:
+        self._db.close()
+
+    def get(self, key: str) -> Entry | None:
+        """The stored entry for `key` (counted as a hit), or None."""
+        with self._lock:
+            row = self._db.execute("SELECT reply, input, output, cache_write, cache_read, "
+                                   "priced FROM calls WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                return None
+            with self._db:
+                self._db.execute("UPDATE calls SET hits = hits + 1 WHERE key = ?", (key,))
+        return Entry(json.loads(row[0]), Usage(*row[1:5]), bool(row[5]))
+
+    def put(self, key: str, endpoint: str, model: str, reply: Any, usage: Usage,
+            priced: bool) -> None:
+        """Store one reply now (its own committed transaction)."""
+        with self._lock, self._db:
+            self._db.execute(
+                "INSERT OR REPLACE INTO calls (key, endpoint, model, reply, input, output, "
+                "cache_write, cache_read, priced, created, hits) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
+                (key, endpoint, model, canonical_json(reply), usage.input, usage.output,
+                 usage.cache_write, usage.cache_read, int(priced), time.time()))
+
+    def stats(self) -> list[ModelStats]:
+        """One row per (model, endpoint), sorted by model."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT model, endpoint, COUNT(*), SUM(hits), SUM(input), SUM(output), "
+                "SUM(cache_write), SUM(cache_read), SUM(hits * input), SUM(hits * output), "
+                "SUM(hits * cache_write), SUM(hits * cache_read), MIN(priced) "
+                "FROM calls GROUP BY model, endpoint ORDER BY model, endpoint").fetchall()
+        out = []
+        for model, endpoint, n, hits, *tokens, priced in rows:
+            spent, saved = Usage(*tokens[:4]), Usage(*tokens[4:])
+            known = bool(priced) and model in PRICES
+            out.append(ModelStats(model, endpoint, n, hits, spent, saved,
+                                  cost(spent, model) if known else None,
+                                  cost(saved, model) if known else None))
+        return out
+
+    def clear(self, model: str | None = None) -> int:
+        """Delete every entry (or those of `model`); returns how many were deleted."""
+        with self._lock, self._db:
+            if model is None:
+                return self._db.execute("DELETE FROM calls").rowcount
+            return self._db.execute("DELETE FROM calls WHERE model = ?", (model,)).rowcount
+
+
+def format_stats(stats: list[ModelStats]) -> str:
+    """The `ragkit cache stats` table: one line per model and endpoint."""
+    if not stats:
+        return "the call cache is empty"
+    lines = [f"{'model':<26} {'endpoint':<26} {'misses':>6} {'hits':>6} {'tokens in':>10} "
+             f"{'out':>8} {'write':>8} {'read':>9} {'spent $':>9} {'saved $':>9}"]
+    for s in stats:
+        money = [f"{v:9.4f}" if v is not None else f"{'no cost':>9}"
+                 for v in (s.dollars_spent, s.dollars_saved)]
+        lines.append(f"{s.model:<26} {s.endpoint:<26} {s.misses:>6} {s.hits:>6} "
+                     f"{s.spent.input:>10} {s.spent.output:>8} {s.spent.cache_write:>8} "
+                     f"{s.spent.cache_read:>9} {money[0]} {money[1]}")
+    if any(s.dollars_spent is None for s in stats):
+        lines.append("no cost: replies of the offline stand-in (or a model without a price row)")
+    return "\n".join(lines)

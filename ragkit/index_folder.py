@@ -1,0 +1,239 @@
+"""The index folder on disk: what `Pipeline.save` writes and `Pipeline.load` reads and checks.
+
+Layout of a folder:
+- `index.json` — `{"format": "ragkit-index", "version": 1, "config": {...}, "chunks": N,
+  "embedder": {"name", "dim", "max_tokens", "fingerprint"} | null}`; `embedder` describes
+  the model that made the dense vectors (null for a BM25-only index; absent in indexes
+  written before it was recorded, which still load).
+- `chunks.jsonl` — one chunk per line: `{"id", "doc_id", "text", "context", "start", "end",
+  "metadata"}` (`metadata` absent → `{}`, so older indexes load).
+- `bm25/` — `BM25.save`; `dense_vectors.npy` + `dense_owners.npy` — `DenseIndex`, when built
+  with an embedder.
+
+What it is: the writer (through `ragkit.atomic.replace_folder`, so an existing index is
+replaced crash-safely and a folder that is not an index is never touched) and a reader that
+checks every part against the others — chunk count, BM25 documents, vector rows, owners and
+width — so a damaged or mixed-up folder is a clear RagkitError naming the file, line and
+field, never a traceback or silently wrong results.
+
+What it is not: a database; the whole index is read into memory.
+"""
+from __future__ import annotations
+
+import json
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragkit.atomic import replace_folder
+from ragkit.dense import DenseIndex
+from ragkit.documents import Chunk, RagkitError, where
+from ragkit.lexical import BM25
+
+FORMAT = "ragkit-index"
+FORMAT_VERSION = 1
+WHAT = "a ragkit index"
+# chunks.jsonl field -> (type, default); a default of None marks a required field.
+_CHUNK_FIELDS: dict[str, tuple[type, Any]] = {
+    "id": (str, None), "doc_id": (str, None), "text": (str, None), "context": (str, ""),
+    "start": (int, 0), "end": (int, 0), "metadata": (dict, {}),
+}
+
+
+def is_index(path: Path | str) -> bool:
+    """True when `path` holds an `index.json` that parses with `"format": "ragkit-index"`."""
+    try:
+        manifest = json.loads((Path(path) / "index.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(manifest, dict) and manifest.get("format") == FORMAT
+
+
+def embedder_record(embedder) -> dict[str, Any]:
+    """What `index.json` records of the embedder that made the vectors."""
+    from ragkit.embed import fingerprint_of
+    return {"name": embedder.name, "dim": int(embedder.dim),
+            "max_tokens": int(embedder.max_tokens), "fingerprint": fingerprint_of(embedder)}
+
+
+def describe(record: dict[str, Any]) -> str:
+    """`'name' (dim D, fingerprint F)` for error messages."""
+    return f"{record['name']!r} (dim {record['dim']}, fingerprint {record['fingerprint']})"
+
+
+def check_embedder(embedder, record: dict[str, Any] | None, dense: DenseIndex | None) -> None:
+    """Refuse an embedder that is not the one the index was built with.
+
+    With a record, name, dim and fingerprint must match it (max_tokens is recorded for
+    reference only); without one (an older index) the dim must match the vectors' width.
+    """
+    if record is None:
+        if dense is not None and embedder.dim != dense.vectors.shape[1]:
+            raise RagkitError(f"embedder {embedder.name!r} gives {embedder.dim}-d vectors, but "
+                              f"this index holds {dense.vectors.shape[1]}-d ones; pass the "
+                              f"embedder it was built with")
+        return
+    given = embedder_record(embedder)
+    if any(given[key] != record[key] for key in ("name", "dim", "fingerprint")):
+        raise RagkitError(f"this index was built with embedder {describe(record)}, not "
+                          f"{describe(given)}; pass that one: Pipeline.load(folder, "
+                          f"embedder=...), or search with mode 'bm25'")
+
+
+# ---------------------------------------------------------------------------- write
+
+def write_index(folder: Path | str, manifest: dict[str, Any], chunks: Sequence[Chunk],
+                bm25: BM25, dense: DenseIndex | None) -> Path:
+    """Write a complete index folder, replacing an existing index at `folder` atomically."""
+    folder = Path(folder)
+    with replace_folder(folder, is_index, WHAT) as tmp:
+        with (tmp / "chunks.jsonl").open("w", encoding="utf-8") as out:
+            for chunk in chunks:
+                out.write(_chunk_line(chunk) + "\n")
+        bm25.save(tmp / "bm25")
+        if dense is not None:
+            dense.save(tmp)
+        manifest = {"format": FORMAT, "version": FORMAT_VERSION, **manifest,
+                    "chunks": len(chunks)}
+        (tmp / "index.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    return folder
+
+
+def _chunk_line(c: Chunk) -> str:
+    row = {"id": c.id, "doc_id": c.doc_id, "text": c.text, "context": c.context,
+           "start": c.start, "end": c.end, "metadata": c.metadata}
+    try:
+        return json.dumps(row, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise RagkitError(f"chunk {c.id!r}: field 'metadata' cannot be saved as JSON "
+                          f"({exc})") from None
+
+
+# ---------------------------------------------------------------------------- read
+
+def read_manifest(folder: Path) -> dict[str, Any]:
+    """index.json as a dict, its format, version, chunk count and embedder record checked."""
+    path = folder / "index.json"
+    if not path.is_file():
+        raise RagkitError(f"{folder}: not a ragkit index (no index.json)")
+    manifest = _read_json(path)
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise RagkitError(f"{where(path, None, 'format')}: not a ragkit index "
+                          f"(expected \"format\": \"{FORMAT}\")")
+    if manifest.get("version") != FORMAT_VERSION:
+        raise RagkitError(f"{where(path, None, 'version')}: index format "
+                          f"{manifest.get('version')!r}, this ragkit reads {FORMAT_VERSION}; "
+                          f"rebuild it with `ragkit index`")
+    if not isinstance(manifest.get("config"), dict):
+        raise RagkitError(f"{where(path, None, 'config')}: missing or not an object")
+    if not isinstance(manifest.get("chunks"), int):
+        raise RagkitError(f"{where(path, None, 'chunks')}: missing or not a whole number")
+    record = manifest.get("embedder")
+    if record is not None and not _valid_record(record):
+        raise RagkitError(f"{where(path, None, 'embedder')}: expected null or an object with "
+                          f"name, dim, max_tokens and fingerprint")
+    return manifest
+
+
+def _valid_record(record: Any) -> bool:
+    return (isinstance(record, dict) and isinstance(record.get("name"), str)
+            and isinstance(record.get("dim"), int) and isinstance(record.get("fingerprint"), str)
+            and isinstance(record.get("max_tokens", 0), (int, type(None))))
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise RagkitError(f"{path}: not UTF-8 text") from None
+    except json.JSONDecodeError as err:
+        raise RagkitError(f"{where(path, err.lineno)}: invalid JSON ({err.msg})") from None
+
+
+def read_chunks(path: Path, expected: int) -> list[Chunk]:
+    """chunks.jsonl, each row checked; their number must be `expected` (from index.json)."""
+    if not path.is_file():
+        raise RagkitError(f"{path}: missing; the index folder is incomplete")
+    chunks = []
+    with path.open(encoding="utf-8", errors="strict") as handle:
+        try:
+            for number, line in enumerate(handle, start=1):
+                if line.strip():
+                    chunks.append(_chunk(path, number, line))
+        except UnicodeDecodeError:
+            raise RagkitError(f"{path}: not UTF-8 text") from None
+    if len(chunks) != expected:
+        raise RagkitError(f"{path}: {len(chunks)} chunks, but index.json field 'chunks' says "
+                          f"{expected}; the index folder is damaged, rebuild it")
+    return chunks
+
+
+def _chunk(path: Path, number: int, line: str) -> Chunk:
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as err:
+        raise RagkitError(f"{where(path, number)}: invalid JSON ({err.msg})") from None
+    if not isinstance(row, dict):
+        raise RagkitError(f"{where(path, number)}: expected a JSON object")
+    values = {}
+    for name, (kind, default) in _CHUNK_FIELDS.items():
+        if name not in row:
+            if default is None:
+                raise RagkitError(f"{where(path, number, name)}: missing")
+            values[name] = type(default)(default)
+        elif not isinstance(row[name], kind) or (kind is int and isinstance(row[name], bool)):
+            raise RagkitError(f"{where(path, number, name)}: expected {kind.__name__}, "
+                              f"got {type(row[name]).__name__}")
+        else:
+            values[name] = row[name]
+    return Chunk(**values)
+
+
+def read_bm25(folder: Path, n_chunks: int) -> BM25:
+    """The BM25 index in `folder`; it must index exactly `n_chunks` documents."""
+    try:
+        bm25 = BM25.load(folder)
+    except RagkitError:
+        raise
+    except (KeyError, TypeError, ValueError, OSError, zipfile.BadZipFile) as exc:
+        raise RagkitError(f"{folder}: damaged BM25 index ({type(exc).__name__}: {exc}); "
+                          f"rebuild it") from None
+    if bm25.n_docs != n_chunks:
+        raise RagkitError(f"{where(folder / 'bm25.json', None, 'n_docs')}: {bm25.n_docs} "
+                          f"documents, but the index has {n_chunks} chunks; rebuild it")
+    return bm25
+
+
+def read_dense(folder: Path, n_chunks: int, dim: int | None) -> DenseIndex | None:
+    """The dense vectors, or None when the folder has none; rows, owners and width checked."""
+    vpath, opath = folder / "dense_vectors.npy", folder / "dense_owners.npy"
+    if not vpath.exists() and not opath.exists():
+        return None
+    vectors, owners = _npy(vpath), _npy(opath)
+    if vectors.ndim != 2 or not np.issubdtype(vectors.dtype, np.floating):
+        raise RagkitError(f"{vpath}: expected a 2-d float array, got {vectors.ndim}-d "
+                          f"{vectors.dtype}")
+    if owners.ndim != 1 or not np.issubdtype(owners.dtype, np.integer):
+        raise RagkitError(f"{opath}: expected a 1-d integer array")
+    if len(owners) != len(vectors):
+        raise RagkitError(f"{opath}: {len(owners)} rows, but {vpath.name} has {len(vectors)}")
+    if owners.size and (owners.min() < 0 or owners.max() >= n_chunks
+                        or np.any(np.diff(owners) < 0)):
+        raise RagkitError(f"{opath}: owners must be sorted chunk positions 0..{n_chunks - 1} "
+                          f"(found {owners.min()}..{owners.max()})")
+    if dim is not None and vectors.shape[1] != dim:
+        raise RagkitError(f"{vpath}: vectors are {vectors.shape[1]}-d, but index.json field "
+                          f"'embedder' records dim {dim}")
+    return DenseIndex(vectors, owners)
+
+
+def _npy(path: Path) -> np.ndarray:
+    if not path.is_file():
+        raise RagkitError(f"{path}: missing; the index folder is incomplete")
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as exc:
+        raise RagkitError(f"{path}: cannot read ({exc})") from None

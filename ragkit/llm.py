@@ -1,0 +1,218 @@
+"""One way to reach Claude: the real SDK client or the offline stand-in, cached and metered.
+
+What it is:
+- `make_client()`: `anthropic.Anthropic()` when `ANTHROPIC_API_KEY` is set (the SDK also
+  reads `ANTHROPIC_BASE_URL`); otherwise the same class with
+  `http_client=httpx2.Client(transport=ragkit.standin.transport())`, so offline runs go
+  through the SDK's own request serialization and reply parsing.
+- `LLM`: `create(**params)` and `count_tokens(**params)` in front of a client. Every call
+  goes through the paid-call cache (`ragkit.cache`): a hit returns the stored reply through
+  the same parsing as a fresh one and counts as tokens saved, not spent. SDK errors left
+  after the SDK's own retries become one `RagkitError` line (never with the API key).
+- `UsageLog` / `run_usage()`: per-model sums of the four usage counters of every reply in
+  this process (the run), priced with `ragkit.pricing.PRICES`; stand-in replies are summed
+  but never priced ("offline stand-in, no cost").
+
+What it is not: a retry layer (the SDK's rules apply: 408/409/429/5xx and connection errors,
+`max_retries=2`, honouring `retry-after`) nor a streaming client.
+"""
+from __future__ import annotations
+
+import inspect
+import os
+import threading
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anthropic
+import httpx2
+from anthropic.types import Message
+
+from ragkit import standin
+from ragkit.cache import CallCache, request_key
+from ragkit.documents import RagkitError
+from ragkit.pricing import (PRICES, PRICES_DATE, CostTable, Price, Usage,  # noqa: F401
+                            contextualization_cost, cost, measured_contextualization_cost,
+                            price, uncached_cost)
+
+STANDIN_BACKEND = "offline-stand-in"
+
+
+def has_api_key() -> bool:
+    """True when `ANTHROPIC_API_KEY` is set (checked before choosing the online path)."""
+    return bool(os.environ.get("ANTHROPIC_API_KEY"))
+
+
+def make_client(max_retries: int = anthropic.DEFAULT_MAX_RETRIES,
+                transport: httpx2.BaseTransport | None = None) -> anthropic.Anthropic:
+    """The real client with a key in the environment; the offline stand-in otherwise.
+
+    `transport` forces an in-process transport (a test's recording or failing handler).
+    """
+    if transport is None and has_api_key():
+        return anthropic.Anthropic(max_retries=max_retries)
+    return anthropic.Anthropic(api_key="offline-stand-in", base_url="http://offline-stand-in",
+                               max_retries=max_retries, http_client=httpx2.Client(
+                                   transport=transport or standin.transport()))
+
+
+@dataclass
+class ModelUsage:
+    """One model's tokens in a run: sent to the API, served from the cache, unpriced."""
+
+    requests: int = 0
+    cache_hits: int = 0
+    spent: Usage = field(default_factory=Usage)
+    saved: Usage = field(default_factory=Usage)
+    standin: int = 0  # replies from the offline stand-in (no cost)
+
+
+class UsageLog:
+    """Thread-safe per-model sums of reply usage; `summary()` prints tokens and dollars."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.models: dict[str, ModelUsage] = defaultdict(ModelUsage)
+
+    def record(self, model: str, usage: Usage, cached: bool, priced: bool) -> None:
+        with self._lock:
+            row = self.models[model]
+            if cached:
+                row.cache_hits += 1
+                row.saved += usage
+            else:
+                row.requests += 1
+                row.spent += usage
+            row.standin += not priced
+
+    def dollars(self, model: str) -> float | None:
+        """Dollars spent on `model` in this run; None when nothing of it was priced."""
+        row = self.models.get(model)
+        if row is None or row.standin or model not in PRICES:
+            return None
+        return cost(row.spent, model)
+
+    def summary(self) -> str:
+        lines = []
+        for model, row in sorted(self.models.items()):
+            s, dollars = row.spent, self.dollars(model)
+            money = "offline stand-in, no cost" if dollars is None else f"${dollars:.4f}"
+            saved = "" if dollars is None else f", ${cost(row.saved, model):.4f} saved"
+            lines.append(f"{model}: {row.requests} requests, {row.cache_hits} from the call "
+                         f"cache; tokens in {s.input}, out {s.output}, cache write "
+                         f"{s.cache_write}, cache read {s.cache_read}; {money}{saved}")
+        return "\n".join(lines) or "no Claude calls"
+
+    def reset(self) -> None:
+        with self._lock:
+            self.models.clear()
+
+
+RUN = UsageLog()
+
+
+def run_usage() -> UsageLog:
+    """The usage log every `LLM` of this process records to unless given its own."""
+    return RUN
+
+
+def _scrub(text: str) -> str:
+    key = os.environ.get("ANTHROPIC_API_KEY")
+    return text.replace(key, "***") if key and len(key) > 3 else text
+
+
+def explain(exc: Exception, model: str) -> str:
+    """One line for an SDK failure (after its retries); never contains the API key."""
+    if isinstance(exc, anthropic.APIStatusError):
+        body = exc.body if isinstance(exc.body, dict) else {}
+        err = body.get("error") if isinstance(body.get("error"), dict) else {}
+        detail = f"{exc.status_code} {err.get('type', '')}: {err.get('message', '')}".strip()
+        if isinstance(exc, anthropic.AuthenticationError):
+            return _scrub(f"the Anthropic API rejected the key in ANTHROPIC_API_KEY ({detail})")
+        if isinstance(exc, anthropic.NotFoundError) and "model" in str(err.get("message")):
+            return _scrub(f"the Anthropic API does not know model '{model}' ({detail})")
+        if isinstance(exc, (anthropic.RateLimitError, anthropic.InternalServerError)):
+            return _scrub(f"the Anthropic API kept failing after the SDK's retries ({detail})")
+        return _scrub(f"the Anthropic API refused the request ({detail})")
+    if isinstance(exc, anthropic.APITimeoutError):
+        return "the Anthropic API timed out after the SDK's retries"
+    if isinstance(exc, anthropic.APIConnectionError):
+        return _scrub(f"cannot reach the Anthropic API after the SDK's retries "
+                      f"({exc.__cause__ or exc})")
+    return _scrub(f"malformed reply from the Anthropic API ({type(exc).__name__}: {exc})")
+
+
+def _call(model: str, method: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """`method(**kwargs)` with SDK failures turned into one `RagkitError` line."""
+    try:
+        return method(**kwargs)
+    except (anthropic.APIError, ValueError) as exc:  # ValueError: a body that is not JSON
+        raise RagkitError(explain(exc, model)) from None
+
+
+class LLM:
+    """Cached, metered Messages API calls through one client (see module docstring)."""
+
+    def __init__(self, client: anthropic.Anthropic | None = None,
+                 cache: CallCache | None | bool = True, usage: UsageLog | None = None) -> None:
+        self.client = client if client is not None else make_client()
+        self.cache = CallCache() if cache is True else (cache or None)
+        self.usage = usage if usage is not None else RUN
+        base = str(self.client.base_url)
+        self.offline = base.startswith("http://offline-stand-in")
+        self.backend = STANDIN_BACKEND if self.offline else base
+        self._create_args = set(inspect.signature(self.client.messages.create).parameters)
+
+    @property
+    def source(self) -> str:
+        """What answers: the offline stand-in or the API's address (for one-line notices)."""
+        return standin.NAME if self.offline else f"the Anthropic API at {self.backend}"
+
+    def create(self, *, check: Callable[[Message], str | None] | None = None,
+               **params: Any) -> Message:
+        """`messages.create` with these body parameters, from the cache when possible.
+
+        Parameters the SDK has no argument for (e.g. `temperature`) go in `extra_body`.
+        `check(reply)` returns a complaint about an unusable reply, which is then raised
+        and not cached (so the next run asks again).
+        """
+        key = request_key("/v1/messages", self.backend, params)
+        entry = self.cache.get(key) if self.cache else None
+        if entry is not None:
+            self.usage.record(params["model"], entry.usage, cached=True, priced=entry.priced)
+            return Message.construct(**entry.reply)  # as the SDK parses a reply
+        known = {k: v for k, v in params.items() if k in self._create_args}
+        extra = {k: v for k, v in params.items() if k not in self._create_args}
+        message = _call(params["model"], self.client.messages.create,
+                        {**known, **({"extra_body": extra} if extra else {})})
+        if not isinstance(message, Message) or not isinstance(message.content, list) \
+                or message.usage is None:
+            raise RagkitError(explain(ValueError("no content or usage"), params["model"]))
+        usage = Usage.of(message.usage)
+        priced = not str(message.id or "").startswith(standin.STANDIN_ID_PREFIX)
+        self.usage.record(params["model"], usage, cached=False, priced=priced)
+        complaint = check(message) if check is not None else None
+        if complaint:  # paid for, but not kept: the next run asks again
+            raise RagkitError(explain(ValueError(complaint), params["model"]))
+        if self.cache:
+            self.cache.put(key, "/v1/messages", params["model"], message.to_dict(), usage,
+                           priced)
+        return message
+
+    def count_tokens(self, **params: Any) -> int:
+        """`messages.count_tokens` (free; cached so a repeated run sends nothing)."""
+        key = request_key("/v1/messages/count_tokens", self.backend, params)
+        entry = self.cache.get(key) if self.cache else None
+        if entry is not None:
+            return int(entry.reply["input_tokens"])
+        reply = _call(params["model"], self.client.messages.count_tokens, params)
+        tokens = getattr(reply, "input_tokens", None)
+        if not isinstance(tokens, int):
+            raise RagkitError(explain(ValueError("no input_tokens"), params["model"]))
+        if self.cache:
+            self.cache.put(key, "/v1/messages/count_tokens", params["model"],
+                           {"input_tokens": tokens}, Usage(), priced=not self.offline)
+        return tokens
+

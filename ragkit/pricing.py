@@ -1,0 +1,137 @@
+"""Claude prices, token usage records and the cost of contextual retrieval.
+
+What it is: one dated price table (`PRICES`, USD per million tokens), a `Usage` record of
+the four counters every Messages API reply reports, `cost(usage, model)`, and
+`contextualization_cost(...)`, which turns document and chunk sizes (or measured usage)
+into the seed's table: dollars per million document tokens, with and without caching.
+
+What it is not: a bill. Prices move; the table says the day it was read. Batch discounts
+are not modelled (whether they stack with caching is unconfirmed).
+
+`ragkit.llm` re-exports everything here; import it from there.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ragkit.documents import RagkitError
+
+PRICES_DATE = "2026-12"  # read from platform.claude.com/docs/en/about-claude/pricing
+
+
+@dataclass(frozen=True)
+class Price:
+    """One model's list prices (USD per million tokens) and its caching and context limits."""
+
+    input: float
+    write_5m: float
+    write_1h: float
+    read: float
+    output: float
+    min_cacheable: int  # a prompt prefix shorter than this is silently not cached
+    context_window: int
+
+
+PRICES: dict[str, Price] = {
+    "claude-haiku-4-5": Price(1.00, 1.25, 2.00, 0.10, 5.00, 4096, 200_000),
+    # Retired for calls (a comparison row: the seed's $1.02 was computed with it).
+    "claude-3-haiku-20240307": Price(0.25, 0.30, 0.50, 0.03, 1.25, 2048, 200_000),
+}
+
+
+def price(model: str) -> Price:
+    """The price row of `model`; an unknown name is a clear error, not a guess."""
+    try:
+        return PRICES[model]
+    except KeyError:
+        raise RagkitError(f"unknown model '{model}': no price row (known: "
+                          f"{', '.join(PRICES)}; table dated {PRICES_DATE})") from None
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts of one reply or a sum of replies (the API's `None` counts as 0)."""
+
+    input: int = 0
+    output: int = 0
+    cache_write: int = 0
+    cache_read: int = 0
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(self.input + other.input, self.output + other.output,
+                     self.cache_write + other.cache_write, self.cache_read + other.cache_read)
+
+    @classmethod
+    def of(cls, usage: object) -> "Usage":
+        """From an SDK `Usage` object or its dict form."""
+        get = usage.get if isinstance(usage, dict) else (lambda k: getattr(usage, k, None))
+        return cls(get("input_tokens") or 0, get("output_tokens") or 0,
+                   get("cache_creation_input_tokens") or 0, get("cache_read_input_tokens") or 0)
+
+    def as_dict(self) -> dict[str, int]:
+        return {"input_tokens": self.input, "output_tokens": self.output,
+                "cache_creation_input_tokens": self.cache_write,
+                "cache_read_input_tokens": self.cache_read}
+
+    @property
+    def prompt_tokens(self) -> int:
+        """All input tokens, however billed (uncached + written + read)."""
+        return self.input + self.cache_write + self.cache_read
+
+
+def cost(usage: Usage, model: str, ttl: str = "5m") -> float:
+    """Dollars for `usage` at `model`'s list prices; cache writes at the `ttl` rate."""
+    row = price(model)
+    write = row.write_1h if ttl == "1h" else row.write_5m
+    return (usage.input * row.input + usage.cache_write * write + usage.cache_read * row.read
+            + usage.output * row.output) / 1e6
+
+
+def uncached_cost(usage: Usage, model: str) -> float:
+    """What `usage` would have cost with no prompt caching (every prompt token at input)."""
+    return cost(Usage(usage.prompt_tokens, usage.output), model)
+
+
+@dataclass(frozen=True)
+class CostTable:
+    """Dollars per million document tokens, with and without prompt caching."""
+
+    cached: float
+    uncached: float
+
+
+def contextualization_cost(doc_tokens: int, chunk_tokens: int, instruction_tokens: int,
+                           context_tokens: int, model: str, formula: str = "billed",
+                           ttl: str = "5m") -> CostTable:
+    """Project the cost of contextualizing documents of `doc_tokens` before any call.
+
+    N = ceil(doc_tokens / chunk_tokens) calls per document, each sending the document, one
+    chunk and the instruction and receiving `context_tokens`. Per document (D, C, I, O):
+    - "billed" (what the API bills): D·write + (N−1)·D·read + N·(C+I)·input + N·O·output;
+    - "anthropic" (the seed's arithmetic, which also bills a read on the writing call):
+      D·write + N·D·read + N·(C+I)·input + N·O·output;
+    - uncached (both): N·(D+C+I)·input + N·O·output.
+    Multiplied by 1e6 / D. Source: Anthropic, "Introducing Contextual Retrieval" (2024).
+    """
+    if formula not in ("billed", "anthropic"):
+        raise RagkitError(f"unknown cost formula '{formula}' (known: billed, anthropic)")
+    if min(doc_tokens, chunk_tokens) <= 0:
+        raise RagkitError("document and chunk token counts must be positive")
+    row, d = price(model), doc_tokens
+    n = math.ceil(d / chunk_tokens)
+    write = row.write_1h if ttl == "1h" else row.write_5m
+    reads = n if formula == "anthropic" else n - 1
+    per_call = (chunk_tokens + instruction_tokens) * row.input + context_tokens * row.output
+    cached = d * write + reads * d * row.read + n * per_call
+    uncached = n * (d * row.input + per_call)
+    scale = 1e6 / d / 1e6  # per million document tokens, prices per million tokens
+    return CostTable(cached * scale, uncached * scale)
+
+
+def measured_contextualization_cost(usage: Usage, doc_tokens: int, model: str) -> CostTable:
+    """The same table from measured usage of a run over `doc_tokens` document tokens."""
+    if doc_tokens <= 0:
+        raise RagkitError("document token count must be positive")
+    scale = 1e6 / doc_tokens
+    return CostTable(cost(usage, model) * scale, uncached_cost(usage, model) * scale)

@@ -1,0 +1,174 @@
+"""ragkit.atomic: refuse what is not ours, replace what is crash-safely, follow the umask."""
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from ragkit import atomic
+from ragkit.atomic import check_target, replace_folder, write_text
+from ragkit.documents import RagkitError
+
+
+def is_ours(path) -> bool:
+    """Test recogniser: a folder holding `OURS`, or a file starting with `ours`."""
+    if path.is_dir():
+        return (path / "OURS").is_file()
+    return path.read_text().startswith("ours")
+
+
+def make_ours(folder, content="old"):
+    folder.mkdir()
+    (folder / "OURS").write_text(content)
+    return folder
+
+
+def mode(path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.fixture
+def umask():
+    """Set the process umask for one test, then put the old one back."""
+    saved = os.umask(0o022)
+    yield os.umask
+    os.umask(saved)
+
+
+def test_user_folder_is_refused_and_untouched(tmp_path):
+    user = tmp_path / "photos"
+    user.mkdir()
+    (user / "cat.jpg").write_bytes(b"\xff\xd8")
+    ran = []
+    with pytest.raises(RagkitError, match=r"photos: exists and is not a test output; refusing"):
+        with replace_folder(user, is_ours, "a test output"):
+            ran.append(True)
+    assert ran == []
+    assert [p.name for p in user.iterdir()] == ["cat.jpg"]
+    assert [p.name for p in tmp_path.iterdir()] == ["photos"]
+
+
+def test_file_where_a_folder_is_expected_is_refused(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(RagkitError, match=r"notes.txt: exists and is a file, not a test output"):
+        with replace_folder(tmp_path / "notes.txt", is_ours, "a test output"):
+            pass
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_user_file_is_refused_and_unchanged(tmp_path):
+    path = tmp_path / "run.txt"
+    path.write_text("my thesis\n")
+    with pytest.raises(RagkitError, match=r"run.txt: exists and is not a run; refusing"):
+        write_text(path, "ours new", is_ours=is_ours, what="a run")
+    assert path.read_text() == "my thesis\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["run.txt"]
+
+
+def test_our_file_is_replaced(tmp_path):
+    path = tmp_path / "run.txt"
+    path.write_text("ours old")
+    write_text(path, "ours new", is_ours=is_ours, what="a run")
+    assert path.read_text() == "ours new"
+    assert [p.name for p in tmp_path.iterdir()] == ["run.txt"]
+
+
+def test_existing_output_is_replaced_with_nothing_left_beside_it(tmp_path):
+    target = make_ours(tmp_path / "idx")
+    (target / "stale.bin").write_bytes(b"x")
+    with replace_folder(target, is_ours, "a test output") as tmp:
+        assert tmp.parent == tmp_path and tmp != target
+        (tmp / "OURS").write_text("new")
+    assert sorted(p.name for p in target.iterdir()) == ["OURS"]
+    assert (target / "OURS").read_text() == "new"
+    assert [p.name for p in tmp_path.iterdir()] == ["idx"]  # no .idx.new-* / .idx.old-*
+
+
+def test_absent_and_empty_targets_are_filled(tmp_path, monkeypatch):
+    (tmp_path / "empty").mkdir()
+    for name in ("empty", "absent"):
+        with replace_folder(tmp_path / name, is_ours, "a test output") as tmp:
+            (tmp / "OURS").write_text(name)
+        assert (tmp_path / name / "OURS").read_text() == name
+    monkeypatch.chdir(tmp_path)  # a relative target is renamed beside itself, in its parent
+    with replace_folder("absent", is_ours, "a test output") as tmp:
+        (tmp / "OURS").write_text("again")
+    assert (tmp_path / "absent" / "OURS").read_text() == "again"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["absent", "empty"]
+
+
+def test_failure_inside_the_block_leaves_the_old_target_intact(tmp_path):
+    target = make_ours(tmp_path / "idx")
+    with pytest.raises(KeyError):
+        with replace_folder(target, is_ours, "a test output") as tmp:
+            (tmp / "OURS").write_text("half")
+            raise KeyError("interrupted")
+    with pytest.raises(RagkitError, match=r"idx: cannot write a test output \(disk full\); "
+                                          r"nothing was replaced"):
+        with replace_folder(target, is_ours, "a test output") as tmp:
+            raise OSError(28, "disk full")
+    assert (target / "OURS").read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["idx"]
+
+
+def test_failed_rename_puts_the_old_target_back(tmp_path, monkeypatch):
+    target = make_ours(tmp_path / "idx")
+    real_rename = os.rename
+
+    def rename(src, dst):
+        if os.path.basename(src).startswith(".idx.new-"):
+            raise OSError(18, "cross-device link")
+        real_rename(src, dst)
+
+    monkeypatch.setattr(atomic.os, "rename", rename)
+    with pytest.raises(RagkitError, match="cross-device link"):
+        with replace_folder(target, is_ours, "a test output") as tmp:
+            (tmp / "OURS").write_text("new")
+    assert (target / "OURS").read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["idx"]  # the emptied aside folder too
+
+
+@pytest.mark.parametrize("mask, folder_mode, file_mode", [(0o022, 0o755, 0o644),
+                                                          (0o077, 0o700, 0o600)])
+def test_written_files_and_folders_follow_the_umask(tmp_path, umask, mask, folder_mode,
+                                                    file_mode):
+    umask(mask)
+    with replace_folder(tmp_path / "idx", is_ours, "a test output") as tmp:
+        (tmp / "OURS").write_text("x")
+        (tmp / "sub").mkdir()
+    write_text(tmp_path / "run.txt", "ours")
+    assert mode(tmp_path / "idx") == folder_mode
+    assert mode(tmp_path / "idx" / "sub") == folder_mode
+    assert mode(tmp_path / "idx" / "OURS") == file_mode
+    assert mode(tmp_path / "run.txt") == file_mode
+
+
+def test_parent_that_is_a_file_is_a_clear_error(tmp_path):
+    (tmp_path / "docs.jsonl").write_text("{}\n")
+    for path in (tmp_path / "docs.jsonl" / "idx", tmp_path / "docs.jsonl" / "a" / "idx"):
+        with pytest.raises(RagkitError, match=r"cannot write here, .*docs.jsonl is a file"):
+            check_target(path, is_ours, "a test output", folder=True)
+        with pytest.raises(RagkitError, match=r"cannot write here, .*docs.jsonl is a file"):
+            with replace_folder(path, is_ours, "a test output"):
+                pass
+        with pytest.raises(RagkitError, match=r"cannot write here, .*docs.jsonl is a file"):
+            write_text(path, "ours")
+    assert (tmp_path / "docs.jsonl").read_text() == "{}\n"
+
+
+def test_check_target_creates_nothing_and_write_creates_parents(tmp_path):
+    deep = tmp_path / "a" / "b" / "run.txt"
+    assert check_target(deep, is_ours, "a run", folder=False) == deep
+    assert list(tmp_path.iterdir()) == []
+    write_text(deep, "ours")
+    assert deep.read_text() == "ours"
+
+
+def test_a_folder_where_a_file_is_expected(tmp_path):
+    (tmp_path / "run").mkdir()
+    with pytest.raises(RagkitError, match=r"run: is a folder; expected a file path for a run"):
+        write_text(tmp_path / "run", "ours", is_ours=is_ours, what="a run")
+    with pytest.raises(RagkitError, match=r"run: cannot write \(Is a directory\)"):
+        write_text(tmp_path / "run", "ours")  # no recogniser: the OS refuses, not a traceback
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]  # no temporary file left

@@ -1,0 +1,132 @@
+"""The paid-call cache: keys, persistence, stats, clearing, and zero requests on a rerun."""
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from ragkit import standin
+from ragkit.cache import CallCache, request_key
+from ragkit.cli import main
+from ragkit.documents import RagkitError
+from ragkit.llm import LLM, Usage, UsageLog, make_client
+
+HAIKU = "claude-haiku-4-5"
+PARAMS = {"model": HAIKU, "max_tokens": 100, "temperature": 0.0,
+          "messages": [{"role": "user", "content": "hi"}]}
+
+
+def test_key_is_sha256_of_canonical_json():
+    expected = hashlib.sha256(
+        b'{"a":1,"backend":"b","endpoint":"/v1/messages","model":"m"}').hexdigest()
+    assert request_key("/v1/messages", "b", {"model": "m", "a": 1}) == expected
+    assert request_key("/v1/messages", "b", {"a": 1, "model": "m"}) == expected
+
+
+@pytest.mark.parametrize("change", [
+    {"temperature": 0.5}, {"model": "claude-3-haiku-20240307"}, {"system": "be brief"},
+    {"tools": [{"name": "t", "input_schema": {}}]}, {"tool_choice": {"type": "any"}},
+])
+def test_every_parameter_is_part_of_the_key(change):
+    assert request_key("/v1/messages", "b", {**PARAMS, **change}) != \
+        request_key("/v1/messages", "b", PARAMS)
+
+
+def test_endpoint_backend_and_model_are_required_parts_of_the_key():
+    base = request_key("/v1/messages", "b", PARAMS)
+    assert request_key("/v1/messages/count_tokens", "b", PARAMS) != base
+    assert request_key("/v1/messages", "https://api.anthropic.com/", PARAMS) != base
+    with pytest.raises(RagkitError, match="needs a model"):
+        request_key("/v1/messages", "b", {"messages": []})
+
+
+def test_entries_persist_and_stats_count_hits_misses_tokens_and_dollars(tmp_path):
+    path = tmp_path / "calls.sqlite"
+    cache = CallCache(path)
+    cache.put("k1", "/v1/messages", HAIKU, {"x": 1}, Usage(1000, 100, 0, 0), priced=True)
+    cache.put("k2", "/v1/messages", "claude-3-haiku-20240307", {"x": 2}, Usage(10, 1, 0, 0),
+              priced=True)
+    cache.close()
+    cache = CallCache(path)  # a new process would see the same
+    assert cache.get("k1").reply == {"x": 1}
+    assert cache.get("k1").usage == Usage(1000, 100, 0, 0)
+    assert cache.get("missing") is None
+    row = next(s for s in cache.stats() if s.model == HAIKU)
+    assert (row.misses, row.hits) == (1, 2)
+    # spent: 1000·1 + 100·5 = 1500 µ$; saved: two hits of the same = 3000 µ$
+    assert row.dollars_spent == pytest.approx(0.0015)
+    assert row.dollars_saved == pytest.approx(0.003)
+    assert row.saved == Usage(2000, 200, 0, 0)
+    assert cache.clear(HAIKU) == 1
+    assert [s.model for s in cache.stats()] == ["claude-3-haiku-20240307"]
+    assert cache.clear() == 1 and cache.stats() == []
+
+
+def test_refuses_to_use_a_file_that_is_not_a_cache(tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes")
+    with pytest.raises(RagkitError, match="is not a ragkit call cache"):
+        CallCache(notes)
+    assert notes.read_text() == "my notes"
+
+
+def _counting_llm(tmp_path, log):
+    sent = []
+
+    def handler(path, body):
+        sent.append(path)
+        return standin.respond(path, body)
+
+    client = make_client(max_retries=0, transport=standin.transport(handler))
+    return LLM(client, cache=CallCache(tmp_path / "calls.sqlite"), usage=log), sent
+
+
+def test_second_identical_call_sends_nothing_and_counts_as_saved(tmp_path):
+    log = UsageLog()
+    llm, sent = _counting_llm(tmp_path, log)
+    first = llm.create(**PARAMS)
+    again = llm.create(**PARAMS)
+    assert sent == ["/v1/messages"]
+    assert again.to_dict() == first.to_dict()
+    assert again.content[0].text == standin.NO_RULE
+    row = log.models[HAIKU]
+    assert (row.requests, row.cache_hits) == (1, 1)
+    assert row.saved == row.spent == Usage.of(first.usage)
+    fresh, sent2 = _counting_llm(tmp_path, UsageLog())  # a later run, same cache file
+    fresh.create(**PARAMS)
+    assert fresh.count_tokens(model=HAIKU, messages=PARAMS["messages"]) == 1
+    fresh.count_tokens(model=HAIKU, messages=PARAMS["messages"])
+    assert sent2 == ["/v1/messages/count_tokens"]
+
+
+def test_a_reply_rejected_by_its_check_is_not_cached(tmp_path):
+    llm, sent = _counting_llm(tmp_path, UsageLog())
+    with pytest.raises(RagkitError, match="malformed reply .*no good"):
+        llm.create(check=lambda message: "no good", **PARAMS)
+    llm.create(**PARAMS)
+    assert sent == ["/v1/messages", "/v1/messages"]
+
+
+def test_cli_cache_stats_and_clear(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path))
+    cache = CallCache()
+    assert cache.path == tmp_path / "cache" / "calls.sqlite"
+    cache.put("k1", "/v1/messages", HAIKU, {}, Usage(2000, 0, 0, 0), priced=True)
+    cache.put("k2", "/v1/messages", "claude-3-haiku-20240307", {}, Usage(4, 0, 0, 0), True)
+    cache.get("k1")
+    assert main(["cache", "stats", "--model", HAIKU]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and lines[1].split() == [
+        HAIKU, "/v1/messages", "1", "1", "2000", "0", "0", "0", "0.0020", "0.0020"]
+    assert main(["cache", "clear", "--model", HAIKU]) == 0
+    assert "removed 1 cached calls of claude-haiku-4-5" in capsys.readouterr().out
+    assert [s.model for s in cache.stats()] == ["claude-3-haiku-20240307"]
+
+
+def test_stand_in_replies_are_reported_without_a_cost(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path))
+    llm, _ = _counting_llm(tmp_path / "cache", UsageLog())
+    llm.create(**PARAMS)
+    assert main(["cache", "stats"]) == 0
+    out = capsys.readouterr().out
+    assert "no cost" in out and "offline stand-in" in out

@@ -1,0 +1,106 @@
+"""Relevance judgments (TREC and BEIR qrels) and BEIR splits, from small files written here."""
+import pytest
+
+from ragkit.datasets import load_beir, load_dataset, read_qrels, relevant
+from ragkit.documents import RagkitError, RagkitWarning
+
+
+def _write(path, lines):
+    path.write_text("".join(line + "\n" for line in lines))
+    return path
+
+
+def test_trec_qrels_keep_every_grade(tmp_path):
+    path = _write(tmp_path / "qrels.txt", ["q1 0 d1 1", "q1 0 d2 0", "q1\t0\td3\t2", "",
+                                           "q2 Q0 d1 -1", "q3 0 d4 1", "q3 0 d4 0"])
+    qrels = read_qrels(path)
+    assert qrels == {"q1": {"d1": 1, "d2": 0, "d3": 2}, "q2": {"d1": -1}, "q3": {"d4": 0}}
+    assert relevant(qrels) == {"q1": ["d1", "d3"]}  # grades > 0; a repeated pair keeps its last
+
+
+@pytest.mark.parametrize("header", [["query-id\tcorpus-id\tscore"], []])
+def test_beir_tsv_with_or_without_header(tmp_path, header):
+    path = _write(tmp_path / "test.tsv", [*header, "q1\tdoc one\t1", "q1\td2\t0", "7\td3\t2"])
+    assert read_qrels(path) == {"q1": {"doc one": 1, "d2": 0}, "7": {"d3": 2}}
+
+
+@pytest.mark.parametrize("lines, message", [
+    (["q1 0 d1 1", "q1 0 d2"],
+     r"qrels:2: expected 4 whitespace-separated fields \(qid iter docid rel\) like the first "
+     r"line, got 3"),
+    (["q1 0 d1 1", "q1 0 d2 yes"], r"qrels:2: field 'rel': not an integer: 'yes'"),
+    (["q1\td1\t1", "q1\td2\t0.5"], r"qrels:2: field 'score': not an integer: '0.5'"),
+    (["q1\td1\t1", "q1 0 d2 1"], r"qrels:2: expected 3 tab-separated fields"),
+    (["q1 d1"], r"qrels:1: expected 3 tab-separated fields \(query-id, corpus-id, score\) or "
+                r"4 whitespace-separated fields \(qid iter docid rel\), got 2"),
+])
+def test_bad_qrels_lines_name_file_line_and_field(tmp_path, lines, message):
+    with pytest.raises(RagkitError, match=message):
+        read_qrels(_write(tmp_path / "qrels", lines))
+
+
+def test_missing_qrels_file(tmp_path):
+    with pytest.raises(RagkitError, match=r"nope.tsv: no such file"):
+        read_qrels(tmp_path / "nope.tsv")
+
+
+@pytest.fixture
+def beir(tmp_path):
+    _write(tmp_path / "corpus.jsonl", ['{"_id": "d1", "text": "alpha"}',
+                                       '{"_id": "d2", "title": "B", "text": "beta"}'])
+    _write(tmp_path / "queries.jsonl", ['{"_id": "t1", "text": "alpha?"}',
+                                        '{"_id": "v1", "text": "beta?"}'])
+    (tmp_path / "qrels").mkdir()
+    _write(tmp_path / "qrels" / "test.tsv", ["query-id\tcorpus-id\tscore", "t1\td1\t1"])
+    _write(tmp_path / "qrels" / "dev.tsv", ["v1 0 d2 1", "v1 0 d1 0"])  # TREC qrels work too
+    return tmp_path
+
+
+def test_beir_split_picks_its_qrels_file(beir):
+    assert [(q.id, q.split) for q in load_dataset(beir).queries] == [("t1", "test")]
+    dev = load_dataset(beir, "dev")
+    assert [(q.id, q.split, [g.doc_id for g in q.golden]) for q in dev.queries] == [
+        ("v1", "dev", ["d2"])]
+    assert dev.split("dev").queries == dev.queries
+
+
+def test_beir_unknown_split_lists_the_known_ones(beir):
+    with pytest.raises(RagkitError, match=r"train.tsv: no such file \(splits with qrels: "
+                                          r"dev, test\)"):
+        load_beir(beir, "train")
+
+
+def test_judged_queries_missing_from_queries_jsonl_are_counted(beir):
+    _write(beir / "qrels" / "dev.tsv", ["v1\td2\t1", "v9\td1\t1", "v8\td1\t1", "v7\td1\t0"])
+    with pytest.warns(RagkitWarning, match=r"dev.tsv: 2 judged queries are not in "
+                                           r".*queries.jsonl and are left out \(v8, v9\)"):
+        data = load_beir(beir, "dev")
+    assert [q.id for q in data.queries] == ["v1"]
+
+
+def test_own_documents_jsonl_with_golden_queries(tmp_path):
+    _write(tmp_path / "documents.jsonl", [
+        '{"id": "refund", "title": "Refund policy", "text": "Refunds within seven days."}',
+        '{"id": "ship", "text": "Shipping takes three days."}'])
+    (tmp_path / "golden").mkdir()
+    _write(tmp_path / "golden" / "mine.jsonl", [
+        '{"id": "a", "text": "How long for a refund?", "kind": "lexical", "split": "dev", '
+        '"golden": [{"doc_id": "refund", "span": "seven days"}]}',
+        '{"id": "b", "question": "Shipping time?", "golden": [{"doc_id": "ship"}]}'])
+    data = load_dataset(tmp_path)
+    assert [d.id for d in data.documents] == ["refund", "ship"]
+    assert [(q.id, q.kind, q.split, q.golden[0].span) for q in data.queries] == [
+        ("a", "lexical", "dev", "seven days"), ("b", "", "", "")]
+    _write(tmp_path / "golden" / "mine.jsonl", [
+        '{"id": "a", "text": "?", "golden": [{"doc_id": "refund", "span": "thirty days"}]}'])
+    with pytest.raises(RagkitError, match=r"mine.jsonl:1: query 'a': field 'golden\[0\].span'"):
+        load_dataset(tmp_path)
+
+
+def test_beir_jsonl_files_read_directly_by_their_id_field(beir):
+    from ragkit.documents import load_documents_jsonl, load_queries_jsonl
+    assert [(d.id, d.title) for d in load_documents_jsonl(beir / "corpus.jsonl")] == [
+        ("d1", ""), ("d2", "B")]
+    queries = load_queries_jsonl(beir / "queries.jsonl")
+    assert [(q.id, q.text, q.metadata) for q in queries] == [("t1", "alpha?", {}),
+                                                             ("v1", "beta?", {})]

@@ -1,0 +1,192 @@
+"""Prices, usage, cost projections, the client factory and SDK error handling."""
+from __future__ import annotations
+
+import json
+
+import httpx2
+import pytest
+
+from ragkit import standin
+from ragkit.documents import RagkitError
+from ragkit.llm import (LLM, PRICES, Usage, UsageLog, contextualization_cost, cost,
+                        make_client, measured_contextualization_cost)
+
+HAIKU = "claude-haiku-4-5"
+REPLY = {"id": "msg_1", "type": "message", "role": "assistant", "model": HAIKU,
+         "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
+         "stop_sequence": None,
+         "usage": {"input_tokens": 100, "output_tokens": 10,
+                   "cache_creation_input_tokens": None, "cache_read_input_tokens": 2000}}
+
+
+def _llm(handler, max_retries=0, usage=None):
+    client = make_client(max_retries=max_retries, transport=httpx2.MockTransport(handler))
+    return LLM(client, cache=None, usage=usage or UsageLog())
+
+
+def _ask(llm, model=HAIKU):
+    return llm.create(model=model, max_tokens=50, temperature=0.0,
+                      messages=[{"role": "user", "content": "hello"}])
+
+
+def test_seed_cost_table_claude_3_haiku_anthropic_formula():
+    # D=8000, C=800, I=50, O=100 → N=10. Claude 3 Haiku $/M: write .30, read .03, in .25,
+    # out 1.25. Per doc: 8000·.30 + 10·8000·.03 + 10·850·.25 + 10·100·1.25
+    #                  = 2400 + 2400 + 2125 + 1250 = 8175 (µ$) → ×125 docs = $1.021875.
+    table = contextualization_cost(8000, 800, 50, 100, "claude-3-haiku-20240307",
+                                   formula="anthropic")
+    assert table.cached == pytest.approx(1.021875)
+    assert round(table.cached, 2) == 1.02
+
+
+def test_seed_cost_table_haiku_4_5_billed_formula():
+    # Haiku 4.5 $/M: write 1.25, read .10, in 1.00, out 5.00. Billed: one read fewer.
+    # cached per doc: 8000·1.25 + 9·8000·.10 + 10·850·1 + 10·100·5
+    #               = 10000 + 7200 + 8500 + 5000 = 30700 µ$ → ×125 = $3.8375
+    # uncached: 10·8850·1 + 10·100·5 = 88500 + 5000 = 93500 µ$ → ×125 = $11.6875
+    table = contextualization_cost(8000, 800, 50, 100, HAIKU)
+    assert table.cached == pytest.approx(3.8375)
+    assert table.uncached == pytest.approx(11.6875)
+
+
+def test_one_hour_cache_writes_at_the_1h_price():
+    # write 2.00 instead of 1.25: +8000·.75 = +6000 µ$ per doc → 36700·125 = $4.5875
+    assert contextualization_cost(8000, 800, 50, 100, HAIKU, ttl="1h").cached == \
+        pytest.approx(4.5875)
+
+
+def test_measured_cost_from_usage():
+    # Haiku 4.5: 1000·1 + 200·5 + 8000·1.25 + 72000·.10 = 1000+1000+10000+7200 = 19200 µ$
+    usage = Usage(input=1000, output=200, cache_write=8000, cache_read=72000)
+    assert cost(usage, HAIKU) == pytest.approx(0.0192)
+    table = measured_contextualization_cost(usage, 8000, HAIKU)
+    assert table.cached == pytest.approx(0.0192 * 125)
+    # uncached: (1000+8000+72000)·1 + 200·5 = 82000 µ$
+    assert table.uncached == pytest.approx(0.082 * 125)
+
+
+def test_usage_counts_none_as_zero_and_adds():
+    usage = Usage.of(REPLY["usage"])
+    assert usage == Usage(100, 10, 0, 2000)
+    assert usage + Usage(1, 2, 3, 4) == Usage(101, 12, 3, 2004)
+    assert usage.prompt_tokens == 2100
+
+
+@pytest.mark.parametrize("call", [
+    lambda: cost(Usage(), "claude-nope"),
+    lambda: contextualization_cost(8000, 800, 50, 100, "gpt-4"),
+])
+def test_unknown_model_is_a_clear_error(call):
+    with pytest.raises(RagkitError, match="unknown model .*known: claude-haiku-4-5"):
+        call()
+
+
+def test_price_table_rows_match_the_notes():
+    assert PRICES[HAIKU].min_cacheable == 4096
+    assert PRICES["claude-3-haiku-20240307"].min_cacheable == 2048
+
+
+def test_without_a_key_the_stand_in_answers_through_the_sdk(monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    llm = LLM(make_client(), cache=None, usage=UsageLog())
+    assert llm.offline
+    reply = _ask(llm)
+    assert reply.content[0].text == standin.NO_RULE
+    assert reply.id.startswith(standin.STANDIN_ID_PREFIX)
+    assert "offline stand-in, no cost" in llm.usage.summary()
+
+
+def test_with_a_key_the_real_client_reads_the_environment(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+    client = make_client()
+    assert client.api_key == "sk-test"
+    assert str(client.base_url).startswith("http://127.0.0.1:9")
+
+
+def test_stand_in_estimates_tokens_by_its_documented_rule():
+    assert standin.estimate_tokens("") == 0
+    assert standin.estimate_tokens("abcdefgh") == 2
+    assert standin.estimate_tokens("abcdefghi") == 3
+    assert standin.estimate_tokens("청약") == 2  # 6 UTF-8 bytes
+    status, body = standin.respond("/v1/messages/count_tokens", {
+        "model": HAIKU, "system": "abcd", "messages": [{"role": "user", "content": "abcdefgh"}]})
+    assert (status, body) == (200, {"input_tokens": 3})
+
+
+def test_temperature_goes_in_the_body_and_priced_usage_is_summed():
+    seen = []
+
+    def handler(request):
+        seen.append(json.loads(request.read()))
+        return httpx2.Response(200, json=REPLY)
+
+    log = UsageLog()
+    llm = _llm(handler, usage=log)
+    _ask(llm)
+    _ask(llm)
+    assert seen[0]["temperature"] == 0.0 and seen[0]["model"] == HAIKU
+    # two replies: in 200, out 20, read 4000 → 200·1 + 20·5 + 4000·.1 = 700 µ$
+    assert log.dollars(HAIKU) == pytest.approx(0.0007)
+    assert log.summary() == (f"{HAIKU}: 2 requests, 0 from the call cache; tokens in 200, "
+                             f"out 20, cache write 0, cache read 4000; $0.0007, $0.0000 saved")
+
+
+def test_429_then_500_then_success_is_retried_by_the_sdk():
+    statuses = iter([429, 500])
+
+    def handler(request):
+        status = next(statuses, 200)
+        if status != 200:
+            return httpx2.Response(status, headers={"retry-after-ms": "1"}, json={
+                "type": "error", "error": {"type": "overloaded_error", "message": "busy"}})
+        return httpx2.Response(200, json=REPLY)
+
+    assert _ask(_llm(handler, max_retries=2)).content[0].text == "ok"
+
+
+@pytest.mark.parametrize("status, kind, message", [
+    (401, "authentication_error", "rejected the key in ANTHROPIC_API_KEY"),
+    (429, "rate_limit_error", "kept failing after the SDK's retries (429 rate_limit_error"),
+    (500, "api_error", "kept failing after the SDK's retries (500 api_error"),
+    (404, "not_found_error", "does not know model 'claude-haiku-4-5'"),
+])
+def test_errors_after_retries_are_one_line_without_the_key(monkeypatch, status, kind, message):
+    secret = "sk-ant-very-secret-key"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", secret)
+
+    def handler(request):
+        return httpx2.Response(status, headers={"retry-after-ms": "1"}, json={
+            "type": "error", "error": {"type": kind, "message": f"model: x {secret}"}})
+
+    with pytest.raises(RagkitError) as err:
+        _ask(_llm(handler, max_retries=1))
+    assert message in str(err.value)
+    assert secret not in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("body", [b"not json", b'{"type": "message"}'])
+def test_a_malformed_reply_is_a_clear_error(body):
+    def handler(request):
+        return httpx2.Response(200, content=body, headers={"content-type": "application/json"})
+
+    with pytest.raises(RagkitError, match="malformed reply from the Anthropic API"):
+        _ask(_llm(handler))
+
+
+@pytest.mark.parametrize("failure, message", [
+    (httpx2.ConnectError("refused"), "cannot reach the Anthropic API"),
+    (httpx2.ReadTimeout("slow"), "the Anthropic API timed out after the SDK's retries"),
+])
+def test_dead_connections_and_timeouts_are_clear_errors(failure, message):
+    def handler(request):
+        raise failure
+
+    with pytest.raises(RagkitError, match=message):
+        _ask(_llm(handler))
+
+
+def test_stand_in_refuses_an_unknown_model_like_the_api():
+    with pytest.raises(RagkitError, match="does not know model 'claude-nope'"):
+        _ask(LLM(make_client(max_retries=0, transport=standin.transport()), cache=None,
+                 usage=UsageLog()), model="claude-nope")
