@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ragkit.documents import Chunk, Document, Query, RagkitError, RagkitWarning, where
+from ragkit.fusion import ranked
 
 Judgments = dict[str, list[frozenset[str]]]
 Run = Mapping[str, Sequence[str]]  # query id -> chunk ids, best first
@@ -296,12 +297,13 @@ def doc_level(ranking: Sequence[tuple[str, float]], doc_of: Mapping[str, str]
     """A chunk ranking as a document ranking: each document once, with its best chunk's score.
 
     The best-passage score for a document (MaxP; Dai & Callan, SIGIR 2019). `ranking` is best
-    first, so a document takes the place of its first chunk and ties keep the chunk order.
+    first, so a document takes its first chunk's score; documents are then ordered by the
+    tie rule (`ragkit.fusion`), as trec_eval will order them in a run file.
     """
     seen: dict[str, float] = {}
     for ident, score in ranking:
         seen.setdefault(doc_of[ident], score)
-    return list(seen.items())
+    return ranked(seen)
 
 
 def doc_depth(doc_ids: Sequence[str], k: int) -> int:

@@ -229,3 +229,10 @@ def test_confidence_table_brackets_each_mean():
     assert table.loc["a", "95% low"] < 75.0 < table.loc["a", "95% high"]
     assert table.loc["b"].tolist() == [50.0, 50.0, 50.0]
 
+
+def test_doc_level_orders_documents_by_the_tie_rule():
+    from ragkit.evaluate import doc_level
+    doc_of = {"a#0": "a", "a#1": "a", "b#0": "b", "c#0": "c"}
+    ranking = [("a#0", 1.0), ("b#0", 1.0), ("a#1", 0.9), ("c#0", 0.5)]
+    # a and b tie at their best chunks' 1.0: id descending puts b first, as trec_eval would
+    assert doc_level(ranking, doc_of) == [("b", 1.0), ("a", 1.0), ("c", 0.5)]
