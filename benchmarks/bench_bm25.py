@@ -19,7 +19,8 @@ import time
 import numpy as np
 from rank_bm25 import BM25Okapi
 
-from ragkit.lexical import BM25, top_k
+from ragkit.dense import top_k
+from ragkit.lexical import BM25
 
 
 def make_corpus(n_docs: int, n_queries: int, vocab: int = 50_000, seed: int = 0):

@@ -2,52 +2,18 @@
 
 What it is: a matrix product and `argpartition` — exact, no approximate index, fine up to a
 few hundred thousand vectors on a laptop. A chunk may own several vectors (windows of its
-text); its score is the best window's score (MaxP: Dai & Callan, SIGIR 2019). That is how
-chunks longer than the embedder's window (256 word-pieces for MiniLM) are searched: every
-part of the chunk gets seen, and the window that matches the question wins.
+text, cut by `ragkit.chunking.windows`); its score is the best window's score (MaxP: Dai &
+Callan, SIGIR 2019). That is how chunks longer than the embedder's window (256 word-pieces
+for MiniLM) are searched: every part of the chunk gets seen, and the window that matches the
+question wins.
 
 What it is not: a vector database. Vectors live in one float32 `.npy` file.
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
-
-from ragkit.chunking import TOKEN
-
-_SEGMENT = re.compile(r"(?<=[.!?。])\s+|\n+")
-
-
-def windows(text: str, size: int = 96, stride: int = 48) -> list[str]:
-    """Overlapping windows of about `size` chunker tokens, cut at sentence or line ends.
-
-    A text of at most `size` tokens is its own single window.
-    """
-    spans, start = [], 0
-    for match in _SEGMENT.finditer(text):
-        spans.append((start, match.start()))
-        start = match.end()
-    spans.append((start, len(text)))
-    segments = [(a, b, len(TOKEN.findall(text[a:b]))) for a, b in spans if b > a]
-    if sum(n for _, _, n in segments) <= size:
-        return [text]
-    out, first = [], 0
-    while first < len(segments):
-        last, total = first, 0
-        while last < len(segments) and (total + segments[last][2] <= size or last == first):
-            total += segments[last][2]
-            last += 1
-        out.append(text[segments[first][0]:segments[last - 1][1]])
-        if last == len(segments):
-            break
-        advanced, step = first, 0
-        while advanced < last - 1 and step < stride:
-            step += segments[advanced][2]
-            advanced += 1
-        first = max(advanced, first + 1)
-    return out
 
 
 class DenseIndex:
@@ -55,17 +21,20 @@ class DenseIndex:
 
     def __init__(self, vectors: np.ndarray, owners: np.ndarray) -> None:
         owners = np.asarray(owners, dtype=np.int64)
-        if len(vectors) != len(owners) or (owners.size and np.any(np.diff(owners) < 0)):
-            raise ValueError("owners must be sorted and give one chunk per vector")
+        steps = np.diff(owners)
+        if (len(vectors) != len(owners)
+                or (owners.size and (owners[0] != 0 or np.any((steps != 0) & (steps != 1))))):
+            raise ValueError("owners must give each vector its chunk position, running "
+                             "0, 1, 2, ... with no gaps (every chunk owns at least one vector)")
         self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         self.owners = owners
         self.n_chunks = int(owners[-1]) + 1 if owners.size else 0
-        self._starts = np.flatnonzero(np.r_[True, np.diff(owners) > 0])
+        self._starts = np.flatnonzero(np.r_[True, steps > 0]) if owners.size else owners
 
     def chunk_scores(self, queries: np.ndarray) -> np.ndarray:
         """(n_queries, n_chunks) best-window cosine scores."""
         sims = np.asarray(queries, dtype=np.float32) @ self.vectors.T
-        if len(self._starts) == len(self.owners):
+        if len(self._starts) == len(self.owners):  # one vector per chunk (or none at all)
             return sims
         return np.maximum.reduceat(sims, self._starts, axis=1)
 

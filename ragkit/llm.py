@@ -33,9 +33,9 @@ from anthropic.types import Message
 from ragkit import standin
 from ragkit.cache import CallCache, request_key
 from ragkit.documents import RagkitError
-from ragkit.pricing import (PRICES, PRICES_DATE, CostTable, Price, Usage,  # noqa: F401
+from ragkit.pricing import (PRICES, PRICES_DATE, CorpusCost, CostTable, Price, Usage,  # noqa: F401
                             contextualization_cost, cost, measured_contextualization_cost,
-                            price, uncached_cost)
+                            price, project_corpus_cost, uncached_cost)
 
 STANDIN_BACKEND = "offline-stand-in"
 

@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from ragkit.chunking import ChunkerConfig, chunk_document
+from ragkit.chunking import ChunkerConfig, chunk_document, windows
 from ragkit.contextualize import get_contextualizer
-from ragkit.dense import DenseIndex, windows
+from ragkit.dense import DenseIndex
 from ragkit.documents import Chunk, Document, Query, RagkitError, where
 from ragkit.evaluate import per_query, summary_table
 from ragkit.fusion import FUSIONS, Ranking, fuse, ranked
@@ -50,7 +50,7 @@ class IndexConfig:
     overlap: int = 64
     contextualizer: str = "structural"
     tokenizer: str = "auto"
-    embedder: str | None = "minilm"
+    embedder: str | None = "auto"
     window: int = 96
     context_model: str | None = None
     context_prompt: str | None = None
@@ -113,10 +113,31 @@ def _with_ties(fetch: Callable[[Sequence[str], int], list[Ranking]], texts: Sequ
 
 def _embed_chunks(embedder, chunks: Sequence[Chunk], window: int, progress: bool
                   ) -> DenseIndex:
+    """Dense vectors: MaxP windows of (context + chunk) — each short enough, context
+    included, for the embedder's `max_tokens`, so nothing is truncated — or, for an embedder with
+    `embed_documents` (voyage-context-3), one vector per chunk with its document's chunks
+    embedded together (chunks arrive grouped by document, in order)."""
+    if hasattr(embedder, "embed_documents"):
+        documents: list[list[str]] = []
+        for i, chunk in enumerate(chunks):
+            if i == 0 or chunk.doc_id != chunks[i - 1].doc_id:
+                documents.append([])
+            documents[-1].append(f"{chunk.context}\n\n{chunk.text}" if chunk.context
+                                 else chunk.text)
+        vectors = embedder.embed_documents(documents, progress=progress)
+        dim = getattr(embedder, "dim", 0)
+        return DenseIndex(np.concatenate([np.zeros((0, dim), np.float32), *vectors]),
+                          np.arange(len(chunks)))
     texts, owners = [], []
+    limit = getattr(embedder, "max_tokens", None) if getattr(embedder, "truncates", True) else None
     for position, chunk in enumerate(chunks):
         prefix = f"{chunk.context}\n\n" if chunk.context else ""
-        for piece in windows(chunk.text, window, window // 2):
+
+        def measure(pieces: list[str], prefix: str = prefix) -> list[int]:
+            return embedder.token_lengths([prefix + p for p in pieces])
+
+        for piece in windows(chunk.text, window, window // 2, limit=limit,
+                             measure=measure if limit else None):
             texts.append(prefix + piece)
             owners.append(position)
     vectors = embedder.embed(texts, input_type="document", progress=progress)
@@ -193,8 +214,8 @@ class Pipeline:
 
     # ------------------------------------------------------------------ search
     def _bm25(self, texts: Sequence[str], depth: int) -> list[Ranking]:
-        """BM25 candidates; chunks sharing no query term (score 0) are not candidates."""
-        return [[(self.chunks[i].id, float(s)) for i, s in zip(idx, scores) if s > 0]
+        """BM25 candidates: the chunks sharing a query term, whatever their score."""
+        return [[(self.chunks[i].id, float(s)) for i, s in zip(idx, scores)]
                 for idx, scores in self.bm25.search_many(texts, depth)]
 
     def _dense(self, texts: Sequence[str], depth: int) -> list[Ranking]:

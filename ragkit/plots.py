@@ -47,3 +47,29 @@ def kind_heatmap(table: pd.DataFrame, title: str = "", metric: str = "Pass@20") 
     ax.set_title(title)
     fig.tight_layout()
     return fig
+
+
+def ladder_bars(table: pd.DataFrame, title: str = "") -> plt.Figure:
+    """Fail@20 per rung of seed 002's ladder (as from `ragkit.ladder.ladder_table`), this
+    run beside the article's, each bar labelled with its value and its reduction from the
+    first rung. A rung that was not measured shows "not built"."""
+    fig, ax = plt.subplots(figsize=(max(7, 1.9 * len(table)), 4))
+    x = np.arange(len(table))
+    ours = table["Fail@20"].astype(float)
+    bars = ax.bar(x - 0.2, ours.fillna(0), 0.4, label="this run")
+    ax.bar_label(bars, fontsize=8, labels=[
+        "not built" if np.isnan(v) else (f"{v:.1f}" if i == 0 else f"{v:.1f}\n−{r:.0%}")
+        for i, (v, r) in enumerate(zip(ours, table["reduction"]))])
+    ref = ax.bar(x + 0.2, table["article Fail@20"], 0.4, label="Anthropic's article",
+                 color="lightgray", edgecolor="gray")
+    ax.bar_label(ref, fontsize=8, labels=[
+        f"{v:.1f}" if i == 0 else f"{v:.1f}\n−{r:.0%}"
+        for i, (v, r) in enumerate(zip(table["article Fail@20"], table["article reduction"]))])
+    ax.set_xticks(x, [name.replace(" (", "\n(") for name in table.index], fontsize=8)
+    ax.set_ylabel("Fail@20 = 100 − Pass@20 (%)")
+    ax.set_ylim(0, max(float(np.nanmax(ours.to_numpy())) if ours.notna().any() else 0,
+                       float(table["article Fail@20"].max())) * 1.3 + 1)
+    ax.legend(fontsize=8)
+    ax.set_title(title)
+    fig.tight_layout()
+    return fig

@@ -13,6 +13,7 @@ are not modelled (whether they stack with caching is unconfirmed).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ragkit.documents import RagkitError
@@ -135,3 +136,42 @@ def measured_contextualization_cost(usage: Usage, doc_tokens: int, model: str) -
         raise RagkitError("document token count must be positive")
     scale = 1e6 / doc_tokens
     return CostTable(cost(usage, model) * scale, uncached_cost(usage, model) * scale)
+
+
+@dataclass(frozen=True)
+class CorpusCost:
+    """A projected contextualization bill for a whole corpus (USD), before any call."""
+
+    cached: float
+    uncached: float
+    documents: int
+    below_cache_minimum: int  # documents that run uncached: shorter than `min_cacheable`
+    document_tokens: int
+
+
+def project_corpus_cost(documents: Sequence[tuple[int, Sequence[int]]], model: str,
+                        instruction_tokens: int = 50, context_tokens: int = 100,
+                        ttl: str = "5m") -> CorpusCost:
+    """Project contextualizing a corpus: `documents` = (document tokens, chunk tokens each).
+
+    Each document is billed as `contextualization_cost`'s "billed" formula, chunk by chunk,
+    except that a document shorter than the model's minimum cacheable length is billed
+    uncached — the API silently skips caching it (4096 tokens for Haiku 4.5).
+    """
+    row = price(model)
+    write = row.write_1h if ttl == "1h" else row.write_5m
+    cached = uncached = 0.0
+    short = total = 0
+    for doc_tokens, chunk_tokens in documents:
+        total += doc_tokens
+        n = len(chunk_tokens)
+        per_calls = sum((c + instruction_tokens) * row.input + context_tokens * row.output
+                        for c in chunk_tokens)
+        plain = n * doc_tokens * row.input + per_calls
+        uncached += plain
+        if doc_tokens < row.min_cacheable:
+            short += 1
+            cached += plain
+        else:
+            cached += doc_tokens * write + (n - 1) * doc_tokens * row.read + per_calls
+    return CorpusCost(cached / 1e6, uncached / 1e6, len(documents), short, total)

@@ -1,6 +1,7 @@
 import pytest
 
-from ragkit.chunking import ChunkerConfig, chunk_document, count_tokens, is_code
+from ragkit.chunking import (TOKEN, ChunkerConfig, chunk_document, count_tokens, is_code,
+                             window_spans, windows)
 from ragkit.documents import Document, RagkitError
 
 
@@ -67,3 +68,74 @@ def test_word_level_fallback_for_one_long_line():
 def test_bad_config_is_rejected(size, overlap):
     with pytest.raises(RagkitError):
         ChunkerConfig(size, overlap)
+
+
+# ------------------------------------------------------------------ MaxP windows
+
+
+def assert_windows_cover(text: str, size: int, stride: int, **budget) -> list[str]:
+    """Every window has at most `size` tokens and every token lies in some window."""
+    spans = window_spans(text, size, stride, **budget)
+    assert [text[a:b] for a, b in spans] == windows(text, size, stride, **budget)
+    assert all(count_tokens(text[a:b]) <= size for a, b in spans)
+    starts = [m.start() for m in TOKEN.finditer(text)]
+    assert all(any(a <= s < b for a, b in spans) for s in starts)
+    return [text[a:b] for a, b in spans]
+
+
+def test_windows_cover_long_text_and_keep_short_text_whole():
+    assert windows("One. Two.", size=10) == ["One. Two."]
+    assert windows("  padded line \n", size=10) == ["  padded line \n"]
+    text = " ".join(f"Sentence number {i} is here." for i in range(40))
+    parts = assert_windows_cover(text, size=24, stride=12)
+    assert len(parts) > 5
+    assert parts[0].startswith("Sentence number 0 ") and parts[-1].endswith("39 is here.")
+    assert all(len(p.split()) <= 24 for p in parts)
+
+
+def test_prose_windows_are_whole_sentences_stride_apart():
+    text = " ".join(f"Fact {i} holds." for i in range(12))  # 4 tokens per sentence
+    facts = [f"Fact {i} holds." for i in range(12)]
+    assert windows(text, size=16, stride=8) == [
+        " ".join(facts[i:i + 4]) for i in (0, 2, 4, 6, 8)]
+
+
+def test_one_long_line_is_cut_every_stride_tokens():
+    text = " ".join(f"w{i}" for i in range(400))  # one line, no punctuation: 400 tokens
+    parts = assert_windows_cover(text, size=96, stride=48)
+    assert parts == [" ".join(f"w{j}" for j in range(48 * i, min(48 * i + 96, 400)))
+                     for i in range(8)]
+
+
+def test_long_table_row_is_cut_before_cell_bars():
+    row = "| " + " | ".join(f"cell {i} value" for i in range(60)) + " |"  # 241 tokens
+    parts = assert_windows_cover(row, size=96, stride=48)
+    cells = [f"| cell {i} value" for i in range(60)]
+    assert parts == [" ".join(cells[i:i + 24]) for i in (0, 12, 24, 36)] + [
+        " ".join(cells[48:]) + " |"]
+
+
+def test_long_sentence_is_cut_after_commas_inside_a_normal_text():
+    clause = ", ".join(f"item {i} costs {i + 5} euro" for i in range(40)) + "."  # 240 tokens
+    text = f"# Prices\n\nShort intro.\n{clause}\nDone."
+    parts = assert_windows_cover(text, size=96, stride=48)
+    assert parts[0].startswith("# Prices")
+    assert all(p.endswith((",", ".")) for p in parts)
+    assert parts[-1].endswith("item 39 costs 44 euro.\nDone.")
+
+
+def test_windows_over_a_model_budget_are_halved_until_they_fit():
+    text = " ".join(f"Sentence number {i} is here." for i in range(40))  # 6 tokens each
+    plain = windows(text, size=24, stride=12)
+    triple = lambda texts: [3 * count_tokens(t) for t in texts]  # 3 model tokens per token
+    assert windows(text, 24, 12, limit=72, measure=triple) == plain  # 24 tokens fit 72
+    parts = assert_windows_cover(text, 24, 12, limit=40, measure=triple)
+    assert all(3 * count_tokens(p) <= 40 for p in parts)
+    # 12-token halves, 6 apart: every pair of neighbouring sentences, each pair once,
+    # though consecutive 24-token windows share halves
+    sentence = [f"Sentence number {i} is here." for i in range(40)]
+    assert parts == [f"{sentence[i]} {sentence[i + 1]}" for i in range(39)]
+
+
+def test_a_single_token_over_the_budget_is_kept():
+    assert windows("a " * 30, 10, 5, limit=1, measure=lambda ts: [99] * len(ts)) == ["a"] * 30

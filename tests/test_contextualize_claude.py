@@ -240,3 +240,18 @@ def test_cli_with_a_rejected_key_exits_2_with_one_line(tmp_path, monkeypatch, ca
     assert err.startswith("ragkit: error: widget: counting tokens: ") and "rejected the key" in err
     assert "sk-ant-secret-123" not in err
     assert not (tmp_path / "idx").exists()
+
+
+def test_project_cost_counts_the_document_block_and_bills_short_documents_uncached():
+    from ragkit.contextualize.claude import project_cost
+    doc = Document("d", "x" * 100)
+    chunks = [Chunk("d#0", "d", "a" * 10), Chunk("d#1", "d", "b" * 20)]
+    words = len  # one token per character, so every count below is a string length
+    table = project_cost([doc], chunks, "claude-haiku-4-5", prompt="Q{chunk_content}",
+                         context_tokens=10, count=words)
+    # document block "\n<document>\n" + 100 x + "\n</document>\n" = 12 + 100 + 13 = 125 tokens,
+    # under Haiku 4.5's 4096 minimum → uncached: 2 calls × 125 input, chunks 10 and 20,
+    # instruction "Q" = 1 each, 10 output tokens each at $5/M:
+    # (250 + 11 + 21)·1 + 20·5 = 282 + 100 = 382 µ$
+    assert table.cached == table.uncached == pytest.approx(382e-6)
+    assert (table.documents, table.below_cache_minimum, table.document_tokens) == (1, 1, 125)

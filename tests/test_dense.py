@@ -103,3 +103,17 @@ def test_dense_search_maxp_on_unit_vectors_equals_brute_force() -> None:
         assert positions.tolist() == want
         np.testing.assert_allclose(scores, want_scores, atol=1e-5)
     assert expected[0][0][0] == 0  # a query near chunk 0's window finds chunk 0 first
+
+
+def test_owners_must_run_without_gaps():
+    # chunk 1 owning no vector would shift every later chunk's column
+    with pytest.raises(ValueError, match="no gaps"):
+        DenseIndex(np.eye(2, dtype=np.float32), np.array([0, 2]))
+    with pytest.raises(ValueError, match="no gaps"):
+        DenseIndex(np.eye(2, dtype=np.float32), np.array([1, 1]))
+
+
+def test_an_empty_index_returns_empty_results():
+    index = DenseIndex(np.empty((0, 4), dtype=np.float32), np.array([], dtype=np.int64))
+    (ids, scores), = index.search(np.ones((1, 4), dtype=np.float32), k=3)
+    assert ids.tolist() == [] and scores.tolist() == []

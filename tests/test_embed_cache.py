@@ -147,3 +147,20 @@ def test_get_embedder_wraps_with_cache(tmp_path, monkeypatch) -> None:
 def test_unknown_embedder_lists_known_names() -> None:
     with pytest.raises(RagkitError, match=r"unknown embedder 'nope'.*minilm"):
         get_embedder("nope")
+
+
+def test_auto_shares_minilms_cached_vectors(tmp_path):
+    """`auto` caches each routed model by itself, so English text embedded once by `minilm`
+    is not embedded again by `auto` (and vice versa)."""
+    import sqlite3
+
+    from ragkit import models
+    from ragkit.embed import get_embedder
+    if not models.model_dir().is_dir():
+        pytest.skip("model not installed: run `ragkit models install`")
+    path = tmp_path / "cache.sqlite"
+    first = get_embedder("minilm", cache=path).embed(["the refund window is 21 days"])
+    rows = sqlite3.connect(path).execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+    second = get_embedder("auto", cache=path).embed(["the refund window is 21 days"])
+    assert sqlite3.connect(path).execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == rows
+    np.testing.assert_array_equal(second[0, :384], first[0])

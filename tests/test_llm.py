@@ -9,7 +9,7 @@ import pytest
 from ragkit import standin
 from ragkit.documents import RagkitError
 from ragkit.llm import (LLM, PRICES, Usage, UsageLog, contextualization_cost, cost,
-                        make_client, measured_contextualization_cost)
+                        make_client, measured_contextualization_cost, project_corpus_cost)
 
 HAIKU = "claude-haiku-4-5"
 REPLY = {"id": "msg_1", "type": "message", "role": "assistant", "model": HAIKU,
@@ -63,6 +63,20 @@ def test_measured_cost_from_usage():
     assert table.cached == pytest.approx(0.0192 * 125)
     # uncached: (1000+8000+72000)·1 + 200·5 = 82000 µ$
     assert table.uncached == pytest.approx(0.082 * 125)
+
+
+def test_corpus_projection_matches_the_seed_table_and_bills_short_documents_uncached():
+    seed = project_corpus_cost([(8000, [800] * 10)] * 125, HAIKU)  # 1M document tokens
+    assert (seed.cached, seed.uncached) == (pytest.approx(3.8375), pytest.approx(11.6875))
+    # 3000 tokens < Haiku 4.5's 4096 minimum: four uncached calls, each
+    # 3000 + 800 + 50 input tokens at $1/M and 100 output at $5/M:
+    # 4·3850·1 + 4·100·5 = 15400 + 2000 = 17400 µ$, cached or not.
+    short = project_corpus_cost([(3000, [800] * 4)], HAIKU)
+    assert (short.cached, short.uncached) == (pytest.approx(0.0174), pytest.approx(0.0174))
+    assert (short.below_cache_minimum, short.document_tokens) == (1, 3000)
+    # Claude 3 Haiku caches from 2048 tokens: the same document is cached there.
+    assert project_corpus_cost([(3000, [800] * 4)], "claude-3-haiku-20240307") \
+        .below_cache_minimum == 0
 
 
 def test_usage_counts_none_as_zero_and_adds():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ragkit import embed
-from ragkit.dense import DenseIndex, top_k, windows
+from ragkit.dense import DenseIndex, top_k
 from ragkit.documents import Chunk, Document, RagkitError
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig, is_index
 
@@ -286,15 +286,6 @@ def test_bm25_only_index_refuses_dense_search():
         SearchConfig("sparse")
 
 
-def test_windows_cover_long_text_and_keep_short_text_whole():
-    assert windows("One. Two.", size=10) == ["One. Two."]
-    text = " ".join(f"Sentence number {i} is here." for i in range(40))
-    parts = windows(text, size=24, stride=12)
-    assert len(parts) > 5
-    assert parts[0].startswith("Sentence number 0 ") and parts[-1].endswith("39 is here.")
-    assert all(len(p.split()) <= 24 for p in parts)
-
-
 def test_maxp_scores_a_chunk_by_its_best_window():
     vectors = np.eye(3, dtype=np.float32)
     index = DenseIndex(vectors, np.array([0, 0, 1]))  # chunk 0 owns two windows
@@ -326,3 +317,20 @@ def test_cookbook_bm25_numbers(cookbook_dir):
         judgments = judge(data.queries, data.documents, pipeline.chunks)
         row = compare(pipeline, data.queries, judgments, {"bm25": SearchConfig("bm25")}).loc["bm25"]
         assert tuple(row[["Pass@5", "Pass@10", "Pass@20"]].round(1)) == numbers, (tokenizer, context)
+
+
+def test_windows_fit_the_embedders_limit_with_the_context_prefix():
+    """A window that fits in chunker tokens but not, with its context, in the embedder's
+    limit is cut again, so the embedder never truncates any part of a chunk."""
+    class Small(HashEmbedder):
+        max_tokens = 30  # word count + 2 must stay ≤ 30
+
+    embedder = Small()
+    long_title = " ".join(f"title{i}" for i in range(20))  # ~20 words of context per window
+    text = " ".join(f"word{i}" for i in range(90)) + "."
+    Pipeline.build([Document("d.md", text, long_title)], IndexConfig(embedder="small"),
+                   progress=False, embedder=embedder)
+    embedded = embedder.calls[0][1]
+    assert max(embedder.token_lengths(embedded)) <= 30
+    covered = {w for t in embedded for w in re.findall(r"word\d+", t)}
+    assert covered == {f"word{i}" for i in range(90)}  # every word still embedded

@@ -38,7 +38,7 @@ from anthropic.types import Message
 from tqdm import tqdm
 
 from ragkit.documents import Chunk, Document, RagkitError, where
-from ragkit.llm import LLM, price
+from ragkit.llm import LLM, CorpusCost, price, project_corpus_cost
 
 DEFAULT_MODEL = "claude-haiku-4-5"
 DOCUMENT_CONTEXT_PROMPT = "\n<document>\n{doc_content}\n</document>\n"
@@ -206,3 +206,26 @@ class ClaudeContextualizer:
             bar.set_postfix_str("stand-in, no cost" if dollars is None else f"${dollars:.4f}")
             bar.update(1)
         return _text_of(reply)
+
+
+def project_cost(documents: Sequence[Document], chunks: Sequence[Chunk],
+                 model: str = DEFAULT_MODEL, prompt: str = CHUNK_CONTEXT_PROMPT,
+                 context_tokens: int = 100,
+                 count: Callable[[str], int] | None = None) -> CorpusCost:
+    """The projected bill for contextualizing `chunks` of `documents`, before any call.
+
+    Token counts come from `count` (default: the offline stand-in's documented estimate,
+    one token per 4 UTF-8 bytes — real tokenizers count more for code and Korean, so treat
+    it as a lower bound); the instruction is the prompt without its chunk; each context is
+    assumed `context_tokens` long (the seed's 100). Documents under the model's minimum
+    cacheable length are billed uncached, as the API does (`project_corpus_cost`).
+    """
+    from ragkit.standin import estimate_tokens
+    count = count or estimate_tokens
+    by_doc: dict[str, list[int]] = {}
+    for chunk in chunks:
+        by_doc.setdefault(chunk.doc_id, []).append(count(chunk.text))
+    instruction = count(prompt.replace(PLACEHOLDER, ""))
+    sizes = [(count(DOCUMENT_CONTEXT_PROMPT.format(doc_content=doc.text)), by_doc[doc.id])
+             for doc in documents if by_doc.get(doc.id)]
+    return project_corpus_cost(sizes, model, instruction, context_tokens)

@@ -2,7 +2,11 @@
 
 What it is: the `Embedder` protocol every dense embedder follows, and `get_embedder(name)`,
 which builds one and (by default) wraps it in `CachedEmbedder` so each text is embedded once
-per machine. The offline default is "minilm" (all-MiniLM-L6-v2 in numpy, see `minilm.py`).
+per machine. The offline default is "auto": all-MiniLM-L6-v2 in numpy (`minilm.py`) for
+most text and USE multilingual v3 (`use_multilingual.py`) for Hangul text, because MiniLM is
+English-only (measured in `routed.py`). Voyage's API models are `voyage:MODEL` and
+`voyage-context:voyage-context-3` (`voyage.py`); a contextual embedder also has
+`embed_documents` (see `ContextualEmbedder`) and is cached by `contextual.py`.
 
 What it is not: an index. Top-k search over the vectors, and MaxP scoring of long texts split
 into windows, live in `ragkit.dense`.
@@ -24,8 +28,8 @@ import numpy as np
 from ragkit.documents import RagkitError
 from ragkit.embed.cache import CachedEmbedder, default_cache_path
 
-__all__ = ["Embedder", "CachedEmbedder", "EMBEDDERS", "get_embedder", "default_cache_path",
-           "fingerprint_of"]
+__all__ = ["Embedder", "ContextualEmbedder", "CachedEmbedder", "EMBEDDERS", "EMBEDDER_PREFIXES",
+           "get_embedder", "default_cache_path", "fingerprint_of"]
 
 
 @runtime_checkable
@@ -50,29 +54,97 @@ def fingerprint_of(embedder: Embedder) -> str:
     return getattr(embedder, "fingerprint", None) or embedder.name
 
 
+@runtime_checkable
+class ContextualEmbedder(Embedder, Protocol):
+    """An embedder whose chunk vectors depend on the chunk's whole document (voyage-context-3).
+
+    `embed_documents` takes each document's chunks in order and returns one vector per chunk,
+    so callers must send whole documents, not windows; queries still go through `embed` with
+    `input_type="query"`.
+    """
+
+    def embed_documents(self, documents: Sequence[Sequence[str]], *,
+                        progress: bool = False) -> list[np.ndarray]:
+        """One (len(chunks), dim) float32 array of L2-normalised rows per document."""
+        ...
+
+
 def _minilm() -> Embedder:
     from ragkit.embed.minilm import MiniLM
     return MiniLM()
 
 
-# name -> factory; other embedders (e.g. Voyage) register here.
-EMBEDDERS: dict[str, Callable[[], Embedder]] = {"minilm": _minilm}
+def _use_multilingual() -> Embedder:
+    from ragkit.embed.use_multilingual import USEMultilingual
+    return USEMultilingual()
 
 
-def get_embedder(name: str = "minilm", *, cache: bool | str | Path = True) -> Embedder:
+def _auto(wrap: Callable[[Embedder], Embedder] = lambda e: e) -> Embedder:
+    """MiniLM and USE behind the script router, each wrapped by `wrap` (e.g. its own cache,
+    so `auto` and `minilm` share MiniLM's cached vectors)."""
+    from ragkit.embed.minilm import MiniLM
+    from ragkit.embed.routed import ScriptRouted
+    from ragkit.embed.use_multilingual import USEMultilingual
+    return ScriptRouted(wrap(MiniLM()), lambda: wrap(USEMultilingual()), dim=USEMultilingual.dim,
+                        name=USEMultilingual.name, fingerprint=USEMultilingual.fingerprint)
+
+
+def _voyage(model: str) -> Embedder:
+    from ragkit.embed.voyage import VoyageEmbedder
+    return VoyageEmbedder(model)
+
+
+def _voyage_context(model: str) -> Embedder:
+    from ragkit.embed.voyage import VoyageContextEmbedder
+    return VoyageContextEmbedder(model)
+
+
+# name -> factory. Loaded only when named, so an unused backend costs nothing.
+EMBEDDERS: dict[str, Callable[[], Embedder]] = {
+    "minilm": _minilm,
+    "auto": _auto,
+    "use-multilingual": _use_multilingual,
+}
+# "PREFIX:MODEL" -> factory(MODEL), e.g. "voyage:voyage-3.5", "voyage-context:voyage-context-3".
+EMBEDDER_PREFIXES: dict[str, Callable[[str], Embedder]] = {
+    "voyage": _voyage,
+    "voyage-context": _voyage_context,
+}
+
+
+def _build(name: str) -> Embedder:
+    if name in EMBEDDERS:
+        return EMBEDDERS[name]()
+    prefix, sep, model = name.partition(":")
+    if sep and model and prefix in EMBEDDER_PREFIXES:
+        return EMBEDDER_PREFIXES[prefix](model)
+    known = ", ".join([*EMBEDDERS, *(f"{p}:MODEL" for p in EMBEDDER_PREFIXES)])
+    raise RagkitError(f"unknown embedder {name!r}; known embedders: {known}")
+
+
+def get_embedder(name: str = "auto", *, cache: bool | str | Path = True) -> Embedder:
     """Build the embedder registered as `name`.
 
     Args:
-        name: a key of `EMBEDDERS` ("minilm" is the offline default).
+        name: a key of `EMBEDDERS` ("auto", the offline default, routes Hangul text to
+            "use-multilingual" and other text to "minilm"; see `ragkit.embed.routed`) or
+            `PREFIX:MODEL` with a prefix of `EMBEDDER_PREFIXES` ("voyage:voyage-3.5",
+            "voyage-context:voyage-context-3"; these need VOYAGE_API_KEY).
         cache: True wraps it in a `CachedEmbedder` at `default_cache_path()`; a path uses
             that sqlite file instead; False returns the bare embedder.
     Returns:
         An object following the `Embedder` protocol.
     """
-    if name not in EMBEDDERS:
-        known = ", ".join(sorted(EMBEDDERS))
-        raise RagkitError(f"unknown embedder {name!r}; known embedders: {known}")
-    inner = EMBEDDERS[name]()
     if cache is False:
-        return inner
-    return CachedEmbedder(inner, default_cache_path() if cache is True else Path(cache))
+        return _build(name)
+    path = default_cache_path() if cache is True else Path(cache)
+
+    def wrap(inner: Embedder) -> Embedder:
+        if hasattr(inner, "embed_documents"):
+            from ragkit.embed.contextual import CachedContextualEmbedder
+            return CachedContextualEmbedder(inner, path)
+        return CachedEmbedder(inner, path)
+
+    if name == "auto":  # cache each routed model on its own, not the router
+        return _auto(wrap)
+    return wrap(_build(name))

@@ -52,6 +52,7 @@ class CachedEmbedder:
         self.inner = inner
         self.name, self.dim, self.max_tokens = inner.name, inner.dim, inner.max_tokens
         self.fingerprint = fingerprint_of(inner)
+        self.truncates = getattr(inner, "truncates", True)
         self.path = Path(path) if path is not None else default_cache_path()
         self.batch_size = batch_size
         self.path.parent.mkdir(parents=True, exist_ok=True)

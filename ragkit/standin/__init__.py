@@ -12,6 +12,8 @@ is served two ways, so callers never change code between online and offline runs
 What it answers: each kind of request is recognised by one *rule*, a function in its own
 module of this package that looks at the request and returns the reply's content blocks (or
 None: not mine). `RULES` lists them in order; the first that answers wins.
+- `rerank.py` (tried first: its passages may quote anything): RankGPT's listwise-ranking
+  conversation → a permutation by query-term overlap.
 - `contextualize.py`: a `<document>…</document>` and a `<chunk>…</chunk>` in the user turn
   (Anthropic's contextual-retrieval prompt) → the chunk's structural context.
 - no rule matches: the fixed text `NO_RULE`, stop reason `end_turn`.

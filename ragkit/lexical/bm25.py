@@ -1,26 +1,18 @@
-"""Lexical retrieval: tokenizers chosen by name, and BM25 over a sparse weight matrix.
+"""Okapi BM25 over a sparse weight matrix, with the scores of rank-bm25 0.2.2.
 
-What it is: the sparse half of hybrid retrieval. `get_tokenizer(name)` turns text into
-terms (`words`, `english`, `code`, `korean`, `auto`); `BM25` indexes tokenized texts and
-scores queries with exactly the scores of rank-bm25 0.2.2 `BM25Okapi` on the same tokens,
-but precomputes every (term, document) weight into a scipy CSR matrix, so a query costs a
-sum of a few matrix rows instead of a Python loop over all documents.
+What it is: `BM25` indexes tokenized texts and scores queries with exactly the scores of
+rank-bm25 0.2.2 `BM25Okapi` on the same tokens, but precomputes every (term, document)
+weight into a scipy CSR matrix, so a query costs a sum of a few matrix rows instead of a
+Python loop over all documents. `search` ranks the candidates, the documents sharing at
+least one query term, whatever their score (rank-bm25's idf can weigh a shared term 0 or
+less); a document sharing no term is never returned.
 
 What it is not: not an inverted index on disk, not incremental (refit to add documents),
 not a query language (no phrases, no boolean operators, no field weights).
 
 Limits: the whole index lives in memory (about 12 bytes per distinct (term, document)
-pair); `korean` needs kiwipiepy and its model (the `kiwipiepy-model` package) and costs
-about 2 s to load once per process.
-
-Tokenizer choice, measured (benchmarks/bench_tokenizers.py, Anthropic's cookbook code
-corpus, BM25 Pass@5/10/20): words 59.7/68.0/77.0, english 71.3/78.2/83.0, code
-78.6/85.0/87.6; with each chunk prefixed by its file path, code reaches 82.1/86.2/90.6.
-Hence `auto` = `korean` for Hangul text, else `code`. No stemming: a Harman (1991)
-S-stemmer on top of `code` moved Pass@k by +0.3 to +1.9 points, 5-9 queries better and
-1-5 worse out of 248 (no sign test below p = 0.07), and it is unmeasured on prose.
-
-Errors users can hit (unknown tokenizer, empty corpus, bad index folder) raise RagkitError.
+pair). Errors users can hit (unknown tokenizer, empty corpus, bad index folder) raise
+RagkitError.
 
 Method: Okapi BM25 (Robertson & Zaragoza 2009, "The Probabilistic Relevance Framework:
 BM25 and Beyond") with the IDF floor of rank-bm25 0.2.2 `BM25Okapi`.
@@ -29,157 +21,16 @@ BM25 and Beyond") with the IDF floor of rank-bm25 0.2.2 `BM25Okapi`.
 from __future__ import annotations
 
 import json
-import re
-from functools import lru_cache
 from itertools import chain
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 from scipy import sparse
 
 from ragkit.dense import top_k
 from ragkit.documents import RagkitError
-
-Tokenizer = Callable[[str], list[str]]
-
-# --------------------------------------------------------------------------- tokenizers
-
-_WORD = re.compile(r"\w+")
-# A "compound" is words joined by path, dotted-name, scope or hyphen connectors:
-# `a/b/c.py`, `os.path.join`, `std::vector`, `well-known`.
-_COMPOUND = re.compile(r"\w+(?:[./\\:\-]+\w+)*")
-# Parts of one identifier: `HTTPServer` -> HTTP, Server; `getX2` -> get, X, 2.
-_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_A-Za-z]+")
-# Characters kiwipiepy handles in the `korean` tokenizer: Hangul (syllables, jamo,
-# compatibility jamo) and CJK ideographs (hanja).
-_KOREAN_SCRIPT = re.compile(
-    r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7a3\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+"
-)
-_HANGUL = re.compile(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7a3]")
-
-# English stopwords: the NLTK English list (179 words), written as \w+ tokens, so
-# "don't" -> "don", "t" are both covered.
-ENGLISH_STOPWORDS = frozenset(
-    """
-    a about above after again against ain all am an and any are aren as at be because been
-    before being below between both but by can couldn d did didn do does doesn doing don down
-    during each few for from further had hadn has hasn have haven having he her here hers
-    herself him himself his how i if in into is isn it its itself just ll m ma me mightn more
-    most mustn my myself needn no nor not now o of off on once only or other our ours
-    ourselves out over own re s same shan she should shouldn so some such t than that the
-    their theirs them themselves then there these they this those through to too under until
-    up ve very was wasn we were weren what when where which while who whom why will with won
-    wouldn y you your yours yourself yourselves
-    """.split()
-)
-
-# Kiwi (Sejong) POS tags kept by `korean`: common/proper/dependent nouns and numerals, verb
-# and adjective stems, roots, hanja. Dropped: particles J*, endings E*, affixes XP*/XS*,
-# pronouns, determiners, adverbs, interjections, symbols (the Latin and digit parts are
-# tokenized by `code`). Irregular-stem tags such as "VV-R" count as their base tag.
-KOREAN_CONTENT_TAGS = frozenset({"NNG", "NNP", "NNB", "NR", "VV", "VA", "XR", "SH"})
-
-
-def words(text: str) -> list[str]:
-    """Lowercase `\\w+` runs, no stopwords: the parity reference with rank-bm25 (the
-    cookbook README's BM25 floor 59.7 / 68.0 / 77.0 is measured on these)."""
-    return _WORD.findall(text.lower())
-
-
-def english(text: str) -> list[str]:
-    """`words` without English stopwords (no stemming)."""
-    return [t for t in _WORD.findall(text.lower()) if t not in ENGLISH_STOPWORDS]
-
-
-def identifier_parts(word: str) -> list[str]:
-    """Lowercased parts of one `\\w+` identifier: snake_case, camelCase, PascalCase,
-    acronyms and digit runs (`HTTPServer2_new` -> http, server, 2, new)."""
-    return [p.lower() for piece in word.split("_") for p in _PART.findall(piece)]
-
-
-def code(text: str) -> list[str]:
-    """Code-aware tokens: each identifier lowercased AND its parts.
-
-    `get_user_name` -> get_user_name, get, user, name; `HTTPServer` -> httpserver, http,
-    server; `a/b/c.py` -> a, b, c, py; `foo.bar` -> foo, bar. A plain single word
-    (natural language) is dropped when it is an English stopword; the words and parts of
-    identifiers, paths and dotted names are all kept.
-    """
-    tokens: list[str] = []
-    for match in _COMPOUND.finditer(text):
-        pieces = _WORD.findall(match.group())
-        for word in pieces:
-            lower, parts = word.lower(), identifier_parts(word)
-            if parts == [lower]:  # a plain word: no case change, underscore or digit run
-                if len(pieces) > 1 or lower not in ENGLISH_STOPWORDS:
-                    tokens.append(lower)
-                continue
-            tokens.append(lower)
-            tokens.extend(parts)  # `__init__` -> __init__, init
-    return tokens
-
-
-@lru_cache(maxsize=1)
-def _kiwi():
-    """The process-wide Kiwi analyser, created on first use (loads the model, ~2 s)."""
-    try:
-        from kiwipiepy import Kiwi
-    except ImportError as err:  # pragma: no cover - kiwipiepy is a dependency
-        raise RagkitError(
-            "the 'korean' tokenizer needs kiwipiepy and kiwipiepy-model: "
-            "pip install kiwipiepy kiwipiepy-model"
-        ) from err
-    return Kiwi()
-
-
-def korean(text: str) -> list[str]:
-    """Korean content morphemes (kiwipiepy) plus `code` tokens for everything else.
-
-    `청약철회는 구매일로부터 7일 이내에 가능합니다.` -> 청약, 철회, 구매, 일, 7, 일, 이내, 가능.
-    Hangul and hanja go through Kiwi and only `KOREAN_CONTENT_TAGS` are kept; the text
-    between them (Latin words, identifiers, numbers) is tokenized by `code`, so
-    `HTTPServer를` gives httpserver, http, server. Tokens come in text order.
-    """
-    found: list[tuple[int, str]] = []
-    if _KOREAN_SCRIPT.search(text):
-        for tok in _kiwi().tokenize(text):
-            if tok.tag.split("-")[0] in KOREAN_CONTENT_TAGS and _KOREAN_SCRIPT.search(tok.form):
-                found.append((tok.start, tok.form))
-    rest = _KOREAN_SCRIPT.sub(lambda m: " " * len(m.group()), text)
-    for match in _COMPOUND.finditer(rest):
-        found.extend((match.start(), t) for t in code(match.group()))
-    found.sort(key=lambda pair: pair[0])
-    return [t for _, t in found]
-
-
-def auto(text: str) -> list[str]:
-    """`korean` when the text contains Hangul, else `code` (measured best on the cookbook
-    code corpus, and it matches how `korean` tokenizes Latin words)."""
-    return korean(text) if _HANGUL.search(text) else code(text)
-
-
-_REGISTRY: dict[str, Tokenizer] = {
-    "words": words,
-    "english": english,
-    "code": code,
-    "korean": korean,
-    "auto": auto,
-}
-TOKENIZERS: tuple[str, ...] = tuple(_REGISTRY)
-
-
-def get_tokenizer(name: str) -> Tokenizer:
-    """The tokenizer registered under `name` (one of `TOKENIZERS`)."""
-    try:
-        return _REGISTRY[name]
-    except (KeyError, TypeError):
-        raise RagkitError(
-            f"unknown tokenizer {name!r}; known tokenizers: {', '.join(TOKENIZERS)}"
-        ) from None
-
-
-# --------------------------------------------------------------------------- BM25
+from ragkit.lexical.tokenizers import TOKENIZERS, Tokenizer, get_tokenizer
 
 
 def okapi_idf(df: np.ndarray, n_docs: int, epsilon: float) -> np.ndarray:
@@ -215,8 +66,10 @@ class BM25:
     Beyond", section 3; the IDF floor is rank-bm25 0.2.2 `BM25Okapi._calc_idf`.
 
     Inherited quirks, kept for parity: a term in exactly half of the documents has idf 0;
-    in a 2-document corpus no term has a positive idf, so scores are 0 or negative. Where
-    rank-bm25 fails (every document empty: division by zero) this gives all-zero scores.
+    in a 1- or 2-document corpus no term has a positive idf, so scores are 0 or negative.
+    Where rank-bm25 fails (every document empty: division by zero) this gives all-zero
+    scores. Hence `search` ranks the documents sharing a query term (`candidates`), not
+    the documents with a positive score.
 
     Usage:
         bm25 = BM25.fit(texts, tokenizer="code")
@@ -303,19 +156,42 @@ class BM25:
         it, in query order (repeats included), the order rank-bm25 adds them in, so the
         scores are bit-for-bit rank-bm25's.
         """
-        w, out = self.weights, np.zeros(self.n_docs)
-        for i in self._query_ids(query):
-            row = slice(w.indptr[i], w.indptr[i + 1])
-            out[w.indices[row]] += w.data[row]  # a row names each document at most once
-        return out
+        return self._score(self._query_ids(query))[0]
+
+    def candidates(self, query: str | Sequence[str]) -> np.ndarray:
+        """Indices (ascending) of the documents containing at least one known query term.
+
+        Whatever their score: with rank-bm25's idf a shared term can weigh 0 (a term in
+        exactly half of the documents) or less (every term of a 1- or 2-document corpus),
+        and such a document still matches the query while one sharing no term does not.
+        """
+        return np.flatnonzero(self._score(self._query_ids(query))[1])
 
     def search(self, query: str | Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The k best documents as (indices, scores), best first; ties go to the lower index.
+        """The k best candidates as (indices, scores): score descending, ties to the lower
+        index.
 
-        Returns min(k, n_docs) entries, including documents with score 0 when fewer than
-        k documents match.
+        Only `candidates` are returned, so fewer than k entries (none for a query sharing no
+        term with the corpus) when fewer documents match; scores may be 0 or negative.
         """
-        return top_k(self.scores(query), k)
+        scores, matched = self._score(self._query_ids(query))
+        docs = np.flatnonzero(matched)
+        best, values = top_k(scores[docs], k)
+        return docs[best], values
+
+    def _score(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Scores of all documents, and a mask of those in some query term's postings.
+
+        A posting is a stored entry of the weight matrix, zero weights included: nothing
+        here or in `load` drops explicit zeros, so a zero-weight match stays a match.
+        """
+        w, out = self.weights, np.zeros(self.n_docs)
+        matched = np.zeros(self.n_docs, dtype=bool)
+        for i in ids:
+            docs = w.indices[w.indptr[i]:w.indptr[i + 1]]
+            out[docs] += w.data[w.indptr[i]:w.indptr[i + 1]]  # each document at most once
+            matched[docs] = True
+        return out, matched
 
     def search_many(
         self, queries: Iterable[str | Sequence[str]], k: int, progress: bool = False

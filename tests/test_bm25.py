@@ -1,4 +1,4 @@
-"""Tests for ragkit.lexical: tokenizers, BM25 values computed by hand, ranking, persistence."""
+"""Tests for ragkit.lexical.bm25: values computed by hand, candidates, ranking, persistence."""
 
 from __future__ import annotations
 
@@ -8,94 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from ragkit.documents import RagkitError
-from ragkit.lexical import (
-    BM25,
-    TOKENIZERS,
-    auto,
-    code,
-    english,
-    get_tokenizer,
-    identifier_parts,
-    korean,
-    top_k,
-    words,
-)
-
-# ------------------------------------------------------------------ tokenizers
-
-
-def test_registry_names_and_lookup():
-    assert TOKENIZERS == ("words", "english", "code", "korean", "auto")
-    assert get_tokenizer("words") is words
-    assert get_tokenizer("code") is code
-
-
-def test_unknown_tokenizer_lists_known_names():
-    known = "words, english, code, korean, auto"
-    with pytest.raises(RagkitError, match=f"unknown tokenizer 'porter'.*{known}"):
-        get_tokenizer("porter")
-    with pytest.raises(ValueError, match="known tokenizers"):
-        BM25(tokenizer="nope")
-
-
-def test_words_is_lowercase_word_runs():
-    assert words("Hello, World! get_user_name x2") == ["hello", "world", "get_user_name", "x2"]
-
-
-def test_english_drops_stopwords_only():
-    assert english("What is the purpose of the DiffExecutor struct?") == [
-        "purpose", "diffexecutor", "struct"]
-    assert english("Don't stop") == ["stop"]  # "don" and "t" are both stopwords
-
-
-@pytest.mark.parametrize("word, parts", [
-    ("HTTPServer", ["http", "server"]),
-    ("get_user_name", ["get", "user", "name"]),
-    ("getHTTPResponse2", ["get", "http", "response", "2"]),
-    ("parseJSON", ["parse", "json"]),
-    ("x86_64", ["x", "86", "64"]),
-    ("plain", ["plain"]),
-])
-def test_identifier_parts(word, parts):
-    assert identifier_parts(word) == parts
-
-
-def test_code_keeps_identifier_and_parts():
-    assert code("get_user_name") == ["get_user_name", "get", "user", "name"]
-    assert code("HTTPServer") == ["httpserver", "http", "server"]
-    assert code("a/b/c.py") == ["a", "b", "c", "py"]
-    assert code("foo.bar") == ["foo", "bar"]
-    assert code("utf8 v2") == ["utf8", "utf", "8", "v2", "v", "2"]
-    assert code("def __init__(self)") == ["def", "__init__", "init", "self"]
-
-
-def test_code_drops_stopwords_only_as_plain_words():
-    assert code("What is the lock for?") == ["lock"]
-    # inside identifiers and paths every part stays
-    assert code("is_valid for/each") == ["is_valid", "is", "valid", "for", "each"]
-
-
-def test_korean_content_morphemes_without_particles():
-    tokens = korean("청약철회는 구매일로부터 7일 이내에 가능합니다.")
-    for expected in ["청약", "철회", "구매", "7", "이내", "가능"]:
-        assert expected in tokens
-    for particle_or_ending in ["는", "로부터", "에", "합니다", "ᆸ니다", "하", "."]:
-        assert particle_or_ending not in tokens
-    assert tokens.index("청약") < tokens.index("구매") < tokens.index("이내")  # text order
-
-
-def test_korean_tokenizes_latin_and_code_words_like_code():
-    tokens = korean("get_user_name 함수는 HTTPServer를 반환합니다")
-    assert tokens == ["get_user_name", "get", "user", "name", "함수",
-                      "httpserver", "http", "server", "반환"]
-
-
-def test_auto_picks_korean_only_for_hangul():
-    assert auto("HTTPServer the lock") == code("HTTPServer the lock")
-    assert auto("청약철회는 가능합니다") == korean("청약철회는 가능합니다")
-    assert auto("청약철회는 가능합니다") == auto("청약철회는 가능합니다")
-
+from ragkit.dense import top_k
+from ragkit.documents import Document, RagkitError
+from ragkit.lexical import BM25
+from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
 
 # ------------------------------------------------------------------ BM25 values by hand
 
@@ -157,10 +73,66 @@ def test_empty_corpus_and_bad_parameters_are_errors():
         BM25(k1=-1)
 
 
-def test_all_empty_documents_score_zero():
+def test_all_empty_documents_score_zero_and_match_nothing():
     bm25 = BM25.fit(["", "  ", "!!"])
     assert np.array_equal(bm25.scores("anything"), np.zeros(3))
-    assert bm25.search("anything", 2)[0].tolist() == [0, 1]
+    assert bm25.search("anything", 2)[0].tolist() == []
+
+
+# ------------------------------------------------------------------ candidates
+
+
+def test_one_document_corpus_returns_its_document_with_a_negative_score():
+    # N = 1, df = 1: raw idf log(0.5 / 1.5) = -log 3 for both terms, so the floor is
+    # 0.25 * mean(-log 3) = -0.25 log 3; |d| = avgdl = 2 makes the tf factor 2.5 / 2.5 = 1.
+    bm25 = BM25.fit_tokens([["solo", "word"]])
+    idx, vals = bm25.search(["solo"], k=5)
+    assert idx.tolist() == [0]
+    assert vals[0] == pytest.approx(-0.25 * math.log(3), rel=1e-14)
+    assert bm25.search(["other"], k=5)[0].tolist() == []
+
+
+def test_two_document_corpus_ranks_the_documents_sharing_a_term():
+    # N = 2: idf(left) = idf(right) = log(1.5/1.5) = 0; raw idf(shared) = log(0.5/2.5)
+    # = -log 5, floored to 0.25 * (-log 5 / 3). avgdl 2.5; tf factors for "shared":
+    # doc 0 (|d| 2) 2.5 / 2.275, doc 1 (|d| 3) 2.5 / 2.725, so doc 1 is less negative.
+    bm25 = BM25.fit_tokens([["shared", "left"], ["shared", "right", "right"]])
+    idx, vals = bm25.search(["left"], k=5)
+    assert idx.tolist() == [0] and vals.tolist() == [0.0]
+    idx, vals = bm25.search(["right", "shared"], k=5)
+    idf = -math.log(5) / 12
+    assert idx.tolist() == [1, 0]
+    assert vals == pytest.approx([idf * 2.5 / 2.725, idf * 2.5 / 2.275], rel=1e-14)
+    assert bm25.search(["none"], k=5)[0].tolist() == []
+
+
+def test_term_in_exactly_half_the_documents_is_still_a_match():
+    bm25 = BM25.fit_tokens(HAND)  # apple is in documents 0 and 1 of 4: idf 0
+    idx, vals = bm25.search(["apple"], k=4)
+    assert idx.tolist() == [0, 1] and vals.tolist() == [0.0, 0.0]
+    idx, vals = bm25.search(["apple", "cherry"], k=4)
+    assert idx.tolist() == [1, 0] and vals[0] > vals[1] == 0.0
+    assert bm25.candidates(["apple", "zebra", "apple"]).tolist() == [0, 1]
+    assert bm25.search(["apple", "elder"], k=2)[0].tolist() == [3, 0]  # k cuts candidates
+
+
+def test_candidates_survive_save_and_load(tmp_path):
+    BM25.fit(["apple banana", "apple cherry", "banana date", "elder"]).save(tmp_path)
+    loaded = BM25.load(tmp_path)
+    assert loaded.search("apple", k=4)[0].tolist() == [0, 1]
+
+
+def test_bm25_mode_returns_matching_chunks_of_a_two_document_corpus():
+    docs = [Document("refund.md", "Refunds take seven days."),
+            Document("ship.md", "Shipping to islands takes ten working days.")]
+    pipeline = Pipeline.build(docs, IndexConfig(contextualizer="none", embedder=None),
+                              progress=False)
+    (refund,) = pipeline.search(["How long do refunds take?"], k=5, config=SearchConfig("bm25"))
+    assert [ident for ident, _ in refund] == ["refund.md#0"]  # idf(refunds) = 0 with N = 2
+    (days,) = pipeline.search(["days"], k=5, config=SearchConfig("bm25"))
+    # idf(days) < 0 (in both documents): the longer ship.md's score is the nearer to 0
+    assert [ident for ident, _ in days] == ["ship.md#0", "refund.md#0"]
+    assert pipeline.search(["warranty"], k=5, config=SearchConfig("bm25")) == [[]]
 
 
 # ------------------------------------------------------------------ ranking
@@ -186,7 +158,7 @@ def test_search_and_search_many_agree():
     idx, vals = bm25.search(["date", "cherry"], k=2)
     assert idx.tolist() == [2, 1] and vals[0] > vals[1] > 0
     many = bm25.search_many([["date", "cherry"], ["elder"], []], k=2)
-    assert [m[0].tolist() for m in many] == [[2, 1], [3, 0], [0, 1]]
+    assert [m[0].tolist() for m in many] == [[2, 1], [3], []]
     assert np.array_equal(many[0][1], vals)
 
 
@@ -218,21 +190,3 @@ def test_load_rejects_bad_json_with_its_line(tmp_path):
     (tmp_path / "bm25.json").write_text('{\n"format": "ragkit.bm25",\n oops}', encoding="utf-8")
     with pytest.raises(ValueError, match="bm25.json, line 3: invalid JSON"):
         BM25.load(tmp_path)
-
-
-# ------------------------------------------------------------------ Korean retrieval
-
-
-def test_korean_tokenizer_finds_agglutinated_words_where_words_fails():
-    docs = [
-        "배송은 주문 후 3일 이내에 시작됩니다.",
-        "회원 탈퇴는 마이페이지에서 신청할 수 있습니다.",
-        "청약철회는 구매일로부터 7일 이내에 가능합니다.",
-        "포인트는 결제 금액의 1%가 적립됩니다.",
-    ]
-    query = "청약 철회 기간"  # the document only has "청약철회는"
-    assert BM25.fit(docs, tokenizer="words").scores(query).max() == 0.0
-    idx, vals = BM25.fit(docs, tokenizer="korean").search(query, k=1)
-    assert idx.tolist() == [2] and vals[0] > 0
-    idx, _ = BM25.fit(docs, tokenizer="auto").search("포인트 적립", k=1)
-    assert idx.tolist() == [3]

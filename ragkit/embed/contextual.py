@@ -1,0 +1,61 @@
+"""The embedding cache for contextual embedders, whose chunk vectors depend on the document.
+
+What it is: `CachedContextualEmbedder`, a `CachedEmbedder` that also has `embed_documents`.
+A chunk's vector is keyed by (embedder, "document-in-context", sha256 of the document's whole
+chunk list, chunk position), so a vector is reused only when the same chunk sits in the
+same document; a document with any chunk missing is sent again whole, since its chunks are
+embedded together. Documents are sent in groups of `batch_size` and committed after each
+group, so an interrupted build resumes where it stopped. Flat `embed` calls (questions)
+use the ordinary per-text cache.
+
+What it is not: a cache of parts of documents — an edited document is embedded again.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from contextlib import closing
+
+import numpy as np
+
+from ragkit.embed.cache import CachedEmbedder, cache_key
+
+IN_CONTEXT = "document-in-context"
+DOCUMENTS_PER_COMMIT = 32
+
+
+class CachedContextualEmbedder(CachedEmbedder):
+    """`CachedEmbedder` plus cached `embed_documents` (see module docstring)."""
+
+    def embed_documents(self, documents: Sequence[Sequence[str]], *,
+                        progress: bool = False) -> list[np.ndarray]:
+        """One (len(chunks), dim) array per document; only uncached documents are sent."""
+        keys = [self._keys(list(doc)) for doc in documents]
+        with closing(self._connect()) as db:
+            found = self._lookup(db, {k for doc in keys for k in doc})
+            todo = [d for d, doc in enumerate(keys) if not all(k in found for k in doc)]
+            bar = None
+            if progress and todo:
+                from tqdm import tqdm
+                bar = tqdm(total=len(todo), desc=f"embed {self.name}", unit="doc")
+            for start in range(0, len(todo), DOCUMENTS_PER_COMMIT):
+                group = todo[start:start + DOCUMENTS_PER_COMMIT]
+                vectors = self.inner.embed_documents([list(documents[d]) for d in group])
+                rows = [(k, np.asarray(v, np.float32)) for d, vs in zip(group, vectors, strict=True)
+                        for k, v in zip(keys[d], vs, strict=True)]
+                with db:
+                    db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?)",
+                                   [(k, v.tobytes()) for k, v in rows])
+                found.update(rows)
+                if bar is not None:
+                    bar.update(len(group))
+            if bar is not None:
+                bar.close()
+        return [np.stack([found[k] for k in doc]) if doc else np.zeros((0, self.dim), np.float32)
+                for doc in keys]
+
+    def _keys(self, chunks: list[str]) -> list[str]:
+        digest = hashlib.sha256(json.dumps(chunks).encode()).hexdigest()
+        return [cache_key(self.name, self.fingerprint, self.max_tokens, IN_CONTEXT,
+                          f"{digest}#{i}") for i in range(len(chunks))]

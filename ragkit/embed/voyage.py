@@ -1,0 +1,226 @@
+"""Voyage AI embedders through the official `voyageai` SDK: `voyage:MODEL` and voyage-context-3.
+
+What it is:
+- `VoyageEmbedder(model)`: `Client.embed` with the model always named (the SDK falls back to
+  the legacy voyage-2 when it is not) and `input_type="document"` for chunks, `"query"` for
+  questions; texts are sent in batches within the model's per-call limits.
+- `VoyageContextEmbedder("voyage-context-3")`: `Client.contextualized_embed`, where each
+  inner list is one document's chunks in order and every chunk is embedded with the rest of
+  its document as context — Voyage's answer to the problem contextual retrieval solves by
+  prepending an LLM-written context. `embed_documents` is that call; `embed` sends each text
+  as a one-chunk document (questions with `input_type="query"`).
+
+Both check for `VOYAGE_API_KEY` (or the SDK's `VOYAGE_API_KEY_PATH`) when built, before any
+text is read, because the SDK builds a client without a key and fails only on the first call.
+`VOYAGE_BASE_URL` (e.g. `http://127.0.0.1:8000/v1`, no trailing slash) points them at another
+endpoint; the SDK itself has no such variable. The SDK retries a 429, 502-504 or timeout
+`MAX_RETRIES - 1` times with exponential back-off (its default is no retries); anything
+left over becomes one `RagkitError` line. The key is never printed.
+
+What it is not: a tokenizer. The SDK's `count_tokens` downloads the tokenizer from a model
+hub, which is not reachable offline, so batches are sized with `estimate_tokens` (see its
+docstring): a deliberately high estimate, so a batch stays under the real limit.
+
+Limits (docs.voyageai.com as copied in /work/shared/notes/rag-methods.md §3): 1,000 texts per
+call; tokens per call 320K (voyage-3.5, voyage-2), 1M (voyage-3.5-lite), 120K (the large
+models and any model not in `MODELS`); voyage-context-3: 1,000 documents, 16K chunks and
+120K tokens per call, 32K tokens per document. A document estimated over 32K tokens is sent
+as consecutive parts, each embedded with only its own part as context. Over-long single
+texts are cut by the service (`truncation=True`).
+"""
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ragkit.documents import RagkitError
+
+MAX_RETRIES = 3  # attempts per request (voyageai counts the first call as one)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """A model's output size and per-request limits."""
+
+    dim: int = 1024
+    context: int = 32_000  # tokens per text (per document for voyage-context-3)
+    texts: int = 1_000  # texts (documents) per request
+    tokens: int = 120_000  # estimated tokens per request
+    chunks: int = 16_000  # chunks per request (voyage-context-3 only)
+
+
+MODELS: dict[str, Limits] = {
+    "voyage-3.5": Limits(tokens=320_000),
+    "voyage-3.5-lite": Limits(tokens=1_000_000),
+    "voyage-3-large": Limits(),
+    "voyage-code-3": Limits(),
+    "voyage-2": Limits(context=4_000, tokens=320_000),
+    "voyage-context-3": Limits(),
+}
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens a Voyage model is likely to see in `text`, erring high.
+
+    One token per 3 ASCII characters plus one per other character. English prose runs ~4.5
+    characters per BPE token and code ~3.5, so ASCII text is over-counted by 15-50 %; a
+    Hangul syllable or CJK character counts as a whole token. The chunker's word count is
+    not used because it counts a code identifier such as `get_embedder_name` as one token.
+    """
+    ascii_chars = sum(1 for ch in text if ch < "\x80")
+    return 2 + math.ceil(ascii_chars / 3) + (len(text) - ascii_chars)
+
+
+def _client(what: str):
+    """A `voyageai.Client` with retries, or a RagkitError naming the missing variable."""
+    if not (os.environ.get("VOYAGE_API_KEY") or os.environ.get("VOYAGE_API_KEY_PATH")):
+        raise RagkitError(f"the {what} embedder calls the Voyage API and needs a key: set "
+                          f"VOYAGE_API_KEY (or VOYAGE_API_KEY_PATH to a file holding it), or "
+                          f"use the offline embedder 'auto'")
+    import voyageai
+    return voyageai.Client(max_retries=MAX_RETRIES, base_url=os.environ.get("VOYAGE_BASE_URL"))
+
+
+def _call(what: str, fn, **kwargs):
+    """Run one SDK request; turn whatever the SDK raises past its retries into a RagkitError."""
+    from voyageai import error
+    try:
+        return fn(**kwargs)
+    except error.AuthenticationError as exc:
+        problem = (f"Voyage refused the API key (HTTP {exc.http_status})" if exc.http_status
+                   else "no usable Voyage API key was read")
+        raise RagkitError(f"{what}: {problem}: {exc.user_message}; check VOYAGE_API_KEY"
+                          f"{'' if exc.http_status else ' and VOYAGE_API_KEY_PATH'}") from None
+    except error.RateLimitError as exc:
+        raise RagkitError(f"{what}: Voyage rate limit (HTTP 429) after {MAX_RETRIES} attempts: "
+                          f"{exc.user_message}; wait and re-run (embedded vectors are "
+                          f"cached)") from None
+    except error.VoyageError as exc:
+        status = f"HTTP {exc.http_status}" if exc.http_status else type(exc).__name__
+        raise RagkitError(f"{what}: Voyage request failed ({status}): "
+                          f"{exc.user_message}") from None
+
+
+def _unit_rows(rows, dim: int, what: str) -> np.ndarray:
+    out = np.asarray(rows, dtype=np.float32).reshape(len(rows), -1)
+    if out.shape[1] != dim:
+        raise RagkitError(f"{what}: Voyage returned {out.shape[1]}-dim vectors, expected {dim}")
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return out / np.where(norms == 0, 1, norms)
+
+
+def _batches(sizes: Sequence[int], max_items: int, max_tokens: int) -> Iterator[range]:
+    """Consecutive index ranges with at most `max_items` items and `max_tokens` tokens each."""
+    start, total = 0, 0
+    for i, size in enumerate(sizes):
+        if i > start and (i - start >= max_items or total + size > max_tokens):
+            yield range(start, i)
+            start, total = i, 0
+        total += size
+    if start < len(sizes):
+        yield range(start, len(sizes))
+
+
+class VoyageEmbedder:
+    """`voyage:MODEL` (see module docstring)."""
+
+    prefix = "voyage"
+
+    def __init__(self, model: str, output_dimension: int | None = None) -> None:
+        self.model, self.output_dimension = model, output_dimension
+        self.limits = MODELS.get(model, Limits())
+        self.dim = output_dimension or self.limits.dim
+        self.max_tokens = self.limits.context
+        self.name = self._what = f"{self.prefix}:{model}"
+        self.fingerprint = f"{self.name}@{self.dim}"  # the model id and output size
+        self._sdk = _client(self.name)
+
+    def token_lengths(self, texts: Sequence[str]) -> list[int]:
+        """`estimate_tokens` per text (an estimate: the real tokenizer needs a download)."""
+        return [estimate_tokens(t) for t in texts]
+
+    def embed(self, texts: Sequence[str], *, input_type: str = "document",
+              progress: bool = False) -> np.ndarray:
+        """(len(texts), dim) float32 unit rows, in input order, in as few requests as fit."""
+        if input_type not in ("document", "query"):
+            raise RagkitError(f"input_type must be 'document' or 'query', not {input_type!r}")
+        texts = list(texts)
+        sizes = [min(n, self.max_tokens) for n in self.token_lengths(texts)]
+        out = [np.zeros((0, self.dim), dtype=np.float32)]
+        for part in _batches(sizes, self.limits.texts, self.limits.tokens):
+            reply = _call(self._what, self._sdk.embed, texts=[texts[i] for i in part],
+                          model=self.model, input_type=input_type, truncation=True,
+                          output_dimension=self.output_dimension)
+            out.append(_unit_rows(reply.embeddings, self.dim, self._what))
+        return np.concatenate(out)
+
+
+class VoyageContextEmbedder(VoyageEmbedder):
+    """`voyage-context:voyage-context-3`: contextualized chunk embeddings (module docstring)."""
+
+    prefix = "voyage-context"
+
+    def __init__(self, model: str = "voyage-context-3",
+                 output_dimension: int | None = None) -> None:
+        super().__init__(model, output_dimension)
+
+    def embed(self, texts: Sequence[str], *, input_type: str = "document",
+              progress: bool = False) -> np.ndarray:
+        """Each text as a document of one chunk; questions with `input_type="query"`."""
+        if input_type not in ("document", "query"):
+            raise RagkitError(f"input_type must be 'document' or 'query', not {input_type!r}")
+        vectors = self._send([[t] for t in texts], input_type)
+        return np.concatenate([np.zeros((0, self.dim), np.float32), *vectors])
+
+    def embed_documents(self, documents: Sequence[Sequence[str]], *,
+                        progress: bool = False) -> list[np.ndarray]:
+        """One (len(chunks), dim) array per document; its chunks are embedded together."""
+        parts, owner = [], []
+        for d, chunks in enumerate(documents):
+            for part in self._split(list(chunks)):
+                parts.append(part)
+                owner.append(d)
+        vectors = self._send(parts, "document")
+        out = [[] for _ in documents]
+        for d, v in zip(owner, vectors, strict=True):
+            out[d].append(v)
+        return [np.concatenate(v) if v else np.zeros((0, self.dim), np.float32) for v in out]
+
+    def _split(self, chunks: list[str]) -> list[list[str]]:
+        """A document's chunks as consecutive parts of at most `max_tokens` estimated tokens."""
+        sizes = [min(n, self.max_tokens) for n in self.token_lengths(chunks)]
+        return [chunks[r.start:r.stop] for r in _batches(sizes, self.limits.chunks,
+                                                         self.max_tokens)]
+
+    def _send(self, inputs: list[list[str]], input_type: str) -> list[np.ndarray]:
+        """Contextualized embeddings of `inputs` (lists of chunks), batched within limits."""
+        sizes = [sum(min(n, self.max_tokens) for n in self.token_lengths(doc)) for doc in inputs]
+        counts = np.cumsum([0] + [len(doc) for doc in inputs])
+        out = []
+        for part in self._request_batches(sizes, counts):
+            reply = _call(self._what, self._sdk.contextualized_embed,
+                          inputs=[inputs[i] for i in part], model=self.model,
+                          input_type=input_type, output_dimension=self.output_dimension)
+            if len(reply.results) != len(part):
+                raise RagkitError(f"{self._what}: Voyage returned {len(reply.results)} results "
+                                  f"for {len(part)} inputs")
+            for i, result in zip(part, reply.results, strict=True):
+                if len(result.embeddings) != len(inputs[i]):
+                    raise RagkitError(f"{self._what}: Voyage returned {len(result.embeddings)} "
+                                      f"vectors for a document of {len(inputs[i])} chunks")
+                out.append(_unit_rows(result.embeddings, self.dim, self._what))
+        return out
+
+    def _request_batches(self, sizes: list[int], counts: np.ndarray) -> Iterator[range]:
+        """Batches of documents within the token, document and chunk limits per request."""
+        for part in _batches(sizes, self.limits.texts, self.limits.tokens):
+            start = part.start
+            for i in part:  # split further where the chunk count would pass its limit
+                if i > start and counts[i + 1] - counts[start] > self.limits.chunks:
+                    yield range(start, i)
+                    start = i
+            yield range(start, part.stop)

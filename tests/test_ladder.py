@@ -1,0 +1,46 @@
+"""Seed 002's ladder: rung tables and the reductions set beside the article's."""
+import math
+
+import pandas as pd
+import pytest
+
+from ragkit.documents import Dataset, Document, Golden, Query
+from ragkit.ladder import (ARTICLE_FAIL20, Rung, build_indexes, default_rungs, ladder,
+                           ladder_table)
+from ragkit.pipeline import SearchConfig
+
+
+def _table(pass20):
+    return pd.DataFrame({"Pass@5": pass20, "Pass@20": pass20})
+
+
+def test_table_gives_fail20_and_reduction_per_rung_and_keeps_unbuilt_rungs():
+    rungs = default_rungs()  # no reranker named: the last rung is not built
+    tables = {rungs[0].name: _table([100, 0, 0, 100]),      # Pass@20 50 → Fail@20 50
+              rungs[1].name: _table([100, 100, 0, 100]),    # 75 → 25: −50 %
+              rungs[2].name: _table([100, 100, 100, 100])}  # 100 → 0: −100 %
+    table = ladder_table(tables, rungs)
+    assert table["Fail@20"].tolist()[:3] == [50.0, 25.0, 0.0]
+    assert table["reduction"].tolist()[:3] == [0.0, 0.5, 1.0]
+    assert math.isnan(table.loc[rungs[3].name, "Fail@20"])
+    assert table["article Fail@20"].tolist() == list(ARTICLE_FAIL20)
+    # the article's −35 % / −49 % / −67 %
+    assert table["article reduction"].round(2).tolist() == [0.0, 0.35, 0.49, 0.67]
+
+
+def test_ladder_searches_bare_then_contextual_indexes():
+    filler = "\n\nIntro.\n\n" + "filler words here. " * 40 + "\n\nRevenue grew {} % over the previous quarter."
+    # Globex first: without context the two closing chunks tie and the first one wins
+    docs = [Document("globex.md", "# Globex Q2 2023" + filler.format(5), "Globex Q2 2023"),
+            Document("acme.md", "# ACME Q2 2023" + filler.format(3), "ACME Q2 2023"),
+            Document("refund.md", "# Refunds\n\nRefunds take seven days.", "Refunds")]
+    query = Query("q", "ACME revenue growth over the previous quarter",
+                  golden=(Golden("acme.md", span="Revenue grew 3 %"),))
+    data = Dataset("tiny", docs, [query])
+    indexes = build_indexes(data, "structural", embedder=None, chunk_size=64, overlap=8)
+    assert all(c.context == "" for c in indexes[False].chunks)
+    assert all(c.context.startswith("Document: ") for c in indexes[True].chunks)
+    rungs = [Rung("bare", False, SearchConfig("bm25")), Rung("context", True, SearchConfig("bm25"))]
+    tables = ladder(data, [query], indexes, rungs, k=1)
+    assert tables["bare"]["Pass@5"].tolist() == [0.0]  # "ACME" is only in the opening chunk
+    assert tables["context"]["Pass@5"].tolist() == [100.0]  # the title in the context decides

@@ -1,0 +1,211 @@
+"""The Voyage rerankers through the real voyageai SDK against a loopback HTTP server."""
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+import tenacity
+import voyageai.client
+
+from ragkit.documents import Chunk, RagkitError, RagkitWarning
+from ragkit.rerank import Candidate, get_reranker
+from ragkit.rerank.voyage import VoyageReranker, estimate_tokens
+
+KEY = "pa-test-key-not-secret"
+
+
+class Voyage(BaseHTTPRequestHandler):
+    """Records each request; answers queued (status, body) pairs, then scores by `score`.
+
+    The default reply scores document i by `server.score(text)`, keeps the top_k best and
+    lists them by index (unsorted by score, as the API may).
+    """
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        server = self.server
+        server.requests.append((self.path, body, self.headers.get("Authorization")))
+        status, reply = server.queue.pop(0) if server.queue else (200, None)
+        if reply is None:
+            scores = [server.score(d) for d in body["documents"]]
+            best = sorted(range(len(scores)), key=lambda i: -scores[i])[:body["top_k"]]
+            reply = {"object": "list", "model": body["model"],
+                     "data": [{"index": i, "relevance_score": scores[i]} for i in sorted(best)],
+                     "usage": {"total_tokens": 10 * len(scores)}}
+        data = reply if isinstance(reply, bytes) else json.dumps(reply).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture
+def voyage(monkeypatch, tmp_path):
+    """A loopback Voyage API; VOYAGE_* variables point the SDK at it; retries do not sleep."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Voyage)
+    server.requests, server.queue, server.score = [], [], lambda text: 0.5
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    monkeypatch.setenv("VOYAGE_API_KEY", KEY)
+    monkeypatch.setenv("VOYAGE_BASE_URL", f"http://127.0.0.1:{server.server_address[1]}/v1")
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(voyageai.client, "wait_exponential_jitter",
+                        lambda **_: tenacity.wait_none())
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def bodies(server) -> list[dict]:
+    return [body for path, body, _ in server.requests if path == "/v1/rerank"]
+
+
+CANDIDATES = [Candidate(Chunk("c0", "policy", "Refunds take seven days.",
+                              context="From the refund policy."), 0.9, {"bm25_rank": 1}),
+              Candidate(Chunk("c1", "shipping", "Shipping is free."), 0.8),
+              Candidate(Chunk("c2", "faq", "Refund window: 7 days."), 0.7)]
+REPLY = {"data": [{"index": 0, "relevance_score": 0.4}, {"index": 2, "relevance_score": 0.9}],
+         "usage": {"total_tokens": 123}}
+
+
+def test_request_body_and_results_sorted_by_relevance(voyage):
+    voyage.queue.append((200, REPLY))
+    ranker = get_reranker("voyage:rerank-2.5")
+    assert ranker.rerank("how long do refunds take?", CANDIDATES, k=2) == [
+        ("c2", 0.9), ("c0", 0.4)]
+    assert bodies(voyage) == [{
+        "model": "rerank-2.5", "query": "how long do refunds take?",
+        "documents": ["Refunds take seven days.\n\nContext: From the refund policy.",
+                      "Shipping is free.", "Refund window: 7 days."],
+        "top_k": 2, "truncation": True}]
+    assert voyage.requests[0][2] == f"Bearer {KEY}"
+    assert (ranker.requests, ranker.tokens) == (1, 123)
+    assert ranker.dollars == pytest.approx(123 * 0.05 / 1e6)
+
+
+def test_rate_limit_then_success_is_retried(voyage):
+    voyage.queue += [(429, {"detail": "Rate limit exceeded"}), (200, REPLY)]
+    out = VoyageReranker("rerank-2.5").rerank("refunds?", CANDIDATES, k=2)
+    assert out == [("c2", 0.9), ("c0", 0.4)]
+    assert len(bodies(voyage)) == 2 and bodies(voyage)[0] == bodies(voyage)[1]
+
+
+def test_a_rerun_is_served_from_the_cache_with_zero_requests(voyage):
+    voyage.queue.append((200, REPLY))
+    first = VoyageReranker("rerank-2.5").rerank("refunds?", CANDIDATES, k=2)
+    again = VoyageReranker("rerank-2.5")
+    assert again.rerank("refunds?", CANDIDATES, k=2) == first
+    assert len(voyage.requests) == 1
+    assert (again.requests, again.cache_hits, again.tokens, again.saved_tokens) == (0, 1, 0, 123)
+    assert again.dollars == 0.0
+    again.rerank("refunds?", CANDIDATES, k=1)  # another top_k is another request
+    assert len(voyage.requests) == 2
+
+
+def test_lite_model_and_its_price(voyage):
+    voyage.queue.append((200, REPLY))
+    ranker = get_reranker("voyage:rerank-2.5-lite")
+    ranker.rerank("refunds?", CANDIDATES, k=2)
+    assert bodies(voyage)[0]["model"] == "rerank-2.5-lite"
+    assert ranker.dollars == pytest.approx(123 * 0.02 / 1e6)
+    assert "1 requests, 0 from the call cache; 123 tokens, $0.0000" in ranker.summary()
+
+
+def test_missing_key_is_named_and_nothing_is_sent(voyage, monkeypatch):
+    monkeypatch.delenv("VOYAGE_API_KEY")
+    monkeypatch.delenv("VOYAGE_API_KEY_PATH", raising=False)
+    with pytest.raises(RagkitError, match="VOYAGE_API_KEY"):
+        get_reranker("voyage:rerank-2.5")
+    assert voyage.requests == []
+
+
+def test_unreadable_key_file_is_named(voyage, monkeypatch, tmp_path):
+    monkeypatch.delenv("VOYAGE_API_KEY")
+    monkeypatch.setenv("VOYAGE_API_KEY_PATH", str(tmp_path / "no-such-key-file"))
+    with pytest.raises(RagkitError, match="VOYAGE_API_KEY_PATH"):
+        VoyageReranker("rerank-2.5")
+
+
+def test_rejected_key_is_one_line_without_the_key(voyage):
+    voyage.queue.append((401, {"detail": f"Provided API key is invalid: {KEY}"}))
+    with pytest.raises(RagkitError) as caught:
+        VoyageReranker("rerank-2.5").rerank("refunds?", CANDIDATES, k=2)
+    message = str(caught.value)
+    assert "HTTP 401" in message and "check VOYAGE_API_KEY" in message and KEY not in message
+
+
+def test_unknown_model_is_refused(voyage):
+    with pytest.raises(RagkitError, match="unknown Voyage reranker 'rerank-9'.*rerank-2.5"):
+        VoyageReranker("rerank-9")
+
+
+def test_more_than_1000_documents_are_split_and_merged_by_score(voyage):
+    voyage.score = lambda text: int(text[1:]) / 10_000  # d1499 is best
+    cands = [Candidate(Chunk(f"d{i:04d}", "x", f"d{i:04d}"), 1.0) for i in range(1500)]
+    ranker = VoyageReranker("rerank-2.5")
+    out = ranker.rerank("q", cands, k=3)
+    assert [len(b["documents"]) for b in bodies(voyage)] == [1000, 500]
+    assert [b["top_k"] for b in bodies(voyage)] == [3, 3]
+    assert out == [("d1499", 0.1499), ("d1498", 0.1498), ("d1497", 0.1497)]
+    assert ranker.split_queries == 1
+
+
+def test_calls_stay_under_600k_tokens(voyage):
+    docs = [f"{i:04d}" + "x" * 2996 for i in range(700)]  # 3000 ASCII characters each
+    assert (estimate_tokens(docs[0]), estimate_tokens("q")) == (1002, 3)
+    cands = [Candidate(Chunk(f"c{i}", "x", d), 1.0) for i, d in enumerate(docs)]
+    VoyageReranker("rerank-2.5").rerank("q", cands, k=5)
+    # 597 × (3 + 1002) = 599,985 ≤ 600,000 < 598 × 1005
+    assert [len(b["documents"]) for b in bodies(voyage)] == [597, 103]
+
+
+def test_long_query_and_documents_are_cut_with_a_warning(voyage):
+    query, long = "q" * 30_000, "y" * 100_000
+    cands = [Candidate(Chunk("long", "x", long), 1.0), Candidate(Chunk("short", "x", "z"), 0.5)]
+    ranker = VoyageReranker("rerank-2.5")
+    with pytest.warns(RagkitWarning) as caught:
+        ranker.rerank(query, cands, k=2)
+    [body] = bodies(voyage)
+    # query: 2 + ceil(a/3) ≤ 8,000 → a ≤ 23,994; document: 32,000 − 8,000 → a ≤ 71,994
+    assert (len(body["query"]), len(body["documents"][0]), body["documents"][1]) == (
+        23_994, 71_994, "z")
+    assert (ranker.cut_queries, ranker.cut_documents) == (1, 1)
+    assert [str(w.message).split(": ", 2)[-1][:22] for w in caught] == [
+        "cut from 10002 to 8000", "1 document(s) cut to 2"]
+
+
+@pytest.mark.parametrize("reply", [
+    {"data": [{"index": 0, "relevance_score": 0.4}, {"index": 7, "relevance_score": 0.9}],
+     "usage": {"total_tokens": 5}},
+    {"data": [{"index": 0, "relevance_score": 0.4}, {"index": 0, "relevance_score": 0.9}],
+     "usage": {"total_tokens": 5}},
+    {"data": [{"index": 0, "relevance_score": 0.4}, {"index": -1, "relevance_score": 0.9}],
+     "usage": {"total_tokens": 5}},
+    {"data": [{"index": 0}, {"index": 2, "relevance_score": 0.9}], "usage": {"total_tokens": 5}},
+    {"data": [{"index": 0, "relevance_score": "high"}, {"index": 2, "relevance_score": 0.9}],
+     "usage": {"total_tokens": 5}},
+    {"data": [{"index": 2, "relevance_score": 0.9}], "usage": {"total_tokens": 5}},
+    {"data": [{"index": 0, "relevance_score": 0.4}, {"index": 2, "relevance_score": 0.9}]},
+    b'{"data": [{"index": 0, "relevance',
+])
+def test_a_malformed_reply_keeps_the_first_stage_order(voyage, reply):
+    voyage.queue.append((200, reply))
+    ranker = VoyageReranker("rerank-2.5")
+    with pytest.warns(RagkitWarning, match="malformed reply from Voyage"):
+        out = ranker.rerank("refunds?", CANDIDATES, k=2)
+    assert out == [("c0", 0.9), ("c1", 0.8)]
+    assert ranker.fallbacks == 1
+    voyage.queue.append((200, REPLY))  # not cached: the next run asks again
+    assert ranker.rerank("refunds?", CANDIDATES, k=2) == [("c2", 0.9), ("c0", 0.4)]
+    assert len(voyage.requests) == 2
+
+
+def test_no_candidates_send_nothing(voyage):
+    assert VoyageReranker("rerank-2.5").rerank("q", [], k=5) == []
+    assert voyage.requests == []
