@@ -93,3 +93,30 @@ def ladder_table(tables: dict[str, pd.DataFrame],
         row["article reduction"] = 1 - article / ARTICLE_FAIL20[0]
         rows[rung.name] = row
     return pd.DataFrame(rows).T
+
+
+def context_routes(embedder: str = "auto", online_voyage: bool = False
+                   ) -> dict[str, IndexConfig]:
+    """The ways to give a chunk its document's context, as index configs to compare:
+    none, structural (offline), claude (Claude with a key; the offline stand-in without
+    one), and — with `online_voyage` — voyage-context-3's contextualized embeddings (bare
+    chunks, each embedded with its whole document)."""
+    routes = {name: IndexConfig(contextualizer=name, embedder=embedder)
+              for name in ("none", "structural", "claude")}
+    if online_voyage:
+        routes["voyage-context-3"] = IndexConfig(contextualizer="none",
+                                                 embedder="voyage-context:voyage-context-3")
+    return routes
+
+
+def compare_routes(data: Dataset, queries: Sequence[Query], routes: dict[str, IndexConfig],
+                   search: SearchConfig | None = None, k: int = 20) -> pd.DataFrame:
+    """One row of mean metrics per route: each index built and searched the same way."""
+    search = search or SearchConfig()
+    rows = {}
+    for name, config in routes.items():
+        pipeline = Pipeline.build(data.documents, config, chunks=data.chunks, progress=False)
+        judgments = judge(queries, data.documents, pipeline.chunks)
+        judged = [q for q in queries if q.id in judgments]
+        rows[name] = summarize(per_query(pipeline.run(judged, k, search), judgments))
+    return pd.DataFrame(rows).T

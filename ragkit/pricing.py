@@ -175,3 +175,20 @@ def project_corpus_cost(documents: Sequence[tuple[int, Sequence[int]]], model: s
         else:
             cached += doc_tokens * write + (n - 1) * doc_tokens * row.read + per_calls
     return CorpusCost(cached / 1e6, uncached / 1e6, len(documents), short, total)
+
+
+def seed_cost_table() -> "pd.DataFrame":
+    """Seed 002's cost example — 8k-token documents, 800-token chunks, a 50-token instruction,
+    100-token contexts — in dollars per million document tokens, per model and formula."""
+    import pandas as pd
+    rows = {"Claude 3 Haiku, the article's arithmetic":
+            contextualization_cost(8000, 800, 50, 100, "claude-3-haiku-20240307", "anthropic"),
+            "Claude 3 Haiku, as billed": contextualization_cost(8000, 800, 50, 100,
+                                                                "claude-3-haiku-20240307"),
+            "Haiku 4.5, as billed": contextualization_cost(8000, 800, 50, 100,
+                                                           "claude-haiku-4-5"),
+            "Haiku 4.5, 1-hour cache": contextualization_cost(8000, 800, 50, 100,
+                                                              "claude-haiku-4-5", ttl="1h")}
+    return pd.DataFrame({name: {"cached $/M doc tokens": t.cached,
+                                "uncached $/M doc tokens": t.uncached}
+                         for name, t in rows.items()}).T

@@ -1,4 +1,5 @@
 """The shipped corpus and golden sets keep their promises (see data/README.md)."""
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -11,7 +12,9 @@ from ragkit.datasets import load_shipped
 from ragkit.documents import load_golden
 
 DATA = Path(__file__).resolve().parent.parent / "data"
-KINDS = {"lexical", "paraphrase", "contextual", "multi-hop", "code", "korean", "unanswerable"}
+KINDS = {"lexical", "paraphrase", "contextual", "multi-hop", "code", "korean", "distractor",
+         "negation", "unanswerable"}
+QUARTER = re.compile(r"\bQ([1-4]) (20\d\d)\b")
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +47,46 @@ def test_kinds_splits_and_answers(shipped):
         assert (query.kind == "unanswerable") == (not query.golden), query.id
         if query.kind == "multi-hop":
             assert len({g.doc_id for g in query.golden}) >= 2, query.id
+
+
+def _reports(shipped) -> dict[str, set[tuple[int, int]]]:
+    """Company name -> the (year, quarter) pairs it has a report for."""
+    out: dict[str, set[tuple[int, int]]] = {}
+    for doc in shipped.documents:
+        if doc.metadata.get("kind") == "report":
+            year, quarter = doc.metadata["quarter"].split("-Q")
+            out.setdefault(doc.metadata["company"], set()).add((int(year), int(quarter)))
+    return out
+
+
+def test_a_missing_quarter_is_not_restated_by_a_later_report(shipped):
+    """An unanswerable question about a quarter with no report must not be answerable either
+    from the next quarter's report ("revenue in the previous quarter was …") or from the
+    report a year later (the year-over-year change)."""
+    reports = _reports(shipped)
+    for query in shipped.queries:
+        if query.kind != "unanswerable":
+            continue
+        for company, quarters in reports.items():
+            for q, year in QUARTER.findall(query.text) if company in query.text else ():
+                year, q = int(year), int(q)
+                if (year, q) in quarters:
+                    continue
+                later = {(year + q // 4, q % 4 + 1), (year + 1, q)}
+                assert not later & quarters, (query.id, company, later & quarters)
+
+
+def test_distractor_report_questions_name_the_quarter_only_by_its_event(shipped):
+    """A report distractor must not name its quarter: seven sibling reports of the same
+    company carry the same sentence with other numbers, and only the event tells them apart."""
+    reports = _reports(shipped)
+    for query in shipped.queries:
+        docs = {g.doc_id for g in query.golden}
+        if query.kind == "distractor" and docs and all(d.startswith("reports/") for d in docs):
+            assert not QUARTER.search(query.text), query.id
+            assert len(docs) == 1 and len(query.golden) == 2, query.id
+            company = next(c for c in reports if c in query.text)
+            assert len(reports[company]) == 8, query.id
 
 
 def test_query_ids_unique_across_files():

@@ -7,7 +7,7 @@ import pytest
 from ragkit.documents import Dataset, Document, Golden, Query
 from ragkit.ladder import (ARTICLE_FAIL20, Rung, build_indexes, default_rungs, ladder,
                            ladder_table)
-from ragkit.pipeline import SearchConfig
+from ragkit.pipeline import IndexConfig, SearchConfig
 
 
 def _table(pass20):
@@ -44,3 +44,20 @@ def test_ladder_searches_bare_then_contextual_indexes():
     tables = ladder(data, [query], indexes, rungs, k=1)
     assert tables["bare"]["Pass@5"].tolist() == [0.0]  # "ACME" is only in the opening chunk
     assert tables["context"]["Pass@5"].tolist() == [100.0]  # the title in the context decides
+
+
+def test_context_routes_and_their_comparison():
+    from ragkit.ladder import compare_routes, context_routes
+    routes = context_routes("minilm")
+    assert list(routes) == ["none", "structural", "claude"]
+    assert context_routes("minilm", online_voyage=True)["voyage-context-3"].embedder == \
+        "voyage-context:voyage-context-3"
+    docs = [Document("a.md", "# Alpha\n\nThe deadline is seven days.", "Alpha"),
+            Document("b.md", "# Beta\n\nThe deadline is ten days.", "Beta"),
+            Document("c.md", "# Gamma\n\nShipping is free.", "Gamma")]
+    query = Query("q", "Beta deadline", golden=(Golden("b.md", span="ten days"),))
+    data = Dataset("tiny", docs, [query])
+    bare = {name: IndexConfig(contextualizer=name, embedder=None) for name in ("none", "structural")}
+    table = compare_routes(data, [query], bare, SearchConfig("bm25"), k=1)
+    # each document is one chunk whose text names its title, so both routes find it
+    assert table["Pass@5"].tolist() == [100.0, 100.0]

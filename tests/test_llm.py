@@ -204,3 +204,13 @@ def test_stand_in_refuses_an_unknown_model_like_the_api():
     with pytest.raises(RagkitError, match="does not know model 'claude-nope'"):
         _ask(LLM(make_client(max_retries=0, transport=standin.transport()), cache=None,
                  usage=UsageLog()), model="claude-nope")
+
+
+def test_seed_cost_table_rows_are_the_hand_computed_ones():
+    from ragkit.pricing import seed_cost_table
+    table = seed_cost_table()
+    assert table["cached $/M doc tokens"].round(4).tolist() == [1.0219, 0.9919, 3.8375, 4.5875]
+    # Claude 3 Haiku as billed: 1.021875 − one read of 8000 tokens per document
+    # (8000 · $0.03/M · 125 documents = $0.03) = $0.991875
+    assert table["uncached $/M doc tokens"].round(4).tolist() == [2.9219, 2.9219, 11.6875,
+                                                                   11.6875]

@@ -244,8 +244,8 @@ HANDWRITTEN: list[tuple[str, str, str, list[tuple[str, str]]]] = [
      [(REFUND, "If you are not satisfied with how we handled a return, you can file a complaint in your account; we reply within 10 working days."),
       (WARRANTY, "If you disagree with our assessment of a fault, you can file a complaint in your account; we reply within 10 working days.")]),
     # ---------------------------------------------------------------- unanswerable
-    ("unanswerable", "What was Northwind Robotics' revenue in Q3 2023?",
-     "The corpus has no Northwind Robotics report for Q3 2023.", []),
+    ("unanswerable", "What was Northwind Robotics' revenue in Q3 2022?",
+     "The corpus has no Northwind Robotics report for Q3 2022 (the reports look back at most to Q1 2023).", []),
     ("unanswerable", "How much free cash flow did Halvorsen Maritime generate in Q1 2026?",
      "The corpus has no report for Q1 2026.", []),
     ("unanswerable", "What was Zephyrine Aerospace's operating margin in Q2 2025?",
@@ -270,8 +270,8 @@ HANDWRITTEN: list[tuple[str, str, str, list[tuple[str, str]]]] = [
      "Audiobook revenue is not reported separately.", []),
     ("unanswerable", "Which carrier does Larkspur & Vale use for parcel deliveries to Denmark?",
      "The shipping policy does not name carriers by country.", []),
-    ("unanswerable", "What was Solvara Energy's revenue in Q4 2023?",
-     "The corpus has no Solvara Energy report for Q4 2023.", []),
+    ("unanswerable", "What was Solvara Energy's revenue in Q4 2022?",
+     "The corpus has no Solvara Energy report for Q4 2022 (the reports look back at most to Q1 2023).", []),
 ]
 
 
