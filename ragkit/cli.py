@@ -42,18 +42,30 @@ def _add_index_options(parser: argparse.ArgumentParser) -> None:
                              "voyage-context:voyage-context-3 (need VOYAGE_API_KEY) | none")
 
 
+def positive_int(text: str) -> int:
+    """argparse type for counts and cutoffs: a whole number ≥ 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 1, got '{text}'") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def _add_search_options(parser: argparse.ArgumentParser, multiple: bool = False) -> None:
+    from ragkit.fusion import FUSIONS
+    from ragkit.pipeline import MODES
     if multiple:
-        parser.add_argument("--mode", action="append", choices=("bm25", "dense", "hybrid"),
-                            help="retrieval mode; repeat to compare (default: all three)")
+        parser.add_argument("--mode", action="append", choices=MODES,
+                            help="retrieval mode; repeat to compare (default: all)")
     else:
-        parser.add_argument("--mode", default="hybrid", choices=("bm25", "dense", "hybrid"),
-                            help="retrieval mode")
-    parser.add_argument("--fusion", default="weighted",
-                        choices=("rrf", "weighted", "weighted_rank"),
+        parser.add_argument("--mode", default="hybrid", choices=MODES, help="retrieval mode")
+    parser.add_argument("--fusion", default="weighted", choices=FUSIONS,
                         help="weighted: min-max scores, dense 0.6 / BM25 0.4; "
-                             "rrf: reciprocal rank fusion, k = 60")
-    parser.add_argument("--k", type=int, default=20, help="results per query")
+                             "rrf: reciprocal rank fusion, k = 60; weighted_rank: the "
+                             "cookbook's 0.8 / 0.2 over 1/rank")
+    parser.add_argument("--k", type=positive_int, default=20, help="results per query")
 
 
 def _index_config(args: argparse.Namespace):

@@ -19,11 +19,13 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping, Sequence, Set
+from numbers import Integral
 
 import numpy as np
 import pandas as pd
 
-from ragkit.documents import Chunk, Document, Query, RagkitError, RagkitWarning
+from ragkit.documents import Chunk, Document, Query, RagkitError, RagkitWarning, where
+from ragkit.fusion import ranked
 
 Judgments = dict[str, list[frozenset[str]]]
 Run = Mapping[str, Sequence[str]]  # query id -> chunk ids, best first
@@ -34,25 +36,45 @@ def _span_chunks(chunks: list[Chunk], start: int, end: int, min_cover: float) ->
     return frozenset(c.id for c in chunks if min(c.end, end) - max(c.start, start) >= need)
 
 
+def _gold_error(query: Query, index: int, field: str, problem: str) -> RagkitError:
+    origin = query.origin or f"query '{query.id}'"
+    return RagkitError(f"{where(origin, None, f'golden[{index}].{field}')}: {problem}")
+
+
 def judge(queries: Sequence[Query], documents: Sequence[Document], chunks: Sequence[Chunk],
           min_cover: float = 0.5) -> Judgments:
-    """For every query with golden items, the set of chunk ids satisfying each item."""
+    """For every query with golden items, the set of chunk ids satisfying each item.
+
+    A golden item that cannot be judged — a document not among `documents`, a span not found
+    verbatim in its document, a chunk id not among `chunks` (or of another document) —
+    raises `RagkitError` naming the query's origin and the field, rather than silently
+    marking some other chunk relevant.
+    """
     texts = {d.id: d.text for d in documents}
     by_doc: dict[str, list[Chunk]] = {}
     by_text: dict[str, set[str]] = {}
-    chunk_text = {}
+    by_id: dict[str, Chunk] = {}
     for chunk in chunks:
         by_doc.setdefault(chunk.doc_id, []).append(chunk)
         by_text.setdefault(chunk.text.strip(), set()).add(chunk.id)
-        chunk_text[chunk.id] = chunk.text.strip()
+        by_id[chunk.id] = chunk
     out: Judgments = {}
     for query in queries:
         items = []
-        for gold in query.golden:
+        for i, gold in enumerate(query.golden):
+            if gold.doc_id not in texts:
+                raise _gold_error(query, i, "doc_id", f"no document '{gold.doc_id}'")
             if gold.chunk_id:
-                items.append(frozenset(by_text.get(chunk_text.get(gold.chunk_id, ""), ())))
+                chunk = by_id.get(gold.chunk_id)
+                if chunk is None or chunk.doc_id != gold.doc_id:
+                    raise _gold_error(query, i, "chunk_id", f"no chunk '{gold.chunk_id}' in "
+                                                            f"document '{gold.doc_id}'")
+                items.append(frozenset(by_text[chunk.text.strip()]))
             elif gold.span:
                 start = texts[gold.doc_id].find(gold.span)
+                if start < 0:
+                    raise _gold_error(query, i, "span", f"not found verbatim in "
+                                                        f"'{gold.doc_id}': {gold.span[:80]!r}")
                 items.append(_span_chunks(by_doc.get(gold.doc_id, []), start,
                                           start + len(gold.span), min_cover))
             else:
@@ -97,7 +119,13 @@ def ndcg_at_k(ranked: Sequence[str], relevant: frozenset[str], k: int) -> float:
 
 def per_query(run: Run, judgments: Judgments, ks: Sequence[int] = (5, 10, 20),
               ndcg_k: int = 10) -> pd.DataFrame:
-    """One row per judged query: Pass@k (×100), R@k, MRR and nDCG@k."""
+    """One row per judged query: Pass@k (×100), R@k, MRR and nDCG@k.
+
+    Cutoffs must be positive whole numbers (a top-0 list is a mistake, not a zero score).
+    """
+    for cutoff in (*ks, ndcg_k):
+        if isinstance(cutoff, bool) or not isinstance(cutoff, Integral) or cutoff <= 0:
+            raise RagkitError(f"metric cutoff k must be a positive whole number, got {cutoff!r}")
     rows = {}
     for qid, items in judgments.items():
         ranked = list(run.get(qid, ()))
@@ -269,12 +297,13 @@ def doc_level(ranking: Sequence[tuple[str, float]], doc_of: Mapping[str, str]
     """A chunk ranking as a document ranking: each document once, with its best chunk's score.
 
     The best-passage score for a document (MaxP; Dai & Callan, SIGIR 2019). `ranking` is best
-    first, so a document takes the place of its first chunk and ties keep the chunk order.
+    first, so a document takes its first chunk's score; documents are then ordered by the
+    tie rule (`ragkit.fusion`), as trec_eval will order them in a run file.
     """
     seen: dict[str, float] = {}
     for ident, score in ranking:
         seen.setdefault(doc_of[ident], score)
-    return list(seen.items())
+    return ranked(seen)
 
 
 def doc_depth(doc_ids: Sequence[str], k: int) -> int:

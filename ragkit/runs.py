@@ -3,15 +3,52 @@
 The format trec_eval, ranx and ir_measures read. Runs are written through `ragkit.atomic`:
 a crash never leaves a truncated run behind, and an existing file is replaced only when it
 is already a TREC run (`is_trec_run`), so a mistyped `--out` cannot destroy a user's file.
+
+- Ids: a run line is split on whitespace, so query ids, chunk ids and the tag are written
+  percent-encoded: every whitespace character (`str.isspace`) and `%` becomes `%XX` per
+  UTF-8 byte (`a b` → `a%20b`, `50%` → `50%25`); nothing else changes, so ordinary ids are
+  written as they are. `read_trec` decodes them. Empty ids cannot be written.
+- Scores are written `repr`-exact (the shortest text that reads back as the same float), so
+  the order a reader rebuilds from the scores is the order ragkit ranked.
+- Order: trec_eval ignores the rank column and sorts each query by score descending, then
+  doc id descending as written — and it keeps scores in single precision (`float sim` in
+  its `form_res_rels.c`), so scores equal to single precision are ties there (`trec_score`).
+  `read_trec` sorts the same way, and that is ragkit's tie rule (see `ragkit.fusion`): a run
+  read back, or scored by trec_eval / ir_measures, ranks exactly as ragkit ranked it.
 """
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import unquote
+
+import numpy as np
 
 from ragkit.atomic import write_text
 from ragkit.documents import RagkitError, where
-from ragkit.fusion import Ranking
+
+if TYPE_CHECKING:  # ragkit.fusion imports this module for the id rule
+    from ragkit.fusion import Ranking
+
+_UNSAFE = re.compile(r"[\s%]")
+
+
+def escape_id(ident: str) -> str:
+    """An id as a run file spells it: whitespace and `%` percent-encoded (UTF-8 bytes)."""
+    return _UNSAFE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), ident)
+
+
+def unescape_id(field: str) -> str:
+    """The id a run-file field spells (inverse of `escape_id`)."""
+    return unquote(field, errors="strict") if "%" in field else field
+
+
+def trec_score(score: float) -> float:
+    """A score as trec_eval compares it: rounded to single precision."""
+    return float(np.float32(score))
 
 
 def is_trec_run(path: Path | str) -> bool:
@@ -31,21 +68,56 @@ def is_trec_run(path: Path | str) -> bool:
     return True
 
 
+def _field(ident: str, what: str) -> str:
+    if not ident:
+        raise RagkitError(f"cannot write an empty {what} to a TREC run")
+    return escape_id(ident)
+
+
+def trec_lines(rankings: Mapping[str, Ranking], tag: str = "ragkit") -> list[str]:
+    """The run's lines: 6 fields each, ids escaped, scores `repr`-exact, ranks from 1."""
+    tag = _field(tag, "run tag")
+    return [f"{_field(qid, 'query id')} Q0 {_field(ident, 'chunk id')} {rank} "
+            f"{float(score)!r} {tag}"
+            for qid, ranking in rankings.items()
+            for rank, (ident, score) in enumerate(ranking, start=1)]
+
+
 def write_trec(path: Path | str, rankings: Mapping[str, Ranking], tag: str = "ragkit") -> Path:
     """Write {query id: [(chunk id, score), ...]} as a TREC run.
 
     Refuses (RagkitError) to replace an existing file that is not a TREC run.
     """
-    lines = [f"{qid} Q0 {ident} {rank} {score:.6f} {tag}"
-             for qid, ranking in rankings.items()
-             for rank, (ident, score) in enumerate(ranking, start=1)]
+    lines = trec_lines(rankings, tag)
     return write_text(path, "\n".join(lines) + ("\n" if lines else ""),
                       is_ours=is_trec_run, what="a TREC run")
 
 
+def _score(text: str, path: Path | str, number: int) -> float:
+    try:
+        score = float(text)
+    except ValueError:
+        score = math.nan
+    if math.isnan(score):
+        raise RagkitError(f"{where(path, number, 'score')}: not a number")
+    return score
+
+
+def _decoded(field: str, path: Path | str, number: int, name: str) -> str:
+    try:
+        return unescape_id(field)
+    except UnicodeDecodeError:
+        raise RagkitError(f"{where(path, number, name)}: bad %-escape in '{field}'") from None
+
+
 def read_trec(path: Path | str) -> dict[str, Ranking]:
-    """Read a TREC run back, each query's list sorted by score (best first)."""
-    rankings: dict[str, Ranking] = {}
+    """Read a TREC run: {query id: [(chunk id, score), ...]} in trec_eval's order, ids decoded.
+
+    Each query's lines are sorted by score (to single precision) descending, then the doc id
+    as written descending — trec_eval's `comp_sim_docno`; the rank column is ignored, as
+    trec_eval ignores it.
+    """
+    rows: dict[str, list[tuple[float, str, str]]] = {}
     with Path(path).open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
             fields = line.split()
@@ -54,9 +126,9 @@ def read_trec(path: Path | str) -> dict[str, Ranking]:
             if len(fields) != 6:
                 raise RagkitError(f"{where(path, number)}: expected 6 fields "
                                   f"(qid Q0 doc rank score tag), got {len(fields)}")
-            try:
-                score = float(fields[4])
-            except ValueError:
-                raise RagkitError(f"{where(path, number, 'score')}: not a number") from None
-            rankings.setdefault(fields[0], []).append((fields[2], score))
-    return {qid: sorted(r, key=lambda item: -item[1]) for qid, r in rankings.items()}
+            qid = _decoded(fields[0], path, number, "qid")
+            doc = _decoded(fields[2], path, number, "doc_id")
+            rows.setdefault(qid, []).append((_score(fields[4], path, number), fields[2], doc))
+    return {qid: [(doc, score) for score, _, doc in
+                  sorted(r, key=lambda row: (trec_score(row[0]), row[1]), reverse=True)]
+            for qid, r in rows.items()}

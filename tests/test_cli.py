@@ -248,7 +248,8 @@ def test_search_level_doc_lists_each_document_once_at_its_best_chunk(tmp_path, c
     common = ["search", str(tmp_path / "idx"), "--queries", str(queries), "--mode", "bm25"]
     assert main([*common, "--k", "10", "--out", str(tmp_path / "chunks.trec")]) == 0
     chunks = read_trec(tmp_path / "chunks.trec")["q1"]
-    assert [c for c, _ in chunks][:3] == ["manual#2", "manual#0", "manual#1"]
+    # manual#0 and manual#1 tie (same length, two "refund" each): id descending
+    assert [c for c, _ in chunks][:3] == ["manual#2", "manual#1", "manual#0"]
     assert [c for c, _ in chunks][3] == "faq#0"
     # the top 2 chunks are both the manual's: filling 2 documents needs a deeper search
     assert main([*common, "--k", "2", "--level", "doc", "--out", str(tmp_path / "doc.trec")]) == 0
@@ -419,3 +420,33 @@ def test_what_counts_as_a_trec_run(tmp_path, content, is_run):
     path = tmp_path / "run"
     path.write_bytes(content)
     assert is_trec_run(path) is is_run
+
+
+@pytest.mark.parametrize("value, message", [
+    ("0", "argument --k: must be at least 1, got 0"),
+    ("-5", "argument --k: must be at least 1, got -5"),
+    ("two", "argument --k: expected a whole number ≥ 1, got 'two'"),
+])
+def test_non_positive_k_is_refused_by_the_parser(files, tmp_path, capsys, value, message):
+    _, queries = files
+    for argv in (["search", str(tmp_path), "--queries", str(queries), "--out", str(tmp_path / "r")],
+                 ["eval", str(tmp_path)]):
+        with pytest.raises(SystemExit) as exit_:
+            main([*argv, "--k", value])
+        assert exit_.value.code == 2
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
+
+
+def test_mode_and_fusion_choices_come_from_the_package(monkeypatch, capsys):
+    from ragkit import fusion, pipeline
+    from ragkit.cli import build_parser
+    monkeypatch.setattr(fusion, "FUSIONS", (*fusion.FUSIONS, "borda"))
+    monkeypatch.setattr(pipeline, "MODES", ("bm25", "colbert"))
+    args = build_parser().parse_args(["search", "idx", "--queries", "q.jsonl", "--out", "r",
+                                      "--fusion", "borda", "--mode", "colbert"])
+    assert (args.fusion, args.mode) == ("borda", "colbert")
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["eval", "data", "--mode", "hybrid"])
+    err = capsys.readouterr().err
+    assert "invalid choice: 'hybrid'" in err and "colbert" in err

@@ -1,9 +1,14 @@
+import json
+import random
+from pathlib import Path
+
 import ir_measures
 import pandas as pd
 import pytest
 from ir_measures import RR, R, nDCG
 
-from ragkit.documents import Chunk, Document, Golden, Query
+from ragkit.datasets import load_cookbook
+from ragkit.documents import Chunk, Document, Golden, Query, RagkitError
 from ragkit.evaluate import (bootstrap_ci, confidence_table, first_relevant_rank, judge, ndcg_at_k,
                              pass_at_k, per_query, reciprocal_rank, round_metrics, summarize)
 
@@ -74,14 +79,138 @@ def test_judge_spans_chunks_and_documents():
     assert "none" not in got
 
 
+DOC = Document("d", "alpha beta gamma delta epsilon")
+CHUNKS = [Chunk("d#0", "d", "alpha beta gamma", start=0, end=16)]
+
+
+@pytest.mark.parametrize("golden, field, problem", [
+    (Golden("d", span="gamma omega"), "golden[1].span", "not found verbatim in 'd'"),
+    (Golden("nope"), "golden[1].doc_id", "no document 'nope'"),
+    (Golden("nope", span="alpha"), "golden[1].doc_id", "no document 'nope'"),
+    (Golden("d", chunk_id="d#9"), "golden[1].chunk_id", "no chunk 'd#9' in document 'd'"),
+    (Golden("e", chunk_id="d#0"), "golden[1].chunk_id", "no chunk 'd#0' in document 'e'"),
+])
+def test_judge_refuses_golden_items_it_cannot_place(golden, field, problem):
+    query = Query("q7", "?", golden=(Golden("d", span="alpha"), golden),
+                  origin="golden/en.jsonl:7")
+    documents = [DOC, Document("e", "zeta eta")]
+    with pytest.raises(RagkitError) as error:
+        judge([query], documents, CHUNKS)
+    assert str(error.value).startswith(f"golden/en.jsonl:7: field '{field}': {problem}")
+
+
+def test_judge_without_origin_names_the_query():
+    query = Query("q7", "?", golden=(Golden("d", span="omega"),))
+    with pytest.raises(RagkitError, match=r"^query 'q7': field 'golden\[0\].span'"):
+        judge([query], [DOC], CHUNKS)
+
+
+@pytest.mark.parametrize("ks, ndcg_k", [((0, 5), 10), ((5,), 0), ((-1,), 10), ((2.5,), 10)])
+def test_per_query_refuses_non_positive_cutoffs(ks, ndcg_k):
+    with pytest.raises(RagkitError, match="cutoff k must be a positive whole number"):
+        per_query({"q": ["a"]}, {"q": [frozenset({"a"})]}, ks=ks, ndcg_k=ndcg_k)
+
+
+# --------------------------------------------------------------------------- the cookbook's loop
+
+FIXTURE = Path(__file__).parent / "fixtures" / "cookbook"
+
+
+def cookbook_pass_at_k(eval_rows: list[dict], retrieve, k: int) -> float:
+    """Pass@k exactly as the cookbook notebook computes it.
+
+    A port of `evaluate_retrieval` (with `retrieve_base` as `retrieve`) from
+    anthropics/claude-cookbooks capabilities/contextual-embeddings/guide.ipynb, commit
+    5c1c15358b41109f94cfabd26e1b8f73f6efa46f: golden contents looked up by (doc uuid, index)
+    in the query's own `golden_documents`, a golden chunk found when its stripped content
+    equals a top-k retrieved chunk's stripped content, the mean over all queries × 100.
+    """
+    total_score = 0
+    for query_item in eval_rows:
+        golden_contents = []
+        for doc_uuid, chunk_index in query_item["golden_chunk_uuids"]:
+            golden_doc = next((doc for doc in query_item["golden_documents"]
+                               if doc["uuid"] == doc_uuid), None)
+            if not golden_doc:
+                continue
+            golden_chunk = next((chunk for chunk in golden_doc["chunks"]
+                                 if chunk["index"] == chunk_index), None)
+            if not golden_chunk:
+                continue
+            golden_contents.append(golden_chunk["content"].strip())
+        if not golden_contents:
+            continue
+        retrieved_docs = retrieve(query_item["query"], k)
+        chunks_found = 0
+        for golden_content in golden_contents:
+            for doc in retrieved_docs[:k]:
+                if doc["metadata"]["content"].strip() == golden_content:
+                    chunks_found += 1
+                    break
+        total_score += chunks_found / len(golden_contents)
+    return total_score / len(eval_rows) * 100
+
+
+def _cookbook_files(root: Path) -> tuple[list[dict], dict[str, dict]]:
+    rows = [json.loads(line) for line in (root / "evaluation_set.jsonl").open()]
+    metadata = {chunk["chunk_id"]: {"content": chunk["content"]}
+                for doc in json.loads((root / "codebase_chunks.json").read_text())
+                for chunk in doc["chunks"]}
+    return rows, metadata
+
+
+def _agree_with_the_cookbook(root: Path, runs: dict[str, dict[str, list[str]]],
+                             ks=(1, 2, 3, 5)) -> dict[str, list[float]]:
+    """ragkit's Pass@k on each run, asserted equal to the port's; returns ragkit's numbers."""
+    data = load_cookbook(root)
+    judgments = judge(data.queries, data.documents, data.chunks)
+    rows, metadata = _cookbook_files(root)
+    by_text = {q.text: q.id for q in data.queries}  # runs must agree on repeated texts
+    out = {}
+    for name, run in runs.items():
+        ours = summarize(per_query(run, judgments, ks=ks))
+        def retrieve(query, k, run=run):
+            return [{"metadata": metadata[ident]} for ident in run[by_text[query]][:k]]
+        theirs = [cookbook_pass_at_k(rows, retrieve, k) for k in ks]
+        assert [ours[f"Pass@{k}"] for k in ks] == pytest.approx(theirs, abs=1e-9), name
+        out[name] = [ours[f"Pass@{k}"] for k in ks]
+    return out
+
+
+def test_pass_at_k_matches_the_cookbook_loop_on_the_shipped_fixture():
+    data = load_cookbook(FIXTURE)
+    ids = [c.id for c in data.chunks]
+    runs = {"file order": {q.id: ids for q in data.queries},
+            "reversed": {q.id: ids[::-1] for q in data.queries},
+            "golden first": {q.id: [g.chunk_id for g in q.golden] for q in data.queries},
+            # the other document's copy of the duplicated licence header counts as found
+            "duplicate copy": {q.id: ["doc_2_chunk_0", "doc_1_chunk_2", "doc_3_chunk_1"]
+                               for q in data.queries}}
+    for seed in range(5):
+        rng = random.Random(seed)
+        runs[f"shuffled {seed}"] = {q.id: rng.sample(ids, len(ids)) for q in data.queries}
+    got = _agree_with_the_cookbook(FIXTURE, runs)
+    # hand-computed, 5 queries: file order puts both licence copies first (q1 and q5 found
+    # at k=1), then q2's two goldens (half at k=2, both at k=3); q3, q4 need k ≥ 5 and 8
+    assert got["file order"] == [40.0, 50.0, 60.0, 80.0]
+    assert got["golden first"] == [90.0, 100.0, 100.0, 100.0]
+    assert got["duplicate copy"] == [40.0, 50.0, 70.0, 70.0]
+
+
 def test_pass_at_k_matches_cookbook_definition_on_cookbook(cookbook_dir):
-    from ragkit.datasets import load_cookbook
     data = load_cookbook(cookbook_dir)
     judgments = judge(data.queries, data.documents, data.chunks)
     assert len(judgments) == 248
     # a perfect run that lists each query's golden chunks first scores 100
     run = {q.id: [g.chunk_id for g in q.golden] for q in data.queries}
     assert summarize(per_query(run, judgments))["Pass@20"] == pytest.approx(100.0)
+    ids = [c.id for c in data.chunks]
+    # the notebook retrieves by query text (two texts occur twice): one list per text
+    first = {}
+    for q in data.queries:
+        first.setdefault(q.text, [q.golden[0].chunk_id] + random.Random(q.text).sample(ids, 40))
+    _agree_with_the_cookbook(cookbook_dir, {"shuffled": {q.id: first[q.text] for q in data.queries}},
+                             ks=(5, 10, 20))
 
 
 def test_bootstrap_is_seeded_and_brackets_the_mean():
@@ -99,3 +228,11 @@ def test_confidence_table_brackets_each_mean():
     assert table.loc["a", "Pass@20"] == 75.0
     assert table.loc["a", "95% low"] < 75.0 < table.loc["a", "95% high"]
     assert table.loc["b"].tolist() == [50.0, 50.0, 50.0]
+
+
+def test_doc_level_orders_documents_by_the_tie_rule():
+    from ragkit.evaluate import doc_level
+    doc_of = {"a#0": "a", "a#1": "a", "b#0": "b", "c#0": "c"}
+    ranking = [("a#0", 1.0), ("b#0", 1.0), ("a#1", 0.9), ("c#0", 0.5)]
+    # a and b tie at their best chunks' 1.0: id descending puts b first, as trec_eval would
+    assert doc_level(ranking, doc_of) == [("b", 1.0), ("a", 1.0), ("c", 0.5)]

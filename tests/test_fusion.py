@@ -1,10 +1,11 @@
 import numpy as np
 import pytest
 
-from ragkit.fusion import fuse, normalize, rrf, weighted_rank, weighted_scores
+from ragkit.fusion import fuse, normalize, ranked, rrf, weighted_rank, weighted_scores
 
 DENSE = [("a", 0.9), ("b", 0.8), ("c", 0.1)]
 SPARSE = [("c", 12.0), ("a", 3.0), ("d", 1.0)]
+WEIGHTS = {"dense": 0.6, "bm25": 0.4}
 
 
 def test_rrf_hand_computed():
@@ -16,8 +17,18 @@ def test_rrf_hand_computed():
     assert [i for i, _ in rrf([DENSE, SPARSE])] == ["a", "c", "b", "d"]
 
 
-def test_rrf_top_cuts_and_ties_keep_first_seen():
-    assert rrf([[("x", 1.0)], [("y", 1.0)]], top=1) == [("x", 1 / 61)]
+def test_ties_break_by_id_descending_in_every_fusion():
+    assert rrf([[("x", 1.0)], [("y", 1.0)]], top=1) == [("y", 1 / 61)]
+    assert [i for i, _ in weighted_rank([[("p", 1.0)], [("q", 1.0)]], [0.5, 0.5])] == ["q", "p"]
+    # two one-item lists: each hit gets its list's full weight, 0.5 each, a tie
+    tied = fuse({"dense": [("doc#1", 0.3)], "bm25": [("doc#10", 9.0)]}, "weighted",
+                {"dense": 0.5, "bm25": 0.5})
+    assert tied == [("doc#10", 0.5), ("doc#1", 0.5)]
+
+
+def test_ties_compare_ids_as_a_trec_run_spells_them():
+    # raw, " " < "!" would put "a!b" first; written, "a%20b" > "a!b" as trec_eval sees it
+    assert [i for i, _ in ranked({"a!b": 1.0, "a b": 1.0, "a c": 2.0})] == ["a c", "a b", "a!b"]
 
 
 def test_weighted_rank_is_the_cookbook_formula():
@@ -27,22 +38,50 @@ def test_weighted_rank_is_the_cookbook_formula():
     assert fused["d"] == pytest.approx(0.2 / 3)
 
 
-def test_normalize_minmax_and_zscore():
-    np.testing.assert_allclose(normalize(np.array([2.0, 4.0, 6.0])), [0, 0.5, 1])
+def test_normalize_floor_sits_one_average_gap_below_the_minimum():
+    # [2, 4, 6]: gap 2, floor 0 → s / 6
+    np.testing.assert_allclose(normalize(np.array([2.0, 4.0, 6.0])), [1 / 3, 2 / 3, 1])
+    np.testing.assert_allclose(normalize(np.array([6.0, 4.0, 2.0, 1.0])), [1, 0.7, 0.4, 0.25])
+    np.testing.assert_allclose(normalize(np.array([3.0, 3.0])), [1, 1])
+    np.testing.assert_allclose(normalize(np.array([5.0])), [1])
     np.testing.assert_allclose(normalize(np.array([2.0, 4.0, 6.0]), "zscore"),
                                [-1.224744871, 0, 1.224744871])
-    np.testing.assert_allclose(normalize(np.array([3.0, 3.0])), [1, 1])
     with pytest.raises(ValueError, match="unknown normalization"):
         normalize(np.array([1.0]), "softmax")
 
 
-def test_weighted_scores_minmax_hand_computed():
-    fused = dict(weighted_scores([DENSE, SPARSE], [0.6, 0.4]))
-    # dense min-max: a 1, b 0.875, c 0; sparse: c 1, a 2/11, d 0
-    assert fused["a"] == pytest.approx(0.6 * 1 + 0.4 * 2 / 11)
-    assert fused["b"] == pytest.approx(0.6 * 0.875)
-    assert fused["c"] == pytest.approx(0.4 * 1)
-    assert fused["d"] == pytest.approx(0.0)
+def test_weighted_hand_computed():
+    fused = fuse({"dense": DENSE, "bm25": SPARSE}, "weighted", WEIGHTS)
+    # dense: gap 0.4, floor -0.3 → a 1, b 11/12, c 1/3; bm25: gap 5.5, floor -4.5 → c 1,
+    # a 7.5/16.5 = 5/11, d 1/3 (the last of n items always gets 1/n, never the absent 0)
+    assert [i for i, _ in fused] == ["a", "c", "b", "d"]
+    got = dict(fused)
+    assert got["a"] == pytest.approx(0.6 * 1 + 0.4 * 5 / 11)
+    assert got["b"] == pytest.approx(0.6 * 11 / 12)
+    assert got["c"] == pytest.approx(0.6 / 3 + 0.4 * 1)
+    assert got["d"] == pytest.approx(0.4 / 3)
+
+
+def test_weighted_a_lone_bm25_hit_gets_the_full_bm25_weight():
+    # dense [x .5, y .4]: gap .1, floor .3 → x 1, y .5; bm25 finds y alone → y 1
+    fused = fuse({"dense": [("x", 0.5), ("y", 0.4)], "bm25": [("y", 7.0)]}, "weighted", WEIGHTS)
+    assert fused == [("y", pytest.approx(0.6 * 0.5 + 0.4)), ("x", pytest.approx(0.6))]
+
+
+def test_weighted_a_constant_list_gives_every_hit_the_full_weight():
+    # dense [a .9, b .3]: gap .6, floor -.3 → a 1, b .5; bm25 b = c = 2 → 1 each
+    fused = fuse({"dense": [("a", 0.9), ("b", 0.3)], "bm25": [("b", 2.0), ("c", 2.0)]},
+                 "weighted", WEIGHTS)
+    assert [i for i, _ in fused] == ["b", "a", "c"]
+    assert [s for _, s in fused] == pytest.approx([0.6 * 0.5 + 0.4, 0.6, 0.4])
+
+
+def test_weighted_zscore_lowest_hit_still_beats_absent():
+    # z-scores [1.2247, 0, -1.2247] shifted so the lowest is 1; d's constant list → 1
+    fused = dict(weighted_scores([[("a", 6.0), ("b", 4.0), ("c", 2.0)], [("d", 1.0)]],
+                                 [1.0, 1.0], method="zscore"))
+    assert fused == pytest.approx({"a": 1 + 2 * 1.224744871, "b": 1 + 1.224744871,
+                                   "c": 1.0, "d": 1.0})
 
 
 def test_fuse_by_name_and_unknown():

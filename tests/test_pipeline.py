@@ -306,7 +306,9 @@ def test_cookbook_bm25_numbers(cookbook_dir):
     from ragkit.evaluate import judge
     from ragkit.pipeline import compare
     data = load_cookbook(cookbook_dir)
-    expected = {("words", "none"): (59.7, 68.0, 77.0),      # the published BM25 floor
+    # the published BM25 floor is 59.7 / 68.0 / 77.0 with ties at the cut taken by position;
+    # under the tie rule (id descending) one query's tied licence headers gain a golden copy
+    expected = {("words", "none"): (59.7, 68.0, 77.1),
                 ("auto", "none"): (78.6, 85.0, 87.6),
                 ("auto", "structural"): (83.0, 86.9, 91.1)}
     for (tokenizer, context), numbers in expected.items():
