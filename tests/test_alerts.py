@@ -44,9 +44,9 @@ def test_signals_bm25_and_fused_and_unknown(pipeline):
     bm25 = zero_results(pipeline, ["reset button", "zzz"], floor=0.0, signal="bm25", warn=False)
     assert bm25.checks[0].top_score > 0 and bm25.checks[1].top_score == 0.0
     fused = zero_results(pipeline, ["reset button"], floor=0.5, signal="fused", warn=False)
-    # 0.6 · (dense top, min-max 1) + 0.4 · 0: the single BM25 candidate sits at its list's
-    # minimum. The fused top depends on the lists' shapes, not on how well the query matches.
-    assert fused.checks[0].top_score == pytest.approx(0.6)
+    # 0.6 · (dense top, normalised 1) + 0.4 · 1: a lone BM25 hit gets its list's full weight.
+    # The fused top says where a chunk sits in each list, not how well the query matches.
+    assert fused.checks[0].top_score == pytest.approx(1.0)
     with pytest.raises(RagkitError, match="unknown zero-result signal 'best'"):
         zero_results(pipeline, ["x"], floor=0.1, signal="best")
 
