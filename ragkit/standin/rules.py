@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from ragkit.standin import Rule
 from ragkit.standin import contextualize
+from ragkit.standin import answer
 
 RULES: list[Rule] = [
     contextualize.rule,
+    answer.rule,
 ]
