@@ -23,12 +23,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from ragkit.contextualize.structural import enclosing_symbols, heading_path
 from ragkit.documents import Chunk, Document, RagkitError
 
 TOKEN = re.compile(r"\w+|[^\w\s]")
 Measure = Callable[[Sequence[str]], list[int]]  # texts -> their lengths in a model's tokens
 CODE_SUFFIXES = {".py", ".ts", ".js", ".java", ".go", ".rs", ".c", ".h", ".cpp", ".hpp",
                  ".cc", ".cs", ".rb", ".php", ".kt", ".swift", ".scala", ".sh", ".sql"}
+
+_HEADING_LINE = re.compile(r"[ \t]*#{1,6}[ \t][^\n]*\n?\s*")
 
 # Split points, coarsest first. Each regex marks where a new piece may begin.
 PROSE_SEPARATORS = (
@@ -237,29 +240,69 @@ def is_code(doc: Document) -> bool:
     return PurePosixPath(path).suffix.lower() in CODE_SUFFIXES
 
 
+def _ranges(text: str, tokens: _Tokens, lo: int, hi: int, config: ChunkerConfig,
+            kind: str) -> list[tuple[int, int]]:
+    """Trimmed chunk ranges of text[lo:hi]: whole if it fits, else recursive with overlap.
+
+    Every range after the first starts `config.overlap` tokens before the end of the
+    previous one's new material, so a range never exceeds `config.size` tokens.
+    """
+    if tokens.count(lo, hi) <= config.size:
+        return [_trim(text, lo, hi)]
+    separators = CODE_SEPARATORS if kind == "code" else PROSE_SEPARATORS
+    budget = config.size - config.overlap
+    out = []
+    for n, (start, end) in enumerate(_pack(_pieces(text, lo, hi, tokens, budget, separators),
+                                           tokens, budget)):
+        if n and config.overlap:
+            start = max(lo, tokens.starts[max(0, tokens.index(start) - config.overlap)])
+        start, end = _trim(text, start, end)
+        if start < end:
+            out.append((start, end))
+    return out
+
+
+def section_of(doc: Document, start: int, kind: str) -> list[str]:
+    """Where a chunk starting at `start` sits: the Markdown heading path in force after the
+    heading lines it opens with (prose), or the code definitions enclosing it (code)."""
+    if kind == "code":
+        return enclosing_symbols(doc.text, start)
+    while (line := _HEADING_LINE.match(doc.text, start)) and line.end() > start:
+        start = line.end()
+    return heading_path(doc.text, start)
+
+
+def _chunk(doc: Document, ident: str, lo: int, hi: int, kind: str, **extra: str) -> Chunk:
+    meta = {"chunker": kind, "title": doc.title or doc.id, "section": section_of(doc, lo, kind),
+            **extra}
+    return Chunk(ident, doc.id, doc.text[lo:hi], "", lo, hi, meta)
+
+
 def chunk_document(doc: Document, config: ChunkerConfig = ChunkerConfig()) -> list[Chunk]:
     """Chunks of one document: whole if it fits `config.size`, else recursive with overlap.
 
-    Every chunk after the first starts `config.overlap` tokens before the end of the
-    previous one's new material, so a chunk never exceeds `config.size` tokens.
+    Metadata: `chunker` (prose | code), `title` (the document's title, else its id) and
+    `section` (`section_of`), which label passages in answer prompts.
     """
-    text, tokens = doc.text, _Tokens(doc.text)
     kind = "code" if is_code(doc) else "prose"
-    if len(tokens.starts) <= config.size:
-        start, end = _trim(text, 0, len(text))
-        return [Chunk(f"{doc.id}#0", doc.id, text[start:end], "", start, end, {"chunker": kind})]
-    separators = CODE_SEPARATORS if kind == "code" else PROSE_SEPARATORS
-    budget = config.size - config.overlap
-    ranges = _pack(_pieces(text, 0, len(text), tokens, budget, separators), tokens, budget)
-    chunks = []
-    for n, (lo, hi) in enumerate(ranges):
-        if n and config.overlap:
-            lo = tokens.starts[max(0, tokens.index(lo) - config.overlap)]
-        lo, hi = _trim(text, lo, hi)
-        if lo < hi:
-            chunks.append(Chunk(f"{doc.id}#{len(chunks)}", doc.id, text[lo:hi], "", lo, hi,
-                                {"chunker": kind}))
-    return chunks
+    ranges = _ranges(doc.text, _Tokens(doc.text), 0, len(doc.text), config, kind)
+    return [_chunk(doc, f"{doc.id}#{n}", lo, hi, kind)
+            for n, (lo, hi) in enumerate(r for r in ranges if r[0] < r[1])]
+
+
+def chunk_children(doc: Document, parents: list[Chunk],
+                   config: ChunkerConfig = ChunkerConfig(128, 16)) -> list[Chunk]:
+    """Small chunks of each parent chunk of `doc`, for parent–child retrieval (seed 000:
+    match small chunks, answer from their parent section). Child ids are
+    `<parent id>.<m>`, offsets are the document's, and metadata `parent` names the parent.
+    """
+    tokens, children = _Tokens(doc.text), []
+    for parent in parents:
+        kind = str(parent.metadata.get("chunker") or ("code" if is_code(doc) else "prose"))
+        ranges = _ranges(doc.text, tokens, parent.start, parent.end, config, kind)
+        children.extend(_chunk(doc, f"{parent.id}.{m}", lo, hi, kind, parent=parent.id)
+                        for m, (lo, hi) in enumerate(r for r in ranges if r[0] < r[1]))
+    return children
 
 
 def chunk_documents(docs: list[Document], config: ChunkerConfig = ChunkerConfig()) -> list[Chunk]:

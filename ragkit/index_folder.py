@@ -7,6 +7,9 @@ Layout of a folder:
   written before it was recorded, which still load).
 - `chunks.jsonl` — one chunk per line: `{"id", "doc_id", "text", "context", "start", "end",
   "metadata"}` (`metadata` absent → `{}`, so older indexes load).
+- `parents.jsonl` — only in a parent–child index (config `parent_child`): the parent
+  chunks, same rows; each row of chunks.jsonl (a child) names its parent in
+  `metadata.parent`, and index.json counts them in "parents".
 - `bm25/` — `BM25.save`; `dense_vectors.npy` + `dense_owners.npy` — `DenseIndex`, when built
   with an embedder.
 
@@ -86,20 +89,29 @@ def check_embedder(embedder, record: dict[str, Any] | None, dense: DenseIndex | 
 # ---------------------------------------------------------------------------- write
 
 def write_index(folder: Path | str, manifest: dict[str, Any], chunks: Sequence[Chunk],
-                bm25: BM25, dense: DenseIndex | None) -> Path:
-    """Write a complete index folder, replacing an existing index at `folder` atomically."""
+                bm25: BM25, dense: DenseIndex | None, parents: Sequence[Chunk] = ()) -> Path:
+    """Write a complete index folder, replacing an existing index at `folder` atomically.
+
+    `parents` (a parent–child index) go to `parents.jsonl`, counted in index.json "parents".
+    """
     folder = Path(folder)
     with replace_folder(folder, is_index, WHAT) as tmp:
-        with (tmp / "chunks.jsonl").open("w", encoding="utf-8") as out:
-            for chunk in chunks:
-                out.write(_chunk_line(chunk) + "\n")
+        _write_chunks(tmp / "chunks.jsonl", chunks)
+        if parents:
+            _write_chunks(tmp / "parents.jsonl", parents)
         bm25.save(tmp / "bm25")
         if dense is not None:
             dense.save(tmp)
         manifest = {"format": FORMAT, "version": FORMAT_VERSION, **manifest,
-                    "chunks": len(chunks)}
+                    "chunks": len(chunks), **({"parents": len(parents)} if parents else {})}
         (tmp / "index.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     return folder
+
+
+def _write_chunks(path: Path, chunks: Sequence[Chunk]) -> None:
+    with path.open("w", encoding="utf-8") as out:
+        for chunk in chunks:
+            out.write(_chunk_line(chunk) + "\n")
 
 
 def _chunk_line(c: Chunk) -> str:
@@ -190,6 +202,25 @@ def _chunk(path: Path, number: int, line: str) -> Chunk:
         else:
             values[name] = row[name]
     return Chunk(**values)
+
+
+def read_parents(folder: Path, manifest: dict[str, Any], chunks: Sequence[Chunk]
+                 ) -> dict[str, Chunk]:
+    """parents.jsonl of a parent–child index as child id → parent chunk; every chunk must
+    name an existing parent in its metadata "parent"."""
+    count = manifest.get("parents")
+    if not isinstance(count, int):
+        raise RagkitError(f"{where(folder / 'index.json', None, 'parents')}: missing or not a "
+                          f"whole number, but the config says parent_child")
+    parents = {p.id: p for p in read_chunks(folder / "parents.jsonl", count)}
+    lifted = {}
+    for line, chunk in enumerate(chunks, start=1):
+        parent = parents.get(str(chunk.metadata.get("parent")))
+        if parent is None:
+            raise RagkitError(f"{where(folder / 'chunks.jsonl', line, 'metadata.parent')}: no "
+                              f"parent {chunk.metadata.get('parent')!r} in parents.jsonl")
+        lifted[chunk.id] = parent
+    return lifted
 
 
 def read_bm25(folder: Path, n_chunks: int) -> BM25:

@@ -13,8 +13,10 @@ What it is:
   this process (the run), priced with `ragkit.pricing.PRICES`; stand-in replies are summed
   but never priced ("offline stand-in, no cost").
 
+- `LLM.stream(**params)`: the same through `messages.stream`, yielding the SDK's events.
+
 What it is not: a retry layer (the SDK's rules apply: 408/409/429/5xx and connection errors,
-`max_retries=2`, honouring `retry-after`) nor a streaming client.
+`max_retries=2`, honouring `retry-after`).
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ import inspect
 import os
 import threading
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,6 +146,13 @@ def explain(exc: Exception, model: str) -> str:
     return _scrub(f"malformed reply from the Anthropic API ({type(exc).__name__}: {exc})")
 
 
+def _sdk_args(params: dict[str, Any], known: set[str]) -> dict[str, Any]:
+    """Body parameters as SDK arguments; those it has no argument for go in `extra_body`."""
+    extra = {k: v for k, v in params.items() if k not in known}
+    return {**{k: v for k, v in params.items() if k in known},
+            **({"extra_body": extra} if extra else {})}
+
+
 def _call(model: str, method: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
     """`method(**kwargs)` with SDK failures turned into one `RagkitError` line."""
     try:
@@ -179,14 +188,44 @@ class LLM:
         and not cached (so the next run asks again).
         """
         key = request_key("/v1/messages", self.backend, params)
-        entry = self.cache.get(key) if self.cache else None
-        if entry is not None:
-            self.usage.record(params["model"], entry.usage, cached=True, priced=entry.priced)
-            return Message.construct(**entry.reply)  # as the SDK parses a reply
-        known = {k: v for k, v in params.items() if k in self._create_args}
-        extra = {k: v for k, v in params.items() if k not in self._create_args}
+        cached = self._cached(key, params)
+        if cached is not None:
+            return cached
         message = _call(params["model"], self.client.messages.create,
-                        {**known, **({"extra_body": extra} if extra else {})})
+                        _sdk_args(params, self._create_args))
+        return self._keep(key, params, message, check)
+
+    def stream(self, **params: Any) -> Generator[Any, None, Message]:
+        """`messages.stream` with these body parameters: yields the SDK's stream events as
+        they arrive and returns the final message (`message = yield from llm.stream(...)`).
+
+        Cached and metered like `create`, under the same key (a streamed and an unstreamed
+        call of one request share an entry): a cache hit yields no events and returns the
+        stored reply at once.
+        """
+        key = request_key("/v1/messages", self.backend, params)
+        cached = self._cached(key, params)
+        if cached is not None:
+            return cached
+        args = _sdk_args(params, set(inspect.signature(self.client.messages.stream).parameters))
+        try:
+            with self.client.messages.stream(**args) as events:
+                yield from events
+                message = events.get_final_message()
+        except (anthropic.APIError, ValueError) as exc:
+            raise RagkitError(explain(exc, params["model"])) from None
+        return self._keep(key, params, message, None)
+
+    def _cached(self, key: str, params: dict[str, Any]) -> Message | None:
+        entry = self.cache.get(key) if self.cache else None
+        if entry is None:
+            return None
+        self.usage.record(params["model"], entry.usage, cached=True, priced=entry.priced)
+        return Message.construct(**entry.reply)  # as the SDK parses a reply
+
+    def _keep(self, key: str, params: dict[str, Any], message: Any,
+              check: Callable[[Message], str | None] | None) -> Message:
+        """Meter a fresh reply, check it, and store it in the cache."""
         if not isinstance(message, Message) or not isinstance(message.content, list) \
                 or message.usage is None:
             raise RagkitError(explain(ValueError("no content or usage"), params["model"]))

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from ragkit.chunking import ChunkerConfig, chunk_document, windows
+from ragkit.chunking import ChunkerConfig, chunk_children, chunk_document, windows
 from ragkit.contextualize import get_contextualizer
 from ragkit.dense import DenseIndex
 from ragkit.documents import Chunk, Document, Query, RagkitError, where
@@ -29,7 +29,7 @@ from ragkit.evaluate import per_query, summary_table
 from ragkit.fusion import FUSIONS, Ranking, fuse, ranked
 from ragkit.index_folder import (FORMAT_VERSION, check_embedder, describe, embedder_record,
                                  is_index, read_bm25, read_chunks, read_dense, read_manifest,
-                                 write_index)
+                                 read_parents, write_index)
 from ragkit.lexical import BM25
 from ragkit.runs import trec_score
 
@@ -44,6 +44,10 @@ class IndexConfig:
 
     `context_model` and `context_prompt` (the chunk instruction; None = Anthropic's) are
     used by the `claude` contextualizer only; None model = its default.
+
+    `parent_child` (seed 000, for long technical documents): the `chunk_size` chunks become
+    parents, each split into `child_size`-token children (overlap child_size // 8) that are
+    contextualized and indexed; search matches children and answers read their parents.
     """
 
     chunk_size: int = 512
@@ -54,6 +58,8 @@ class IndexConfig:
     window: int = 96
     context_model: str | None = None
     context_prompt: str | None = None
+    parent_child: bool = False
+    child_size: int = 128
 
 
 @dataclass(frozen=True)
@@ -144,6 +150,16 @@ def _embed_chunks(embedder, chunks: Sequence[Chunk], window: int, progress: bool
     return DenseIndex(vectors, np.array(owners))
 
 
+def _with_children(pairs: list[tuple[Document, list[Chunk]]], config: IndexConfig
+                   ) -> tuple[list[tuple[Document, list[Chunk]]], dict[str, Chunk]]:
+    """Parent–child: each document's chunks → their children, and the parents by id."""
+    if not config.parent_child:
+        return pairs, {}
+    small = ChunkerConfig(config.child_size, config.child_size // 8)
+    parents = {c.id: c for _, chunks in pairs for c in chunks}
+    return [(doc, chunk_children(doc, chunks, small)) for doc, chunks in pairs], parents
+
+
 class Pipeline:
     """A built index: chunks, BM25, optional dense vectors, and the config that made them.
 
@@ -153,9 +169,11 @@ class Pipeline:
 
     def __init__(self, config: IndexConfig, chunks: list[Chunk], bm25: BM25,
                  dense: DenseIndex | None, embedder=None,
-                 embedder_record: dict[str, Any] | None = None) -> None:
+                 embedder_record: dict[str, Any] | None = None,
+                 parents: dict[str, Chunk] | None = None) -> None:
         self.config, self.chunks, self.bm25, self.dense = config, chunks, bm25, dense
         self.embedder_record = embedder_record
+        self.parents = parents or {}  # child chunk id → parent chunk (parent–child indexes)
         if embedder is not None and dense is not None:
             check_embedder(embedder, embedder_record, dense)
         self._embedder = embedder
@@ -178,6 +196,7 @@ class Pipeline:
             given.setdefault(chunk.doc_id, []).append(chunk)
         pairs = [(doc, (given.get(doc.id) if chunks is not None
                         else chunk_document(doc, chunker)) or []) for doc in documents]
+        pairs, parents = _with_children(pairs, config)
         if hasattr(contextualize, "many"):
             done = contextualize.many(pairs, progress=progress)
         else:
@@ -185,7 +204,9 @@ class Pipeline:
                     tqdm(pairs, desc="contextualize", disable=not progress, leave=False)]
         out: list[Chunk] = [chunk for doc_chunks in done for chunk in doc_chunks]
         bm25 = BM25.fit([c.indexed_text for c in out], tokenizer=config.tokenizer)
-        pipeline = cls(config, out, bm25, None, embedder)
+        pipeline = cls(config, out, bm25, None, embedder,
+                       parents={c.id: parents[c.metadata["parent"]] for c in out} if parents
+                       else None)
         if config.embedder:
             pipeline.dense = _embed_chunks(pipeline.embedder, out, config.window, progress)
             pipeline.embedder_record = embedder_record(pipeline.embedder)
@@ -260,7 +281,8 @@ class Pipeline:
         manifest: dict[str, Any] = {"config": asdict(self.config)}
         if self.embedder_record is not None or self.dense is None:
             manifest["embedder"] = self.embedder_record
-        return write_index(folder, manifest, self.chunks, self.bm25, self.dense)
+        parents = list({p.id: p for p in self.parents.values()}.values())
+        return write_index(folder, manifest, self.chunks, self.bm25, self.dense, parents)
 
     @classmethod
     def load(cls, folder: Path | str, embedder=None) -> "Pipeline":
@@ -284,7 +306,8 @@ class Pipeline:
         if dense is None and (record or config.embedder):
             raise RagkitError(f"{folder / 'dense_vectors.npy'}: missing, but index.json names "
                               f"embedder {(record['name'] if record else config.embedder)!r}")
-        return cls(config, chunks, bm25, dense, embedder, record)
+        parents = read_parents(folder, manifest, chunks) if config.parent_child else None
+        return cls(config, chunks, bm25, dense, embedder, record, parents)
 
 
 def evaluate_configs(pipeline: Pipeline, queries: Sequence[Query], judgments,

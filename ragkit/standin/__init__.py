@@ -16,8 +16,13 @@ None: not mine). `RULES` lists them in order; the first that answers wins.
   conversation → a permutation by query-term overlap.
 - `contextualize.py`: a `<document>…</document>` and a `<chunk>…</chunk>` in the user turn
   (Anthropic's contextual-retrieval prompt) → the chunk's structural context.
+- `answer.py`: `search_result` blocks and a question, no tools → an extractive answer
+  quoting the best-supported sentences with `search_result_location` citations, or
+  "I don't know" when the support is below its threshold.
 - no rule matches: the fixed text `NO_RULE`, stop reason `end_turn`.
 - `POST /v1/messages/count_tokens`: `{"input_tokens": estimate}`.
+- `"stream": true` (`client.messages.stream`): the same reply as server-sent events, built
+  generically from it by `sse.py`, so every rule streams.
 - a request without `model`, `max_tokens` or `messages`, a model not in
   `ragkit.pricing.PRICES`, or a body that is not JSON: the API's error JSON (400 / 404).
 
@@ -42,6 +47,7 @@ from typing import Any
 import httpx2
 
 from ragkit.pricing import PRICES
+from ragkit.standin import sse
 
 NAME = "offline stand-in"
 STANDIN_ID_PREFIX = "msg_offline_standin_"
@@ -153,10 +159,15 @@ def _parse(body: bytes) -> Any:
 
 
 def httpx_handler(handler: Handler = respond) -> Callable[[httpx2.Request], httpx2.Response]:
-    """An httpx2 request handler around `handler` (a `respond`-like function)."""
+    """An httpx2 request handler around `handler` (a `respond`-like function); a request
+    with `"stream": true` gets the reply as server-sent events (`ragkit.standin.sse`)."""
     def handle(request: httpx2.Request) -> httpx2.Response:
-        status, body = handler(request.url.path, _parse(request.read()))
-        return httpx2.Response(status, json=body)
+        path, body = request.url.path, _parse(request.read())
+        status, reply = handler(path, body)
+        if sse.wants_stream(path, status, body):
+            return httpx2.Response(status, content=sse.encode(reply),
+                                   headers={"content-type": "text/event-stream"})
+        return httpx2.Response(status, json=reply)
     return handle
 
 
@@ -171,13 +182,28 @@ def serve(handler: Handler = respond) -> Iterator[str]:
     class _Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 (http.server's name)
             length = int(self.headers.get("content-length") or 0)
-            status, body = handler(self.path.split("?")[0], _parse(self.rfile.read(length)))
+            path, request = self.path.split("?")[0], _parse(self.rfile.read(length))
+            status, body = handler(path, request)
+            if sse.wants_stream(path, status, request):
+                self._stream(status, body)
+                return
             data = json.dumps(body).encode()
             self.send_response(status)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
+
+        def _stream(self, status: int, reply: dict[str, Any]) -> None:
+            """Events one by one, flushed; the body ends when the connection closes."""
+            self.send_response(status)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("connection", "close")
+            self.end_headers()
+            for name, data in sse.events(reply):
+                self.wfile.write(sse.frame(name, data))
+                self.wfile.flush()
+            self.close_connection = True
 
         def log_message(self, *args: Any) -> None:  # keep test output clean
             pass

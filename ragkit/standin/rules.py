@@ -1,13 +1,11 @@
 """The stand-in's rules, in the order they are tried (first match answers; see the package)."""
 from __future__ import annotations
 
-from ragkit.standin import Rule
-from ragkit.standin import rerank
-from ragkit.standin import contextualize
-from ragkit.standin import judge
+from ragkit.standin import Rule, answer, contextualize, judge, rerank
 
 RULES: list[Rule] = [
     rerank.rule,  # first: its passages may quote the contextualization tags
     contextualize.rule,
     judge.rule,
+    answer.rule,
 ]

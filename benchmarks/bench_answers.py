@@ -1,0 +1,135 @@
+"""Offline answers on the shipped golden questions: the stand-in's "I don't know" threshold
+and parent–child retrieval on the manuals.
+
+    python benchmarks/bench_answers.py [--embedder minilm|none]
+
+1. Threshold: for every question of a split, the top-5 hybrid hits are assembled and the
+   stand-in's best support (ragkit.standin.answer) is computed; a question is declined when
+   it is below the threshold. The sweep runs on dev; the chosen threshold's confusion table
+   (answerable / unanswerable × answered / declined) is printed for dev and test.
+2. Parent–child on the manuals (golden doc ids under manuals/): Pass@5 of normal 512-token
+   chunks, of 128-token children, and of the children lifted to their parents (what the
+   answerer reads); and the share of answers whose cited text contains a golden span
+   (white space normalised), with and without parents.
+Needs the MiniLM model for the default (hybrid) retrieval; builds two indexes in memory.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from ragkit.answer import answer, lift, request  # noqa: E402
+from ragkit.assemble import assemble  # noqa: E402
+from ragkit.datasets import load_dataset  # noqa: E402
+from ragkit.evaluate import judge, pass_at_k  # noqa: E402
+from ragkit.llm import LLM, make_client  # noqa: E402
+from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig  # noqa: E402
+from ragkit.standin import answer as rule  # noqa: E402
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+K = 5
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def best_support(pipeline: Pipeline, question: str, hits) -> float:
+    if pipeline.parents:
+        hits, parents = lift(hits, pipeline.parents)
+        chunks = {**{c.id: c for c in pipeline.chunks}, **parents}
+    else:
+        chunks = pipeline.chunks
+    body = request(question, assemble(hits, chunks))
+    results = [b for b in body["messages"][0]["content"] if b["type"] == "search_result"]
+    scored = rule.ranked(question, results)
+    return scored[0][1] if scored else 0.0
+
+
+def confusion(rows, threshold: float) -> dict[str, int]:
+    out = {"answerable answered": 0, "answerable declined": 0,
+           "unanswerable answered": 0, "unanswerable declined": 0}
+    for answerable, support in rows:
+        kind = "answerable" if answerable else "unanswerable"
+        out[f"{kind} {'answered' if support >= threshold else 'declined'}"] += 1
+    return out
+
+
+def thresholds(pipeline: Pipeline, data, config: SearchConfig) -> None:
+    rows = {}
+    for split in ("dev", "test"):
+        queries = [q for q in data.queries if q.split == split]
+        hits = pipeline.search([q.text for q in queries], K, config)
+        rows[split] = [(bool(q.golden), best_support(pipeline, q.text, h))
+                       for q, h in zip(queries, hits)]
+    print("threshold sweep on dev (balanced accuracy: the mean of the share of answerable "
+          "questions answered and of unanswerable ones declined; dev has 73 vs 8)")
+    best = None
+    for step in range(20, 96, 5):
+        t = step / 100
+        c = confusion(rows["dev"], t)
+        answered = c["answerable answered"] / (c["answerable answered"] + c["answerable declined"])
+        declined = c["unanswerable declined"] / (c["unanswerable declined"]
+                                                 + c["unanswerable answered"])
+        balanced = (answered + declined) / 2
+        print(f"  {t:.2f}: {c}  balanced accuracy {balanced:.3f}")
+        if best is None or balanced > best[0]:
+            best = (balanced, t)
+    print(f"best on dev: {best[1]:.2f} (in use: {rule.THRESHOLD})")
+    for split in ("dev", "test"):
+        print(f"{split} at {rule.THRESHOLD}: {confusion(rows[split], rule.THRESHOLD)}")
+
+
+def manuals(data, normal: Pipeline, child: Pipeline, config: SearchConfig) -> None:
+    queries = [q for q in data.queries if q.golden and q.golden[0].doc_id.startswith("manuals/")]
+    llm = LLM(make_client(max_retries=0), cache=False)
+    texts = [q.text for q in queries]
+    j_normal = judge(queries, data.documents, normal.chunks)
+    j_child = judge(queries, data.documents, child.chunks)
+    parent_list = list({p.id: p for p in child.parents.values()}.values())
+    j_parent = judge(queries, data.documents, parent_list)
+    counts = {"normal": 0, "children": 0, "lifted to parents": 0}
+    cited = {"normal": 0, "parents": 0}
+    for q, hn, hc in zip(queries, normal.search(texts, K, config), child.search(texts, K, config)):
+        counts["normal"] += _passed(j_normal.get(q.id), [i for i, _ in hn])
+        counts["children"] += _passed(j_child.get(q.id), [i for i, _ in hc])
+        lifted, _ = lift(hc, child.parents)
+        counts["lifted to parents"] += _passed(j_parent.get(q.id), [i for i, _ in lifted])
+        spans = [_norm(g.span) for g in q.golden]
+        for name, pipe, hits in (("normal", normal, hn), ("parents", child, hc)):
+            result = answer(q.text, hits, pipe.chunks, pipe.parents, llm=llm)
+            text = _norm(" ".join(c.cited_text for c in result.citations))
+            cited[name] += sum(s in text for s in spans) / len(spans)
+    n = len(queries)
+    print(f"manuals: {n} questions")
+    for name, value in counts.items():
+        print(f"  Pass@{K} {name}: {100 * value / n:.1f}")
+    for name, value in cited.items():
+        print(f"  cited text contains the golden span ({name}): {100 * value / n:.1f} %")
+
+
+def _passed(judgment, ranked: list[str]) -> float:
+    """Pass@K of one query as ragkit.evaluate counts it (share of golden items found)."""
+    return pass_at_k(ranked, judgment, K) if judgment else 0.0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--embedder", default="minilm")
+    args = parser.parse_args()
+    embedder = None if args.embedder == "none" else args.embedder
+    config = SearchConfig(mode="hybrid" if embedder else "bm25")
+    data = load_dataset(DATA)
+    normal = Pipeline.build(data.documents, IndexConfig(embedder=embedder), progress=False)
+    thresholds(normal, data, config)
+    child = Pipeline.build(data.documents, IndexConfig(embedder=embedder, parent_child=True),
+                           progress=False)
+    manuals(data, normal, child, config)
+
+
+if __name__ == "__main__":
+    main()

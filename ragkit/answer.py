@@ -1,0 +1,235 @@
+"""Cited answers from retrieved chunks: Claude with `search_result` blocks, or the stand-in.
+
+What it is: `answer(question, hits, chunks)` assembles the hits (`ragkit.assemble`: most
+relevant last, a `[Source: … | Section: …]` tag each, an 8K-token budget), sends ONE
+`messages.create` whose user turn holds each passage as a `search_result` block (`source` =
+chunk id, `title` = the tag, `content` = one text block per sentence or line, citations
+enabled) followed by the question, and returns an `Answer`: the text with `[n]` markers, the
+citations mapped back to chunk ids, the usage, and whether it declined. The call goes
+through `ragkit.llm.LLM`, so it is cached and metered, and offline the stand-in's extractive
+answerer (`ragkit.standin.answer`) replies through the same SDK path. `answer_stream` does
+the same through `messages.stream`, yielding text as it arrives, then the `Answer`.
+
+No hits: the answer is the decline, and no call is made.
+
+Parent–child indexes: `parents` maps a matched child chunk to its parent; the hits are
+lifted to their parents (each parent once, at its best child's rank) before assembly.
+
+Citation mapping: a `search_result_location` citation names its block by
+`search_result_index`, 0-based over ALL search_result blocks of the request in order — top
+level of user turns and inside tool results, across messages — so `result_sources(messages)`
+walks the request the same way. Source: platform.claude.com "Search results" and the SDK's
+`types/citations_search_result_location.py`.
+
+What it is not: a judge of the answer (see `ragkit.evaluate`), nor a multi-turn agent.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ragkit.assemble import DEFAULT_BUDGET, Assembly, Passage, assemble, blocks
+from ragkit.documents import Chunk
+from ragkit.fusion import Ranking
+from ragkit.pricing import Usage
+
+DEFAULT_MODEL = "claude-haiku-4-5"
+MAX_TOKENS = 1024
+DECLINE = "I don't know: the sources do not answer this question."
+SYSTEM = ("Answer the user's question using only the search results in the user turn; the "
+          "most relevant result comes last. Quote or closely paraphrase the sentences that "
+          "answer it, with citations. If the search results do not answer the question, reply "
+          f"exactly: {DECLINE}")
+
+
+@dataclass(frozen=True)
+class Citation:
+    """One cited range of one search result, mapped back to its chunk."""
+
+    number: int  # the [n] marker in Answer.text and the position in Answer.sources
+    chunk_id: str
+    title: str
+    cited_text: str
+    search_result_index: int
+    start_block_index: int
+    end_block_index: int
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What `answer` returns. `sources` lists the cited chunk ids, numbered from 1."""
+
+    question: str
+    text: str
+    citations: tuple[Citation, ...]
+    sources: tuple[tuple[str, str], ...]  # (chunk id, tag), in marker order
+    passages: Assembly
+    usage: Usage
+    declined: bool
+    model: str
+
+
+def lift(hits: Ranking, parents: Mapping[str, Chunk]) -> tuple[Ranking, dict[str, Chunk]]:
+    """Hits on child chunks as hits on their parents, each parent once at its best rank;
+    a hit with no parent stays as it is. Also returns the parents by id."""
+    lifted: dict[str, float] = {}
+    chosen: dict[str, Chunk] = {}
+    for ident, score in hits:
+        parent = parents.get(ident)
+        key = parent.id if parent is not None else ident
+        if parent is not None:
+            chosen[key] = parent
+        lifted.setdefault(key, score)
+    return list(lifted.items()), chosen
+
+
+def search_result(passage: Passage) -> dict[str, Any]:
+    """A passage as a `search_result` content block with citations enabled."""
+    return {"type": "search_result", "source": passage.chunk_id, "title": passage.tag,
+            "content": [{"type": "text", "text": piece} for piece in blocks(passage.text)],
+            "citations": {"enabled": True}}
+
+
+def request(question: str, passages: Assembly, model: str = DEFAULT_MODEL,
+            max_tokens: int = MAX_TOKENS) -> dict[str, Any]:
+    """The Messages API body: one user turn, the search results then the question."""
+    content = [search_result(p) for p in passages] + [{"type": "text", "text": question}]
+    return {"model": model, "max_tokens": max_tokens, "system": SYSTEM,
+            "messages": [{"role": "user", "content": content}]}
+
+
+def result_sources(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every search_result block of a request, in `search_result_index` order."""
+    found: list[dict[str, Any]] = []
+
+    def walk(blocks_: Any) -> None:
+        for block in blocks_ if isinstance(blocks_, list) else []:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "search_result":
+                found.append(block)
+            elif block.get("type") == "tool_result":
+                walk(block.get("content"))
+
+    for message in messages:
+        walk(message.get("content"))
+    return found
+
+
+def _get(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
+class _Numbering:
+    """Numbers cited chunks by first citation and renders a block's `[n]` markers."""
+
+    def __init__(self, sources: list[dict[str, Any]]) -> None:
+        self.results, self.numbers, self.citations = sources, {}, []
+
+    def add(self, citation: Any) -> int | None:
+        if _get(citation, "type") != "search_result_location":
+            return None
+        index = _get(citation, "search_result_index")
+        if not isinstance(index, int) or not 0 <= index < len(self.results):
+            return None
+        ident = str(self.results[index].get("source"))
+        number = self.numbers.setdefault(ident, len(self.numbers) + 1)
+        self.citations.append(Citation(
+            number, ident, str(self.results[index].get("title", "")),
+            str(_get(citation, "cited_text") or ""), index,
+            int(_get(citation, "start_block_index") or 0),
+            int(_get(citation, "end_block_index") or 0)))
+        return number
+
+    def markers(self, citations: Sequence[Any]) -> str:
+        numbers = [n for n in (self.add(c) for c in citations or ()) if n is not None]
+        return "".join(f" [{n}]" for n in dict.fromkeys(numbers))
+
+    def sources(self) -> tuple[tuple[str, str], ...]:
+        tags = {c.chunk_id: c.title for c in self.citations}
+        return tuple((ident, tags[ident]) for ident in self.numbers)
+
+
+def cite(message: Any, messages: Sequence[dict[str, Any]]
+         ) -> tuple[str, tuple[Citation, ...], tuple[tuple[str, str], ...]]:
+    """A reply to `messages` as (text with [n] markers, its citations, the numbered sources:
+    (search result `source`, `title`)), numbered by first citation."""
+    numbering = _Numbering(result_sources(messages))
+    text = "".join(block.text + numbering.markers(block.citations or ())
+                   for block in message.content if block.type == "text")
+    return text, tuple(numbering.citations), numbering.sources()
+
+
+def _build(question: str, passages: Assembly, body: dict[str, Any], message: Any) -> Answer:
+    text, citations, sources = cite(message, body["messages"])
+    return Answer(question, text, citations, sources, passages, Usage.of(message.usage),
+                  is_decline(text), message.model)
+
+
+def is_decline(text: str) -> bool:
+    """True for a reply that opens with "I don't know" (straight or curly apostrophe)."""
+    return text.strip().replace("\u2019", "'").startswith(DECLINE.split(":")[0])
+
+
+def _prepare(question: str, hits: Ranking, chunks: Mapping[str, Chunk] | Sequence[Chunk],
+             parents: Mapping[str, Chunk] | None, budget_tokens: int, model: str,
+             max_tokens: int) -> tuple[Assembly, dict[str, Any]]:
+    if parents:
+        hits, lifted = lift(hits, parents)
+        by_id = chunks if isinstance(chunks, Mapping) else {c.id: c for c in chunks}
+        chunks = {**by_id, **lifted}
+    passages = assemble(hits, chunks, budget_tokens)
+    return passages, request(question, passages, model, max_tokens)
+
+
+def answer(question: str, hits: Ranking, chunks: Mapping[str, Chunk] | Sequence[Chunk],
+           parents: Mapping[str, Chunk] | None = None, *, llm=None,
+           model: str = DEFAULT_MODEL, budget_tokens: int = DEFAULT_BUDGET,
+           max_tokens: int = MAX_TOKENS) -> Answer:
+    """A cited answer to `question` from `hits` (chunk id, score; best first)."""
+    from ragkit.llm import LLM
+    passages, body = _prepare(question, hits, chunks, parents, budget_tokens, model, max_tokens)
+    if not passages:
+        return _nothing_found(question, passages, model)
+    return _build(question, passages, body, (llm or LLM()).create(**body))
+
+
+def _nothing_found(question: str, passages: Assembly, model: str) -> Answer:
+    """No passage retrieved: the decline, without asking a model."""
+    return Answer(question, DECLINE, (), (), passages, Usage(), True, model)
+
+
+def answer_stream(question: str, hits: Ranking, chunks: Mapping[str, Chunk] | Sequence[Chunk],
+                  parents: Mapping[str, Chunk] | None = None, *, llm=None,
+                  model: str = DEFAULT_MODEL, budget_tokens: int = DEFAULT_BUDGET,
+                  max_tokens: int = MAX_TOKENS) -> Iterator[str | Answer]:
+    """`answer` through `messages.stream`: yields text pieces as they arrive (with the `[n]`
+    markers at the end of each cited block), then the `Answer`; the pieces join to its text.
+    A reply served from the call cache comes as one piece."""
+    from ragkit.llm import LLM
+    passages, body = _prepare(question, hits, chunks, parents, budget_tokens, model, max_tokens)
+    if not passages:
+        yield DECLINE
+        yield _nothing_found(question, passages, model)
+        return
+    numbering, streamed = _Numbering(result_sources(body["messages"])), []
+    events = (llm or LLM()).stream(**body)
+    while True:
+        try:
+            event = next(events)
+        except StopIteration as stop:
+            message = stop.value
+            break
+        if event.type == "text":
+            streamed.append(event.text)
+            yield event.text
+        elif event.type == "content_block_stop" and event.content_block.type == "text":
+            marks = numbering.markers(event.content_block.citations or ())
+            if marks:
+                streamed.append(marks)
+                yield marks
+    final = _build(question, passages, body, message)
+    if not streamed:
+        yield final.text
+    yield final

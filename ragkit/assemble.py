@@ -1,0 +1,137 @@
+"""Prompt assembly for answers: which passages go in, in which order, with which label.
+
+What it is: seed 000's rules (premai.io 2026 production-RAG guide, via the research capture):
+- most relevant passage **last** (recency: models attend to the end of a long context more
+  than to its middle);
+- each passage labelled `[Source: <document title or id> | Section: <heading path>]`;
+- the assembled context kept within a token budget, 8K by default (answers got worse with
+  longer contexts).
+`assemble(hits, chunks, budget_tokens)` applies them to a ranking; `blocks(passage)` cuts a
+passage into the text blocks of its `search_result` block (a block is the smallest unit a
+citation can point at, so one block per sentence or line lets citations quote sentences).
+
+Budget rule: passages are taken best first while the running total fits; the first that does
+not fit and every less relevant one are dropped (listed in `Assembly.dropped`), never cut
+mid-way. The best passage is always kept, even alone over the budget (`over_budget` says so):
+an answer needs evidence, and the caller can see it. Tokens are estimated as one per 4 UTF-8
+bytes of the label and the text (`ragkit.standin.estimate_tokens`, the usual English rule of
+thumb; it undercounts code and Korean somewhat).
+
+What it is not: a retriever or a reranker — it keeps the order it is given.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from ragkit.documents import Chunk, RagkitError
+from ragkit.fusion import Ranking
+from ragkit.standin import estimate_tokens
+
+DEFAULT_BUDGET = 8000
+NO_SECTION = "—"
+# A block ends after a sentence end followed by spaces, or after a line break (with the
+# white space after it), so the blocks of a passage join back to its exact text.
+_BLOCK_END = re.compile(r"(?<=[.!?。])[ \t]+|\n\s*")
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One retrieved chunk as the answerer sees it."""
+
+    chunk_id: str
+    doc_id: str
+    title: str  # the document's title, else its id
+    section: str  # heading path (or code symbols) joined by " > ", else NO_SECTION
+    text: str
+    score: float
+    rank: int  # 1 = most relevant
+
+    @property
+    def tag(self) -> str:
+        return f"[Source: {self.title} | Section: {self.section}]"
+
+    @property
+    def tokens(self) -> int:
+        return estimate_tokens(self.tag) + estimate_tokens(self.text)
+
+
+@dataclass(frozen=True)
+class Assembly:
+    """Passages in prompt order (most relevant last) and what the budget left out."""
+
+    passages: tuple[Passage, ...]
+    dropped: tuple[str, ...]
+    budget: int
+
+    @property
+    def tokens(self) -> int:
+        return sum(p.tokens for p in self.passages)
+
+    @property
+    def over_budget(self) -> bool:
+        return self.tokens > self.budget
+
+    def __iter__(self) -> Iterator[Passage]:
+        return iter(self.passages)
+
+    def __len__(self) -> int:
+        return len(self.passages)
+
+    def __getitem__(self, index: int) -> Passage:
+        return self.passages[index]
+
+    def text(self) -> str:
+        """The passages as plain prompt text: each tag on its own line above its text."""
+        return "\n\n".join(f"{p.tag}\n{p.text}" for p in self.passages)
+
+
+def label(chunk: Chunk) -> tuple[str, str]:
+    """(title, section) of a chunk: recorded by the chunker in `metadata` ("title",
+    "section"); chunks without them (older indexes, chunks a data set brought) get their
+    document id and NO_SECTION."""
+    title = str(chunk.metadata.get("title") or chunk.doc_id)
+    section = chunk.metadata.get("section") or []
+    text = " > ".join(map(str, section)) if isinstance(section, list) else str(section)
+    return title, text or NO_SECTION
+
+
+def _by_id(chunks: Mapping[str, Chunk] | Sequence[Chunk]) -> Mapping[str, Chunk]:
+    return chunks if isinstance(chunks, Mapping) else {c.id: c for c in chunks}
+
+
+def assemble(hits: Ranking, chunks: Mapping[str, Chunk] | Sequence[Chunk],
+             budget_tokens: int = DEFAULT_BUDGET) -> Assembly:
+    """The passages of `hits` (chunk id, score; best first) in prompt order within budget."""
+    if budget_tokens <= 0:
+        raise RagkitError(f"the token budget must be positive, got {budget_tokens}")
+    by_id = _by_id(chunks)
+    kept: list[Passage] = []
+    dropped: list[str] = []
+    total = 0
+    for rank, (ident, score) in enumerate(hits, start=1):
+        if ident not in by_id:
+            raise RagkitError(f"hit {rank}: no chunk '{ident}' in the index")
+        chunk = by_id[ident]
+        passage = Passage(ident, chunk.doc_id, *label(chunk), chunk.text, float(score), rank)
+        if dropped or (kept and total + passage.tokens > budget_tokens):
+            dropped.append(ident)
+            continue
+        kept.append(passage)
+        total += passage.tokens
+    return Assembly(tuple(reversed(kept)), tuple(dropped), budget_tokens)
+
+
+def blocks(text: str) -> list[str]:
+    """`text` cut after each sentence end and line break; the pieces join back to `text`."""
+    cuts = [m.end() for m in _BLOCK_END.finditer(text) if 0 < m.end() < len(text)]
+    bounds = [0, *cuts, len(text)]
+    pieces: list[str] = []
+    for lo, hi in zip(bounds, bounds[1:]):
+        piece = text[lo:hi]
+        if pieces and not piece.strip():
+            pieces[-1] += piece  # white space alone is not a block of its own
+        elif piece:
+            pieces.append(piece)
+    return pieces or [text]

@@ -1,0 +1,165 @@
+"""Stand-in rule: a question over `search_result` blocks → an extractive answer with citations.
+
+Recognises a request without tools whose user turns hold `search_result` blocks (top level
+or inside tool results) and whose last user turn ends with question text. It answers the
+way a careful reader with a highlighter would, by a fixed rule:
+
+1. Terms: the question's and each block's tokens by ragkit's `auto` tokenizer (`code`
+   tokens; Korean morphemes for Hangul), minus `QUESTION_WORDS`, plural endings removed
+   (`s_stem`).
+2. Weights: a BM25-style IDF over the request's blocks,
+   idf(t) = ln(1 + (N − n_t + 0.5) / (n_t + 0.5)), N blocks, n_t of them containing t — so
+   a question term no source mentions weighs the most.
+3. Support of a block (a sentence or line; Markdown headings are never quoted): the share
+   of the question's IDF mass found in the block or in its search result's title (the
+   `[Source | Section]` tag, which carries the document and heading path).
+4. If the best support is below `THRESHOLD`, the reply is `DECLINE` without citations.
+   Otherwise it quotes the best block, then up to two more, best first, that reach the
+   threshold and add a question term the quoted ones lack; ties go to the later search
+   result (the most relevant comes last). Each quote is a text block with one
+   `search_result_location` citation of exactly that block.
+
+THRESHOLD (0.8) maximised balanced accuracy (mean of the shares of answerable questions
+answered and unanswerable ones declined) on the shipped dev split, top-5 hybrid hits
+(`benchmarks/bench_answers.py`): dev 31/73 answered, 6/8 declined; test 41/111 answered,
+8/10 declined (README, "Cited answers"). Term overlap separates the two poorly here — the
+unanswerable questions reuse the corpus's own names (another quarter, an absent field) — so
+offline answers are conservative; Claude decides for itself.
+
+What it is not: a reader. It cannot combine facts, compute, or notice that a passage about
+2024 does not answer a question about 2023 unless the question's terms say so.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from ragkit.answer import DECLINE, result_sources
+from ragkit.standin import Reply
+
+THRESHOLD = 0.8
+MAX_QUOTES = 3
+# Words of how questions are asked, not of what they ask about (the NLTK stopwords the
+# tokenizer drops already include what/which/how/does/...), and Korean interrogatives.
+QUESTION_WORDS = frozenset("many much get gets mean means tell please happen happens kind "
+                           "sort could would something anything someone see want need know "
+                           "며칠 몇 얼마 어떻 어디 언제 누구 무엇 궁금하".split())
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One content block of one search result, with its terms."""
+
+    result: int  # search_result_index
+    block: int  # index in the result's content
+    text: str
+    terms: frozenset[str]
+    title_terms: frozenset[str]
+    quotable: bool
+
+
+def s_stem(term: str) -> str:
+    """Harman's (1991) S-stemmer: plural endings off (`refunds` → refund, `policies` →
+    policy, `boxes` → boxe); other terms unchanged."""
+    if len(term) <= 3 or not term.isalpha():
+        return term
+    if term.endswith("ies") and not term.endswith(("eies", "aies")):
+        return term[:-3] + "y"
+    if term.endswith("es") and not term.endswith(("aes", "ees", "oes")):
+        return term[:-1]
+    if term.endswith("s") and not term.endswith(("us", "ss")):
+        return term[:-1]
+    return term
+
+
+def _terms(text: str) -> frozenset[str]:
+    from ragkit.lexical import auto
+    return frozenset(s_stem(t) for t in auto(text) if t not in QUESTION_WORDS)
+
+
+def _question(request: dict[str, Any]) -> str:
+    """The text blocks of the last user turn (the question follows the search results)."""
+    users = [m for m in request.get("messages", []) if m.get("role") == "user"]
+    content = users[-1].get("content") if users else None
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content or []
+                     if isinstance(b, dict) and b.get("type") == "text")
+
+
+def _units(results: list[dict[str, Any]]) -> list[Unit]:
+    units = []
+    for r, result in enumerate(results):
+        title = _terms(str(result.get("title", "")))
+        for b, block in enumerate(result.get("content") or []):
+            text = block.get("text", "") if isinstance(block, dict) else ""
+            quotable = bool(text.strip()) and not text.lstrip().startswith("#")
+            units.append(Unit(r, b, text, _terms(text), title, quotable))
+    return units
+
+
+def _idf(units: list[Unit], terms: frozenset[str]) -> dict[str, float]:
+    n = len(units)
+    df = {t: sum(t in u.terms for u in units) for t in terms}
+    return {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
+
+
+def support(unit: Unit, idf: dict[str, float]) -> float:
+    """The share of the question's IDF mass found in the unit or its result's title."""
+    total = sum(idf.values())
+    found = sum(w for t, w in idf.items() if t in unit.terms or t in unit.title_terms)
+    return found / total if total else 0.0
+
+
+def ranked(question: str, results: list[dict[str, Any]]) -> list[tuple[Unit, float]]:
+    """Every quotable unit with its support, best first (ties: later result, earlier block)."""
+    terms = _terms(question)
+    units = _units(results)
+    if not terms or not units:
+        return []
+    idf = _idf(units, terms)
+    return sorted(((u, support(u, idf)) for u in units if u.quotable),
+                  key=lambda us: (-us[1], -us[0].result, us[0].block))
+
+
+def choose(question: str, results: list[dict[str, Any]],
+           threshold: float = THRESHOLD) -> list[tuple[Unit, float]]:
+    """The quoted units with their support, best first; empty when the evidence is weak."""
+    scored = ranked(question, results)
+    if not scored or scored[0][1] < threshold:
+        return []
+    terms = _terms(question)
+    chosen = [scored[0]]
+    covered = set(terms & (scored[0][0].terms | scored[0][0].title_terms))
+    for unit, score in scored[1:]:
+        if len(chosen) == MAX_QUOTES or score < threshold:
+            break
+        new = (terms & (unit.terms | unit.title_terms)) - covered
+        if new:
+            chosen.append((unit, score))
+            covered |= new
+    return chosen
+
+
+def _citation(result: dict[str, Any], unit: Unit) -> dict[str, Any]:
+    return {"type": "search_result_location", "source": str(result.get("source", "")),
+            "title": result.get("title"), "cited_text": unit.text,
+            "search_result_index": unit.result, "start_block_index": unit.block,
+            "end_block_index": unit.block + 1}
+
+
+def rule(request: dict[str, Any]) -> Reply | None:
+    """A question over search results → quotes with citations, or DECLINE; else None."""
+    if request.get("tools"):
+        return None
+    results = result_sources(request.get("messages", []))
+    question = _question(request)
+    if not results or not question.strip():
+        return None
+    chosen = choose(question, results)
+    if not chosen:
+        return Reply.text(DECLINE)
+    return Reply([{"type": "text", "text": (" " if n else "") + unit.text.strip(),
+                   "citations": [_citation(results[unit.result], unit)]}
+                  for n, (unit, _) in enumerate(chosen)])

@@ -1,0 +1,268 @@
+"""Cited answers: assembly, the request, citation mapping, the stand-in answerer, `ragkit ask`,
+and parent–child indexes."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from anthropic.types import CitationsSearchResultLocation
+
+from ragkit import standin
+from ragkit.answer import DECLINE, answer, cite, lift, result_sources
+from ragkit.assemble import assemble, blocks
+from ragkit.cli import main
+from ragkit.documents import Chunk, Document, RagkitError
+from ragkit.llm import LLM, make_client
+from ragkit.pipeline import IndexConfig, Pipeline
+
+REFUND = Chunk("refund#0", "refund", "Refunds are accepted within 21 days of delivery. Keep "
+               "the receipt.\nStore credit never expires.",
+               metadata={"title": "Refund policy", "section": ["Refunds", "Deadline"]})
+SHIP = Chunk("ship#0", "ship", "Parcels to Denmark go by road. Shipping takes 3 days.",
+             metadata={"title": "Shipping policy", "section": []})
+CHUNKS = [REFUND, SHIP]
+HITS = [("refund#0", 2.0), ("ship#0", 1.0)]
+
+
+def recording_llm(seen: list, handler=standin.respond) -> LLM:
+    """An uncached LLM on the stand-in (or `handler`) that keeps every request body."""
+    def record(path, body):
+        seen.append(body)
+        return handler(path, body)
+    return LLM(make_client(max_retries=0, transport=standin.transport(record)), cache=False)
+
+
+# ------------------------------------------------------------------ assembly
+
+def _sized(ident: str, title: str, chars: int) -> Chunk:
+    return Chunk(ident, ident, "x" * chars, metadata={"title": title, "section": ["S"]})
+
+
+def test_assemble_puts_the_most_relevant_last_with_source_and_section_tags():
+    bare = Chunk("notes.md#2", "notes.md", "No labels here.")
+    passages = assemble([("refund#0", 3.0), ("ship#0", 2.0), ("notes.md#2", 1.0)],
+                        CHUNKS + [bare])
+    assert [p.chunk_id for p in passages] == ["notes.md#2", "ship#0", "refund#0"]
+    assert [p.tag for p in passages] == ["[Source: notes.md | Section: —]",
+                                         "[Source: Shipping policy | Section: —]",
+                                         "[Source: Refund policy | Section: Refunds > Deadline]"]
+    assert passages.text().endswith("[Source: Refund policy | Section: Refunds > Deadline]\n"
+                                    + REFUND.text)
+
+
+def test_assemble_drops_the_least_relevant_passages_that_do_not_fit():
+    # tag "[Source: A | Section: S]" is 24 bytes = 6 tokens, 400 x's = 100 tokens: 106 each
+    chunks = [_sized("a", "A", 400), _sized("b", "B", 400), _sized("c", "C", 400),
+              _sized("big", "G", 4000)]
+    kept = assemble([("a", 3), ("b", 2), ("c", 1)], chunks, budget_tokens=250)
+    assert [p.chunk_id for p in kept] == ["b", "a"] and kept.dropped == ("c",)
+    assert kept.tokens == 212 and not kept.over_budget
+    # once one passage does not fit, nothing less relevant is squeezed in after it
+    gap = assemble([("a", 3), ("big", 2), ("c", 1)], chunks, budget_tokens=250)
+    assert [p.chunk_id for p in gap] == ["a"] and gap.dropped == ("big", "c")
+    # the best passage is kept whole even alone over the budget, and that is visible
+    alone = assemble([("big", 1), ("a", 0)], chunks, budget_tokens=250)
+    assert [p.text for p in alone] == ["x" * 4000] and alone.over_budget
+    with pytest.raises(RagkitError, match="no chunk 'nope'"):
+        assemble([("nope", 1.0)], chunks)
+
+
+def test_blocks_cut_sentences_and_lines_and_join_back_exactly():
+    text = "First one. Second one!\nA line\n\n  Third: 3.5 kg. End"
+    assert blocks(text) == ["First one. ", "Second one!\n", "A line\n\n  ", "Third: 3.5 kg. ",
+                            "End"]
+    assert "".join(blocks(text)) == text
+
+
+# ------------------------------------------------------------------ request and citations
+
+def test_the_request_holds_search_results_with_citations_then_the_question():
+    seen: list = []
+    answer("Within how many days are refunds accepted?", HITS, CHUNKS, llm=recording_llm(seen))
+    (body,) = seen
+    assert "stream" not in body and DECLINE in body["system"]
+    (turn,) = body["messages"]
+    *results, question = turn["content"]
+    assert turn["role"] == "user"
+    assert question == {"type": "text", "text": "Within how many days are refunds accepted?"}
+    assert [r["source"] for r in results] == ["ship#0", "refund#0"]  # most relevant last
+    assert results[1] == {
+        "type": "search_result", "source": "refund#0",
+        "title": "[Source: Refund policy | Section: Refunds > Deadline]",
+        "content": [{"type": "text", "text": "Refunds are accepted within 21 days of delivery. "},
+                    {"type": "text", "text": "Keep the receipt.\n"},
+                    {"type": "text", "text": "Store credit never expires."}],
+        "citations": {"enabled": True}}
+
+
+def _cited_reply(path, body):
+    """A reply citing search results 1 and 0 (of the request's two), in that order."""
+    def loc(index, source, text):
+        return {"type": "search_result_location", "source": source, "title": source,
+                "cited_text": text, "search_result_index": index, "start_block_index": 0,
+                "end_block_index": 1}
+    content = [{"type": "text", "text": "Road", "citations": [loc(1, "ship#0", "By road.")]},
+               {"type": "text", "text": ", and 21 days"},
+               {"type": "text", "text": ".", "citations": [loc(0, "refund#0", "21 days."),
+                                                          loc(1, "ship#0", "By road.")]}]
+    return 200, {"id": "msg_1", "type": "message", "role": "assistant", "model": body["model"],
+                 "content": content, "stop_reason": "end_turn", "stop_sequence": None,
+                 "usage": {"input_tokens": 10, "output_tokens": 5}}
+
+
+def test_citations_map_to_chunk_ids_by_index_over_all_search_results_across_messages():
+    def result(source):
+        return {"type": "search_result", "source": source, "title": source,
+                "content": [{"type": "text", "text": "t"}], "citations": {"enabled": True}}
+    messages = [
+        {"role": "user", "content": [result("refund#0"), {"type": "text", "text": "first?"}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "search",
+                                           "input": {"q": "x"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                      "content": [result("ship#0")]},
+                                     {"type": "text", "text": "and?"}]},
+    ]
+    assert [r["source"] for r in result_sources(messages)] == ["refund#0", "ship#0"]
+    client = make_client(max_retries=0, transport=standin.transport(_cited_reply))
+    reply = client.messages.create(model="claude-haiku-4-5", max_tokens=50, messages=messages)
+    assert isinstance(reply.content[0].citations[0], CitationsSearchResultLocation)
+    text, citations, sources = cite(reply, messages)
+    assert text == "Road [1], and 21 days. [2] [1]"
+    assert [(c.number, c.chunk_id, c.search_result_index) for c in citations] == [
+        (1, "ship#0", 1), (2, "refund#0", 0), (1, "ship#0", 1)]
+    assert sources == (("ship#0", "ship#0"), ("refund#0", "refund#0"))
+
+
+# ------------------------------------------------------------------ the stand-in answerer
+
+def test_the_stand_in_quotes_the_supporting_sentence_with_a_citation_the_sdk_parses():
+    seen: list = []
+    llm = recording_llm(seen)
+    result = answer("Within how many days are refunds accepted?", HITS, CHUNKS, llm=llm)
+    assert result.text == "Refunds are accepted within 21 days of delivery. [1]"
+    assert not result.declined and result.model == "claude-haiku-4-5"
+    (citation,) = result.citations
+    assert (citation.chunk_id, citation.search_result_index, citation.start_block_index,
+            citation.end_block_index) == ("refund#0", 1, 0, 1)
+    assert citation.cited_text == "Refunds are accepted within 21 days of delivery. "
+    assert result.sources == (("refund#0", "[Source: Refund policy | Section: Refunds > "
+                                           "Deadline]"),)
+    assert result.usage.input > 0 and result.usage.output > 0
+    raw = llm.client.messages.create(**seen[0])  # the same reply, parsed by the SDK
+    assert isinstance(raw.content[0].citations[0], CitationsSearchResultLocation)
+    assert raw.content[0].citations[0].source == "refund#0"
+
+
+def test_the_stand_in_says_it_does_not_know_when_the_sources_do_not_answer():
+    result = answer("Which carrier delivers parcels to Norway?", HITS, CHUNKS,
+                    llm=recording_llm([]))
+    assert result.text == DECLINE and result.declined
+    assert result.citations == () and result.sources == ()
+
+
+def test_no_hits_declines_without_a_call():
+    def refuse(path, body):
+        raise AssertionError("no call expected")
+    result = answer("Anything?", [], CHUNKS, llm=recording_llm([], refuse))
+    assert result.declined and result.text == DECLINE and len(result.passages) == 0
+
+
+# ------------------------------------------------------------------ ragkit ask
+
+DOCS = [
+    {"id": "refund", "title": "Refund policy",
+     "text": "# Refunds\n\n## Deadline\n\nRefunds are accepted within 21 days of delivery. "
+             "Keep the receipt."},
+    {"id": "ship", "title": "Shipping policy",
+     "text": "Parcels to Denmark go by road. Shipping takes 3 days."},
+    {"id": "acme", "title": "ACME report", "text": "Revenue grew 3 % over the previous quarter."},
+]
+
+
+@pytest.fixture
+def tiny_index(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps(d) + "\n" for d in DOCS))
+    assert main(["index", str(docs), "--out", str(tmp_path / "idx"), "--embedder", "none"]) == 0
+    return tmp_path / "idx"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_ragkit_ask_prints_the_cited_answer_and_numbered_sources(tiny_index, capsys, stream):
+    capsys.readouterr()
+    args = ["ask", "--index", str(tiny_index), "Within how many days are refunds accepted?"]
+    assert main(args + (["--stream"] if stream else [])) == 0
+    out, err = capsys.readouterr()
+    assert out == ("Refunds are accepted within 21 days of delivery. [1]\n"
+                   "[1] refund#0 — Refund policy / Refunds > Deadline\n")
+    assert err == ("ragkit: ANTHROPIC_API_KEY is not set, so the offline stand-in answered "
+                   "(extractive quotes, no cost)\n")
+
+
+def test_ragkit_ask_declines_and_a_bad_index_is_one_line(tiny_index, tmp_path, capsys):
+    assert main(["ask", "--index", str(tiny_index), "Which carrier delivers to Norway?"]) == 0
+    assert capsys.readouterr().out == DECLINE + "\n"
+    assert main(["ask", "--index", str(tmp_path / "nothing"), "q?"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+# ------------------------------------------------------------------ parent–child
+
+LONG = Document("manual.md", "# Manual\n\n## Power\n\n" + " ".join(
+    f"Sentence {n} about the power supply unit." for n in range(30)) + "\n\n## Limits\n\n"
+    "The gateway handles at most 64 devices. Each device polls every 5 seconds.",
+    title="Kestrel manual")
+PARENT_CHILD = IndexConfig(chunk_size=64, overlap=0, child_size=16, contextualizer="none",
+                           embedder=None, parent_child=True)
+
+
+def test_parent_child_index_matches_children_and_maps_each_to_its_parent(tmp_path):
+    pipeline = Pipeline.build([LONG], PARENT_CHILD, progress=False)
+    parents = {p.id: p for p in pipeline.parents.values()}
+    assert len(parents) > 1 and len(pipeline.chunks) > len(parents)
+    for child in pipeline.chunks:
+        parent = pipeline.parents[child.id]
+        assert child.id.startswith(parent.id + ".")
+        assert parent.start <= child.start < child.end <= parent.end
+        assert child.text == LONG.text[child.start:child.end]
+    last = pipeline.chunks[-1]
+    assert last.metadata["section"] == ["Manual", "Limits"]
+    loaded = Pipeline.load(pipeline.save(tmp_path / "idx"))
+    assert loaded.parents == pipeline.parents and loaded.chunks == pipeline.chunks
+
+
+def test_answers_from_a_parent_child_index_read_each_parent_once(tmp_path):
+    pipeline = Pipeline.build([LONG], PARENT_CHILD, progress=False)
+    hits = [(c.id, 1.0 / (n + 1)) for n, c in enumerate(pipeline.chunks[-3:][::-1])]
+    lifted, _ = lift(hits, pipeline.parents)
+    assert len(lifted) == len({pipeline.parents[i].id for i, _ in hits})
+    seen: list = []
+    result = answer("How many devices does the gateway handle at most?", hits,
+                    pipeline.chunks, pipeline.parents, llm=recording_llm(seen))
+    results = result_sources(seen[0]["messages"])
+    assert [r["source"] for r in results] == [i for i, _ in lifted][::-1]
+    assert "".join(b["text"] for b in results[-1]["content"]) == \
+        pipeline.parents[hits[0][0]].text
+    assert result.text == "The gateway handles at most 64 devices. [1]"
+
+
+def test_old_indexes_load_and_a_missing_parent_names_the_line(tmp_path):
+    plain = Pipeline.build([LONG], IndexConfig(embedder=None), progress=False)
+    folder = plain.save(tmp_path / "plain")
+    manifest = json.loads((folder / "index.json").read_text())
+    for key in ("parent_child", "child_size"):  # as written before the option existed
+        del manifest["config"][key]
+    (folder / "index.json").write_text(json.dumps(manifest))
+    assert Pipeline.load(folder).parents == {}
+    child = Pipeline.build([LONG], PARENT_CHILD, progress=False).save(tmp_path / "pc")
+    rows = (child / "chunks.jsonl").read_text().splitlines()
+    row = json.loads(rows[1])
+    row["metadata"]["parent"] = "manual.md#99"
+    rows[1] = json.dumps(row)
+    (child / "chunks.jsonl").write_text("\n".join(rows) + "\n")
+    with pytest.raises(RagkitError, match=r"chunks.jsonl:2: field 'metadata.parent': no parent "
+                                          r"'manual.md#99'"):
+        Pipeline.load(child)
+
