@@ -1,0 +1,17 @@
+"""Agentic RAG: a model decides whether, how often and with which tool to search (seed 004).
+
+The package, one concept per module:
+- `tool.py`: the `Tool` record every tool is, its `ToolResult`, and `ToolContext` (the
+  sandbox root, the retriever, the approval policy, output limits);
+- `sandbox.py`: paths that cannot leave their root, bounded regex search;
+- `tools.py`: the tools — `grep`, `glob`, `read_file` (seed 004's names), `docs_search`,
+  `reports_sql`, `notes_save` (the one write tool, behind the approval gate);
+- `gate.py`: approval policies (read tools run automatically, write tools need a yes);
+- `loop.py`: the agentic loop over `messages.create(tools=...)`, seed 000's rules enforced;
+- `trace.py`: JSONL traces, their tables and timelines, optional OpenTelemetry spans;
+- `crag.py`, `self_rag.py`: corrective RAG and Self-RAG-style reflection;
+- `long_context.py`: the whole corpus in one cached prompt, the baseline seed 002 names.
+
+Offline, the offline stand-in (`ragkit.standin`) answers the loop's requests through the
+same SDK code path; it is a documented deterministic program, never presented as a model.
+"""
