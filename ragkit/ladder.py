@@ -74,7 +74,8 @@ def ladder(data: Dataset, queries: Sequence[Query], indexes: dict[bool, Pipeline
 
 def ladder_table(tables: dict[str, pd.DataFrame],
                  rungs: Sequence[Rung] | None = None) -> pd.DataFrame:
-    """Pass@5, Pass@20, Fail@20 and the relative reduction per rung, beside the article's.
+    """Pass@5, Pass@20, Fail@20 and its reduction from the first rung (in percent), per
+    rung, beside the article's.
 
     A rung without a table (not built) keeps its row with empty measured cells, so the
     reader sees the whole ladder.
@@ -88,9 +89,9 @@ def ladder_table(tables: dict[str, pd.DataFrame],
             summary = summarize(tables[rung.name])
             row = {key: float(summary[key]) for key in row}
         base = row["Fail@20"] if base is None else base
-        row["reduction"] = 1 - row["Fail@20"] / base if base else np.nan
+        row["reduction %"] = 100 * (1 - row["Fail@20"] / base) if base else np.nan
         row["article Fail@20"] = article
-        row["article reduction"] = 1 - article / ARTICLE_FAIL20[0]
+        row["article reduction %"] = 100 * (1 - article / ARTICLE_FAIL20[0])
         rows[rung.name] = row
     return pd.DataFrame(rows).T
 

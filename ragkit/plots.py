@@ -58,13 +58,13 @@ def ladder_bars(table: pd.DataFrame, title: str = "") -> plt.Figure:
     ours = table["Fail@20"].astype(float)
     bars = ax.bar(x - 0.2, ours.fillna(0), 0.4, label="this run")
     ax.bar_label(bars, fontsize=8, labels=[
-        "not built" if np.isnan(v) else (f"{v:.1f}" if i == 0 else f"{v:.1f}\n−{r:.0%}")
-        for i, (v, r) in enumerate(zip(ours, table["reduction"]))])
+        "not built" if np.isnan(v) else (f"{v:.1f}" if i == 0 else f"{v:.1f}\n−{r:.0f}%")
+        for i, (v, r) in enumerate(zip(ours, table["reduction %"]))])
     ref = ax.bar(x + 0.2, table["article Fail@20"], 0.4, label="Anthropic's article",
                  color="lightgray", edgecolor="gray")
     ax.bar_label(ref, fontsize=8, labels=[
-        f"{v:.1f}" if i == 0 else f"{v:.1f}\n−{r:.0%}"
-        for i, (v, r) in enumerate(zip(table["article Fail@20"], table["article reduction"]))])
+        f"{v:.1f}" if i == 0 else f"{v:.1f}\n−{r:.0f}%"
+        for i, (v, r) in enumerate(zip(table["article Fail@20"], table["article reduction %"]))])
     ax.set_xticks(x, [name.replace(" (", "\n(") for name in table.index], fontsize=8)
     ax.set_ylabel("Fail@20 = 100 − Pass@20 (%)")
     ax.set_ylim(0, max(float(np.nanmax(ours.to_numpy())) if ours.notna().any() else 0,

@@ -255,3 +255,14 @@ def test_project_cost_counts_the_document_block_and_bills_short_documents_uncach
     # (250 + 11 + 21)·1 + 20·5 = 282 + 100 = 382 µ$
     assert table.cached == table.uncached == pytest.approx(382e-6)
     assert (table.documents, table.below_cache_minimum, table.document_tokens) == (1, 1, 125)
+
+
+def test_projection_table_has_one_row_per_model_with_whole_counts():
+    from ragkit.contextualize.claude import projection_table
+    doc = Document("d", "x" * 100)
+    table = projection_table([doc], [Chunk("d#0", "d", "a" * 10)], count=len)
+    assert list(table.index) == ["claude-haiku-4-5", "claude-3-haiku-20240307"]
+    assert list(table.columns) == ["cached $", "uncached $", "documents", "below_cache_minimum",
+                                   "document_tokens"]
+    assert table["below_cache_minimum"].tolist() == [1, 1]  # 125 tokens: under both minimums
+    assert str(table["documents"].dtype) == "int64"

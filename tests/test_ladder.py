@@ -21,11 +21,11 @@ def test_table_gives_fail20_and_reduction_per_rung_and_keeps_unbuilt_rungs():
               rungs[2].name: _table([100, 100, 100, 100])}  # 100 → 0: −100 %
     table = ladder_table(tables, rungs)
     assert table["Fail@20"].tolist()[:3] == [50.0, 25.0, 0.0]
-    assert table["reduction"].tolist()[:3] == [0.0, 0.5, 1.0]
+    assert table["reduction %"].tolist()[:3] == [0.0, 50.0, 100.0]
     assert math.isnan(table.loc[rungs[3].name, "Fail@20"])
     assert table["article Fail@20"].tolist() == list(ARTICLE_FAIL20)
     # the article's −35 % / −49 % / −67 %
-    assert table["article reduction"].round(2).tolist() == [0.0, 0.35, 0.49, 0.67]
+    assert table["article reduction %"].round().tolist() == [0.0, 35.0, 49.0, 67.0]
 
 
 def test_ladder_searches_bare_then_contextual_indexes():

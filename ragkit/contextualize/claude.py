@@ -229,3 +229,15 @@ def project_cost(documents: Sequence[Document], chunks: Sequence[Chunk],
     sizes = [(count(DOCUMENT_CONTEXT_PROMPT.format(doc_content=doc.text)), by_doc[doc.id])
              for doc in documents if by_doc.get(doc.id)]
     return project_corpus_cost(sizes, model, instruction, context_tokens)
+
+
+def projection_table(documents: Sequence[Document], chunks: Sequence[Chunk],
+                     models: Sequence[str] = ("claude-haiku-4-5", "claude-3-haiku-20240307"),
+                     **options) -> "pd.DataFrame":
+    """`project_cost` for each model, one row each: dollars cached and uncached, documents,
+    how many fall below the model's cache minimum, and the corpus's document tokens."""
+    import pandas as pd
+    rows = {model: vars(project_cost(documents, chunks, model, **options)) for model in models}
+    table = pd.DataFrame(rows).T.rename(columns={"cached": "cached $", "uncached": "uncached $"})
+    ints = ["documents", "below_cache_minimum", "document_tokens"]
+    return table.astype({column: int for column in ints})
