@@ -15,8 +15,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ragkit.documents import RagkitError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PRICES_DATE = "2026-12"  # read from platform.claude.com/docs/en/about-claude/pricing
 

@@ -33,11 +33,15 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from anthropic.types import Message
 from tqdm import tqdm
 
 from ragkit.documents import Chunk, Document, RagkitError, where
+
+if TYPE_CHECKING:
+    import pandas as pd
 from ragkit.llm import LLM, CorpusCost, price, project_corpus_cost
 
 DEFAULT_MODEL = "claude-haiku-4-5"

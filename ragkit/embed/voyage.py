@@ -30,16 +30,14 @@ texts are cut by the service (`truncation=True`).
 """
 from __future__ import annotations
 
-import math
-import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ragkit.documents import RagkitError
+from ragkit.voyage import MAX_RETRIES, batches, client, estimate_tokens  # noqa: F401
 
-MAX_RETRIES = 3  # attempts per request (voyageai counts the first call as one)
 
 
 @dataclass(frozen=True)
@@ -61,28 +59,6 @@ MODELS: dict[str, Limits] = {
     "voyage-2": Limits(context=4_000, tokens=320_000),
     "voyage-context-3": Limits(),
 }
-
-
-def estimate_tokens(text: str) -> int:
-    """Tokens a Voyage model is likely to see in `text`, erring high.
-
-    One token per 3 ASCII characters plus one per other character. English prose runs ~4.5
-    characters per BPE token and code ~3.5, so ASCII text is over-counted by 15-50 %; a
-    Hangul syllable or CJK character counts as a whole token. The chunker's word count is
-    not used because it counts a code identifier such as `get_embedder_name` as one token.
-    """
-    ascii_chars = sum(1 for ch in text if ch < "\x80")
-    return 2 + math.ceil(ascii_chars / 3) + (len(text) - ascii_chars)
-
-
-def _client(what: str):
-    """A `voyageai.Client` with retries, or a RagkitError naming the missing variable."""
-    if not (os.environ.get("VOYAGE_API_KEY") or os.environ.get("VOYAGE_API_KEY_PATH")):
-        raise RagkitError(f"the {what} embedder calls the Voyage API and needs a key: set "
-                          f"VOYAGE_API_KEY (or VOYAGE_API_KEY_PATH to a file holding it), or "
-                          f"use the offline embedder 'auto'")
-    import voyageai
-    return voyageai.Client(max_retries=MAX_RETRIES, base_url=os.environ.get("VOYAGE_BASE_URL"))
 
 
 def _call(what: str, fn, **kwargs):
@@ -113,18 +89,6 @@ def _unit_rows(rows, dim: int, what: str) -> np.ndarray:
     return out / np.where(norms == 0, 1, norms)
 
 
-def _batches(sizes: Sequence[int], max_items: int, max_tokens: int) -> Iterator[range]:
-    """Consecutive index ranges with at most `max_items` items and `max_tokens` tokens each."""
-    start, total = 0, 0
-    for i, size in enumerate(sizes):
-        if i > start and (i - start >= max_items or total + size > max_tokens):
-            yield range(start, i)
-            start, total = i, 0
-        total += size
-    if start < len(sizes):
-        yield range(start, len(sizes))
-
-
 class VoyageEmbedder:
     """`voyage:MODEL` (see module docstring)."""
 
@@ -137,7 +101,7 @@ class VoyageEmbedder:
         self.max_tokens = self.limits.context
         self.name = self._what = f"{self.prefix}:{model}"
         self.fingerprint = f"{self.name}@{self.dim}"  # the model id and output size
-        self._sdk = _client(self.name)
+        self._sdk = client(f"the {self.name} embedder", "the offline embedder 'auto'")
 
     def token_lengths(self, texts: Sequence[str]) -> list[int]:
         """`estimate_tokens` per text (an estimate: the real tokenizer needs a download)."""
@@ -151,7 +115,7 @@ class VoyageEmbedder:
         texts = list(texts)
         sizes = [min(n, self.max_tokens) for n in self.token_lengths(texts)]
         out = [np.zeros((0, self.dim), dtype=np.float32)]
-        for part in _batches(sizes, self.limits.texts, self.limits.tokens):
+        for part in batches(sizes, self.limits.texts, self.limits.tokens):
             reply = _call(self._what, self._sdk.embed, texts=[texts[i] for i in part],
                           model=self.model, input_type=input_type, truncation=True,
                           output_dimension=self.output_dimension)
@@ -193,7 +157,7 @@ class VoyageContextEmbedder(VoyageEmbedder):
     def _split(self, chunks: list[str]) -> list[list[str]]:
         """A document's chunks as consecutive parts of at most `max_tokens` estimated tokens."""
         sizes = [min(n, self.max_tokens) for n in self.token_lengths(chunks)]
-        return [chunks[r.start:r.stop] for r in _batches(sizes, self.limits.chunks,
+        return [chunks[r.start:r.stop] for r in batches(sizes, self.limits.chunks,
                                                          self.max_tokens)]
 
     def _send(self, inputs: list[list[str]], input_type: str) -> list[np.ndarray]:
@@ -201,7 +165,7 @@ class VoyageContextEmbedder(VoyageEmbedder):
         sizes = [sum(min(n, self.max_tokens) for n in self.token_lengths(doc)) for doc in inputs]
         counts = np.cumsum([0] + [len(doc) for doc in inputs])
         out = []
-        for part in self._request_batches(sizes, counts):
+        for part in self._requestbatches(sizes, counts):
             reply = _call(self._what, self._sdk.contextualized_embed,
                           inputs=[inputs[i] for i in part], model=self.model,
                           input_type=input_type, output_dimension=self.output_dimension)
@@ -215,9 +179,9 @@ class VoyageContextEmbedder(VoyageEmbedder):
                 out.append(_unit_rows(result.embeddings, self.dim, self._what))
         return out
 
-    def _request_batches(self, sizes: list[int], counts: np.ndarray) -> Iterator[range]:
+    def _requestbatches(self, sizes: list[int], counts: np.ndarray) -> Iterator[range]:
         """Batches of documents within the token, document and chunk limits per request."""
-        for part in _batches(sizes, self.limits.texts, self.limits.tokens):
+        for part in batches(sizes, self.limits.texts, self.limits.tokens):
             start = part.start
             for i in part:  # split further where the chunk count would pass its limit
                 if i > start and counts[i + 1] - counts[start] > self.limits.chunks:

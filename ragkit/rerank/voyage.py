@@ -47,6 +47,7 @@ from ragkit.documents import Chunk, RagkitError, RagkitWarning
 from ragkit.fusion import Ranking
 from ragkit.pricing import Usage
 from ragkit.rerank import Candidate
+from ragkit.voyage import MAX_RETRIES, batches, client, estimate_tokens  # noqa: F401
 
 PRICES_DATE = "2026-12"  # docs.voyageai.com/docs/pricing; the first 200M tokens are free
 PRICES: dict[str, float] = {"rerank-2.5": 0.05, "rerank-2.5-lite": 0.02}  # USD per M tokens
@@ -54,20 +55,8 @@ MAX_DOCUMENTS = 1_000
 MAX_QUERY_TOKENS = 8_000
 MAX_PAIR_TOKENS = 32_000  # query + any one document
 MAX_TOTAL_TOKENS = 600_000  # query tokens × documents + document tokens, per call
-MAX_RETRIES = 3  # attempts per request (voyageai counts the first call as one)
 ENDPOINT = "/v1/rerank"
 _MALFORMED = (AttributeError, IndexError, KeyError, TypeError, ValueError)
-
-
-def estimate_tokens(text: str) -> int:
-    """Tokens a Voyage model is likely to see in `text`, erring high.
-
-    One token per 3 ASCII characters plus one per other character, plus 2. English prose
-    runs ~4.5 characters per BPE token and code ~3.5, so ASCII text is over-counted by
-    15-50 %; a Hangul syllable or CJK character counts as a whole token.
-    """
-    ascii_chars = sum(1 for ch in text if ch < "\x80")
-    return 2 + math.ceil(ascii_chars / 3) + (len(text) - ascii_chars)
 
 
 def cut_to_tokens(text: str, budget: int) -> str:
@@ -91,30 +80,9 @@ def document_text(chunk: Chunk) -> str:
 
 
 def groups(sizes: Sequence[int], query_tokens: int) -> Iterator[range]:
-    """Consecutive index ranges within the per-call document and total-token limits."""
-    start, total = 0, 0
-    for i, size in enumerate(sizes):
-        cost = query_tokens + size
-        if i > start and (i - start >= MAX_DOCUMENTS or total + cost > MAX_TOTAL_TOKENS):
-            yield range(start, i)
-            start, total = i, 0
-        total += cost
-    if start < len(sizes):
-        yield range(start, len(sizes))
-
-
-def _client(name: str) -> Any:
-    """A `voyageai.Client` with retries, or a RagkitError naming the missing variable."""
-    if not (os.environ.get("VOYAGE_API_KEY") or os.environ.get("VOYAGE_API_KEY_PATH")):
-        raise RagkitError(f"the {name} reranker calls the Voyage API and needs a key: set "
-                          f"VOYAGE_API_KEY (or VOYAGE_API_KEY_PATH to a file holding it), or "
-                          f"use the offline reranker 'offline'")
-    import voyageai
-    client = voyageai.Client(max_retries=MAX_RETRIES, base_url=os.environ.get("VOYAGE_BASE_URL"))
-    if not client.api_key:  # the SDK ignores a VOYAGE_API_KEY_PATH it cannot read
-        raise RagkitError(f"the {name} reranker: cannot read the key file named by "
-                          f"VOYAGE_API_KEY_PATH")
-    return client
+    """Consecutive index ranges within the per-call document and total-token limits (each
+    document costs its own tokens plus the query's)."""
+    return batches([query_tokens + size for size in sizes], MAX_DOCUMENTS, MAX_TOTAL_TOKENS)
 
 
 def _scrub(text: str, key: str | None) -> str:
@@ -143,7 +111,7 @@ class VoyageReranker:
 
     def __init__(self, model: str, cache: CallCache | None | bool = True) -> None:
         self.name = f"voyage:{model}"
-        self._sdk = _client(self.name)
+        self._sdk = client(f"the {self.name} reranker", "the offline reranker 'offline'")
         if model not in PRICES:
             raise RagkitError(f"unknown Voyage reranker '{model}': no limits or price row "
                               f"(known: {', '.join(PRICES)}; table dated {PRICES_DATE})")
