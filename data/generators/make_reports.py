@@ -17,12 +17,19 @@ more. All companies, products, people and places are fictional.
 Limits: changing a template or the seed changes the reports and therefore the golden spans;
 re-run make_golden_en.py afterwards (it re-checks every span).
 
+It also writes the figures the reports state as CSV tables, `data/reports/reports.csv`
+(one row per company and quarter) and `data/reports/segments.csv` (one row per segment),
+the database behind the agent's `reports_sql` tool: questions that need aggregation
+("which company grew revenue fastest in 2025?") go to SQL, wording questions to search.
+
 Usage:
-    python data/generators/make_reports.py            # (re)write the reports
+    python data/generators/make_reports.py            # (re)write the reports and figures
     python data/generators/make_reports.py --check    # exit 1 if files differ from output
 """
 from __future__ import annotations
 
+import csv
+import io
 import random
 import re
 import sys
@@ -34,6 +41,7 @@ from _output import write_or_check  # noqa: E402  (this folder is on sys.path)
 
 SEED = 20250101
 OUT_DIR = Path(__file__).resolve().parents[1] / "corpus" / "reports"
+FIGURES_DIR = Path(__file__).resolve().parents[1] / "reports"  # outside the corpus: not indexed
 QUARTERS = [(2024, 1), (2024, 2), (2024, 3), (2024, 4), (2025, 1), (2025, 2), (2025, 3), (2025, 4)]
 HIDDEN = [(2023, 1), (2023, 2), (2023, 3), (2023, 4)]  # simulated for year-over-year only
 ORDINAL = {1: "first", 2: "second", 3: "third", 4: "fourth"}
@@ -950,9 +958,65 @@ def generate() -> dict[str, tuple[str, list[dict], dict]]:
     return out
 
 
+# --------------------------------------------------------------------------- figures
+# The reports' figures as CSV tables (one per file), for `reports_sql`. Each value is the one
+# a report's sentence states (from its facts), so SQL answers agree with the text.
+FIGURES: dict[str, tuple[str, ...]] = {
+    "reports": ("company", "year", "quarter", "doc_id", "revenue", "prev_revenue", "growth_pct",
+                "yoy_pct", "gross_margin", "operating_expenses", "rd_expense",
+                "operating_income", "operating_margin", "headcount", "operating_cash_flow",
+                "capex", "free_cash_flow", "cash", "debt", "order_intake",
+                "guidance_low", "guidance_high"),
+    "segments": ("company", "year", "quarter", "segment", "revenue", "change_pct",
+                 "operating_margin"),
+}
+# column -> (fact kind, fact field) for the reports table
+_REPORT_FACTS = {
+    "revenue": ("revenue", "rev"), "prev_revenue": ("revenue", "prev"),
+    "growth_pct": ("revenue", "g"), "yoy_pct": ("yoy", "yoy"),
+    "gross_margin": ("gross_margin", "gm"), "operating_expenses": ("opex", "opex"),
+    "rd_expense": ("rd", "rd"), "operating_income": ("opinc", "oi"),
+    "operating_margin": ("opinc", "om"), "headcount": ("headcount", "hc"),
+    "operating_cash_flow": ("fcf", "ocf"), "capex": ("fcf", "capex"),
+    "free_cash_flow": ("fcf", "fcf"), "cash": ("balance", "cash"), "debt": ("balance", "debt"),
+    "order_intake": ("intake", "intake"), "guidance_low": ("guidance", "lo"),
+    "guidance_high": ("guidance", "hi"),
+}
+
+
+def _csv(header: tuple[str, ...], rows: list[list[object]]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return out.getvalue()
+
+
+def figures(reports: dict[str, tuple[str, list[dict], dict]]) -> dict[str, str]:
+    """{table name: CSV text} of the reports' stated figures; money in $ million.
+
+    A figure a report does not state (Orchard Lane's order intake) is left empty (NULL)."""
+    tables: dict[str, list[list[object]]] = {name: [] for name in FIGURES}
+    for did, (_, facts, info) in reports.items():
+        key = [info["company"], info["year"], info["q"]]
+        by_kind = {f["kind"]: f for f in facts if f["kind"] != "segment"}
+        tables["reports"].append(key + [did] + [
+            by_kind.get(kind, {}).get(name, "") for kind, name in _REPORT_FACTS.values()])
+        tables["segments"] += [key + [f["segment"], f["srev"], f["chg"], f["sm"]]
+                               for f in facts if f["kind"] == "segment"]
+    return {name: _csv(FIGURES[name], rows) for name, rows in tables.items()}
+
+
+def render_all() -> dict[Path, str]:
+    """Every file this generator writes: the reports and the figures tables."""
+    reports = generate()
+    files = {OUT_DIR.parent / did: text for did, (text, _, _) in reports.items()}
+    files.update({FIGURES_DIR / f"{name}.csv": text for name, text in figures(reports).items()})
+    return files
+
+
 def main(argv: list[str] | None = None) -> int:
-    return write_or_check(__doc__.splitlines()[0], lambda: {
-        OUT_DIR.parent / did: text for did, (text, _, _) in generate().items()}, argv)
+    return write_or_check(__doc__.splitlines()[0], render_all, argv)
 
 
 if __name__ == "__main__":

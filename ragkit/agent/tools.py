@@ -1,0 +1,347 @@
+"""The agent's tools: seed 004's file tools, the hybrid retriever, SQL over the reports, notes.
+
+What it is: `TOOLS` (name → `Tool`) and `definitions()` for `messages.create(tools=...)`:
+- `grep`, `glob`, `read_file` — seed 004's names and `path:line:text` format, sandboxed to
+  `ToolContext.root` (`ragkit.agent.sandbox`);
+- `docs_search` — the hybrid retriever (`ToolContext.pipeline`) with results as
+  `search_result` blocks, citations enabled, as `ragkit.answer` sends them;
+- `reports_sql` — one read-only SELECT over the reports' figures (`ragkit.agent.reports_db`);
+- `notes_save` — the one write tool (`writes=True`): `ragkit.agent.gate` runs it only after
+  the approval policy says yes.
+Seed 000's rules for each: a description of 3–4+ sentences (what, when, when not, each
+parameter, limits), `input_examples`, semantic ids in results (paths, chunk ids, doc ids),
+and truncation messages that say how to search more narrowly. Source: platform.claude.com
+"Define tools" and anthropic.com "Writing tools for agents", via seed 000.
+
+What it is not: the approval gate, the schema check or the output cap — `gate.run_tool`
+applies those to every call; call tools through it, not through `Tool.run` directly.
+File content comes back verbatim inside the result: untrusted text is never rewritten,
+summarised or moved out of its `tool_result` block.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ragkit.agent import reports_db
+from ragkit.agent.sandbox import (MAX_FILE_BYTES, TIMEOUT, compile_pattern, glob_paths,
+                                  read_text, relative, resolve, search, walk)
+from ragkit.agent.tool import Tool, ToolContext, ToolError, ToolResult
+from ragkit.atomic import write_text
+from ragkit.documents import RagkitError
+
+MAX_HITS, MAX_GLOB, MAX_READ_LINES, MAX_LINE_READ = 200, 200, 200, 1000
+MAX_GREP_CHARS = 20_000_000  # text one grep call may search (the corpus is about 0.8 M)
+COMPANIES = ("Brightwater Foods, Cedarline Health, Halvorsen Maritime, Northwind Robotics, "
+             "Orchard Lane Retail, Quillmark Publishing, Solvara Energy, Tessellate "
+             "Semiconductors")
+
+
+def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required,
+            "additionalProperties": False}
+
+
+# ---------------------------------------------------------------------------- files
+def _no_files(root: Path, pattern: str) -> str:
+    top = sorted({p.split("/")[0] for p in walk(root)})[:20]
+    example = pattern if pattern.startswith("**") else f"**/{pattern}"
+    return (f"no files match '{pattern}'. Patterns are relative to the root and match files "
+            f"only; '*' stays within one folder, '**/' spans folders (e.g. '{example}'). "
+            f"Top-level entries: {', '.join(top) or '(the root is empty)'}")
+
+
+def run_grep(args: dict[str, Any], ctx: ToolContext) -> str:
+    pattern, where = args["pattern"], args.get("path_glob", "**/*")
+    max_hits = args.get("max_hits", 50)
+    compile_pattern(pattern)
+    files, skipped, size = [], [], 0
+    for rel in glob_paths(ctx.root, where):
+        try:
+            files.append((rel, read_text(resolve(ctx.root, rel), rel)))
+        except ToolError:
+            skipped.append(rel)
+            continue
+        size += len(files[-1][1])
+        if size > MAX_GREP_CHARS:
+            raise ToolError(f"'{where}' covers more than {MAX_GREP_CHARS:,} characters of "
+                            f"text; search a part of the tree with a narrower path_glob, "
+                            f"e.g. a folder such as '{PurePosixPath(rel).parts[0]}/**/*'")
+    hits, more = search(pattern, files, max_hits, ctx.extra.get("grep_timeout", TIMEOUT))
+    lines, used = [], 0
+    for path, number, text in hits:  # within the output cap, leaving room for the notes
+        line = f"{path}:{number}:{text}"
+        if used + len(line) + 1 > ctx.max_output - 400:
+            more = True
+            break
+        lines.append(line)
+        used += len(line) + 1
+    if not files:
+        lines.append(_no_files(ctx.root, where))
+    elif not hits:
+        lines.append(f"no lines match {pattern!r} in the {len(files)} files of '{where}'; try "
+                     f"a shorter or more general pattern, (?i) to ignore case, or docs_search "
+                     f"for a question in words")
+    if more:
+        folder = PurePosixPath(hits[0][0]).parent.as_posix()
+        folder = "**/*.md" if folder == "." else f"{folder}/**/*"
+        lines.append(f"[truncated: {len(lines)} matching lines shown, and more match; "
+                     f"narrow the search with a more specific pattern or a path_glob such as "
+                     f"'{folder}']")
+    if skipped:
+        lines.append(f"[skipped {len(skipped)} file(s) that are binary, not UTF-8 or over "
+                     f"{MAX_FILE_BYTES:,} bytes: {', '.join(skipped[:5])}]")
+    return "\n".join(lines)
+
+
+def run_glob(args: dict[str, Any], ctx: ToolContext) -> str:
+    pattern = args["pattern"]
+    paths = glob_paths(ctx.root, pattern)
+    if not paths:
+        return _no_files(ctx.root, pattern)
+    shown = paths[:MAX_GLOB]
+    if len(paths) > MAX_GLOB:
+        shown.append(f"[truncated: {MAX_GLOB} of {len(paths)} files shown; use a narrower "
+                     f"pattern, e.g. a folder such as '{PurePosixPath(paths[0]).parent}/*']")
+    return "\n".join(shown)
+
+
+def run_read_file(args: dict[str, Any], ctx: ToolContext) -> str:
+    target = resolve(ctx.root, args["path"])
+    shown = relative(ctx.root, target)
+    lines = read_text(target, shown).splitlines()
+    total, start = len(lines), args.get("start_line", 1)
+    end = min(args.get("end_line", total), total)
+    if total == 0:
+        return f"{shown} is empty (0 lines)"
+    if start > total:
+        raise ToolError(f"start_line {start} is past the end of '{shown}', which has {total} "
+                        f"lines; give a start_line between 1 and {total}")
+    if args.get("end_line", start) < start:
+        raise ToolError(f"end_line {args['end_line']} is before start_line {start}")
+    rows, used, budget = [], 0, ctx.max_output - 200
+    for number in range(start, min(end, start + MAX_READ_LINES - 1) + 1):
+        text = lines[number - 1]
+        if len(text) > MAX_LINE_READ:
+            text = text[:MAX_LINE_READ] + " … [line cut]"
+        row = f"{number:>4} | {text}"
+        if rows and used + len(row) + 1 > budget:
+            break
+        rows.append(row)
+        used += len(row) + 1
+    last = start + len(rows) - 1
+    out = [f"{shown}: lines {start}–{last} of {total}", *rows]
+    if last < end:
+        out.append(f"[truncated: read lines {last + 1}–{min(end, last + len(rows))} next]")
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------- search, SQL
+def run_docs_search(args: dict[str, Any], ctx: ToolContext) -> ToolResult | str:
+    from ragkit.agent.gate import block_size
+    from ragkit.answer import lift, search_result
+    from ragkit.assemble import Passage, label
+    from ragkit.pipeline import SearchConfig
+    pipeline = ctx.pipeline
+    if pipeline is None:
+        raise ToolError("docs_search is not available: no index was loaded; use grep, glob "
+                        "and read_file on the files instead")
+    mode = "hybrid" if pipeline.dense is not None else "bm25"
+    hits = pipeline.search([args["query"]], args.get("k", 3), SearchConfig(mode=mode))[0]
+    chunks = {c.id: c for c in pipeline.chunks}
+    if pipeline.parents:
+        hits, lifted = lift(hits, pipeline.parents)
+        chunks.update(lifted)
+    if not hits:
+        return (f"no passages match {args['query']!r}; try other words or fewer of them, or "
+                f"grep for an exact identifier")
+    blocks, left_out, used = [], [], 0
+    budget = ctx.max_output - 300  # room for the note on what was left out
+    for rank, (ident, score) in enumerate(hits, start=1):
+        chunk = chunks[ident]
+        block = search_result(Passage(ident, chunk.doc_id, *label(chunk), chunk.text,
+                                      float(score), rank))
+        size = block_size(block)
+        if blocks and used + size > budget:
+            left_out.append(ident)
+            continue
+        if not blocks and size > budget:  # the best one alone is too long: cut it
+            keep, total = [], len(block["title"])
+            for piece in block["content"]:
+                if keep and total + len(piece["text"]) > budget:
+                    break
+                keep.append(piece)
+                total += len(piece["text"])
+            block["content"] = keep
+        blocks.append(block)
+        used += size
+    if left_out:
+        blocks.append({"type": "text", "text": (
+            f"[truncated: {len(left_out)} more result(s) did not fit in {ctx.max_output} "
+            f"characters: {', '.join(left_out)}; open one with read_file on the path before "
+            f"'#', or search again with a narrower query]")})
+    return ToolResult(blocks)
+
+
+def run_reports_sql(args: dict[str, Any], ctx: ToolContext) -> str:
+    return reports_db.query(args["query"], ctx.database, max_chars=ctx.max_output - 300)
+
+
+# ---------------------------------------------------------------------------- notes
+def _note_path(folder: Path, title: str) -> Path:
+    slug = re.sub(r"\W+", "-", title.lower()).strip("-")[:60] or "note"
+    path, number = folder / f"{slug}.md", 2
+    while path.exists() or path.is_symlink():
+        path, number = folder / f"{slug}-{number}.md", number + 1
+    return path
+
+
+def run_notes_save(args: dict[str, Any], ctx: ToolContext) -> str:
+    if ctx.notes is None:
+        raise ToolError("notes_save is not available: no notes folder was configured; give "
+                        "the note's content in your answer instead")
+    title = " ".join(args["title"].split())
+    if not title:
+        raise ToolError("the title is empty; give a short title such as 'Refund bug'")
+    path = _note_path(Path(ctx.notes), title)
+    try:
+        write_text(path, f"# {title}\n\n{args['text'].strip()}\n", is_ours=lambda _: False,
+                   what="a new note")
+    except RagkitError as exc:
+        raise ToolError(f"the note was not saved: {exc}") from None
+    real = path.resolve()
+    root = Path(ctx.root).resolve()
+    shown = real.relative_to(root).as_posix() if real.is_relative_to(root) else str(path)
+    return f"saved the note '{title}' as {shown} ({len(args['text'])} characters)"
+
+
+# ---------------------------------------------------------------------------- definitions
+def _tool(name: str, run, description: str, properties: dict[str, Any], required: list[str],
+          examples: list[dict[str, Any]], writes: bool = False) -> Tool:
+    return Tool(name, " ".join(description.split()), _schema(properties, required), run,
+                tuple(examples), writes)
+
+
+_TEXT = {"type": "string"}
+TOOLS: dict[str, Tool] = {t.name: t for t in (
+    _tool("grep", run_grep, """
+        Search the text files under the root for lines matching a regular expression
+        (Python `re` syntax, case-sensitive; start the pattern with (?i) to ignore case).
+        Use it when you know an exact word, identifier, function name, error code or clause
+        number — for example to find where a function is defined and every place that calls
+        it. Do not use it for questions in ordinary language (use docs_search) or for figures
+        that must be added up or compared across reports (use reports_sql). `pattern` is
+        matched against each line; `path_glob` limits the search to files whose path
+        relative to the root matches it (default '**/*', every file; e.g. 'code/**/*.py');
+        `max_hits` caps the lines returned (default 50, at most 200). Results are
+        'path:line:text' lines sorted by path then line, paths relative to the root, ready
+        for read_file. A search is stopped after 2 seconds (avoid nested repetition such as
+        (a+)+), each line is cut at 300 characters, and binary, non-UTF-8 or over-1-MB files
+        are skipped.""",
+          {"pattern": {**_TEXT, "description": "regular expression matched against each line"},
+           "path_glob": {**_TEXT, "description": "glob of the files to search, relative to "
+                                                 "the root (default '**/*')"},
+           "max_hits": {"type": "integer", "minimum": 1, "maximum": MAX_HITS,
+                        "description": "most matching lines to return (default 50)"}},
+          ["pattern"],
+          [{"pattern": "calculate_refund"},
+           {"pattern": r"def \w+_refund\(", "path_glob": "code/**/*.py", "max_hits": 20}]),
+    _tool("glob", run_glob, """
+        List the files under the root whose relative paths match a glob pattern. Use it to
+        find files by name or location — '**/refund*.py' for every refund module,
+        'policies/en/*.md' for one folder — before reading them with read_file or narrowing
+        grep with path_glob. Do not use it to search inside files (use grep for that).
+        `pattern`:
+        '*' matches within one folder or file name, '**/' any number of folders (none
+        included), '?' one character, '[abc]' one of a set; paths are relative to the root
+        and use '/'. Returns matching files (never folders), sorted, one per line, at most
+        200; hidden files and __pycache__ are not listed.""",
+          {"pattern": {**_TEXT, "description": "glob relative to the root, e.g. '**/*.md'"}},
+          ["pattern"],
+          [{"pattern": "**/refund*.py"}, {"pattern": "policies/en/*.md"}]),
+    _tool("read_file", run_read_file, """
+        Read one text file under the root as numbered lines ('  12 | text'), after a header
+        naming the file, the range shown and its total number of lines. Use it once grep,
+        glob or docs_search has told you which file (and which lines) matter, to see the
+        surrounding code or text; cite the path and line numbers you relied on. Do not use it
+        to look for something across many files (use grep or docs_search). `path` is
+        relative to the root, as grep and glob print it (e.g.
+        'code/shopcore/payments/refund.py'); `start_line` (default 1) and `end_line`
+        (default: the last line) are 1-based and inclusive. At most 200 lines or about 4,000
+        characters come back per call; a longer range ends with the lines to read next.
+        Binary files, files over 1 MB and files that are not UTF-8 are refused, and paths
+        cannot leave the root.""",
+          {"path": {**_TEXT, "description": "file path relative to the root"},
+           "start_line": {"type": "integer", "minimum": 1, "description": "first line (1)"},
+           "end_line": {"type": "integer", "minimum": 1, "description": "last line shown"}},
+          ["path"],
+          [{"path": "code/shopcore/payments/refund.py"},
+           {"path": "code/shopcore/orders/cancel.py", "start_line": 20, "end_line": 60}]),
+    _tool("docs_search", run_docs_search, """
+        Search the indexed documents (quarterly reports, manuals, policies, notes and code)
+        by meaning and keywords with the hybrid retriever (BM25 + dense embeddings), and get
+        the best passages back as search results you can cite. Use it for questions in
+        ordinary language, including paraphrases that share no words with the text, and when
+        you do not know which file to look in. Do not use it to find every occurrence of an
+        identifier (use grep) or to compute totals, rankings or growth across many reports
+        (use reports_sql). `query`: a short, specific query — one question or topic per call,
+        naming the company, product, policy or quarter it concerns; `k`: passages to return
+        (default 3, at most 8). Each result's source is its chunk id ('<document path>#<n>';
+        read_file opens the path before '#') and its title names the document and section;
+        results are cut to about 4,000 characters in all, and the result lists the passages
+        left out.""",
+          {"query": {**_TEXT, "description": "the search query, in words"},
+           "k": {"type": "integer", "minimum": 1, "maximum": 8,
+                 "description": "passages to return (default 3)"}},
+          ["query"],
+          [{"query": "cooling-off period for refunds"},
+           {"query": "Northwind Robotics acquisition of Gantry Optics", "k": 5}]),
+    _tool("reports_sql", run_reports_sql, f"""
+        Run one read-only SQL query (SQLite) over the figures stated in the quarterly reports
+        of eight companies, 2024 Q1 to 2025 Q4. Use it for questions that combine numbers
+        across reports: totals, averages, rankings, growth between years or quarters, "which
+        company ... the most or the fastest". Do not use it for the reports' wording, events
+        or explanations (use docs_search, or grep on reports/), nor for anything else.
+        `query`: a single SELECT or WITH ... SELECT statement over two tables —
+        reports(company, year, quarter, doc_id, revenue, prev_revenue, growth_pct, yoy_pct,
+        gross_margin, operating_expenses, rd_expense, operating_income, operating_margin,
+        headcount, operating_cash_flow, capex, free_cash_flow, cash, debt, order_intake,
+        guidance_low, guidance_high), one row per company and quarter (quarter is 1-4), and
+        segments(company, year, quarter, segment, revenue, change_pct, operating_margin).
+        Money is in $ million; percentages and margins are as the reports round them;
+        doc_id is the report's path for read_file; companies: {COMPANIES}. At most 50 rows
+        come back, a query is stopped after 2 seconds, and anything that is not a read
+        (INSERT, PRAGMA, ATTACH, ...) is refused.""",
+          {"query": {**_TEXT, "description": "one SQLite SELECT statement"}},
+          ["query"],
+          [{"query": "SELECT company, SUM(revenue) AS revenue_2025 FROM reports "
+                     "WHERE year = 2025 GROUP BY company ORDER BY revenue_2025 DESC"},
+           {"query": "SELECT quarter, segment, revenue FROM segments WHERE company = "
+                     "'Cedarline Health' AND year = 2025 ORDER BY quarter, segment"}]),
+    _tool("notes_save", run_notes_save, """
+        Save a Markdown note — a finding, a summary or a proposed code fix — in the notes
+        folder for the user to read later. It is the only tool that writes anything, so it
+        runs only after the user approves the call; if the result says it was not approved,
+        do not retry it: give the note's content in your answer instead. Do not use it for
+        scratch work or to store text copied from documents without comment. `title`: a
+        short title that also names the file (e.g. 'Refund double-discount bug'); `text`:
+        the Markdown body, at most 20,000 characters — for a proposed fix, name the file and
+        lines and show the change. It never overwrites a note (a title used before gets a
+        numbered file name) and returns the saved note's path.""",
+          {"title": {**_TEXT, "minLength": 1, "maxLength": 120, "description": "note title"},
+           "text": {**_TEXT, "maxLength": 20000, "description": "Markdown body"}},
+          ["title", "text"],
+          [{"title": "Refund double-discount bug",
+            "text": "`orders/cancel.py` subtracts the discount that `calculate_refund()` "
+                    "already subtracted; remove the second subtraction."}],
+          writes=True),
+)}
+
+
+def definitions(names: list[str] | None = None) -> list[dict[str, Any]]:
+    """The definitions of `names` (default: every tool) for `messages.create(tools=...)`."""
+    unknown = [n for n in names or () if n not in TOOLS]
+    if unknown:
+        raise RagkitError(f"unknown tool(s) {', '.join(unknown)} (known: {', '.join(TOOLS)})")
+    return [TOOLS[n].definition() for n in (names or TOOLS)]
