@@ -8,6 +8,7 @@
     ragkit eval --run RUN --qrels QRELS [--k 20] [--per-query F]
     ragkit ask --index DIR "question" [--k 5 --stream --budget 8000]
     ragkit tool NAME --root DIR --args JSON [--index DIR --notes DIR --approve]
+    ragkit ask --agent --root DIR [--index DIR --trace FILE --max-turns N] "question"
     ragkit models install
     ragkit cache stats | clear [--model M]
     ragkit cookbook run|sweep|refresh ...
@@ -239,6 +240,10 @@ def _print_and_save(args: argparse.Namespace, runs: dict, tables: dict, judgment
 
 def cmd_ask(args: argparse.Namespace) -> None:
     """Search the index, answer with citations, print the numbered sources."""
+    if args.agent or args.root:
+        return _ask_agent(args)
+    if args.index is None:
+        raise RagkitError("ask needs --index DIR, or --agent --root DIR")
     from ragkit.answer import Answer, answer, answer_stream
     from ragkit.llm import LLM
     from ragkit.pipeline import Pipeline, SearchConfig
@@ -284,6 +289,35 @@ def cmd_tool(args: argparse.Namespace) -> int:
     result = run_tool(args.name, arguments, context)
     print(json.dumps(result.block("toolu_cli"), indent=2, ensure_ascii=False))
     return 1 if result.is_error else 0
+
+
+def _ask_agent(args: argparse.Namespace) -> None:
+    """The agentic loop over the read-only tools (docs_search too with --index)."""
+    from ragkit.agent.loop import run_agent
+    from ragkit.agent.tool import ToolContext
+    from ragkit.agent.tools import TOOLS
+    from ragkit.llm import LLM
+    if not (args.agent and args.root):
+        raise RagkitError("the agent needs both --agent and --root DIR")
+    if not args.root.is_dir():
+        raise RagkitError(f"{args.root}: --root: no such folder")
+    pipeline = None
+    if args.index is not None:
+        from ragkit.pipeline import Pipeline
+        pipeline = Pipeline.load(args.index)
+    names = ["grep", "glob", "read_file"] + (["docs_search"] if pipeline is not None else [])
+    llm = LLM()
+    if llm.offline:
+        print("ragkit: ANTHROPIC_API_KEY is not set, so the offline stand-in program drives "
+              "the loop (a fixed search-read-answer heuristic, no cost)", file=sys.stderr)
+    result = run_agent(args.question, [TOOLS[n] for n in names],
+                       ToolContext(root=args.root.resolve(), pipeline=pipeline), llm=llm,
+                       max_turns=args.max_turns, trace=args.trace)
+    print(result.answer)
+    for number, source in enumerate(result.sources, start=1):
+        print(f"[{number}] {source}")
+    print(f"({result.stop_reason} after {result.turns} model calls, {len(result.tool_calls)} "
+          f"tool calls, {result.calls_per_turn:.1f} per tool turn)", file=sys.stderr)
 
 
 def cmd_models(args: argparse.Namespace) -> None:
@@ -386,7 +420,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("ask", help="answer a question from an index, with numbered sources",
                        formatter_class=_Help)
     p.add_argument("question", help="the question, in quotes")
-    p.add_argument("--index", type=Path, required=True, help="index folder")
+    p.add_argument("--index", type=Path, help="index folder (with --agent: for docs_search)")
+    p.add_argument("--agent", action="store_true",
+                   help="let a model search --root with grep, glob and read_file in a loop")
+    p.add_argument("--root", type=Path, help="folder the agent's file tools may read")
+    p.add_argument("--trace", type=Path, metavar="FILE.jsonl",
+                   help="write the agent's turns as a JSONL trace")
+    p.add_argument("--max-turns", type=positive_int, default=8, help="agent model calls at most")
     p.add_argument("--k", type=int, default=5, help="passages retrieved (before the budget)")
     p.add_argument("--budget", type=int, default=8000, help="prompt tokens for the passages")
     p.add_argument("--stream", action="store_true", help="print the answer as it is written")

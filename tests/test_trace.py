@@ -1,0 +1,102 @@
+"""Agent traces: exact requests on disk, tables with hand-computed numbers, OTel spans."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_agent_loop import Script, run, use
+
+from ragkit.agent.trace import (caching_table, input_tokens_per_turn, read_trace, timeline,
+                                to_otel, trace_table)
+from ragkit.documents import RagkitError
+
+
+@pytest.fixture
+def traced(tmp_path):
+    script = Script([{"type": "text", "text": "Searching."}, use("a", "grep", pattern="refund"),
+                     use("b", "nope")], usage=(2500, 40))
+    path = tmp_path / "run.jsonl"
+    result = run(script, trace=path)
+    return script, result, read_trace(path), path
+
+
+def test_each_turn_records_the_exact_request_and_its_calls(traced):
+    script, result, records, _ = traced
+    assert [r["turn"] for r in records] == [1, 2]
+    for record, sent in zip(records, script.requests):
+        assert record["request"]["messages"] == sent["messages"]
+        assert record["request"]["system"] == sent["system"]
+    calls = records[0]["tool_calls"]
+    assert [(c["name"], c["is_error"], c["executed"]) for c in calls] == \
+        [("grep", False, True), ("nope", True, True)]
+    assert records[0]["reply"]["content"][0] == {"type": "text", "text": "Searching."}
+    assert records[1]["tool_calls"] == [] and records[1]["usage"]["input_tokens"] == 5000
+
+
+def test_tables_per_turn(traced):
+    _, _, records, _ = traced
+    table = trace_table(records)
+    assert table["tool calls"].tolist() == ["grep, nope", "(answer)"]
+    assert table["errors"].tolist() == [1, 0]
+    assert table["in"].tolist() == [2500, 5000] and table["out"].tolist() == [40, 40]
+    assert input_tokens_per_turn(records)["prompt tokens"].tolist() == [2500, 5000]
+
+
+def test_caching_estimate_by_hand(traced):
+    _, _, records, _ = traced
+    records[0]["usage"]["input_tokens"] = 5000
+    records[1]["usage"]["input_tokens"] = 6000
+    table = caching_table(records, "claude-haiku-4-5")  # $1 in, $1.25 write, $0.10 read
+    assert table["read from cache"].tolist() == [0, 5000]
+    assert table["written to cache"].tolist() == [5000, 1000]
+    assert table["$ no cache"].tolist() == pytest.approx([0.005, 0.006])
+    assert table["$ with cache"].tolist() == pytest.approx([0.00625, 0.00175])
+    assert set(table["source"]) == {"estimated"}
+    records[1]["usage"].update(cache_read_input_tokens=4000, cache_creation_input_tokens=0)
+    assert caching_table(records, "claude-haiku-4-5")["read from cache"].tolist() == [0, 4000]
+
+
+def test_timeline_has_a_bar_per_call(traced):
+    _, _, records, _ = traced
+    fig = timeline(records)
+    assert len(fig.axes[0].patches) == 4  # 2 model calls, 2 tool calls
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == \
+        ["turn 1", "grep", "nope", "turn 2"]
+
+
+def test_a_file_that_is_not_a_trace_is_refused(tmp_path, traced):
+    other = tmp_path / "notes.jsonl"
+    other.write_text('{"mine": 1}\n')
+    with pytest.raises(RagkitError, match="not a ragkit trace"):
+        run(Script(), trace=other)
+    assert other.read_text() == '{"mine": 1}\n'
+    run(Script(), trace=traced[3])  # an old trace may be replaced
+    assert len(read_trace(traced[3])) == 1
+    with pytest.raises(RagkitError, match=r"notes.jsonl:1: format"):
+        read_trace(other)
+
+
+def test_opentelemetry_spans_with_genai_attributes(traced):
+    pytest.importorskip("opentelemetry.sdk")
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    to_otel(traced[2], provider)
+    spans = {s.name: s for s in exporter.get_finished_spans()}
+    assert sorted(spans) == ["chat claude-haiku-4-5", "execute_tool grep", "execute_tool nope",
+                             "invoke_agent ragkit-agent"]
+    chats = [s for s in exporter.get_finished_spans() if s.name.startswith("chat")]
+    assert [s.attributes["gen_ai.usage.input_tokens"] for s in chats] == [2500, 5000]
+    assert chats[0].attributes["gen_ai.operation.name"] == "chat"
+    assert chats[0].attributes["gen_ai.request.model"] == "claude-haiku-4-5"
+    assert chats[0].attributes["gen_ai.usage.output_tokens"] == 40
+    tool = spans["execute_tool nope"]
+    assert tool.attributes["gen_ai.tool.name"] == "nope"
+    assert tool.attributes["gen_ai.tool.call.id"] == "b"
+    assert tool.status.status_code.name == "ERROR"
+    root = spans["invoke_agent ragkit-agent"]
+    assert all(s.parent.span_id == root.context.span_id for s in chats)
+    json.dumps(dict(root.attributes))
