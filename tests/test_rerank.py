@@ -279,6 +279,57 @@ def test_training_data_hash_changes_with_a_golden_item():
     assert data_sha256(docs, one) == data_sha256(list(docs), list(one))
 
 
+# --------------------------------------------------------------------------- command line
+
+@pytest.fixture
+def index(tmp_path, bm25_only):
+    from ragkit.cli import main
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps({"id": d.id, "text": d.text, "title": d.title}) + "\n"
+                            for d in DOCS))
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"id": "q1", "text": "revenue quarter"}\n'
+                       '{"id": "q2", "text": "refund days"}\n')
+    assert main(["index", str(docs), "--out", str(tmp_path / "idx"), "--embedder", "none"]) == 0
+    return ["search", str(tmp_path / "idx"), "--queries", str(queries), "--mode", "bm25",
+            "--out", str(tmp_path / "run.trec")], tmp_path / "run.trec"
+
+
+def test_cli_search_falls_back_warns_and_counts(index, capsys):
+    from ragkit.cli import main
+    from ragkit.runs import read_trec
+    search, run = index
+    capsys.readouterr()
+    assert main([*search, "--k", "2"]) == 0  # --mode bm25: no reranking unless asked
+    plain = read_trec(run)
+    assert "reranker" not in capsys.readouterr().err
+    assert main([*search, "--k", "2", "--rerank", "broken"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("ragkit: warning: reranker reply: ValueError: bad; kept the first-stage "
+                     "order") == 2
+    assert "reranker reply: 2 queries, 2 kept the first-stage order" in err
+    assert read_trec(run) == plain
+
+
+def test_cli_search_reranks_and_refuses_bad_rerank_options(index, capsys):
+    from ragkit.cli import main
+    from ragkit.runs import read_trec
+    search, run = index
+    assert main([*search, "--k", "2"]) == 0
+    plain = [c for c, _ in read_trec(run)["q1"]]
+    assert main([*search, "--k", "2", "--rerank", "reverse", "--rerank-candidates", "3"]) == 0
+    assert "reranker reverse: 2 queries, 0 kept" in capsys.readouterr().out
+    assert len(plain) == 2 and [c for c, _ in read_trec(run)["q1"]] == plain[::-1]
+    for options, message in [(["--rerank", "cohere"], "unknown reranker 'cohere'"),
+                             (["--rerank", "reverse", "--k", "5"],
+                              "k = 5 is larger than the index (3 chunks)"),
+                             (["--rerank", "reverse", "--rerank-candidates", "0"],
+                              "rerank_candidates must be at least 1")]:
+        assert main([*search, *options]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("ragkit: error: ") and message in err and err.count("\n") == 1
+
+
 # --------------------------------------------------------------------------- regression
 
 def test_cookbook_numbers_with_and_without_the_offline_reranker(cookbook_dir, monkeypatch):
