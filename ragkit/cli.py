@@ -3,8 +3,11 @@
     ragkit index DOCS --out DIR [--chunk-size N --overlap N --contextualizer NAME
                                  --context-model M --context-prompt FILE
                                  --tokenizer NAME --embedder NAME|none]
-    ragkit search DIR --queries Q.jsonl [--k 20 --mode hybrid --fusion rrf --level doc] --out RUN
-    ragkit eval DATASET [--mode bm25|dense|hybrid ...] [--split test] [--k 20] [--per-query F]
+    ragkit search DIR --queries Q.jsonl [--k 20 --mode hybrid --fusion rrf --level doc
+                                         --rerank offline|none|NAME --rerank-candidates 150]
+                                        --out RUN
+    ragkit eval DATASET [--mode bm25|dense|hybrid ...] [--rerank NAME] [--split test] [--k 20]
+                        [--per-query F]
     ragkit eval --run RUN --qrels QRELS [--k 20] [--per-query F]
     ragkit ask --index DIR "question" [--k 5 --stream --budget 8000]
     ragkit tool NAME --root DIR --args JSON [--index DIR --notes DIR --approve]
@@ -23,6 +26,8 @@ import warnings
 from pathlib import Path
 
 from ragkit.documents import RagkitError, RagkitWarning
+
+DEFAULT_RERANK = "offline"  # measured: ragkit.rerank.offline, benchmarks/bench_rerank.py
 
 
 def _add_index_options(parser: argparse.ArgumentParser) -> None:
@@ -72,6 +77,14 @@ def _add_search_options(parser: argparse.ArgumentParser, multiple: bool = False)
                              "rrf: reciprocal rank fusion, k = 60; weighted_rank: the "
                              "cookbook's 0.8 / 0.2 over 1/rank")
     parser.add_argument("--k", type=positive_int, default=20, help="results per query")
+    parser.add_argument("--rerank", default=None,
+                        help="reranker of the first stage's top --rerank-candidates: offline "
+                             "(learned, no network), none, claude, voyage:MODEL "
+                             + ("(default: none; each mode's row is then named MODE+NAME)"
+                                if multiple else f"(default: {DEFAULT_RERANK} for --mode "
+                                                 f"hybrid, none for bm25 and dense)"))
+    parser.add_argument("--rerank-candidates", type=positive_int, default=150,
+                        help="first-stage candidates the reranker sees")
 
 
 def _index_config(args: argparse.Namespace):
@@ -136,7 +149,9 @@ def cmd_search(args: argparse.Namespace) -> None:
     check_target(args.out, is_trec_run, "a TREC run", folder=False)
     pipeline = Pipeline.load(args.index)
     queries = load_queries_jsonl(args.queries)
-    config = SearchConfig(mode=args.mode, fusion=args.fusion)
+    rerank = args.rerank or (DEFAULT_RERANK if args.mode == "hybrid" else "none")
+    config = SearchConfig(mode=args.mode, fusion=args.fusion, rerank=rerank,
+                          rerank_candidates=args.rerank_candidates)
     texts = [q.text for q in queries]
     if args.level == "doc":  # enough chunks to fill k documents, each at its best chunk
         doc_of = {c.id: c.doc_id for c in pipeline.chunks}
@@ -145,6 +160,7 @@ def cmd_search(args: argparse.Namespace) -> None:
     else:
         rankings = pipeline.search(texts, args.k, config)
     write_trec(args.out, {q.id: r for q, r in zip(queries, rankings)}, tag=args.tag or args.mode)
+    _print_rerank_summary(pipeline)
     unit = "documents" if args.level == "doc" else "chunks"
     print(f"wrote {len(queries)} queries × top {args.k} {unit} to {args.out}")
 
@@ -199,11 +215,21 @@ def _eval_dataset(args: argparse.Namespace) -> None:
     judged = [q for q in data.queries if q.id in judgments]
     modes = args.mode or (["bm25", "dense", "hybrid"] if pipeline.dense is not None
                           else ["bm25"])
-    runs = {m: pipeline.run(judged, args.k, SearchConfig(mode=m, fusion=args.fusion))
+    rerank = args.rerank or "none"
+    runs = {(m if rerank == "none" else f"{m}+{rerank}"):
+            pipeline.run(judged, args.k, SearchConfig(mode=m, fusion=args.fusion, rerank=rerank,
+                                                      rerank_candidates=args.rerank_candidates))
             for m in modes}
     tables = {m: score_run(run, judgments, args.k) for m, run in runs.items()}
     print(f"{data.name}: {len(judgments)} judged queries, {len(pipeline.chunks)} chunks")
     _print_and_save(args, runs, tables, judgments, data.queries)
+    _print_rerank_summary(pipeline)
+
+
+def _print_rerank_summary(pipeline) -> None:
+    """How many queries each reranker handled, and how many kept the first-stage order."""
+    for stage in pipeline.rerank_stages.values():
+        print(stage.summary(), file=sys.stderr if stage.fallbacks else sys.stdout)
 
 
 def _check_index_covers(pipeline, data, args: argparse.Namespace) -> None:

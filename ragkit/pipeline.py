@@ -2,9 +2,10 @@
 
 Build: chunk → contextualize → BM25 over the contextualized text + dense vectors of
 (context + window) for every window of every chunk; save to a folder. Search: BM25 and/or
-dense top candidates → fusion → top k. Everything a run depends on is in `IndexConfig`, saved
-beside the index so a folder always says how it was made, with the embedder that made the
-vectors (name, dim, weights fingerprint), checked again on load.
+dense top candidates → fusion → top k; with a reranker, the fused top `rerank_candidates`
+(with each retriever's score and rank) → reranker → top k. Everything a run depends on is
+in `IndexConfig`, saved beside the index so a folder always says how it was made, with the
+embedder that made the vectors (name, dim, weights fingerprint), checked again on load.
 
 Saving is atomic and safe (`ragkit.index_folder`): the index is written to a temporary folder
 next to the target and renamed into place, so an interrupted build never leaves a
@@ -32,6 +33,7 @@ from ragkit.index_folder import (FORMAT_VERSION, check_embedder, describe, embed
                                  read_parents, write_index)
 from ragkit.lexical import BM25
 from ragkit.runs import trec_score
+from ragkit.rerank import Candidate, RerankStage, get_reranker
 
 __all__ = ["FORMAT_VERSION", "IndexConfig", "Pipeline", "SearchConfig", "compare",
            "evaluate_configs", "is_index"]
@@ -64,7 +66,7 @@ class IndexConfig:
 
 @dataclass(frozen=True)
 class SearchConfig:
-    """How a query is answered: retrievers, fusion and candidate depth per retriever.
+    """How a query is answered: retrievers, fusion, candidate depth per retriever, reranker.
 
     The default — min-max normalised scores, dense 0.6 / BM25 0.4 — was the best or within
     a point of it on both the shipped dev split and Anthropic's cookbook set; RRF lost
@@ -74,12 +76,16 @@ class SearchConfig:
     and 0.6 / 0.4 stayed best on dev among dense weights 0.4 … 0.8.
     `candidates` is how deep each retriever's list goes before fusion (at least k; items
     tied with the last one are kept too).
+    `rerank` names a reranker (`ragkit.rerank.get_reranker`; "none" = off) that reorders the
+    first stage's top `rerank_candidates`; off by default here, so a config states it.
     """
 
     mode: str = "hybrid"
     fusion: str = "weighted"
     weights: dict[str, float] = field(default_factory=lambda: {"dense": 0.6, "bm25": 0.4})
     candidates: int = 100
+    rerank: str = "none"
+    rerank_candidates: int = 150
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -87,6 +93,7 @@ class SearchConfig:
         if self.fusion not in FUSIONS:
             raise RagkitError(f"unknown fusion '{self.fusion}' (known: {', '.join(FUSIONS)})")
         _check_positive(self.candidates, "candidates")
+        _check_positive(self.rerank_candidates, "rerank_candidates")
 
 
 def _check_positive(value, name: str) -> None:
@@ -177,6 +184,7 @@ class Pipeline:
         if embedder is not None and dense is not None:
             check_embedder(embedder, embedder_record, dense)
         self._embedder = embedder
+        self.rerank_stages: dict[str, RerankStage] = {}  # by reranker name, with its counts
 
     # ------------------------------------------------------------------ build
     @classmethod
@@ -249,9 +257,12 @@ class Pipeline:
         """Top-k (chunk id, score) per query text, in the tie-rule order (`ragkit.fusion`).
 
         Single-retriever modes rank that retriever's scores; hybrid fuses each retriever's
-        top `config.candidates` (at least k), ties at either cut included.
+        top `config.candidates` (at least k), ties at either cut included. With a reranker,
+        the first stage's top `rerank_candidates` go through it (`_rerank`).
         """
         _check_positive(k, "k")
+        if config.rerank != "none":
+            return self._rerank(texts, k, config)
         if config.mode == "bm25":
             return [ranked(r, k) for r in _with_ties(self._bm25, texts, k)]
         if config.mode == "dense":
@@ -263,6 +274,53 @@ class Pipeline:
         return [fuse({"dense": ranked(d), "bm25": ranked(s)}, config.fusion, config.weights,
                      top=k)
                 for d, s in zip(dense, sparse)]
+
+    def _rerank(self, texts: Sequence[str], k: int, config: SearchConfig) -> list[Ranking]:
+        """First-stage top `rerank_candidates` → the reranker (failures fall back) → top k."""
+        stage = self.rerank_stage(config.rerank)
+        if k > len(self.chunks):
+            raise RagkitError(f"k = {k} is larger than the index ({len(self.chunks)} chunks); "
+                              f"ask for at most {len(self.chunks)}")
+        return [stage(text, found, k)
+                for text, found in zip(texts, self.candidates(texts, config, k))]
+
+    def candidates(self, texts: Sequence[str], config: SearchConfig = SearchConfig(),
+                   k: int = 0) -> list[list[Candidate]]:
+        """The first stage's top max(k, `rerank_candidates`) per query as `Candidate`s, each
+        with the score and 1-based rank every retriever gave it (see `Candidate.signals`).
+
+        Each retriever is searched as deep as without reranking, so the candidates' order
+        is exactly the unreranked ranking, continued.
+        """
+        depth, top = max(k, config.candidates), max(k, config.rerank_candidates)
+        lists: dict[str, list[Ranking]] = {}
+        if config.mode in ("bm25", "hybrid"):
+            lists["bm25"] = [ranked(r) for r in _with_ties(
+                self._bm25, texts, depth if config.mode == "hybrid" else top)]
+        if config.mode in ("dense", "hybrid"):
+            lists["dense"] = [ranked(r) for r in _with_ties(
+                self._dense, texts, depth if config.mode == "hybrid" else top)]
+        by_id = {c.id: c for c in self.chunks}
+        out = []
+        for n in range(len(texts)):
+            mine = {name: ranked[n] for name, ranked in lists.items()}
+            first = (fuse(mine, config.fusion, config.weights, top=top) if len(mine) > 1
+                     else ranked(next(iter(mine.values())), top))
+            signals: dict[str, dict[str, float]] = {}
+            for name, ranking in mine.items():
+                for rank, (ident, score) in enumerate(ranking, start=1):
+                    signals.setdefault(ident, {}).update({name: score, f"{name}_rank": rank})
+            out.append([Candidate(by_id[i], s, signals.get(i, {})) for i, s in first])
+        return out
+
+    def rerank_stage(self, name: str) -> RerankStage:
+        """The stage running reranker `name` on this index (made once; it keeps the counts)."""
+        if name not in self.rerank_stages:
+            reranker = get_reranker(name)
+            if hasattr(reranker, "bind"):  # a reranker that reads the index (e.g. offline)
+                reranker = reranker.bind(self)
+            self.rerank_stages[name] = RerankStage(reranker)
+        return self.rerank_stages[name]
 
     def run(self, queries: Sequence[Query], k: int = 20,
             config: SearchConfig = SearchConfig()) -> dict[str, list[str]]:

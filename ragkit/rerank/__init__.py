@@ -13,6 +13,11 @@ resolves a name to an instance (imports are lazy: a name costs nothing until use
 - `claude`: listwise reranking by Claude, RankGPT-style sliding windows, through
   `ragkit.llm` (the offline stand-in answers it without a key).
 
+`RerankStage` runs a reranker over many queries and never lets it crash a run: a query whose
+reranker raises, or answers with a malformed list (an unknown or repeated id, a non-numeric
+score, too few or too many entries), keeps its first-stage order, with a `RagkitWarning`; the
+stage counts those fallbacks so the caller can show them.
+
 What it is not: a retriever. It never sees chunks the first stage did not return.
 """
 from __future__ import annotations
@@ -21,7 +26,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from ragkit.documents import Chunk, RagkitError
+import math
+import warnings
+
+from ragkit.documents import Chunk, RagkitError, RagkitWarning
 from ragkit.fusion import Ranking
 
 
@@ -85,3 +93,54 @@ def get_reranker(name: str) -> Reranker:
         return PREFIXED[prefix](rest)
     known = ", ".join([*RERANKERS, *(f"{p}:MODEL" for p in PREFIXED)])
     raise RagkitError(f"unknown reranker {name!r}; known rerankers: {known}")
+
+
+def _check_reply(reply: object, candidates: Sequence[Candidate], k: int) -> Ranking:
+    """`reply` as a clean ranking, or ValueError saying what is wrong with it."""
+    if not isinstance(reply, (list, tuple)):
+        raise ValueError(f"expected a list of (id, score), got {type(reply).__name__}")
+    known = {c.chunk.id for c in candidates}
+    out: Ranking = []
+    for entry in reply:
+        if not (isinstance(entry, (list, tuple)) and len(entry) == 2):
+            raise ValueError(f"entry {entry!r} is not an (id, score) pair")
+        ident, score = entry
+        if ident not in known:
+            raise ValueError(f"unknown passage {ident!r}")
+        if not isinstance(score, (int, float)) or isinstance(score, bool) or math.isnan(score):
+            raise ValueError(f"score {score!r} of {ident!r} is not a number")
+        out.append((ident, float(score)))
+    if len({ident for ident, _ in out}) != len(out):
+        raise ValueError("a passage is ranked twice")
+    if len(out) != min(k, len(candidates)):
+        raise ValueError(f"{len(out)} passages ranked, expected {min(k, len(candidates))}")
+    return out
+
+
+class RerankStage:
+    """A reranker applied query by query, falling back to the first-stage order on failure.
+
+    `queries` and `fallbacks` count what it did since it was made (shown by the CLI).
+    """
+
+    def __init__(self, reranker: Reranker) -> None:
+        self.reranker, self.queries, self.fallbacks = reranker, 0, 0
+
+    def __call__(self, query: str, candidates: Sequence[Candidate], k: int) -> Ranking:
+        """The reranked top k; [] for no candidates (the reranker is not called)."""
+        if not candidates:
+            return []
+        self.queries += 1
+        try:
+            return _check_reply(self.reranker.rerank(query, candidates, k), candidates, k)
+        except Exception as exc:  # noqa: BLE001 - any reranker failure must not end the run
+            self.fallbacks += 1
+            warnings.warn(f"reranker {self.reranker.name}: {type(exc).__name__}: {exc}; "
+                          f"kept the first-stage order for query {query[:60]!r}",
+                          RagkitWarning, stacklevel=2)
+            return [(c.chunk.id, c.score) for c in candidates[:k]]
+
+    def summary(self) -> str:
+        """One line: the reranker, queries reranked and how many fell back."""
+        return (f"reranker {self.reranker.name}: {self.queries} queries, {self.fallbacks} "
+                f"kept the first-stage order after a reranker failure")

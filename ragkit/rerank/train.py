@@ -1,0 +1,132 @@
+"""Fit the offline reranker's linear model on the shipped dev split, and only there.
+
+    python -m ragkit.rerank.train [--data data] [--out ragkit/rerank/offline_model.json]
+    python -m ragkit.rerank.train --check     # refit and compare with the committed file
+
+What it does: builds the default index of the shipped corpus (`IndexConfig()`: structural
+context, BM25 on `auto` tokens, MiniLM MaxP windows), takes the default first stage's top 150
+for every judged dev question (`SearchConfig()`: hybrid, weighted 0.6/0.4 fusion), computes
+`ragkit.rerank.features` for each candidate, and fits pairwise logistic regression
+(scikit-learn, every relevant × non-relevant pair of a question, standardised features, no
+intercept, L2 with C = 1). The file records the sha256 of the training data (documents, dev
+questions and their golden items), so it says what it was fitted on; refitting on the same
+data writes the same bytes. Pin the printed file hash as `offline.MODEL_SHA256`.
+
+What it is not: a hyper-parameter search. The feature set was chosen by cross-validation
+over dev questions (see `ragkit.rerank.offline`); the test split and the cookbook set are
+never read here.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+
+from ragkit.rerank.features import FEATURES
+from ragkit.rerank.offline import MODEL_FORMAT, MODEL_PATH, LinearModel
+
+C = 1.0
+SPLIT = "dev"
+DATA = Path(__file__).resolve().parents[2] / "data"
+
+
+def data_sha256(documents, queries) -> str:
+    """sha256 of the training data: documents (id, text) and questions (id, text, golden)."""
+    record = {"documents": [[d.id, d.text] for d in documents],
+              "queries": [[q.id, q.text, [[g.doc_id, g.span, g.chunk_id] for g in q.golden]]
+                          for q in queries]}
+    return hashlib.sha256(json.dumps(record, ensure_ascii=False).encode()).hexdigest()
+
+
+def pairs(groups: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Pairwise differences: (relevant − other, 1) and (other − relevant, 0) for every
+    relevant and non-relevant candidate of the same question."""
+    xs, ys = [], []
+    for x, y in groups:
+        good, bad = x[y == 1], x[y == 0]
+        for row in good:
+            xs += [row - bad, bad - row]
+            ys += [np.ones(len(bad)), np.zeros(len(bad))]
+    if not xs:
+        raise ValueError("no question has both a relevant and a non-relevant candidate")
+    return np.vstack(xs), np.concatenate(ys)
+
+
+def fit(groups: Sequence[tuple[np.ndarray, np.ndarray]], c: float = C,
+        trained_on: dict | None = None) -> LinearModel:
+    """A `LinearModel` fitted on per-question (features, 0/1 labels) groups."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+    rows = np.vstack([x for x, _ in groups])
+    scaler = StandardScaler().fit(rows)
+    scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
+    x, y = pairs([((g - scaler.mean_) / scale, labels) for g, labels in groups])
+    model = LogisticRegression(C=c, fit_intercept=False, max_iter=1000).fit(x, y)
+    return LinearModel(FEATURES, scaler.mean_, scale, model.coef_.ravel(),
+                       {**(trained_on or {}), "pairs": int(len(y) // 2)})
+
+
+def training_groups(data_root: Path = DATA):
+    """Per dev question (features, labels), and the record of what they came from."""
+    from ragkit.datasets import load_shipped
+    from ragkit.evaluate import judge
+    from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
+    from ragkit.rerank.features import IndexFeatures
+    data = load_shipped(data_root).split(SPLIT)
+    pipeline = Pipeline.build(data.documents, IndexConfig(), progress=False)
+    judgments = judge(data.queries, data.documents, pipeline.chunks)
+    judged = [q for q in data.queries if q.id in judgments]
+    config = SearchConfig()
+    features = IndexFeatures(pipeline)
+    groups = []
+    for query, found in zip(judged, pipeline.candidates([q.text for q in judged], config)):
+        relevant = frozenset().union(*judgments[query.id])
+        labels = np.array([c.chunk.id in relevant for c in found], dtype=int)
+        groups.append((features(query.text, found), labels))
+    trained_on = {"data": f"ragkit shipped data, split {SPLIT}",
+                  "data_sha256": data_sha256(data.documents, data.queries),
+                  "questions": len(judged), "candidates": int(sum(len(y) for _, y in groups)),
+                  "index": asdict(IndexConfig()),
+                  "first_stage": {k: v for k, v in asdict(config).items() if k != "rerank"},
+                  "method": f"pairwise logistic regression, standardised features, C={C}"}
+    return groups, trained_on
+
+
+def is_model_file(path: Path) -> bool:
+    """True for a file this script wrote (a JSON object with our format tag)."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8")).get("format") == MODEL_FORMAT
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ragkit.rerank.train",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DATA, help="the shipped data folder")
+    parser.add_argument("--out", type=Path, default=MODEL_PATH, help="model file to write")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 unless the refit equals --out byte for byte")
+    args = parser.parse_args(argv)
+    groups, trained_on = training_groups(args.data)
+    text = fit(groups, trained_on=trained_on).to_json()
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    if args.check:
+        same = args.out.is_file() and args.out.read_text(encoding="utf-8") == text
+        print(f"{args.out}: {'reproduced exactly' if same else 'DIFFERS from the refit'} "
+              f"(refit sha256 {digest})")
+        return 0 if same else 1
+    from ragkit.atomic import write_text
+    write_text(args.out, text, is_ours=is_model_file, what="a reranker model file")
+    print(f"wrote {args.out}: sha256 {digest} (pin it as ragkit.rerank.offline.MODEL_SHA256)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
