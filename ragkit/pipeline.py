@@ -68,14 +68,17 @@ class IndexConfig:
 class SearchConfig:
     """How a query is answered: retrievers, fusion, candidate depth per retriever, reranker.
 
-    The default — min-max normalised scores, dense 0.6 / BM25 0.4 — was the best or within
-    a point of it on both the shipped dev split and Anthropic's cookbook set; RRF lost
-    Korean questions at k = 5, where the English MiniLM ranks poorly (see the README).
-    The floor below each list's minimum (`ragkit.fusion.normalize`) measured the same as
-    plain min-max on dev and +0.1 Pass@20 on the cookbook set (MiniLM, 96-token windows),
-    and 0.6 / 0.4 stayed best on dev among dense weights 0.4 … 0.8.
+    The default — min-max normalised scores, dense 0.6 / BM25 0.4 — is the best dense weight
+    on the shipped dev split in a sweep of α = 0 … 1 (`ragkit tune data`, notebook 03):
+    Pass@5 91.8 against 89.4 at 0.5 and 89.9 at 0.7, picked on 89 % of bootstrap resamples
+    (95 % range 0.4 … 0.6). The test split and Anthropic's cookbook set peak a little lower
+    (0.5 and 0.4, +3.1 and +1.5 Pass@5 over 0.6) — tune α on your own labelled queries. RRF
+    (best k 1–10 on dev, still 3 Pass@5 below 0.6 / 0.4) lost Korean questions at k = 5,
+    where the English MiniLM ranks poorly (see the README). The floor below each list's
+    minimum (`ragkit.fusion.normalize`) measured the same as plain min-max on dev and +0.1
+    Pass@20 on the cookbook set (MiniLM, 96-token windows).
     `candidates` is how deep each retriever's list goes before fusion (at least k; items
-    tied with the last one are kept too).
+    tied with the last one are kept too). `rrf_k` is RRF's k (fusion "rrf" only).
     `rerank` names a reranker (`ragkit.rerank.get_reranker`; "none" = off) that reorders the
     first stage's top `rerank_candidates`; off by default here, so a config states it.
     """
@@ -86,6 +89,7 @@ class SearchConfig:
     candidates: int = 100
     rerank: str = "none"
     rerank_candidates: int = 150
+    rrf_k: int = 60
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -94,6 +98,7 @@ class SearchConfig:
             raise RagkitError(f"unknown fusion '{self.fusion}' (known: {', '.join(FUSIONS)})")
         _check_positive(self.candidates, "candidates")
         _check_positive(self.rerank_candidates, "rerank_candidates")
+        _check_positive(self.rrf_k, "rrf_k")
 
 
 def _check_positive(value, name: str) -> None:
@@ -252,6 +257,15 @@ class Pipeline:
         return [[(self.chunks[i].id, float(s)) for i, s in zip(idx, scores)]
                 for idx, scores in self.dense.search(vectors, depth)]
 
+    def retriever_lists(self, texts: Sequence[str], depth: int) -> list[dict[str, Ranking]]:
+        """Per text, {"dense": ..., "bm25": ...}: each retriever's top `depth` (ties at the
+        cut included) in the tie-rule order — exactly what hybrid search fuses, so a sweep
+        can retrieve once and fuse many times (`ragkit.tune`)."""
+        _check_positive(depth, "depth")
+        sparse = _with_ties(self._bm25, texts, depth)
+        dense = _with_ties(self._dense, texts, depth)
+        return [{"dense": ranked(d), "bm25": ranked(s)} for d, s in zip(dense, sparse)]
+
     def search(self, texts: Sequence[str], k: int = 20,
                config: SearchConfig = SearchConfig()) -> list[Ranking]:
         """Top-k (chunk id, score) per query text, in the tie-rule order (`ragkit.fusion`).
@@ -267,13 +281,9 @@ class Pipeline:
             return [ranked(r, k) for r in _with_ties(self._bm25, texts, k)]
         if config.mode == "dense":
             return [ranked(r, k) for r in _with_ties(self._dense, texts, k)]
-        depth = max(k, config.candidates)
-        sparse = _with_ties(self._bm25, texts, depth)
-        dense = _with_ties(self._dense, texts, depth)
         # candidates in the tie-rule order too, so rank-based fusions rank ties by it
-        return [fuse({"dense": ranked(d), "bm25": ranked(s)}, config.fusion, config.weights,
-                     top=k)
-                for d, s in zip(dense, sparse)]
+        return [fuse(lists, config.fusion, config.weights, top=k, rrf_k=config.rrf_k)
+                for lists in self.retriever_lists(texts, max(k, config.candidates))]
 
     def _rerank(self, texts: Sequence[str], k: int, config: SearchConfig) -> list[Ranking]:
         """First-stage top `rerank_candidates` → the reranker (failures fall back) → top k."""
@@ -293,19 +303,16 @@ class Pipeline:
         is exactly the unreranked ranking, continued.
         """
         depth, top = max(k, config.candidates), max(k, config.rerank_candidates)
-        lists: dict[str, list[Ranking]] = {}
-        if config.mode in ("bm25", "hybrid"):
-            lists["bm25"] = [ranked(r) for r in _with_ties(
-                self._bm25, texts, depth if config.mode == "hybrid" else top)]
-        if config.mode in ("dense", "hybrid"):
-            lists["dense"] = [ranked(r) for r in _with_ties(
-                self._dense, texts, depth if config.mode == "hybrid" else top)]
+        if config.mode == "hybrid":
+            per_query = self.retriever_lists(texts, depth)
+        else:
+            fetch = self._bm25 if config.mode == "bm25" else self._dense
+            per_query = [{config.mode: ranked(r)} for r in _with_ties(fetch, texts, top)]
         by_id = {c.id: c for c in self.chunks}
         out = []
-        for n in range(len(texts)):
-            mine = {name: ranked[n] for name, ranked in lists.items()}
-            first = (fuse(mine, config.fusion, config.weights, top=top) if len(mine) > 1
-                     else ranked(next(iter(mine.values())), top))
+        for mine in per_query:
+            first = (fuse(mine, config.fusion, config.weights, top=top, rrf_k=config.rrf_k)
+                     if len(mine) > 1 else ranked(next(iter(mine.values())), top))
             signals: dict[str, dict[str, float]] = {}
             for name, ranking in mine.items():
                 for rank, (ident, score) in enumerate(ranking, start=1):

@@ -1,4 +1,4 @@
-"""Figures the notebooks show: grouped bars of metrics and a per-kind heat map.
+"""Figures the notebooks show: grouped bars of metrics, a per-kind heat map, sweep curves.
 
 Plain matplotlib, one function per figure, each returning the `Figure` so a notebook can
 save or restyle it. Numbers are drawn on the figure, rounded, so a reader need not squint.
@@ -73,3 +73,40 @@ def ladder_bars(table: pd.DataFrame, title: str = "") -> plt.Figure:
     ax.set_title(title)
     fig.tight_layout()
     return fig
+
+
+def _sweep_curve(table: pd.DataFrame, metrics: Sequence[str], chosen: float | None,
+                 xlabel: str, title: str, log: bool) -> plt.Figure:
+    """Metric vs sweep point (rows of `table`), one line per metric, `chosen` marked."""
+    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    x = np.asarray(table.index, dtype=float)
+    for metric in metrics:
+        ax.plot(x, table[metric], marker="o", markersize=4, label=metric)
+    if chosen is not None:
+        ax.axvline(chosen, color="gray", linestyle="--", linewidth=1)
+        ax.annotate(f"chosen {chosen:g}", (chosen, 1), xycoords=("data", "axes fraction"),
+                    xytext=(4, -12), textcoords="offset points", fontsize=8, color="gray")
+    if log:
+        ax.set_xscale("log")
+        ax.set_xticks(x, [f"{v:g}" for v in x])
+        ax.minorticks_off()
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("Pass@k (%)" if all(m.startswith("Pass@") for m in metrics) else "metric")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower center", fontsize=8)
+    ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+def alpha_curve(table: pd.DataFrame, metrics: Sequence[str] = ("Pass@5", "Pass@10", "Pass@20"),
+                chosen: float | None = None, title: str = "") -> plt.Figure:
+    """Metric vs the dense weight α of convex fusion (as from `ragkit.tune.sweep_table`)."""
+    return _sweep_curve(table, metrics, chosen, "dense weight α (BM25 weight 1 − α)", title,
+                        log=False)
+
+
+def rrf_k_curve(table: pd.DataFrame, metrics: Sequence[str] = ("Pass@5", "Pass@10", "Pass@20"),
+                chosen: float | None = None, title: str = "") -> plt.Figure:
+    """Metric vs RRF's k on a log axis (as from `ragkit.tune.sweep_table`)."""
+    return _sweep_curve(table, metrics, chosen, "RRF k (log scale)", title, log=True)

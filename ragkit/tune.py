@@ -1,0 +1,232 @@
+"""Tuning hybrid fusion on labelled queries: retrieve once, then fuse for every α and RRF k.
+
+- `candidate_lists(pipeline, queries, depth)`: each query's BM25 and dense lists, retrieved
+  once at the depth hybrid search fuses (`Pipeline.candidates`).
+- `sweep_alpha(lists, judgments, alphas)`: per-query metrics of the convex fusion with dense
+  weight α and BM25 weight 1 − α over min-max scores (`ragkit.fusion.weighted_scores`), one
+  table per α. α = 0 is BM25's order (dense-only candidates trail at 0), α = 1 dense's.
+- `sweep_rrf_k(lists, judgments, ks)`: the same for reciprocal rank fusion's k.
+- `sweep_chunking(documents, queries, chunkings, config)`: mean metrics of one search config
+  for each (chunk size, overlap), every chunking indexed afresh.
+- `best_alpha` / `best_rrf_k`: the point with the best mean of one metric, and how flat the
+  optimum is — a seeded bootstrap over queries re-picks the best point on every resample;
+  the share of resamples choosing each point and the 95 % range of the chosen point say
+  whether a neighbour would have done as well.
+
+Tie rule: means within 1e-9 of each other tie. A tied α goes to the one nearest 0.5 (equal
+weights presume least about which retriever is better), then to the larger α; a tied RRF k
+to the one nearest 60 on a log scale (the usual default), then to the larger k. The
+bootstrap applies the same rule on each resample.
+
+Source: Bruch, Gai & Ingber, "An Analysis of Fusion Functions for Hybrid Retrieval", TOIS
+2023 — convex combination beats RRF and α needs only a few dozen labelled queries.
+Not here: cross-validation or per-kind weights; an optimum found on a few dozen queries is
+an estimate, and the bootstrap spread is how much to trust it.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ragkit.documents import Document, Query, RagkitError
+from ragkit.evaluate import Judgments, cutoffs, judge, score_run, summarize, summary_table
+from ragkit.fusion import Ranking, ranked, rrf, weighted_rank, weighted_scores
+from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig, evaluate_configs
+
+CandidateLists = dict[str, dict[str, Ranking]]  # query id -> {"dense": ..., "bm25": ...}
+Fusion = Callable[[Mapping[str, Ranking], int], Ranking]  # (lists, top) -> fused ranking
+ALPHAS = tuple(round(0.1 * i, 10) for i in range(11))
+RRF_KS = (1, 5, 10, 20, 40, 60, 100, 200)
+TIE = 1e-9
+
+
+def candidate_lists(pipeline: Pipeline, queries: Sequence[Query], depth: int = 100) -> CandidateLists:
+    """Query id → each retriever's top `depth` for that query (ties at the cut included)."""
+    lists = pipeline.retriever_lists([q.text for q in queries], depth)
+    return {q.id: pair for q, pair in zip(queries, lists)}
+
+
+def convex(alpha: float, normalization: str = "minmax") -> Fusion:
+    """Dense weight α, BM25 weight 1 − α over normalised scores (`weighted_scores`)."""
+    def fuse(lists: Mapping[str, Ranking], top: int) -> Ranking:
+        return weighted_scores([lists["dense"], lists["bm25"]], [alpha, 1 - alpha],
+                               normalization, top)
+    return fuse
+
+
+def reciprocal(k: int = 60) -> Fusion:
+    """Reciprocal rank fusion with constant k."""
+    return lambda lists, top: rrf([lists["dense"], lists["bm25"]], k, top)
+
+
+def fusion_methods(alpha: float = 0.6, rrf_k: int = 60) -> dict[str, Fusion]:
+    """The single retrievers and the four fusions side by side, by display name.
+
+    min-max and z-score use dense weight `alpha`; the cookbook's 1/rank keeps its 0.8 / 0.2.
+    """
+    weights = f"{alpha:g}/{1 - alpha:g}"
+    return {
+        "BM25": lambda lists, top: ranked(lists["bm25"], top),
+        "dense": lambda lists, top: ranked(lists["dense"], top),
+        f"RRF (k = {rrf_k})": reciprocal(rrf_k),
+        f"min-max {weights}": convex(alpha, "minmax"),
+        f"z-score {weights}": convex(alpha, "zscore"),
+        "1/rank 0.8/0.2 (cookbook)": lambda lists, top: weighted_rank(
+            [lists["dense"], lists["bm25"]], [0.8, 0.2], top),
+    }
+
+
+def check_metric(metric: str, k: int = 20) -> None:
+    """Refuse a metric name that a sweep at cutoff k does not score (`score_run`'s columns)."""
+    ks, ndcg_k = cutoffs(k)
+    known = [*(f"Pass@{c}" for c in ks), *(f"R@{c}" for c in ks), "MRR", f"nDCG@{ndcg_k}"]
+    if metric not in known:
+        raise RagkitError(f"unknown metric '{metric}' (known at k = {k}: {', '.join(known)})")
+
+
+def _judged(lists: CandidateLists, judgments: Judgments) -> Judgments:
+    mine = {qid: items for qid, items in judgments.items() if qid in lists}
+    if not mine:
+        raise RagkitError("none of the queries with candidate lists has golden items to tune on")
+    return mine
+
+
+def evaluate(lists: CandidateLists, judgments: Judgments, fusions: Mapping, k: int = 20
+             ) -> dict:
+    """Per-query metric tables (`ragkit.evaluate.score_run`), one per named fusion."""
+    mine = _judged(lists, judgments)
+    return {name: score_run({qid: [ident for ident, _ in fusion(lists[qid], k)]
+                             for qid in mine}, mine, k)
+            for name, fusion in fusions.items()}
+
+
+def sweep_alpha(lists: CandidateLists, judgments: Judgments, alphas: Sequence[float] = ALPHAS,
+                k: int = 20, normalization: str = "minmax") -> dict[float, pd.DataFrame]:
+    """α → per-query metrics of the convex fusion with dense weight α."""
+    for alpha in alphas:
+        if not 0 <= alpha <= 1:
+            raise RagkitError(f"a dense weight α must lie in [0, 1], got {alpha}")
+    return evaluate(lists, judgments, {a: convex(a, normalization) for a in alphas}, k)
+
+
+def sweep_rrf_k(lists: CandidateLists, judgments: Judgments, ks: Sequence[int] = RRF_KS,
+                k: int = 20) -> dict[int, pd.DataFrame]:
+    """RRF k → per-query metrics of reciprocal rank fusion with that k."""
+    for value in ks:
+        if value < 1:
+            raise RagkitError(f"RRF k must be at least 1, got {value}")
+    return evaluate(lists, judgments, {value: reciprocal(value) for value in ks}, k)
+
+
+def sweep_chunking(documents: Sequence[Document], queries: Sequence[Query],
+                   chunkings: Sequence[tuple[int, int]], config: SearchConfig | None = None, k: int = 20,
+                   embedder: str | None = None, built: Mapping | None = None,
+                   name: str = "") -> pd.DataFrame:
+    """Mean metrics of search `config` (default BM25) per (chunk size, overlap), one row each
+    named "`name` SIZE/OVERLAP", with the chunk count.
+
+    Each chunking gets its own index (structural context, the default tokenizer, `embedder`;
+    None = BM25 only, which costs seconds where fresh embeddings cost minutes) and its own
+    judgments, since golden spans map onto the new chunks. `built` maps a chunking to an
+    index already built with it, reused as it is.
+    """
+    config = config or SearchConfig(mode="bm25")
+    rows = {}
+    for size, overlap in chunkings:
+        pipeline = (built or {}).get((size, overlap)) or Pipeline.build(
+            documents, IndexConfig(chunk_size=size, overlap=overlap, embedder=embedder),
+            progress=False)
+        judgments = judge(queries, documents, pipeline.chunks)
+        (table,) = evaluate_configs(pipeline, queries, judgments, {"": config}, k).values()
+        rows[f"{name} {size}/{overlap}".strip()] = {"chunks": len(pipeline.chunks),
+                                                    **summarize(table)}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("chunk size/overlap")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The best point of a sweep on `metric`, and how often a bootstrap re-picked each point."""
+
+    point: float
+    metric: str
+    mean: float
+    low: float  # 2.5 % and 97.5 % quantiles of the point chosen on bootstrap resamples
+    high: float
+    share: dict  # point -> fraction of resamples that chose it
+
+    def __str__(self) -> str:
+        return (f"best {self.point:g} ({self.metric} {self.mean:.1f}); bootstrap 95 % range of "
+                f"the best: {self.low:g} … {self.high:g}, chosen on "
+                f"{self.share[self.point]:.0%} of resamples")
+
+
+def _choose(tables: Mapping[float, pd.DataFrame], metric: str,
+            preference: Callable[[float], tuple], n: int, seed: int) -> Choice:
+    """The best mean `metric`, ties to the point `preference` ranks first, with a bootstrap."""
+    if not tables:
+        raise RagkitError("a sweep needs at least one point")
+    known = list(next(iter(tables.values())).columns)
+    if metric not in known:
+        raise RagkitError(f"unknown metric '{metric}' (known: {', '.join(known)})")
+    points = sorted(tables, key=preference)  # most preferred first
+    values = np.column_stack([tables[p][metric].to_numpy(dtype=float) for p in points])
+
+    def pick(means: np.ndarray) -> np.ndarray:  # first column within TIE of the row's best
+        return np.argmax(means >= means.max(axis=-1, keepdims=True) - TIE, axis=-1)
+
+    best = points[int(pick(values.mean(axis=0)))]
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(0, values.shape[0], size=(n, values.shape[0]))
+    chosen = np.array(points, dtype=float)[pick(values[rows].mean(axis=1))]
+    share = {p: float(np.mean(chosen == p)) for p in sorted(tables)}
+    low, high = np.quantile(chosen, [0.025, 0.975], method="inverted_cdf")
+    return Choice(best, metric, float(tables[best][metric].mean()), float(low), float(high),
+                  share)
+
+
+def best_alpha(tables: Mapping[float, pd.DataFrame], metric: str = "Pass@5", n: int = 1000,
+               seed: int = 0) -> Choice:
+    """The α with the best mean `metric` (ties: nearest 0.5, then larger), bootstrapped."""
+    return _choose(tables, metric, lambda a: (round(abs(a - 0.5), 9), -a), n, seed)
+
+
+def best_rrf_k(tables: Mapping[int, pd.DataFrame], metric: str = "Pass@5", n: int = 1000,
+               seed: int = 0) -> Choice:
+    """The RRF k with the best mean `metric` (ties: nearest 60 in log k, then larger)."""
+    return _choose(tables, metric, lambda k: (round(abs(math.log(k / 60)), 9), -k), n, seed)
+
+
+def sweep_table(tables: Mapping[float, pd.DataFrame], choice: Choice | None = None
+                ) -> pd.DataFrame:
+    """Mean metrics per point (rows), plus the share of bootstrap resamples choosing it."""
+    table = summary_table(tables)
+    if choice is not None:
+        table["chosen %"] = [100 * choice.share.get(point, 0.0) for point in table.index]
+    return table
+
+
+def parse_grid(text: str, integer: bool = False) -> tuple:
+    """Sweep points from `START:STOP:STEP` (both ends included) or `V1,V2,...`."""
+    try:
+        if ":" in text:
+            start, stop, step = (float(part) for part in text.split(":"))
+            if step <= 0 or stop < start:
+                raise ValueError
+            count = int(round((stop - start) / step))
+            values = [round(start + i * step, 10) for i in range(count + 1)]
+        else:
+            values = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise RagkitError(f"expected START:STOP:STEP (STEP > 0) or V1,V2,..., got '{text}'"
+                          ) from None
+    if not values:
+        raise RagkitError(f"no sweep points in '{text}'")
+    if integer:
+        if any(v != int(v) for v in values):
+            raise RagkitError(f"expected whole numbers, got '{text}'")
+        return tuple(dict.fromkeys(int(v) for v in values))
+    return tuple(dict.fromkeys(values))
