@@ -1,0 +1,63 @@
+"""The `ragkit` command line: a thin layer over the public API.
+
+    ragkit index DOCS --out DIR [--chunk-size N --overlap N --contextualizer NAME
+                                 --context-model M --context-prompt FILE
+                                 --tokenizer NAME --embedder NAME|none]
+    ragkit search DIR --queries Q.jsonl [--k 20 --mode hybrid --fusion rrf --level doc
+                                         --rerank offline|none|NAME --rerank-candidates 150]
+                                        --out RUN
+    ragkit eval DATASET [--mode bm25|dense|hybrid ...] [--rerank NAME] [--split test] [--k 20]
+                        [--per-query F]
+    ragkit eval --run RUN --qrels QRELS [--k 20] [--per-query F]
+    ragkit ask --index DIR "question" [--k 5 --stream --budget 8000]
+    ragkit tool NAME --root DIR --args JSON [--index DIR --notes DIR --approve]
+    ragkit ask --agent --root DIR [--index DIR --trace FILE --max-turns N] "question"
+    ragkit tune DATASET [--split dev] [--metric Pass@5] [--alphas 0:1:0.1] [--rrf-ks 1,5,...]
+    ragkit models install
+    ragkit cache stats | clear [--model M]
+    ragkit cookbook run|sweep|refresh ...
+
+Every user error is one line on stderr naming the file, line and field, and exit status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+
+from ragkit.cli import answers, manage, retrieval
+from ragkit.cli.options import Help
+from ragkit.documents import RagkitError, RagkitWarning
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ragkit", description=__doc__.split("\n\n")[0],
+                                     formatter_class=Help)
+    sub = parser.add_subparsers(dest="command", required=True)
+    for module in (retrieval, answers, manage):
+        module.add_parsers(sub)
+    return parser
+
+
+def _warnings_to_stderr(default):
+    """A `warnings.showwarning` printing each `RagkitWarning` as one `ragkit: warning:` line."""
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        if issubclass(category, RagkitWarning):
+            print(f"ragkit: warning: {message}", file=sys.stderr)
+        else:
+            default(message, category, filename, lineno, file, line)
+    return show
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", RagkitWarning)
+        warnings.showwarning = _warnings_to_stderr(warnings.showwarning)
+        try:
+            status = args.func(args)
+        except RagkitError as exc:
+            print(f"ragkit: error: {exc}", file=sys.stderr)
+            return 2
+    return status or 0
+

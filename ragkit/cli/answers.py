@@ -1,0 +1,122 @@
+"""`ragkit ask` (cited answers from an index, or the agent over a folder) and `ragkit tool`."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ragkit.documents import RagkitError
+from ragkit.cli.options import Help, positive_int
+
+
+def cmd_ask(args: argparse.Namespace) -> None:
+    """Search the index, answer with citations, print the numbered sources."""
+    if args.agent or args.root:
+        return _ask_agent(args)
+    if args.index is None:
+        raise RagkitError("ask needs --index DIR, or --agent --root DIR")
+    from ragkit.answer import Answer, answer, answer_stream
+    from ragkit.llm import LLM
+    from ragkit.pipeline import Pipeline, SearchConfig
+    pipeline = Pipeline.load(args.index)
+    mode = "hybrid" if pipeline.dense is not None else "bm25"
+    hits = pipeline.search([args.question], args.k, SearchConfig(mode=mode))[0]
+    llm = LLM()
+    if llm.offline:
+        print("ragkit: ANTHROPIC_API_KEY is not set, so the offline stand-in answered "
+              "(extractive quotes, no cost)", file=sys.stderr)
+    ask = dict(parents=pipeline.parents, llm=llm, budget_tokens=args.budget)
+    if args.stream:
+        for piece in answer_stream(args.question, hits, pipeline.chunks, **ask):
+            if isinstance(piece, Answer):
+                result = piece
+            else:
+                print(piece, end="", flush=True)
+        print()
+    else:
+        result = answer(args.question, hits, pipeline.chunks, **ask)
+        print(result.text)
+    shown = {p.chunk_id: p for p in result.passages}
+    for number, (ident, tag) in enumerate(result.sources, start=1):
+        where_ = f"{shown[ident].title} / {shown[ident].section}" if ident in shown else tag
+        print(f"[{number}] {ident} — {where_}")
+
+
+def _ask_agent(args: argparse.Namespace) -> None:
+    """The agentic loop over the read-only tools (docs_search too with --index)."""
+    from ragkit.agent.loop import run_agent
+    from ragkit.agent.tool import ToolContext
+    from ragkit.agent.tools import TOOLS
+    from ragkit.llm import LLM
+    if not (args.agent and args.root):
+        raise RagkitError("the agent needs both --agent and --root DIR")
+    if not args.root.is_dir():
+        raise RagkitError(f"{args.root}: --root: no such folder")
+    pipeline = None
+    if args.index is not None:
+        from ragkit.pipeline import Pipeline
+        pipeline = Pipeline.load(args.index)
+    names = ["grep", "glob", "read_file"] + (["docs_search"] if pipeline is not None else [])
+    llm = LLM()
+    if llm.offline:
+        print("ragkit: ANTHROPIC_API_KEY is not set, so the offline stand-in program drives "
+              "the loop (a fixed search-read-answer heuristic, no cost)", file=sys.stderr)
+    result = run_agent(args.question, [TOOLS[n] for n in names],
+                       ToolContext(root=args.root.resolve(), pipeline=pipeline), llm=llm,
+                       max_turns=args.max_turns, trace=args.trace)
+    print(result.answer)
+    for number, source in enumerate(result.sources, start=1):
+        print(f"[{number}] {source}")
+    print(f"({result.stop_reason} after {result.turns} model calls, {len(result.tool_calls)} "
+          f"tool calls, {result.calls_per_turn:.1f} per tool turn)", file=sys.stderr)
+
+
+def cmd_tool(args: argparse.Namespace) -> int:
+    """Run one agent tool through the gate and print its tool_result block as JSON."""
+    import json
+    from ragkit.agent.gate import AllowAll, DenyAll, run_tool
+    from ragkit.agent.tool import ToolContext
+    from ragkit.pipeline import Pipeline
+    if not args.root.is_dir():
+        raise RagkitError(f"--root {args.root}: not a folder")
+    try:
+        arguments = json.loads(args.args)
+    except json.JSONDecodeError as exc:
+        raise RagkitError(f"--args: not valid JSON ({exc})") from None
+    context = ToolContext(root=args.root, notes=args.notes,
+                          pipeline=Pipeline.load(args.index) if args.index else None,
+                          policy=AllowAll() if args.approve else DenyAll())
+    result = run_tool(args.name, arguments, context)
+    print(json.dumps(result.block("toolu_cli"), indent=2, ensure_ascii=False))
+    return 1 if result.is_error else 0
+
+
+def add_parsers(sub) -> None:
+    """Add this module's subcommands to the `ragkit` parser."""
+    p = sub.add_parser("ask", help="answer a question from an index, with numbered sources",
+                       formatter_class=Help)
+    p.add_argument("question", help="the question, in quotes")
+    p.add_argument("--index", type=Path, help="index folder (with --agent: for docs_search)")
+    p.add_argument("--agent", action="store_true",
+                   help="let a model search --root with grep, glob and read_file in a loop")
+    p.add_argument("--root", type=Path, help="folder the agent's file tools may read")
+    p.add_argument("--trace", type=Path, metavar="FILE.jsonl",
+                   help="write the agent's turns as a JSONL trace")
+    p.add_argument("--max-turns", type=positive_int, default=8, help="agent model calls at most")
+    p.add_argument("--k", type=int, default=5, help="passages retrieved (before the budget)")
+    p.add_argument("--budget", type=int, default=8000, help="prompt tokens for the passages")
+    p.add_argument("--stream", action="store_true", help="print the answer as it is written")
+    p.set_defaults(func=cmd_ask)
+
+    p = sub.add_parser("tool", help="run one agent tool, print its tool_result block",
+                       formatter_class=Help)
+    p.add_argument("name", help="tool name: grep, glob, read_file, docs_search, reports_sql, "
+                                "notes_save")
+    p.add_argument("--root", type=Path, required=True, help="the folder file tools may read")
+    p.add_argument("--args", default="{}", help='the tool input as JSON, e.g. \'{"pattern": '
+                                                '"calculate_refund"}\'')
+    p.add_argument("--index", type=Path, help="index folder for docs_search")
+    p.add_argument("--notes", type=Path, help="folder notes_save writes to")
+    p.add_argument("--approve", action="store_true",
+                   help="approve write tools (default: every write is refused)")
+    p.set_defaults(func=cmd_tool)

@@ -1,0 +1,126 @@
+"""What several `ragkit` subcommands share: option groups, the index config they make, and
+small printers. Each subcommand lives in a module of its own (`retrieval`, `answers`, `manage`)."""
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+
+from ragkit.documents import RagkitError, RagkitWarning
+
+
+DEFAULT_RERANK = "offline"  # measured: ragkit.rerank.offline, benchmarks/bench_rerank.py
+
+
+class Help(argparse.ArgumentDefaultsHelpFormatter):
+    """Show every option's default, except where there is none to show (None, off, empty)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if "(default:" in text or action.default in (None, False, "", argparse.SUPPRESS):
+            return text
+        return super()._get_help_string(action)
+
+
+def positive_int(text: str) -> int:
+    """argparse type for counts and cutoffs: a whole number ≥ 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 1, got '{text}'") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def add_index_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--chunk-size", type=int, default=512, help="tokens per chunk")
+    parser.add_argument("--overlap", type=int, default=64, help="tokens shared by neighbours")
+    parser.add_argument("--contextualizer", default="structural",
+                        help="none | structural | claude (offline stand-in without "
+                             "ANTHROPIC_API_KEY)")
+    parser.add_argument("--context-model", default=None,
+                        help="Claude model for --contextualizer claude (default "
+                             "claude-haiku-4-5)")
+    parser.add_argument("--context-prompt", type=Path, default=None,
+                        help="file with your chunk instruction for --contextualizer claude; "
+                             "must contain {chunk_content}")
+    parser.add_argument("--tokenizer", default="auto", help="BM25 tokenizer (see docs)")
+    parser.add_argument("--embedder", default="auto",
+                        help="auto (offline default: use-multilingual for Hangul text, else "
+                             "minilm) | minilm | use-multilingual (offline, 16 "
+                             "languages) | voyage:MODEL, e.g. voyage:voyage-3.5 | "
+                             "voyage-context:voyage-context-3 (need VOYAGE_API_KEY) | none")
+    parser.add_argument("--parents", action="store_true",
+                        help="parent-child: index 128-token children of each chunk; answers "
+                             "read the enclosing chunk")
+
+
+def add_search_options(parser: argparse.ArgumentParser, multiple: bool = False) -> None:
+    from ragkit.fusion import FUSIONS
+    from ragkit.pipeline import MODES
+    if multiple:
+        parser.add_argument("--mode", action="append", choices=MODES,
+                            help="retrieval mode; repeat to compare (default: all)")
+    else:
+        parser.add_argument("--mode", default="hybrid", choices=MODES, help="retrieval mode")
+    parser.add_argument("--fusion", default="weighted", choices=FUSIONS,
+                        help="weighted: min-max scores, dense 0.6 / BM25 0.4; "
+                             "rrf: reciprocal rank fusion, k = 60; weighted_rank: the "
+                             "cookbook's 0.8 / 0.2 over 1/rank")
+    parser.add_argument("--k", type=positive_int, default=20, help="results per query")
+    parser.add_argument("--rerank", default=None,
+                        help="reranker of the first stage's top --rerank-candidates: offline "
+                             "(learned, no network), none, claude, voyage:MODEL "
+                             + ("(default: none; each mode's row is then named MODE+NAME)"
+                                if multiple else f"(default: {DEFAULT_RERANK} for --mode "
+                                                 f"hybrid, none for bm25 and dense)"))
+    parser.add_argument("--rerank-candidates", type=positive_int, default=150,
+                        help="first-stage candidates the reranker sees")
+
+
+def index_config(args: argparse.Namespace):
+    from ragkit.pipeline import IndexConfig
+    embedder = None if args.embedder == "none" else args.embedder
+    model = prompt = None
+    if args.contextualizer == "claude":
+        from ragkit.contextualize.claude import DEFAULT_MODEL, load_prompt
+        from ragkit.llm import has_api_key, price, run_usage
+        run_usage().reset()  # the summary printed after the build is this command's
+        model = args.context_model or DEFAULT_MODEL
+        price(model)  # an unknown model is refused before any work
+        prompt = load_prompt(args.context_prompt) if args.context_prompt else None
+        print(f"contextualizer claude: {model} through the Anthropic API" if has_api_key()
+              else "contextualizer claude: ANTHROPIC_API_KEY is not set, so the offline "
+                   "stand-in answers (structural contexts, no cost)", file=sys.stderr)
+    elif args.context_model or args.context_prompt:
+        raise RagkitError("--context-model and --context-prompt need --contextualizer claude")
+    return IndexConfig(args.chunk_size, args.overlap, args.contextualizer, args.tokenizer,
+                       embedder, context_model=model, context_prompt=prompt,
+                       parent_child=args.parents)
+
+
+def print_usage(args: argparse.Namespace) -> None:
+    if args.contextualizer == "claude":
+        from ragkit.llm import run_usage
+        print(run_usage().summary())
+
+
+def print_rerank_summary(pipeline) -> None:
+    """How many queries each reranker handled, and how many kept the first-stage order."""
+    for stage in pipeline.rerank_stages.values():
+        print(stage.summary(), file=sys.stderr if stage.fallbacks else sys.stdout)
+
+
+def check_index_covers(pipeline, data, args: argparse.Namespace) -> None:
+    """An index of other documents than the data set's would score zeros: refuse it."""
+    indexed = {c.doc_id for c in pipeline.chunks}
+    absent = [d.id for d in data.documents if d.id not in indexed]
+    if len(absent) == len(data.documents):
+        raise RagkitError(f"{args.index}: index built from other data than {args.dataset} "
+                          f"(none of its {len(data.documents)} documents is in the index); "
+                          f"rebuild it with `ragkit index {args.dataset} --out {args.index}`")
+    if absent:
+        warnings.warn(f"{args.index}: {len(absent)} of the {len(data.documents)} documents of "
+                      f"{args.dataset} are not in the index", RagkitWarning, stacklevel=2)
