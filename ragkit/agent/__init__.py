@@ -9,6 +9,8 @@ The package, one concept per module:
 - `gate.py`: approval policies (read tools run automatically, write tools need a yes);
 - `loop.py`: the agentic loop over `messages.create(tools=...)`, seed 000's rules enforced;
 - `trace.py`: JSONL traces, their tables and timelines, optional OpenTelemetry spans;
+- `views.py`: notebook tables and figures of runs (tools, calls, tool choice, the cost of
+  looping); `injection.py`: where untrusted text went and whether it changed the next action;
 - `crag.py`, `self_rag.py`: corrective RAG and Self-RAG-style reflection;
 - `long_context.py`: the whole corpus in one cached prompt, the baseline seed 002 names.
 

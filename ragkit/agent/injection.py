@@ -1,0 +1,121 @@
+"""Checking an agent run against prompt injection: where untrusted text went, what it changed.
+
+What it is:
+- `locate(messages, pattern)`: every block of a conversation whose text matches `pattern`
+  (a regex), with its message number, role, block type and, for a `tool_result`, the tool
+  that produced it. Seed 000's rule (platform.claude.com "Handle tool calls"): untrusted
+  content stays inside `tool_result` blocks, never in the system prompt or plain user text.
+- `blank_lines(content, pattern)`: a tool result with the text of every matching line
+  removed, each line's location kept (`path:line:` of grep, `  N | ` of read_file), so line
+  numbers and the result's shape do not change.
+- `next_actions(result, tools, pattern, llm=...)`: for each turn whose tool results carried
+  matching text, the calls the model made next and the calls it makes when asked again with
+  the same conversation and those lines blanked — the injected text's effect on the next
+  action, measured by a counterfactual request.
+
+What it is not: a defence. It shows what happened; keeping tool output inside tool_result
+blocks and telling the model that results are data (`ragkit.agent.loop.SYSTEM`) is the
+defence, and a model may still be swayed.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from ragkit.agent.loop import MAX_TOKENS, SYSTEM, AgentResult
+from ragkit.agent.tool import Tool
+
+_LOCATION = re.compile(r"^(\s*\d+ \| |[^:\n]+:\d+:)")
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(_text(v) for v in value)
+    if isinstance(value, dict):
+        parts = [value.get("text"), value.get("title"), value.get("content"),
+                 json.dumps(value["input"]) if "input" in value else None]
+        return "\n".join(_text(p) for p in parts if p)
+    return ""
+
+
+def locate(messages: Sequence[dict[str, Any]], pattern: str) -> pd.DataFrame:
+    """One row per block whose text matches `pattern`: message, role, block type, tool,
+    matching lines."""
+    regex = re.compile(pattern)
+    names = {b.get("id"): b.get("name") for m in messages if isinstance(m["content"], list)
+             for b in m["content"] if b.get("type") == "tool_use"}
+    rows = []
+    for number, message in enumerate(messages, start=1):
+        blocks = message["content"] if isinstance(message["content"], list) else \
+            [{"type": "text", "text": message["content"]}]
+        for block in blocks:
+            lines = [line for line in _text(block).splitlines() if regex.search(line)]
+            if lines:
+                rows.append({"message": number, "role": message["role"],
+                             "block": block.get("type"),
+                             "tool": names.get(block.get("tool_use_id"), ""),
+                             "matching lines": len(lines)})
+    return pd.DataFrame(rows, columns=["message", "role", "block", "tool", "matching lines"])
+
+
+def _blank(text: str, regex: re.Pattern[str]) -> str:
+    def line(text_: str) -> str:
+        if not regex.search(text_):
+            return text_
+        match = _LOCATION.match(text_)
+        return match[1] if match else ""
+    return "\n".join(line(t) for t in text.split("\n"))
+
+
+def blank_lines(content: Any, pattern: str) -> Any:
+    """`content` (a string or content blocks) with every matching line's text removed."""
+    regex = re.compile(pattern)
+    if isinstance(content, str):
+        return _blank(content, regex)
+    out = copy.deepcopy(content)
+    for block in out:
+        if isinstance(block.get("text"), str):
+            block["text"] = _blank(block["text"], regex)
+        if isinstance(block.get("content"), list):
+            block["content"] = blank_lines(block["content"], pattern)
+    return out
+
+
+def _calls(content: Sequence[dict[str, Any]]) -> list[str]:
+    return [f"{b['name']} {json.dumps(b['input'], ensure_ascii=False, sort_keys=True)}"
+            for b in content if b.get("type") == "tool_use"] or ["(answer)"]
+
+
+def next_actions(result: AgentResult, tools: Sequence[Tool], pattern: str, *, llm: Any,
+                 model: str = "claude-haiku-4-5", system: str = SYSTEM) -> pd.DataFrame:
+    """Per turn whose results matched `pattern`: the next calls as run, the next calls with
+    those lines blanked, and whether they are the same."""
+    regex = re.compile(pattern)
+    rows = []
+    messages = result.messages
+    for index, message in enumerate(messages):
+        if message["role"] != "user" or not isinstance(message["content"], list) \
+                or index + 1 >= len(messages):
+            continue
+        if not any(b.get("type") == "tool_result" and regex.search(_text(b.get("content")))
+                   for b in message["content"]):
+            continue
+        clean = copy.deepcopy(messages[:index + 1])
+        clean[-1]["content"] = [{**b, "content": blank_lines(b.get("content"), pattern)}
+                                if b.get("type") == "tool_result" else b
+                                for b in clean[-1]["content"]]
+        reply = llm.create(model=model, max_tokens=MAX_TOKENS, system=system,
+                           tools=[t.definition() for t in tools], messages=clean)
+        actual = _calls(messages[index + 1]["content"])
+        again = _calls([b.model_dump(mode="json") for b in reply.content])
+        rows.append({"after turn": index // 2, "next calls as run": "\n".join(actual),
+                     "next calls without the injected lines": "\n".join(again),
+                     "same": actual == again})
+    return pd.DataFrame(rows)

@@ -1,0 +1,141 @@
+"""Tables and figures of agent runs for notebooks: the tools, the calls, the cost of looping.
+
+What it is:
+- `tool_table(tools)`: each tool's name, whether it writes, the first sentence of its
+  description, its parameters (required ones marked `*`) and its `input_examples`;
+- `calls_table(result)`: one row per tool call of a run (turn, tool, input, error, executed);
+- `tool_choice(results)`: per question, the tools each turn called and the answer's start
+  — how the agent chose between grep, SQL and search;
+- `loop_vs_runner(manual, runner_text, runner_replies)`: the manual loop and the SDK Tool
+  Runner side by side on one question (answer, model calls, tool calls, calls per turn);
+- `caching_summary(runs, model)`: per run, the prompt tokens re-sent and the input dollars
+  without and with the growing prefix read from the prompt cache, from
+  `ragkit.agent.trace.caching_table` (measured when the API reported cache reads, else a
+  projection at list prices);
+- `tokens_figure(runs, model)`: prompt tokens per turn for each run, with the model's
+  minimum cacheable prefix drawn as a line (seed 004's last diagram: every call re-sends the
+  whole conversation).
+
+What it is not: a trace format (`ragkit.agent.trace`) or the loop (`ragkit.agent.loop`).
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from ragkit.agent.loop import AgentResult
+from ragkit.agent.tool import Tool
+from ragkit.agent.trace import caching_table, input_tokens_per_turn
+from ragkit.pricing import price
+
+_SENTENCE = re.compile(r"^(.+?[.!?])(?=\s+[A-Z]|$)", re.S)
+
+
+def first_sentence(text: str) -> str:
+    """The text up to its first full stop followed by a capitalised word (or the end)."""
+    text = " ".join(text.split())
+    match = _SENTENCE.match(text)
+    return match[1] if match else text
+
+
+def _short(value: Any, limit: int = 90) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def tool_table(tools: Sequence[Tool]) -> pd.DataFrame:
+    """One row per tool: writes?, first sentence, parameters (* = required), examples."""
+    rows = []
+    for tool in tools:
+        required = set(tool.input_schema.get("required", ()))
+        params = ", ".join(f"{n}{'*' if n in required else ''}"
+                           for n in tool.input_schema.get("properties", {}))
+        rows.append({"tool": tool.name, "writes": "yes" if tool.writes else "no",
+                     "what it does": first_sentence(tool.description), "parameters": params,
+                     "input_examples": "\n".join(json.dumps(e, ensure_ascii=False)
+                                                 for e in tool.input_examples)})
+    return pd.DataFrame(rows).set_index("tool")
+
+
+def calls_table(result: AgentResult, limit: int = 90) -> pd.DataFrame:
+    """One row per tool call: turn, tool, its input (cut to `limit` characters), whether
+    the result was an error and whether the call ran at all."""
+    rows = [{"turn": c.turn, "tool": c.name, "input": _short(c.input, limit),
+             "is_error": c.result.is_error, "executed": c.executed}
+            for c in result.tool_calls]
+    return pd.DataFrame(rows, columns=["turn", "tool", "input", "is_error", "executed"])
+
+
+def _per_turn(result: AgentResult) -> str:
+    turns: dict[int, list[str]] = {}
+    for call in result.tool_calls:
+        turns.setdefault(call.turn, []).append(call.name)
+    return " → ".join("+".join(dict.fromkeys(names)) for _, names in sorted(turns.items()))
+
+
+def tool_choice(results: Mapping[str, AgentResult]) -> pd.DataFrame:
+    """Per question: the tools of each tool turn (`a+b → c`), calls, and the answer's start
+    (on one line)."""
+    rows = [{"question": q, "tools by turn": _per_turn(r) or "(none)",
+             "tool calls": len(r.tool_calls), "model calls": r.turns,
+             "answer": _short(" ".join(r.answer.split()), 110)}
+            for q, r in results.items()]
+    return pd.DataFrame(rows).set_index("question")
+
+
+def loop_vs_runner(manual: AgentResult, runner_text: str,
+                   runner_replies: Sequence[Any]) -> pd.DataFrame:
+    """The manual loop and the Tool Runner on one question: what each run produced."""
+    uses = [[b for b in reply.content if b.type == "tool_use"] for reply in runner_replies]
+    calls = sum(map(len, uses))
+    tool_turns = sum(bool(u) for u in uses)
+    rows = {
+        "model calls": (manual.turns, len(runner_replies)),
+        "tool calls": (len(manual.tool_calls), calls),
+        "calls per tool turn": (round(manual.calls_per_turn, 2),
+                                round(calls / tool_turns, 2) if tool_turns else 0.0),
+        "same answer text": (True, runner_text == manual.answer),
+        "stop reason": (manual.stop_reason, getattr(runner_replies[-1], "stop_reason", "")
+                        if runner_replies else ""),
+    }
+    return pd.DataFrame(rows, index=["manual loop", "Tool Runner"]).T
+
+
+def caching_summary(runs: Mapping[str, list[dict[str, Any]]], model: str) -> pd.DataFrame:
+    """Per run: turns, prompt tokens sent in all, tokens read from the cache, the input
+    dollars without and with the cache, the saving in per cent, measured or projected."""
+    rows = []
+    for label, records in runs.items():
+        table = caching_table(records, model)
+        plain, cached = table["$ no cache"].sum(), table["$ with cache"].sum()
+        rows.append({"run": label, "turns": len(table),
+                     "prompt tokens": int(table["prompt tokens"].sum()),
+                     "largest prompt": int(table["prompt tokens"].max()),
+                     "read from cache": int(table["read from cache"].sum()),
+                     "$ no cache": plain, "$ with cache": cached,
+                     "saving %": round(100 * (1 - cached / plain), 1) if plain else 0.0,
+                     "source": "measured" if (table["source"] == "measured").all()
+                     else "projection"})
+    return pd.DataFrame(rows).set_index("run")
+
+
+def tokens_figure(runs: Mapping[str, list[dict[str, Any]]], model: str):
+    """Prompt tokens per turn, one line per run, and the minimum cacheable prefix."""
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    for label, records in runs.items():
+        tokens = input_tokens_per_turn(records)["prompt tokens"]
+        ax.plot(tokens.index, tokens.values, marker="o", label=label)
+    minimum = price(model).min_cacheable
+    ax.axhline(minimum, color="grey", linestyle="--",
+               label=f"{model}: shortest cacheable prefix ({minimum:,} tokens)")
+    ax.set_xlabel("turn (model call)")
+    ax.set_ylabel("prompt tokens sent")
+    ax.set_title("Every call re-sends the whole conversation")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,130 @@
+"""The stand-in agent's routes: SQL for aggregation, search for wording, notes, named files."""
+from __future__ import annotations
+
+import pytest
+from tabulate import tabulate
+from agent_fakes import SHOPCORE, executor, file_tools, note_tool, shopcore_files
+
+from ragkit import standin
+from ragkit.agent.loop import SYSTEM, run_agent
+from ragkit.agent.tool import ToolContext
+from ragkit.agent.tools import TOOLS
+from ragkit.llm import LLM
+from ragkit.standin import agent, agent_answer, agent_sql
+
+FASTEST = "Which company grew revenue fastest in 2025?"
+REFUND = "Find the bug that stores a negative refund amount"
+
+
+def _request(question, names, messages=()):
+    return {"model": "claude-haiku-4-5", "max_tokens": 1024, "system": SYSTEM,
+            "tools": [TOOLS[n].definition() for n in names],
+            "messages": [{"role": "user", "content": question}, *messages]}
+
+
+def test_aggregation_question_is_one_reports_sql_call_and_an_answer_from_its_table():
+    tools = [TOOLS[n] for n in ("grep", "glob", "read_file", "docs_search", "reports_sql")]
+    result = run_agent(FASTEST, tools, ToolContext(root=SHOPCORE), llm=LLM(cache=False))
+    assert [c.name for c in result.tool_calls] == ["reports_sql"]
+    assert not result.tool_calls[0].result.is_error
+    # By hand (test_agent_tools): Cedarline Health 1,127.7 → 1,383.5 = +22.7 %;
+    # runner-up Solvara Energy +19.6 %.
+    assert result.answer.startswith("Cedarline Health: revenue_2024 = 1127.7, revenue_2025 = "
+                                    "1383.5, growth_pct = 22.7 — ranked 1 of 8 companies")
+    assert "Next: Solvara Energy (growth_pct = 19.6)" in result.answer
+    assert result.turns == 2
+
+
+def test_the_templates_read_the_question():
+    growth = agent_sql.plan_query(FASTEST)
+    assert (growth.kind, growth.column, growth.aggregate, growth.year) == \
+        ("growth", "revenue", "SUM", 2025)
+    low = agent_sql.plan_query("Which company had the lowest gross margin in 2024 Q3?")
+    assert (low.kind, low.column, low.aggregate, low.quarter, low.descending) == \
+        ("ranking", "gross_margin", "AVG", 3, False)
+    assert low.sql.endswith("WHERE year = 2024 AND quarter = 3 GROUP BY company ORDER BY "
+                            "gross_margin_2024_q3 ASC")
+    assert agent_sql.plan_query("What was the average revenue in 2025?").aggregate == "AVG"
+    for not_one in ("How did revenue grow in 2025?", "Which company grew revenue fastest?",
+                    "Which company has the highest ambitions in 2025?"):
+        assert agent_sql.plan_query(not_one) is None, not_one
+
+
+def test_a_named_company_is_answered_from_its_row():
+    query = agent_sql.plan_query("What was the total revenue of Cedarline Health in 2025?")
+    table = "2 rows\n" + tabulate([("Orchard Lane Retail", 6350.6), ("Cedarline Health", 1383.5)],
+                                  headers=["company", "revenue_2025"], tablefmt="simple")
+    assert agent_sql.parse_table(table) == (["company", "revenue_2025"],
+                                            [["Orchard Lane Retail", "6350.6"],
+                                             ["Cedarline Health", "1383.5"]])
+    assert agent_sql.answer("What was the total revenue of Cedarline Health in 2025?", query,
+                            table).startswith("Cedarline Health: revenue_2025 = 1383.5 — "
+                                              "ranked 2 of 2 companies")
+    assert agent_sql.answer("q", query, "no rows: the query matched nothing.") is None
+
+
+def test_wording_question_is_one_docs_search_and_quotes_the_passage():
+    question = "How many days is the cooling-off period for refunds?"
+    names = ("grep", "glob", "read_file", "docs_search", "reports_sql")
+    first = standin.respond("/v1/messages", _request(question, names))[1]["content"]
+    uses = [b for b in first if b["type"] == "tool_use"]
+    assert [(b["name"], b["input"]) for b in uses] == [("docs_search", {"query": question})]
+    passage = {"type": "search_result", "source": "policies/en/refund-policy.md#0",
+               "title": "Refund policy", "citations": {"enabled": True}, "content": [
+                   {"type": "text", "text": "You may cancel an order during a cooling-off "
+                                            "period of 21 days."}]}
+    results = [{"type": "tool_result", "tool_use_id": uses[0]["id"], "content": [passage]}]
+    reply = standin.respond("/v1/messages", _request(question, names, [
+        {"role": "assistant", "content": first}, {"role": "user", "content": results}]))[1]
+    assert reply["content"] == [{"type": "text", "text": (
+        "From the documents found:\n- “You may cancel an order during a cooling-off period of "
+        "21 days.” [policies/en/refund-policy.md#0]")}]
+
+
+def test_code_questions_keep_the_walk_through_even_with_search_offered():
+    state = agent.state_of(_request(REFUND, ("grep", "docs_search")))
+    assert agent.question_kind(state.question, {"grep", "docs_search"}) == "code"
+    assert agent.question_kind("What is the refund policy?", {"grep"}) == "code"
+    assert agent.question_kind("What is the refund policy?", {"docs_search"}) == "wording"
+
+
+@pytest.mark.parametrize("approve, last_line", [(False, agent_answer.NOTE_REFUSED),
+                                                (True, agent_answer.NOTE_SAVED)])
+def test_a_note_asked_for_is_saved_once_after_the_answer(approve, last_line):
+    saved: list[dict] = []
+    tools = file_tools(shopcore_files()) + [note_tool(saved)]
+    result = run_agent(REFUND + " and save a note with the fix", tools,
+                       ToolContext(root=SHOPCORE), llm=LLM(cache=False),
+                       run_tool=executor(tools, approve=approve))
+    notes = [c for c in result.tool_calls if c.name == "notes_save"]
+    assert len(notes) == 1 and notes[0].turn == 4 and notes[0].result.is_error is not approve
+    assert notes[0].input["title"] == REFUND
+    assert result.answer.endswith("\n\n" + last_line)
+    assert notes[0].input["text"] == result.answer.rsplit("\n\n", 1)[0]
+    assert "orders/cancel.py:68" in notes[0].input["text"]
+    assert len(saved) == approve
+    # the searches are those of the question without its request for a note
+    assert result.tool_calls[0].input == {"pattern": r"(?i)\b(store|negative|refund|amount)"}
+
+
+def test_no_note_without_an_answer_or_without_a_request():
+    saved: list[dict] = []
+    tools = file_tools(shopcore_files()) + [note_tool(saved)]
+    for question in ("Which quantum flux capacitor calibrates the warp coils? Save a note.",
+                     REFUND):
+        result = run_agent(question, tools, ToolContext(root=SHOPCORE), llm=LLM(cache=False),
+                           run_tool=executor(tools, approve=True))
+        assert "notes_save" not in {c.name for c in result.tool_calls}, question
+    assert saved == []
+
+
+def test_a_named_file_is_read_from_the_top_and_its_name_is_not_an_identifier():
+    question = REFUND + ", starting from payments/reconcile.py"
+    assert agent.identifiers(question) == []
+    assert agent.key_terms("What does payments/reconcile.py do?") == ["payment", "reconcile"]
+    tools = file_tools(shopcore_files())
+    result = run_agent(question, tools, ToolContext(root=SHOPCORE), llm=LLM(cache=False),
+                       run_tool=executor(tools))
+    turn2 = [c.input for c in result.tool_calls if c.turn == 2 and c.name == "read_file"]
+    assert turn2[0] == {"path": "payments/reconcile.py", "start_line": 1, "end_line": 60}
+    assert result.sources[0] == "orders/cancel.py:68"
