@@ -39,7 +39,18 @@ from ragkit.pricing import (PRICES, PRICES_DATE, CorpusCost, CostTable, Price, U
                             contextualization_cost, cost, measured_contextualization_cost,
                             price, project_corpus_cost, uncached_cost)
 
-STANDIN_BACKEND = "offline-stand-in"
+def _standin_version() -> str:
+    """A digest of the stand-in's own source, so its cached replies are keyed by the program
+    that wrote them: after a change to a rule, old replies are never served again."""
+    import hashlib
+    from pathlib import Path
+    digest = hashlib.sha256()
+    for path in sorted(Path(standin.__file__).parent.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+STANDIN_BACKEND = f"offline-stand-in@{_standin_version()}"
 
 
 def has_api_key() -> bool:

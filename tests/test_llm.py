@@ -214,3 +214,14 @@ def test_seed_cost_table_rows_are_the_hand_computed_ones():
     # (8000 · $0.03/M · 125 documents = $0.03) = $0.991875
     assert table["uncached $/M doc tokens"].round(4).tolist() == [2.9219, 2.9219, 11.6875,
                                                                    11.6875]
+
+
+def test_stand_in_replies_are_keyed_by_the_stand_ins_own_source(tmp_path, monkeypatch):
+    """A changed rule must never be answered from replies the old program wrote."""
+    from ragkit import llm
+    (tmp_path / "__init__.py").write_text("rule = 1\n")
+    monkeypatch.setattr(standin, "__file__", str(tmp_path / "__init__.py"))
+    before = llm._standin_version()
+    (tmp_path / "__init__.py").write_text("rule = 2\n")
+    assert llm._standin_version() != before
+    assert llm.STANDIN_BACKEND.startswith("offline-stand-in@")
