@@ -10,7 +10,9 @@ The package, one concept per module:
 - `loop.py`: the agentic loop over `messages.create(tools=...)`, seed 000's rules enforced;
 - `trace.py`: JSONL traces, their tables and timelines, optional OpenTelemetry spans;
 - `crag.py`, `self_rag.py`: corrective RAG and Self-RAG-style reflection;
-- `long_context.py`: the whole corpus in one cached prompt, the baseline seed 002 names.
+- `long_context.py`: the whole corpus in one cached prompt, the baseline seed 002 names;
+- `compare.py`: plain RAG, CRAG, Self-RAG and long context on golden questions (accuracy,
+  calls, tokens, latency, projected cost).
 
 Offline, the offline stand-in (`ragkit.standin`) answers the loop's requests through the
 same SDK code path; it is a documented deterministic program, never presented as a model.

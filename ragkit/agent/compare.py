@@ -11,11 +11,11 @@ LLM calls (fresh + from the call cache), the four token counters, seconds, and d
 Accuracy (`is_correct`), offline and deterministic — the same test for every method:
 - a question without golden spans (unanswerable): correct iff the answer declines or says it
   does not know;
-- otherwise not declined, and either some golden span is found in the answer (≥ 80 % of the
-  span's content terms, `ragkit.support.coverage`, so a quoted sentence of a longer span
-  counts only if it carries most of it) or the answer contains the reference answer's key
-  facts: all its numbers when it has any (e.g. "21 days", "€0.30"), else ≥ 60 % of its content
-  terms.
+- otherwise not declined, and either every golden span is found in the answer (≥ 80 % of
+  each span's content terms, `ragkit.support.coverage`; all spans, so a distractor's
+  "event" span alone, without its figure, is not enough) or the answer contains the
+  reference answer's key facts: all its numbers when it has any (e.g. "21 days", "€0.30"),
+  else ≥ 60 % of its content terms.
 
 Cost: dollars at Haiku 4.5 list prices × each reply's usage. Offline that usage is the
 stand-in's *estimate* (one token per 4 bytes) and its cache counters are 0, so every dollar
@@ -55,7 +55,8 @@ def is_correct(query: Query, text: str) -> bool:
         return declined
     if declined:
         return False
-    if any(coverage(g.span, text) >= SPAN_COVER for g in query.golden if g.span):
+    spans = [g.span for g in query.golden if g.span]
+    if spans and all(coverage(span, text) >= SPAN_COVER for span in spans):
         return True
     numbers = key_numbers(query.answer)
     if numbers:
@@ -160,6 +161,19 @@ def run_methods(methods: Mapping[str, Method | None], queries: Sequence[Query], 
     """`run_method` for each named method (None: not available, kept as a labelled gap)."""
     return {name: None if m is None else run_method(m, queries, client, cache)
             for name, m in methods.items()}
+
+
+def rounded(table: pd.DataFrame) -> pd.DataFrame:
+    """A comparison table for display: dollars to 5 decimals, seconds to 3, the rest to 1
+    (`ragkit.evaluate.round_metrics`). For showing only; recorded numbers stay unrounded."""
+    from ragkit.evaluate import round_metrics
+    out = round_metrics(table)
+    for column in table.columns:
+        if column.startswith("$"):
+            out[column] = table[column].round(5)
+        elif column == "seconds":
+            out[column] = table[column].round(3)
+    return out
 
 
 def comparison_table(runs: Mapping[str, pd.DataFrame | None],

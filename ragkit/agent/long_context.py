@@ -154,3 +154,15 @@ def window_table(documents: Sequence[Document], parts: Mapping[str, Sequence[str
         rows[name] = {"documents": len(chosen), "prompt tokens": lc.tokens,
                       "limit": lc.limit, "fits": lc.fits}
     return pd.DataFrame(rows).T
+
+
+def cost_table(prefix_tokens: int, question_tokens: int, output_tokens: int,
+               queries: Sequence[int] = (1, 10, 100, 1000), model: str = DEFAULT_MODEL
+               ) -> pd.DataFrame:
+    """`project_cost` per number of queries: dollars per query with and without caching."""
+    rows = {n: project_cost(prefix_tokens, question_tokens, output_tokens, n, model)
+            for n in queries}
+    return pd.DataFrame({"$/query cached": {n: p.cached_per_query for n, p in rows.items()},
+                         "$/query uncached": {n: p.uncached_per_query for n, p in rows.items()},
+                         "saving %": {n: 100 * (1 - p.cached_per_query / p.uncached_per_query)
+                                      for n, p in rows.items()}}).rename_axis("queries")
