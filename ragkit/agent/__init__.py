@@ -12,7 +12,9 @@ The package, one concept per module:
 - `views.py`: notebook tables and figures of runs (tools, calls, tool choice, the cost of
   looping); `injection.py`: where untrusted text went and whether it changed the next action;
 - `crag.py`, `self_rag.py`: corrective RAG and Self-RAG-style reflection;
-- `long_context.py`: the whole corpus in one cached prompt, the baseline seed 002 names.
+- `long_context.py`: the whole corpus in one cached prompt, the baseline seed 002 names;
+- `compare.py`: plain RAG, CRAG, Self-RAG and long context on golden questions (accuracy,
+  calls, tokens, latency, projected cost).
 
 Offline, the offline stand-in (`ragkit.standin`) answers the loop's requests through the
 same SDK code path; it is a documented deterministic program, never presented as a model.

@@ -22,6 +22,9 @@ None: not mine). `RULES` lists them in order; the first that answers wins.
   conversation → a permutation by query-term overlap.
 - `contextualize.py`: a `<document>…</document>` and a `<chunk>…</chunk>` in the user turn
   (Anthropic's contextual-retrieval prompt) → the chunk's structural context.
+- `crag.py`: the CRAG and Self-RAG judge prompts (`[ragkit judge: crag_relevance v1]`,
+  `selfrag_*`) → labels by word overlap; a `<documents>` long-context prompt → an extractive
+  answer over the documents' sentences.
 - `answer.py`: `search_result` blocks and a question, no tools → an extractive answer
   quoting the best-supported sentences with `search_result_location` citations, or
   "I don't know" when the support is below its threshold.

@@ -1,0 +1,132 @@
+"""CRAG: the action table, strip decomposition, the grep fallback, the judge's NaN."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from ragkit.agent import crag as C
+from ragkit.documents import Chunk, RagkitWarning
+from ragkit.judge import Judge
+from ragkit.llm import LLM, make_client
+from ragkit.standin import transport
+
+
+@pytest.mark.parametrize("scores, expected", [
+    ([0.80, 0.10], C.CORRECT),        # one passage at or above upper (0.75) is enough
+    ([0.75, 0.10], C.CORRECT),        # the threshold itself counts
+    ([0.74, 0.30, 0.00], C.AMBIGUOUS),  # best between lower (0.25) and upper
+    ([0.25], C.AMBIGUOUS),
+    ([0.24, 0.10], C.INCORRECT),      # all below lower
+    ([], C.INCORRECT),
+    ([math.nan, 0.1], C.INCORRECT),   # undecided counts as incorrect
+    ([math.nan, 0.9], C.CORRECT),
+])
+def test_action_table(scores, expected):
+    assert C.action(scores, upper=0.75, lower=0.25) == expected
+
+
+def test_strips_group_three_sentences_and_glue_short_pieces():
+    text = ("The refund window lasts 21 days here. It starts on the day of delivery. "
+            "Fees apply. Do returns always need the original receipt? Yes. "
+            "Items must be unused and in the box. Shipping back is free for members.")
+    # "Fees apply." and "Yes." have <= 5 words: glued to the sentence before them.
+    assert C.strips(text) == [
+        "The refund window lasts 21 days here. It starts on the day of delivery. Fees apply. "
+        "Do returns always need the original receipt? Yes.",
+        "Items must be unused and in the box. Shipping back is free for members."]
+    assert C.strips("One two three four five six.\nSeven eight nine ten eleven twelve.",
+                    size=1) == ["One two three four five six.",
+                                "Seven eight nine ten eleven twelve."]
+
+
+class Fixed:
+    """An evaluator with hand-made scores by passage text."""
+    upper, lower = 0.75, 0.25
+
+    def __init__(self, by_word: dict[str, float]) -> None:
+        self.by_word = by_word
+
+    def score(self, question: str, passage: str) -> float:
+        return max((s for w, s in self.by_word.items() if w in passage), default=0.0)
+
+
+def _chunk(ident: str, text: str) -> Chunk:
+    return Chunk(ident, "policies/en/refunds.md", text, metadata={"title": "Refunds"})
+
+
+def test_refine_keeps_top_strips_and_scores_short_ones_minus_one():
+    chunk = _chunk("c1", "Alpha words one two three four. Beta words one two three four. "
+                   "Gamma words one two three four. Delta words one two three four.")
+    kept = C.refine("q", [chunk], Fixed({"Alpha": 0.2, "Delta": 0.9}), keep=1)
+    assert [(c.id, c.text, s) for c, s in kept] == [
+        ("c1#s2", "Delta words one two three four.", 0.9)]
+    short = _chunk("c2", "Too short.")
+    assert C.refine("q", [short], Fixed({"Too": 1.0}), keep=5)[0][1] == -1.0
+
+
+def test_crag_actions_choose_internal_external_or_both(tmp_path):
+    (tmp_path / "faq.md").write_text("Intro line.\nThe cooling-off period lasts 21 days here.\n"
+                                     "Other line.\n", encoding="utf-8")
+    grep = C.GrepCorpus(tmp_path)
+    inside = _chunk("c1", "Inside words one two three four five.")
+    llm = LLM(make_client(transport=transport()), cache=False)
+    correct = C.crag("cooling-off period", [inside], Fixed({"Inside": 0.9, "cooling": 0.5}),
+                     grep, llm=llm)
+    assert correct.action == C.CORRECT and correct.fallback_query is None
+    assert [c.id for c, _ in correct.kept] == ["c1#s1"]
+    ambiguous = C.crag("cooling-off period", [inside], Fixed({"Inside": 0.5, "cooling": 0.6}),
+                       grep, llm=llm)
+    assert ambiguous.action == C.AMBIGUOUS
+    assert [c.id for c, _ in ambiguous.kept] == ["faq.md:2#s1", "c1#s1"]  # best first
+    wrong = C.crag("cooling-off period", [inside], Fixed({"cooling": 0.6}), grep, llm=llm)
+    assert wrong.action == C.INCORRECT and wrong.fallback_query == "cooling off period"
+    assert [c.id for c, _ in wrong.kept] == ["faq.md:2#s1"]
+
+
+def test_grep_fallback_ranks_by_rare_keywords(tmp_path):
+    (tmp_path / "a.md").write_text("refund policy\nnothing\nnothing\nnothing\nrefund window "
+                                   "days\n", encoding="utf-8")
+    (tmp_path / "b.md").write_text("refund only\n", encoding="utf-8")
+    (tmp_path / "bin.dat").write_bytes(b"\xff\xfe refund")
+    hits = C.GrepCorpus(tmp_path, limit=2)("refund window")
+    assert [h.id for h in hits] == ["a.md:5", "a.md:1"]
+    assert hits[0].text == "nothing\nrefund window days"
+
+
+def test_keywords_drop_question_words():
+    assert C.keywords("How many days is the refund window at Larkspur?") == [
+        "days", "refund", "window", "larkspur"]
+
+
+def test_offline_lexical_score_is_the_idf_share():
+    ev = C.OfflineEvaluator()  # no index: every term weighs 1; no embedder: no cosine
+    assert ev.score("refund window days", "The refund window is short.") == pytest.approx(2 / 3)
+
+
+def _reply_handler(text: str):
+    def handle(path, body):
+        from ragkit.standin import respond
+        status, reply = respond(path, body)
+        reply["content"] = [{"type": "text", "text": text}]
+        return status, reply
+    return handle
+
+
+@pytest.mark.parametrize("reply", ["not json", '{"label": "very relevant"}', '{"score": 1}'])
+def test_claude_evaluator_malformed_reply_is_nan_and_counted(reply):
+    llm = LLM(make_client(max_retries=0, transport=transport(_reply_handler(reply))),
+              cache=False)
+    ev = C.ClaudeEvaluator(Judge(llm))
+    with pytest.warns(RagkitWarning, match="crag_relevance v1"):
+        assert math.isnan(ev.score("question?", "passage"))
+    assert ev.judge.failures["crag_relevance"] == 1
+
+
+def test_claude_evaluator_through_the_stand_in_grades_by_overlap():
+    llm = LLM(make_client(transport=transport()), cache=False)
+    ev = C.ClaudeEvaluator(Judge(llm))
+    assert ev.score("refund window days", "refund window days apply") == 1.0  # relevant
+    assert ev.score("refund window days", "the refund is paid") == 0.5  # 1/3 ≥ 0.25: partial
+    assert ev.score("refund window days", "unrelated text") == 0.0
+    assert ev.judge.asked["crag_relevance"] == 3 and not ev.judge.failures

@@ -1,0 +1,79 @@
+"""Long context: the request shape, the over-window refusal, the cost arithmetic."""
+from __future__ import annotations
+
+import pytest
+
+from ragkit.agent import long_context as L
+from ragkit.agent.compare import is_correct, key_numbers
+from ragkit.documents import Document, Golden, Query, RagkitError
+from ragkit.llm import LLM, make_client
+from ragkit.standin import transport
+
+DOCS = [Document("policies/en/refunds.md", "The cooling-off period is 21 days.", "Refunds"),
+        Document("manuals/x.md", "ETH2 has the fixed address 192.168.50.1/24.", "Manual")]
+
+
+def _llm() -> LLM:
+    return LLM(make_client(transport=transport()), cache=False)
+
+
+def test_request_caches_the_corpus_block_only_and_puts_the_question_last():
+    corpus = L.corpus_text(DOCS)
+    body = L.request(corpus, "How long is the cooling-off period?")
+    (turn,) = body["messages"]
+    assert turn["role"] == "user"
+    first, last = turn["content"]
+    assert first == {"type": "text", "text": corpus, "cache_control": {"type": "ephemeral"}}
+    assert last == {"type": "text", "text": "How long is the cooling-off period?"}
+    assert corpus.startswith('<documents>\n<document source="policies/en/refunds.md" '
+                             'title="Refunds">\nThe cooling-off period is 21 days.\n</document>')
+
+
+def test_over_window_refusal_says_by_how_much():
+    lc = L.LongContext(DOCS, _llm(), room=2048)
+    assert lc.fits and lc.limit == 200_000 - 2048
+    big = L.LongContext([Document("big.md", "x" * 800_000)], _llm())  # 200,000 tokens + tags
+    assert not big.fits
+    with pytest.raises(RagkitError, match=r"200,000 less 2,048 .* = 197,952: \d[\d,]* over"):
+        big.ask("anything?")
+
+
+def test_stand_in_answers_from_the_corpus_sentences():
+    lc = L.LongContext(DOCS, _llm())
+    reply = lc.ask("What is the cooling-off period?")
+    assert reply.text == "The cooling-off period is 21 days. (source: policies/en/refunds.md)"
+    assert not reply.declined and reply.usage.input > 0
+    assert lc.ask("Who won the football match on Sunday evening?").declined
+
+
+def test_cost_projection_by_hand():
+    # Haiku 4.5: input $1, 5-minute write $1.25, read $0.10, output $5 per million tokens.
+    # 100,000-token corpus, 50-token question, 100-token answer, 10 queries:
+    # first = 0.125 + 0.00005 + 0.0005 = 0.12555; later = 0.01 + 0.00055 = 0.01055;
+    # per query = (0.12555 + 9 · 0.01055) / 10 = 0.0220500; uncached = 0.1 + 0.00055.
+    p = L.project_cost(100_000, 50, 100, 10)
+    assert p.first_query == pytest.approx(0.12555)
+    assert p.later_query == pytest.approx(0.01055)
+    assert p.cached_per_query == pytest.approx(0.02205)
+    assert p.uncached_per_query == pytest.approx(0.10055)
+    short = L.project_cost(4000, 50, 100, 10)  # under Haiku 4.5's 4096-token minimum
+    assert not short.cached and short.cached_per_query == short.uncached_per_query
+    with pytest.raises(RagkitError):
+        L.project_cost(1000, 1, 1, 0)
+
+
+def test_accuracy_rule():
+    q = Query("q1", "How long?", "The cooling-off period is 21 days.",
+              golden=(Golden("policies/en/refunds.md", "cooling-off period is 21 days"),))
+    assert is_correct(q, "It is 21 days (cooling-off period).")
+    assert not is_correct(q, "It is 14 days.")
+    assert not is_correct(q, "I don't know: the sources do not answer this question.")
+    two = Query("q3", "Orders in the quarter of the Arrowmere deal?", "$400.9 million.",
+                golden=(Golden("reports/a.md", "signed a ten-year agreement with Arrowmere"),
+                        Golden("reports/a.md", "order intake was $400.9 million")))
+    assert not is_correct(two, "The Company signed a ten-year agreement with Arrowmere.")
+    assert is_correct(two, "Order intake was $400.9 million.")  # the reference's number
+    none = Query("q2", "Revenue in 2019?", "", golden=())
+    assert is_correct(none, "I don't know: the sources do not answer this question.")
+    assert not is_correct(none, "It was 12 million.")
+    assert key_numbers("€1,200.50 and 21 days") == {"1200.50", "21"}
