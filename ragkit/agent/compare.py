@@ -25,10 +25,10 @@ and the others a read (`long_context.project_cost`) when the usage shows no cach
 """
 from __future__ import annotations
 
-import importlib.util
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 import pandas as pd
 
@@ -118,15 +118,18 @@ def long_context_method(documents) -> Method:
     return run
 
 
-def agentic_method(**kwargs) -> Method | None:
-    """`ragkit.agent.loop.run_agent` as a method, or None while that module does not exist."""
-    if importlib.util.find_spec("ragkit.agent.loop") is None:
-        return None
-    from ragkit.agent.loop import run_agent  # noqa: F401 (built alongside)
+def agentic_method(root: str | Path, pipeline=None, max_turns: int = 8) -> Method:
+    """`ragkit.agent.loop.run_agent` as a method: grep, glob and read_file over `root`, plus
+    docs_search over `pipeline` when one is given; the answer is the loop's final text."""
+    from ragkit.agent.loop import run_agent
+    from ragkit.agent.tool import ToolContext
+    from ragkit.agent.tools import TOOLS
+    names = ["grep", "glob", "read_file"] + (["docs_search"] if pipeline is not None else [])
+    context = ToolContext(root=Path(root).resolve(), pipeline=pipeline)
 
     def run(question: str, llm) -> str:
-        result = run_agent(question, llm=llm, **kwargs)
-        return getattr(result, "text", str(result))
+        return run_agent(question, [TOOLS[n] for n in names], context, llm=llm,
+                         max_turns=max_turns).answer
     return run
 
 
