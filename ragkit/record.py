@@ -100,11 +100,16 @@ def record_metrics(name: str, table: pd.DataFrame,
                    metrics: tuple[str, ...] = ("Pass@5", "Pass@20"), caption: str = "") -> None:
     """Record a methods × metrics table, and each `method metric` cell as a number.
 
-    Only the `metrics` columns the table has become numbers (rounded to 2 decimals); a table
-    of one metric broken down by something else (e.g. Pass@20 by question kind) passes
-    `metrics=()` and says what it holds in its `caption`.
+    The `metrics` columns become numbers (rounded to 2 decimals); a metric the table lacks
+    is an error (a typo would otherwise vanish from sweeps). A table of one metric broken
+    down by something else (e.g. Pass@20 by question kind) passes `metrics=()` and says
+    what it holds in its `caption`.
     """
-    present = tuple(m for m in metrics if m in table.columns)
+    missing = [m for m in metrics if m not in table.columns]
+    if missing:
+        raise RagkitError(f"record_metrics {name!r}: no column {', '.join(map(repr, missing))}; "
+                          f"columns: {', '.join(map(str, table.columns))}")
+    present = tuple(metrics)
     cells = {f"{method} {metric}": round(float(table.loc[method, metric]), 2)
              for method in table.index for metric in present}
 

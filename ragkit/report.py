@@ -34,6 +34,7 @@ th,td{padding:.25rem .6rem;border-bottom:1px solid #e3e7ef;text-align:left;verti
 thead th{border-bottom:2px solid #c9d0dc;background:#f6f8fb}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 tbody tr:nth-child(even){background:#fafbfd}
+tbody th{white-space:nowrap}
 figure{margin:1.2rem 0}figcaption{font-size:.9rem;color:#3b4352;margin:.2rem 0 .4rem}
 figcaption b{color:#1d2330}img{max-width:100%;height:auto;border:1px solid #eef0f4}
 .finding{background:#eef5ff;border-left:4px solid #1f5fbf;padding:.5rem .9rem;margin:.6rem 0}
@@ -115,7 +116,8 @@ def ladders(document: dict) -> list[tuple[str, dict]]:
     for nb in document["notebooks"]:
         for name, table in nb["tables"].items():
             if name.startswith("ladder") and all(c in table["columns"] for c in LADDER):
-                found.append((f"{nb['name'][:2]} · {table['caption'] or name}", table))
+                short = name.removeprefix("ladder").strip("_").replace("_", " ") or "ladder"
+                found.append((f"{nb['name'][:2]} · {short}", table))
     return found
 
 
@@ -147,6 +149,8 @@ def headline_html(document: dict) -> str:
              f"{html.escape(', '.join(nb['name'] for nb in failed))}</span>")
     parts = ["<section id='headline'><h2>Headline</h2>", f"<p>{state}.</p>"]
     if rungs:
+        legend = "; ".join(f"<b>{html.escape(label)}</b>: {html.escape(t['caption'])}"
+                           for label, t in ladders(document) if t["caption"])
         top = "".join(f"<th colspan='2' class='num'>{html.escape(g)}</th>" for g in groups)
         sub = "".join("<th class='num'>Fail@20</th><th class='num'>reduction</th>"
                       for _ in groups)
@@ -158,12 +162,16 @@ def headline_html(document: dict) -> str:
             "<figure><figcaption><b>The contextual-retrieval ladder.</b> Failure rate "
             "Fail@20 = 100 − Pass@20 per rung, and its reduction relative to the first rung, "
             "in every notebook that records a ladder, beside the article's numbers; "
-            "– marks a rung not built.</figcaption><div class='scroll'><table><thead>"
+            f"– marks a rung not built. {legend}</figcaption><div class='scroll'><table><thead>"
             f"<tr><th rowspan='2'>rung</th>{top}</tr><tr>{sub}</tr></thead>"
             f"<tbody>{body}</tbody></table></div></figure>")
+    def found(nb: dict) -> str:
+        if nb["error"]:
+            return f"<span class='failed'>failed at {html.escape(nb['error']['line'])}</span>"
+        return _markdown(nb["finding"]) if nb["finding"] else "–"
     findings = "".join(
         f"<tr><td><a href='#nb-{nb['name'][:2]}'>{html.escape(nb['title'])}</a></td>"
-        f"<td>{_markdown(nb['finding']) if nb['finding'] else '–'}</td>"
+        f"<td>{found(nb)}</td>"
         f"<td class='{nb['status']}'>{nb['status']}</td>"
         f"<td class='num'>{duration(nb['seconds'])}</td></tr>" for nb in notebooks)
     parts.append("<h3>What each notebook found</h3><div class='scroll'><table><thead><tr>"

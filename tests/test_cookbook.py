@@ -7,6 +7,7 @@ import json
 import re
 
 import nbformat
+import pandas as pd
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
@@ -260,3 +261,22 @@ def test_bad_param_options_exit_2(tmp_path, capsys, args, message):
     assert main(["cookbook", "run", "--out", str(tmp_path / "out"), *args]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_record_metrics_stores_the_table_and_its_metric_cells(tmp_path, monkeypatch):
+    from ragkit.record import load_records, record, record_metrics
+    monkeypatch.setenv("RAGKIT_RECORD", str(tmp_path / "r.json"))
+    table = pd.DataFrame({"Pass@5": [61.234, 50.0], "MRR": [0.5, 0.25]}, index=["a", "b"])
+    record_metrics("t", table, ("Pass@5",), caption="Two methods")
+    record("n", 3)
+    record("cost", pd.DataFrame({"$": [1.5]}, index=["x"]), caption="Cost")
+    records = load_records(tmp_path / "r.json")
+    assert records["numbers"] == {"a Pass@5": 61.23, "b Pass@5": 50.0, "n": 3}
+    assert records["tables"]["t"] == {"caption": "Two methods", "metrics": ["Pass@5"],
+                                      "index_name": None, "index": ["a", "b"],
+                                      "columns": ["Pass@5", "MRR"],
+                                      "data": [[61.234, 0.5], [50.0, 0.25]]}
+    assert records["tables"]["cost"]["metrics"] == []
+    with pytest.raises(RagkitError, match="record_metrics 't': no column 'Pass@20'; "
+                                          "columns: Pass@5, MRR"):
+        record_metrics("t", table, ("Pass@5", "Pass@20"))
