@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup cookbook test notebooks benchmarks parity clean
+.PHONY: setup cookbook test lab notebooks benchmarks parity clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,11 @@ cookbook: $(STAMP)
 
 test: $(STAMP)
 	IPYKERNEL_CELL_NAME='<IPY-INPUT>' $(BIN)/python -m pytest
+
+# JupyterLab on the notebooks, with the project's kernel: the `python3` kernel of .venv
+# (JUPYTER_PATH puts .venv's kernelspecs before any in your home folder).
+lab: $(STAMP)
+	JUPYTER_PATH=$(CURDIR)/$(VENV)/share/jupyter $(BIN)/jupyter lab notebooks/
 
 # Re-execute the notebooks in place (commit them with these offline outputs).
 notebooks: $(STAMP)

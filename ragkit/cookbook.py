@@ -1,21 +1,21 @@
-"""Run the cookbook: execute notebooks with papermill and collect a report.
+"""Run the cookbook: execute notebooks with papermill into a results folder with a report.
 
 - `run_cookbook(out)`: executes every numbered notebook in `notebooks/` into the results
-  folder `out/`, with `out/report.html` (each notebook's recorded tables and its figures) and
-  `out/summary.md` (status, time, recorded tables as Markdown).
-- `sweep(notebook, out, grid)`: executes one notebook once per point of a parameter grid
-  into `out/` and tabulates what each run recorded (`sweep.csv`, `sweep.md`).
+  folder `out/`, with `results.json` (`ragkit.results`: what each notebook recorded, its
+  parameters, and the run's versions and data hashes), `report.html` and `summary.md`
+  (`ragkit.report`).
+- `sweep(notebook, out, grid)` (`ragkit.sweep`): one notebook over a parameter grid.
 - `refresh()`: re-executes notebooks in place (what a contributor runs before committing).
-- `record(name, value)` / `record_metrics(name, table)`: called from a notebook; store a table
-  or number for the report when the notebook runs under the cookbook (a no-op interactively).
+- `record`, `record_metrics`, `finding` (`ragkit.record`): called from a notebook; store
+  a table, number or the one-line finding for the report (a no-op interactively).
 
-Parameters are checked before anything runs: a name must be declared in the notebook's
-`parameters` cell (with several notebooks: by at least one of them, and each notebook gets
-only the names it declares). String values are read as on the command line: JSON numbers,
-booleans and null, else the string itself (`"3"` -> 3, `"true"` -> True, `"256,512"` stays).
+Parameters are checked before anything runs (`ragkit.notebook_params`): a name must be
+declared in the notebook's `parameters` cell (with several notebooks: by at least one of
+them, and each notebook gets only the names it declares), and a value must have its
+default's type.
 
 A failed notebook or sweep point does not stop the others; the report shows which one failed
-and the failing cell's error, and the command then raises `RagkitError` (exit status 2).
+and the failing cell's source and error, and the command then raises `RagkitError` (exit 2).
 
 Results folders: a run or sweep builds its folder beside `out` and swaps it in only when done
 (`ragkit.atomic.replace_folder`), so an interrupted run leaves the previous results whole. The
@@ -25,76 +25,71 @@ sweep saved inside it count as ragkit's and are replaced with it). A user's fold
 results folder where the user has put a file of their own, is refused; so is a file.
 
 Notebooks run with the environment set for reproducible outputs (IPYKERNEL_CELL_NAME, no
-tqdm refresh timing in outputs), the same way the test suite executes them.
+tqdm refresh timing in outputs), the same way the test suite executes them. They share one
+embedding cache (`$RAGKIT_HOME/cache/embeddings.sqlite`), so a text embedded by one notebook
+costs nothing in the next.
 """
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
-from ragkit.atomic import replace_folder, write_text
+from ragkit.atomic import check_target, replace_folder, write_text
 from ragkit.documents import RagkitError
+from ragkit.notebook_params import effective_parameters, parameters_for, parse_value
+from ragkit.record import RECORD_ENV, finding, load_records, record, record_metrics
+from ragkit.results import build_results, datasets_of, validate
 from ragkit.report import write_report
+
+__all__ = ["finding", "is_results", "notebook_paths", "parameters_for", "parse_value",
+           "record", "record_metrics", "refresh", "run_cookbook", "sweep"]
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
+NAME = re.compile(r"^\d\d_[a-z0-9_]+\.ipynb$")
 MARKER = ".ragkit-results"
 RESULTS = "a ragkit results folder"
-RECORD_ENV = "RAGKIT_RECORD"
 NOTEBOOK_ENV = {"IPYKERNEL_CELL_NAME": "<IPY-INPUT>", "PYDEVD_DISABLE_FILE_VALIDATION": "1",
                 "TQDM_MININTERVAL": "1000",
                 "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
 
 
-def _store(values: dict[str, Any]) -> None:
-    """Merge `values` into the records file of the current cookbook run (if any)."""
-    path = os.environ.get(RECORD_ENV)
-    if not path:
-        return
-    store = json.loads(Path(path).read_text()) if Path(path).is_file() else {}
-    for name, value in values.items():
-        if isinstance(value, pd.DataFrame):
-            value = {"table": json.loads(value.to_json(orient="split"))}
-        store[name] = value
-    write_text(path, json.dumps(store, indent=1))
-
-
-def record(name: str, value: Any) -> None:
-    """Save a DataFrame or JSON-able value under `name` for the cookbook report."""
-    _store({name: value})
-
-
-def record_metrics(name: str, table: pd.DataFrame,
-                   metrics: tuple[str, ...] = ("Pass@5", "Pass@20")) -> None:
-    """Record a methods × metrics table, plus each `method metric` cell as a number.
-
-    The numbers are what `sweep` tabulates, one column each.
-    """
-    _store({name: table, **{f"{method} {metric}": round(float(table.loc[method, metric]), 2)
-                            for method in table.index for metric in metrics}})
+def _find(name: str | Path) -> Path | None:
+    """A notebook given as a path, or by its name or number in `notebooks/` (`01`, `01_x`)."""
+    path = Path(name)
+    if path.is_file():
+        return path
+    if len(path.parts) == 1:
+        matches = sorted(NOTEBOOKS.glob(f"{path.stem}*.ipynb")) if path.stem else []
+        exact = [m for m in matches if m.stem == path.stem or m.stem.startswith(path.stem + "_")]
+        if len(exact) == 1:
+            return exact[0]
+    return None
 
 
 def notebook_paths(notebooks: Sequence[str | Path] | None = None) -> list[Path]:
-    """The notebooks to run: the given paths, else every `notebooks/NN_*.ipynb` in order.
+    """The notebooks to run: the given ones, else every `notebooks/NN_*.ipynb` in order.
 
     The notebooks ship with the source checkout, not with an installed wheel; finding none
     is an error rather than an empty report.
     """
     if notebooks:
-        paths = [Path(p) for p in notebooks]
-        missing = [str(p) for p in paths if not p.is_file()]
+        found = {str(n): _find(n) for n in notebooks}
+        missing = [name for name, path in found.items() if path is None]
         if missing:
-            raise RagkitError(f"no such notebook: {', '.join(missing)}")
+            shipped = ", ".join(p.stem for p in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")))
+            raise RagkitError(f"no such notebook: {', '.join(missing)} (give a path, or one of: "
+                              f"{shipped or 'none found in ' + str(NOTEBOOKS)})")
+        paths = list(found.values())
     else:
         paths = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
         if not paths:
@@ -107,81 +102,50 @@ def notebook_paths(notebooks: Sequence[str | Path] | None = None) -> list[Path]:
     return paths
 
 
-def parse_value(text: Any) -> Any:
-    """A parameter value as typed: JSON numbers/booleans/null, else the string itself.
-
-    Non-strings (values given from Python) pass through unchanged.
-    """
-    if not isinstance(text, str):
-        return text
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-
-
-def declared_parameters(notebook: Path) -> list[str]:
-    """The names assigned in the notebook's cell tagged `parameters` (papermill's reading)."""
-    import papermill
-
-    try:
-        return list(papermill.inspect_notebook(str(notebook)))
-    except Exception as exc:  # unreadable JSON, no kernel named, ...: the user's file
-        raise RagkitError(f"{notebook}: cannot read its parameters ({exc})") from None
-
-
-def parameters_for(paths: Sequence[Path], parameters: Mapping[str, Any]) -> dict[Path, dict]:
-    """Each notebook's share of `parameters` (the names it declares), values parsed.
-
-    A name that no notebook declares is an error naming the declared ones.
-    """
-    declared = {path: declared_parameters(path) for path in paths}
-    known = sorted({name for names in declared.values() for name in names})
-    unknown = [name for name in parameters if name not in known]
-    if unknown:
-        where = str(paths[0]) if len(paths) == 1 else ", ".join(p.name for p in paths)
-        raise RagkitError(f"{where}: no parameter {', '.join(map(repr, unknown))}; declared "
-                          f"parameters: {', '.join(known) or 'none'}")
-    values = {name: parse_value(value) for name, value in parameters.items()}
-    return {path: {k: v for k, v in values.items() if k in declared[path]} for path in paths}
-
-
-def _error_of(exc: Exception) -> str:
-    """One line: the failing cell and its error, or the exception that stopped papermill."""
+def _failure(exc: Exception) -> dict[str, Any]:
+    """The failing cell and its error (or the exception that stopped papermill), with one
+    `line` for terminals."""
     from papermill.exceptions import PapermillExecutionError
 
     if isinstance(exc, PapermillExecutionError):
-        text = f"cell In [{exc.exec_count}]: {exc.ename}: {exc.evalue}"
-    else:
-        text = f"{type(exc).__name__}: {exc}"
-    return " ".join(text.split())
+        line = f"cell In [{exc.exec_count}]: {exc.ename}: {exc.evalue}"
+        tb = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(exc.traceback or []))
+        return {"line": " ".join(line.split()), "cell": exc.exec_count, "ename": exc.ename,
+                "evalue": str(exc.evalue), "source": exc.source or "", "traceback": tb}
+    line = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return {"line": line, "cell": None, "ename": type(exc).__name__, "evalue": str(exc),
+            "source": "", "traceback": ""}
 
 
 def execute(notebook: Path, output: Path, parameters: dict[str, Any] | None = None) -> dict:
-    """Execute one notebook with papermill; return its status, seconds and records."""
+    """Execute one notebook with papermill; return its status, seconds, parameters, records."""
     import papermill
 
+    parameters = parameters or {}
     output.parent.mkdir(parents=True, exist_ok=True)
     records = output.with_suffix(".records.json").resolve()  # the kernel runs elsewhere
     records.unlink(missing_ok=True)
     saved = {k: os.environ.get(k) for k in [*NOTEBOOK_ENV, RECORD_ENV]}
     os.environ.update({**NOTEBOOK_ENV, RECORD_ENV: str(records)})
-    started, error = time.perf_counter(), ""
+    started, failure = time.perf_counter(), None
     try:
-        papermill.execute_notebook(str(notebook), str(output), parameters=parameters or {},
+        papermill.execute_notebook(str(notebook), str(output), parameters=parameters,
                                    cwd=str(notebook.parent), kernel_name="python3",
                                    progress_bar=False)
     except Exception as exc:  # papermill re-raises the cell's error; keep going, report it
-        error = _error_of(exc)
+        failure = _failure(exc)
     finally:
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-    found = json.loads(records.read_text()) if records.is_file() else {}
-    return {"notebook": notebook.name, "output": output, "seconds": time.perf_counter() - started,
-            "error": error, "records": found}
+    effective = effective_parameters(notebook, parameters)
+    return {"notebook": notebook.name, "source": notebook, "output": output,
+            "seconds": time.perf_counter() - started, "failure": failure,
+            "error": failure["line"] if failure else "", "records": load_records(records),
+            "parameters": effective, "given": dict(parameters),
+            "datasets": datasets_of(notebook, effective)}
 
 
 def is_results(path: Path) -> bool:
@@ -199,11 +163,16 @@ def is_results(path: Path) -> bool:
                or (e.is_dir() and not e.is_symlink() and is_results(e)) for e in entries)
 
 
-def _mark(folder: Path, command: str) -> None:
+def mark(folder: Path, command: str) -> None:
     """Write the marker listing every name in `folder` (last, once the folder is complete)."""
     files = sorted(p.name for p in folder.iterdir())
     write_text(folder / MARKER, json.dumps({"written_by": f"ragkit cookbook {command}",
                                             "files": files}, indent=1) + "\n")
+
+
+def now() -> str:
+    """The current UTC time, ISO 8601 to the second."""
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
 
 
 def run_cookbook(out: Path | str = "results", notebooks: Sequence[str | Path] | None = None,
@@ -211,13 +180,26 @@ def run_cookbook(out: Path | str = "results", notebooks: Sequence[str | Path] | 
     """Execute the notebooks into `out` and write the report; fail if any notebook failed.
 
     The report is written either way; the error then names the notebooks that failed.
+    Progress (one line per notebook) goes to stderr.
     """
     out, paths = Path(out), notebook_paths(notebooks)
     shares = parameters_for(paths, parameters or {})
+    check_target(out, is_results, RESULTS, folder=True)  # before the first notebook runs
+    started, clock = now(), time.perf_counter()
     with replace_folder(out, is_results, RESULTS) as tmp:
-        results = [execute(nb, tmp / nb.name, shares[nb]) for nb in paths]
-        write_report(results, tmp)
-        _mark(tmp, "run")
+        results = []
+        for number, nb in enumerate(paths, start=1):
+            print(f"[{number}/{len(paths)}] {nb.name} ...", file=sys.stderr, flush=True)
+            results.append(execute(nb, tmp / nb.name, shares[nb]))
+            state = results[-1]["error"] or "ok"
+            print(f"[{number}/{len(paths)}] {nb.name}: {state} "
+                  f"({results[-1]['seconds']:.0f} s)", file=sys.stderr, flush=True)
+        document = build_results(results, tmp, started, time.perf_counter() - clock)
+        validate(document)
+        write_text(tmp / "results.json", json.dumps(document, indent=1, ensure_ascii=False)
+                   + "\n")
+        write_report(document, tmp)
+        mark(tmp, "run")
     failed = [r["notebook"] for r in results if r["error"]]
     if failed:
         raise RagkitError(f"notebooks failed: {', '.join(failed)} (see {out / 'summary.md'})")
@@ -256,39 +238,8 @@ def refresh(notebooks: Sequence[str | Path] | None = None) -> list[Path]:
     return done
 
 
-def _tag(params: Mapping[str, Any]) -> str:
-    """`a=1__b=x` for file names (anything but letters, digits and `.,=-` becomes `_`)."""
-    return re.sub(r"[^\w.,=-]+", "_", "__".join(f"{k}={v}" for k, v in params.items()))
-
-
-def sweep(notebook: str | Path | None, out: Path | str,
-          grid: Mapping[str, Sequence[Any]]) -> Path:
-    """Execute one notebook for every combination in `grid`; tabulate the recorded numbers.
-
-    Every point runs; when some failed, `sweep.md` shows their error and this raises after
-    writing it.
-    """
-    if not notebook:
-        raise RagkitError("sweep needs --notebook PATH")
-    if not grid:
-        raise RagkitError("sweep needs at least one --param NAME=V1,V2")
-    path, out = notebook_paths([notebook])[0], Path(out)
-    parameters_for([path], grid)
-    points = [{k: parse_value(v) for k, v in zip(grid, values)}
-              for values in itertools.product(*grid.values())]
-    with replace_folder(out, is_results, RESULTS) as tmp:
-        rows = []
-        for params in points:
-            res = execute(path, tmp / f"{path.stem}__{_tag(params)}.ipynb", params)
-            scalars = {k: v for k, v in res["records"].items() if isinstance(v, (int, float))}
-            rows.append({**params, **scalars, "error": res["error"]})
-        table = pd.DataFrame(rows)
-        write_text(tmp / "sweep.csv", table.to_csv(index=False))
-        shown = table.assign(error=table["error"].str.replace("|", "\\|", regex=False))
-        write_text(tmp / "sweep.md", shown.to_markdown(index=False) + "\n")
-        _mark(tmp, "sweep")
-    failed = [_tag({k: row[k] for k in grid}) for row in rows if row["error"]]
-    if failed:
-        raise RagkitError(f"{len(failed)} of {len(rows)} sweep points failed: "
-                          f"{', '.join(failed)} (see {out / 'sweep.md'})")
-    return out / "sweep.md"
+def sweep(notebook: str | Path | None, out: Path | str, grid: Mapping[str, Sequence[Any]],
+          fresh: bool = False) -> Path:
+    """One notebook over every combination of `grid` (see `ragkit.sweep.sweep`)."""
+    from ragkit.sweep import sweep as run_sweep
+    return run_sweep(notebook, out, grid, fresh=fresh)

@@ -1,9 +1,13 @@
-"""The cookbook report: what each notebook recorded, as `report.html` and `summary.md`.
+"""The cookbook report: `results.json` rendered as `report.html` and `summary.md`.
 
-What it is: `write_report(results, folder)` turns the results of `ragkit.cookbook.execute`
-(notebook name, error, seconds, records, executed notebook) into one HTML page — status,
-every recorded table, every figure — and a plain Markdown summary of the same tables.
-Numbers keep three significant digits.
+What it is: `write_report(document, folder)` renders the document `ragkit.results` builds.
+`report.html` is one self-contained page (styles inline, figures embedded as PNG): first a
+headline — the seed-002 ladder from every notebook that records a `ladder_*` table
+(Fail@20 and its relative reduction, beside the article's) and each notebook's one-line
+finding — then one section per notebook with its title, what it teaches, its parameters,
+its recorded tables (captioned, numbers rounded by `number_format`), its figures with their
+captions, its time and a link to the executed notebook; a failed notebook shows the failing
+cell's source and traceback. `summary.md` is the headline for terminals.
 
 What it is not: a notebook renderer (no prose, no code cells) nor a writer that checks where
 it writes: the caller hands it a folder it owns (`ragkit.atomic.replace_folder`).
@@ -11,66 +15,276 @@ it writes: the caller hands it a folder it owns (`ragkit.atomic.replace_folder`)
 from __future__ import annotations
 
 import html
-import json
+import math
+import re
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from ragkit.atomic import write_text
 
-STYLE = ("body{font-family:sans-serif;max-width:60em;margin:auto}"
-         "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px}"
-         ".failed{color:#b00}")
+STYLE = """
+body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1d2330;
+ max-width:64rem;margin:0 auto;padding:1rem 1.5rem 4rem;background:#fff}
+h1{font-size:1.8rem;margin:.5rem 0 0}h2{font-size:1.35rem;margin:2.5rem 0 .3rem;
+ border-bottom:2px solid #e3e7ef;padding-bottom:.2rem}h3{font-size:1.05rem;margin:1.4rem 0 .4rem}
+.meta{color:#5b6475;font-size:.9rem;margin:.2rem 0}nav a{margin-right:1rem}
+a{color:#1f5fbf}.scroll{overflow-x:auto}
+table{border-collapse:collapse;font-size:.88rem;margin:.3rem 0 .2rem}
+th,td{padding:.25rem .6rem;border-bottom:1px solid #e3e7ef;text-align:left;vertical-align:top}
+thead th{border-bottom:2px solid #c9d0dc;background:#f6f8fb}
+td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+tbody tr:nth-child(even){background:#fafbfd}
+tbody th{white-space:nowrap}
+figure{margin:1.2rem 0}figcaption{font-size:.9rem;color:#3b4352;margin:.2rem 0 .4rem}
+figcaption b{color:#1d2330}img{max-width:100%;height:auto;border:1px solid #eef0f4}
+.finding{background:#eef5ff;border-left:4px solid #1f5fbf;padding:.5rem .9rem;margin:.6rem 0}
+.ok{color:#16794a;font-weight:600}.failed{color:#b3261e;font-weight:600}
+.error{background:#fff4f2;border-left:4px solid #b3261e;padding:.5rem .9rem;margin:.8rem 0}
+pre{background:#f6f8fb;padding:.6rem;overflow-x:auto;font-size:.8rem;line-height:1.35}
+code{font-size:.88em;background:#f2f4f8;padding:0 .2em;border-radius:3px}
+ul{padding-left:1.3rem}li{margin:.15rem 0}
+"""
+RANK = ("R@", "MRR", "nDCG", "P@")
+POINTS = re.compile(r"Pass@|Fail@|%")
+LADDER = ("Fail@20", "reduction %")
 
 
-def _as_frame(value: Any) -> pd.DataFrame | None:
-    if isinstance(value, dict) and "table" in value:
-        t = value["table"]
-        return pd.DataFrame(t["data"], index=t["index"], columns=t["columns"])
-    return None
+def _markdown(text: str) -> str:
+    """Inline Markdown (bold, italics, code, links) as HTML; raw HTML in `text` is escaped."""
+    import mistune
+    rendered = mistune.create_markdown(escape=True)(text).strip()
+    return re.sub(r"^<p>(.*)</p>$", r"\1", rendered, flags=re.S)
 
 
-def _figures(output: Path) -> list[str]:
-    """The base64 PNGs in an executed notebook (none when it did not get written)."""
-    nb = json.loads(output.read_text()) if output.is_file() else {"cells": []}
-    return [o["data"]["image/png"] for c in nb["cells"] for o in c.get("outputs", [])
-            if "image/png" in o.get("data", {})]
+def number_format(column: str, caption: str = "") -> str:
+    """The format of a table's numbers, decided by its column name, else its caption:
+    rank measures (R@k, MRR, nDCG) 3 decimals; points of 100 (Pass@k, Fail@k, %) 1 decimal;
+    dollars 2 decimals; anything else 3 significant digits."""
+    for text in (column, caption):
+        if text.startswith(RANK) or text in ("MRR",):
+            return ".3f"
+        if POINTS.search(text):
+            return ".1f"
+        if "$" in text:
+            return ".2f"
+    return ".3g"
 
 
-def _tables(records: dict[str, Any]) -> dict[str, pd.DataFrame]:
-    """Recorded tables by name; every other recorded value gathered into one `values` table."""
-    tables = {name: frame for name, value in records.items()
-              if (frame := _as_frame(value)) is not None}
-    others = {name: value for name, value in records.items() if name not in tables}
-    if others:
-        tables["values"] = pd.DataFrame({"value": pd.Series(others, dtype=object)})
-    return tables
+def cell_text(value: Any, form: str = ".3g") -> str:
+    """One table cell: numbers formatted (missing as "–"), anything else as text."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}" if abs(value) >= 10_000 else str(value)
+    if form == ".3g" and abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return format(value, form)
 
 
-def status(result: dict) -> str:
-    """`ok`, or `failed: ` and the failing cell's error."""
-    return f"failed: {result['error']}" if result["error"] else "ok"
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def write_report(results: list[dict], folder: Path) -> Path:
-    """`report.html` with every recorded table and figure; `summary.md` in plain text."""
-    parts = ["<html><head><meta charset='utf-8'><title>ragkit cookbook report</title>"
-             f"<style>{STYLE}</style></head><body><h1>ragkit cookbook report</h1>"]
-    lines = ["# ragkit cookbook summary", "", "| notebook | status | seconds |", "|---|---|---|"]
-    sections = []
-    for res in results:
-        state = status(res)
-        cls = " class='failed'" if res["error"] else ""
-        lines.append(f"| {res['notebook']} | {state.replace('|', chr(92) + '|')} "
-                     f"| {res['seconds']:.0f} |")
-        parts.append(f"<h2>{html.escape(res['notebook'])}</h2><p{cls}>{html.escape(state)}</p>")
-        for name, frame in _tables(res["records"]).items():
-            table = frame.to_html(float_format=lambda v: f"{v:.3g}")
-            parts.append(f"<h3>{html.escape(name)}</h3>{table}")
-            sections += ["", f"## {res['notebook']}: {name}", "", frame.to_markdown(floatfmt=".3g")]
-        for png in _figures(res["output"]):
-            parts.append(f"<img src='data:image/png;base64,{png}' style='max-width:100%'>")
-    write_text(folder / "report.html", "".join(parts) + "</body></html>")
-    write_text(folder / "summary.md", "\n".join(lines + sections) + "\n")
+def table_html(entry: dict[str, Any], label: str) -> str:
+    """A recorded table as a captioned HTML table."""
+    caption = entry.get("caption") or ""
+    forms = [number_format(c, caption) for c in entry["columns"]]
+    head = "".join(f"<th class='num'>{html.escape(c)}</th>" for c in entry["columns"])
+    rows = []
+    for name, values in zip(entry["index"], entry["data"]):
+        cells = "".join(f"<td class='{'num' if _is_number(v) or v is None else ''}'>"
+                        f"{html.escape(cell_text(v, form))}</td>"
+                        for v, form in zip(values, forms))
+        rows.append(f"<tr><th>{html.escape(name)}</th>{cells}</tr>")
+    corner = html.escape(entry.get("index_name") or "")
+    return (f"<figure><figcaption><b>{label}.</b> {html.escape(caption)}</figcaption>"
+            f"<div class='scroll'><table><thead><tr><th>{corner}</th>{head}</tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table></div></figure>")
+
+
+def duration(seconds: float) -> str:
+    """`42 s`, `3 min 05 s`."""
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest:02d} s" if minutes else f"{seconds:.0f} s"
+
+
+def ladders(document: dict) -> list[tuple[str, dict]]:
+    """(label, table) of every recorded `ladder_*` table with Fail@20 and reduction %."""
+    found = []
+    for nb in document["notebooks"]:
+        for name, table in nb["tables"].items():
+            if name.startswith("ladder") and all(c in table["columns"] for c in LADDER):
+                short = name.removeprefix("ladder").strip("_").replace("_", " ") or "ladder"
+                found.append((f"{nb['name'][:2]} · {short}", table))
+    return found
+
+
+def ladder_rows(document: dict) -> tuple[list[str], list[str], list[list[Any]]]:
+    """The headline ladder: group labels, rung names, and per rung the Fail@20 and reduction
+    of each ladder, then the article's (from the first ladder that has them)."""
+    found = ladders(document)
+    rungs = list(dict.fromkeys(r for _, t in found for r in t["index"]))
+    article = next((t for _, t in found if "article Fail@20" in t["columns"]), None)
+    sources = [(t, "") for _, t in found] + ([(article, "article ")] if article else [])
+    rows = []
+    for rung in rungs:
+        row = []
+        for table, prefix in sources:
+            at = table["index"].index(rung) if rung in table["index"] else None
+            values = dict(zip(table["columns"], table["data"][at])) if at is not None else {}
+            row += [values.get(prefix + c) for c in LADDER]
+        rows.append(row)
+    groups = [label for label, _ in found] + (["the article (seed 002)"] if article else [])
+    return groups, rungs, rows
+
+
+def headline_html(document: dict) -> str:
+    groups, rungs, rows = ladder_rows(document)
+    notebooks = document["notebooks"]
+    failed = [nb for nb in notebooks if nb["status"] == "failed"]
+    state = (f"<span class='ok'>all {len(notebooks)} notebooks ran</span>" if not failed else
+             f"<span class='failed'>{len(failed)} of {len(notebooks)} notebooks failed: "
+             f"{html.escape(', '.join(nb['name'] for nb in failed))}</span>")
+    parts = ["<section id='headline'><h2>Headline</h2>", f"<p>{state}.</p>"]
+    if rungs:
+        legend = "; ".join(f"<b>{html.escape(label)}</b>: {html.escape(t['caption'])}"
+                           for label, t in ladders(document) if t["caption"])
+        top = "".join(f"<th colspan='2' class='num'>{html.escape(g)}</th>" for g in groups)
+        sub = "".join("<th class='num'>Fail@20</th><th class='num'>reduction</th>"
+                      for _ in groups)
+        body = "".join(
+            f"<tr><th>{html.escape(rung)}</th>" + "".join(
+                f"<td class='num'>{cell_text(v, '.1f')}{'' if v is None or i % 2 == 0 else ' %'}"
+                "</td>" for i, v in enumerate(row)) + "</tr>" for rung, row in zip(rungs, rows))
+        parts.append(
+            "<figure><figcaption><b>The contextual-retrieval ladder.</b> Failure rate "
+            "Fail@20 = 100 − Pass@20 per rung, and its reduction relative to the first rung, "
+            "in every notebook that records a ladder, beside the article's numbers; "
+            f"– marks a rung not built. {legend}</figcaption><div class='scroll'><table><thead>"
+            f"<tr><th rowspan='2'>rung</th>{top}</tr><tr>{sub}</tr></thead>"
+            f"<tbody>{body}</tbody></table></div></figure>")
+    def found(nb: dict) -> str:
+        if nb["error"]:
+            return f"<span class='failed'>failed at {html.escape(nb['error']['line'])}</span>"
+        return _markdown(nb["finding"]) if nb["finding"] else "–"
+    findings = "".join(
+        f"<tr><td><a href='#nb-{nb['name'][:2]}'>{html.escape(nb['title'])}</a></td>"
+        f"<td>{found(nb)}</td>"
+        f"<td class='{nb['status']}'>{nb['status']}</td>"
+        f"<td class='num'>{duration(nb['seconds'])}</td></tr>" for nb in notebooks)
+    parts.append("<h3>What each notebook found</h3><div class='scroll'><table><thead><tr>"
+                 "<th>notebook</th><th>finding</th><th>status</th><th class='num'>time</th>"
+                 f"</tr></thead><tbody>{findings}</tbody></table></div></section>")
+    return "".join(parts)
+
+
+def _pngs(executed: Path) -> dict[int, list[str]]:
+    """Base64 PNGs of an executed notebook by cell index (none when it was not written)."""
+    import nbformat
+    if not executed.is_file():
+        return {}
+    cells = nbformat.read(executed, as_version=4).cells
+    return {i: [o["data"]["image/png"] for o in c.get("outputs", [])
+                if "image/png" in o.get("data", {})] for i, c in enumerate(cells)}
+
+
+def notebook_html(nb: dict, folder: Path) -> str:
+    number = nb["name"][:2]
+    link = html.escape(nb["executed"])
+    parts = [f"<section id='nb-{number}'><h2>{html.escape(nb['title'])}</h2>",
+             f"<p class='meta'><span class='{nb['status']}'>{nb['status']}</span> · "
+             f"{duration(nb['seconds'])} · <a href='{link}'>executed notebook</a></p>"]
+    if nb["error"]:
+        err = nb["error"]
+        parts.append(f"<div class='error'><p class='failed'>failed at {html.escape(err['line'])}"
+                     f"</p><p>The failing cell:</p><pre>{html.escape(err['source'])}</pre>"
+                     f"<pre>{html.escape(err.get('traceback') or err['evalue'])}</pre></div>")
+    if nb["finding"]:
+        parts.append(f"<div class='finding'><b>Finding:</b> {_markdown(nb['finding'])}</div>")
+    if nb["learn"]:
+        items = "".join(f"<li>{_markdown(item)}</li>" for item in nb["learn"])
+        parts.append(f"<h3>What you will learn</h3><ul>{items}</ul>")
+    rows = "".join(f"<tr><th><code>{html.escape(k)}</code></th><td><code>{html.escape(repr(v))}"
+                   f"</code></td><td>{'set for this run' if k in nb['overridden'] else 'default'}"
+                   "</td></tr>" for k, v in nb["parameters"].items())
+    if rows:
+        parts.append(f"<h3>Parameters</h3><table><tbody>{rows}</tbody></table>")
+    if nb["tables"]:
+        parts.append("<h3>Tables</h3>")
+        parts += [table_html(t, f"Table {number}.{i}")
+                  for i, t in enumerate(nb["tables"].values(), start=1)]
+    pngs = _pngs(folder / nb["executed"])
+    if nb["figures"]:
+        parts.append("<h3>Figures</h3>")
+    for i, fig in enumerate(nb["figures"], start=1):
+        for png in pngs.get(fig["cell"], []):
+            parts.append(f"<figure><img alt='{html.escape(fig['caption'])}' "
+                         f"src='data:image/png;base64,{png.strip()}'><figcaption><b>Figure "
+                         f"{number}.{i}.</b> {html.escape(fig['caption'])}</figcaption></figure>")
+    return "".join(parts) + "</section>"
+
+
+def run_line(run: dict) -> str:
+    """`2026-12-01 09:40 UTC · ragkit 0.1.0 · commit 1a2b3c4 · Python 3.11.7 · ...`"""
+    commit = run["git"]["commit"]
+    git = (f"commit {commit[:10]}{' (with local changes)' if run['git']['dirty'] else ''}"
+           if commit else "no git commit")
+    backends = ", ".join(f"{k} {v}" for k, v in run["backends"].items())
+    return (f"{run['started'].replace('T', ' ').replace('+00:00', ' UTC')} · ragkit "
+            f"{run['ragkit']} · {git} · Python {run['python']} · {run['cpu_count']} cores · "
+            f"{backends} · {duration(run['seconds'])} in all")
+
+
+def environment_html(run: dict) -> str:
+    data = "".join(f"<tr><th>{html.escape(k)}</th><td><code>{v['sha256'][:16]}</code></td>"
+                   f"<td class='num'>{v['files']}</td><td class='num'>{v['bytes']:,}</td></tr>"
+                   for k, v in run["datasets"].items())
+    packages = ", ".join(f"{k} {v or 'not installed'}" for k, v in run["packages"].items())
+    return ("<section id='environment'><h2>Environment</h2>"
+            f"<p class='meta'>{html.escape(run['platform'])}</p>"
+            "<h3>Data sets</h3><table><thead><tr><th>folder</th><th>sha256</th>"
+            f"<th class='num'>files</th><th class='num'>bytes</th></tr></thead><tbody>{data}"
+            f"</tbody></table><h3>Packages</h3><p class='meta'>{html.escape(packages)}</p>"
+            "</section>")
+
+
+def summary_md(document: dict) -> str:
+    """The headline as Markdown: run line, notebooks with status and finding, the ladder."""
+    def esc(text: str) -> str:
+        return text.replace("|", "\\|")
+    lines = ["# ragkit cookbook summary", "", run_line(document["run"]), "",
+             "| notebook | status | seconds | finding |", "|---|---|---:|---|"]
+    for nb in document["notebooks"]:
+        state = f"failed: {nb['error']['line']}" if nb["error"] else "ok"
+        lines.append(f"| {nb['name']} | {esc(state)} | {nb['seconds']:.0f} "
+                     f"| {esc(nb['finding'] or '–')} |")
+    groups, rungs, rows = ladder_rows(document)
+    if rungs:
+        header = [f"{g}: {c}" for g in groups for c in LADDER]
+        lines += ["", "## The contextual-retrieval ladder (Fail@20, reduction %)", "",
+                  "| rung | " + " | ".join(map(esc, header)) + " |",
+                  "|---|" + "---:|" * len(header)]
+        lines += [f"| {esc(rung)} | " + " | ".join(cell_text(v, ".1f") for v in row) + " |"
+                  for rung, row in zip(rungs, rows)]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(document: dict, folder: Path) -> Path:
+    """`report.html` (headline, a section per notebook, environment) and `summary.md`."""
+    nav = "".join(f"<a href='#nb-{nb['name'][:2]}'>{html.escape(nb['name'][:2])}</a>"
+                  for nb in document["notebooks"])
+    page = ["<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+            f"<title>ragkit cookbook report</title><style>{STYLE}</style></head><body>",
+            "<header><h1>ragkit cookbook report</h1>",
+            f"<p class='meta'>{html.escape(run_line(document['run']))}</p>",
+            f"<nav class='meta'><a href='#headline'>headline</a>{nav}"
+            "<a href='#environment'>environment</a></nav></header>",
+            headline_html(document),
+            *[notebook_html(nb, folder) for nb in document["notebooks"]],
+            environment_html(document["run"]), "</body></html>\n"]
+    write_text(folder / "report.html", "".join(page))
+    write_text(folder / "summary.md", summary_md(document))
     return folder / "report.html"

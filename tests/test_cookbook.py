@@ -1,19 +1,20 @@
 """Papermill run / sweep / refresh on tiny notebooks.
 
-Four notebook executions in all (a real kernel, a few seconds each); every refusal is checked
-before anything executes, so those tests run no kernel.
+Six notebook executions in all (a real kernel, a few seconds each); every refusal is checked
+before anything executes, so those tests run no kernel. The report itself: test_report.py.
 """
 import json
-from pathlib import Path
+import re
 
 import nbformat
+import pandas as pd
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from ragkit import cookbook
 from ragkit.cli import main
-from ragkit.cookbook import (MARKER, is_results, parameters_for, parse_value, refresh,
-                             run_cookbook, sweep)
+from ragkit.cookbook import (MARKER, is_results, notebook_paths, parameters_for,
+                             parse_value, refresh, run_cookbook, sweep)
 from ragkit.documents import RagkitError
 
 TABLE = ("import pandas as pd\nfrom ragkit.cookbook import record, record_metrics\n"
@@ -54,19 +55,22 @@ def test_run_parses_values_reports_the_failing_cell_and_exits_2(tmp_path, monkey
     assert "notebooks failed: 01_tiny.ipynb (see out/summary.md)" in capsys.readouterr().err
     out = tmp_path / "out"
     assert sorted(p.name for p in out.iterdir()) == [
-        MARKER, "01_tiny.ipynb", "01_tiny.records.json", "report.html", "summary.md"]
+        MARKER, "01_tiny.ipynb", "01_tiny.records.json", "report.html", "results.json",
+        "summary.md"]
     assert is_results(out)
-    assert json.loads((out / "01_tiny.records.json").read_text())["double"] == 6  # 3, not "3"
+    records = json.loads((out / "01_tiny.records.json").read_text())
+    assert records["numbers"] == {"bm25 Pass@5": 30.0, "double": 6}  # 3, not "3"
     summary = (out / "summary.md").read_text()
     assert "| 01_tiny.ipynb | failed: cell In [4]: AssertionError: x too large: 3 |" in summary
-    assert "| bm25 |       30 |" in summary  # 3 significant digits
     report = (out / "report.html").read_text()
-    assert "<h3>table</h3>" in report and "<td>30</td>" in report
-    assert "failed: cell In [4]: AssertionError: x too large: 3" in report
+    assert "<td class='num'>30.0</td>" in report
+    assert "failed at cell In [4]: AssertionError: x too large: 3" in report
 
 
-def test_sweep_runs_every_point_shows_the_error_and_raises(tmp_path):
-    nb = _notebook(tmp_path / "01_tiny.ipynb", TABLE, "record('inverse', 1 / x)")
+def test_sweep_runs_every_point_plots_reuses_and_raises(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))  # the completed-points cache
+    nb = _notebook(tmp_path / "01_tiny.ipynb", TABLE, "record('inverse', 1 / x)",
+                   "open('executed.txt', 'a').write(f'{x}\\n')")
     with pytest.raises(RagkitError, match=r"1 of 2 sweep points failed: x=0 \(see .*sweep.md\)"):
         sweep(str(nb), tmp_path / "sweep", {"x": ["2", "0"]})
     csv = (tmp_path / "sweep" / "sweep.csv").read_text().splitlines()
@@ -76,9 +80,34 @@ def test_sweep_runs_every_point_shows_the_error_and_raises(tmp_path):
     md = (tmp_path / "sweep" / "sweep.md").read_text()
     assert "| error " in md.splitlines()[0]
     assert "cell In [4]: ZeroDivisionError: division by zero |" in md
+    assert "2 points, 0 reused from earlier runs, 2 executed." in md
+    assert "![recorded metrics against x](sweep_x.png)" in md
+    assert (tmp_path / "sweep" / "sweep_x.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert is_results(tmp_path / "sweep")
     assert {"01_tiny__x=2.ipynb", "01_tiny__x=0.ipynb"} <= {
         p.name for p in (tmp_path / "sweep").iterdir()}
+    assert (tmp_path / "executed.txt").read_text() == "2\n"  # x=0 failed before it
+    # a re-run reuses the completed point and executes the failed one again
+    with pytest.raises(RagkitError, match="1 of 2 sweep points failed"):
+        sweep(str(nb), tmp_path / "sweep", {"x": ["2", "0"]})
+    assert "2 points, 1 reused from earlier runs, 1 executed." in (
+        tmp_path / "sweep" / "sweep.md").read_text()
+    assert (tmp_path / "sweep" / "sweep.csv").read_text().splitlines() == csv
+    assert (tmp_path / "executed.txt").read_text() == "2\n"
+
+
+def test_sweep_points_are_keyed_by_notebook_and_parameters(tmp_path, monkeypatch):
+    from ragkit.sweep import point_key, source_fingerprint
+    nb = _notebook(tmp_path / "01_tiny.ipynb", "print(x)")
+    key = point_key(nb, {"x": 2}, source_fingerprint())
+    assert key == point_key(nb, {"x": 2}, source_fingerprint())
+    assert key != point_key(nb, {"x": 3}, source_fingerprint())
+    assert key != point_key(nb, {"x": 2}, "another ragkit")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    assert key != point_key(nb, {"x": 2}, source_fingerprint())  # online is another result
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    _notebook(nb, "print(x + 1)")
+    assert key != point_key(nb, {"x": 2}, source_fingerprint())
 
 
 def test_refresh_rewrites_in_place_without_run_metadata(tmp_path):
@@ -104,6 +133,69 @@ def test_each_notebook_gets_only_the_parameters_it_declares(tmp_path):
     with pytest.raises(RagkitError, match="01_a.ipynb, 02_b.ipynb: no parameter 'y'; "
                                           "declared parameters: k, x, z"):
         parameters_for([a, b], {"x": "3", "y": "1"})
+
+
+@pytest.mark.parametrize("given, value", [
+    ({"k": "10"}, 10), ({"k": 10}, 10), ({"rate": "2"}, 2.0), ({"rate": "0.5"}, 0.5),
+    ({"name": "3"}, "3"), ({"name": "words"}, "words"), ({"flag": "false"}, False),
+    ({"anything": "[1, 2]"}, [1, 2]), ({"anything": "text"}, "text")])
+def test_values_take_their_defaults_type(tmp_path, given, value):
+    nb = _notebook(tmp_path / "01_a.ipynb", params="k = 20\nrate = 1.0\nname = 'auto'\n"
+                                                   "flag = True\nanything = None")
+    assert parameters_for([nb], given) == {nb: {next(iter(given)): value}}
+
+
+@pytest.mark.parametrize("given, message", [
+    ({"k": "abc"}, "field 'k': expects a whole number (its default is 20), got 'abc'"),
+    ({"k": "2.5"}, "field 'k': expects a whole number"),
+    ({"k": "true"}, "field 'k': expects a whole number"),
+    ({"k": ""}, "field 'k': expects a whole number (its default is 20), got ''"),
+    ({"rate": "fast"}, "field 'rate': expects a number (its default is 1.0), got 'fast'"),
+    ({"flag": "1"}, "field 'flag': expects true or false"),
+])
+def test_a_value_of_the_wrong_type_is_refused(tmp_path, given, message):
+    nb = _notebook(tmp_path / "01_a.ipynb", params="k = 20\nrate = 1.0\nflag = True")
+    with pytest.raises(RagkitError, match=re.escape(f"{nb}: {message}")):
+        parameters_for([nb], given)
+
+
+def test_wrong_type_exits_2_before_anything_runs(tmp_path, capsys):
+    nb = _notebook(tmp_path / "01_tiny.ipynb", "raise SystemExit('must not run')")
+    for command in ("run", "sweep"):
+        assert main(["cookbook", command, "--notebook", str(nb), "-p", "x=one",
+                     "--out", str(tmp_path / "out")]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err == [f"ragkit: error: {nb}: field 'x': expects a whole number (its default "
+                       f"is 1), got 'one'"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["01_tiny.ipynb"]
+
+
+@pytest.mark.parametrize("param, message", [
+    ("x=", "--param x=: a sweep needs values, e.g. x=V1,V2 (no empty ones)"),
+    ("x=1,,2", "--param x=1,,2: a sweep needs values"),
+])
+def test_sweep_grid_without_values_exits_2(tmp_path, capsys, param, message):
+    nb = _notebook(tmp_path / "01_tiny.ipynb", "raise SystemExit('must not run')")
+    assert main(["cookbook", "sweep", "--notebook", str(nb), "-p", param,
+                 "--out", str(tmp_path / "out")]) == 2
+    assert message in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["01_tiny.ipynb"]
+
+
+def test_notebooks_are_found_by_path_name_or_number(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(cookbook, "NOTEBOOKS", tmp_path)
+    one = _notebook(tmp_path / "01_first.ipynb")
+    ten = _notebook(tmp_path / "10_tenth.ipynb")
+    assert notebook_paths(["01"]) == [one]
+    assert notebook_paths(["10_tenth", str(one)]) == [ten, one]
+    assert notebook_paths(["01_first.ipynb"]) == [one]
+    with pytest.raises(RagkitError, match=r"no such notebook: 1, 07_missing \(give a path, or "
+                                          r"one of: 01_first, 10_tenth\)"):
+        notebook_paths(["1", "07_missing", "10"])
+    assert main(["cookbook", "run", "--notebook", "nope.ipynb", "--out",
+                 str(tmp_path / "out")]) == 2
+    assert "ragkit: error: no such notebook: nope.ipynb" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
 
 
 def test_undeclared_parameter_is_refused_before_anything_runs(tmp_path, capsys):
@@ -141,8 +233,8 @@ def test_out_is_refused_unless_empty_or_ragkit_results(tmp_path, capsys, command
     out = tmp_path / "out"
     setup(out)
     before = sorted(p.name for p in out.iterdir()) if out.is_dir() else out.read_text()
-    assert main(["cookbook", command, "--notebook", str(nb), "-p", "x=1,2",
-                 "--out", str(out)]) == 2
+    assert main(["cookbook", command, "--notebook", str(nb), "-p",
+                 "x=1" if command == "run" else "x=1,2", "--out", str(out)]) == 2
     assert message in capsys.readouterr().err
     assert (sorted(p.name for p in out.iterdir()) if out.is_dir() else out.read_text()) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["01_tiny.ipynb", "out"]
@@ -169,3 +261,22 @@ def test_bad_param_options_exit_2(tmp_path, capsys, args, message):
     assert main(["cookbook", "run", "--out", str(tmp_path / "out"), *args]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_record_metrics_stores_the_table_and_its_metric_cells(tmp_path, monkeypatch):
+    from ragkit.record import load_records, record, record_metrics
+    monkeypatch.setenv("RAGKIT_RECORD", str(tmp_path / "r.json"))
+    table = pd.DataFrame({"Pass@5": [61.234, 50.0], "MRR": [0.5, 0.25]}, index=["a", "b"])
+    record_metrics("t", table, ("Pass@5",), caption="Two methods")
+    record("n", 3)
+    record("cost", pd.DataFrame({"$": [1.5]}, index=["x"]), caption="Cost")
+    records = load_records(tmp_path / "r.json")
+    assert records["numbers"] == {"a Pass@5": 61.23, "b Pass@5": 50.0, "n": 3}
+    assert records["tables"]["t"] == {"caption": "Two methods", "metrics": ["Pass@5"],
+                                      "index_name": None, "index": ["a", "b"],
+                                      "columns": ["Pass@5", "MRR"],
+                                      "data": [[61.234, 0.5], [50.0, 0.25]]}
+    assert records["tables"]["cost"]["metrics"] == []
+    with pytest.raises(RagkitError, match="record_metrics 't': no column 'Pass@20'; "
+                                          "columns: Pass@5, MRR"):
+        record_metrics("t", table, ("Pass@5", "Pass@20"))

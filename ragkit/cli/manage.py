@@ -42,7 +42,8 @@ def cmd_cookbook(args: argparse.Namespace) -> None:
         if args.notebook and len(args.notebook) > 1:
             raise RagkitError("sweep runs one notebook; give --notebook once")
         report = sweep(args.notebook[0] if args.notebook else None, args.out,
-                       grid={k: v.split(",") for k, v in params.items()})
+                       grid={k: v.split(",") if v else [] for k, v in params.items()},
+                       fresh=args.fresh)
     print(f"report: {report}")
 
 
@@ -57,6 +58,13 @@ def _parse_params(texts: list[str]) -> dict[str, str]:
             raise RagkitError(f"--param {key} given twice")
         params[key] = value
     return params
+
+
+COOKBOOK_HELP = """Execute the numbered notebooks with papermill. run: every notebook (or
+--notebook ...) into --out with results.json, report.html and summary.md; sweep: one notebook
+once per combination of --param NAME=V1,V2,... with sweep.csv, sweep.md and a plot per
+parameter (completed points are reused; --fresh re-executes them); refresh: re-execute
+notebooks in place before committing them."""
 
 
 def add_parsers(sub) -> None:
@@ -74,15 +82,19 @@ def add_parsers(sub) -> None:
     p.set_defaults(func=cmd_cache)
 
     p = sub.add_parser("cookbook", help="execute the notebooks with papermill",
-                       formatter_class=Help)
+                       description=COOKBOOK_HELP, formatter_class=Help)
     p.add_argument("action", choices=("run", "sweep", "refresh"),
                    help="run: all notebooks into --out with a report; sweep: one notebook over "
                         "a parameter grid; refresh: re-execute notebooks in place")
     p.add_argument("--out", type=Path, default=Path("results"),
                    help="results folder; replaced only if empty or ragkit's own results")
-    p.add_argument("--notebook", action="append", help="notebook path (default: all)")
+    p.add_argument("--notebook", action="append",
+                   help="a notebook path, or its name or number in notebooks/ (e.g. 01); "
+                        "repeat for several (default: all)")
     p.add_argument("-p", "--param", action="append",
                    help="NAME=VALUE, a parameter the notebook declares; the value is read as "
                         "JSON (numbers, true/false, null), else kept as text. run: passed to "
                         "the notebooks that declare it; sweep: NAME=V1,V2,... one run each")
+    p.add_argument("--fresh", action="store_true",
+                   help="sweep: execute every point, even those an earlier sweep completed")
     p.set_defaults(func=cmd_cookbook)

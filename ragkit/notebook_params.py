@@ -1,0 +1,102 @@
+"""A notebook's parameters: what its `parameters` cell declares, and checking given values.
+
+What it is: papermill's reading of the cell tagged `parameters` (each `name = literal`),
+the defaults as Python values, and the checks `ragkit cookbook run|sweep` make before
+anything executes — a name the notebook does not declare, or a value of another type than
+its default's, is a `RagkitError` naming the notebook and the parameter.
+
+How a value given as text is read: as JSON when it is a number, `true`/`false` or `null`,
+else as the text itself (`"3"` -> 3, `"true"` -> True, `"256,512"` stays a string). A
+parameter whose default is a string keeps the text as typed (`-p split=2024` is "2024").
+Types must match the default's: an int default takes whole numbers, a float default any
+number, a bool default only true/false; a `None` default takes anything.
+
+What it is not: a schema language — the default's literal is the only declaration.
+"""
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ragkit.documents import RagkitError, where
+
+
+def parse_value(text: Any) -> Any:
+    """A parameter value as typed: JSON numbers/booleans/null, else the string itself.
+
+    Non-strings (values given from Python) pass through unchanged.
+    """
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def declared_parameters(notebook: Path) -> dict[str, Any]:
+    """The names assigned in the notebook's `parameters` cell, with their default values.
+
+    A default that is not a literal (an expression) is kept as its source text.
+    """
+    import papermill
+
+    try:
+        found = papermill.inspect_notebook(str(notebook))
+    except Exception as exc:  # unreadable JSON, no kernel named, ...: the user's file
+        raise RagkitError(f"{notebook}: cannot read its parameters ({exc})") from None
+    defaults = {}
+    for name, info in found.items():
+        try:
+            defaults[name] = ast.literal_eval(info["default"])
+        except (ValueError, SyntaxError):
+            defaults[name] = info["default"]
+    return defaults
+
+
+def _type_name(value: Any) -> str:
+    return {bool: "true or false", int: "a whole number", float: "a number",
+            str: "text", list: "a JSON list", dict: "a JSON object"}.get(type(value),
+                                                                        type(value).__name__)
+
+
+def typed_value(notebook: Path, name: str, given: Any, default: Any) -> Any:
+    """`given` (text or a Python value) read and checked against `default`'s type."""
+    value = parse_value(given)
+    if default is None:
+        return value
+    if isinstance(default, str):
+        return value if isinstance(value, str) else str(given)
+    ok = {bool: lambda v: isinstance(v, bool),
+          int: lambda v: isinstance(v, int) and not isinstance(v, bool),
+          float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)}.get(
+        type(default), lambda v: isinstance(v, type(default)))
+    if not ok(value):
+        raise RagkitError(f"{where(notebook, field_name=name)}: expects {_type_name(default)} "
+                          f"(its default is {default!r}), got {given!r}")
+    return float(value) if isinstance(default, float) else value
+
+
+def parameters_for(paths: Sequence[Path], parameters: Mapping[str, Any]) -> dict[Path, dict]:
+    """Each notebook's share of `parameters` (the names it declares), values read and checked.
+
+    A name that no notebook declares is an error naming the declared ones.
+    """
+    declared = {path: declared_parameters(path) for path in paths}
+    known = sorted({name for names in declared.values() for name in names})
+    unknown = [name for name in parameters if name not in known]
+    if unknown:
+        place = str(paths[0]) if len(paths) == 1 else ", ".join(p.name for p in paths)
+        raise RagkitError(f"{place}: no parameter {', '.join(map(repr, unknown))}; declared "
+                          f"parameters: {', '.join(known) or 'none'}")
+    return {path: {name: typed_value(path, name, value, declared[path][name])
+                   for name, value in parameters.items() if name in declared[path]}
+            for path in paths}
+
+
+def effective_parameters(notebook: Path, given: Mapping[str, Any]) -> dict[str, Any]:
+    """Every declared parameter with the value the run used (the given one, else its default)."""
+    return {**declared_parameters(notebook), **given}

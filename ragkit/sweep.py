@@ -1,0 +1,205 @@
+"""`ragkit cookbook sweep`: one notebook over a parameter grid, tabulated and plotted.
+
+What it is: `sweep(notebook, out, grid)` executes the notebook once per combination of the
+grid's values into `out/` and writes `sweep.csv` and `sweep.md` (the swept parameters, then
+every number the run recorded, then the error), and `sweep_<parameter>.png` for each swept
+parameter: one panel per recorded metric (a `record_metrics` column, one line per method;
+or a number recorded alone) against that parameter's values, averaged over the other
+parameters' values when several are swept. A progress bar over points goes to stderr.
+
+Completed points are reused: each finished point is kept under
+`$RAGKIT_HOME/cache/sweeps/`, keyed by the notebook's bytes, the point's parameters, the
+ragkit source, the data sets' hashes and the online/offline backends, so a re-run (or a run
+after an interrupted one) executes only the points whose inputs changed or that failed.
+`fresh=True` (`--fresh`) executes every point.
+
+What it is not: a scheduler — points run one after another, each in its own kernel.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import re
+import shutil
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ragkit.atomic import check_target, replace_folder, write_text
+from ragkit.documents import RagkitError
+from ragkit.notebook_params import effective_parameters, parameters_for
+
+PACKAGE = Path(__file__).resolve().parent
+
+
+def _tag(params: Mapping[str, Any]) -> str:
+    """`a=1__b=x` for file names (anything but letters, digits and `.,=-` becomes `_`)."""
+    return re.sub(r"[^\w.,=-]+", "_", "__".join(f"{k}={v}" for k, v in params.items()))
+
+
+def check_grid(grid: Mapping[str, Sequence[Any]]) -> None:
+    """A grid with no parameter, or a parameter with no (or an empty) value, is an error."""
+    if not grid:
+        raise RagkitError("sweep needs at least one --param NAME=V1,V2")
+    for name, values in grid.items():
+        if not values or any(isinstance(v, str) and not v.strip() for v in values):
+            shown = ",".join(map(str, values))
+            raise RagkitError(f"--param {name}={shown}: a sweep needs values, "
+                              f"e.g. {name}=V1,V2 (no empty ones)")
+
+
+def source_fingerprint() -> str:
+    """sha256 of ragkit's Python sources: a changed package re-runs the points."""
+    digest = hashlib.sha256()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        digest.update(path.relative_to(PACKAGE).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def point_key(notebook: Path, params: Mapping[str, Any], fingerprint: str) -> str:
+    """The cache key of one point: everything its results depend on."""
+    from ragkit.results import datasets_of, folder_hash
+    data = {name: folder_hash(path)["sha256"] for name, path in
+            datasets_of(notebook, effective_parameters(notebook, params)).items()}
+    online = sorted(k for k in ("ANTHROPIC_API_KEY", "VOYAGE_API_KEY") if os.environ.get(k))
+    text = json.dumps({"notebook": hashlib.sha256(notebook.read_bytes()).hexdigest(),
+                       "params": params, "ragkit": fingerprint, "data": data,
+                       "online": online}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _cache_dir() -> Path:
+    from ragkit.models import ragkit_home
+    return ragkit_home() / "cache" / "sweeps"
+
+
+def _run_point(notebook: Path, target: Path, params: dict, key: str, fresh: bool) -> dict:
+    """Execute one point into `target`, or copy it from the cache; keep it there if it passed."""
+    from ragkit.cookbook import execute
+    from ragkit.record import load_records
+    cached = _cache_dir() / key
+    if not fresh and (cached / "point.json").is_file():
+        shutil.copyfile(cached / "notebook.ipynb", target)
+        shutil.copyfile(cached / "records.json", target.with_suffix(".records.json"))
+        return {"records": load_records(target.with_suffix(".records.json")), "error": "",
+                "reused": True}
+    result = execute(notebook, target, params)
+    if not result["error"]:
+        tmp = cached.with_name(f".{key}.new")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        shutil.copyfile(target, tmp / "notebook.ipynb")
+        shutil.copyfile(target.with_suffix(".records.json"), tmp / "records.json")
+        (tmp / "point.json").write_text(json.dumps({"params": params}, default=str))
+        shutil.rmtree(cached, ignore_errors=True)
+        os.replace(tmp, cached)
+    return {**result, "reused": False}
+
+
+def metric_panels(records: Sequence[dict]) -> dict[str, list[str]]:
+    """Panel title -> the recorded numbers drawn in it: a table's metric (one per method),
+    or a number recorded alone."""
+    panels: dict[str, list[str]] = {}
+    grouped = set()
+    for rec in records:
+        for name, table in rec["tables"].items():
+            for metric in table["metrics"]:
+                columns = [f"{method} {metric}" for method in table["index"]]
+                key = f"{metric} · {table['caption'] or name}"
+                panels.setdefault(key, [])
+                panels[key] += [c for c in columns if c not in panels[key]]
+                grouped.update(columns)
+    for rec in records:
+        for name in rec["numbers"]:
+            if name not in grouped:
+                panels.setdefault(name, [name])
+    return panels
+
+
+def plot_parameter(table: pd.DataFrame, parameter: str, panels: dict[str, list[str]],
+                   path: Path) -> Path:
+    """`path`: each panel's numbers against `parameter` (mean over the other parameters;
+    failed points left out)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    columns = len(panels) if len(panels) < 3 else 3
+    rows = -(-len(panels) // columns)
+    fig = Figure(figsize=(4.2 * columns, 3.2 * rows), layout="constrained")
+    FigureCanvasAgg(fig)
+    values = list(dict.fromkeys(table[parameter]))
+    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+    x = values if numeric else list(range(len(values)))
+    for number, (title, names) in enumerate(panels.items()):
+        ax = fig.add_subplot(rows, columns, number + 1)
+        for name in names:
+            if name in table:
+                y = [pd.to_numeric(table.loc[table[parameter] == v, name], errors="coerce")
+                     .mean() for v in values]
+                ax.plot(x, y, marker="o", label=name.rsplit(" ", 1)[0] if name != title else None)
+        ax.set_title(title if len(title) < 48 else title[:45] + "…", fontsize=9)
+        ax.set_xlabel(parameter)
+        ax.set_xticks(x, [str(v) for v in values])
+        if len(names) > 1:
+            ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+    fig.savefig(path, dpi=90)
+    return path
+
+
+def sweep(notebook: str | Path | None, out: Path | str, grid: Mapping[str, Sequence[Any]],
+          fresh: bool = False) -> Path:
+    """Execute one notebook for every combination in `grid`; tabulate and plot the numbers.
+
+    Every point runs (or is reused); when some failed, `sweep.md` shows their error and this
+    raises after writing it.
+    """
+    from tqdm.auto import tqdm
+
+    from ragkit.cookbook import RESULTS, is_results, mark, notebook_paths
+    if not notebook:
+        raise RagkitError("sweep needs --notebook PATH")
+    check_grid(grid)
+    path, out = notebook_paths([notebook])[0], Path(out)
+    points = [dict(parameters_for([path], dict(zip(grid, values)))[path])
+              for values in itertools.product(*grid.values())]
+    check_target(out, is_results, RESULTS, folder=True)
+    fingerprint = source_fingerprint()
+    with replace_folder(out, is_results, RESULTS) as tmp:
+        rows, records = [], []
+        for params in tqdm(points, desc=f"sweep {path.stem}", unit="point", file=sys.stderr):
+            res = _run_point(path, tmp / f"{path.stem}__{_tag(params)}.ipynb", params,
+                             point_key(path, params, fingerprint), fresh)
+            records.append(res["records"])
+            rows.append({**params, **res["records"]["numbers"], "error": res["error"]})
+            rows[-1]["reused"] = res["reused"]
+        _write_tables(tmp, pd.DataFrame(rows), grid, metric_panels(records))
+        mark(tmp, "sweep")
+    failed = [_tag({k: row[k] for k in grid}) for row in rows if row["error"]]
+    if failed:
+        raise RagkitError(f"{len(failed)} of {len(rows)} sweep points failed: "
+                          f"{', '.join(failed)} (see {out / 'sweep.md'})")
+    return out / "sweep.md"
+
+
+def _write_tables(folder: Path, table: pd.DataFrame, grid: Mapping[str, Sequence[Any]],
+                  panels: dict[str, list[str]]) -> None:
+    """sweep.csv, sweep.md (with the plots and which points were reused), the plots."""
+    reused = int(table.pop("reused").sum())
+    write_text(folder / "sweep.csv", table.to_csv(index=False))
+    shown = table.assign(error=table["error"].str.replace("|", "\\|", regex=False))
+    lines = [shown.to_markdown(index=False), "",
+             f"{len(table)} points, {reused} reused from earlier runs, "
+             f"{len(table) - reused} executed."]
+    for parameter in grid:
+        if panels:
+            name = f"sweep_{_tag({parameter: ''}).rstrip('=')}.png"
+            plot_parameter(table[table["error"] == ""], parameter, panels, folder / name)
+            lines += ["", f"![recorded metrics against {parameter}]({name})"]
+    write_text(folder / "sweep.md", "\n".join(lines) + "\n")

@@ -1,0 +1,188 @@
+"""The notebook contract (notebooks/README.md), checked on every committed notebook, and the
+JupyterLab the notebooks are opened with. Reads the committed files; executes nothing."""
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragkit.results import FIGURE, intro
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+IMPORTABLE = {"ragkit", "pandas", "numpy", "matplotlib", "scipy", "IPython"}
+METRIC_HEADER = re.compile(r"<th>\s*(Pass@\d+|Fail@\d+|R@\d+|MRR|nDCG@\d+)\s*</th>")
+LEAKS = {"an absolute path": re.compile(r"(?<![\w.~])/(home|root|tmp|work|Users|usr|var|opt|mnt"
+                                        r"|private)/|\b[A-Z]:\\"),
+         "a timestamp": re.compile(r"\b\d{4}-\d\d-\d\d[T ]\d\d:\d\d"),
+         "a memory address": re.compile(r"\b0x[0-9a-fA-F]{6,}\b"),
+         "a figure's repr (no plt.show())": re.compile(r"<(Figure size|matplotlib\.|Axes)")}
+MAX_FUNCTION_LINES = 5
+
+
+def _nb(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def _code(nb: dict) -> list[dict]:
+    return [c for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def _source(cell: dict) -> str:
+    return "".join(cell["source"])
+
+
+def _calls(tree: ast.AST, name: str) -> list[ast.Call]:
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Call) and
+            (getattr(n.func, "id", None) == name or getattr(n.func, "attr", None) == name)]
+
+
+def _tree(cell: dict) -> ast.AST:
+    lines = [ln for ln in _source(cell).splitlines() if not ln.lstrip().startswith(("%", "!"))]
+    return ast.parse("\n".join(lines))
+
+
+def _texts(cell: dict) -> list[str]:
+    """Every text an output shows (not image data, nor an image's text/plain stand-in)."""
+    out = []
+    for o in cell.get("outputs", []):
+        if "text" in o:
+            out.append("".join(o["text"]))
+        data = o.get("data", {})
+        for kind, value in data.items():
+            if kind.startswith("text/") and not (kind == "text/plain" and "image/png" in data):
+                out.append("".join(value) if isinstance(value, list) else str(value))
+        out += o.get("traceback", [])
+    return out
+
+
+contract = pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+
+
+def test_notebooks_are_numbered_once_each():
+    names = [p.name for p in NOTEBOOKS]
+    assert names and all(re.fullmatch(r"\d\d_[a-z0-9_]+\.ipynb", n) for n in names), names
+    numbers = [n[:2] for n in names]
+    assert len(set(numbers)) == len(numbers), names
+
+
+@contract
+def test_first_cell_is_the_title_and_what_you_will_learn(path):
+    first = _nb(path)["cells"][0]
+    assert first["cell_type"] == "markdown"
+    assert _source(first).startswith(f"# {path.name[:2]} · ")
+    title, learn = intro(path)
+    assert title and len(learn) >= 1, "no 'What you will learn:' bullet list in the first cell"
+
+
+@contract
+def test_parameters_cell_is_the_first_code_cell_and_assigns_literals(path):
+    code = _code(_nb(path))
+    tagged = [c for c in code if "parameters" in c["metadata"].get("tags", [])]
+    assert len(tagged) == 1 and tagged[0] is code[0], "one `parameters` cell, the first code cell"
+    for statement in _tree(tagged[0]).body:
+        assert isinstance(statement, ast.Assign) and len(statement.targets) == 1
+        assert isinstance(statement.targets[0], ast.Name)
+        ast.literal_eval(statement.value)
+
+
+@contract
+def test_cells_import_from_ragkit_and_define_no_project_code(path):
+    for cell in _code(_nb(path)):
+        tree = _tree(cell)
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) \
+                    else [node.module or ""]
+                for name in names:
+                    top = name.split(".")[0]
+                    assert top in IMPORTABLE or top in sys.stdlib_module_names, \
+                        f"imports {name}: project code lives in ragkit"
+            assert not isinstance(node, ast.ClassDef), "defines a class: move it to ragkit"
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                assert node.end_lineno - node.lineno < MAX_FUNCTION_LINES, \
+                    f"function {node.name} is more than glue: move it to ragkit"
+
+
+@contract
+def test_metric_tables_go_through_record_metrics_with_a_caption(path):
+    for cell in _code(_nb(path)):
+        tree = _tree(cell)
+        for call in _calls(tree, "record_metrics"):
+            assert any(k.arg == "caption" for k in call.keywords), \
+                f"record_metrics without caption=: {_source(cell)[:80]}"
+        if any(METRIC_HEADER.search(t) for t in _texts(cell)):
+            assert _calls(tree, "record_metrics"), \
+                f"shows a metric table without record_metrics: {_source(cell)[:80]}"
+
+
+@contract
+def test_one_finding_recorded_and_shown(path):
+    nb = _nb(path)
+    calls = [c for cell in _code(nb) for c in _calls(_tree(cell), "finding")]
+    assert len(calls) == 1, "call ragkit.cookbook.finding(...) exactly once"
+    assert any("**Finding:**" in t for cell in _code(nb) for t in _texts(cell))
+
+
+@contract
+def test_figures_have_a_caption_and_end_with_plt_show(path):
+    for cell in _code(_nb(path)):
+        if any("image/png" in o.get("data", {}) for o in cell.get("outputs", [])):
+            source = _source(cell)
+            assert FIGURE.match(source.splitlines()[0]), "first line: # Figure: <caption>"
+            assert "plt.show()" in source
+            shows = [n for n in ast.walk(_tree(cell)) if isinstance(n, ast.Expr)
+                     and _calls(n, "show")]
+            assert shows, "the figure is drawn by plt.show()"
+
+
+@contract
+def test_committed_with_the_outputs_of_one_clean_run(path):
+    nb = _nb(path)
+    counts = [c.get("execution_count") for c in _code(nb)]
+    assert counts == list(range(1, len(counts) + 1)), "refresh it: ragkit cookbook refresh"
+    assert "papermill" not in nb["metadata"]
+    for cell in _code(nb):
+        assert not [o for o in cell.get("outputs", []) if o["output_type"] == "error"]
+        for text in _texts(cell):
+            for what, pattern in LEAKS.items():
+                assert not pattern.search(text), f"an output shows {what}: {text[:120]}"
+
+
+@contract
+def test_kernelspec_is_the_projects_python3(path):
+    spec = _nb(path)["metadata"]["kernelspec"]
+    assert spec["name"] == "python3" and spec["language"] == "python"
+
+
+def _jupyter(*args: str) -> subprocess.CompletedProcess:
+    """The environment's jupyter, as `make lab` runs it."""
+    env = {**os.environ, "JUPYTER_PATH": str(Path(sys.prefix) / "share" / "jupyter")}
+    return subprocess.run([str(Path(sys.executable).parent / "jupyter"), *args], env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_the_environment_resolves_jupyter_lab():
+    done = _jupyter("lab", "--version")
+    assert done.returncode == 0, done.stderr
+    assert re.fullmatch(r"4\.\d+\.\d+\S*", done.stdout.strip())
+
+
+def test_python3_kernel_is_this_environments_python():
+    specs = json.loads(_jupyter("kernelspec", "list", "--json").stdout)["kernelspecs"]
+    spec = specs["python3"]
+    argv0 = spec["spec"]["argv"][0]
+    # jupyter_client runs a bare "python" with the launching interpreter: this one
+    assert argv0 in ("python", "python3") or Path(argv0).resolve() == Path(sys.executable).resolve()
+    assert Path(spec["resource_dir"]).resolve().is_relative_to(Path(sys.prefix).resolve())
+
+
+def test_make_lab_opens_the_notebooks_with_the_environments_jupyter():
+    makefile = (ROOT / "Makefile").read_text()
+    recipe = re.search(r"^lab: .*\n\t(.+)$", makefile, re.M)
+    assert recipe and "$(BIN)/jupyter lab notebooks/" in recipe[1]
+    assert "JUPYTER_PATH=$(CURDIR)/$(VENV)/share/jupyter" in recipe[1]

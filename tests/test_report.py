@@ -1,0 +1,173 @@
+"""`ragkit cookbook run` on two tiny notebooks, one of which fails: results.json and its
+schema, the report's sections, summary.md. Two notebook executions, shared by every test."""
+import json
+import re
+
+import jsonschema
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from ragkit.cli import main
+from ragkit.report import cell_text, number_format
+from ragkit.results import SCHEMA, validate
+
+INTRO = """# 01 · Tiny retrieval
+
+An introduction that the report leaves out.
+
+What you will learn:
+
+- how **BM25** compares with `dense`,
+  on two questions;
+- what a ladder looks like.
+
+More prose."""
+TABLES = """import pandas as pd
+import matplotlib.pyplot as plt
+from ragkit.cookbook import finding, record, record_metrics
+table = pd.DataFrame({"Pass@5": [x * 10.0, 50.0], "MRR": [0.5, 1 / 3]}, index=["bm25", "dense"])
+record_metrics("retrieval", table, ("Pass@5", "MRR"), caption="Two retrievers")
+ladder = pd.DataFrame({"Pass@20": [80.0, 90.0], "Fail@20": [20.0, 10.0],
+                       "reduction %": [0.0, 50.0], "article Fail@20": [5.7, 3.7],
+                       "article reduction %": [0.0, 35.08772]},
+                      index=["baseline embeddings", "+ contextual embeddings"])
+record_metrics("ladder_tiny", ladder, ("Fail@20",), caption="The tiny ladder")
+record("cost", pd.DataFrame({"cached $": [1.0234]}, index=["haiku"]), caption="Cost in $")
+finding(f"x was {x}; <b>BM25</b> wins")"""
+FIGURE = "# Figure: Pass@5 against nothing\nplt.plot([1, 2], [3, 4])\nplt.show()"
+
+
+def _write(path, cells, params):
+    nb = new_notebook()
+    first = new_code_cell(params)
+    first.metadata["tags"] = ["parameters"]
+    nb.cells = [cells[0], first, *cells[1:]]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("report")
+    (root / "data").mkdir()
+    (root / "data" / "a.txt").write_text("hello")
+    ok = _write(root / "01_tiny.ipynb", [new_markdown_cell(INTRO), new_code_cell(TABLES),
+                                         new_code_cell(FIGURE)], 'x = 1\ndata_dir = "data"')
+    broken = _write(root / "02_broken.ipynb",
+                    [new_markdown_cell("# 02 · Broken\n\nNo list here."),
+                     new_code_cell("print('before')"), new_code_cell("ratio = 1 / y")], "y = 2")
+    code = main(["cookbook", "run", "--notebook", str(ok), "--notebook", str(broken),
+                 "-p", "x=3", "-p", "y=0", "--out", str(root / "out")])
+    return code, root / "out"
+
+
+def test_a_failed_notebook_exits_2_and_the_others_still_run(run):
+    code, out = run
+    assert code == 2
+    assert {"01_tiny.ipynb", "02_broken.ipynb", "results.json", "report.html",
+            "summary.md"} <= {p.name for p in out.iterdir()}
+
+
+def test_results_json_follows_its_schema_with_the_recorded_values(run):
+    doc = json.loads((run[1] / "results.json").read_text())
+    validate(doc)
+    tiny, broken = doc["notebooks"]
+    assert tiny["status"] == "ok" and broken["status"] == "failed"
+    assert tiny["parameters"] == {"x": 3, "data_dir": "data"}
+    assert tiny["overridden"] == ["x"] and broken["parameters"] == {"y": 0}
+    assert tiny["numbers"] == {"bm25 Pass@5": 30.0, "bm25 MRR": 0.5, "dense Pass@5": 50.0,
+                               "dense MRR": 0.33, "baseline embeddings Fail@20": 20.0,
+                               "+ contextual embeddings Fail@20": 10.0}
+    assert tiny["tables"]["retrieval"]["data"] == [[30.0, 0.5], [50.0, 1 / 3]]
+    assert tiny["tables"]["cost"]["caption"] == "Cost in $"
+    assert tiny["finding"] == "x was 3; <b>BM25</b> wins"
+    assert tiny["title"] == "01 · Tiny retrieval"
+    assert tiny["learn"] == ["how **BM25** compares with `dense`, on two questions;",
+                             "what a ladder looks like."]
+    # the cell index in the executed notebook, after papermill's injected parameters cell
+    assert tiny["figures"] == [{"cell": 4, "caption": "Pass@5 against nothing"}]
+    # papermill injects its parameters cell: the failing cell is In [4]
+    assert broken["error"]["line"] == "cell In [4]: ZeroDivisionError: division by zero"
+    assert broken["error"]["source"] == "ratio = 1 / y"
+    assert broken["finding"] is None and broken["learn"] == []
+    run_ = doc["run"]
+    assert run_["cpu_count"] >= 1 and run_["backends"]["anthropic"] in ("online", "offline")
+    assert run_["packages"]["papermill"] and run_["packages"]["jupyterlab"]
+    data = run_["datasets"]
+    assert len(data) == 1 and next(iter(data.values()))["files"] == 1
+    assert tiny["datasets"] == list(data)
+
+
+def test_the_schema_refuses_a_broken_document(run):
+    doc = json.loads((run[1] / "results.json").read_text())
+    doc["notebooks"][0]["status"] = "done"
+    with pytest.raises(jsonschema.ValidationError):
+        validate(doc)
+    del doc["run"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(doc, SCHEMA)
+
+
+def test_report_opens_with_the_headline_then_one_section_per_notebook(run):
+    page = (run[1] / "report.html").read_text()
+    order = [page.index(s) for s in ("id='headline'", "id='nb-01'", "id='nb-02'",
+                                     "id='environment'")]
+    assert order == sorted(order)
+    headline = page[order[0]:order[1]]
+    assert "1 of 2 notebooks failed: 02_broken.ipynb" in headline
+    assert "<b>01 · tiny</b>: The tiny ladder" in headline and "the article (seed 002)" in headline
+    ladder_row = re.search(r"<tr><th>\+ contextual embeddings</th>(.*?)</tr>", headline)[1]
+    assert re.findall(r"<td class='num'>(.*?)</td>", ladder_row) == ["10.0", "50.0 %", "3.7",
+                                                                     "35.1 %"]
+    assert "x was 3; &lt;b&gt;BM25&lt;/b&gt; wins" in headline  # a finding's HTML is text
+    assert "failed at cell In [4]: ZeroDivisionError: division by zero</span>" in headline
+    assert "<script" not in page and "src='http" not in page  # self-contained
+
+
+def test_notebook_section_has_title_learn_params_tables_figures_link(run):
+    page = (run[1] / "report.html").read_text()
+    tiny = page[page.index("id='nb-01'"):page.index("id='nb-02'")]
+    assert "<h2>01 · Tiny retrieval</h2>" in tiny
+    assert "<li>how <strong>BM25</strong> compares with <code>dense</code>, on two questions;" \
+        in tiny and "introduction" not in tiny
+    assert ("<tr><th><code>x</code></th><td><code>3</code></td><td>set for this run</td>"
+            in tiny)
+    assert "<figcaption><b>Table 01.1.</b> Two retrievers</figcaption>" in tiny
+    assert "<td class='num'>30.0</td><td class='num'>0.500</td>" in tiny  # Pass 1, MRR 3 dp
+    assert "<td class='num'>0.333</td>" in tiny
+    assert "<td class='num'>1.02</td>" in tiny  # dollars: 2 decimals
+    assert re.search(r"<img alt='Pass@5 against nothing' src='data:image/png;base64,iVBOR", tiny)
+    assert "<b>Figure 01.1.</b> Pass@5 against nothing" in tiny
+    assert "<a href='01_tiny.ipynb'>executed notebook</a>" in tiny
+
+
+def test_failed_notebook_section_shows_the_cell_and_its_error(run):
+    page = (run[1] / "report.html").read_text()
+    broken = page[page.index("id='nb-02'"):page.index("id='environment'")]
+    assert "failed at cell In [4]: ZeroDivisionError: division by zero" in broken
+    assert "<pre>ratio = 1 / y</pre>" in broken
+    assert "ZeroDivisionError" in broken.split("<pre>")[2]  # the traceback
+
+
+def test_summary_md_mirrors_the_headline(run):
+    lines = (run[1] / "summary.md").read_text().splitlines()
+    assert lines[0] == "# ragkit cookbook summary"
+    assert "| 01_tiny.ipynb | ok |" in lines[6] and lines[6].endswith(
+        "| x was 3; <b>BM25</b> wins |")
+    assert lines[7].startswith("| 02_broken.ipynb | failed: cell In [4]: ZeroDivisionError: "
+                               "division by zero |")
+    assert "| + contextual embeddings | 10.0 | 50.0 | 3.7 | 35.1 |" in lines
+
+
+@pytest.mark.parametrize("column, caption, value, text", [
+    ("Pass@20", "", 73.4234, "73.4"), ("MRR", "", 0.54321, "0.543"),
+    ("nDCG@10", "", 0.5, "0.500"), ("reduction %", "", 49.12, "49.1"),
+    ("BM25", "Pass@20 by question kind", 100.0, "100.0"), ("cached", "in $", 3.8412, "3.84"),
+    ("queries", "", 12, "12"), ("tokens", "", 123456.7, "123,457"), ("x", "", 0.012345, "0.0123"),
+    ("Pass@5", "", None, "–"), ("Pass@5", "", float("nan"), "–"), ("kind", "", "code", "code"),
+])
+def test_numbers_are_rounded_by_what_they_measure(column, caption, value, text):
+    assert cell_text(value, number_format(column, caption)) == text
