@@ -111,12 +111,18 @@ def context_routes(embedder: str = "auto", online_voyage: bool = False
 
 
 def compare_routes(data: Dataset, queries: Sequence[Query], routes: dict[str, IndexConfig],
-                   search: SearchConfig | None = None, k: int = 20) -> pd.DataFrame:
-    """One row of mean metrics per route: each index built and searched the same way."""
+                   search: SearchConfig | None = None, k: int = 20,
+                   built: Sequence[Pipeline] = ()) -> pd.DataFrame:
+    """One row of mean metrics per route: each index built and searched the same way.
+
+    `built`: indexes already made (e.g. the ladder's two); a route whose config equals one's
+    is searched there instead of being built again.
+    """
     search = search or SearchConfig()
     rows = {}
     for name, config in routes.items():
-        pipeline = Pipeline.build(data.documents, config, chunks=data.chunks, progress=False)
+        pipeline = next((p for p in built if p.config == config), None) or Pipeline.build(
+            data.documents, config, chunks=data.chunks, progress=False)
         judgments = judge(queries, data.documents, pipeline.chunks)
         judged = [q for q in queries if q.id in judgments]
         rows[name] = summarize(per_query(pipeline.run(judged, k, search), judgments))

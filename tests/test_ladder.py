@@ -61,3 +61,18 @@ def test_context_routes_and_their_comparison():
     table = compare_routes(data, [query], bare, SearchConfig("bm25"), k=1)
     # each document is one chunk whose text names its title, so both routes find it
     assert table["Pass@5"].tolist() == [100.0, 100.0]
+
+
+def test_compare_routes_reuses_an_index_built_with_the_same_config(monkeypatch):
+    from ragkit.ladder import compare_routes
+    docs = [Document("a.md", "# Alpha\n\nThe deadline is seven days.", "Alpha"),
+            Document("b.md", "# Beta\n\nThe deadline is ten days.", "Beta")]
+    query = Query("q", "Beta deadline", golden=(Golden("b.md", span="ten days"),))
+    data = Dataset("tiny", docs, [query])
+    config = IndexConfig(contextualizer="structural", embedder=None)
+    from ragkit.pipeline import Pipeline
+    ready = Pipeline.build(docs, config, progress=False)
+    monkeypatch.setattr(Pipeline, "build", classmethod(lambda *a, **k: pytest.fail("rebuilt")))
+    table = compare_routes(data, [query], {"structural": config}, SearchConfig("bm25"), k=1,
+                           built=[ready])
+    assert table.loc["structural", "Pass@5"] == 100.0
