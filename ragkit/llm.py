@@ -107,14 +107,22 @@ class UsageLog:
             return None
         return cost(row.spent, model)
 
-    def summary(self) -> str:
+    def summary(self, split_cache: bool = True) -> str:
+        """One line per model: calls, tokens and dollars. `split_cache=False` counts calls
+        answered by the paid-call cache with the others (tokens are what the calls carry), so
+        the line does not depend on what an earlier run left in the cache."""
         lines = []
         for model, row in sorted(self.models.items()):
             s, dollars = row.spent, self.dollars(model)
             money = "offline stand-in, no cost" if dollars is None else f"${dollars:.4f}"
             saved = "" if dollars is None else f", ${cost(row.saved, model):.4f} saved"
-            lines.append(f"{model}: {row.requests} requests, {row.cache_hits} from the call "
-                         f"cache; tokens in {s.input}, out {s.output}, cache write "
+            calls = f"{row.requests} requests, {row.cache_hits} from the call cache"
+            if not split_cache:
+                s, calls = s + row.saved, f"{row.requests + row.cache_hits} calls"
+                money = "offline stand-in, no cost" if dollars is None else \
+                    f"${cost(s, model):.4f} without the call cache"
+                saved = ""
+            lines.append(f"{model}: {calls}; tokens in {s.input}, out {s.output}, cache write "
                          f"{s.cache_write}, cache read {s.cache_read}; {money}{saved}")
         return "\n".join(lines) or "no Claude calls"
 

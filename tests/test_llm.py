@@ -225,3 +225,13 @@ def test_stand_in_replies_are_keyed_by_the_stand_ins_own_source(tmp_path, monkey
     (tmp_path / "__init__.py").write_text("rule = 2\n")
     assert llm._standin_version() != before
     assert llm.STANDIN_BACKEND.startswith("offline-stand-in@")
+
+
+def test_summary_without_the_cache_split_does_not_depend_on_earlier_runs():
+    first, second = UsageLog(), UsageLog()
+    first.record(HAIKU, Usage(100, 10, 0, 0), cached=False, priced=False)
+    second.record(HAIKU, Usage(100, 10, 0, 0), cached=True, priced=False)
+    assert first.summary() != second.summary()
+    assert first.summary(split_cache=False) == second.summary(split_cache=False) == (
+        f"{HAIKU}: 1 calls; tokens in 100, out 10, cache write 0, cache read 0; "
+        "offline stand-in, no cost")
