@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from ragkit.agent import long_context as L
-from ragkit.agent.compare import is_correct, key_numbers
+from ragkit.agent.compare import is_correct, key_numbers, versus
 from ragkit.documents import Document, Golden, Query, RagkitError
 from ragkit.llm import LLM, make_client
 from ragkit.standin import transport
@@ -77,3 +77,11 @@ def test_accuracy_rule():
     assert is_correct(none, "I don't know: the sources do not answer this question.")
     assert not is_correct(none, "It was 12 million.")
     assert key_numbers("€1,200.50 and 21 days") == {"1200.50", "21"}
+
+
+@pytest.mark.parametrize("value, other, expected", [
+    (13.6, 18.2, "below"), (12.1, 9.1, "above"), (18.2, 18.2, "level with"),
+    (100 * 6 / 33, 18.18, "level with"),  # 18.18 and 18.1818... both show as 18.2
+    (18.26, 18.24, "above")])              # 18.3 vs 18.2 as displayed
+def test_versus_compares_at_the_displayed_precision(value, other, expected):
+    assert versus(value, other) == expected

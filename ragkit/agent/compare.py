@@ -179,6 +179,13 @@ def rounded(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def versus(value: float, other: float, digits: int = 1) -> str:
+    """"above", "below" or "level with": how `value` compares with `other` at the precision
+    the tables show (`digits` decimals), so a notebook's finding reads true for any run."""
+    a, b = round(float(value), digits), round(float(other), digits)
+    return "above" if a > b else "below" if a < b else "level with"
+
+
 def comparison_table(runs: Mapping[str, pd.DataFrame | None],
                      cached_prefix: Mapping[str, int] | None = None,
                      model: str = "claude-haiku-4-5") -> pd.DataFrame:
