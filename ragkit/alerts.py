@@ -40,6 +40,20 @@ from ragkit.pipeline import Pipeline, SearchConfig
 ALERT_SHARE = 0.05
 DENSE_FLOOR = 0.3  # top MiniLM cosine; measured (module docstring)
 SIGNALS = ("dense", "bm25", "fused")
+# Queries no shipped document is about, in the shipped corpus's languages and beyond: what a
+# zero-result alert should catch (the module docstring's measurement used ten like these).
+OFF_TOPIC_EXAMPLES = (
+    "What is the capital of France?",
+    "How do I bake sourdough bread at home?",
+    "Wie beantrage ich eine Rückerstattung für meine Konzertkarten?",
+    "xqzv plorf",
+    "Who won the football world cup in 1974?",
+    "What is the boiling point of ethanol?",
+    "Recommend a good science fiction novel.",
+    "How many moons does Jupiter have?",
+    "고양이는 하루에 몇 시간 자나요?",
+    "What is a good stretching routine for runners?",
+)
 
 
 @dataclass(frozen=True)

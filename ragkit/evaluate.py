@@ -28,6 +28,8 @@ from ragkit.documents import Chunk, Document, Query, RagkitError, RagkitWarning,
 from ragkit.fusion import ranked
 
 Judgments = dict[str, list[frozenset[str]]]
+# Column prefixes of the RAGAS-style 0–1 scores (`ragkit.answer_metrics`), for round_metrics.
+ANSWER_SCORES = ("faithfulness", "answer_relevancy", "context_precision", "context_recall")
 Run = Mapping[str, Sequence[str]]  # query id -> chunk ids, best first
 
 
@@ -139,13 +141,17 @@ def per_query(run: Run, judgments: Judgments, ks: Sequence[int] = (5, 10, 20),
 
 
 def round_metrics(table: pd.DataFrame) -> pd.DataFrame:
-    """A metrics table rounded for display: rank measures (R@k, MRR, nDCG) to three decimals,
-    everything else (Pass@k, failure rates, intervals, in points of 100) to one.
+    """A metrics table rounded for display: rank measures (R@k, MRR, nDCG) and the 0–1
+    answer scores (faithfulness, answer relevancy, context precision and recall) to three
+    decimals, dollars (a column with "$" in its name) to four, everything else (Pass@k,
+    failure rates, intervals, shares in percent, token counts) to one.
 
     For showing only; the recorded and compared numbers stay unrounded.
     """
     def digits(column: str) -> int:
-        return 3 if column.startswith(("R@", "MRR", "nDCG")) else 1
+        if "$" in column:
+            return 4
+        return 3 if column.startswith(("R@", "MRR", "nDCG", *ANSWER_SCORES)) else 1
     return table.round({column: digits(str(column)) for column in table.columns})
 
 

@@ -110,3 +110,30 @@ def rrf_k_curve(table: pd.DataFrame, metrics: Sequence[str] = ("Pass@5", "Pass@1
                 chosen: float | None = None, title: str = "") -> plt.Figure:
     """Metric vs RRF's k on a log axis (as from `ragkit.tune.sweep_table`)."""
     return _sweep_curve(table, metrics, chosen, "RRF k (log scale)", title, log=True)
+
+
+def tradeoff_curve(table: pd.DataFrame, metrics: Sequence[str], right: str, xlabel: str,
+                   title: str = "", right_label: str | None = None) -> plt.Figure:
+    """Quality against a price: `metrics` (left axis) and the column `right` (right axis,
+    dashed, e.g. latency or dollars) per sweep point (rows of `table`, log-scaled x)."""
+    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    x = np.asarray(table.index, dtype=float)
+    for metric in metrics:
+        ax.plot(x, table[metric], marker="o", markersize=4, label=metric)
+    ax.set_xscale("log")
+    ax.set_xticks(x, [f"{v:g}" for v in x])
+    ax.minorticks_off()
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("Pass@k (%)" if all(m.startswith("Pass@") for m in metrics) else "metric")
+    ax.grid(alpha=0.3)
+    other = ax.twinx()
+    other.plot(x, table[right], color="gray", linestyle="--", marker="s", markersize=4,
+               label=right)
+    other.set_ylabel(right_label or right)
+    other.set_ylim(bottom=0)
+    lines = ax.get_legend_handles_labels()
+    extra = other.get_legend_handles_labels()
+    ax.legend(lines[0] + extra[0], lines[1] + extra[1], loc="lower right", fontsize=8)
+    ax.set_title(title)
+    fig.tight_layout()
+    return fig

@@ -236,3 +236,11 @@ def test_doc_level_orders_documents_by_the_tie_rule():
     ranking = [("a#0", 1.0), ("b#0", 1.0), ("a#1", 0.9), ("c#0", 0.5)]
     # a and b tie at their best chunks' 1.0: id descending puts b first, as trec_eval would
     assert doc_level(ranking, doc_of) == [("b", 1.0), ("a", 1.0), ("c", 0.5)]
+
+
+def test_round_metrics_keeps_answer_scores_to_three_decimals_and_dollars_to_four():
+    table = pd.DataFrame({"faithfulness_lexical": [0.31234], "context_recall_golden": [0.98765],
+                          "$ / query (projected)": [0.0023456], "answered %": [28.3237]})
+    assert round_metrics(table).iloc[0].to_dict() == {
+        "faithfulness_lexical": 0.312, "context_recall_golden": 0.988,
+        "$ / query (projected)": 0.0023, "answered %": 28.3}

@@ -19,7 +19,8 @@ numbers are dropped and passages left out are appended in their order. A reply t
 passage at all leaves its window in its order. Each defect is counted (`fallbacks`,
 `repaired`, out of `replies`) and a query with any defect gets one `RagkitWarning` line;
 the run goes on.
-Cost: 150 candidates take 14 calls per query; 20 take one.
+Cost: 150 candidates take 14 calls per query; 20 take one (`projected_usage` estimates the
+tokens before any call).
 
 What it is not: RankGPT's prompt-shrinking loop (never needed within Claude's context
 window), nor a scorer: it only orders what the first stage found.
@@ -35,10 +36,12 @@ from anthropic.types import Message
 from ragkit.documents import RagkitError, RagkitWarning
 from ragkit.fusion import Ranking
 from ragkit.llm import LLM, price
+from ragkit.pricing import Usage
 from ragkit.rerank import Candidate
 from ragkit.rerank.listwise import (MAX_WORDS, Permutation, apply_in_place, build_messages,
                                     parse_permutation, windows)
 from ragkit.rerank.voyage import document_text
+from ragkit.standin import estimate_tokens, request_tokens
 
 DEFAULT_MODEL = "claude-haiku-4-5"
 MAX_TOKENS = 256
@@ -114,3 +117,24 @@ class ClaudeReranker:
         """One line: windows sent and replies that needed repair or fell back."""
         return (f"claude reranker ({self.model}): {self.replies} window replies, "
                 f"{self.repaired} repaired, {self.fallbacks} unusable (window order kept)")
+
+
+def projected_usage(reranker: ClaudeReranker, query: str, candidates: Sequence[Candidate]
+                    ) -> tuple[int, Usage]:
+    """(calls, estimated usage) of reranking `candidates` for `query`, before any call.
+
+    The requests are the ones `rerank` would send (one per window of two or more passages);
+    input tokens are `ragkit.standin.request_tokens` estimates (one per 4 UTF-8 bytes) and
+    each reply is taken as a full permutation "[1] > [2] > …" of its window. An estimate for
+    budgeting, not a measured count: the real order (and so later windows' content) is
+    Claude's, but every window has the same size either way.
+    """
+    calls, usage = 0, Usage()
+    for start, end in windows(len(candidates), reranker.window, reranker.step):
+        if end - start < 2:
+            continue
+        body = reranker.request(query, candidates[start:end])
+        reply = " > ".join(f"[{n}]" for n in range(1, end - start + 1))
+        calls += 1
+        usage += Usage(request_tokens(body), estimate_tokens(reply))
+    return calls, usage

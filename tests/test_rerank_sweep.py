@@ -1,0 +1,68 @@
+"""Rerank latency, the rerank-depth sweep and the projected cost of a listwise reranker."""
+from __future__ import annotations
+
+import pytest
+
+from ragkit.documents import Chunk, Document, Golden, Query
+from ragkit.evaluate import judge
+from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
+from ragkit.pricing import Usage, cost
+from ragkit.rerank import Candidate
+from ragkit.rerank.claude import ClaudeReranker, projected_usage
+from ragkit.rerank.listwise import build_messages
+from ragkit.rerank.sweep import sweep_candidates
+from ragkit.rerank.timing import latency_table, rerank_step_times, timed_run
+from ragkit.standin import estimate_tokens, request_tokens
+
+DOCS = [Document(f"doc{i}", f"Report {i}. The widget count for plant {i} is {i * 7} units. "
+                            f"Plant {i} ships by rail.", title=f"Plant {i}") for i in range(30)]
+QUERIES = [Query(f"q{i}", f"widget count plant {i}", golden=(Golden(f"doc{i}", f"{i * 7} units"),))
+           for i in (3, 11, 25)]
+
+
+@pytest.fixture(scope="module")
+def pipeline():
+    return Pipeline.build(DOCS, IndexConfig(embedder=None), progress=False)
+
+
+def test_timed_run_is_the_search_run_with_one_time_per_query(pipeline):
+    config = SearchConfig("bm25", rerank="offline")
+    run, times = timed_run(pipeline, QUERIES, 5, config)
+    assert run == pipeline.run(QUERIES, 5, config)
+    assert len(times) == 3 and all(t > 0 for t in times)
+    assert len(rerank_step_times(pipeline, QUERIES, 5, config)) == 3
+
+
+def test_latency_table_gives_the_quantiles_of_each_list():
+    table = latency_table({"a": [1.0, 2.0, 3.0, 4.0, 100.0]})
+    assert table.loc["a"].to_dict() == {"queries": 5, "p50 ms": 3.0,
+                                        "p95 ms": pytest.approx(80.8), "mean ms": 22.0}
+
+
+def test_projected_usage_counts_the_windows_rerank_would_send():
+    chunks = [Chunk(f"c{i}", "d", f"passage number {i} " * 5) for i in range(25)]
+    candidates = [Candidate(c, 1.0) for c in chunks]
+    reranker = ClaudeReranker(llm=object())  # requests only, never called
+    calls, usage = projected_usage(reranker, "which passage?", candidates)
+    # windows of 20 moved by 10 from the back: (5, 25), then the remaining (0, 15)
+    bodies = [reranker.request("which passage?", candidates[a:b]) for a, b in ((5, 25), (0, 15))]
+    assert calls == 2
+    expected_out = sum(estimate_tokens(" > ".join(f"[{n}]" for n in range(1, size + 1)))
+                       for size in (20, 15))
+    assert usage == Usage(sum(request_tokens(b) for b in bodies), expected_out)
+    system, messages = build_messages("which passage?", [c.text for c in chunks[:15]])
+    assert bodies[1]["system"] == system and bodies[1]["messages"] == messages
+    assert cost(usage, "claude-haiku-4-5") == pytest.approx(
+        (usage.input * 1.0 + usage.output * 5.0) / 1e6)
+
+
+def test_sweep_candidates_has_one_row_per_depth_and_more_depth_costs_more(pipeline):
+    judgments = judge(QUERIES, DOCS, pipeline.chunks)
+    sweep = sweep_candidates(pipeline, QUERIES, judgments, (2, 20), k=2,
+                             base=SearchConfig("bm25"))
+    assert sweep.table.index.tolist() == [2, 20]
+    assert sweep.table.loc[20, "Pass@5"] == 100.0  # each question names its plant
+    assert sweep.table.loc[2, "listwise calls"] == 1.0
+    assert (sweep.table.loc[20, "listwise input tokens (est.)"]
+            > sweep.table.loc[2, "listwise input tokens (est.)"])
+    assert set(sweep.per_query) == {2, 20} and len(sweep.times[20]) == 3
