@@ -11,7 +11,8 @@ The package, one concept per module:
 - `trace.py`: JSONL traces, their tables and timelines, optional OpenTelemetry spans;
 - `views.py`: notebook tables and figures of runs (tools, calls, tool choice, the cost of
   looping); `injection.py`: where untrusted text went and whether it changed the next action;
-- `crag.py`, `self_rag.py`: corrective RAG and Self-RAG-style reflection;
+- `crag.py`, `self_rag.py`: corrective RAG and Self-RAG-style reflection; `grep_fallback.py`:
+  CRAG's default "search elsewhere", a plain grep over the raw corpus;
 - `long_context.py`: the whole corpus in one cached prompt, the baseline seed 002 names;
 - `compare.py`: plain RAG, CRAG, Self-RAG and long context on golden questions (accuracy,
   calls, tokens, latency, projected cost).
