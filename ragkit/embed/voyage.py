@@ -21,7 +21,7 @@ What it is not: a tokenizer. The SDK's `count_tokens` downloads the tokenizer fr
 hub, which is not reachable offline, so batches are sized with `estimate_tokens` (see its
 docstring): a deliberately high estimate, so a batch stays under the real limit.
 
-Limits (docs.voyageai.com as copied in /work/shared/notes/rag-methods.md §3): 1,000 texts per
+Limits (docs.voyageai.com, embeddings and pricing pages, 2026-12): 1,000 texts per
 call; tokens per call 320K (voyage-3.5, voyage-2), 1M (voyage-3.5-lite), 120K (the large
 models and any model not in `MODELS`); voyage-context-3: 1,000 documents, 16K chunks and
 120K tokens per call, 32K tokens per document. A document estimated over 32K tokens is sent

@@ -14,7 +14,7 @@ trailing slash) points it at another endpoint. The SDK retries a 429, 502-504 or
 (`MAX_RETRIES` attempts in all, exponential back-off); an error left after that is one
 `RagkitError` line.
 
-Limits (docs.voyageai.com, copied in /work/shared/notes/rag-methods.md §3), met with
+Limits (docs.voyageai.com, reranker page, 2026-12), met with
 `estimate_tokens` because the SDK's tokenizer downloads from a model hub:
 - a query over 8,000 tokens is cut to its longest prefix that fits (warned, counted);
 - a document over 32,000 tokens minus the query's is cut the same way (warned, counted);
