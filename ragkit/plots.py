@@ -75,17 +75,13 @@ def ladder_bars(table: pd.DataFrame, title: str = "") -> plt.Figure:
     return fig
 
 
-def _sweep_curve(table: pd.DataFrame, metrics: Sequence[str], chosen: float | None,
-                 xlabel: str, title: str, log: bool) -> plt.Figure:
-    """Metric vs sweep point (rows of `table`), one line per metric, `chosen` marked."""
+def _metric_lines(table: pd.DataFrame, metrics: Sequence[str], xlabel: str, log: bool
+                  ) -> tuple[plt.Figure, plt.Axes, np.ndarray]:
+    """A figure with one line per metric over the sweep points (rows of `table`)."""
     fig, ax = plt.subplots(figsize=(6.5, 3.8))
     x = np.asarray(table.index, dtype=float)
     for metric in metrics:
         ax.plot(x, table[metric], marker="o", markersize=4, label=metric)
-    if chosen is not None:
-        ax.axvline(chosen, color="gray", linestyle="--", linewidth=1)
-        ax.annotate(f"chosen {chosen:g}", (chosen, 1), xycoords=("data", "axes fraction"),
-                    xytext=(4, -12), textcoords="offset points", fontsize=8, color="gray")
     if log:
         ax.set_xscale("log")
         ax.set_xticks(x, [f"{v:g}" for v in x])
@@ -93,6 +89,17 @@ def _sweep_curve(table: pd.DataFrame, metrics: Sequence[str], chosen: float | No
     ax.set_xlabel(xlabel)
     ax.set_ylabel("Pass@k (%)" if all(m.startswith("Pass@") for m in metrics) else "metric")
     ax.grid(alpha=0.3)
+    return fig, ax, x
+
+
+def _sweep_curve(table: pd.DataFrame, metrics: Sequence[str], chosen: float | None,
+                 xlabel: str, title: str, log: bool) -> plt.Figure:
+    """Metric vs sweep point (rows of `table`), one line per metric, `chosen` marked."""
+    fig, ax, x = _metric_lines(table, metrics, xlabel, log)
+    if chosen is not None:
+        ax.axvline(chosen, color="gray", linestyle="--", linewidth=1)
+        ax.annotate(f"chosen {chosen:g}", (chosen, 1), xycoords=("data", "axes fraction"),
+                    xytext=(4, -12), textcoords="offset points", fontsize=8, color="gray")
     ax.legend(loc="lower center", fontsize=8)
     ax.set_title(title)
     fig.tight_layout()
@@ -116,16 +123,7 @@ def tradeoff_curve(table: pd.DataFrame, metrics: Sequence[str], right: str, xlab
                    title: str = "", right_label: str | None = None) -> plt.Figure:
     """Quality against a price: `metrics` (left axis) and the column `right` (right axis,
     dashed, e.g. latency or dollars) per sweep point (rows of `table`, log-scaled x)."""
-    fig, ax = plt.subplots(figsize=(6.5, 3.8))
-    x = np.asarray(table.index, dtype=float)
-    for metric in metrics:
-        ax.plot(x, table[metric], marker="o", markersize=4, label=metric)
-    ax.set_xscale("log")
-    ax.set_xticks(x, [f"{v:g}" for v in x])
-    ax.minorticks_off()
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("Pass@k (%)" if all(m.startswith("Pass@") for m in metrics) else "metric")
-    ax.grid(alpha=0.3)
+    fig, ax, x = _metric_lines(table, metrics, xlabel, log=True)
     other = ax.twinx()
     other.plot(x, table[right], color="gray", linestyle="--", marker="s", markersize=4,
                label=right)
