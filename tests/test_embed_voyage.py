@@ -3,22 +3,17 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
-import tenacity
-import voyageai.client
 
 from ragkit.cli import main
 from ragkit.documents import Document, RagkitError
 from ragkit.embed import get_embedder
 from ragkit.embed.voyage import VoyageContextEmbedder, VoyageEmbedder, estimate_tokens
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
+from voyage_loopback import KEY, Loopback, serve
 
-KEY = "pa-test-key-not-secret"
 
 
 def vector(text: str, dim: int) -> np.ndarray:
@@ -31,24 +26,10 @@ def b64(text: str, dim: int) -> str:
     return base64.b64encode(vector(text, dim).tobytes()).decode()
 
 
-class Stand_in(BaseHTTPRequestHandler):
-    """Records each request; replies with queued (status, body) pairs, then with vectors."""
+class Stand_in(Loopback):
+    """Answers deterministic vectors for every text (and every chunk in context)."""
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        server = self.server
-        server.requests.append((self.path, body, self.headers.get("Authorization")))
-        status, reply = server.queue.pop(0) if server.queue else (200, None)
-        if reply is None:
-            reply = self._vectors(body)
-        data = json.dumps(reply).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _vectors(self, body: dict) -> dict:
+    def default(self, body: dict) -> dict:
         dim = body.get("output_dimension") or 1024
         if self.path.endswith("/contextualizedembeddings"):
             data = [{"index": i, "data": [{"index": j, "embedding": b64(c, dim)}
@@ -58,25 +39,11 @@ class Stand_in(BaseHTTPRequestHandler):
             data = [{"index": i, "embedding": b64(t, dim)} for i, t in enumerate(body["input"])]
         return {"data": data, "usage": {"total_tokens": 7}}
 
-    def log_message(self, *args) -> None:
-        pass
-
 
 @pytest.fixture
 def voyage(monkeypatch, tmp_path):
-    """A loopback Voyage API; VOYAGE_* variables point the SDK at it; retries do not sleep."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Stand_in)
-    server.requests, server.queue = [], []
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    monkeypatch.setenv("VOYAGE_API_KEY", KEY)
-    monkeypatch.setenv("VOYAGE_BASE_URL", f"http://127.0.0.1:{server.server_address[1]}/v1")
-    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(voyageai.client, "wait_exponential_jitter",
-                        lambda **_: tenacity.wait_none())
-    yield server
-    server.shutdown()
-    server.server_close()
+    """A loopback Voyage API answering vectors (tests/voyage_loopback.py)."""
+    yield from serve(Stand_in, monkeypatch, tmp_path)
 
 
 def bodies(server, path: str = "/v1/embeddings") -> list[dict]:

@@ -1,65 +1,31 @@
 """The Voyage rerankers through the real voyageai SDK against a loopback HTTP server."""
 from __future__ import annotations
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
 import pytest
-import tenacity
-import voyageai.client
 
 from ragkit.documents import Chunk, RagkitError, RagkitWarning
 from ragkit.rerank import Candidate, get_reranker
 from ragkit.rerank.voyage import VoyageReranker, estimate_tokens
+from voyage_loopback import KEY, Loopback, serve
 
-KEY = "pa-test-key-not-secret"
 
 
-class Voyage(BaseHTTPRequestHandler):
-    """Records each request; answers queued (status, body) pairs, then scores by `score`.
+class Voyage(Loopback):
+    """Scores document i by `server.score(text)`, keeps the top_k best and lists them by
+    index (unsorted by score, as the API may)."""
 
-    The default reply scores document i by `server.score(text)`, keeps the top_k best and
-    lists them by index (unsorted by score, as the API may).
-    """
-
-    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        server = self.server
-        server.requests.append((self.path, body, self.headers.get("Authorization")))
-        status, reply = server.queue.pop(0) if server.queue else (200, None)
-        if reply is None:
-            scores = [server.score(d) for d in body["documents"]]
-            best = sorted(range(len(scores)), key=lambda i: -scores[i])[:body["top_k"]]
-            reply = {"object": "list", "model": body["model"],
-                     "data": [{"index": i, "relevance_score": scores[i]} for i in sorted(best)],
-                     "usage": {"total_tokens": 10 * len(scores)}}
-        data = reply if isinstance(reply, bytes) else json.dumps(reply).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args) -> None:
-        pass
+    def default(self, body: dict) -> dict:
+        scores = [self.server.score(d) for d in body["documents"]]
+        best = sorted(range(len(scores)), key=lambda i: -scores[i])[:body["top_k"]]
+        return {"object": "list", "model": body["model"],
+                "data": [{"index": i, "relevance_score": scores[i]} for i in sorted(best)],
+                "usage": {"total_tokens": 10 * len(scores)}}
 
 
 @pytest.fixture
 def voyage(monkeypatch, tmp_path):
-    """A loopback Voyage API; VOYAGE_* variables point the SDK at it; retries do not sleep."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Voyage)
-    server.requests, server.queue, server.score = [], [], lambda text: 0.5
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    monkeypatch.setenv("VOYAGE_API_KEY", KEY)
-    monkeypatch.setenv("VOYAGE_BASE_URL", f"http://127.0.0.1:{server.server_address[1]}/v1")
-    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(voyageai.client, "wait_exponential_jitter",
-                        lambda **_: tenacity.wait_none())
-    yield server
-    server.shutdown()
-    server.server_close()
+    """A loopback Voyage rerank API (tests/voyage_loopback.py)."""
+    yield from serve(Voyage, monkeypatch, tmp_path, score=lambda text: 0.5)
 
 
 def bodies(server) -> list[dict]:
