@@ -11,9 +11,13 @@ What it is not: a vector database. Vectors live in one float32 `.npy` file.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+
+from ragkit.chunking import windows
+from ragkit.documents import Chunk
 
 
 class DenseIndex:
@@ -91,3 +95,36 @@ def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     order = np.lexsort((chosen, -scores[chosen]))
     best = chosen[order]
     return best, scores[best]
+
+
+def embed_chunks(embedder, chunks: Sequence[Chunk], window: int, progress: bool
+                  ) -> DenseIndex:
+    """Dense vectors: MaxP windows of (context + chunk) — each short enough, context
+    included, for the embedder's `max_tokens`, so nothing is truncated — or, for an embedder with
+    `embed_documents` (voyage-context-3), one vector per chunk with its document's chunks
+    embedded together (chunks arrive grouped by document, in order)."""
+    if hasattr(embedder, "embed_documents"):
+        documents: list[list[str]] = []
+        for i, chunk in enumerate(chunks):
+            if i == 0 or chunk.doc_id != chunks[i - 1].doc_id:
+                documents.append([])
+            documents[-1].append(f"{chunk.context}\n\n{chunk.text}" if chunk.context
+                                 else chunk.text)
+        vectors = embedder.embed_documents(documents, progress=progress)
+        dim = getattr(embedder, "dim", 0)
+        return DenseIndex(np.concatenate([np.zeros((0, dim), np.float32), *vectors]),
+                          np.arange(len(chunks)))
+    texts, owners = [], []
+    limit = getattr(embedder, "max_tokens", None) if getattr(embedder, "truncates", True) else None
+    for position, chunk in enumerate(chunks):
+        prefix = f"{chunk.context}\n\n" if chunk.context else ""
+
+        def measure(pieces: list[str], prefix: str = prefix) -> list[int]:
+            return embedder.token_lengths([prefix + p for p in pieces])
+
+        for piece in windows(chunk.text, window, window // 2, limit=limit,
+                             measure=measure if limit else None):
+            texts.append(prefix + piece)
+            owners.append(position)
+    vectors = embedder.embed(texts, input_type="document", progress=progress)
+    return DenseIndex(vectors, np.array(owners))

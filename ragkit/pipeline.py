@@ -19,12 +19,11 @@ from numbers import Integral
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from tqdm import tqdm
 
-from ragkit.chunking import ChunkerConfig, chunk_children, chunk_document, windows
+from ragkit.chunking import ChunkerConfig, chunk_children, chunk_document
 from ragkit.contextualize import get_contextualizer
-from ragkit.dense import DenseIndex
+from ragkit.dense import DenseIndex, embed_chunks
 from ragkit.documents import Chunk, Document, Query, RagkitError, where
 from ragkit.evaluate import per_query, summary_table
 from ragkit.fusion import FUSIONS, Ranking, fuse, ranked
@@ -129,39 +128,6 @@ def _with_ties(fetch: Callable[[Sequence[str], int], list[Ranking]], texts: Sequ
             for r in results]
 
 
-def _embed_chunks(embedder, chunks: Sequence[Chunk], window: int, progress: bool
-                  ) -> DenseIndex:
-    """Dense vectors: MaxP windows of (context + chunk) — each short enough, context
-    included, for the embedder's `max_tokens`, so nothing is truncated — or, for an embedder with
-    `embed_documents` (voyage-context-3), one vector per chunk with its document's chunks
-    embedded together (chunks arrive grouped by document, in order)."""
-    if hasattr(embedder, "embed_documents"):
-        documents: list[list[str]] = []
-        for i, chunk in enumerate(chunks):
-            if i == 0 or chunk.doc_id != chunks[i - 1].doc_id:
-                documents.append([])
-            documents[-1].append(f"{chunk.context}\n\n{chunk.text}" if chunk.context
-                                 else chunk.text)
-        vectors = embedder.embed_documents(documents, progress=progress)
-        dim = getattr(embedder, "dim", 0)
-        return DenseIndex(np.concatenate([np.zeros((0, dim), np.float32), *vectors]),
-                          np.arange(len(chunks)))
-    texts, owners = [], []
-    limit = getattr(embedder, "max_tokens", None) if getattr(embedder, "truncates", True) else None
-    for position, chunk in enumerate(chunks):
-        prefix = f"{chunk.context}\n\n" if chunk.context else ""
-
-        def measure(pieces: list[str], prefix: str = prefix) -> list[int]:
-            return embedder.token_lengths([prefix + p for p in pieces])
-
-        for piece in windows(chunk.text, window, window // 2, limit=limit,
-                             measure=measure if limit else None):
-            texts.append(prefix + piece)
-            owners.append(position)
-    vectors = embedder.embed(texts, input_type="document", progress=progress)
-    return DenseIndex(vectors, np.array(owners))
-
-
 def _with_children(pairs: list[tuple[Document, list[Chunk]]], config: IndexConfig
                    ) -> tuple[list[tuple[Document, list[Chunk]]], dict[str, Chunk]]:
     """Parent–child: each document's chunks → their children, and the parents by id."""
@@ -221,7 +187,7 @@ class Pipeline:
                        parents={c.id: parents[c.metadata["parent"]] for c in out} if parents
                        else None)
         if config.embedder:
-            pipeline.dense = _embed_chunks(pipeline.embedder, out, config.window, progress)
+            pipeline.dense = embed_chunks(pipeline.embedder, out, config.window, progress)
             pipeline.embedder_record = embedder_record(pipeline.embedder)
         return pipeline
 
