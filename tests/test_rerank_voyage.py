@@ -9,7 +9,6 @@ from ragkit.rerank.voyage import VoyageReranker, estimate_tokens
 from voyage_loopback import KEY, Loopback, serve
 
 
-
 class Voyage(Loopback):
     """Scores document i by `server.score(text)`, keeps the top_k best and lists them by
     index (unsorted by score, as the API may)."""
