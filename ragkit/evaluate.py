@@ -17,15 +17,13 @@ chunks (binary gain), as trec_eval / ir_measures compute them. Queries without g
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping, Sequence, Set
 from numbers import Integral
 
 import numpy as np
 import pandas as pd
 
-from ragkit.documents import Chunk, Document, Query, RagkitError, RagkitWarning, where
-from ragkit.fusion import ranked
+from ragkit.documents import Chunk, Document, Query, RagkitError, where
 
 Judgments = dict[str, list[frozenset[str]]]
 # Column prefixes of the RAGAS-style 0–1 scores (`ragkit.answer_metrics`), for round_metrics.
@@ -195,131 +193,3 @@ def confidence_table(tables: Mapping[str, pd.DataFrame], metric: str = "Pass@20"
         low, high = bootstrap_ci(table[metric], n=n, seed=seed)
         rows[name] = {metric: table[metric].mean(), "95% low": low, "95% high": high}
     return pd.DataFrame(rows).T
-
-
-# --------------------------------------------------------------------------- runs from files
-# What `ragkit eval --run` and `ragkit search --level doc` stand on: judgments read from
-# qrels, the cutoffs a top-k run supports, checks that a run and its qrels belong together,
-# per-query rows for a CSV, and document-level runs.
-
-CUTOFFS = (5, 10, 20)
-PER_QUERY_COLUMNS = ("query", "method", "kind", "first_relevant_rank")
-
-
-def cutoffs(k: int) -> tuple[tuple[int, ...], int]:
-    """The Pass@/R@ cutoffs and the nDCG cutoff that a top-k list can support.
-
-    A metric at a cutoff above k would silently score the top k (a "Pass@20" of a top-5
-    list is a Pass@5), so only the usual 5/10/20 up to k are kept, plus k itself; nDCG is
-    cut at 10, or at k when k < 10. k = 20 gives today's table: 5/10/20 and nDCG@10.
-    """
-    return tuple(sorted({c for c in CUTOFFS if c <= k} | {k})), min(10, k)
-
-
-def score_run(run: Run, judgments: Judgments, k: int) -> pd.DataFrame:
-    """Per-query metrics of the top k of each ranking, at the cutoffs `cutoffs(k)` gives.
-
-    MRR is over the top k too (a first relevant chunk at rank k + 1 scores 0).
-    """
-    ks, ndcg_k = cutoffs(k)
-    return per_query({qid: list(ranked)[:k] for qid, ranked in run.items()}, judgments,
-                     ks, ndcg_k)
-
-
-def qrels_judgments(relevant: Mapping[str, Sequence[str]]) -> Judgments:
-    """Judgments from qrels: each relevant id is one golden item, so Pass@k = 100 · R@k."""
-    return {qid: [frozenset({ident}) for ident in ids] for qid, ids in relevant.items() if ids}
-
-
-def check_run(run: Run, qrels: Mapping[str, Mapping[str, int]], judgments: Judgments,
-              run_name: str, qrels_name: str) -> tuple[list[str], list[str]]:
-    """How a run and its qrels overlap; refuse the pair when they share nothing.
-
-    Returns (run queries without a relevant judgment — ignored, judged queries the run has
-    no results for — scored 0), each non-empty list also announced by a `RagkitWarning`.
-    Raises `RagkitError` when no run query is judged, or when the run retrieves none of the
-    ids the qrels judge (a chunk-level run against document-level qrels, or another corpus):
-    a table of zeros would hide the mistake.
-    """
-    ignored = sorted(set(run) - set(judgments))
-    missing = sorted(set(judgments) - set(run))
-    if not judgments:
-        raise RagkitError(f"{qrels_name}: no query has a relevant judgment (grade > 0)")
-    if len(missing) == len(judgments):
-        raise RagkitError(f"{run_name} and {qrels_name} share no query id (run: "
-                          f"{_examples(run)}; qrels: {_examples(judgments)})")
-    judged_ids = {ident for docs in qrels.values() for ident in docs}
-    retrieved = {ident for qid in set(run) & set(judgments) for ident in run[qid]}
-    if not retrieved & judged_ids:
-        raise RagkitError(f"{run_name} retrieves none of the ids judged in {qrels_name} (run: "
-                          f"{_examples(retrieved)}; qrels: {_examples(judged_ids)}); for "
-                          f"document-level qrels write the run with `ragkit search --level doc`")
-    if ignored:
-        warnings.warn(f"{run_name}: {len(ignored)} queries have no relevant judgment in "
-                      f"{qrels_name} and are ignored ({_examples(ignored)})", RagkitWarning,
-                      stacklevel=2)
-    if missing:
-        warnings.warn(f"{run_name}: no results for {len(missing)} judged queries of "
-                      f"{qrels_name}, scored 0 ({_examples(missing)})", RagkitWarning,
-                      stacklevel=2)
-    return ignored, missing
-
-
-def _examples(ids, n: int = 3) -> str:
-    ids = sorted(ids)
-    return ", ".join(ids[:n]) + (", ..." if len(ids) > n else "") if ids else "none"
-
-
-def per_query_rows(runs: Mapping[str, Run], tables: Mapping[str, pd.DataFrame],
-                   judgments: Judgments, kinds: Mapping[str, str], k: int) -> pd.DataFrame:
-    """One row per (judged query, method): `PER_QUERY_COLUMNS`, then each metric column.
-
-    `first_relevant_rank` is the rank of the first chunk satisfying any golden item within
-    the top k, empty (NA) when none is there — the column that shows which questions fail.
-    """
-    rows = []
-    for method, table in tables.items():
-        for qid, metrics in table.iterrows():
-            relevant = frozenset().union(*judgments[qid])
-            rank = first_relevant_rank(list(runs[method].get(qid, ()))[:k], relevant)
-            rows.append({"query": qid, "method": method, "kind": kinds.get(qid, ""),
-                         "first_relevant_rank": rank, **metrics.to_dict()})
-    out = pd.DataFrame(rows, columns=[*PER_QUERY_COLUMNS, *next(iter(tables.values())).columns])
-    out["first_relevant_rank"] = out["first_relevant_rank"].astype("Int64")
-    return out
-
-
-def is_per_query_csv(path) -> bool:
-    """True for a CSV `per_query_rows` wrote (its header starts with `PER_QUERY_COLUMNS`)."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.readline().startswith(",".join(PER_QUERY_COLUMNS))
-    except (OSError, UnicodeDecodeError):
-        return False
-
-
-def doc_level(ranking: Sequence[tuple[str, float]], doc_of: Mapping[str, str]
-              ) -> list[tuple[str, float]]:
-    """A chunk ranking as a document ranking: each document once, with its best chunk's score.
-
-    The best-passage score for a document (MaxP; Dai & Callan, SIGIR 2019). `ranking` is best
-    first, so a document takes its first chunk's score; documents are then ordered by the
-    tie rule (`ragkit.fusion`), as trec_eval will order them in a run file.
-    """
-    seen: dict[str, float] = {}
-    for ident, score in ranking:
-        seen.setdefault(doc_of[ident], score)
-    return ranked(seen)
-
-
-def doc_depth(doc_ids: Sequence[str], k: int) -> int:
-    """Chunks to retrieve so their documents fill k places: k × the most chunks of one document.
-
-    Fewer than k documents among that many chunks would need some document to have more
-    chunks than the most any has, so this depth always yields k documents when k match.
-    Capped at the number of chunks.
-    """
-    counts: dict[str, int] = {}
-    for doc in doc_ids:
-        counts[doc] = counts.get(doc, 0) + 1
-    return min(len(doc_ids), k * max(counts.values(), default=1))

@@ -243,7 +243,7 @@ def test_confidence_table_brackets_each_mean():
 
 
 def test_doc_level_orders_documents_by_the_tie_rule():
-    from ragkit.evaluate import doc_level
+    from ragkit.eval_runs import doc_level
     doc_of = {"a#0": "a", "a#1": "a", "b#0": "b", "c#0": "c"}
     ranking = [("a#0", 1.0), ("b#0", 1.0), ("a#1", 0.9), ("c#0", 0.5)]
     # a and b tie at their best chunks' 1.0: id descending puts b first, as trec_eval would

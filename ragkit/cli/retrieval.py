@@ -26,7 +26,7 @@ def cmd_index(args: argparse.Namespace) -> None:
 def cmd_search(args: argparse.Namespace) -> None:
     from ragkit.atomic import check_target
     from ragkit.documents import load_queries_jsonl
-    from ragkit.evaluate import doc_depth, doc_level
+    from ragkit.eval_runs import doc_depth, doc_level
     from ragkit.pipeline import Pipeline, SearchConfig
     from ragkit.runs import is_trec_run, write_trec
     check_target(args.out, is_trec_run, "a TREC run", folder=False)
@@ -50,7 +50,7 @@ def cmd_search(args: argparse.Namespace) -> None:
 
 def cmd_eval(args: argparse.Namespace) -> None:
     from ragkit.atomic import check_target
-    from ragkit.evaluate import is_per_query_csv
+    from ragkit.eval_runs import is_per_query_csv
     if (args.run is None) != (args.qrels is None):
         raise RagkitError("--run and --qrels go together: ragkit eval --run RUN --qrels QRELS")
     if (args.dataset is None) == (args.run is None):
@@ -66,7 +66,7 @@ def cmd_eval(args: argparse.Namespace) -> None:
 def _eval_run_file(args: argparse.Namespace) -> None:
     """Score a TREC run against qrels: every relevant id is one golden item."""
     from ragkit.datasets import read_qrels, relevant
-    from ragkit.evaluate import check_run, qrels_judgments, score_run
+    from ragkit.eval_runs import check_run, qrels_judgments, score_run
     from ragkit.runs import read_trec
     if not args.run.is_file():
         raise RagkitError(f"{args.run}: no such file")
@@ -84,7 +84,8 @@ def _eval_run_file(args: argparse.Namespace) -> None:
 def _eval_dataset(args: argparse.Namespace) -> None:
     """Build (or load) an index of a data set, run each mode on its judged queries, score."""
     from ragkit.datasets import load_dataset
-    from ragkit.evaluate import judge, score_run
+    from ragkit.eval_runs import score_run
+    from ragkit.evaluate import judge
     from ragkit.pipeline import Pipeline, SearchConfig
     data = load_dataset(args.dataset, args.split).split(args.split)
     if not data.queries:
@@ -113,7 +114,8 @@ def _print_and_save(args: argparse.Namespace, runs: dict, tables: dict, judgment
                     queries: list = ()) -> None:
     """Print the summary table (by query kind too if asked); write the per-query CSV if asked."""
     from ragkit.atomic import write_text
-    from ragkit.evaluate import by_kind, cutoffs, is_per_query_csv, per_query_rows, summary_table
+    from ragkit.eval_runs import cutoffs, is_per_query_csv, per_query_rows
+    from ragkit.evaluate import by_kind, summary_table
     print(summary_table(tables).round(3).to_string())
     if args.by_kind and queries:
         ks = cutoffs(args.k)[0]
