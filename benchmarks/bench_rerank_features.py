@@ -56,6 +56,7 @@ SETS = {
     "+maxp32 +use": [*FEATURES, "maxp32", "use"],
     "+maxp32 +use_maxp": [*FEATURES, "maxp32", "use_maxp"],
     "+use_maxp +doc_bm25": [*FEATURES, "use_maxp", "doc_bm25"],
+    "+maxp32 +use_maxp +doc_bm25": [*FEATURES, "maxp32", "use_maxp", "doc_bm25"],
     "+maxp32 +use +nb +doc_bm25": [*FEATURES, "maxp32", "use", "nb_dense", "nb_bm25",
                                    "doc_bm25"],
 }
