@@ -17,11 +17,13 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Iterable, Sequence
-from itertools import chain
 
 import numpy as np
 
 from ragkit.lexical.tokenizers import UNIT_TOKENIZERS, ascii_units, compound_tokens
+
+
+_BLOCK = 1 << 20  # unit occurrences expanded at a time
 
 
 class _Vocabulary(dict):
@@ -32,53 +34,90 @@ class _Vocabulary(dict):
         return ident
 
 
-class _Compounds(dict):
-    """compound -> its term ids, tokenized on first sight."""
+class _Units(dict):
+    """unit -> unit id, a unit being a compound (`expand` gives its tokens) or one token
+    (`expand` None); a unit seen first registers its terms, in order, in `vocabulary`."""
 
-    def __init__(self, vocabulary: _Vocabulary) -> None:
+    def __init__(self, table: "_Table", expand: Callable[[str], list[str]] | None) -> None:
         super().__init__()
-        self.vocabulary = vocabulary
+        self.table, self.expand = table, expand
 
-    def __missing__(self, unit: str) -> tuple[int, ...]:
-        ids = self[unit] = tuple(map(self.vocabulary.__getitem__, compound_tokens(unit)))
-        return ids
+    def __missing__(self, unit: str) -> int:
+        ident = self[unit] = self.table.add([unit] if self.expand is None else self.expand(unit))
+        return ident
+
+
+class _Table:
+    """The term ids of every unit, flat (`terms`) with each unit's end offset (`ends`)."""
+
+    def __init__(self) -> None:
+        self.vocabulary = _Vocabulary()
+        self.terms, self.ends = array("i"), array("q")
+
+    def add(self, tokens: list[str]) -> int:
+        self.terms.extend(map(self.vocabulary.__getitem__, tokens))
+        self.ends.append(len(self.terms))
+        return len(self.ends) - 1
 
 
 class TermIds:
-    """Accumulates the term ids and lengths of documents given as texts or token lists."""
+    """Accumulates the units and lengths of documents given as texts or token lists; the
+    term ids come out, expanded in numpy, from `arrays`."""
 
     def __init__(self, tokenize: Callable[[str], list[str]] | None = None,
                  name: str | None = None) -> None:
-        self.tokenize, self.vocabulary = tokenize, _Vocabulary()
-        self._compounds = _Compounds(self.vocabulary) if name in UNIT_TOKENIZERS else None
-        self._ids, self._lengths = array("i"), array("q")
+        self.tokenize, self._table = tokenize, _Table()
+        self.vocabulary = self._table.vocabulary
+        self._tokens = _Units(self._table, None)
+        self._compounds = (_Units(self._table, compound_tokens) if name in UNIT_TOKENIZERS
+                           else None)
+        self._units, self._counts = array("i"), array("q")  # unit ids; units per document
 
     def add_texts(self, texts: Iterable[str]) -> None:
         """Tokenize and append each text (one document each), in order."""
-        ids, lengths, vocab = self._ids, self._lengths, self.vocabulary
-        compounds, tokenize = self._compounds, self.tokenize
+        units, counts = self._units, self._counts
+        compounds, tokens, tokenize = self._compounds, self._tokens, self.tokenize
         for text in texts:
-            before = len(ids)
-            units = ascii_units(text) if compounds is not None else None
-            if units is None:
-                ids.extend(map(vocab.__getitem__, tokenize(text)))
+            before = len(units)
+            found = ascii_units(text) if compounds is not None else None
+            if found is None:
+                units.extend(map(tokens.__getitem__, tokenize(text)))
             else:
-                ids.extend(chain.from_iterable(map(compounds.__getitem__, units)))
-            lengths.append(len(ids) - before)
+                units.extend(map(compounds.__getitem__, found))
+            counts.append(len(units) - before)
 
     def add_tokens(self, corpus: Iterable[Sequence[str]]) -> None:
         """Append documents that are already token lists."""
-        ids, lengths, vocab = self._ids, self._lengths, self.vocabulary
-        for tokens in corpus:
-            ids.extend(map(vocab.__getitem__, tokens))
-            lengths.append(len(tokens))
+        units, counts, tokens = self._units, self._counts, self._tokens
+        for doc in corpus:
+            units.extend(map(tokens.__getitem__, doc))
+            counts.append(len(doc))
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """(term id of every token, int32; length of every document, int64)."""
-        return (np.frombuffer(self._ids, dtype=np.int32) if self._ids else
-                np.empty(0, np.int32), np.frombuffer(self._lengths, dtype=np.int64)
-                if self._lengths else np.empty(0, np.int64))
+        """(term id of every token in order, int32; tokens of every document, int64)."""
+        units = _int_array(self._units, np.int32)
+        counts = _int_array(self._counts, np.int64)
+        ends = _int_array(self._table.ends, np.int64)
+        terms = _int_array(self._table.terms, np.int32)
+        starts = np.concatenate([[0], ends[:-1]]) if ends.size else ends
+        sizes = (ends - starts).astype(np.int32)[units]  # tokens of each unit occurrence
+        ids = np.empty(int(sizes.sum(dtype=np.int64)), dtype=np.int32)
+        done = 0
+        for lo in range(0, units.size, _BLOCK):  # blocks keep the int64 temporaries small
+            block, size = units[lo:lo + _BLOCK], sizes[lo:lo + _BLOCK]
+            n = int(size.sum(dtype=np.int64))
+            # token i of unit occurrence j reads terms[starts[unit_j] + i]
+            offset = np.concatenate([[0], np.cumsum(size[:-1], dtype=np.int64)])
+            ids[done:done + n] = terms[np.repeat(starts[block] - offset, size) + np.arange(n)]
+            done += n
+        per_unit = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
+        unit_bounds = np.concatenate([[0], np.cumsum(counts)])
+        return ids, per_unit[unit_bounds[1:]] - per_unit[unit_bounds[:-1]]
 
     def terms(self) -> dict[str, int]:
         """The vocabulary as a plain dict, ids in first-seen order."""
         return dict(self.vocabulary)
+
+
+def _int_array(values: array, dtype) -> np.ndarray:
+    return np.frombuffer(values, dtype=dtype) if len(values) else np.empty(0, dtype)
