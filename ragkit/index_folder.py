@@ -34,7 +34,7 @@ import orjson
 
 from ragkit.atomic import replace_folder
 from ragkit.dense import DenseIndex
-from ragkit.documents import Chunk, RagkitError, where
+from ragkit.documents import NOT_PARSED, Chunk, RagkitError, fast_json, where
 from ragkit.lexical import BM25
 
 FORMAT = "ragkit-index"
@@ -190,9 +190,8 @@ def read_chunks(path: Path, expected: int) -> list[Chunk]:
 
 
 def _chunk(path: Path, number: int, line: str) -> Chunk:
-    try:
-        row = orjson.loads(line)
-    except orjson.JSONDecodeError:
+    row = fast_json(line)
+    if row is NOT_PARSED:
         row = _stdlib_row(path, number, line)
     if not isinstance(row, dict):
         raise RagkitError(f"{where(path, number)}: expected a JSON object")

@@ -15,6 +15,7 @@ import rank_bm25
 from scipy import sparse
 
 from ragkit.datasets import load_dataset
+from ragkit.dense import top_k
 from ragkit.lexical import BM25, get_tokenizer
 from ragkit.lexical.bm25 import okapi_idf, okapi_tf
 from ragkit.pipeline import IndexConfig, Pipeline
@@ -120,3 +121,21 @@ def test_saved_arrays_are_memory_mapped_and_an_npz_index_still_loads(tmp_path):
     for query in ["server", "청약 철회", "client http", "東京"]:
         assert np.array_equal(loaded.scores(query), bm25.scores(query))
         assert np.array_equal(old.scores(query), bm25.scores(query))
+
+
+def test_search_from_short_postings_is_the_full_score_ranking():
+    rng = np.random.default_rng(3)
+    p = 1.0 / np.arange(1, 301) ** 1.1
+    corpus = [[f"t{i}" for i in rng.choice(300, size=rng.integers(0, 30), p=p / p.sum())]
+              for _ in range(400)]
+    bm25 = BM25.fit_tokens(corpus)
+    queries = [["t299"], ["t250", "t250", "t120"], ["t0", "t1"], ["unseen"], [], ["t40", "t0"]]
+    short = 0
+    for query in queries:
+        scores, docs = bm25.scores(query), bm25.candidates(query)
+        best = top_k(scores[docs], 5)[0]
+        idx, values = bm25.search(query, 5)
+        assert idx.tolist() == docs[best].tolist() and np.array_equal(values, scores[idx])
+        ids = [bm25.vocabulary[t] for t in query if t in bm25.vocabulary]
+        short += sum(np.diff(bm25.weights.indptr)[ids]) * 8 <= bm25.n_docs
+    assert 0 < short < len(queries)  # both ways of scoring were taken
