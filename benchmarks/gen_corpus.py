@@ -44,11 +44,15 @@ def vocabulary(size: int = VOCAB, seed: int = 0) -> np.ndarray:
     return np.array(list(words), dtype=object)
 
 
-def queries(n: int, seed: int = 1, size: int = VOCAB) -> list[str]:
-    """`n` queries of 2–6 words drawn from the same Zipfian law (another seed)."""
+def queries(n: int, seed: int = 1, size: int = VOCAB, skip: int = 0) -> list[str]:
+    """`n` queries of 2–6 words drawn from the same Zipfian law (another seed); `skip` > 0
+    leaves out the `skip` most frequent words, as a stopword list would (the top word is in
+    ~98 % of the documents, a stopword in all but name)."""
     rng = np.random.default_rng(seed)
     names = vocabulary(size)
     p = _zipf(size)
+    p[:skip] = 0
+    p /= p.sum()
     return [" ".join(names[rng.choice(size, rng.integers(2, 7), p=p)]) for _ in range(n)]
 
 
