@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-import orjson
+from ragkit.fastjson import NOT_PARSED, fast_json
+
 
 
 class RagkitError(ValueError):
@@ -125,23 +126,6 @@ def read_jsonl(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
             if not isinstance(obj, dict):
                 raise RagkitError(f"{where(path, number)}: expected a JSON object")
             yield number, obj
-
-
-NOT_PARSED = object()
-_LONG_NUMBER, _LONG_NUMBER_TEXT = re.compile(rb"\d{20}"), re.compile(r"\d{20}")
-
-
-def fast_json(line: bytes | str) -> Any:
-    """`line` parsed by orjson, or `NOT_PARSED` where only the standard library's answer will
-    do: orjson rejects NaN, Infinity and lone surrogates that `json` reads, and turns integers
-    beyond 64 bits into floats (so a run of 20 digits goes to `json`, which keeps them)."""
-    long = (_LONG_NUMBER if isinstance(line, bytes) else _LONG_NUMBER_TEXT).search(line)
-    if long:
-        return NOT_PARSED
-    try:
-        return orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return NOT_PARSED
 
 
 def _strict_json(raw: bytes, path: Path, number: int) -> Any:

@@ -34,7 +34,8 @@ import orjson
 
 from ragkit.atomic import replace_folder
 from ragkit.dense import DenseIndex
-from ragkit.documents import NOT_PARSED, Chunk, RagkitError, fast_json, where
+from ragkit.documents import Chunk, RagkitError, where
+from ragkit.fastjson import NOT_PARSED, fast_json
 from ragkit.lexical import BM25
 
 FORMAT = "ragkit-index"

@@ -10,8 +10,8 @@ less); a document sharing no term is never returned.
 What it is not: not an inverted index on disk, not incremental (refit to add documents),
 not a query language (no phrases, no boolean operators, no field weights).
 
-Limits: the whole index lives in memory (about 12 bytes per distinct (term, document)
-pair). Errors users can hit (unknown tokenizer, empty corpus, bad index folder) raise
+Limits: the index is about 12 bytes per distinct (term, document) pair, memory-mapped
+from its `.npy` files once saved. Errors users can hit (unknown tokenizer, empty corpus, bad index folder) raise
 RagkitError.
 
 Method: Okapi BM25 (Robertson & Zaragoza 2009, "The Probabilistic Relevance Framework:
