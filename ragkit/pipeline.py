@@ -186,7 +186,7 @@ class Pipeline:
             done = [contextualize(doc, doc_chunks) for doc, doc_chunks in
                     tqdm(pairs, desc="contextualize", disable=not progress, leave=False)]
         out: list[Chunk] = [chunk for doc_chunks in done for chunk in doc_chunks]
-        del pairs, done  # the chunks before contextualizing: a million of them is a gigabyte
+        del pairs, done  # the chunks before contextualizing, not kept beside their copies
         bm25 = BM25.fit((c.indexed_text for c in out), tokenizer=config.tokenizer)
         pipeline = cls(config, out, bm25, None, embedder,
                        parents={c.id: parents[c.metadata["parent"]] for c in out} if parents
