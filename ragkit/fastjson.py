@@ -9,23 +9,31 @@ What it is not: a writer; see `ragkit.index_folder` for the chunk rows.
 """
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import orjson
 
 NOT_PARSED = object()
-_LONG_NUMBER, _LONG_NUMBER_TEXT = re.compile(rb"\d{20}"), re.compile(r"\d{20}")
 
 
 def fast_json(line: bytes | str) -> Any:
     """`line` parsed by orjson, or `NOT_PARSED` where only the standard library's answer will
     do: orjson rejects NaN, Infinity and lone surrogates that `json` reads, and turns integers
-    beyond 64 bits into floats (so a run of 20 digits goes to `json`, which keeps them)."""
-    long = (_LONG_NUMBER if isinstance(line, bytes) else _LONG_NUMBER_TEXT).search(line)
-    if long:
-        return NOT_PARSED
+    beyond 64 bits into floats, so a line holding any float is parsed again by `json` too
+    (which keeps such integers whole)."""
     try:
-        return orjson.loads(line)
+        obj = orjson.loads(line)
     except orjson.JSONDecodeError:
         return NOT_PARSED
+    return NOT_PARSED if _has_float(obj) else obj
+
+
+def _has_float(obj: Any) -> bool:
+    kind = type(obj)
+    if kind is float:
+        return True
+    if kind is dict:
+        return any(map(_has_float, obj.values()))
+    if kind is list:
+        return any(map(_has_float, obj))
+    return False
