@@ -58,7 +58,7 @@ WINDOW_SEPARATORS = (
 
 def count_tokens(text: str) -> int:
     """Number of chunker tokens in `text`."""
-    return sum(1 for _ in TOKEN.finditer(text))
+    return len(TOKEN.findall(text))
 
 
 @dataclass(frozen=True)
@@ -136,6 +136,10 @@ def _pack(pieces: list[tuple[int, int]], tokens: _Tokens, budget: int) -> list[t
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     """Shrink a range so it neither starts nor ends with white space."""
+    if start == 0 and end == len(text):  # the whole text: str.strip's white space is isspace's
+        stripped = text.lstrip()
+        start = len(text) - len(stripped)
+        return start, start + len(stripped.rstrip())
     while start < end and text[start].isspace():
         start += 1
     while end > start and text[end - 1].isspace():
@@ -236,8 +240,10 @@ def _window_segments(text: str, tokens: _Tokens, size: int, hard: int
 
 def is_code(doc: Document) -> bool:
     """True for source files, judged by the suffix of the document's path or id."""
-    path = str(doc.metadata.get("path") or doc.id)
-    return PurePosixPath(path).suffix.lower() in CODE_SUFFIXES
+    name = str(doc.metadata.get("path") or doc.id)
+    if "." not in name:  # no suffix (the common case, without building a path object)
+        return False
+    return PurePosixPath(name).suffix.lower() in CODE_SUFFIXES
 
 
 def _ranges(text: str, tokens: _Tokens, lo: int, hi: int, config: ChunkerConfig,
@@ -285,7 +291,10 @@ def chunk_document(doc: Document, config: ChunkerConfig = ChunkerConfig()) -> li
     `section` (`section_of`), which label passages in answer prompts.
     """
     kind = "code" if is_code(doc) else "prose"
-    ranges = _ranges(doc.text, _Tokens(doc.text), 0, len(doc.text), config, kind)
+    if len(doc.text) <= config.size or count_tokens(doc.text) <= config.size:
+        ranges = [_trim(doc.text, 0, len(doc.text))]  # kept whole (a token is ≥ 1 character)
+    else:
+        ranges = _ranges(doc.text, _Tokens(doc.text), 0, len(doc.text), config, kind)
     return [_chunk(doc, f"{doc.id}#{n}", lo, hi, kind)
             for n, (lo, hi) in enumerate(r for r in ranges if r[0] < r[1])]
 

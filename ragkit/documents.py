@@ -16,6 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from ragkit.fastjson import NOT_PARSED, fast_json
+
+
 
 class RagkitError(ValueError):
     """A user-facing error: bad input, missing model, unknown name. The message says where."""
@@ -117,15 +120,23 @@ def read_jsonl(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
         for number, raw in enumerate(handle, start=1):
             if not raw.strip():
                 continue
-            try:
-                obj = json.loads(raw.decode("utf-8"))
-            except UnicodeDecodeError as exc:
-                raise RagkitError(f"{where(path, number)}: not UTF-8 text ({exc.reason})") from None
-            except json.JSONDecodeError as exc:
-                raise RagkitError(f"{where(path, number)}: malformed JSON ({exc.msg})") from None
+            obj = fast_json(raw)
+            if obj is NOT_PARSED:
+                obj = _strict_json(raw, path, number)
             if not isinstance(obj, dict):
                 raise RagkitError(f"{where(path, number)}: expected a JSON object")
             yield number, obj
+
+
+def _strict_json(raw: bytes, path: Path, number: int) -> Any:
+    """Parse a line orjson refused with the standard library (which also reads NaN, big
+    integers and lone surrogates), or name the file and line of its failure."""
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise RagkitError(f"{where(path, number)}: not UTF-8 text ({exc.reason})") from None
+    except json.JSONDecodeError as exc:
+        raise RagkitError(f"{where(path, number)}: malformed JSON ({exc.msg})") from None
 
 
 def require(obj: dict, key: str, kind: type | tuple[type, ...], path: Path | str, line: int,
@@ -145,12 +156,16 @@ def require(obj: dict, key: str, kind: type | tuple[type, ...], path: Path | str
     return value
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f]")  # below 32, except \t \n \f \r
+
+
 def check_text(text: str, path: Path | str, line: int | None, key: str = "text") -> str:
     """Reject empty and binary text (NUL bytes or mostly control characters)."""
     if not text.strip():
         raise RagkitError(f"{where(path, line, key)}: empty document")
-    controls = sum(1 for ch in text[:4096] if ord(ch) < 32 and ch not in "\n\r\t\f")
-    if "\x00" in text or controls > len(text[:4096]) * 0.1:
+    head = text[:4096]
+    if "\x00" in text or (_CONTROL.search(head)
+                           and len(_CONTROL.findall(head)) > len(head) * 0.1):
         raise RagkitError(f"{where(path, line, key)}: looks binary, not text")
     return text
 

@@ -28,8 +28,8 @@ from ragkit.documents import Chunk, Document, Query, RagkitError, where
 from ragkit.evaluate import per_query, summary_table
 from ragkit.fusion import FUSIONS, Ranking, fuse, ranked
 from ragkit.index_folder import (FORMAT_VERSION, check_embedder, describe, embedder_record,
-                                 is_index, read_bm25, read_chunks, read_dense, read_manifest,
-                                 read_parents, write_index)
+                                 gc_paused, is_index, read_bm25, read_chunks, read_dense,
+                                 read_manifest, read_parents, write_index)
 from ragkit.lexical import BM25
 from ragkit.runs import trec_score
 from ragkit.rerank import Candidate, RerankStage, get_reranker
@@ -161,12 +161,36 @@ class Pipeline:
     @classmethod
     def build(cls, documents: Sequence[Document], config: IndexConfig = IndexConfig(),
               chunks: Sequence[Chunk] | None = None, progress: bool = True,
-              embedder=None) -> "Pipeline":
+              embedder=None, vectors=None, vectors_path: Path | str = "vectors") -> "Pipeline":
         """Chunk (unless `chunks` are given), contextualize, and index `documents`.
 
         `embedder` overrides the one named in the config (any object with the
         `ragkit.embed.Embedder` interface, e.g. a custom model); it is what `save` records.
+        `vectors` (a 2-d float array, `ragkit.vectors.read_vectors`) are precomputed dense
+        vectors, one row per indexed chunk in chunk order, used instead of embedding the
+        chunks; the config's embedder then embeds queries only (`vectors_path` names the
+        source in errors).
         """
+        with gc_paused():
+            pipeline = cls._build(documents, config, chunks, progress, embedder)
+        if vectors is not None:
+            if not config.embedder:
+                raise RagkitError(f"{vectors_path}: precomputed vectors need the embedder "
+                                  f"that embeds the queries (not embedder none)")
+            from ragkit.vectors import vectors_index
+            pipeline.dense = vectors_index(vectors, len(pipeline.chunks), pipeline.embedder,
+                                           vectors_path)
+        elif config.embedder:
+            pipeline.dense = embed_chunks(pipeline.embedder, pipeline.chunks, config.window,
+                                          progress)
+        if pipeline.dense is not None:
+            pipeline.embedder_record = embedder_record(pipeline.embedder)
+        return pipeline
+
+    @classmethod
+    def _build(cls, documents: Sequence[Document], config: IndexConfig,
+               chunks: Sequence[Chunk] | None, progress: bool, embedder) -> "Pipeline":
+        """Chunks, contexts and BM25 (the part that makes a million small objects)."""
         chunker = ChunkerConfig(config.chunk_size, config.overlap)
         contextualize = get_contextualizer(config.contextualizer, config.context_model,
                                            config.context_prompt)
@@ -182,14 +206,11 @@ class Pipeline:
             done = [contextualize(doc, doc_chunks) for doc, doc_chunks in
                     tqdm(pairs, desc="contextualize", disable=not progress, leave=False)]
         out: list[Chunk] = [chunk for doc_chunks in done for chunk in doc_chunks]
-        bm25 = BM25.fit([c.indexed_text for c in out], tokenizer=config.tokenizer)
-        pipeline = cls(config, out, bm25, None, embedder,
-                       parents={c.id: parents[c.metadata["parent"]] for c in out} if parents
-                       else None)
-        if config.embedder:
-            pipeline.dense = embed_chunks(pipeline.embedder, out, config.window, progress)
-            pipeline.embedder_record = embedder_record(pipeline.embedder)
-        return pipeline
+        del pairs, done  # the chunks before contextualizing, not kept beside their copies
+        bm25 = BM25.fit((c.indexed_text for c in out), tokenizer=config.tokenizer)
+        return cls(config, out, bm25, None, embedder,
+                   parents={c.id: parents[c.metadata["parent"]] for c in out} if parents
+                   else None)
 
     @property
     def embedder(self):

@@ -15,12 +15,27 @@ def cmd_index(args: argparse.Namespace) -> None:
     from ragkit.datasets import load_dataset
     from ragkit.pipeline import Pipeline, is_index
     check_target(args.out, is_index, "a ragkit index", folder=True)  # refuse before the work
+    config = index_config(args)
+    vectors = _precomputed(args.vectors, config) if args.vectors else None
     data = load_dataset(args.docs)
-    pipeline = Pipeline.build(data.documents, index_config(args), chunks=data.chunks)
+    pipeline = Pipeline.build(data.documents, config, chunks=data.chunks, vectors=vectors,
+                              vectors_path=args.vectors or "vectors")
     pipeline.save(args.out)
     print_usage(args)
     print(f"indexed {len(data.documents)} documents as {len(pipeline.chunks)} chunks "
           f"into {args.out}")
+
+
+def _precomputed(path: Path, config):
+    """The --vectors array, its width checked against the query embedder before any work."""
+    from ragkit.embed import get_embedder
+    from ragkit.vectors import check_width, read_vectors
+    if not config.embedder:
+        raise RagkitError("--vectors needs --embedder NAME, the model that embeds the queries "
+                          "(the one that made the vectors), not none")
+    vectors = read_vectors(path)
+    check_width(vectors, get_embedder(config.embedder), path)
+    return vectors
 
 
 def cmd_search(args: argparse.Namespace) -> None:
@@ -181,6 +196,10 @@ def add_parsers(sub) -> None:
     p.add_argument("docs", type=Path, help="documents JSONL, a folder, or a data set")
     p.add_argument("--out", type=Path, required=True, help="index folder to write")
     add_index_options(p)
+    p.add_argument("--vectors", type=Path, metavar="FILE.npy",
+                   help="precomputed dense vectors: a 2-d float .npy, one row per chunk in "
+                        "chunk order (as in chunks.jsonl); --embedder names the model that "
+                        "made them, which embeds the queries")
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("search", help="search an index, write a TREC run", formatter_class=Help)

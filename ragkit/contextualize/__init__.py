@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from ragkit.contextualize.structural import structural_context
+from ragkit.contextualize.structural import structural_context, structural_contexts
 from ragkit.documents import Chunk, Document, RagkitError
 
 Contextualizer = Callable[[Document, Sequence[Chunk]], list[Chunk]]
@@ -29,7 +29,8 @@ def _none(doc: Document, chunks: Sequence[Chunk]) -> list[Chunk]:
 
 
 def _structural(doc: Document, chunks: Sequence[Chunk]) -> list[Chunk]:
-    return [replace(chunk, context=structural_context(doc, chunk)) for chunk in chunks]
+    return [Chunk(c.id, c.doc_id, c.text, context, c.start, c.end, c.metadata)
+            for c, context in zip(chunks, structural_contexts(doc, chunks))]
 
 
 def _claude(model: str | None = None, prompt: str | None = None) -> Contextualizer:

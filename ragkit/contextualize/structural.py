@@ -11,6 +11,7 @@ model reading the whole document can; it only restores the labels the chunker cu
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ragkit.documents import Chunk, Document
 
@@ -23,6 +24,8 @@ _META_KEYS = ("company", "quarter", "date", "product", "version")
 
 def heading_path(text: str, offset: int) -> list[str]:
     """Markdown headings in force at `offset`, outermost first."""
+    if text.find("#", 0, offset) < 0:  # no heading above: skip the scan
+        return []
     stack: list[tuple[int, str]] = []
     for match in _HEADING.finditer(text, 0, offset):
         level = len(match.group(1))
@@ -33,6 +36,8 @@ def heading_path(text: str, offset: int) -> list[str]:
 
 def enclosing_symbols(text: str, offset: int) -> list[str]:
     """Code definitions (by indentation) that enclose `offset`, outermost first."""
+    if offset == 0:
+        return []
     stack: list[tuple[int, str]] = []
     for match in _SYMBOL.finditer(text, 0, offset):
         indent = len(match.group(1).expandtabs(4))
@@ -53,6 +58,11 @@ def _opening_line(text: str, limit: int = 160) -> str:
 
 def structural_context(doc: Document, chunk: Chunk) -> str:
     """One or two sentences situating `chunk` inside `doc`."""
+    return structural_contexts(doc, [chunk])[0]
+
+
+def _document_parts(doc: Document) -> list[str]:
+    """The sentences every chunk of `doc` shares: title, path, descriptive metadata."""
     parts = [f"Document: {doc.title or doc.id}."]
     path = doc.metadata.get("path")
     if path and path != doc.title:
@@ -60,14 +70,28 @@ def structural_context(doc: Document, chunk: Chunk) -> str:
     facts = [f"{key}: {doc.metadata[key]}" for key in _META_KEYS if doc.metadata.get(key)]
     if facts:
         parts.append("; ".join(facts) + ".")
-    headings = heading_path(doc.text, chunk.start)
-    if headings:
-        parts.append("Section: " + " > ".join(headings) + ".")
-    symbols = enclosing_symbols(doc.text, chunk.start)
-    if symbols:
-        parts.append("In: " + " > ".join(symbols) + ".")
-    if chunk.start > 0:
+    return parts
+
+
+def structural_contexts(doc: Document, chunks: Sequence[Chunk]) -> list[str]:
+    """`structural_context` of each chunk of `doc`, the document's part built once (a chunk
+    opening the document has no heading, symbol or opening line to add: it gets just that)."""
+    shared = _document_parts(doc)
+    head = " ".join(shared)
+    out = []
+    for chunk in chunks:
+        if chunk.start <= 0:
+            out.append(head)
+            continue
+        parts = list(shared)
+        headings = heading_path(doc.text, chunk.start)
+        if headings:
+            parts.append("Section: " + " > ".join(headings) + ".")
+        symbols = enclosing_symbols(doc.text, chunk.start)
+        if symbols:
+            parts.append("In: " + " > ".join(symbols) + ".")
         opening = _opening_line(doc.text)
         if opening and opening not in " ".join(parts):
             parts.append(f"Document opens: {opening}")
-    return " ".join(parts)
+        out.append(" ".join(parts))
+    return out

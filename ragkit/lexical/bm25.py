@@ -10,8 +10,8 @@ less); a document sharing no term is never returned.
 What it is not: not an inverted index on disk, not incremental (refit to add documents),
 not a query language (no phrases, no boolean operators, no field weights).
 
-Limits: the whole index lives in memory (about 12 bytes per distinct (term, document)
-pair). Errors users can hit (unknown tokenizer, empty corpus, bad index folder) raise
+Limits: the index is about 12 bytes per distinct (term, document) pair, memory-mapped
+from its `.npy` files once saved. Errors users can hit (unknown tokenizer, empty corpus, bad index folder) raise
 RagkitError.
 
 Method: Okapi BM25 (Robertson & Zaragoza 2009, "The Probabilistic Relevance Framework:
@@ -21,15 +21,16 @@ BM25 and Beyond") with the IDF floor of rank-bm25 0.2.2 `BM25Okapi`.
 from __future__ import annotations
 
 import json
-from itertools import chain
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
+import orjson
 from scipy import sparse
 
 from ragkit.dense import top_k
 from ragkit.documents import RagkitError
+from ragkit.lexical.termids import TermIds
 from ragkit.lexical.tokenizers import TOKENIZERS, Tokenizer, get_tokenizer
 
 
@@ -102,38 +103,45 @@ class BM25:
     # ------------------------------------------------------------------ building
 
     @classmethod
-    def fit(cls, texts: Sequence[str], *, progress: bool = False, **params) -> BM25:
-        """Tokenize `texts` with the chosen tokenizer and index them."""
+    def fit(cls, texts: Iterable[str], *, progress: bool = False, **params) -> BM25:
+        """Tokenize `texts` (any iterable, read once) with the chosen tokenizer and index them."""
         model = cls(**params)
-        items = _progress(texts, progress, "tokenize")
-        return model._index([model.tokenize(text) for text in items])
+        terms = TermIds(model.tokenize, model.tokenizer_name)
+        terms.add_texts(_progress(texts, progress, "tokenize"))
+        return model._index(terms)
 
     @classmethod
-    def fit_tokens(cls, corpus: Sequence[Sequence[str]], **params) -> BM25:
+    def fit_tokens(cls, corpus: Iterable[Sequence[str]], **params) -> BM25:
         """Index documents that are already token lists (queries given as lists too)."""
-        return cls(**params)._index(corpus)
+        model = cls(**params)
+        terms = TermIds()
+        terms.add_tokens(corpus)
+        return model._index(terms)
 
-    def _index(self, corpus: Sequence[Sequence[str]]) -> BM25:
-        if len(corpus) == 0:
+    def _index(self, terms: TermIds) -> BM25:
+        """Weights straight from the token ids: a documents × terms count matrix (CSR, its
+        rows the token stream as it is), duplicates summed, transposed to terms × documents."""
+        ids, doc_len = terms.arrays()
+        if doc_len.size == 0:
             raise RagkitError("BM25 needs at least one document; the corpus is empty")
-        # Term ids in first-seen order (rank-bm25's dict order, which its IDF mean follows).
-        flat = list(chain.from_iterable(corpus))
-        vocab = {term: i for i, term in enumerate(dict.fromkeys(flat))}
-        rows = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
-        doc_len = np.fromiter(map(len, corpus), dtype=np.int64, count=len(corpus))
-        cols = np.repeat(np.arange(len(corpus)), doc_len)
-        tf = sparse.csr_matrix(
-            (np.ones(rows.size), (rows, cols)), shape=(len(vocab), len(corpus))
-        )
-        tf.sum_duplicates()
+        n_docs, vocab = doc_len.size, terms.terms()
+        indptr = np.zeros(n_docs + 1, dtype=np.int64)
+        np.cumsum(doc_len, out=indptr[1:])
+        counts = sparse.csr_matrix((np.ones(ids.size, dtype=np.int32), ids, indptr),
+                                   shape=(n_docs, len(vocab)))
+        counts.sum_duplicates()  # sorts each document's term ids, adds repeats
+        tf = counts.T.tocsr()  # terms × documents, each row's documents ascending
+        del counts
         self.vocabulary, self.doc_len = vocab, doc_len
-        self.avgdl = float(doc_len.sum() / len(corpus))
+        self.avgdl = float(doc_len.sum() / n_docs)
         df = np.diff(tf.indptr)
-        self.idf = okapi_idf(df, len(corpus), self.epsilon)
+        self.idf = okapi_idf(df, n_docs, self.epsilon)
+        weights = np.empty(tf.nnz)
         if tf.nnz:
-            factor = okapi_tf(tf.data, doc_len[tf.indices], self.avgdl, self.k1, self.b)
-            tf.data = np.repeat(self.idf, df) * factor
-        self.weights = tf
+            factor = okapi_tf(tf.data.astype(np.float64), doc_len[tf.indices], self.avgdl,
+                              self.k1, self.b)
+            np.multiply(np.repeat(self.idf, df), factor, out=weights)
+        self.weights = sparse.csr_matrix((weights, tf.indices, tf.indptr), shape=tf.shape)
         return self
 
     # ------------------------------------------------------------------ querying
@@ -174,10 +182,30 @@ class BM25:
         Only `candidates` are returned, so fewer than k entries (none for a query sharing no
         term with the corpus) when fewer documents match; scores may be 0 or negative.
         """
-        scores, matched = self._score(self._query_ids(query))
-        docs = np.flatnonzero(matched)
-        best, values = top_k(scores[docs], k)
+        docs, scores = self._matches(self._query_ids(query))
+        best, values = top_k(scores, k)
         return docs[best], values
+
+    def _matches(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The candidates (ascending) and their scores, from the query terms' postings alone
+        when they are short (a million-document index then costs no million-entry arrays).
+
+        np.bincount adds each document's weights in posting order, which is query order,
+        starting from 0.0, as `_score` does, so the scores are the same bit for bit.
+        """
+        w = self.weights
+        spans = [(int(w.indptr[i]), int(w.indptr[i + 1])) for i in ids]
+        if sum(hi - lo for lo, hi in spans) * 8 > self.n_docs:  # long postings: dense is cheaper
+            scores, matched = self._score(ids)
+            docs = np.flatnonzero(matched)
+            return docs, scores[docs]
+        if not spans:
+            return np.empty(0, dtype=np.int64), np.empty(0)
+        docs = np.concatenate([w.indices[lo:hi] for lo, hi in spans])
+        unique, inverse = np.unique(docs, return_inverse=True)
+        weights = np.concatenate([w.data[lo:hi] for lo, hi in spans])
+        return unique.astype(np.int64), np.bincount(inverse, weights=weights,
+                                                    minlength=unique.size)
 
     def _score(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Scores of all documents, and a mask of those in some query term's postings.
@@ -207,8 +235,11 @@ class BM25:
     # ------------------------------------------------------------------ persistence
 
     def save(self, folder: str | Path) -> Path:
-        """Write `bm25.npz` (weights, idf, lengths) and `bm25.json` (parameters,
-        tokenizer name, vocabulary) into `folder`. No pickle."""
+        """Write the arrays as `.npy` files (weights' data, indices, indptr; idf; lengths) and
+        `bm25.json` (parameters, tokenizer name, vocabulary) into `folder`. No pickle.
+
+        `.npy` rather than one `.npz` so `load` can memory-map them: a million-chunk index
+        opens without reading its postings."""
         if self.tokenizer_name is None:
             raise RagkitError(
                 "cannot save a BM25 index built with a custom tokenizer function; "
@@ -217,26 +248,30 @@ class BM25:
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         w = self.weights
-        np.savez(
-            folder / "bm25.npz",
-            data=w.data, indices=w.indices, indptr=w.indptr,
-            idf=self.idf, doc_len=self.doc_len,
-        )
+        arrays = {"data": w.data, "indices": w.indices, "indptr": w.indptr, "idf": self.idf,
+                  "doc_len": self.doc_len}
+        for name, values in arrays.items():
+            np.save(folder / f"{name}.npy", values)
         meta = {
             "format": "ragkit.bm25", "version": 1,
             "k1": self.k1, "b": self.b, "epsilon": self.epsilon,
             "tokenizer": self.tokenizer_name, "avgdl": self.avgdl,
             "n_docs": self.n_docs, "vocabulary": list(self.vocabulary),
         }
-        (folder / "bm25.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+        (folder / "bm25.json").write_bytes(orjson.dumps(meta))
         return folder
 
     @classmethod
     def load(cls, folder: str | Path) -> BM25:
-        """Read an index written by `save`."""
+        """Read an index written by `save`, its `.npy` arrays memory-mapped (read-only);
+        an older folder with `bm25.npz` instead is read whole."""
         folder = Path(folder)
-        meta_path, arrays_path = folder / "bm25.json", folder / "bm25.npz"
-        for path in (meta_path, arrays_path):
+        meta_path = folder / "bm25.json"
+        npz = folder / "bm25.npz"
+        names = ("data", "indices", "indptr", "idf", "doc_len")
+        needed = [meta_path, npz] if npz.is_file() else [meta_path, *(folder / f"{n}.npy"
+                                                                      for n in names)]
+        for path in needed:
             if not path.is_file():
                 raise RagkitError(f"{path}: missing; not a BM25 index folder written by BM25.save")
         try:
@@ -250,13 +285,18 @@ class BM25:
                              "expected 'ragkit.bm25'/1")
         model = cls(k1=meta["k1"], b=meta["b"], epsilon=meta["epsilon"],
                     tokenizer=meta["tokenizer"])
-        with np.load(arrays_path, allow_pickle=False) as arrays:
-            vocab = meta["vocabulary"]
-            model.weights = sparse.csr_matrix(
-                (arrays["data"], arrays["indices"], arrays["indptr"]),
-                shape=(len(vocab), meta["n_docs"]),
-            )
-            model.idf, model.doc_len = arrays["idf"], arrays["doc_len"]
+        if npz.is_file():
+            with np.load(npz, allow_pickle=False) as stored:
+                arrays = {name: stored[name] for name in names}
+        else:
+            arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+                      for name in names}
+        vocab = meta["vocabulary"]
+        model.weights = sparse.csr_matrix(
+            (arrays["data"], arrays["indices"], arrays["indptr"]),
+            shape=(len(vocab), meta["n_docs"]), copy=False,
+        )
+        model.idf, model.doc_len = arrays["idf"], arrays["doc_len"]
         model.vocabulary = {term: i for i, term in enumerate(vocab)}
         model.avgdl = meta["avgdl"]
         return model

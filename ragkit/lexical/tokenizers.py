@@ -188,6 +188,20 @@ def code(text: str) -> list[str]:
     return tokens
 
 
+def ascii_units(text: str) -> list[str] | None:
+    """The compounds `code` cuts an ASCII `text` into, or None for other text.
+
+    On ASCII text `code(text)` is the concatenation of `compound_tokens(unit)` over these
+    units (and so is `auto`, ASCII text having no Hangul), which lets an index builder
+    tokenize each distinct compound once (`ragkit.lexical.termids`).
+    """
+    return _ASCII_UNIT.findall(text) if text.isascii() else None
+
+
+compound_tokens = _compound_tokens
+UNIT_TOKENIZERS = frozenset({"code", "auto"})  # names whose ASCII text `ascii_units` splits
+
+
 @lru_cache(maxsize=1)
 def _kiwi():
     """The process-wide Kiwi analyser, created on first use (loads the model, ~2 s)."""

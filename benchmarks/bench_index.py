@@ -1,0 +1,179 @@
+"""`ragkit index --embedder none` at 100k and 1M generated chunks: stages, memory, queries.
+
+Run:  PYTHONPATH=. python benchmarks/bench_index.py [--chunks 100000 1000000] [--queries 1000]
+          [--previous /path/to/older/checkout --previous-max 100000]
+
+For each size: a seeded corpus (benchmarks/gen_corpus.py, one chunk per document) in a
+temporary folder; `ragkit index` run as a child process, timed for wall and user+sys CPU time
+with its peak RSS (`os.wait4`); the same build again in a child, stage by stage (read, chunk,
+contextualize, BM25 tokenize + fit, save; CPU seconds); then the index is loaded (timed) and
+`--queries` generated queries (2–6 words, same Zipf law) are searched one at a time, BM25 mode,
+top 10, giving p50/p95 latency.
+
+References measured in the same run, printed as ratios: rank-bm25 0.2.2 `BM25Okapi` fitted on
+a 20k-document slice against ragkit's `BM25.fit` on the same slice (same tokens), and, with
+`--previous DIR` (a checkout whose `ragkit/` is an older version), that version's `ragkit
+index` on the same corpus. CPU time, not wall time, is the fair measure on a shared machine.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+import gen_corpus  # noqa: E402
+
+
+def run_child(argv: list[str], pythonpath: Path) -> dict:
+    """Run a Python child: its wall time, user+sys CPU seconds and peak RSS (MB) from
+    `os.wait4` (that child alone), and its stdout."""
+    env = {**os.environ, "PYTHONPATH": str(pythonpath), "TQDM_DISABLE": "1"}
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, *argv], env=env, stdout=out, stderr=err,
+                                text=True, cwd=pythonpath)  # `-m` puts the cwd first
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0), err.seek(0)
+        if proc.returncode:
+            raise SystemExit(f"{' '.join(argv)} failed:\n{err.read()}")
+        return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
+                "rss_mb": usage.ru_maxrss / 1024, "out": out.read()}
+
+
+STAGES = """
+import json, sys, time
+from ragkit.chunking import ChunkerConfig, chunk_document
+from ragkit.contextualize import get_contextualizer
+from ragkit.datasets import load_dataset
+from ragkit.index_folder import write_index
+from ragkit.lexical import BM25
+times, last = {}, time.process_time()
+def lap(name):
+    global last
+    now = time.process_time(); times[name] = now - last; last = now
+data = load_dataset(sys.argv[1]); lap("read")
+config = ChunkerConfig()
+pairs = [(d, chunk_document(d, config)) for d in data.documents]; lap("chunk")
+contextualize = get_contextualizer("structural")
+chunks = [c for d, cs in pairs for c in contextualize(d, cs)]; del pairs; lap("contextualize")
+bm25 = BM25.fit((c.indexed_text for c in chunks), tokenizer="auto"); lap("bm25 fit")
+write_index(sys.argv[2], {"config": {}}, chunks, bm25, None); lap("save")
+print(json.dumps(times))
+"""
+
+
+_LOADED: dict = {}
+
+
+def latency(index: Path, texts: list[str], k: int = 10) -> dict:
+    """Load time of `index`, and p50/p95 of one-at-a-time BM25 searches."""
+    from ragkit.pipeline import Pipeline, SearchConfig
+    if index not in _LOADED:  # each index is loaded (and timed) once
+        start = time.perf_counter()
+        _LOADED.clear()
+        _LOADED[index] = Pipeline.load(index), time.perf_counter() - start
+    pipeline, load = _LOADED[index]
+    config, wall, cpu = SearchConfig(mode="bm25"), [], []
+    pipeline.search(texts[:5], k, config)  # warm the page cache of the mapped arrays
+    for text in texts:
+        start, start_cpu = time.perf_counter(), time.process_time()
+        pipeline.search([text], k, config)
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    wall_ms, cpu_ms = np.array(wall) * 1e3, np.array(cpu) * 1e3
+    return {"load": load, "p50": float(np.percentile(wall_ms, 50)),
+            "p95": float(np.percentile(wall_ms, 95)), "cpu_p50": float(np.percentile(cpu_ms, 50)),
+            "cpu_p95": float(np.percentile(cpu_ms, 95))}
+
+
+def reference_fit(corpus: Path, n: int = 20_000) -> dict[str, float]:
+    """CPU seconds on the first `n` texts: the `auto` tokenizer text by text, rank-bm25
+    BM25Okapi on its tokens, and ragkit's BM25.fit (which tokenizes too)."""
+    from rank_bm25 import BM25Okapi
+
+    from ragkit.lexical import BM25, get_tokenizer
+    lines = corpus.read_text(encoding="utf-8").splitlines()[:n]
+    texts = [json.loads(line)["text"] for line in lines]
+    out, start = {}, time.process_time()
+    tokens = [get_tokenizer("auto")(t) for t in texts]
+    out["tokenize"], start = time.process_time() - start, time.process_time()
+    BM25Okapi(tokens)
+    out["rank-bm25"], start = time.process_time() - start, time.process_time()
+    BM25.fit(texts, tokenizer="auto")
+    out["ragkit"] = time.process_time() - start
+    return out
+
+
+def main_latency(index: Path, n_queries: int) -> None:
+    """Only the load and query measurements, of an index already built."""
+    for skip in (0, 100):
+        query = latency(index, gen_corpus.queries(n_queries, skip=skip))
+        print(json.dumps({"skip": skip, **query}))
+
+
+def bench(n: int, n_queries: int, previous: Path | None, tmp: Path) -> None:
+    corpus = gen_corpus.write(n, tmp / f"corpus_{n}.jsonl")
+    index = tmp / f"index_{n}"
+    cli = run_child(["-m", "ragkit.cli", "index", str(corpus), "--out", str(index),
+                       "--embedder", "none"], ROOT)
+    stages = json.loads(run_child(["-c", STAGES, str(corpus), str(tmp / f"stages_{n}")],
+                                    ROOT)["out"])
+    query = latency(index, gen_corpus.queries(n_queries))
+    content = latency(index, gen_corpus.queries(n_queries, skip=100))
+    print(f"\n{n:,} chunks ({corpus.stat().st_size / 1e6:.0f} MB of JSONL)")
+    print(f"  ragkit index   wall {cli['wall']:7.1f} s   user+sys {cli['cpu']:7.1f} s   "
+          f"peak RSS {cli['rss_mb']:,.0f} MB")
+    print("  stages (CPU s) " + "   ".join(f"{k} {v:.1f}" for k, v in stages.items()))
+    print(f"  load {query['load']:.2f} s   BM25 query wall p50 {query['p50']:.2f} ms   "
+          f"p95 {query['p95']:.2f} ms; CPU p50 {query['cpu_p50']:.2f} ms   "
+          f"p95 {query['cpu_p95']:.2f} ms   ({n_queries} queries, top 10)")
+    print(f"  without the 100 most frequent words: wall p50 {content['p50']:.2f} ms   p95 "
+          f"{content['p95']:.2f} ms; CPU p50 {content['cpu_p50']:.2f} ms   p95 "
+          f"{content['cpu_p95']:.2f} ms")
+    if previous is not None:
+        old = run_child(["-m", "ragkit.cli", "index", str(corpus), "--out",
+                           str(tmp / f"old_{n}"), "--embedder", "none"], previous)
+        print(f"  previous code  wall {old['wall']:7.1f} s   user+sys {old['cpu']:7.1f} s   "
+              f"-> {old['cpu'] / cli['cpu']:.1f}x less CPU now")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chunks", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--queries", type=int, default=1_000)
+    parser.add_argument("--latency-of", type=Path, help="only time loading and querying "
+                        "this index (built from a gen_corpus.py corpus)")
+    parser.add_argument("--previous", type=Path, help="folder holding an older ragkit/")
+    parser.add_argument("--previous-max", type=int, default=100_000,
+                        help="run the older version only on corpora up to this size")
+    args = parser.parse_args(argv)
+    if args.latency_of:
+        main_latency(args.latency_of, args.queries)
+        return 0
+    with tempfile.TemporaryDirectory(prefix="bench_index.") as folder:
+        tmp = Path(folder)
+        corpus = gen_corpus.write(20_000, tmp / "corpus_20k.jsonl")
+        ref = reference_fit(corpus)
+        print(f"BM25 on 20k documents, CPU s: auto tokenizer {ref['tokenize']:.2f} + rank-bm25 "
+              f"{ref['rank-bm25']:.2f} = {ref['tokenize'] + ref['rank-bm25']:.2f}; ragkit "
+              f"BM25.fit (tokenizing too) {ref['ragkit']:.2f} -> "
+              f"{(ref['tokenize'] + ref['rank-bm25']) / ref['ragkit']:.1f}x")
+        for n in sorted(args.chunks):
+            bench(n, args.queries, args.previous if n <= args.previous_max else None, tmp)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

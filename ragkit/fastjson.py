@@ -1,0 +1,39 @@
+"""JSON lines parsed by orjson, with the standard library's verdict where the two differ.
+
+What it is: `fast_json(line)` for the JSONL readers (documents, queries, chunks), which read
+a million lines when an index is built or loaded. orjson rejects NaN, Infinity and lone
+surrogates, which `json` reads, and turns integers beyond 64 bits into floats; such lines
+come back as `NOT_PARSED` so the caller parses them with `json` (and reports its error).
+
+What it is not: a writer; see `ragkit.index_folder` for the chunk rows.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+NOT_PARSED = object()
+
+
+def fast_json(line: bytes | str) -> Any:
+    """`line` parsed by orjson, or `NOT_PARSED` where only the standard library's answer will
+    do: orjson rejects NaN, Infinity and lone surrogates that `json` reads, and turns integers
+    beyond 64 bits into floats, so a line holding any float is parsed again by `json` too
+    (which keeps such integers whole)."""
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return NOT_PARSED
+    return NOT_PARSED if _has_float(obj) else obj
+
+
+def _has_float(obj: Any) -> bool:
+    kind = type(obj)
+    if kind is float:
+        return True
+    if kind is dict:
+        return any(map(_has_float, obj.values()))
+    if kind is list:
+        return any(map(_has_float, obj))
+    return False

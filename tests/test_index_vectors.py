@@ -1,0 +1,100 @@
+"""`ragkit index --vectors FILE.npy`: precomputed chunk vectors, one row per chunk."""
+import json
+
+import numpy as np
+import pytest
+
+from ragkit import embed
+from ragkit.cli import main
+from ragkit.pipeline import Pipeline, SearchConfig
+from word_embedder import WordEmbedder
+
+WORDS = ["revenue", "refund", "costs"]
+DOCS = [
+    {"id": "acme", "title": "ACME report", "text": "Revenue grew 3 % over the quarter."},
+    {"id": "refund", "title": "Refund policy", "text": "Refunds within seven days."},
+    {"id": "globex", "title": "Globex report", "text": "Costs fell sharply."},
+]
+
+
+@pytest.fixture
+def setup(tmp_path, monkeypatch):
+    """A documents file, and a test embedder registered as 'words' (dim 4)."""
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    monkeypatch.setitem(embed.EMBEDDERS, "words", lambda: WordEmbedder(WORDS))
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps(d) + "\n" for d in DOCS))
+    return docs, tmp_path
+
+
+def _index(docs, out, vectors, *extra):
+    return main(["index", str(docs), "--out", str(out), "--embedder", "words",
+                 "--vectors", str(vectors), *extra])
+
+
+def _save(path, array):
+    np.save(path, array)
+    return path
+
+
+def test_round_trip_vectors_are_normalised_rows_in_chunk_order(setup, capsys):
+    docs, tmp = setup
+    # chunk 0 points at "revenue", chunk 1 at "refund", chunk 2 at "costs" (unnormalised)
+    rows = np.array([[3, 0, 0, 0], [0, 2, 0, 0], [0, 0, 5, 0]], dtype=np.float64)
+    assert _index(docs, tmp / "idx", _save(tmp / "v.npy", rows)) == 0
+    assert "indexed 3 documents as 3 chunks" in capsys.readouterr().out
+    manifest = json.loads((tmp / "idx" / "index.json").read_text())
+    assert manifest["embedder"]["name"] == "word-test" and manifest["embedder"]["dim"] == 4
+    pipeline = Pipeline.load(tmp / "idx")
+    assert [c.id for c in pipeline.chunks] == ["acme#0", "refund#0", "globex#0"]
+    assert np.array_equal(pipeline.dense.vectors, np.eye(4, dtype=np.float32)[:3])
+    assert pipeline.dense.owners.tolist() == [0, 1, 2]
+    found = pipeline.search(["refund please"], 2, SearchConfig(mode="dense"))[0]
+    assert found[0][0] == "refund#0"
+    assert found[0][1] == pytest.approx(1 / np.sqrt(1 + 1e-6), abs=1e-6)
+
+
+@pytest.mark.parametrize("array, message", [
+    (np.ones((2, 4), np.float32), "2 rows, but the documents make 3 chunks"),
+    (np.ones((3, 5), np.float32), "vectors are 5-d, but embedder 'word-test' gives 4-d"),
+    (np.ones((3, 4), np.int64), "expected float vectors (float16/32/64), got dtype int64"),
+    (np.ones(12, np.float32), "expected a 2-d array (one row per chunk), got shape (12,)"),
+    (np.array([[1, 0, 0, 0], [0, np.nan, 0, 0], [1, 1, 1, 1]], np.float32),
+     "row 1 holds NaN or infinite values"),
+    (np.array([[1, 0, 0, 0], [1, 1, 1, 1], [0, 0, 0, 0]], np.float32), "row 2 is all zeros"),
+])
+def test_bad_vectors_are_one_clear_error_and_leave_the_old_index(setup, capsys, array, message):
+    docs, tmp = setup
+    assert main(["index", str(docs), "--out", str(tmp / "idx"), "--embedder", "none"]) == 0
+    before = (tmp / "idx" / "chunks.jsonl").read_bytes()
+    capsys.readouterr()
+    assert _index(docs, tmp / "idx", _save(tmp / "v.npy", array)) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and "v.npy" in err
+    assert json.loads((tmp / "idx" / "index.json").read_text())["embedder"] is None
+    assert (tmp / "idx" / "chunks.jsonl").read_bytes() == before
+    assert sorted(p.name for p in tmp.iterdir() if p.name.startswith(".idx")) == []
+
+
+def test_vectors_need_a_query_embedder_and_a_readable_file(setup, capsys):
+    docs, tmp = setup
+    vectors = _save(tmp / "v.npy", np.eye(4, dtype=np.float32)[:3])
+    assert main(["index", str(docs), "--out", str(tmp / "idx"), "--embedder", "none",
+                 "--vectors", str(vectors)]) == 2
+    assert "--vectors needs --embedder NAME" in capsys.readouterr().err
+    (tmp / "bad.npy").write_text("not numpy")
+    assert _index(docs, tmp / "idx", tmp / "bad.npy") == 2
+    assert "bad.npy: not a readable .npy array" in capsys.readouterr().err
+    assert _index(docs, tmp / "idx", tmp / "absent.npy") == 2
+    assert "absent.npy: no such file" in capsys.readouterr().err
+    assert not (tmp / "idx").exists()
+
+
+def test_build_refuses_vectors_without_an_embedder(setup):
+    from ragkit.datasets import load_dataset
+    from ragkit.documents import RagkitError
+    from ragkit.pipeline import IndexConfig
+    docs, _ = setup
+    with pytest.raises(RagkitError, match="need the embedder that embeds the queries"):
+        Pipeline.build(load_dataset(docs).documents, IndexConfig(embedder=None),
+                       progress=False, vectors=np.eye(3, dtype=np.float32))
