@@ -269,3 +269,24 @@ def test_cli_round_trip_on_milvus(tmp_path, capsys):
     assert main(["index", "data", "--out", str(tmp_path / "memory"), "--embedder", "none",
                  "--store", "milvus"]) == 2
     assert "holds an in-memory index" in capsys.readouterr().err
+
+
+def test_replacing_a_document_equals_a_fresh_build_and_saves_to_milvus(shipped, tmp_path):
+    from dataclasses import replace
+    from ragkit.update import replace_documents
+    docs = shipped[0].documents[:6]
+    before = _small(shipped[0], 6)
+    edited = replace(docs[2], text=docs[2].text + "\n\nA new closing paragraph on refunds.")
+    after = replace_documents(before, [edited], remove=[docs[4].id])
+    fresh = Pipeline.build([docs[0], docs[1], docs[3], docs[5], edited],
+                           IndexConfig(embedder="hash-test"), progress=False,
+                           embedder=HashEmbedder())
+    assert after.chunks == fresh.chunks
+    np.testing.assert_array_equal(after.dense.owners, fresh.dense.owners)
+    np.testing.assert_allclose(after.dense.vectors, fresh.dense.vectors, atol=1e-7)
+    query = "refunds closing paragraph"
+    assert after.search([query], 5, SearchConfig(mode="bm25")) == \
+        fresh.search([query], 5, SearchConfig(mode="bm25"))
+    before.save(tmp_path / "idx", store="milvus", progress=False)
+    after.save(tmp_path / "idx", store="milvus", progress=False)
+    assert Pipeline.load(tmp_path / "idx", embedder=HashEmbedder()).chunks == fresh.chunks
