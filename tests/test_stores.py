@@ -30,8 +30,9 @@ from ragkit.stores import StoreSpec, parse_store  # noqa: E402
 from ragkit.stores import milvus_index, milvus_schema  # noqa: E402
 
 N_QUERIES = 40
+CONFIG = IndexConfig(embedder="hash-test", tokenizer="words")  # words: no Kiwi start-up
 TIE = 1e-5  # float32 cosines, and hybrid's min-max scaling of them
-N_DOCS = 40  # a slice of the shipped corpus keeps each test fast; the CLI test runs all
+N_DOCS = 40  # a slice of the shipped corpus keeps each test fast
 
 
 class HashEmbedder:
@@ -67,8 +68,7 @@ def pair(shipped, tmp_path_factory):
     """(memory pipeline, the same index written to and reopened from Milvus Lite)."""
     data, _ = shipped
     embedder = HashEmbedder()
-    memory = Pipeline.build(data.documents[:N_DOCS], IndexConfig(embedder="hash-test"),
-                            progress=False, embedder=embedder)
+    memory = Pipeline.build(data.documents[:N_DOCS], CONFIG, progress=False, embedder=embedder)
     folder = tmp_path_factory.mktemp("milvus") / "index"
     memory.save(folder, store="milvus", progress=False)
     return memory, Pipeline.load(folder, embedder=embedder), folder
@@ -131,7 +131,7 @@ def test_milvus_rrf_equals_ragkit_rrf_on_the_same_candidates(shipped, tmp_path):
     data, texts = shipped
     docs = data.documents[:N_DOCS]
     embedder = HashEmbedder(max_tokens=100_000)  # one window per chunk: Milvus fuses rows
-    memory = Pipeline.build(docs, IndexConfig(embedder="hash-test", window=4096),
+    memory = Pipeline.build(docs, IndexConfig(embedder="hash-test", tokenizer="words", window=4096),
                             progress=False, embedder=embedder)
     assert len(memory.dense.owners) == len(memory.chunks)
     memory.save(tmp_path / "idx", store="milvus", progress=False)
@@ -145,7 +145,7 @@ def test_milvus_rrf_equals_ragkit_rrf_on_the_same_candidates(shipped, tmp_path):
 
 def _small(data, n_docs: int) -> Pipeline:
     docs = data.documents[:n_docs]
-    return Pipeline.build(docs, IndexConfig(embedder="hash-test"), progress=False,
+    return Pipeline.build(docs, CONFIG, progress=False,
                           embedder=HashEmbedder())
 
 
@@ -220,7 +220,8 @@ def test_chunk_longer_than_varchar_is_named(tmp_path):
     text = "word " * 14_000  # 70,000 bytes
     doc = Document("big.md", text)
     chunk = Chunk("big.md#0", "big.md", text)
-    pipeline = Pipeline.build([doc], IndexConfig(embedder=None, contextualizer="none"),
+    pipeline = Pipeline.build([doc], IndexConfig(embedder=None, contextualizer="none",
+                                                    tokenizer="words"),
                               chunks=[chunk], progress=False)
     with pytest.raises(RagkitError, match=r"chunk 'big.md#0': field 'text' is 70000 bytes"):
         pipeline.save(tmp_path / "idx", store="milvus", progress=False)
@@ -247,27 +248,30 @@ def test_store_specs(monkeypatch):
         parse_store("redis")
 
 
-def test_cli_round_trip_on_milvus(tmp_path, capsys):
-    queries = tmp_path / "q.jsonl"
-    data = load_dataset("data")
-    queries.write_text("".join(json.dumps({"id": q.id, "text": q.text}) + "\n"
-                               for q in data.queries[:N_QUERIES]))
+def test_cli_round_trip_on_milvus(shipped, tmp_path, capsys):
+    data, texts = shipped
+    queries, docs = tmp_path / "q.jsonl", tmp_path / "docs.jsonl"
+    queries.write_text("".join(json.dumps({"id": f"q{i}", "text": t}) + "\n"
+                               for i, t in enumerate(texts)))
+    docs.write_text("".join(json.dumps({"id": d.id, "text": d.text, "title": d.title}) + "\n"
+                            for d in data.documents[:N_DOCS]))
     for store in ("memory", "milvus"):
-        assert main(["index", "data", "--out", str(tmp_path / store), "--embedder", "none",
-                     "--store", store]) == 0
+        assert main(["index", str(docs), "--out", str(tmp_path / store), "--embedder", "none",
+                     "--tokenizer", "words", "--store", store]) == 0
         assert main(["search", str(tmp_path / store), "--queries", str(queries), "--mode",
                      "bm25", "--out", str(tmp_path / f"{store}.trec")]) == 0
     memory, milvus = (read_trec(tmp_path / f"{s}.trec") for s in ("memory", "milvus"))
     assert memory.keys() == milvus.keys()
-    for qid, ranking in memory.items():  # the whole shipped corpus: BM25 ranks exactly
+    for qid, ranking in memory.items():  # BM25 ranks exactly
         assert [i for i, _ in milvus[qid]] == [i for i, _ in ranking]
         np.testing.assert_allclose([s for _, s in milvus[qid]], [s for _, s in ranking],
                                    rtol=1e-6)
     capsys.readouterr()
-    assert main(["eval", "data", "--index", str(tmp_path / "milvus"), "--mode", "bm25"]) == 0
+    assert main(["eval", "--run", str(tmp_path / "milvus.trec"), "--qrels",
+                 str(_qrels(tmp_path, memory))]) == 0
     assert "Pass@5" in capsys.readouterr().out
-    assert main(["index", "data", "--out", str(tmp_path / "memory"), "--embedder", "none",
-                 "--store", "milvus"]) == 2
+    assert main(["index", str(docs), "--out", str(tmp_path / "memory"), "--embedder", "none",
+                 "--tokenizer", "words", "--store", "milvus"]) == 2
     assert "holds an in-memory index" in capsys.readouterr().err
 
 
@@ -279,7 +283,7 @@ def test_replacing_a_document_equals_a_fresh_build_and_saves_to_milvus(shipped, 
     edited = replace(docs[2], text=docs[2].text + "\n\nA new closing paragraph on refunds.")
     after = replace_documents(before, [edited], remove=[docs[4].id])
     fresh = Pipeline.build([docs[0], docs[1], docs[3], docs[5], edited],
-                           IndexConfig(embedder="hash-test"), progress=False,
+                           CONFIG, progress=False,
                            embedder=HashEmbedder())
     assert after.chunks == fresh.chunks
     np.testing.assert_array_equal(after.dense.owners, fresh.dense.owners)
@@ -290,3 +294,11 @@ def test_replacing_a_document_equals_a_fresh_build_and_saves_to_milvus(shipped, 
     before.save(tmp_path / "idx", store="milvus", progress=False)
     after.save(tmp_path / "idx", store="milvus", progress=False)
     assert Pipeline.load(tmp_path / "idx", embedder=HashEmbedder()).chunks == fresh.chunks
+
+
+def _qrels(tmp_path, run) -> "Path":
+    """TREC qrels judging each query's memory-store top hit relevant."""
+    path = tmp_path / "qrels.txt"
+    path.write_text("".join(f"{qid} 0 {ranking[0][0]} 1\n" for qid, ranking in run.items()
+                            if ranking))
+    return path

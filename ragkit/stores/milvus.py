@@ -25,7 +25,6 @@ so changing a document changes every chunk's weights: `replace_documents` re-fit
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -39,7 +38,7 @@ import numpy as np
 from scipy import sparse as sp
 from tqdm import tqdm
 
-from ragkit.documents import Chunk, RagkitError
+from ragkit.documents import Chunk
 from ragkit.fusion import Ranking
 from ragkit.stores import StoreSpec
 from ragkit.stores import milvus_schema as ms
@@ -184,31 +183,6 @@ def base_name(folder: Path, lite: bool) -> str:
     if lite:
         return "ragkit"
     return "ragkit_" + (re.sub(r"\W", "_", folder.resolve().name, flags=re.ASCII) or "index")
-
-
-def build_key(manifest: dict[str, Any], chunks: Sequence[Chunk], n_rows: int,
-              dense_index: str) -> str:
-    """A hash of what the collection will hold: a re-run of the same build resumes into it."""
-    digest = hashlib.sha256(json.dumps([ms.VERSION, manifest, n_rows, dense_index],
-                                       sort_keys=True, default=str).encode())
-    for chunk in chunks:
-        digest.update(chunk.id.encode() + b"\0" + chunk.indexed_text.encode() + b"\0")
-    return digest.hexdigest()[:12]
-
-
-def check_lengths(chunks: Sequence[Chunk]) -> None:
-    """Refuse (before any write) a chunk whose field exceeds the schema's VARCHAR limit."""
-    for chunk in chunks:
-        for name, value, limit in (("text", chunk.text, ms.VARCHAR_LIMIT),
-                                   ("context", chunk.context, ms.VARCHAR_LIMIT),
-                                   ("context + text", chunk.indexed_text, ms.VARCHAR_LIMIT),
-                                   ("id", chunk.id, ms.ID_LIMIT), ("doc_id", chunk.doc_id,
-                                                                   ms.ID_LIMIT)):
-            size = len(value.encode("utf-8"))
-            if size > limit:
-                raise RagkitError(f"chunk {chunk.id[:80]!r}: field '{name}' is {size} bytes, "
-                                  f"longer than Milvus's VARCHAR limit of {limit}; use a "
-                                  f"smaller --chunk-size")
 
 
 # ---------------------------------------------------------------------------- rows

@@ -16,7 +16,7 @@ from typing import Any
 from ragkit.atomic import check_target, write_text
 from ragkit.documents import Chunk, RagkitError
 from ragkit.index_folder import (FORMAT, FORMAT_VERSION, WHAT, is_index, read_bm25,
-                                 read_manifest, _chunk_line)
+                                 _chunk_line)
 from ragkit.stores import StoreSpec
 from ragkit.stores import milvus as mv
 from ragkit.stores import milvus_schema as ms
@@ -29,7 +29,7 @@ def save(pipeline, folder: Path | str, spec: StoreSpec, batch: int = 512,
     check_target(folder, is_index, WHAT, folder=True)
     old = _previous_store(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    mv.check_lengths(pipeline.chunks)
+    ms.check_lengths(pipeline.chunks)
     uri, record_uri = mv.locate(folder, spec.uri)
     client = ms.connect(uri, mv.token())
     dense, dim = pipeline.dense, (pipeline.dense.vectors.shape[1] if pipeline.dense is not None
@@ -37,7 +37,7 @@ def save(pipeline, folder: Path | str, spec: StoreSpec, batch: int = 512,
     manifest: dict[str, Any] = {"config": asdict(pipeline.config),
                                 "embedder": pipeline.embedder_record}
     n_rows = len(dense.owners) if dense is not None else len(pipeline.chunks)
-    key = mv.build_key(manifest, pipeline.chunks, n_rows, spec.dense_index)
+    key = ms.build_key(manifest, pipeline.chunks, n_rows, spec.dense_index)
     base = mv.base_name(folder, spec.uri is None)
     name = f"{base}_{key}"
     if client.has_collection(name):

@@ -13,9 +13,12 @@ Source: Milvus docs, "Full Text Search", "Grouping Search", "Manage Aliases".
 """
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Sequence
 from typing import Any
 
-from ragkit.documents import RagkitError
+from ragkit.documents import Chunk, RagkitError
 
 FORMAT = "ragkit-milvus"
 VERSION = 1
@@ -147,3 +150,28 @@ def builtin_sign(distances: list[float]) -> float:
     """+1 when larger BM25-function distances are better, −1 when Milvus returns them
     negated (Milvus Lite 3.2.2 does); read from the order of one result list."""
     return -1.0 if distances and distances[0] < 0 else 1.0
+
+
+def build_key(manifest: dict[str, Any], chunks: Sequence[Chunk], n_rows: int,
+              dense_index: str) -> str:
+    """A hash of what the collection will hold: a re-run of the same build resumes into it."""
+    digest = hashlib.sha256(json.dumps([VERSION, manifest, n_rows, dense_index],
+                                       sort_keys=True, default=str).encode())
+    for chunk in chunks:
+        digest.update(chunk.id.encode() + b"\0" + chunk.indexed_text.encode() + b"\0")
+    return digest.hexdigest()[:12]
+
+
+def check_lengths(chunks: Sequence[Chunk]) -> None:
+    """Refuse (before any write) a chunk whose field exceeds the schema's VARCHAR limit."""
+    for chunk in chunks:
+        for name, value, limit in (("text", chunk.text, VARCHAR_LIMIT),
+                                   ("context", chunk.context, VARCHAR_LIMIT),
+                                   ("context + text", chunk.indexed_text, VARCHAR_LIMIT),
+                                   ("id", chunk.id, ID_LIMIT), ("doc_id", chunk.doc_id,
+                                                                   ID_LIMIT)):
+            size = len(value.encode("utf-8"))
+            if size > limit:
+                raise RagkitError(f"chunk {chunk.id[:80]!r}: field '{name}' is {size} bytes, "
+                                  f"longer than Milvus's VARCHAR limit of {limit}; use a "
+                                  f"smaller --chunk-size")
