@@ -33,6 +33,8 @@ from ragkit.index_folder import (FORMAT_VERSION, check_embedder, describe, embed
 from ragkit.lexical import BM25
 from ragkit.runs import trec_score
 from ragkit.rerank import Candidate, RerankStage, get_reranker
+from ragkit.stores import StoreSpec, parse_store
+from ragkit.stores.memory import MemoryStore
 
 __all__ = ["FORMAT_VERSION", "IndexConfig", "Pipeline", "SearchConfig", "compare",
            "evaluate_configs", "is_index"]
@@ -142,19 +144,23 @@ class Pipeline:
     """A built index: chunks, BM25, optional dense vectors, and the config that made them.
 
     `embedder_record` describes the embedder that made `dense` (see `index_folder`); an
-    `embedder` given here must match it.
+    `embedder` given here must match it. `store` is where searches go (`ragkit.stores`):
+    by default the in-memory `bm25` and `dense` here; a Milvus-backed index (loaded from a
+    folder written with `save(folder, store="milvus")`) has `dense` None and a `bm25`
+    holding only the vocabulary and idf, its postings and vectors living in Milvus.
     """
 
     def __init__(self, config: IndexConfig, chunks: list[Chunk], bm25: BM25,
                  dense: DenseIndex | None, embedder=None,
                  embedder_record: dict[str, Any] | None = None,
-                 parents: dict[str, Chunk] | None = None) -> None:
+                 parents: dict[str, Chunk] | None = None, store=None) -> None:
         self.config, self.chunks, self.bm25, self.dense = config, chunks, bm25, dense
         self.embedder_record = embedder_record
         self.parents = parents or {}  # child chunk id → parent chunk (parent–child indexes)
         if embedder is not None and dense is not None:
             check_embedder(embedder, embedder_record, dense)
         self._embedder = embedder
+        self.store = store if store is not None else MemoryStore(self)
         self.rerank_stages: dict[str, RerankStage] = {}  # by reranker name, with its counts
 
     # ------------------------------------------------------------------ build
@@ -221,28 +227,31 @@ class Pipeline:
                 raise RagkitError("this index has no dense vectors (built with embedder none); "
                                   "use mode 'bm25' or rebuild with an embedder")
             from ragkit.embed import EMBEDDERS, get_embedder
-            if self.dense is not None and self.config.embedder not in EMBEDDERS:
+            if self.has_dense and self.config.embedder not in EMBEDDERS:
                 made = (describe(self.embedder_record) if self.embedder_record
                         else repr(self.config.embedder))
                 raise RagkitError(f"this index was built with the in-code embedder {made}, "
                                   f"which is not registered; pass it: Pipeline.load(folder, "
                                   f"embedder=...), or search with mode 'bm25'")
             embedder = get_embedder(self.config.embedder)
-            if self.dense is not None:
+            if self.has_dense:
                 check_embedder(embedder, self.embedder_record, self.dense)
             self._embedder = embedder
         return self._embedder
 
+    @property
+    def has_dense(self) -> bool:
+        """True when the index holds dense vectors (in memory or in its store)."""
+        return self.store.has_dense
+
     # ------------------------------------------------------------------ search
     def _bm25(self, texts: Sequence[str], depth: int) -> list[Ranking]:
         """BM25 candidates: the chunks sharing a query term, whatever their score."""
-        return [[(self.chunks[i].id, float(s)) for i, s in zip(idx, scores)]
-                for idx, scores in self.bm25.search_many(texts, depth)]
+        return self.store.bm25(texts, depth)
 
     def _dense(self, texts: Sequence[str], depth: int) -> list[Ranking]:
         vectors = self.embedder.embed(list(texts), input_type="query")
-        return [[(self.chunks[i].id, float(s)) for i, s in zip(idx, scores)]
-                for idx, scores in self.dense.search(vectors, depth)]
+        return self.store.dense(vectors, depth)
 
     def retriever_lists(self, texts: Sequence[str], depth: int) -> list[dict[str, Ranking]]:
         """Per text, {"dense": ..., "bm25": ...}: each retriever's top `depth` (ties at the
@@ -323,13 +332,23 @@ class Pipeline:
         return {q.id: [ident for ident, _ in r] for q, r in zip(queries, rankings)}
 
     # ------------------------------------------------------------------ disk
-    def save(self, folder: Path | str) -> Path:
+    def save(self, folder: Path | str, store: str | StoreSpec | None = None,
+             progress: bool = True) -> Path:
         """Write the index to `folder`, replacing an existing index there atomically.
 
         Refuses (RagkitError) a file or a non-empty folder that is not a ragkit index. Vectors
         whose embedder is unknown (loaded from an index that predates the record) are saved
-        without an "embedder" key, as they came, rather than with a guess.
+        without an "embedder" key, as they came, rather than with a guess. `store` (a
+        `ragkit.stores` spec: "memory", the default, "milvus" or "milvus:URI") says where
+        the searchable rows go; Milvus writes are batched, resumable and swapped in whole.
         """
+        spec = parse_store(store)
+        if self.store.kind != "memory":
+            raise RagkitError("this index lives in Milvus; rebuild it with `ragkit index` "
+                              "to write it elsewhere")
+        if spec.kind == "milvus":
+            from ragkit.stores.milvus_index import save
+            return save(self, folder, spec, progress=progress)
         manifest: dict[str, Any] = {"config": asdict(self.config)}
         if self.embedder_record is not None or self.dense is None:
             manifest["embedder"] = self.embedder_record
@@ -351,6 +370,9 @@ class Pipeline:
             config = IndexConfig(**manifest["config"])
         except TypeError as exc:
             raise RagkitError(f"{where(folder / 'index.json', None, 'config')}: {exc}") from None
+        if isinstance(manifest.get("store"), dict) and manifest["store"].get("kind") == "milvus":
+            from ragkit.stores.milvus_index import load
+            return load(folder, manifest, config, embedder, cls)
         chunks = read_chunks(folder / "chunks.jsonl", manifest["chunks"])
         bm25 = read_bm25(folder / "bm25", len(chunks))
         record = manifest.get("embedder")

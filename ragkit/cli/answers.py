@@ -19,7 +19,7 @@ def cmd_ask(args: argparse.Namespace) -> None:
     from ragkit.llm import LLM
     from ragkit.pipeline import Pipeline, SearchConfig
     pipeline = Pipeline.load(args.index)
-    mode = "hybrid" if pipeline.dense is not None else "bm25"
+    mode = "hybrid" if pipeline.has_dense else "bm25"
     hits = pipeline.search([args.question], args.k, SearchConfig(mode=mode))[0]
     llm = LLM()
     if llm.offline:

@@ -14,13 +14,15 @@ def cmd_index(args: argparse.Namespace) -> None:
     from ragkit.atomic import check_target
     from ragkit.datasets import load_dataset
     from ragkit.pipeline import Pipeline, is_index
+    from ragkit.stores import parse_store
     check_target(args.out, is_index, "a ragkit index", folder=True)  # refuse before the work
+    store = parse_store(args.store, args.milvus_index)
     config = index_config(args)
     vectors = _precomputed(args.vectors, config) if args.vectors else None
     data = load_dataset(args.docs)
     pipeline = Pipeline.build(data.documents, config, chunks=data.chunks, vectors=vectors,
                               vectors_path=args.vectors or "vectors")
-    pipeline.save(args.out)
+    pipeline.save(args.out, store)
     print_usage(args)
     print(f"indexed {len(data.documents)} documents as {len(pipeline.chunks)} chunks "
           f"into {args.out}")
@@ -112,7 +114,7 @@ def _eval_dataset(args: argparse.Namespace) -> None:
         pipeline = Pipeline.build(data.documents, index_config(args), chunks=data.chunks)
     judgments = judge(data.queries, data.documents, pipeline.chunks)
     judged = [q for q in data.queries if q.id in judgments]
-    modes = args.mode or (["bm25", "dense", "hybrid"] if pipeline.dense is not None
+    modes = args.mode or (["bm25", "dense", "hybrid"] if pipeline.has_dense
                           else ["bm25"])
     rerank = args.rerank or "none"
     runs = {(m if rerank == "none" else f"{m}+{rerank}"):
@@ -159,7 +161,7 @@ def cmd_tune(args: argparse.Namespace) -> None:
     data = data.split(split)
     pipeline = Pipeline.load(args.index) if args.index else None
     config = None if pipeline else index_config(args)
-    if (pipeline.dense if pipeline else config.embedder) is None:  # refuse before building
+    if not (pipeline.has_dense if pipeline else config.embedder):  # refuse before building
         raise RagkitError("tune weighs BM25 against dense retrieval: build the index with an "
                           "embedder (not --embedder none)")
     if pipeline is not None:
@@ -195,6 +197,12 @@ def add_parsers(sub) -> None:
                        formatter_class=Help)
     p.add_argument("docs", type=Path, help="documents JSONL, a folder, or a data set")
     p.add_argument("--out", type=Path, required=True, help="index folder to write")
+    p.add_argument("--store", default="memory",
+                   help="where the rows live: memory (arrays in --out) | milvus (Milvus Lite "
+                        "file in --out, or $MILVUS_URI) | milvus:http://HOST:19530 (token "
+                        "from $MILVUS_TOKEN)")
+    p.add_argument("--milvus-index", default="FLAT", choices=("FLAT", "HNSW", "IVF_FLAT"),
+                   help="Milvus dense index: FLAT is exact; HNSW / IVF_FLAT approximate")
     add_index_options(p)
     p.add_argument("--vectors", type=Path, metavar="FILE.npy",
                    help="precomputed dense vectors: a 2-d float .npy, one row per chunk in "

@@ -132,7 +132,8 @@ def feature_matrix(query: str, candidates: Sequence[Any], dense: np.ndarray | No
 class IndexFeatures:
     """`feature_matrix` for candidates of one index, every candidate scored by both retrievers.
 
-    The query is embedded through the index's embedder; a cached embedder (the default)
+    Both scores are read from the index's store (`ragkit.stores`: the in-memory arrays, or
+    the candidates' rows in Milvus). The query is embedded through the index's embedder; a cached embedder (the default)
     answers from the vector the first stage just stored. Each chunk's word pairs are
     computed the first time it is a candidate and kept (memory grows with the chunks seen).
     """
@@ -153,8 +154,8 @@ class IndexFeatures:
         pipeline = self.pipeline
         positions = np.array([self.position[c.chunk.id] for c in candidates], dtype=np.int64)
         dense = None
-        if pipeline.dense is not None and len(candidates):
+        if pipeline.has_dense and len(candidates):
             vector = pipeline.embedder.embed([query], input_type="query")[0]
-            dense = maxp_scores(pipeline.dense, vector, positions)
+            dense = pipeline.store.maxp_scores(vector, positions)
         return feature_matrix(query, candidates, dense,
-                              bm25_scores(pipeline.bm25, query, positions), self.pairs_of)
+                              pipeline.store.bm25_scores(query, positions), self.pairs_of)

@@ -1,0 +1,177 @@
+"""The Milvus collection ragkit writes: its schema, index parameters, checks and connection.
+
+One row per dense window of a chunk (one row per chunk in a BM25-only index). The chunk's
+own fields — text, context, metadata, start/end, its ragkit BM25 weights and the text the
+built-in BM25 function analyses — are filled on its first row (`window` 0) only; the other
+rows carry the window's vector and a placeholder sparse vector (Milvus refuses an empty
+one) on a dimension no query uses, so lexical search only ever finds first rows.
+
+Checked facts (Milvus Lite 3.2.2, pymilvus 3.0.2): a BM25-function search returns NEGATIVE
+distances, best first (`builtin_sign` turns them into higher = better); aliases work;
+`group_by_field` works in search and hybrid_search; VARCHAR holds at most 65,535 bytes.
+Source: Milvus docs, "Full Text Search", "Grouping Search", "Manage Aliases".
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ragkit.documents import Chunk, RagkitError
+
+FORMAT = "ragkit-milvus"
+VERSION = 1
+DENSE_INDEXES = ("FLAT", "HNSW", "IVF_FLAT")
+VARCHAR_LIMIT = 65_535  # bytes, Milvus's maximum VARCHAR length
+ID_LIMIT = 2_048
+PLACEHOLDER = 4_294_967_294  # a sparse dimension ragkit's vocabulary never reaches
+PLACEHOLDER_WEIGHT = 1e-30
+ZERO = 1e-30  # stands for a BM25 weight of exactly 0, which Milvus would drop
+MAX_TOPK = 16_384  # Milvus's largest search limit
+TIMEOUT = 5.0  # seconds to reach a server before the URI is reported unreachable
+_clients: dict[str, Any] = {}
+
+
+def connect(uri: str, token: str | None = None):
+    """A MilvusClient for `uri` (a Lite `.db` path or a server URL), cached per URI.
+
+    Unreachable server, refused token, or Milvus Lite not installed → one RagkitError line.
+    """
+    if uri in _clients:
+        return _clients[uri]
+    try:
+        from pymilvus import MilvusClient
+        from pymilvus.exceptions import MilvusException
+    except ImportError:
+        raise RagkitError("the milvus store needs pymilvus and milvus-lite: "
+                          "pip install pymilvus milvus-lite") from None
+    try:
+        client = MilvusClient(uri=uri, token=token or "", timeout=TIMEOUT)
+        client.list_collections(timeout=TIMEOUT)
+    except MilvusException as exc:
+        text = str(exc).lower()
+        if any(word in text for word in ("auth", "token", "credential", "permission", "denied")):
+            raise RagkitError(f"Milvus at {uri} refused the token (MILVUS_TOKEN): "
+                              f"{_reason(exc)}") from None
+        raise RagkitError(f"cannot reach Milvus at {uri} within {TIMEOUT:g} s: "
+                          f"{_reason(exc)}") from None
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise RagkitError(f"cannot open Milvus at {uri}: {exc}") from None
+    _clients[uri] = client
+    return client
+
+
+def _reason(exc: Exception) -> str:
+    message = getattr(exc, "message", None) or str(exc)
+    return " ".join(str(message).split())[:200]
+
+
+def forget(uri: str) -> None:
+    """Close and drop the cached client of `uri` (tests, and before deleting a Lite file)."""
+    client = _clients.pop(uri, None)
+    if client is not None:
+        client.close()
+
+
+def create(client, name: str, dim: int | None, dense_index: str, n_rows: int) -> None:
+    """Create collection `name` with ragkit's schema and indexes, marked with format/version."""
+    from pymilvus import DataType, Function, FunctionType
+    schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+    schema.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=ID_LIMIT + 16)
+    schema.add_field("chunk_id", DataType.VARCHAR, max_length=ID_LIMIT)
+    schema.add_field("doc_id", DataType.VARCHAR, max_length=ID_LIMIT)
+    schema.add_field("position", DataType.INT64)
+    schema.add_field("window", DataType.INT64)
+    schema.add_field("start", DataType.INT64)
+    schema.add_field("end", DataType.INT64)
+    schema.add_field("text", DataType.VARCHAR, max_length=VARCHAR_LIMIT)
+    schema.add_field("context", DataType.VARCHAR, max_length=VARCHAR_LIMIT)
+    schema.add_field("lexical", DataType.VARCHAR, max_length=VARCHAR_LIMIT,
+                     enable_analyzer=True)
+    schema.add_field("metadata", DataType.JSON)
+    schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+    schema.add_field("builtin", DataType.SPARSE_FLOAT_VECTOR)
+    schema.add_function(Function(name="lexical_bm25", function_type=FunctionType.BM25,
+                                 input_field_names=["lexical"],
+                                 output_field_names=["builtin"]))
+    index = client.prepare_index_params()
+    index.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="IP")
+    index.add_index("builtin", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+    if dim:
+        schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
+        index.add_index("vector", index_type=dense_index, metric_type="IP",
+                        params=index_params(dense_index, n_rows))
+    properties = {"ragkit.format": FORMAT, "ragkit.version": str(VERSION),
+                  "ragkit.dim": str(dim or 0), "ragkit.dense_index": dense_index}
+    client.create_collection(name, schema=schema, index_params=index,
+                             properties=properties, consistency_level="Strong")
+
+
+def index_params(dense_index: str, n_rows: int) -> dict[str, int]:
+    """Build parameters: HNSW M=16, efConstruction=200; IVF nlist ≈ 4·√rows."""
+    if dense_index == "HNSW":
+        return {"M": 16, "efConstruction": 200}
+    if dense_index == "IVF_FLAT":
+        return {"nlist": max(1, min(65_536, int(4 * n_rows ** 0.5)))}
+    return {}
+
+
+def search_params(dense_index: str, depth: int) -> dict[str, Any]:
+    """Search parameters: HNSW ef ≥ depth (at least 64); IVF nprobe 32; FLAT none."""
+    if dense_index == "HNSW":
+        return {"metric_type": "IP", "params": {"ef": max(64, depth)}}
+    if dense_index == "IVF_FLAT":
+        return {"metric_type": "IP", "params": {"nprobe": 32}}
+    return {"metric_type": "IP"}
+
+
+def check(client, name: str, dim: int | None, uri: str) -> dict[str, str]:
+    """Refuse a collection that is missing, not ragkit's format/version, or of another dim."""
+    if not client.has_collection(name):
+        raise RagkitError(f"Milvus at {uri}: no collection {name!r}; rebuild the index "
+                          f"with `ragkit index --store ...`")
+    info = client.describe_collection(name)
+    props = info.get("properties") or {}
+    if props.get("ragkit.format") != FORMAT or props.get("ragkit.version") != str(VERSION):
+        raise RagkitError(f"Milvus at {uri}: collection {name!r} was made by another ragkit "
+                          f"version or format ({props.get('ragkit.format')!r} version "
+                          f"{props.get('ragkit.version')!r}; this ragkit reads {FORMAT!r} "
+                          f"version {VERSION}); rebuild the index")
+    have = {f["name"]: f for f in info["fields"]}
+    made = int(have["vector"]["params"]["dim"]) if "vector" in have else 0
+    if made != (dim or 0):
+        raise RagkitError(f"Milvus at {uri}: collection {name!r} holds {made}-d vectors, but "
+                          f"the index records dim {dim or 0}; rebuild the index")
+    return props
+
+
+def builtin_sign(distances: list[float]) -> float:
+    """+1 when larger BM25-function distances are better, −1 when Milvus returns them
+    negated (Milvus Lite 3.2.2 does); read from the order of one result list."""
+    return -1.0 if distances and distances[0] < 0 else 1.0
+
+
+def build_key(manifest: dict[str, Any], chunks: Sequence[Chunk], n_rows: int,
+              dense_index: str) -> str:
+    """A hash of what the collection will hold: a re-run of the same build resumes into it."""
+    digest = hashlib.sha256(json.dumps([VERSION, manifest, n_rows, dense_index],
+                                       sort_keys=True, default=str).encode())
+    for chunk in chunks:
+        digest.update(chunk.id.encode() + b"\0" + chunk.indexed_text.encode() + b"\0")
+    return digest.hexdigest()[:12]
+
+
+def check_lengths(chunks: Sequence[Chunk]) -> None:
+    """Refuse (before any write) a chunk whose field exceeds the schema's VARCHAR limit."""
+    for chunk in chunks:
+        for name, value, limit in (("text", chunk.text, VARCHAR_LIMIT),
+                                   ("context", chunk.context, VARCHAR_LIMIT),
+                                   ("context + text", chunk.indexed_text, VARCHAR_LIMIT),
+                                   ("id", chunk.id, ID_LIMIT), ("doc_id", chunk.doc_id,
+                                                                   ID_LIMIT)):
+            size = len(value.encode("utf-8"))
+            if size > limit:
+                raise RagkitError(f"chunk {chunk.id[:80]!r}: field '{name}' is {size} bytes, "
+                                  f"longer than Milvus's VARCHAR limit of {limit}; use a "
+                                  f"smaller --chunk-size")
