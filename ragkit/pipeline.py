@@ -21,6 +21,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from ragkit import index_cache
 from ragkit.chunking import ChunkerConfig, chunk_children, chunk_document
 from ragkit.contextualize import get_contextualizer
 from ragkit.dense import DenseIndex, embed_chunks
@@ -166,7 +167,19 @@ class Pipeline:
 
         `embedder` overrides the one named in the config (any object with the
         `ragkit.embed.Embedder` interface, e.g. a custom model); it is what `save` records.
+        Under `ragkit cookbook` an index already built in the same run is loaded instead
+        (`ragkit.index_cache`).
         """
+        shared = index_cache.folder()
+        if embedder is None and shared is not None and index_cache.cacheable(config):
+            return index_cache.build_once(cls._build, cls.load, shared, documents, config,
+                                          chunks, progress)
+        return cls._build(documents, config, chunks, progress, embedder)
+
+    @classmethod
+    def _build(cls, documents: Sequence[Document], config: IndexConfig,
+               chunks: Sequence[Chunk] | None, progress: bool, embedder) -> "Pipeline":
+        """What `build` does when no shared index serves it."""
         chunker = ChunkerConfig(config.chunk_size, config.overlap)
         contextualize = get_contextualizer(config.contextualizer, config.context_model,
                                            config.context_prompt)
