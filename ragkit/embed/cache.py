@@ -120,4 +120,5 @@ class CachedEmbedder:
         db = getattr(self._local, "db", None)
         if db is None:
             db = self._local.db = sqlite3.connect(self.path, timeout=60)
+            db.execute("PRAGMA synchronous=NORMAL")  # WAL: no flush per commit (ragkit.cache)
         return db
