@@ -7,7 +7,11 @@ a different prompt, model or setting is a different call (`request_key`). The va
 reply JSON, its token usage, whether it was priced (a stand-in reply is not), when it was
 stored, and how often it has been served since. Each entry is committed the moment its
 reply arrives, in its own transaction: a crash loses at most the calls in flight, and the
-next run resumes without repeating one. Default location: `$RAGKIT_HOME/cache/calls.sqlite`,
+next run resumes without repeating one. Commits are not flushed to disk one by one (sqlite's
+WAL mode with `synchronous=NORMAL`): that keeps every committed entry through a crash of the
+program, and only an operating-system crash or power cut can lose the last few — while
+the flush per commit cost ~13 ms per cache hit (each hit updates its counter), 18 s of
+notebook 04's 2 minutes. Default location: `$RAGKIT_HOME/cache/calls.sqlite`,
 beside the embedding cache.
 
 `backend` is where the reply came from (the offline stand-in, or the API's base URL), so a
@@ -98,6 +102,7 @@ class CallCache:
         try:
             self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")  # see the module docstring
             with self._db:
                 self._db.execute(_SCHEMA)
         except sqlite3.DatabaseError as exc:

@@ -27,13 +27,15 @@ results folder where the user has put a file of their own, is refused; so is a f
 Notebooks run with the environment set for reproducible outputs (IPYKERNEL_CELL_NAME, no
 tqdm refresh timing in outputs), the same way the test suite executes them. They share one
 embedding cache (`$RAGKIT_HOME/cache/embeddings.sqlite`), so a text embedded by one notebook
-costs nothing in the next.
+costs nothing in the next, and — for the length of one command — one folder of built indexes
+(`ragkit.index_cache`), so an index two notebooks both build is built once.
 """
 from __future__ import annotations
 
 import json
 import os
 import re
+import resource
 import shutil
 import sys
 import tempfile
@@ -43,6 +45,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ragkit import index_cache
 from ragkit.atomic import check_target, replace_folder, write_text
 from ragkit.documents import RagkitError
 from ragkit.notebook_params import effective_parameters, parameters_for, parse_value
@@ -127,7 +130,7 @@ def execute(notebook: Path, output: Path, parameters: dict[str, Any] | None = No
     records.unlink(missing_ok=True)
     saved = {k: os.environ.get(k) for k in [*NOTEBOOK_ENV, RECORD_ENV]}
     os.environ.update({**NOTEBOOK_ENV, RECORD_ENV: str(records)})
-    started, failure = time.perf_counter(), None
+    started, failure, cpu = time.perf_counter(), None, _child_cpu()
     try:
         papermill.execute_notebook(str(notebook), str(output), parameters=parameters,
                                    cwd=str(notebook.parent), kernel_name="python3",
@@ -142,10 +145,17 @@ def execute(notebook: Path, output: Path, parameters: dict[str, Any] | None = No
                 os.environ[key] = value
     effective = effective_parameters(notebook, parameters)
     return {"notebook": notebook.name, "source": notebook, "output": output,
-            "seconds": time.perf_counter() - started, "failure": failure,
+            "seconds": time.perf_counter() - started, "cpu_seconds": _child_cpu() - cpu,
+            "failure": failure,
             "error": failure["line"] if failure else "", "records": load_records(records),
             "parameters": effective, "given": dict(parameters),
             "datasets": datasets_of(notebook, effective)}
+
+
+def _child_cpu() -> float:
+    """User + system CPU seconds of this process's finished children (the kernels)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def is_results(path: Path) -> bool:
@@ -186,14 +196,15 @@ def run_cookbook(out: Path | str = "results", notebooks: Sequence[str | Path] | 
     shares = parameters_for(paths, parameters or {})
     check_target(out, is_results, RESULTS, folder=True)  # before the first notebook runs
     started, clock = now(), time.perf_counter()
-    with replace_folder(out, is_results, RESULTS) as tmp:
+    with replace_folder(out, is_results, RESULTS) as tmp, index_cache.shared():
         results = []
         for number, nb in enumerate(paths, start=1):
             print(f"[{number}/{len(paths)}] {nb.name} ...", file=sys.stderr, flush=True)
             results.append(execute(nb, tmp / nb.name, shares[nb]))
             state = results[-1]["error"] or "ok"
             print(f"[{number}/{len(paths)}] {nb.name}: {state} "
-                  f"({results[-1]['seconds']:.0f} s)", file=sys.stderr, flush=True)
+                  f"({results[-1]['seconds']:.0f} s, CPU {results[-1]['cpu_seconds']:.0f} s)",
+                  file=sys.stderr, flush=True)
         document = build_results(results, tmp, started, time.perf_counter() - clock)
         validate(document)
         write_text(tmp / "results.json", json.dumps(document, indent=1, ensure_ascii=False)
@@ -225,17 +236,23 @@ def refresh(notebooks: Sequence[str | Path] | None = None) -> list[Path]:
     that fails is left as it was and stops the refresh.
     """
     done = []
-    for path in notebook_paths(notebooks):
-        scratch = Path(tempfile.mkdtemp(prefix=f".{path.stem}.run-", dir=path.parent))
-        try:
-            result = execute(path, scratch / path.name)
-            if result["error"]:
-                raise RagkitError(f"{path}: {result['error']}")
-            write_text(path, _strip_run_metadata((scratch / path.name).read_text()))
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
-        done.append(path)
+    with index_cache.shared():
+        for path in notebook_paths(notebooks):
+            done.append(_refresh_one(path))
     return done
+
+
+def _refresh_one(path: Path) -> Path:
+    """Re-execute one notebook in place (see `refresh`)."""
+    scratch = Path(tempfile.mkdtemp(prefix=f".{path.stem}.run-", dir=path.parent))
+    try:
+        result = execute(path, scratch / path.name)
+        if result["error"]:
+            raise RagkitError(f"{path}: {result['error']}")
+        write_text(path, _strip_run_metadata((scratch / path.name).read_text()))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return path
 
 
 def sweep(notebook: str | Path | None, out: Path | str, grid: Mapping[str, Sequence[Any]],

@@ -21,6 +21,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from ragkit import index_cache
 from ragkit.chunking import ChunkerConfig, chunk_children, chunk_document
 from ragkit.contextualize import get_contextualizer
 from ragkit.dense import DenseIndex, embed_chunks
@@ -175,10 +176,23 @@ class Pipeline:
         `vectors` (a 2-d float array, `ragkit.vectors.read_vectors`) are precomputed dense
         vectors, one row per indexed chunk in chunk order, used instead of embedding the
         chunks; the config's embedder then embeds queries only (`vectors_path` names the
-        source in errors).
+        source in errors). Under `ragkit cookbook` an index already built in the same run is
+        loaded instead (`ragkit.index_cache`).
         """
+        shared = index_cache.folder()
+        if (embedder is None and vectors is None and shared is not None
+                and index_cache.cacheable(config)):
+            return index_cache.build_once(cls._build, cls.load, shared, documents, config,
+                                          chunks, progress)
+        return cls._build(documents, config, chunks, progress, embedder, vectors, vectors_path)
+
+    @classmethod
+    def _build(cls, documents: Sequence[Document], config: IndexConfig,
+               chunks: Sequence[Chunk] | None, progress: bool, embedder, vectors=None,
+               vectors_path: Path | str = "vectors") -> "Pipeline":
+        """What `build` does when no shared index serves it: text side, then vectors."""
         with gc_paused():
-            pipeline = cls._build(documents, config, chunks, progress, embedder)
+            pipeline = cls._index_text(documents, config, chunks, progress, embedder)
         if vectors is not None:
             if not config.embedder:
                 raise RagkitError(f"{vectors_path}: precomputed vectors need the embedder "
@@ -194,8 +208,8 @@ class Pipeline:
         return pipeline
 
     @classmethod
-    def _build(cls, documents: Sequence[Document], config: IndexConfig,
-               chunks: Sequence[Chunk] | None, progress: bool, embedder) -> "Pipeline":
+    def _index_text(cls, documents: Sequence[Document], config: IndexConfig,
+                    chunks: Sequence[Chunk] | None, progress: bool, embedder) -> "Pipeline":
         """Chunks, contexts and BM25 (the part that makes a million small objects)."""
         chunker = ChunkerConfig(config.chunk_size, config.overlap)
         contextualize = get_contextualizer(config.contextualizer, config.context_model,

@@ -30,6 +30,7 @@ from typing import Any
 
 import pandas as pd
 
+from ragkit import index_cache
 from ragkit.atomic import check_target, replace_folder, write_text
 from ragkit.documents import RagkitError
 from ragkit.notebook_params import effective_parameters, parameters_for
@@ -171,7 +172,7 @@ def sweep(notebook: str | Path | None, out: Path | str, grid: Mapping[str, Seque
               for values in itertools.product(*grid.values())]
     check_target(out, is_results, RESULTS, folder=True)
     fingerprint = source_fingerprint()
-    with replace_folder(out, is_results, RESULTS) as tmp:
+    with replace_folder(out, is_results, RESULTS) as tmp, index_cache.shared():
         rows, records = [], []
         for params in tqdm(points, desc=f"sweep {path.stem}", unit="point", file=sys.stderr):
             res = _run_point(path, tmp / f"{path.stem}__{_tag(params)}.ipynb", params,

@@ -130,3 +130,11 @@ def test_stand_in_replies_are_reported_without_a_cost(tmp_path, monkeypatch, cap
     assert main(["cache", "stats"]) == 0
     out = capsys.readouterr().out
     assert "no cost" in out and "offline stand-in" in out
+
+
+def test_commits_are_not_flushed_one_by_one(tmp_path):
+    """WAL with synchronous=NORMAL: a hit's counter update costs no disk flush."""
+    cache = CallCache(tmp_path / "calls.sqlite")
+    assert cache._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert cache._db.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+    cache.close()

@@ -164,3 +164,18 @@ def test_auto_shares_minilms_cached_vectors(tmp_path):
     second = get_embedder("auto", cache=path).embed(["the refund window is 21 days"])
     assert sqlite3.connect(path).execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == rows
     np.testing.assert_array_equal(second[0, :384], first[0])
+
+
+def test_kept_connections_serve_every_thread_and_see_other_writers(tmp_path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    path = tmp_path / "e.sqlite"
+    first, second = CachedEmbedder(Fake(), path), CachedEmbedder(Fake(), path)
+    first.embed(["a"])  # opens first's connection in this thread
+    with ThreadPoolExecutor(2) as pool:  # other threads open their own
+        rows = list(pool.map(lambda t: first.embed([t])[0], ["a", "b", "c"]))
+    np.testing.assert_array_equal(np.stack(rows), [vector("a"), vector("b"), vector("c")])
+    assert sorted(first.inner.calls) == [["a"], ["b"], ["c"]]  # "a" once, from the cache after
+    second.embed(["d"])  # written through another open connection ...
+    first.embed(["d"])
+    assert first.inner.calls.count(["d"]) == 0  # ... is found by this one

@@ -72,6 +72,24 @@ def test_auto_is_minilm_plus_use_and_loads_use_lazily():
     assert auto._hangul is None
 
 
+def test_auto_serves_cached_hangul_vectors_without_loading_use(tmp_path, monkeypatch):
+    try:
+        first = get_embedder("auto", cache=tmp_path / "e.sqlite")
+    except RagkitError as exc:  # MiniLM not installed on this machine
+        pytest.skip(str(exc))
+    vectors = first.embed([REFUND_KO, "refund policy"])
+    loads = []
+    real = um.USEMultilingual.__init__
+    monkeypatch.setattr(um.USEMultilingual, "__init__",
+                        lambda self, *a, **k: loads.append(1) or real(self, *a, **k))
+    again = get_embedder("auto", cache=tmp_path / "e.sqlite")
+    np.testing.assert_array_equal(again.embed([REFUND_KO, "refund policy"]), vectors)
+    assert loads == []  # every vector came from the cache
+    again.embed(["환불 정책"])  # a new Hangul text loads the model, once
+    again.embed(["배송 정책"])
+    assert loads == [1]
+
+
 class Toy:
     """A fixed-vector embedder: every text maps to the same unit vector; records calls."""
 

@@ -149,3 +149,31 @@ def test_bigrams_find_japanese_words_where_words_fails():
     assert BM25.fit(docs, tokenizer="words").search("観光", k=3)[0].tolist() == []
     idx, _ = BM25.fit(docs, tokenizer="auto").search("京都の観光", k=3)
     assert idx.tolist() == [2, 0]  # 東京都 holds the bigram 京都: a weaker match
+
+
+def test_korean_remembers_a_text_and_hands_out_fresh_lists(monkeypatch):
+    from ragkit.lexical import tokenizers
+
+    sentence = "환불은 7일 이내에 가능합니다 (memo test)"
+    expected = korean(sentence)
+    calls = []
+    real = tokenizers._kiwi()
+
+    class Counting:
+        def tokenize(self, text):
+            calls.append(text)
+            return real.tokenize(text)
+
+    monkeypatch.setattr(tokenizers, "_kiwi", lambda: Counting())
+    first = korean(sentence)
+    first.append("changed")  # a caller's edit never reaches the next caller
+    assert korean(sentence) == expected
+    assert calls == []  # both served from memory: Kiwi saw it only before the patch
+    assert korean(sentence + "!") == expected and len(calls) == 1  # a new text is analysed
+
+
+def test_code_remembers_a_text_and_hands_out_fresh_lists():
+    first = code("getUserName(memo_test)")
+    first.clear()
+    assert code("getUserName(memo_test)") == ["getusername", "get", "user", "name",
+                                             "memo_test", "memo", "test"]

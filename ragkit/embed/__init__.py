@@ -79,14 +79,38 @@ def _use_multilingual() -> Embedder:
     return USEMultilingual()
 
 
+class _OnFirstUse:
+    """An embedder class's name, dim, max_tokens and fingerprint now; the model itself
+    (USE: ~2.5 s to load) only when a text must be embedded or measured, so a cache that
+    holds every vector asked for never loads it."""
+
+    def __init__(self, cls: type) -> None:
+        self._cls, self._model = cls, None
+        self.name, self.dim, self.max_tokens = cls.name, cls.dim, cls.max_tokens
+        self.fingerprint = cls.fingerprint
+        self.truncates = getattr(cls, "truncates", True)
+
+    def _loaded(self):
+        if self._model is None:
+            self._model = self._cls()
+        return self._model
+
+    def embed(self, texts: Sequence[str], **options) -> np.ndarray:
+        return self._loaded().embed(texts, **options)
+
+    def token_lengths(self, texts: Sequence[str]) -> list[int]:
+        return self._loaded().token_lengths(texts)
+
+
 def _auto(wrap: Callable[[Embedder], Embedder] = lambda e: e) -> Embedder:
     """MiniLM and USE behind the script router, each wrapped by `wrap` (e.g. its own cache,
     so `auto` and `minilm` share MiniLM's cached vectors)."""
     from ragkit.embed.minilm import MiniLM
     from ragkit.embed.routed import ScriptRouted
     from ragkit.embed.use_multilingual import USEMultilingual
-    return ScriptRouted(wrap(MiniLM()), lambda: wrap(USEMultilingual()), dim=USEMultilingual.dim,
-                        name=USEMultilingual.name, fingerprint=USEMultilingual.fingerprint)
+    return ScriptRouted(wrap(MiniLM()), lambda: wrap(_OnFirstUse(USEMultilingual)),
+                        dim=USEMultilingual.dim, name=USEMultilingual.name,
+                        fingerprint=USEMultilingual.fingerprint)
 
 
 def _voyage(model: str) -> Embedder:

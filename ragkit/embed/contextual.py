@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from contextlib import closing
 
 import numpy as np
 
@@ -32,26 +31,26 @@ class CachedContextualEmbedder(CachedEmbedder):
                         progress: bool = False) -> list[np.ndarray]:
         """One (len(chunks), dim) array per document; only uncached documents are sent."""
         keys = [self._keys(list(doc)) for doc in documents]
-        with closing(self._connect()) as db:
-            found = self._lookup(db, {k for doc in keys for k in doc})
-            todo = [d for d, doc in enumerate(keys) if not all(k in found for k in doc)]
-            bar = None
-            if progress and todo:
-                from tqdm import tqdm
-                bar = tqdm(total=len(todo), desc=f"embed {self.name}", unit="doc")
-            for start in range(0, len(todo), DOCUMENTS_PER_COMMIT):
-                group = todo[start:start + DOCUMENTS_PER_COMMIT]
-                vectors = self.inner.embed_documents([list(documents[d]) for d in group])
-                rows = [(k, np.asarray(v, np.float32)) for d, vs in zip(group, vectors, strict=True)
-                        for k, v in zip(keys[d], vs, strict=True)]
-                with db:
-                    db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?)",
-                                   [(k, v.tobytes()) for k, v in rows])
-                found.update(rows)
-                if bar is not None:
-                    bar.update(len(group))
+        db = self._connect()
+        found = self._lookup(db, {k for doc in keys for k in doc})
+        todo = [d for d, doc in enumerate(keys) if not all(k in found for k in doc)]
+        bar = None
+        if progress and todo:
+            from tqdm import tqdm
+            bar = tqdm(total=len(todo), desc=f"embed {self.name}", unit="doc")
+        for start in range(0, len(todo), DOCUMENTS_PER_COMMIT):
+            group = todo[start:start + DOCUMENTS_PER_COMMIT]
+            vectors = self.inner.embed_documents([list(documents[d]) for d in group])
+            rows = [(k, np.asarray(v, np.float32)) for d, vs in zip(group, vectors, strict=True)
+                    for k, v in zip(keys[d], vs, strict=True)]
+            with db:
+                db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?)",
+                               [(k, v.tobytes()) for k, v in rows])
+            found.update(rows)
             if bar is not None:
-                bar.close()
+                bar.update(len(group))
+        if bar is not None:
+            bar.close()
         return [np.stack([found[k] for k in doc]) if doc else np.zeros((0, self.dim), np.float32)
                 for doc in keys]
 

@@ -1,0 +1,97 @@
+"""The run-level index cache: one build per index while `$RAGKIT_INDEX_CACHE` is set."""
+import os
+
+import pytest
+
+from ragkit import embed, index_cache
+from ragkit.documents import Document
+from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
+from tests.test_pipeline import DOCS, HashEmbedder
+
+
+@pytest.fixture
+def shared(tmp_path, monkeypatch):
+    """A shared folder, a private embedding cache, and "hash-test" registered by name."""
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv(index_cache.ENV, str(tmp_path / "indexes"))
+    made = []
+
+    def factory():
+        made.append(HashEmbedder())
+        return made[-1]
+
+    monkeypatch.setitem(embed.EMBEDDERS, "hash-test", factory)
+    builds = []
+    real = Pipeline._build.__func__
+
+    def counting(cls, *args):
+        builds.append(args[1])
+        return real(cls, *args)
+
+    monkeypatch.setattr(Pipeline, "_build", classmethod(counting))
+    (tmp_path / "indexes").mkdir()
+    return tmp_path / "indexes", builds, made
+
+
+def test_second_build_is_loaded_and_searches_alike(shared):
+    folder, builds, made = shared
+    config = IndexConfig(embedder="hash-test")
+    first = Pipeline.build(DOCS, config, progress=False)
+    second = Pipeline.build(DOCS, config, progress=False)
+    assert builds == [config]  # built once, then loaded
+    assert len(list(folder.iterdir())) == 1
+    assert [c.indexed_text for c in second.chunks] == [c.indexed_text for c in first.chunks]
+    for mode in ("bm25", "dense", "hybrid"):
+        query = ["How much did ACME revenue grow?"]
+        assert (second.search(query, 3, SearchConfig(mode=mode))
+                == first.search(query, 3, SearchConfig(mode=mode)))
+    # the loaded index embeds its queries with the embedder the key was made with
+    assert second.embedder.inner is made[-1]
+
+
+def test_other_documents_config_or_chunks_are_other_indexes(shared):
+    folder, builds, _ = shared
+    Pipeline.build(DOCS, IndexConfig(embedder="hash-test"), progress=False)
+    Pipeline.build(DOCS, IndexConfig(embedder=None), progress=False)
+    Pipeline.build(DOCS, IndexConfig(embedder=None, chunk_size=256), progress=False)
+    changed = [*DOCS[:2], Document("refund.md", "Refunds: fourteen days.", "Refund policy")]
+    Pipeline.build(changed, IndexConfig(embedder=None), progress=False)
+    given = Pipeline.build(DOCS, IndexConfig(embedder=None), progress=False).chunks[:2]
+    Pipeline.build(DOCS, IndexConfig(embedder=None), chunks=given, progress=False)
+    assert len(builds) == 5
+    assert len(list(folder.iterdir())) == 5
+
+
+def test_in_code_embedder_and_claude_contexts_are_not_cached(shared, monkeypatch):
+    folder, builds, _ = shared
+    Pipeline.build(DOCS, IndexConfig(embedder="hash-test"), progress=False,
+                   embedder=HashEmbedder())
+    Pipeline.build(DOCS, IndexConfig(embedder="hash-test"), progress=False,
+                   embedder=HashEmbedder())
+    assert not index_cache.cacheable(IndexConfig(contextualizer="claude"))
+    # the uncached contextualizers bypass the folder (structural stands in: claude is slow)
+    monkeypatch.setattr(index_cache, "UNCACHED_CONTEXTUALIZERS", ("structural",))
+    Pipeline.build(DOCS, IndexConfig(embedder=None), progress=False)
+    Pipeline.build(DOCS, IndexConfig(embedder=None), progress=False)
+    assert len(builds) == 4
+    assert list(folder.iterdir()) == []
+
+
+def test_unset_builds_every_time(shared, monkeypatch):
+    folder, builds, _ = shared
+    monkeypatch.delenv(index_cache.ENV)
+    Pipeline.build(DOCS, IndexConfig(embedder=None), progress=False)
+    Pipeline.build(DOCS, IndexConfig(embedder=None), progress=False)
+    assert len(builds) == 2
+    assert list(folder.iterdir()) == []
+
+
+def test_shared_sets_a_folder_for_the_block_and_removes_it(monkeypatch):
+    monkeypatch.delenv(index_cache.ENV, raising=False)
+    with index_cache.shared() as folder:
+        assert os.environ[index_cache.ENV] == str(folder) and folder.is_dir()
+        with index_cache.shared() as inner:  # a command inside another keeps its folder
+            assert inner == folder
+        assert folder.is_dir()
+    assert index_cache.ENV not in os.environ
+    assert not folder.exists()
