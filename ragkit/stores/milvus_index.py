@@ -119,9 +119,10 @@ def read_chunks(client, collection: str, expected: int, uri: str) -> list[Chunk]
     """Every chunk's first row, in chunk order; their number must be index.json's."""
     found: list[Chunk | None] = [None] * expected
     seen = 0
-    for lo in range(0, expected, 1000):  # pages by position (Lite's iterator logs errors)
+    step = ms.MAX_TOPK  # pages by position (Lite's iterator logs errors); each query walks
+    for lo in range(0, expected, step):  # every row in Lite, so pages are as large as allowed
         page = client.query(collection, output_fields=mv._FIELDS,
-                            filter=f"window == 0 and position >= {lo} and position < {lo + 1000}")
+                            filter=f"window == 0 and position >= {lo} and position < {lo + step}")
         for row in page:
             pos = int(row["position"])
             if found[pos] is not None:
