@@ -105,6 +105,19 @@ def test_dense_and_hybrid_rank_as_the_memory_store(pair, shipped):
             same_up_to_ties(mine, theirs)
 
 
+def test_more_queries_than_one_request_holds_come_back_in_order(pair, shipped):
+    memory, milvus, _ = pair
+    texts = (shipped[1] * 2)[:70]  # 64 a request: two requests
+    vectors = HashEmbedder().embed(texts, input_type="query")
+    assert milvus.store.grouped
+    lexical, dense = milvus.store.bm25(texts, 10), milvus.store.dense(vectors, 10)
+    assert len(lexical) == len(dense) == 70
+    for mine, theirs in zip(memory.store.bm25(texts, 10), lexical):
+        assert [i for i, _ in theirs] == [i for i, _ in mine]
+    for mine, theirs in zip(memory.store.dense(vectors, 10), dense):
+        same_up_to_ties(mine, theirs)
+
+
 def test_chunks_come_back_from_milvus_whole(pair):
     memory, milvus, folder = pair
     assert milvus.chunks == memory.chunks
@@ -138,6 +151,9 @@ def test_milvus_rrf_equals_ragkit_rrf_on_the_same_candidates(shipped, tmp_path):
     memory.save(tmp_path / "idx", store="milvus", progress=False)
     store = Pipeline.load(tmp_path / "idx", embedder=embedder).store
     vectors = embedder.embed(texts[:15], input_type="query")
+    assert not store.grouped  # one row per chunk: searched without group_by, same results
+    for mine, theirs in zip(memory.store.dense(vectors, 20), store.dense(vectors, 20)):
+        same_up_to_ties(mine, theirs)
     theirs = store.milvus_rrf(texts[:15], vectors, depth=30, k=10, rrf_k=60)
     for text, vector, got in zip(texts[:15], vectors, theirs):
         lists = {"dense": store.dense(vector[None], 30)[0], "bm25": store.bm25([text], 30)[0]}
@@ -389,6 +405,10 @@ def test_index_update_equals_a_fresh_build(shipped, tmp_path, capsys, store):
     capsys.readouterr()
     assert main(["index", str(v2), "--out", str(tmp_path / "idx"), "--update", *common]) == 0
     assert "0 documents added or changed, 0 removed, 8 unchanged" in capsys.readouterr().out
+    other = "memory" if store == "milvus" else "milvus"
+    assert main(["index", str(v2), "--out", str(tmp_path / "idx"), "--update", "--store", other,
+                 *common]) == 2
+    assert f"--update keeps the index's store ({store})" in capsys.readouterr().err
 
 
 def test_update_of_a_milvus_index_keeps_the_unchanged_vectors(shipped, tmp_path):
