@@ -107,7 +107,7 @@ def test_dense_and_hybrid_rank_as_the_memory_store(pair, shipped):
 
 def test_more_queries_than_one_request_holds_come_back_in_order(pair, shipped):
     memory, milvus, _ = pair
-    texts = (shipped[1] * 2)[:70]  # 64 a request: two requests
+    texts = (shipped[1] * 70)[:70]  # 64 a request: two requests
     vectors = HashEmbedder().embed(texts, input_type="query")
     assert milvus.store.grouped
     lexical, dense = milvus.store.bm25(texts, 10), milvus.store.dense(vectors, 10)
