@@ -9,6 +9,9 @@ so every chunk's weights change with any document. The result equals a fresh bui
 kept documents followed by the new ones. Save it as usual (`pipeline.save(folder, store)`);
 on Milvus that writes a new collection and swaps it in (`ragkit.stores.milvus`).
 
+`update_index(pipeline, documents)` (`ragkit index --update`) finds which documents were
+added, changed or removed since the index was built and does that, in the documents' order.
+
 What it is not: an in-place edit of a Milvus collection (see `MilvusStore.delete_document`
 for deleting rows only), nor for parent–child indexes (rebuild those).
 """
