@@ -9,23 +9,30 @@ so every chunk's weights change with any document. The result equals a fresh bui
 kept documents followed by the new ones. Save it as usual (`pipeline.save(folder, store)`);
 on Milvus that writes a new collection and swaps it in (`ragkit.stores.milvus`).
 
+`update_index(pipeline, documents)` (`ragkit index --update`) finds which documents were
+added, changed or removed since the index was built and does that, in the documents' order.
+
 What it is not: an in-place edit of a Milvus collection (see `MilvusStore.delete_document`
 for deleting rows only), nor for parent–child indexes (rebuild those).
 """
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 import numpy as np
 
 from ragkit.dense import DenseIndex
-from ragkit.documents import Document, RagkitError
+from ragkit.documents import Chunk, Document, RagkitError
 from ragkit.lexical import BM25
 
 
 def replace_documents(pipeline, documents: Sequence[Document], remove: Iterable[str] = (),
-                      progress: bool = False):
-    """A new in-memory Pipeline: `pipeline` without `remove` and with `documents` re-indexed."""
+                      progress: bool = False, order: Sequence[str] | None = None):
+    """A new in-memory Pipeline: `pipeline` without `remove` and with `documents` re-indexed.
+
+    `order` (document ids) puts the chunks in that document order, as a fresh build of the
+    documents in that order would (ties rank by chunk position); default: kept, then new."""
     from ragkit.pipeline import Pipeline
     if pipeline.store.kind != "memory":
         raise RagkitError("replace documents in the index built in memory (Pipeline.build), "
@@ -41,8 +48,12 @@ def replace_documents(pipeline, documents: Sequence[Document], remove: Iterable[
     chunks = [pipeline.chunks[i] for i in keep] + (fresh.chunks if fresh else [])
     if not chunks:
         raise RagkitError("no chunks left: the index would be empty")
-    bm25 = BM25.fit([c.indexed_text for c in chunks], tokenizer=pipeline.config.tokenizer)
     dense = _merge(pipeline.dense, keep, fresh.dense if fresh else None)
+    if order is not None:
+        rank = {doc_id: i for i, doc_id in enumerate(order)}
+        perm = sorted(range(len(chunks)), key=lambda i: rank.get(chunks[i].doc_id, len(rank)))
+        chunks, dense = [chunks[i] for i in perm], _permute(dense, perm)
+    bm25 = BM25.fit([c.indexed_text for c in chunks], tokenizer=pipeline.config.tokenizer)
     return Pipeline(pipeline.config, chunks, bm25, dense, pipeline._embedder,
                     pipeline.embedder_record)
 
@@ -59,3 +70,62 @@ def _merge(old: DenseIndex | None, keep: list[int], new: DenseIndex | None) -> D
         vectors.append(new.vectors)
         owners.append(new.owners + len(keep))
     return DenseIndex(np.concatenate(vectors), np.concatenate(owners))
+
+
+def _permute(dense: DenseIndex | None, perm: list[int]) -> DenseIndex | None:
+    """`dense` with chunk perm[j] moved to position j, its windows kept in order."""
+    if dense is None:
+        return None
+    new_pos = np.empty(len(perm), dtype=np.int64)
+    new_pos[np.asarray(perm, dtype=np.int64)] = np.arange(len(perm))
+    owners = new_pos[dense.owners]
+    rows = np.lexsort((np.arange(len(owners)), owners))
+    return DenseIndex(dense.vectors[rows], owners[rows])
+
+
+def changed_documents(pipeline, documents: Sequence[Document],
+                      chunks: Sequence[Chunk] | None = None) -> tuple[list[Document], list[str]]:
+    """(documents added or whose chunks changed, ids of indexed documents no longer given).
+
+    A document is unchanged when it chunks and contextualizes to exactly the chunks in the
+    index. The claude contextualizer is not re-run for this (it costs API calls): with it,
+    a document is unchanged when its chunks' text and offsets are the same.
+    """
+    from ragkit.pipeline import Pipeline
+    config = pipeline.config
+    if config.contextualizer == "claude":
+        config = replace(config, contextualizer="none")
+    probe = Pipeline._build(documents, config, chunks, False, None)
+    key = ((lambda c: (c.id, c.text, c.start, c.end)) if config is not pipeline.config
+           else (lambda c: c))
+    now, before = _by_doc(probe.chunks, key), _by_doc(pipeline.chunks, key)
+    changed = [d for d in documents if now.get(d.id) != before.get(d.id)]
+    given = {d.id for d in documents}
+    return changed, [doc_id for doc_id in before if doc_id not in given]
+
+
+def _by_doc(chunks: Sequence[Chunk], key) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for chunk in chunks:
+        out.setdefault(chunk.doc_id, []).append(key(chunk))
+    return out
+
+
+def update_index(pipeline, documents: Sequence[Document], chunks: Sequence[Chunk] | None = None,
+                 progress: bool = False):
+    """(`pipeline` brought up to `documents`, changed, removed): re-indexes only the added and
+    changed documents, drops the removed ones, chunks in `documents` order; (None, [], [])
+    when nothing changed. A Milvus-backed index is read back (chunks and window vectors)."""
+    if chunks is not None:  # given chunks (a data set's own): index exactly those
+        raise RagkitError("updating an index of a data set with its own chunks is not "
+                          "supported; rebuild it")
+    changed, removed = changed_documents(pipeline, documents)
+    if not changed and not removed:
+        return None, [], []
+    if pipeline.store.kind != "memory":
+        from ragkit.pipeline import Pipeline
+        pipeline = Pipeline(pipeline.config, pipeline.chunks, pipeline.bm25,
+                            pipeline.store.window_vectors(), pipeline._embedder,
+                            pipeline.embedder_record)
+    new = replace_documents(pipeline, changed, removed, progress, [d.id for d in documents])
+    return new, changed, removed

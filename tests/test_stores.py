@@ -10,6 +10,7 @@ server, and the CLI round trip.
 from __future__ import annotations
 
 import json
+import grpc
 import re
 import socket
 import zlib
@@ -104,6 +105,19 @@ def test_dense_and_hybrid_rank_as_the_memory_store(pair, shipped):
             same_up_to_ties(mine, theirs)
 
 
+def test_more_queries_than_one_request_holds_come_back_in_order(pair, shipped):
+    memory, milvus, _ = pair
+    texts = (shipped[1] * 70)[:70]  # 64 a request: two requests
+    vectors = HashEmbedder().embed(texts, input_type="query")
+    assert milvus.store.grouped
+    lexical, dense = milvus.store.bm25(texts, 10), milvus.store.dense(vectors, 10)
+    assert len(lexical) == len(dense) == 70
+    for mine, theirs in zip(memory.store.bm25(texts, 10), lexical):
+        assert [i for i, _ in theirs] == [i for i, _ in mine]
+    for mine, theirs in zip(memory.store.dense(vectors, 10), dense):
+        same_up_to_ties(mine, theirs)
+
+
 def test_chunks_come_back_from_milvus_whole(pair):
     memory, milvus, folder = pair
     assert milvus.chunks == memory.chunks
@@ -137,6 +151,9 @@ def test_milvus_rrf_equals_ragkit_rrf_on_the_same_candidates(shipped, tmp_path):
     memory.save(tmp_path / "idx", store="milvus", progress=False)
     store = Pipeline.load(tmp_path / "idx", embedder=embedder).store
     vectors = embedder.embed(texts[:15], input_type="query")
+    assert not store.grouped  # one row per chunk: searched without group_by, same results
+    for mine, theirs in zip(memory.store.dense(vectors, 20), store.dense(vectors, 20)):
+        same_up_to_ties(mine, theirs)
     theirs = store.milvus_rrf(texts[:15], vectors, depth=30, k=10, rrf_k=60)
     for text, vector, got in zip(texts[:15], vectors, theirs):
         lists = {"dense": store.dense(vector[None], 30)[0], "bm25": store.bm25([text], 30)[0]}
@@ -270,6 +287,11 @@ def test_cli_round_trip_on_milvus(shipped, tmp_path, capsys):
     assert main(["eval", "--run", str(tmp_path / "milvus.trec"), "--qrels",
                  str(_qrels(tmp_path, memory))]) == 0
     assert "Pass@5" in capsys.readouterr().out
+    outs = []
+    for store in ("memory", "milvus"):  # eval --index on either store: the same table
+        assert main(["eval", "data", "--index", str(tmp_path / store), "--mode", "bm25"]) == 0
+        outs.append(capsys.readouterr().out)
+    assert "Pass@5" in outs[0] and outs[0] == outs[1]
     assert main(["index", str(docs), "--out", str(tmp_path / "memory"), "--embedder", "none",
                  "--tokenizer", "words", "--store", "milvus"]) == 2
     assert "holds an in-memory index" in capsys.readouterr().err
@@ -302,3 +324,110 @@ def _qrels(tmp_path, run) -> "Path":
     path.write_text("".join(f"{qid} 0 {ranking[0][0]} 1\n" for qid, ranking in run.items()
                             if ranking))
     return path
+
+
+class _Refused(grpc.RpcError):
+    """What a Milvus server with authentication answers a bad token: gRPC UNAUTHENTICATED."""
+
+    def code(self):
+        return grpc.StatusCode.UNAUTHENTICATED
+
+    def details(self):
+        return "auth check failure, please check username, password or token"
+
+
+def test_bad_token_is_one_clear_error_both_ways_pymilvus_raises_it():
+    from pymilvus.exceptions import MilvusException
+    uri = "http://milvus.example:19530"
+    raw = _Refused()
+    try:  # while connecting: wrapped by GrpcHandler._wait_for_channel_ready
+        raise MilvusException(message=f"Fail connecting to server on {uri}, illegal "
+                                      f"connection params or server unavailable") from raw
+    except MilvusException as exc:
+        wrapped = exc
+    for exc in (wrapped, raw):
+        error = milvus_schema.connect_error(uri, exc)
+        assert isinstance(error, RagkitError)
+        assert str(error) == (f"Milvus at {uri} refused the token (MILVUS_TOKEN): auth check "
+                              f"failure, please check username, password or token")
+    down = milvus_schema.connect_error(uri, MilvusException(message="Fail connecting"))
+    assert str(down).startswith(f"cannot reach Milvus at {uri} within 5 s")
+
+
+def test_ivf_flat_is_built_and_searched(shipped, tmp_path):
+    pipeline = _small(shipped[0], 6)
+    pipeline.save(tmp_path / "idx", StoreSpec("milvus", None, "IVF_FLAT"), progress=False)
+    loaded = Pipeline.load(tmp_path / "idx", embedder=HashEmbedder())
+    assert loaded.store.record()["dense_index"] == "IVF_FLAT"
+    vectors = HashEmbedder().embed(shipped[1][:5], input_type="query")
+    exact = pipeline.store.dense(vectors, 5)
+    found = loaded.store.dense(vectors, 5)
+    # nlist = 4·√rows, nprobe 32 ≥ nlist here: every list is probed, so the search is exact
+    assert milvus_schema.index_params("IVF_FLAT", len(pipeline.dense.owners))["nlist"] <= 32
+    for mine, theirs in zip(exact, found):
+        same_up_to_ties(mine, theirs)
+
+
+def _docs_file(path, docs) -> None:
+    path.write_text("".join(json.dumps({"id": d.id, "text": d.text, "title": d.title}) + "\n"
+                            for d in docs))
+
+
+@pytest.mark.parametrize("store", ["memory", "milvus"])
+def test_index_update_equals_a_fresh_build(shipped, tmp_path, capsys, store):
+    from dataclasses import replace
+    data, texts = shipped
+    docs = data.documents[:8]
+    edited = replace(docs[2], text=docs[2].text + "\n\nA new closing paragraph on refunds.")
+    after = [docs[0], docs[1], edited, docs[3], data.documents[20], docs[5], docs[6], docs[7]]
+    v1, v2, queries = tmp_path / "v1.jsonl", tmp_path / "v2.jsonl", tmp_path / "q.jsonl"
+    _docs_file(v1, docs)
+    _docs_file(v2, after)  # doc 2 edited, doc 4 removed, another added in its place
+    queries.write_text("".join(json.dumps({"id": f"q{i}", "text": t}) + "\n"
+                               for i, t in enumerate(texts + ["refunds closing paragraph"])))
+    common = ["--embedder", "none", "--tokenizer", "words"]
+    assert main(["index", str(v1), "--out", str(tmp_path / "idx"), "--store", store,
+                 *common]) == 0
+    capsys.readouterr()
+    assert main(["index", str(v2), "--out", str(tmp_path / "idx"), "--update", *common]) == 0
+    assert "2 documents added or changed, 1 removed, 6 unchanged" in capsys.readouterr().out
+    assert main(["index", str(v2), "--out", str(tmp_path / "fresh"), *common]) == 0
+    for name in ("idx", "fresh"):
+        assert main(["search", str(tmp_path / name), "--queries", str(queries), "--mode",
+                     "bm25", "--out", str(tmp_path / f"{name}.trec")]) == 0
+    assert (Pipeline.load(tmp_path / "idx").chunks == Pipeline.load(tmp_path / "fresh").chunks)
+    updated, fresh = read_trec(tmp_path / "idx.trec"), read_trec(tmp_path / "fresh.trec")
+    assert updated.keys() == fresh.keys()
+    for qid, ranking in fresh.items():  # same ranking; Milvus scores are float32
+        assert [i for i, _ in updated[qid]] == [i for i, _ in ranking]
+        np.testing.assert_allclose([s for _, s in updated[qid]], [s for _, s in ranking],
+                                   rtol=1e-6)
+    capsys.readouterr()
+    assert main(["index", str(v2), "--out", str(tmp_path / "idx"), "--update", *common]) == 0
+    assert "0 documents added or changed, 0 removed, 8 unchanged" in capsys.readouterr().out
+    other = "memory" if store == "milvus" else "milvus"
+    assert main(["index", str(v2), "--out", str(tmp_path / "idx"), "--update", "--store", other,
+                 *common]) == 2
+    assert f"--update keeps the index's store ({store})" in capsys.readouterr().err
+
+
+def test_update_of_a_milvus_index_keeps_the_unchanged_vectors(shipped, tmp_path):
+    from dataclasses import replace
+    from ragkit.update import update_index
+    docs = shipped[0].documents[:5]
+    _small(shipped[0], 5).save(tmp_path / "idx", store="milvus", progress=False)
+    loaded = Pipeline.load(tmp_path / "idx", embedder=HashEmbedder())
+    edited = replace(docs[1], text=docs[1].text + "\n\nRefunds take five days.")
+    now = [docs[0], edited, docs[3], docs[4]]
+    new, changed, removed = update_index(loaded, now)
+    assert [d.id for d in changed] == [edited.id] and removed == [docs[2].id]
+    fresh = Pipeline.build(now, CONFIG, progress=False, embedder=HashEmbedder())
+    assert new.chunks == fresh.chunks
+    np.testing.assert_array_equal(new.dense.owners, fresh.dense.owners)
+    np.testing.assert_allclose(new.dense.vectors, fresh.dense.vectors, atol=1e-6)
+    new.save(tmp_path / "idx", store="milvus", progress=False)
+    again = Pipeline.load(tmp_path / "idx", embedder=HashEmbedder())
+    assert again.chunks == fresh.chunks
+    for mine, theirs in zip(fresh.search(shipped[1][:10], 10, SearchConfig(mode="bm25")),
+                            again.search(shipped[1][:10], 10, SearchConfig(mode="bm25"))):
+        assert [i for i, _ in mine] == [i for i, _ in theirs]

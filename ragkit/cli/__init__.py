@@ -2,7 +2,8 @@
 
     ragkit index DOCS --out DIR [--chunk-size N --overlap N --contextualizer NAME
                                  --context-model M --context-prompt FILE
-                                 --tokenizer NAME --embedder NAME|none]
+                                 --tokenizer NAME --embedder NAME|none
+                                 --store memory|milvus|milvus:URI --update]
     ragkit search DIR --queries Q.jsonl [--k 20 --mode hybrid --fusion rrf --level doc
                                          --rerank offline|none|NAME --rerank-candidates 150]
                                         --out RUN

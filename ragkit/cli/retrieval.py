@@ -16,6 +16,8 @@ def cmd_index(args: argparse.Namespace) -> None:
     from ragkit.pipeline import Pipeline, is_index
     from ragkit.stores import parse_store
     check_target(args.out, is_index, "a ragkit index", folder=True)  # refuse before the work
+    if args.update and is_index(args.out):
+        return _update(args)
     store = parse_store(args.store, args.milvus_index)
     config = index_config(args)
     vectors = _precomputed(args.vectors, config) if args.vectors else None
@@ -26,6 +28,32 @@ def cmd_index(args: argparse.Namespace) -> None:
     print_usage(args)
     print(f"indexed {len(data.documents)} documents as {len(pipeline.chunks)} chunks "
           f"into {args.out}")
+
+
+def _update(args: argparse.Namespace) -> None:
+    """--update: re-index the added and changed documents, drop the removed ones, in the
+    index's own store and config (`ragkit.update.update_index`)."""
+    from ragkit.datasets import load_dataset
+    from ragkit.pipeline import Pipeline
+    from ragkit.stores import StoreSpec
+    from ragkit.update import update_index
+    if args.vectors:
+        raise RagkitError("--update re-embeds the changed documents itself; rebuild the "
+                          "index to use --vectors")
+    old = Pipeline.load(args.out)
+    record = old.store.record()
+    if args.store and args.store.partition(":")[0] != record["kind"]:
+        raise RagkitError(f"{args.out}: --update keeps the index's store ({record['kind']}); "
+                          f"write --store {args.store} to another folder")
+    data = load_dataset(args.docs)
+    new, changed, removed = update_index(old, data.documents, data.chunks, progress=True)
+    if new is not None:
+        new.save(args.out, StoreSpec("milvus", record.get("uri"), record.get("dense_index",
+                                                                             "FLAT"))
+                 if record["kind"] == "milvus" else None)
+    print(f"updated {args.out}: {len(changed)} documents added or changed, {len(removed)} "
+          f"removed, {len(data.documents) - len(changed)} unchanged"
+          + (f"; {len(new.chunks)} chunks" if new is not None else ""))
 
 
 def _precomputed(path: Path, config):
@@ -197,10 +225,14 @@ def add_parsers(sub) -> None:
                        formatter_class=Help)
     p.add_argument("docs", type=Path, help="documents JSONL, a folder, or a data set")
     p.add_argument("--out", type=Path, required=True, help="index folder to write")
-    p.add_argument("--store", default="memory",
-                   help="where the rows live: memory (arrays in --out) | milvus (Milvus Lite "
-                        "file in --out, or $MILVUS_URI) | milvus:http://HOST:19530 (token "
-                        "from $MILVUS_TOKEN)")
+    p.add_argument("--store", default=None,
+                   help="where the rows live: memory (arrays in --out; the default) | milvus "
+                        "(Milvus Lite file in --out, or $MILVUS_URI) | milvus:http://HOST:19530 "
+                        "(token from $MILVUS_TOKEN)")
+    p.add_argument("--update", action="store_true",
+                   help="if --out is an index: re-index only the documents added or changed "
+                        "since, drop the removed ones, keep its store and index options "
+                        "(the other index options are then ignored); else build it")
     p.add_argument("--milvus-index", default="FLAT", choices=("FLAT", "HNSW", "IVF_FLAT"),
                    help="Milvus dense index: FLAT is exact; HNSW / IVF_FLAT approximate")
     add_index_options(p)

@@ -22,7 +22,7 @@ from ragkit.stores import milvus as mv
 from ragkit.stores import milvus_schema as ms
 
 
-def save(pipeline, folder: Path | str, spec: StoreSpec, batch: int = 512,
+def save(pipeline, folder: Path | str, spec: StoreSpec, batch: int = mv.BATCH,
          progress: bool = True) -> Path:
     """Write `pipeline` (built in memory) to Milvus and `folder`; resumes an interrupted run."""
     folder = Path(folder)
@@ -40,12 +40,14 @@ def save(pipeline, folder: Path | str, spec: StoreSpec, batch: int = 512,
     key = ms.build_key(manifest, pipeline.chunks, n_rows, spec.dense_index)
     base = mv.base_name(folder, spec.uri is None)
     name = f"{base}_{key}"
-    if client.has_collection(name):
+    resume = client.has_collection(name)  # an interrupted run of this same build
+    if resume:
         ms.check(client, name, dim, uri)
     else:
         ms.create(client, name, dim, spec.dense_index, n_rows)
     weights = pipeline.bm25.weights.T.tocsr()  # documents × terms
-    mv.ingest(client, name, mv.rows(pipeline.chunks, weights, dense), n_rows, batch, progress)
+    mv.ingest(client, name, mv.rows(pipeline.chunks, weights, dense), n_rows, batch, progress,
+              resume)
     client.flush(name)
     client.load_collection(name)
     mv.bm25_model(pipeline.bm25).save(folder / f"bm25-{key}")
@@ -104,7 +106,7 @@ def load(folder: Path, manifest: dict[str, Any], config, embedder, pipeline_cls)
     bm25 = read_bm25(folder / f"bm25-{key}", manifest["chunks"])
     chunks = read_chunks(client, record["collection"], manifest["chunks"], uri)
     store = mv.MilvusStore(client, uri, record["collection"], chunks, bm25, dim,
-                           spec.dense_index, spec.uri)
+                           spec.dense_index, spec.uri, record.get("rows"))
     parents = None
     if config.parent_child:
         from ragkit.index_folder import read_parents
@@ -117,9 +119,10 @@ def read_chunks(client, collection: str, expected: int, uri: str) -> list[Chunk]
     """Every chunk's first row, in chunk order; their number must be index.json's."""
     found: list[Chunk | None] = [None] * expected
     seen = 0
-    for lo in range(0, expected, 1000):  # pages by position (Lite's iterator logs errors)
+    step = ms.MAX_TOPK  # pages by position (Lite's iterator logs errors); each query walks
+    for lo in range(0, expected, step):  # every row in Lite, so pages are as large as allowed
         page = client.query(collection, output_fields=mv._FIELDS,
-                            filter=f"window == 0 and position >= {lo} and position < {lo + 1000}")
+                            filter=f"window == 0 and position >= {lo} and position < {lo + step}")
         for row in page:
             pos = int(row["position"])
             if found[pos] is not None:

@@ -42,28 +42,53 @@ def connect(uri: str, token: str | None = None):
         return _clients[uri]
     try:
         from pymilvus import MilvusClient
-        from pymilvus.exceptions import MilvusException
     except ImportError:
         raise RagkitError("the milvus store needs pymilvus and milvus-lite: "
                           "pip install pymilvus milvus-lite") from None
     try:
         client = MilvusClient(uri=uri, token=token or "", timeout=TIMEOUT)
         client.list_collections(timeout=TIMEOUT)
-    except MilvusException as exc:
-        text = str(exc).lower()
-        if any(word in text for word in ("auth", "token", "credential", "permission", "denied")):
-            raise RagkitError(f"Milvus at {uri} refused the token (MILVUS_TOKEN): "
-                              f"{_reason(exc)}") from None
-        raise RagkitError(f"cannot reach Milvus at {uri} within {TIMEOUT:g} s: "
-                          f"{_reason(exc)}") from None
-    except (OSError, RuntimeError, ValueError) as exc:
-        raise RagkitError(f"cannot open Milvus at {uri}: {exc}") from None
+    except Exception as exc:  # pymilvus raises MilvusException, or grpc's RpcError raw
+        error = connect_error(uri, exc)
+        if error is exc:
+            raise
+        raise error from None
     _clients[uri] = client
     return client
 
 
+def connect_error(uri: str, exc: Exception) -> Exception:
+    """The one-line RagkitError for a failed connection, or `exc` itself when it is not one.
+
+    A refused token reaches us two ways (pymilvus 3.0.2): while connecting, as
+    MilvusException "Fail connecting to server ..." caused by a grpc RpcError with status
+    UNAUTHENTICATED (`GrpcHandler._wait_for_channel_ready`); after, as that RpcError raw
+    (`decorators.error_handler` re-raises it)."""
+    import grpc
+    from pymilvus.exceptions import MilvusException
+    for err in (exc, exc.__cause__):
+        if isinstance(err, grpc.RpcError) and callable(getattr(err, "code", None)) and \
+                err.code() in (grpc.StatusCode.UNAUTHENTICATED,
+                               grpc.StatusCode.PERMISSION_DENIED):
+            return RagkitError(f"Milvus at {uri} refused the token (MILVUS_TOKEN): "
+                               f"{_reason(err)}")
+    if isinstance(exc, MilvusException):
+        text = str(exc).lower()
+        if any(word in text for word in ("auth", "token", "credential", "permission",
+                                         "denied")):
+            return RagkitError(f"Milvus at {uri} refused the token (MILVUS_TOKEN): "
+                               f"{_reason(exc)}")
+        return RagkitError(f"cannot reach Milvus at {uri} within {TIMEOUT:g} s: "
+                           f"{_reason(exc)}")
+    if isinstance(exc, (OSError, RuntimeError, ValueError, grpc.RpcError)):
+        return RagkitError(f"cannot open Milvus at {uri}: {_reason(exc)}")
+    return exc
+
+
 def _reason(exc: Exception) -> str:
-    message = getattr(exc, "message", None) or str(exc)
+    details = getattr(exc, "details", None)
+    message = (details() if callable(details) else None) or getattr(exc, "message", None) \
+        or str(exc)
     return " ".join(str(message).split())[:200]
 
 
