@@ -50,6 +50,7 @@ def test_context_routes_and_their_comparison():
     from ragkit.ladder import compare_routes, context_routes
     routes = context_routes("minilm")
     assert list(routes) == ["none", "structural", "claude"]
+    assert list(context_routes("minilm", claude=False)) == ["none", "structural"]
     assert context_routes("minilm", online_voyage=True)["voyage-context-3"].embedder == \
         "voyage-context:voyage-context-3"
     docs = [Document("a.md", "# Alpha\n\nThe deadline is seven days.", "Alpha"),
