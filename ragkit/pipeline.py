@@ -14,8 +14,7 @@ half-written index, and a folder that is not an index is never replaced.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
-from numbers import Integral
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +22,12 @@ from tqdm import tqdm
 
 from ragkit import index_cache
 from ragkit.chunking import ChunkerConfig, chunk_children, chunk_document
+from ragkit.config import MODES, IndexConfig, SearchConfig, check_positive
 from ragkit.contextualize import get_contextualizer
 from ragkit.dense import DenseIndex, embed_chunks
 from ragkit.documents import Chunk, Document, Query, RagkitError, where
 from ragkit.evaluate import per_query, summary_table
-from ragkit.fusion import FUSIONS, Ranking, fuse, ranked
+from ragkit.fusion import Ranking, fuse, ranked
 from ragkit.index_folder import (FORMAT_VERSION, check_embedder, describe, embedder_record,
                                  gc_paused, is_index, read_bm25, read_chunks, read_dense,
                                  read_manifest, read_parents, write_index)
@@ -37,76 +37,8 @@ from ragkit.rerank import Candidate, RerankStage, get_reranker
 from ragkit.stores import StoreSpec, parse_store
 from ragkit.stores.memory import MemoryStore
 
-__all__ = ["FORMAT_VERSION", "IndexConfig", "Pipeline", "SearchConfig", "compare",
+__all__ = ["FORMAT_VERSION", "MODES", "IndexConfig", "Pipeline", "SearchConfig", "compare",
            "evaluate_configs", "is_index"]
-MODES = ("bm25", "dense", "hybrid")
-
-
-@dataclass(frozen=True)
-class IndexConfig:
-    """How an index is built. `embedder=None` builds a BM25-only index.
-
-    `context_model` and `context_prompt` (the chunk instruction; None = Anthropic's) are
-    used by the `claude` contextualizer only; None model = its default.
-
-    `parent_child` (seed 000, for long technical documents): the `chunk_size` chunks become
-    parents, each split into `child_size`-token children (overlap child_size // 8) that are
-    contextualized and indexed; search matches children and answers read their parents.
-    """
-
-    chunk_size: int = 512
-    overlap: int = 64
-    contextualizer: str = "structural"
-    tokenizer: str = "auto"
-    embedder: str | None = "auto"
-    window: int = 96
-    context_model: str | None = None
-    context_prompt: str | None = None
-    parent_child: bool = False
-    child_size: int = 128
-
-
-@dataclass(frozen=True)
-class SearchConfig:
-    """How a query is answered: retrievers, fusion, candidate depth per retriever, reranker.
-
-    The default — min-max normalised scores, dense 0.6 / BM25 0.4 — is the best dense weight
-    on the shipped dev split in a sweep of α = 0 … 1 (`ragkit tune data`, notebook 03):
-    Pass@5 91.8 against 89.4 at 0.5 and 89.9 at 0.7, picked on 89 % of bootstrap resamples
-    (95 % range 0.4 … 0.6). The test split and Anthropic's cookbook set peak a little lower
-    (0.5 and 0.4, +3.1 and +1.5 Pass@5 over 0.6) — tune α on your own labelled queries. RRF
-    (best k 1–10 on dev, still 3 Pass@5 below 0.6 / 0.4) lost Korean questions at k = 5,
-    where the English MiniLM ranks poorly (see the README). The floor below each list's
-    minimum (`ragkit.fusion.normalize`) measured the same as plain min-max on dev and +0.1
-    Pass@20 on the cookbook set (MiniLM, 96-token windows).
-    `candidates` is how deep each retriever's list goes before fusion (at least k; items
-    tied with the last one are kept too). `rrf_k` is RRF's k (fusion "rrf" only).
-    `rerank` names a reranker (`ragkit.rerank.get_reranker`; "none" = off) that reorders the
-    first stage's top `rerank_candidates`; off by default here, so a config states it.
-    """
-
-    mode: str = "hybrid"
-    fusion: str = "weighted"
-    weights: dict[str, float] = field(default_factory=lambda: {"dense": 0.6, "bm25": 0.4})
-    candidates: int = 100
-    rerank: str = "none"
-    rerank_candidates: int = 150
-    rrf_k: int = 60
-
-    def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise RagkitError(f"unknown mode '{self.mode}' (known: {', '.join(MODES)})")
-        if self.fusion not in FUSIONS:
-            raise RagkitError(f"unknown fusion '{self.fusion}' (known: {', '.join(FUSIONS)})")
-        _check_positive(self.candidates, "candidates")
-        _check_positive(self.rerank_candidates, "rerank_candidates")
-        _check_positive(self.rrf_k, "rrf_k")
-
-
-def _check_positive(value, name: str) -> None:
-    """Refuse a depth or cutoff that is not a whole number ≥ 1 (top-0 is a mistake)."""
-    if isinstance(value, bool) or not isinstance(value, Integral) or value <= 0:
-        raise RagkitError(f"{name} must be a positive whole number, got {value!r}")
 
 
 def _with_ties(fetch: Callable[[Sequence[str], int], list[Ranking]], texts: Sequence[str],
@@ -271,7 +203,7 @@ class Pipeline:
         """Per text, {"dense": ..., "bm25": ...}: each retriever's top `depth` (ties at the
         cut included) in the tie-rule order — exactly what hybrid search fuses, so a sweep
         can retrieve once and fuse many times (`ragkit.tune`)."""
-        _check_positive(depth, "depth")
+        check_positive(depth, "depth")
         sparse = _with_ties(self._bm25, texts, depth)
         dense = _with_ties(self._dense, texts, depth)
         return [{"dense": ranked(d), "bm25": ranked(s)} for d, s in zip(dense, sparse)]
@@ -284,7 +216,7 @@ class Pipeline:
         top `config.candidates` (at least k), ties at either cut included. With a reranker,
         the first stage's top `rerank_candidates` go through it (`_rerank`).
         """
-        _check_positive(k, "k")
+        check_positive(k, "k")
         if config.rerank != "none":
             return self._rerank(texts, k, config)
         if config.mode == "bm25":

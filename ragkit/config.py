@@ -1,0 +1,82 @@
+"""How an index is built (`IndexConfig`) and how a query is answered (`SearchConfig`).
+
+What it is: the two frozen records a run depends on — the first saved beside every index, the
+second named in every table a notebook prints — with the checks that refuse a bad value
+before any work. What it is not: the pipeline that uses them (`ragkit.pipeline`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from numbers import Integral
+
+from ragkit.documents import RagkitError
+from ragkit.fusion import FUSIONS
+
+MODES = ("bm25", "dense", "hybrid")
+
+
+@dataclass(frozen=True)
+class IndexConfig:
+    """How an index is built. `embedder=None` builds a BM25-only index.
+
+    `context_model` and `context_prompt` (the chunk instruction; None = Anthropic's) are
+    used by the `claude` contextualizer only; None model = its default.
+
+    `parent_child` (seed 000, for long technical documents): the `chunk_size` chunks become
+    parents, each split into `child_size`-token children (overlap child_size // 8) that are
+    contextualized and indexed; search matches children and answers read their parents.
+    """
+
+    chunk_size: int = 512
+    overlap: int = 64
+    contextualizer: str = "structural"
+    tokenizer: str = "auto"
+    embedder: str | None = "auto"
+    window: int = 96
+    context_model: str | None = None
+    context_prompt: str | None = None
+    parent_child: bool = False
+    child_size: int = 128
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """How a query is answered: retrievers, fusion, candidate depth per retriever, reranker.
+
+    The default — min-max normalised scores, dense 0.6 / BM25 0.4 — is the best dense weight
+    on the shipped dev split in a sweep of α = 0 … 1 (`ragkit tune data`, notebook 03):
+    Pass@5 91.8 against 89.4 at 0.5 and 89.9 at 0.7, picked on 89 % of bootstrap resamples
+    (95 % range 0.4 … 0.6). The test split and Anthropic's cookbook set peak a little lower
+    (0.5 and 0.4, +3.1 and +1.5 Pass@5 over 0.6) — tune α on your own labelled queries. RRF
+    (best k 1–10 on dev, still 3 Pass@5 below 0.6 / 0.4) lost Korean questions at k = 5,
+    where the English MiniLM ranks poorly (see the README). The floor below each list's
+    minimum (`ragkit.fusion.normalize`) measured the same as plain min-max on dev and +0.1
+    Pass@20 on the cookbook set (MiniLM, 96-token windows).
+    `candidates` is how deep each retriever's list goes before fusion (at least k; items
+    tied with the last one are kept too). `rrf_k` is RRF's k (fusion "rrf" only).
+    `rerank` names a reranker (`ragkit.rerank.get_reranker`; "none" = off) that reorders the
+    first stage's top `rerank_candidates`; off by default here, so a config states it.
+    """
+
+    mode: str = "hybrid"
+    fusion: str = "weighted"
+    weights: dict[str, float] = field(default_factory=lambda: {"dense": 0.6, "bm25": 0.4})
+    candidates: int = 100
+    rerank: str = "none"
+    rerank_candidates: int = 150
+    rrf_k: int = 60
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise RagkitError(f"unknown mode '{self.mode}' (known: {', '.join(MODES)})")
+        if self.fusion not in FUSIONS:
+            raise RagkitError(f"unknown fusion '{self.fusion}' (known: {', '.join(FUSIONS)})")
+        check_positive(self.candidates, "candidates")
+        check_positive(self.rerank_candidates, "rerank_candidates")
+        check_positive(self.rrf_k, "rrf_k")
+
+
+def check_positive(value, name: str) -> None:
+    """Refuse a depth or cutoff that is not a whole number ≥ 1 (top-0 is a mistake)."""
+    if isinstance(value, bool) or not isinstance(value, Integral) or value <= 0:
+        raise RagkitError(f"{name} must be a positive whole number, got {value!r}")
