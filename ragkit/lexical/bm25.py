@@ -182,9 +182,24 @@ class BM25:
         Only `candidates` are returned, so fewer than k entries (none for a query sharing no
         term with the corpus) when fewer documents match; scores may be 0 or negative.
         """
-        docs, scores = self._matches(self._query_ids(query))
+        ids = self._query_ids(query)
+        if self._long(ids) and (self.idf[ids] > 0).all():
+            # every weight > 0: a candidate scores > 0 and any other document 0.0, so the
+            # top k of all documents are the top k candidates when there are k of them
+            scores = self._score(ids)[0]
+            if np.count_nonzero(scores) >= k:
+                return top_k(scores, k)
+            docs = np.flatnonzero(scores)
+            scores = scores[docs]
+        else:
+            docs, scores = self._matches(ids)
         best, values = top_k(scores, k)
         return docs[best], values
+
+    def _long(self, ids: np.ndarray) -> bool:
+        """True when the query's postings are long enough for million-entry arrays to pay."""
+        w = self.weights
+        return int((w.indptr[ids + 1] - w.indptr[ids]).sum()) * 8 > self.n_docs
 
     def _matches(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The candidates (ascending) and their scores, from the query terms' postings alone
@@ -195,7 +210,7 @@ class BM25:
         """
         w = self.weights
         spans = [(int(w.indptr[i]), int(w.indptr[i + 1])) for i in ids]
-        if sum(hi - lo for lo, hi in spans) * 8 > self.n_docs:  # long postings: dense is cheaper
+        if self._long(ids):  # long postings: dense is cheaper
             scores, matched = self._score(ids)
             docs = np.flatnonzero(matched)
             return docs, scores[docs]
@@ -210,16 +225,21 @@ class BM25:
     def _score(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Scores of all documents, and a mask of those in some query term's postings.
 
+        np.bincount adds each document's weights in the order given, query order, from 0.0:
+        rank-bm25's order of addition, 1.5x faster than adding row by row into the scores.
         A posting is a stored entry of the weight matrix, zero weights included: nothing
         here or in `load` drops explicit zeros, so a zero-weight match stays a match.
         """
-        w, out = self.weights, np.zeros(self.n_docs)
-        matched = np.zeros(self.n_docs, dtype=bool)
-        for i in ids:
-            docs = w.indices[w.indptr[i]:w.indptr[i + 1]]
-            out[docs] += w.data[w.indptr[i]:w.indptr[i + 1]]  # each document at most once
-            matched[docs] = True
-        return out, matched
+        w, n = self.weights, self.n_docs
+        if ids.size == 0:
+            return np.zeros(n), np.zeros(n, dtype=bool)
+        spans = [(int(w.indptr[i]), int(w.indptr[i + 1])) for i in ids]
+        docs = np.concatenate([w.indices[lo:hi] for lo, hi in spans])
+        out = np.bincount(docs, weights=np.concatenate([w.data[lo:hi] for lo, hi in spans]),
+                          minlength=n)
+        if (self.idf[ids] > 0).all():  # every weight > 0: matched is scored above 0
+            return out, out > 0
+        return out, np.bincount(docs, minlength=n) > 0
 
     def search_many(
         self, queries: Iterable[str | Sequence[str]], k: int, progress: bool = False
