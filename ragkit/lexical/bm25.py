@@ -30,6 +30,7 @@ from scipy import sparse
 
 from ragkit.dense import top_k
 from ragkit.documents import RagkitError
+from ragkit.lexical.parallel import term_ids
 from ragkit.lexical.termids import TermIds
 from ragkit.lexical.tokenizers import TOKENIZERS, Tokenizer, get_tokenizer
 
@@ -103,12 +104,16 @@ class BM25:
     # ------------------------------------------------------------------ building
 
     @classmethod
-    def fit(cls, texts: Iterable[str], *, progress: bool = False, **params) -> BM25:
-        """Tokenize `texts` (any iterable, read once) with the chosen tokenizer and index them."""
+    def fit(cls, texts: Iterable[str], *, progress: bool = False, workers: int | None = None,
+            **params) -> BM25:
+        """Tokenize `texts` (any iterable, read once) with the chosen tokenizer and index them.
+
+        A large corpus is tokenized by `workers` processes (default 2, at most the cores;
+        `ragkit.lexical.parallel`), with the same term ids as one process."""
         model = cls(**params)
-        terms = TermIds(model.tokenize, model.tokenizer_name)
-        terms.add_texts(_progress(texts, progress, "tokenize"))
-        return model._index(terms)
+        ids, doc_len, vocab = term_ids(_progress(texts, progress, "tokenize"), model.tokenize,
+                                       model.tokenizer_name, workers)
+        return model._index(ids, doc_len, vocab)
 
     @classmethod
     def fit_tokens(cls, corpus: Iterable[Sequence[str]], **params) -> BM25:
@@ -116,15 +121,14 @@ class BM25:
         model = cls(**params)
         terms = TermIds()
         terms.add_tokens(corpus)
-        return model._index(terms)
+        return model._index(*terms.arrays(), terms.terms())
 
-    def _index(self, terms: TermIds) -> BM25:
+    def _index(self, ids: np.ndarray, doc_len: np.ndarray, vocab: dict[str, int]) -> BM25:
         """Weights straight from the token ids: a documents × terms count matrix (CSR, its
         rows the token stream as it is), duplicates summed, transposed to terms × documents."""
-        ids, doc_len = terms.arrays()
         if doc_len.size == 0:
             raise RagkitError("BM25 needs at least one document; the corpus is empty")
-        n_docs, vocab = doc_len.size, terms.terms()
+        n_docs = doc_len.size
         indptr = np.zeros(n_docs + 1, dtype=np.int64)
         np.cumsum(doc_len, out=indptr[1:])
         counts = sparse.csr_matrix((np.ones(ids.size, dtype=np.int32), ids, indptr),
