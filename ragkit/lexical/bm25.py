@@ -53,6 +53,24 @@ def okapi_tf(tf: np.ndarray, doc_len: np.ndarray, avgdl: float, k1: float, b: fl
     return tf * (k1 + 1) / (tf + k1 * (1 - b + b * doc_len / avgdl))
 
 
+def _okapi_weights(tf, doc_len, avgdl, k1, b, idf, df) -> np.ndarray:
+    """idf(t) · `okapi_tf` of every posting of `tf` (terms × documents), computed in place
+    in the same operation order as `okapi_tf` (so bit for bit its values), with two
+    posting-sized float arrays alive at a time instead of five."""
+    norm = doc_len.astype(np.float64)[tf.indices]  # |d| of each posting
+    norm *= b
+    norm /= avgdl
+    norm += 1 - b
+    norm *= k1
+    norm += tf.data  # tf + k1·(1 − b + b·|d|/avgdl)
+    weights = tf.data.astype(np.float64)
+    weights *= k1 + 1
+    weights /= norm
+    del norm
+    weights *= np.repeat(idf, df)  # idf · factor
+    return weights
+
+
 class BM25:
     """Okapi BM25 with the scores of rank-bm25 0.2.2 `BM25Okapi`.
 
@@ -111,9 +129,8 @@ class BM25:
         A large corpus is tokenized by `workers` processes (default 2, at most the cores;
         `ragkit.lexical.parallel`), with the same term ids as one process."""
         model = cls(**params)
-        ids, doc_len, vocab = term_ids(_progress(texts, progress, "tokenize"), model.tokenize,
-                                       model.tokenizer_name, workers)
-        return model._index(ids, doc_len, vocab)
+        return model._index(*term_ids(_progress(texts, progress, "tokenize"), model.tokenize,
+                                      model.tokenizer_name, workers))  # no name keeps the ids
 
     @classmethod
     def fit_tokens(cls, corpus: Iterable[Sequence[str]], **params) -> BM25:
@@ -133,6 +150,7 @@ class BM25:
         np.cumsum(doc_len, out=indptr[1:])
         counts = sparse.csr_matrix((np.ones(ids.size, dtype=np.int32), ids, indptr),
                                    shape=(n_docs, len(vocab)))
+        del ids  # the matrix holds them; freed with it below
         counts.sum_duplicates()  # sorts each document's term ids, adds repeats
         tf = counts.T.tocsr()  # terms × documents, each row's documents ascending
         del counts
@@ -140,11 +158,7 @@ class BM25:
         self.avgdl = float(doc_len.sum() / n_docs)
         df = np.diff(tf.indptr)
         self.idf = okapi_idf(df, n_docs, self.epsilon)
-        weights = np.empty(tf.nnz)
-        if tf.nnz:
-            factor = okapi_tf(tf.data.astype(np.float64), doc_len[tf.indices], self.avgdl,
-                              self.k1, self.b)
-            np.multiply(np.repeat(self.idf, df), factor, out=weights)
+        weights = _okapi_weights(tf, doc_len, self.avgdl, self.k1, self.b, self.idf, df)
         self.weights = sparse.csr_matrix((weights, tf.indices, tf.indptr), shape=tf.shape)
         return self
 

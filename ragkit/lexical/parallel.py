@@ -26,9 +26,9 @@ from itertools import islice
 import numpy as np
 
 from ragkit.lexical.termids import TermIds
-from ragkit.lexical.tokenizers import get_tokenizer
+from ragkit.lexical.tokenizers import compound_tokens, get_tokenizer
 
-BLOCK = 20_000  # texts per task
+BLOCK = 50_000  # texts per task
 THRESHOLD = 2 * BLOCK  # fewer texts than this: no workers
 
 
@@ -72,13 +72,25 @@ def _blocks(head: list[str], stream: Iterator[str]) -> Iterator[list[str]]:
         yield block
 
 
+class _Memo(dict):
+    """compound -> its `code` tokens, kept by a worker across its blocks: each block numbers
+    its terms afresh, but no compound is split twice in one worker."""
+
+    def __missing__(self, compound: str) -> list[str]:
+        tokens = self[compound] = compound_tokens(compound)
+        return tokens
+
+
+_MEMO = _Memo()
+
+
 def _tokenize_block(name: str, texts: list[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """In a worker: one block's local term ids, lengths and local vocabulary (in order).
     The cyclic GC is off meanwhile: the block makes many small objects and no cycles."""
     enabled = gc.isenabled()
     gc.disable()
     try:
-        terms = TermIds(get_tokenizer(name), name)
+        terms = TermIds(get_tokenizer(name), name, _MEMO.__getitem__)
         terms.add_texts(texts)
         ids, lengths = terms.arrays()
         return ids, lengths, list(terms.vocabulary)
