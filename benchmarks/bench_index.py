@@ -5,7 +5,7 @@ Run:  PYTHONPATH=. python benchmarks/bench_index.py [--chunks 100000 1000000] [-
 
 For each size: a seeded corpus (benchmarks/gen_corpus.py, one chunk per document) in a
 temporary folder; `ragkit index` run as a child process, timed for wall and user+sys CPU time
-with its peak RSS (`os.wait4`); the same build again in a child, stage by stage (read, chunk,
+(its tokenizing workers included) with its peak RSS (`os.wait4`); the same build again in a child, stage by stage (read, chunk,
 contextualize, BM25 tokenize + fit, save; CPU seconds); then the index is loaded (timed) and
 `--queries` generated queries (2–6 words, same Zipf law) are searched one at a time, BM25 mode,
 top 10, giving p50/p95 latency.

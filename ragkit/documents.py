@@ -48,7 +48,7 @@ class Document:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # no per-chunk __dict__: ~100 bytes less each
 class Chunk:
     """A retrievable piece of a document; `context` is prepended before indexing."""
 

@@ -65,11 +65,12 @@ class TermIds:
     term ids come out, expanded in numpy, from `arrays`."""
 
     def __init__(self, tokenize: Callable[[str], list[str]] | None = None,
-                 name: str | None = None) -> None:
+                 name: str | None = None,
+                 expand: Callable[[str], list[str]] = compound_tokens) -> None:
         self.tokenize, self._table = tokenize, _Table()
         self.vocabulary = self._table.vocabulary
         self._tokens = _Units(self._table, None)
-        self._compounds = (_Units(self._table, compound_tokens) if name in UNIT_TOKENIZERS
+        self._compounds = (_Units(self._table, expand) if name in UNIT_TOKENIZERS
                            else None)
         self._units, self._counts = array("i"), array("q")  # unit ids; units per document
 
