@@ -20,19 +20,17 @@ BM25 and Beyond") with the IDF floor of rank-bm25 0.2.2 `BM25Okapi`.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
-import orjson
 from scipy import sparse
 
 from ragkit.dense import top_k
 from ragkit.documents import RagkitError
 from ragkit.lexical.parallel import term_ids
 from ragkit.lexical.termids import TermIds
-from ragkit.lexical.tokenizers import TOKENIZERS, Tokenizer, get_tokenizer
+from ragkit.lexical.tokenizers import Tokenizer, get_tokenizer
 
 
 def okapi_idf(df: np.ndarray, n_docs: int, epsilon: float) -> np.ndarray:
@@ -273,71 +271,17 @@ class BM25:
     # ------------------------------------------------------------------ persistence
 
     def save(self, folder: str | Path) -> Path:
-        """Write the arrays as `.npy` files (weights' data, indices, indptr; idf; lengths) and
-        `bm25.json` (parameters, tokenizer name, vocabulary) into `folder`. No pickle.
-
-        `.npy` rather than one `.npz` so `load` can memory-map them: a million-chunk index
-        opens without reading its postings."""
-        if self.tokenizer_name is None:
-            raise RagkitError(
-                "cannot save a BM25 index built with a custom tokenizer function; "
-                f"use a named tokenizer ({', '.join(TOKENIZERS)})"
-            )
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        w = self.weights
-        arrays = {"data": w.data, "indices": w.indices, "indptr": w.indptr, "idf": self.idf,
-                  "doc_len": self.doc_len}
-        for name, values in arrays.items():
-            np.save(folder / f"{name}.npy", values)
-        meta = {
-            "format": "ragkit.bm25", "version": 1,
-            "k1": self.k1, "b": self.b, "epsilon": self.epsilon,
-            "tokenizer": self.tokenizer_name, "avgdl": self.avgdl,
-            "n_docs": self.n_docs, "vocabulary": list(self.vocabulary),
-        }
-        (folder / "bm25.json").write_bytes(orjson.dumps(meta))
-        return folder
+        """Write the index into `folder` (`ragkit.lexical.bm25_files.save`: `.npy` arrays and
+        `bm25.json`, no pickle)."""
+        from ragkit.lexical.bm25_files import save
+        return save(self, folder)
 
     @classmethod
     def load(cls, folder: str | Path) -> BM25:
-        """Read an index written by `save`, its `.npy` arrays memory-mapped (read-only);
-        an older folder with `bm25.npz` instead is read whole."""
-        folder = Path(folder)
-        meta_path = folder / "bm25.json"
-        npz = folder / "bm25.npz"
-        names = ("data", "indices", "indptr", "idf", "doc_len")
-        needed = [meta_path, npz] if npz.is_file() else [meta_path, *(folder / f"{n}.npy"
-                                                                      for n in names)]
-        for path in needed:
-            if not path.is_file():
-                raise RagkitError(f"{path}: missing; not a BM25 index folder written by BM25.save")
-        try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as err:
-            raise RagkitError(
-                f"{meta_path}, line {err.lineno}: invalid JSON ({err.msg})") from None
-        if meta.get("format") != "ragkit.bm25" or meta.get("version") != 1:
-            raise RagkitError(f"{meta_path}: fields 'format'/'version' are "
-                             f"{meta.get('format')!r}/{meta.get('version')!r}, "
-                             "expected 'ragkit.bm25'/1")
-        model = cls(k1=meta["k1"], b=meta["b"], epsilon=meta["epsilon"],
-                    tokenizer=meta["tokenizer"])
-        if npz.is_file():
-            with np.load(npz, allow_pickle=False) as stored:
-                arrays = {name: stored[name] for name in names}
-        else:
-            arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
-                      for name in names}
-        vocab = meta["vocabulary"]
-        model.weights = sparse.csr_matrix(
-            (arrays["data"], arrays["indices"], arrays["indptr"]),
-            shape=(len(vocab), meta["n_docs"]), copy=False,
-        )
-        model.idf, model.doc_len = arrays["idf"], arrays["doc_len"]
-        model.vocabulary = {term: i for i, term in enumerate(vocab)}
-        model.avgdl = meta["avgdl"]
-        return model
+        """Read an index written by `save`, its arrays memory-mapped
+        (`ragkit.lexical.bm25_files.load`)."""
+        from ragkit.lexical.bm25_files import load
+        return load(cls, folder)
 
     def __repr__(self) -> str:
         return (f"BM25(k1={self.k1}, b={self.b}, epsilon={self.epsilon}, "
