@@ -95,7 +95,7 @@ def changed_documents(pipeline, documents: Sequence[Document],
     config = pipeline.config
     if config.contextualizer == "claude":
         config = replace(config, contextualizer="none")
-    probe = Pipeline._build(documents, config, chunks, False, None)
+    probe = Pipeline._index_text(documents, config, chunks, False, None)  # no embedding
     key = ((lambda c: (c.id, c.text, c.start, c.end)) if config is not pipeline.config
            else (lambda c: c))
     now, before = _by_doc(probe.chunks, key), _by_doc(pipeline.chunks, key)
