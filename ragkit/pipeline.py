@@ -18,12 +18,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 from ragkit import index_cache
-from ragkit.chunking import ChunkerConfig, chunk_children, chunk_document
 from ragkit.config import MODES, IndexConfig, SearchConfig, check_positive
-from ragkit.contextualize import get_contextualizer
 from ragkit.dense import DenseIndex, embed_chunks
 from ragkit.documents import Chunk, Document, Query, RagkitError, where
 from ragkit.evaluate import per_query, summary_table
@@ -32,6 +28,7 @@ from ragkit.index_folder import (FORMAT_VERSION, check_embedder, describe, embed
                                  gc_paused, is_index, read_bm25, read_chunks, read_dense,
                                  read_manifest, read_parents, write_index)
 from ragkit.lexical import BM25
+from ragkit.prepare import contextualized_chunks
 from ragkit.runs import trec_score
 from ragkit.rerank import Candidate, RerankStage, get_reranker
 from ragkit.stores import StoreSpec, parse_store
@@ -61,16 +58,6 @@ def _with_ties(fetch: Callable[[Sequence[str], int], list[Ranking]], texts: Sequ
     return [r if len(r) <= n else
             [item for item in r if trec_score(item[1]) >= trec_score(r[n - 1][1])]
             for r in results]
-
-
-def _with_children(pairs: list[tuple[Document, list[Chunk]]], config: IndexConfig
-                   ) -> tuple[list[tuple[Document, list[Chunk]]], dict[str, Chunk]]:
-    """Parent–child: each document's chunks → their children, and the parents by id."""
-    if not config.parent_child:
-        return pairs, {}
-    small = ChunkerConfig(config.child_size, config.child_size // 8)
-    parents = {c.id: c for _, chunks in pairs for c in chunks}
-    return [(doc, chunk_children(doc, chunks, small)) for doc, chunks in pairs], parents
 
 
 class Pipeline:
@@ -143,26 +130,9 @@ class Pipeline:
     def _index_text(cls, documents: Sequence[Document], config: IndexConfig,
                     chunks: Sequence[Chunk] | None, progress: bool, embedder) -> "Pipeline":
         """Chunks, contexts and BM25 (the part that makes a million small objects)."""
-        chunker = ChunkerConfig(config.chunk_size, config.overlap)
-        contextualize = get_contextualizer(config.contextualizer, config.context_model,
-                                           config.context_prompt)
-        given: dict[str, list[Chunk]] = {}
-        for chunk in chunks or ():
-            given.setdefault(chunk.doc_id, []).append(chunk)
-        pairs = [(doc, (given.get(doc.id) if chunks is not None
-                        else chunk_document(doc, chunker)) or []) for doc in documents]
-        pairs, parents = _with_children(pairs, config)
-        if hasattr(contextualize, "many"):
-            done = contextualize.many(pairs, progress=progress)
-        else:
-            done = [contextualize(doc, doc_chunks) for doc, doc_chunks in
-                    tqdm(pairs, desc="contextualize", disable=not progress, leave=False)]
-        out: list[Chunk] = [chunk for doc_chunks in done for chunk in doc_chunks]
-        del pairs, done  # the chunks before contextualizing, not kept beside their copies
+        out, parents = contextualized_chunks(documents, config, chunks, progress)
         bm25 = BM25.fit((c.indexed_text for c in out), tokenizer=config.tokenizer)
-        return cls(config, out, bm25, None, embedder,
-                   parents={c.id: parents[c.metadata["parent"]] for c in out} if parents
-                   else None)
+        return cls(config, out, bm25, None, embedder, parents=parents)
 
     @property
     def embedder(self):

@@ -91,14 +91,14 @@ def changed_documents(pipeline, documents: Sequence[Document],
     index. The claude contextualizer is not re-run for this (it costs API calls): with it,
     a document is unchanged when its chunks' text and offsets are the same.
     """
-    from ragkit.pipeline import Pipeline
+    from ragkit.prepare import contextualized_chunks
     config = pipeline.config
     if config.contextualizer == "claude":
         config = replace(config, contextualizer="none")
-    probe = Pipeline._index_text(documents, config, chunks, False, None)  # no embedding
+    probe, _ = contextualized_chunks(documents, config, chunks)
     key = ((lambda c: (c.id, c.text, c.start, c.end)) if config is not pipeline.config
            else (lambda c: c))
-    now, before = _by_doc(probe.chunks, key), _by_doc(pipeline.chunks, key)
+    now, before = _by_doc(probe, key), _by_doc(pipeline.chunks, key)
     changed = [d for d in documents if now.get(d.id) != before.get(d.id)]
     given = {d.id for d in documents}
     return changed, [doc_id for doc_id in before if doc_id not in given]
