@@ -28,7 +28,10 @@ Notebooks run with the environment set for reproducible outputs (IPYKERNEL_CELL_
 tqdm refresh timing in outputs), the same way the test suite executes them. They share one
 embedding cache (`$RAGKIT_HOME/cache/embeddings.sqlite`), so a text embedded by one notebook
 costs nothing in the next, and — for the length of one command — one folder of built indexes
-(`ragkit.index_cache`), so an index two notebooks both build is built once.
+(`ragkit.index_cache`), so an index two notebooks both build is built once. `run` and
+`refresh` execute two notebooks at a time by default (`jobs`; `ragkit.jobs`): one fills the
+other's one-threaded stretches, and lock files keep them from embedding a text or building an
+index twice.
 """
 from __future__ import annotations
 
@@ -48,6 +51,7 @@ from typing import Any
 from ragkit import index_cache
 from ragkit.atomic import check_target, replace_folder, write_text
 from ragkit.documents import RagkitError
+from ragkit.jobs import check_jobs, default_jobs, run_jobs
 from ragkit.notebook_params import effective_parameters, parameters_for, parse_value
 from ragkit.record import RECORD_ENV, finding, load_records, record, record_metrics
 from ragkit.results import build_results, datasets_of, validate
@@ -185,27 +189,36 @@ def now() -> str:
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
 
 
+def execute_numbered(number: int, total: int, notebook: Path, output: Path,
+                     parameters: dict[str, Any]) -> dict:
+    """`execute`, with a start and an end line on stderr ("[2/7] 02_....ipynb: ok (…)")."""
+    print(f"[{number}/{total}] {notebook.name} ...", file=sys.stderr, flush=True)
+    result = execute(notebook, output, parameters)
+    print(f"[{number}/{total}] {notebook.name}: {result['error'] or 'ok'} "
+          f"({result['seconds']:.0f} s, CPU {result['cpu_seconds']:.0f} s)",
+          file=sys.stderr, flush=True)
+    return result
+
+
 def run_cookbook(out: Path | str = "results", notebooks: Sequence[str | Path] | None = None,
-                 parameters: Mapping[str, Any] | None = None) -> Path:
+                 parameters: Mapping[str, Any] | None = None, jobs: int | None = None) -> Path:
     """Execute the notebooks into `out` and write the report; fail if any notebook failed.
 
     The report is written either way; the error then names the notebooks that failed.
-    Progress (one line per notebook) goes to stderr.
+    Progress (a line as each notebook starts and ends) goes to stderr. `jobs` notebooks run
+    at once (default `ragkit.jobs.default_jobs()`, 2 on a multi-core machine).
     """
     out, paths = Path(out), notebook_paths(notebooks)
+    jobs = default_jobs() if jobs is None else check_jobs(jobs)
     shares = parameters_for(paths, parameters or {})
     check_target(out, is_results, RESULTS, folder=True)  # before the first notebook runs
     started, clock = now(), time.perf_counter()
     with replace_folder(out, is_results, RESULTS) as tmp, index_cache.shared():
-        results = []
-        for number, nb in enumerate(paths, start=1):
-            print(f"[{number}/{len(paths)}] {nb.name} ...", file=sys.stderr, flush=True)
-            results.append(execute(nb, tmp / nb.name, shares[nb]))
-            state = results[-1]["error"] or "ok"
-            print(f"[{number}/{len(paths)}] {nb.name}: {state} "
-                  f"({results[-1]['seconds']:.0f} s, CPU {results[-1]['cpu_seconds']:.0f} s)",
-                  file=sys.stderr, flush=True)
-        document = build_results(results, tmp, started, time.perf_counter() - clock)
+        calls = [(number, len(paths), nb, tmp / nb.name, shares[nb])
+                 for number, nb in enumerate(paths, start=1)]
+        results = run_jobs(execute_numbered, calls, jobs)
+        document = build_results(results, tmp, started, time.perf_counter() - clock,
+                                 jobs=min(jobs, len(paths)))
         validate(document)
         write_text(tmp / "results.json", json.dumps(document, indent=1, ensure_ascii=False)
                    + "\n")
@@ -229,17 +242,18 @@ def _strip_run_metadata(text: str) -> str:
     return nbformat.writes(nb) + "\n"
 
 
-def refresh(notebooks: Sequence[str | Path] | None = None) -> list[Path]:
+def refresh(notebooks: Sequence[str | Path] | None = None, jobs: int | None = None
+            ) -> list[Path]:
     """Re-execute notebooks in place, so the committed outputs are those of the offline run.
 
     Replacing the notebook with its executed self is the point of this command; a notebook
-    that fails is left as it was and stops the refresh.
+    that fails is left as it was and its error is raised once the others (`jobs` at a time,
+    as `run_cookbook`) have finished.
     """
-    done = []
+    jobs = default_jobs() if jobs is None else check_jobs(jobs)
+    paths = notebook_paths(notebooks)
     with index_cache.shared():
-        for path in notebook_paths(notebooks):
-            done.append(_refresh_one(path))
-    return done
+        return run_jobs(_refresh_one, [(path,) for path in paths], jobs)
 
 
 def _refresh_one(path: Path) -> Path:

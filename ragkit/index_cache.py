@@ -14,6 +14,8 @@ nothing changes. Indexes built with an in-code embedder (`Pipeline.build(embedde
 never cached (an object has no name to key by), nor those of the `claude` contextualizer,
 whose build counts calls and prints notes a notebook shows (and makes API calls online).
 A loaded index searches exactly like the one built (the index folder stores every part).
+Notebooks run side by side (`ragkit cookbook run --jobs 2`) build an index they share once:
+the first takes a lock file beside its folder, the others wait for it and load what it saved.
 
 Why not the embedding cache alone: it already makes repeated texts cheap, but a build still
 chunks, contextualizes, measures every window's tokens, hashes and looks up every window and
@@ -31,6 +33,8 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from filelock import FileLock
 
 from ragkit.documents import Chunk, Document, RagkitError
 
@@ -101,11 +105,12 @@ def build_once(build: Callable[..., Pipeline], load: Callable[..., Pipeline], wh
         from ragkit.embed import get_embedder
         embedder = get_embedder(config.embedder)
     target = where / key(documents, config, chunks, embedder)
-    if (target / "index.json").is_file():
-        return load(target, embedder=embedder)
-    pipeline = build(documents, config, chunks, progress, embedder)
-    try:
-        pipeline.save(target)
-    except RagkitError:  # e.g. chunk metadata that is not JSON: serve it uncached
-        pass
+    with FileLock(f"{target}.lock"):  # another process building it: wait, then load it
+        if (target / "index.json").is_file():
+            return load(target, embedder=embedder)
+        pipeline = build(documents, config, chunks, progress, embedder)
+        try:
+            pipeline.save(target)
+        except RagkitError:  # e.g. chunk metadata that is not JSON: serve it uncached
+            pass
     return pipeline

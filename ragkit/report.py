@@ -234,7 +234,8 @@ def run_line(run: dict) -> str:
     backends = ", ".join(f"{k} {v}" for k, v in run["backends"].items())
     return (f"{run['started'].replace('T', ' ').replace('+00:00', ' UTC')} · ragkit "
             f"{run['ragkit']} · {git} · Python {run['python']} · {run['cpu_count']} cores · "
-            f"{backends} · {duration(run['seconds'])} in all")
+            f"{backends} · {duration(run['seconds'])} in all"
+            + (f", {run['jobs']} notebooks at a time" if run.get("jobs", 1) > 1 else ""))
 
 
 def environment_html(run: dict) -> str:

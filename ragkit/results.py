@@ -76,6 +76,7 @@ SCHEMA = {
                                            "dirty": {"type": ["boolean", "null"]}}},
                     "python": {"type": "string"}, "platform": {"type": "string"},
                     "cpu_count": {"type": "integer", "minimum": 1},
+                    "jobs": {"type": "integer", "minimum": 1},
                     "packages": {"type": "object",
                                  "additionalProperties": {"type": ["string", "null"]}},
                     "backends": {"type": "object", "additionalProperties": {
@@ -188,14 +189,15 @@ def _packages() -> dict[str, str | None]:
 
 
 def run_info(command: str, started: str, seconds: float,
-             datasets: dict[str, Path]) -> dict[str, Any]:
-    """The run's provenance: versions, commit, machine, backends, data set hashes."""
+             datasets: dict[str, Path], jobs: int = 1) -> dict[str, Any]:
+    """The run's provenance: versions, commit, machine, backends, data set hashes, and how
+    many notebooks ran at once (`jobs`: their seconds overlap when it is above 1)."""
     import ragkit
     online = {"anthropic": "ANTHROPIC_API_KEY", "voyage": "VOYAGE_API_KEY"}
     return {"command": command, "started": started, "seconds": round(seconds, 1),
             "ragkit": ragkit.__version__, "git": _git(),
             "python": platform.python_version(), "platform": platform.platform(),
-            "cpu_count": os.cpu_count() or 1, "packages": _packages(),
+            "cpu_count": os.cpu_count() or 1, "jobs": jobs, "packages": _packages(),
             "backends": {name: "online" if os.environ.get(key) else "offline"
                          for name, key in online.items()},
             "datasets": {name: folder_hash(path) for name, path in sorted(datasets.items())}}
@@ -217,9 +219,9 @@ def notebook_entry(result: dict[str, Any], folder: Path) -> dict[str, Any]:
 
 
 def build_results(results: list[dict[str, Any]], folder: Path, started: str,
-                  seconds: float, command: str = "run") -> dict[str, Any]:
+                  seconds: float, command: str = "run", jobs: int = 1) -> dict[str, Any]:
     """The whole document for the notebooks executed into `folder`."""
     datasets = {k: v for r in results for k, v in r["datasets"].items()}
     return {"format": FORMAT, "version": VERSION,
-            "run": run_info(command, started, seconds, datasets),
+            "run": run_info(command, started, seconds, datasets, jobs),
             "notebooks": [notebook_entry(r, folder) for r in results]}

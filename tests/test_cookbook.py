@@ -1,6 +1,6 @@
 """Papermill run / sweep / refresh on tiny notebooks.
 
-Six notebook executions in all (a real kernel, a few seconds each); every refusal is checked
+Eight notebook executions in all (a real kernel, a few seconds each); every refusal is checked
 before anything executes, so those tests run no kernel. The report itself: test_report.py.
 """
 import json
@@ -117,6 +117,33 @@ def test_refresh_rewrites_in_place_without_run_metadata(tmp_path):
     assert "papermill" not in data["metadata"]
     assert "".join(data["cells"][1]["outputs"][0]["text"]) == "2\n"
     assert [p.name for p in tmp_path.iterdir()] == ["01_tiny.ipynb"]
+
+
+def test_two_jobs_run_notebooks_side_by_side_and_report_in_order(tmp_path, capfd):
+    stamp = ("import os, time\nfrom ragkit.cookbook import record\n"
+             "record('started', time.time()); time.sleep(2); record('ended', time.time())\n"
+             "record('worker', os.getppid())")
+    first = _notebook(tmp_path / "nb" / "01_a.ipynb", stamp)
+    second = _notebook(tmp_path / "nb" / "02_b.ipynb", stamp, "assert x == 2, 'x is 1'")
+    with pytest.raises(RagkitError, match=r"notebooks failed: 02_b.ipynb"):
+        run_cookbook(tmp_path / "out", [str(first), str(second)], jobs=2)
+    document = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert [nb["name"] for nb in document["notebooks"]] == ["01_a.ipynb", "02_b.ipynb"]
+    assert [nb["status"] for nb in document["notebooks"]] == ["ok", "failed"]
+    a, b = (nb["numbers"] for nb in document["notebooks"])
+    assert a["started"] < b["ended"] and b["started"] < a["ended"]  # at the same time
+    assert a["worker"] != b["worker"]  # in two worker processes
+    assert document["run"]["jobs"] == 2
+    assert "2 notebooks at a time" in (tmp_path / "out" / "report.html").read_text()
+    err = capfd.readouterr().err  # printed by the workers
+    assert "[2/2] 02_b.ipynb: cell In [3]: AssertionError: x is 1" in err
+
+
+@pytest.mark.parametrize("jobs", ["0", "-1"])
+def test_bad_jobs_exit_2_before_anything_runs(tmp_path, capsys, jobs):
+    assert main(["cookbook", "run", "--out", str(tmp_path / "out"), "--jobs", jobs]) == 2
+    assert "--jobs" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("text, value", [

@@ -130,3 +130,30 @@ def test_claude_evaluator_through_the_stand_in_grades_by_overlap():
     assert ev.score("refund window days", "the refund is paid") == 0.5  # 1/3 ≥ 0.25: partial
     assert ev.score("refund window days", "unrelated text") == 0.0
     assert ev.judge.asked["crag_relevance"] == 3 and not ev.judge.failures
+
+
+class Counting:
+    """An embedder whose vector is [1, len(text)] normalised; counts its calls."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts, *, input_type="document", progress=False):
+        import numpy as np
+        self.calls.append(list(texts))
+        v = np.array([[1.0, len(t)] for t in texts]).reshape(-1, 2)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def test_offline_evaluator_embeds_a_questions_passages_in_one_call():
+    embedder = Counting()
+    ev = C.OfflineEvaluator(embedder=embedder)
+    chunk = _chunk("c1", "Alpha words one two three four. Beta words one two three four. "
+                   "Gamma words one two three four. Delta words one two three four.")
+    kept = C.refine("alpha question", [chunk], ev, keep=2)
+    assert [len(c) for c in embedder.calls] == [1, 2]  # the question, then both strips at once
+    one_by_one = [ev.score("alpha question", C.passage_text(c)) for c, _ in kept]
+    assert [s for _, s in kept] == one_by_one  # the same scores as one at a time
+    q, text = len("alpha question"), len(C.passage_text(kept[0][0]))
+    cosine = (1 + q * text) / ((1 + q * q) ** 0.5 * (1 + text * text) ** 0.5)
+    assert kept[0][1] == pytest.approx(max(0.5, cosine))  # max(term share 1/2, cosine)

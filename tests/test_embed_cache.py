@@ -179,3 +179,44 @@ def test_kept_connections_serve_every_thread_and_see_other_writers(tmp_path) -> 
     second.embed(["d"])  # written through another open connection ...
     first.embed(["d"])
     assert first.inner.calls.count(["d"]) == 0  # ... is found by this one
+
+
+class SlowFake(Fake):
+    """Fake that takes 0.2 s a call and appends each text it embeds to a log file."""
+
+    def __init__(self, log) -> None:
+        super().__init__()
+        self.log = log
+
+    def embed(self, texts: Sequence[str], **options) -> np.ndarray:
+        import time
+        with open(self.log, "a") as f:
+            f.writelines(t + "\n" for t in texts)
+        time.sleep(0.2)
+        return super().embed(texts, **options)
+
+
+def _embed_after(barrier, path, log, texts) -> None:
+    cached = CachedEmbedder(SlowFake(log), path, batch_size=2)
+    barrier.wait()  # both processes look the texts up at the same moment
+    cached.embed(texts)
+
+
+def test_two_processes_embed_each_text_once(tmp_path) -> None:
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    path, log = tmp_path / "e.sqlite", tmp_path / "embedded.txt"
+    texts = ["a", "b b", "c c c", "d d d d", "e e e e e", "f f f f f f"]
+    CachedEmbedder(Fake(), path)  # create the schema before the race
+    barrier = ctx.Barrier(2)
+    workers = [ctx.Process(target=_embed_after, args=(barrier, path, log, texts))
+               for _ in range(2)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(30)
+    assert [w.exitcode for w in workers] == [0, 0]
+    assert sorted(log.read_text().splitlines()) == sorted(texts)  # not twice each
+    np.testing.assert_array_equal(CachedEmbedder(Fake(), path).embed(texts),
+                                  [vector(t) for t in texts])

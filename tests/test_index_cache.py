@@ -39,7 +39,7 @@ def test_second_build_is_loaded_and_searches_alike(shared):
     first = Pipeline.build(DOCS, config, progress=False)
     second = Pipeline.build(DOCS, config, progress=False)
     assert builds == [config]  # built once, then loaded
-    assert len(list(folder.iterdir())) == 1
+    assert len([p for p in folder.iterdir() if p.is_dir()]) == 1
     assert [c.indexed_text for c in second.chunks] == [c.indexed_text for c in first.chunks]
     for mode in ("bm25", "dense", "hybrid"):
         query = ["How much did ACME revenue grow?"]
@@ -59,7 +59,7 @@ def test_other_documents_config_or_chunks_are_other_indexes(shared):
     given = Pipeline.build(DOCS, IndexConfig(embedder=None), progress=False).chunks[:2]
     Pipeline.build(DOCS, IndexConfig(embedder=None), chunks=given, progress=False)
     assert len(builds) == 5
-    assert len(list(folder.iterdir())) == 5
+    assert len([p for p in folder.iterdir() if p.is_dir()]) == 5
 
 
 def test_in_code_embedder_and_claude_contexts_are_not_cached(shared, monkeypatch):
@@ -95,3 +95,44 @@ def test_shared_sets_a_folder_for_the_block_and_removes_it(monkeypatch):
         assert folder.is_dir()
     assert index_cache.ENV not in os.environ
     assert not folder.exists()
+
+
+class _Saved:
+    """A stand-in for a built Pipeline: `save` writes the index.json a later load looks for."""
+
+    def save(self, target) -> None:
+        target.mkdir(parents=True)
+        (target / "index.json").write_text("{}")
+
+
+def _build_after(barrier, where, log) -> None:
+    import time
+
+    def build(*args):
+        with open(log, "a") as f:
+            f.write("build\n")
+        time.sleep(0.3)
+        return _Saved()
+
+    def load(target, embedder=None):
+        with open(log, "a") as f:
+            f.write("load\n")
+        return _Saved()
+
+    barrier.wait()
+    index_cache.build_once(build, load, where, [Document("a", "alpha beta")],
+                           IndexConfig(embedder=None), None, False)
+
+
+def test_processes_building_the_same_index_build_it_once(tmp_path):
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    barrier, log = ctx.Barrier(2), tmp_path / "log.txt"
+    workers = [ctx.Process(target=_build_after, args=(barrier, tmp_path, log)) for _ in range(2)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(30)
+    assert [w.exitcode for w in workers] == [0, 0]
+    assert sorted(log.read_text().split()) == ["build", "load"]  # the second waited, loaded

@@ -61,6 +61,14 @@ class Evaluator(Protocol):
     def score(self, question: str, passage: str) -> float: ...
 
 
+def score_all(evaluator: Evaluator, question: str, passages: Sequence[str]) -> list[float]:
+    """`evaluator.score` of each passage; in one batch when the evaluator has `score_many`."""
+    many = getattr(evaluator, "score_many", None)
+    if many is not None:
+        return many(question, passages)
+    return [evaluator.score(question, p) for p in passages]
+
+
 def passage_text(chunk: Chunk) -> str:
     """What an evaluator reads: the chunk's `[Source | Section]` label line and its text."""
     title, section = label(chunk)
@@ -112,12 +120,14 @@ def refine(question: str, passages: Sequence[Chunk], evaluator: Evaluator, keep:
            ) -> list[tuple[Chunk, float]]:
     """Decompose-then-recompose: the top `keep` strips of all passages by evaluator score
     (strips under 4 words score −1; NaN ranks last), best first."""
+    pieces = [strip for chunk in passages for strip in strip_chunks(chunk)]
+    graded = [p for p in pieces if len(p.text.split()) >= MIN_STRIP_WORDS]
+    found = dict(zip((p.id for p in graded),
+                     score_all(evaluator, question, [passage_text(p) for p in graded])))
     scored = []
-    for chunk in passages:
-        for strip in strip_chunks(chunk):
-            s = -1.0 if len(strip.text.split()) < MIN_STRIP_WORDS \
-                else evaluator.score(question, passage_text(strip))
-            scored.append((strip, -math.inf if math.isnan(s) else s))
+    for strip in pieces:
+        s = found.get(strip.id, -1.0)
+        scored.append((strip, -math.inf if math.isnan(s) else s))
     scored.sort(key=lambda cs: -cs[1])
     return scored[:keep]
 
@@ -172,15 +182,25 @@ class OfflineEvaluator:
         return sum(w for t, w in weights.items() if t in found) / total if total else 0.0
 
     def dense(self, question: str, passage: str) -> float:
+        return self.dense_many(question, [passage])[0] if self.embedder is not None else 0.0
+
+    def dense_many(self, question: str, passages: Sequence[str]) -> list[float]:
+        """Cosines of the question with each passage, the passages embedded in one call (the
+        embedder then fills every core; one text a call runs on one)."""
         if self.embedder is None:
-            return 0.0
+            return [0.0] * len(passages)
         if question not in self._queries:
             self._queries[question] = self.embedder.embed([question], input_type="query")[0]
-        vector = self.embedder.embed([passage], input_type="document")[0]
-        return float(np.dot(self._queries[question], vector))
+        vectors = self.embedder.embed(list(passages), input_type="document")
+        return [float(np.dot(self._queries[question], v)) for v in vectors]
 
     def score(self, question: str, passage: str) -> float:
-        return max(self.lexical(question, passage), self.dense(question, passage))
+        return self.score_many(question, [passage])[0]
+
+    def score_many(self, question: str, passages: Sequence[str]) -> list[float]:
+        """`score` of each passage, embedded together."""
+        dense = self.dense_many(question, passages)
+        return [max(self.lexical(question, p), d) for p, d in zip(passages, dense, strict=True)]
 
 
 RELEVANCE = Template("crag_relevance", "v1", (
@@ -238,7 +258,7 @@ def crag(question: str, passages: Sequence[Chunk], evaluator: Evaluator,
     Without a `fallback`, Incorrect answers from nothing (the decline, no call) and
     Ambiguous from the internal strips alone.
     """
-    scores = tuple(evaluator.score(question, passage_text(c)) for c in passages)
+    scores = tuple(score_all(evaluator, question, [passage_text(c) for c in passages]))
     act = action(scores, evaluator.upper, evaluator.lower)
     kept: list[tuple[Chunk, float]] = []
     if act in (CORRECT, AMBIGUOUS):
@@ -265,9 +285,10 @@ def passage_scores(pipeline, queries: Sequence[Query], judgments: Mapping[str, A
     rows = []
     for query, ranking in zip(queries, hits):
         relevant = frozenset().union(*judgments.get(query.id, [frozenset()]))
-        for ident, _ in ranking[:k]:
-            rows.append({"query": query.id, "chunk": ident, "relevant": ident in relevant,
-                         "score": evaluator.score(query.text, passage_text(by_id[ident]))})
+        idents = [ident for ident, _ in ranking[:k]]
+        scores = score_all(evaluator, query.text, [passage_text(by_id[i]) for i in idents])
+        rows += [{"query": query.id, "chunk": ident, "relevant": ident in relevant,
+                  "score": score} for ident, score in zip(idents, scores, strict=True)]
     return pd.DataFrame(rows)
 
 

@@ -33,11 +33,12 @@ def cmd_cookbook(args: argparse.Namespace) -> None:
     if args.action == "refresh":
         if params:
             raise RagkitError("refresh runs notebooks with their own parameters; drop --param")
-        for path in refresh(args.notebook):
+        for path in refresh(args.notebook, jobs=args.jobs):
             print(f"refreshed {path}")
         return
     if args.action == "run":
-        report = run_cookbook(args.out, notebooks=args.notebook, parameters=params)
+        report = run_cookbook(args.out, notebooks=args.notebook, parameters=params,
+                              jobs=args.jobs)
     else:
         if args.notebook and len(args.notebook) > 1:
             raise RagkitError("sweep runs one notebook; give --notebook once")
@@ -95,6 +96,9 @@ def add_parsers(sub) -> None:
                    help="NAME=VALUE, a parameter the notebook declares; the value is read as "
                         "JSON (numbers, true/false, null), else kept as text. run: passed to "
                         "the notebooks that declare it; sweep: NAME=V1,V2,... one run each")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="run, refresh: notebooks executed at once (default: 2, or 1 on a "
+                        "one-core machine); each notebook's seconds then overlap")
     p.add_argument("--fresh", action="store_true",
                    help="sweep: execute every point, even those an earlier sweep completed")
     p.set_defaults(func=cmd_cookbook)

@@ -5,12 +5,15 @@ by sha256 of (inner.name, fingerprint, max_tokens, input_type, text) — so new 
 new truncation rule never serve a stale vector — stores it in a sqlite file (WAL mode), sends
 only the texts it has not seen to the inner model, and commits after every batch, so an
 interrupted `ragkit index` resumes where it stopped. Each thread keeps one connection open.
+Processes sharing the file embed one batch at a time (a lock file beside it), and each looks
+its batch up again once it holds the lock: two notebooks run side by side that need the same
+texts embed them once, and an embedding batch already uses every core.
 
 What it is not: a semantic cache (no near-duplicate matching) nor a cache of paid calls in
 general (that is `ragkit.cache`).
 
 Limits: entries never expire; delete the file to reclaim space. One writer at a time (sqlite
-locking); readers may run alongside it.
+locking and the lock file); readers may run alongside it.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+from filelock import FileLock
 
 from ragkit.models import ragkit_home
 
@@ -58,6 +62,7 @@ class CachedEmbedder:
         self.batch_size = batch_size
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()  # one connection per thread, kept open
+        self._lock = FileLock(str(self.path) + ".lock")  # one embedding batch at a time
         with closing(sqlite3.connect(self.path, timeout=60)) as db, db:
             db.execute("PRAGMA journal_mode=WAL")  # stored in the file: set once
             db.execute(_SCHEMA)
@@ -80,7 +85,10 @@ class CachedEmbedder:
 
     def _fill(self, db: sqlite3.Connection, todo: dict[str, str], input_type: str,
               progress: bool, found: dict[str, np.ndarray]) -> None:
-        """Embed `todo` in batches of similar length, committing after each batch."""
+        """Embed `todo` in batches of similar length, committing after each batch.
+
+        Each batch is embedded holding the lock file, after looking its keys up again: a
+        process that waited finds what the other one just stored and skips it."""
         items = list(todo.items())
         lengths = self.inner.token_lengths([t for _, t in items]) if items else []
         items = [items[i] for i in np.argsort(lengths, kind="stable")]
@@ -90,16 +98,26 @@ class CachedEmbedder:
             bar = tqdm(total=len(items), desc=f"embed {self.name}", unit="text")
         for start in range(0, len(items), self.batch_size):
             batch = items[start:start + self.batch_size]
-            vectors = self.inner.embed([t for _, t in batch], input_type=input_type)
-            vectors = np.asarray(vectors, dtype=np.float32)
-            with db:  # one transaction per batch
-                db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?)",
-                               [(k, v.tobytes()) for (k, _), v in zip(batch, vectors, strict=True)])
-            found.update((k, v) for (k, _), v in zip(batch, vectors, strict=True))
+            with self._lock:
+                stored = self._lookup(db, (k for k, _ in batch))
+                found.update(stored)
+                batch = [(k, t) for k, t in batch if k not in stored]
+                if batch:
+                    self._store(db, batch, input_type, found)
             if bar is not None:
-                bar.update(len(batch))
+                bar.update(min(self.batch_size, len(items) - start))
         if bar is not None:
             bar.close()
+
+    def _store(self, db: sqlite3.Connection, batch: list[tuple[str, str]], input_type: str,
+               found: dict[str, np.ndarray]) -> None:
+        """Embed one batch of (key, text) and commit it in one transaction."""
+        vectors = self.inner.embed([t for _, t in batch], input_type=input_type)
+        vectors = np.asarray(vectors, dtype=np.float32)
+        with db:
+            db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?)",
+                           [(k, v.tobytes()) for (k, _), v in zip(batch, vectors, strict=True)])
+        found.update((k, v) for (k, _), v in zip(batch, vectors, strict=True))
 
     def _lookup(self, db: sqlite3.Connection, keys: Iterable[str]) -> dict[str, np.ndarray]:
         keys, found = list(keys), {}

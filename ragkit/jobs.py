@@ -1,0 +1,59 @@
+"""Run notebooks side by side: the worker pool behind `ragkit cookbook run --jobs N`.
+
+What it is: `run_jobs(fn, calls, jobs)` calls `fn(*args)` for each tuple in `calls` and
+returns the results in the order given: in this process when `jobs` is 1, else in `jobs`
+worker processes, each call to the next free worker in order.
+
+Why processes: a notebook's execution sets environment variables its kernel inherits (where
+it writes its records), so two at once need two environments. Why two by default: a
+notebook's work is partly one-threaded (scoring, evaluation, plots) and partly embedding,
+which already uses every core; a second notebook fills the first one's one-threaded stretches.
+The two never embed the same text twice or build one index twice: the embedding cache and
+the run's index folder take lock files (`ragkit.embed.cache`, `ragkit.index_cache`).
+
+What it is not: a scheduler that knows which notebook needs which index; order is the
+numbered order, and a notebook that needs an index another one is building waits for it.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+from ragkit.documents import RagkitError
+
+MAX_DEFAULT = 2  # more kernels than this on a laptop mostly wait for the embedding lock
+
+
+def usable_cores() -> int:
+    """Cores this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def default_jobs() -> int:
+    """Notebooks run at once by default: two, or one on a one-core machine."""
+    return max(1, min(MAX_DEFAULT, usable_cores()))
+
+
+def check_jobs(jobs: int) -> int:
+    if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
+        raise RagkitError(f"--jobs must be a whole number >= 1, got {jobs!r}")
+    return jobs
+
+
+def run_jobs(fn: Callable[..., Any], calls: Sequence[tuple], jobs: int) -> list[Any]:
+    """`[fn(*args) for args in calls]`, with up to `jobs` calls at once (module docstring).
+
+    `fn` must be a module-level function and `args` picklable when `jobs` > 1 (workers are
+    spawned, not forked: the parent may hold threads and open kernels)."""
+    jobs = min(check_jobs(jobs), max(1, len(calls)))
+    if jobs == 1:
+        return [fn(*args) for args in calls]
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(jobs, mp_context=context) as pool:
+        futures = [pool.submit(fn, *args) for args in calls]
+        return [f.result() for f in futures]
