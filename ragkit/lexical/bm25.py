@@ -10,8 +10,10 @@ less); a document sharing no term is never returned.
 What it is not: not an inverted index on disk, not incremental (refit to add documents),
 not a query language (no phrases, no boolean operators, no field weights).
 
-Limits: the index is about 12 bytes per distinct (term, document) pair, memory-mapped
-from its `.npy` files once saved. Errors users can hit (unknown tokenizer, empty corpus, bad index folder) raise
+Limits: the index is about 12 bytes per distinct (term, document) pair, plus 4 per pair
+of a row in over 1 % of the documents (its impact order, for pruned search), memory-mapped
+from its `.npy` files once saved; a long query keeps a dense copy (8 bytes per document) of
+each row in over 1/8 of the documents it used (`bm25_scan`). Errors users can hit (unknown tokenizer, empty corpus, bad index folder) raise
 RagkitError.
 
 Method: Okapi BM25 (Robertson & Zaragoza 2009, "The Probabilistic Relevance Framework:
@@ -28,6 +30,8 @@ from scipy import sparse
 
 from ragkit.dense import top_k
 from ragkit.documents import RagkitError
+from ragkit.lexical.bm25_prune import ImpactOrder, pruned_top_k
+from ragkit.lexical.bm25_scan import DenseRows, scan_top_k
 from ragkit.lexical.parallel import term_ids
 from ragkit.lexical.termids import TermIds
 from ragkit.lexical.tokenizers import Tokenizer, get_tokenizer
@@ -116,6 +120,9 @@ class BM25:
         self.doc_len = np.empty(0, dtype=np.int64)
         self.avgdl = 0.0
         self.weights = sparse.csr_matrix((0, 0))  # (terms × documents)
+        self.prune = True  # False: `search` always scores every document (for comparisons)
+        self._impact: ImpactOrder | None = None
+        self._dense: DenseRows | None = None
 
     # ------------------------------------------------------------------ building
 
@@ -197,9 +204,16 @@ class BM25:
 
         Only `candidates` are returned, so fewer than k entries (none for a query sharing no
         term with the corpus) when fewer documents match; scores may be 0 or negative.
+        Long postings with every idf positive: the exact top k by pruning (`bm25_prune`)
+        when it pays, else by a full scan with dense rows (`bm25_scan`); `prune = False`
+        keeps the earlier full scan (the same results, for comparisons).
         """
         ids = self._query_ids(query)
         if self._long(ids) and (self.idf[ids] > 0).all():
+            if self.prune:  # exact either way: pruned when it pays, else a faster full scan
+                found = pruned_top_k(self.weights, self.impact, self.dense_rows, ids, k)
+                return found if found is not None else scan_top_k(
+                    self.weights, self.dense_rows, ids, k)
             # every weight > 0: a candidate scores > 0 and any other document 0.0, so the
             # top k of all documents are the top k candidates when there are k of them
             scores = self._score(ids)[0]
@@ -211,6 +225,20 @@ class BM25:
             docs, scores = self._matches(ids)
         best, values = top_k(scores, k)
         return docs[best], values
+
+    @property
+    def impact(self) -> ImpactOrder:
+        """The long rows' postings by weight descending (loaded, or computed on first use)."""
+        if self._impact is None or self._impact.weights is not self.weights:
+            self._impact = ImpactOrder(self.weights)
+        return self._impact
+
+    @property
+    def dense_rows(self) -> DenseRows:
+        """Dense copies of the longest rows, built on first use (`bm25_scan`)."""
+        if self._dense is None or self._dense.weights is not self.weights:
+            self._dense = DenseRows(self.weights)
+        return self._dense
 
     def _long(self, ids: np.ndarray) -> bool:
         """True when the query's postings are long enough for million-entry arrays to pay."""
