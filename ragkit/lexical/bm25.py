@@ -138,6 +138,14 @@ class BM25:
         terms.add_tokens(corpus)
         return model._index(*terms.arrays(), terms.terms())
 
+    @classmethod
+    def from_term_ids(cls, ids: np.ndarray, doc_len: np.ndarray, vocab: dict[str, int],
+                      **params) -> BM25:
+        """Index documents already turned into term ids (`ragkit.lexical.termids`: the
+        ids of every token in order, tokens per document, the first-seen vocabulary), as
+        `fit` does after tokenizing; `params` must name the tokenizer that made them."""
+        return cls(**params)._index(ids, doc_len, vocab)
+
     def _index(self, ids: np.ndarray, doc_len: np.ndarray, vocab: dict[str, int]) -> BM25:
         """Weights straight from the token ids: a documents × terms count matrix (CSR, its
         rows the token stream as it is), duplicates summed, transposed to terms × documents."""
