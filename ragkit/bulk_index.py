@@ -5,8 +5,8 @@ every document and chunk in memory. Blocks of `BLOCK` lines go through the whole
 per-document path — parse and check each line, chunk, contextualize, encode the
 chunks.jsonl rows, tokenize into term ids — in worker processes (`workers`, default 2), or
 in this process for a small file. The parent writes each block's rows to chunks.jsonl as
-they come, in file order, and merges the blocks' term ids in file order
-(`ragkit.lexical.parallel`), so the folder is byte for byte the one `Pipeline.build` +
+they come, in file order, and renumbers the workers' term ids into the file's first-seen
+order (`_Renumber`), so the folder is byte for byte the one `Pipeline.build` +
 `save` write (tests/test_bulk_index.py compares them).
 
 What it is not: every build. Vectors, parent–child chunks, the Claude contextualizer and
@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import os
+from array import array
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -35,7 +37,7 @@ from ragkit.contextualize import CONTEXTUALIZERS, get_contextualizer
 from ragkit.documents import Ids, RagkitError, document_of, parse_line
 from ragkit.index_folder import WHAT, _chunk_line, gc_paused, is_index, write_manifest
 from ragkit.lexical import BM25, get_tokenizer
-from ragkit.lexical.parallel import _MEMO, _Merge, default_workers
+from ragkit.lexical.parallel import default_workers
 from ragkit.lexical.termids import TermIds
 
 BLOCK = 25_000  # lines per task
@@ -80,7 +82,7 @@ def _run(path: Path, config: IndexConfig, handle, rows, workers: int, progress: 
     from tqdm import tqdm
     bar = tqdm(desc="index", unit=" docs", disable=not progress, leave=False)
     head = list(islice(handle, THRESHOLD))
-    merged, keys, n_docs, n_chunks = _Merge(), [], 0, 0
+    merged, keys, n_docs, n_chunks = _Renumber(), [], 0, 0
     if workers < 2 or len(head) < THRESHOLD:
         terms = TermIds(get_tokenizer(config.tokenizer), config.tokenizer)
         for first, lines in _blocks(head, handle):
@@ -92,7 +94,7 @@ def _run(path: Path, config: IndexConfig, handle, rows, workers: int, progress: 
             bar.update(found[3])
         found = (*terms.arrays(), terms.terms())
     else:
-        with ProcessPoolExecutor(workers) as pool:
+        with ProcessPoolExecutor(workers, initializer=_fresh_worker) as pool:
             pending: deque[Future] = deque()
             for first, lines in _blocks(head, handle):
                 pending.append(pool.submit(_worker_block, path, first, lines, config))
@@ -109,12 +111,12 @@ def _run(path: Path, config: IndexConfig, handle, rows, workers: int, progress: 
     return found, np.concatenate(keys) if keys else np.empty(0, np.uint64), n_docs, n_chunks
 
 
-def _take(future: Future, rows, merged: _Merge, keys: list) -> tuple[int, int]:
+def _take(future: Future, rows, merged: _Renumber, keys: list) -> tuple[int, int]:
     """One worker block's result written and merged: (documents, chunks) in it."""
-    block_rows, block_keys, n_docs, ids, lengths, vocab = _call(future.result)
+    block_rows, block_keys, n_docs, worker, ids, lengths, new = _call(future.result)
     rows.write(block_rows)
     keys.append(block_keys)
-    merged.add(ids, lengths, vocab)
+    merged.add(worker, ids, lengths, new)
     return n_docs, lengths.size
 
 
@@ -160,18 +162,59 @@ def _chunk_block(path: Path, first: int, lines: bytes, config: IndexConfig
     return b"".join(rows), texts, np.frombuffer(b"".join(keys), np.uint64), len(keys)
 
 
+_TERMS: dict[str, TermIds] = {}  # in a worker: its term ids so far, by tokenizer
+
+
+def _fresh_worker() -> None:
+    """A new worker numbers terms from 0 (whatever the parent held when it forked)."""
+    _TERMS.clear()
+
+
 def _worker_block(path: Path, first: int, lines: bytes, config: IndexConfig):
-    """In a worker: `_chunk_block`, its texts tokenized into block-local term ids (the cyclic
-    GC off meanwhile: many small objects, no cycles)."""
+    """In a worker: `_chunk_block`, its texts tokenized into this worker's term ids, and the
+    terms it had not seen before (`TermIds.take`). The cyclic GC is off meanwhile: many
+    small objects, no cycles."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         rows, texts, keys, n_docs = _chunk_block(path, first, lines, config)
-        terms = TermIds(get_tokenizer(config.tokenizer), config.tokenizer, _MEMO.__getitem__)
+        name = config.tokenizer
+        terms = _TERMS.setdefault(name, TermIds(get_tokenizer(name), name))
         terms.add_texts(texts)
         del texts
-        ids, lengths = terms.arrays()
-        return rows, keys, n_docs, ids, lengths, list(terms.vocabulary)
+        return (rows, keys, n_docs, os.getpid(), *terms.take())
     finally:
         if enabled:
             gc.enable()
+
+
+class _Renumber:
+    """Workers' term ids renumbered into one vocabulary, in file order.
+
+    Each worker numbers terms in its own first-seen order and reports, with each block, the
+    terms new to it. A worker takes its blocks in file order and they are merged in file
+    order, so a term new to the whole file is new to the worker that meets it first: adding
+    each block's new terms not yet known, in order, gives the first-seen order of the file,
+    the ids one process gives (tests/test_bulk_index.py)."""
+
+    def __init__(self) -> None:
+        self.vocabulary: dict[str, int] = {}
+        self.maps: dict[int, array] = {}  # worker -> its term id -> global id
+        self.ids: list[np.ndarray] = []
+        self.lengths: list[np.ndarray] = []
+
+    def add(self, worker: int, ids: np.ndarray, lengths: np.ndarray, new: list[str]) -> None:
+        vocab = self.vocabulary
+        for term in new:
+            if term not in vocab:
+                vocab[term] = len(vocab)
+        mapping = self.maps.setdefault(worker, array("i"))
+        mapping.extend(map(vocab.__getitem__, new))
+        self.ids.append(np.frombuffer(mapping, np.int32)[ids] if ids.size else ids)
+        self.lengths.append(lengths)
+
+    def result(self) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+        ids = np.concatenate(self.ids) if self.ids else np.empty(0, np.int32)
+        self.ids.clear()
+        lengths = np.concatenate(self.lengths) if self.lengths else np.empty(0, np.int64)
+        return ids, lengths, self.vocabulary
