@@ -15,6 +15,14 @@ References measured in the same run, printed as ratios: rank-bm25 0.2.2 `BM25Oka
 a 20k-document slice against ragkit's `BM25.fit` on the same slice (same tokens), and, with
 `--previous DIR` (a checkout whose `ragkit/` is an older version), that version's `ragkit
 index` on the same corpus. CPU time, not wall time, is the fair measure on a shared machine.
+
+`ragkit index` here takes the block build (`ragkit.bulk_index`: blocks of 25k lines parsed,
+chunked, contextualized and tokenized in two workers); the stages are those of the in-memory
+`Pipeline.build` path. Measured 1 December 2026 under load average ~4 from other jobs: 1M
+chunks 97.7 s user+sys, 1 min 40 s wall, 1.06 GB peak RSS (the previous commit: 146.2 s,
+4 min 40 s at load 6.5, 2.90 GB); 100k chunks 12.2 s, 12.8 s, 312 MB (before: 16.1 s,
+24.3 s, 498 MB); back to back at load ~4, 1M: 106.4 s, 2 min 2 s, 1.02 GB against the
+previous commit's 114.3 s, 2 min 4 s, 2.91 GB. See README's "Block build".
 """
 from __future__ import annotations
 

@@ -118,14 +118,21 @@ def read_jsonl(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
         raise RagkitError(f"{path}: no such file")
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            obj = fast_json(raw)
-            if obj is NOT_PARSED:
-                obj = _strict_json(raw, path, number)
-            if not isinstance(obj, dict):
-                raise RagkitError(f"{where(path, number)}: expected a JSON object")
-            yield number, obj
+            obj = parse_line(raw, path, number)
+            if obj is not None:
+                yield number, obj
+
+
+def parse_line(raw: bytes, path: Path, number: int) -> dict[str, Any] | None:
+    """One JSONL line as an object, None for a blank line; bad JSON names file and line."""
+    if not raw.strip():
+        return None
+    obj = fast_json(raw)
+    if obj is NOT_PARSED:
+        obj = _strict_json(raw, path, number)
+    if not isinstance(obj, dict):
+        raise RagkitError(f"{where(path, number)}: expected a JSON object")
+    return obj
 
 
 def _strict_json(raw: bytes, path: Path, number: int) -> Any:
@@ -170,7 +177,7 @@ def check_text(text: str, path: Path | str, line: int | None, key: str = "text")
     return text
 
 
-class _Ids:
+class Ids:
     """Tracks ids seen so far to report duplicates with both locations."""
 
     def __init__(self, what: str) -> None:
@@ -190,16 +197,20 @@ def _id_key(obj: dict) -> str:
     return "_id" if "id" not in obj and "_id" in obj else "id"
 
 
+def document_of(obj: dict, path: Path | str, line: int, ids: Ids) -> Document:
+    """The document of one parsed JSONL line, each field checked; its id added to `ids`."""
+    ident = str(require(obj, _id_key(obj), (str, int), path, line))
+    ids.add(ident, path, line)
+    text = check_text(require(obj, "text", str, path, line), path, line)
+    title = require(obj, "title", str, path, line, default="")
+    metadata = require(obj, "metadata", dict, path, line, default={})
+    return Document(ident, text, title, metadata)
+
+
 def load_documents_jsonl(path: Path | str) -> list[Document]:
     """Read documents JSONL: `{"id", "text", "title"?, "metadata"?}` per line (or BEIR's `_id`)."""
-    docs, ids = [], _Ids("document")
-    for line, obj in read_jsonl(path):
-        ident = str(require(obj, _id_key(obj), (str, int), path, line))
-        ids.add(ident, path, line)
-        text = check_text(require(obj, "text", str, path, line), path, line)
-        title = require(obj, "title", str, path, line, default="")
-        metadata = require(obj, "metadata", dict, path, line, default={})
-        docs.append(Document(ident, text, title, metadata))
+    ids = Ids("document")
+    docs = [document_of(obj, path, line, ids) for line, obj in read_jsonl(path)]
     if not docs:
         raise RagkitError(f"{path}: no documents")
     return docs
@@ -216,14 +227,14 @@ def _parse_golden(items: list, path: Path | str, line: int) -> tuple[Golden, ...
     return tuple(golden)
 
 
-def load_queries_jsonl(path: Path | str, ids: _Ids | None = None) -> list[Query]:
+def load_queries_jsonl(path: Path | str, ids: Ids | None = None) -> list[Query]:
     """Read queries JSONL: `{"id", "text"|"question", "golden"?, "answer"?, "kind"?, "split"?}`.
 
     BEIR's `_id` is read as `id` when a line has no `id`, so BEIR's queries.jsonl works as is.
 
     `ids` carries the ids already read from other files, so duplicates across files are found.
     """
-    queries, ids = [], ids or _Ids("query")
+    queries, ids = [], ids or Ids("query")
     for line, obj in read_jsonl(path):
         ident = str(require(obj, _id_key(obj), (str, int), path, line))
         ids.add(ident, path, line)
@@ -300,7 +311,7 @@ def load_golden(path: Path | str) -> list[Query]:
     """Golden queries from one JSONL file or every `*.jsonl` in a folder, ids unique overall."""
     path = Path(path)
     files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
-    ids = _Ids("query")
+    ids = Ids("query")
     return [query for file in files for query in load_queries_jsonl(file, ids)]
 
 

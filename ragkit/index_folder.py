@@ -107,10 +107,16 @@ def write_index(folder: Path | str, manifest: dict[str, Any], chunks: Sequence[C
         bm25.save(tmp / "bm25")
         if dense is not None:
             dense.save(tmp)
-        manifest = {"format": FORMAT, "version": FORMAT_VERSION, **manifest,
-                    "chunks": len(chunks), **({"parents": len(parents)} if parents else {})}
-        (tmp / "index.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        write_manifest(tmp, manifest, len(chunks), len(parents))
     return folder
+
+
+def write_manifest(folder: Path, manifest: dict[str, Any], n_chunks: int,
+                   n_parents: int = 0) -> None:
+    """index.json of an index folder being written: format, version, `manifest`, counts."""
+    manifest = {"format": FORMAT, "version": FORMAT_VERSION, **manifest,
+                "chunks": n_chunks, **({"parents": n_parents} if n_parents else {})}
+    (folder / "index.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
 
 
 def _write_chunks(path: Path, chunks: Sequence[Chunk], block: int = 4096) -> None:

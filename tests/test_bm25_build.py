@@ -139,3 +139,18 @@ def test_search_from_short_postings_is_the_full_score_ranking():
         ids = [bm25.vocabulary[t] for t in query if t in bm25.vocabulary]
         short += sum(np.diff(bm25.weights.indptr)[ids]) * 8 <= bm25.n_docs
     assert 0 < short < len(queries)  # both ways of scoring were taken
+
+
+def test_weights_computed_in_small_blocks_are_the_same_bits():
+    from ragkit.lexical.bm25 import _okapi_weights
+    tokens = [get_tokenizer("auto")(t) for t in _texts()]
+    vocab, idf, weights = reference_index(tokens)
+    rows = np.array([vocab[t] for doc in tokens for t in doc])
+    cols = np.repeat(np.arange(len(tokens)), [len(doc) for doc in tokens])
+    counts = sparse.csr_matrix((np.ones(rows.size), (rows, cols)), shape=weights.shape)
+    counts.sum_duplicates()
+    doc_len = np.array([len(doc) for doc in tokens])
+    avgdl = float(doc_len.sum() / len(tokens))
+    for block in (7, 1000, 1 << 20):  # block edges inside terms' rows and between them
+        got = _okapi_weights(counts, doc_len, avgdl, 1.5, 0.75, idf, block)
+        assert np.array_equal(got, weights.data), block

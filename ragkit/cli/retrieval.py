@@ -21,6 +21,8 @@ def cmd_index(args: argparse.Namespace) -> None:
     store = parse_store(args.store, args.milvus_index)
     config = index_config(args)
     vectors = _precomputed(args.vectors, config) if args.vectors else None
+    if _bulk(args, config, vectors, store):
+        return
     data = load_dataset(args.docs)
     pipeline = Pipeline.build(data.documents, config, chunks=data.chunks, vectors=vectors,
                               vectors_path=args.vectors or "vectors")
@@ -28,6 +30,22 @@ def cmd_index(args: argparse.Namespace) -> None:
     print_usage(args)
     print(f"indexed {len(data.documents)} documents as {len(pipeline.chunks)} chunks "
           f"into {args.out}")
+
+
+def _bulk(args: argparse.Namespace, config, vectors, store) -> bool:
+    """A documents JSONL file indexed without embeddings: built block by block on worker
+    processes (`ragkit.bulk_index`); False when that build does not apply or a bad line
+    needs the one-process build, whose error names it."""
+    from ragkit import bulk_index, index_cache
+    if index_cache.folder() is not None or not bulk_index.applies(config, Path(args.docs),
+                                                                    vectors, store):
+        return False
+    try:
+        docs, chunks = bulk_index.index_jsonl(Path(args.docs), config, args.out)
+    except bulk_index.Sequential:
+        return False
+    print(f"indexed {docs} documents as {chunks} chunks into {args.out}")
+    return True
 
 
 def _update(args: argparse.Namespace) -> None:

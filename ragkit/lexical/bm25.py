@@ -55,22 +55,28 @@ def okapi_tf(tf: np.ndarray, doc_len: np.ndarray, avgdl: float, k1: float, b: fl
     return tf * (k1 + 1) / (tf + k1 * (1 - b + b * doc_len / avgdl))
 
 
-def _okapi_weights(tf, doc_len, avgdl, k1, b, idf, df) -> np.ndarray:
-    """idf(t) · `okapi_tf` of every posting of `tf` (terms × documents), computed in place
-    in the same operation order as `okapi_tf` (so bit for bit its values), with two
-    posting-sized float arrays alive at a time instead of five."""
-    norm = doc_len.astype(np.float64)[tf.indices]  # |d| of each posting
-    norm *= b
-    norm /= avgdl
-    norm += 1 - b
-    norm *= k1
-    norm += tf.data  # tf + k1·(1 − b + b·|d|/avgdl)
-    weights = tf.data.astype(np.float64)
-    weights *= k1 + 1
-    weights /= norm
-    del norm
-    weights *= np.repeat(idf, df)  # idf · factor
-    return weights
+def _okapi_weights(tf, doc_len, avgdl, k1, b, idf, block: int = 1 << 20) -> np.ndarray:
+    """idf(t) · `okapi_tf` of every posting of `tf` (terms × documents), in the same
+    operation order as `okapi_tf` (so bit for bit its values), `block` postings at a time:
+    the only posting-sized array made is the result (a million-chunk index was holding
+    three more, 8 bytes a posting each)."""
+    out = np.empty(tf.data.size, dtype=np.float64)
+    lengths = doc_len.astype(np.float64)
+    for lo in range(0, out.size, block):
+        hi = min(lo + block, out.size)
+        norm = lengths[tf.indices[lo:hi]]  # |d| of each posting
+        norm *= b
+        norm /= avgdl
+        norm += 1 - b
+        norm *= k1
+        norm += tf.data[lo:hi]  # tf + k1·(1 − b + b·|d|/avgdl)
+        weights = out[lo:hi]
+        weights[:] = tf.data[lo:hi]
+        weights *= k1 + 1
+        weights /= norm
+        rows = np.searchsorted(tf.indptr, np.arange(lo, hi), side="right") - 1
+        weights *= idf[rows]  # idf · factor
+    return out
 
 
 class BM25:
@@ -145,6 +151,14 @@ class BM25:
         terms.add_tokens(corpus)
         return model._index(*terms.arrays(), terms.terms())
 
+    @classmethod
+    def from_term_ids(cls, ids: np.ndarray, doc_len: np.ndarray, vocab: dict[str, int],
+                      **params) -> BM25:
+        """Index documents already turned into term ids (`ragkit.lexical.termids`: the
+        ids of every token in order, tokens per document, the first-seen vocabulary), as
+        `fit` does after tokenizing; `params` must name the tokenizer that made them."""
+        return cls(**params)._index(ids, doc_len, vocab)
+
     def _index(self, ids: np.ndarray, doc_len: np.ndarray, vocab: dict[str, int]) -> BM25:
         """Weights straight from the token ids: a documents × terms count matrix (CSR, its
         rows the token stream as it is), duplicates summed, transposed to terms × documents."""
@@ -163,7 +177,7 @@ class BM25:
         self.avgdl = float(doc_len.sum() / n_docs)
         df = np.diff(tf.indptr)
         self.idf = okapi_idf(df, n_docs, self.epsilon)
-        weights = _okapi_weights(tf, doc_len, self.avgdl, self.k1, self.b, self.idf, df)
+        weights = _okapi_weights(tf, doc_len, self.avgdl, self.k1, self.b, self.idf)
         self.weights = sparse.csr_matrix((weights, tf.indices, tf.indptr), shape=tf.shape)
         return self
 

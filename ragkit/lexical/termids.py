@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Iterable, Sequence
+from itertools import islice
 
 import numpy as np
 
@@ -73,6 +74,7 @@ class TermIds:
         self._compounds = (_Units(self._table, expand) if name in UNIT_TOKENIZERS
                            else None)
         self._units, self._counts = array("i"), array("q")  # unit ids; units per document
+        self._taken = 0  # terms handed out by `take`
 
     def add_texts(self, texts: Iterable[str]) -> None:
         """Tokenize and append each text (one document each), in order."""
@@ -114,6 +116,16 @@ class TermIds:
         per_unit = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
         unit_bounds = np.concatenate([[0], np.cumsum(counts)])
         return ids, per_unit[unit_bounds[1:]] - per_unit[unit_bounds[:-1]]
+
+    def take(self) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """`arrays` of the documents added since the last `take`, and the terms first seen
+        since then, in id order. The vocabulary and the units stay: a worker that keeps
+        one `TermIds` over many blocks splits each distinct compound once."""
+        ids, lengths = self.arrays()
+        self._units, self._counts = array("i"), array("q")
+        new = list(islice(self.vocabulary, self._taken, None))
+        self._taken = len(self.vocabulary)
+        return ids, lengths, new
 
     def terms(self) -> dict[str, int]:
         """The vocabulary as a plain dict, ids in first-seen order."""
