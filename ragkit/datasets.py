@@ -14,8 +14,9 @@ import json
 import warnings
 from pathlib import Path
 
+from ragkit.document_folder import load_folder
 from ragkit.documents import (Chunk, Dataset, Document, Golden, Query, RagkitError, check_golden,
-                              RagkitWarning, check_text, load_documents_jsonl, load_folder,
+                              RagkitWarning, check_text, load_documents_jsonl,
                               load_golden, read_jsonl, require, where)
 
 

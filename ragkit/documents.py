@@ -2,7 +2,8 @@
 
 What it is: the typed records every other module passes around, plus readers for the formats
 users bring — JSONL documents and queries, a folder of Markdown/text/code files (the shipped
-corpus), Anthropic's contextual-embeddings cookbook data set, and BEIR.
+corpus: `ragkit.document_folder`), Anthropic's contextual-embeddings cookbook data set, and
+BEIR.
 
 What it is not: a chunker (see `ragkit.chunking`) or an index. Loaders validate as they read:
 a malformed line, a missing field, a duplicate id or a binary document raises `RagkitError`
@@ -246,65 +247,6 @@ def load_queries_jsonl(path: Path | str, ids: Ids | None = None) -> list[Query]:
         queries.append(Query(ident, text, str(obj.get("answer", "")), str(obj.get("kind", "")),
                              str(obj.get("split", "")), golden, meta, where(path, line)))
     return queries
-
-
-# --------------------------------------------------------------------------- a folder of files
-
-TEXT_SUFFIXES = {".md", ".txt", ".rst", ".py", ".ts", ".js", ".java", ".go", ".rs", ".c",
-                 ".h", ".cpp", ".hpp", ".json", ".yaml", ".yml", ".toml", ".sql", ".sh"}
-_FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
-
-
-def split_front_matter(raw: str) -> tuple[dict[str, str], str]:
-    """Split a `---`-fenced block of `key: value` lines off the top of a text file."""
-    match = _FRONT.match(raw)
-    if not match:
-        return {}, raw
-    meta = {}
-    for entry in match.group(1).splitlines():
-        key, sep, value = entry.partition(":")
-        if sep and key.strip():
-            meta[key.strip()] = value.strip()
-    return meta, raw[match.end():].lstrip("\n")
-
-
-def _title_of(meta: dict[str, str], text: str, rel: str) -> str:
-    if meta.get("title"):
-        return meta["title"]
-    if rel.endswith((".md", ".txt", ".rst")):
-        heading = re.search(r"^#\s+(.+)$", text, re.M)
-        if heading:
-            return heading.group(1).strip()
-    return rel
-
-
-def load_folder(root: Path | str) -> list[Document]:
-    """Every text file under `root` is a document; its id is its posix path relative to root.
-
-    Markdown/text files may open with front matter (`key: value` lines between `---`
-    fences): it becomes metadata (and `title`), not text. Files named like a manifest or
-    starting with a dot are skipped.
-    """
-    root = Path(root)
-    if not root.is_dir():
-        raise RagkitError(f"{root}: not a folder")
-    docs = []
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        rel = path.relative_to(root).as_posix()
-        hidden = any(part.startswith(".") for part in path.relative_to(root).parts)
-        if path.suffix not in TEXT_SUFFIXES or hidden:
-            continue
-        try:
-            raw = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise RagkitError(f"{path}: not UTF-8 text") from None
-        meta, text = split_front_matter(raw.replace("\r\n", "\n"))
-        check_text(text, path, None)
-        meta = {**meta, "path": rel}
-        docs.append(Document(rel, text, _title_of(meta, text, rel), meta))
-    if not docs:
-        raise RagkitError(f"{root}: no text files")
-    return docs
 
 
 def load_golden(path: Path | str) -> list[Query]:

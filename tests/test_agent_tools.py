@@ -12,7 +12,8 @@ from ragkit.agent.gate import AllowAll, DenyAll, Scripted, run_tool
 from ragkit.agent.tool import Tool, ToolContext, ToolError
 from ragkit.agent.tools import TOOLS, definitions
 from ragkit.cli import main
-from ragkit.documents import RagkitError, load_folder
+from ragkit.document_folder import load_folder
+from ragkit.documents import RagkitError
 from ragkit.pipeline import IndexConfig, Pipeline
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -3,8 +3,9 @@ import json
 import pytest
 
 from ragkit.datasets import load_beir, load_cookbook, load_dataset, load_shipped
-from ragkit.documents import (RagkitError, load_documents_jsonl, load_folder, load_golden,
-                              load_queries_jsonl, split_front_matter)
+from ragkit.document_folder import load_folder, split_front_matter
+from ragkit.documents import (RagkitError, load_documents_jsonl, load_golden,
+                              load_queries_jsonl)
 
 
 def _write(path, lines):
