@@ -37,7 +37,7 @@ from ragkit.contextualize import CONTEXTUALIZERS, get_contextualizer
 from ragkit.documents import Ids, RagkitError, document_of, parse_line
 from ragkit.index_folder import WHAT, _chunk_line, gc_paused, is_index, write_manifest
 from ragkit.lexical import BM25, get_tokenizer
-from ragkit.lexical.parallel import default_workers
+from ragkit.lexical.parallel import Merge, default_workers
 from ragkit.lexical.termids import TermIds
 
 BLOCK = 25_000  # lines per task
@@ -116,7 +116,7 @@ def _take(future: Future, rows, merged: _Renumber, keys: list) -> tuple[int, int
     block_rows, block_keys, n_docs, worker, ids, lengths, new = _call(future.result)
     rows.write(block_rows)
     keys.append(block_keys)
-    merged.add(worker, ids, lengths, new)
+    merged.add_from(worker, ids, lengths, new)
     return n_docs, lengths.size
 
 
@@ -188,7 +188,7 @@ def _worker_block(path: Path, first: int, lines: bytes, config: IndexConfig):
             gc.enable()
 
 
-class _Renumber:
+class _Renumber(Merge):
     """Workers' term ids renumbered into one vocabulary, in file order.
 
     Each worker numbers terms in its own first-seen order and reports, with each block, the
@@ -198,23 +198,13 @@ class _Renumber:
     the ids one process gives (tests/test_bulk_index.py)."""
 
     def __init__(self) -> None:
-        self.vocabulary: dict[str, int] = {}
+        super().__init__()
         self.maps: dict[int, array] = {}  # worker -> its term id -> global id
-        self.ids: list[np.ndarray] = []
-        self.lengths: list[np.ndarray] = []
 
-    def add(self, worker: int, ids: np.ndarray, lengths: np.ndarray, new: list[str]) -> None:
-        vocab = self.vocabulary
-        for term in new:
-            if term not in vocab:
-                vocab[term] = len(vocab)
+    def add_from(self, worker: int, ids: np.ndarray, lengths: np.ndarray, new: list[str]
+                 ) -> None:
+        """A block from `worker`: its ids in the worker's numbering, `new` its new terms."""
+        self.intern(new)
         mapping = self.maps.setdefault(worker, array("i"))
-        mapping.extend(map(vocab.__getitem__, new))
-        self.ids.append(np.frombuffer(mapping, np.int32)[ids] if ids.size else ids)
-        self.lengths.append(lengths)
-
-    def result(self) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
-        ids = np.concatenate(self.ids) if self.ids else np.empty(0, np.int32)
-        self.ids.clear()
-        lengths = np.concatenate(self.lengths) if self.lengths else np.empty(0, np.int64)
-        return ids, lengths, self.vocabulary
+        mapping.extend(map(self.vocabulary.__getitem__, new))
+        self.append(np.frombuffer(mapping, np.int32), ids, lengths)

@@ -51,7 +51,7 @@ def term_ids(texts: Iterable[str], tokenize: Callable[[str], list[str]], name: s
         terms.add_texts(stream)
         ids, lengths = terms.arrays()
         return ids, lengths, terms.terms()
-    merged = _Merge()
+    merged = Merge()
     blocks = _blocks(head, stream)
     with ProcessPoolExecutor(workers) as pool:
         pending: deque[Future] = deque()
@@ -99,7 +99,7 @@ def _tokenize_block(name: str, texts: list[str]) -> tuple[np.ndarray, np.ndarray
             gc.enable()
 
 
-class _Merge:
+class Merge:
     """Blocks' local ids renumbered into one vocabulary, in block order."""
 
     def __init__(self) -> None:
@@ -108,11 +108,21 @@ class _Merge:
         self.lengths: list[np.ndarray] = []
 
     def add(self, ids: np.ndarray, lengths: np.ndarray, local: list[str]) -> None:
+        """One block: its ids index `local`, its terms in the block's first-seen order."""
+        self.intern(local)
+        glob = np.fromiter(map(self.vocabulary.__getitem__, local), dtype=np.int32,
+                           count=len(local))
+        self.append(glob, ids, lengths)
+
+    def intern(self, terms: list[str]) -> None:
+        """Give each term not yet known the next global id, in order."""
         vocab = self.vocabulary
-        for term in local:  # new terms in the block's first-seen order
+        for term in terms:
             if term not in vocab:
                 vocab[term] = len(vocab)
-        glob = np.fromiter(map(vocab.__getitem__, local), dtype=np.int32, count=len(local))
+
+    def append(self, glob: np.ndarray, ids: np.ndarray, lengths: np.ndarray) -> None:
+        """Store a block's ids mapped through `glob` (local id -> global id)."""
         self.ids.append(glob[ids] if ids.size else ids)
         self.lengths.append(lengths)
 
