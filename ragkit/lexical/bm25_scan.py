@@ -16,10 +16,6 @@ bounded by anything but the index: at most 1/DENSE of the postings' rows get a d
 """
 from __future__ import annotations
 
-import threading
-from contextlib import contextmanager
-from typing import Iterator
-
 import numpy as np
 from scipy import sparse
 
@@ -30,34 +26,11 @@ STRIDE = 64  # the sample for the k-th score's lower bound: every STRIDE-th docu
 
 
 class DenseRows:
-    """Dense copies of the long rows of `weights` (terms × documents), built on first use,
-    and two reusable arrays of one entry per document (`scratch`)."""
+    """Dense copies of the long rows of `weights` (terms × documents), built on first use."""
 
     def __init__(self, weights: sparse.csr_matrix) -> None:
         self.weights = weights
         self.rows: dict[int, np.ndarray] = {}
-        self._free = threading.Lock()
-        self._scores: np.ndarray | None = None
-        self._seen: np.ndarray | None = None
-
-    @contextmanager
-    def scratch(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """A float64 array (any values) and a bool array (all False, and to be left so) of
-        one entry per document, kept between queries: a new 8 MB array costs ~0.6 ms of
-        page faults at 1M documents on each query. A concurrent caller gets new ones."""
-        n = self.weights.shape[1]
-        if not self._free.acquire(blocking=False):
-            yield np.empty(n), np.zeros(n, dtype=bool)
-            return
-        try:
-            if self._scores is None:
-                self._scores, self._seen = np.empty(n), np.zeros(n, dtype=bool)
-            yield self._scores, self._seen
-        except BaseException:
-            self._seen[:] = False  # whatever was marked
-            raise
-        finally:
-            self._free.release()
 
     def row(self, term: int) -> np.ndarray | None:
         """The row as one weight per document (0.0 where absent), or None for a shorter row."""
@@ -70,24 +43,16 @@ class DenseRows:
         return dense
 
 
-def scan_scores(weights: sparse.csr_matrix, dense: DenseRows, ids: np.ndarray,
-                out: np.ndarray | None = None) -> np.ndarray:
-    """Every document's score for the term ids `ids` (query order, repeats kept), in `out`
-    if given. The first row, dense, is copied rather than added to zeros: 0.0 + w is w."""
-    out = np.empty(weights.shape[1]) if out is None else out
-    for i, term in enumerate(ids.tolist()):
+def scan_scores(weights: sparse.csr_matrix, dense: DenseRows, ids: np.ndarray) -> np.ndarray:
+    """Every document's score for the term ids `ids` (query order, repeats kept)."""
+    out = np.zeros(weights.shape[1])
+    for term in ids.tolist():
         row = dense.row(term)
-        if row is not None and i == 0:
-            np.copyto(out, row)
-        elif row is not None:
+        if row is not None:
             out += row
         else:
-            if i == 0:
-                out.fill(0.0)
             lo, hi = int(weights.indptr[term]), int(weights.indptr[term + 1])
             out[weights.indices[lo:hi]] += weights.data[lo:hi]
-    if ids.size == 0:
-        out.fill(0.0)
     return out
 
 
@@ -95,11 +60,10 @@ def scan_top_k(weights: sparse.csr_matrix, dense: DenseRows, ids: np.ndarray, k:
                ) -> tuple[np.ndarray, np.ndarray]:
     """The k best documents (indices, scores) for `ids`, all of whose weights are > 0: the
     documents scoring > 0, so fewer than k when fewer match."""
-    with dense.scratch() as (buffer, _):
-        scores = scan_scores(weights, dense, ids, buffer)
-        sample = scores[::STRIDE]
-        floor = np.partition(sample, sample.size - k)[sample.size - k] if 0 < k < sample.size \
-            else 0.0
-        keep = np.flatnonzero(scores >= floor) if floor > 0 else np.flatnonzero(scores)
-        best, values = top_k(scores[keep], k)
-        return keep[best], values
+    scores = scan_scores(weights, dense, ids)
+    sample = scores[::STRIDE]
+    floor = np.partition(sample, sample.size - k)[sample.size - k] if 0 < k < sample.size \
+        else 0.0
+    keep = np.flatnonzero(scores >= floor) if floor > 0 else np.flatnonzero(scores)
+    best, values = top_k(scores[keep], k)
+    return keep[best], values

@@ -4,9 +4,9 @@ What it is: `search` routes a query's vocabulary ids to the cheapest exact path.
 idf positive and the query's postings long (over 1/8 of a posting per document): the
 pruned top k (`bm25_prune`), or when it would not pay (it returns None) the full scan with
 dense rows (`bm25_scan`); shorter postings: the candidates' scores from their postings
-alone (`matches`; pruning those measured a higher p95 at 1M). An idf
-≤ 0 (a shared term can weigh 0 or less) always takes `matches` or `scores`: candidates are
-the documents sharing a term, whatever their score. `BM25.prune = False` keeps the earlier
+alone (`matches`). A query with an idf ≤ 0 (a shared term can weigh 0 or less) takes
+`matches` or `score_all`: its candidates are the documents sharing a term, whatever
+their score. `BM25.prune = False` keeps the earlier
 full scan for comparisons. All paths give the same documents, scores (bit for bit) and tie
 order. What it is not: a query parser (ids come from `BM25._query_ids`).
 """
