@@ -9,7 +9,8 @@ temporary folder; `ragkit index` run as a child process, timed for wall and user
 contextualize, BM25 tokenize + fit, save; CPU seconds); then the index is loaded (timed) and
 `--queries` generated queries (2–6 words, same Zipf law) are searched one at a time, BM25 mode,
 top 10, giving p50/p95 latency. `--latency-of DIR` times only the queries, top 10 and top 150,
-the pruned search (`BM25.prune`) and the exhaustive scan taking turns query by query.
+the pruned search (`BM25.prune`) and the exhaustive scan taking turns query by query, and
+prints the peak RSS and the dense rows the search keeps in memory.
 
 References measured in the same run, printed as ratios: rank-bm25 0.2.2 `BM25Okapi` fitted on
 a 20k-document slice against ragkit's `BM25.fit` on the same slice (same tokens), and, with
@@ -29,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -157,6 +159,10 @@ def main_latency(index: Path, n_queries: int) -> None:
                   f"exhaustive {old['p50']:.2f} / {old['p95']:.2f} ms (CPU {old['cpu_p50']:.2f}"
                   f" / {old['cpu_p95']:.2f}); ratio p50 {old['p50'] / new['p50']:.1f}x, "
                   f"p95 {old['p95'] / new['p95']:.1f}x")
+            bm25 = _LOADED[index][0].bm25
+            dense = sum(r.nbytes for r in bm25.dense_rows.rows.values())
+            print(f"  peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB;"
+                  f" dense rows kept {len(bm25.dense_rows.rows)} ({dense / 1e6:.0f} MB)")
 
 
 def bench(n: int, n_queries: int, previous: Path | None, tmp: Path) -> None:

@@ -28,10 +28,10 @@ from typing import Iterable, Sequence
 import numpy as np
 from scipy import sparse
 
-from ragkit.dense import top_k
 from ragkit.documents import RagkitError
-from ragkit.lexical.bm25_prune import ImpactOrder, pruned_top_k
-from ragkit.lexical.bm25_scan import DenseRows, scan_top_k
+from ragkit.lexical import bm25_search
+from ragkit.lexical.bm25_prune import ImpactOrder
+from ragkit.lexical.bm25_scan import DenseRows
 from ragkit.lexical.parallel import term_ids
 from ragkit.lexical.termids import TermIds
 from ragkit.lexical.tokenizers import Tokenizer, get_tokenizer
@@ -218,27 +218,10 @@ class BM25:
 
         Only `candidates` are returned, so fewer than k entries (none for a query sharing no
         term with the corpus) when fewer documents match; scores may be 0 or negative.
-        Long postings with every idf positive: the exact top k by pruning (`bm25_prune`)
-        when it pays, else by a full scan with dense rows (`bm25_scan`); `prune = False`
-        keeps the earlier full scan (the same results, for comparisons).
+        Exact whichever path a query takes (`bm25_search`: pruned when it pays, else a full
+        scan); `prune = False` keeps the earlier full scan (the same results, for comparisons).
         """
-        ids = self._query_ids(query)
-        if self._long(ids) and (self.idf[ids] > 0).all():
-            if self.prune:  # exact either way: pruned when it pays, else a faster full scan
-                found = pruned_top_k(self.weights, self.impact, self.dense_rows, ids, k)
-                return found if found is not None else scan_top_k(
-                    self.weights, self.dense_rows, ids, k)
-            # every weight > 0: a candidate scores > 0 and any other document 0.0, so the
-            # top k of all documents are the top k candidates when there are k of them
-            scores = self._score(ids)[0]
-            if np.count_nonzero(scores) >= k:
-                return top_k(scores, k)
-            docs = np.flatnonzero(scores)
-            scores = scores[docs]
-        else:
-            docs, scores = self._matches(ids)
-        best, values = top_k(scores, k)
-        return docs[best], values
+        return bm25_search.search(self, self._query_ids(query), k)
 
     @property
     def impact(self) -> ImpactOrder:
@@ -255,49 +238,13 @@ class BM25:
         return self._dense
 
     def _long(self, ids: np.ndarray) -> bool:
-        """True when the query's postings are long enough for million-entry arrays to pay."""
-        w = self.weights
-        return int((w.indptr[ids + 1] - w.indptr[ids]).sum()) * 8 > self.n_docs
+        return bm25_search.is_long(self, ids)
 
     def _matches(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The candidates (ascending) and their scores, from the query terms' postings alone
-        when they are short (a million-document index then costs no million-entry arrays).
-
-        np.bincount adds each document's weights in posting order, which is query order,
-        starting from 0.0, as `_score` does, so the scores are the same bit for bit.
-        """
-        w = self.weights
-        spans = [(int(w.indptr[i]), int(w.indptr[i + 1])) for i in ids]
-        if self._long(ids):  # long postings: dense is cheaper
-            scores, matched = self._score(ids)
-            docs = np.flatnonzero(matched)
-            return docs, scores[docs]
-        if not spans:
-            return np.empty(0, dtype=np.int64), np.empty(0)
-        docs = np.concatenate([w.indices[lo:hi] for lo, hi in spans])
-        unique, inverse = np.unique(docs, return_inverse=True)
-        weights = np.concatenate([w.data[lo:hi] for lo, hi in spans])
-        return unique.astype(np.int64), np.bincount(inverse, weights=weights,
-                                                    minlength=unique.size)
+        return bm25_search.matches(self, ids)
 
     def _score(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Scores of all documents, and a mask of those in some query term's postings.
-
-        np.bincount adds each document's weights in the order given, query order, from 0.0:
-        rank-bm25's order of addition, 1.5x faster than adding row by row into the scores.
-        A posting is a stored entry of the weight matrix, zero weights included: nothing
-        here or in `load` drops explicit zeros, so a zero-weight match stays a match.
-        """
-        w, n = self.weights, self.n_docs
-        if ids.size == 0:
-            return np.zeros(n), np.zeros(n, dtype=bool)
-        spans = [(int(w.indptr[i]), int(w.indptr[i + 1])) for i in ids]
-        docs = np.concatenate([w.indices[lo:hi] for lo, hi in spans])
-        out = np.bincount(docs, weights=np.concatenate([w.data[lo:hi] for lo, hi in spans]),
-                          minlength=n)
-        if (self.idf[ids] > 0).all():  # every weight > 0: matched is scored above 0
-            return out, out > 0
-        return out, np.bincount(docs, minlength=n) > 0
+        return bm25_search.score_all(self, ids)
 
     def search_many(
         self, queries: Iterable[str | Sequence[str]], k: int, progress: bool = False
