@@ -4,9 +4,7 @@ Equal means the same documents in the same order and the same scores compared wi
 """
 from __future__ import annotations
 
-import re
 import sys
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +13,7 @@ import pytest
 from ragkit.datasets import load_shipped
 from ragkit.documents import Document, RagkitError
 from ragkit.lexical import BM25
+from tests.test_pipeline import HashEmbedder
 from ragkit.lexical.bm25_prune import pruned_top_k
 from ragkit.lexical.bm25_scan import scan_top_k
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig, _with_ties
@@ -171,22 +170,6 @@ def test_tie_extended_fetches_agree(generated, words):
 
     for k in (1, 10, 150):
         assert _with_ties(fetch(True), queries, k) == _with_ties(fetch(False), queries, k)
-
-
-class HashEmbedder:
-    """A deterministic bag-of-words embedder (no model), for the hybrid mode."""
-
-    name, dim, max_tokens = "hash-test", 32, 256
-
-    def embed(self, texts, *, input_type="document", progress=False):
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in re.findall(r"\w+", text.lower()):
-                out[row, zlib.crc32(word.encode()) % self.dim] += 1
-        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
-
-    def token_lengths(self, texts):
-        return [len(t.split()) + 2 for t in texts]
 
 
 def test_pipeline_bm25_and_hybrid_modes_agree(words):
