@@ -19,7 +19,12 @@ stand-in reply never answers for the real API.
 
 What it is not: a semantic cache (no fuzzy matching) nor an expiring one; `ragkit cache
 clear [--model M]` empties it. Safe across threads of one process (one lock); across
-processes sqlite's own locking applies.
+processes sqlite's own locking applies — which is why the file is never opened outside
+sqlite once this process has a connection to it: closing any descriptor of a file drops
+every POSIX lock the process holds on it, sqlite's included, and another process closing
+its connection then believes it is the last one, checkpoints and resets the write-ahead log
+under the first (sqlite.org/howtocorrupt.html §2.2; seen as "database disk image is
+malformed" with two notebooks run side by side).
 """
 from __future__ import annotations
 
@@ -85,6 +90,9 @@ class ModelStats:
     dollars_saved: float | None
 
 
+_CONNECTED: set[Path] = set()  # files a CallCache of this process has opened (docstring)
+
+
 def _is_cache_file(path: Path) -> bool:
     with open(path, "rb") as handle:
         head = handle.read(len(_SQLITE_MAGIC))
@@ -96,7 +104,9 @@ class CallCache:
 
     def __init__(self, path: Path | str | None = None) -> None:
         self.path = Path(path) if path is not None else default_cache_path()
-        check_target(self.path, _is_cache_file, "a ragkit call cache (sqlite)", folder=False)
+        if self.path.resolve() not in _CONNECTED:  # its header read: a descriptor closed
+            check_target(self.path, _is_cache_file, "a ragkit call cache (sqlite)",
+                         folder=False)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         try:
@@ -107,6 +117,7 @@ class CallCache:
                 self._db.execute(_SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise RagkitError(f"{self.path}: not a usable call cache ({exc})") from None
+        _CONNECTED.add(self.path.resolve())
 
     def close(self) -> None:
         self._db.close()

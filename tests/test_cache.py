@@ -138,3 +138,41 @@ def test_commits_are_not_flushed_one_by_one(tmp_path):
     assert cache._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert cache._db.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
     cache.close()
+
+
+def _keep_writing(path, barrier, n) -> None:
+    first = CallCache(path)
+    first.put("a-first", "/v1/messages", "m", {"x": 0}, Usage(), False)
+    barrier.wait()
+    for i in range(n):
+        CallCache(path)  # another cache object in this process, as each LLM() makes
+        first.put(f"a{i}", "/v1/messages", "m", {"x": i}, Usage(), False)
+
+
+def _open_write_close(path, barrier, n) -> None:
+    barrier.wait()
+    for i in range(n):
+        cache = CallCache(path)
+        cache.put(f"b{i}", "/v1/messages", "m", {"x": i}, Usage(), False)
+        cache.close()
+
+
+def test_two_processes_writing_keep_every_entry(tmp_path):
+    """A second CallCache must not read the file's header while this process has it open:
+    closing that descriptor dropped sqlite's locks, and the other process's close then reset
+    the write-ahead log under this one ("disk I/O error", entries lost)."""
+    import multiprocessing
+    import sqlite3
+
+    ctx, path, n = multiprocessing.get_context("fork"), tmp_path / "calls.sqlite", 150
+    barrier = ctx.Barrier(2)
+    workers = [ctx.Process(target=f, args=(path, barrier, n))
+               for f in (_keep_writing, _open_write_close)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(60)
+    assert [w.exitcode for w in workers] == [0, 0]
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    assert db.execute("SELECT COUNT(*) FROM calls").fetchone() == (2 * n + 1,)
