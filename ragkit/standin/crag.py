@@ -1,7 +1,7 @@
 """Stand-in rule: the CRAG and Self-RAG judge prompts, and the long-context prompt.
 
 Deterministic word-overlap rules (`ragkit.support`), never a model's judgement:
-- `[ragkit judge: crag_relevance v1]` (`ragkit.agent.crag.RELEVANCE`): the share of the
+- `[ragkit judge: crag_relevance v1]` (`ragkit.agent.crag_evaluators.RELEVANCE`): the share of the
   question's content terms found in the passage, c; "relevant" if c ≥ the offline upper
   threshold (`crag.UPPER`), "partial" if c ≥ `crag.LOWER`, else "irrelevant";
 - `selfrag_retrieve`: "no" for chit-chat, else "yes" (`self_rag.retrieve_rule`);
