@@ -35,7 +35,7 @@ from ragkit.chunking import ChunkerConfig, chunk_document
 from ragkit.config import IndexConfig
 from ragkit.contextualize import CONTEXTUALIZERS, get_contextualizer
 from ragkit.documents import Ids, RagkitError, document_of, parse_line
-from ragkit.index_folder import WHAT, _chunk_line, gc_paused, is_index, write_manifest
+from ragkit.index_folder import WHAT, chunk_line, gc_paused, is_index, write_manifest
 from ragkit.lexical import BM25, get_tokenizer
 from ragkit.lexical.parallel import Merge, default_workers
 from ragkit.lexical.termids import TermIds
@@ -157,7 +157,7 @@ def _chunk_block(path: Path, first: int, lines: bytes, config: IndexConfig
         keys.append(hashlib.blake2b(doc.id.encode("utf-8", "surrogatepass"),
                                     digest_size=8).digest())
         for chunk in contextualize(doc, chunk_document(doc, chunker)):
-            rows.append(_chunk_line(chunk))
+            rows.append(chunk_line(chunk))
             texts.append(chunk.indexed_text)
     return b"".join(rows), texts, np.frombuffer(b"".join(keys), np.uint64), len(keys)
 

@@ -123,10 +123,12 @@ def _write_chunks(path: Path, chunks: Sequence[Chunk], block: int = 4096) -> Non
     """One JSON line per chunk, encoded with orjson and written `block` lines at a time."""
     with path.open("wb") as out:
         for lo in range(0, len(chunks), block):
-            out.write(b"".join([_chunk_line(c) for c in chunks[lo:lo + block]]))
+            out.write(b"".join([chunk_line(c) for c in chunks[lo:lo + block]]))
 
 
-def _chunk_line(c: Chunk) -> bytes:
+def chunk_line(c: Chunk) -> bytes:
+    """One chunks.jsonl row (orjson, no newline): the index folder, the block build and the
+    milvus store write chunks alike."""
     row = {"id": c.id, "doc_id": c.doc_id, "text": c.text, "context": c.context,
            "start": c.start, "end": c.end, "metadata": c.metadata}
     try:

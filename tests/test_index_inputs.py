@@ -5,7 +5,7 @@ import pytest
 
 from ragkit.chunking import ChunkerConfig, chunk_document
 from ragkit.documents import Chunk, Document, RagkitError, check_text, load_documents_jsonl
-from ragkit.index_folder import _chunk_line, read_chunks
+from ragkit.index_folder import chunk_line, read_chunks
 
 
 def test_binary_text_is_still_refused_past_the_first_4096_characters():
@@ -45,12 +45,12 @@ def test_a_short_document_is_one_trimmed_chunk_and_a_long_one_is_still_split():
 
 def test_chunk_rows_orjson_cannot_write_are_written_by_json_and_read_back(tmp_path):
     chunk = Chunk("c#0", "c", "text", "ctx", 0, 4, {1: "int key", "big": 2 ** 70})
-    line = _chunk_line(chunk)
+    line = chunk_line(chunk)
     assert json.loads(line) == {"id": "c#0", "doc_id": "c", "text": "text", "context": "ctx",
                                 "start": 0, "end": 4, "metadata": {"1": "int key",
                                                                    "big": 2 ** 70}}
-    (tmp_path / "chunks.jsonl").write_bytes(line + _chunk_line(Chunk("d#0", "d", "é", "")))
+    (tmp_path / "chunks.jsonl").write_bytes(line + chunk_line(Chunk("d#0", "d", "é", "")))
     rows = read_chunks(tmp_path / "chunks.jsonl", 2)
     assert rows[0].metadata["big"] == 2 ** 70 and rows[1].text == "é"
     with pytest.raises(RagkitError, match="cannot be saved as JSON"):
-        _chunk_line(Chunk("x", "x", "t", metadata={"bad": object()}))
+        chunk_line(Chunk("x", "x", "t", metadata={"bad": object()}))

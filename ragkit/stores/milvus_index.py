@@ -16,7 +16,7 @@ from typing import Any
 from ragkit.atomic import check_target, write_text
 from ragkit.documents import Chunk, RagkitError
 from ragkit.index_folder import (FORMAT, FORMAT_VERSION, WHAT, is_index, read_bm25,
-                                 _chunk_line)
+                                 chunk_line)
 from ragkit.stores import StoreSpec
 from ragkit.stores import milvus as mv
 from ragkit.stores import milvus_schema as ms
@@ -53,7 +53,7 @@ def save(pipeline, folder: Path | str, spec: StoreSpec, batch: int = mv.BATCH,
     mv.bm25_model(pipeline.bm25).save(folder / f"bm25-{key}")
     parents = list({p.id: p for p in pipeline.parents.values()}.values())
     if parents:
-        write_text(folder / "parents.jsonl", "".join(_chunk_line(p) + "\n" for p in parents))
+        write_text(folder / "parents.jsonl", "".join(chunk_line(p) + "\n" for p in parents))
     store = mv.MilvusStore(client, uri, name, pipeline.chunks, None, dim, spec.dense_index,
                            record_uri)
     manifest = {"format": FORMAT, "version": FORMAT_VERSION, **manifest,
