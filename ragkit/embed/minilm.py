@@ -5,9 +5,11 @@ What it is: the BERT encoder of sentence-transformers/all-MiniLM-L6-v2 (6 layers
 attention mask and L2 normalisation, in fp32 numpy over the weights in `model.safetensors`,
 with the `tokenizers` word-piece tokenizer. It matches sentence-transformers to 2.4e-7 (max
 abs difference on the cookbook's 737 chunks) and runs about as fast as torch on 2 cores
-(benchmarks/bench_minilm.py): texts are sorted by word-piece count into small batches that
-pad little, the batches run on parallel threads each with a single-threaded BLAS, and GELU
-uses a vectorised erf instead of scipy's scalar one.
+(benchmarks/bench_minilm.py): texts are grouped by word-piece count into small batches of
+equal length, the batches run on parallel threads each with a single-threaded BLAS, and
+GELU uses a vectorised erf instead of scipy's scalar one. No padding and one matrix product
+per text: a text's vector is the same bit for bit whatever it is batched with, so what the
+embedding cache keeps does not depend on which run, notebook or process embedded it first.
 
 What it is not: a general BERT runtime (one model, one config) nor a trainer.
 
@@ -24,7 +26,6 @@ weights from https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -36,9 +37,11 @@ from tokenizers import Tokenizer
 
 from ragkit import models
 from ragkit.documents import RagkitError
+from ragkit.jobs import usable_cores
 
 MAX_TOKENS = 256
-TOKENS_PER_BATCH = 512  # padded tokens per batch (measured best of 256..2048 on 2 cores)
+TOKENS_PER_BATCH = 512  # tokens per batch at most (measured best of 256..2048 on 2 cores)
+MAX_THREADS = 4  # batches embedded at once by default
 ATTENTION_BLOCK = 1 << 18  # attention scores computed at once (floats)
 
 
@@ -54,7 +57,7 @@ class MiniLM:
 
     def __init__(self, folder: Path | None = None, threads: int | None = None) -> None:
         self.folder = folder = models.verify(folder)
-        self.threads = threads or _usable_cores()
+        self.threads = threads or min(MAX_THREADS, usable_cores())
         config = json.loads((folder / "config.json").read_text())
         self.heads = config["num_attention_heads"]
         self.eps = config["layer_norm_eps"]
@@ -100,36 +103,31 @@ class MiniLM:
         return out
 
     def _forward(self, ids: list[list[int]]) -> np.ndarray:
-        """Encode one batch of token-id lists; return pooled, normalised vectors."""
-        n, width = len(ids), max(len(x) for x in ids)
-        tok = np.zeros((n, width), dtype=np.int64)
-        mask = np.zeros((n, width), dtype=np.float32)
-        for i, x in enumerate(ids):
-            tok[i, : len(x)] = x
-            mask[i, : len(x)] = 1.0
+        """Encode one batch of equally long token-id lists; return pooled, normalised vectors.
+
+        Every matrix product is per sequence ((n, width, ·) @ (·, ·) runs one BLAS call per
+        text), so a text's vector does not depend on the texts batched with it."""
+        n, width = len(ids), len(ids[0])
+        tok = np.asarray(ids, dtype=np.int64)
         word, pos, typ, ln = self.emb
-        x = (word[tok] + (pos[:width] + typ)).reshape(n * width, self.dim)  # rows = tokens
+        x = word[tok] + (pos[:width] + typ)  # (n, width, hidden)
         _layer_norm_(x, *ln, self.eps)
-        bias = None  # added to scores of padded keys: exp(-1e30) is exactly 0
-        if mask.min() == 0:
-            bias = (1.0 - mask)[:, None, None, :] * np.float32(-1e30)
         for layer in self.layers:
-            x = self._layer(x, n, width, bias, layer)
-        pooled = (x.reshape(n, width, self.dim) * mask[:, :, None]).sum(1) / mask.sum(1)[:, None]
+            x = self._layer(x, layer)
+        pooled = x.sum(1) / np.float32(width)
         return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
 
-    def _layer(self, x: np.ndarray, n: int, width: int, bias: np.ndarray | None,
-               w: dict) -> np.ndarray:
-        """One post-LayerNorm BERT block over x: (n * width, hidden) token rows."""
+    def _layer(self, x: np.ndarray, w: dict) -> np.ndarray:
+        """One post-LayerNorm BERT block over x: (n, width, hidden)."""
         qkv = x @ w["qkv"]
         qkv += w["qkv_b"]
-        a = _attention(qkv, n, width, self.heads, bias) @ w["o"]
+        a = _attention(qkv, self.heads) @ w["o"]
         a += w["o_b"]
         a += x
         _layer_norm_(a, *w["ln1"], self.eps)
         inner = a @ w["i"]
         inner += w["i_b"]
-        _gelu_(inner)
+        _gelu_(inner.reshape(-1, inner.shape[-1]))
         out = inner @ w["out"]
         out += w["out_b"]
         out += a
@@ -137,29 +135,27 @@ class MiniLM:
         return out
 
 
-def _attention(qkv: np.ndarray, n: int, width: int, heads: int,
-               bias: np.ndarray | None) -> np.ndarray:
-    """Multi-head self-attention (q pre-scaled), a few sequences at a time to stay in cache."""
-    hidden = qkv.shape[1] // 3
+def _attention(qkv: np.ndarray, heads: int) -> np.ndarray:
+    """Multi-head self-attention (q pre-scaled) over (n, width, 3 * hidden), a few sequences
+    at a time to stay in cache; returns (n, width, hidden)."""
+    n, width, hidden = qkv.shape[0], qkv.shape[1], qkv.shape[2] // 3
     q, k, v = qkv.reshape(n, width, 3, heads, hidden // heads).transpose(2, 0, 3, 1, 4)
     ctx = np.empty((n, width, heads, hidden // heads), dtype=np.float32)
     step = max(1, ATTENTION_BLOCK // (heads * width * width))
     for s in range(0, n, step):
         scores = q[s:s + step] @ k[s:s + step].transpose(0, 1, 3, 2)  # (step, heads, w, w)
-        if bias is not None:
-            scores += bias[s:s + step]
         scores -= scores.max(-1, keepdims=True)
         np.exp(scores, out=scores)
         scores *= 1.0 / scores.sum(-1, keepdims=True)
         ctx[s:s + step] = (scores @ v[s:s + step]).transpose(0, 2, 1, 3)
-    return ctx.reshape(n * width, hidden)
+    return ctx.reshape(n, width, hidden)
 
 
 def _layer_norm_(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> None:
-    """LayerNorm over the last axis of a 2-D array, in place (biased variance, as torch)."""
-    x -= x.mean(1, keepdims=True)
-    var = np.einsum("ij,ij->i", x, x) / np.float32(x.shape[1])
-    x *= (1.0 / np.sqrt(var + np.float32(eps)))[:, None]
+    """LayerNorm over the last axis, in place (biased variance, as torch)."""
+    x -= x.mean(-1, keepdims=True)
+    var = np.einsum("...j,...j->...", x, x) / np.float32(x.shape[-1])
+    x *= (1.0 / np.sqrt(var + np.float32(eps)))[..., None]
     x *= gamma
     x += beta
 
@@ -197,17 +193,15 @@ def _gelu_(x: np.ndarray, rows: int = 64) -> None:
         xb *= rb
 
 
-def _usable_cores(cap: int = 4) -> int:
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, min(cap, cores or 1))
-
-
 def _length_batches(ids: list[list[int]]) -> Iterator[list[int]]:
-    """Group row indices by token length (sorted) so each batch pads little."""
+    """Row indices grouped by exact token length, at most TOKENS_PER_BATCH tokens a batch
+    (one text at least). Nothing is padded: a padded batch's sums run in another order, so a
+    text's vector would depend on its batch, and through the embedding cache on run order."""
     order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
     batch: list[int] = []
     for i in order:
-        if batch and (len(batch) + 1) * len(ids[i]) > TOKENS_PER_BATCH:
+        if batch and (len(ids[i]) != len(ids[batch[0]])
+                      or (len(batch) + 1) * len(ids[i]) > TOKENS_PER_BATCH):
             yield batch
             batch = []
         batch.append(i)
