@@ -117,3 +117,22 @@ def test_an_empty_index_returns_empty_results():
     index = DenseIndex(np.empty((0, 4), dtype=np.float32), np.array([], dtype=np.int64))
     (ids, scores), = index.search(np.ones((1, 4), dtype=np.float32), k=3)
     assert ids.tolist() == [] and scores.tolist() == []
+
+
+@pytest.mark.parametrize("block", [1 << 16, 700])  # one product; blocks run on threads
+def test_similarities_do_not_depend_on_the_blas_thread_count(block, monkeypatch) -> None:
+    # A multi-threaded BLAS splits the product by its core count and the parts round
+    # differently, so a near tie could rank one way on 2 cores and the other on 8.
+    from threadpoolctl import threadpool_limits
+
+    from ragkit import dense
+    monkeypatch.setattr(dense, "VECTOR_BLOCK", block)
+    rng = np.random.default_rng(3)
+    queries = rng.standard_normal((300, 384), dtype=np.float32)
+    vectors = rng.standard_normal((5000, 384), dtype=np.float32)
+    with threadpool_limits(1):
+        one = dense.similarities(queries, vectors)
+    with threadpool_limits(8):
+        many = dense.similarities(queries, vectors)
+    assert np.array_equal(one, many)
+    np.testing.assert_allclose(one, queries @ vectors.T, rtol=0, atol=1e-4)
