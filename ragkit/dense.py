@@ -105,8 +105,10 @@ def top_k_rows(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     return best, np.take_along_axis(scores, best, axis=1)
 
 
-def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Indices and scores of the k best entries: score descending, then index ascending.
+def top_k(scores: np.ndarray, k: int, ties: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Indices and scores of the k best entries: score descending, then index ascending;
+    with `ties`, followed by every further entry whose score rounds to the k-th's in single
+    precision (the tie rule's comparison, `ragkit.runs.trec_score`), in the same order.
 
     np.argpartition finds the k-th best score; every entry above it is kept, and entries
     equal to it fill the remaining places lowest index first, so ties never depend on the
@@ -117,8 +119,11 @@ def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=scores.dtype)
     kth = scores[np.argpartition(-scores, k - 1)[k - 1]]
     above = np.flatnonzero(scores > kth)
-    tied = np.flatnonzero(scores == kth)[: k - above.size]
-    chosen = np.concatenate([above, tied])
+    level = np.flatnonzero(scores == kth)
+    chosen = np.concatenate([above, level[: k - above.size]])
+    if ties and k < scores.size:
+        below = np.flatnonzero((scores < kth) & (scores.astype(np.float32) == np.float32(kth)))
+        chosen = np.concatenate([chosen, level[k - above.size:], below])
     order = np.lexsort((chosen, -scores[chosen]))
     best = chosen[order]
     return best, scores[best]

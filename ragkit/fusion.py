@@ -23,7 +23,7 @@ trec_eval exactly as ragkit scored it, for any ids and scores.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -42,9 +42,37 @@ def tie_key(item: tuple[str, float]) -> tuple[float, str]:
 def ranked(items: Mapping[str, float] | Iterable[tuple[str, float]],
            top: int | None = None) -> Ranking:
     """(id, score) pairs in the tie-rule order, cut to the best `top` when given."""
-    pairs = items.items() if isinstance(items, Mapping) else items
-    order = sorted(((ident, float(score)) for ident, score in pairs), key=tie_key, reverse=True)
+    pairs = [(ident, float(score))
+             for ident, score in (items.items() if isinstance(items, Mapping) else items)]
+    # tie_key's single-precision rounding, for all scores in one numpy call
+    rounded = np.asarray([score for _, score in pairs], dtype=np.float32).tolist()
+    keys = [(r, escape_id(ident)) for r, (ident, _) in zip(rounded, pairs)]
+    order = [pairs[i] for i in sorted(range(len(pairs)), key=keys.__getitem__, reverse=True)]
     return order[:top] if top else order
+
+
+def with_ties(fetch: Callable[[Sequence[str], int], list[Ranking]], texts: Sequence[str],
+              n: int) -> list[Ranking]:
+    """Each text's top `n` from `fetch(texts, depth)` plus every further item tied with its
+    n-th score (tie rule).
+
+    So the tie rule, not the retriever's internal order, decides which tied items make a
+    cut: a list that came back full and still tied at its end is fetched again, deeper.
+    (In-memory BM25 returns its ties itself, `BM25.search(..., ties=True)`: one search.)
+    """
+    depth = n + 1  # one more than needed shows whether the n-th score is tied beyond the cut
+    results = list(fetch(texts, depth))
+    while True:
+        open_ = [i for i, r in enumerate(results)
+                 if len(r) >= depth and trec_score(r[-1][1]) == trec_score(r[n - 1][1])]
+        if not open_:
+            break
+        depth *= 2
+        for i, deeper in zip(open_, fetch([texts[i] for i in open_], depth)):
+            results[i] = deeper
+    return [r if len(r) <= n else
+            [item for item in r if trec_score(item[1]) >= trec_score(r[n - 1][1])]
+            for r in results]
 
 
 def rrf(rankings: Sequence[Ranking], k: int = 60, top: int | None = None) -> Ranking:

@@ -13,7 +13,7 @@ half-written index, and a folder that is not an index is never replaced.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -23,41 +23,18 @@ from ragkit.config import MODES, IndexConfig, SearchConfig, check_positive
 from ragkit.dense import DenseIndex, embed_chunks
 from ragkit.documents import Chunk, Document, Query, RagkitError, where
 from ragkit.evaluate import per_query, summary_table
-from ragkit.fusion import Ranking, fuse, ranked
+from ragkit.fusion import Ranking, fuse, ranked, with_ties
 from ragkit.index_folder import (FORMAT_VERSION, check_embedder, describe, embedder_record,
                                  gc_paused, is_index, read_bm25, read_chunks, read_dense,
                                  read_manifest, read_parents, write_index)
 from ragkit.lexical import BM25
 from ragkit.prepare import contextualized_chunks
-from ragkit.runs import trec_score
 from ragkit.rerank import Candidate, RerankStage, get_reranker
 from ragkit.stores import StoreSpec, parse_store
 from ragkit.stores.memory import MemoryStore
 
 __all__ = ["FORMAT_VERSION", "MODES", "IndexConfig", "Pipeline", "SearchConfig", "compare",
            "evaluate_configs", "is_index"]
-
-
-def _with_ties(fetch: Callable[[Sequence[str], int], list[Ranking]], texts: Sequence[str],
-               n: int) -> list[Ranking]:
-    """Each text's top `n` plus every further item tied with its n-th score (tie rule).
-
-    So the tie rule, not the retriever's internal order, decides which tied items make a
-    cut: a list that came back full and still tied at its end is fetched again, deeper.
-    """
-    depth = n + 1  # one more than needed shows whether the n-th score is tied beyond the cut
-    results = list(fetch(texts, depth))
-    while True:
-        open_ = [i for i, r in enumerate(results)
-                 if len(r) >= depth and trec_score(r[-1][1]) == trec_score(r[n - 1][1])]
-        if not open_:
-            break
-        depth *= 2
-        for i, deeper in zip(open_, fetch([texts[i] for i in open_], depth)):
-            results[i] = deeper
-    return [r if len(r) <= n else
-            [item for item in r if trec_score(item[1]) >= trec_score(r[n - 1][1])]
-            for r in results]
 
 
 class Pipeline:
@@ -161,9 +138,10 @@ class Pipeline:
         return self.store.has_dense
 
     # ------------------------------------------------------------------ search
-    def _bm25(self, texts: Sequence[str], depth: int) -> list[Ranking]:
-        """BM25 candidates: the chunks sharing a query term, whatever their score."""
-        return self.store.bm25(texts, depth)
+    def _bm25(self, texts: Sequence[str], n: int) -> list[Ranking]:
+        """BM25 candidates (the chunks sharing a query term, whatever their score): the top
+        n and every further one tied with the n-th (`Store.bm25_tied`)."""
+        return self.store.bm25_tied(texts, n)
 
     def _dense(self, texts: Sequence[str], depth: int) -> list[Ranking]:
         vectors = self.embedder.embed(list(texts), input_type="query")
@@ -174,8 +152,8 @@ class Pipeline:
         cut included) in the tie-rule order — exactly what hybrid search fuses, so a sweep
         can retrieve once and fuse many times (`ragkit.tune`)."""
         check_positive(depth, "depth")
-        sparse = _with_ties(self._bm25, texts, depth)
-        dense = _with_ties(self._dense, texts, depth)
+        sparse = self._bm25(texts, depth)
+        dense = with_ties(self._dense, texts, depth)
         return [{"dense": ranked(d), "bm25": ranked(s)} for d, s in zip(dense, sparse)]
 
     def search(self, texts: Sequence[str], k: int = 20,
@@ -190,9 +168,9 @@ class Pipeline:
         if config.rerank != "none":
             return self._rerank(texts, k, config)
         if config.mode == "bm25":
-            return [ranked(r, k) for r in _with_ties(self._bm25, texts, k)]
+            return [ranked(r, k) for r in self._bm25(texts, k)]
         if config.mode == "dense":
-            return [ranked(r, k) for r in _with_ties(self._dense, texts, k)]
+            return [ranked(r, k) for r in with_ties(self._dense, texts, k)]
         # candidates in the tie-rule order too, so rank-based fusions rank ties by it
         return [fuse(lists, config.fusion, config.weights, top=k, rrf_k=config.rrf_k)
                 for lists in self.retriever_lists(texts, max(k, config.candidates))]
@@ -218,8 +196,9 @@ class Pipeline:
         if config.mode == "hybrid":
             per_query = self.retriever_lists(texts, depth)
         else:
-            fetch = self._bm25 if config.mode == "bm25" else self._dense
-            per_query = [{config.mode: ranked(r)} for r in _with_ties(fetch, texts, top)]
+            found = (self._bm25(texts, top) if config.mode == "bm25"
+                     else with_ties(self._dense, texts, top))
+            per_query = [{config.mode: ranked(r)} for r in found]
         by_id = {c.id: c for c in self.chunks}
         out = []
         for mine in per_query:

@@ -13,7 +13,8 @@ import pytest
 
 from ragkit.dense import top_k
 from ragkit.lexical import BM25
-from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig, _with_ties
+from ragkit.fusion import with_ties
+from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import gen_corpus  # noqa: E402
@@ -77,7 +78,7 @@ def test_with_ties_deeper_fetches_keep_every_tied_document(generated):
                 for t in texts]
 
     k = tied_cut(generated, top)
-    (ranking,) = _with_ties(fetch, [top], k)
+    (ranking,) = with_ties(fetch, [top], k)
     scores = generated.scores(top)
     kth = np.sort(scores)[::-1][k - 1]
     assert len(ranking) > k

@@ -10,10 +10,9 @@ less); a document sharing no term is never returned.
 What it is not: not an inverted index on disk, not incremental (refit to add documents),
 not a query language (no phrases, no boolean operators, no field weights).
 
-Limits: the index is about 12 bytes per distinct (term, document) pair, plus 4 per pair
-of a row in over 1 % of the documents (its impact order, for pruned search), memory-mapped
-from its `.npy` files once saved; a long query keeps a dense copy (8 bytes per document) of
-each row in over 1/8 of the documents it used (`bm25_scan`). Errors users can hit (unknown tokenizer, empty corpus, bad index folder) raise
+Limits: the index is about 12 bytes per distinct (term, document) pair, memory-mapped
+from its `.npy` files once saved; the first long query builds a float32 copy (4 bytes per
+document) of every row in over 1/16 of the documents, at most 1 GiB (`bm25_scan`). Errors users can hit (unknown tokenizer, empty corpus, bad index folder) raise
 RagkitError.
 
 Method: Okapi BM25 (Robertson & Zaragoza 2009, "The Probabilistic Relevance Framework:
@@ -30,7 +29,6 @@ from scipy import sparse
 
 from ragkit.documents import RagkitError
 from ragkit.lexical import bm25_search
-from ragkit.lexical.bm25_prune import ImpactOrder
 from ragkit.lexical.bm25_scan import DenseRows
 from ragkit.lexical.parallel import term_ids
 from ragkit.lexical.termids import TermIds
@@ -126,8 +124,7 @@ class BM25:
         self.doc_len = np.empty(0, dtype=np.int64)
         self.avgdl = 0.0
         self.weights = sparse.csr_matrix((0, 0))  # (terms × documents)
-        self.prune = True  # False: `search` always scores every document (for comparisons)
-        self._impact: ImpactOrder | None = None
+        self.exhaustive = False  # True: `search` scores every document (the reference path)
         self._dense: DenseRows | None = None
 
     # ------------------------------------------------------------------ building
@@ -212,23 +209,18 @@ class BM25:
         """
         return np.flatnonzero(self._score(self._query_ids(query))[1])
 
-    def search(self, query: str | Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+    def search(self, query: str | Sequence[str], k: int, ties: bool = False
+               ) -> tuple[np.ndarray, np.ndarray]:
         """The k best candidates as (indices, scores): score descending, ties to the lower
-        index.
+        index; with `ties`, followed by every further candidate whose score equals the k-th's
+        in single precision (what the tie rule, `ragkit.fusion.tie_key`, counts as a tie).
 
         Only `candidates` are returned, so fewer than k entries (none for a query sharing no
         term with the corpus) when fewer documents match; scores may be 0 or negative.
-        Exact whichever path a query takes (`bm25_search`: pruned when it pays, else a full
-        scan); `prune = False` keeps the earlier full scan (the same results, for comparisons).
+        Exact whichever path a query takes (`bm25_search`); `exhaustive = True` scores
+        every document instead (the same results, for comparisons).
         """
-        return bm25_search.search(self, self._query_ids(query), k)
-
-    @property
-    def impact(self) -> ImpactOrder:
-        """The long rows' postings by weight descending (loaded, or computed on first use)."""
-        if self._impact is None or self._impact.weights is not self.weights:
-            self._impact = ImpactOrder(self.weights)
-        return self._impact
+        return bm25_search.search(self, self._query_ids(query), k, ties)
 
     @property
     def dense_rows(self) -> DenseRows:
@@ -247,7 +239,8 @@ class BM25:
         return bm25_search.score_all(self, ids)
 
     def search_many(
-        self, queries: Iterable[str | Sequence[str]], k: int, progress: bool = False
+        self, queries: Iterable[str | Sequence[str]], k: int, progress: bool = False,
+        ties: bool = False,
     ) -> list[tuple[np.ndarray, np.ndarray]]:
         """`search` for each query, with an optional progress bar.
 
@@ -255,7 +248,7 @@ class BM25:
         than this loop: its output is dense and the loop already touches only postings.)
         """
         queries = list(queries)
-        return [self.search(q, k) for q in _progress(queries, progress, "bm25 search")]
+        return [self.search(q, k, ties) for q in _progress(queries, progress, "bm25 search")]
 
     # ------------------------------------------------------------------ persistence
 

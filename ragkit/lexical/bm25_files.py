@@ -3,10 +3,8 @@
 What it is: `save` writes the weight matrix's CSR arrays (data, indices, indptr), idf and
 document lengths as `.npy` files, and the parameters, tokenizer name and vocabulary as
 `bm25.json`; `load` reads them back with the arrays memory-mapped (read-only), so a
-million-chunk index opens without reading its postings. `impact_terms.npy` and `impact.npy`
-hold the long rows' postings by weight descending (`bm25_prune.ImpactOrder`, for pruned
-search); a folder without them (older) gets them computed row by row on first use. An older
-folder with one `bm25.npz` is read whole. What it is not: a pickle — nothing here executes code from the folder.
+million-chunk index opens without reading its postings (`impact*.npy` files written by
+earlier versions are ignored). An older folder with one `bm25.npz` is read whole. What it is not: a pickle — nothing here executes code from the folder.
 """
 from __future__ import annotations
 
@@ -19,7 +17,6 @@ import orjson
 from scipy import sparse
 
 from ragkit.documents import RagkitError
-from ragkit.lexical.bm25_prune import ImpactOrder
 from ragkit.lexical.tokenizers import TOKENIZERS
 
 if TYPE_CHECKING:
@@ -40,7 +37,6 @@ def save(model: BM25, folder: str | Path) -> Path:
     w = model.weights
     arrays = {"data": w.data, "indices": w.indices, "indptr": w.indptr, "idf": model.idf,
               "doc_len": model.doc_len}
-    arrays["impact_terms"], arrays["impact"] = model.impact.arrays()
     for name, values in arrays.items():
         np.save(folder / f"{name}.npy", values)
     meta = {
@@ -92,20 +88,6 @@ def load(cls: type[BM25], folder: str | Path) -> BM25:
         shape=(len(vocab), meta["n_docs"]), copy=False,
     )
     model.idf, model.doc_len = arrays["idf"], arrays["doc_len"]
-    if not npz.is_file():
-        model._impact = _impact(folder, model.weights)
     model.vocabulary = {term: i for i, term in enumerate(vocab)}
     model.avgdl = meta["avgdl"]
     return model
-
-
-def _impact(folder: Path, weights: sparse.csr_matrix) -> ImpactOrder | None:
-    """The stored impact order, memory-mapped; None (computed on use) when absent."""
-    paths = [folder / "impact_terms.npy", folder / "impact.npy"]
-    if not all(p.is_file() for p in paths):
-        return None
-    terms, order = (np.load(p, mmap_mode="r", allow_pickle=False) for p in paths)
-    try:
-        return ImpactOrder(weights, np.asarray(terms), order)
-    except (ValueError, IndexError) as err:
-        raise RagkitError(f"{paths[1]}: does not match the index ({err}); rebuild it") from None

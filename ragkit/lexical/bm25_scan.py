@@ -1,69 +1,156 @@
-"""The full scan of a long BM25 query, with the top k taken without sorting every document.
+"""The full scan of a long BM25 query: a single-precision pass, then exact scores of a few.
 
-What it is: `scan_top_k` scores every document for a query whose weights are all > 0 and
-returns its exact top k (score descending, ties to the lower index), as `BM25.search` does.
-Rows holding at least 1/DENSE of the documents are added as dense vectors (`DenseRows`, one
-float64 per document, built on first use and kept in memory: a vector add is ~10x faster
-than scattering a million postings); the other rows are scattered into the scores. Rows are
-added one by one in query order from 0.0 and a row's documents are distinct, so each
-document's score is the same sum in the same order as `BM25._score`'s bincount: bit for
-bit. The top k: the k-th best score of every STRIDE-th document is a lower bound of the k-th
-best overall, so only the documents at or above it are ranked (ties at the cut included).
+What it is: `scan_top_k` returns a query's exact top k (score descending, ties to the lower
+index; with `ties`, also every further document whose score equals the k-th's in single
+precision, as the tie rule compares) when every weight of the query's rows is > 0. Two
+passes:
 
-What it is not: for weights ≤ 0 (their zero-score matches would be lost), nor a cache
-bounded by anything but the index: at most 1/DENSE of the postings' rows get a dense copy,
-8 bytes × documents each (about 8 MB per row at 1M documents).
+1. every document's approximate score `a`, summed in float32: rows holding at least
+   1/DENSE of the documents are added as dense float32 vectors (`DenseRows`), the others
+   scattered. With m query terms, each `a` is within γ = (m + 2)·2⁻²³ (relative) of the
+   float64 score `s` (all weights > 0: m roundings of at most 2⁻²⁴ of a partial sum no
+   larger than s, counted twice over);
+2. with θ the k-th largest `a`, at least k documents score s ≥ θ/(1+γ), so the k-th best s
+   is at least that, and any document in the answer (s within a single-precision step,
+   2⁻²³ relative, of the k-th best) has a ≥ θ(1−γ)(1−2⁻²²)/(1+γ). Only those few candidates
+   get exact scores: each row's weight found by binary search, added in query order from
+   0.0, the order `BM25._score`'s bincount adds in, so bit for bit the same scores.
+
+Why: the float64 scan read and wrote 8 bytes per document per dense row and its p95 at a
+million chunks stayed above 5 ms; float32 halves that traffic and the second pass costs
+microseconds (measured in benchmarks/bench_index.py --latency-of).
+
+What it is not: for weights ≤ 0 (their zero-score matches would be lost), nor an
+approximation (the second pass makes it exact). Memory: the dense rows are built on first
+use, all at once, most frequent term first, at most DENSE_BYTES in all (4 bytes × documents
+each; at 1M generated chunks 69 rows, 276 MB).
 """
 from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from scipy import sparse
 
 from ragkit.dense import top_k
+from ragkit.jobs import usable_cores
 
-DENSE = 8  # a row holding >= 1/DENSE of the documents is added as a dense vector
+DENSE = 16  # a row holding >= 1/DENSE of the documents is added as a dense float32 vector
+DENSE_BYTES = 1 << 30  # at most this much memory for the dense rows
 STRIDE = 64  # the sample for the k-th score's lower bound: every STRIDE-th document
+TIE = 2.0 ** -22  # covers one single-precision step (2⁻²³ relative) with room to spare
+SPLIT = 1 << 18  # from this many documents pass 1 runs in two halves, one on another thread
+_POOL: ThreadPoolExecutor | None = None
 
 
 class DenseRows:
-    """Dense copies of the long rows of `weights` (terms × documents), built on first use."""
+    """float32 copies of the rows of `weights` (terms × documents) holding at least 1/DENSE
+    of the documents, most frequent first within DENSE_BYTES, built on first `row` call."""
 
     def __init__(self, weights: sparse.csr_matrix) -> None:
         self.weights = weights
-        self.rows: dict[int, np.ndarray] = {}
+        self.rows: dict[int, np.ndarray] | None = None
 
     def row(self, term: int) -> np.ndarray | None:
-        """The row as one weight per document (0.0 where absent), or None for a shorter row."""
-        dense = self.rows.get(term)
-        w = self.weights
-        lo, hi = int(w.indptr[term]), int(w.indptr[term + 1])
-        if dense is None and (hi - lo) * DENSE >= w.shape[1]:
-            dense = self.rows[term] = np.zeros(w.shape[1])
-            dense[w.indices[lo:hi]] = w.data[lo:hi]
-        return dense
+        """The row as one float32 weight per document (0 where absent), or None."""
+        if self.rows is None:
+            self.rows = self._build()
+        return self.rows.get(term)
+
+    def _build(self) -> dict[int, np.ndarray]:
+        w, n = self.weights, self.weights.shape[1]
+        df = np.diff(w.indptr)
+        terms = np.flatnonzero(df * DENSE >= n)
+        rows: dict[int, np.ndarray] = {}
+        most = DENSE_BYTES // (4 * max(n, 1))
+        for term in terms[np.argsort(-df[terms], kind="stable")][:most].tolist():
+            lo, hi = int(w.indptr[term]), int(w.indptr[term + 1])
+            rows[term] = row = np.zeros(n, dtype=np.float32)
+            row[w.indices[lo:hi]] = w.data[lo:hi]
+        return rows
 
 
-def scan_scores(weights: sparse.csr_matrix, dense: DenseRows, ids: np.ndarray) -> np.ndarray:
-    """Every document's score for the term ids `ids` (query order, repeats kept)."""
-    out = np.zeros(weights.shape[1])
+def exact_scores(weights: sparse.csr_matrix, ids: np.ndarray, docs: np.ndarray) -> np.ndarray:
+    """The float64 scores of `docs`: each query row's weight (0.0 where absent) added in
+    query order from 0.0, as bincount adds a document's postings (pass 2)."""
+    docs = docs.astype(weights.indices.dtype)  # else searchsorted converts the whole row
+    out = np.zeros(docs.size)
+    if docs.size == 0:
+        return out
     for term in ids.tolist():
-        row = dense.row(term)
-        if row is not None:
-            out += row
-        else:
-            lo, hi = int(weights.indptr[term]), int(weights.indptr[term + 1])
-            out[weights.indices[lo:hi]] += weights.data[lo:hi]
+        lo, hi = int(weights.indptr[term]), int(weights.indptr[term + 1])
+        if hi == lo:
+            continue
+        row = weights.indices[lo:hi]
+        at = np.minimum(np.searchsorted(row, docs), row.size - 1)
+        out += np.where(row[at] == docs, weights.data[lo + at], 0.0)
     return out
 
 
-def scan_top_k(weights: sparse.csr_matrix, dense: DenseRows, ids: np.ndarray, k: int
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """The k best documents (indices, scores) for `ids`, all of whose weights are > 0: the
-    documents scoring > 0, so fewer than k when fewer match."""
-    scores = scan_scores(weights, dense, ids)
-    sample = scores[::STRIDE]
-    floor = np.partition(sample, sample.size - k)[sample.size - k] if 0 < k < sample.size \
-        else 0.0
-    keep = np.flatnonzero(scores >= floor) if floor > 0 else np.flatnonzero(scores)
-    best, values = top_k(scores[keep], k)
-    return keep[best], values
+def scan_top_k(weights: sparse.csr_matrix, dense: DenseRows, ids: np.ndarray, k: int,
+               ties: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The k best documents (indices, scores) for `ids`, all of whose weights are > 0
+    (only documents scoring > 0, so fewer than k when fewer match); with `ties`, followed
+    by every further one whose float32 score equals the k-th's (see the module docstring)."""
+    if k <= 0:
+        return np.empty(0, dtype=np.int64), np.empty(0)
+    docs = _candidates(weights, dense, ids, k)
+    exact = exact_scores(weights, ids, docs)
+    best, values = top_k(exact, k, ties=ties)
+    return docs[best].astype(np.int64), values
+
+
+def _candidates(weights: sparse.csr_matrix, dense: DenseRows, ids: np.ndarray, k: int
+                ) -> np.ndarray:
+    """Pass 1: the documents (ascending) whose approximate score reaches
+    θ(1−γ)(1−TIE)/(1+γ). From SPLIT documents on, the two halves run on two threads."""
+    n = weights.shape[1]
+    approx = np.zeros(n, dtype=np.float32)
+    if n < SPLIT or usable_cores() < 2:
+        parts = [_half(weights, dense, ids, k, approx, 0, n)]
+    else:
+        other = _pool().submit(_half, weights, dense, ids, k, approx, n // 2, n)
+        parts = [_half(weights, dense, ids, k, approx, 0, n // 2), other.result()]
+    keep = np.concatenate([found for found, _ in parts])
+    floor = max(bound for _, bound in parts)
+    if floor == 0 and keep.size <= k:  # every match is a candidate
+        return keep
+    values = approx[keep]
+    theta = float(np.partition(values, values.size - k)[values.size - k])
+    gamma = (ids.size + 2) * 2.0 ** -23
+    cut = theta * (1 - gamma) * (1 - TIE) / (1 + gamma)
+    if all(bound == 0 or cut >= bound for _, bound in parts):  # each half's keep holds all
+        return keep[values >= cut]
+    return np.flatnonzero(approx >= cut)
+
+
+def _half(weights: sparse.csr_matrix, dense: DenseRows, ids: np.ndarray, k: int,
+          approx: np.ndarray, first: int, end: int) -> tuple[np.ndarray, float]:
+    """The approximate scores of documents [first, end) into `approx` (float32, query
+    order), and those of them at or above the k-th best of every STRIDE-th one — a lower
+    bound of the k-th best overall — with that bound (0.0: all their matches)."""
+    whole = first == 0 and end == approx.size
+    view = approx[first:end]
+    for term in ids.tolist():
+        row = dense.row(term)
+        if row is not None:
+            view += row[first:end]
+            continue
+        lo, hi = int(weights.indptr[term]), int(weights.indptr[term + 1])
+        if not whole:  # the row's documents are ascending: its slice for this half
+            a, b = np.searchsorted(weights.indices[lo:hi], (first, end))
+            lo, hi = lo + int(a), lo + int(b)
+        approx[weights.indices[lo:hi]] += weights.data[lo:hi]
+    sample = view[::STRIDE]
+    bound = float(np.partition(sample, sample.size - k)[sample.size - k]) \
+        if k < sample.size else 0.0
+    # (a comparison first: flatnonzero of a float array is ~10x slower than of a bool one)
+    found = np.flatnonzero(view >= bound) if bound > 0 else np.flatnonzero(view > 0)
+    return found + first, bound
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _POOL
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(1, thread_name_prefix="bm25-scan")
+    return _POOL

@@ -1,14 +1,14 @@
 """How `BM25` finds a query's top k: which of the exact paths a query takes.
 
 What it is: `search` routes a query's vocabulary ids to the cheapest exact path. Every
-idf positive and the query's postings long (over 1/8 of a posting per document): the
-pruned top k (`bm25_prune`), or when it would not pay (it returns None) the full scan with
-dense rows (`bm25_scan`); shorter postings: the candidates' scores from their postings
-alone (`matches`). A query with an idf ≤ 0 (a shared term can weigh 0 or less) takes
-`matches` or `score_all`: its candidates are the documents sharing a term, whatever
-their score. `BM25.prune = False` keeps the earlier
-full scan for comparisons. All paths give the same documents, scores (bit for bit) and tie
-order. What it is not: a query parser (ids come from `BM25._query_ids`).
+idf positive and the query's postings long (over 1/LONG of a posting per document): the
+two-pass scan (`bm25_scan`: float32 over all documents, then exact scores of the few that
+can make the cut); shorter postings: the candidates' scores from their postings alone
+(`matches`). A query with an idf ≤ 0 (a shared term can weigh 0 or less) takes `matches`
+or `score_all`: its candidates are the documents sharing a term, whatever their score.
+`BM25.exhaustive = True` scores every document with one bincount (the reference the
+tests and benchmarks compare with). All paths give the same documents, scores (bit for
+bit) and tie order. What it is not: a query parser (ids come from `BM25._query_ids`).
 """
 from __future__ import annotations
 
@@ -17,39 +17,40 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ragkit.dense import top_k
-from ragkit.lexical.bm25_prune import pruned_top_k
 from ragkit.lexical.bm25_scan import scan_top_k
 
 if TYPE_CHECKING:
     from ragkit.lexical.bm25 import BM25
 
+LONG = 64  # postings per document above which a query scans (1/8–1/64 tried at 1M: 1/64 had the lowest p95)
 
-def search(model: BM25, ids: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+
+def search(model: BM25, ids: np.ndarray, k: int, ties: bool = False
+           ) -> tuple[np.ndarray, np.ndarray]:
     """The k best candidates for the query ids `ids` as (indices, scores): score
-    descending, ties to the lower index (`BM25.search`)."""
+    descending, ties to the lower index (`BM25.search`); with `ties`, also every further
+    candidate whose score equals the k-th's in single precision."""
     positive = bool((model.idf[ids] > 0).all())
-    if model.prune and positive and is_long(model, ids):
-        found = pruned_top_k(model.weights, model.impact, model.dense_rows, ids, k)
-        return found if found is not None else scan_top_k(model.weights, model.dense_rows,
-                                                          ids, k)
+    if positive and is_long(model, ids) and not model.exhaustive:
+        return scan_top_k(model.weights, model.dense_rows, ids, k, ties)
     if positive and is_long(model, ids):
         # every weight > 0: a candidate scores > 0 and any other document 0.0, so the
         # top k of all documents are the top k candidates when there are k of them
         scores = score_all(model, ids)[0]
         if np.count_nonzero(scores) >= k:
-            return top_k(scores, k)
+            return top_k(scores, k, ties)
         docs = np.flatnonzero(scores)
-        best, values = top_k(scores[docs], k)
+        best, values = top_k(scores[docs], k, ties)
         return docs[best], values
     docs, scores = matches(model, ids)
-    best, values = top_k(scores, k)
+    best, values = top_k(scores, k, ties)
     return docs[best], values
 
 
 def is_long(model: BM25, ids: np.ndarray) -> bool:
     """True when the query's postings are long enough for million-entry arrays to pay."""
     w = model.weights
-    return int((w.indptr[ids + 1] - w.indptr[ids]).sum()) * 8 > model.n_docs
+    return int((w.indptr[ids + 1] - w.indptr[ids]).sum()) * LONG > model.n_docs
 
 
 def matches(model: BM25, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

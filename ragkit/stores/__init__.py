@@ -72,6 +72,10 @@ class Store(Protocol):
     def bm25(self, texts: Sequence[str], depth: int) -> list[Ranking]:
         """Per text, the top `depth` BM25 candidates (chunks sharing a query term)."""
 
+    def bm25_tied(self, texts: Sequence[str], n: int) -> list[Ranking]:
+        """Per text, the top `n` BM25 candidates and every further one whose score ties the
+        n-th's in single precision (the tie rule's comparison, `fusion.with_ties`)."""
+
     def dense(self, vectors: np.ndarray, depth: int) -> list[Ranking]:
         """Per query vector, the top `depth` chunks by best-window (MaxP) cosine."""
 

@@ -28,13 +28,19 @@ class MemoryStore:
         return self.pipeline.dense is not None
 
     def bm25(self, texts: Sequence[str], depth: int) -> list[Ranking]:
+        return self._bm25(texts, depth, ties=False)
+
+    def bm25_tied(self, texts: Sequence[str], n: int) -> list[Ranking]:
+        return self._bm25(texts, n, ties=True)
+
+    def _bm25(self, texts: Sequence[str], depth: int, ties: bool) -> list[Ranking]:
         chunks = self.pipeline.chunks
-        return [[(chunks[i].id, float(s)) for i, s in zip(idx, scores)]
-                for idx, scores in self.pipeline.bm25.search_many(texts, depth)]
+        return [[(chunks[i].id, s) for i, s in zip(idx.tolist(), scores.tolist())]
+                for idx, scores in self.pipeline.bm25.search_many(texts, depth, ties=ties)]
 
     def dense(self, vectors: np.ndarray, depth: int) -> list[Ranking]:
         chunks = self.pipeline.chunks
-        return [[(chunks[i].id, float(s)) for i, s in zip(idx, scores)]
+        return [[(chunks[i].id, float(s)) for i, s in zip(idx.tolist(), scores.tolist())]
                 for idx, scores in self.pipeline.dense.search(vectors, depth)]
 
     def bm25_scores(self, query: str, positions: np.ndarray) -> np.ndarray:

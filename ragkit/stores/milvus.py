@@ -39,7 +39,7 @@ from scipy import sparse as sp
 from tqdm import tqdm
 
 from ragkit.documents import Chunk
-from ragkit.fusion import Ranking
+from ragkit.fusion import Ranking, with_ties
 from ragkit.stores import StoreSpec
 from ragkit.stores import milvus_schema as ms
 
@@ -98,6 +98,9 @@ class MilvusStore:
         found = iter(self._search(asked, "sparse", depth, {"metric_type": "IP"})
                      if asked else [])
         return [self._ranking(next(found)) if q else [] for q in queries]
+
+    def bm25_tied(self, texts: Sequence[str], n: int) -> list[Ranking]:
+        return with_ties(self.bm25, texts, n)
 
     def dense(self, vectors: np.ndarray, depth: int) -> list[Ranking]:
         data = np.asarray(vectors, dtype=np.float32).tolist()
