@@ -12,8 +12,8 @@ not a query language (no phrases, no boolean operators, no field weights).
 
 Limits: the index is about 12 bytes per distinct (term, document) pair, memory-mapped
 from its `.npy` files once saved; the first long query builds a float32 copy (4 bytes per
-document) of every row in over 1/16 of the documents, at most 1 GiB (`bm25_scan`). Errors users can hit (unknown tokenizer, empty corpus, bad index folder) raise
-RagkitError.
+document) of every row in over 1/16 of the documents, at most 1 GiB (`bm25_scan`). Errors
+users can hit (unknown tokenizer, empty corpus, bad index folder) raise RagkitError.
 
 Method: Okapi BM25 (Robertson & Zaragoza 2009, "The Probabilistic Relevance Framework:
 BM25 and Beyond") with the IDF floor of rank-bm25 0.2.2 `BM25Okapi`.

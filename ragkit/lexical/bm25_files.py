@@ -4,7 +4,8 @@ What it is: `save` writes the weight matrix's CSR arrays (data, indices, indptr)
 document lengths as `.npy` files, and the parameters, tokenizer name and vocabulary as
 `bm25.json`; `load` reads them back with the arrays memory-mapped (read-only), so a
 million-chunk index opens without reading its postings (`impact*.npy` files written by
-earlier versions are ignored). An older folder with one `bm25.npz` is read whole. What it is not: a pickle — nothing here executes code from the folder.
+earlier versions are ignored). An older folder with one `bm25.npz` is read whole.
+What it is not: a pickle — nothing here executes code from the folder.
 """
 from __future__ import annotations
 

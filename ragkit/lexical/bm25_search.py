@@ -22,7 +22,8 @@ from ragkit.lexical.bm25_scan import scan_top_k
 if TYPE_CHECKING:
     from ragkit.lexical.bm25 import BM25
 
-LONG = 64  # postings per document above which a query scans (1/8–1/64 tried at 1M: 1/64 had the lowest p95)
+LONG = 64  # postings per document above which a query scans (1/8 to 1/64 tried at 1M:
+#             1/64 had the lowest p95)
 
 
 def search(model: BM25, ids: np.ndarray, k: int, ties: bool = False
