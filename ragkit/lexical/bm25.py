@@ -213,7 +213,7 @@ class BM25:
                ) -> tuple[np.ndarray, np.ndarray]:
         """The k best candidates as (indices, scores): score descending, ties to the lower
         index; with `ties`, followed by every further candidate whose score equals the k-th's
-        in single precision (what the tie rule, `ragkit.fusion.tie_key`, counts as a tie).
+        in single precision (what the tie rule, `ragkit.fusion.ranked`, counts as a tie).
 
         Only `candidates` are returned, so fewer than k entries (none for a query sharing no
         term with the corpus) when fewer documents match; scores may be 0 or negative.
