@@ -107,7 +107,7 @@ class MiniLM:
 
         Every matrix product is per sequence ((n, width, ·) @ (·, ·) runs one BLAS call per
         text), so a text's vector does not depend on the texts batched with it."""
-        n, width = len(ids), len(ids[0])
+        width = len(ids[0])
         tok = np.asarray(ids, dtype=np.int64)
         word, pos, typ, ln = self.emb
         x = word[tok] + (pos[:width] + typ)  # (n, width, hidden)

@@ -31,10 +31,9 @@ def search(model: BM25, ids: np.ndarray, k: int, ties: bool = False
     """The k best candidates for the query ids `ids` as (indices, scores): score
     descending, ties to the lower index (`BM25.search`); with `ties`, also every further
     candidate whose score equals the k-th's in single precision."""
-    positive = bool((model.idf[ids] > 0).all())
-    if positive and is_long(model, ids) and not model.exhaustive:
-        return scan_top_k(model.weights, model.dense_rows, ids, k, ties)
-    if positive and is_long(model, ids):
+    if bool((model.idf[ids] > 0).all()) and is_long(model, ids):
+        if not model.exhaustive:
+            return scan_top_k(model.weights, model.dense_rows, ids, k, ties)
         # every weight > 0: a candidate scores > 0 and any other document 0.0, so the
         # top k of all documents are the top k candidates when there are k of them
         scores = score_all(model, ids)[0]

@@ -19,10 +19,11 @@ from ragkit.index_folder import (FORMAT, FORMAT_VERSION, WHAT, is_index, read_bm
                                  chunk_line)
 from ragkit.stores import StoreSpec
 from ragkit.stores import milvus as mv
+from ragkit.stores import milvus_rows
 from ragkit.stores import milvus_schema as ms
 
 
-def save(pipeline, folder: Path | str, spec: StoreSpec, batch: int = mv.BATCH,
+def save(pipeline, folder: Path | str, spec: StoreSpec, batch: int = milvus_rows.BATCH,
          progress: bool = True) -> Path:
     """Write `pipeline` (built in memory) to Milvus and `folder`; resumes an interrupted run."""
     folder = Path(folder)
@@ -46,8 +47,8 @@ def save(pipeline, folder: Path | str, spec: StoreSpec, batch: int = mv.BATCH,
     else:
         ms.create(client, name, dim, spec.dense_index, n_rows)
     weights = pipeline.bm25.weights.T.tocsr()  # documents × terms
-    mv.ingest(client, name, mv.rows(pipeline.chunks, weights, dense), n_rows, batch, progress,
-              resume)
+    milvus_rows.ingest(client, name, milvus_rows.rows(pipeline.chunks, weights, dense), n_rows,
+                       batch, progress, resume)
     client.flush(name)
     client.load_collection(name)
     mv.bm25_model(pipeline.bm25).save(folder / f"bm25-{key}")
