@@ -14,6 +14,14 @@ def test_escape_rule_and_its_inverse():
     for raw, written in cases.items():
         assert escape_id(raw) == written
         assert unescape_id(written) == raw
+    # every character Python counts as whitespace is escaped (ids without one take a
+    # shortcut that must not skip any)
+    spaces = [chr(c) for c in range(0x110000) if chr(c).isspace()]
+    assert len(spaces) == 29
+    for ch in spaces:
+        written = escape_id(f"a{ch}b")
+        assert written == "a" + "".join(f"%{b:02X}" for b in ch.encode()) + "b"
+        assert unescape_id(written) == f"a{ch}b"
 
 
 def test_every_line_has_six_fields_and_reads_back_exactly(tmp_path):

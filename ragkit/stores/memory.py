@@ -22,6 +22,15 @@ class MemoryStore:
 
     def __init__(self, pipeline) -> None:
         self.pipeline = pipeline
+        self._ids: tuple[list, list[str]] = ([], [])
+
+    def _chunk_ids(self) -> list[str]:
+        """The chunk ids in position order, kept while `pipeline.chunks` is the same list
+        (a list of strings is read faster than an attribute of a million chunks)."""
+        chunks = self.pipeline.chunks
+        if self._ids[0] is not chunks or len(self._ids[1]) != len(chunks):
+            self._ids = (chunks, [c.id for c in chunks])
+        return self._ids[1]
 
     @property
     def has_dense(self) -> bool:
@@ -34,13 +43,13 @@ class MemoryStore:
         return self._bm25(texts, n, ties=True)
 
     def _bm25(self, texts: Sequence[str], depth: int, ties: bool) -> list[Ranking]:
-        chunks = self.pipeline.chunks
-        return [[(chunks[i].id, s) for i, s in zip(idx.tolist(), scores.tolist())]
+        ids = self._chunk_ids()
+        return [[(ids[i], s) for i, s in zip(idx.tolist(), scores.tolist())]
                 for idx, scores in self.pipeline.bm25.search_many(texts, depth, ties=ties)]
 
     def dense(self, vectors: np.ndarray, depth: int) -> list[Ranking]:
-        chunks = self.pipeline.chunks
-        return [[(chunks[i].id, float(s)) for i, s in zip(idx.tolist(), scores.tolist())]
+        ids = self._chunk_ids()
+        return [[(ids[i], float(s)) for i, s in zip(idx.tolist(), scores.tolist())]
                 for idx, scores in self.pipeline.dense.search(vectors, depth)]
 
     def bm25_scores(self, query: str, positions: np.ndarray) -> np.ndarray:
