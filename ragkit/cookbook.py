@@ -138,7 +138,7 @@ def execute(notebook: Path, output: Path, parameters: dict[str, Any] | None = No
     try:
         papermill.execute_notebook(str(notebook), str(output), parameters=parameters,
                                    cwd=str(notebook.parent), kernel_name="python3",
-                                   progress_bar=False)
+                                   progress_bar=False, config=_kernel_config())
     except Exception as exc:  # papermill re-raises the cell's error; keep going, report it
         failure = _failure(exc)
     finally:
@@ -228,6 +228,16 @@ def run_cookbook(out: Path | str = "results", notebooks: Sequence[str | Path] | 
     if failed:
         raise RagkitError(f"notebooks failed: {', '.join(failed)} (see {out / 'summary.md'})")
     return out / "report.html"
+
+
+def _kernel_config():
+    """Kernels talk to papermill over CurveZMQ-encrypted sockets where pyzmq has Curve
+    (jupyter_client's `transport_encryption = "auto"`): a plain-TCP kernel prints a warning
+    per notebook into the run's output. Older jupyter_client ignores the setting."""
+    import zmq
+    from traitlets.config import Config
+    policy = "auto" if zmq.has("curve") else "disabled"
+    return Config({"KernelManager": {"transport_encryption": policy}})
 
 
 def _strip_run_metadata(text: str) -> str:
