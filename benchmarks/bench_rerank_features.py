@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 import ragkit
-from ragkit.chunking import windows
+from ragkit.windows import windows
 from ragkit.dense import DenseIndex, embed_chunks
 from ragkit.evaluate import judge, per_query, summarize
 from ragkit.lexical import BM25

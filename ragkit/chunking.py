@@ -4,9 +4,8 @@ What it is: the 2026 default from the seeds — recursive splitting at ~512 toke
 overlap, headings first, then paragraphs, lines, sentences and finally words; short documents
 are kept whole. Source files are split at top-level definitions instead of headings.
 
-`windows` cuts a chunk into overlapping windows for a dense embedder with a short input
-(MaxP scoring, ragkit.dense): every token of the chunk lands in some window, none longer than
-the window size.
+Its token counting and splitting (`Tokens`, `split_pieces`, `trim`) also cut a chunk into
+the dense embedder's windows (`ragkit.windows`).
 
 What it is not: a model tokenizer. A "token" here is a match of `\\w+|[^\\w\\s]` (a word or one
 punctuation mark), close to an LLM's token count for English prose; a Hangul word is one token,
@@ -46,16 +45,6 @@ CODE_SEPARATORS = (
     re.compile(r"\n[ \t]*\n"),
     re.compile(r"\n"),
 )
-# Window boundaries: a sentence end or a line end (the white space between is dropped).
-WINDOW_SEGMENT = re.compile(r"(?<=[.!?。])\s+|\n+")
-# Finer cut points inside a sentence or line longer than a window, coarsest first.
-WINDOW_SEPARATORS = (
-    re.compile(r"(?<=[。！？])"),                  # a CJK sentence end (no space after it)
-    re.compile(r"(?=\|)"),                        # before a table-cell bar
-    re.compile(r"[,;，；、]\s*"),                  # after a comma or semicolon
-)
-
-
 def count_tokens(text: str) -> int:
     """Number of chunker tokens in `text`."""
     return len(TOKEN.findall(text))
@@ -76,7 +65,7 @@ class ChunkerConfig:
                               f"({self.size // 2}), got {self.overlap}")
 
 
-class _Tokens:
+class Tokens:
     """Token start offsets of one text, for counting tokens in any character range."""
 
     def __init__(self, text: str) -> None:
@@ -99,7 +88,7 @@ def _cut_points(text: str, start: int, end: int, separator: re.Pattern) -> list[
     return points
 
 
-def _pieces(text: str, start: int, end: int, tokens: _Tokens, budget: int,
+def split_pieces(text: str, start: int, end: int, tokens: Tokens, budget: int,
             separators: tuple[re.Pattern, ...], hard: int | None = None
             ) -> list[tuple[int, int]]:
     """Split [start, end) into ranges of at most `budget` tokens, coarsest separator first;
@@ -115,15 +104,15 @@ def _pieces(text: str, start: int, end: int, tokens: _Tokens, budget: int,
         return list(zip(bounds, bounds[1:]))
     points = _cut_points(text, start, end, separators[0])
     if not points:
-        return _pieces(text, start, end, tokens, budget, separators[1:], hard)
+        return split_pieces(text, start, end, tokens, budget, separators[1:], hard)
     bounds = [start, *points, end]
     out: list[tuple[int, int]] = []
     for lo, hi in zip(bounds, bounds[1:]):
-        out.extend(_pieces(text, lo, hi, tokens, budget, separators[1:], hard))
+        out.extend(split_pieces(text, lo, hi, tokens, budget, separators[1:], hard))
     return out
 
 
-def _pack(pieces: list[tuple[int, int]], tokens: _Tokens, budget: int) -> list[tuple[int, int]]:
+def _pack(pieces: list[tuple[int, int]], tokens: Tokens, budget: int) -> list[tuple[int, int]]:
     """Greedily merge consecutive pieces while the merged range stays within `budget`."""
     packed: list[tuple[int, int]] = []
     for lo, hi in pieces:
@@ -134,7 +123,7 @@ def _pack(pieces: list[tuple[int, int]], tokens: _Tokens, budget: int) -> list[t
     return packed
 
 
-def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+def trim(text: str, start: int, end: int) -> tuple[int, int]:
     """Shrink a range so it neither starts nor ends with white space."""
     if start == 0 and end == len(text):  # the whole text: str.strip's white space is isspace's
         stripped = text.lstrip()
@@ -147,97 +136,6 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def window_spans(text: str, size: int = 96, stride: int = 48, *, limit: int | None = None,
-                 measure: Measure | None = None) -> list[tuple[int, int]]:
-    """(start, end) offsets of `windows(text, size, stride, ...)`; see there."""
-    spans = _token_windows(text, size, stride)
-    if measure is None or limit is None:
-        return spans
-    return list(dict.fromkeys(_fit(text, spans, limit, measure)))  # drop repeated halves
-
-
-def windows(text: str, size: int = 96, stride: int = 48, *, limit: int | None = None,
-            measure: Measure | None = None) -> list[str]:
-    """Overlapping windows of at most `size` chunker tokens, cut at sentence or line ends,
-    each starting about `stride` tokens after the previous one.
-
-    A text of at most `size` tokens is its own single window. A sentence or line longer
-    than `size` is split too: at CJK full stops, then before table-cell bars `|`, then
-    after commas and semicolons, and last every `stride` tokens (so its windows are `size`
-    tokens long, `stride` apart). The windows cover every token of the text.
-
-    With `measure` (texts -> their lengths in the embedder's tokens, e.g. a function adding
-    the chunk's context to each window and calling the embedder's `token_lengths`) and
-    `limit` (its `max_tokens`), a window measuring more than `limit` is cut again into
-    windows half as long, until each fits or is a single chunker token (Korean text has
-    ~4 MiniLM word-pieces per chunker token, English ~1). Repeated halves are kept once.
-    Windows give MaxP its passages (Dai & Callan, SIGIR 2019).
-    """
-    spans = window_spans(text, size, stride, limit=limit, measure=measure)
-    return [text[start:end] for start, end in spans]
-
-
-def _token_windows(text: str, size: int, stride: int) -> list[tuple[int, int]]:
-    """Windows of at most `size` chunker tokens over whole segments (`_window_segments`)."""
-    tokens = _Tokens(text)
-    if len(tokens.starts) <= size:
-        return [(0, len(text))]
-    segments = _window_segments(text, tokens, size, max(1, min(stride, size)))
-    out, first = [], 0
-    while first < len(segments):
-        last, total = first, 0
-        while last < len(segments) and (total + segments[last][2] <= size or last == first):
-            total += segments[last][2]
-            last += 1
-        out.append((segments[first][0], segments[last - 1][1]))
-        if last == len(segments):
-            break
-        advanced, step = first, 0
-        while advanced < last - 1 and step < stride:
-            step += segments[advanced][2]
-            advanced += 1
-        first = max(advanced, first + 1)
-    return out
-
-
-def _fit(text: str, spans: list[tuple[int, int]], limit: int, measure: Measure
-         ) -> list[tuple[int, int]]:
-    """`spans`, each one that `measure`s over `limit` replaced by half-size windows of it."""
-    out: list[tuple[int, int]] = []
-    for (a, b), length in zip(spans, measure([text[a:b] for a, b in spans])):
-        n = count_tokens(text[a:b])
-        if length <= limit or n <= 1:
-            out.append((a, b))
-            continue
-        half = (n + 1) // 2
-        inner = _token_windows(text[a:b], half, max(1, half // 2))
-        out.extend(_fit(text, [(a + lo, a + hi) for lo, hi in inner], limit, measure))
-    return out
-
-
-def _window_segments(text: str, tokens: _Tokens, size: int, hard: int
-                     ) -> list[tuple[int, int, int]]:
-    """(start, end, tokens) of each sentence or line, those over `size` tokens split
-    further (`WINDOW_SEPARATORS`, then every `hard` tokens) and trimmed of white space."""
-    spans, start = [], 0
-    for match in WINDOW_SEGMENT.finditer(text):
-        spans.append((start, match.start()))
-        start = match.end()
-    spans.append((start, len(text)))
-    out = []
-    for a, b in spans:
-        if b <= a:
-            continue
-        if tokens.count(a, b) <= size:
-            out.append((a, b, tokens.count(a, b)))
-            continue
-        for lo, hi in _pieces(text, a, b, tokens, size, WINDOW_SEPARATORS, hard):
-            lo, hi = _trim(text, lo, hi)
-            if lo < hi:
-                out.append((lo, hi, tokens.count(lo, hi)))
-    return out
-
-
 def is_code(doc: Document) -> bool:
     """True for source files, judged by the suffix of the document's path or id."""
     name = str(doc.metadata.get("path") or doc.id)
@@ -246,7 +144,7 @@ def is_code(doc: Document) -> bool:
     return PurePosixPath(name).suffix.lower() in CODE_SUFFIXES
 
 
-def _ranges(text: str, tokens: _Tokens, lo: int, hi: int, config: ChunkerConfig,
+def _ranges(text: str, tokens: Tokens, lo: int, hi: int, config: ChunkerConfig,
             kind: str) -> list[tuple[int, int]]:
     """Trimmed chunk ranges of text[lo:hi]: whole if it fits, else recursive with overlap.
 
@@ -254,15 +152,15 @@ def _ranges(text: str, tokens: _Tokens, lo: int, hi: int, config: ChunkerConfig,
     previous one's new material, so a range never exceeds `config.size` tokens.
     """
     if tokens.count(lo, hi) <= config.size:
-        return [_trim(text, lo, hi)]
+        return [trim(text, lo, hi)]
     separators = CODE_SEPARATORS if kind == "code" else PROSE_SEPARATORS
     budget = config.size - config.overlap
     out = []
-    for n, (start, end) in enumerate(_pack(_pieces(text, lo, hi, tokens, budget, separators),
+    for n, (start, end) in enumerate(_pack(split_pieces(text, lo, hi, tokens, budget, separators),
                                            tokens, budget)):
         if n and config.overlap:
             start = max(lo, tokens.starts[max(0, tokens.index(start) - config.overlap)])
-        start, end = _trim(text, start, end)
+        start, end = trim(text, start, end)
         if start < end:
             out.append((start, end))
     return out
@@ -292,9 +190,9 @@ def chunk_document(doc: Document, config: ChunkerConfig = ChunkerConfig()) -> li
     """
     kind = "code" if is_code(doc) else "prose"
     if len(doc.text) <= config.size or count_tokens(doc.text) <= config.size:
-        ranges = [_trim(doc.text, 0, len(doc.text))]  # kept whole (a token is ≥ 1 character)
+        ranges = [trim(doc.text, 0, len(doc.text))]  # kept whole (a token is ≥ 1 character)
     else:
-        ranges = _ranges(doc.text, _Tokens(doc.text), 0, len(doc.text), config, kind)
+        ranges = _ranges(doc.text, Tokens(doc.text), 0, len(doc.text), config, kind)
     return [_chunk(doc, f"{doc.id}#{n}", lo, hi, kind)
             for n, (lo, hi) in enumerate(r for r in ranges if r[0] < r[1])]
 
@@ -305,7 +203,7 @@ def chunk_children(doc: Document, parents: list[Chunk],
     match small chunks, answer from their parent section). Child ids are
     `<parent id>.<m>`, offsets are the document's, and metadata `parent` names the parent.
     """
-    tokens, children = _Tokens(doc.text), []
+    tokens, children = Tokens(doc.text), []
     for parent in parents:
         kind = str(parent.metadata.get("chunker") or ("code" if is_code(doc) else "prose"))
         ranges = _ranges(doc.text, tokens, parent.start, parent.end, config, kind)

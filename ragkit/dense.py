@@ -2,7 +2,7 @@
 
 What it is: a matrix product and `argpartition` — exact, no approximate index, fine up to a
 few hundred thousand vectors on a laptop. A chunk may own several vectors (windows of its
-text, cut by `ragkit.chunking.windows`); its score is the best window's score (MaxP: Dai &
+text, cut by `ragkit.windows.windows`); its score is the best window's score (MaxP: Dai &
 Callan, SIGIR 2019). That is how chunks longer than the embedder's window (256 word-pieces
 for MiniLM) are searched: every part of the chunk gets seen, and the window that matches the
 question wins.
@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from ragkit.chunking import windows
+from ragkit.windows import windows
 from ragkit.documents import Chunk
 from ragkit.jobs import usable_cores
 

@@ -1,8 +1,8 @@
 import pytest
 
-from ragkit.chunking import (TOKEN, ChunkerConfig, chunk_document, count_tokens, is_code,
-                             window_spans, windows)
+from ragkit.chunking import TOKEN, ChunkerConfig, chunk_document, count_tokens, is_code
 from ragkit.documents import Document, RagkitError
+from ragkit.windows import window_spans, windows
 
 
 def _prose(sections: int = 4, sentences: int = 60) -> str:

@@ -2,7 +2,7 @@
 
 What it is: `term_ids`, the tokenizing stage of `BM25.fit`. Above `THRESHOLD` texts, blocks
 of `BLOCK` texts go to a `concurrent.futures.ProcessPoolExecutor` (2 workers by default, never
-more than `os.cpu_count()`); each worker numbers its block's terms in its own first-seen order
+more than the cores this process may run on, `jobs.usable_cores`); each worker numbers its block's terms in its own first-seen order
 (`TermIds`), and the blocks are merged in corpus order, each block's new terms appended to
 the vocabulary in that block's order. That is the first-seen order of the whole stream, so
 term ids, the vocabulary and every array built from them are those of a single process.
@@ -17,7 +17,6 @@ the block size, not by the corpus.
 from __future__ import annotations
 
 import gc
-import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -25,6 +24,7 @@ from itertools import islice
 
 import numpy as np
 
+from ragkit.jobs import usable_cores
 from ragkit.lexical.termids import TermIds
 from ragkit.lexical.tokenizers import compound_tokens, get_tokenizer
 
@@ -34,7 +34,7 @@ THRESHOLD = 2 * BLOCK  # fewer texts than this: no workers
 
 def default_workers() -> int:
     """2, or fewer on a machine with fewer cores."""
-    return max(1, min(2, os.cpu_count() or 1))
+    return max(1, min(2, usable_cores()))
 
 
 def term_ids(texts: Iterable[str], tokenize: Callable[[str], list[str]], name: str | None,
