@@ -59,7 +59,7 @@ def test_small_corpora_and_custom_tokenizers_stay_in_process(monkeypatch):
 
 
 def test_default_workers_is_two_at_most_the_cores(monkeypatch):
-    monkeypatch.setattr(parallel.os, "cpu_count", lambda: 1)
+    monkeypatch.setattr(parallel, "usable_cores", lambda: 1)  # e.g. taskset to one core
     assert parallel.default_workers() == 1
-    monkeypatch.setattr(parallel.os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(parallel, "usable_cores", lambda: 8)
     assert parallel.default_workers() == 2
