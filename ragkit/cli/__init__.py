@@ -26,7 +26,7 @@ import argparse
 import sys
 import warnings
 
-from ragkit.cli import answers, manage, retrieval
+from ragkit.cli import answers, manage, retrieval, scoring
 from ragkit.cli.options import Help
 from ragkit.documents import RagkitError, RagkitWarning
 
@@ -35,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ragkit", description=__doc__.split("\n\n")[0],
                                      formatter_class=Help)
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (retrieval, answers, manage):
+    for module in (retrieval, scoring, answers, manage):
         module.add_parsers(sub)
     return parser
 

@@ -1,4 +1,4 @@
-"""`ragkit index`, `search`, `eval` and `tune`: build an index, search it, score runs, tune fusion."""
+"""`ragkit index` and `search`: build an index, search it (`eval` and `tune`: cli/scoring.py)."""
 from __future__ import annotations
 
 import argparse
@@ -6,8 +6,7 @@ from pathlib import Path
 
 from ragkit.documents import RagkitError
 from ragkit.cli.options import (DEFAULT_RERANK, Help, add_index_options, add_search_options,
-                                check_index_covers, index_config, positive_int, print_rerank_summary,
-                                print_usage)
+                                index_config, print_rerank_summary, print_usage)
 
 
 def cmd_index(args: argparse.Namespace) -> None:
@@ -111,132 +110,6 @@ def cmd_search(args: argparse.Namespace) -> None:
     print(f"wrote {len(queries)} queries × top {args.k} {unit} to {args.out}")
 
 
-def cmd_eval(args: argparse.Namespace) -> None:
-    from ragkit.atomic import check_target
-    from ragkit.eval_runs import is_per_query_csv
-    if (args.run is None) != (args.qrels is None):
-        raise RagkitError("--run and --qrels go together: ragkit eval --run RUN --qrels QRELS")
-    if (args.dataset is None) == (args.run is None):
-        raise RagkitError("give a DATASET folder, or --run RUN --qrels QRELS (not both)")
-    if args.per_query:
-        check_target(args.per_query, is_per_query_csv, "a per-query CSV", folder=False)
-    if args.run:
-        _eval_run_file(args)
-    else:
-        _eval_dataset(args)
-
-
-def _eval_run_file(args: argparse.Namespace) -> None:
-    """Score a TREC run against qrels: every relevant id is one golden item."""
-    from ragkit.datasets import read_qrels, relevant
-    from ragkit.eval_runs import check_run, qrels_judgments, score_run
-    from ragkit.runs import read_trec
-    if not args.run.is_file():
-        raise RagkitError(f"{args.run}: no such file")
-    run = {qid: [ident for ident, _ in r] for qid, r in read_trec(args.run).items()}
-    qrels = read_qrels(args.qrels)
-    judgments = qrels_judgments(relevant(qrels))
-    ignored, missing = check_run(run, qrels, judgments, str(args.run), str(args.qrels))
-    name = args.run.stem
-    tables = {name: score_run(run, judgments, args.k)}
-    print(f"{args.run}: {len(judgments)} judged queries ({len(missing)} without results, "
-          f"scored 0), {len(ignored)} run queries without judgments ignored")
-    _print_and_save(args, {name: run}, tables, judgments)
-
-
-def _eval_dataset(args: argparse.Namespace) -> None:
-    """Build (or load) an index of a data set, run each mode on its judged queries, score."""
-    from ragkit.datasets import load_dataset
-    from ragkit.eval_runs import score_run
-    from ragkit.evaluate import judge
-    from ragkit.pipeline import Pipeline, SearchConfig
-    data = load_dataset(args.dataset, args.split).split(args.split)
-    if not data.queries:
-        raise RagkitError(f"{args.dataset}: no queries to evaluate")
-    if args.index:
-        pipeline = Pipeline.load(args.index)
-        check_index_covers(pipeline, data, args)
-    else:
-        pipeline = Pipeline.build(data.documents, index_config(args), chunks=data.chunks)
-    judgments = judge(data.queries, data.documents, pipeline.chunks)
-    judged = [q for q in data.queries if q.id in judgments]
-    modes = args.mode or (["bm25", "dense", "hybrid"] if pipeline.has_dense
-                          else ["bm25"])
-    rerank = args.rerank or "none"
-    runs = {(m if rerank == "none" else f"{m}+{rerank}"):
-            pipeline.run(judged, args.k, SearchConfig(mode=m, fusion=args.fusion, rerank=rerank,
-                                                      rerank_candidates=args.rerank_candidates))
-            for m in modes}
-    tables = {m: score_run(run, judgments, args.k) for m, run in runs.items()}
-    print(f"{data.name}: {len(judgments)} judged queries, {len(pipeline.chunks)} chunks")
-    _print_and_save(args, runs, tables, judgments, data.queries)
-    print_rerank_summary(pipeline)
-
-
-def _print_and_save(args: argparse.Namespace, runs: dict, tables: dict, judgments,
-                    queries: list = ()) -> None:
-    """Print the summary table (by query kind too if asked); write the per-query CSV if asked."""
-    from ragkit.atomic import write_text
-    from ragkit.eval_runs import cutoffs, is_per_query_csv, per_query_rows
-    from ragkit.evaluate import by_kind, summary_table
-    print(summary_table(tables).round(3).to_string())
-    if args.by_kind and queries:
-        ks = cutoffs(args.k)[0]
-        for metric in dict.fromkeys((f"Pass@{ks[0]}", f"Pass@{ks[-1]}")):
-            print(f"\n{metric} by query kind")
-            print(by_kind(tables, queries, metric).round(1).to_string())
-    if args.per_query:
-        kinds = {q.id: q.kind for q in queries}
-        rows = per_query_rows(runs, tables, judgments, kinds, args.k)
-        write_text(args.per_query, rows.to_csv(index=False), is_ours=is_per_query_csv,
-                   what="a per-query CSV")
-        print(f"per-query metrics: {args.per_query}")
-
-
-def cmd_tune(args: argparse.Namespace) -> None:
-    """Sweep the dense weight α and RRF's k on a data set's labelled queries; print the best."""
-    from ragkit.datasets import load_dataset
-    from ragkit.evaluate import judge, round_metrics
-    from ragkit.pipeline import Pipeline, SearchConfig
-    from ragkit.tune import (best_alpha, best_rrf_k, candidate_lists, check_metric, parse_grid,
-                             sweep_alpha, sweep_rrf_k, sweep_table)
-    check_metric(args.metric, args.k)  # bad options are refused before any work
-    alphas, rrf_ks = parse_grid(args.alphas), parse_grid(args.rrf_ks, integer=True)
-    data = load_dataset(args.dataset, args.split)
-    split = args.split or ("dev" if any(q.split == "dev" for q in data.queries) else None)
-    data = data.split(split)
-    pipeline = Pipeline.load(args.index) if args.index else None
-    config = None if pipeline else index_config(args)
-    if not (pipeline.has_dense if pipeline else config.embedder):  # refuse before building
-        raise RagkitError("tune weighs BM25 against dense retrieval: build the index with an "
-                          "embedder (not --embedder none)")
-    if pipeline is not None:
-        check_index_covers(pipeline, data, args)
-    else:
-        pipeline = Pipeline.build(data.documents, config, chunks=data.chunks)
-    judgments = judge(data.queries, data.documents, pipeline.chunks)
-    judged = [q for q in data.queries if q.id in judgments]
-    if not judged:
-        raise RagkitError(f"{args.dataset}: no query with golden items to tune on")
-    lists = candidate_lists(pipeline, judged, max(args.k, SearchConfig().candidates))
-    print(f"{data.name}: {len(judged)} judged queries of split {split or '(all)'}, "
-          f"{len(pipeline.chunks)} chunks")
-    for name, tables, best in (("dense weight α", sweep_alpha(lists, judgments, alphas, args.k),
-                                best_alpha),
-                               ("RRF k", sweep_rrf_k(lists, judgments, rrf_ks, args.k),
-                                best_rrf_k)):
-        choice = best(tables, args.metric)
-        print(f"\n{name}")
-        print(round_metrics(sweep_table(tables, choice)).to_string())
-        print(f"{name}: {choice}")
-
-
-EVAL_HELP = """Score retrieval, either of each mode on a data set (its index built here, or
---index DIR), or of any TREC run against TREC or BEIR qrels (--run RUN --qrels QRELS).
-Pass@k and R@k are shown at 5, 10, 20 up to --k and at --k itself, nDCG at 10 (at --k
-when smaller); MRR is over the top --k results."""
-
-
 def add_parsers(sub) -> None:
     """Add this module's subcommands to the `ragkit` parser."""
     p = sub.add_parser("index", help="chunk, contextualize and index documents",
@@ -270,37 +143,3 @@ def add_parsers(sub) -> None:
                         "for document-level qrels")
     add_search_options(p)
     p.set_defaults(func=cmd_search)
-
-    p = sub.add_parser("eval", help="Pass@k, recall, MRR, nDCG of each mode or of a run",
-                       description=EVAL_HELP, formatter_class=Help)
-    p.add_argument("dataset", type=Path, nargs="?",
-                   help="shipped data, cookbook or BEIR folder (or use --run and --qrels)")
-    p.add_argument("--split", default=None,
-                   help="queries of this split (default: all); a BEIR folder reads "
-                        "qrels/SPLIT.tsv (default: test)")
-    p.add_argument("--index", type=Path, help="use a saved index instead of building one")
-    p.add_argument("--run", type=Path, help="score this TREC run instead of a data set")
-    p.add_argument("--qrels", type=Path,
-                   help="judgments for --run: TREC qrels (qid iter docid rel) or BEIR TSV "
-                        "(query-id, corpus-id, score); grades > 0 are relevant")
-    p.add_argument("--per-query", type=Path, metavar="FILE.csv",
-                   help="also write one row per query and method: query, method, kind, "
-                        "first_relevant_rank, then each metric")
-    p.add_argument("--by-kind", action="store_true", help="also break Pass@k down by query kind")
-    add_index_options(p)
-    add_search_options(p, multiple=True)
-    p.set_defaults(func=cmd_eval)
-
-    p = sub.add_parser("tune", help="sweep fusion weights and RRF k on labelled queries",
-                       formatter_class=Help)
-    p.add_argument("dataset", type=Path, help="shipped-layout, cookbook or BEIR folder")
-    p.add_argument("--split", default=None,
-                   help="queries of this split (default: dev when there is one, else all)")
-    p.add_argument("--metric", default="Pass@5", help="pick the best point by this mean")
-    p.add_argument("--alphas", default="0:1:0.1",
-                   help="dense weights α (BM25 gets 1 − α): START:STOP:STEP or V1,V2,...")
-    p.add_argument("--rrf-ks", default="1,5,10,20,40,60,100,200", help="RRF k values")
-    p.add_argument("--k", type=positive_int, default=20, help="results per query")
-    p.add_argument("--index", type=Path, help="use a saved index instead of building one")
-    add_index_options(p)
-    p.set_defaults(func=cmd_tune)
