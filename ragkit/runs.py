@@ -38,7 +38,7 @@ _UNSAFE = re.compile(r"[\s%]")
 
 def escape_id(ident: str) -> str:
     """An id as a run file spells it: whitespace and `%` percent-encoded (UTF-8 bytes)."""
-    # every whitespace character but " " is unprintable: most ids return here, 10x faster
+    # every whitespace character but " " is unprintable: most ids return here (0.3 µs, not 0.85)
     if ident.isprintable() and " " not in ident and "%" not in ident:
         return ident
     return _UNSAFE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), ident)

@@ -7,9 +7,9 @@ passes:
 
 1. every document's approximate score `a`, summed in float32: rows holding at least
    1/DENSE of the documents are added as dense float32 vectors (`DenseRows`), first, the
-   others scattered. With m query terms, in whatever order they are added, each `a` is within γ = (m + 2)·2⁻²³ (relative) of the
-   float64 score `s` (all weights > 0: m roundings of at most 2⁻²⁴ of a partial sum no
-   larger than s, counted twice over);
+   others scattered. With m query terms, in whatever order they are added, each `a` is
+   within γ = (m + 2)·2⁻²³ (relative) of the float64 score `s` (all weights > 0: m
+   roundings of at most 2⁻²⁴ of a partial sum no larger than s, counted twice over);
 2. with θ the k-th largest `a`, at least k documents score s ≥ θ/(1+γ), so the k-th best s
    is at least that, and any document in the answer (s within a single-precision step,
    2⁻²³ relative, of the k-th best) has a ≥ θ(1−γ)(1−2⁻²²)/(1+γ). Only those few candidates
