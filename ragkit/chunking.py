@@ -89,8 +89,8 @@ def _cut_points(text: str, start: int, end: int, separator: re.Pattern) -> list[
 
 
 def split_pieces(text: str, start: int, end: int, tokens: Tokens, budget: int,
-            separators: tuple[re.Pattern, ...], hard: int | None = None
-            ) -> list[tuple[int, int]]:
+                 separators: tuple[re.Pattern, ...], hard: int | None = None
+                 ) -> list[tuple[int, int]]:
     """Split [start, end) into ranges of at most `budget` tokens, coarsest separator first;
     with no separator left, cut every `hard` (default `budget`) tokens."""
     if tokens.count(start, end) <= budget:
@@ -156,8 +156,8 @@ def _ranges(text: str, tokens: Tokens, lo: int, hi: int, config: ChunkerConfig,
     separators = CODE_SEPARATORS if kind == "code" else PROSE_SEPARATORS
     budget = config.size - config.overlap
     out = []
-    for n, (start, end) in enumerate(_pack(split_pieces(text, lo, hi, tokens, budget, separators),
-                                           tokens, budget)):
+    pieces = split_pieces(text, lo, hi, tokens, budget, separators)
+    for n, (start, end) in enumerate(_pack(pieces, tokens, budget)):
         if n and config.overlap:
             start = max(lo, tokens.starts[max(0, tokens.index(start) - config.overlap)])
         start, end = trim(text, start, end)

@@ -45,7 +45,8 @@ def ranked(items: Mapping[str, float] | Iterable[tuple[str, float]],
     order = np.argsort(-rounded, kind="stable").tolist()  # by rounded score, descending
     # then each run of equal rounded scores by id: only tied ids are escaped and compared
     # (a retriever's list is mostly untied, and 150 escapes cost more than the sort)
-    equal = np.flatnonzero(rounded[order][1:] == rounded[order][:-1]).tolist()
+    in_order = rounded[order]
+    equal = np.flatnonzero(in_order[1:] == in_order[:-1]).tolist()
     start = None
     for i, at in enumerate(equal):
         start = at if start is None else start

@@ -127,8 +127,8 @@ def _candidates(weights: sparse.csr_matrix, dense: DenseRows, ids: np.ndarray, k
 def _half(weights: sparse.csr_matrix, dense: DenseRows, ids: np.ndarray, k: int,
           approx: np.ndarray, first: int, end: int) -> tuple[np.ndarray, float]:
     """The approximate scores of documents [first, end) into `approx` (float32, dense
-    rows first), and those of them at or above the k-th best of every STRIDE-th one — a lower
-    bound of the k-th best overall — with that bound (0.0: all their matches)."""
+    rows first), and those of them at or above the k-th best of every STRIDE-th one — a
+    lower bound of the k-th best overall — with that bound (0.0: all their matches)."""
     whole = first == 0 and end == approx.size
     view = approx[first:end]
     # dense rows first (float32 sums in any order stay within γ; pass 2 restores the order)

@@ -2,10 +2,11 @@
 
 What it is: `term_ids`, the tokenizing stage of `BM25.fit`. Above `THRESHOLD` texts, blocks
 of `BLOCK` texts go to a `concurrent.futures.ProcessPoolExecutor` (2 workers by default, never
-more than the cores this process may run on, `jobs.usable_cores`); each worker numbers its block's terms in its own first-seen order
-(`TermIds`), and the blocks are merged in corpus order, each block's new terms appended to
-the vocabulary in that block's order. That is the first-seen order of the whole stream, so
-term ids, the vocabulary and every array built from them are those of a single process.
+more than the cores this process may run on, `jobs.usable_cores`); each worker numbers its
+block's terms in its own first-seen order (`TermIds`), and the blocks are merged in corpus
+order, each block's new terms appended to the vocabulary in that block's order. That is the
+first-seen order of the whole stream, so term ids, the vocabulary and every array built
+from them are those of a single process.
 
 What it is not: a speed-up for small corpora (below the threshold everything stays in this
 process: starting workers costs more than it saves) or for custom tokenizer functions (only
