@@ -31,11 +31,12 @@ from pathlib import Path
 import numpy as np
 
 from ragkit.atomic import replace_folder
+from ragkit.chunk_rows import chunk_line, gc_paused
 from ragkit.chunking import ChunkerConfig, chunk_document
 from ragkit.config import IndexConfig
 from ragkit.contextualize import CONTEXTUALIZERS, get_contextualizer
 from ragkit.documents import Ids, RagkitError, document_of, parse_line
-from ragkit.index_folder import WHAT, chunk_line, gc_paused, is_index, write_manifest
+from ragkit.index_folder import WHAT, is_index, write_manifest
 from ragkit.lexical import BM25, get_tokenizer
 from ragkit.lexical.parallel import Merge, default_workers
 from ragkit.lexical.termids import TermIds

@@ -6,7 +6,7 @@ Layout of a folder:
   the model that made the dense vectors (null for a BM25-only index; absent in indexes
   written before it was recorded, which still load).
 - `chunks.jsonl` — one chunk per line: `{"id", "doc_id", "text", "context", "start", "end",
-  "metadata"}` (`metadata` absent → `{}`, so older indexes load).
+  "metadata"}` (`metadata` absent → `{}`, so older indexes load; `ragkit.chunk_rows`).
 - `parents.jsonl` — only in a parent–child index (config `parent_child`): the parent
   chunks, same rows; each row of chunks.jsonl (a child) names its parent in
   `metadata.parent`, and index.json counts them in "parents".
@@ -23,32 +23,24 @@ What it is not: a database; the whole index is read into memory.
 """
 from __future__ import annotations
 
-import gc
 import json
 import zipfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import orjson
 
 from ragkit.atomic import replace_folder
+from ragkit.chunk_rows import read_chunks, write_chunks
 from ragkit.dense import DenseIndex
 from ragkit.documents import Chunk, RagkitError, where
-from ragkit.fastjson import NOT_PARSED, fast_json
 from ragkit.lexical import BM25
 
 FORMAT = "ragkit-index"
 FORMAT_VERSION = 1
 WHAT = "a ragkit index"
-# chunks.jsonl field -> (type, default); a default of None marks a required field.
-_CHUNK_FIELDS: dict[str, tuple[type, Any]] = {
-    "id": (str, None), "doc_id": (str, None), "text": (str, None), "context": (str, ""),
-    "start": (int, 0), "end": (int, 0), "metadata": (dict, {}),
-}
+
 
 
 def is_index(path: Path | str) -> bool:
@@ -101,9 +93,9 @@ def write_index(folder: Path | str, manifest: dict[str, Any], chunks: Sequence[C
     """
     folder = Path(folder)
     with replace_folder(folder, is_index, WHAT) as tmp:
-        _write_chunks(tmp / "chunks.jsonl", chunks)
+        write_chunks(tmp / "chunks.jsonl", chunks)
         if parents:
-            _write_chunks(tmp / "parents.jsonl", parents)
+            write_chunks(tmp / "parents.jsonl", parents)
         bm25.save(tmp / "bm25")
         if dense is not None:
             dense.save(tmp)
@@ -117,29 +109,6 @@ def write_manifest(folder: Path, manifest: dict[str, Any], n_chunks: int,
     manifest = {"format": FORMAT, "version": FORMAT_VERSION, **manifest,
                 "chunks": n_chunks, **({"parents": n_parents} if n_parents else {})}
     (folder / "index.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-
-
-def _write_chunks(path: Path, chunks: Sequence[Chunk], block: int = 4096) -> None:
-    """One JSON line per chunk, encoded with orjson and written `block` lines at a time."""
-    with path.open("wb") as out:
-        for lo in range(0, len(chunks), block):
-            out.write(b"".join([chunk_line(c) for c in chunks[lo:lo + block]]))
-
-
-def chunk_line(c: Chunk) -> bytes:
-    """One chunks.jsonl row (orjson, no newline): the index folder, the block build and the
-    milvus store write chunks alike."""
-    row = {"id": c.id, "doc_id": c.doc_id, "text": c.text, "context": c.context,
-           "start": c.start, "end": c.end, "metadata": c.metadata}
-    try:
-        return orjson.dumps(row, option=orjson.OPT_APPEND_NEWLINE)
-    except TypeError:  # orjson refuses what json may still write (big ints, non-str keys)
-        pass
-    try:
-        return (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8")
-    except (TypeError, ValueError) as exc:
-        raise RagkitError(f"chunk {c.id!r}: field 'metadata' cannot be saved as JSON "
-                          f"({exc})") from None
 
 
 # ---------------------------------------------------------------------------- read
@@ -181,65 +150,6 @@ def _read_json(path: Path) -> Any:
         raise RagkitError(f"{path}: not UTF-8 text") from None
     except json.JSONDecodeError as err:
         raise RagkitError(f"{where(path, err.lineno)}: invalid JSON ({err.msg})") from None
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """The cyclic garbage collector off while a million acyclic rows are made: it would
-    rescan all of them again and again as they pile up (40 % of a 100k-chunk load)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def read_chunks(path: Path, expected: int) -> list[Chunk]:
-    """chunks.jsonl, each row checked; their number must be `expected` (from index.json)."""
-    if not path.is_file():
-        raise RagkitError(f"{path}: missing; the index folder is incomplete")
-    chunks = []
-    with path.open(encoding="utf-8", errors="strict") as handle, gc_paused():
-        try:
-            for number, line in enumerate(handle, start=1):
-                if line.strip():
-                    chunks.append(_chunk(path, number, line))
-        except UnicodeDecodeError:
-            raise RagkitError(f"{path}: not UTF-8 text") from None
-    if len(chunks) != expected:
-        raise RagkitError(f"{path}: {len(chunks)} chunks, but index.json field 'chunks' says "
-                          f"{expected}; the index folder is damaged, rebuild it")
-    return chunks
-
-
-def _chunk(path: Path, number: int, line: str) -> Chunk:
-    row = fast_json(line)
-    if row is NOT_PARSED:
-        row = _stdlib_row(path, number, line)
-    if not isinstance(row, dict):
-        raise RagkitError(f"{where(path, number)}: expected a JSON object")
-    values = {}
-    for name, (kind, default) in _CHUNK_FIELDS.items():
-        if name not in row:
-            if default is None:
-                raise RagkitError(f"{where(path, number, name)}: missing")
-            values[name] = type(default)(default)
-        elif not isinstance(row[name], kind) or (kind is int and isinstance(row[name], bool)):
-            raise RagkitError(f"{where(path, number, name)}: expected {kind.__name__}, "
-                              f"got {type(row[name]).__name__}")
-        else:
-            values[name] = row[name]
-    return Chunk(**values)
-
-
-def _stdlib_row(path: Path, number: int, line: str) -> Any:
-    """A row orjson refused, read by the standard library (NaN, big integers), or its error."""
-    try:
-        return json.loads(line)
-    except json.JSONDecodeError as err:
-        raise RagkitError(f"{where(path, number)}: invalid JSON ({err.msg})") from None
 
 
 def read_parents(folder: Path, manifest: dict[str, Any], chunks: Sequence[Chunk]

@@ -19,14 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from ragkit import index_cache
+from ragkit.chunk_rows import gc_paused, read_chunks
 from ragkit.config import MODES, IndexConfig, SearchConfig, check_positive
 from ragkit.dense import DenseIndex, embed_chunks
 from ragkit.documents import Chunk, Document, Query, RagkitError, where
 from ragkit.evaluate import per_query, summary_table
 from ragkit.fusion import Ranking, fuse, ranked, with_ties
 from ragkit.index_folder import (FORMAT_VERSION, check_embedder, describe, embedder_record,
-                                 gc_paused, is_index, read_bm25, read_chunks, read_dense,
-                                 read_manifest, read_parents, write_index)
+                                 is_index, read_bm25, read_dense, read_manifest, read_parents,
+                                 write_index)
 from ragkit.lexical import BM25
 from ragkit.prepare import contextualized_chunks
 from ragkit.rerank import Candidate, RerankStage, get_reranker

@@ -5,7 +5,7 @@ import pytest
 
 from ragkit.chunking import ChunkerConfig, chunk_document
 from ragkit.documents import Chunk, Document, RagkitError, check_text, load_documents_jsonl
-from ragkit.index_folder import chunk_line, read_chunks
+from ragkit.chunk_rows import chunk_line, read_chunks
 
 
 def test_binary_text_is_still_refused_past_the_first_4096_characters():

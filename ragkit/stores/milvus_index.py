@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from ragkit.atomic import check_target, write_text
+from ragkit.chunk_rows import chunk_line
 from ragkit.documents import Chunk, RagkitError
-from ragkit.index_folder import (FORMAT, FORMAT_VERSION, WHAT, is_index, read_bm25,
-                                 chunk_line)
+from ragkit.index_folder import FORMAT, FORMAT_VERSION, WHAT, is_index, read_bm25
 from ragkit.stores import StoreSpec
 from ragkit.stores import milvus as mv
 from ragkit.stores import milvus_rows
