@@ -53,6 +53,15 @@ class Passage:
         return f"[Source: {self.title} | Section: {self.section}]"
 
     @property
+    def place(self) -> str:
+        """`title / section` for people (`ragkit ask`'s source list): a leading heading that
+        repeats the title (a Markdown H1) is left out. The prompt keeps the full `tag`."""
+        head, sep, rest = self.section.partition(" > ")
+        if head != self.title:
+            return f"{self.title} / {self.section}"
+        return f"{self.title} / {rest}" if sep else self.title
+
+    @property
     def tokens(self) -> int:
         return estimate_tokens(self.tag) + estimate_tokens(self.text)
 

@@ -9,7 +9,7 @@ from anthropic.types import CitationsSearchResultLocation
 
 from ragkit import standin
 from ragkit.answer import DECLINE, answer, cite, lift, result_sources
-from ragkit.assemble import assemble, blocks
+from ragkit.assemble import Passage, assemble, blocks
 from ragkit.cli import main
 from ragkit.documents import Chunk, Document, RagkitError
 from ragkit.llm import LLM, make_client
@@ -199,6 +199,15 @@ def test_ragkit_ask_prints_the_cited_answer_and_numbered_sources(tiny_index, cap
                    "[1] refund#0 — Refund policy / Refunds > Deadline\n")
     assert err == ("ragkit: ANTHROPIC_API_KEY is not set, so the offline stand-in answered "
                    "(extractive quotes, no cost)\n")
+
+
+def test_a_source_is_placed_without_repeating_its_title():
+    def place(section: str) -> str:
+        return Passage("d#0", "d", "Q2 Report", section, "text", 1.0, 1).place
+    assert place("Q2 Report > Revenue > By region") == "Q2 Report / Revenue > By region"
+    assert place("Q2 Report") == "Q2 Report"
+    assert place("Revenue > By region") == "Q2 Report / Revenue > By region"
+    assert place("Q2 Reports > Revenue") == "Q2 Report / Q2 Reports > Revenue"
 
 
 def test_ragkit_ask_declines_and_a_bad_index_is_one_line(tiny_index, tmp_path, capsys):

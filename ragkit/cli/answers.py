@@ -38,7 +38,7 @@ def cmd_ask(args: argparse.Namespace) -> None:
         print(result.text)
     shown = {p.chunk_id: p for p in result.passages}
     for number, (ident, tag) in enumerate(result.sources, start=1):
-        where_ = f"{shown[ident].title} / {shown[ident].section}" if ident in shown else tag
+        where_ = shown[ident].place if ident in shown else tag
         print(f"[{number}] {ident} — {where_}")
 
 
