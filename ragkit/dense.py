@@ -12,7 +12,6 @@ What it is not: a vector database. Vectors live in one float32 `.npy` file.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +19,7 @@ from threadpoolctl import ThreadpoolController
 
 from ragkit.windows import windows
 from ragkit.documents import Chunk
-from ragkit.jobs import usable_cores
+from ragkit.jobs import threads
 
 VECTOR_BLOCK = 1 << 16  # vectors per single-threaded product (`similarities`)
 _BLAS = ThreadpoolController()  # found once: `threadpool_limits` rescans libraries per call
@@ -83,8 +82,7 @@ def similarities(queries: np.ndarray, vectors: np.ndarray) -> np.ndarray:
             hi = lo + VECTOR_BLOCK
             np.matmul(queries, vectors[lo:hi].T, out=out[:, lo:hi])
 
-        with ThreadPoolExecutor(usable_cores()) as pool:
-            list(pool.map(block, range(0, len(vectors), VECTOR_BLOCK)))
+        list(threads().map(block, range(0, len(vectors), VECTOR_BLOCK)))
         return out
 
 

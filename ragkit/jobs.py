@@ -11,6 +11,10 @@ which already uses every core; a second notebook fills the first one's one-threa
 The two never embed the same text twice or build one index twice: the embedding cache and
 the run's index folder take lock files (`ragkit.embed.cache`, `ragkit.index_cache`).
 
+`threads()` is the one thread pool (a worker per usable core) that in-process numpy
+work shares for its parallel parts: BM25's second half of a long scan, dense search's
+blocks of vectors.
+
 What it is not: a scheduler that knows which notebook needs which index; order is the
 numbered order, and a notebook that needs an index another one is building waits for it.
 """
@@ -19,12 +23,13 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
 from ragkit.documents import RagkitError
 
 MAX_DEFAULT = 2  # more kernels than this on a laptop mostly wait for the embedding lock
+_THREADS: ThreadPoolExecutor | None = None
 
 
 def usable_cores() -> int:
@@ -32,6 +37,15 @@ def usable_cores() -> int:
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0))
     return os.cpu_count() or 1
+
+
+def threads() -> ThreadPoolExecutor:
+    """The process's shared thread pool, one worker per usable core, made on first use
+    (a pool per call costs its threads' start; tasks given to it must not wait on it)."""
+    global _THREADS
+    if _THREADS is None:
+        _THREADS = ThreadPoolExecutor(usable_cores(), thread_name_prefix="ragkit")
+    return _THREADS
 
 
 def default_jobs() -> int:

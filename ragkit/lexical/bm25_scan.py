@@ -27,20 +27,17 @@ each; at 1M generated chunks 69 rows, 276 MB).
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 from scipy import sparse
 
 from ragkit.dense import top_k
-from ragkit.jobs import usable_cores
+from ragkit.jobs import threads, usable_cores
 
 DENSE = 16  # a row holding >= 1/DENSE of the documents is added as a dense float32 vector
 DENSE_BYTES = 1 << 30  # at most this much memory for the dense rows
 STRIDE = 64  # the sample for the k-th score's lower bound: every STRIDE-th document
 TIE = 2.0 ** -22  # covers one single-precision step (2⁻²³ relative) with room to spare
 SPLIT = 1 << 18  # from this many documents pass 1 runs in two halves, one on another thread
-_POOL: ThreadPoolExecutor | None = None
 
 
 class DenseRows:
@@ -109,7 +106,7 @@ def _candidates(weights: sparse.csr_matrix, dense: DenseRows, ids: np.ndarray, k
     if n < SPLIT or usable_cores() < 2:
         parts = [_half(weights, dense, ids, k, approx, 0, n)]
     else:
-        other = _pool().submit(_half, weights, dense, ids, k, approx, n // 2, n)
+        other = threads().submit(_half, weights, dense, ids, k, approx, n // 2, n)
         parts = [_half(weights, dense, ids, k, approx, 0, n // 2), other.result()]
     keep = np.concatenate([found for found, _ in parts])
     floor = max(bound for _, bound in parts)
@@ -168,10 +165,3 @@ def _start(dense: DenseRows, terms: list[int], view: np.ndarray, first: int, end
         return 1
     view.fill(0)
     return 0
-
-
-def _pool() -> ThreadPoolExecutor:
-    global _POOL
-    if _POOL is None:
-        _POOL = ThreadPoolExecutor(1, thread_name_prefix="bm25-scan")
-    return _POOL
