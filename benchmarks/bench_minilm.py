@@ -1,4 +1,4 @@
-"""Throughput of ragkit's numpy all-MiniLM-L6-v2 against sentence-transformers (torch).
+"""Throughput of ragkit's all-MiniLM-L6-v2 (ONNX Runtime) against sentence-transformers (torch).
 
 Run: `python benchmarks/bench_minilm.py [--n 737] [--repeat 3] [--max-chars 400]`. Texts are
 the cookbook's 737 code chunks when ../shared/data/cookbook is present, else generated English
@@ -69,13 +69,13 @@ def main() -> None:
     theirs = torch_encoder(ours.folder)
     ours.embed(texts[:8])
     t_np, v_np = best_time(lambda: ours.embed(texts), args.repeat)
-    print(f"numpy MiniLM          {len(texts) / t_np:8.1f} texts/s  ({t_np:.2f} s)")
+    print(f"ragkit MiniLM (ORT)   {len(texts) / t_np:8.1f} texts/s  ({t_np:.2f} s)")
     if theirs is None:
         return
     theirs(texts[:8])
     t_pt, v_pt = best_time(lambda: theirs(texts), args.repeat)
     print(f"sentence-transformers {len(texts) / t_pt:8.1f} texts/s  ({t_pt:.2f} s)")
-    print(f"numpy time / torch time = {t_np / t_pt:.2f}")
+    print(f"ragkit time / torch time = {t_np / t_pt:.2f}")
     cos = (v_np * v_pt).sum(axis=1)
     print(f"parity: max abs diff {np.abs(v_np - v_pt).max():.2e}, min cosine {cos.min():.7f}")
 

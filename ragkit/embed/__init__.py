@@ -2,7 +2,7 @@
 
 What it is: the `Embedder` protocol every dense embedder follows, and `get_embedder(name)`,
 which builds one and (by default) wraps it in `CachedEmbedder` so each text is embedded once
-per machine. The offline default is "auto": all-MiniLM-L6-v2 in numpy (`minilm.py`) for
+per machine. The offline default is "auto": all-MiniLM-L6-v2 on ONNX Runtime (`minilm.py`) for
 most text and USE multilingual v3 (`use_multilingual.py`) for Hangul text, because MiniLM is
 English-only (measured in `routed.py`). Voyage's API models are `voyage:MODEL` and
 `voyage-context:voyage-context-3` (`voyage.py`); a contextual embedder also has

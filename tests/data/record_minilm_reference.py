@@ -1,7 +1,7 @@
 """Record tests/data/minilm_reference.npz: all-MiniLM-L6-v2 vectors from sentence-transformers.
 
 What it is: the script that made the reference file tests/test_embed_minilm.py checks ragkit's
-numpy MiniLM against, so that check needs no torch. It embeds a fixed list of texts, as ONE
+MiniLM against, so that check needs no torch. It embeds a fixed list of texts, as ONE
 batch (so every text is padded to the longest, which is truncated to 256 word-pieces), and
 saves the texts, the float32 vectors, the word-pieces sentence-transformers kept per text,
 the sha256 of the weights and the library versions.
