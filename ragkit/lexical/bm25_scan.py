@@ -69,18 +69,22 @@ class DenseRows:
 
 def exact_scores(weights: sparse.csr_matrix, ids: np.ndarray, docs: np.ndarray) -> np.ndarray:
     """The float64 scores of `docs`: each query row's weight (0.0 where absent) added in
-    query order from 0.0, as bincount adds a document's postings (pass 2)."""
+    query order from 0.0, as bincount adds a document's postings (pass 2). A repeated
+    term's weights are looked up once and added again (the same values, so the same sums)."""
     docs = docs.astype(weights.indices.dtype)  # else searchsorted converts the whole row
     out = np.zeros(docs.size)
     if docs.size == 0:
         return out
+    found: dict[int, np.ndarray] = {}
     for term in ids.tolist():
-        lo, hi = int(weights.indptr[term]), int(weights.indptr[term + 1])
-        if hi == lo:
-            continue
-        row = weights.indices[lo:hi]
-        at = np.minimum(np.searchsorted(row, docs), row.size - 1)
-        out += np.where(row[at] == docs, weights.data[lo + at], 0.0)
+        if term not in found:
+            lo, hi = int(weights.indptr[term]), int(weights.indptr[term + 1])
+            if hi == lo:
+                continue
+            row = weights.indices[lo:hi]
+            at = np.minimum(np.searchsorted(row, docs), row.size - 1)
+            found[term] = np.where(row[at] == docs, weights.data[lo + at], 0.0)
+        out += found[term]
     return out
 
 
