@@ -92,9 +92,10 @@ class MiniLM:
               progress: bool = False) -> np.ndarray:
         """Return (len(texts), 384) float32 L2-normalised embeddings, in input order.
 
-        One text per ONNX Runtime call, on one thread each, `self.threads` calls at once
-        (measured faster than batches of equal-length texts on two threads, and it keeps a
-        vector independent of its company)."""
+        One text per ONNX Runtime call, on one thread each, `self.threads` calls at once.
+        Batches of equal-length texts ran up to 7 % faster (one thread, 600 windows), but
+        batched rows round differently (529 of the 600 vectors changed, by up to 1e-7), so
+        a vector would depend on its company."""
         if input_type not in ("document", "query"):
             raise RagkitError(f"input_type must be 'document' or 'query', not {input_type!r}")
         ids = [e.ids for e in self.tokenizer.encode_batch(list(texts))]
