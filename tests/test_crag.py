@@ -2,6 +2,10 @@
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +14,8 @@ from ragkit.documents import Chunk, RagkitWarning
 from ragkit.judge import Judge
 from ragkit.llm import LLM, make_client
 from ragkit.standin import transport
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("scores, expected", [
@@ -157,3 +163,24 @@ def test_offline_evaluator_embeds_a_questions_passages_in_one_call():
     q, text = len("alpha question"), len(C.passage_text(kept[0][0]))
     cosine = (1 + q * text) / ((1 + q * q) ** 0.5 * (1 + text * text) ** 0.5)
     assert kept[0][1] == pytest.approx(max(0.5, cosine))  # max(term share 1/2, cosine)
+
+
+def test_lexical_score_is_the_same_in_every_process():
+    """The question's terms are a set, whose order follows str hashing (PYTHONHASHSEED, a
+    new one per process): the score must not move with it (a plain sum's last bit did, and
+    flipped a borderline strip of notebook 06 between runs)."""
+    code = ("import types, numpy as np\n"
+            "from ragkit.agent.crag_evaluators import OfflineEvaluator\n"
+            "words = 'alpha beta gamma delta epsilon'.split()\n"
+            "bm25 = types.SimpleNamespace(tokenize=str.split, idf=np.array(IDF),\n"
+            "                             vocabulary={w: i for i, w in enumerate(words)})\n"
+            "print(repr(OfflineEvaluator(bm25).lexical(' '.join(words), 'alpha beta gamma epsilon')))\n")
+    idf = [0.1, 0.2, 0.3, 0.7, 0.11]
+    children = [subprocess.Popen([sys.executable, "-c", code.replace("IDF", repr(idf))],
+                                 stdout=subprocess.PIPE, text=True, cwd=ROOT,
+                                 env={**os.environ, "PYTHONHASHSEED": str(seed)})
+                for seed in range(12)]  # 12 seeds: the plain sum gave two values among them
+    runs = {child.communicate()[0] for child in children}
+    assert all(child.returncode == 0 for child in children)
+    assert len(runs) == 1
+    assert float(runs.pop()) == math.fsum(idf[:3] + idf[4:]) / math.fsum(idf)

@@ -11,6 +11,7 @@ available offline.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -77,9 +78,12 @@ class OfflineEvaluator:
             vocab, idf = self.bm25.vocabulary, self.bm25.idf
             top = float(idf.max()) if idf.size else 1.0
             weights = {t: max(float(idf[vocab[t]]), 0.0) if t in vocab else top for t in terms}
-        total = sum(weights.values())
+        # fsum: the exact sum rounded once, whatever order the set gives the terms in (a
+        # plain sum followed str hashing, which changes per process, and flipped borderline
+        # strips between runs)
+        total = math.fsum(weights.values())
         found = self._terms(passage)
-        return sum(w for t, w in weights.items() if t in found) / total if total else 0.0
+        return math.fsum(w for t, w in weights.items() if t in found) / total if total else 0.0
 
     def dense(self, question: str, passage: str) -> float:
         return self.dense_many(question, [passage])[0] if self.embedder is not None else 0.0

@@ -107,8 +107,10 @@ def _idf(units: list[Unit], terms: frozenset[str]) -> dict[str, float]:
 
 def support(unit: Unit, idf: dict[str, float]) -> float:
     """The share of the question's IDF mass found in the unit or its result's title."""
-    total = sum(idf.values())
-    found = sum(w for t, w in idf.items() if t in unit.terms or t in unit.title_terms)
+    # fsum: the same value whatever order the frozenset gives the terms in (that order
+    # follows str hashing, which changes from process to process)
+    total = math.fsum(idf.values())
+    found = math.fsum(w for t, w in idf.items() if t in unit.terms or t in unit.title_terms)
     return found / total if total else 0.0
 
 
