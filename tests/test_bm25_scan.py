@@ -84,15 +84,34 @@ def test_generated_queries_scan_to_the_exhaustive_result(generated, words):
     assert any(generated.dense_rows.row(t) is not None for t in range(len(words)))
 
 
-@pytest.mark.parametrize("split", [1000, 3000])  # two halves on two threads; one pass
-def test_both_halves_of_the_first_pass_give_the_same_result(generated, words, split,
-                                                             monkeypatch):
-    monkeypatch.setattr(bm25_scan, "SPLIT", split)
-    monkeypatch.setattr(bm25_scan, "usable_cores", lambda: 2)
+@pytest.mark.parametrize("stripes", [1, 7, 64, 3000, 16384])
+def test_every_stripe_count_finds_the_exhaustive_result(generated, words, stripes,
+                                                        monkeypatch):
+    """The k-th largest stripe maximum bounds θ from below however the documents are
+    striped: fewer stripes than k (every match is then looked at), stripes padded past the
+    last document (3,000 = 428·7 + 4), one document a stripe, stripes mostly padding."""
+    monkeypatch.setattr(bm25_scan, "STRIPES", stripes)
     for query in gen_corpus.queries(30, size=2000) + [words[0], f"{words[0]} {words[2]}"]:
-        for k in (1, 10, 150, 1499, 1501, 2999):
+        for k in (1, 10, 150, 428, 429, 1499, 2999):
             assert_same(generated, query, k)
             assert_same(generated, query, k, ties=True)
+
+
+def test_the_candidates_are_those_within_the_bound_of_theta(generated, words):
+    """Pass 1 hands pass 2 exactly the documents whose float32 score reaches θ·margin
+    (the selection done here over all documents at once), and no more."""
+    for query in (f"{words[0]} {words[2]}", f"{words[1]} {words[30]} {words[400]}"):
+        ids = generated._query_ids(query)
+        approx = bm25_scan._approximate(generated.weights, generated.dense_rows, ids,
+                                        np.empty(generated.n_docs, dtype=np.float32))
+        gamma = (ids.size + 2) * 2.0 ** -23
+        for k in (1, 10, 150):
+            theta = np.sort(approx)[::-1][k - 1]
+            cut = theta * (1 - gamma) * (1 - bm25_scan.TIE) / (1 + gamma)
+            want = np.flatnonzero(approx >= cut)
+            got = bm25_scan._candidates(generated.weights, generated.dense_rows, ids, k)
+            assert got.tolist() == want.tolist(), (query, k)
+            assert k <= got.size < k + 40, got.size
 
 
 def test_scores_closer_than_single_precision_rank_by_their_exact_value():
@@ -136,8 +155,8 @@ def test_ties_equal_deeper_fetches_of_the_tie_rule(generated, words):
     assert longer > 3  # ties past the cut happened
 
 
-def test_a_sampled_floor_equal_to_the_kth_score_keeps_the_tie():
-    """300 identical matching documents: every sample holds the tied score itself."""
+def test_a_stripe_floor_equal_to_the_kth_score_keeps_the_tie():
+    """300 identical matching documents: the stripes' floor is the tied score itself."""
     bm25 = BM25.fit_tokens([["a", "x"]] * 300 + [["y", "z"]] * 700)
     for k in (1, 3, 150, 300, 301):
         got, scores = bm25.search(["a"], k)

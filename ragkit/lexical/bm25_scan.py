@@ -12,13 +12,23 @@ passes:
    roundings of at most 2⁻²⁴ of a partial sum no larger than s, counted twice over);
 2. with θ the k-th largest `a`, at least k documents score s ≥ θ/(1+γ), so the k-th best s
    is at least that, and any document in the answer (s within a single-precision step,
-   2⁻²³ relative, of the k-th best) has a ≥ θ(1−γ)(1−2⁻²²)/(1+γ). Only those few candidates
-   get exact scores: each row's weight found by binary search, added in query order from
-   0.0, the order `BM25._score`'s bincount adds in, so bit for bit the same scores.
+   2⁻²³ relative, of the k-th best) has a ≥ θ(1−γ)(1−2⁻²²)/(1+γ). θ and those candidates
+   are found without a pass over a million flags: the documents are dealt into STRIPES
+   stripes (document i into stripe i mod STRIPES), whose maxima one vectorized pass
+   gives; the k-th largest maximum, v, is at most θ (k stripes hold a document at least
+   that high), so only the stripes whose maximum reaches v(1−γ)(1−2⁻²²)/(1+γ) are looked
+   into (about k of them). The few candidates get exact scores: each row's weight found
+   by binary search, added in query order from 0.0, the order `BM25._score`'s bincount
+   adds in, so bit for bit the same scores.
 
 Why: the float64 scan read and wrote 8 bytes per document per dense row and its p95 at a
 million chunks stayed above 5 ms; float32 halves that traffic and the second pass costs
-microseconds (measured in benchmarks/bench_index.py --latency-of).
+microseconds. Finding the candidates by a comparison and `flatnonzero` over all documents
+cost more than a dense row's sum (0.75 ms a query at 1M); the stripes' maxima and the
+~150 stripes looked into cost about 0.6 ms together. Pass 1 runs on one thread: its
+two halves on two threads were slower at every k (the handoffs and the GIL between
+dozens of small numpy calls cost more than the second core's memory bandwidth gave)
+(measured in benchmarks/bench_index.py --latency-of).
 
 What it is not: for weights ≤ 0 (their zero-score matches would be lost), nor an
 approximation (the second pass makes it exact). Memory: the dense rows are built on first
@@ -31,13 +41,11 @@ import numpy as np
 from scipy import sparse
 
 from ragkit.dense import top_k
-from ragkit.jobs import threads, usable_cores
 
 DENSE = 16  # a row holding >= 1/DENSE of the documents is added as a dense float32 vector
 DENSE_BYTES = 1 << 30  # at most this much memory for the dense rows
-STRIDE = 64  # the sample for the k-th score's lower bound: every STRIDE-th document
+STRIPES = 16384  # the documents in this many stripes, whose maxima bound θ from below
 TIE = 2.0 ** -22  # covers one single-precision step (2⁻²³ relative) with room to spare
-SPLIT = 1 << 18  # from this many documents pass 1 runs in two halves, one on another thread
 
 
 class DenseRows:
@@ -104,68 +112,61 @@ def scan_top_k(weights: sparse.csr_matrix, dense: DenseRows, ids: np.ndarray, k:
 def _candidates(weights: sparse.csr_matrix, dense: DenseRows, ids: np.ndarray, k: int
                 ) -> np.ndarray:
     """Pass 1: the documents (ascending) whose approximate score reaches
-    θ(1−γ)(1−TIE)/(1+γ). From SPLIT documents on, the two halves run on two threads."""
+    θ(1−γ)(1−TIE)/(1+γ), found through the maxima of STRIPES stripes of documents."""
     n = weights.shape[1]
-    approx = np.empty(n, dtype=np.float32)  # each half sets its part (`_start`)
-    if n < SPLIT or usable_cores() < 2:
-        parts = [_half(weights, dense, ids, k, approx, 0, n)]
-    else:
-        other = threads().submit(_half, weights, dense, ids, k, approx, n // 2, n)
-        parts = [_half(weights, dense, ids, k, approx, 0, n // 2), other.result()]
-    keep = np.concatenate([found for found, _ in parts])
-    floor = max(bound for _, bound in parts)
-    if floor == 0 and keep.size <= k:  # every match is a candidate
-        return keep
-    values = approx[keep]
-    theta = float(np.partition(values, values.size - k)[values.size - k])
+    stripes = -(-n // STRIPES)  # documents per stripe; stripe j holds j, j + STRIPES, ...
+    padded = np.empty(stripes * STRIPES, dtype=np.float32)
+    padded[n:] = 0  # padding scores 0, as a document without a query term
+    approx = _approximate(weights, dense, ids, padded[:n])
     gamma = (ids.size + 2) * 2.0 ** -23
-    cut = theta * (1 - gamma) * (1 - TIE) / (1 + gamma)
-    if all(bound == 0 or cut >= bound for _, bound in parts):  # each half's keep holds all
-        return keep[values >= cut]
-    return np.flatnonzero(approx >= cut)
+    margin = (1 - gamma) * (1 - TIE) / (1 + gamma)
+    grid = padded.reshape(stripes, STRIPES)  # column j: stripe j
+    tops = grid.max(axis=0)  # element-wise over rows: one vectorized pass
+    # k stripes whose maxima reach v hold k documents scoring ≥ v, so θ ≥ v: every
+    # document at or above the cut θ·margin is in a stripe whose maximum reaches v·margin
+    floor = float(np.partition(tops, STRIPES - k)[STRIPES - k]) * margin \
+        if k < STRIPES else 0.0
+    if floor <= 0:  # fewer than k stripes with a match: look at every document
+        docs = np.flatnonzero(approx > 0)
+        if docs.size <= k:  # every match is a candidate
+            return docs
+        values = approx[docs]
+    else:
+        chosen = np.flatnonzero(tops >= floor)
+        rows, cols = np.nonzero(grid[:, chosen] >= floor)
+        docs = np.sort(rows * STRIPES + chosen[cols])
+        values = approx[docs]
+    theta = float(np.partition(values, values.size - k)[values.size - k])
+    return docs[values >= theta * margin]
 
 
-def _half(weights: sparse.csr_matrix, dense: DenseRows, ids: np.ndarray, k: int,
-          approx: np.ndarray, first: int, end: int) -> tuple[np.ndarray, float]:
-    """The approximate scores of documents [first, end) into `approx` (float32, dense
-    rows first), and those of them at or above the k-th best of every STRIDE-th one — a
-    lower bound of the k-th best overall — with that bound (0.0: all their matches)."""
-    whole = first == 0 and end == approx.size
-    view = approx[first:end]
-    # dense rows first (float32 sums in any order stay within γ; pass 2 restores the order)
+def _approximate(weights: sparse.csr_matrix, dense: DenseRows, ids: np.ndarray,
+                 approx: np.ndarray) -> np.ndarray:
+    """Every document's float32 score into `approx`: dense rows first (float32 sums in
+    any order stay within γ; pass 2 restores the order), the other rows scattered."""
     terms = sorted(ids.tolist(), key=lambda term: dense.row(term) is None)
-    for term in terms[_start(dense, terms, view, first, end):]:
+    for term in terms[_start(dense, terms, approx):]:
         row = dense.row(term)
         if row is not None:
-            view += row[first:end]
+            approx += row
             continue
         lo, hi = int(weights.indptr[term]), int(weights.indptr[term + 1])
-        if not whole:  # the row's documents are ascending: its slice for this half
-            edges = np.array((first, end), dtype=weights.indices.dtype)  # (see exact_scores)
-            a, b = np.searchsorted(weights.indices[lo:hi], edges)
-            lo, hi = lo + int(a), lo + int(b)
         # float32 weights: ufunc.at then adds in place, 2x faster than `approx[idx] += data`
         # (numpy >= 1.25; with float64 data it takes a slow casting path, 35x slower)
         np.add.at(approx, weights.indices[lo:hi], weights.data[lo:hi].astype(np.float32))
-    sample = view[::STRIDE]
-    bound = float(np.partition(sample, sample.size - k)[sample.size - k]) \
-        if k < sample.size else 0.0
-    # (a comparison first: flatnonzero of a float array is ~10x slower than of a bool one)
-    found = np.flatnonzero(view >= bound) if bound > 0 else np.flatnonzero(view > 0)
-    return found + first, bound
+    return approx
 
 
-def _start(dense: DenseRows, terms: list[int], view: np.ndarray, first: int, end: int
-           ) -> int:
-    """Set `view` to the sum of the leading dense rows of `terms` (up to two, in order),
+def _start(dense: DenseRows, terms: list[int], approx: np.ndarray) -> int:
+    """Set `approx` to the sum of the leading dense rows of `terms` (up to two, in order),
     else to 0.0; return how many terms that added. Writing the first sum directly skips a
     pass over the documents (zeroing 4 MB, then adding, costs about a row more)."""
     rows = [dense.row(term) for term in terms[:2]]
     if rows and rows[0] is not None:
         if len(rows) > 1 and rows[1] is not None:
-            np.add(rows[0][first:end], rows[1][first:end], out=view)
+            np.add(rows[0], rows[1], out=approx)
             return 2
-        np.copyto(view, rows[0][first:end])
+        np.copyto(approx, rows[0])
         return 1
-    view.fill(0)
+    approx.fill(0)
     return 0
