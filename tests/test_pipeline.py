@@ -334,3 +334,23 @@ def test_windows_fit_the_embedders_limit_with_the_context_prefix():
     assert max(embedder.token_lengths(embedded)) <= 30
     covered = {w for t in embedded for w in re.findall(r"word\d+", t)}
     assert covered == {f"word{i}" for i in range(90)}  # every word still embedded
+
+
+def test_search_returns_the_chunk_ids_of_the_found_positions():
+    """Ids with non-ASCII letters, spaces and `#` come back as the chunks spell them, with
+    their scores, from either retriever (the memory store packs the ids into one buffer)."""
+    docs = [Document("보고서 2026.md", "# 분기\n\nrevenue grew in the north region"),
+            Document("a#b c.md", "revenue fell in the south region"),
+            Document("plain.md", "unrelated text about the weather")]
+    pipeline = Pipeline.build(docs, IndexConfig(embedder="hash-test"), progress=False,
+                              embedder=HashEmbedder())
+    ids = [c.id for c in pipeline.chunks]
+    assert any(not i.isascii() for i in ids) and any("#b c" in i for i in ids)
+    positions, scores = pipeline.bm25.search("revenue region", 3)
+    assert pipeline.store.bm25(["revenue region"], 3) == [
+        [(ids[p], s) for p, s in zip(positions.tolist(), scores.tolist())]]
+    vectors = pipeline.embedder.embed(["revenue region"], input_type="query")
+    (positions, scores), = pipeline.dense.search(vectors, 3)
+    assert pipeline.store.dense(vectors, 3) == [
+        [(ids[p], s) for p, s in zip(positions.tolist(), scores.tolist())]]
+    assert len(positions) == 3

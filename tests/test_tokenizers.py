@@ -177,3 +177,29 @@ def test_code_remembers_a_text_and_hands_out_fresh_lists():
     first.clear()
     assert code("getUserName(memo_test)") == ["getusername", "get", "user", "name",
                                              "memo_test", "memo", "test"]
+
+
+def test_ascii_units_expand_to_the_code_tokens():
+    """The index builder's units (runs of word and joiner characters, edges included)
+    expand to exactly `code`'s tokens, on 3,000 seeded random ASCII strings built from
+    words, identifiers, joiners, punctuation and white space, and on the edge cases."""
+    import random
+
+    from ragkit.lexical.tokenizers import ascii_units, code, compound_tokens
+    rng = random.Random(7)
+    pieces = ["the", "a", "getUserName", "HTTPServer2", "__init__", "x9", "end", "Größe",
+              ".", "..", "/", "\\", ":", "::", "-", "--", ",", ";", "!", "(", ")", "'",
+              '"', "#", "%", "@", "+", "=", " ", "  ", "\t", "\n", "\x1f", "\x00", "_"]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 25)))
+             for _ in range(3000)]
+    texts += ["", " ", "-", "a-", "-a", "a--b", ".a.", "a/b.py", "std::vector",
+              "os.path.join(a, b).", "x- -y", "a\\\\b", "end. Next"]
+    checked = 0
+    for text in texts:
+        units = ascii_units(text)
+        if units is None:
+            assert not text.isascii()
+            continue
+        assert [t for u in units for t in compound_tokens(u)] == code(text), repr(text)
+        checked += 1
+    assert checked > 2000

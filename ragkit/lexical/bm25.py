@@ -72,9 +72,17 @@ def _okapi_weights(tf, doc_len, avgdl, k1, b, idf, block: int = 1 << 20) -> np.n
         weights[:] = tf.data[lo:hi]
         weights *= k1 + 1
         weights /= norm
-        rows = np.searchsorted(tf.indptr, np.arange(lo, hi), side="right") - 1
-        weights *= idf[rows]  # idf · factor
+        weights *= _posting_values(idf, tf.indptr, lo, hi)  # idf · factor
     return out
+
+
+def _posting_values(values: np.ndarray, indptr: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """`values[row]` for each posting lo..hi-1 of a CSR matrix: each row's value repeated
+    over its postings in the span (a binary search per posting cost 1.1 s at 35M)."""
+    first, last = np.searchsorted(indptr, [lo, hi - 1], side="right") - 1
+    starts = np.maximum(indptr[first:last + 1], lo)
+    ends = np.minimum(indptr[first + 1:last + 2], hi)
+    return np.repeat(values[first:last + 1], ends - starts)
 
 
 class BM25:
@@ -158,7 +166,7 @@ class BM25:
 
     def _index(self, ids: np.ndarray, doc_len: np.ndarray, vocab: dict[str, int]) -> BM25:
         """Weights straight from the token ids: a documents × terms count matrix (CSR, its
-        rows the token stream as it is), duplicates summed, transposed to terms × documents."""
+        rows the token stream as it is), transposed to terms × documents, repeats summed."""
         if doc_len.size == 0:
             raise RagkitError("BM25 needs at least one document; the corpus is empty")
         n_docs = doc_len.size
@@ -167,9 +175,12 @@ class BM25:
         counts = sparse.csr_matrix((np.ones(ids.size, dtype=np.int32), ids, indptr),
                                    shape=(n_docs, len(vocab)))
         del ids  # the matrix holds them; freed with it below
-        counts.sum_duplicates()  # sorts each document's term ids, adds repeats
-        tf = counts.T.tocsr()  # terms × documents, each row's documents ascending
+        # terms × documents by a counting sort: each row's documents ascending, a repeated
+        # term's postings side by side, so summing them needs no sort (sorting each
+        # document's terms first cost 1.3 s at a million chunks)
+        tf = counts.T.tocsr()
         del counts
+        tf.sum_duplicates()
         self.vocabulary, self.doc_len = vocab, doc_len
         self.avgdl = float(doc_len.sum() / n_docs)
         df = np.diff(tf.indptr)

@@ -52,6 +52,8 @@ _W = f"[^\\W{_CJK}]"  # a word character outside Han and Kana
 # dotted-name, scope or hyphen connectors (`a/b/c.py`, `os.path.join`, `std::vector`).
 _CODE_UNIT = re.compile(f"(?P<cjk>[{_CJK}]+)|{_W}+(?:[./\\\\:\\-]+{_W}+)*")
 _ASCII_UNIT = re.compile(r"\w+(?:[./\\:\-]+\w+)*")  # the same on ASCII text (faster)
+_RUNS = str.maketrans({chr(c): " " for c in range(128)  # ASCII outside \w and joiners
+                      if not (chr(c).isalnum() or chr(c) in "_./\\:-")})
 # Parts of one identifier, matched on its shape (one class letter per character, see
 # `_CharClasses`): `HTTPServer` -> HTTP, Server; `getX2` -> get, X, 2; `größe` whole.
 _SHAPE_PART = re.compile(r"U+(?=UL)|U?L+|U+|D+|O+")
@@ -210,13 +212,23 @@ def code(text: str) -> list[str]:
 
 
 def ascii_units(text: str) -> list[str] | None:
-    """The compounds `code` cuts an ASCII `text` into, or None for other text.
+    """The runs of word and joiner characters (`./\\:-`) of an ASCII `text`, split at
+    every other character, or None for other text.
 
-    On ASCII text `code(text)` is the concatenation of `compound_tokens(unit)` over these
-    units (and so is `auto`, ASCII text having no Hangul), which lets an index builder
-    tokenize each distinct compound once (`ragkit.lexical.termids`).
+    Each run is one of the compounds `code` cuts the text into, with joiners at its edges
+    or none (`end.` for `end`), or joiners alone, whose `compound_tokens` are those of the
+    compound (`code` drops the edges; `compound_tokens` reads only the words): so on ASCII
+    text `code(text)` is the concatenation of `compound_tokens(unit)` over these units (and
+    so is `auto`, ASCII text having no Hangul), which lets an index builder tokenize each
+    distinct unit once (`ragkit.lexical.termids`). Why not the compounds themselves: a
+    translate and a split cost 0.14 s where the compound regex cost 0.48 s (25,000
+    generated chunks).
     """
-    return _ASCII_UNIT.findall(text) if text.isascii() else None
+    if not text.isascii():
+        return None
+    # a full stop before white space ends a sentence, never joins: dropping it first keeps
+    # a sentence's last word one unit with the same word elsewhere (fewer units to expand)
+    return f"{text} ".replace(". ", " ").replace(".\n", "\n").translate(_RUNS).split()
 
 
 compound_tokens = _compound_tokens

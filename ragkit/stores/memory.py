@@ -15,6 +15,31 @@ import numpy as np
 from ragkit.fusion import Ranking
 
 
+class ChunkIds:
+    """The chunk ids of a list of chunks, by position, packed into one UTF-8 buffer.
+
+    Why: a million chunks' id strings lie scattered over the memory their chunks were read
+    into, and picking 150 of them for a result missed the cache twice each (0.34 ms of a
+    3 ms BM25 query at 1M chunks); slices of one 9 MB buffer cost a third of that. What
+    it is not: a lookup by id (`Pipeline` keeps those maps).
+    """
+
+    def __init__(self, chunks: Sequence) -> None:
+        encoded = [c.id.encode("utf-8") for c in chunks]
+        self.buffer = b"".join(encoded)
+        self.offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum([len(e) for e in encoded], out=self.offsets[1:])
+
+    def __len__(self) -> int:
+        return self.offsets.size - 1
+
+    def take(self, positions: np.ndarray) -> list[str]:
+        """The ids at `positions` (an integer array), in that order."""
+        starts, ends = self.offsets[positions].tolist(), self.offsets[positions + 1].tolist()
+        buffer = self.buffer
+        return [buffer[a:b].decode("utf-8") for a, b in zip(starts, ends)]
+
+
 class MemoryStore:
     """Searches `pipeline.bm25` and `pipeline.dense` in this process."""
 
@@ -22,14 +47,14 @@ class MemoryStore:
 
     def __init__(self, pipeline) -> None:
         self.pipeline = pipeline
-        self._ids: tuple[list, list[str]] = ([], [])
+        self._ids: tuple[list, ChunkIds] = ([], ChunkIds([]))
 
-    def _chunk_ids(self) -> list[str]:
+    def _chunk_ids(self) -> ChunkIds:
         """The chunk ids in position order, kept while `pipeline.chunks` is the same list
-        (a list of strings is read faster than an attribute of a million chunks)."""
+        of the same length."""
         chunks = self.pipeline.chunks
         if self._ids[0] is not chunks or len(self._ids[1]) != len(chunks):
-            self._ids = (chunks, [c.id for c in chunks])
+            self._ids = (chunks, ChunkIds(chunks))
         return self._ids[1]
 
     @property
@@ -44,12 +69,12 @@ class MemoryStore:
 
     def _bm25(self, texts: Sequence[str], depth: int, ties: bool) -> list[Ranking]:
         ids = self._chunk_ids()
-        return [[(ids[i], s) for i, s in zip(idx.tolist(), scores.tolist())]
+        return [list(zip(ids.take(idx), scores.tolist()))
                 for idx, scores in self.pipeline.bm25.search_many(texts, depth, ties=ties)]
 
     def dense(self, vectors: np.ndarray, depth: int) -> list[Ranking]:
         ids = self._chunk_ids()
-        return [[(ids[i], float(s)) for i, s in zip(idx.tolist(), scores.tolist())]
+        return [list(zip(ids.take(idx), scores.tolist()))
                 for idx, scores in self.pipeline.dense.search(vectors, depth)]
 
     def bm25_scores(self, query: str, positions: np.ndarray) -> np.ndarray:
