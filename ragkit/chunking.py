@@ -17,6 +17,7 @@ punctuation marks is a single token, however long. Chunk offsets are exact: a ch
 from __future__ import annotations
 
 import re
+import string
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -26,6 +27,8 @@ from ragkit.contextualize.structural import enclosing_symbols, heading_path
 from ragkit.documents import Chunk, Document, RagkitError
 
 TOKEN = re.compile(r"\w+|[^\w\s]")
+_ASCII_WORD_OR_SPACE = str.maketrans("", "", string.ascii_letters + string.digits + "_"
+                                     + string.whitespace)
 Measure = Callable[[Sequence[str]], list[int]]  # texts -> their lengths in a model's tokens
 CODE_SUFFIXES = {".py", ".ts", ".js", ".java", ".go", ".rs", ".c", ".h", ".cpp", ".hpp",
                  ".cc", ".cs", ".rb", ".php", ".kt", ".swift", ".scala", ".sh", ".sql"}
@@ -48,6 +51,19 @@ CODE_SEPARATORS = (
 def count_tokens(text: str) -> int:
     """Number of chunker tokens in `text`."""
     return len(TOKEN.findall(text))
+
+
+def most_tokens(text: str) -> int:
+    """An upper bound of `count_tokens(text)` from two C-speed passes (a regex pass over a
+    600-character text costs ~35 µs; at a million documents that was 6 CPU s).
+
+    Tokens never hold white space, so each lies in one of the text's white-space-separated
+    pieces; in a piece every character outside `\w` is one token, and the word runs
+    between them are at most one more than those characters. So the tokens are at most
+    pieces + 2 × (characters neither white space nor `\w`). Only ASCII word characters
+    and ASCII white space are removed before counting: any other character counts, which
+    can only raise the bound."""
+    return len(text.split()) + 2 * len(text.translate(_ASCII_WORD_OR_SPACE))
 
 
 @dataclass(frozen=True)
@@ -189,7 +205,8 @@ def chunk_document(doc: Document, config: ChunkerConfig = ChunkerConfig()) -> li
     `section` (`section_of`), which label passages in answer prompts.
     """
     kind = "code" if is_code(doc) else "prose"
-    if len(doc.text) <= config.size or count_tokens(doc.text) <= config.size:
+    if (len(doc.text) <= config.size or most_tokens(doc.text) <= config.size
+            or count_tokens(doc.text) <= config.size):
         ranges = [trim(doc.text, 0, len(doc.text))]  # kept whole (a token is ≥ 1 character)
     else:
         ranges = _ranges(doc.text, Tokens(doc.text), 0, len(doc.text), config, kind)

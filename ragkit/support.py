@@ -9,6 +9,8 @@ What it is: the text rules shared by the offline RAGAS approximations
   without English stopwords; Korean content morphemes) — the retriever's own tokenizer;
 - `coverage(text, context)`: the share of the text's content tokens found in the context;
   `supported(text, context)` is coverage ≥ `SUPPORT_THRESHOLD` (0.5);
+- `weighted_share(weights, found)`: the share of the terms' weight (e.g. IDF) found, the
+  same bits in every process (CRAG's offline evaluator, the stand-in answerer's support);
 - `is_noncommittal(answer)`: the answer says it does not know or that the sources are
   silent (`NONCOMMITTAL` patterns, English and Korean).
 
@@ -17,7 +19,9 @@ paraphrase, so scores built on it are approximations and are named as such.
 """
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Callable, Mapping
 
 from ragkit.lexical import auto
 
@@ -52,6 +56,15 @@ def coverage(text: str, context: str | set[str]) -> float:
         return 0.0
     pool = context if isinstance(context, set) else content_tokens(context)
     return len(words & pool) / len(words)
+
+
+def weighted_share(weights: Mapping[str, float], found: Callable[[str], bool]) -> float:
+    """The share of the total weight carried by the terms for which `found(term)` holds
+    (0.0 when the total is 0). Summed with math.fsum, the exact sum rounded once: terms
+    come from sets, whose order follows str hashing, which changes per process, and a
+    plain sum's last bit then changed between runs (it flipped a CRAG strip once)."""
+    total = math.fsum(weights.values())
+    return math.fsum(w for t, w in weights.items() if found(t)) / total if total else 0.0
 
 
 def supported(text: str, context: str | set[str], threshold: float = SUPPORT_THRESHOLD

@@ -11,13 +11,13 @@ available offline.
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any, Protocol
 
 import numpy as np
 
 from ragkit.judge import Judge, Malformed, Template
+from ragkit.support import weighted_share
 
 # Offline thresholds: tuned on the shipped dev split, top-5 hybrid hits (`tune_thresholds`,
 # shown in notebook 06): upper = best balanced accuracy of "score >= upper" for a passage
@@ -78,12 +78,7 @@ class OfflineEvaluator:
             vocab, idf = self.bm25.vocabulary, self.bm25.idf
             top = float(idf.max()) if idf.size else 1.0
             weights = {t: max(float(idf[vocab[t]]), 0.0) if t in vocab else top for t in terms}
-        # fsum: the exact sum rounded once, whatever order the set gives the terms in (a
-        # plain sum followed str hashing, which changes per process, and flipped borderline
-        # strips between runs)
-        total = math.fsum(weights.values())
-        found = self._terms(passage)
-        return math.fsum(w for t, w in weights.items() if t in found) / total if total else 0.0
+        return weighted_share(weights, self._terms(passage).__contains__)
 
     def dense(self, question: str, passage: str) -> float:
         return self.dense_many(question, [passage])[0] if self.embedder is not None else 0.0

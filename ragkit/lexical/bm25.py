@@ -28,6 +28,7 @@ import numpy as np
 from scipy import sparse
 
 from ragkit.documents import RagkitError
+from ragkit.jobs import threads
 from ragkit.lexical import bm25_search
 from ragkit.lexical.bm25_scan import DenseRows
 from ragkit.lexical.parallel import term_ids
@@ -55,12 +56,14 @@ def okapi_tf(tf: np.ndarray, doc_len: np.ndarray, avgdl: float, k1: float, b: fl
 
 def _okapi_weights(tf, doc_len, avgdl, k1, b, idf, block: int = 1 << 20) -> np.ndarray:
     """idf(t) · `okapi_tf` of every posting of `tf` (terms × documents), in the same
-    operation order as `okapi_tf` (so bit for bit its values), `block` postings at a time:
-    the only posting-sized array made is the result (a million-chunk index was holding
-    three more, 8 bytes a posting each)."""
+    operation order as `okapi_tf` (so bit for bit its values), `block` postings at a time,
+    the blocks on the shared threads (numpy releases the GIL on arrays this long): the
+    only posting-sized array made is the result (a million-chunk index was holding three
+    more, 8 bytes a posting each)."""
     out = np.empty(tf.data.size, dtype=np.float64)
     lengths = doc_len.astype(np.float64)
-    for lo in range(0, out.size, block):
+
+    def fill(lo: int) -> None:
         hi = min(lo + block, out.size)
         norm = lengths[tf.indices[lo:hi]]  # |d| of each posting
         norm *= b
@@ -73,6 +76,8 @@ def _okapi_weights(tf, doc_len, avgdl, k1, b, idf, block: int = 1 << 20) -> np.n
         weights *= k1 + 1
         weights /= norm
         weights *= _posting_values(idf, tf.indptr, lo, hi)  # idf · factor
+
+    list(threads().map(fill, range(0, out.size, block)))
     return out
 
 

@@ -37,6 +37,7 @@ from typing import Any
 
 from ragkit.answer import DECLINE, result_sources
 from ragkit.standin import Reply
+from ragkit.support import weighted_share
 
 THRESHOLD = 0.8
 MAX_QUOTES = 3
@@ -107,11 +108,7 @@ def _idf(units: list[Unit], terms: frozenset[str]) -> dict[str, float]:
 
 def support(unit: Unit, idf: dict[str, float]) -> float:
     """The share of the question's IDF mass found in the unit or its result's title."""
-    # fsum: the same value whatever order the frozenset gives the terms in (that order
-    # follows str hashing, which changes from process to process)
-    total = math.fsum(idf.values())
-    found = math.fsum(w for t, w in idf.items() if t in unit.terms or t in unit.title_terms)
-    return found / total if total else 0.0
+    return weighted_share(idf, lambda t: t in unit.terms or t in unit.title_terms)
 
 
 def ranked(question: str, results: list[dict[str, Any]]) -> list[tuple[Unit, float]]:
