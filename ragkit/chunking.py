@@ -54,7 +54,7 @@ def count_tokens(text: str) -> int:
 
 
 def most_tokens(text: str) -> int:
-    """An upper bound of `count_tokens(text)` from two C-speed passes (a regex pass over a
+    r"""An upper bound of `count_tokens(text)` from two C-speed passes (a regex pass over a
     600-character text costs ~35 µs; at a million documents that was 6 CPU s).
 
     Tokens never hold white space, so each lies in one of the text's white-space-separated
