@@ -354,3 +354,7 @@ def test_search_returns_the_chunk_ids_of_the_found_positions():
     assert pipeline.store.dense(vectors, 3) == [
         [(ids[p], s) for p, s in zip(positions.tolist(), scores.tolist())]]
     assert len(positions) == 3
+    from ragkit.stores.memory import ChunkIds
+    odd = [Chunk(i, "d", "t") for i in ("a\ud800b", "", "x" * 300, "보고서")]
+    assert ChunkIds(odd).take(np.array([3, 0, 2, 1, 0])) == [
+        "보고서", "a\ud800b", "x" * 300, "", "a\ud800b"]

@@ -25,7 +25,7 @@ class ChunkIds:
     """
 
     def __init__(self, chunks: Sequence) -> None:
-        encoded = [c.id.encode("utf-8") for c in chunks]
+        encoded = [c.id.encode("utf-8", "surrogatepass") for c in chunks]  # any str
         self.buffer = b"".join(encoded)
         self.offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
         np.cumsum([len(e) for e in encoded], out=self.offsets[1:])
@@ -37,7 +37,7 @@ class ChunkIds:
         """The ids at `positions` (an integer array), in that order."""
         starts, ends = self.offsets[positions].tolist(), self.offsets[positions + 1].tolist()
         buffer = self.buffer
-        return [buffer[a:b].decode("utf-8") for a, b in zip(starts, ends)]
+        return [buffer[a:b].decode("utf-8", "surrogatepass") for a, b in zip(starts, ends)]
 
 
 class MemoryStore:
