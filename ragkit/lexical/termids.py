@@ -2,16 +2,17 @@
 
 What it is: the tokenizing half of `BM25.fit`, built for a million short texts. Each text's
 tokens become integer ids appended to one int32 buffer (no list of strings per text is kept),
-and for the `code` and `auto` tokenizers on ASCII text each distinct compound (`getUserName`,
-`a/b.py`, a plain word) is tokenized once and remembered as its tuple of term ids, so a
+and for the `code` and `auto` tokenizers on ASCII text each distinct unit (a compound such
+as `getUserName`, `a/b.py` or a plain word, possibly with joiners at its edges: see
+`tokenizers.ascii_units`) is tokenized once and remembered as its tuple of term ids, so a
 repeated word costs a dictionary look-up instead of the identifier splitter.
 
 What it is not: another tokenizer. The ids are exactly those of the named tokenizer's
 tokens in text order, and term ids are numbered in first-seen order over the whole token
 stream — rank-bm25's vocabulary order, which its IDF mean follows (see `BM25`).
 
-Limits: the compound memo grows with the number of distinct compounds (about the
-vocabulary size), not with the corpus.
+Limits: the unit memo grows with the number of distinct units (about the vocabulary size),
+not with the corpus.
 """
 from __future__ import annotations
 
