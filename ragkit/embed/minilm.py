@@ -161,6 +161,7 @@ class _Builder:
 
     def __init__(self, weights: dict[str, np.ndarray]) -> None:
         self.weights, self.nodes, self.inits = weights, [], []
+        self.consts: dict[tuple[int, ...], str] = {}  # an axis list used by every layer: once
         from onnx import helper, numpy_helper
         self.helper, self.numpy_helper = helper, numpy_helper
 
@@ -176,7 +177,10 @@ class _Builder:
         return name
 
     def const(self, values: list[int]) -> str:
-        return self.init(np.array(values, dtype=np.int64))
+        key = tuple(values)
+        if key not in self.consts:
+            self.consts[key] = self.init(np.array(values, dtype=np.int64))
+        return self.consts[key]
 
     def w(self, name: str, row: int | None = None) -> str:
         return self.init(self.weights[name] if row is None else self.weights[name][row])
