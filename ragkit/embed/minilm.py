@@ -32,7 +32,6 @@ import json
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 import numpy as np
