@@ -6,14 +6,16 @@ For the shipped dev and test splits and the cookbook set it builds the default i
 (structural context, `auto` embedder), takes the default first stage's top `--depth`
 candidates and computes, per candidate, the shipped features (`ragkit.rerank.features`) and
 these extra ones (each min-max scaled within the query's candidates):
-- `use` / `use_maxp`: USE multilingual v3 cosine with the whole chunk (context + text) / its
-  best 96-token window (a second dense model; one extra embedding pass per corpus, timed);
+- `use`: USE multilingual v3 cosine with the whole chunk (context + text), beside the
+  shipped `use_maxp` over its windows (one extra embedding pass per corpus, timed);
 - `nb_dense` / `nb_bm25`: the better of the previous and next chunk of the same document
   (chunk order) by MiniLM MaxP / BM25 (neighbour evidence);
 - `doc_bm25`: BM25 of the whole document (its chunks' text as one BM25 document);
 - `maxp32`: MiniLM MaxP over 32-token windows (finer MaxP; an extra pass, timed);
 - `bm25_join`: BM25 of the query with adjacent words also joined into one term when the
-  join is in the vocabulary ("diff executor" → diffexecutor): query-side identifier expansion.
+  join is in the vocabulary ("diff executor" → diffexecutor): query-side identifier expansion;
+- `ident_def`: the share of the query's code identifiers (`backticked`, `call()`, snake_case,
+  camelCase) that the chunk defines (`class X`, `fn x`, `def x`, `x(...) {`, `const X`, …).
 Each feature set is fitted by pairwise logistic regression (as `ragkit.rerank.train`) and,
 for the richest sets, by gradient boosting (scikit-learn HistGradientBoostingClassifier,
 pointwise) and a small MLP. Dev numbers are out-of-fold: 5-fold (seeded) and
@@ -21,7 +23,8 @@ leave-one-question-kind-out cross-validation over dev questions; test and the co
 scored by the model fitted on all of dev. It also prints the first stage's recall (Pass@150,
 Pass@300 with `--depth 300`) on each set. `--candidates N --depth N` measure a deeper first
 stage; `--save FILE` keeps the collected features and `--load FILE` re-fits from them
-(`--sets`, `--no-nonlinear` choose what to fit). Nothing here is used by ragkit at run time.
+(`--sets`, `--no-nonlinear` choose what to fit); `--no-use` skips the whole-chunk USE pass
+and the sets that need it. Nothing here is used by ragkit at run time.
 """
 from __future__ import annotations
 
@@ -34,8 +37,7 @@ from pathlib import Path
 import numpy as np
 
 import ragkit
-from ragkit.windows import windows
-from ragkit.dense import DenseIndex, embed_chunks
+from ragkit.dense import embed_chunks
 from ragkit.evaluate import judge, per_query, summarize
 from ragkit.lexical import BM25
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
@@ -43,37 +45,50 @@ from ragkit.rerank.features import (FEATURES, IndexFeatures, bm25_scores, maxp_s
                                     normalize)
 
 ROOT = Path(__file__).resolve().parent.parent
+FOUR = [f for f in FEATURES if f != "use_maxp"]  # the reranker before its second view
 SETS = {
     "shipped": list(FEATURES),
+    "without use_maxp": FOUR,
     "+use": [*FEATURES, "use"],
-    "+use_maxp": [*FEATURES, "use_maxp"],
     "+nb": [*FEATURES, "nb_dense", "nb_bm25"],
     "+doc_bm25": [*FEATURES, "doc_bm25"],
     "+nb +doc_bm25": [*FEATURES, "nb_dense", "nb_bm25", "doc_bm25"],
     "+use +nb +doc_bm25": [*FEATURES, "use", "nb_dense", "nb_bm25", "doc_bm25"],
     "+bm25_join": [*FEATURES, "bm25_join"],
+    "+ident_def": [*FEATURES, "ident_def"],
     "+maxp32": [*FEATURES, "maxp32"],
-    "+maxp32 +use": [*FEATURES, "maxp32", "use"],
-    "+maxp32 +use_maxp": [*FEATURES, "maxp32", "use_maxp"],
-    "+use_maxp +doc_bm25": [*FEATURES, "use_maxp", "doc_bm25"],
-    "+maxp32 +use_maxp +doc_bm25": [*FEATURES, "maxp32", "use_maxp", "doc_bm25"],
+    "+maxp32 +doc_bm25": [*FEATURES, "maxp32", "doc_bm25"],
     "+maxp32 +use +nb +doc_bm25": [*FEATURES, "maxp32", "use", "nb_dense", "nb_bm25",
                                    "doc_bm25"],
 }
 NONLINEAR = ("shipped", "+use +nb +doc_bm25", "+maxp32 +use +nb +doc_bm25")
+_IDENT = re.compile(r"`([^`]+)`|\b([A-Za-z_]\w*)(\(\))?")
+_KEYWORD = r"(?:class|struct|enum|interface|trait|fn|def|function|type|impl|union|namespace" \
+           r"|define|const|static|let|var|val)"
 
 
-def window_texts(embedder, chunks, size: int) -> tuple[list[str], np.ndarray]:
-    """The (context + window) texts and owners `ragkit.dense.embed_chunks` would embed."""
-    texts, owners = [], []
-    for position, chunk in enumerate(chunks):
-        prefix = f"{chunk.context}\n\n" if chunk.context else ""
-        for piece in windows(chunk.text, size, size // 2, limit=embedder.max_tokens,
-                             measure=lambda p, pre=prefix: embedder.token_lengths(
-                                 [pre + x for x in p])):
-            texts.append(prefix + piece)
-            owners.append(position)
-    return texts, np.array(owners)
+def query_identifiers(query: str) -> list[str]:
+    """Code identifiers the query names: backticked, `name()`, snake_case, camelCase or with
+    two capitals (acronyms included)."""
+    found = []
+    for match in _IDENT.finditer(query):
+        if match.group(1):
+            found += re.findall(r"[A-Za-z_]\w*", match.group(1))
+            continue
+        word = match.group(2)
+        if (match.group(3) or "_" in word.strip("_") or re.search(r"[a-z][A-Z]", word)
+                or (len(word) > 2 and re.search(r"[A-Z].*[A-Z]", word))):
+            found.append(word)
+    return list(dict.fromkeys(found))
+
+
+def defines(identifier: str, text: str) -> bool:
+    """Whether `text` holds a definition of `identifier` (a keyword before it, or a call
+    signature followed by a body)."""
+    name = re.escape(identifier)
+    return bool(re.search(rf"\b{_KEYWORD}\s+(?:[\w:<>,*&\[\] ]+\s+)?{name}\b", text)
+                or re.search(rf"\b{name}\s*(?:<[^>]*>)?\s*\([^;{{}}]*\)\s*(?:const\s*)?"
+                             rf"(?:throws [\w., ]+)?(?:->[^{{;]+)?\{{", text))
 
 
 class Extras:
@@ -82,13 +97,10 @@ class Extras:
     def __init__(self, pipeline: Pipeline, use, with_maxp32: bool) -> None:
         self.pipeline, self.use, self.cost = pipeline, use, {}
         chunks = pipeline.chunks
-        start = time.perf_counter()
-        self.use_chunk = use.embed([c.indexed_text for c in chunks])
-        self.cost["use chunk pass"] = time.perf_counter() - start
-        start = time.perf_counter()
-        texts, owners = window_texts(pipeline.embedder, chunks, pipeline.config.window)
-        self.use_windows = DenseIndex(use.embed(texts), owners)
-        self.cost["use window pass"] = time.perf_counter() - start
+        if use is not None:
+            start = time.perf_counter()
+            self.use_chunk = use.embed([c.indexed_text for c in chunks])
+            self.cost["use chunk pass"] = time.perf_counter() - start
         self.prev = np.array([i - 1 if i and chunks[i - 1].doc_id == c.doc_id else -1
                               for i, c in enumerate(chunks)])
         self.next = np.array([i + 1 if i + 1 < len(chunks) and chunks[i + 1].doc_id == c.doc_id
@@ -121,7 +133,6 @@ class Extras:
         p = self.pipeline
         pos = np.array([self.position[c.chunk.id] for c in candidates], dtype=np.int64)
         qv = p.embedder.embed([query], input_type="query")[0]
-        uq = self.use.embed([query], input_type="query")[0]
         all_dense = p.dense.chunk_scores(qv[None])[0].astype(np.float64)
         all_bm25 = np.asarray(p.bm25.scores(query), dtype=np.float64)
 
@@ -132,14 +143,18 @@ class Extras:
             return normalize(np.maximum(prev, nxt))
 
         docs = np.array([self.doc_of[c.chunk.doc_id] for c in candidates])
+        names = query_identifiers(query)
         out = {
-            "use": normalize(self.use_chunk[pos] @ uq),
-            "use_maxp": normalize(maxp_scores(self.use_windows, uq, pos)),
             "nb_dense": neighbour(all_dense),
             "nb_bm25": neighbour(all_bm25),
             "doc_bm25": normalize(self.doc_bm25.scores(query)[docs]),
             "bm25_join": normalize(bm25_scores(p.bm25, self.joined_query(query), pos)),
+            "ident_def": np.array([sum(defines(n, c.chunk.indexed_text) for n in names)
+                                   / max(1, len(names)) for c in candidates]),
         }
+        if self.use is not None:
+            uq = self.use.embed([query], input_type="query")[0]
+            out["use"] = normalize(self.use_chunk[pos] @ uq)
         if self.maxp32 is not None:
             out["maxp32"] = normalize(maxp_scores(self.maxp32, qv, pos))
         return out
@@ -241,6 +256,7 @@ def main(argv=None) -> int:
     parser.add_argument("--candidates", type=int, default=100,
                         help="each retriever's depth before fusion (SearchConfig.candidates)")
     parser.add_argument("--no-maxp32", action="store_true", help="skip the 32-token pass")
+    parser.add_argument("--no-use", action="store_true", help="skip the whole-chunk USE pass")
     parser.add_argument("--load", type=Path, help="read the collected features from this pickle")
     parser.add_argument("--save", type=Path, help="write the collected features to this pickle")
     parser.add_argument("--sets", nargs="*", help="feature sets to fit (default: all)")
@@ -249,10 +265,11 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.load:
         import pickle
-        return report(pickle.loads(args.load.read_bytes()), args.depth, sets_named=args.sets, nonlinear=args.nonlinear)
+        return report(pickle.loads(args.load.read_bytes()), args.depth, sets_named=args.sets,
+                      nonlinear=args.nonlinear)
     from ragkit.embed import CachedEmbedder
     from ragkit.embed.use_multilingual import USEMultilingual
-    use = CachedEmbedder(USEMultilingual())
+    use = None if args.no_use else CachedEmbedder(USEMultilingual())
     shipped = ragkit.load_shipped(ROOT / "data")
     sets = {"dev": collect(shipped.split("dev"), use, args.depth, not args.no_maxp32, "dev",
                           args.candidates),

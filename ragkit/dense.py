@@ -144,6 +144,15 @@ def embed_chunks(embedder, chunks: Sequence[Chunk], window: int, progress: bool
         dim = getattr(embedder, "dim", 0)
         return DenseIndex(np.concatenate([np.zeros((0, dim), np.float32), *vectors]),
                           np.arange(len(chunks)))
+    texts, owners = window_texts(embedder, chunks, window)
+    vectors = embedder.embed(texts, input_type="document", progress=progress)
+    return DenseIndex(vectors, np.array(owners))
+
+
+def window_texts(embedder, chunks: Sequence[Chunk], window: int) -> tuple[list[str], list[int]]:
+    """The (context + window) texts `embed_chunks` embeds, and each one's chunk position:
+    windows of `window` tokens, stride `window // 2`, each short enough, context included,
+    for `embedder.max_tokens` (unless the embedder never truncates)."""
     texts, owners = [], []
     limit = getattr(embedder, "max_tokens", None) if getattr(embedder, "truncates", True) else None
     for position, chunk in enumerate(chunks):
@@ -156,5 +165,4 @@ def embed_chunks(embedder, chunks: Sequence[Chunk], window: int, progress: bool
                              measure=measure if limit else None):
             texts.append(prefix + piece)
             owners.append(position)
-    vectors = embedder.embed(texts, input_type="document", progress=progress)
-    return DenseIndex(vectors, np.array(owners))
+    return texts, owners

@@ -75,8 +75,10 @@ def _minilm() -> Embedder:
 
 
 def _use_multilingual() -> Embedder:
+    """USE, loaded when a text must be embedded or measured (`_OnFirstUse`), so a search
+    whose vectors are all cached (the offline reranker's second view) never loads it."""
     from ragkit.embed.use_multilingual import USEMultilingual
-    return USEMultilingual()
+    return _OnFirstUse(USEMultilingual)
 
 
 class _OnFirstUse:

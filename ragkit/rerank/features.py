@@ -8,7 +8,9 @@ candidates came from, every one scaled to [0, 1] within the query's candidate li
 - `doc_max`: the best first-stage score of any candidate from the same document, min-max
   (document-level evidence: a chunk whose neighbours match is likelier to answer);
 - `phrase`: the share of the query's adjacent word pairs (lowercase `\\w+`; pairs of two
-  stopwords skipped) that occur, adjacent, in the chunk's context + text.
+  stopwords skipped) that occur, adjacent, in the chunk's context + text;
+- `use_maxp`: the best-window cosine under a second model, USE multilingual v3, over the
+  same windows (`ragkit.rerank.second_view`), min-max over the candidates.
 
 Why "every candidate": the first stage only knows a retriever's score for the chunks in that
 retriever's own top list and gives the others its floor, so a chunk just outside the dense
@@ -16,9 +18,11 @@ top 100 loses its whole dense evidence. Rescoring the fused top 150 with both re
 the largest single gain measured (see `ragkit.rerank.offline`).
 
 What it is not: a neural reranker; nothing here reads a model other than the index's own
-vectors. Cost: one query embedding (cached when the first stage embedded it), a product with
-the candidates' window vectors, a few sparse rows, and set look-ups of the query's word
-pairs in each candidate's (cached) pairs — under the 50 ms budget at 150 candidates (benchmarks/bench_rerank.py).
+embedder and USE for the second view. Cost: two query embeddings (the index's, cached when
+the first stage embedded it, and USE's, about 7 ms), products with the candidates' window
+vectors (a candidate's USE windows embedded once, when it is first seen), a few sparse rows,
+and set look-ups of the query's word pairs in each candidate's (cached) pairs — under the
+50 ms budget at 150 candidates once the windows are held (`benchmarks/bench_rerank.py`).
 """
 from __future__ import annotations
 
@@ -29,8 +33,9 @@ from typing import Any
 import numpy as np
 
 from ragkit.lexical import ENGLISH_STOPWORDS
+from ragkit.rerank.second_view import SecondView
 
-FEATURES = ("dense", "bm25", "doc_max", "phrase")
+FEATURES = ("dense", "bm25", "doc_max", "phrase", "use_maxp")
 _WORD = re.compile(r"\w+")
 
 
@@ -108,11 +113,14 @@ def from_signals(candidates: Sequence[Any], name: str) -> np.ndarray:
 
 
 def feature_matrix(query: str, candidates: Sequence[Any], dense: np.ndarray | None,
-                   bm25: np.ndarray, pairs_of=None) -> np.ndarray:
+                   bm25: np.ndarray, pairs_of=None, second: np.ndarray | None = None
+                   ) -> np.ndarray:
     """(len(candidates), len(FEATURES)) features, columns in `FEATURES` order.
 
     `dense` and `bm25` are each candidate's raw retriever scores (from `maxp_scores` and
-    `bm25_scores`, or `from_signals`); `dense` None (a BM25-only index) gives a 0 column.
+    `bm25_scores`, or `from_signals`), `second` its USE MaxP (`SecondView.scores`); `dense`
+    or `second` None (a BM25-only index; candidates without an index) gives a 0 column,
+    which shifts every score alike and so leaves the order to the other features.
     """
     n = len(candidates)
     if n == 0:
@@ -125,6 +133,7 @@ def feature_matrix(query: str, candidates: Sequence[Any], dense: np.ndarray | No
                                      [c.score for c in candidates])),
         "phrase": np.array([phrase_share(pairs, pairs_of(c) if pairs_of else
                                          c.chunk.indexed_text) for c in candidates]),
+        "use_maxp": normalize(second) if second is not None else np.zeros(n),
     }
     return np.column_stack([columns[name] for name in FEATURES])
 
@@ -133,15 +142,17 @@ class IndexFeatures:
     """`feature_matrix` for candidates of one index, every candidate scored by both retrievers.
 
     Both scores are read from the index's store (`ragkit.stores`: the in-memory arrays, or
-    the candidates' rows in Milvus). The query is embedded through the index's embedder; a cached embedder (the default)
-    answers from the vector the first stage just stored. Each chunk's word pairs are
-    computed the first time it is a candidate and kept (memory grows with the chunks seen).
+    the candidates' rows in Milvus). The query is embedded through the index's embedder; a
+    cached embedder (the default) answers from the vector the first stage just stored. Each
+    chunk's word pairs and its second view's window vectors are computed the first time it
+    is a candidate and kept (memory grows with the chunks seen).
     """
 
     def __init__(self, pipeline) -> None:
         self.pipeline = pipeline
         self.position = {chunk.id: n for n, chunk in enumerate(pipeline.chunks)}
         self._pairs: dict[str, frozenset[tuple[str, str]]] = {}
+        self.second_view = SecondView(pipeline)
 
     def pairs_of(self, candidate) -> frozenset[tuple[str, str]]:
         """The candidate chunk's `text_pairs`, cached by chunk id."""
@@ -153,9 +164,11 @@ class IndexFeatures:
     def __call__(self, query: str, candidates: Sequence[Any]) -> np.ndarray:
         pipeline = self.pipeline
         positions = np.array([self.position[c.chunk.id] for c in candidates], dtype=np.int64)
-        dense = None
+        dense = second = None
         if pipeline.has_dense and len(candidates):
             vector = pipeline.embedder.embed([query], input_type="query")[0]
             dense = pipeline.store.maxp_scores(vector, positions)
+            second = self.second_view.scores(query, positions)
         return feature_matrix(query, candidates, dense,
-                              pipeline.store.bm25_scores(query, positions), self.pairs_of)
+                              pipeline.store.bm25_scores(query, positions), self.pairs_of,
+                              second)
