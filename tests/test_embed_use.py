@@ -132,3 +132,17 @@ def test_a_texts_vector_does_not_depend_on_its_batch(use):
     others = use.embed(texts[::-2])
     assert np.array_equal(together, alone)
     assert np.array_equal(others, alone[::-2])
+
+
+def test_the_registered_model_loads_only_when_a_text_is_not_in_the_cache(tmp_path, monkeypatch):
+    cache = tmp_path / "embeddings.sqlite"
+    vector = get_embedder("use-multilingual", cache=cache).embed([REFUND_KO])
+
+    def refuse(self):
+        raise AssertionError("USE was loaded")
+
+    monkeypatch.setattr(um.USEMultilingual, "__init__", refuse)
+    again = get_embedder("use-multilingual", cache=cache)  # what the reranker's second view gets
+    assert again.embed([REFUND_KO]).tolist() == vector.tolist()  # served by the cache alone
+    with pytest.raises(AssertionError, match="USE was loaded"):
+        again.embed(["a text never embedded"])
