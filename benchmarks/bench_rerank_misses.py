@@ -40,32 +40,28 @@ def is_deictic(question: str) -> bool:
     return bool(DEICTIC.search(question)) and not query_identifiers(question)
 
 
-def best_golden_rank(row, score) -> int | None:
-    """1-based rank of the best-placed golden candidate under `score`; None if none is a
-    candidate."""
-    order = np.argsort(-score(matrix(row, SETS["shipped"])), kind="stable")
-    golden = set(np.flatnonzero(row[4]).tolist())
-    return next((n for n, i in enumerate(order, start=1) if i in golden), None)
-
-
 def misses(rows, judgments, questions: dict[str, str], score) -> None:
     """Print the shipped reranker's cookbook misses at 5 by rank band and by deixis."""
-    run = rank(rows, SETS["shipped"], score)
-    per_query = {}
+    per_query, ranks = {}, {}
     for row in rows:
+        # stable: ties stay in first-stage order, as `rank` keeps them
+        order = np.argsort(-score(matrix(row, SETS["shipped"])), kind="stable")
+        top5 = {row[2][i] for i in order[:5]}
         items = judgments[row[0]]
-        per_query[row[0]] = sum(bool(item & set(run[row[0]][:5])) for item in items) / len(items)
+        per_query[row[0]] = sum(bool(item & top5) for item in items) / len(items)
+        golden = set(np.flatnonzero(row[4]).tolist())  # best-placed golden candidate, 1-based
+        ranks[row[0]] = next((n for n, i in enumerate(order, start=1) if i in golden), None)
     missed = [r for r in rows if per_query[r[0]] < 1]
     deictic = {q for q, text in questions.items() if is_deictic(text)}
     print(f"cookbook: {len(missed)} of {len(rows)} questions miss a golden chunk at 5 "
           f"(Pass@5 {100 * np.mean(list(per_query.values())):.1f})")
-    ranks = [best_golden_rank(r, score) for r in missed]
-    top5 = sum(x is not None and x <= 5 for x in ranks)
-    print(f"  a golden chunk in the top 5, another not: {top5}")
+    best = [ranks[r[0]] for r in missed]
+    print(f"  a golden chunk in the top 5, another not: "
+          f"{sum(x is not None and x <= 5 for x in best)}")
     for lo, hi in BANDS:
-        band = sum(x is not None and lo <= x <= hi for x in ranks)
+        band = sum(x is not None and lo <= x <= hi for x in best)
         print(f"  best golden chunk at rank {lo}–{hi}: {band}")
-    print(f"  no golden chunk among the candidates: {sum(x is None for x in ranks)}")
+    print(f"  no golden chunk among the candidates: {sum(x is None for x in best)}")
     share = {q: per_query[q] for q in per_query if q in deictic}
     rest = [v for q, v in per_query.items() if q not in deictic]
     print(f"  deictic questions: {len(share)} of {len(rows)} (Pass@5 "

@@ -1,8 +1,6 @@
 """The rerank stage, the offline reranker's features and model file, and its training."""
 import hashlib
 import json
-import shutil
-import warnings
 
 import numpy as np
 import pytest
@@ -14,7 +12,8 @@ from ragkit.lexical import BM25
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
 from ragkit.rerank import Candidate, NoRerank, RerankStage, get_reranker
 from ragkit.rerank.features import (FEATURES, bm25_scores, doc_max, feature_matrix,
-                                    from_signals, maxp_scores, phrase_share, word_pairs)
+                                    from_signals, maxp_scores, normalize, phrase_share,
+                                    word_pairs)
 from ragkit.rerank.offline import (MODEL_PATH, MODEL_SHA256, LinearModel, OfflineReranker,
                                    order)
 from ragkit.rerank.train import data_sha256, fit, pairs
@@ -391,16 +390,11 @@ def test_index_features_fill_the_second_view_column_and_leave_it_zero_without_ve
     features.second_view._embedder = second
     (found,) = pipeline.candidates(["refund days"], SearchConfig(rerank_candidates=4))
     x = features("refund days", found)
-    assert x[:, FEATURES.index("use_maxp")].tolist() == pytest.approx(
-        features_normalized(features.second_view.scores("refund days", [
-            features.position[c.chunk.id] for c in found])))
+    assert x[:, FEATURES.index("use_maxp")].tolist() == pytest.approx(normalize(
+        features.second_view.scores("refund days", [features.position[c.chunk.id]
+                                                    for c in found])).tolist())
     (plain,) = bm25_only.candidates(["refund days"], SearchConfig("bm25"))
     bare = IndexFeatures(bm25_only)
     assert bare("refund days", plain)[:, FEATURES.index("use_maxp")].tolist() == \
         [0.0] * len(plain)
     assert bare.second_view._embedder is None  # no model loaded for a BM25-only index
-
-
-def features_normalized(values):
-    from ragkit.rerank.features import normalize
-    return normalize(np.asarray(values)).tolist()

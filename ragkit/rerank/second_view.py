@@ -19,7 +19,6 @@ What it is not: the first stage. It never adds a candidate; an index without den
 """
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -39,7 +38,6 @@ class SecondView:
         self.pipeline = pipeline
         self._embedder = embedder
         self._windows: dict[int, np.ndarray] = {}
-        self._lock = threading.Lock()
 
     @property
     def embedder(self):
@@ -61,10 +59,8 @@ class SecondView:
         texts, owners = window_texts(self._measure(), [chunks[p] for p in todo],
                                      self.pipeline.config.window)
         vectors = self.embedder.embed(texts, input_type="document")
-        owners = np.asarray(owners)
-        with self._lock:
-            for n, position in enumerate(todo):
-                self._windows[position] = vectors[owners == n]
+        bounds = np.searchsorted(owners, np.arange(1, len(todo)))  # owners ascend
+        self._windows.update(zip(todo, np.split(vectors, bounds)))
 
     def scores(self, query: str, positions: Sequence[int]) -> np.ndarray:
         """Each chunk's best-window cosine with `query` under USE, in `positions` order."""
