@@ -18,6 +18,7 @@ from ragkit.document_folder import load_folder
 from ragkit.documents import (Chunk, Dataset, Document, Golden, Query, RagkitError, check_golden,
                               RagkitWarning, check_text, load_documents_jsonl,
                               load_golden, read_jsonl, require, where)
+from ragkit.runs import decode_id
 
 
 def load_shipped(root: Path | str) -> Dataset:
@@ -118,8 +119,11 @@ def read_qrels(path: Path | str) -> Qrels:
     """Relevance judgments from TREC qrels or a BEIR TSV, recognised by the first line.
 
     - TREC (trec_eval's format): `qid iter docid rel`, 4 whitespace-separated fields, `iter`
-      ignored;
-    - BEIR: `query-id<TAB>corpus-id<TAB>score`, with or without that header line.
+      ignored; ids are %-decoded exactly as a run's are (`ragkit.runs.unescape_id`), so
+      `my%20notes#0` judges the chunk a run spells the same way (trec_eval, comparing the
+      text, matches the two as well);
+    - BEIR: `query-id<TAB>corpus-id<TAB>score`, with or without that header line; ids are
+      taken as written (they are the corpus's own ids, spaces and `%` included).
 
     Every grade is kept (a grade > 0 means relevant; 0 and negative grades are judged
     non-relevant); a pair judged twice keeps its last grade. What it is not: a scorer —
@@ -143,8 +147,11 @@ def read_qrels(path: Path | str) -> Qrels:
                     continue  # the header line
             fields = tab if kind == "beir" else ws
             _check_fields(fields, kind, path, number)
-            qid, doc, grade = (fields[0], fields[1], fields[2]) if kind == "beir" else \
-                (fields[0], fields[2], fields[3])
+            if kind == "beir":
+                qid, doc, grade = fields
+            else:  # spelled as a run spells ids (`ragkit.runs.escape_id`)
+                qid, doc, grade = (decode_id(fields[0], path, number, "qid"),
+                                   decode_id(fields[2], path, number, "docid"), fields[3])
             if not _is_int(grade):
                 name = "score" if kind == "beir" else "rel"
                 raise RagkitError(f"{where(path, number, name)}: not an integer: {grade!r}")

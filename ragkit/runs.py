@@ -106,7 +106,9 @@ def _score(text: str, path: Path | str, number: int) -> float:
     return score
 
 
-def _decoded(field: str, path: Path | str, number: int, name: str) -> str:
+def decode_id(field: str, path: Path | str, number: int, name: str) -> str:
+    """An id field of a TREC file (run or qrels) decoded by `unescape_id`; a bad %-escape is
+    a `RagkitError` naming file, line and field."""
     try:
         return unescape_id(field)
     except UnicodeDecodeError:
@@ -129,8 +131,8 @@ def read_trec(path: Path | str) -> dict[str, Ranking]:
             if len(fields) != 6:
                 raise RagkitError(f"{where(path, number)}: expected 6 fields "
                                   f"(qid Q0 doc rank score tag), got {len(fields)}")
-            qid = _decoded(fields[0], path, number, "qid")
-            doc = _decoded(fields[2], path, number, "doc_id")
+            qid = decode_id(fields[0], path, number, "qid")
+            doc = decode_id(fields[2], path, number, "doc_id")
             rows.setdefault(qid, []).append((_score(fields[4], path, number), fields[2], doc))
     return {qid: [(doc, score) for score, _, doc in
                   sorted(r, key=lambda row: (trec_score(row[0]), row[1]), reverse=True)]

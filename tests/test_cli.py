@@ -186,6 +186,30 @@ def test_eval_run_against_beir_qrels_by_hand_and_k5_drops_longer_cutoffs(tmp_pat
                                   "nDCG@5": 0.693}, abs=5e-4)
 
 
+def test_eval_run_with_an_id_holding_a_space_scores_the_same_against_trec_and_beir_qrels(
+        tmp_path, capsys):
+    docs = _jsonl(tmp_path / "docs.jsonl", [
+        {"id": "my notes", "text": "the kettle boils water in two minutes"},
+        {"id": "b", "text": "a toaster browns bread slices"},
+        {"id": "c", "text": "the kettle has a blue light"}])
+    queries = _jsonl(tmp_path / "q.jsonl", [{"id": "q1", "text": "kettle boil time"}])
+    run = tmp_path / "run.trec"
+    assert main(["index", str(docs), "--out", str(tmp_path / "ix"), "--embedder", "none"]) == 0
+    assert main(["search", str(tmp_path / "ix"), "--queries", str(queries), "--k", "3",
+                 "--mode", "bm25", "--out", str(run)]) == 0
+    assert "my%20notes#0" in run.read_text()
+    tsv = _lines(tmp_path / "qrels.tsv", ["q1\tmy notes#0\t1"])  # BEIR: the id as it is
+    trec = _lines(tmp_path / "qrels.txt", ["q1 0 my%20notes#0 1"])  # TREC: as the run spells it
+    capsys.readouterr()
+    tables = []
+    for qrels in (tsv, trec):
+        assert main(["eval", "--run", str(run), "--qrels", str(qrels), "--k", "3"]) == 0
+        tables.append(_table(capsys.readouterr().out))
+    assert [c for c, _ in read_trec(run)["q1"]][:2] == ["c#0", "my notes#0"]
+    # the relevant chunk at rank 2: MRR 1/2, nDCG 1/log2(3)
+    assert tables[0] == tables[1] == {"Pass@3": 100.0, "R@3": 1.0, "MRR": 0.5, "nDCG@3": 0.631}
+
+
 def test_eval_run_counts_and_warns_about_unmatched_queries(tmp_path, capsys):
     run = _run_file(tmp_path / "run.trec", {"q1": ["d1", "d2"], "extra": ["d1"]})
     qrels = _lines(tmp_path / "qrels.txt", ["q1 0 d2 1", "q3 0 d1 1"])

@@ -24,6 +24,20 @@ def test_beir_tsv_with_or_without_header(tmp_path, header):
     assert read_qrels(path) == {"q1": {"doc one": 1, "d2": 0}, "7": {"d3": 2}}
 
 
+def test_trec_qrels_ids_are_unescaped_like_run_ids(tmp_path):
+    # a run spells an id with a space `my%20notes#0` (ragkit.runs.escape_id); TREC qrels
+    # spelling it the same way mean the same id, as trec_eval matches them
+    path = _write(tmp_path / "qrels.txt", ["q%201 0 my%20notes#0 1", "q%201 0 50%25#1 2",
+                                           "q2 0 plain#0 1"])
+    assert read_qrels(path) == {"q 1": {"my notes#0": 1, "50%#1": 2}, "q2": {"plain#0": 1}}
+
+
+def test_beir_tsv_ids_are_taken_literally(tmp_path):
+    # BEIR ids are the corpus's own `_id`s, spaces and percent signs included
+    path = _write(tmp_path / "test.tsv", ["q1	my notes#0	1", "q1	my%20notes#0	1"])
+    assert read_qrels(path) == {"q1": {"my notes#0": 1, "my%20notes#0": 1}}
+
+
 @pytest.mark.parametrize("lines, message", [
     (["q1 0 d1 1", "q1 0 d2"],
      r"qrels:2: expected 4 whitespace-separated fields \(qid iter docid rel\) like the first "
@@ -31,6 +45,8 @@ def test_beir_tsv_with_or_without_header(tmp_path, header):
     (["q1 0 d1 1", "q1 0 d2 yes"], r"qrels:2: field 'rel': not an integer: 'yes'"),
     (["q1\td1\t1", "q1\td2\t0.5"], r"qrels:2: field 'score': not an integer: '0.5'"),
     (["q1\td1\t1", "q1 0 d2 1"], r"qrels:2: expected 3 tab-separated fields"),
+    (["q1 0 d%FF 1"], r"qrels:1: field 'docid': bad %-escape in 'd%FF'"),
+    (["q%C3 0 d1 1"], r"qrels:1: field 'qid': bad %-escape in 'q%C3'"),
     (["q1 d1"], r"qrels:1: expected 3 tab-separated fields \(query-id, corpus-id, score\) or "
                 r"4 whitespace-separated fields \(qid iter docid rel\), got 2"),
 ])
