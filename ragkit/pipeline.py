@@ -120,8 +120,8 @@ class Pipeline:
             if not self.config.embedder:
                 raise RagkitError("this index has no dense vectors (built with embedder none); "
                                   "use mode 'bm25' or rebuild with an embedder")
-            from ragkit.embed import EMBEDDERS, get_embedder
-            if self.has_dense and self.config.embedder not in EMBEDDERS:
+            from ragkit.embed import get_embedder, is_registered
+            if self.has_dense and not is_registered(self.config.embedder):
                 made = (describe(self.embedder_record) if self.embedder_record
                         else repr(self.config.embedder))
                 raise RagkitError(f"this index was built with the in-code embedder {made}, "

@@ -138,11 +138,21 @@ EMBEDDER_PREFIXES: dict[str, Callable[[str], Embedder]] = {
 }
 
 
+def is_registered(name: str) -> bool:
+    """True when `get_embedder(name)` builds it: a key of `EMBEDDERS`, or `PREFIX:MODEL` with
+    a prefix of `EMBEDDER_PREFIXES` ("voyage:voyage-3.5"). An index whose embedder is
+    registered can be searched without passing the embedder in code."""
+    if name in EMBEDDERS:
+        return True
+    prefix, sep, model = name.partition(":")
+    return bool(sep and model and prefix in EMBEDDER_PREFIXES)
+
+
 def _build(name: str) -> Embedder:
     if name in EMBEDDERS:
         return EMBEDDERS[name]()
-    prefix, sep, model = name.partition(":")
-    if sep and model and prefix in EMBEDDER_PREFIXES:
+    if is_registered(name):
+        prefix, _, model = name.partition(":")
         return EMBEDDER_PREFIXES[prefix](model)
     known = ", ".join([*EMBEDDERS, *(f"{p}:MODEL" for p in EMBEDDER_PREFIXES)])
     raise RagkitError(f"unknown embedder {name!r}; known embedders: {known}")
