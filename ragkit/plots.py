@@ -1,36 +1,80 @@
 """Figures the notebooks show: grouped bars of metrics, a per-kind heat map, sweep curves.
 
 Plain matplotlib, one function per figure, each returning the `Figure` so a notebook can
-save or restyle it. Numbers are drawn on the figure, rounded, so a reader need not squint.
+save it. Numbers are drawn on the figure, rounded, so a reader need not squint. Each function
+is `ragkit.figure_check.checked`: it raises `UnreadableFigure` rather than return a figure
+whose tick labels overlap, whose data fill a sliver of an axis or whose legend covers data.
+So the value axes are set from the data, long category labels are wrapped (and tilted if
+still too wide), and legends sit outside the axes.
 """
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from ragkit.figure_check import checked, tick_label_problems
 
+HEADROOM = 1.18      # value axes end this far above the highest bar (room for its label)
+
+
+def _fit_category_labels(fig: plt.Figure, ax: plt.Axes, labels: Sequence[str]) -> None:
+    """Category tick labels that do not collide: as they are, else wrapped at spaces to
+    ever narrower lines, else wrapped and tilted 30°."""
+    for width in (None, 18, 14, 11):
+        texts = [str(t) if width is None else textwrap.fill(str(t), width) for t in labels]
+        ax.set_xticks(range(len(texts)), texts)
+        fig.canvas.draw()
+        if not tick_label_problems(fig, fig.canvas.get_renderer()):
+            return
+    plt.setp(ax.get_xticklabels(), rotation=30, ha="right", rotation_mode="anchor")
+
+
+def _top(values: np.ndarray) -> float:
+    """The upper limit of a value axis over non-negative bars: the data's, with headroom."""
+    finite = values[np.isfinite(values)]
+    high = float(finite.max()) if finite.size else 0.0
+    return high * HEADROOM if high > 0 else 1.0
+
+
+def _outside_legend(fig: plt.Figure, handles=None, labels=None, below: bool = False) -> None:
+    """The figure's legend outside the axes (right of them, or `below` them)."""
+    args = () if handles is None else (handles, labels)
+    if below:
+        fig.legend(*args, loc="outside lower center", ncols=min(4, len(labels or [1] * 4)),
+                   fontsize=8)
+    else:
+        fig.legend(*args, loc="outside right upper", fontsize=8)
+
+
+@checked
 def metric_bars(table: pd.DataFrame, metrics: Sequence[str] = ("Pass@5", "Pass@10", "Pass@20"),
                 title: str = "", ylabel: str = "Pass@k (%)") -> plt.Figure:
-    """Grouped bars: one group per method (row of `table`), one bar per metric."""
-    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(table)), 3.8))
+    """Grouped bars: one group per method (row of `table`), one bar per metric; the value
+    axis runs from 0 to just above the highest bar, each bar labelled with its value (two
+    significant digits below 1, else rounded to a whole number)."""
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(table)), 3.8), layout="constrained")
     width = 0.8 / len(metrics)
     x = np.arange(len(table))
+    values = table[list(metrics)].to_numpy(dtype=float)
+    small = np.nanmax(np.abs(values)) < 1 if np.isfinite(values).any() else False
     for i, metric in enumerate(metrics):
         bars = ax.bar(x + (i - (len(metrics) - 1) / 2) * width, table[metric], width,
                       label=metric)
-        ax.bar_label(bars, fmt="%.0f", fontsize=8)
-    ax.set_xticks(x, table.index)
+        ax.bar_label(bars, fmt="%.2g" if small else "%.0f", fontsize=8)
     ax.set_ylabel(ylabel)
-    ax.set_ylim(0, 105)
-    ax.legend(loc="lower right", fontsize=8)
+    ax.set_ylim(0, _top(values))
     ax.set_title(title)
-    fig.tight_layout()
+    if len(metrics) > 1:
+        _outside_legend(fig)
+    _fit_category_labels(fig, ax, list(table.index))
     return fig
 
 
+@checked
 def kind_heatmap(table: pd.DataFrame, title: str = "", metric: str = "Pass@20") -> plt.Figure:
     """Heat map of a kinds × methods table (as from `ragkit.evaluate.by_kind`)."""
     values = table.drop(columns=["queries"], errors="ignore")
@@ -49,8 +93,9 @@ def kind_heatmap(table: pd.DataFrame, title: str = "", metric: str = "Pass@20") 
     return fig
 
 
+@checked
 def ladder_bars(table: pd.DataFrame, title: str = "") -> plt.Figure:
-    """Fail@20 per rung of seed 002's ladder (as from `ragkit.ladder.ladder_table`), this
+    """Fail@20 per rung of Anthropic's Contextual Retrieval ladder (as from `ragkit.ladder.ladder_table`), this
     run beside the article's, each bar labelled with its value and its reduction from the
     first rung. A rung that was not measured shows "not built"."""
     fig, ax = plt.subplots(figsize=(max(7, 1.9 * len(table)), 4))
@@ -69,7 +114,7 @@ def ladder_bars(table: pd.DataFrame, title: str = "") -> plt.Figure:
     ax.set_ylabel("Fail@20 = 100 − Pass@20 (%)")
     ax.set_ylim(0, max(float(np.nanmax(ours.to_numpy())) if ours.notna().any() else 0,
                        float(table["article Fail@20"].max())) * 1.3 + 1)
-    ax.legend(fontsize=8)
+    ax.legend(loc="upper right", fontsize=8)
     ax.set_title(title)
     fig.tight_layout()
     return fig
@@ -78,7 +123,7 @@ def ladder_bars(table: pd.DataFrame, title: str = "") -> plt.Figure:
 def _metric_lines(table: pd.DataFrame, metrics: Sequence[str], xlabel: str, log: bool
                   ) -> tuple[plt.Figure, plt.Axes, np.ndarray]:
     """A figure with one line per metric over the sweep points (rows of `table`)."""
-    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    fig, ax = plt.subplots(figsize=(7.5, 3.8), layout="constrained")
     x = np.asarray(table.index, dtype=float)
     for metric in metrics:
         ax.plot(x, table[metric], marker="o", markersize=4, label=metric)
@@ -100,12 +145,12 @@ def _sweep_curve(table: pd.DataFrame, metrics: Sequence[str], chosen: float | No
         ax.axvline(chosen, color="gray", linestyle="--", linewidth=1)
         ax.annotate(f"chosen {chosen:g}", (chosen, 1), xycoords=("data", "axes fraction"),
                     xytext=(4, -12), textcoords="offset points", fontsize=8, color="gray")
-    ax.legend(loc="lower center", fontsize=8)
+    _outside_legend(fig)
     ax.set_title(title)
-    fig.tight_layout()
     return fig
 
 
+@checked
 def alpha_curve(table: pd.DataFrame, metrics: Sequence[str] = ("Pass@5", "Pass@10", "Pass@20"),
                 chosen: float | None = None, title: str = "") -> plt.Figure:
     """Metric vs the dense weight α of convex fusion (as from `ragkit.tune.sweep_table`)."""
@@ -113,12 +158,14 @@ def alpha_curve(table: pd.DataFrame, metrics: Sequence[str] = ("Pass@5", "Pass@1
                         log=False)
 
 
+@checked
 def rrf_k_curve(table: pd.DataFrame, metrics: Sequence[str] = ("Pass@5", "Pass@10", "Pass@20"),
                 chosen: float | None = None, title: str = "") -> plt.Figure:
     """Metric vs RRF's k on a log axis (as from `ragkit.tune.sweep_table`)."""
     return _sweep_curve(table, metrics, chosen, "RRF k (log scale)", title, log=True)
 
 
+@checked
 def tradeoff_curve(table: pd.DataFrame, metrics: Sequence[str], right: str, xlabel: str,
                    title: str = "", right_label: str | None = None) -> plt.Figure:
     """Quality against a price: `metrics` (left axis) and the column `right` (right axis,
@@ -131,7 +178,6 @@ def tradeoff_curve(table: pd.DataFrame, metrics: Sequence[str], right: str, xlab
     other.set_ylim(bottom=0)
     lines = ax.get_legend_handles_labels()
     extra = other.get_legend_handles_labels()
-    ax.legend(lines[0] + extra[0], lines[1] + extra[1], loc="lower right", fontsize=8)
+    _outside_legend(fig, lines[0] + extra[0], lines[1] + extra[1], below=True)
     ax.set_title(title)
-    fig.tight_layout()
     return fig

@@ -140,6 +140,30 @@ def test_figures_have_a_caption_and_end_with_plt_show(path):
             assert shows, "the figure is drawn by plt.show()"
 
 
+DRAWING = re.compile(r"\bplt\.(?!show\b)\w+|\.(plot|bar|barh|scatter|imshow|hist|legend|"
+                     r"set_\w+|text|annotate|axhline|axvline|fill_between)\(")
+
+
+@contract
+def test_figures_are_drawn_by_checked_ragkit_functions(path):
+    """A figure cell draws through a function of ragkit that checks its figure
+    (`ragkit.figure_check.checked`) and adds nothing of its own, so every figure a notebook
+    shows has passed the check when nbval re-executes the notebook."""
+    import ragkit.agent.trace  # noqa: F401  (fills CHECKED)
+    import ragkit.agent.views  # noqa: F401
+    import ragkit.plots  # noqa: F401
+    from ragkit.figure_check import CHECKED
+    checked = {name.rsplit(".", 1)[1] for name in CHECKED}
+    for cell in _code(_nb(path)):
+        source = _source(cell)
+        if FIGURE.match(source.splitlines()[0] if source else ""):
+            called = {getattr(c.func, "id", None) or getattr(c.func, "attr", None)
+                      for c in ast.walk(_tree(cell)) if isinstance(c, ast.Call)}
+            assert called & checked, f"draws with no checked ragkit figure function: {source[:80]}"
+            assert not DRAWING.search(source), \
+                f"draws or restyles in the cell (do it in ragkit.plots): {source[:80]}"
+
+
 @contract
 def test_committed_with_the_outputs_of_one_clean_run(path):
     nb = _nb(path)

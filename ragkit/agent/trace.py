@@ -29,6 +29,7 @@ from typing import Any
 import pandas as pd
 
 from ragkit.documents import RagkitError
+from ragkit.figure_check import checked
 from ragkit.pricing import Usage, price
 
 FORMAT = "ragkit-agent-trace/1"
@@ -170,6 +171,7 @@ def _spans(records: list[dict[str, Any]]) -> list[tuple[str, str, float, float, 
     return out
 
 
+@checked
 def timeline(records: list[dict[str, Any]]):
     """A matplotlib figure: one bar per model call and per tool call, on the time axis."""
     import matplotlib.pyplot as plt

@@ -30,6 +30,7 @@ import pandas as pd
 from ragkit.agent.loop import AgentResult
 from ragkit.agent.tool import Tool
 from ragkit.agent.trace import caching_table, input_tokens_per_turn
+from ragkit.figure_check import checked
 from ragkit.pricing import price
 
 _SENTENCE = re.compile(r"^(.+?[.!?])(?=\s+[A-Z]|$)", re.S)
@@ -123,6 +124,7 @@ def caching_summary(runs: Mapping[str, list[dict[str, Any]]], model: str) -> pd.
     return pd.DataFrame(rows).set_index("run")
 
 
+@checked
 def tokens_figure(runs: Mapping[str, list[dict[str, Any]]], model: str):
     """Prompt tokens per turn, one line per run, and the minimum cacheable prefix."""
     import matplotlib.pyplot as plt
@@ -133,6 +135,7 @@ def tokens_figure(runs: Mapping[str, list[dict[str, Any]]], model: str):
     minimum = price(model).min_cacheable
     ax.axhline(minimum, color="grey", linestyle="--",
                label=f"{model}: shortest cacheable prefix ({minimum:,} tokens)")
+    ax.xaxis.get_major_locator().set_params(integer=True)    # turns are whole numbers
     ax.set_xlabel("turn (model call)")
     ax.set_ylabel("prompt tokens sent")
     ax.set_title("Every call re-sends the whole conversation")

@@ -1,0 +1,209 @@
+"""Is a drawn figure readable? Three checks a reader's eye would make, run on a matplotlib
+`Figure` after drawing it (`problems`), and a decorator (`checked`) that makes a figure
+function refuse to return a figure that fails them.
+
+- **Tick labels**: no two tick labels of one axis overlap (their window extents, as drawn).
+- **Data in view**: on each axis, the data (lines, bars, markers, images) reaches at least
+  `MIN_SPAN` of the view — measured from the origin when the view holds 0, so bars of
+  dollars on a 0–100 axis fail and a flat line far from 0 does not.
+- **Legends**: a legend's box covers no bar, no point and no stretch of a line.
+
+What it does not judge: colours, titles, whether the chart type suits the data. Why it
+exists: the committed notebooks store figures as PNGs, which no test can read; every figure
+function in ragkit is `checked`, so a notebook that draws an unreadable figure fails where it
+draws it — in `make test` (nbval re-executes the notebooks) and in `ragkit cookbook run`.
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import numpy as np
+
+if TYPE_CHECKING:       # matplotlib is imported when a figure is checked, not with ragkit
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.transforms import Bbox
+
+MIN_SPAN = 0.2          # the data must reach a fifth of the view on each axis
+OVERLAP_PX = 1.0        # boxes overlapping by less than this many pixels do not count
+CHECKED: set[str] = set()   # "module.function" of every function decorated with `checked`
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class UnreadableFigure(ValueError):
+    """A figure failed `problems`: the message lists what a reader could not read."""
+
+
+def _overlap(a: Bbox, b: Bbox, tolerance: float = OVERLAP_PX) -> bool:
+    return (min(a.x1, b.x1) - max(a.x0, b.x0) > tolerance and
+            min(a.y1, b.y1) - max(a.y0, b.y0) > tolerance)
+
+
+def _data_axes(fig: Figure) -> list[Axes]:
+    """The figure's axes that hold data (colour bars left out)."""
+    return [ax for ax in fig.axes if ax.get_visible() and not hasattr(ax, "_colorbar")]
+
+
+def _shown_labels(axis, renderer) -> list[tuple[str, Bbox]]:
+    low, high = sorted(axis.get_view_interval())
+    out = []
+    for tick in axis.get_major_ticks():
+        label = tick.label1
+        if (label.get_visible() and label.get_text().strip() and tick.get_visible()
+                and low - 1e-9 * (abs(low) + 1) <= tick.get_loc() <= high * (1 + 1e-9) + 1e-9):
+            out.append((label.get_text(), label.get_window_extent(renderer)))
+    return out
+
+
+def tick_label_problems(fig: Figure, renderer) -> list[str]:
+    """Pairs of tick labels of one axis that overlap on the drawn figure."""
+    found = []
+    for ax in _data_axes(fig):
+        for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            labels = _shown_labels(axis, renderer)
+            for i, (text, box) in enumerate(labels):
+                for other, other_box in labels[i + 1:]:
+                    if _overlap(box, other_box):
+                        found.append(f"{name} tick labels {text!r} and {other!r} overlap "
+                                     f"({ax.get_title() or 'untitled axes'})")
+    return found
+
+
+def _is_data(transform, ax: Axes) -> bool:
+    return transform == ax.transData
+
+
+def _data_points(ax: Axes) -> np.ndarray:
+    """Corners of bars and images and the points of lines and markers, in data coordinates
+    (artists drawn in axes coordinates, such as axhline, left out)."""
+    from matplotlib.image import AxesImage
+    from matplotlib.patches import Rectangle
+    points = []
+    for line in ax.lines:
+        if line.get_visible() and _is_data(line.get_transform(), ax):
+            points.append(np.asarray(line.get_xydata(), dtype=float))
+    for patch in ax.patches:
+        if isinstance(patch, Rectangle) and patch.get_visible() and \
+                _is_data(patch.get_data_transform(), ax):
+            x, y, w, h = patch.get_x(), patch.get_y(), patch.get_width(), patch.get_height()
+            points.append(np.array([[x, y], [x + w, y + h]], dtype=float))
+    for collection in ax.collections:
+        offsets = np.asarray(collection.get_offsets(), dtype=float)
+        if collection.get_visible() and len(offsets) and \
+                _is_data(collection.get_offset_transform(), ax):
+            points.append(offsets)
+    for image in ax.images:
+        if isinstance(image, AxesImage) and image.get_visible():
+            x0, x1, y0, y1 = image.get_extent()
+            points.append(np.array([[x0, y0], [x1, y1]], dtype=float))
+    if not points:
+        return np.empty((0, 2))
+    stacked = np.concatenate(points)
+    return stacked[np.isfinite(stacked).all(axis=1)]
+
+
+def _reach(values: np.ndarray, view: tuple[float, float], scale: str) -> float:
+    """How much of the view [low, high] the values reach, as a fraction (from 0 if the view
+    holds 0 and the scale is linear)."""
+    low, high = sorted(view)
+    lo, hi = float(values.min()), float(values.max())
+    if scale == "linear" and low <= 0 <= high:
+        lo, hi = min(lo, 0.0), max(hi, 0.0)
+    if scale == "log":
+        low, high, lo, hi = (np.log10(max(v, 1e-300)) for v in (low, high, lo, hi))
+    if high <= low:
+        return 1.0
+    return (min(hi, high) - max(lo, low)) / (high - low)
+
+
+def span_problems(fig: Figure) -> list[str]:
+    """Axes whose data reaches less than `MIN_SPAN` of the view on an axis."""
+    found = []
+    for ax in _data_axes(fig):
+        points = _data_points(ax)
+        if not len(points):
+            continue
+        for i, (name, view, scale) in enumerate((("x", ax.get_xlim(), ax.get_xscale()),
+                                                  ("y", ax.get_ylim(), ax.get_yscale()))):
+            values = points[:, i]
+            if values.min() == values.max() and not (scale == "linear" and
+                                                     min(view) <= 0 <= max(view)):
+                continue            # one value, away from 0: a flat line is not blank
+            reach = _reach(values, view, scale)
+            if reach < MIN_SPAN:
+                found.append(f"the data reach {reach:.1%} of the {name} axis "
+                             f"({values.min():g} to {values.max():g} on "
+                             f"{min(view):g} to {max(view):g}; {ax.get_title() or 'untitled axes'}):"
+                             " set the limits from the data")
+    return found
+
+
+def _line_points(line: Line2D, samples: int = 24) -> np.ndarray:
+    """A line's points in pixels, with points along each drawn segment."""
+    xy = line.get_transform().transform(np.asarray(line.get_xydata(), dtype=float))
+    xy = xy[np.isfinite(xy).all(axis=1)]
+    if line.get_linestyle() in ("None", "", " ") or len(xy) < 2:
+        return xy
+    t = np.linspace(0, 1, samples)[:, None, None]
+    return (xy[:-1] + t * (xy[1:] - xy[:-1])).reshape(-1, 2)
+
+
+def _legends(fig: Figure) -> Iterator[Any]:
+    yield from fig.legends
+    for ax in fig.axes:
+        if ax.get_legend() is not None and ax.get_legend().get_visible():
+            yield ax.get_legend()
+
+
+def legend_problems(fig: Figure, renderer) -> list[str]:
+    """Legends whose box covers a bar, a marker or a stretch of a line."""
+    from matplotlib.patches import Rectangle
+    found = []
+    for legend in _legends(fig):
+        box = legend.get_window_extent(renderer)
+        for ax in _data_axes(fig):
+            for patch in ax.patches:
+                if isinstance(patch, Rectangle) and patch.get_visible() and \
+                        _overlap(box, patch.get_window_extent(renderer)):
+                    found.append(f"the legend covers a bar ({ax.get_title() or 'untitled'})")
+                    break
+            for line in ax.lines:
+                if line.get_visible() and box.count_contains(_line_points(line)):
+                    found.append(f"the legend covers the line {line.get_label()!r} "
+                                 f"({ax.get_title() or 'untitled axes'})")
+            for collection in ax.collections:
+                offsets = np.asarray(collection.get_offsets(), dtype=float)
+                if collection.get_visible() and len(offsets) and box.count_contains(
+                        collection.get_offset_transform().transform(offsets)):
+                    found.append(f"the legend covers markers ({ax.get_title() or 'untitled'})")
+    return found
+
+
+def problems(fig: Figure) -> list[str]:
+    """Everything unreadable about `fig`, drawn as it will be shown ([] when readable)."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    return tick_label_problems(fig, renderer) + span_problems(fig) + \
+        legend_problems(fig, renderer)
+
+
+def check(fig: Figure) -> Figure:
+    """`fig` itself if readable; else `UnreadableFigure` listing its problems."""
+    found = problems(fig)
+    if found:
+        raise UnreadableFigure("unreadable figure: " + "; ".join(found))
+    return fig
+
+
+def checked(function: F) -> F:
+    """Decorate a function that returns a `Figure`: the figure is `check`ed before it is
+    returned, and the function is listed in `CHECKED` (tests look there)."""
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return check(function(*args, **kwargs))
+    CHECKED.add(f"{function.__module__}.{function.__qualname__}")
+    return wrapper  # type: ignore[return-value]

@@ -1,0 +1,135 @@
+"""Every figure a notebook shows is readable: `ragkit.figure_check` on hand-made bad figures,
+on ragkit's figure functions fed the tables the notebooks plot (copied from their committed
+outputs), and a scan that every function in ragkit that draws a figure is `checked` — so a
+notebook drawing an unreadable figure fails when nbval re-executes it in `make test`."""
+import ast
+import importlib
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from ragkit import plots  # noqa: E402
+from ragkit.agent import trace, views  # noqa: E402
+from ragkit.figure_check import CHECKED, UnreadableFigure, check, problems  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# The tables notebooks 01, 03, 04 and 07 plot (committed outputs, offline run).
+RETRIEVERS = pd.DataFrame({"Pass@5": [59.3, 46.9, 57.0, 64.2], "Pass@10": [65.2, 60.3, 69.4, 70.8],
+                           "Pass@20": [67.7, 72.2, 73.9, 77.3]},
+                          index=["BM25", "dense", "hybrid (RRF)", "hybrid (0.6/0.4)"])
+FUSIONS = pd.DataFrame({"Pass@5": [83, 73, 84, 85, 87, 80], "Pass@10": [92, 83, 93, 95, 94, 92],
+                        "Pass@20": [95, 94, 98, 99, 99, 98]},
+                       index=["BM25", "dense", "RRF (k = 60)", "min-max 0.6/0.4",
+                              "z-score 0.6/0.4", "1/rank 0.8/0.2 (cookbook)"])
+METHODS = pd.DataFrame({"accuracy %": [9.1, 12.1, 9.1, 9.1, 3.0],
+                        "LLM calls": [1.0, 1.0, 5.0, 1.0, 2.3],
+                        "$/query": [0.0031, 0.0012, 0.0037, 0.0095, 0.0060],
+                        "$/query uncached": [0.0031, 0.0012, 0.0037, 0.0698, 0.0060]},
+                       index=["fixed RAG (top 5)", "CRAG (offline evaluator)",
+                              "Self-RAG (offline rules)", "long context (cached)",
+                              "agentic (loop of notebook 05)"])
+RRF_K = pd.DataFrame({"Pass@5": [88.5, 88.0, 88.5, 86.5, 87.0, 86.1, 85.1, 85.1],
+                      "Pass@10": [93.7, 93.7, 93.7, 92.3, 92.8, 92.3, 91.8, 91.8],
+                      "Pass@20": [99.0, 99.0, 99.0, 98.6, 97.6, 97.6, 97.6, 97.6]},
+                     index=[1, 5, 10, 20, 40, 60, 100, 200])
+RERANK = pd.DataFrame({"Pass@5": [84.5, 95.1], "Pass@10": [95.1, 99.7],
+                       "Pass@20": [99.0, 100.0]}, index=["no rerank", "rerank offline"])
+DEPTH = pd.DataFrame({"Pass@5": [93.7, 94.3, 95.0, 95.0], "Pass@10": [98.7, 99.4, 99.7, 99.7],
+                      "Pass@20": [99.1, 99.7, 100.0, 100.0], "$": [0.010, 0.040, 0.087, 0.130]},
+                     index=[20, 50, 100, 150])
+
+
+@pytest.fixture(autouse=True)
+def _close():
+    yield
+    plt.close("all")
+
+
+def test_overlapping_tick_labels_are_found():
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.bar(range(3), [1, 2, 3])
+    ax.set_xticks(range(3), ["a very long method name", "another long method name", "c"])
+    assert [p for p in problems(fig) if "tick labels" in p][0].startswith(
+        "x tick labels 'a very long method name' and 'another long method name' overlap")
+
+
+def test_dollars_on_a_percent_axis_are_a_sliver():
+    fig, ax = plt.subplots()
+    ax.bar(range(2), [0.0031, 0.0698])
+    ax.set_ylim(0, 105)
+    assert problems(fig) == ["the data reach 0.1% of the y axis (0 to 0.0698 on 0 to 105; "
+                             "untitled axes): set the limits from the data"]
+
+
+def test_a_flat_line_far_from_zero_is_not_blank():
+    fig, ax = plt.subplots()
+    ax.plot([1, 2, 3], [50.0, 50.0, 50.0])
+    assert problems(fig) == []
+
+
+def test_a_legend_over_bars_is_found_and_check_refuses_the_figure():
+    fig, ax = plt.subplots()
+    ax.bar(range(3), [90, 95, 99], label="Pass@20")
+    ax.legend(loc="lower right")
+    assert problems(fig) == ["the legend covers a bar (untitled)"]
+    with pytest.raises(UnreadableFigure, match="the legend covers a bar"):
+        check(fig)
+
+
+@pytest.mark.parametrize("figure", [
+    lambda: plots.metric_bars(RETRIEVERS),                                        # 01.1
+    lambda: plots.metric_bars(FUSIONS),                                           # 03.1
+    lambda: plots.metric_bars(RERANK),                                            # 04.1
+    lambda: plots.rrf_k_curve(RRF_K, chosen=60),                                  # 03.4
+    lambda: plots.tradeoff_curve(DEPTH, ["Pass@5", "Pass@10", "Pass@20"], "$", "N"),  # 04.2
+    lambda: plots.metric_bars(METHODS, ("accuracy %",), ylabel="accuracy (%)"),   # 06.1, 07.1
+    lambda: plots.metric_bars(METHODS, ("LLM calls",), ylabel="calls"),           # 06.2
+    lambda: plots.metric_bars(METHODS, ("$/query", "$/query uncached"), ylabel="USD"),  # 07.2
+], ids=["01.1", "03.1", "04.1", "03.4", "04.2", "07.1", "06.2", "07.2"])
+def test_the_notebooks_figures_are_readable(figure):
+    fig = figure()
+    assert problems(fig) == []
+
+
+def test_cost_bars_reach_up_the_axis_and_show_their_dollars():
+    fig = plots.metric_bars(METHODS, ("$/query", "$/query uncached"), ylabel="USD")
+    ax = fig.axes[0]
+    assert ax.get_ylim()[1] == pytest.approx(0.0698 * plots.HEADROOM)
+    labels = [t.get_text() for t in ax.texts]
+    assert "0.0095" in labels and "0.07" in labels
+
+
+def _draws(node: ast.FunctionDef, local: dict[str, ast.FunctionDef], seen=()) -> bool:
+    """Whether a function creates a figure (plt.subplots/plt.figure), itself or through a
+    function of its own module."""
+    for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
+        name = getattr(call.func, "attr", None) or getattr(call.func, "id", None)
+        if name in ("subplots", "figure") and getattr(call.func, "value", None) is not None \
+                and getattr(call.func.value, "id", "") == "plt":
+            return True
+        if name in local and name not in seen and _draws(local[name], local, (*seen, name)):
+            return True
+    return False
+
+
+def test_every_function_in_ragkit_that_draws_a_figure_is_checked():
+    importlib.import_module("ragkit.plots"), trace, views
+    drawing = []
+    for path in sorted((ROOT / "ragkit").rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        local = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        for name, node in local.items():
+            if not name.startswith("_") and _draws(node, local):
+                drawing.append(f"{module}.{name}")
+    assert len(drawing) >= 8, drawing
+    for name in drawing:
+        importlib.import_module(name.rsplit(".", 1)[0])
+    assert sorted(set(drawing) - CHECKED) == []
