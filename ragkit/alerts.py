@@ -5,8 +5,9 @@ What it is: `zero_results(pipeline, queries, floor)` checks each query two ways 
 - no lexical hit: BM25 has no candidate, i.e. no query term is in the index vocabulary with
   a positive weight (the same rule as `Pipeline.search`, which drops BM25 scores of 0);
 - a weak top score: the best score of `signal` is under `floor`.
-The report's `share` is the zero-result fraction; above `ALERT_SHARE` (5 %, seed 000:
-"zero-result alerting (>5 % no-result = a coverage gap)") a `RagkitWarning` says so.
+The report's `share` is the zero-result fraction; above `ALERT_SHARE` (5 %, the 2026 RAG
+best-practice notes: "zero-result alerting (>5 % no-result = a coverage gap)") a
+`RagkitWarning` says so.
 
 Which score: `signal="dense"` (default with dense vectors) is the top cosine of the query
 to a chunk, comparable across queries; `"bm25"` is the raw top BM25 score; `"fused"` is the

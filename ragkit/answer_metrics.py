@@ -27,9 +27,9 @@ the share of answer sentences with at least half of their content tokens in the 
 noncommittal phrase rule. (The offline stand-in judge uses these same rules, so offline the
 judged metrics reproduce them; they are not a model's verdicts.)
 
-`ragas_table(rows)` compares the means with seed 000's targets: faithfulness ≥ 0.85, answer
-relevancy ≥ 0.8, context precision ≥ 0.75, context recall ≥ 0.8 (premai.io's recommended
-values, not a standard).
+`ragas_table(rows)` compares the means with the targets of the 2026 RAG best-practice notes:
+faithfulness ≥ 0.85, answer relevancy ≥ 0.8, context precision ≥ 0.75, context recall ≥ 0.8
+(premai.io's recommended values, not a standard).
 """
 from __future__ import annotations
 
@@ -194,7 +194,8 @@ def score_judged(judge: Judge, questions: Mapping[str, str], answers: Mapping[st
 
 
 def ragas_table(rows: pd.DataFrame | Sequence[Mapping[str, float]]) -> pd.DataFrame:
-    """Mean of each known metric column against seed 000's threshold, with pass/fail.
+    """Mean of each known metric column against its threshold in the 2026 RAG best-practice notes,
+    with pass/fail.
 
     Columns: metric (the RAGAS metric), how (judged / exact / approximation), mean over the
     scored queries, scored, NaN (queries without a score), threshold, result.

@@ -6,8 +6,8 @@ hits (`ragkit.answer.answer`, one call each, cached and metered by `ragkit.llm`)
 `ragkit.answer_metrics.score_offline`, whether it answered, whether it cites a chunk for
 every golden item, its prompt and output tokens and their dollars at the model's list
 price; `sweep_answer_k` repeats that for several k and returns one row of means per k,
-with Pass@k of the hits, so seed 002's "how many chunks to hand the answerer" is measured
-against its cost.
+with Pass@k of the hits, so the Contextual Retrieval article's "how many chunks to hand the
+answerer" is measured against its cost.
 
 Offline, the answers come from the stand-in's extractive rule and the token counts are its
 estimates (one token per 4 UTF-8 bytes), so the dollars are projections, never a measured

@@ -1,6 +1,6 @@
 """Prompt assembly for answers: which passages go in, in which order, with which label.
 
-What it is: seed 000's rules (premai.io 2026 production-RAG guide, via the research capture):
+What it is: the rules of the 2026 RAG best-practice notes (premai.io's production-RAG guide):
 - most relevant passage **last** (recency: models attend to the end of a long context more
   than to its middle);
 - each passage labelled `[Source: <document title or id> | Section: <heading path>]`;

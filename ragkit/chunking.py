@@ -216,8 +216,8 @@ def chunk_document(doc: Document, config: ChunkerConfig = ChunkerConfig()) -> li
 
 def chunk_children(doc: Document, parents: list[Chunk],
                    config: ChunkerConfig = ChunkerConfig(128, 16)) -> list[Chunk]:
-    """Small chunks of each parent chunk of `doc`, for parent–child retrieval (seed 000:
-    match small chunks, answer from their parent section). Child ids are
+    """Small chunks of each parent chunk of `doc`, for parent–child retrieval (the 2026 RAG
+    best-practice notes: match small chunks, answer from their parent section). Child ids are
     `<parent id>.<m>`, offsets are the document's, and metadata `parent` names the parent.
     """
     tokens, children = Tokens(doc.text), []

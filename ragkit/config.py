@@ -22,9 +22,10 @@ class IndexConfig:
     `context_model` and `context_prompt` (the chunk instruction; None = Anthropic's) are
     used by the `claude` contextualizer only; None model = its default.
 
-    `parent_child` (seed 000, for long technical documents): the `chunk_size` chunks become
-    parents, each split into `child_size`-token children (overlap child_size // 8) that are
-    contextualized and indexed; search matches children and answers read their parents.
+    `parent_child` (the 2026 RAG best-practice notes, for long technical documents): the
+    `chunk_size` chunks become parents, each split into `child_size`-token children (overlap
+    child_size // 8) that are contextualized and indexed; search matches children and answers
+    read their parents.
     """
 
     chunk_size: int = 512

@@ -1,7 +1,8 @@
 """Why does a question still fail? Each failure attributed to the first stage that lost it.
 
-Seed 000: most RAG failures start at ingestion, so a failing question is traced back
-through the stages in pipeline order, and the first one that lost a golden item takes the
+The 2026 RAG best-practice notes: most RAG failures start at ingestion, so a failing question
+is traced back through the stages in pipeline order, and the first one that lost a golden item
+takes the
 blame:
 - **chunking**: a golden span is split across chunks — no single chunk holds all of it —
   or no chunk holds even half of it (then no chunk can satisfy it at all);

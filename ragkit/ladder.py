@@ -1,4 +1,5 @@
-"""Seed 002's ladder: contextual retrieval one rung at a time, measured as Fail@20.
+"""The ladder of Anthropic's Contextual Retrieval article: contextual retrieval one rung at a
+time, measured as Fail@20.
 
 Anthropic's "Introducing Contextual Retrieval" (2024) reports the failure rate of top-20
 retrieval (1 − recall@20) falling rung by rung: embeddings alone 5.7 % → + contextual

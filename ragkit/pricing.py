@@ -182,8 +182,9 @@ def project_corpus_cost(documents: Sequence[tuple[int, Sequence[int]]], model: s
 
 
 def seed_cost_table() -> "pd.DataFrame":
-    """Seed 002's cost example — 8k-token documents, 800-token chunks, a 50-token instruction,
-    100-token contexts — in dollars per million document tokens, per model and formula."""
+    """The cost example of Anthropic's Contextual Retrieval article — 8k-token documents,
+    800-token chunks, a 50-token instruction, 100-token contexts — in dollars per million
+    document tokens, per model and formula."""
     import pandas as pd
     rows = {"Claude 3 Haiku, the article's arithmetic":
             contextualization_cost(8000, 800, 50, 100, "claude-3-haiku-20240307", "anthropic"),

@@ -6,8 +6,8 @@ query when their cosine is at least `threshold`, else None. `hit_rate(log)` repl
 log through the cache — a miss stores the query, a later similar query hits — and counts
 hits and *false* hits (a hit on a stored query whose label, e.g. its golden spans, differs).
 `sweep(log, embedder, thresholds)` does that at several thresholds, embedding the log once.
-Seed 000 names semantic caching among 2026's production patterns (30–60 % hit rates on
-production traffic, an aggregator's figure).
+The 2026 RAG best-practice notes name semantic caching among 2026's production patterns
+(30–60 % hit rates on production traffic, an aggregator's figure).
 
 A cosine cannot tell "Q3 2024" from "Q2 2025" (MiniLM gives such near-twins 0.97-0.98), so
 by default a hit must also repeat the query's `numbers` exactly (tokens holding a digit).

@@ -1,5 +1,6 @@
 """RAGAS-style metrics: ragas's formulas on hand-computed cases, exact golden variants,
-named approximations, and the table against seed 000's thresholds."""
+named approximations, and the table against the thresholds of the 2026 RAG best-practice
+notes."""
 from __future__ import annotations
 
 import json

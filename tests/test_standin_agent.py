@@ -1,4 +1,5 @@
-"""The stand-in agent program: seed 004's walk-through offline, tool_choice, injected text."""
+"""The stand-in agent program: the agentic-RAG notes' walk-through offline, tool_choice,
+injected text."""
 from __future__ import annotations
 
 import copy

@@ -1,19 +1,22 @@
-"""Agentic RAG: a model decides whether, how often and with which tool to search (seed 004).
+"""Agentic RAG: a model decides whether, how often and with which tool to search (after the
+agentic-RAG notes: agentic search, CRAG, Self-RAG).
 
 The package, one concept per module:
 - `tool.py`: the `Tool` record every tool is, its `ToolResult`, and `ToolContext` (the
   sandbox root, the retriever, the approval policy, output limits);
 - `sandbox.py`: paths that cannot leave their root, bounded regex search;
-- `tools.py`: the tools — `grep`, `glob`, `read_file` (seed 004's names), `docs_search`,
-  `reports_sql`, `notes_save` (the one write tool, behind the approval gate);
+- `tools.py`: the tools — `grep`, `glob`, `read_file` (the agentic-RAG notes' names),
+  `docs_search`, `reports_sql`, `notes_save` (the one write tool, behind the approval gate);
 - `gate.py`: approval policies (read tools run automatically, write tools need a yes);
-- `loop.py`: the agentic loop over `messages.create(tools=...)`, seed 000's rules enforced;
+- `loop.py`: the agentic loop over `messages.create(tools=...)`, the rules of Anthropic's tool-use
+  docs enforced;
 - `trace.py`: JSONL traces, their tables and timelines, optional OpenTelemetry spans;
 - `views.py`: notebook tables and figures of runs (tools, calls, tool choice, the cost of
   looping); `injection.py`: where untrusted text went and whether it changed the next action;
 - `crag.py`, `self_rag.py`: corrective RAG and Self-RAG-style reflection; `grep_fallback.py`:
   CRAG's default "search elsewhere", a plain grep over the raw corpus;
-- `long_context.py`: the whole corpus in one cached prompt, the baseline seed 002 names;
+- `long_context.py`: the whole corpus in one cached prompt, the baseline Anthropic's Contextual
+  Retrieval article names;
 - `compare.py`: plain RAG, CRAG, Self-RAG and long context on golden questions (accuracy,
   calls, tokens, latency, projected cost).
 

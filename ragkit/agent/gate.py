@@ -1,8 +1,9 @@
 """The approval gate and `run_tool`, the one way a tool call is executed.
 
 What it is: read tools run automatically; a write tool (`Tool.writes`) runs only when the
-approval policy says yes (seed 000: "never execute irreversible actions without human
-confirmation"; the two-tier read/write split is the aggregator framing the seed records).
+approval policy says yes (Anthropic's tool-use docs: "never execute irreversible actions
+without human confirmation"; the two-tier read/write split is the framing of the 2026 RAG
+best-practice notes).
 Policies answer `approve(tool, arguments) -> (approved, reason)` and keep a `decisions` log:
 - `DenyAll` — the default: no write ever runs unless the caller chose a policy;
 - `AllowAll` — every write runs (for a trusted script);

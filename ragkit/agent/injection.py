@@ -3,8 +3,9 @@
 What it is:
 - `locate(messages, pattern)`: every block of a conversation whose text matches `pattern`
   (a regex), with its message number, role, block type and, for a `tool_result`, the tool
-  that produced it. Seed 000's rule (platform.claude.com "Handle tool calls"): untrusted
-  content stays inside `tool_result` blocks, never in the system prompt or plain user text.
+  that produced it. The rule of Anthropic's tool-use docs (platform.claude.com "Handle tool
+  calls"): untrusted content stays inside `tool_result` blocks, never in the system prompt
+  or plain user text.
 - `blank_lines(content, pattern)`: a tool result with the text of every matching line
   removed, each line's location kept (`path:line:` of grep, `  N | ` of read_file), so line
   numbers and the result's shape do not change.

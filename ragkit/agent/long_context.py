@@ -1,6 +1,7 @@
-"""The long-context baseline: the whole corpus in one cached prompt, no retrieval (seed 002).
+"""The long-context baseline: the whole corpus in one cached prompt, no retrieval (Anthropic's
+Contextual Retrieval article).
 
-Seed 002 (after Anthropic's "Introducing Contextual Retrieval"): a knowledge base under
+Anthropic's "Introducing Contextual Retrieval" article: a knowledge base under
 ~200K tokens can go into the prompt whole, with prompt caching keeping cost and latency down.
 
 What it is:

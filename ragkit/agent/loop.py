@@ -1,4 +1,5 @@
-"""The agentic loop over `messages.create(tools=...)` with seed 000's rules enforced (seed 004).
+"""The agentic loop over `messages.create(tools=...)` with the rules of Anthropic's tool-use
+docs enforced.
 
 What it is: `run_agent(question, tools, context)` sends the question with the tools, runs
 every `tool_use` block of each reply, answers them all in ONE user message (one

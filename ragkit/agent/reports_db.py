@@ -8,9 +8,9 @@ table named after its file, with INTEGER / REAL / TEXT columns inferred from the
 (an empty cell is NULL). A folder of CSVs is loaded once into a private temporary SQLite
 file; a `.sqlite` / `.db` file is used as it is.
 
-Why SQL at all (seed 004): an agent chooses between grep, SQL and vector search. "Which
-company grew revenue fastest in 2025?" needs eight companies × eight quarters summed and
-compared — a GROUP BY, not a passage that search could find.
+Why SQL at all (the agentic-RAG notes): an agent chooses between grep, SQL and vector
+search. "Which company grew revenue fastest in 2025?" needs eight companies × eight
+quarters summed and compared — a GROUP BY, not a passage that search could find.
 
 Read-only three times over: the file is opened with a `mode=ro` URI, `PRAGMA query_only` is
 on, and an authorizer allows only reading tables and calling functions (no PRAGMA, ATTACH,

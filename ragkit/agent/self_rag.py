@@ -1,7 +1,7 @@
 """Self-RAG-style reflection: decide to retrieve, answer per passage, grade, keep the best.
 
 What it is, as Self-RAG's short-form inference scores it (src: AkariAsai/self-rag
-`retrieval_lm/run_short_form.py`; seed 004's diagram):
+`retrieval_lm/run_short_form.py`; the agentic-RAG notes' diagram):
 1. **Retrieve?** p(Retrieval); retrieve when p > `RETRIEVE_THRESHOLD` (0.2, the README's
    commands). No retrieval → one plain answer without passages.
 2. One candidate answer per retrieved passage (`ragkit.answer.answer` over that passage

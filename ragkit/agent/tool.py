@@ -8,10 +8,10 @@ result: what went wrong and what to try next).
 
 What it is not: the loop (`ragkit.agent.loop`) nor the sandbox rules (`ragkit.agent.sandbox`).
 
-Seed 000's rules for definitions: names match `^[a-zA-Z0-9_-]{1,64}$`; descriptions of 3–4+
-sentences (what, when, when not, each parameter, limits); `input_examples`; namespaced names
-for related tools (`docs_search`, `notes_save`); results that are high-signal, with semantic
-ids (paths, chunk ids) rather than opaque ones.
+The rules of Anthropic's tool-use docs for definitions: names match `^[a-zA-Z0-9_-]{1,64}$`;
+descriptions of 3–4+ sentences (what, when, when not, each parameter, limits);
+`input_examples`; namespaced names for related tools (`docs_search`, `notes_save`); results
+that are high-signal, with semantic ids (paths, chunk ids) rather than opaque ones.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from typing import Any
 from ragkit.documents import RagkitError
 
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-MAX_OUTPUT = 4000  # characters of one tool result (seed 004's guardrail)
+MAX_OUTPUT = 4000  # characters of one tool result (the agentic-RAG notes' guardrail)
 
 
 class ToolError(Exception):

@@ -1,17 +1,18 @@
-"""The agent's tools: seed 004's file tools, the hybrid retriever, SQL over the reports, notes.
+"""The agent's tools: the agentic-RAG notes' file tools, the hybrid retriever, SQL over the
+reports, notes.
 
 What it is: `TOOLS` (name → `Tool`) and `definitions()` for `messages.create(tools=...)`:
-- `grep`, `glob`, `read_file` — seed 004's names and `path:line:text` format, sandboxed to
-  `ToolContext.root` (`ragkit.agent.file_tools`);
+- `grep`, `glob`, `read_file` — the agentic-RAG notes' names and `path:line:text` format,
+  sandboxed to `ToolContext.root` (`ragkit.agent.file_tools`);
 - `docs_search` — the hybrid retriever (`ToolContext.pipeline`) with results as
   `search_result` blocks, citations enabled, as `ragkit.answer` sends them;
 - `reports_sql` — one read-only SELECT over the reports' figures (`ragkit.agent.reports_db`);
 - `notes_save` — the one write tool (`writes=True`): `ragkit.agent.gate` runs it only after
   the approval policy says yes.
-Seed 000's rules for each: a description of 3–4+ sentences (what, when, when not, each
-parameter, limits), `input_examples`, semantic ids in results (paths, chunk ids, doc ids),
-and truncation messages that say how to search more narrowly. Source: platform.claude.com
-"Define tools" and anthropic.com "Writing tools for agents", via seed 000.
+The rules of Anthropic's tool-use docs for each: a description of 3–4+ sentences (what,
+when, when not, each parameter, limits), `input_examples`, semantic ids in results (paths,
+chunk ids, doc ids), and truncation messages that say how to search more narrowly. Source:
+platform.claude.com "Define tools" and anthropic.com "Writing tools for agents".
 
 What it is not: the approval gate, the schema check or the output cap — `gate.run_tool`
 applies those to every call; call tools through it, not through `Tool.run` directly.

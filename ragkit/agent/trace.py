@@ -7,8 +7,8 @@ What it is:
   breakpoint), the reply, every tool call with its result, the four usage counters and
   timings. A file is replaced only if it is empty or already a ragkit trace.
 - `read_trace(path)`, `trace_table(records)` (turn, tool calls, tokens in / out / cache,
-  seconds), `input_tokens_per_turn(records)` (what each call re-sends: seed 004's last
-  diagram), `caching_table(records, model)` (dollars with and without the growing prefix
+  seconds), `input_tokens_per_turn(records)` (what each call re-sends: the agentic-RAG
+  notes' last diagram), `caching_table(records, model)` (dollars with and without the growing prefix
   read from the prompt cache), `timeline(records)` (a matplotlib figure);
 - `to_otel(records, tracer_provider)`: one span per run, model call and tool call with the
   OpenTelemetry GenAI semantic-convention attributes (`gen_ai.operation.name`,

@@ -13,8 +13,8 @@ What it is:
   `ragkit.agent.trace.caching_table` (measured when the API reported cache reads, else a
   projection at list prices);
 - `tokens_figure(runs, model)`: prompt tokens per turn for each run, with the model's
-  minimum cacheable prefix drawn as a line (seed 004's last diagram: every call re-sends the
-  whole conversation).
+  minimum cacheable prefix drawn as a line (the agentic-RAG notes' last diagram: every call
+  re-sends the whole conversation).
 
 What it is not: a trace format (`ragkit.agent.trace`) or the loop (`ragkit.agent.loop`).
 """

@@ -1,6 +1,6 @@
 """Contextualizers: write a short context for each chunk before it is indexed.
 
-Anthropic's Contextual Retrieval (seed 002) prepends 50–100 tokens that situate a chunk in
+Anthropic's Contextual Retrieval article prepends 50–100 tokens that situate a chunk in
 its document — company, period, section — to both the embedded text and the BM25 text. Here:
 
 - `none`: no context (the baseline);

@@ -1,4 +1,4 @@
-"""Claude-written chunk contexts, as in Anthropic's Contextual Retrieval (seed 002).
+"""Claude-written chunk contexts, as in Anthropic's Contextual Retrieval article.
 
 What it is: `ClaudeContextualizer(model, prompt)` asks Claude, once per chunk, for a short
 context that situates the chunk in its whole document. The request is the cookbook's: one

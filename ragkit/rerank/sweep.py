@@ -1,12 +1,13 @@
 """How many candidates to rerank: quality, latency and projected API cost per depth N.
 
 What it is: `sweep_candidates(pipeline, queries, judgments, depths)` reranks the first
-stage's top N for each N (seed 002 reranks the top 150; 20 is the cheap end) and returns one
-row per N — Pass@5/10/20 and MRR of the reranked top k, the p50 / p95 milliseconds per query
-of the whole search (`ragkit.rerank.timing.timed_run`), and, as a labelled projection, what a
-Claude listwise reranker (`ragkit.rerank.claude`, RankGPT windows of 20 moved by 10) would
-cost per query at N: calls, estimated tokens and dollars at the model's list price — with the
-per-query metric tables (for paired tests between depths) and the raw times.
+stage's top N for each N (Anthropic's Contextual Retrieval article reranks the top 150; 20 is
+the cheap end) and returns one row per N — Pass@5/10/20 and MRR of the reranked top k, the p50
+/ p95 milliseconds per query of the whole search (`ragkit.rerank.timing.timed_run`), and, as a
+labelled projection, what a Claude listwise reranker (`ragkit.rerank.claude`, RankGPT windows
+of 20 moved by 10) would cost per query at N: calls, estimated tokens and dollars at the
+model's list price — with the per-query metric tables (for paired tests between depths) and the
+raw times.
 
 What it is not: a measured bill. The offline reranker makes no API call at any N; the cost
 columns are estimates (one token per 4 UTF-8 bytes) of the listwise requests for the same

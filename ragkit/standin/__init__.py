@@ -15,9 +15,9 @@ None: not mine). `RULES` lists them in order; the first that answers wins.
 - `agent.py` (tried first: only requests with `tools`, which no other rule's callers send):
   the next step of a fixed program — an aggregation question over the reports → one
   `reports_sql` query from a template (`agent_sql.py`); a question in ordinary language →
-  one `docs_search`; a code question → seed 004's grep/glob → read → callers walk-through;
-  a note asked for → one `notes_save` — then an answer citing what the tools returned
-  (`agent_state.py` reads the request, `agent_answer.py` writes the answer).
+  one `docs_search`; a code question → the agentic-RAG notes' grep/glob → read → callers
+  walk-through; a note asked for → one `notes_save` — then an answer citing what the tools
+  returned (`agent_state.py` reads the request, `agent_answer.py` writes the answer).
 - `rerank.py` (tried first: its passages may quote anything): RankGPT's listwise-ranking
   conversation → a permutation by query-term overlap.
 - `contextualize.py`: a `<document>…</document>` and a `<chunk>…</chunk>` in the user turn

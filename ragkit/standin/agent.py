@@ -10,7 +10,7 @@ and takes the first step not yet taken:
   answer from the result table;
 - wording (a question in ordinary language, `docs_search` offered, no identifier, path or
   code word): one `docs_search` call with the question, then quotes of the passages found;
-- code — seed 004's walk-through:
+- code — the agentic-RAG notes' walk-through:
   1. Search (no tool call yet), several independent `tool_use` blocks in ONE reply, each
      only if that tool is offered: `grep` for each identifier in the question (snake_case,
      CamelCase, dotted names, codes like E-4031; up to 3); `grep` for the key terms (the
@@ -41,8 +41,8 @@ one call to it; `disable_parallel_tool_use` → only the first call. With `auto`
 block comes before the calls (text may precede `tool_use`); with `any`/`tool` none does (the
 API prefills the call).
 
-What it is not: a reader. It finds what the seed-004 walk-through finds because code
-names its concepts; it cannot follow an argument, an import chain or data flow.
+What it is not: a reader. It finds what the agentic-RAG notes' walk-through finds because
+code names its concepts; it cannot follow an argument, an import chain or data flow.
 """
 from __future__ import annotations
 

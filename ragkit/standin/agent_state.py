@@ -11,7 +11,7 @@ The kinds, by fixed word rules (never a model's judgement):
   aggregation word, a year and a reports figure in the question;
 - "wording": `docs_search` is offered and the question names no identifier, no path and no
   `CODE_WORDS` — a question about what documents say, in ordinary language;
-- "code": anything else: seed 004's grep → glob → read → callers walk-through.
+- "code": anything else: the agentic-RAG notes' grep → glob → read → callers walk-through.
 
 What it is not: a parser of tool results' prose. From results it keeps the text only so the
 program can take locations and code lines out of it by fixed regexes.
