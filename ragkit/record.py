@@ -14,7 +14,8 @@ nbval) the calls store nothing, so notebooks behave the same everywhere.
 
 The records file: `{"tables": {name: TABLE}, "numbers": {name: number},
 "values": {name: JSON}, "finding": str | null}`, where TABLE is `{"caption", "metrics",
-"index_name", "index", "columns", "data"}` (pandas' "split" layout; NaN is null).
+"index_name", "index", "columns", "data"}` (pandas' "split" layout; NaN is null), plus
+`"column_levels"` when the columns are a two-level (MultiIndex) header.
 """
 from __future__ import annotations
 
@@ -61,18 +62,42 @@ def _cell(value: Any) -> Any:
     return str(value)
 
 
+def label(value: Any) -> str:
+    """A row or column label as text; a tuple of a pandas MultiIndex as its parts joined by
+    " · ", empty parts and a part repeating the one before it left out: ("Pass@5",
+    "95% low") → "Pass@5 · 95% low", ("Pass@5", "Pass@5") → "Pass@5"."""
+    if not isinstance(value, tuple):
+        return str(value)
+    parts: list[str] = []
+    for part in map(str, value):
+        if part and (not parts or parts[-1] != part):
+            parts.append(part)
+    return " · ".join(parts)
+
+
 def table_json(table: pd.DataFrame, caption: str = "",
                metrics: tuple[str, ...] = ()) -> dict[str, Any]:
-    """A DataFrame as a records TABLE (labels as text, values as JSON numbers or text)."""
-    return {"caption": caption, "metrics": list(metrics),
-            "index_name": None if table.index.name is None else str(table.index.name),
-            "index": [str(i) for i in table.index], "columns": [str(c) for c in table.columns],
-            "data": [[_cell(v) for v in row] for row in table.itertuples(index=False)]}
+    """A DataFrame as a records TABLE (labels as text, values as JSON numbers or text).
+
+    Two-level (MultiIndex) labels are joined by `label`; the columns' levels are also kept
+    as `column_levels` (each column's parts), which the report draws as stacked headers."""
+    names = [n for n in table.index.names if n is not None]
+    entry = {"caption": caption, "metrics": list(metrics),
+             "index_name": " · ".join(map(str, names)) if names else None,
+             "index": [label(i) for i in table.index],
+             "columns": [label(c) for c in table.columns],
+             "data": [[_cell(v) for v in row] for row in table.itertuples(index=False)]}
+    if isinstance(table.columns, pd.MultiIndex):
+        entry["column_levels"] = [[str(part) for part in c] for c in table.columns]
+    return entry
 
 
 def table_frame(entry: dict[str, Any]) -> pd.DataFrame:
-    """A records TABLE back as a DataFrame."""
-    frame = pd.DataFrame(entry["data"], index=entry["index"], columns=entry["columns"])
+    """A records TABLE back as a DataFrame (two-level columns as a MultiIndex again)."""
+    columns: Any = entry["columns"]
+    if entry.get("column_levels"):
+        columns = pd.MultiIndex.from_tuples([tuple(c) for c in entry["column_levels"]])
+    frame = pd.DataFrame(entry["data"], index=entry["index"], columns=columns)
     frame.index.name = entry.get("index_name")
     return frame
 
@@ -110,7 +135,7 @@ def record_metrics(name: str, table: pd.DataFrame,
         raise RagkitError(f"record_metrics {name!r}: no column {', '.join(map(repr, missing))}; "
                           f"columns: {', '.join(map(str, table.columns))}")
     present = tuple(metrics)
-    cells = {f"{method} {metric}": round(float(table.loc[method, metric]), 2)
+    cells = {f"{label(method)} {metric}": round(float(table.loc[method, metric]), 2)
              for method in table.index for metric in present}
 
     def change(store: dict) -> None:

@@ -5,7 +5,8 @@ What it is: `write_report(document, folder)` renders the document `ragkit.result
 headline — the seed-002 ladder from every notebook that records a `ladder_*` table
 (Fail@20 and its relative reduction, beside the article's) and each notebook's one-line
 finding — then one section per notebook with its title, what it teaches, its parameters,
-its recorded tables (captioned, numbers rounded by `number_format`), its figures with their
+its recorded tables (`ragkit.report_tables`: captioned, numbers rounded by what they
+measure, money with 3 significant digits, two-level headers stacked), its figures with their
 captions, its time and a link to the executed notebook; a failed notebook shows the failing
 cell's source and traceback. `summary.md` is the headline for terminals.
 
@@ -15,12 +16,14 @@ it writes: the caller hands it a folder it owns (`ragkit.atomic.replace_folder`)
 from __future__ import annotations
 
 import html
-import math
 import re
 from pathlib import Path
 from typing import Any
 
 from ragkit.atomic import write_text
+from ragkit.report_tables import cell_text, number_format, table_html
+
+__all__ = ["cell_text", "number_format", "summary_md", "table_html", "write_report"]
 
 STYLE = """
 body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1d2330;
@@ -31,10 +34,13 @@ h1{font-size:1.8rem;margin:.5rem 0 0}h2{font-size:1.35rem;margin:2.5rem 0 .3rem;
 a{color:#1f5fbf}.scroll{overflow-x:auto}
 table{border-collapse:collapse;font-size:.88rem;margin:.3rem 0 .2rem}
 th,td{padding:.25rem .6rem;border-bottom:1px solid #e3e7ef;text-align:left;vertical-align:top}
-thead th{border-bottom:2px solid #c9d0dc;background:#f6f8fb}
-td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+thead th{border-bottom:2px solid #c9d0dc;background:#f6f8fb;vertical-align:bottom}
+thead th[colspan]{text-align:center;border-bottom:1px solid #c9d0dc}
+td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}td.num{white-space:nowrap}
 tbody tr:nth-child(even){background:#fafbfd}
-tbody th{white-space:nowrap}
+.scroll tbody th:first-child,.scroll thead tr:first-child th:first-child{position:sticky;
+ left:0;background:#fff;min-width:6em}.scroll thead tr:first-child th:first-child{background:#f6f8fb}
+.scroll tbody tr:nth-child(even) th:first-child{background:#fafbfd}
 figure{margin:1.2rem 0}figcaption{font-size:.9rem;color:#3b4352;margin:.2rem 0 .4rem}
 figcaption b{color:#1d2330}img{max-width:100%;height:auto;border:1px solid #eef0f4}
 .finding{background:#eef5ff;border-left:4px solid #1f5fbf;padding:.5rem .9rem;margin:.6rem 0}
@@ -44,8 +50,6 @@ pre{background:#f6f8fb;padding:.6rem;overflow-x:auto;font-size:.8rem;line-height
 code{font-size:.88em;background:#f2f4f8;padding:0 .2em;border-radius:3px}
 ul{padding-left:1.3rem}li{margin:.15rem 0}
 """
-RANK = ("R@", "MRR", "nDCG", "P@")
-POINTS = re.compile(r"Pass@|Fail@|%")
 LADDER = ("Fail@20", "reduction %")
 
 
@@ -54,54 +58,6 @@ def _markdown(text: str) -> str:
     import mistune
     rendered = mistune.create_markdown(escape=True)(text).strip()
     return re.sub(r"^<p>(.*)</p>$", r"\1", rendered, flags=re.S)
-
-
-def number_format(column: str, caption: str = "") -> str:
-    """The format of a table's numbers, decided by its column name, else its caption:
-    rank measures (R@k, MRR, nDCG) 3 decimals; points of 100 (Pass@k, Fail@k, %) 1 decimal;
-    dollars 2 decimals; anything else 3 significant digits."""
-    for text in (column, caption):
-        if text.startswith(RANK) or text in ("MRR",):
-            return ".3f"
-        if POINTS.search(text):
-            return ".1f"
-        if "$" in text:
-            return ".2f"
-    return ".3g"
-
-
-def cell_text(value: Any, form: str = ".3g") -> str:
-    """One table cell: numbers formatted (missing as "–"), anything else as text."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return str(value)
-    if isinstance(value, int):
-        return f"{value:,}" if abs(value) >= 10_000 else str(value)
-    if form == ".3g" and abs(value) >= 1000:
-        return f"{value:,.0f}"
-    return format(value, form)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def table_html(entry: dict[str, Any], label: str) -> str:
-    """A recorded table as a captioned HTML table."""
-    caption = entry.get("caption") or ""
-    forms = [number_format(c, caption) for c in entry["columns"]]
-    head = "".join(f"<th class='num'>{html.escape(c)}</th>" for c in entry["columns"])
-    rows = []
-    for name, values in zip(entry["index"], entry["data"]):
-        cells = "".join(f"<td class='{'num' if _is_number(v) or v is None else ''}'>"
-                        f"{html.escape(cell_text(v, form))}</td>"
-                        for v, form in zip(values, forms))
-        rows.append(f"<tr><th>{html.escape(name)}</th>{cells}</tr>")
-    corner = html.escape(entry.get("index_name") or "")
-    return (f"<figure><figcaption><b>{label}.</b> {html.escape(caption)}</figcaption>"
-            f"<div class='scroll'><table><thead><tr><th>{corner}</th>{head}</tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table></div></figure>")
 
 
 def duration(seconds: float) -> str:

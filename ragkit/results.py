@@ -32,6 +32,8 @@ _TABLE = {"type": "object", "required": ["caption", "metrics", "index", "columns
                          "index_name": {"type": ["string", "null"]},
                          "index": {"type": "array", "items": {"type": "string"}},
                          "columns": {"type": "array", "items": {"type": "string"}},
+                         "column_levels": {"type": "array", "items": {
+                             "type": "array", "items": {"type": "string"}}},
                          "data": {"type": "array", "items": {"type": "array"}}}}
 _NOTEBOOK = {
     "type": "object",

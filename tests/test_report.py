@@ -33,7 +33,10 @@ ladder = pd.DataFrame({"Pass@20": [80.0, 90.0], "Fail@20": [20.0, 10.0],
                        "article reduction %": [0.0, 35.08772]},
                       index=["baseline embeddings", "+ contextual embeddings"])
 record_metrics("ladder_tiny", ladder, ("Fail@20",), caption="The tiny ladder")
-record("cost", pd.DataFrame({"cached $": [1.0234]}, index=["haiku"]), caption="Cost in $")
+record("cost", pd.DataFrame({"cached $": [1.0234], "per call $": [0.011546]}, index=["haiku"]),
+       caption="Cost in $")
+band = pd.DataFrame({"Pass@5": [30.0], "95% low": [12.5]}, index=["bm25"])
+record("intervals", pd.concat({"Pass@5": band}, axis=1), caption="With its interval")
 finding(f"x was {x}; <b>BM25</b> wins")"""
 FIGURE = "# Figure: Pass@5 against nothing\nplt.plot([1, 2], [3, 4])\nplt.show()"
 
@@ -83,6 +86,10 @@ def test_results_json_follows_its_schema_with_the_recorded_values(run):
                                "+ contextual embeddings Fail@20": 10.0}
     assert tiny["tables"]["retrieval"]["data"] == [[30.0, 0.5], [50.0, 1 / 3]]
     assert tiny["tables"]["cost"]["caption"] == "Cost in $"
+    assert tiny["tables"]["cost"]["data"] == [[1.0234, 0.011546]]  # stored exact
+    assert tiny["tables"]["intervals"]["columns"] == ["Pass@5", "Pass@5 · 95% low"]
+    assert tiny["tables"]["intervals"]["column_levels"] == [["Pass@5", "Pass@5"],
+                                                            ["Pass@5", "95% low"]]
     assert tiny["finding"] == "x was 3; <b>BM25</b> wins"
     assert tiny["title"] == "01 · Tiny retrieval"
     assert tiny["learn"] == ["how **BM25** compares with `dense`, on two questions;",
@@ -138,7 +145,12 @@ def test_notebook_section_has_title_learn_params_tables_figures_link(run):
     assert "<figcaption><b>Table 01.1.</b> Two retrievers</figcaption>" in tiny
     assert "<td class='num'>30.0</td><td class='num'>0.500</td>" in tiny  # Pass 1, MRR 3 dp
     assert "<td class='num'>0.333</td>" in tiny
-    assert "<td class='num'>1.02</td>" in tiny  # dollars: 2 decimals
+    # dollars: 3 significant digits, so a cent's fraction still shows
+    assert "<td class='num'>$1.02</td><td class='num'>$0.0115</td>" in tiny
+    # a two-level header recorded in the kernel comes back as two header rows, no tuples
+    assert ("<tr><th rowspan='2'></th><th class='num' colspan='2'>Pass@5</th></tr><tr>"
+            "<th class='num'>Pass@5</th><th class='num'>95% low</th></tr>") in tiny
+    assert "('" not in tiny and "&#x27;Pass@5" not in tiny
     assert re.search(r"<img alt='Pass@5 against nothing' src='data:image/png;base64,iVBOR", tiny)
     assert "<b>Figure 01.1.</b> Pass@5 against nothing" in tiny
     assert "<a href='01_tiny.ipynb'>executed notebook</a>" in tiny
@@ -165,7 +177,9 @@ def test_summary_md_mirrors_the_headline(run):
 @pytest.mark.parametrize("column, caption, value, text", [
     ("Pass@20", "", 73.4234, "73.4"), ("MRR", "", 0.54321, "0.543"),
     ("nDCG@10", "", 0.5, "0.500"), ("reduction %", "", 49.12, "49.1"),
-    ("BM25", "Pass@20 by question kind", 100.0, "100.0"), ("cached", "in $", 3.8412, "3.84"),
+    ("BM25", "Pass@20 by question kind", 100.0, "100.0"), ("cached", "in $", 3.8412, "$3.84"),
+    ("$ with cache", "", 0.01094, "$0.0109"), ("$/query", "", 0.0031, "$0.00310"),
+    ("documents", "in $", 131, "131"),
     ("queries", "", 12, "12"), ("tokens", "", 123456.7, "123,457"), ("x", "", 0.012345, "0.0123"),
     ("Pass@5", "", None, "–"), ("Pass@5", "", float("nan"), "–"), ("kind", "", "code", "code"),
 ])

@@ -1,0 +1,139 @@
+"""The cookbook report's tables: a recorded TABLE (`ragkit.record`) as a captioned HTML table.
+
+What it is: `table_html(entry, label)` draws one table; `number_format` decides how a
+column's numbers are rounded by what it measures (rank measures 3 decimals, points of 100
+1 decimal, dollars with `ragkit.money.dollars`' 3 significant digits, anything else 3
+significant digits) and `cell_text` prints one cell. A two-level (pandas MultiIndex) header
+is drawn as two header rows, its upper parts spanning their columns — also for results
+written before tables kept `column_levels`, whose labels are the tuples' text. Headers wrap
+(after "_" and "/" too) and the row names stay in sight when a table still scrolls, so a
+1,400-px-wide window shows every column of the cookbook's tables.
+
+What it is not: the page (`ragkit.report` lays out sections, styles and the headline) nor
+a rounding of stored numbers: results.json keeps them exact.
+"""
+from __future__ import annotations
+
+import ast
+import html
+import math
+import re
+from typing import Any
+
+from ragkit.money import dollars
+from ragkit.record import label
+
+RANK = ("R@", "MRR", "nDCG", "P@")
+POINTS = re.compile(r"Pass@|Fail@|%")
+MONEY = "$"  # the `number_format` of dollars
+TUPLE = re.compile(r"^\(.*,.*\)$")  # a MultiIndex label as results stored it before levels
+
+
+def number_format(column: str, caption: str = "") -> str:
+    """The format of a table's numbers, decided by its column name, else its caption:
+    rank measures (R@k, MRR, nDCG) 3 decimals; points of 100 (Pass@k, Fail@k, %) 1 decimal;
+    dollars (a "$" in the name) `MONEY`; anything else 3 significant digits."""
+    for text in (column, caption):
+        if text.startswith(RANK) or text in ("MRR",):
+            return ".3f"
+        if POINTS.search(text):
+            return ".1f"
+        if "$" in text:
+            return MONEY
+    return ".3g"
+
+
+def cell_text(value: Any, form: str = ".3g") -> str:
+    """One table cell: numbers formatted (missing as "–"), anything else as text.
+
+    `MONEY` prints `ragkit.money.dollars` (3 significant digits: `$0.0109`, `$1,020`); a
+    whole number stays a count even there (a "documents" column of a table in $)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}" if abs(value) >= 10_000 else str(value)
+    if form == MONEY:
+        return dollars(value)
+    if form == ".3g" and abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return format(value, form)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _parts(text: str) -> tuple[str, ...] | None:
+    """The parts of a label stored as a tuple's text ("('Pass@5', '95% low')"), else None."""
+    if not TUPLE.match(text):
+        return None
+    try:
+        parts = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return None
+    return tuple(map(str, parts)) if isinstance(parts, tuple) else None
+
+
+def column_levels(entry: dict[str, Any]) -> tuple[list[str], list[list[str]] | None]:
+    """A table's column labels and, for a two-level header, each column's parts (from
+    `column_levels`, or parsed from the tuple texts of results written before it)."""
+    levels = entry.get("column_levels")
+    if not levels:
+        parsed = [_parts(c) for c in entry["columns"]]
+        if parsed and all(parsed) and len({len(p) for p in parsed}) == 1:
+            levels = [list(p) for p in parsed if p]
+    if not levels:
+        return list(entry["columns"]), None
+    return [label(tuple(parts)) for parts in levels], levels
+
+
+def _header(text: str) -> str:
+    """A header label as HTML that may wrap after "_" and "/" too (snake_case, $/query)."""
+    return re.sub(r"([_/])", r"\1<wbr>", html.escape(text))
+
+
+def header_rows(entry: dict[str, Any]) -> str:
+    """The `<thead>` rows: one of column labels, or one per level of a two-level header,
+    equal neighbouring parts of an upper level merged into one cell over their columns.
+    A column's label is right-aligned over numbers, left-aligned over text."""
+    columns, levels = column_levels(entry)
+    if levels is None:
+        levels = [[c] for c in columns]
+    numeric = [not any(isinstance(row[i], str) for row in entry["data"])
+               for i in range(len(columns))]
+    depth = len(levels[0]) if levels else 1
+    corner = html.escape(entry.get("index_name") or "")
+    rows = []
+    for level in range(depth):
+        cells, start = [], 0
+        while start < len(levels):
+            end = start + 1
+            while (level < depth - 1 and end < len(levels)
+                   and levels[end][:level + 1] == levels[start][:level + 1]):
+                end += 1
+            span = f" colspan='{end - start}'" if end - start > 1 else ""
+            align = " class='num'" if all(numeric[start:end]) else ""
+            cells.append(f"<th{align}{span}>{_header(levels[start][level])}</th>")
+            start = end
+        first = (f"<th rowspan='{depth}'>{corner}</th>" if depth > 1 else f"<th>{corner}</th>")
+        rows.append(f"<tr>{first if level == 0 else ''}{''.join(cells)}</tr>")
+    return "".join(rows)
+
+
+def table_html(entry: dict[str, Any], title: str) -> str:
+    """A recorded table as a captioned HTML table."""
+    caption = entry.get("caption") or ""
+    columns, _ = column_levels(entry)
+    forms = [number_format(c, caption) for c in columns]
+    rows = []
+    for name, values in zip(entry["index"], entry["data"]):
+        parts = _parts(name)
+        cells = "".join(f"<td class='{'num' if _is_number(v) or v is None else ''}'>"
+                        f"{html.escape(cell_text(v, form))}</td>"
+                        for v, form in zip(values, forms))
+        rows.append(f"<tr><th>{html.escape(label(parts) if parts else name)}</th>{cells}</tr>")
+    return (f"<figure><figcaption><b>{title}.</b> {html.escape(caption)}</figcaption>"
+            f"<div class='scroll'><table><thead>{header_rows(entry)}</thead>"
+            f"<tbody>{''.join(rows)}</tbody></table></div></figure>")
