@@ -27,9 +27,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Any
 
-from ragkit.assemble import DEFAULT_BUDGET, Assembly, Passage, assemble, blocks
+from ragkit.assemble import DEFAULT_BUDGET, Assembly, Passage, assemble, blocks, cited_tag
+from ragkit.chunking import CODE_SUFFIXES
 from ragkit.documents import Chunk
 from ragkit.fusion import Ranking
 from ragkit.pricing import Usage
@@ -121,6 +123,16 @@ def _get(obj: Any, name: str) -> Any:
     return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
 
 
+def _cited_title(result: dict[str, Any], block: int) -> str:
+    """The search result's title (its tag) with the Section of its block `block`: the
+    heading over the cited sentence, not the one where the chunk starts (`cited_tag`)."""
+    content = result.get("content") if isinstance(result.get("content"), list) else []
+    texts = [str(b.get("text", "")) for b in content[:block + 1] if isinstance(b, dict)]
+    doc = str(result.get("source", "")).rsplit("#", 1)[0]
+    return cited_tag(str(result.get("title", "")), texts,
+                     code=PurePosixPath(doc).suffix.lower() in CODE_SUFFIXES)
+
+
 class _Numbering:
     """Numbers cited chunks by first citation and renders a block's `[n]` markers."""
 
@@ -135,10 +147,10 @@ class _Numbering:
             return None
         ident = str(self.results[index].get("source"))
         number = self.numbers.setdefault(ident, len(self.numbers) + 1)
+        start = int(_get(citation, "start_block_index") or 0)
         self.citations.append(Citation(
-            number, ident, str(self.results[index].get("title", "")),
-            str(_get(citation, "cited_text") or ""), index,
-            int(_get(citation, "start_block_index") or 0),
+            number, ident, _cited_title(self.results[index], start),
+            str(_get(citation, "cited_text") or ""), index, start,
             int(_get(citation, "end_block_index") or 0)))
         return number
 

@@ -9,6 +9,10 @@ What it is: the rules of the 2026 RAG best-practice notes (premai.io's productio
 `assemble(hits, chunks, budget_tokens)` applies them to a ranking; `blocks(passage)` cuts a
 passage into the text blocks of its `search_result` block (a block is the smallest unit a
 citation can point at, so one block per sentence or line lets citations quote sentences).
+`cited_tag(tag, texts)` is the tag a citation shows: a passage's tag names the heading path
+where its chunk starts, but a chunk can run on under later headings, so the Section of a
+cited block follows the Markdown heading lines of the passage's text before it
+(`section_at`).
 
 Budget rule: passages are taken best first while the running total fits; the first that does
 not fit and every less relevant one are dropped (listed in `Assembly.dropped`), never cut
@@ -34,6 +38,8 @@ NO_SECTION = "—"
 # A block ends after a sentence end followed by spaces, or after a line break (with the
 # white space after it), so the blocks of a passage join back to its exact text.
 _BLOCK_END = re.compile(r"(?<=[.!?。])[ \t]+|\n\s*")
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$", re.M)
+_TAG = re.compile(r"\[Source: (?P<title>.*) \| Section: (?P<section>.*)\]", re.S)
 
 
 @dataclass(frozen=True)
@@ -144,3 +150,31 @@ def blocks(text: str) -> list[str]:
         elif piece:
             pieces.append(piece)
     return pieces or [text]
+
+
+def section_at(section: Sequence[str], before: Sequence[str]) -> list[str]:
+    """The heading path in force after the texts `before`, given the path `section` in force
+    where they start: each Markdown heading line (`#` to `######`) replaces the headings of
+    its level and deeper.
+
+    What it assumes: the starting path's headings have levels 1, 2, 3, ... in order (a tag
+    keeps titles, not levels), true of documents that nest their headings one level at a
+    time; a document that skips levels may have a heading kept one step too long.
+    """
+    path = list(section)
+    for text in before:
+        for match in _HEADING.finditer(text):
+            path = path[:len(match.group(1)) - 1] + [match.group(2)]
+    return path
+
+
+def cited_tag(tag: str, before: Sequence[str], code: bool = False) -> str:
+    """`tag` (`[Source: … | Section: …]`) with the Section in force after the texts `before`
+    (the passage's blocks up to and including a cited one). Code passages keep their tag:
+    their Section names enclosing definitions, and a `#` line in code is a comment."""
+    match = _TAG.fullmatch(tag)
+    if code or not match:
+        return tag
+    start = match["section"]
+    path = section_at([] if start == NO_SECTION else start.split(" > "), before)
+    return f"[Source: {match['title']} | Section: {' > '.join(path) or NO_SECTION}]"
