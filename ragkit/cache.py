@@ -40,6 +40,7 @@ from typing import Any
 from ragkit.atomic import check_target
 from ragkit.documents import RagkitError
 from ragkit.models import ragkit_home
+from ragkit.money import dollars
 from ragkit.pricing import PRICES, Usage, cost
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -174,9 +175,9 @@ def format_stats(stats: list[ModelStats]) -> str:
     if not stats:
         return "the call cache is empty"
     lines = [f"{'model':<26} {'endpoint':<26} {'misses':>6} {'hits':>6} {'tokens in':>10} "
-             f"{'out':>8} {'write':>8} {'read':>9} {'spent $':>9} {'saved $':>9}"]
+             f"{'out':>8} {'write':>8} {'read':>9} {'spent $':>11} {'saved $':>11}"]
     for s in stats:
-        money = [f"{v:9.4f}" if v is not None else f"{'no cost':>9}"
+        money = [f"{dollars(v):>11}" if v is not None else f"{'no cost':>11}"
                  for v in (s.dollars_spent, s.dollars_saved)]
         lines.append(f"{s.model:<26} {s.endpoint:<26} {s.misses:>6} {s.hits:>6} "
                      f"{s.spent.input:>10} {s.spent.output:>8} {s.spent.cache_write:>8} "

@@ -35,6 +35,7 @@ from anthropic.types import Message
 from ragkit import standin
 from ragkit.cache import CallCache, request_key
 from ragkit.documents import RagkitError
+from ragkit.money import dollars as money_text
 from ragkit.pricing import (PRICES, PRICES_DATE, CorpusCost, CostTable, Price, Usage,  # noqa: F401
                             contextualization_cost, cost, measured_contextualization_cost,
                             price, project_corpus_cost, uncached_cost)
@@ -114,13 +115,13 @@ class UsageLog:
         lines = []
         for model, row in sorted(self.models.items()):
             s, dollars = row.spent, self.dollars(model)
-            money = "offline stand-in, no cost" if dollars is None else f"${dollars:.4f}"
-            saved = "" if dollars is None else f", ${cost(row.saved, model):.4f} saved"
+            money = "offline stand-in, no cost" if dollars is None else money_text(dollars)
+            saved = "" if dollars is None else f", {money_text(cost(row.saved, model))} saved"
             calls = f"{row.requests} requests, {row.cache_hits} from the call cache"
             if not split_cache:
                 s, calls = s + row.saved, f"{row.requests + row.cache_hits} calls"
                 money = "offline stand-in, no cost" if dollars is None else \
-                    f"${cost(s, model):.4f} without the call cache"
+                    f"{money_text(cost(s, model))} without the call cache"
                 saved = ""
             lines.append(f"{model}: {calls}; tokens in {s.input}, out {s.output}, cache write "
                          f"{s.cache_write}, cache read {s.cache_read}; {money}{saved}")

@@ -79,7 +79,7 @@ def test_lite_model_and_its_price(voyage):
     ranker.rerank("refunds?", CANDIDATES, k=2)
     assert bodies(voyage)[0]["model"] == "rerank-2.5-lite"
     assert ranker.dollars == pytest.approx(123 * 0.02 / 1e6)
-    assert "1 requests, 0 from the call cache; 123 tokens, $0.0000" in ranker.summary()
+    assert "1 requests, 0 from the call cache; 123 tokens, $0.00000246" in ranker.summary()
 
 
 def test_missing_key_is_named_and_nothing_is_sent(voyage, monkeypatch):

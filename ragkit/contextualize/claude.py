@@ -43,6 +43,7 @@ from ragkit.documents import Chunk, Document, RagkitError, where
 if TYPE_CHECKING:
     import pandas as pd
 from ragkit.llm import LLM, CorpusCost, price, project_corpus_cost
+from ragkit.money import dollars as money_text
 
 DEFAULT_MODEL = "claude-haiku-4-5"
 DOCUMENT_CONTEXT_PROMPT = "\n<document>\n{doc_content}\n</document>\n"
@@ -207,7 +208,7 @@ class ClaudeContextualizer:
             raise RagkitError(f"{doc.id}: chunk {chunk.id}: {exc}; {_KEPT}") from None
         with self._lock:
             dollars = self.llm.usage.dollars(self.model)
-            bar.set_postfix_str("stand-in, no cost" if dollars is None else f"${dollars:.4f}")
+            bar.set_postfix_str("stand-in, no cost" if dollars is None else money_text(dollars))
             bar.update(1)
         return _text_of(reply)
 

@@ -45,6 +45,7 @@ from typing import Any
 from ragkit.cache import CallCache, request_key
 from ragkit.documents import Chunk, RagkitError, RagkitWarning
 from ragkit.fusion import Ranking
+from ragkit.money import dollars as money_text
 from ragkit.pricing import Usage
 from ragkit.rerank import Candidate
 from ragkit.voyage import MAX_RETRIES, batches, client, estimate_tokens  # noqa: F401
@@ -133,7 +134,7 @@ class VoyageReranker:
         """One line: requests, cache hits, tokens, dollars and every defect counted."""
         saved = self.saved_tokens * PRICES[self.model] / 1e6
         return (f"{self.name}: {self.requests} requests, {self.cache_hits} from the call "
-                f"cache; {self.tokens} tokens, ${self.dollars:.4f} (${saved:.4f} saved; prices "
+                f"cache; {self.tokens} tokens, {money_text(self.dollars)} ({money_text(saved)} saved; prices "
                 f"of {PRICES_DATE}); {self.split_queries} queries split into several calls, "
                 f"{self.cut_queries} queries and {self.cut_documents} documents cut to fit, "
                 f"{self.fallbacks} replies unusable (first-stage order kept)")
