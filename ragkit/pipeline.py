@@ -161,6 +161,8 @@ class Pipeline:
                config: SearchConfig = SearchConfig()) -> list[Ranking]:
         """Top-k (chunk id, score) per query text, in the tie-rule order (`ragkit.fusion`).
 
+        A k larger than the index returns what the index has (the CLI says so on stderr).
+
         Single-retriever modes rank that retriever's scores; hybrid fuses each retriever's
         top `config.candidates` (at least k), ties at either cut included. With a reranker,
         the first stage's top `rerank_candidates` go through it (`_rerank`).
@@ -179,9 +181,7 @@ class Pipeline:
     def _rerank(self, texts: Sequence[str], k: int, config: SearchConfig) -> list[Ranking]:
         """First-stage top `rerank_candidates` → the reranker (failures fall back) → top k."""
         stage = self.rerank_stage(config.rerank)
-        if k > len(self.chunks):
-            raise RagkitError(f"k = {k} is larger than the index ({len(self.chunks)} chunks); "
-                              f"ask for at most {len(self.chunks)}")
+        k = min(k, len(self.chunks))  # as in every mode: a k past the index is the whole index
         return [stage(text, found, k)
                 for text, found in zip(texts, self.candidates(texts, config, k))]
 

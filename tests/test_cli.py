@@ -91,7 +91,7 @@ def test_eval_prints_the_metric_table(tmp_path, capsys):
          "golden": [{"doc_id": "refund.md", "span": "within seven days"}]}])
     assert main(["eval", str(tmp_path), "--embedder", "none", "--split", "test"]) == 0
     out = capsys.readouterr().out
-    assert "2 judged queries, 3 chunks" in out
+    assert "2 judged queries of split test, 3 chunks" in out
     header, bm25 = out.splitlines()[1:3]
     assert header.split()[:3] == ["Pass@5", "Pass@10", "Pass@20"]
     assert bm25.split()[:4] == ["bm25", "100.0", "100.0", "100.0"]
@@ -327,7 +327,7 @@ def test_eval_beir_split_reads_its_qrels_and_warns_about_missing_queries(tmp_pat
     _lines(tmp_path / "qrels" / "dev.tsv", ["v1\trefund\t1", "v2\tacme-q2\t1"])
     assert main(["eval", str(tmp_path), "--split", "dev", "--embedder", "none"]) == 0
     captured = capsys.readouterr()
-    assert "1 judged queries, 3 chunks" in captured.out
+    assert "1 judged queries of split dev, 3 chunks" in captured.out
     assert _table(captured.out)["MRR"] == 1.0  # v1 finds the refund policy first
     assert "ragkit: warning: " in captured.err
     assert "1 judged queries are not in" in captured.err and "(v2)" in captured.err

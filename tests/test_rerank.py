@@ -84,8 +84,8 @@ def test_a_failing_reranker_keeps_the_first_stage_order_with_a_warning(reply, re
     assert ranking == [("a", 1.0), ("b", 0.9)]
     assert reason in str(caught[0].message)
     assert (stage.queries, stage.fallbacks) == (1, 1)
-    assert stage.summary() == ("reranker reply: 1 queries, 1 kept the first-stage order "
-                               "after a reranker failure")
+    assert stage.summary() == ("reranker reply: failed on 1 of 1 queries, which kept the "
+                               "first-stage order")
 
 
 def test_unknown_reranker_names_the_known_ones():
@@ -131,9 +131,9 @@ def test_pipeline_counts_fallbacks_and_keeps_going(bm25_only):
             bm25_only.rerank_stages["broken"].fallbacks) == (2, 2)
 
 
-def test_k_larger_than_the_index_is_a_clear_error(bm25_only):
-    with pytest.raises(RagkitError, match=r"k = 4 is larger than the index \(3 chunks\)"):
-        bm25_only.search(["revenue"], 4, SearchConfig("bm25", rerank="reverse"))
+def test_k_larger_than_the_index_reranks_the_whole_index(bm25_only):
+    config = SearchConfig("bm25", rerank="reverse")
+    assert bm25_only.search(["revenue"], 4, config) == bm25_only.search(["revenue"], 3, config)
     with pytest.raises(RagkitError, match="rerank_candidates must be a positive whole number, got 0"):
         SearchConfig(rerank_candidates=0)
 
@@ -308,7 +308,7 @@ def test_cli_search_falls_back_warns_and_counts(index, capsys):
     err = capsys.readouterr().err
     assert err.count("ragkit: warning: reranker reply: ValueError: bad; kept the first-stage "
                      "order") == 2
-    assert "reranker reply: 2 queries, 2 kept the first-stage order" in err
+    assert "reranker reply: failed on 2 of 2 queries, which kept the first-stage order" in err
     assert read_trec(run) == plain
 
 
@@ -319,11 +319,13 @@ def test_cli_search_reranks_and_refuses_bad_rerank_options(index, capsys):
     assert main([*search, "--k", "2"]) == 0
     plain = [c for c, _ in read_trec(run)["q1"]]
     assert main([*search, "--k", "2", "--rerank", "reverse", "--rerank-candidates", "3"]) == 0
-    assert "reranker reverse: 2 queries, 0 kept" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "reranker reverse: reranked 2 queries" in out and "first-stage" not in out
     assert len(plain) == 2 and [c for c, _ in read_trec(run)["q1"]] == plain[::-1]
-    for options, message in [(["--rerank", "cohere"], "unknown reranker 'cohere'"),
-                             (["--rerank", "reverse", "--k", "5"],
-                              "k = 5 is larger than the index (3 chunks)")]:
+    assert main([*search, "--rerank", "reverse", "--k", "5"]) == 0  # the whole index, said once
+    assert capsys.readouterr().err.splitlines() == [
+        "ragkit: warning: k=5 is larger than the index (3 chunks); returning 3"]
+    for options, message in [(["--rerank", "cohere"], "unknown reranker 'cohere'")]:
         assert main([*search, *options]) == 2
         err = capsys.readouterr().err
         assert err.startswith("ragkit: error: ") and message in err and err.count("\n") == 1

@@ -68,3 +68,82 @@ def test_search_config_refuses_bad_depth_and_fusion():
         SearchConfig(candidates=0)
     with pytest.raises(RagkitError, match="unknown fusion 'borda'"):
         SearchConfig(fusion="borda")
+
+
+@pytest.mark.parametrize("config", [SearchConfig("bm25"), SearchConfig("dense"),
+                                    SearchConfig("hybrid"),
+                                    SearchConfig("hybrid", rerank="offline"),
+                                    SearchConfig("bm25", rerank="offline")])
+def test_k_larger_than_the_index_returns_what_the_index_has(twins, config):
+    # reranked or not, a k past the index's 13 chunks is the whole index, never an error
+    assert len(twins.chunks) == 13
+    (whole,) = twins.search(["refund within seven days"], k=20, config=config)
+    assert whole == twins.search(["refund within seven days"], k=13, config=config)[0]
+    assert len(whole) == (5 if config.mode == "bm25" else 13)  # BM25 lists only matches
+
+
+# --------------------------------------------------------------------------- command line
+
+def _small_index(tmp_path, embedder="none"):
+    from ragkit.cli import main
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text(
+        '{"id": "kettle", "text": "The kettle boils water in two minutes."}\n'
+        '{"id": "toaster", "text": "A toaster browns bread slices."}\n'
+        '{"id": "fridge", "text": "The fridge keeps milk cold for a week."}\n')
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"id": "q1", "text": "kettle water"}\n{"id": "q2", "text": "cold milk"}\n')
+    assert main(["index", str(docs), "--out", str(tmp_path / "idx"), "--embedder", embedder]) == 0
+    return tmp_path / "idx", queries
+
+
+CLAMPED = "ragkit: warning: k=20 is larger than the index (3 chunks); returning 3"
+
+
+def test_search_clamps_its_default_k_with_one_warning_line(tmp_path, capsys):
+    from ragkit.cli import main
+    from ragkit.runs import read_trec
+    idx, queries = _small_index(tmp_path)
+    capsys.readouterr()
+    run = tmp_path / "run.trec"
+    assert main(["search", str(idx), "--queries", str(queries), "--mode", "bm25",
+                 "--rerank", "offline", "--out", str(run)]) == 0  # the default --k 20
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [CLAMPED]
+    assert "reranker offline: reranked 2 queries" in captured.out
+    assert "failed" not in captured.out + captured.err  # nothing failed: no fallback talk
+    assert [c for c, _ in read_trec(run)["q1"]][0] == "kettle#0"
+    assert main(["search", str(idx), "--queries", str(queries), "--mode", "bm25", "--level",
+                 "doc", "--out", str(run)]) == 0
+    assert capsys.readouterr().err.splitlines() == [
+        "ragkit: warning: k=20 is larger than the index (3 documents); returning 3"]
+    assert main(["search", str(idx), "--queries", str(queries), "--mode", "bm25", "--k", "3",
+                 "--out", str(run)]) == 0
+    assert capsys.readouterr().err == ""  # k = the index's size: nothing to say
+
+
+def test_search_and_ask_clamp_k_across_processes_with_the_default_stack(tmp_path):
+    """The user's path: index in one process, `ragkit search` with every default in another
+    (hybrid, the offline reranker, k = 20) on a 3-chunk index."""
+    import os
+    import subprocess
+    import sys
+    from ragkit import models
+    if not models.model_dir().is_dir():
+        pytest.skip("model not installed: run `ragkit models install`")
+    idx, queries = _small_index(tmp_path, embedder="minilm")
+    ragkit = [sys.executable, "-m", "ragkit.cli"]
+    done = subprocess.run([*ragkit, "search", str(idx), "--queries", str(queries),
+                           "--out", str(tmp_path / "run.trec")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [CLAMPED]
+    assert len((tmp_path / "run.trec").read_text().splitlines()) == 6
+    done = subprocess.run([*ragkit, "search", str(idx), "--queries", str(queries), "--k", "0",
+                           "--out", str(tmp_path / "zero.trec")], capture_output=True, text=True)
+    assert done.returncode == 2 and "must be at least 1, got 0" in done.stderr
+    assert not (tmp_path / "zero.trec").exists()
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    done = subprocess.run([*ragkit, "ask", "--index", str(idx), "--k", "20", "kettle water?"],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert CLAMPED in done.stderr.splitlines()

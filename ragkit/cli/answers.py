@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from ragkit.documents import RagkitError
-from ragkit.cli.options import Help, positive_int
+from ragkit.cli.options import Help, clamp_k, positive_int
 
 
 def cmd_ask(args: argparse.Namespace) -> None:
@@ -20,7 +20,8 @@ def cmd_ask(args: argparse.Namespace) -> None:
     from ragkit.pipeline import Pipeline, SearchConfig
     pipeline = Pipeline.load(args.index)
     mode = "hybrid" if pipeline.has_dense else "bm25"
-    hits = pipeline.search([args.question], args.k, SearchConfig(mode=mode))[0]
+    hits = pipeline.search([args.question], clamp_k(args.k, len(pipeline.chunks)),
+                           SearchConfig(mode=mode))[0]
     llm = LLM()
     if llm.offline:
         print("ragkit: ANTHROPIC_API_KEY is not set, so the offline stand-in answered "

@@ -34,6 +34,20 @@ def positive_int(text: str) -> int:
     return value
 
 
+def clamp_k(k: int, available: int, unit: str = "chunks") -> int:
+    """k, or `available` when the index holds fewer, with one warning line saying so.
+
+    A k past the index is no error (the default 20 on a small index must work): the index
+    returns all it has, as `Pipeline.search` does. k <= 0 is refused earlier (`positive_int`,
+    `Pipeline.search`), not here.
+    """
+    if 0 < available < k:
+        warnings.warn(f"k={k} is larger than the index ({available} {unit}); "
+                      f"returning {available}", RagkitWarning, stacklevel=2)
+        return available
+    return k
+
+
 def add_index_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunk-size", type=int, default=512, help="tokens per chunk")
     parser.add_argument("--overlap", type=int, default=64, help="tokens shared by neighbours")
@@ -73,9 +87,10 @@ def add_search_options(parser: argparse.ArgumentParser, multiple: bool = False) 
     parser.add_argument("--rerank", default=None,
                         help="reranker of the first stage's top --rerank-candidates: offline "
                              "(learned, no network), none, claude, voyage:MODEL "
-                             + ("(default: none; each mode's row is then named MODE+NAME)"
-                                if multiple else f"(default: {DEFAULT_RERANK} for --mode "
-                                                 f"hybrid, none for bm25 and dense)"))
+                             f"(default: {DEFAULT_RERANK} for --mode hybrid, none for bm25 and "
+                             f"dense" + (", as in `ragkit search`; a NAME given reranks every "
+                                         "mode, its row named MODE+NAME)"
+                                         if multiple else ")"))
     parser.add_argument("--rerank-candidates", type=positive_int, default=150,
                         help="first-stage candidates the reranker sees")
 

@@ -6,15 +6,16 @@ from pathlib import Path
 
 from ragkit.documents import RagkitError
 from ragkit.cli.options import (DEFAULT_RERANK, Help, add_index_options, add_search_options,
-                                index_config, print_rerank_summary, print_usage)
+                                clamp_k, index_config, print_rerank_summary, print_usage)
 
 
 def cmd_index(args: argparse.Namespace) -> None:
     from ragkit.atomic import check_target
     from ragkit.datasets import load_dataset
     from ragkit.pipeline import Pipeline, is_index
-    from ragkit.stores import parse_store
-    check_target(args.out, is_index, "a ragkit index", folder=True)  # refuse before the work
+    from ragkit.stores import index_target, parse_store
+    check_target(args.out, index_target(args.store), "a ragkit index",  # refuse before the
+                 folder=True)  # work; a Milvus build interrupted there is resumed
     if args.update and is_index(args.out):
         return _update(args)
     store = parse_store(args.store, args.milvus_index)
@@ -97,12 +98,16 @@ def cmd_search(args: argparse.Namespace) -> None:
     rerank = args.rerank or (DEFAULT_RERANK if args.mode == "hybrid" else "none")
     config = SearchConfig(mode=args.mode, fusion=args.fusion, rerank=rerank,
                           rerank_candidates=args.rerank_candidates)
+    if rerank != "none":
+        pipeline.rerank_stage(rerank)  # an unknown reranker is refused before any warning
     texts = [q.text for q in queries]
     if args.level == "doc":  # enough chunks to fill k documents, each at its best chunk
         doc_of = {c.id: c.doc_id for c in pipeline.chunks}
+        args.k = clamp_k(args.k, len(set(doc_of.values())), "documents")
         depth = doc_depth(list(doc_of.values()), args.k)
         rankings = [doc_level(r, doc_of)[:args.k] for r in pipeline.search(texts, depth, config)]
     else:
+        args.k = clamp_k(args.k, len(pipeline.chunks))
         rankings = pipeline.search(texts, args.k, config)
     write_trec(args.out, {q.id: r for q, r in zip(queries, rankings)}, tag=args.tag or args.mode)
     print_rerank_summary(pipeline)

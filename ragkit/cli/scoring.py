@@ -4,8 +4,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ragkit.cli.options import (Help, add_index_options, add_search_options, check_index_covers,
-                                index_config, positive_int, print_rerank_summary)
+from ragkit.cli.options import (DEFAULT_RERANK, Help, add_index_options, add_search_options,
+                                check_index_covers, clamp_k, index_config, positive_int,
+                                print_rerank_summary)
 from ragkit.documents import RagkitError
 
 
@@ -42,13 +43,31 @@ def _eval_run_file(args: argparse.Namespace) -> None:
     _print_and_save(args, {name: run}, tables, judgments)
 
 
+def _split(data, asked: str | None):
+    """The data set cut to the split to score, and how to name it: `asked`; else `test` when
+    there is one (dev is where the offline reranker and the fusion weights were fitted, so
+    scoring it too would mix training questions into the headline); `all` keeps every query.
+    """
+    if asked == "all" or (asked is None and not any(q.split == "test" for q in data.queries)):
+        names = sorted({q.split for q in data.queries if q.split})
+        return data, "all splits" + (f" ({', '.join(names)})" if names else "")
+    split = asked or "test"
+    return data.split(split), f"split {split}"
+
+
+def _mode_rerank(mode: str, asked: str | None) -> str:
+    """The reranker of one mode's row: --rerank if given, else what `ragkit search` uses."""
+    return asked or (DEFAULT_RERANK if mode == "hybrid" else "none")
+
+
 def _eval_dataset(args: argparse.Namespace) -> None:
     """Build (or load) an index of a data set, run each mode on its judged queries, score."""
     from ragkit.datasets import load_dataset
     from ragkit.eval_runs import score_run
     from ragkit.evaluate import judge
     from ragkit.pipeline import Pipeline, SearchConfig
-    data = load_dataset(args.dataset, args.split).split(args.split)
+    data, scored = _split(load_dataset(args.dataset, None if args.split == "all" else args.split),
+                          args.split)
     if not data.queries:
         raise RagkitError(f"{args.dataset}: no queries to evaluate")
     if args.index:
@@ -60,13 +79,18 @@ def _eval_dataset(args: argparse.Namespace) -> None:
     judged = [q for q in data.queries if q.id in judgments]
     modes = args.mode or (["bm25", "dense", "hybrid"] if pipeline.has_dense
                           else ["bm25"])
-    rerank = args.rerank or "none"
-    runs = {(m if rerank == "none" else f"{m}+{rerank}"):
-            pipeline.run(judged, args.k, SearchConfig(mode=m, fusion=args.fusion, rerank=rerank,
-                                                      rerank_candidates=args.rerank_candidates))
+    rerank = {m: _mode_rerank(m, args.rerank) for m in modes}
+    for name in set(rerank.values()) - {"none"}:
+        pipeline.rerank_stage(name)  # an unknown reranker is refused before any warning
+    depth = clamp_k(args.k, len(pipeline.chunks))  # scored at --k: there is no more to rank
+    runs = {(m if rerank[m] == "none" else f"{m}+{rerank[m]}"):
+            pipeline.run(judged, depth, SearchConfig(mode=m, fusion=args.fusion,
+                                                     rerank=rerank[m],
+                                                     rerank_candidates=args.rerank_candidates))
             for m in modes}
     tables = {m: score_run(run, judgments, args.k) for m, run in runs.items()}
-    print(f"{data.name}: {len(judgments)} judged queries, {len(pipeline.chunks)} chunks")
+    print(f"{data.name}: {len(judgments)} judged queries of {scored}, "
+          f"{len(pipeline.chunks)} chunks")
     _print_and_save(args, runs, tables, judgments, data.queries)
     print_rerank_summary(pipeline)
 
@@ -142,8 +166,9 @@ def add_parsers(sub) -> None:
     p.add_argument("dataset", type=Path, nargs="?",
                    help="shipped data, cookbook or BEIR folder (or use --run and --qrels)")
     p.add_argument("--split", default=None,
-                   help="queries of this split (default: all); a BEIR folder reads "
-                        "qrels/SPLIT.tsv (default: test)")
+                   help="queries of this split, or all (default: test when the data set has "
+                        "one, else all; the offline reranker and the fusion weights were "
+                        "fitted on dev); a BEIR folder reads qrels/SPLIT.tsv (default: test)")
     p.add_argument("--index", type=Path, help="use a saved index instead of building one")
     p.add_argument("--run", type=Path, help="score this TREC run instead of a data set")
     p.add_argument("--qrels", type=Path,

@@ -141,6 +141,9 @@ class RerankStage:
             return [(c.chunk.id, c.score) for c in candidates[:k]]
 
     def summary(self) -> str:
-        """One line: the reranker, queries reranked and how many fell back."""
-        return (f"reranker {self.reranker.name}: {self.queries} queries, {self.fallbacks} "
-                f"kept the first-stage order after a reranker failure")
+        """One line: the reranker and the queries it reranked; the failures only if any."""
+        name = f"reranker {self.reranker.name}"
+        if not self.fallbacks:
+            return f"{name}: reranked {self.queries} queries"
+        return (f"{name}: failed on {self.fallbacks} of {self.queries} queries, which kept "
+                f"the first-stage order")
