@@ -15,8 +15,13 @@ What it is:
 
 - `LLM.stream(**params)`: the same through `messages.stream`, yielding the SDK's events.
 
-What it is not: a retry layer (the SDK's rules apply: 408/409/429/5xx and connection errors,
-`max_retries=2`, honouring `retry-after`).
+Time and retries: the real client waits at most 10 s to connect and 120 s for each read,
+and retries twice (`ragkit.online.budget()`; RAGKIT_API_CONNECT_TIMEOUT, RAGKIT_API_TIMEOUT,
+RAGKIT_API_RETRIES or the CLI's --api-timeout / --api-retries), so an endpoint that accepts
+the connection and never answers is given up after about 3 × 120 s, not the SDK's 3 × 600 s.
+
+What it is not: a retry layer (the SDK's rules apply: 408/409/429/5xx, timeouts and
+connection errors, honouring `retry-after`).
 """
 from __future__ import annotations
 
@@ -36,6 +41,7 @@ from ragkit import standin
 from ragkit.cache import CallCache, request_key
 from ragkit.documents import RagkitError
 from ragkit.money import dollars as money_text
+from ragkit.online import HOW_TO_CHANGE, Budget, budget, scrub
 from ragkit.pricing import (PRICES, PRICES_DATE, CorpusCost, CostTable, Price, Usage,  # noqa: F401
                             contextualization_cost, cost, measured_contextualization_cost,
                             price, project_corpus_cost, uncached_cost)
@@ -59,16 +65,23 @@ def has_api_key() -> bool:
     return bool(os.environ.get("ANTHROPIC_API_KEY"))
 
 
-def make_client(max_retries: int = anthropic.DEFAULT_MAX_RETRIES,
+def make_client(max_retries: int | None = None,
                 transport: httpx2.BaseTransport | None = None) -> anthropic.Anthropic:
     """The real client with a key in the environment; the offline stand-in otherwise.
 
-    `transport` forces an in-process transport (a test's recording or failing handler).
+    The real client waits and retries within `ragkit.online.budget()` (connect 10 s, each
+    read 120 s, 2 retries by default, or RAGKIT_API_CONNECT_TIMEOUT / RAGKIT_API_TIMEOUT /
+    RAGKIT_API_RETRIES) instead of the SDK's 600 s per attempt; `max_retries` overrides the
+    retries. `transport` forces an in-process transport (a test's recording or failing
+    handler).
     """
+    limits = budget()
+    retries = limits.retries if max_retries is None else max_retries
+    timeout = httpx2.Timeout(limits.read, connect=limits.connect)
     if transport is None and has_api_key():
-        return anthropic.Anthropic(max_retries=max_retries)
+        return anthropic.Anthropic(max_retries=retries, timeout=timeout)
     return anthropic.Anthropic(api_key="offline-stand-in", base_url="http://offline-stand-in",
-                               max_retries=max_retries, http_client=httpx2.Client(
+                               max_retries=retries, timeout=timeout, http_client=httpx2.Client(
                                    transport=transport or standin.transport()))
 
 
@@ -140,30 +153,40 @@ def run_usage() -> UsageLog:
     return RUN
 
 
-def _scrub(text: str) -> str:
-    key = os.environ.get("ANTHROPIC_API_KEY")
-    return text.replace(key, "***") if key and len(key) > 3 else text
+def limits_of(client: anthropic.Anthropic) -> Budget:
+    """The connect and read timeouts and the retries a client was made with."""
+    timeout = client.timeout
+    if isinstance(timeout, httpx2.Timeout):
+        return Budget(timeout.connect or 0.0, timeout.read or 0.0, client.max_retries)
+    seconds = float(timeout) if isinstance(timeout, (int, float)) else 0.0
+    return Budget(seconds, seconds, client.max_retries)
 
 
-def explain(exc: Exception, model: str) -> str:
-    """One line for an SDK failure (after its retries); never contains the API key."""
+def explain(exc: Exception, model: str, client: anthropic.Anthropic | None = None) -> str:
+    """One line for an SDK failure (after its retries); never contains a key
+    (`ragkit.online.scrub`). `client` gives the endpoint and the time and retries spent on
+    a timeout or a dead connection."""
+    base = str(client.base_url) if client is not None else "http://offline-stand-in"
+    at = "" if base.startswith("http://offline-stand-in") else f" at {base}"
+    limits = limits_of(client) if client is not None else budget()
     if isinstance(exc, anthropic.APIStatusError):
         body = exc.body if isinstance(exc.body, dict) else {}
         err = body.get("error") if isinstance(body.get("error"), dict) else {}
         detail = f"{exc.status_code} {err.get('type', '')}: {err.get('message', '')}".strip()
         if isinstance(exc, anthropic.AuthenticationError):
-            return _scrub(f"the Anthropic API rejected the key in ANTHROPIC_API_KEY ({detail})")
+            return scrub(f"the Anthropic API rejected the key in ANTHROPIC_API_KEY ({detail})")
         if isinstance(exc, anthropic.NotFoundError) and "model" in str(err.get("message")):
-            return _scrub(f"the Anthropic API does not know model '{model}' ({detail})")
+            return scrub(f"the Anthropic API does not know model '{model}' ({detail})")
         if isinstance(exc, (anthropic.RateLimitError, anthropic.InternalServerError)):
-            return _scrub(f"the Anthropic API kept failing after the SDK's retries ({detail})")
-        return _scrub(f"the Anthropic API refused the request ({detail})")
+            return scrub(f"the Anthropic API kept failing after the SDK's retries ({detail})")
+        return scrub(f"the Anthropic API refused the request ({detail})")
     if isinstance(exc, anthropic.APITimeoutError):
-        return "the Anthropic API timed out after the SDK's retries"
+        return scrub(f"the Anthropic API{at} did not answer ({limits.describe()}; change "
+                     f"with {HOW_TO_CHANGE})")
     if isinstance(exc, anthropic.APIConnectionError):
-        return _scrub(f"cannot reach the Anthropic API after the SDK's retries "
-                      f"({exc.__cause__ or exc})")
-    return _scrub(f"malformed reply from the Anthropic API ({type(exc).__name__}: {exc})")
+        return scrub(f"cannot reach the Anthropic API{at} after {limits.attempts} attempts "
+                     f"({exc.__cause__ or exc})")
+    return scrub(f"malformed reply from the Anthropic API ({type(exc).__name__}: {exc})")
 
 
 def _sdk_args(params: dict[str, Any], known: set[str]) -> dict[str, Any]:
@@ -173,12 +196,13 @@ def _sdk_args(params: dict[str, Any], known: set[str]) -> dict[str, Any]:
             **({"extra_body": extra} if extra else {})}
 
 
-def _call(model: str, method: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+def _call(model: str, method: Callable[..., Any], kwargs: dict[str, Any],
+          client: anthropic.Anthropic | None = None) -> Any:
     """`method(**kwargs)` with SDK failures turned into one `RagkitError` line."""
     try:
         return method(**kwargs)
     except (anthropic.APIError, ValueError) as exc:  # ValueError: a body that is not JSON
-        raise RagkitError(explain(exc, model)) from None
+        raise RagkitError(explain(exc, model, client)) from None
 
 
 class LLM:
@@ -212,7 +236,7 @@ class LLM:
         if cached is not None:
             return cached
         message = _call(params["model"], self.client.messages.create,
-                        _sdk_args(params, self._create_args))
+                        _sdk_args(params, self._create_args), self.client)
         return self._keep(key, params, message, check)
 
     def stream(self, **params: Any) -> Generator[Any, None, Message]:
@@ -233,7 +257,7 @@ class LLM:
                 yield from events
                 message = events.get_final_message()
         except (anthropic.APIError, ValueError) as exc:
-            raise RagkitError(explain(exc, params["model"])) from None
+            raise RagkitError(explain(exc, params["model"], self.client)) from None
         return self._keep(key, params, message, None)
 
     def _cached(self, key: str, params: dict[str, Any]) -> Message | None:
@@ -266,7 +290,8 @@ class LLM:
         entry = self.cache.get(key) if self.cache else None
         if entry is not None:
             return int(entry.reply["input_tokens"])
-        reply = _call(params["model"], self.client.messages.count_tokens, params)
+        reply = _call(params["model"], self.client.messages.count_tokens, params,
+                      self.client)
         tokens = getattr(reply, "input_tokens", None)
         if not isinstance(tokens, int):
             raise RagkitError(explain(ValueError("no input_tokens"), params["model"]))

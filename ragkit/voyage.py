@@ -1,11 +1,14 @@
 """What Voyage's embedders and rerankers share: the client, the key check, a token estimate
 and request batching.
 
-- `client(what, offline)`: a `voyageai.Client` with retries (`MAX_RETRIES` attempts) and
-  `VOYAGE_BASE_URL` as its `base_url` (the SDK has no such variable). The key
-  (`VOYAGE_API_KEY`, or the SDK's `VOYAGE_API_KEY_PATH`) is checked first, because the SDK
-  builds a client without one and fails only on the first call; the error names the variable
-  and the offline alternative, never the key.
+- `client(what, offline)`: a `voyageai.Client` with the time and retry budget of
+  `ragkit.online.budget()` (connect 10 s, read 120 s, 3 attempts by default; the SDK's own
+  default is one attempt of up to 600 s) and `VOYAGE_BASE_URL` as its `base_url` (the SDK
+  has no such variable). The key (`VOYAGE_API_KEY`, or the SDK's `VOYAGE_API_KEY_PATH`) is
+  checked first, because the SDK builds a client without one and fails only on the first
+  call; the error names the variable and the offline alternative, never the key.
+- `failure(what, exc, sdk)`: the one `RagkitError` line for an SDK error left after its
+  retries, passed through `ragkit.online.scrub` (an error body may echo the key).
 - `estimate_tokens(text)`: the SDK's `count_tokens` downloads a tokenizer from a model hub,
   which is not reachable offline, so limits are met with a deliberately high estimate.
 - `batches(sizes, max_items, max_tokens)`: consecutive index ranges within per-call limits.
@@ -18,8 +21,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ragkit.documents import RagkitError
-
-MAX_RETRIES = 3  # attempts per request (voyageai counts the first call as one)
+from ragkit.online import HOW_TO_CHANGE, budget, scrub
 
 
 def estimate_tokens(text: str) -> int:
@@ -41,10 +43,50 @@ def client(what: str, offline: str) -> Any:
         raise RagkitError(f"{what} calls the Voyage API and needs a key: set VOYAGE_API_KEY "
                           f"(or VOYAGE_API_KEY_PATH to a file holding it), or use {offline}")
     import voyageai
-    made = voyageai.Client(max_retries=MAX_RETRIES, base_url=os.environ.get("VOYAGE_BASE_URL"))
+    limits = budget()
+    # voyageai 0.5: `max_retries` is tenacity's stop_after_attempt (attempts, first one
+    # included; it retries timeouts, 429 and 502-504), and `timeout` goes to `requests` as it
+    # is, so a (connect, read) pair sets both (a float would set both to the same value).
+    made = voyageai.Client(max_retries=limits.attempts, timeout=(limits.connect, limits.read),
+                           base_url=os.environ.get("VOYAGE_BASE_URL"))
     if not made.api_key:  # the SDK ignores a VOYAGE_API_KEY_PATH it cannot read
         raise RagkitError(f"{what}: cannot read the key file named by VOYAGE_API_KEY_PATH")
     return made
+
+
+def address(sdk: Any) -> str:
+    """The base URL this client sends to (VOYAGE_BASE_URL, or the SDK's choice for the key)."""
+    from voyageai.util import get_default_base_url
+    return os.environ.get("VOYAGE_BASE_URL") or get_default_base_url(sdk.api_key)
+
+
+def failure(what: str, exc: Exception, sdk: Any, hint: str = "") -> RagkitError:
+    """One line for a voyageai error left after the SDK's retries, never with the key.
+
+    `what` names the caller ("voyage:voyage-3.5"); `hint` is added to errors that a re-run
+    may cure (e.g. what the caches keep).
+    """
+    from voyageai import error
+    limits, status = budget(), getattr(exc, "http_status", None)
+    detail = getattr(exc, "user_message", None) or str(exc)
+    tail = f"; {hint}" if hint else ""
+    if isinstance(exc, error.Timeout):
+        text = (f"{what}: the Voyage API at {address(sdk)} did not answer ({limits.describe()}; "
+                f"change with {HOW_TO_CHANGE}){tail}")
+    elif isinstance(exc, error.AuthenticationError):
+        problem = (f"Voyage refused the API key (HTTP {status})" if status
+                   else "no usable Voyage API key was read")
+        text = (f"{what}: {problem}: {detail}; check VOYAGE_API_KEY"
+                f"{'' if status else ' and VOYAGE_API_KEY_PATH'}")
+    elif isinstance(exc, error.RateLimitError):
+        text = (f"{what}: Voyage rate limit (HTTP 429) after {limits.attempts} attempts: "
+                f"{detail}{tail or '; wait and re-run'}")
+    elif isinstance(exc, error.APIConnectionError) and not status:
+        text = f"{what}: cannot reach the Voyage API at {address(sdk)} ({detail}){tail}"
+    else:
+        kind = f"HTTP {status}" if status else type(exc).__name__
+        text = f"{what}: Voyage request failed ({kind}): {detail}{tail}"
+    return RagkitError(scrub(text, sdk.api_key))
 
 
 def batches(sizes: Sequence[int], max_items: int, max_tokens: int) -> Iterator[range]:

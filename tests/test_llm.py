@@ -190,7 +190,8 @@ def test_a_malformed_reply_is_a_clear_error(body):
 
 @pytest.mark.parametrize("failure, message", [
     (httpx2.ConnectError("refused"), "cannot reach the Anthropic API"),
-    (httpx2.ReadTimeout("slow"), "the Anthropic API timed out after the SDK's retries"),
+    (httpx2.ReadTimeout("slow"), r"the Anthropic API did not answer \(1 attempt, each waiting "
+                                 r"up to 120 s for a reply; change with --api-timeout"),
 ])
 def test_dead_connections_and_timeouts_are_clear_errors(failure, message):
     def handler(request):

@@ -27,8 +27,11 @@ import sys
 import warnings
 
 from ragkit.cli import answers, manage, retrieval, scoring
+from ragkit.cli.api_options import COMMANDS as API_COMMANDS
+from ragkit.cli.api_options import add_api_options, apply_api_options
 from ragkit.cli.options import Help
 from ragkit.documents import RagkitError, RagkitWarning
+from ragkit.online import scrub
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,6 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for module in (retrieval, scoring, answers, manage):
         module.add_parsers(sub)
+    for name in API_COMMANDS:
+        add_api_options(sub.choices[name])
     return parser
 
 
@@ -44,7 +49,7 @@ def _warnings_to_stderr(default):
     """A `warnings.showwarning` printing each `RagkitWarning` as one `ragkit: warning:` line."""
     def show(message, category, filename, lineno, file=None, line=None) -> None:
         if issubclass(category, RagkitWarning):
-            print(f"ragkit: warning: {message}", file=sys.stderr)
+            print(f"ragkit: warning: {scrub(str(message))}", file=sys.stderr)
         else:
             default(message, category, filename, lineno, file, line)
     return show
@@ -52,13 +57,14 @@ def _warnings_to_stderr(default):
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    apply_api_options(args)
     with warnings.catch_warnings():
         warnings.simplefilter("always", RagkitWarning)
         warnings.showwarning = _warnings_to_stderr(warnings.showwarning)
         try:
             status = args.func(args)
         except RagkitError as exc:
-            print(f"ragkit: error: {exc}", file=sys.stderr)
+            print(f"ragkit: error: {scrub(str(exc))}", file=sys.stderr)  # never a key
             return 2
     return status or 0
 

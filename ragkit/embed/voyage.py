@@ -13,9 +13,10 @@ What it is:
 Both check for `VOYAGE_API_KEY` (or the SDK's `VOYAGE_API_KEY_PATH`) when built, before any
 text is read, because the SDK builds a client without a key and fails only on the first call.
 `VOYAGE_BASE_URL` (e.g. `http://127.0.0.1:8000/v1`, no trailing slash) points them at another
-endpoint; the SDK itself has no such variable. The SDK retries a 429, 502-504 or timeout
-`MAX_RETRIES - 1` times with exponential back-off (its default is no retries); anything
-left over becomes one `RagkitError` line. The key is never printed.
+endpoint; the SDK itself has no such variable. Each request waits and retries within
+`ragkit.online.budget()` (by default 3 attempts of up to 120 s each; the SDK retries a 429,
+502-504 or timeout with exponential back-off); anything left over becomes one `RagkitError`
+line (`ragkit.voyage.failure`), which never holds the key.
 
 What it is not: a tokenizer. The SDK's `count_tokens` downloads the tokenizer from a model
 hub, which is not reachable offline, so batches are sized with `estimate_tokens` (see its
@@ -36,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragkit.documents import RagkitError
-from ragkit.voyage import MAX_RETRIES, batches, client, estimate_tokens  # noqa: F401
+from ragkit.voyage import batches, client, estimate_tokens, failure  # noqa: F401
 
 
 
@@ -61,24 +62,15 @@ MODELS: dict[str, Limits] = {
 }
 
 
-def _call(what: str, fn, **kwargs):
-    """Run one SDK request; turn whatever the SDK raises past its retries into a RagkitError."""
+def _call(what: str, sdk, method: str, **kwargs):
+    """`sdk.<method>(**kwargs)`; whatever the SDK raises past its retries becomes one
+    RagkitError line without the key (`ragkit.voyage.failure`)."""
     from voyageai import error
     try:
-        return fn(**kwargs)
-    except error.AuthenticationError as exc:
-        problem = (f"Voyage refused the API key (HTTP {exc.http_status})" if exc.http_status
-                   else "no usable Voyage API key was read")
-        raise RagkitError(f"{what}: {problem}: {exc.user_message}; check VOYAGE_API_KEY"
-                          f"{'' if exc.http_status else ' and VOYAGE_API_KEY_PATH'}") from None
-    except error.RateLimitError as exc:
-        raise RagkitError(f"{what}: Voyage rate limit (HTTP 429) after {MAX_RETRIES} attempts: "
-                          f"{exc.user_message}; wait and re-run (embedded vectors are "
-                          f"cached)") from None
+        return getattr(sdk, method)(**kwargs)
     except error.VoyageError as exc:
-        status = f"HTTP {exc.http_status}" if exc.http_status else type(exc).__name__
-        raise RagkitError(f"{what}: Voyage request failed ({status}): "
-                          f"{exc.user_message}") from None
+        raise failure(what, exc, sdk, "re-run: vectors already embedded are kept in the "
+                                      "embedding cache") from None
 
 
 def _unit_rows(rows, dim: int, what: str) -> np.ndarray:
@@ -116,7 +108,7 @@ class VoyageEmbedder:
         sizes = [min(n, self.max_tokens) for n in self.token_lengths(texts)]
         out = [np.zeros((0, self.dim), dtype=np.float32)]
         for part in batches(sizes, self.limits.texts, self.limits.tokens):
-            reply = _call(self._what, self._sdk.embed, texts=[texts[i] for i in part],
+            reply = _call(self._what, self._sdk, "embed", texts=[texts[i] for i in part],
                           model=self.model, input_type=input_type, truncation=True,
                           output_dimension=self.output_dimension)
             out.append(_unit_rows(reply.embeddings, self.dim, self._what))
@@ -166,7 +158,7 @@ class VoyageContextEmbedder(VoyageEmbedder):
         counts = np.cumsum([0] + [len(doc) for doc in inputs])
         out = []
         for part in self._requestbatches(sizes, counts):
-            reply = _call(self._what, self._sdk.contextualized_embed,
+            reply = _call(self._what, self._sdk, "contextualized_embed",
                           inputs=[inputs[i] for i in part], model=self.model,
                           input_type=input_type, output_dimension=self.output_dimension)
             if len(reply.results) != len(part):

@@ -10,9 +10,10 @@ capabilities/contextual-embeddings/guide.ipynb); a chunk without a context is se
 Key and endpoint: `VOYAGE_API_KEY` (or the SDK's `VOYAGE_API_KEY_PATH`) is checked when the
 reranker is built, because the SDK builds a client without one and fails only on the first
 call; the key is never printed. `VOYAGE_BASE_URL` (e.g. `http://127.0.0.1:8000/v1`, no
-trailing slash) points it at another endpoint. The SDK retries a 429, 502-504 or timeout
-(`MAX_RETRIES` attempts in all, exponential back-off); an error left after that is one
-`RagkitError` line.
+trailing slash) points it at another endpoint. Each request waits and retries within
+`ragkit.online.budget()` (by default 3 attempts of up to 120 s each; the SDK retries a 429,
+502-504 or timeout with exponential back-off); an error left after that is one
+`RagkitError` line (`ragkit.voyage.failure`), never with the key.
 
 Limits (docs.voyageai.com, reranker page, 2026-12), met with
 `estimate_tokens` because the SDK's tokenizer downloads from a model hub:
@@ -36,7 +37,6 @@ rerun asks again.
 from __future__ import annotations
 
 import math
-import os
 import threading
 import warnings
 from collections.abc import Iterator, Sequence
@@ -46,9 +46,10 @@ from ragkit.cache import CallCache, request_key
 from ragkit.documents import Chunk, RagkitError, RagkitWarning
 from ragkit.fusion import Ranking
 from ragkit.money import dollars as money_text
+from ragkit.online import scrub
 from ragkit.pricing import Usage
 from ragkit.rerank import Candidate
-from ragkit.voyage import MAX_RETRIES, batches, client, estimate_tokens  # noqa: F401
+from ragkit.voyage import address, batches, client, estimate_tokens, failure  # noqa: F401
 
 PRICES_DATE = "2026-12"  # docs.voyageai.com/docs/pricing; the first 200M tokens are free
 PRICES: dict[str, float] = {"rerank-2.5": 0.05, "rerank-2.5-lite": 0.02}  # USD per M tokens
@@ -86,10 +87,6 @@ def groups(sizes: Sequence[int], query_tokens: int) -> Iterator[range]:
     return batches([query_tokens + size for size in sizes], MAX_DOCUMENTS, MAX_TOTAL_TOKENS)
 
 
-def _scrub(text: str, key: str | None) -> str:
-    return text.replace(key, "***") if key and len(key) > 3 else text
-
-
 def _results(reply: Any, n: int, top_k: int) -> tuple[list[tuple[int, float]], int]:
     """(index, score) pairs and total_tokens of an SDK reply; ValueError if unusable."""
     pairs = [(r.index, r.relevance_score) for r in reply.results]
@@ -118,9 +115,7 @@ class VoyageReranker:
                               f"(known: {', '.join(PRICES)}; table dated {PRICES_DATE})")
         self.model = model
         self.cache = CallCache() if cache is True else (cache or None)
-        from voyageai.util import get_default_base_url
-        self.backend = os.environ.get("VOYAGE_BASE_URL") or get_default_base_url(
-            self._sdk.api_key)
+        self.backend = address(self._sdk)
         self._lock = threading.Lock()
         self.requests = self.cache_hits = self.tokens = self.saved_tokens = 0
         self.fallbacks = self.split_queries = self.cut_documents = self.cut_queries = 0
@@ -163,7 +158,8 @@ class VoyageReranker:
             setattr(self, counter, getattr(self, counter) + by)
 
     def _warn(self, query: str, what: str) -> None:
-        warnings.warn(f"{self.name}: query {query[:60]!r}: {what}", RagkitWarning, stacklevel=4)
+        warnings.warn(scrub(f"{self.name}: query {query[:60]!r}: {what}", self._sdk.api_key),
+                      RagkitWarning, stacklevel=4)
 
     def _fit_query(self, query: str) -> str:
         cut = cut_to_tokens(query, MAX_QUERY_TOKENS)
@@ -209,16 +205,13 @@ class VoyageReranker:
         return pairs
 
     def _call(self, body: dict[str, Any]) -> Any:
-        """`Client.rerank(**body)`; SDK errors other than a garbled 200 become RagkitError."""
+        """`Client.rerank(**body)`; SDK errors other than a garbled 200 become one RagkitError
+        line without the key (`ragkit.voyage.failure`)."""
         from voyageai import error
         try:
             return self._sdk.rerank(**body)
         except error.VoyageError as exc:
             if exc.http_status == 200:  # a reply body that is not JSON
                 raise ValueError(f"not JSON: {str(exc.http_body)[:60]!r}") from None
-            status = f"HTTP {exc.http_status}" if exc.http_status else type(exc).__name__
-            hint = ("check VOYAGE_API_KEY" if isinstance(exc, error.AuthenticationError)
-                    else "re-run: reranked queries are kept in the call cache")
-            raise RagkitError(_scrub(f"{self.name}: Voyage request failed ({status}) after up "
-                                     f"to {MAX_RETRIES} attempts: {exc.user_message}; {hint}",
-                                     self._sdk.api_key)) from None
+            raise failure(self.name, exc, self._sdk,
+                          "re-run: reranked queries are kept in the call cache") from None
