@@ -7,8 +7,13 @@ folder, or a Milvus server / Zilliz Cloud by URI). A spec names one:
 
     memory                       the index folder's arrays (default)
     milvus                       Milvus Lite, file `milvus.db` inside the index folder
-                                 (or the server in $MILVUS_URI when that is set)
+                                 (or $MILVUS_URI when that is set)
     milvus:http://HOST:19530     a Milvus server; the token is read from $MILVUS_TOKEN
+    milvus:PATH.db               a Milvus Lite database at PATH.db (made absolute)
+
+A URI (after `milvus:` or in $MILVUS_URI) is either a server URL (http, https, tcp, unix:)
+or a Milvus Lite database path ending in `.db` (pymilvus's own rule); anything else is
+refused in one line naming where it came from.
 
 Every store answers the same questions in chunk ids and scores, best first, ties to the
 lower chunk position, so `Pipeline.search`, fusion, the rerank stage and the offline
@@ -20,9 +25,11 @@ weights and vectors the pipeline built and searches them.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
+from urllib.parse import urlparse
 
 import numpy as np
 
@@ -57,7 +64,38 @@ def parse_store(spec: str | StoreSpec | None, dense_index: str = "FLAT") -> Stor
     if dense_index not in DENSE_INDEXES:
         raise RagkitError(f"unknown Milvus dense index {dense_index!r} "
                           f"(known: {', '.join(DENSE_INDEXES)})")
-    return StoreSpec("milvus", uri or os.environ.get("MILVUS_URI") or None, dense_index)
+    if uri:
+        return StoreSpec("milvus", checked_uri(uri, f"store {text!r}"), dense_index)
+    env = os.environ.get("MILVUS_URI", "").strip()
+    return StoreSpec("milvus", checked_uri(env, f"MILVUS_URI={env!r}") if env else None,
+                     dense_index)
+
+
+SERVER_SCHEMES = ("http", "https", "tcp")
+
+
+def checked_uri(uri: str, source: str) -> str:
+    """`uri` when it is a Milvus server URL; a Milvus Lite database path (ends in `.db`)
+    made absolute, so index.json finds it from any working folder; anything else refused,
+    naming `source` (the variable or the `--store` value it came from)."""
+    parsed = urlparse(uri)
+    if (parsed.scheme.lower() in SERVER_SCHEMES and parsed.netloc) or uri.startswith("unix:"):
+        return uri
+    if uri.endswith(".db") and not parsed.netloc:
+        return os.path.abspath(os.path.expanduser(uri))
+    raise RagkitError(f"{source}: neither a Milvus server URL (http://HOST:19530, https://, "
+                      f"tcp://, unix:) nor a Milvus Lite database path ending in .db")
+
+
+def index_target(store: str | None) -> Callable[[Path], bool]:
+    """What `ragkit index --store STORE` may write over (`ragkit.atomic.check_target`): a
+    ragkit index, and for a Milvus store also the folder an interrupted first build left
+    (its Milvus Lite database holds the rows uploaded so far: the re-run resumes them)."""
+    from ragkit.index_folder import is_index
+    if (store or "memory").strip().partition(":")[0] != "milvus":
+        return is_index
+    from ragkit.stores.milvus_index import resumable
+    return resumable
 
 
 class Store(Protocol):

@@ -182,8 +182,7 @@ class MilvusStore:
 
     def count(self) -> int:
         """Rows in the collection (windows, or chunks in a BM25-only index)."""
-        rows = self.client.query(self.collection, filter="", output_fields=["count(*)"])
-        return int(rows[0]["count(*)"])
+        return ms.count_rows(self.client, self.collection)
 
     def delete_document(self, doc_id: str) -> int:
         """Delete every row of document `doc_id`; returns how many rows went."""

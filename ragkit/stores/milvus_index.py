@@ -9,11 +9,14 @@ index (see `ragkit.stores.milvus` for the collection swap).
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ragkit.atomic import check_target, write_text
+from ragkit.atomic import check_target, replace_folder, write_text
 from ragkit.chunk_rows import chunk_line
 from ragkit.documents import Chunk, RagkitError
 from ragkit.index_folder import FORMAT, FORMAT_VERSION, WHAT, is_index, read_bm25
@@ -25,45 +28,123 @@ from ragkit.stores import milvus_schema as ms
 
 def save(pipeline, folder: Path | str, spec: StoreSpec, batch: int = milvus_rows.BATCH,
          progress: bool = True) -> Path:
-    """Write `pipeline` (built in memory) to Milvus and `folder`; resumes an interrupted run."""
+    """Write `pipeline` (built in memory) to Milvus and `folder`; resumes an interrupted run.
+
+    A refused or failed build removes the folders it created, unless they hold a Milvus Lite
+    database with rows already uploaded: that is kept for the re-run to resume."""
     folder = Path(folder)
-    check_target(folder, is_index, WHAT, folder=True)
+    check_target(folder, resumable, WHAT, folder=True)
     old = _previous_store(folder)
-    folder.mkdir(parents=True, exist_ok=True)
     ms.check_lengths(pipeline.chunks)
     uri, record_uri = mv.locate(folder, spec.uri)
-    client = ms.connect(uri, mv.token())
-    dense, dim = pipeline.dense, (pipeline.dense.vectors.shape[1] if pipeline.dense is not None
-                                  else None)
+    if ms.is_lite(uri) and spec.uri is not None:
+        ms.check_lite(uri)
+    made = _make_folder(folder)
+    uploading = False
+    try:
+        if spec.uri is None:
+            ms.check_lite(uri)
+        client = ms.connect(uri, mv.token())
+        name, key, n_rows, manifest = _collection(client, pipeline, folder, spec, uri)
+        uploading = True
+        _upload(client, name, pipeline, n_rows, batch, progress)
+        return _finish(client, pipeline, folder, spec, uri, record_uri, name, key, n_rows,
+                       manifest, old)
+    except BaseException:
+        if uploading and progress:
+            print(f"ragkit: the build stopped; the rows uploaded so far stay in Milvus at "
+                  f"{uri}: run the same command again to resume", file=sys.stderr)
+        if made is not None and not (uploading and spec.uri is None):
+            if spec.uri is None:
+                ms.forget(uri)
+            shutil.rmtree(made, ignore_errors=True)
+        raise
+
+
+def _collection(client, pipeline, folder: Path, spec: StoreSpec, uri: str):
+    """(name, key, rows, manifest) of the collection this build writes, created unless an
+    earlier run of this same build made it (then checked and loaded: a collection opened by
+    a new process is released, and the resume's look-ups need it loaded)."""
+    dense = pipeline.dense
+    dim = dense.vectors.shape[1] if dense is not None else None
     manifest: dict[str, Any] = {"config": asdict(pipeline.config),
                                 "embedder": pipeline.embedder_record}
     n_rows = len(dense.owners) if dense is not None else len(pipeline.chunks)
     key = ms.build_key(manifest, pipeline.chunks, n_rows, spec.dense_index)
-    base = mv.base_name(folder, spec.uri is None)
-    name = f"{base}_{key}"
-    resume = client.has_collection(name)  # an interrupted run of this same build
-    if resume:
+    name = f"{mv.base_name(folder, spec.uri is None)}_{key}"
+    if client.has_collection(name):  # an interrupted or finished run of this same build
         ms.check(client, name, dim, uri)
+        client.load_collection(name)
     else:
         ms.create(client, name, dim, spec.dense_index, n_rows)
+    return name, key, n_rows, manifest
+
+
+def _upload(client, name: str, pipeline, n_rows: int, batch: int, progress: bool) -> None:
+    """Insert the rows not yet in collection `name`; say so when some already were."""
+    before = ms.count_rows(client, name)
     weights = pipeline.bm25.weights.T.tocsr()  # documents × terms
-    milvus_rows.ingest(client, name, milvus_rows.rows(pipeline.chunks, weights, dense), n_rows,
-                       batch, progress, resume)
+    inserted = milvus_rows.ingest(client, name,
+                                  milvus_rows.rows(pipeline.chunks, weights, pipeline.dense),
+                                  n_rows, batch, progress, resume=before > 0)
+    if before and progress:
+        print(f"ragkit: resumed Milvus collection {name}: {n_rows - inserted} of {n_rows} "
+              f"rows were already there; uploaded {inserted}", file=sys.stderr)
     client.flush(name)
     client.load_collection(name)
-    mv.bm25_model(pipeline.bm25).save(folder / f"bm25-{key}")
+
+
+def _finish(client, pipeline, folder: Path, spec: StoreSpec, uri: str, record_uri, name: str,
+            key: str, n_rows: int, manifest: dict[str, Any], old) -> Path:
+    """Write the vocabulary, parents and index.json (last: the moment the new build becomes
+    the index), point the alias at the new collection and drop the previous one."""
+    with replace_folder(folder / f"bm25-{key}", lambda _: True, "a BM25 vocabulary") as tmp:
+        mv.bm25_model(pipeline.bm25).save(tmp)  # a re-run replaces the live one whole
     parents = list({p.id: p for p in pipeline.parents.values()}.values())
     if parents:
         write_text(folder / "parents.jsonl", "".join(chunk_line(p) + "\n" for p in parents))
+    dim = pipeline.dense.vectors.shape[1] if pipeline.dense is not None else None
     store = mv.MilvusStore(client, uri, name, pipeline.chunks, None, dim, spec.dense_index,
                            record_uri)
     manifest = {"format": FORMAT, "version": FORMAT_VERSION, **manifest,
                 "chunks": len(pipeline.chunks), "store": {**store.record(), "rows": n_rows},
                 **({"parents": len(parents)} if parents else {})}
     write_text(folder / "index.json", json.dumps(manifest, indent=2))  # folder checked above
-    _point_alias(client, base, name)
+    _point_alias(client, mv.base_name(folder, spec.uri is None), name)
     mv.drop_old(client, folder, old, name)
     return folder
+
+
+def _make_folder(folder: Path) -> Path | None:
+    """Create `folder` (and missing parents); the topmost folder created, None if it was
+    there. A failure is one line, not a traceback."""
+    path = Path(os.path.abspath(folder))
+    top = None
+    for ancestor in (path, *path.parents):
+        if ancestor.exists() or ancestor.is_symlink():
+            break
+        top = ancestor
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RagkitError(f"{folder}: cannot create ({exc.strerror or exc})") from None
+    return top
+
+
+def resumable(folder: Path) -> bool:
+    """True for a ragkit index, or for the folder an interrupted first Milvus Lite build
+    left: no index.json, a `milvus.db` folder, and only what that build writes beside it
+    (bm25-* vocabularies, parents.jsonl, their temporary files)."""
+    folder = Path(folder)
+    if is_index(folder):
+        return True
+    try:
+        names = [p.name for p in folder.iterdir()]
+    except OSError:
+        return False
+    return (folder / mv.LITE_FILE).is_dir() and all(
+        name == mv.LITE_FILE or name == "parents.jsonl" or name.startswith(("bm25-", "."))
+        for name in names) and not (folder / "index.json").exists()
 
 
 def _previous_store(folder: Path) -> dict[str, Any] | None:

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ragkit.documents import Chunk, RagkitError
@@ -40,11 +43,7 @@ def connect(uri: str, token: str | None = None):
     """
     if uri in _clients:
         return _clients[uri]
-    try:
-        from pymilvus import MilvusClient
-    except ImportError:
-        raise RagkitError("the milvus store needs pymilvus and milvus-lite: "
-                          "pip install pymilvus milvus-lite") from None
+    MilvusClient = _client_class()
     try:
         client = MilvusClient(uri=uri, token=token or "", timeout=TIMEOUT)
         client.list_collections(timeout=TIMEOUT)
@@ -55,6 +54,58 @@ def connect(uri: str, token: str | None = None):
         raise error from None
     _clients[uri] = client
     return client
+
+
+def _client_class():
+    """pymilvus's MilvusClient, imported with $MILVUS_URI hidden: pymilvus parses that
+    variable on import as a server URL and raises on a Lite path, but ragkit reads it itself
+    (`ragkit.stores.parse_store`) and always passes the URI explicitly."""
+    hidden = {name: os.environ.pop(name) for name in ("MILVUS_URI", "MILVUS_DEFAULT_CONNECTION")
+              if name in os.environ}
+    try:
+        from pymilvus import MilvusClient
+    except ImportError:
+        raise RagkitError("the milvus store needs pymilvus and milvus-lite: "
+                          "pip install pymilvus milvus-lite") from None
+    except Exception as exc:  # pymilvus reads other settings from the environment on import
+        raise RagkitError(f"pymilvus cannot start: {_reason(exc)}") from None
+    finally:
+        os.environ.update(hidden)
+    return MilvusClient
+
+
+def is_lite(uri: str) -> bool:
+    """True for a Milvus Lite database path (pymilvus's rule: it ends in `.db`)."""
+    return uri.endswith(".db") and "://" not in uri
+
+
+def check_lite(path: str) -> None:
+    """Refuse, in one line and before Milvus Lite starts, a Lite database path that cannot
+    be created or written: a missing parent folder, a file where a folder must be, a folder
+    that refuses writes (read-only file system, immutable). Creates nothing: a probe file
+    is made and removed. Why: Milvus Lite itself logs a traceback and pymilvus reports
+    only "Open local milvus failed". Milvus Lite 3 keeps a database in a folder."""
+    db = Path(path)
+    verb = "write" if db.is_dir() else "create"
+
+    def refuse(reason: str) -> None:
+        raise RagkitError(f"cannot {verb} the Milvus Lite database {path}: {reason}")
+
+    if db.exists() and not db.is_dir():
+        refuse("it is a file, not a Milvus Lite database folder")
+    parent = db.parent
+    if not db.is_dir():
+        if not parent.exists():
+            refuse(f"folder {parent} does not exist")
+        if not parent.is_dir():
+            refuse(f"{parent} is a file, not a folder")
+    where = db if db.is_dir() else parent
+    try:
+        handle, probe = tempfile.mkstemp(prefix=".ragkit-probe-", dir=where)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as exc:
+        refuse(f"cannot write in {where} ({exc.strerror or exc})")
 
 
 def connect_error(uri: str, exc: Exception) -> Exception:
@@ -72,6 +123,8 @@ def connect_error(uri: str, exc: Exception) -> Exception:
                                grpc.StatusCode.PERMISSION_DENIED):
             return RagkitError(f"Milvus at {uri} refused the token (MILVUS_TOKEN): "
                                f"{_reason(err)}")
+    if isinstance(exc, MilvusException) and is_lite(uri):
+        return RagkitError(f"cannot open the Milvus Lite database {uri}: {_reason(exc)}")
     if isinstance(exc, MilvusException):
         text = str(exc).lower()
         if any(word in text for word in ("auth", "token", "credential", "permission",
@@ -97,6 +150,12 @@ def forget(uri: str) -> None:
     client = _clients.pop(uri, None)
     if client is not None:
         client.close()
+    if is_lite(uri):  # stop the embedded server too, so nothing writes into a deleted folder
+        try:
+            from milvus_lite.server_manager import server_manager_instance
+        except ImportError:
+            return
+        server_manager_instance.release_server(uri)
 
 
 def create(client, name: str, dim: int | None, dense_index: str, n_rows: int) -> None:
@@ -169,6 +228,12 @@ def check(client, name: str, dim: int | None, uri: str) -> dict[str, str]:
         raise RagkitError(f"Milvus at {uri}: collection {name!r} holds {made}-d vectors, but "
                           f"the index records dim {dim or 0}; rebuild the index")
     return props
+
+
+def count_rows(client, name: str) -> int:
+    """Rows in collection `name` (which must be loaded)."""
+    rows = client.query(name, filter="", output_fields=["count(*)"])
+    return int(rows[0]["count(*)"])
 
 
 def builtin_sign(distances: list[float]) -> float:
