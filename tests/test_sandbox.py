@@ -3,9 +3,10 @@ import os
 
 import pytest
 
-from ragkit.agent import sandbox
+from ragkit.agent import safe_open, sandbox
 from ragkit.agent.gate import run_tool
-from ragkit.agent.sandbox import glob_paths, read_text, resolve, search, walk
+from ragkit.agent.safe_open import Root, parts, read_text
+from ragkit.agent.sandbox import glob_paths, matches, pattern_parts, search
 from ragkit.agent.tool import ToolContext, ToolError
 
 
@@ -25,64 +26,114 @@ def tree(tmp_path):
     return root
 
 
+def read(root, path):
+    with Root(root) as opened:
+        return read_text(opened, parts(path), path)
+
+
+def listed(root, pattern):
+    with Root(root) as opened:
+        return glob_paths(opened, pattern)
+
+
 @pytest.mark.parametrize("path, message", [
     ("../outside/secret.txt", "leads outside the root"),
     ("sub/../../outside/secret.txt", "leads outside the root"),
     ("/etc/passwd", "is an absolute path"),
     ("C:\\Windows\\win.ini", "is an absolute path"),
-    ("link-out.txt", "leads through a symlink outside the root"),
-    ("dir-out/secret.txt", "leads through a symlink outside the root"),
     ("", "empty path"),
 ])
-def test_resolve_refuses_paths_that_leave_the_root(tree, path, message):
+def test_paths_that_leave_the_root_are_refused_before_any_open(tree, path, message):
     with pytest.raises(ToolError, match=message) as caught:
-        resolve(tree, path)
+        parts(path)
     assert "relative to the root" in str(caught.value)  # says what is allowed
 
 
-def test_resolve_allows_paths_that_stay_inside(tree):
-    assert resolve(tree, "sub/a.txt") == (tree / "sub" / "a.txt").resolve()
-    assert resolve(tree, "sub/../sub/a.txt") == (tree / "sub" / "a.txt").resolve()
-    assert resolve(tree, "link-in.txt") == (tree / "sub" / "a.txt").resolve()
+@pytest.mark.parametrize("path, message", [
+    ("link-out.txt", "'link-out.txt' is a symbolic link, and these tools never follow links, "
+                     "not even inside the root; read the file it points to by its own path, "
+                     "if that is inside the root"),
+    ("dir-out/secret.txt", "'dir-out' is a symbolic link, and these tools never follow links"),
+    ("link-in.txt", "'link-in.txt' is a symbolic link, and these tools never follow links, not "
+                    "even inside the root; it points to 'sub/a.txt' — read that path instead"),
+])
+def test_no_symlink_is_followed_and_a_link_inside_names_its_target(tree, path, message):
+    with pytest.raises(ToolError) as caught:
+        read(tree, path)
+    assert str(caught.value).startswith(message)
+    assert str(tree) not in str(caught.value)
 
 
-def test_walk_and_glob_never_list_links_out_or_hidden_files(tree):
-    assert walk(tree) == ["link-in.txt", "sub/a.txt"]
-    assert glob_paths(tree, "**/*.txt") == ["link-in.txt", "sub/a.txt"]
-    assert glob_paths(tree, "dir-out/*") == []
+def test_paths_that_stay_inside_are_read(tree):
+    assert parts("sub/../sub/./a.txt") == ["sub", "a.txt"]
+    assert read(tree, "sub/../sub/a.txt") == "alpha\nbeta\n"
+
+
+def test_glob_never_lists_links_or_hidden_files_and_names_the_links(tree):
+    found = listed(tree, "**/*.txt")
+    assert found.files == ["sub/a.txt"]
+    assert found.links == ["dir-out", "link-in.txt", "link-out.txt"]  # dir-out could hold some
+    assert listed(tree, "**/*").links == ["dir-out", "link-in.txt", "link-out.txt"]
+    out = listed(tree, "dir-out/*")
+    assert out.files == [] and out.links == ["dir-out"]
     with pytest.raises(ToolError, match="not a pattern relative to the root"):
-        glob_paths(tree, "../*")
+        listed(tree, "../*")
 
 
-def test_grep_through_the_gate_finds_only_files_inside(tree):
+@pytest.mark.parametrize("pattern, path, expected", [
+    ("**/*.py", "a.py", True), ("**/*.py", "x/y/a.py", True), ("*.py", "x/a.py", False),
+    ("x/**/a.py", "x/a.py", True), ("x/**/a.py", "x/y/z/a.py", True), ("x/*/a.py", "x/a.py", False),
+    ("**/**/**/**", "f/g/x.txt", True), ("p/[ab]?.md", "p/b1.md", True),
+    ("p/[ab]?.md", "p/c1.md", False),
+    ("**/refund*.py", "code/shopcore/payments/refund.py", True), ("**/*.PY", "a.py", False),
+])
+def test_glob_matching_follows_pathlib_rules(pattern, path, expected):
+    assert matches(pattern_parts(pattern), tuple(path.split("/"))) is expected
+
+
+def test_glob_matching_is_linear_where_a_regex_would_backtrack():
+    deep = tuple(["d"] * 60 + ["x.txt"])
+    assert matches(pattern_parts("/".join(["**", "*"] * 40) + "/y.py"), deep) is False
+    with pytest.raises(ToolError, match="'\\*\\*' must be a whole path part"):
+        pattern_parts("**.py")
+
+
+def test_grep_through_the_gate_finds_only_regular_files_inside(tree):
     result = run_tool("grep", {"pattern": "beta"}, ToolContext(root=tree))
     assert not result.is_error
-    assert result.content == "link-in.txt:2:beta\nsub/a.txt:2:beta"
+    assert result.content == (
+        "sub/a.txt:2:beta\n"
+        "[not followed: 3 symbolic link(s) — these tools never follow links, even inside the "
+        "root: dir-out, link-in.txt, link-out.txt]")
 
 
 def test_binary_huge_and_non_utf8_files_are_refused_with_guidance(tree, monkeypatch):
     (tree / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     (tree / "latin1.txt").write_bytes("café\n".encode("latin-1"))
     (tree / "big.txt").write_text("x" * 101, encoding="utf-8")
-    monkeypatch.setattr(sandbox, "MAX_FILE_BYTES", 100)
+    monkeypatch.setattr(safe_open, "MAX_FILE_BYTES", 100)
     with pytest.raises(ToolError, match="binary file .*text files only"):
-        read_text(tree / "img.png", "img.png")
+        read(tree, "img.png")
     with pytest.raises(ToolError, match="not UTF-8 text .*offset 3"):
-        read_text(tree / "latin1.txt", "latin1.txt")
+        read(tree, "latin1.txt")
     with pytest.raises(ToolError, match=r"too large to read \(101 bytes; the limit is 100\).*grep"):
-        read_text(tree / "big.txt", "big.txt")
+        read(tree, "big.txt")
     with pytest.raises(ToolError, match="is a folder.*glob"):
-        read_text(tree / "sub", "sub")
+        read(tree, "sub")
     with pytest.raises(ToolError, match="no such file 'nope.md'.*glob"):
-        read_text(tree / "nope.md", "nope.md")
+        read(tree, "nope.md")
+    with pytest.raises(ToolError, match="'sub/a.txt' is a file, not a folder"):
+        read(tree, "sub/a.txt/more.md")
 
 
 def test_grep_skips_unreadable_files_and_says_so(tree):
     (tree / "blob.bin").write_bytes(b"beta\x00\x01")
-    result = run_tool("grep", {"pattern": "beta", "path_glob": "*"}, ToolContext(root=tree))
-    assert result.content == ("link-in.txt:2:beta\n"
-                              "[skipped 1 file(s) that are binary, not UTF-8 or over "
-                              "1,000,000 bytes: blob.bin]")
+    result = run_tool("grep", {"pattern": "beta", "path_glob": "*.bin"}, ToolContext(root=tree))
+    assert result.content == ("no lines match 'beta' in the 0 files of '*.bin'; try a shorter "
+                              "or more general pattern, (?i) to ignore case, or docs_search "
+                              "for a question in words\n"
+                              "[skipped 1 file(s) that are binary, not UTF-8, over 1,000,000 "
+                              "bytes, hard-linked or unreadable: blob.bin]")
 
 
 def test_catastrophic_regex_is_stopped_at_the_deadline(tree):
@@ -108,5 +159,5 @@ def test_search_caps_hits_and_cuts_long_lines():
 
 def test_symlink_loop_is_refused(tree):
     os.symlink(tree / "loop", tree / "loop")
-    with pytest.raises(ToolError):
-        resolve(tree, "loop")
+    with pytest.raises(ToolError, match="'loop' is a symbolic link"):
+        read(tree, "loop")

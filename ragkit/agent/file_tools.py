@@ -1,32 +1,43 @@
-"""The agent's file tools: seed 004's `grep`, `glob` and `read_file`, sandboxed to a root.
+"""The agent's file tools: `grep`, `glob` and `read_file`, sandboxed to a root.
 
-What it is: the three `run_*` functions `ragkit.agent.tools` registers, with seed 004's names
-and its `path:line:text` format, every path resolved inside `ToolContext.root` by
-`ragkit.agent.sandbox`, every result capped to the context's output budget with a message that
-says how to search more narrowly.
+What it is: the three `run_*` functions `ragkit.agent.tools` registers, with the
+`path:line:text` format of Anthropic's agentic-search examples, every file opened beneath
+`ToolContext.root` by `ragkit.agent.safe_open` (no link followed, regular single-named files
+only) and every listing bounded by `ragkit.agent.sandbox` (entries, seconds, depth). Each
+result is capped to the context's output budget with a message that says how to search more
+narrowly, and names what was left out (links, special files, folders too deep, a budget that
+ran out). Budgets can be lowered per context: `extra` keys `grep_timeout`, `walk_timeout`,
+`walk_max_entries`.
 
 What it is not: the tool definitions (descriptions, schemas, examples — `ragkit.agent.tools`)
 or the approval and schema checks (`ragkit.agent.gate`).
 """
 from __future__ import annotations
 
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Any
 
-from ragkit.agent.sandbox import (MAX_FILE_BYTES, TIMEOUT, compile_pattern, glob_paths,
-                                  read_text, relative, resolve, search, walk)
+from ragkit.agent.safe_open import MAX_FILE_BYTES, Root, parts, read_text
+from ragkit.agent.sandbox import (MAX_ENTRIES, TIMEOUT, WALK_TIMEOUT, Listing, compile_pattern,
+                                  glob_paths, search, top_level)
 from ragkit.agent.tool import ToolContext, ToolError
 
 MAX_HITS, MAX_GLOB, MAX_READ_LINES, MAX_LINE_READ = 200, 200, 200, 1000
 MAX_GREP_CHARS = 20_000_000  # text one grep call may search (the corpus is about 0.8 M)
 
 
-def _no_files(root: Path, pattern: str) -> str:
-    top = sorted({p.split("/")[0] for p in walk(root)})[:20]
+def _no_files(root: Root, pattern: str) -> str:
+    top = top_level(root)[:20]
     example = pattern if pattern.startswith("**") else f"**/{pattern}"
     return (f"no files match '{pattern}'. Patterns are relative to the root and match files "
             f"only; '*' stays within one folder, '**/' spans folders (e.g. '{example}'). "
             f"Top-level entries: {', '.join(top) or '(the root is empty)'}")
+
+
+def _listing(root: Root, pattern: str, ctx: ToolContext) -> Listing:
+    """`glob_paths` within the context's walk budgets (`extra`: walk_max_entries, walk_timeout)."""
+    return glob_paths(root, pattern, ctx.extra.get("walk_max_entries", MAX_ENTRIES),
+                      ctx.extra.get("walk_timeout", WALK_TIMEOUT))
 
 
 def run_grep(args: dict[str, Any], ctx: ToolContext) -> str:
@@ -34,28 +45,37 @@ def run_grep(args: dict[str, Any], ctx: ToolContext) -> str:
     max_hits = args.get("max_hits", 50)
     compile_pattern(pattern)
     files, skipped, size = [], [], 0
-    for rel in glob_paths(ctx.root, where):
-        try:
-            files.append((rel, read_text(resolve(ctx.root, rel), rel)))
-        except ToolError:
-            skipped.append(rel)
-            continue
-        size += len(files[-1][1])
-        if size > MAX_GREP_CHARS:
-            raise ToolError(f"'{where}' covers more than {MAX_GREP_CHARS:,} characters of "
-                            f"text; search a part of the tree with a narrower path_glob, "
-                            f"e.g. a folder such as '{PurePosixPath(rel).parts[0]}/**/*'")
+    with Root(ctx.root) as root:
+        listing = _listing(root, where, ctx)
+        for rel in listing.files:
+            try:
+                files.append((rel, read_text(root, rel.split("/"), rel)))
+            except ToolError:
+                skipped.append(rel)
+                continue
+            size += len(files[-1][1])
+            if size > MAX_GREP_CHARS:
+                raise ToolError(f"'{where}' covers more than {MAX_GREP_CHARS:,} characters of "
+                                f"text; search a part of the tree with a narrower path_glob, "
+                                f"e.g. a folder such as '{PurePosixPath(rel).parts[0]}/**/*'")
+        missing = "" if listing.files else _no_files(root, where)
+    notes = listing.notes(where)
+    if skipped:
+        notes.insert(0, f"[skipped {len(skipped)} file(s) that are binary, not UTF-8, over "
+                        f"{MAX_FILE_BYTES:,} bytes, hard-linked or unreadable: "
+                        f"{', '.join(skipped[:5])}]")
     hits, more = search(pattern, files, max_hits, ctx.extra.get("grep_timeout", TIMEOUT))
     lines, used = [], 0
-    for path, number, text in hits:  # within the output cap, leaving room for the notes
+    budget = ctx.max_output - 300 - sum(len(n) + 1 for n in notes)  # room for the notes
+    for path, number, text in hits:
         line = f"{path}:{number}:{text}"
-        if used + len(line) + 1 > ctx.max_output - 400:
+        if used + len(line) + 1 > budget:
             more = True
             break
         lines.append(line)
         used += len(line) + 1
-    if not files:
-        lines.append(_no_files(ctx.root, where))
+    if missing:
+        lines.append(missing)
     elif not hits:
         lines.append(f"no lines match {pattern!r} in the {len(files)} files of '{where}'; try "
                      f"a shorter or more general pattern, (?i) to ignore case, or docs_search "
@@ -66,28 +86,26 @@ def run_grep(args: dict[str, Any], ctx: ToolContext) -> str:
         lines.append(f"[truncated: {len(lines)} matching lines shown, and more match; "
                      f"narrow the search with a more specific pattern or a path_glob such as "
                      f"'{folder}']")
-    if skipped:
-        lines.append(f"[skipped {len(skipped)} file(s) that are binary, not UTF-8 or over "
-                     f"{MAX_FILE_BYTES:,} bytes: {', '.join(skipped[:5])}]")
-    return "\n".join(lines)
+    return "\n".join(lines + notes)
 
 
 def run_glob(args: dict[str, Any], ctx: ToolContext) -> str:
     pattern = args["pattern"]
-    paths = glob_paths(ctx.root, pattern)
-    if not paths:
-        return _no_files(ctx.root, pattern)
-    shown = paths[:MAX_GLOB]
+    with Root(ctx.root) as root:
+        listing = _listing(root, pattern, ctx)
+        shown = listing.files[:MAX_GLOB] or [_no_files(root, pattern)]
+    paths = listing.files
     if len(paths) > MAX_GLOB:
         shown.append(f"[truncated: {MAX_GLOB} of {len(paths)} files shown; use a narrower "
                      f"pattern, e.g. a folder such as '{PurePosixPath(paths[0]).parent}/*']")
-    return "\n".join(shown)
+    return "\n".join(shown + listing.notes(pattern))
 
 
 def run_read_file(args: dict[str, Any], ctx: ToolContext) -> str:
-    target = resolve(ctx.root, args["path"])
-    shown = relative(ctx.root, target)
-    lines = read_text(target, shown).splitlines()
+    names = parts(args["path"])
+    shown = "/".join(names) or "."
+    with Root(ctx.root) as root:
+        lines = read_text(root, names, shown).splitlines()
     total, start = len(lines), args.get("start_line", 1)
     end = min(args.get("end_line", total), total)
     if total == 0:

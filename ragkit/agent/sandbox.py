@@ -1,38 +1,49 @@
-"""The file tools' sandbox: paths that cannot leave their root, text-only reads, bounded grep.
+"""The file tools' sandbox: listings that stay in their root and bounded regex search.
 
 What it is:
-- `resolve(root, path)`: a model-given relative path as a real path inside `root`; absolute
-  paths, `..` escapes and symlinks whose target lies outside are refused (resolve, then
-  `is_relative_to`, as seed 004's `read_file` does);
-- `read_text(path)`: a file's text, refused with guidance when it is huge, binary (a NUL byte)
-  or not UTF-8;
-- `walk(root)`, `glob_paths(root, pattern)`: files under `root` as sorted relative paths,
-  never through a symlinked folder nor to a file outside the root; hidden entries and
-  `__pycache__` are skipped;
+- `glob_paths(root, pattern)`: a `Listing` of the regular files under an open `Root`
+  (`ragkit.agent.safe_open`) whose relative path matches `pattern` ('*', '?', '[abc]' within a
+  part, '**' for any number of folders, as pathlib globs). It walks folder descriptors, never
+  a path string, and follows no symlink: links, FIFOs, devices and sockets are not listed but
+  named in the `Listing` for the result to report, so a symlink loop is one more link, not a
+  crash. Hidden entries, `__pycache__` and `node_modules` are skipped. The walk is bounded:
+  at most `MAX_ENTRIES` directory entries and `WALK_TIMEOUT` seconds (then it stops and says
+  so), `MAX_DEPTH` folder levels, and no folder whose path would let a file's path pass
+  4,096 characters (those are named as not searched);
 - `search(pattern, texts, max_hits, timeout)`: a regular expression over files' lines, bounded
   in time and output. Python's `re` cannot be interrupted once a match starts, and a pattern
-  such as `(a+)+$` tries about 2^40 ways to match a 40-character 'aaa…!' line (hours), so the search runs in a child Python process (`-I -S`: no site, no environment, no
-  files — it receives the texts on stdin) that is killed at the deadline.
+  such as `(a+)+$` tries about 2^40 ways to match a 40-character 'aaa…!' line (hours), so the
+  search runs in a child Python process (`-I -S`: no site, no environment, no files — it
+  receives the texts on stdin) that is killed at the deadline.
 
-What it is not: an operating-system sandbox. It guards what the tools read, not the process.
-Every refusal is a `ToolError` saying what is allowed and what to try instead.
+What it is not: an operating-system sandbox, nor the reads (`ragkit.agent.safe_open`, where
+the rules on links, hard links and special files are stated). Every refusal is a `ToolError`
+saying what is allowed and what to try instead; no message names the root's absolute path.
 """
 from __future__ import annotations
 
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
-from pathlib import Path, PurePosixPath
+import time
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import PurePosixPath
 
+from ragkit.agent.safe_open import MAX_NAME, MAX_PATH, Root, short
 from ragkit.agent.tool import ToolError
 
-MAX_FILE_BYTES = 1_000_000  # files above this are refused by read_file and skipped by grep
-MAX_PATTERN = 500  # characters of a regular expression
+MAX_PATTERN = 500  # characters of a regular expression or a glob pattern
 MAX_LINE = 300  # characters of one grep hit's line text
 TIMEOUT = 2.0  # seconds a regex search may run
+MAX_ENTRIES = 50_000  # directory entries one glob (or grep's path_glob) may look at
+WALK_TIMEOUT = 2.0  # seconds one glob may walk
+MAX_DEPTH = 64  # folder levels below the root
 SKIP_DIRS = frozenset({"__pycache__", "node_modules"})
+_MAGIC = re.compile(r"[*?\[]")
 
 # The child process: read {"pattern", "files": [[path, text]], "max_hits", "max_line"} on
 # stdin, write [[path, line number, text], ...] (at most max_hits + 1) on stdout.
@@ -53,88 +64,172 @@ json.dump(hits, sys.stdout)
 """
 
 
-def resolve(root: Path, path: str) -> Path:
-    """`path` (relative to `root`) as a resolved path that is inside `root`, or ToolError."""
-    allowed = "give a path relative to the root, e.g. 'code/shopcore/payments/refund.py'"
-    if not isinstance(path, str) or not path.strip():
-        raise ToolError(f"empty path; {allowed}")
-    if "\x00" in path:
-        raise ToolError(f"the path contains a NUL character; {allowed}")
-    if PurePosixPath(path).is_absolute() or re.match(r"^[A-Za-z]:[\\/]", path) or \
-            path.startswith("~"):
-        raise ToolError(f"'{path}' is an absolute path, and only files under the root can be "
-                        f"read; {allowed}")
-    base = Path(root).resolve()
-    try:
-        target = (base / path).resolve()
-    except (OSError, RuntimeError) as exc:  # a symlink loop, a name too long, ...
-        raise ToolError(f"'{path}' cannot be resolved ({exc}); {allowed}") from None
-    if not target.is_relative_to(base):
-        how = "through a symlink " if ".." not in PurePosixPath(path).parts else ""
-        raise ToolError(f"'{path}' leads {how}outside the root, which these tools cannot "
-                        f"leave; {allowed} (no '..' above the root, no links out of it)")
-    return target
+@dataclass
+class Listing:
+    """What a walk found: matching `files`, and what it did not list or search, and why."""
+
+    files: list[str] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)  # symlinks the pattern reaches (not followed)
+    special: list[str] = field(default_factory=list)  # FIFOs, devices, sockets that match
+    unsearched: list[str] = field(default_factory=list)  # folders too deep or unreadable
+    stopped: str = ""  # '50,000 entries' or '2 s' when a budget ran out
+
+    def notes(self, pattern: str) -> list[str]:
+        """One bracketed line per kind of thing left out, for the tool result."""
+        out = []
+        if self.links:
+            out.append(f"[not followed: {len(self.links)} symbolic link(s) — these tools never "
+                       f"follow links, even inside the root: {_names(self.links)}]")
+        if self.special:
+            out.append(f"[skipped {len(self.special)} special file(s) (FIFO, device or socket): "
+                       f"{_names(self.special)}]")
+        if self.unsearched:
+            out.append(f"[not searched: {len(self.unsearched)} folder(s) nested too deep (over "
+                       f"{MAX_DEPTH} levels or {MAX_PATH:,} characters) or not readable: "
+                       f"{_names(self.unsearched)}]")
+        if self.stopped:
+            top = (self.files or [""])[0].split("/")[0] or "code"
+            out.append(f"[stopped after {self.stopped}: the listing is incomplete; narrow the "
+                       f"pattern to a folder, e.g. '{top}/**/*' instead of '{short(pattern)}']")
+        return out
 
 
-def relative(root: Path, path: Path) -> str:
-    """`path` relative to `root` with forward slashes (the semantic id tools show)."""
-    return Path(path).relative_to(Path(root).resolve()).as_posix()
+def _names(paths: list[str]) -> str:
+    return ", ".join(short(p, 80) for p in paths[:5]) + (", …" if len(paths) > 5 else "")
 
 
-def read_text(path: Path, shown: str) -> str:
-    """The UTF-8 text of the file at `path` (shown to the model as `shown`), or ToolError."""
-    if not path.exists():
-        raise ToolError(f"no such file '{shown}'; list files with glob, e.g. "
-                        f"glob(pattern='**/*{Path(shown).stem}*')")
-    if path.is_dir():
-        raise ToolError(f"'{shown}' is a folder, not a file; list it with "
-                        f"glob(pattern='{shown.rstrip('/')}/*')")
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise ToolError(f"'{shown}' is too large to read ({size:,} bytes; the limit is "
-                        f"{MAX_FILE_BYTES:,}); find the lines you need with grep "
-                        f"(path_glob='{shown}') instead")
-    data = path.read_bytes()
-    if b"\x00" in data:
-        raise ToolError(f"'{shown}' is a binary file (it contains NUL bytes); these tools read "
-                        f"text files only — look for a text file that describes it instead")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ToolError(f"'{shown}' is not UTF-8 text (undecodable byte at offset "
-                        f"{exc.start}); these tools read UTF-8 text files only") from None
-
-
-def walk(root: Path) -> list[str]:
-    """Every regular file under `root` as a sorted relative path (see the module docstring)."""
-    base = Path(root).resolve()
-    found: list[str] = []
-    for folder, dirs, files in os.walk(base, followlinks=False):
-        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS]
-        for name in files:
-            if name.startswith("."):
-                continue
-            path = Path(folder) / name
-            real = path.resolve()
-            if real.is_relative_to(base) and real.is_file():
-                found.append(path.relative_to(base).as_posix())
-    return sorted(found)
-
-
-def glob_paths(root: Path, pattern: str) -> list[str]:
-    """Files under `root` whose relative path matches `pattern` (pathlib glob rules), sorted;
-    only what `sandbox.walk` lists (no hidden files, nothing through links out of the root)."""
-    parts = PurePosixPath(pattern).parts
-    if not pattern or PurePosixPath(pattern).is_absolute() or ".." in parts:
-        raise ToolError(f"'{pattern}' is not a pattern relative to the root; use e.g. "
+def pattern_parts(pattern: str) -> tuple[str, ...]:
+    """The parts of a glob `pattern` relative to the root, or ToolError."""
+    if not isinstance(pattern, str) or not pattern.strip() or \
+            PurePosixPath(pattern).is_absolute() or ".." in pattern.split("/"):
+        raise ToolError(f"'{short(pattern)}' is not a pattern relative to the root; use e.g. "
                         f"'**/*.py' or 'policies/en/*.md' (no leading '/', no '..')")
-    base = Path(root).resolve()
+    if len(pattern) > MAX_PATTERN:
+        raise ToolError(f"the pattern is {len(pattern):,} characters long (limit "
+                        f"{MAX_PATTERN}); use a shorter one, e.g. 'code/**/*.py'")
+    parts: list[str] = []
+    for part in pattern.split("/"):
+        if "**" in part and part != "**":
+            raise ToolError(f"invalid glob pattern '{short(pattern)}': '**' must be a whole "
+                            f"path part, e.g. '**/refund*.py' (use '*' within a name)")
+        if part not in ("", ".") and not (part == "**" and parts[-1:] == ["**"]):
+            parts.append(part)
+    if not parts:
+        raise ToolError(f"'{pattern}' is not a pattern relative to the root; use e.g. '**/*.py'")
+    return tuple(parts)
+
+
+def matches(pattern: tuple[str, ...], path: tuple[str, ...], below: bool = False) -> bool:
+    """Whether `path` matches `pattern` (or, `below`, whether a path beneath it could), in
+    time linear in both: a set of pattern positions reached, not backtracking."""
+    n = len(pattern)
+
+    def close(reach: list[bool]) -> list[bool]:  # '**' also matches no folder at all
+        for i in range(n):
+            if reach[i] and pattern[i] == "**":
+                reach[i + 1] = True
+        return reach
+
+    reach = close([True] + [False] * n)
+    for part in path:
+        after = [False] * (n + 1)
+        for i in range(n):
+            if reach[i]:
+                if pattern[i] == "**":
+                    after[i] = True
+                elif fnmatchcase(part, pattern[i]):
+                    after[i + 1] = True
+        reach = close(after)
+    return any(reach[:n]) if below else reach[n]
+
+
+def glob_paths(root: Root, pattern: str, max_entries: int = MAX_ENTRIES,
+               timeout: float = WALK_TIMEOUT) -> Listing:
+    """The regular files under `root` whose relative paths match `pattern`, sorted, and what
+    was left out (see the module docstring)."""
+    parts = pattern_parts(pattern)
+    listing, seen, deadline = Listing(), 0, time.monotonic() + timeout
+    start = 0  # leading literal folders are opened directly, not searched for
+    while start < len(parts) - 1 and not _MAGIC.search(parts[start]) and parts[start] != "**":
+        start += 1
+    if any(p.startswith(".") or p in SKIP_DIRS for p in parts[:start]):
+        return listing
+    fd = os.dup(root.fd)
+    for depth in range(start):
+        try:
+            deeper = os.open(parts[depth], os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
+                             dir_fd=fd)
+        except OSError:
+            try:
+                if stat.S_ISLNK(os.stat(parts[depth], dir_fd=fd, follow_symlinks=False).st_mode):
+                    listing.links.append("/".join(parts[:depth + 1]))
+            except OSError:
+                pass  # no such folder: nothing to list
+            os.close(fd)
+            return listing
+        os.close(fd)
+        fd = deeper
+    stack = [(fd, parts[:start], iter(_entries(fd)))]
     try:
-        matched = {p.relative_to(base).as_posix() for p in base.glob(pattern)}
-    except (ValueError, NotImplementedError) as exc:
-        raise ToolError(f"invalid glob pattern '{pattern}': {exc}; '**' must be a whole path "
-                        f"part, e.g. '**/refund*.py'") from None
-    return sorted(matched.intersection(walk(base)))
+        while stack and not listing.stopped:
+            fd, where, entries = stack[-1]
+            entry = next(entries, None)
+            if entry is None:
+                os.close(stack.pop()[0])
+                continue
+            seen += 1
+            if seen > max_entries:
+                listing.stopped = f"{max_entries:,} entries"
+            elif seen % 256 == 0 and time.monotonic() > deadline:
+                listing.stopped = f"{timeout:g} s"
+            if listing.stopped or entry.name.startswith(".") or entry.name in SKIP_DIRS:
+                continue
+            path = (*where, entry.name)
+            _visit(listing, stack, fd, entry, path, parts)
+    finally:
+        for fd, _, _ in stack:
+            os.close(fd)
+    listing.files.sort()
+    return listing
+
+
+def _entries(fd: int) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(fd) as found:
+            return sorted(found, key=lambda e: e.name)
+    except OSError:
+        return []
+
+
+def _visit(listing: Listing, stack: list, fd: int, entry: os.DirEntry[str],
+           path: tuple[str, ...], pattern: tuple[str, ...]) -> None:
+    """Sort one directory entry into `listing`, or push the folder it is onto `stack`."""
+    shown = "/".join(path)
+    try:
+        if entry.is_symlink():
+            if matches(pattern, path) or matches(pattern, path, below=True):
+                listing.links.append(shown)
+        elif entry.is_dir(follow_symlinks=False):
+            if not matches(pattern, path, below=True):
+                return
+            if len(path) > MAX_DEPTH or len(shown) >= MAX_PATH - MAX_NAME:
+                listing.unsearched.append(shown)
+                return
+            deeper = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
+                             dir_fd=fd)
+            stack.append((deeper, path, iter(_entries(deeper))))
+        elif matches(pattern, path):
+            (listing.files if entry.is_file(follow_symlinks=False) else
+             listing.special).append(shown)
+    except OSError:  # gone, swapped for a link, or not readable since the folder was listed
+        listing.unsearched.append(shown)
+
+
+def top_level(root: Root) -> list[str]:
+    """The visible folders and regular files directly under `root`, sorted."""
+    return [e.name for e in _entries(root.fd) if not e.name.startswith(".")
+            and e.name not in SKIP_DIRS and not e.is_symlink()
+            and (e.is_dir(follow_symlinks=False) or e.is_file(follow_symlinks=False))]
 
 
 def compile_pattern(pattern: str) -> re.Pattern[str]:

@@ -141,8 +141,10 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
         `max_hits` caps the lines returned (default 50, at most 200). Results are
         'path:line:text' lines sorted by path then line, paths relative to the root, ready
         for read_file. A search is stopped after 2 seconds (avoid nested repetition such as
-        (a+)+), each line is cut at 300 characters, and binary, non-UTF-8 or over-1-MB files
-        are skipped.""",
+        (a+)+), each line is cut at 300 characters, and binary, non-UTF-8, over-1-MB and
+        hard-linked files are skipped and named. Symbolic links are never followed, FIFOs and
+        devices are never opened, and finding the files stops after 50,000 entries or 2
+        seconds; the result says what was left out and how to narrow path_glob.""",
           {"pattern": {**_TEXT, "description": "regular expression matched against each line"},
            "path_glob": {**_TEXT, "description": "glob of the files to search, relative to "
                                                  "the root (default '**/*')"},
@@ -159,8 +161,12 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
         `pattern`:
         '*' matches within one folder or file name, '**/' any number of folders (none
         included), '?' one character, '[abc]' one of a set; paths are relative to the root
-        and use '/'. Returns matching files (never folders), sorted, one per line, at most
-        200; hidden files and __pycache__ are not listed.""",
+        and use '/'. Returns matching regular files (never folders), sorted, one per line, at
+        most 200; hidden files and __pycache__ are not listed. Symbolic links are never
+        followed (not even to files inside the root): links the pattern reaches are named on a
+        '[not followed: ...]' line, as are FIFOs and devices. The walk stops after 50,000
+        entries or 2 seconds, 64 folder levels deep at most, and then says so: narrow the
+        pattern to a folder.""",
           {"pattern": {**_TEXT, "description": "glob relative to the root, e.g. '**/*.md'"}},
           ["pattern"],
           [{"pattern": "**/refund*.py"}, {"pattern": "policies/en/*.md"}]),
@@ -174,8 +180,10 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
         'code/shopcore/payments/refund.py'); `start_line` (default 1) and `end_line`
         (default: the last line) are 1-based and inclusive. At most 200 lines or about 4,000
         characters come back per call; a longer range ends with the lines to read next.
-        Binary files, files over 1 MB and files that are not UTF-8 are refused, and paths
-        cannot leave the root.""",
+        Only regular text files are read: binary files, files over 1 MB, files that are not
+        UTF-8, FIFOs, devices and files with several names (hard links) are refused. Paths
+        cannot leave the root: no absolute paths, no '..' above it, and no symbolic link is
+        followed, even one pointing inside (the error names the path it points to).""",
           {"path": {**_TEXT, "description": "file path relative to the root"},
            "start_line": {"type": "integer", "minimum": 1, "description": "first line (1)"},
            "end_line": {"type": "integer", "minimum": 1, "description": "last line shown"}},

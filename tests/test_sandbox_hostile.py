@@ -1,0 +1,193 @@
+"""The file tools under hostile trees: FIFOs, devices, hard links, a folder swapped for a link
+mid-call, symlink loops, paths beyond PATH_MAX, and globs that would walk without end.
+
+Each tool runs as the model calls it — through the gate (`run_tool`) — and, where a call could
+hang or eat memory, in a child process with a deadline and an address-space limit.
+"""
+import json
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from ragkit.agent.gate import run_tool
+from ragkit.agent.tool import ToolContext
+
+# Runs one tool in a child with at most 1.5 GB of address space; prints the result as JSON.
+CHILD = textwrap.dedent("""
+    import json, resource, sys
+    resource.setrlimit(resource.RLIMIT_AS, (1_500_000_000, 1_500_000_000))
+    from ragkit.agent.gate import run_tool
+    from ragkit.agent.tool import ToolContext
+    r = run_tool(sys.argv[1], json.loads(sys.argv[3]), ToolContext(root=sys.argv[2]))
+    print(json.dumps({"is_error": r.is_error, "content": r.content}))
+""")
+
+
+def tool_in_child(name, root, args, timeout=30):
+    """The tool's result from a separate process; fails the test if it takes over `timeout`."""
+    start = time.monotonic()
+    try:
+        done = subprocess.run([sys.executable, "-c", CHILD, name, str(root), json.dumps(args)],
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{name} {args} did not return within {timeout} s")
+    assert done.returncode == 0, done.stderr[-500:]
+    return json.loads(done.stdout), time.monotonic() - start
+
+
+@pytest.fixture
+def root(tmp_path):
+    root = tmp_path / "root"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "code.py").write_text("def refund(): pass\n", encoding="utf-8")
+    return root
+
+
+def test_read_file_refuses_a_fifo_at_once(root):
+    os.mkfifo(root / "pipe.txt")
+    result, _ = tool_in_child("read_file", root, {"path": "pipe.txt"})
+    assert result["is_error"]
+    assert result["content"].startswith(
+        "read_file: 'pipe.txt' is a FIFO (named pipe), not a regular file")
+    grep, _ = tool_in_child("grep", root, {"pattern": "refund"})
+    assert grep["content"].splitlines()[0] == "sub/code.py:1:def refund(): pass"
+
+
+def test_read_file_refuses_a_character_device_without_reading_it(root):
+    os.mknod(root / "zero.txt", 0o600 | stat.S_IFCHR, os.makedev(1, 5))  # /dev/zero
+    result, _ = tool_in_child("read_file", root, {"path": "zero.txt"})
+    assert result["is_error"]
+    assert result["content"].startswith(
+        "read_file: 'zero.txt' is a character device, not a regular file")
+    grep, _ = tool_in_child("grep", root, {"pattern": "refund", "path_glob": "**/*"})
+    assert not grep["is_error"] and "sub/code.py:1:" in grep["content"]
+
+
+def test_a_hard_link_to_a_file_outside_the_root_is_not_read(root, tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("refund TOPSECRET\n", encoding="utf-8")
+    os.link(secret, root / "inside.txt")
+    context = ToolContext(root=root)
+    result = run_tool("read_file", {"path": "inside.txt"}, context)
+    assert result.is_error and "TOPSECRET" not in result.content
+    assert result.content.startswith("read_file: 'inside.txt' has 2 names (hard links)")
+    grep = run_tool("grep", {"pattern": "refund"}, context).content
+    assert "TOPSECRET" not in grep and grep.splitlines()[0] == "sub/code.py:1:def refund(): pass"
+    assert "inside.txt" in grep.splitlines()[-1]  # named among the skipped files
+
+
+SWAPPER = textwrap.dedent("""
+    import os, sys
+    os.chdir(sys.argv[1])
+    while True:  # 'root/d' is a real folder, then a link to the folder holding the secret
+        os.rename("root/d", "real")
+        os.rename("link", "root/d")
+        os.rename("root/d", "link")
+        os.rename("real", "root/d")
+""")
+
+
+def test_swapping_a_folder_for_a_link_mid_call_never_leaks(tmp_path):
+    (tmp_path / "root" / "d").mkdir(parents=True)
+    (tmp_path / "root" / "d" / "f.txt").write_text("public\n", encoding="utf-8")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "f.txt").write_text("TOPSECRET\n", encoding="utf-8")
+    (tmp_path / "link").symlink_to(tmp_path / "outside", target_is_directory=True)
+    context = ToolContext(root=tmp_path / "root")
+    swapper = subprocess.Popen([sys.executable, "-c", SWAPPER, str(tmp_path)])
+    calls, leaks, public = 0, 0, 0
+    try:
+        deadline = time.monotonic() + 4
+        while calls < 20_000 and time.monotonic() < deadline:
+            content = run_tool("read_file", {"path": "d/f.txt"}, context).content
+            calls += 1
+            leaks += "TOPSECRET" in content
+            public += "public" in content
+    finally:
+        swapper.kill()
+        swapper.wait()
+    assert public > 0  # the race ran: some calls saw the real folder
+    assert leaks == 0, f"{leaks} of {calls} calls read the file outside the root"
+
+
+def test_a_symlink_loop_is_skipped_and_named_by_grep_and_glob(root):
+    os.symlink("loop2", root / "loop1")
+    os.symlink("loop1", root / "loop2")
+    context = ToolContext(root=root)
+    grep = run_tool("grep", {"pattern": "refund"}, context)
+    assert not grep.is_error
+    assert grep.content.splitlines()[0] == "sub/code.py:1:def refund(): pass"
+    assert "loop1, loop2" in grep.content.splitlines()[-1]
+    glob = run_tool("glob", {"pattern": "**/*"}, context)
+    assert glob.content.splitlines()[0] == "sub/code.py"
+    assert glob.content.splitlines()[1].startswith("[not followed: 2 symbolic link(s)")
+    read = run_tool("read_file", {"path": "loop1"}, context)
+    assert read.is_error and read.content.startswith("read_file: 'loop1' is a symbolic link")
+
+
+@pytest.mark.parametrize("path, message", [
+    ("x" * 5000, "the path is 5,000 characters long (limit 4,096)"),
+    ("/".join(["y" * 300] * 3), "a part of the path is 300 characters long (limit 255)"),
+])
+def test_an_overlong_path_is_an_instructive_error_without_the_root(root, path, message):
+    result = run_tool("read_file", {"path": path}, ToolContext(root=root))
+    assert result.is_error and message in result.content
+    assert str(root) not in result.content and "internal error" not in result.content
+
+
+def test_folders_nested_beyond_path_max_do_not_break_glob_or_grep(root):
+    fd = os.open(root, os.O_RDONLY)
+    for _ in range(20):  # 20 × 251 characters: past PATH_MAX (4,096)
+        os.mkdir("d" * 250, dir_fd=fd)
+        deeper = os.open("d" * 250, os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = deeper
+    os.close(os.open("deep.py", os.O_WRONLY | os.O_CREAT, dir_fd=fd))
+    os.close(fd)
+    context = ToolContext(root=root)
+    for name, args in (("glob", {"pattern": "**/*.py"}), ("grep", {"pattern": "refund"})):
+        result = run_tool(name, args, context)
+        assert not result.is_error, result.content
+        assert str(root) not in result.content
+        lines = result.content.splitlines()
+        assert lines[0].startswith("sub/code.py")
+        assert lines[-1].startswith("[not searched: 1 folder(s) nested too deep")
+
+
+def _many_folders(root, n=5000):
+    for i in range(n):
+        folder = root / f"f{i // 100}" / f"g{i % 100}"
+        folder.mkdir(parents=True)
+        (folder / "x.txt").write_text("refund\n", encoding="utf-8")
+
+
+def test_glob_over_thousands_of_folders_is_bounded_in_time_and_entries(root):
+    _many_folders(root)
+    start = time.monotonic()
+    full = run_tool("glob", {"pattern": "**/**/**/**"}, ToolContext(root=root))
+    assert time.monotonic() - start < 5
+    assert full.content.splitlines()[:2] == ["f0/g0/x.txt", "f0/g1/x.txt"]
+    small = ToolContext(root=root, extra={"walk_max_entries": 1000})
+    cut = run_tool("glob", {"pattern": "**/**/**/**"}, small).content.splitlines()
+    assert cut[-1].startswith("[stopped after 1,000 entries: the listing is incomplete; "
+                              "narrow the pattern")
+    grep = run_tool("grep", {"pattern": "nothing-like-this", "path_glob": "**/**/**/*.txt"},
+                    small).content.splitlines()
+    assert grep[-1].startswith("[stopped after 1,000 entries")
+
+
+def test_a_50_mb_line_does_not_blow_grep(root):
+    with open(root / "huge.txt", "w", encoding="utf-8") as handle:
+        handle.write("refund " * 7_500_000)
+    start = time.monotonic()
+    result = run_tool("grep", {"pattern": "refund"}, ToolContext(root=root))
+    assert time.monotonic() - start < 5 and len(result.content) <= 4000
+    assert result.content.splitlines()[0] == "sub/code.py:1:def refund(): pass"
+    assert "huge.txt" in result.content.splitlines()[-1]
+    read = run_tool("read_file", {"path": "huge.txt"}, ToolContext(root=root))
+    assert read.is_error and "too large to read" in read.content
