@@ -161,3 +161,13 @@ def test_symlink_loop_is_refused(tree):
     os.symlink(tree / "loop", tree / "loop")
     with pytest.raises(ToolError, match="'loop' is a symbolic link"):
         read(tree, "loop")
+
+
+def test_reads_stop_one_byte_past_the_cap_whatever_is_left():
+    readable, writable = os.pipe()  # a source with no size to trust, like a device
+    os.write(writable, b"x" * 10_000)
+    try:
+        assert safe_open.read_capped(readable, 100) == b"x" * 101
+    finally:
+        os.close(readable)
+        os.close(writable)
