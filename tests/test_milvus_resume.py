@@ -208,3 +208,39 @@ def test_chunk_too_long_for_milvus_leaves_no_folder(tmp_path):
     assert main(["index", str(docs), "--out", str(out), "--store", "milvus",
                  "--chunk-size", "20000", *INDEX]) == 2
     assert not (tmp_path / "new").exists()
+
+
+def test_an_abandoned_interrupted_build_is_dropped_by_the_next_finished_one(tmp_path):
+    """A build interrupted and never re-run (the documents changed meanwhile) leaves its
+    partial collection in the index's Milvus Lite database until the next build finishes."""
+    from ragkit.pipeline import IndexConfig, Pipeline
+    from ragkit.documents import Document
+    from ragkit.stores import StoreSpec, milvus_index, milvus_schema
+    config = IndexConfig(embedder=None, tokenizer="words")
+    docs = [Document(f"d{i}", f"kettle {i} toaster {i % 3}") for i in range(30)]
+    folder = tmp_path / "idx"
+    client = milvus_schema.connect(str(folder.parent / "probe.db"))  # the class to patch
+    real = type(client).insert
+
+    def failing(self, name, rows, *args, **kwargs):
+        if failing.calls:
+            raise RuntimeError("connection lost")
+        failing.calls += 1
+        return real(self, name, rows, *args, **kwargs)
+
+    failing.calls = 0
+    type(client).insert = failing
+    try:
+        with pytest.raises(RuntimeError):
+            milvus_index.save(Pipeline.build(docs, config, progress=False), folder,
+                              StoreSpec("milvus"), batch=10, progress=False)
+    finally:
+        type(client).insert = real
+    final = Pipeline.build(docs[:20], config, progress=False)
+    final.save(folder, store="milvus", progress=False)
+    lite = milvus_schema.connect(str(folder / "milvus.db"))
+    assert lite.list_collections() == [Pipeline.load(folder).store.collection]
+    assert [p.name for p in folder.glob("bm25-*")] == \
+        [f"bm25-{lite.list_collections()[0].rsplit('_', 1)[-1]}"]
+    milvus_schema.forget(str(folder / "milvus.db"))
+    milvus_schema.forget(str(folder.parent / "probe.db"))

@@ -224,11 +224,19 @@ def bm25_model(bm25):
     return model
 
 
-def drop_old(client, folder: Path, old: dict[str, Any] | None, keep: str) -> None:
-    """After a swap: drop the previous collection and its vocabulary folder."""
+def drop_old(client, folder: Path, old: dict[str, Any] | None, keep: str,
+             own_lite: bool = False) -> None:
+    """After a swap: drop the previous collection and its vocabulary folder. In the index's
+    own Milvus Lite file (`own_lite`) every other ragkit collection goes too: the partial
+    builds of interrupted runs that were never resumed. Not on a server, where other
+    folders' indexes may share the name prefix."""
     if old and old.get("collection") not in (None, keep) and client.has_collection(
             old["collection"]):
         client.drop_collection(old["collection"])
+    if own_lite:
+        for name in client.list_collections():
+            if name != keep and name.startswith(base_name(folder, True) + "_"):
+                client.drop_collection(name)
     for path in folder.glob("bm25-*"):
         if path.name != f"bm25-{keep.rsplit('_', 1)[-1]}":
             shutil.rmtree(path, ignore_errors=True)

@@ -111,7 +111,7 @@ def _finish(client, pipeline, folder: Path, spec: StoreSpec, uri: str, record_ur
                 **({"parents": len(parents)} if parents else {})}
     write_text(folder / "index.json", json.dumps(manifest, indent=2))  # folder checked above
     _point_alias(client, mv.base_name(folder, spec.uri is None), name)
-    mv.drop_old(client, folder, old, name)
+    mv.drop_old(client, folder, old, name, own_lite=spec.uri is None)
     return folder
 
 
