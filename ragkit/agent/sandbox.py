@@ -31,6 +31,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from itertools import islice
 from pathlib import PurePosixPath
 
 from ragkit.agent.safe_open import MAX_NAME, MAX_PATH, Root, short
@@ -44,6 +45,7 @@ WALK_TIMEOUT = 2.0  # seconds one glob may walk
 MAX_DEPTH = 64  # folder levels below the root
 SKIP_DIRS = frozenset({"__pycache__", "node_modules"})
 _MAGIC = re.compile(r"[*?\[]")
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 # The child process: read {"pattern", "files": [[path, text]], "max_hits", "max_line"} on
 # stdin, write [[path, line number, text], ...] (at most max_hits + 1) on stdout.
@@ -157,8 +159,7 @@ def glob_paths(root: Root, pattern: str, max_entries: int = MAX_ENTRIES,
     fd = os.dup(root.fd)
     for depth in range(start):
         try:
-            deeper = os.open(parts[depth], os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
-                             dir_fd=fd)
+            deeper = os.open(parts[depth], _DIR, dir_fd=fd)
         except OSError:
             try:
                 if stat.S_ISLNK(os.stat(parts[depth], dir_fd=fd, follow_symlinks=False).st_mode):
@@ -169,7 +170,7 @@ def glob_paths(root: Root, pattern: str, max_entries: int = MAX_ENTRIES,
             return listing
         os.close(fd)
         fd = deeper
-    stack = [(fd, parts[:start], iter(_entries(fd)))]
+    stack = [(fd, parts[:start], iter(_entries(fd, max_entries + 1)))]
     try:
         while stack and not listing.stopped:
             fd, where, entries = stack[-1]
@@ -185,7 +186,7 @@ def glob_paths(root: Root, pattern: str, max_entries: int = MAX_ENTRIES,
             if listing.stopped or entry.name.startswith(".") or entry.name in SKIP_DIRS:
                 continue
             path = (*where, entry.name)
-            _visit(listing, stack, fd, entry, path, parts)
+            _visit(listing, stack, fd, entry, path, parts, max_entries + 1)
     finally:
         for fd, _, _ in stack:
             os.close(fd)
@@ -193,16 +194,18 @@ def glob_paths(root: Root, pattern: str, max_entries: int = MAX_ENTRIES,
     return listing
 
 
-def _entries(fd: int) -> list[os.DirEntry[str]]:
+def _entries(fd: int, limit: int = MAX_ENTRIES + 1) -> list[os.DirEntry[str]]:
+    """The first `limit` entries of the folder `fd` (a huge folder is not read to its end),
+    sorted by name; [] if it cannot be listed."""
     try:
         with os.scandir(fd) as found:
-            return sorted(found, key=lambda e: e.name)
+            return sorted(islice(found, limit), key=lambda e: e.name)
     except OSError:
         return []
 
 
 def _visit(listing: Listing, stack: list, fd: int, entry: os.DirEntry[str],
-           path: tuple[str, ...], pattern: tuple[str, ...]) -> None:
+           path: tuple[str, ...], pattern: tuple[str, ...], limit: int) -> None:
     """Sort one directory entry into `listing`, or push the folder it is onto `stack`."""
     shown = "/".join(path)
     try:
@@ -215,9 +218,8 @@ def _visit(listing: Listing, stack: list, fd: int, entry: os.DirEntry[str],
             if len(path) > MAX_DEPTH or len(shown) >= MAX_PATH - MAX_NAME:
                 listing.unsearched.append(shown)
                 return
-            deeper = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
-                             dir_fd=fd)
-            stack.append((deeper, path, iter(_entries(deeper))))
+            deeper = os.open(entry.name, _DIR, dir_fd=fd)
+            stack.append((deeper, path, iter(_entries(deeper, limit))))
         elif matches(pattern, path):
             (listing.files if entry.is_file(follow_symlinks=False) else
              listing.special).append(shown)
