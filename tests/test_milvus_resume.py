@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -107,6 +108,8 @@ def _interrupt_mid_upload(env, big: Path, out: Path, sig: int) -> None:
     deadline = time.monotonic() + 120
     try:
         while time.monotonic() < deadline:
+            if not select.select([proc.stderr], [], [], 1.0)[0]:
+                continue
             chunk = os.read(proc.stderr.fileno(), 4096).decode(errors="replace")
             if not chunk:
                 break
