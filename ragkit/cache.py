@@ -17,6 +17,11 @@ beside the embedding cache.
 `backend` is where the reply came from (the offline stand-in, or the API's base URL), so a
 stand-in reply never answers for the real API.
 
+A damaged file (sqlite: "database disk image is malformed", "file is not a database") is
+one `DamagedCache` line naming it and `ragkit cache clear`, which then deletes the file (it
+cannot be emptied row by row) so the next call starts a new one (`sqlite_errors`, also used
+by the embedding cache). No reply is ever half-read from it.
+
 What it is not: a semantic cache (no fuzzy matching) nor an expiring one; `ragkit cache
 clear [--model M]` empties it. Safe across threads of one process (one lock); across
 processes sqlite's own locking applies — which is why the file is never opened outside
@@ -33,6 +38,8 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,6 +99,42 @@ class ModelStats:
 
 
 _CONNECTED: set[Path] = set()  # files a CallCache of this process has opened (docstring)
+_DAMAGE_SIGNS = ("malformed", "not a database", "corrupt", "encrypted")
+CLEAR_CALLS = ("ragkit cache clear", "calls are made again, and paid for again, when next needed")
+
+
+class DamagedCache(RagkitError):
+    """sqlite reports a cache file as damaged: `path` names it, `reason` is sqlite's words."""
+
+    def __init__(self, message: str, path: Path, reason: str) -> None:
+        super().__init__(message)
+        self.path, self.reason = path, reason
+
+
+@contextmanager
+def sqlite_errors(path: Path, what: str, clear: tuple[str, str]) -> Iterator[None]:
+    """Turn a sqlite error on the cache file `path` into one line naming it.
+
+    A damaged file (sqlite: "database disk image is malformed", "file is not a database")
+    is a `DamagedCache` that says what to run, `clear[0]`, or to delete the file, and what
+    that costs, `clear[1]`; any other sqlite error (locked, disk full, read-only) is a
+    `RagkitError` with sqlite's words. Programming errors (`sqlite3.ProgrammingError`,
+    `InterfaceError`) are not caught.
+    """
+    try:
+        yield
+    except sqlite3.DatabaseError as exc:
+        reason = str(exc)
+        if any(sign in reason.lower() for sign in _DAMAGE_SIGNS):
+            raise DamagedCache(f"{path}: the {what} is damaged ({reason}); run `{clear[0]}` or "
+                               f"delete the file ({clear[1]})", path, reason) from None
+        raise RagkitError(f"{path}: the {what} cannot be used ({reason})") from None
+
+
+def remove_database(path: Path) -> None:
+    """Delete a sqlite file with its write-ahead log and shared-memory index."""
+    for part in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        part.unlink(missing_ok=True)
 
 
 def _is_cache_file(path: Path) -> bool:
@@ -110,22 +153,24 @@ class CallCache:
                          folder=False)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        try:
+        with self._guard():
             self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")  # see the module docstring
             with self._db:
                 self._db.execute(_SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            raise RagkitError(f"{self.path}: not a usable call cache ({exc})") from None
         _CONNECTED.add(self.path.resolve())
+
+    def _guard(self):
+        """Every use of the file: a sqlite error is one line (`sqlite_errors`)."""
+        return sqlite_errors(self.path, "call cache", CLEAR_CALLS)
 
     def close(self) -> None:
         self._db.close()
 
     def get(self, key: str) -> Entry | None:
         """The stored entry for `key` (counted as a hit), or None."""
-        with self._lock:
+        with self._lock, self._guard():
             row = self._db.execute("SELECT reply, input, output, cache_write, cache_read, "
                                    "priced FROM calls WHERE key = ?", (key,)).fetchone()
             if row is None:
@@ -137,7 +182,7 @@ class CallCache:
     def put(self, key: str, endpoint: str, model: str, reply: Any, usage: Usage,
             priced: bool) -> None:
         """Store one reply now (its own committed transaction)."""
-        with self._lock, self._db:
+        with self._lock, self._guard(), self._db:
             self._db.execute(
                 "INSERT OR REPLACE INTO calls (key, endpoint, model, reply, input, output, "
                 "cache_write, cache_read, priced, created, hits) "
@@ -147,7 +192,7 @@ class CallCache:
 
     def stats(self) -> list[ModelStats]:
         """One row per (model, endpoint), sorted by model."""
-        with self._lock:
+        with self._lock, self._guard():
             rows = self._db.execute(
                 "SELECT model, endpoint, COUNT(*), SUM(hits), SUM(input), SUM(output), "
                 "SUM(cache_write), SUM(cache_read), SUM(hits * input), SUM(hits * output), "
@@ -164,7 +209,7 @@ class CallCache:
 
     def clear(self, model: str | None = None) -> int:
         """Delete every entry (or those of `model`); returns how many were deleted."""
-        with self._lock, self._db:
+        with self._lock, self._guard(), self._db:
             if model is None:
                 return self._db.execute("DELETE FROM calls").rowcount
             return self._db.execute("DELETE FROM calls WHERE model = ?", (model,)).rowcount

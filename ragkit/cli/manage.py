@@ -15,16 +15,48 @@ def cmd_models(args: argparse.Namespace) -> None:
 
 
 def cmd_cache(args: argparse.Namespace) -> None:
-    from ragkit.cache import CallCache, format_stats
-    cache = CallCache()
-    if args.action == "stats":
-        stats = cache.stats()
-        print(format_stats([s for s in stats if args.model in (None, s.model)]))
-    else:
+    """Stats or clearing of the call cache; `clear --embeddings`: the embedding cache.
+
+    `clear` removes a call cache sqlite reports as damaged (and its -wal / -shm files): it
+    cannot be emptied row by row, and the next call starts a new one. A file that is not a
+    sqlite file at all is refused, not deleted (it may not be ragkit's)."""
+    from ragkit.cache import CallCache, DamagedCache, format_stats, remove_database
+    if args.embeddings:
+        return _clear_embeddings(args)
+    cache = None
+    try:
+        cache = CallCache()
+        if args.action == "stats":
+            stats = cache.stats()
+            print(format_stats([s for s in stats if args.model in (None, s.model)]))
+            return
         removed = cache.clear(args.model)
         print(f"removed {removed} cached calls" + (f" of {args.model}" if args.model else "")
               + f" from {cache.path}")
-    cache.close()
+    except DamagedCache as exc:
+        if args.action == "stats":
+            raise
+        if cache is not None:
+            cache.close()
+            cache = None
+        remove_database(exc.path)
+        print(f"removed the damaged call cache {exc.path} ({exc.reason}); it starts again "
+              f"empty")
+    finally:
+        if cache is not None:
+            cache.close()
+
+
+def _clear_embeddings(args: argparse.Namespace) -> None:
+    """`cache clear --embeddings`: delete the embedding cache file, damaged or not."""
+    from ragkit.embed.cache import default_cache_path, remove_cache
+    if args.action != "clear" or args.model:
+        raise RagkitError("--embeddings goes with `cache clear` alone (the embedding cache "
+                          "has no stats or models to choose)")
+    path = default_cache_path()
+    freed = remove_cache(path)
+    print(f"removed the embedding cache {path} ({freed / 1e6:.1f} MB); vectors are embedded "
+          f"again when next needed" if freed else f"no embedding cache at {path}")
 
 
 def cmd_cookbook(args: argparse.Namespace) -> None:
@@ -78,8 +110,13 @@ def add_parsers(sub) -> None:
 
     p = sub.add_parser("cache", help="the paid-call cache: what it saved, or empty it",
                        formatter_class=Help)
-    p.add_argument("action", choices=("stats", "clear"))
+    p.add_argument("action", choices=("stats", "clear"),
+                   help="stats: calls, hits, tokens and dollars per model; clear: empty the "
+                        "call cache (a damaged one is deleted and starts again)")
     p.add_argument("--model", default=None, help="only this model's entries")
+    p.add_argument("--embeddings", action="store_true",
+                   help="clear: delete the embedding cache instead (damaged or not); its "
+                        "vectors are embedded again when next needed")
     p.set_defaults(func=cmd_cache)
 
     p = sub.add_parser("cookbook", help="execute the notebooks with papermill",

@@ -12,8 +12,10 @@ texts embed them once, and an embedding batch already uses every core.
 What it is not: a semantic cache (no near-duplicate matching) nor a cache of paid calls in
 general (that is `ragkit.cache`).
 
-Limits: entries never expire; delete the file to reclaim space. One writer at a time (sqlite
-locking and the lock file); readers may run alongside it.
+Limits: entries never expire; `ragkit cache clear --embeddings` (`remove_cache`) deletes the
+file to reclaim space. One writer at a time (sqlite locking and the lock file); readers may
+run alongside it. A damaged file (a failing disk, a copy cut short) is one `DamagedCache` line
+naming it and that command, in whatever reads it; vectors are never half-read from it.
 """
 
 from __future__ import annotations
@@ -30,17 +32,31 @@ from typing import TYPE_CHECKING
 import numpy as np
 from filelock import FileLock
 
+from ragkit.cache import remove_database, sqlite_errors
 from ragkit.models import ragkit_home
 
 if TYPE_CHECKING:
     from ragkit.embed import Embedder
 
 BATCH = 256  # texts per inner call and per commit
+CLEAR = ("ragkit cache clear --embeddings", "vectors are embedded again when next needed")
 _SCHEMA = "CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vector BLOB NOT NULL)"
 
 
 def default_cache_path() -> Path:
     return ragkit_home() / "cache" / "embeddings.sqlite"
+
+
+def remove_cache(path: Path | None = None) -> int:
+    """Delete the embedding cache file (default `default_cache_path()`), damaged or not, once
+    no process is embedding a batch into it (its lock file); returns the bytes freed."""
+    path = Path(path) if path is not None else default_cache_path()
+    if not path.exists():
+        return 0
+    size = path.stat().st_size
+    with FileLock(str(path) + ".lock"):
+        remove_database(path)
+    return size
 
 
 def cache_key(name: str, fingerprint: str, max_tokens: int, input_type: str, text: str) -> str:
@@ -63,9 +79,13 @@ class CachedEmbedder:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()  # one connection per thread, kept open
         self._lock = FileLock(str(self.path) + ".lock")  # one embedding batch at a time
-        with closing(sqlite3.connect(self.path, timeout=60)) as db, db:
+        with self._guard(), closing(sqlite3.connect(self.path, timeout=60)) as db, db:
             db.execute("PRAGMA journal_mode=WAL")  # stored in the file: set once
             db.execute(_SCHEMA)
+
+    def _guard(self):
+        """Around every use of the file: a sqlite error is one line naming it."""
+        return sqlite_errors(self.path, "embedding cache", CLEAR)
 
     def token_lengths(self, texts: Sequence[str]) -> list[int]:
         return self.inner.token_lengths(texts)
@@ -75,10 +95,11 @@ class CachedEmbedder:
         """Vectors for `texts` in input order; only unseen texts reach the inner embedder."""
         keys = [cache_key(self.name, self.fingerprint, self.max_tokens, input_type, t)
                 for t in texts]
-        db = self._connect()
-        found = self._lookup(db, set(keys))
-        todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in found}  # dedupes
-        self._fill(db, todo, input_type, progress, found)
+        with self._guard():
+            db = self._connect()
+            found = self._lookup(db, set(keys))
+            todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in found}  # dedupes
+            self._fill(db, todo, input_type, progress, found)
         if not keys:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([found[k] for k in keys])

@@ -31,6 +31,11 @@ class CachedContextualEmbedder(CachedEmbedder):
                         progress: bool = False) -> list[np.ndarray]:
         """One (len(chunks), dim) array per document; only uncached documents are sent."""
         keys = [self._keys(list(doc)) for doc in documents]
+        with self._guard():
+            return self._embed_documents(documents, keys, progress)
+
+    def _embed_documents(self, documents: Sequence[Sequence[str]], keys: list[list[str]],
+                         progress: bool) -> list[np.ndarray]:
         db = self._connect()
         found = self._lookup(db, {k for doc in keys for k in doc})
         todo = [d for d, doc in enumerate(keys) if not all(k in found for k in doc)]
