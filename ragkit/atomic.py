@@ -14,7 +14,17 @@ What it is not: a lock. Two processes writing the same path both succeed; the la
 Safety rule: an existing path is replaced only when `is_ours(path)` says it is ragkit's own
 output (an index folder, a TREC run, a results folder, ...); anything else — a user's folder,
 an unrelated file, a file where a folder is expected — is refused with `RagkitError`, before
-any work is done when callers use `check_target` first. Written files and folders get the
+any work is done when callers use `check_target` first. Only regular files and folders are
+ever replaced: a device (`/dev/null`), a FIFO or a socket at the path is refused before
+anything opens it (opening a FIFO blocks until a writer comes; as root, `/dev/null` would be
+replaced by a file). A recognizer may itself raise RagkitError to say more precisely why a
+path is not ours (e.g. which file in an index folder ragkit did not write).
+
+Temporary folders are named `.NAME.new-PID.HOST-*` (and `.NAME.old-PID.HOST-*` for the one
+being replaced): a build killed with -9 leaves its own behind, and the next `replace_folder`
+of the same target removes those whose process (on this host) is no longer alive.
+
+Written files and folders get the
 permissions the user's umask gives (0666 / 0777 masked), not `mkstemp`'s private 0600/0700,
 so a teacher's index is readable by the class.
 """
@@ -22,12 +32,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from ragkit.documents import RagkitError
+from ragkit.stale_temp import owner as _owner, remove_stale
 
 Recognizer = Callable[[Path], bool]
 
@@ -88,6 +100,18 @@ def _writable_parent(path: Path) -> Path:
     return parent
 
 
+def check_regular(path: Path | str) -> None:
+    """Refuse `path` if it exists (through symlinks) and is neither a regular file nor a
+    folder: a device, FIFO or socket. Never opens it, so a FIFO cannot block."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:  # absent, or a dangling symlink: nothing to protect
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise RagkitError(f"{path}: is not a regular file (a device, FIFO or socket); ragkit "
+                          f"writes only regular files and folders, choose another path")
+
+
 def check_target(path: Path | str, is_ours: Recognizer, what: str, folder: bool) -> Path:
     """Refuse `path` unless it is absent or ragkit's own `what` (checked before long work).
 
@@ -104,6 +128,7 @@ def check_target(path: Path | str, is_ours: Recognizer, what: str, folder: bool)
     """
     path = Path(path)
     if path.is_symlink() or path.exists():
+        check_regular(path)
         if folder and not path.is_dir():
             raise RagkitError(f"{path}: exists and is a file, not {what}; refusing to replace "
                               f"it (choose another path)")
@@ -166,20 +191,25 @@ def replace_folder(target: Path | str, is_ours: Recognizer, what: str) -> Iterat
     `target` is either the complete old folder or the complete new one (a crash between the
     two renames leaves the old one beside it as `.NAME.old-*`, never a partial one at
     `target`). An OSError in the block or the swap (disk full, ...) becomes a RagkitError;
-    either way the temporary folder is removed and `target` is left as it was.
+    either way the temporary folder is removed and `target` is left as it was. `target` is
+    checked again just before the swap, so a file put into it during a long build is kept.
+    Temporary folders a killed earlier run left beside `target` are removed first
+    (`remove_stale`).
     """
     shown = Path(target)
     check_target(shown, is_ours, what, folder=True)
     target = Path(os.path.abspath(shown))  # "." and ".." get a real name to rename
     parent = _writable_parent(target)
+    remove_stale(target)
     try:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-", dir=parent))
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-{_owner()}-", dir=parent))
     except OSError as exc:
         raise RagkitError(f"{shown}: cannot write ({exc.strerror})") from None
     try:
         os.chmod(tmp, 0o777 & ~_umask())
         yield tmp
         _fsync_tree(tmp)
+        check_target(shown, is_ours, what, folder=True)
         _swap(tmp, target)
     except OSError as exc:
         raise RagkitError(f"{shown}: cannot write {what} ({exc.strerror or exc}); "
@@ -193,7 +223,7 @@ def _swap(new: Path, target: Path) -> None:
     parent = target.parent
     aside = None
     if target.exists() or target.is_symlink():
-        aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=parent))
+        aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-{_owner()}-", dir=parent))
         try:
             os.rename(target, aside / target.name)
         except OSError:
@@ -221,3 +251,4 @@ def _fsync_tree(folder: Path) -> None:
             finally:
                 os.close(fd)
         _fsync_dir(Path(root))
+

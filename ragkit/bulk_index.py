@@ -36,7 +36,7 @@ from ragkit.chunking import ChunkerConfig, chunk_document
 from ragkit.config import IndexConfig
 from ragkit.contextualize import CONTEXTUALIZERS, get_contextualizer
 from ragkit.documents import Ids, RagkitError, document_of, parse_line
-from ragkit.index_folder import WHAT, is_index, write_manifest
+from ragkit.index_folder import WHAT, owns_index, write_manifest
 from ragkit.lexical import BM25, get_tokenizer
 from ragkit.lexical.parallel import Merge, default_workers
 from ragkit.lexical.termids import TermIds
@@ -64,7 +64,7 @@ def index_jsonl(path: Path, config: IndexConfig, out: Path, workers: int | None 
     (replaced atomically); (documents, chunks) indexed. Raises `Sequential` (nothing
     written) when the one-process build must run instead."""
     workers = default_workers() if workers is None else workers
-    with gc_paused(), replace_folder(out, is_index, WHAT) as tmp:
+    with gc_paused(), replace_folder(out, owns_index, WHAT) as tmp:
         with path.open("rb") as handle, (tmp / "chunks.jsonl").open("wb") as rows:
                 (ids, lengths, vocab), keys, n_docs, n_chunks = _run(path, config, handle, rows,
                                                                  workers, progress)

@@ -4,7 +4,9 @@ Layout of a folder:
 - `index.json` — `{"format": "ragkit-index", "version": 1, "config": {...}, "chunks": N,
   "embedder": {"name", "dim", "max_tokens", "fingerprint"} | null}`; `embedder` describes
   the model that made the dense vectors (null for a BM25-only index; absent in indexes
-  written before it was recorded, which still load).
+  written before it was recorded, which still load). `"files"` lists every file the index
+  wrote (POSIX paths relative to the folder, index.json included): what a re-index may
+  replace (`ragkit.index_owner`).
 - `chunks.jsonl` — one chunk per line: `{"id", "doc_id", "text", "context", "start", "end",
   "metadata"}` (`metadata` absent → `{}`, so older indexes load; `ragkit.chunk_rows`).
 - `parents.jsonl` — only in a parent–child index (config `parent_child`): the parent
@@ -14,7 +16,8 @@ Layout of a folder:
   with an embedder.
 
 What it is: the writer (through `ragkit.atomic.replace_folder`, so an existing index is
-replaced crash-safely and a folder that is not an index is never touched) and a reader that
+replaced crash-safely and a folder that is not an index is never touched; an index folder
+holding anything ragkit did not write is refused whole, naming that file) and a reader that
 checks every part against the others — chunk count, BM25 documents, vector rows, owners and
 width — so a damaged or mixed-up folder is a clear RagkitError naming the file, line and
 field, never a traceback or silently wrong results.
@@ -35,21 +38,11 @@ from ragkit.atomic import replace_folder
 from ragkit.chunk_rows import read_chunks, write_chunks
 from ragkit.dense import DenseIndex
 from ragkit.documents import Chunk, RagkitError, where
+from ragkit.index_owner import (FORMAT, WHAT, files_of, is_index, owns_index,  # noqa: F401
+                                refuse_inputs_inside)
 from ragkit.lexical import BM25
 
-FORMAT = "ragkit-index"
 FORMAT_VERSION = 1
-WHAT = "a ragkit index"
-
-
-
-def is_index(path: Path | str) -> bool:
-    """True when `path` holds an `index.json` that parses with `"format": "ragkit-index"`."""
-    try:
-        manifest = json.loads((Path(path) / "index.json").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return False
-    return isinstance(manifest, dict) and manifest.get("format") == FORMAT
 
 
 def embedder_record(embedder) -> dict[str, Any]:
@@ -92,7 +85,7 @@ def write_index(folder: Path | str, manifest: dict[str, Any], chunks: Sequence[C
     `parents` (a parent–child index) go to `parents.jsonl`, counted in index.json "parents".
     """
     folder = Path(folder)
-    with replace_folder(folder, is_index, WHAT) as tmp:
+    with replace_folder(folder, owns_index, WHAT) as tmp:
         write_chunks(tmp / "chunks.jsonl", chunks)
         if parents:
             write_chunks(tmp / "parents.jsonl", parents)
@@ -105,9 +98,11 @@ def write_index(folder: Path | str, manifest: dict[str, Any], chunks: Sequence[C
 
 def write_manifest(folder: Path, manifest: dict[str, Any], n_chunks: int,
                    n_parents: int = 0) -> None:
-    """index.json of an index folder being written: format, version, `manifest`, counts."""
+    """index.json of an index folder being written: format, version, `manifest`, counts, and
+    the files already in `folder` (written last, it lists itself too)."""
     manifest = {"format": FORMAT, "version": FORMAT_VERSION, **manifest,
-                "chunks": n_chunks, **({"parents": n_parents} if n_parents else {})}
+                "chunks": n_chunks, **({"parents": n_parents} if n_parents else {}),
+                "files": files_of(folder)}
     (folder / "index.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
 
 

@@ -19,7 +19,9 @@ is already a TREC run (`is_trec_run`), so a mistyped `--out` cannot destroy a us
 from __future__ import annotations
 
 import math
+import os
 import re
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -58,9 +60,12 @@ def is_trec_run(path: Path | str) -> bool:
     """True for an empty file or one whose every non-blank line is `qid Q0 doc rank score tag`.
 
     This is what `write_trec` may overwrite; anything else (a user's notes, a JSONL file, a
-    binary) is not a run.
+    binary, a device such as /dev/null, a FIFO) is not a run. Only a regular file is opened:
+    opening a FIFO would block.
     """
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
         with Path(path).open(encoding="utf-8") as handle:
             for line in handle:
                 fields = line.split()

@@ -13,7 +13,9 @@ def cmd_index(args: argparse.Namespace) -> None:
     from ragkit.atomic import check_target
     from ragkit.datasets import load_dataset
     from ragkit.pipeline import Pipeline, is_index
+    from ragkit.index_folder import refuse_inputs_inside
     from ragkit.stores import index_target, parse_store
+    refuse_inputs_inside(args.out, [args.docs, args.vectors])  # replaced with the old index
     check_target(args.out, index_target(args.store), "a ragkit index",  # refuse before the
                  folder=True)  # work; a Milvus build interrupted there is resumed
     if args.update and is_index(args.out):

@@ -91,9 +91,9 @@ def index_target(store: str | None) -> Callable[[Path], bool]:
     """What `ragkit index --store STORE` may write over (`ragkit.atomic.check_target`): a
     ragkit index, and for a Milvus store also the folder an interrupted first build left
     (its Milvus Lite database holds the rows uploaded so far: the re-run resumes them)."""
-    from ragkit.index_folder import is_index
+    from ragkit.index_folder import owns_index
     if (store or "memory").strip().partition(":")[0] != "milvus":
-        return is_index
+        return owns_index  # an index holding only what ragkit wrote (else names the stranger)
     from ragkit.stores.milvus_index import resumable
     return resumable
 

@@ -1,0 +1,121 @@
+"""Which files in an index folder are ragkit's: what re-indexing may replace, and what not.
+
+What it is:
+- `is_index(path)`: the folder holds an index.json saying `"format": "ragkit-index"`.
+- `owns_index(path)`: the recognizer `ragkit.atomic` is given for an index folder. True for
+  an index whose every file ragkit wrote — the files its index.json lists under `"files"`
+  (and ragkit's own names: a hand-made list cannot claim `notes.txt`), or, for an index
+  written before that list, ragkit's known file names (`_ours`). Anything else in the
+  folder — a user's notes, a sub-folder, the input file — is refused with a RagkitError
+  naming the first such file (in name order), before any work and without touching it.
+- `files_of(folder)`: the list a new index.json records.
+- `refuse_inputs_inside(out, inputs)`: an input that lives inside `--out` (which is replaced
+  whole) is refused before anything is read.
+
+Why refuse rather than keep strangers: an index folder is swapped in whole (crash-safe,
+`ragkit.atomic.replace_folder`); carrying a user's files across the swap would move them
+around behind their back. A one-line refusal keeps them where they are.
+
+What it is not: a check of an index's content (`ragkit.index_folder` reads and checks that).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from ragkit.documents import RagkitError
+
+FORMAT = "ragkit-index"
+WHAT = "a ragkit index"
+TOP = {"index.json", "chunks.jsonl", "parents.jsonl", "dense_vectors.npy", "dense_owners.npy"}
+BM25 = {"bm25.json", "data.npy", "indices.npy", "indptr.npy", "idf.npy", "doc_len.npy",
+        "bm25.npz"}
+_OLD_BM25 = re.compile(r"impact\w*\.npy")  # written by earlier versions, ignored when read
+_BM25_DIR = re.compile(r"bm25(-\w+)?")  # bm25/ of the memory store, bm25-KEY/ of Milvus
+_MILVUS = re.compile(r"\.?milvus\.db(\.\w+)?")  # Milvus Lite's file or folder (and lock)
+
+
+def is_index(path: Path | str) -> bool:
+    """True when `path` holds an `index.json` that parses with `"format": "ragkit-index"`."""
+    return _manifest(Path(path)) is not None
+
+
+def _manifest(folder: Path) -> dict | None:
+    try:
+        manifest = json.loads((folder / "index.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return manifest if isinstance(manifest, dict) and manifest.get("format") == FORMAT else None
+
+
+def files_of(folder: Path) -> list[str]:
+    """The regular files under `folder` as sorted POSIX paths relative to it, with
+    `index.json` (written after this list is made)."""
+    found = {"index.json"}
+    for root, _, names in os.walk(folder):
+        for name in names:
+            found.add(Path(root, name).relative_to(folder).as_posix())
+    return sorted(found)
+
+
+def owns_index(path: Path | str) -> bool:
+    """True for an index folder holding only files ragkit wrote; False for a folder that is
+    not an index. Raises RagkitError naming the first file ragkit did not write in an index
+    folder (so the refusal says what to move)."""
+    folder = Path(path)
+    manifest = _manifest(folder)
+    if manifest is None:
+        return False
+    listed = manifest.get("files")
+    listed = set(listed) if isinstance(listed, list) else None
+    stranger = _stranger(folder, listed)
+    if stranger is not None:
+        raise RagkitError(f"{folder / stranger}: not written by ragkit, but inside the index "
+                          f"folder {folder}, which re-indexing replaces whole; move it out "
+                          f"first (or write the index to another folder)")
+    return True
+
+
+def _stranger(folder: Path, listed: set[str] | None) -> str | None:
+    """The first entry (in name order, depth first) that is not ragkit's, or None."""
+    def ours(relative: str, known: bool) -> bool:
+        return known and (listed is None or relative in listed)
+
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        name = entry.name
+        if _MILVUS.fullmatch(name):  # the store's own files, whatever it keeps inside
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            if not _BM25_DIR.fullmatch(name):
+                return name
+            for inner in sorted(os.scandir(entry.path), key=lambda e: e.name):
+                relative = f"{name}/{inner.name}"
+                known = (not inner.is_dir(follow_symlinks=False)
+                         and (inner.name in BM25 or bool(_OLD_BM25.fullmatch(inner.name))))
+                if not ours(relative, known):
+                    return relative
+        elif not ours(name, name in TOP):
+            return name
+    return None
+
+
+def refuse_inputs_inside(out: Path | str, inputs: Iterable[Path | str | None]) -> None:
+    """Refuse an input that is the folder `out` or lies inside it: indexing into `out`
+    replaces that folder whole, so the input would be deleted with the old index. (No
+    folder at `out`: nothing lies inside it; a file there is `check_target`'s refusal.)"""
+    if not os.path.isdir(out):
+        return
+    root = os.path.realpath(out)
+    for given in inputs:
+        if given is None:
+            continue
+        real = os.path.realpath(given)
+        if real == root:
+            raise RagkitError(f"{given}: is --out {out} itself, which indexing replaces; "
+                              f"choose another --out")
+        if real.startswith(root.rstrip(os.sep) + os.sep):
+            raise RagkitError(f"{given}: is inside --out {out}, which indexing replaces "
+                              f"whole; move it out of {out} first, or choose another --out")

@@ -1,0 +1,74 @@
+"""Temporary folders of builds that died: recognised by their name and removed.
+
+What it is: the naming `ragkit.atomic.replace_folder` gives its temporary folders —
+`.NAME.new-PID.HOST-XXXXXXXX` for the folder being written and `.NAME.old-PID.HOST-XXXXXXXX`
+for the one being replaced, PID the writing process and HOST a 6-hex hash of the host name
+— and `remove_stale(target)`, which removes those beside `target` whose process is gone.
+Why: a build killed with -9 (or by the OOM killer) runs no cleanup; its half-written
+folder, often as large as the index, would otherwise stay hidden beside the output for good.
+
+What it is not: a lock, nor a sweeper of other names. Folders of a live process, of
+another host (a shared disk), or written by versions that did not record a pid are left;
+a pid reused by a new process counts as alive, so a stale folder may survive but a live
+one is never removed.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import zlib
+from pathlib import Path
+
+
+def owner() -> str:
+    """`PID.HOST` for a temporary folder's name: this process, and a short hash of the host
+    name (a folder on a shared disk is judged only by the host that made it)."""
+    return f"{os.getpid()}.{_host()}"
+
+
+def _host() -> str:
+    return f"{zlib.crc32(socket.gethostname().encode()) & 0xFFFFFF:06x}"
+
+
+def _alive(pid: int) -> bool:
+    """True while process `pid` exists and is not a zombie (a reused pid counts as alive:
+    a stale folder is then kept, never a live one removed)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists, owned by someone else
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return True
+
+
+def remove_stale(target: Path) -> list[Path]:
+    """Remove the temporary folders beside `target` whose build died: `.NAME.new-PID.HOST-*`
+    of a process of this host that no longer runs, and its `.NAME.old-...` once `target`
+    exists again (before that, the old folder is the only copy and is kept). Folders of a
+    live process, of another host, or named by versions that recorded no pid are left.
+    Returns the folders removed."""
+    pattern = re.compile(re.escape(f".{target.name}.") + r"(new|old)-(\d+)\.([0-9a-f]{6})-")
+    removed = []
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        return removed
+    host, me = _host(), os.getpid()
+    for entry in entries:
+        found = pattern.match(entry.name)
+        if (not found or found.group(3) != host or int(found.group(2)) == me
+                or _alive(int(found.group(2)))
+                or not entry.is_dir(follow_symlinks=False)):
+            continue
+        if found.group(1) == "old" and not (target.exists() or target.is_symlink()):
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed.append(Path(entry.path))
+    return removed

@@ -1,0 +1,192 @@
+"""What `ragkit index` may replace, and which outputs ragkit refuses to write into.
+
+Re-indexing replaces only what an index wrote (index.json lists its files; an index written
+before that list is judged by ragkit's own file names): a user's file beside it, the input
+itself, or a hand-made index.json never makes a folder deletable. Only regular files are
+ever replaced: a device or a FIFO given as an output is refused before anything opens it
+(opening a FIFO would block). Each case runs the installed CLI in its own process.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragkit.atomic import check_target, write_text
+from ragkit.documents import RagkitError
+from ragkit.runs import is_trec_run
+
+DOCS = ('{"id": "a", "text": "the kettle boils water in two minutes"}\n'
+        '{"id": "b", "text": "a toaster browns bread slices"}\n')
+BM25_FILES = ["bm25/bm25.json", "bm25/data.npy", "bm25/doc_len.npy", "bm25/idf.npy",
+              "bm25/indices.npy", "bm25/indptr.npy"]
+
+
+def ragkit(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess:
+    """The installed CLI in a new process (what a user runs), with its own RAGKIT_HOME and
+    no API key (nothing may call out)."""
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    env["RAGKIT_HOME"] = str(cwd / ".home")
+    return subprocess.run([sys.executable, "-m", "ragkit.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def refused(result: subprocess.CompletedProcess, *words: str) -> str:
+    """The one error line of an exit-2 refusal, checked to hold `words`."""
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    line = result.stderr.strip().splitlines()[-1]
+    assert line.startswith("ragkit: error: ") and all(w in line for w in words), line
+    return line
+
+
+@pytest.fixture
+def built(tmp_path) -> Path:
+    (tmp_path / "docs.jsonl").write_text(DOCS)
+    result = ragkit("index", "docs.jsonl", "--out", "ix", "--embedder", "none", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    return tmp_path
+
+
+def test_an_index_records_the_files_it_wrote(built):
+    manifest = json.loads((built / "ix" / "index.json").read_text())
+    assert manifest["files"] == sorted(["chunks.jsonl", "index.json", *BM25_FILES])
+    on_disk = sorted(str(p.relative_to(built / "ix")) for p in (built / "ix").rglob("*")
+                     if p.is_file())
+    assert on_disk == manifest["files"]
+
+
+def test_reindexing_an_index_replaces_it(built):
+    (built / "docs.jsonl").write_text(DOCS + '{"id": "c", "text": "grinders crush beans"}\n')
+    result = ragkit("index", "docs.jsonl", "--out", "ix", "--embedder", "none", cwd=built)
+    assert result.returncode == 0, result.stderr
+    assert json.loads((built / "ix" / "index.json").read_text())["chunks"] == 3
+    assert not [p for p in built.iterdir() if p.name.startswith(".ix.")]
+
+
+@pytest.mark.parametrize("stranger, named", [("mynotes.txt", "mynotes.txt"), ("sub/x.txt", "sub"),
+                                             ("bm25/mine.npy", "bm25/mine.npy")])
+def test_reindexing_refuses_a_folder_holding_a_users_file_and_keeps_it(built, stranger, named):
+    path = built / "ix" / stranger
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("mine")
+    before = (built / "ix" / "index.json").read_text()
+    result = ragkit("index", "docs.jsonl", "--out", "ix", "--embedder", "none", cwd=built)
+    refused(result, f"ix/{named}: not written by ragkit")
+    assert path.read_text() == "mine"
+    assert (built / "ix" / "index.json").read_text() == before
+    assert not [p for p in built.iterdir() if p.name.startswith(".ix.")]
+
+
+def test_the_input_inside_the_output_folder_is_refused_and_kept(built):
+    os.replace(built / "docs.jsonl", built / "ix" / "mydocs.jsonl")
+    result = ragkit("index", "ix/mydocs.jsonl", "--out", "ix", "--embedder", "none",
+                    cwd=built)
+    refused(result, "ix/mydocs.jsonl", "inside --out ix")
+    assert (built / "ix" / "mydocs.jsonl").read_text() == DOCS
+
+
+def test_an_input_named_like_an_index_file_inside_the_output_is_refused(built):
+    result = ragkit("index", "ix/chunks.jsonl", "--out", "ix", "--embedder", "none",
+                    cwd=built)
+    refused(result, "ix/chunks.jsonl", "inside --out ix")
+
+
+@pytest.mark.parametrize("manifest", [
+    {"format": "ragkit-index"},
+    {"format": "ragkit-index", "version": 1, "config": {}, "chunks": 0,
+     "files": ["index.json", "notes.txt"]},
+])
+def test_a_hand_made_index_json_does_not_make_a_folder_deletable(tmp_path, manifest):
+    (tmp_path / "docs.jsonl").write_text(DOCS)
+    (tmp_path / "ix").mkdir()
+    (tmp_path / "ix" / "index.json").write_text(json.dumps(manifest))
+    (tmp_path / "ix" / "notes.txt").write_text("mine")
+    result = ragkit("index", "docs.jsonl", "--out", "ix", "--embedder", "none", cwd=tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert (tmp_path / "ix" / "notes.txt").read_text() == "mine"
+
+
+def test_an_index_written_before_the_file_list_is_still_replaced(built):
+    index = built / "ix" / "index.json"
+    manifest = json.loads(index.read_text())
+    del manifest["files"]
+    index.write_text(json.dumps(manifest))
+    (built / "ix" / "bm25" / "impact.npy").write_bytes(b"old")  # an earlier version's file
+    from ragkit.index_folder import owns_index
+    assert owns_index(built / "ix")
+    result = ragkit("index", "docs.jsonl", "--out", "ix", "--embedder", "none", cwd=built)
+    assert result.returncode == 0, result.stderr
+    assert not (built / "ix" / "bm25" / "impact.npy").exists()
+    assert "files" in json.loads(index.read_text())
+
+
+def test_a_listed_file_the_index_no_longer_has_is_no_stranger(built):
+    (built / "ix" / "bm25" / "idf.npy").unlink()  # a damaged index may still be rebuilt
+    result = ragkit("index", "docs.jsonl", "--out", "ix", "--embedder", "none", cwd=built)
+    assert result.returncode == 0, result.stderr
+
+
+# ------------------------------------------------------------------ devices and FIFOs
+
+def test_search_out_onto_a_fifo_is_refused_without_opening_it(built):
+    (built / "q.jsonl").write_text('{"id": "q1", "text": "kettle"}\n')
+    os.mkfifo(built / "run.trec")
+    result = ragkit("search", "ix", "--queries", "q.jsonl", "--mode", "bm25", "--out",
+                    "run.trec", cwd=built, timeout=20)
+    refused(result, "run.trec", "not a regular file")
+    assert (built / "run.trec").is_fifo()
+
+
+def test_search_out_onto_a_device_is_refused(built):
+    # through a link to /dev/null: code that wrongly replaces it replaces the link, never
+    # the machine's /dev/null (as root, `--out /dev/null` itself would be)
+    (built / "q.jsonl").write_text('{"id": "q1", "text": "kettle"}\n')
+    os.symlink("/dev/null", built / "run.trec")
+    result = ragkit("search", "ix", "--queries", "q.jsonl", "--mode", "bm25", "--out",
+                    "run.trec", cwd=built)
+    refused(result, "run.trec", "not a regular file")
+    assert os.readlink(built / "run.trec") == "/dev/null"
+
+
+def test_a_symlink_to_a_device_is_refused(tmp_path):
+    os.symlink("/dev/null", tmp_path / "run.trec")
+    with pytest.raises(RagkitError, match="not a regular file"):
+        write_text(tmp_path / "run.trec", "q Q0 d 1 1.0 t\n", is_ours=is_trec_run)
+    assert os.readlink(tmp_path / "run.trec") == "/dev/null"
+
+
+def test_index_out_onto_a_fifo_is_refused(tmp_path):
+    (tmp_path / "docs.jsonl").write_text(DOCS)
+    os.mkfifo(tmp_path / "ix")
+    result = ragkit("index", "docs.jsonl", "--out", "ix", "--embedder", "none", cwd=tmp_path,
+                    timeout=20)
+    refused(result, "ix", "not a regular file")
+    assert (tmp_path / "ix").is_fifo()
+
+
+def test_recognizers_never_open_a_fifo(tmp_path):
+    os.mkfifo(tmp_path / "pipe")
+    code = ("import sys; from ragkit.runs import is_trec_run; "
+            "print(is_trec_run(sys.argv[1]), is_trec_run('/dev/null'))")
+    try:  # in a process of its own: opening a FIFO blocks until a writer comes
+        found = subprocess.run([sys.executable, "-c", code, str(tmp_path / "pipe")],
+                               capture_output=True, text=True, timeout=20).stdout
+    except subprocess.TimeoutExpired:
+        pytest.fail("is_trec_run opened the FIFO and blocked")
+    assert found.split() == ["False", "False"]
+    with pytest.raises(RagkitError, match="not a regular file"):
+        check_target(tmp_path / "pipe", lambda p: True, "a TREC run", folder=False)
+
+
+def test_ask_trace_onto_a_fifo_is_refused(tmp_path):
+    (tmp_path / "root").mkdir()
+    os.mkfifo(tmp_path / "trace.jsonl")
+    result = ragkit("ask", "--agent", "--root", "root", "--trace", "trace.jsonl", "refunds?",
+                    cwd=tmp_path, timeout=30)
+    refused(result, "trace.jsonl", "not a regular file")
+    assert (tmp_path / "trace.jsonl").is_fifo()
