@@ -184,7 +184,7 @@ def explain(exc: Exception, model: str, client: anthropic.Anthropic | None = Non
         return scrub(f"the Anthropic API{at} did not answer ({limits.describe()}; change "
                      f"with {HOW_TO_CHANGE})")
     if isinstance(exc, anthropic.APIConnectionError):
-        return scrub(f"cannot reach the Anthropic API{at} after {limits.attempts} attempts "
+        return scrub(f"cannot reach the Anthropic API{at} after {limits.tries} "
                      f"({exc.__cause__ or exc})")
     return scrub(f"malformed reply from the Anthropic API ({type(exc).__name__}: {exc})")
 

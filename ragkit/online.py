@@ -55,10 +55,14 @@ class Budget:
     def attempts(self) -> int:
         return self.retries + 1
 
+    @property
+    def tries(self) -> str:
+        """"1 attempt", "3 attempts"."""
+        return "1 attempt" if self.attempts == 1 else f"{self.attempts} attempts"
+
     def describe(self) -> str:
         """E.g. "3 attempts, each waiting up to 120 s for a reply"."""
-        tries = "1 attempt" if self.attempts == 1 else f"{self.attempts} attempts"
-        return f"{tries}, each waiting up to {self.read:g} s for a reply"
+        return f"{self.tries}, each waiting up to {self.read:g} s for a reply"
 
 
 def _number(name: str, default: float, integer: bool = False) -> float:

@@ -79,7 +79,7 @@ def failure(what: str, exc: Exception, sdk: Any, hint: str = "") -> RagkitError:
         text = (f"{what}: {problem}: {detail}; check VOYAGE_API_KEY"
                 f"{'' if status else ' and VOYAGE_API_KEY_PATH'}")
     elif isinstance(exc, error.RateLimitError):
-        text = (f"{what}: Voyage rate limit (HTTP 429) after {limits.attempts} attempts: "
+        text = (f"{what}: Voyage rate limit (HTTP 429) after {limits.tries}: "
                 f"{detail}{tail or '; wait and re-run'}")
     elif isinstance(exc, error.APIConnectionError) and not status:
         text = f"{what}: cannot reach the Voyage API at {address(sdk)} ({detail}){tail}"
