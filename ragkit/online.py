@@ -21,8 +21,8 @@ What it is:
   (`sk-ant-...`, `pa-...`) become `***`, and the text is folded onto one line.
 
 What it is not: a retry layer. Each SDK retries by its own rules (Anthropic: connection
-errors, timeouts, 408/409/429/5xx, honouring `retry-after`; Voyage: timeouts, 429 and 503);
-this module only sets their budgets.
+errors, timeouts, 408/409/429/5xx, honouring `retry-after`; Voyage: timeouts, 429 and
+502-504); this module only sets their budgets.
 """
 from __future__ import annotations
 
