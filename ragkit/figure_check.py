@@ -2,7 +2,8 @@
 `Figure` after drawing it (`problems`), and a decorator (`checked`) that makes a figure
 function refuse to return a figure that fails them.
 
-- **Tick labels**: no two tick labels of one axis overlap (their window extents, as drawn).
+- **Tick labels**: no two tick labels of one axis overlap or nearly touch (their window
+  extents, as drawn, less than `LABEL_GAP_PX` apart).
 - **Data in view**: on each axis, the data (lines, bars, markers, images) reaches at least
   `MIN_SPAN` of the view — measured from the origin when the view holds 0, so bars of
   dollars on a 0–100 axis fail and a flat line far from 0 does not.
@@ -29,6 +30,7 @@ if TYPE_CHECKING:       # matplotlib is imported when a figure is checked, not w
 
 MIN_SPAN = 0.2          # the data must reach a fifth of the view on each axis
 OVERLAP_PX = 1.0        # boxes overlapping by less than this many pixels do not count
+LABEL_GAP_PX = 4.0      # tick labels closer than this many pixels read as one
 CHECKED: set[str] = set()   # "module.function" of every function decorated with `checked`
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -60,14 +62,15 @@ def _shown_labels(axis, renderer) -> list[tuple[str, Bbox]]:
 
 
 def tick_label_problems(fig: Figure, renderer) -> list[str]:
-    """Pairs of tick labels of one axis that overlap on the drawn figure."""
+    """Pairs of tick labels of one axis that overlap (or nearly touch) on the drawn figure."""
     found = []
     for ax in _data_axes(fig):
         for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
             labels = _shown_labels(axis, renderer)
             for i, (text, box) in enumerate(labels):
                 for other, other_box in labels[i + 1:]:
-                    if _overlap(box, other_box):
+                    if _overlap(box.padded(LABEL_GAP_PX / 2), other_box.padded(LABEL_GAP_PX / 2),
+                                0.0):
                         found.append(f"{name} tick labels {text!r} and {other!r} overlap "
                                      f"({ax.get_title() or 'untitled axes'})")
     return found

@@ -1,0 +1,90 @@
+"""What the notebooks' prose says agrees with what they show: every number in a Markdown cell
+is a constant of the text (listed below, per notebook) or shown by the notebook's outputs; no
+timing is typed into prose; Fail@20 has one definition; sources are named, not numbered."""
+import re
+from pathlib import Path
+
+import pytest
+
+from notebook_prose import load, markdown_cells, output_texts, timings, unsupported
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+# Constants of each notebook's text: definitions, parameters, published figures — the
+# numbers that are not results. Each is removed (as written) before the prose is checked.
+ARTICLE = ["5.7 %", "3.7 %", "2.9 %", "1.9 %", "50–100 token", "$1.02", "about $1 per million"]
+COMMON = ["k = 60", "0.6 / 0.4", "0.6/0.4", "dense 0.6", "BM25 0.4", "top 150", "top 5",
+          "top k", "one token per 4", "4 UTF-8 bytes", "4,096 tokens", "8K-token", "k = 5",
+          "k = 20", "Pass@5/10/20", "1 − α"]
+CONSTANTS = {
+    "01": ["k = 5", "top 3", "a hundred"],
+    "02": [*ARTICLE, "248 questions", "737 chunks", "9 code bases", "Pass@20 95.0",
+           "Pass@20 96.3", "8k-token", "800-token", "50-token", "100-token", "2,048 for",
+           "nine calls", "four times", "67 %"],
+    "03": ["0 to 1", "from 1 to 200", "1000 times", "256, 512 and 1024", "10–20 %",
+           "12.5 % (the default's 64 of 512)", "12.5 %", "20 %", "one to three", "nine",
+           "five 1024-token", "five 256-token", "1024", "512", "256", "Σ 1 / (k + rank)",
+           "nearest 0.5", "nearest 60", "tenth or two", "rrf_k=60", "0.8 / 0.2", "95 %"],
+    "04": [*ARTICLE, "20 … 150", "3 … 20", "737 chunks", "+4.8 Pass@5", "(p50\nof the step ≤ 50 ms)",
+           "p50 of the step ≤ 50 ms", "512-token", "30–60 %", "0.3, measured", "5 % of queries",
+           "windows of 20, moved by 10", "95 % interval", "95 %", "8K", "(0.3)"],
+    "05": ["4–8 sentences", "1.0**", "4,096 tokens", "1.25×", "turns 1…*n*−1", "a tenth"],
+    "06": ["Yan et al. 2024", "Asai et al. 2023", "1–5", "w_rel = 1", "w_sup = 1",
+           "w_use = 0.5", "95 %", "60 %", "80 %", "top 5", "three sentences", "4 bytes"],
+    "07": ["200K", "200,000-token", "2,048 tokens", "5 minutes", "5-minute", "1.25×",
+           "\"up to 90 %\"", "4 bytes", "top-5", "a tenth"],
+}
+
+
+def _number(path: Path) -> str:
+    return path.name[:2]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_every_number_in_the_prose_is_a_constant_or_shown_by_an_output(path):
+    constants = COMMON + CONSTANTS.get(_number(path), [])
+    assert unsupported(load(path), constants) == []
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_prose_types_no_timings(path):
+    """Times vary from run to run: the cell that measures them prints the sentence."""
+    assert timings(load(path), COMMON + CONSTANTS.get(_number(path), [])) == []
+
+
+FAIL20 = re.compile(r"Fail@20\s*=\s*\**\s*(\S+\s*[−-]\s*[\w@]+)")
+
+
+def test_fail20_means_100_minus_pass20_wherever_it_is_defined():
+    """The article's failure rate, as ragkit computes it (`ragkit.evaluate.summarize`)."""
+    texts = [(p.name, t) for p in NOTEBOOKS for t in markdown_cells(load(p))]
+    texts += [(p.name, t) for p in NOTEBOOKS for t in output_texts(load(p))]
+    texts += [(str(p.relative_to(ROOT)), p.read_text()) for p in
+              [ROOT / "README.md", ROOT / "notebooks" / "README.md", *sorted(
+                  (ROOT / "ragkit").rglob("*.py"))]]
+    definitions = {(name, m.group(1).strip()) for name, text in texts
+                   for m in FAIL20.finditer(text)}
+    assert definitions and {d for _, d in definitions} == {"100 − Pass@20"}, definitions
+
+
+def test_fail20_is_100_minus_pass20_in_the_ladder():
+    import pandas as pd
+
+    from ragkit.evaluate import summarize
+    table = pd.DataFrame({"Pass@20": [100.0, 50.0, 0.0], "R@20": [1.0, 0.25, 0.0]})
+    summary = summarize(table)
+    assert summary["Fail@20"] == pytest.approx(50.0)   # 100 − mean Pass@20, not 1 − R@20
+
+
+SEED = re.compile(r"seeds?[ -]?00\d", re.I)
+
+
+def test_sources_are_named_not_numbered():
+    """"seed 002" means nothing to a reader: name the source (Anthropic's Contextual
+    Retrieval article, Anthropic's tool-use docs, the agentic-RAG notes)."""
+    files = [*NOTEBOOKS, ROOT / "README.md", ROOT / "notebooks" / "README.md",
+             *sorted((ROOT / "ragkit").rglob("*.py"))]
+    found = [f"{p.relative_to(ROOT)}: {m.group(0)}" for p in files
+             for m in SEED.finditer(p.read_text())]
+    assert found == []
