@@ -140,7 +140,8 @@ def span_problems(fig: Figure) -> list[str]:
             if reach < MIN_SPAN:
                 found.append(f"the data reach {reach:.1%} of the {name} axis "
                              f"({values.min():g} to {values.max():g} on "
-                             f"{min(view):g} to {max(view):g}; {ax.get_title() or 'untitled axes'}):"
+                             f"{min(view):g} to {max(view):g}; "
+                             f"{ax.get_title() or 'untitled axes'}):"
                              " set the limits from the data")
     return found
 

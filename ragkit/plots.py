@@ -95,9 +95,10 @@ def kind_heatmap(table: pd.DataFrame, title: str = "", metric: str = "Pass@20") 
 
 @checked
 def ladder_bars(table: pd.DataFrame, title: str = "") -> plt.Figure:
-    """Fail@20 per rung of Anthropic's Contextual Retrieval ladder (as from `ragkit.ladder.ladder_table`), this
-    run beside the article's, each bar labelled with its value and its reduction from the
-    first rung. A rung that was not measured shows "not built"."""
+    """Fail@20 per rung of Anthropic's Contextual Retrieval ladder (as from
+    `ragkit.ladder.ladder_table`), this run beside the article's, each bar labelled with its
+    value and its reduction from the first rung. A rung that was not measured shows "not
+    built"."""
     fig, ax = plt.subplots(figsize=(max(7, 1.9 * len(table)), 4))
     x = np.arange(len(table))
     ours = table["Fail@20"].astype(float)

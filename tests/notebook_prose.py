@@ -24,7 +24,8 @@ NOT_CLAIMS = [re.compile(p, re.M) for p in (
 NUMBER = (r"(?<![\w@./\-])(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?P<frac>\.\d+)?"
           r"(?:\s?(?P<kilo>[kK])(?![A-Za-z]))?(?![\w@]|\.\d)(?P<pct>\s?%)?")
 PROSE_NUMBER = re.compile(NUMBER)
-RANGE = re.compile(NUMBER.replace("?P<", "?P<a_") + r"\s?[–…]\s?" + NUMBER.replace("?P<", "?P<b_"))
+RANGE = re.compile(NUMBER.replace("?P<", "?P<a_") + r"\s?[–…]\s?"
+                   + NUMBER.replace("?P<", "?P<b_"))
 TIMING = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|s|seconds?|µs|minutes?)\b")
 OUTPUT_NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
 
@@ -98,7 +99,8 @@ def unsupported(nb: dict, constants: list[str]) -> list[str]:
         for m in PROSE_NUMBER.finditer(prose):
             if not shown_as(m.groupdict(), every):
                 start = max(0, m.start() - 40)
-                problems.append(f"{m.group(0)!r} in “…{' '.join(prose[start:m.end() + 20].split())}…”")
+                context = " ".join(prose[start:m.end() + 20].split())
+                problems.append(f"{m.group(0)!r} in “…{context}…”")
     return problems
 
 
