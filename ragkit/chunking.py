@@ -23,8 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from ragkit.contextualize.structural import enclosing_symbols, heading_path
 from ragkit.documents import Chunk, Document, RagkitError
+from ragkit.outline import outline
 
 TOKEN = re.compile(r"\w+|[^\w\s]")
 _ASCII_WORD_OR_SPACE = str.maketrans("", "", string.ascii_letters + string.digits + "_"
@@ -186,10 +186,10 @@ def section_of(doc: Document, start: int, kind: str) -> list[str]:
     """Where a chunk starting at `start` sits: the Markdown heading path in force after the
     heading lines it opens with (prose), or the code definitions enclosing it (code)."""
     if kind == "code":
-        return enclosing_symbols(doc.text, start)
+        return outline(doc.text).symbols(start)
     while (line := _HEADING_LINE.match(doc.text, start)) and line.end() > start:
         start = line.end()
-    return heading_path(doc.text, start)
+    return outline(doc.text).headings(start)
 
 
 def _chunk(doc: Document, ident: str, lo: int, hi: int, kind: str, **extra: str) -> Chunk:

@@ -7,48 +7,32 @@ does not open the document — the document's first line, which often says what 
 
 What it is not: a summary. It cannot resolve "the previous quarter" into a number the way a
 model reading the whole document can; it only restores the labels the chunker cut off.
+
+Each document is read once (`ragkit.outline`), whatever its number of chunks: the time is
+linear in its length (`benchmarks/bench_structural.py`).
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from ragkit.documents import Chunk, Document
+from ragkit.outline import outline
 
-_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$", re.M)
-_SYMBOL = re.compile(r"^([ \t]*)(?:pub(?:\([^)]*\))?\s+|export\s+|async\s+)*"
-                     r"(class|def|fn|struct|impl|trait|enum|func|function|interface|mod)"
-                     r"(?:<[^>\n]*>)?\s+([A-Za-z_]\w*)", re.M)
 _META_KEYS = ("company", "quarter", "date", "product", "version")
 
 
 def heading_path(text: str, offset: int) -> list[str]:
     """Markdown headings in force at `offset`, outermost first."""
-    if text.find("#", 0, offset) < 0:  # no heading above: skip the scan
-        return []
-    stack: list[tuple[int, str]] = []
-    for match in _HEADING.finditer(text, 0, offset):
-        level = len(match.group(1))
-        stack = [(lvl, title) for lvl, title in stack if lvl < level]
-        stack.append((level, match.group(2)))
-    return [title for _, title in stack]
+    return outline(text).headings(offset)
 
 
 def enclosing_symbols(text: str, offset: int) -> list[str]:
     """Code definitions (by indentation) that enclose `offset`, outermost first."""
-    if offset == 0:
-        return []
-    stack: list[tuple[int, str]] = []
-    for match in _SYMBOL.finditer(text, 0, offset):
-        indent = len(match.group(1).expandtabs(4))
-        stack = [(ind, name) for ind, name in stack if ind < indent]
-        stack.append((indent, f"{match.group(2)} {match.group(3)}"))
-    line_start = text.rfind("\n", 0, offset) + 1
-    current = len(text[line_start:offset]) - len(text[line_start:offset].lstrip())
-    return [name for ind, name in stack if ind < current or ind == 0]
+    return outline(text).symbols(offset)
 
 
 def _opening_line(text: str, limit: int = 160) -> str:
+    """The first line with more than 3 characters once stripped of comment and heading marks."""
     for line in text.splitlines():
         line = line.strip().lstrip("#/*-! ").strip()
         if len(line) > 3:
@@ -79,18 +63,21 @@ def structural_contexts(doc: Document, chunks: Sequence[Chunk]) -> list[str]:
     shared = _document_parts(doc)
     head = " ".join(shared)
     out = []
+    opening = None
     for chunk in chunks:
         if chunk.start <= 0:
             out.append(head)
             continue
         parts = list(shared)
-        headings = heading_path(doc.text, chunk.start)
+        found = outline(doc.text)
+        headings = found.headings(chunk.start)
         if headings:
             parts.append("Section: " + " > ".join(headings) + ".")
-        symbols = enclosing_symbols(doc.text, chunk.start)
+        symbols = found.symbols(chunk.start)
         if symbols:
             parts.append("In: " + " > ".join(symbols) + ".")
-        opening = _opening_line(doc.text)
+        if opening is None:
+            opening = _opening_line(doc.text)
         if opening and opening not in " ".join(parts):
             parts.append(f"Document opens: {opening}")
         out.append(" ".join(parts))

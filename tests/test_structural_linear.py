@@ -1,0 +1,217 @@
+"""Structural contexts and chunk sections in one pass over a document: the same answers as
+rescanning the text before every chunk (the implementation kept below as the reference),
+without its quadratic cost."""
+import random
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from ragkit import outline as outline_module
+from ragkit.chunking import ChunkerConfig, chunk_document, section_of
+from ragkit.contextualize.structural import structural_contexts
+from ragkit.datasets import load_dataset
+from ragkit.documents import Chunk, Document
+from ragkit.outline import Outline
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# --------------------------------------------------------------------------- the reference
+# ragkit's implementation before the outline, verbatim: every chunk rescans text[:offset].
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$", re.M)
+_SYMBOL = re.compile(r"^([ \t]*)(?:pub(?:\([^)]*\))?\s+|export\s+|async\s+)*"
+                     r"(class|def|fn|struct|impl|trait|enum|func|function|interface|mod)"
+                     r"(?:<[^>\n]*>)?\s+([A-Za-z_]\w*)", re.M)
+_META_KEYS = ("company", "quarter", "date", "product", "version")
+_HEADING_LINE = re.compile(r"[ \t]*#{1,6}[ \t][^\n]*\n?\s*")
+
+
+def old_heading_path(text, offset):
+    if text.find("#", 0, offset) < 0:
+        return []
+    stack = []
+    for match in _HEADING.finditer(text, 0, offset):
+        level = len(match.group(1))
+        stack = [(lvl, title) for lvl, title in stack if lvl < level]
+        stack.append((level, match.group(2)))
+    return [title for _, title in stack]
+
+
+def old_enclosing_symbols(text, offset):
+    if offset == 0:
+        return []
+    stack = []
+    for match in _SYMBOL.finditer(text, 0, offset):
+        indent = len(match.group(1).expandtabs(4))
+        stack = [(ind, name) for ind, name in stack if ind < indent]
+        stack.append((indent, f"{match.group(2)} {match.group(3)}"))
+    line_start = text.rfind("\n", 0, offset) + 1
+    current = len(text[line_start:offset]) - len(text[line_start:offset].lstrip())
+    return [name for ind, name in stack if ind < current or ind == 0]
+
+
+def _old_opening_line(text, limit=160):
+    for line in text.splitlines():
+        line = line.strip().lstrip("#/*-! ").strip()
+        if len(line) > 3:
+            return line[:limit]
+    return ""
+
+
+def old_structural_contexts(doc, chunks):
+    parts0 = [f"Document: {doc.title or doc.id}."]
+    path = doc.metadata.get("path")
+    if path and path != doc.title:
+        parts0.append(f"Path: {path}.")
+    facts = [f"{key}: {doc.metadata[key]}" for key in _META_KEYS if doc.metadata.get(key)]
+    if facts:
+        parts0.append("; ".join(facts) + ".")
+    out = []
+    for chunk in chunks:
+        if chunk.start <= 0:
+            out.append(" ".join(parts0))
+            continue
+        parts = list(parts0)
+        headings = old_heading_path(doc.text, chunk.start)
+        if headings:
+            parts.append("Section: " + " > ".join(headings) + ".")
+        symbols = old_enclosing_symbols(doc.text, chunk.start)
+        if symbols:
+            parts.append("In: " + " > ".join(symbols) + ".")
+        opening = _old_opening_line(doc.text)
+        if opening and opening not in " ".join(parts):
+            parts.append(f"Document opens: {opening}")
+        out.append(" ".join(parts))
+    return out
+
+
+def old_section_of(doc, start, kind):
+    if kind == "code":
+        return old_enclosing_symbols(doc.text, start)
+    while (line := _HEADING_LINE.match(doc.text, start)) and line.end() > start:
+        start = line.end()
+    return old_heading_path(doc.text, start)
+
+
+# --------------------------------------------------------------------------- same answers
+
+@pytest.fixture(params=["direct", "outline"])
+def direct(request, monkeypatch):
+    """Small offsets are rescanned directly; `outline` forces the outline for every offset."""
+    if request.param == "outline":
+        monkeypatch.setattr(outline_module, "DIRECT", 0)
+    return request.param
+
+
+# fragments that reach the patterns' corners: headings cut by blank lines or closed by #s,
+# definitions spread over lines, `pub(` without `)`, tabs, carriage returns, long blanks
+FRAGMENTS = ["# Title", "## Sub section ##", "### ", "#", "#######", "#\n\nLate title",
+             "###### six", "# a  #  ", "text with # inside", "  # indented", "\n", "\n\n",
+             "\n   \n", "   ", "\t", "\r\n", "word ", "Refunds within seven days.",
+             "class Foo:", "    def bar(self):", "        return 1", "def", "def\n  late",
+             "\tdef tabbed():", "pub(crate) fn run<T>()", "pub(", "  pub async fn x", ")",
+             "export function f", "export\n\nclass Later", "impl<T> Trait for X", "function",
+             "struct S {", "}", "async def g", "mod m;", "interface I", "classy thing",
+             "  " * 40, "x" * 50, "é", "\u2003", "#" * 3 + " " * 30 + "\n" * 3]
+
+
+def _random_text(rng, n):
+    return "".join(rng.choice(FRAGMENTS) + rng.choice(["", "", " ", "\n"]) for _ in range(n))
+
+
+def test_headings_and_symbols_match_the_rescan_at_every_offset(direct):
+    rng = random.Random(7)
+    checked = 0
+    for _ in range(250):
+        text = _random_text(rng, rng.randint(1, 60))
+        found = Outline(text)
+        offsets = set(rng.sample(range(len(text) + 1), min(len(text) + 1, 40)))
+        offsets |= {len(text), 0, *(m.start() for m in re.finditer("\n", text))}
+        for offset in sorted(offsets):
+            assert found.headings(offset) == old_heading_path(text, offset), (text, offset)
+            assert found.symbols(offset) == old_enclosing_symbols(text, offset), (text, offset)
+            checked += 1
+    assert checked > 10_000
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return load_dataset(ROOT / "data").documents
+
+
+@pytest.mark.parametrize("size, overlap", [(512, 64), (48, 16)])
+def test_shipped_corpus_contexts_and_sections_are_unchanged(shipped, direct, size, overlap):
+    config = ChunkerConfig(size, overlap)
+    compared = 0
+    for doc in shipped:
+        chunks = chunk_document(doc, config)
+        assert structural_contexts(doc, chunks) == old_structural_contexts(doc, chunks), doc.id
+        kind = chunks[0].metadata["chunker"]
+        assert [c.metadata["section"] for c in chunks] == \
+            [old_section_of(doc, c.start, kind) for c in chunks], doc.id
+        compared += len(chunks)
+    assert compared > (150 if size == 512 else 1500)
+
+
+def _markdown(rng, kb):
+    parts, size = [], 0
+    while size < kb * 1024:
+        level = rng.choice([1, 2, 2, 3, 3, 3, 4])
+        parts.append(f"{'#' * level} Part {len(parts)} of the manual\n\n")
+        parts.append(" ".join(rng.choice(["the", "kettle", "boils", "water", "in", "two",
+                                          "minutes", "refunds", "are", "due"])
+                              for _ in range(rng.randint(20, 400))) + ".\n\n")
+        size += len(parts[-2]) + len(parts[-1])
+    return "".join(parts)
+
+
+def _code(rng, kb):
+    lines, size = ['"""A generated module."""', ""], 0
+    while size < kb * 1024:
+        n = len(lines)
+        lines += [f"class Thing{n}:", f"    def method_{n}(self, x):", "        if x:",
+                  *[f"            y = x * {i}  # step {i}" for i in range(rng.randint(1, 30))],
+                  "        return y", "", f"def helper_{n}(a, b):",
+                  *[f"    a += b  # {i}" for i in range(rng.randint(1, 20))], "    return a", ""]
+        size += sum(len(line) + 1 for line in lines[n:])
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("kind", ["markdown", "code", "one line"])
+def test_synthetic_documents_give_the_same_contexts(kind):
+    rng = random.Random(3)
+    if kind == "markdown":
+        doc = Document("manual", _markdown(rng, 80), "Kettle manual")
+    elif kind == "code":
+        doc = Document("things.py", _code(rng, 40), "", {"path": "src/things.py"})
+    else:
+        doc = Document("min.js", "function f(a){return a}; " + "var x = 1; " * 6_000, "")
+    chunks = chunk_document(doc, ChunkerConfig(64, 16))
+    assert len(chunks) > 100
+    assert structural_contexts(doc, chunks) == old_structural_contexts(doc, chunks)
+    kind_ = chunks[0].metadata["chunker"]
+    assert [c.metadata["section"] for c in chunks] == \
+        [old_section_of(doc, c.start, kind_) for c in chunks]
+
+
+# --------------------------------------------------------------------------- linear time
+
+def _timed(doc):
+    start = time.process_time()
+    chunks = chunk_document(doc)
+    structural_contexts(doc, chunks)
+    return time.process_time() - start, chunks
+
+
+def test_chunking_and_contextualizing_grow_linearly_with_the_document():
+    """2 MB of code and a 4 MB one-line file: seconds, not minutes (the rescan took 11 s for
+    2 MB and did not finish a 50 MB one-line file in ten minutes)."""
+    rng = random.Random(5)
+    code = Document("big.py", _code(rng, 2048), "")
+    seconds, chunks = _timed(code)
+    assert len(chunks) > 1000 and seconds < 6, seconds
+    line = Document("one.txt", " ".join(["kettle", "water", "boils"] * 350_000), "")
+    seconds, chunks = _timed(line)
+    assert len(chunks) > 1000 and seconds < 6, seconds
