@@ -6,12 +6,19 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: setup cookbook test lab notebooks benchmarks parity clean
 
+# One line per step: the package install is quiet and takes minutes, so it says so first.
+# (setuptools' note that an editable install is one, ten lines of advice, is left out.)
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	$(BIN)/ragkit models install
-	touch $(STAMP)
+	@echo "set-up 1/4: creating the virtual environment $(VENV)/"
+	@$(PYTHON) -m venv $(VENV)
+	@echo "set-up 2/4: updating pip"
+	@$(BIN)/python -m pip install --quiet --upgrade pip
+	@echo "set-up 3/4: installing ragkit and its packages (this takes a few minutes)"
+	@$(BIN)/python -W 'ignore:Editable installation.:UserWarning' -m pip install --quiet -e '.[dev]'
+	@echo "set-up 4/4: installing the embedding model (all-MiniLM-L6-v2)"
+	@$(BIN)/ragkit models install
+	@touch $(STAMP)
+	@echo "set-up done: $(VENV)/ is ready"
 
 setup: $(STAMP)
 
@@ -22,9 +29,15 @@ test: $(STAMP)
 	IPYKERNEL_CELL_NAME='<IPY-INPUT>' $(BIN)/python -m pytest
 
 # JupyterLab on the notebooks, with the project's kernel: the `python3` kernel of .venv
-# (JUPYTER_PATH puts .venv's kernelspecs before any in your home folder).
+# (JUPYTER_PATH puts .venv's kernelspecs before any in your home folder). Jupyter refuses to
+# start as root unless told --allow-root (containers and CI machines run as root), so it is
+# added for root only. LAB_DIR and LAB_ARGS (e.g. LAB_ARGS='--no-browser --port 9999')
+# point it elsewhere.
+LAB_DIR  ?= notebooks/
+LAB_ARGS ?=
 lab: $(STAMP)
-	JUPYTER_PATH=$(CURDIR)/$(VENV)/share/jupyter $(BIN)/jupyter lab notebooks/
+	JUPYTER_PATH=$(CURDIR)/$(VENV)/share/jupyter exec $(BIN)/jupyter lab $(LAB_DIR) \
+	  $$(if [ "$$(id -u)" = 0 ]; then echo --allow-root; fi) $(LAB_ARGS)
 
 # Re-execute the notebooks in place (commit them with these offline outputs).
 notebooks: $(STAMP)

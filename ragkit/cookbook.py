@@ -124,9 +124,16 @@ def _failure(exc: Exception) -> dict[str, Any]:
             "source": "", "traceback": ""}
 
 
-def execute(notebook: Path, output: Path, parameters: dict[str, Any] | None = None) -> dict:
-    """Execute one notebook with papermill; return its status, seconds, parameters, records."""
+def execute(notebook: Path, output: Path, parameters: dict[str, Any] | None = None,
+            progress: str | None = None) -> dict:
+    """Execute one notebook with papermill; return its status, seconds, parameters, records.
+
+    With `progress` (a label such as "[2/7] 02_x.ipynb"), a line of cells done goes to stderr
+    every `RAGKIT_PROGRESS_SECONDS` while it runs (`ragkit.run_progress`).
+    """
     import papermill
+
+    from ragkit.run_progress import register
 
     parameters = parameters or {}
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -138,7 +145,8 @@ def execute(notebook: Path, output: Path, parameters: dict[str, Any] | None = No
     try:
         papermill.execute_notebook(str(notebook), str(output), parameters=parameters,
                                    cwd=str(notebook.parent), kernel_name="python3",
-                                   progress_bar=False, config=_kernel_config())
+                                   progress_bar=False, config=_kernel_config(),
+                                   engine_name=register(), progress_label=progress)
     except Exception as exc:  # papermill re-raises the cell's error; keep going, report it
         failure = _failure(exc)
     finally:
@@ -191,10 +199,12 @@ def now() -> str:
 
 def execute_numbered(number: int, total: int, notebook: Path, output: Path,
                      parameters: dict[str, Any]) -> dict:
-    """`execute`, with a start and an end line on stderr ("[2/7] 02_....ipynb: ok (…)")."""
-    print(f"[{number}/{total}] {notebook.name} ...", file=sys.stderr, flush=True)
-    result = execute(notebook, output, parameters)
-    print(f"[{number}/{total}] {notebook.name}: {result['error'] or 'ok'} "
+    """`execute`, with a start line, progress lines and an end line on stderr
+    ("[2/7] 02_....ipynb: 14/52 cells done (3 min 05 s)", "[2/7] 02_....ipynb: ok (…)")."""
+    label = f"[{number}/{total}] {notebook.name}"
+    print(f"{label} ...", file=sys.stderr, flush=True)
+    result = execute(notebook, output, parameters, progress=label)
+    print(f"{label}: {result['error'] or 'ok'} "
           f"({result['seconds']:.0f} s, CPU {result['cpu_seconds']:.0f} s)",
           file=sys.stderr, flush=True)
     return result
@@ -205,11 +215,15 @@ def run_cookbook(out: Path | str = "results", notebooks: Sequence[str | Path] | 
     """Execute the notebooks into `out` and write the report; fail if any notebook failed.
 
     The report is written either way; the error then names the notebooks that failed.
-    Progress (a line as each notebook starts and ends) goes to stderr. `jobs` notebooks run
-    at once (default `ragkit.jobs.default_jobs()`, 2 on a multi-core machine).
+    Progress (a line as each notebook starts and ends, and its cells done every
+    `RAGKIT_PROGRESS_SECONDS`, default 30) goes to stderr. `jobs` notebooks run at once
+    (default `ragkit.jobs.default_jobs()`, 2 on a multi-core machine).
     """
+    from ragkit.run_progress import progress_seconds
+
     out, paths = Path(out), notebook_paths(notebooks)
     jobs = default_jobs() if jobs is None else check_jobs(jobs)
+    progress_seconds()  # a bad RAGKIT_PROGRESS_SECONDS is refused before anything runs
     shares = parameters_for(paths, parameters or {})
     check_target(out, is_results, RESULTS, folder=True)  # before the first notebook runs
     started, clock = now(), time.perf_counter()
@@ -270,7 +284,7 @@ def _refresh_one(path: Path) -> Path:
     """Re-execute one notebook in place (see `refresh`)."""
     scratch = Path(tempfile.mkdtemp(prefix=f".{path.stem}.run-", dir=path.parent))
     try:
-        result = execute(path, scratch / path.name)
+        result = execute(path, scratch / path.name, progress=path.name)
         if result["error"]:
             raise RagkitError(f"{path}: {result['error']}")
         write_text(path, _strip_run_metadata((scratch / path.name).read_text()))

@@ -310,3 +310,46 @@ def test_record_metrics_stores_the_table_and_its_metric_cells(tmp_path, monkeypa
     with pytest.raises(RagkitError, match="record_metrics 't': no column 'Pass@20'; "
                                           "columns: Pass@5, MRR"):
         record_metrics("t", table, ("Pass@5", "Pass@20"))
+
+
+def test_run_prints_cells_done_per_notebook_and_names_its_outputs_last(tmp_path):
+    """The installed CLI, two notebooks side by side: each says how many of its cells are
+    done every RAGKIT_PROGRESS_SECONDS while it runs, and the run's last line names the
+    three outputs."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    slow = "import time\ntime.sleep(2.5)"
+    _notebook(tmp_path / "nb" / "01_a.ipynb", slow, "x + 1")
+    _notebook(tmp_path / "nb" / "02_b.ipynb", slow, "x + 2")
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "RAGKIT_HOME": str(home), "RAGKIT_PROGRESS_SECONDS": "1"}
+    ragkit = Path(sys.executable).with_name("ragkit")
+    done = subprocess.run([str(ragkit), "cookbook", "run", "--notebook", "nb/01_a.ipynb",
+                           "--notebook", "nb/02_b.ipynb", "--out", "out", "--jobs", "2"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    err = done.stderr.splitlines()
+    for label in ("[1/2] 01_a.ipynb", "[2/2] 02_b.ipynb"):
+        progress = [line for line in err if re.fullmatch(
+            re.escape(label) + r": \d/3 cells done \(\d+ s\)", line)]
+        assert progress, err  # at least one line while the 2.5 s cell runs
+        assert f"{label}: 1/3 cells done" in "\n".join(progress)  # the parameters cell ran
+        assert any(line.startswith(f"{label}: ok (") for line in err)
+    assert done.stdout.splitlines()[-1] == ("report: out/report.html, summary: "
+                                            "out/summary.md, results: out/results.json")
+    assert {p.name for p in (tmp_path / "out").iterdir()} >= {
+        "report.html", "summary.md", "results.json"}
+
+
+def test_a_bad_progress_interval_exits_2_before_anything_runs(tmp_path, monkeypatch, capsys):
+    nb = _notebook(tmp_path / "nb" / "01_a.ipynb", "x + 1")
+    monkeypatch.setenv("RAGKIT_PROGRESS_SECONDS", "soon")
+    assert main(["cookbook", "run", "--notebook", str(nb), "--out",
+                 str(tmp_path / "out")]) == 2
+    assert ("RAGKIT_PROGRESS_SECONDS: expects a number of seconds > 0, got 'soon'"
+            in capsys.readouterr().err)
+    assert not (tmp_path / "out").exists()

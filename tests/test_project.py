@@ -38,3 +38,36 @@ def test_ci_runs_the_readme_test_command():
     commands = re.findall(r"^\s*(make \w+)\s*$", readme, re.M)
     assert commands[:2] == ["make cookbook", "make test"]
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_package_metadata_builds_without_deprecation_warnings(tmp_path):
+    """The set-up's `pip install -e .` builds ragkit's metadata: that build must say nothing
+    (a deprecated `project.license` table printed ~55 lines of warnings) and must carry the
+    licence as an SPDX expression. Built with this environment's setuptools, which must be
+    one the build-system table accepts, from a copy so the checkout is left as it was."""
+    import shutil
+    import subprocess
+    import sys
+    from importlib.metadata import version
+
+    from packaging.requirements import Requirement
+
+    requires = [Requirement(r) for r in _pyproject()["build-system"]["requires"]]
+    setuptools = next(r for r in requires if r.name == "setuptools")
+    assert setuptools.specifier.contains(version("setuptools")), (
+        f"setuptools {version('setuptools')} is not {setuptools.specifier}")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    shutil.copytree(ROOT / "ragkit", tmp_path / "ragkit",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    build = ("from setuptools import build_meta\n"
+             "print(build_meta.prepare_metadata_for_build_wheel('meta'))")
+    (tmp_path / "meta").mkdir()
+    done = subprocess.run([sys.executable, "-W", "always", "-c", build], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    said = done.stdout + done.stderr
+    assert "deprecat" not in said.lower() and "Warning" not in said, said
+    info = done.stdout.strip().splitlines()[-1]
+    metadata = (tmp_path / "meta" / info / "METADATA").read_text()
+    assert "License-Expression: MIT" in metadata.splitlines()

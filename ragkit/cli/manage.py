@@ -71,6 +71,9 @@ def cmd_cookbook(args: argparse.Namespace) -> None:
     if args.action == "run":
         report = run_cookbook(args.out, notebooks=args.notebook, parameters=params,
                               jobs=args.jobs)
+        print(f"report: {report}, summary: {report.with_name('summary.md')}, "
+              f"results: {report.with_name('results.json')}")
+        return
     else:
         if args.notebook and len(args.notebook) > 1:
             raise RagkitError("sweep runs one notebook; give --notebook once")
