@@ -13,8 +13,11 @@ would force users to reproduce that cut; a chunk is the unit they already see in
 `chunks.jsonl` (and what a long-input API embedder takes whole).
 
 What it is not: an embedder. Nothing is computed; a wrong row count, a non-float or
-non-2-d array, a NaN or infinite value, or a width other than the query embedder's is a
-RagkitError naming the file and what to fix.
+non-2-d array, a NaN or infinite value, a value beyond float32's range (±3.4e38: vectors are
+stored as float32, and such a row would become infinite there and make every hybrid score
+NaN), or a width other than the query embedder's is a RagkitError naming the file and what
+to fix. Values inside float32's range whose squares are not (1e30, 1e-30) still give unit
+rows: such rows are normalised in float64.
 """
 from __future__ import annotations
 
@@ -41,12 +44,29 @@ def read_vectors(path: Path | str) -> np.ndarray:
     if not np.issubdtype(vectors.dtype, np.floating):
         raise RagkitError(f"{path}: expected float vectors (float16/32/64), got dtype "
                           f"{vectors.dtype}")
-    for lo in range(0, len(vectors), 65_536):  # in blocks: a memory-mapped file stays mapped
-        bad = ~np.isfinite(vectors[lo:lo + 65_536]).all(axis=1)
-        if bad.any():
-            row = lo + int(np.flatnonzero(bad)[0])
-            raise RagkitError(f"{path}: row {row} holds NaN or infinite values")
+    for lo in range(0, len(vectors), BLOCK):  # in blocks: a memory-mapped file stays mapped
+        _check_finite(vectors[lo:lo + BLOCK], lo, path)
     return vectors
+
+
+BLOCK = 65_536  # rows checked or converted at once
+
+
+def _check_finite(block: np.ndarray, lo: int, path: Path | str) -> np.ndarray:
+    """`block` (rows from `lo`) as float32, refused if a value is NaN or infinite before the
+    cast, or beyond float32's range (infinite after it)."""
+    bad = ~np.isfinite(block).all(axis=1)
+    if bad.any():
+        row = lo + int(np.flatnonzero(bad)[0])
+        raise RagkitError(f"{path}: row {row} holds NaN or infinite values")
+    with np.errstate(over="ignore"):
+        cast = np.asarray(block, dtype=np.float32)
+    bad = ~np.isfinite(cast).all(axis=1)
+    if bad.any():
+        row = lo + int(np.flatnonzero(bad)[0])
+        raise RagkitError(f"{path}: row {row} holds values beyond float32 range (|x| > "
+                          f"3.4e38); vectors are stored as float32, scale them down")
+    return cast
 
 
 def check_width(vectors: np.ndarray, embedder, path: Path | str) -> None:
@@ -66,12 +86,18 @@ def vectors_index(vectors: np.ndarray, n_chunks: int, embedder, path: Path | str
                           f"of an index built without --vectors, same chunk options)")
     check_width(vectors, embedder, path)
     out = np.empty(vectors.shape, dtype=np.float32)
-    for lo in range(0, len(vectors), 65_536):
-        block = np.asarray(vectors[lo:lo + 65_536], dtype=np.float32)
-        norms = np.linalg.norm(block, axis=1)
-        if (norms == 0).any():
-            row = lo + int(np.flatnonzero(norms == 0)[0])
-            raise RagkitError(f"{path}: row {row} is all zeros (it has no direction to "
-                              f"compare)")
-        out[lo:lo + len(block)] = block / norms[:, None]
+    for lo in range(0, len(vectors), BLOCK):
+        block = _check_finite(vectors[lo:lo + BLOCK], lo, path)  # checked after the cast too
+        with np.errstate(over="ignore", under="ignore"):
+            norms = np.linalg.norm(block, axis=1)
+        out[lo:lo + len(block)] = block / np.where(norms == 0, 1, norms)[:, None]
+        odd = np.flatnonzero((norms == 0) | ~np.isfinite(norms))  # squares overflowed or
+        if odd.size:                                               # underflowed float32
+            wide = block[odd].astype(np.float64)
+            wide_norms = np.linalg.norm(wide, axis=1)
+            if (wide_norms == 0).any():
+                row = lo + int(odd[np.flatnonzero(wide_norms == 0)[0]])
+                raise RagkitError(f"{path}: row {row} is all zeros (it has no direction to "
+                                  f"compare)")
+            out[lo + odd] = (wide / wide_norms[:, None]).astype(np.float32)
     return DenseIndex(out, np.arange(n_chunks))

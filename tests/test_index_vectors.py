@@ -98,3 +98,59 @@ def test_build_refuses_vectors_without_an_embedder(setup):
     with pytest.raises(RagkitError, match="need the embedder that embeds the queries"):
         Pipeline.build(load_dataset(docs).documents, IndexConfig(embedder=None),
                        progress=False, vectors=np.eye(3, dtype=np.float32))
+
+
+# ---------------------------------------------------------------- float32 range, damaged files
+
+def test_float64_values_beyond_float32_are_refused_before_any_work(setup, capsys):
+    docs, tmp = setup
+    rows = np.eye(4)[:3] * 1.0
+    rows[1] = 1e300  # finite in float64, infinite once stored as float32
+    assert _index(docs, tmp / "idx", _save(tmp / "v.npy", rows)) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "v.npy: row 1 holds values beyond float32 range" in err
+    assert not (tmp / "idx").exists()
+
+
+def test_large_values_within_float32_give_unit_rows_not_zeros(setup):
+    docs, tmp = setup
+    rows = np.array([[3e30, 0, 0, 0], [0, 1e-30, 0, 0], [0, 0, 5, 0]], np.float32)
+    assert _index(docs, tmp / "idx", _save(tmp / "v.npy", rows)) == 0
+    vectors = Pipeline.load(tmp / "idx").dense.vectors  # squares overflow float32 / underflow
+    assert np.array_equal(vectors, np.eye(4, dtype=np.float32)[:3])
+
+
+def _dense_index(tmp, vectors):
+    from ragkit.dense import DenseIndex
+    from ragkit.index_folder import write_index
+    from ragkit.datasets import load_dataset
+    from ragkit.pipeline import IndexConfig
+    docs, _ = tmp
+    pipeline = Pipeline.build(load_dataset(docs).documents, IndexConfig(embedder=None),
+                              progress=False)
+    out = docs.parent / "idx"
+    write_index(out, {"config": json.loads(json.dumps(pipeline.config.__dict__)),
+                      "embedder": None}, pipeline.chunks, pipeline.bm25,
+                DenseIndex(np.asarray(vectors, np.float32), np.arange(len(vectors))))
+    return out
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_a_stored_nan_or_infinite_vector_is_a_load_error_naming_the_file(setup, capsys, bad):
+    from ragkit.documents import RagkitError
+    vectors = np.eye(4, dtype=np.float32)[:3]
+    vectors[2, 1] = bad
+    out = _dense_index(setup, vectors)
+    with pytest.raises(RagkitError, match=r"dense_vectors.npy: row 2 holds NaN or infinite"):
+        Pipeline.load(out)
+    queries = out.parent / "q.jsonl"
+    queries.write_text('{"id": "q", "text": "refund"}\n')
+    assert main(["search", str(out), "--queries", str(queries), "--mode", "bm25",
+                 "--out", str(out.parent / "run.trec")]) == 2
+    assert "dense_vectors.npy: row 2 holds NaN or infinite" in capsys.readouterr().err
+
+
+def test_a_sound_dense_index_still_loads(setup):
+    out = _dense_index(setup, np.eye(4, dtype=np.float32)[:3])
+    assert Pipeline.load(out).dense.vectors.shape == (3, 4)

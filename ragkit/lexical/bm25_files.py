@@ -5,7 +5,10 @@ document lengths as `.npy` files, and the parameters, tokenizer name and vocabul
 `bm25.json`; `load` reads them back with the arrays memory-mapped (read-only), so a
 million-chunk index opens without reading its postings (`impact*.npy` files written by
 earlier versions are ignored). An older folder with one `bm25.npz` is read whole.
-What it is not: a pickle — nothing here executes code from the folder.
+What it is not: a pickle — nothing here executes code from the folder. Nor a trusting
+reader: array lengths, the index pointer and every posting's document number are checked
+against bm25.json on load (one vectorised pass over the postings' document numbers), so a
+damaged file is a RagkitError naming it, not an IndexError at the first search.
 """
 from __future__ import annotations
 
@@ -84,6 +87,8 @@ def load(cls: type[BM25], folder: str | Path) -> BM25:
         arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
                   for name in NAMES}
     vocab = meta["vocabulary"]
+    _check_arrays(arrays, len(vocab), meta["n_docs"],
+                  lambda name: npz if npz.is_file() else folder / f"{name}.npy")
     model.weights = sparse.csr_matrix(
         (arrays["data"], arrays["indices"], arrays["indptr"]),
         shape=(len(vocab), meta["n_docs"]), copy=False,
@@ -92,3 +97,32 @@ def load(cls: type[BM25], folder: str | Path) -> BM25:
     model.vocabulary = {term: i for i, term in enumerate(vocab)}
     model.avgdl = meta["avgdl"]
     return model
+
+
+def _check_arrays(arrays: dict, n_terms: int, n_docs: object, file_of) -> None:
+    """Refuse arrays that do not make a `n_terms` × `n_docs` CSR matrix: wrong shapes or
+    lengths, an index pointer that does not run from 0 up to the number of postings, or a
+    document number outside 0..n_docs-1. `file_of(name)` is the file to name."""
+    def damaged(name: str, why: str) -> RagkitError:
+        return RagkitError(f"{file_of(name)}: damaged BM25 index ({why}); rebuild it")
+
+    if not isinstance(n_docs, int) or n_docs < 0:
+        raise damaged("indices", f"bm25.json n_docs is {n_docs!r}")
+    data, indices, indptr = arrays["data"], arrays["indices"], arrays["indptr"]
+    for name, kind in (("data", "f"), ("indices", "iu"), ("indptr", "iu"), ("idf", "f"),
+                       ("doc_len", "fiu")):
+        if arrays[name].ndim != 1 or arrays[name].dtype.kind not in kind:
+            raise damaged(name, f"a {arrays[name].ndim}-d {arrays[name].dtype} array")
+    if len(indptr) != n_terms + 1:
+        raise damaged("indptr", f"{len(indptr)} entries for {n_terms} terms")
+    if len(indices) != len(data):
+        raise damaged("indices", f"{len(indices)} entries, but data.npy has {len(data)}")
+    if indptr[0] != 0 or indptr[-1] != len(indices) or (np.diff(indptr) < 0).any():
+        raise damaged("indptr", f"does not rise from 0 to the {len(indices)} postings")
+    if len(arrays["idf"]) != n_terms:
+        raise damaged("idf", f"{len(arrays['idf'])} entries for {n_terms} terms")
+    if len(arrays["doc_len"]) != n_docs:
+        raise damaged("doc_len", f"{len(arrays['doc_len'])} entries for {n_docs} documents")
+    # one pass: as unsigned, a negative number is larger than any document number
+    if indices.size and int(indices.view(indices.dtype.str.replace("i", "u")).max()) >= n_docs:
+        raise damaged("indices", f"document numbers outside 0..{n_docs - 1}")

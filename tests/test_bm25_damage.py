@@ -1,0 +1,63 @@
+"""A damaged BM25 part of an index folder is a load error naming the file, never an
+IndexError traceback at the first search (in a process of its own, as a user meets it)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragkit.documents import RagkitError
+from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
+from ragkit.documents import Document
+
+DOCS = [Document("a", "the kettle boils water in two minutes"),
+        Document("b", "a toaster browns bread slices"),
+        Document("c", "the kettle has a blue light")]
+
+
+@pytest.fixture
+def index(tmp_path) -> Path:
+    out = tmp_path / "ix"
+    Pipeline.build(DOCS, IndexConfig(embedder=None), progress=False).save(out)
+    return out
+
+
+def _damage(path: Path, change) -> None:
+    values = np.load(path)
+    change(values)
+    np.save(path, values)
+
+
+@pytest.mark.parametrize("name, change, message", [
+    ("indices", lambda a: a.__setitem__(3, 7), "document numbers outside 0..2"),
+    ("indices", lambda a: a.__setitem__(0, -1), "document numbers outside 0..2"),
+    ("indptr", lambda a: a.__setitem__(-1, 99), "does not rise from 0 to the 17 postings"),
+    ("indptr", lambda a: a.__setitem__(2, a[3] + 1), "does not rise from 0 to the 17 postings"),
+    ("idf", lambda a: None, None),
+])
+def test_out_of_range_postings_are_a_load_error_naming_the_file(index, name, change, message):
+    path = index / "bm25" / f"{name}.npy"
+    _damage(path, change)
+    if message is None:  # unchanged: still loads and searches
+        found = Pipeline.load(index).search(["kettle"], 2, SearchConfig(mode="bm25"))[0]
+        assert sorted(ident for ident, _ in found) == ["a#0", "c#0"]
+        return
+    with pytest.raises(RagkitError, match=rf"{name}.npy: .*{message}.*rebuild"):
+        Pipeline.load(index)
+    (index.parent / "q.jsonl").write_text('{"id": "q1", "text": "kettle boil time"}\n')
+    result = subprocess.run([sys.executable, "-m", "ragkit.cli", "search", str(index),
+                             "--queries", str(index.parent / "q.jsonl"), "--mode", "bm25",
+                             "--out", str(index.parent / "run.trec")],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert f"{name}.npy" in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_arrays_of_the_wrong_length_are_a_load_error(index):
+    _damage_len = index / "bm25" / "idf.npy"
+    np.save(_damage_len, np.load(_damage_len)[:-1])
+    with pytest.raises(RagkitError, match="idf.npy: .* rebuild"):
+        Pipeline.load(index)
