@@ -14,6 +14,11 @@ other data set layouts take `Pipeline.build` (`applies` says which). Nor a valid
 own: on any bad line, or a document id that may repeat across blocks, it raises
 `Sequential` and the caller runs the one-process build, which names the first error in
 file order exactly as before (or, for an id hash that merely collided, builds the index).
+
+Workers end with the parent, even when it is killed (`jobs.die_with_parent`); a killed
+build's temporary folder is removed by the next build of the same folder
+(`ragkit.stale_temp`). $RAGKIT_WORKER_BLOCK sets the lines per task (and the threshold to
+twice it), so tests can make a small file use workers.
 """
 from __future__ import annotations
 
@@ -37,6 +42,7 @@ from ragkit.config import IndexConfig
 from ragkit.contextualize import CONTEXTUALIZERS, get_contextualizer
 from ragkit.documents import Ids, RagkitError, document_of, parse_line
 from ragkit.index_folder import WHAT, owns_index, write_manifest
+from ragkit.jobs import die_with_parent, worker_block
 from ragkit.lexical import BM25, get_tokenizer
 from ragkit.lexical.parallel import Merge, default_workers
 from ragkit.lexical.termids import TermIds
@@ -82,11 +88,13 @@ def _run(path: Path, config: IndexConfig, handle, rows, workers: int, progress: 
     (term ids, tokens per chunk, vocabulary), each document id's hash, documents, chunks)."""
     from tqdm import tqdm
     bar = tqdm(desc="index", unit=" docs", disable=not progress, leave=False)
-    head = list(islice(handle, THRESHOLD))
+    block = worker_block(BLOCK)
+    threshold = THRESHOLD if block == BLOCK else 2 * block
+    head = list(islice(handle, threshold))
     merged, keys, n_docs, n_chunks = _Renumber(), [], 0, 0
-    if workers < 2 or len(head) < THRESHOLD:
+    if workers < 2 or len(head) < threshold:
         terms = TermIds(get_tokenizer(config.tokenizer), config.tokenizer)
-        for first, lines in _blocks(head, handle):
+        for first, lines in _blocks(head, handle, block):
             found = _call(_chunk_block, path, first, lines, config)
             rows.write(found[0])
             terms.add_texts(found[1])
@@ -95,9 +103,10 @@ def _run(path: Path, config: IndexConfig, handle, rows, workers: int, progress: 
             bar.update(found[3])
         found = (*terms.arrays(), terms.terms())
     else:
-        with ProcessPoolExecutor(workers, initializer=_fresh_worker) as pool:
+        with ProcessPoolExecutor(workers, initializer=_fresh_worker,
+                                 initargs=(os.getpid(),)) as pool:
             pending: deque[Future] = deque()
-            for first, lines in _blocks(head, handle):
+            for first, lines in _blocks(head, handle, block):
                 pending.append(pool.submit(_worker_block, path, first, lines, config))
                 while pending and (len(pending) > 2 * workers or pending[0].done()):
                     n = _take(pending.popleft(), rows, merged, keys)
@@ -129,13 +138,13 @@ def _call(function, *args):
         raise Sequential(str(exc)) from None
 
 
-def _blocks(head: list[bytes], handle) -> Iterator[tuple[int, bytes]]:
-    """(number of the first line, the lines joined) of each block of `BLOCK` lines."""
+def _blocks(head: list[bytes], handle, size: int) -> Iterator[tuple[int, bytes]]:
+    """(number of the first line, the lines joined) of each block of `size` lines."""
     first = 1
-    for lo in range(0, len(head), BLOCK):
-        yield first, b"".join(head[lo:lo + BLOCK])
-        first += len(head[lo:lo + BLOCK])
-    while block := list(islice(handle, BLOCK)):
+    for lo in range(0, len(head), size):
+        yield first, b"".join(head[lo:lo + size])
+        first += len(head[lo:lo + size])
+    while block := list(islice(handle, size)):
         yield first, b"".join(block)
         first += len(block)
 
@@ -166,8 +175,10 @@ def _chunk_block(path: Path, first: int, lines: bytes, config: IndexConfig
 _TERMS: dict[str, TermIds] = {}  # in a worker: its term ids so far, by tokenizer
 
 
-def _fresh_worker() -> None:
-    """A new worker numbers terms from 0 (whatever the parent held when it forked)."""
+def _fresh_worker(parent: int) -> None:
+    """A new worker numbers terms from 0 (whatever the parent held when it forked), and
+    ends when its parent ends (`jobs.die_with_parent`)."""
+    die_with_parent(parent)
     _TERMS.clear()
 
 

@@ -15,13 +15,26 @@ the run's index folder take lock files (`ragkit.embed.cache`, `ragkit.index_cach
 work shares for its parallel parts: BM25's second half of a long scan, dense search's
 blocks of vectors.
 
+`die_with_parent(pid)` is the initializer of every worker pool ragkit starts (here, the
+BM25 tokenizing stage, the block-by-block index build): a worker ends as soon as the process
+that started it ends, even by kill -9 or the OOM killer — through Linux's parent-death
+signal, and elsewhere a watchdog thread that checks the parent pid twice a second — so an
+interrupted build leaves no workers of several hundred MB each running on.
+`worker_block(default)` is the size of a worker task, which $RAGKIT_WORKER_BLOCK overrides:
+a test knob (a small corpus then uses workers), not a tuning one.
+
 What it is not: a scheduler that knows which notebook needs which index; order is the
 numbered order, and a notebook that needs an index another one is building waits for it.
 """
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
+import signal
+import sys
+import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
@@ -29,6 +42,8 @@ from typing import Any
 from ragkit.documents import RagkitError
 
 MAX_DEFAULT = 2  # more kernels than this on a laptop mostly wait for the embedding lock
+BLOCK_ENV = "RAGKIT_WORKER_BLOCK"
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 _THREADS: ThreadPoolExecutor | None = None
 
 
@@ -68,6 +83,41 @@ def run_jobs(fn: Callable[..., Any], calls: Sequence[tuple], jobs: int) -> list[
     if jobs == 1:
         return [fn(*args) for args in calls]
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(jobs, mp_context=context) as pool:
+    with ProcessPoolExecutor(jobs, mp_context=context, initializer=die_with_parent,
+                             initargs=(os.getpid(),)) as pool:
         futures = [pool.submit(fn, *args) for args in calls]
         return [f.result() for f in futures]
+
+
+def worker_block(default: int) -> int:
+    """Items per worker task: `default`, or a whole number > 0 in $RAGKIT_WORKER_BLOCK."""
+    text = os.environ.get(BLOCK_ENV, "").strip()
+    if not text:
+        return default
+    if not text.isdigit() or int(text) < 1:
+        raise RagkitError(f"${BLOCK_ENV} must be a whole number >= 1, got {text!r}")
+    return int(text)
+
+
+def die_with_parent(parent: int) -> None:
+    """In a new worker process: end it when process `parent` (the one that started it) ends.
+
+    Linux: the parent-death signal (SIGKILL) through prctl; everywhere: a daemon thread that
+    ends the worker within half a second of its parent pid changing (the parent died and the
+    worker was handed to another). Also ends it at once if the parent is already gone."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # died before the signal was set
+        os._exit(1)
+    threading.Thread(target=_watch, args=(parent,), name="ragkit-parent-watch",
+                     daemon=True).start()
+
+
+def _watch(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)

@@ -13,11 +13,14 @@ process: starting workers costs more than it saves) or for custom tokenizer func
 named tokenizers are sent to workers; a function may not survive pickling).
 
 Limits: at most 2 blocks per worker are in flight, so the texts held at once are bounded by
-the block size, not by the corpus.
+the block size, not by the corpus. Workers end with this process, even when it is killed
+(`jobs.die_with_parent`); $RAGKIT_WORKER_BLOCK sets the block size (and the threshold to
+twice it) for tests.
 """
 from __future__ import annotations
 
 import gc
+import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -25,7 +28,7 @@ from itertools import islice
 
 import numpy as np
 
-from ragkit.jobs import usable_cores
+from ragkit.jobs import die_with_parent, usable_cores, worker_block
 from ragkit.lexical.termids import TermIds
 from ragkit.lexical.tokenizers import compound_tokens, get_tokenizer
 
@@ -43,9 +46,11 @@ def term_ids(texts: Iterable[str], tokenize: Callable[[str], list[str]], name: s
     """(term id of every token in order, int32; tokens per text, int64; vocabulary term ->
     id in first-seen order) of `texts`, read once, tokenized by `tokenize` (named `name`)."""
     workers = default_workers() if workers is None else workers
+    block = worker_block(BLOCK)
+    threshold = THRESHOLD if block == BLOCK else 2 * block
     stream = iter(texts)
-    head = list(islice(stream, THRESHOLD))
-    if workers < 2 or name is None or len(head) < THRESHOLD:
+    head = list(islice(stream, threshold))
+    if workers < 2 or name is None or len(head) < threshold:
         terms = TermIds(tokenize, name)
         terms.add_texts(head)
         del head
@@ -53,8 +58,9 @@ def term_ids(texts: Iterable[str], tokenize: Callable[[str], list[str]], name: s
         ids, lengths = terms.arrays()
         return ids, lengths, terms.terms()
     merged = Merge()
-    blocks = _blocks(head, stream)
-    with ProcessPoolExecutor(workers) as pool:
+    blocks = _blocks(head, stream, block)
+    with ProcessPoolExecutor(workers, initializer=die_with_parent,
+                             initargs=(os.getpid(),)) as pool:
         pending: deque[Future] = deque()
         for block in blocks:
             pending.append(pool.submit(_tokenize_block, name, block))
@@ -65,11 +71,11 @@ def term_ids(texts: Iterable[str], tokenize: Callable[[str], list[str]], name: s
     return merged.result()
 
 
-def _blocks(head: list[str], stream: Iterator[str]) -> Iterator[list[str]]:
-    """Blocks of `BLOCK` texts: `head` first, then the rest of `stream`."""
-    for lo in range(0, len(head), BLOCK):
-        yield head[lo:lo + BLOCK]
-    while block := list(islice(stream, BLOCK)):
+def _blocks(head: list[str], stream: Iterator[str], size: int) -> Iterator[list[str]]:
+    """Blocks of `size` texts: `head` first, then the rest of `stream`."""
+    for lo in range(0, len(head), size):
+        yield head[lo:lo + size]
+    while block := list(islice(stream, size)):
         yield block
 
 

@@ -1,0 +1,106 @@
+"""`ragkit index` killed with -9 mid-build: its worker processes end with it, and the next
+build of the same folder removes the temporary folder it left.
+
+Real processes throughout: the build runs the installed CLI, with $RAGKIT_WORKER_BLOCK
+lowering the size at which workers start (otherwise 50,000 lines for the block build of a
+JSONL file, 100,000 chunks for BM25's tokenizing stage, which `--parents` builds take).
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ragkit.stale_temp import remove_stale
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+
+def children(pid: int) -> list[int]:
+    """Live (not zombie) processes whose parent is `pid`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[1]) == pid and fields[0] != b"Z":
+                found.append(int(entry))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != b"Z"
+
+
+def cli(tmp: Path, *args: str, **kwargs) -> subprocess.Popen:
+    env = {**os.environ, "RAGKIT_HOME": str(tmp / "home"), "RAGKIT_WORKER_BLOCK": "50"}
+    return subprocess.Popen([sys.executable, "-m", "ragkit.cli", *args], cwd=tmp, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
+
+
+@pytest.mark.parametrize("options, writing", [([], True), (["--parents"], False)],
+                         ids=["block build", "BM25 workers"])
+def test_a_killed_build_leaves_no_workers_and_its_temporary_folder_is_removed(tmp_path,
+                                                                              options, writing):
+    """The block build writes its temporary folder while workers run; a `--parents` build
+    tokenizes for BM25 on workers before it writes anything."""
+    rng = random.Random(0)
+    words = [f"w{i}" for i in range(3000)]
+    with open(tmp_path / "docs.jsonl", "w") as out:  # 1,500 lines of 1,500 words: 30 blocks
+        for i in range(1500):
+            out.write(json.dumps({"id": f"d{i}", "text": " ".join(rng.choices(words, k=1500))})
+                      + "\n")
+    build = cli(tmp_path, "index", "docs.jsonl", "--out", "ix", "--embedder", "none", *options)
+    workers: list[int] = []
+    deadline = time.monotonic() + 60
+    while len(workers) < 2 and build.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+        workers = children(build.pid)
+    assert len(workers) >= 2, f"no workers seen (exit {build.poll()})"
+    assert bool(list(tmp_path.glob(".ix.new-*"))) == writing
+    os.kill(build.pid, signal.SIGKILL)
+    build.wait()
+    deadline = time.monotonic() + 5
+    while any(map(alive, workers)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [p for p in workers if alive(p)], "workers outlived the killed build"
+    stale = [p.name for p in tmp_path.glob(".ix.new-*")]
+    assert all(f"-{build.pid}." in name for name in stale) and bool(stale) == writing
+
+    (tmp_path / "small.jsonl").write_text('{"id": "a", "text": "the kettle boils"}\n')
+    again = cli(tmp_path, "index", "small.jsonl", "--out", "ix", "--embedder", "none")
+    assert again.wait(60) == 0, again.stderr.read()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".ix")) == []
+    assert json.loads((tmp_path / "ix" / "index.json").read_text())["chunks"] == 1
+
+
+def test_only_folders_of_dead_processes_of_this_host_are_removed(tmp_path):
+    from ragkit.stale_temp import owner
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    pid, host = owner().split(".")
+    names = [f".ix.new-{dead}.{host}-abc", f".ix.old-{dead}.{host}-abc",  # a dead build
+             f".ix.new-{os.getppid()}.{host}-abc",  # a live process
+             f".ix.new-{dead}.000000-abc" if host != "000000" else ".ix.new-1.ffffff-abc",
+             ".ix.new-abcd1234",  # written before pids were recorded
+             f".other.new-{dead}.{host}-abc"]  # another target's
+    for name in names:
+        (tmp_path / name).mkdir()
+    target = tmp_path / "ix"
+    assert remove_stale(target) == [tmp_path / names[0]]  # the old copy is all there is
+    target.mkdir()
+    assert remove_stale(target) == [tmp_path / names[1]]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["ix", *names[2:]])
