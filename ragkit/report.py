@@ -2,7 +2,7 @@
 
 What it is: `write_report(document, folder)` renders the document `ragkit.results` builds.
 `report.html` is one self-contained page (styles inline, figures embedded as PNG): first a
-headline — the seed-002 ladder from every notebook that records a `ladder_*` table
+headline — the contextual-retrieval ladder from every notebook that records a `ladder_*` table
 (Fail@20 and its relative reduction, beside the article's) and each notebook's one-line
 finding — then one section per notebook with its title, what it teaches, its parameters,
 its recorded tables (`ragkit.report_tables`: captioned, numbers rounded by what they
@@ -39,7 +39,8 @@ thead th[colspan]{text-align:center;border-bottom:1px solid #c9d0dc}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}td.num{white-space:nowrap}
 tbody tr:nth-child(even){background:#fafbfd}
 .scroll tbody th:first-child,.scroll thead tr:first-child th:first-child{position:sticky;
- left:0;background:#fff;min-width:6em}.scroll thead tr:first-child th:first-child{background:#f6f8fb}
+ left:0;background:#fff;min-width:6em}
+.scroll thead tr:first-child th:first-child{background:#f6f8fb}
 .scroll tbody tr:nth-child(even) th:first-child{background:#fafbfd}
 figure{margin:1.2rem 0}figcaption{font-size:.9rem;color:#3b4352;margin:.2rem 0 .4rem}
 figcaption b{color:#1d2330}img{max-width:100%;height:auto;border:1px solid #eef0f4}
@@ -92,7 +93,7 @@ def ladder_rows(document: dict) -> tuple[list[str], list[str], list[list[Any]]]:
             values = dict(zip(table["columns"], table["data"][at])) if at is not None else {}
             row += [values.get(prefix + c) for c in LADDER]
         rows.append(row)
-    groups = [label for label, _ in found] + (["the article (seed 002)"] if article else [])
+    groups = [label for label, _ in found] + (["Anthropic's article"] if article else [])
     return groups, rungs, rows
 
 
