@@ -80,8 +80,11 @@ class CellProgress:
                 f"({_elapsed(time.monotonic() - self._started)})")
 
     def _beat(self) -> None:
+        from tqdm import tqdm  # clears and redraws a bar of this process (sweep's points)
+
         while not self._stop.wait(self.every):
-            print(self.line(), file=self.stream, flush=True)
+            tqdm.write(self.line(), file=self.stream)
+            self.stream.flush()
 
 
 def register() -> str:

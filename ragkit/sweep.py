@@ -5,7 +5,8 @@ grid's values into `out/` and writes `sweep.csv` and `sweep.md` (the swept param
 every number the run recorded, then the error), and `sweep_<parameter>.png` for each swept
 parameter: one panel per recorded metric (a `record_metrics` column, one line per method;
 or a number recorded alone) against that parameter's values, averaged over the other
-parameters' values when several are swept. A progress bar over points goes to stderr.
+parameters' values when several are swept. A progress bar over points goes to stderr, and
+above it, every `RAGKIT_PROGRESS_SECONDS` (30), the running point's cells done.
 
 Completed points are reused: each finished point is kept under
 `$RAGKIT_HOME/cache/sweeps/`, keyed by the notebook's bytes, the point's parameters, the
@@ -81,7 +82,10 @@ def _cache_dir() -> Path:
 
 
 def _run_point(notebook: Path, target: Path, params: dict, key: str, fresh: bool) -> dict:
-    """Execute one point into `target`, or copy it from the cache; keep it there if it passed."""
+    """Execute one point into `target`, or copy it from the cache; keep it there if it passed.
+
+    While it executes, its cells done go to stderr every `RAGKIT_PROGRESS_SECONDS`
+    (`ragkit.run_progress`), above the bar over points."""
     from ragkit.cookbook import execute
     from ragkit.record import load_records
     cached = _cache_dir() / key
@@ -90,13 +94,14 @@ def _run_point(notebook: Path, target: Path, params: dict, key: str, fresh: bool
         shutil.copyfile(cached / "records.json", target.with_suffix(".records.json"))
         return {"records": load_records(target.with_suffix(".records.json")), "error": "",
                 "reused": True}
-    result = execute(notebook, target, params)
+    result = execute(notebook, target, params, progress=f"{notebook.stem} {_tag(params)}")
     if not result["error"]:
         tmp = cached.with_name(f".{key}.new")
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
         shutil.copyfile(target, tmp / "notebook.ipynb")
-        shutil.copyfile(target.with_suffix(".records.json"), tmp / "records.json")
+        # from the result: a notebook that records nothing leaves no records file
+        (tmp / "records.json").write_text(json.dumps(result["records"], default=str))
         (tmp / "point.json").write_text(json.dumps({"params": params}, default=str))
         shutil.rmtree(cached, ignore_errors=True)
         os.replace(tmp, cached)
@@ -164,9 +169,11 @@ def sweep(notebook: str | Path | None, out: Path | str, grid: Mapping[str, Seque
     from tqdm.auto import tqdm
 
     from ragkit.cookbook import RESULTS, is_results, mark, notebook_paths
+    from ragkit.run_progress import progress_seconds
     if not notebook:
         raise RagkitError("sweep needs --notebook PATH")
     check_grid(grid)
+    progress_seconds()  # a bad RAGKIT_PROGRESS_SECONDS is refused before anything runs
     path, out = notebook_paths([notebook])[0], Path(out)
     points = [dict(parameters_for([path], dict(zip(grid, values)))[path])
               for values in itertools.product(*grid.values())]

@@ -353,3 +353,19 @@ def test_a_bad_progress_interval_exits_2_before_anything_runs(tmp_path, monkeypa
     assert ("RAGKIT_PROGRESS_SECONDS: expects a number of seconds > 0, got 'soon'"
             in capsys.readouterr().err)
     assert not (tmp_path / "out").exists()
+
+
+def test_sweep_prints_the_running_points_cells_done(tmp_path, monkeypatch, capfd):
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("RAGKIT_PROGRESS_SECONDS", "1")
+    monkeypatch.setattr("ragkit.sweep.source_fingerprint", lambda: "this ragkit")
+    nb = _notebook(tmp_path / "01_tiny.ipynb", "import time\ntime.sleep(2.5)")
+    sweep(str(nb), tmp_path / "sweep", {"x": ["2"]})
+    err = capfd.readouterr().err
+    # the parameters cell and papermill's injected one are done while the sleep runs
+    assert re.search(r"^01_tiny x=2: 2/3 cells done \(\d+ s\)$", err, re.M), err
+    # a notebook that records nothing still makes a sweep (and a reusable point)
+    assert (tmp_path / "sweep" / "sweep.csv").read_text().splitlines() == ["x,error", "2,"]
+    sweep(str(nb), tmp_path / "sweep", {"x": ["2"]})
+    assert "1 points, 1 reused from earlier runs, 0 executed." in (
+        tmp_path / "sweep" / "sweep.md").read_text()
