@@ -190,3 +190,12 @@ def test_ask_trace_onto_a_fifo_is_refused(tmp_path):
                     cwd=tmp_path, timeout=30)
     refused(result, "trace.jsonl", "not a regular file")
     assert (tmp_path / "trace.jsonl").is_fifo()
+
+
+@pytest.mark.parametrize("command", [["cookbook", "run", "--out", "out"],
+                                     ["eval", "data", "--per-query", "out"]])
+def test_other_outputs_onto_a_fifo_are_refused(tmp_path, command):
+    os.mkfifo(tmp_path / "out")
+    result = ragkit(*command, cwd=tmp_path, timeout=30)
+    refused(result, "out", "not a regular file")
+    assert (tmp_path / "out").is_fifo()
