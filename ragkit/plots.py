@@ -66,7 +66,8 @@ def metric_bars(table: pd.DataFrame, metrics: Sequence[str] = ("Pass@5", "Pass@1
                       label=metric)
         ax.bar_label(bars, fmt="%.2g" if small else "%.0f", fontsize=8)
     ax.set_ylabel(ylabel)
-    ax.set_ylim(0, _top(values))
+    low = float(np.nanmin(values)) if np.isfinite(values).any() else 0.0
+    ax.set_ylim(min(0.0, low * HEADROOM), _top(values))   # bars below 0 stay in view
     ax.set_title(title)
     if len(metrics) > 1:
         _outside_legend(fig)

@@ -133,3 +133,9 @@ def test_every_function_in_ragkit_that_draws_a_figure_is_checked():
     for name in drawing:
         importlib.import_module(name.rsplit(".", 1)[0])
     assert sorted(set(drawing) - CHECKED) == []
+
+
+def test_bars_below_zero_stay_in_view():
+    savings = pd.DataFrame({"saving %": [-9.7, 52.4]}, index=["3 file tools", "6 tools"])
+    low, high = plots.metric_bars(savings, ("saving %",), ylabel="%").axes[0].get_ylim()
+    assert low == pytest.approx(-9.7 * plots.HEADROOM) and high == pytest.approx(52.4 * plots.HEADROOM)
