@@ -138,4 +138,5 @@ def test_every_function_in_ragkit_that_draws_a_figure_is_checked():
 def test_bars_below_zero_stay_in_view():
     savings = pd.DataFrame({"saving %": [-9.7, 52.4]}, index=["3 file tools", "6 tools"])
     low, high = plots.metric_bars(savings, ("saving %",), ylabel="%").axes[0].get_ylim()
-    assert low == pytest.approx(-9.7 * plots.HEADROOM) and high == pytest.approx(52.4 * plots.HEADROOM)
+    assert low == pytest.approx(-9.7 * plots.HEADROOM)
+    assert high == pytest.approx(52.4 * plots.HEADROOM)
