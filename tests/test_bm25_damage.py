@@ -9,9 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragkit.documents import RagkitError
+from ragkit.documents import Document, RagkitError
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
-from ragkit.documents import Document
 
 DOCS = [Document("a", "the kettle boils water in two minutes"),
         Document("b", "a toaster browns bread slices"),
@@ -57,7 +56,7 @@ def test_out_of_range_postings_are_a_load_error_naming_the_file(index, name, cha
 
 
 def test_arrays_of_the_wrong_length_are_a_load_error(index):
-    _damage_len = index / "bm25" / "idf.npy"
-    np.save(_damage_len, np.load(_damage_len)[:-1])
+    idf = index / "bm25" / "idf.npy"
+    np.save(idf, np.load(idf)[:-1])  # one term short
     with pytest.raises(RagkitError, match="idf.npy: .* rebuild"):
         Pipeline.load(index)
