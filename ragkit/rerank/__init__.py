@@ -1,9 +1,10 @@
 """Rerankers: reorder a first-stage candidate list (hybrid top-N) and keep the top k.
 
-Seed 002's largest single step is reranking the top 150 down to 20 (failure 2.9 % → 1.9 %);
-seed 000 calls reranking the highest-ROI addition to a RAG pipeline. A reranker sees each
-candidate chunk with the first-stage signals that found it, so cheap offline rerankers can
-learn from them and API rerankers can ignore them.
+The largest single step of Anthropic's Contextual Retrieval article is reranking the top 150
+down to 20 (failure 2.9 % → 1.9 %); the 2026 RAG best-practice notes call reranking the
+highest-ROI addition to a RAG pipeline. A reranker sees each candidate chunk with the
+first-stage signals that found it, so cheap offline rerankers can learn from them and API
+rerankers can ignore them.
 
 What it is: the `Reranker` protocol, the `Candidate` record and `get_reranker(name)`, which
 resolves a name to an instance (imports are lazy: a name costs nothing until used):
