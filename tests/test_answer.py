@@ -197,7 +197,9 @@ def test_ragkit_ask_prints_the_cited_answer_and_numbered_sources(tiny_index, cap
     out, err = capsys.readouterr()
     assert out == ("Refunds are accepted within 21 days of delivery. [1]\n"
                    "[1] refund#0 — Refund policy / Refunds > Deadline\n")
-    assert err == ("ragkit: ANTHROPIC_API_KEY is not set, so the offline stand-in answered "
+    # the index has 3 chunks, fewer than ask's default k=5: clamped, with one line saying so
+    assert err == ("ragkit: warning: k=5 is larger than the index (3 chunks); returning 3\n"
+                   "ragkit: ANTHROPIC_API_KEY is not set, so the offline stand-in answered "
                    "(extractive quotes, no cost)\n")
 
 

@@ -205,8 +205,16 @@ def test_python3_kernel_is_this_environments_python():
     assert Path(spec["resource_dir"]).resolve().is_relative_to(Path(sys.prefix).resolve())
 
 
-def test_make_lab_opens_the_notebooks_with_the_environments_jupyter():
-    makefile = (ROOT / "Makefile").read_text()
-    recipe = re.search(r"^lab: .*\n\t(.+)$", makefile, re.M)
-    assert recipe and "$(BIN)/jupyter lab notebooks/" in recipe[1]
-    assert "JUPYTER_PATH=$(CURDIR)/$(VENV)/share/jupyter" in recipe[1]
+def test_make_lab_opens_the_notebooks_with_the_environments_jupyter(tmp_path):
+    """`make lab` runs .venv's jupyter on notebooks/ with .venv's kernelspecs first, and adds
+    --allow-root exactly when run as root (Jupyter refuses root otherwise)."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "jupyter").write_text('#!/bin/sh\necho "JUPYTER_PATH=$JUPYTER_PATH"\necho "$@"\n')
+    (fake / "jupyter").chmod(0o755)
+    done = subprocess.run(["make", "-s", "-o", ".venv/.installed", "lab", f"BIN={fake}"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    root = " --allow-root" if os.getuid() == 0 else ""
+    assert done.stdout.splitlines() == [f"JUPYTER_PATH={ROOT}/.venv/share/jupyter",
+                                        f"lab notebooks/{root}"]
