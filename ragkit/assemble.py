@@ -60,12 +60,8 @@ class Passage:
 
     @property
     def place(self) -> str:
-        """`title / section` for people (`ragkit ask`'s source list): a leading heading that
-        repeats the title (a Markdown H1) is left out. The prompt keeps the full `tag`."""
-        head, sep, rest = self.section.partition(" > ")
-        if head != self.title:
-            return f"{self.title} / {self.section}"
-        return f"{self.title} / {rest}" if sep else self.title
+        """`title / section` for people (see `place`). The prompt keeps the full `tag`."""
+        return place(self.title, self.section)
 
     @property
     def tokens(self) -> int:
@@ -166,6 +162,22 @@ def section_at(section: Sequence[str], before: Sequence[str]) -> list[str]:
         for match in _HEADING.finditer(text):
             path = path[:len(match.group(1)) - 1] + [match.group(2)]
     return path
+
+
+def place(title: str, section: str) -> str:
+    """`title / section` for people (`ragkit ask`'s source list): a leading heading that
+    repeats the title (a Markdown H1) is left out."""
+    head, sep, rest = section.partition(" > ")
+    if head != title:
+        return f"{title} / {section}"
+    return f"{title} / {rest}" if sep else title
+
+
+def tag_place(tag: str) -> str:
+    """`place` of a `[Source: … | Section: …]` tag, e.g. a citation's `cited_tag`; a string
+    that is no tag comes back as it is."""
+    match = _TAG.fullmatch(tag)
+    return place(match["title"], match["section"]) if match else tag
 
 
 def cited_tag(tag: str, before: Sequence[str], code: bool = False) -> str:

@@ -203,6 +203,23 @@ def test_ragkit_ask_prints_the_cited_answer_and_numbered_sources(tiny_index, cap
                    "(extractive quotes, no cost)\n")
 
 
+def test_ragkit_ask_names_the_heading_over_the_cited_sentence(tmp_path, monkeypatch, capsys):
+    """One chunk that starts under "Overview" and answers under "Deadline": the source list
+    names "Deadline", where the quoted sentence is, not where the chunk starts."""
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    docs = tmp_path / "docs.jsonl"
+    text = ("# Refunds\n\n## Overview\n\nThis page covers returns.\n\n## Deadline\n\n"
+            "Refunds are accepted within 21 days of delivery.")
+    docs.write_text(json.dumps({"id": "refund", "title": "Refund policy", "text": text}) + "\n")
+    assert main(["index", str(docs), "--out", str(tmp_path / "idx"), "--embedder", "none"]) == 0
+    capsys.readouterr()
+    assert main(["ask", "--index", str(tmp_path / "idx"), "--k", "1",
+                 "Within how many days are refunds accepted?"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1] == "[1] refund#0 — Refund policy / Refunds > Deadline"
+
+
 def test_a_source_is_placed_without_repeating_its_title():
     def place(section: str) -> str:
         return Passage("d#0", "d", "Q2 Report", section, "text", 1.0, 1).place

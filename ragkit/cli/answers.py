@@ -37,10 +37,10 @@ def cmd_ask(args: argparse.Namespace) -> None:
     else:
         result = answer(args.question, hits, pipeline.chunks, **ask)
         print(result.text)
-    shown = {p.chunk_id: p for p in result.passages}
+    from ragkit.assemble import tag_place
     for number, (ident, tag) in enumerate(result.sources, start=1):
-        where_ = shown[ident].place if ident in shown else tag
-        print(f"[{number}] {ident} — {where_}")
+        # the tag of the cited sentence: its heading path, not the one where the chunk starts
+        print(f"[{number}] {ident} — {tag_place(tag)}")
 
 
 def _ask_agent(args: argparse.Namespace) -> None:
