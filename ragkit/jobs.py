@@ -104,7 +104,10 @@ def die_with_parent(parent: int) -> None:
 
     Linux: the parent-death signal (SIGKILL) through prctl; everywhere: a daemon thread that
     ends the worker within half a second of its parent pid changing (the parent died and the
-    worker was handed to another). Also ends it at once if the parent is already gone."""
+    worker was handed to another). Also ends it at once if the parent is already gone.
+    Ctrl-C reaches the whole terminal group: a worker then exits quietly (status 130) and the
+    parent alone says it was interrupted, instead of one traceback per worker."""
+    signal.signal(signal.SIGINT, lambda *_: os._exit(130))
     if sys.platform.startswith("linux"):
         try:
             libc = ctypes.CDLL(None, use_errno=True)

@@ -87,6 +87,37 @@ def test_a_killed_build_leaves_no_workers_and_its_temporary_folder_is_removed(tm
     assert json.loads((tmp_path / "ix" / "index.json").read_text())["chunks"] == 1
 
 
+def test_ctrl_c_mid_build_is_one_line_and_leaves_nothing_behind(tmp_path):
+    """Ctrl-C in a terminal sends SIGINT to the whole foreground group, workers included: the
+    user sees one line (no traceback from the CLI or a worker), exit 130, no worker left, no
+    temporary folder and no --out."""
+    rng = random.Random(0)
+    words = [f"w{i}" for i in range(3000)]
+    with open(tmp_path / "docs.jsonl", "w") as out:
+        for i in range(1500):
+            out.write(json.dumps({"id": f"d{i}", "text": " ".join(rng.choices(words, k=1500))})
+                      + "\n")
+    build = cli(tmp_path, "index", "docs.jsonl", "--out", "ix", "--embedder", "none",
+                text=True, start_new_session=True,  # its own group, as a terminal job is
+                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    workers: list[int] = []
+    deadline = time.monotonic() + 60
+    while len(workers) < 2 and build.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+        workers = children(build.pid)
+    assert len(workers) >= 2, f"no workers seen (exit {build.poll()})"
+    os.killpg(build.pid, signal.SIGINT)
+    _, err = build.communicate(timeout=60)
+    assert build.returncode == 130
+    assert "Traceback" not in err
+    assert err.rstrip().splitlines()[-1].startswith("ragkit: interrupted; nothing half-written")
+    deadline = time.monotonic() + 5
+    while any(map(alive, workers)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [p for p in workers if alive(p)]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "home") == ["docs.jsonl"]
+
+
 def test_only_folders_of_dead_processes_of_this_host_are_removed(tmp_path):
     from ragkit.stale_temp import owner
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],

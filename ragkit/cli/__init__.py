@@ -66,5 +66,9 @@ def main(argv: list[str] | None = None) -> int:
         except RagkitError as exc:
             print(f"ragkit: error: {scrub(str(exc))}", file=sys.stderr)  # never a key
             return 2
+        except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback; outputs stay atomic
+            print("\nragkit: interrupted; nothing half-written was kept (paid calls and "
+                  "embeddings made so far are cached, so re-running resumes)", file=sys.stderr)
+            return 130
     return status or 0
 
