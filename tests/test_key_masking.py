@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -80,8 +81,17 @@ def voyage_rerank() -> None:
         "refunds?", [Candidate(Chunk("c0", "d", "Refunds take seven days."), 1.0)], k=1)
 
 
+def tool_runner() -> None:
+    from ragkit.agent.runner import run_with_tool_runner
+    from ragkit.agent.tool import ToolContext
+    from ragkit.agent.tools import TOOLS
+    from ragkit.llm import make_client
+    run_with_tool_runner("where is the refund bug?", [TOOLS["grep"]], ToolContext(root=Path(".")),
+                         client=make_client(max_retries=0))
+
+
 CLIENTS = {"claude": claude, "voyage embed": voyage_embed, "voyage context": voyage_context,
-           "voyage rerank": voyage_rerank}
+           "voyage rerank": voyage_rerank, "tool runner": tool_runner}
 
 
 @pytest.mark.parametrize("status", [400, 401, 403, 429])

@@ -29,6 +29,7 @@ from anthropic.lib.tools import ToolError as SDKToolError
 
 from ragkit.agent.loop import MAX_TOKENS, SYSTEM, Executor, execute
 from ragkit.agent.tool import Tool, ToolContext
+from ragkit.documents import RagkitError
 
 
 def runner_tools(tools: Sequence[Tool], context: ToolContext,
@@ -58,14 +59,17 @@ def run_with_tool_runner(question: str, tools: Sequence[Tool], context: ToolCont
                          run_tool: Executor | None = None,
                          system: str = SYSTEM) -> tuple[str, list[Any]]:
     """(answer text, the assistant messages) of a Tool Runner run over the same tools."""
-    from ragkit.llm import make_client
+    from ragkit.llm import explain, make_client
     client = client or make_client()
     runner = client.beta.messages.tool_runner(
         model=model, max_tokens=MAX_TOKENS, system=system,
         messages=[{"role": "user", "content": question}],
         tools=runner_tools(tools, context, run_tool), max_iterations=max_iterations,
         thread=False)
-    replies = list(runner)
+    try:
+        replies = list(runner)
+    except anthropic.APIError as exc:  # one line, key masked, as every other Claude call
+        raise RagkitError(explain(exc, model, client)) from None
     last = replies[-1] if replies else None
     text = "".join(b.text for b in last.content if b.type == "text").strip() if last else ""
     return text, replies
