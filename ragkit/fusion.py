@@ -27,9 +27,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ragkit.ranking import Ranking  # also `from ragkit.fusion import Ranking`, as before
 from ragkit.runs import escape_id, trec_score
 
-Ranking = list[tuple[str, float]]
 FUSIONS = ("rrf", "weighted", "weighted_rank")
 NORMALIZATIONS = ("minmax", "zscore")
 

@@ -24,16 +24,13 @@ import re
 import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 import numpy as np
 
 from ragkit.atomic import write_text
 from ragkit.documents import RagkitError, where
-
-if TYPE_CHECKING:  # ragkit.fusion imports this module for the id rule
-    from ragkit.fusion import Ranking
+from ragkit.ranking import Ranking
 
 _UNSAFE = re.compile(r"[\s%]")
 
