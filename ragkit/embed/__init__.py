@@ -21,63 +21,29 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from ragkit.documents import RagkitError
+from ragkit.embed.base import ContextualEmbedder, Embedder, fingerprint_of
 from ragkit.embed.cache import CachedEmbedder, default_cache_path
+from ragkit.embed.contextual import CachedContextualEmbedder
+from ragkit.embed.minilm import MiniLM
+from ragkit.embed.routed import ScriptRouted
+from ragkit.embed.use_multilingual import USEMultilingual
+from ragkit.embed.voyage import VoyageContextEmbedder, VoyageEmbedder
 
 __all__ = ["Embedder", "ContextualEmbedder", "CachedEmbedder", "EMBEDDERS", "EMBEDDER_PREFIXES",
            "get_embedder", "default_cache_path", "fingerprint_of"]
 
 
-@runtime_checkable
-class Embedder(Protocol):
-    name: str  # stable id used in cache keys, e.g. "minilm-l6-v2"
-    dim: int
-    max_tokens: int  # longer inputs are truncated
-    fingerprint: str  # identifies the exact weights, e.g. the sha256 of the weights file
-
-    def embed(self, texts: Sequence[str], *, input_type: str = "document",
-              progress: bool = False) -> np.ndarray:
-        """(len(texts), dim) float32 array of L2-normalised rows, in input order."""
-        ...
-
-    def token_lengths(self, texts: Sequence[str]) -> list[int]:
-        """Tokens per text, special tokens included, before truncation."""
-        ...
-
-
-def fingerprint_of(embedder: Embedder) -> str:
-    """`embedder.fingerprint`, or its `name` for an embedder that has no fingerprint."""
-    return getattr(embedder, "fingerprint", None) or embedder.name
-
-
-@runtime_checkable
-class ContextualEmbedder(Embedder, Protocol):
-    """An embedder whose chunk vectors depend on the chunk's whole document (voyage-context-3).
-
-    `embed_documents` takes each document's chunks in order and returns one vector per chunk,
-    so callers must send whole documents, not windows; queries still go through `embed` with
-    `input_type="query"`.
-    """
-
-    def embed_documents(self, documents: Sequence[Sequence[str]], *,
-                        progress: bool = False) -> list[np.ndarray]:
-        """One (len(chunks), dim) float32 array of L2-normalised rows per document."""
-        ...
-
-
 def _minilm() -> Embedder:
-    from ragkit.embed.minilm import MiniLM
     return MiniLM()
 
 
 def _use_multilingual() -> Embedder:
     """USE, loaded when a text must be embedded or measured (`_OnFirstUse`), so a search
     whose vectors are all cached (the offline reranker's second view) never loads it."""
-    from ragkit.embed.use_multilingual import USEMultilingual
     return _OnFirstUse(USEMultilingual)
 
 
@@ -107,25 +73,21 @@ class _OnFirstUse:
 def _auto(wrap: Callable[[Embedder], Embedder] = lambda e: e) -> Embedder:
     """MiniLM and USE behind the script router, each wrapped by `wrap` (e.g. its own cache,
     so `auto` and `minilm` share MiniLM's cached vectors)."""
-    from ragkit.embed.minilm import MiniLM
-    from ragkit.embed.routed import ScriptRouted
-    from ragkit.embed.use_multilingual import USEMultilingual
     return ScriptRouted(wrap(MiniLM()), lambda: wrap(_OnFirstUse(USEMultilingual)),
                         dim=USEMultilingual.dim, name=USEMultilingual.name,
                         fingerprint=USEMultilingual.fingerprint)
 
 
 def _voyage(model: str) -> Embedder:
-    from ragkit.embed.voyage import VoyageEmbedder
     return VoyageEmbedder(model)
 
 
 def _voyage_context(model: str) -> Embedder:
-    from ragkit.embed.voyage import VoyageContextEmbedder
     return VoyageContextEmbedder(model)
 
 
-# name -> factory. Loaded only when named, so an unused backend costs nothing.
+# name -> factory. A model is loaded only when named (MiniLM's ONNX session, USE's vocabulary
+# and the Voyage SDK on first use), so an unused backend costs nothing.
 EMBEDDERS: dict[str, Callable[[], Embedder]] = {
     "minilm": _minilm,
     "auto": _auto,
@@ -177,7 +139,6 @@ def get_embedder(name: str = "auto", *, cache: bool | str | Path = True) -> Embe
 
     def wrap(inner: Embedder) -> Embedder:
         if hasattr(inner, "embed_documents"):
-            from ragkit.embed.contextual import CachedContextualEmbedder
             return CachedContextualEmbedder(inner, path)
         return CachedEmbedder(inner, path)
 

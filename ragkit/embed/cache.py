@@ -27,16 +27,13 @@ import threading
 from collections.abc import Iterable, Sequence
 from contextlib import closing
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 from filelock import FileLock
 
 from ragkit.cache import remove_database, sqlite_errors
+from ragkit.embed.base import Embedder, fingerprint_of
 from ragkit.models import ragkit_home
-
-if TYPE_CHECKING:
-    from ragkit.embed import Embedder
 
 BATCH = 256  # texts per inner call and per commit
 CLEAR = ("ragkit cache clear --embeddings", "vectors are embedded again when next needed")
@@ -69,7 +66,6 @@ class CachedEmbedder:
     """Wrap `inner` with a sqlite cache at `path` (see module docstring)."""
 
     def __init__(self, inner: Embedder, path: Path | None = None, batch_size: int = BATCH) -> None:
-        from ragkit.embed import fingerprint_of
         self.inner = inner
         self.name, self.dim, self.max_tokens = inner.name, inner.dim, inner.max_tokens
         self.fingerprint = fingerprint_of(inner)
