@@ -35,8 +35,9 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 from ragkit.documents import RagkitError
@@ -97,6 +98,30 @@ def worker_block(default: int) -> int:
     if not text.isdigit() or int(text) < 1:
         raise RagkitError(f"${BLOCK_ENV} must be a whole number >= 1, got {text!r}")
     return int(text)
+
+
+@contextmanager
+def interrupts_in_main_only() -> Iterator[None]:
+    """While open, Ctrl-C is KeyboardInterrupt in this process and a quiet exit (status 130)
+    in any process forked from it. Forked workers inherit the handler at the instant of fork,
+    so even one still starting up (before its pool initializer runs) prints no traceback; the
+    process that opened it alone reports the interruption. The command line opens it around
+    each command; outside the main thread (where handlers cannot be set) it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    main = os.getpid()
+
+    def interrupt(signum: int, frame: object) -> None:
+        if os.getpid() != main:
+            os._exit(130)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def die_with_parent(parent: int) -> None:

@@ -31,6 +31,7 @@ from ragkit.cli.api_options import COMMANDS as API_COMMANDS
 from ragkit.cli.api_options import add_api_options, apply_api_options
 from ragkit.cli.options import Help
 from ragkit.documents import RagkitError, RagkitWarning
+from ragkit.jobs import interrupts_in_main_only
 from ragkit.online import scrub
 
 
@@ -58,7 +59,7 @@ def _warnings_to_stderr(default):
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     apply_api_options(args)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), interrupts_in_main_only():
         warnings.simplefilter("always", RagkitWarning)
         warnings.showwarning = _warnings_to_stderr(warnings.showwarning)
         try:
