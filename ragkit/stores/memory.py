@@ -12,7 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ragkit.fusion import Ranking
+from ragkit.ranking import Ranking
+from ragkit.rerank import features
 
 
 class ChunkIds:
@@ -78,12 +79,10 @@ class MemoryStore:
                 for idx, scores in self.pipeline.dense.search(vectors, depth)]
 
     def bm25_scores(self, query: str, positions: np.ndarray) -> np.ndarray:
-        from ragkit.rerank.features import bm25_scores
-        return bm25_scores(self.pipeline.bm25, query, positions)
+        return features.bm25_scores(self.pipeline.bm25, query, positions)
 
     def maxp_scores(self, vector: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        from ragkit.rerank.features import maxp_scores
-        return maxp_scores(self.pipeline.dense, vector, positions)
+        return features.maxp_scores(self.pipeline.dense, vector, positions)
 
     def record(self) -> dict:
         return {"kind": "memory"}

@@ -37,10 +37,13 @@ from typing import Any
 import numpy as np
 from scipy import sparse as sp
 
+from ragkit.dense import DenseIndex
 from ragkit.documents import Chunk
-from ragkit.fusion import Ranking, with_ties
-from ragkit.stores import StoreSpec
+from ragkit.fusion import with_ties
+from ragkit.lexical import BM25
+from ragkit.ranking import Ranking
 from ragkit.stores import milvus_schema as ms
+from ragkit.stores.base import StoreSpec
 
 LITE_FILE = "milvus.db"
 _FIELDS = ["chunk_id", "doc_id", "position", "start", "end", "text", "context", "metadata"]
@@ -119,7 +122,7 @@ class MilvusStore:
         Milvus fuses rows, so a chunk's dense rank is its best window's rank among windows:
         equal to ragkit's RRF over chunks for one vector per chunk (windows ≥ chunk size).
         """
-        from pymilvus import AnnSearchRequest, RRFRanker
+        from pymilvus import AnnSearchRequest, RRFRanker  # deferred: pymilvus, ~0.7 s to import
         results = []
         for text, vector in zip(texts, np.asarray(vectors, dtype=np.float32)):
             sparse_q = self.query_vector(text) or {_NO_TERMS: 1.0}
@@ -162,7 +165,6 @@ class MilvusStore:
         needs to keep the unchanged chunks' vectors without re-embedding them."""
         if not self.dim:
             return None
-        from ragkit.dense import DenseIndex
         rows: list[tuple[int, int, list]] = []
         for lo in range(0, len(self.chunks), 1000):
             rows += [(int(r["position"]), int(r["window"]), r["vector"]) for r in
@@ -216,7 +218,6 @@ def base_name(folder: Path, lite: bool) -> str:
 
 def bm25_model(bm25):
     """A copy of `bm25` without postings: the vocabulary, idf and lengths a query needs."""
-    from ragkit.lexical import BM25
     model = BM25(k1=bm25.k1, b=bm25.b, epsilon=bm25.epsilon, tokenizer=bm25.tokenizer_name)
     model.vocabulary, model.idf, model.doc_len, model.avgdl = (
         bm25.vocabulary, bm25.idf, bm25.doc_len, bm25.avgdl)

@@ -19,11 +19,12 @@ from typing import Any
 from ragkit.atomic import check_target, replace_folder, write_text
 from ragkit.chunk_rows import chunk_line
 from ragkit.documents import Chunk, RagkitError
-from ragkit.index_folder import FORMAT, FORMAT_VERSION, WHAT, is_index, read_bm25
-from ragkit.stores import StoreSpec
+from ragkit.index_folder import (FORMAT, FORMAT_VERSION, WHAT, is_index, read_bm25,
+                                 read_parents)
 from ragkit.stores import milvus as mv
 from ragkit.stores import milvus_rows
 from ragkit.stores import milvus_schema as ms
+from ragkit.stores.base import StoreSpec
 
 
 def save(pipeline, folder: Path | str, spec: StoreSpec, batch: int = milvus_rows.BATCH,
@@ -191,7 +192,6 @@ def load(folder: Path, manifest: dict[str, Any], config, embedder, pipeline_cls)
                            spec.dense_index, spec.uri, record.get("rows"))
     parents = None
     if config.parent_child:
-        from ragkit.index_folder import read_parents
         parents = read_parents(folder, manifest, chunks)
     return pipeline_cls(config, chunks, bm25, None, embedder, embedder_rec, parents,
                         store=store)
