@@ -29,8 +29,8 @@ from scipy import sparse
 
 from ragkit.documents import RagkitError
 from ragkit.jobs import threads
-from ragkit.lexical import bm25_search
-from ragkit.lexical.bm25_scan import DenseRows
+from ragkit.lexical import bm25_files, bm25_search
+from ragkit.lexical.bm25_data import BM25Data
 from ragkit.lexical.parallel import term_ids
 from ragkit.lexical.termids import TermIds
 from ragkit.lexical.tokenizers import Tokenizer, get_tokenizer
@@ -90,8 +90,9 @@ def _posting_values(values: np.ndarray, indptr: np.ndarray, lo: int, hi: int) ->
     return np.repeat(values[first:last + 1], ends - starts)
 
 
-class BM25:
-    """Okapi BM25 with the scores of rank-bm25 0.2.2 `BM25Okapi`.
+class BM25(BM25Data):
+    """Okapi BM25 with the scores of rank-bm25 0.2.2 `BM25Okapi`: a `BM25Data` that
+    tokenizes, fits and searches.
 
     For a query q (a bag of terms, repeats counted) and a document d of |d| tokens, in a
     corpus of N documents with mean length avgdl:
@@ -126,19 +127,12 @@ class BM25:
             raise RagkitError(f"BM25 k1 must be >= 0, got {k1!r}")
         if not 0 <= b <= 1:
             raise RagkitError(f"BM25 b must be in [0, 1], got {b!r}")
-        self.k1, self.b, self.epsilon = float(k1), float(b), float(epsilon)
         if callable(tokenizer):
-            self.tokenizer_name: str | None = None
+            name: str | None = None
             self.tokenize: Tokenizer = tokenizer
         else:
-            self.tokenizer_name, self.tokenize = tokenizer, get_tokenizer(tokenizer)
-        self.vocabulary: dict[str, int] = {}
-        self.idf = np.empty(0)
-        self.doc_len = np.empty(0, dtype=np.int64)
-        self.avgdl = 0.0
-        self.weights = sparse.csr_matrix((0, 0))  # (terms × documents)
-        self.exhaustive = False  # True: `search` scores every document (the reference path)
-        self._dense: DenseRows | None = None
+            name, self.tokenize = tokenizer, get_tokenizer(tokenizer)
+        super().__init__(float(k1), float(b), float(epsilon), name)
 
     # ------------------------------------------------------------------ building
 
@@ -196,10 +190,6 @@ class BM25:
 
     # ------------------------------------------------------------------ querying
 
-    @property
-    def n_docs(self) -> int:
-        return int(self.doc_len.size)
-
     def _query_ids(self, query: str | Sequence[str]) -> np.ndarray:
         """Vocabulary ids of the query's known terms, in query order, repeats kept."""
         tokens = self.tokenize(query) if isinstance(query, str) else query
@@ -238,13 +228,6 @@ class BM25:
         """
         return bm25_search.search(self, self._query_ids(query), k, ties)
 
-    @property
-    def dense_rows(self) -> DenseRows:
-        """Dense copies of the longest rows, built on first use (`bm25_scan`)."""
-        if self._dense is None or self._dense.weights is not self.weights:
-            self._dense = DenseRows(self.weights)
-        return self._dense
-
     def _long(self, ids: np.ndarray) -> bool:
         return bm25_search.is_long(self, ids)
 
@@ -271,15 +254,13 @@ class BM25:
     def save(self, folder: str | Path) -> Path:
         """Write the index into `folder` (`ragkit.lexical.bm25_files.save`: `.npy` arrays and
         `bm25.json`, no pickle)."""
-        from ragkit.lexical.bm25_files import save
-        return save(self, folder)
+        return bm25_files.save(self, folder)
 
     @classmethod
     def load(cls, folder: str | Path) -> BM25:
         """Read an index written by `save`, its arrays memory-mapped
         (`ragkit.lexical.bm25_files.load`)."""
-        from ragkit.lexical.bm25_files import load
-        return load(cls, folder)
+        return bm25_files.load(cls, folder)
 
     def __repr__(self) -> str:
         return (f"BM25(k1={self.k1}, b={self.b}, epsilon={self.epsilon}, "

@@ -13,23 +13,23 @@ damaged file is a RagkitError naming it, not an IndexError at the first search.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TypeVar
 
 import numpy as np
 import orjson
 from scipy import sparse
 
 from ragkit.documents import RagkitError
+from ragkit.lexical.bm25_data import BM25Data
 from ragkit.lexical.tokenizers import TOKENIZERS
 
-if TYPE_CHECKING:
-    from ragkit.lexical.bm25 import BM25
-
+Model = TypeVar("Model", bound=BM25Data)
 NAMES = ("data", "indices", "indptr", "idf", "doc_len")
 
 
-def save(model: BM25, folder: str | Path) -> Path:
+def save(model: BM25Data, folder: str | Path) -> Path:
     """Write `model` into `folder`; a custom tokenizer function cannot be saved (no name)."""
     if model.tokenizer_name is None:
         raise RagkitError(
@@ -66,9 +66,10 @@ def _meta(meta_path: Path) -> dict:
     return meta
 
 
-def load(cls: type[BM25], folder: str | Path) -> BM25:
-    """Read an index `save` wrote into `folder` as a `cls`; a missing file or bad field is
-    a RagkitError naming it."""
+def load(cls: Callable[..., Model], folder: str | Path) -> Model:
+    """Read an index `save` wrote into `folder`; a missing file or bad field is a RagkitError
+    naming it. `cls(k1=, b=, epsilon=, tokenizer=)` makes the empty model the arrays go into
+    (`BM25`, which checks the parameters and the tokenizer name before any array is read)."""
     folder = Path(folder)
     meta_path = folder / "bm25.json"
     npz = folder / "bm25.npz"

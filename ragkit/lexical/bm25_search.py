@@ -12,21 +12,17 @@ bit) and tie order. What it is not: a query parser (ids come from `BM25._query_i
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from ragkit.dense import top_k
+from ragkit.lexical.bm25_data import BM25Data
 from ragkit.lexical.bm25_scan import scan_top_k
-
-if TYPE_CHECKING:
-    from ragkit.lexical.bm25 import BM25
 
 LONG = 64  # postings per document above which a query scans (1/8 to 1/64 tried at 1M:
 #             1/64 had the lowest p95)
 
 
-def search(model: BM25, ids: np.ndarray, k: int, ties: bool = False
+def search(model: BM25Data, ids: np.ndarray, k: int, ties: bool = False
            ) -> tuple[np.ndarray, np.ndarray]:
     """The k best candidates for the query ids `ids` as (indices, scores): score
     descending, ties to the lower index (`BM25.search`); with `ties`, also every further
@@ -47,13 +43,13 @@ def search(model: BM25, ids: np.ndarray, k: int, ties: bool = False
     return docs[best], values
 
 
-def is_long(model: BM25, ids: np.ndarray) -> bool:
+def is_long(model: BM25Data, ids: np.ndarray) -> bool:
     """True when the query's postings are long enough for million-entry arrays to pay."""
     w = model.weights
     return int((w.indptr[ids + 1] - w.indptr[ids]).sum()) * LONG > model.n_docs
 
 
-def matches(model: BM25, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def matches(model: BM25Data, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The candidates (ascending) and their scores, from the query terms' postings alone
     when they are short (a million-document index then costs no million-entry arrays).
 
@@ -75,7 +71,7 @@ def matches(model: BM25, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
                                                 minlength=unique.size)
 
 
-def score_all(model: BM25, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def score_all(model: BM25Data, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Scores of all documents, and a mask of those in some query term's postings.
 
     np.bincount adds each document's weights in the order given, query order, from 0.0:
