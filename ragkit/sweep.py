@@ -34,7 +34,12 @@ import pandas as pd
 from ragkit import index_cache
 from ragkit.atomic import check_target, replace_folder, write_text
 from ragkit.documents import RagkitError
+from ragkit.models import ragkit_home
 from ragkit.notebook_params import effective_parameters, parameters_for
+from ragkit.notebook_runner import RESULTS, execute, is_results, mark, notebook_paths
+from ragkit.record import load_records
+from ragkit.results import datasets_of, folder_hash
+from ragkit.run_progress import progress_seconds
 
 PACKAGE = Path(__file__).resolve().parent
 
@@ -66,7 +71,6 @@ def source_fingerprint() -> str:
 
 def point_key(notebook: Path, params: Mapping[str, Any], fingerprint: str) -> str:
     """The cache key of one point: everything its results depend on."""
-    from ragkit.results import datasets_of, folder_hash
     data = {name: folder_hash(path)["sha256"] for name, path in
             datasets_of(notebook, effective_parameters(notebook, params)).items()}
     online = sorted(k for k in ("ANTHROPIC_API_KEY", "VOYAGE_API_KEY") if os.environ.get(k))
@@ -77,7 +81,6 @@ def point_key(notebook: Path, params: Mapping[str, Any], fingerprint: str) -> st
 
 
 def _cache_dir() -> Path:
-    from ragkit.models import ragkit_home
     return ragkit_home() / "cache" / "sweeps"
 
 
@@ -86,8 +89,6 @@ def _run_point(notebook: Path, target: Path, params: dict, key: str, fresh: bool
 
     While it executes, its cells done go to stderr every `RAGKIT_PROGRESS_SECONDS`
     (`ragkit.run_progress`), above the bar over points."""
-    from ragkit.cookbook import execute
-    from ragkit.record import load_records
     cached = _cache_dir() / key
     if not fresh and (cached / "point.json").is_file():
         shutil.copyfile(cached / "notebook.ipynb", target)
@@ -132,6 +133,7 @@ def plot_parameter(table: pd.DataFrame, parameter: str, panels: dict[str, list[s
                    path: Path) -> Path:
     """`path`: each panel's numbers against `parameter` (mean over the other parameters;
     failed points left out)."""
+    # deferred: matplotlib loads only when a sweep draws its plots
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -168,8 +170,6 @@ def sweep(notebook: str | Path | None, out: Path | str, grid: Mapping[str, Seque
     """
     from tqdm.auto import tqdm
 
-    from ragkit.cookbook import RESULTS, is_results, mark, notebook_paths
-    from ragkit.run_progress import progress_seconds
     if not notebook:
         raise RagkitError("sweep needs --notebook PATH")
     check_grid(grid)

@@ -12,7 +12,7 @@ import pytest
 import zmq
 from nbformat.v4 import new_code_cell, new_notebook
 
-from ragkit import cookbook
+from ragkit import notebook_runner
 from ragkit.cli import main
 from ragkit.cookbook import (MARKER, is_results, notebook_paths, parameters_for,
                              parse_value, refresh, run_cookbook, sweep)
@@ -213,7 +213,7 @@ def test_sweep_grid_without_values_exits_2(tmp_path, capsys, param, message):
 
 
 def test_notebooks_are_found_by_path_name_or_number(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(cookbook, "NOTEBOOKS", tmp_path)
+    monkeypatch.setattr(notebook_runner, "NOTEBOOKS", tmp_path)
     one = _notebook(tmp_path / "01_first.ipynb")
     ten = _notebook(tmp_path / "10_tenth.ipynb")
     assert notebook_paths(["01"]) == [one]
@@ -242,7 +242,7 @@ def test_undeclared_parameter_is_refused_before_anything_runs(tmp_path, capsys):
 @pytest.mark.parametrize("make", [lambda p: None, lambda p: p.mkdir()])
 def test_no_notebooks_found_says_where_and_writes_nothing(tmp_path, monkeypatch, make):
     make(tmp_path / "notebooks")
-    monkeypatch.setattr(cookbook, "NOTEBOOKS", tmp_path / "notebooks")
+    monkeypatch.setattr(notebook_runner, "NOTEBOOKS", tmp_path / "notebooks")
     with pytest.raises(RagkitError, match=r"no notebooks found in .*notebooks .*ship with the "
                                           r"source checkout"):
         run_cookbook(tmp_path / "out")
