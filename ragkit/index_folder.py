@@ -38,6 +38,7 @@ from ragkit.atomic import replace_folder
 from ragkit.chunk_rows import read_chunks, write_chunks
 from ragkit.dense import DenseIndex
 from ragkit.documents import Chunk, RagkitError, where
+from ragkit.embed.base import fingerprint_of
 from ragkit.index_owner import (FORMAT, WHAT, files_of, is_index, owns_index,  # noqa: F401
                                 refuse_inputs_inside)
 from ragkit.lexical import BM25
@@ -47,7 +48,6 @@ FORMAT_VERSION = 1
 
 def embedder_record(embedder) -> dict[str, Any]:
     """What `index.json` records of the embedder that made the vectors."""
-    from ragkit.embed import fingerprint_of
     return {"name": embedder.name, "dim": int(embedder.dim),
             "max_tokens": int(embedder.max_tokens), "fingerprint": fingerprint_of(embedder)}
 

@@ -25,6 +25,8 @@ import numpy as np
 from ragkit.dense import DenseIndex
 from ragkit.documents import Chunk, Document, RagkitError
 from ragkit.lexical import BM25
+from ragkit.pipeline import Pipeline
+from ragkit.prepare import contextualized_chunks
 
 
 def replace_documents(pipeline, documents: Sequence[Document], remove: Iterable[str] = (),
@@ -33,7 +35,6 @@ def replace_documents(pipeline, documents: Sequence[Document], remove: Iterable[
 
     `order` (document ids) puts the chunks in that document order, as a fresh build of the
     documents in that order would (ties rank by chunk position); default: kept, then new."""
-    from ragkit.pipeline import Pipeline
     if pipeline.store.kind != "memory":
         raise RagkitError("replace documents in the index built in memory (Pipeline.build), "
                           "then save it to the store; a loaded Milvus index has no weights")
@@ -91,7 +92,6 @@ def changed_documents(pipeline, documents: Sequence[Document],
     index. The claude contextualizer is not re-run for this (it costs API calls): with it,
     a document is unchanged when its chunks' text and offsets are the same.
     """
-    from ragkit.prepare import contextualized_chunks
     config = pipeline.config
     if config.contextualizer == "claude":
         config = replace(config, contextualizer="none")
@@ -123,7 +123,6 @@ def update_index(pipeline, documents: Sequence[Document], chunks: Sequence[Chunk
     if not changed and not removed:
         return None, [], []
     if pipeline.store.kind != "memory":
-        from ragkit.pipeline import Pipeline
         pipeline = Pipeline(pipeline.config, pipeline.chunks, pipeline.bm25,
                             pipeline.store.window_vectors(), pipeline._embedder,
                             pipeline.embedder_record)
