@@ -28,7 +28,8 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from ragkit.agent.tool import Tool, ToolContext, ToolError, ToolResult
+from ragkit.agent.tool import Tool, ToolContext, ToolError, ToolResult, block_size
+from ragkit.agent.tools import TOOLS
 from ragkit.documents import RagkitError
 
 _YES = {True: True, False: False, "yes": True, "no": False, "y": True, "n": False}
@@ -129,16 +130,6 @@ def check_arguments(tool: Tool, arguments: Any) -> str | None:
             f"{allowed}")
 
 
-def block_size(block: dict[str, Any]) -> int:
-    """Characters of text a content block carries (a search result: title and text)."""
-    if block.get("type") == "text":
-        return len(block.get("text", ""))
-    if block.get("type") == "search_result":
-        return len(block.get("title", "")) + sum(len(c.get("text", ""))
-                                                 for c in block.get("content", ()))
-    return len(str(block))
-
-
 def truncate(result: ToolResult, limit: int) -> ToolResult:
     """`result` within `limit` characters of text, with guidance when something was cut."""
     note = (f"\n[truncated at {limit} characters; ask for less — a more specific pattern, a "
@@ -172,9 +163,11 @@ def _execute(tool: Tool, arguments: dict[str, Any], context: ToolContext) -> Too
 
 def run_tool(name: str, arguments: Any, context: ToolContext,
              tools: Mapping[str, Tool] | None = None) -> ToolResult:
-    """Run one tool call through the schema check and the approval gate; never raises."""
+    """Run one tool call through the schema check and the approval gate; never raises.
+
+    `tools`: the registry to look `name` up in (default: every tool, `ragkit.agent.tools`)."""
     if tools is None:
-        from ragkit.agent.tools import TOOLS as tools
+        tools = TOOLS
     tool = tools.get(name) if isinstance(name, str) else None
     if tool is None:
         return ToolResult(f"unknown tool {name!r}; the available tools are: "

@@ -4,7 +4,8 @@ What it is: `Tool` (the definition sent to the Messages API plus the Python func
 runs it), `ToolResult` (what goes back in a `tool_result` block: text or content blocks, and
 `is_error`), `ToolContext` (everything a tool may touch: the sandbox root, the retriever, the
 approval policy, the output limit) and `ToolError` (raise it for an instructive `is_error`
-result: what went wrong and what to try next).
+result: what went wrong and what to try next); `block_size`, the characters one content
+block carries, by which the gate and `docs_search` keep results within the output limit.
 
 What it is not: the loop (`ragkit.agent.loop`) nor the sandbox rules (`ragkit.agent.sandbox`).
 
@@ -45,6 +46,16 @@ class ToolResult:
         if self.is_error:
             out["is_error"] = True
         return out
+
+
+def block_size(block: dict[str, Any]) -> int:
+    """Characters of text a content block carries (a search result: title and text)."""
+    if block.get("type") == "text":
+        return len(block.get("text", ""))
+    if block.get("type") == "search_result":
+        return len(block.get("title", "")) + sum(len(c.get("text", ""))
+                                                 for c in block.get("content", ()))
+    return len(str(block))
 
 
 @dataclass

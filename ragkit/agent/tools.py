@@ -15,7 +15,8 @@ chunk ids, doc ids), and truncation messages that say how to search more narrowl
 platform.claude.com "Define tools" and anthropic.com "Writing tools for agents".
 
 What it is not: the approval gate, the schema check or the output cap — `gate.run_tool`
-applies those to every call; call tools through it, not through `Tool.run` directly.
+applies those to every call; call tools through it, not through `Tool.run` directly (the
+gate imports this registry, never the other way round).
 File content comes back verbatim inside the result: untrusted text is never rewritten,
 summarised or moved out of its `tool_result` block.
 """
@@ -27,7 +28,7 @@ from typing import Any
 
 from ragkit.agent import reports_db
 from ragkit.agent.file_tools import MAX_HITS, run_glob, run_grep, run_read_file
-from ragkit.agent.tool import Tool, ToolContext, ToolError, ToolResult
+from ragkit.agent.tool import Tool, ToolContext, ToolError, ToolResult, block_size
 from ragkit.atomic import write_text
 from ragkit.documents import RagkitError
 
@@ -43,14 +44,14 @@ def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------- search, SQL
 def run_docs_search(args: dict[str, Any], ctx: ToolContext) -> ToolResult | str:
-    from ragkit.agent.gate import block_size
-    from ragkit.answer import lift, search_result
-    from ragkit.assemble import Passage, label
-    from ragkit.pipeline import SearchConfig
     pipeline = ctx.pipeline
     if pipeline is None:
         raise ToolError("docs_search is not available: no index was loaded; use grep, glob "
                         "and read_file on the files instead")
+    # deferred: numpy, pandas, scipy; needed by docs_search on an index, never by file tools
+    from ragkit.answer import lift, search_result
+    from ragkit.assemble import Passage, label
+    from ragkit.pipeline import SearchConfig
     mode = "hybrid" if pipeline.dense is not None else "bm25"
     hits = pipeline.search([args["query"]], args.get("k", 3), SearchConfig(mode=mode))[0]
     chunks = {c.id: c for c in pipeline.chunks}
