@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 from filelock import FileLock
+from tqdm import tqdm
 
 from ragkit.cache import remove_database, sqlite_errors
 from ragkit.embed.base import Embedder, fingerprint_of
@@ -111,7 +112,6 @@ class CachedEmbedder:
         items = [items[i] for i in np.argsort(lengths, kind="stable")]
         bar = None
         if progress and items:
-            from tqdm import tqdm
             bar = tqdm(total=len(items), desc=f"embed {self.name}", unit="text")
         for start in range(0, len(items), self.batch_size):
             batch = items[start:start + self.batch_size]

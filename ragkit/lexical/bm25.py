@@ -26,6 +26,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 from scipy import sparse
+from tqdm import tqdm
 
 from ragkit.documents import RagkitError
 from ragkit.jobs import threads
@@ -272,6 +273,4 @@ def _progress(items, enabled: bool, desc: str):
     """`items`, wrapped in a tqdm bar when `enabled`."""
     if not enabled:
         return items
-    from tqdm import tqdm
-
     return tqdm(items, desc=desc)

@@ -239,7 +239,7 @@ UNIT_TOKENIZERS = frozenset({"code", "auto"})  # names whose ASCII text `ascii_u
 def _kiwi():
     """The process-wide Kiwi analyser, created on first use (loads the model, ~2 s)."""
     try:
-        from kiwipiepy import Kiwi
+        from kiwipiepy import Kiwi  # deferred: only the Korean tokenizers need it (~2 s model)
     except ImportError as err:  # pragma: no cover - kiwipiepy is a dependency
         raise RagkitError(
             "the 'korean' tokenizer needs kiwipiepy and kiwipiepy-model: "

@@ -63,7 +63,7 @@ def _client_class():
     hidden = {name: os.environ.pop(name) for name in ("MILVUS_URI", "MILVUS_DEFAULT_CONNECTION")
               if name in os.environ}
     try:
-        from pymilvus import MilvusClient
+        from pymilvus import MilvusClient  # deferred: pymilvus, ~0.7 s, only for Milvus
     except ImportError:
         raise RagkitError("the milvus store needs pymilvus and milvus-lite: "
                           "pip install pymilvus milvus-lite") from None
@@ -115,8 +115,8 @@ def connect_error(uri: str, exc: Exception) -> Exception:
     MilvusException "Fail connecting to server ..." caused by a grpc RpcError with status
     UNAUTHENTICATED (`GrpcHandler._wait_for_channel_ready`); after, as that RpcError raw
     (`decorators.error_handler` re-raises it)."""
-    import grpc
-    from pymilvus.exceptions import MilvusException
+    import grpc  # deferred: pymilvus's transport, read only on a failed connection
+    from pymilvus.exceptions import MilvusException  # deferred: pymilvus, ~0.7 s
     for err in (exc, exc.__cause__):
         if isinstance(err, grpc.RpcError) and callable(getattr(err, "code", None)) and \
                 err.code() in (grpc.StatusCode.UNAUTHENTICATED,
@@ -151,7 +151,7 @@ def forget(uri: str) -> None:
     if client is not None:
         client.close()
     if is_lite(uri):  # stop the embedded server too, so nothing writes into a deleted folder
-        try:
+        try:  # deferred: milvus-lite is optional, and only a Lite database has a server to stop
             from milvus_lite.server_manager import server_manager_instance
         except ImportError:
             return
@@ -160,7 +160,7 @@ def forget(uri: str) -> None:
 
 def create(client, name: str, dim: int | None, dense_index: str, n_rows: int) -> None:
     """Create collection `name` with ragkit's schema and indexes, marked with format/version."""
-    from pymilvus import DataType, Function, FunctionType
+    from pymilvus import DataType, Function, FunctionType  # deferred: pymilvus, ~0.7 s
     schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
     schema.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=ID_LIMIT + 16)
     schema.add_field("chunk_id", DataType.VARCHAR, max_length=ID_LIMIT)
