@@ -26,8 +26,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from ragkit.agent.tool import Tool, ToolContext, ToolError, ToolResult, block_size
 from ragkit.agent.tools import TOOLS
 from ragkit.documents import RagkitError
@@ -115,6 +113,8 @@ def check_arguments(tool: Tool, arguments: Any) -> str | None:
     if not isinstance(arguments, dict):
         return (f"invalid arguments for {tool.name}: expected a JSON object, got "
                 f"{type(arguments).__name__}")
+    # deferred: importing jsonschema builds an RFC 3987 grammar (~0.8 s); checks pay it once
+    from jsonschema import Draft202012Validator
     errors = sorted(Draft202012Validator(tool.input_schema).iter_errors(arguments),
                     key=lambda e: list(map(str, e.path)))
     if not errors:

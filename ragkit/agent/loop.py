@@ -42,7 +42,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragkit.agent import gate
 from ragkit.agent.tool import Tool, ToolContext, ToolResult
+from ragkit.agent.trace_file import TraceWriter, turn_record
 from ragkit.llm import LLM
 from ragkit.pricing import Usage
 
@@ -149,8 +151,8 @@ def truncate(result: ToolResult, limit: int) -> ToolResult:
 
 
 def _default_executor() -> Executor:
-    from ragkit.agent.gate import run_tool  # the other half of the agent package
-    return run_tool
+    """The approval gate's `run_tool`: schema check, write approval, output cap."""
+    return gate.run_tool
 
 
 def execute(name: str, arguments: Any, tools: dict[str, Tool], context: ToolContext,
@@ -216,7 +218,6 @@ def run_agent(question: str, tools: Sequence[Tool], context: ToolContext, *,
     `trace`: a path (a JSONL trace is written there, one record per turn) or an object with
     `write(record)` (e.g. `ragkit.agent.trace.TraceWriter`), or None.
     """
-    from ragkit.agent.trace import TraceWriter, turn_record
     llm = llm or LLM()
     run_tool = run_tool or _default_executor()
     by_name = {t.name: t for t in tools}

@@ -27,15 +27,15 @@ import anthropic
 from anthropic.lib.tools import BetaFunctionTool
 from anthropic.lib.tools import ToolError as SDKToolError
 
-from ragkit.agent.loop import MAX_TOKENS, SYSTEM, Executor, execute
+from ragkit.agent.loop import MAX_TOKENS, SYSTEM, Executor, _default_executor, execute
 from ragkit.agent.tool import Tool, ToolContext
 from ragkit.documents import RagkitError
+from ragkit.llm import explain, make_client
 
 
 def runner_tools(tools: Sequence[Tool], context: ToolContext,
                  run_tool: Executor | None = None) -> list[BetaFunctionTool]:
     """Each tool as a Tool Runner function tool with its own definition."""
-    from ragkit.agent.loop import _default_executor
     executor = run_tool or _default_executor()
     by_name = {t.name: t for t in tools}
 
@@ -59,7 +59,6 @@ def run_with_tool_runner(question: str, tools: Sequence[Tool], context: ToolCont
                          run_tool: Executor | None = None,
                          system: str = SYSTEM) -> tuple[str, list[Any]]:
     """(answer text, the assistant messages) of a Tool Runner run over the same tools."""
-    from ragkit.llm import explain, make_client
     client = client or make_client()
     runner = client.beta.messages.tool_runner(
         model=model, max_tokens=MAX_TOKENS, system=system,

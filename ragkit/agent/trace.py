@@ -1,8 +1,9 @@
 """Traces of agent runs: JSONL on disk, tables and timelines for notebooks, OpenTelemetry spans.
 
 What it is:
-- `TraceWriter(path)`: one JSON record per turn, appended and flushed (and fsync'ed) as
-  each turn ends, so a crash keeps every finished turn. Each record holds the exact request
+- `TraceWriter(path)` (`ragkit.agent.trace_file`, re-exported here): one JSON record per
+  turn, appended and flushed (and fsync'ed) as each turn ends, so a crash keeps every
+  finished turn. Each record holds the exact request
   sent (`system`, `tools`, `tool_choice` and the `messages` list with its cache
   breakpoint), the reply, every tool call with its result, the four usage counters and
   timings. A file is replaced only if it is empty or already a ragkit trace.
@@ -20,85 +21,16 @@ Conventions: opentelemetry.io/docs/specs/semconv/gen-ai/ (gen-ai-spans, version 
 """
 from __future__ import annotations
 
-import json
-import os
 import time
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+# FORMAT, TraceWriter, is_trace, read_trace, turn_record: importable from here too, as before
+from ragkit.agent.trace_file import FORMAT, TraceWriter, is_trace, read_trace, turn_record
 from ragkit.documents import RagkitError
 from ragkit.figure_check import checked
 from ragkit.pricing import Usage, price
-
-FORMAT = "ragkit-agent-trace/1"
-
-
-def is_trace(path: Path) -> bool:
-    """True for an empty file or one whose first line is a ragkit trace record."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            first = handle.readline()
-    except (OSError, UnicodeDecodeError):
-        return False
-    if not first.strip():
-        return True
-    try:
-        return json.loads(first).get("format") == FORMAT
-    except (ValueError, AttributeError):
-        return False
-
-
-class TraceWriter:
-    """Appends one JSON line per record to `path` (replaced only if it is a trace)."""
-
-    def __init__(self, path: Path | str) -> None:
-        from ragkit.atomic import check_target, write_text
-        self.path = check_target(path, is_trace, "a ragkit trace", folder=False)
-        write_text(self.path, "", is_ours=is_trace, what="a ragkit trace")
-        self._handle = open(self.path, "a", encoding="utf-8")
-
-    def write(self, record: dict[str, Any]) -> None:
-        self._handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
-
-    def close(self) -> None:
-        self._handle.close()
-
-
-def turn_record(turn: int, request: dict[str, Any], reply: Any, calls: list[Any],
-                seconds: float, started_at: float | None = None) -> dict[str, Any]:
-    """The trace record of one turn: request, reply, tool calls, usage, timings."""
-    started_at = time.time() - seconds if started_at is None else started_at
-    return {"format": FORMAT, "turn": turn, "started_at": started_at,
-            "model_seconds": round(seconds, 6),
-            "request": request,
-            "reply": reply.model_dump(mode="json", exclude_none=True),
-            "usage": Usage.of(reply.usage).as_dict(),
-            "tool_calls": [{"id": c.id, "name": c.name, "input": c.input,
-                            "content": c.result.content, "is_error": c.result.is_error,
-                            "executed": c.executed, "seconds": round(c.seconds, 6)}
-                           for c in calls]}
-
-
-def read_trace(path: Path | str) -> list[dict[str, Any]]:
-    """The records of a trace file; a line that is not a trace record is a clear error."""
-    path = Path(path)
-    if not path.is_file():
-        raise RagkitError(f"{path}: no such trace file")
-    records = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        try:
-            record = json.loads(line)
-        except ValueError:
-            raise RagkitError(f"{path}:{number}: not JSON (a trace has one record per line)") \
-                from None
-        if not isinstance(record, dict) or record.get("format") != FORMAT:
-            raise RagkitError(f"{path}:{number}: format: not a {FORMAT} record")
-        records.append(record)
-    return records
 
 
 def _names(calls: list[dict[str, Any]]) -> str:
