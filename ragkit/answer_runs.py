@@ -27,6 +27,7 @@ from ragkit.answer_metrics import score_offline
 from ragkit.documents import Chunk, Query
 from ragkit.evaluate import Judgments, pass_at_k
 from ragkit.fusion import Ranking
+from ragkit.llm import LLM
 from ragkit.pricing import cost
 
 
@@ -34,7 +35,6 @@ def answer_run(queries: Sequence[Query], hits: Mapping[str, Ranking],
                chunks: Sequence[Chunk] | Mapping[str, Chunk], k: int = 5, *, llm=None,
                model: str = DEFAULT_MODEL) -> dict[str, Answer]:
     """Query id → the cited answer from the top `k` of that query's `hits`."""
-    from ragkit.llm import LLM
     llm = llm or LLM()
     by_id = chunks if isinstance(chunks, Mapping) else {c.id: c for c in chunks}
     return {q.id: answer(q.text, list(hits[q.id])[:k], by_id, llm=llm, model=model)

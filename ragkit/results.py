@@ -21,6 +21,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import ragkit
+
 FORMAT, VERSION = "ragkit-cookbook-results", 1
 ROOT = Path(__file__).resolve().parent.parent
 LEARN = re.compile(r"^\W*what you will learn\W*$", re.I)
@@ -194,7 +196,6 @@ def run_info(command: str, started: str, seconds: float,
              datasets: dict[str, Path], jobs: int = 1) -> dict[str, Any]:
     """The run's provenance: versions, commit, machine, backends, data set hashes, and how
     many notebooks ran at once (`jobs`: their seconds overlap when it is above 1)."""
-    import ragkit
     online = {"anthropic": "ANTHROPIC_API_KEY", "voyage": "VOYAGE_API_KEY"}
     return {"command": command, "started": started, "seconds": round(seconds, 1),
             "ragkit": ragkit.__version__, "git": _git(),

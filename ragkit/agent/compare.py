@@ -32,8 +32,16 @@ from pathlib import Path
 
 import pandas as pd
 
+from ragkit.agent.crag import crag
+from ragkit.agent.long_context import LongContext, project_cost
+from ragkit.agent.loop import run_agent
+from ragkit.agent.self_rag import self_rag
+from ragkit.agent.tool import ToolContext
+from ragkit.agent.tools import TOOLS
 from ragkit.answer import answer, is_decline
 from ragkit.documents import Query
+from ragkit.evaluate import round_metrics
+from ragkit.llm import LLM, UsageLog, make_client
 from ragkit.pricing import Usage, cost
 from ragkit.support import content_tokens, coverage, is_noncommittal
 
@@ -82,7 +90,6 @@ def _top(pipeline, question: str, k: int, config):
 def crag_method(pipeline, evaluator, fallback=None, k: int = 5, config=None) -> Method:
     """Top k → CRAG (`ragkit.agent.crag.crag`). A Claude evaluator's judge is rebound to
     each question's LLM, so its calls are counted with the method's."""
-    from ragkit.agent.crag import crag
 
     def run(question: str, llm) -> str:
         if hasattr(evaluator, "judge"):
@@ -94,7 +101,6 @@ def crag_method(pipeline, evaluator, fallback=None, k: int = 5, config=None) -> 
 
 def self_rag_method(pipeline, reflector, k: int = 5, config=None) -> Method:
     """Top k → Self-RAG (`ragkit.agent.self_rag.self_rag`)."""
-    from ragkit.agent.self_rag import self_rag
 
     def run(question: str, llm) -> str:
         if hasattr(reflector, "judge"):
@@ -106,7 +112,6 @@ def self_rag_method(pipeline, reflector, k: int = 5, config=None) -> Method:
 
 def long_context_method(documents) -> Method:
     """The whole of `documents` in one cached prompt (`ragkit.agent.long_context`)."""
-    from ragkit.agent.long_context import LongContext
     cache: dict[int, LongContext] = {}
 
     def run(question: str, llm) -> str:
@@ -121,9 +126,6 @@ def long_context_method(documents) -> Method:
 def agentic_method(root: str | Path, pipeline=None, max_turns: int = 8) -> Method:
     """`ragkit.agent.loop.run_agent` as a method: grep, glob and read_file over `root`, plus
     docs_search over `pipeline` when one is given; the answer is the loop's final text."""
-    from ragkit.agent.loop import run_agent
-    from ragkit.agent.tool import ToolContext
-    from ragkit.agent.tools import TOOLS
     names = ["grep", "glob", "read_file"] + (["docs_search"] if pipeline is not None else [])
     context = ToolContext(root=Path(root).resolve(), pipeline=pipeline)
 
@@ -144,7 +146,6 @@ def _row(query: Query, text: str, usage: Usage, calls: int, seconds: float,
 def run_method(method: Method, queries: Sequence[Query], client=None, cache=False,
                model: str = "claude-haiku-4-5") -> pd.DataFrame:
     """One row per question (index: query id) for one method; see the module docstring."""
-    from ragkit.llm import LLM, UsageLog, make_client
     client = client or make_client()
     rows = {}
     for query in queries:
@@ -169,7 +170,6 @@ def run_methods(methods: Mapping[str, Method | None], queries: Sequence[Query], 
 def rounded(table: pd.DataFrame) -> pd.DataFrame:
     """A comparison table for display: dollars to 5 decimals, seconds to 3, the rest to 1
     (`ragkit.evaluate.round_metrics`). For showing only; recorded numbers stay unrounded."""
-    from ragkit.evaluate import round_metrics
     out = round_metrics(table)
     for column in table.columns:
         if column.startswith("$"):
@@ -191,7 +191,6 @@ def comparison_table(runs: Mapping[str, pd.DataFrame | None],
                      model: str = "claude-haiku-4-5") -> pd.DataFrame:
     """Per method: accuracy %, LLM calls, input/output tokens, seconds per query and the
     projected dollars per query, with caching (cached_prefix methods) and without."""
-    from ragkit.agent.long_context import project_cost
     rows = {}
     for name, table in runs.items():
         if table is None:

@@ -75,7 +75,7 @@ class LongContext:
 
     def __init__(self, documents: Sequence[Document], llm=None, model: str = DEFAULT_MODEL,
                  max_tokens: int = MAX_TOKENS, room: int = ROOM) -> None:
-        from ragkit.llm import LLM
+        from ragkit.llm import LLM  # deferred: anthropic loads only when no llm is given
         self.llm = llm or LLM()
         self.model, self.max_tokens, self.room = model, max_tokens, room
         self.corpus = corpus_text(documents)
@@ -146,7 +146,7 @@ def window_table(documents: Sequence[Document], parts: Mapping[str, Sequence[str
                  llm=None, model: str = DEFAULT_MODEL, room: int = ROOM) -> pd.DataFrame:
     """Per named part (a list of document-id prefixes; [""] = everything): documents,
     prompt tokens, and whether that corpus fits `model`'s window less `room`."""
-    from ragkit.llm import LLM
+    from ragkit.llm import LLM  # deferred: anthropic loads only when no llm is given
     llm = llm or LLM()
     rows = {}
     for name, prefixes in parts.items():
