@@ -18,8 +18,8 @@ Budget rule: passages are taken best first while the running total fits; the fir
 not fit and every less relevant one are dropped (listed in `Assembly.dropped`), never cut
 mid-way. The best passage is always kept, even alone over the budget (`over_budget` says so):
 an answer needs evidence, and the caller can see it. Tokens are estimated as one per 4 UTF-8
-bytes of the label and the text (`ragkit.standin.estimate_tokens`, the usual English rule of
-thumb; it undercounts code and Korean somewhat).
+bytes of the label and the text (`ragkit.text_stats.estimate_tokens`, the usual English rule
+of thumb; it undercounts code and Korean somewhat).
 
 What it is not: a retriever or a reranker — it keeps the order it is given.
 """
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from ragkit.documents import Chunk, RagkitError
 from ragkit.fusion import Ranking
-from ragkit.standin import estimate_tokens
+from ragkit.text_stats import estimate_tokens
 
 DEFAULT_BUDGET = 8000
 NO_SECTION = "—"

@@ -34,7 +34,7 @@ def _structural(doc: Document, chunks: Sequence[Chunk]) -> list[Chunk]:
 
 
 def _claude(model: str | None = None, prompt: str | None = None) -> Contextualizer:
-    from ragkit.contextualize.claude import ClaudeContextualizer  # imports the SDK: on demand
+    from ragkit.contextualize.claude import ClaudeContextualizer  # deferred: Anthropic SDK, ~2 s
     return ClaudeContextualizer(model=model, prompt=prompt)
 
 

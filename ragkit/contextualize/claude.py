@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     import pandas as pd
 from ragkit.llm import LLM, CorpusCost, price, project_corpus_cost
 from ragkit.money import dollars as money_text
+from ragkit.text_stats import estimate_tokens
 
 DEFAULT_MODEL = "claude-haiku-4-5"
 DOCUMENT_CONTEXT_PROMPT = "\n<document>\n{doc_content}\n</document>\n"
@@ -219,13 +220,13 @@ def project_cost(documents: Sequence[Document], chunks: Sequence[Chunk],
                  count: Callable[[str], int] | None = None) -> CorpusCost:
     """The projected bill for contextualizing `chunks` of `documents`, before any call.
 
-    Token counts come from `count` (default: the offline stand-in's documented estimate,
-    one token per 4 UTF-8 bytes — real tokenizers count more for code and Korean, so treat
-    it as a lower bound); the instruction is the prompt without its chunk; each context is
-    assumed `context_tokens` long (the seed's 100). Documents under the model's minimum
-    cacheable length are billed uncached, as the API does (`project_corpus_cost`).
+    Token counts come from `count` (default: `ragkit.text_stats.estimate_tokens`, the
+    offline stand-in's documented estimate, one token per 4 UTF-8 bytes — real tokenizers
+    count more for code and Korean, so treat it as a lower bound); the instruction is the
+    prompt without its chunk; each context is assumed `context_tokens` long (the seed's
+    100). Documents under the model's minimum cacheable length are billed uncached, as the
+    API does (`project_corpus_cost`).
     """
-    from ragkit.standin import estimate_tokens
     count = count or estimate_tokens
     by_doc: dict[str, list[int]] = {}
     for chunk in chunks:

@@ -1,0 +1,55 @@
+"""Token estimates and question words: text rules the answering code and the offline stand-in
+share, so both count and read a request the same way (no model, no tokenizer).
+
+What it is:
+- `estimate_tokens(text)`: one token per 4 UTF-8 bytes, rounded up (0 for empty text) — the
+  usual rule of thumb for English; real tokenizers give more for code and Korean;
+- `texts(value)`: every text in a part of a Messages API request (strings, `text` fields,
+  nested `content`, tool definitions);
+- `request_tokens(request)`: the estimated input tokens of a request body (its `system`,
+  `messages` and `tools`);
+- `QUESTION_WORDS`: words of how questions are asked, not of what they ask about, dropped
+  from a question's terms (by the stand-in's answerer and CRAG's keyword query).
+
+What it is not: a tokenizer. The numbers are estimates and are named as such wherever shown.
+"""
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from typing import Any
+
+# Words of how questions are asked, not of what they ask about (the NLTK stopwords the
+# tokenizer drops already include what/which/how/does/...), and Korean interrogatives.
+QUESTION_WORDS = frozenset("many much get gets mean means tell please happen happens kind "
+                           "sort could would something anything someone see want need know "
+                           "며칠 몇 얼마 어떻 어디 언제 누구 무엇 궁금하".split())
+
+
+def estimate_tokens(text: str) -> int:
+    """One token per 4 UTF-8 bytes, rounded up (0 for empty text)."""
+    return math.ceil(len(text.encode("utf-8")) / 4)
+
+
+def texts(value: Any) -> Iterator[str]:
+    """Every text in a request part: strings, `text` fields, nested `content`, tool specs."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from texts(item)
+    elif isinstance(value, dict):
+        if isinstance(value.get("text"), str):
+            yield value["text"]
+        if "content" in value:
+            yield from texts(value["content"])
+        for key in ("name", "description", "input_schema"):  # tool definitions
+            if key in value:
+                yield value[key] if isinstance(value[key], str) else json.dumps(value[key])
+
+
+def request_tokens(request: dict[str, Any]) -> int:
+    """The estimated input tokens of a request (system, messages and tools)."""
+    parts = [request.get("system", ""), request.get("messages", []), request.get("tools", [])]
+    return sum(estimate_tokens(text) for part in parts for text in texts(part))
