@@ -34,6 +34,7 @@ from ragkit.assemble import DEFAULT_BUDGET, Assembly, Passage, assemble, blocks,
 from ragkit.chunking import CODE_SUFFIXES
 from ragkit.documents import Chunk
 from ragkit.fusion import Ranking
+from ragkit.llm import LLM
 from ragkit.pricing import Usage
 
 DEFAULT_MODEL = "claude-haiku-4-5"
@@ -200,7 +201,6 @@ def answer(question: str, hits: Ranking, chunks: Mapping[str, Chunk] | Sequence[
            model: str = DEFAULT_MODEL, budget_tokens: int = DEFAULT_BUDGET,
            max_tokens: int = MAX_TOKENS) -> Answer:
     """A cited answer to `question` from `hits` (chunk id, score; best first)."""
-    from ragkit.llm import LLM
     passages, body = _prepare(question, hits, chunks, parents, budget_tokens, model, max_tokens)
     if not passages:
         return _nothing_found(question, passages, model)
@@ -219,7 +219,6 @@ def answer_stream(question: str, hits: Ranking, chunks: Mapping[str, Chunk] | Se
     """`answer` through `messages.stream`: yields text pieces as they arrive (with the `[n]`
     markers at the end of each cited block), then the `Answer`; the pieces join to its text.
     A reply served from the call cache comes as one piece."""
-    from ragkit.llm import LLM
     passages, body = _prepare(question, hits, chunks, parents, budget_tokens, model, max_tokens)
     if not passages:
         yield DECLINE

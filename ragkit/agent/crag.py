@@ -34,13 +34,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ragkit.answer import Answer, answer
-from ragkit.assemble import label
-from ragkit.documents import Chunk, Query
 from ragkit.agent.crag_evaluators import (LABELS, LOWER, RELEVANCE, UPPER,  # noqa: F401
                                           ClaudeEvaluator, Evaluator, OfflineEvaluator,
                                           score_all)
 from ragkit.agent.grep_fallback import GrepCorpus  # noqa: F401 (the default fallback)
+from ragkit.answer import Answer, answer
+from ragkit.assemble import label
+from ragkit.config import SearchConfig
+from ragkit.documents import Chunk, Query
+from ragkit.lexical import auto
+from ragkit.text_stats import QUESTION_WORDS
 
 CORRECT, AMBIGUOUS, INCORRECT = "Correct", "Ambiguous", "Incorrect"
 STRIP_SENTENCES, MIN_STRIP_WORDS, GLUE_WORDS = 3, 4, 5
@@ -116,8 +119,6 @@ def refine(question: str, passages: Sequence[Chunk], evaluator: Evaluator, keep:
 def keywords(question: str, limit: int = MAX_KEYWORDS) -> list[str]:
     """The rewritten query: the question's first `limit` distinct content terms (ragkit's
     `auto` tokenizer, minus how-questions-are-asked words). CRAG asks an LLM for ≤ 3."""
-    from ragkit.lexical import auto
-    from ragkit.standin.answer import QUESTION_WORDS
     terms = [t for t in dict.fromkeys(auto(question)) if t not in QUESTION_WORDS and len(t) > 1]
     return terms[:limit]
 
@@ -165,7 +166,6 @@ def passage_scores(pipeline, queries: Sequence[Query], judgments: Mapping[str, A
     """One row per (question, top-k passage): its score and whether it satisfies a golden
     item (`ragkit.evaluate.judge` judgments); unanswerable questions' passages are never
     relevant."""
-    from ragkit.pipeline import SearchConfig
     by_id = {c.id: c for c in pipeline.chunks}
     hits = pipeline.search([q.text for q in queries], k, config or SearchConfig())
     rows = []

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ragkit.judge import Judge, Malformed, Template
+from ragkit.lexical import auto
 from ragkit.support import weighted_share
 
 # Offline thresholds: tuned on the shipped dev split, top-5 hybrid hits (`tune_thresholds`,
@@ -65,7 +66,6 @@ class OfflineEvaluator:
     def _terms(self, text: str) -> set[str]:
         if self.bm25 is not None:
             return set(self.bm25.tokenize(text))
-        from ragkit.lexical import auto
         return set(auto(text))
 
     def lexical(self, question: str, passage: str) -> float:

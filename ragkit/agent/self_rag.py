@@ -30,10 +30,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ragkit.agent.crag import passage_text
 from ragkit.answer import DEFAULT_MODEL, MAX_TOKENS, Answer, answer, is_decline
 from ragkit.assemble import Assembly
 from ragkit.documents import Chunk
 from ragkit.judge import Judge, Malformed, Template
+from ragkit.llm import LLM
 from ragkit.pricing import Usage
 from ragkit.support import coverage, is_noncommittal, sentences, supported
 
@@ -226,8 +228,6 @@ def self_rag(question: str, passages: Sequence[Chunk], reflector: Reflector, *, 
              threshold: float = RETRIEVE_THRESHOLD, model: str = DEFAULT_MODEL,
              max_tokens: int = MAX_TOKENS) -> SelfRagResult:
     """Self-RAG over the retrieved `passages` (best first); see the module docstring."""
-    from ragkit.agent.crag import passage_text
-    from ragkit.llm import LLM
     llm = llm or LLM()
     p = reflector.retrieve(question)
     if not p > threshold or not passages:
