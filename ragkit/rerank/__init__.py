@@ -6,8 +6,9 @@ highest-ROI addition to a RAG pipeline. A reranker sees each candidate chunk wit
 first-stage signals that found it, so cheap offline rerankers can learn from them and API
 rerankers can ignore them.
 
-What it is: the `Reranker` protocol, the `Candidate` record and `get_reranker(name)`, which
-resolves a name to an instance (imports are lazy: a name costs nothing until used):
+What it is: the `Reranker` protocol and the `Candidate` record (`ragkit.rerank.base`) and
+`get_reranker(name)`, which resolves a name to an instance (the `claude` reranker's module,
+which loads the Anthropic SDK, is imported only when that name is asked for):
 - `none`: no reranking (the first-stage order, cut to k);
 - `offline`: the offline default (see `ragkit.rerank.offline`);
 - `voyage:MODEL` (e.g. `voyage:rerank-2.5`): Voyage's reranker through its SDK;
@@ -23,37 +24,18 @@ What it is not: a retriever. It never sees chunks the first stage did not return
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
-
 import math
 import warnings
+from collections.abc import Callable, Sequence
 
-from ragkit.documents import Chunk, RagkitError, RagkitWarning
+from ragkit.documents import RagkitError, RagkitWarning
 from ragkit.fusion import Ranking
+from ragkit.rerank.base import Candidate, Reranker
+from ragkit.rerank.offline import OfflineReranker
+from ragkit.rerank.voyage import VoyageReranker
 
-
-@dataclass(frozen=True)
-class Candidate:
-    """A first-stage hit: the chunk, its fused score and the signals that produced it.
-
-    `signals` holds per-retriever scores and 1-based ranks, e.g. {"bm25": 12.3, "bm25_rank": 1,
-    "dense": 0.61, "dense_rank": 4}; a retriever that did not return the chunk has no entry.
-    """
-
-    chunk: Chunk
-    score: float
-    signals: dict[str, float] = field(default_factory=dict)
-
-
-@runtime_checkable
-class Reranker(Protocol):
-    name: str
-
-    def rerank(self, query: str, candidates: Sequence[Candidate], k: int) -> Ranking:
-        """The best k of `candidates` for `query` as (chunk id, score), best first."""
-        ...
+__all__ = ["PREFIXED", "RERANKERS", "Candidate", "NoRerank", "RerankStage", "Reranker",
+           "get_reranker"]
 
 
 class NoRerank:
@@ -65,24 +47,14 @@ class NoRerank:
         return [(c.chunk.id, c.score) for c in candidates[:k]]
 
 
-def _offline() -> Reranker:
-    from ragkit.rerank.offline import OfflineReranker
-    return OfflineReranker()
-
-
 def _claude() -> Reranker:
-    from ragkit.rerank.claude import ClaudeReranker
+    from ragkit.rerank.claude import ClaudeReranker  # deferred: loads the Anthropic SDK (~2 s)
     return ClaudeReranker()
 
 
-def _voyage(model: str) -> Reranker:
-    from ragkit.rerank.voyage import VoyageReranker
-    return VoyageReranker(model)
-
-
-RERANKERS: dict[str, Callable[[], Reranker]] = {"none": NoRerank, "offline": _offline,
+RERANKERS: dict[str, Callable[[], Reranker]] = {"none": NoRerank, "offline": OfflineReranker,
                                                  "claude": _claude}
-PREFIXED: dict[str, Callable[[str], Reranker]] = {"voyage": _voyage}
+PREFIXED: dict[str, Callable[[str], Reranker]] = {"voyage": VoyageReranker}
 
 
 def get_reranker(name: str) -> Reranker:

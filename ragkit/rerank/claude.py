@@ -37,11 +37,11 @@ from ragkit.documents import RagkitError, RagkitWarning
 from ragkit.fusion import Ranking
 from ragkit.llm import LLM, price
 from ragkit.pricing import Usage
-from ragkit.rerank import Candidate
+from ragkit.rerank.base import Candidate
 from ragkit.rerank.listwise import (MAX_WORDS, Permutation, apply_in_place, build_messages,
                                     parse_permutation, windows)
 from ragkit.rerank.voyage import document_text
-from ragkit.standin import estimate_tokens, request_tokens
+from ragkit.text_stats import estimate_tokens, request_tokens
 
 DEFAULT_MODEL = "claude-haiku-4-5"
 MAX_TOKENS = 256
@@ -124,7 +124,7 @@ def projected_usage(reranker: ClaudeReranker, query: str, candidates: Sequence[C
     """(calls, estimated usage) of reranking `candidates` for `query`, before any call.
 
     The requests are the ones `rerank` would send (one per window of two or more passages);
-    input tokens are `ragkit.standin.request_tokens` estimates (one per 4 UTF-8 bytes) and
+    input tokens are `ragkit.text_stats.request_tokens` estimates (one per 4 UTF-8 bytes) and
     each reply is taken as a full permutation "[1] > [2] > …" of its window. An estimate for
     budgeting, not a measured count: the real order (and so later windows' content) is
     Claude's, but every window has the same size either way.

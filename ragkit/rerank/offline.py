@@ -110,7 +110,7 @@ import numpy as np
 
 from ragkit.documents import RagkitError, where
 from ragkit.fusion import Ranking
-from ragkit.rerank import Candidate
+from ragkit.rerank.base import Candidate
 from ragkit.rerank.features import FEATURES, IndexFeatures, feature_matrix, from_signals
 
 MODEL_PATH = Path(__file__).with_name("offline_model.json")

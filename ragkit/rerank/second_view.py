@@ -24,6 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ragkit.dense import window_texts
+from ragkit.embed import get_embedder
 
 MODEL = "use-multilingual"
 
@@ -42,7 +43,6 @@ class SecondView:
     @property
     def embedder(self):
         if self._embedder is None:
-            from ragkit.embed import get_embedder
             self._embedder = get_embedder(MODEL)
         return self._embedder
 

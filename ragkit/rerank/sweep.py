@@ -45,7 +45,7 @@ def listwise_projection(pipeline: Pipeline, queries: Sequence[Query], depth: int
                         base: SearchConfig = SearchConfig()) -> dict[str, float]:
     """Mean calls, estimated input / output tokens and projected dollars per query of a
     Claude listwise reranker over the first stage's top `depth`."""
-    from ragkit.rerank.claude import ClaudeReranker, projected_usage
+    from ragkit.rerank.claude import ClaudeReranker, projected_usage  # deferred: Anthropic SDK
     reranker = ClaudeReranker(model=model, llm=object())  # never called: requests only
     found = pipeline.candidates([q.text for q in queries], replace(base, rerank_candidates=depth))
     rows = [projected_usage(reranker, q.text, c[:depth]) for q, c in zip(queries, found)]

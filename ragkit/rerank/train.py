@@ -28,7 +28,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ragkit.rerank.features import FEATURES
+from ragkit.atomic import write_text
+from ragkit.datasets import load_shipped
+from ragkit.evaluate import judge
+from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
+from ragkit.rerank.features import FEATURES, IndexFeatures
 from ragkit.rerank.offline import MODEL_FORMAT, MODEL_PATH, LinearModel
 
 C = 1.0
@@ -74,10 +78,6 @@ def fit(groups: Sequence[tuple[np.ndarray, np.ndarray]], c: float = C,
 
 def training_groups(data_root: Path = DATA):
     """Per dev question (features, labels), and the record of what they came from."""
-    from ragkit.datasets import load_shipped
-    from ragkit.evaluate import judge
-    from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
-    from ragkit.rerank.features import IndexFeatures
     data = load_shipped(data_root).split(SPLIT)
     pipeline = Pipeline.build(data.documents, IndexConfig(), progress=False)
     judgments = judge(data.queries, data.documents, pipeline.chunks)
@@ -122,7 +122,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.out}: {'reproduced exactly' if same else 'DIFFERS from the refit'} "
               f"(refit sha256 {digest})")
         return 0 if same else 1
-    from ragkit.atomic import write_text
     write_text(args.out, text, is_ours=is_model_file, what="a reranker model file")
     print(f"wrote {args.out}: sha256 {digest} (pin it as ragkit.rerank.offline.MODEL_SHA256)")
     return 0

@@ -48,7 +48,7 @@ from ragkit.fusion import Ranking
 from ragkit.money import dollars as money_text
 from ragkit.online import scrub
 from ragkit.pricing import Usage
-from ragkit.rerank import Candidate
+from ragkit.rerank.base import Candidate
 from ragkit.voyage import address, batches, client, estimate_tokens, failure  # noqa: F401
 
 PRICES_DATE = "2026-12"  # docs.voyageai.com/docs/pricing; the first 200M tokens are free

@@ -1,0 +1,36 @@
+"""What every reranker shares: the `Candidate` it is given and the `Reranker` protocol.
+
+What it is: the leaf the rerankers (`offline.py`, `claude.py`, `voyage.py`) and the package
+(`ragkit.rerank`, which re-exports both names) import, so no reranker imports the package
+that names it. What it is not: a reranker (`ragkit.rerank.get_reranker` makes those).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from ragkit.documents import Chunk
+from ragkit.fusion import Ranking
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A first-stage hit: the chunk, its fused score and the signals that produced it.
+
+    `signals` holds per-retriever scores and 1-based ranks, e.g. {"bm25": 12.3, "bm25_rank": 1,
+    "dense": 0.61, "dense_rank": 4}; a retriever that did not return the chunk has no entry.
+    """
+
+    chunk: Chunk
+    score: float
+    signals: dict[str, float] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    name: str
+
+    def rerank(self, query: str, candidates: Sequence[Candidate], k: int) -> Ranking:
+        """The best k of `candidates` for `query` as (chunk id, score), best first."""
+        ...
