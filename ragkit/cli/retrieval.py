@@ -4,13 +4,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ragkit.documents import RagkitError
+from ragkit.atomic import check_target
 from ragkit.cli.options import (DEFAULT_RERANK, Help, add_index_options, add_search_options,
-                                clamp_k, index_config, print_rerank_summary, print_usage)
+                                clamp_k, index_config, load_index, print_rerank_summary,
+                                print_usage)
+from ragkit.documents import RagkitError, load_queries_jsonl
 
 
 def cmd_index(args: argparse.Namespace) -> None:
-    from ragkit.atomic import check_target
+    # deferred: numpy, pandas and scipy load only when a command builds or reads an index
     from ragkit.datasets import load_dataset
     from ragkit.pipeline import Pipeline, is_index
     from ragkit.index_folder import refuse_inputs_inside
@@ -38,7 +40,7 @@ def _bulk(args: argparse.Namespace, config, vectors, store) -> bool:
     """A documents JSONL file indexed without embeddings: built block by block on worker
     processes (`ragkit.bulk_index`); False when that build does not apply or a bad line
     needs the one-process build, whose error names it."""
-    from ragkit import bulk_index, index_cache
+    from ragkit import bulk_index, index_cache  # deferred: numpy, scipy
     if index_cache.folder() is not None or not bulk_index.applies(config, Path(args.docs),
                                                                     vectors, store):
         return False
@@ -53,14 +55,14 @@ def _bulk(args: argparse.Namespace, config, vectors, store) -> bool:
 def _update(args: argparse.Namespace) -> None:
     """--update: re-index the added and changed documents, drop the removed ones, in the
     index's own store and config (`ragkit.update.update_index`)."""
+    # deferred: numpy, pandas and scipy load only when a command builds or reads an index
     from ragkit.datasets import load_dataset
-    from ragkit.pipeline import Pipeline
     from ragkit.stores import StoreSpec
     from ragkit.update import update_index
     if args.vectors:
         raise RagkitError("--update re-embeds the changed documents itself; rebuild the "
                           "index to use --vectors")
-    old = Pipeline.load(args.out)
+    old = load_index(args.out)
     record = old.store.record()
     if args.store and args.store.partition(":")[0] != record["kind"]:
         raise RagkitError(f"{args.out}: --update keeps the index's store ({record['kind']}); "
@@ -78,6 +80,7 @@ def _update(args: argparse.Namespace) -> None:
 
 def _precomputed(path: Path, config):
     """The --vectors array, its width checked against the query embedder before any work."""
+    # deferred: numpy and the embedders' runtimes load only with --vectors
     from ragkit.embed import get_embedder
     from ragkit.vectors import check_width, read_vectors
     if not config.embedder:
@@ -89,13 +92,12 @@ def _precomputed(path: Path, config):
 
 
 def cmd_search(args: argparse.Namespace) -> None:
-    from ragkit.atomic import check_target
-    from ragkit.documents import load_queries_jsonl
+    # deferred: numpy, pandas and scipy load only when a command builds or reads an index
     from ragkit.eval_runs import doc_depth, doc_level
-    from ragkit.pipeline import Pipeline, SearchConfig
+    from ragkit.pipeline import SearchConfig
     from ragkit.runs import is_trec_run, write_trec
     check_target(args.out, is_trec_run, "a TREC run", folder=False)
-    pipeline = Pipeline.load(args.index)
+    pipeline = load_index(args.index)
     queries = load_queries_jsonl(args.queries)
     rerank = args.rerank or (DEFAULT_RERANK if args.mode == "hybrid" else "none")
     config = SearchConfig(mode=args.mode, fusion=args.fusion, rerank=rerank,

@@ -4,15 +4,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ragkit.atomic import check_target, write_text
 from ragkit.cli.options import (DEFAULT_RERANK, Help, add_index_options, add_search_options,
-                                check_index_covers, clamp_k, index_config, positive_int,
-                                print_rerank_summary)
+                                check_index_covers, clamp_k, index_config, load_index,
+                                positive_int, print_rerank_summary)
 from ragkit.documents import RagkitError
 
 
 def cmd_eval(args: argparse.Namespace) -> None:
-    from ragkit.atomic import check_target
-    from ragkit.eval_runs import is_per_query_csv
+    from ragkit.eval_runs import is_per_query_csv  # deferred: numpy, pandas (eval only)
     if (args.run is None) != (args.qrels is None):
         raise RagkitError("--run and --qrels go together: ragkit eval --run RUN --qrels QRELS")
     if (args.dataset is None) == (args.run is None):
@@ -27,6 +27,7 @@ def cmd_eval(args: argparse.Namespace) -> None:
 
 def _eval_run_file(args: argparse.Namespace) -> None:
     """Score a TREC run against qrels: every relevant id is one golden item."""
+    # deferred: numpy and pandas load only when a command scores
     from ragkit.datasets import read_qrels, relevant
     from ragkit.eval_runs import check_run, qrels_judgments, score_run
     from ragkit.runs import read_trec
@@ -62,6 +63,7 @@ def _mode_rerank(mode: str, asked: str | None) -> str:
 
 def _eval_dataset(args: argparse.Namespace) -> None:
     """Build (or load) an index of a data set, run each mode on its judged queries, score."""
+    # deferred: numpy, pandas and scipy load only when a command builds or reads an index
     from ragkit.datasets import load_dataset
     from ragkit.eval_runs import score_run
     from ragkit.evaluate import judge
@@ -71,7 +73,7 @@ def _eval_dataset(args: argparse.Namespace) -> None:
     if not data.queries:
         raise RagkitError(f"{args.dataset}: no queries to evaluate")
     if args.index:
-        pipeline = Pipeline.load(args.index)
+        pipeline = load_index(args.index)
         check_index_covers(pipeline, data, args)
     else:
         pipeline = Pipeline.build(data.documents, index_config(args), chunks=data.chunks)
@@ -98,7 +100,7 @@ def _eval_dataset(args: argparse.Namespace) -> None:
 def _print_and_save(args: argparse.Namespace, runs: dict, tables: dict, judgments,
                     queries: list = ()) -> None:
     """Print the summary table (by query kind too if asked); write the per-query CSV if asked."""
-    from ragkit.atomic import write_text
+    # deferred: numpy and pandas load only when a command scores
     from ragkit.eval_runs import cutoffs, is_per_query_csv, per_query_rows
     from ragkit.evaluate import by_kind, summary_table
     print(summary_table(tables).round(3).to_string())
@@ -117,6 +119,7 @@ def _print_and_save(args: argparse.Namespace, runs: dict, tables: dict, judgment
 
 def cmd_tune(args: argparse.Namespace) -> None:
     """Sweep the dense weight α and RRF's k on a data set's labelled queries; print the best."""
+    # deferred: numpy, pandas and scipy load only when a command builds or reads an index
     from ragkit.datasets import load_dataset
     from ragkit.evaluate import judge, round_metrics
     from ragkit.pipeline import Pipeline, SearchConfig
@@ -127,7 +130,7 @@ def cmd_tune(args: argparse.Namespace) -> None:
     data = load_dataset(args.dataset, args.split)
     split = args.split or ("dev" if any(q.split == "dev" for q in data.queries) else None)
     data = data.split(split)
-    pipeline = Pipeline.load(args.index) if args.index else None
+    pipeline = load_index(args.index) if args.index else None
     config = None if pipeline else index_config(args)
     if not (pipeline.has_dense if pipeline else config.embedder):  # refuse before building
         raise RagkitError("tune weighs BM25 against dense retrieval: build the index with an "
