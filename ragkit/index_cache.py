@@ -32,17 +32,25 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol, TypeVar
 
 from filelock import FileLock
 
+from ragkit.config import IndexConfig
 from ragkit.documents import Chunk, Document, RagkitError
-
-if TYPE_CHECKING:
-    from ragkit.pipeline import IndexConfig, Pipeline
+from ragkit.embed import fingerprint_of, get_embedder
 
 ENV = "RAGKIT_INDEX_CACHE"
 UNCACHED_CONTEXTUALIZERS = ("claude",)
+
+
+class Saveable(Protocol):
+    """What this module needs of a built index (a `ragkit.pipeline.Pipeline`): saving it."""
+
+    def save(self, folder: Path | str) -> Path: ...
+
+
+Index = TypeVar("Index", bound=Saveable)
 
 
 def folder() -> Path | None:
@@ -71,7 +79,6 @@ def shared() -> Iterator[Path]:
 def key(documents: Sequence[Document], config: IndexConfig, chunks: Sequence[Chunk] | None,
         embedder) -> str:
     """sha256 over everything a build reads: documents, given chunks, config, embedder."""
-    from ragkit.embed import fingerprint_of
     digest = hashlib.sha256()
 
     def add(value) -> None:
@@ -95,14 +102,13 @@ def cacheable(config: IndexConfig) -> bool:
     return config.contextualizer not in UNCACHED_CONTEXTUALIZERS
 
 
-def build_once(build: Callable[..., Pipeline], load: Callable[..., Pipeline], where: Path,
+def build_once(build: Callable[..., Index], load: Callable[..., Index], where: Path,
                documents: Sequence[Document], config: IndexConfig,
-               chunks: Sequence[Chunk] | None, progress: bool) -> Pipeline:
+               chunks: Sequence[Chunk] | None, progress: bool) -> Index:
     """The index `build(documents, config, chunks, progress, embedder)` would make: loaded
     from `where` when a previous build saved it, else built and saved there."""
     embedder = None
     if config.embedder:
-        from ragkit.embed import get_embedder
         embedder = get_embedder(config.embedder)
     target = where / key(documents, config, chunks, embedder)
     with FileLock(f"{target}.lock"):  # another process building it: wait, then load it

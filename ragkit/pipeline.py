@@ -23,6 +23,7 @@ from ragkit.chunk_rows import gc_paused, read_chunks
 from ragkit.config import MODES, IndexConfig, SearchConfig, check_positive
 from ragkit.dense import DenseIndex, embed_chunks
 from ragkit.documents import Chunk, Document, Query, RagkitError, where
+from ragkit.embed import get_embedder, is_registered
 from ragkit.evaluate import per_query, summary_table
 from ragkit.fusion import Ranking, fuse, ranked, with_ties
 from ragkit.index_folder import (FORMAT_VERSION, check_embedder, describe, embedder_record,
@@ -32,7 +33,9 @@ from ragkit.lexical import BM25
 from ragkit.prepare import contextualized_chunks
 from ragkit.rerank import Candidate, RerankStage, get_reranker
 from ragkit.stores import StoreSpec, parse_store
+from ragkit.stores import milvus_index
 from ragkit.stores.memory import MemoryStore
+from ragkit.vectors import vectors_index
 
 __all__ = ["FORMAT_VERSION", "MODES", "IndexConfig", "Pipeline", "SearchConfig", "compare",
            "evaluate_configs", "is_index"]
@@ -94,7 +97,6 @@ class Pipeline:
             if not config.embedder:
                 raise RagkitError(f"{vectors_path}: precomputed vectors need the embedder "
                                   f"that embeds the queries (not embedder none)")
-            from ragkit.vectors import vectors_index
             pipeline.dense = vectors_index(vectors, len(pipeline.chunks), pipeline.embedder,
                                            vectors_path)
         elif config.embedder:
@@ -120,7 +122,6 @@ class Pipeline:
             if not self.config.embedder:
                 raise RagkitError("this index has no dense vectors (built with embedder none); "
                                   "use mode 'bm25' or rebuild with an embedder")
-            from ragkit.embed import get_embedder, is_registered
             if self.has_dense and not is_registered(self.config.embedder):
                 made = (describe(self.embedder_record) if self.embedder_record
                         else repr(self.config.embedder))
@@ -243,8 +244,7 @@ class Pipeline:
             raise RagkitError("this index lives in Milvus; rebuild it with `ragkit index` "
                               "to write it elsewhere")
         if spec.kind == "milvus":
-            from ragkit.stores.milvus_index import save
-            return save(self, folder, spec, progress=progress)
+            return milvus_index.save(self, folder, spec, progress=progress)
         manifest: dict[str, Any] = {"config": asdict(self.config)}
         if self.embedder_record is not None or self.dense is None:
             manifest["embedder"] = self.embedder_record
@@ -267,8 +267,7 @@ class Pipeline:
         except TypeError as exc:
             raise RagkitError(f"{where(folder / 'index.json', None, 'config')}: {exc}") from None
         if isinstance(manifest.get("store"), dict) and manifest["store"].get("kind") == "milvus":
-            from ragkit.stores.milvus_index import load
-            return load(folder, manifest, config, embedder, cls)
+            return milvus_index.load(folder, manifest, config, embedder, cls)
         chunks = read_chunks(folder / "chunks.jsonl", manifest["chunks"])
         bm25 = read_bm25(folder / "bm25", len(chunks))
         record = manifest.get("embedder")
