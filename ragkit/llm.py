@@ -1,19 +1,29 @@
-"""One way to reach Claude: the real SDK client or the offline stand-in, cached and metered.
+"""One way to reach Claude: the real SDK client or an offline backend, cached and metered.
 
 What it is:
-- `make_client()`: `anthropic.Anthropic()` when `ANTHROPIC_API_KEY` is set (the SDK also
-  reads `ANTHROPIC_BASE_URL`); otherwise the same class with
-  `http_client=httpx2.Client(transport=ragkit.standin.transport())`, so offline runs go
-  through the SDK's own request serialization and reply parsing.
+- `make_client()`: how a backend is chosen —
+  1. `ANTHROPIC_API_KEY` set: `anthropic.Anthropic()` (the SDK also reads
+     `ANTHROPIC_BASE_URL`);
+  2. a `transport` given (a test's recording or failing handler): the same class over it;
+  3. otherwise the registered offline backend (`ragkit.llm_backends.offline_backend()`, the
+     offline stand-in `ragkit.standin` once `import ragkit` has registered it): the same
+     class with `http_client=httpx2.Client(transport=backend.transport())`, so offline runs
+     go through the SDK's own request serialization and reply parsing;
+  4. no key and no offline backend registered: one `RagkitError` line saying so.
+  The online path cannot depend on the offline one by construction: this module never
+  imports an offline backend, it asks the registry for one only when it builds an offline
+  client (or names or keys one), and the stand-in is registered by the face that builds
+  clients (the root package), not by anything this module imports.
 - `LLM`: `create(**params)` and `count_tokens(**params)` in front of a client. Every call
   goes through the paid-call cache (`ragkit.cache`): a hit returns the stored reply through
   the same parsing as a fresh one and counts as tokens saved, not spent. SDK errors left
   after the SDK's own retries become one `RagkitError` line (never with the API key).
-- `UsageLog` / `run_usage()`: per-model sums of the four usage counters of every reply in
-  this process (the run), priced with `ragkit.pricing.PRICES`; stand-in replies are summed
-  but never priced ("offline stand-in, no cost").
-
 - `LLM.stream(**params)`: the same through `messages.stream`, yielding the SDK's events.
+- `UsageLog` / `run_usage()` (`ragkit.usage_log`, re-exported): per-model sums of the four
+  usage counters of every reply in this process (the run), priced with
+  `ragkit.pricing.PRICES`; offline replies (their ids start with
+  `ragkit.llm_backends.OFFLINE_ID_PREFIX`) are summed but never priced ("offline stand-in,
+  no cost").
 
 Time and retries: the real client waits at most 10 s to connect and 120 s for each read,
 and retries twice (`ragkit.online.budget()`; RAGKIT_API_CONNECT_TIMEOUT, RAGKIT_API_TIMEOUT,
@@ -25,39 +35,47 @@ connection errors, honouring `retry-after`).
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import os
-import threading
-from collections import defaultdict
 from collections.abc import Callable, Generator
-from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
 import httpx2
 from anthropic.types import Message
 
-from ragkit import standin
 from ragkit.cache import CallCache, request_key
 from ragkit.documents import RagkitError
-from ragkit.money import dollars as money_text
+from ragkit.llm_backends import (OFFLINE_BASE_URL, OFFLINE_ID_PREFIX, OfflineBackend,
+                                 offline_backend)
 from ragkit.online import HOW_TO_CHANGE, Budget, budget, scrub
 from ragkit.pricing import (PRICES, PRICES_DATE, CorpusCost, CostTable, Price, Usage,  # noqa: F401
                             contextualization_cost, cost, measured_contextualization_cost,
                             price, project_corpus_cost, uncached_cost)
+from ragkit.usage_log import RUN, ModelUsage, UsageLog, run_usage  # noqa: F401
+
 
 def _standin_version() -> str:
-    """A digest of the stand-in's own source, so its cached replies are keyed by the program
-    that wrote them: after a change to a rule, old replies are never served again."""
-    import hashlib
-    from pathlib import Path
-    digest = hashlib.sha256()
-    for path in sorted(Path(standin.__file__).parent.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:16]
+    """The offline backend's version now: a digest of the stand-in's own source, so its
+    cached replies are keyed by the program that wrote them (`ragkit.standin.version`)."""
+    return offline_backend().version()
 
 
-STANDIN_BACKEND = f"offline-stand-in@{_standin_version()}"
+@functools.lru_cache(maxsize=None)
+def _offline_key(backend: OfflineBackend) -> str:
+    """`offline-stand-in@<version>`: what the paid-call cache keys an offline backend's
+    replies by, taken once per process per backend (the program that answers is loaded
+    once)."""
+    return f"{backend.name.replace(' ', '-')}@{backend.version()}"
+
+
+def __getattr__(name: str) -> str:
+    """`STANDIN_BACKEND`: `_offline_key` of the registered offline backend (computed on first
+    use: the backend is registered by a face, which may run after this module loads)."""
+    if name == "STANDIN_BACKEND":
+        return _offline_key(offline_backend())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def has_api_key() -> bool:
@@ -73,84 +91,17 @@ def make_client(max_retries: int | None = None,
     read 120 s, 2 retries by default, or RAGKIT_API_CONNECT_TIMEOUT / RAGKIT_API_TIMEOUT /
     RAGKIT_API_RETRIES) instead of the SDK's 600 s per attempt; `max_retries` overrides the
     retries. `transport` forces an in-process transport (a test's recording or failing
-    handler).
+    handler); without a key or a transport, the registered offline backend's (a RagkitError
+    when none is registered).
     """
     limits = budget()
     retries = limits.retries if max_retries is None else max_retries
     timeout = httpx2.Timeout(limits.read, connect=limits.connect)
     if transport is None and has_api_key():
         return anthropic.Anthropic(max_retries=retries, timeout=timeout)
-    return anthropic.Anthropic(api_key="offline-stand-in", base_url="http://offline-stand-in",
+    return anthropic.Anthropic(api_key="offline-stand-in", base_url=OFFLINE_BASE_URL,
                                max_retries=retries, timeout=timeout, http_client=httpx2.Client(
-                                   transport=transport or standin.transport()))
-
-
-@dataclass
-class ModelUsage:
-    """One model's tokens in a run: sent to the API, served from the cache, unpriced."""
-
-    requests: int = 0
-    cache_hits: int = 0
-    spent: Usage = field(default_factory=Usage)
-    saved: Usage = field(default_factory=Usage)
-    standin: int = 0  # replies from the offline stand-in (no cost)
-
-
-class UsageLog:
-    """Thread-safe per-model sums of reply usage; `summary()` prints tokens and dollars."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.models: dict[str, ModelUsage] = defaultdict(ModelUsage)
-
-    def record(self, model: str, usage: Usage, cached: bool, priced: bool) -> None:
-        with self._lock:
-            row = self.models[model]
-            if cached:
-                row.cache_hits += 1
-                row.saved += usage
-            else:
-                row.requests += 1
-                row.spent += usage
-            row.standin += not priced
-
-    def dollars(self, model: str) -> float | None:
-        """Dollars spent on `model` in this run; None when nothing of it was priced."""
-        row = self.models.get(model)
-        if row is None or row.standin or model not in PRICES:
-            return None
-        return cost(row.spent, model)
-
-    def summary(self, split_cache: bool = True) -> str:
-        """One line per model: calls, tokens and dollars. `split_cache=False` counts calls
-        answered by the paid-call cache with the others (tokens are what the calls carry), so
-        the line does not depend on what an earlier run left in the cache."""
-        lines = []
-        for model, row in sorted(self.models.items()):
-            s, dollars = row.spent, self.dollars(model)
-            money = "offline stand-in, no cost" if dollars is None else money_text(dollars)
-            saved = "" if dollars is None else f", {money_text(cost(row.saved, model))} saved"
-            calls = f"{row.requests} requests, {row.cache_hits} from the call cache"
-            if not split_cache:
-                s, calls = s + row.saved, f"{row.requests + row.cache_hits} calls"
-                money = "offline stand-in, no cost" if dollars is None else \
-                    f"{money_text(cost(s, model))} without the call cache"
-                saved = ""
-            lines.append(f"{model}: {calls}; tokens in {s.input}, out {s.output}, cache write "
-                         f"{s.cache_write}, cache read {s.cache_read}; {money}{saved}")
-        return "\n".join(lines) or "no Claude calls"
-
-    def reset(self) -> None:
-        with self._lock:
-            self.models.clear()
-
-
-RUN = UsageLog()
-
-
-def run_usage() -> UsageLog:
-    """The usage log every `LLM` of this process records to unless given its own."""
-    return RUN
+                                   transport=transport or offline_backend().transport()))
 
 
 def limits_of(client: anthropic.Anthropic) -> Budget:
@@ -166,8 +117,8 @@ def explain(exc: Exception, model: str, client: anthropic.Anthropic | None = Non
     """One line for an SDK failure (after its retries); never contains a key
     (`ragkit.online.scrub`). `client` gives the endpoint and the time and retries spent on
     a timeout or a dead connection."""
-    base = str(client.base_url) if client is not None else "http://offline-stand-in"
-    at = "" if base.startswith("http://offline-stand-in") else f" at {base}"
+    base = str(client.base_url) if client is not None else OFFLINE_BASE_URL
+    at = "" if base.startswith(OFFLINE_BASE_URL) else f" at {base}"
     limits = limits_of(client) if client is not None else budget()
     if isinstance(exc, anthropic.APIStatusError):
         body = exc.body if isinstance(exc.body, dict) else {}
@@ -214,14 +165,14 @@ class LLM:
         self.cache = CallCache() if cache is True else (cache or None)
         self.usage = usage if usage is not None else RUN
         base = str(self.client.base_url)
-        self.offline = base.startswith("http://offline-stand-in")
-        self.backend = STANDIN_BACKEND if self.offline else base
+        self.offline = base.startswith(OFFLINE_BASE_URL)
+        self.backend = _offline_key(offline_backend()) if self.offline else base
         self._create_args = set(inspect.signature(self.client.messages.create).parameters)
 
     @property
     def source(self) -> str:
-        """What answers: the offline stand-in or the API's address (for one-line notices)."""
-        return standin.NAME if self.offline else f"the Anthropic API at {self.backend}"
+        """What answers: the offline backend or the API's address (for one-line notices)."""
+        return offline_backend().name if self.offline else f"the Anthropic API at {self.backend}"
 
     def create(self, *, check: Callable[[Message], str | None] | None = None,
                **params: Any) -> Message:
@@ -274,7 +225,7 @@ class LLM:
                 or message.usage is None:
             raise RagkitError(explain(ValueError("no content or usage"), params["model"]))
         usage = Usage.of(message.usage)
-        priced = not str(message.id or "").startswith(standin.STANDIN_ID_PREFIX)
+        priced = not str(message.id or "").startswith(OFFLINE_ID_PREFIX)
         self.usage.record(params["model"], usage, cached=False, priced=priced)
         complaint = check(message) if check is not None else None
         if complaint:  # paid for, but not kept: the next run asks again

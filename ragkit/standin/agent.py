@@ -50,7 +50,8 @@ import json
 import re
 from typing import Any
 
-from ragkit.standin import Reply, agent_sql
+from ragkit.standin import agent_sql
+from ragkit.standin.base import Reply
 from ragkit.standin.agent_answer import DECLINE, NEGATIVE_WORDS, answer, declined  # noqa: F401
 from ragkit.standin.agent_state import (MAX_FOLLOW, META_WORDS, State, definitions,  # noqa: F401
                                         identifiers, is_test, key_terms, paths,

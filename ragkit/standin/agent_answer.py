@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import re
 
+from ragkit.answer import result_sources
 from ragkit.standin import agent_sql
 from ragkit.standin.agent_state import (State, definitions, is_test, key_terms, question_kind,
                                         words)
+from ragkit.standin.answer import choose
 
 DECLINE = ("I don't know: the searches found no code that supports an answer "
            "(offline stand-in: term matching over grep and read_file results).")
@@ -133,8 +135,6 @@ def _callee_line(state, read, path, line, terms, negative):
 
 def search_answer(state: State) -> str:
     """Quotes from the docs_search results with their sources, or `DECLINE_SEARCH`."""
-    from ragkit.answer import result_sources
-    from ragkit.standin.answer import choose
     blocks = [{"role": "user", "content": [{"type": "tool_result", "content": c.content}]}
               for c in state.called("docs_search") if isinstance(c.content, list)]
     results = result_sources(blocks)

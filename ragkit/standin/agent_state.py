@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ragkit.lexical import ENGLISH_STOPWORDS, identifier_parts
+from ragkit.standin.agent_sql import plan_query
 from ragkit.standin.answer import s_stem
 
 META_WORDS = frozenset("find bug bugs error issue problem code function method file files "
@@ -83,7 +84,6 @@ def task(question: str) -> str:
 
 def question_kind(question: str, offered: set[str]) -> str:
     """"aggregate", "wording" or "code" (see the module docstring)."""
-    from ragkit.standin.agent_sql import plan_query
     if "reports_sql" in offered and plan_query(question) is not None:
         return "aggregate"
     plain = {w.lower() for w in re.findall(r"[A-Za-z]\w*", question)}

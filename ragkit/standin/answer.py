@@ -5,8 +5,8 @@ or inside tool results) and whose last user turn ends with question text. It ans
 way a careful reader with a highlighter would, by a fixed rule:
 
 1. Terms: the question's and each block's tokens by ragkit's `auto` tokenizer (`code`
-   tokens; Korean morphemes for Hangul), minus `QUESTION_WORDS`, plural endings removed
-   (`s_stem`).
+   tokens; Korean morphemes for Hangul), minus `QUESTION_WORDS` (`ragkit.text_stats`),
+   plural endings removed (`s_stem`).
 2. Weights: a BM25-style IDF over the request's blocks,
    idf(t) = ln(1 + (N − n_t + 0.5) / (n_t + 0.5)), N blocks, n_t of them containing t — so
    a question term no source mentions weighs the most.
@@ -36,16 +36,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragkit.answer import DECLINE, result_sources
-from ragkit.standin import Reply
+from ragkit.lexical import auto
+from ragkit.standin.base import Reply
 from ragkit.support import weighted_share
+from ragkit.text_stats import QUESTION_WORDS
 
 THRESHOLD = 0.8
 MAX_QUOTES = 3
-# Words of how questions are asked, not of what they ask about (the NLTK stopwords the
-# tokenizer drops already include what/which/how/does/...), and Korean interrogatives.
-QUESTION_WORDS = frozenset("many much get gets mean means tell please happen happens kind "
-                           "sort could would something anything someone see want need know "
-                           "며칠 몇 얼마 어떻 어디 언제 누구 무엇 궁금하".split())
 
 
 @dataclass(frozen=True)
@@ -75,7 +72,6 @@ def s_stem(term: str) -> str:
 
 
 def _terms(text: str) -> frozenset[str]:
-    from ragkit.lexical import auto
     return frozenset(s_stem(t) for t in auto(text) if t not in QUESTION_WORDS)
 
 

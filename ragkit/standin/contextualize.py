@@ -15,7 +15,7 @@ from typing import Any
 
 from ragkit.contextualize.structural import structural_context
 from ragkit.documents import Chunk, Document
-from ragkit.standin import Reply, user_text
+from ragkit.standin.base import Reply, user_text
 
 _DOCUMENT = re.compile(r"<document>\n?(.*?)\n?</document>", re.S)
 _CHUNK = re.compile(r"<chunk>\n?(.*?)\n?</chunk>", re.S)

@@ -17,11 +17,17 @@ Other `[ragkit judge: …]` tasks and anything else: None (not mine).
 """
 from __future__ import annotations
 
+import html
 import json
 import re
 from typing import Any
 
-from ragkit.standin import Reply, user_text
+from ragkit.agent import crag, self_rag
+from ragkit.answer import DECLINE
+from ragkit.assemble import blocks
+from ragkit.standin.answer import choose
+from ragkit.standin.base import Reply, user_text
+from ragkit.support import coverage
 
 _HEADER = re.compile(r"^\[ragkit judge: (\w+) v\d+\]")
 _DOC = re.compile(r'<document source="([^"]*)" title="([^"]*)">\n(.*?)\n</document>', re.S)
@@ -34,8 +40,6 @@ def _block(text: str, name: str) -> str:
 
 def verdict(task: str, text: str) -> dict[str, Any] | None:
     """The reply JSON for one rendered CRAG / Self-RAG judge prompt; None if not one."""
-    from ragkit.agent import crag, self_rag
-    from ragkit.support import coverage
     question, passage, answer = (_block(text, n) for n in ("question", "passage", "answer"))
     reason = "word overlap (offline stand-in rule)"
     if task == "crag_relevance":
@@ -61,10 +65,6 @@ def _long_context(request: dict[str, Any]) -> Reply | None:
     texts = [b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"]
     if len(texts) < 2 or not texts[0].startswith("<documents>"):
         return None
-    from ragkit.answer import DECLINE
-    from ragkit.assemble import blocks
-    from ragkit.standin.answer import choose
-    import html
     results = [{"source": html.unescape(src), "title": html.unescape(title),
                 "content": [{"type": "text", "text": b} for b in blocks(body)]}
                for src, title, body in _DOC.findall(texts[0])]

@@ -20,7 +20,7 @@ import json
 import re
 from typing import Any
 
-from ragkit.standin import Reply, user_text
+from ragkit.standin.base import Reply, user_text
 from ragkit.support import is_noncommittal, sentences, supported
 
 _HEADER = re.compile(r"^\[ragkit judge: (\w+) v\d+\]")

@@ -15,7 +15,7 @@ from typing import Any
 
 from ragkit.lexical import english
 from ragkit.rerank.listwise import SYSTEM
-from ragkit.standin import Reply
+from ragkit.standin.base import Reply
 
 _PREFIX = re.compile(r"I will provide you with \d+ passages, each indicated by number "
                      r"identifier \[\]\. \nRank the passages based on their relevance to "

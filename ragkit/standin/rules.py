@@ -1,7 +1,8 @@
 """The stand-in's rules, in the order they are tried (first match answers; see the package)."""
 from __future__ import annotations
 
-from ragkit.standin import Rule, agent, answer, contextualize, crag, judge, rerank
+from ragkit.standin import agent, answer, contextualize, crag, judge, rerank
+from ragkit.standin.base import Rule
 
 RULES: list[Rule] = [
     agent.rule,  # only requests with tools, which no other rule's callers send
