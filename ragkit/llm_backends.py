@@ -73,6 +73,6 @@ def offline_backend() -> OfflineBackend:
     return _loaded[factory]
 
 
-# TRANSITIONAL: until `ragkit/__init__.py` registers the stand-in (the line in its docstring
-# above), register it here so offline calls keep working. Delete with that edit.
+# TRANSITIONAL: registered here until `ragkit/__init__.py` registers the stand-in itself
+# (`register_offline_module("ragkit.standin")`); delete these lines in that same commit.
 register_offline_module("ragkit.standin")
