@@ -1,23 +1,103 @@
 """ragkit: a notebook workbench for retrieval-augmented generation.
 
-The public API, in pipeline order: load documents and queries, chunk, contextualize,
-index (BM25 + dense), search (fuse), evaluate.
+What it is: the public face of retrieval and its evaluation. Everything below is
+`from ragkit import name`; in pipeline order:
+
+- load: `load_shipped`, `load_cookbook`, `load_beir`, `load_dataset`, `load_folder`,
+  `load_documents_jsonl`, `load_queries_jsonl`; the records `Document`, `Query`, `Golden`,
+  `Dataset`, `Chunk`; `RagkitError`, the one error bad input raises;
+- chunk: `ChunkerConfig`, `chunk_document`, `chunk_documents`;
+- contextualize: `get_contextualizer`; `projection_table` (what Claude's contexts would cost);
+- index and search: `IndexConfig`, `SearchConfig`, `Pipeline`, `compare`, `evaluate_configs`,
+  `get_tokenizer` (BM25's tokenizers);
+- fuse: `fuse`, `rrf`, `weighted_rank`, `weighted_scores`; tune the fusion: `candidate_lists`,
+  `fusion_methods`, `sweep_alpha`, `sweep_rrf_k`, `sweep_chunking`, `best_alpha`,
+  `best_rrf_k`, `sweep_table`;
+- rerank: `sweep_candidates` (how many candidates to rerank), `timed_run`,
+  `rerank_step_times`, `latency_table`;
+- evaluate: `judge`, `per_query`, `summarize`, `summary_table`, `by_kind`,
+  `confidence_table`, `first_relevant_rank`, `round_metrics`, `bootstrap_ci`, `paired_test`;
+  Anthropic's Contextual Retrieval ladder: `default_rungs`, `build_indexes`, `ladder_table`,
+  `context_routes`, `compare_routes`;
+- watch: `zero_results`, `OFF_TOPIC_EXAMPLES` (queries the corpus cannot answer);
+- Claude and its cost: `LLM` (cached, metered calls), `Judge` (versioned judge prompts),
+  `has_api_key`, `make_client`, `run_usage`, `price`, `seed_cost_table`.
+
+What it is not: cited answers and what is measured about them are `ragkit.answering`; the
+agent, CRAG, Self-RAG and long context are `ragkit.agent`; recording a notebook's findings
+is `ragkit.cookbook`, its figures `ragkit.plots`. `ladder` and the fusion sweep's
+`evaluate` are imported from their modules (`from ragkit.ladder import ladder`,
+`from ragkit.tune import evaluate`): they carry the name of a ragkit submodule, and a
+package attribute cannot be a function and a submodule at once.
+
+Why this shape: notebooks and users import from a few faces instead of fifteen modules, and
+`import ragkit` stays cheap: it loads what every search needs (documents, chunking, evaluate,
+fusion, pipeline) and binds their names; every other name loads from its home module on first
+use (`ragkit.lazy`), so the data set loaders, the Anthropic SDK, SciPy's statistics and the
+rest load only when a notebook needs them. Each exported name is its home module's object.
 """
+import sys as _sys
+import types as _types
+
 from ragkit.chunking import ChunkerConfig, chunk_document, chunk_documents
-from ragkit.datasets import load_beir, load_cookbook, load_dataset, load_shipped
-from ragkit.document_folder import load_folder
 from ragkit.documents import (Chunk, Dataset, Document, Golden, Query, RagkitError,
                               load_documents_jsonl, load_queries_jsonl)
-from ragkit.evaluate import bootstrap_ci, judge, per_query, summarize
+from ragkit.evaluate import (bootstrap_ci, by_kind, confidence_table, first_relevant_rank, judge,
+                             per_query, round_metrics, summarize, summary_table)
 from ragkit.fusion import fuse, rrf, weighted_rank, weighted_scores
-from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig, compare
+from ragkit.lazy import attach as _attach
+from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig, compare, evaluate_configs
 
 __version__ = "0.1.0"
 
+_LAZY = {
+    "ragkit.datasets": ["load_beir", "load_cookbook", "load_dataset", "load_shipped"],
+    "ragkit.document_folder": ["load_folder"],
+    "ragkit.contextualize": ["get_contextualizer"],
+    "ragkit.contextualize.claude": ["projection_table"],
+    "ragkit.lexical": ["get_tokenizer"],
+    "ragkit.tune": ["best_alpha", "best_rrf_k", "candidate_lists", "fusion_methods",
+                    "sweep_alpha", "sweep_chunking", "sweep_rrf_k", "sweep_table"],
+    "ragkit.rerank.sweep": ["sweep_candidates"],
+    "ragkit.rerank.timing": ["latency_table", "rerank_step_times", "timed_run"],
+    "ragkit.stats": ["paired_test"],
+    "ragkit.ladder": ["build_indexes", "compare_routes", "context_routes", "default_rungs",
+                      "ladder_table"],
+    "ragkit.alerts": ["OFF_TOPIC_EXAMPLES", "zero_results"],
+    "ragkit.llm": ["LLM", "has_api_key", "make_client", "run_usage"],
+    "ragkit.judge": ["Judge"],
+    "ragkit.pricing": ["price", "seed_cost_table"],
+}
+__getattr__, __dir__ = _attach(__name__, _LAZY)
+
 __all__ = [
-    "Chunk", "ChunkerConfig", "Dataset", "Document", "Golden", "IndexConfig", "Pipeline",
-    "Query", "RagkitError", "SearchConfig", "bootstrap_ci", "chunk_document", "chunk_documents",
-    "compare", "fuse", "judge", "load_beir", "load_cookbook", "load_dataset",
-    "load_documents_jsonl", "load_folder", "load_queries_jsonl", "load_shipped", "per_query",
-    "rrf", "summarize", "weighted_rank", "weighted_scores",
+    "Chunk", "ChunkerConfig", "Dataset", "Document", "Golden", "IndexConfig", "Judge", "LLM",
+    "OFF_TOPIC_EXAMPLES", "Pipeline", "Query", "RagkitError", "SearchConfig", "best_alpha",
+    "best_rrf_k", "bootstrap_ci", "build_indexes", "by_kind", "candidate_lists", "chunk_document",
+    "chunk_documents", "compare", "compare_routes", "confidence_table", "context_routes",
+    "default_rungs", "evaluate_configs", "first_relevant_rank", "fuse", "fusion_methods",
+    "get_contextualizer", "get_tokenizer", "has_api_key", "judge", "ladder_table",
+    "latency_table", "load_beir", "load_cookbook", "load_dataset", "load_documents_jsonl",
+    "load_folder", "load_queries_jsonl", "load_shipped", "make_client", "paired_test",
+    "per_query", "price", "projection_table", "rerank_step_times", "round_metrics", "rrf",
+    "run_usage", "seed_cost_table", "summarize", "summary_table", "sweep_alpha",
+    "sweep_candidates", "sweep_chunking", "sweep_rrf_k", "sweep_table", "timed_run",
+    "weighted_rank", "weighted_scores", "zero_results",
 ]
+
+
+class _Face(_types.ModuleType):
+    """The `ragkit` package, keeping its exported `judge` when the `ragkit.judge` module loads.
+
+    Python binds a submodule as an attribute of its package when it is first imported, so
+    loading the LLM judge's module `ragkit.judge` (answer metrics, CRAG, Self-RAG do) would
+    replace the exported retrieval `judge` and `from ragkit import judge` would return a
+    module. The module stays importable by its path (`from ragkit.judge import Judge`)."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name == "judge" and isinstance(value, _types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Face

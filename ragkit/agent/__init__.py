@@ -23,4 +23,44 @@ The package, one concept per module:
 
 Offline, the offline stand-in (`ragkit.standin`) answers the loop's requests through the
 same SDK code path; it is a documented deterministic program, never presented as a model.
+
+The face: `from ragkit.agent import name`, in the order a run goes —
+- tools: `Tool`, `ToolResult`, `ToolContext`, `TOOLS` (the tools above, by name);
+- approval: `DenyAll` (the default), `AllowAll`, `Scripted` (answers fixed in advance);
+- run: `run_agent` (the loop) and its `AgentResult`; `run_with_tool_runner` (the SDK's Tool
+  Runner on the same tools, for comparison);
+- read a run: `read_trace`, `trace_table`, `caching_table`, `timeline`; `calls_table`,
+  `tool_table`, `tool_choice`, `caching_summary`, `loop_vs_runner`, `tokens_figure`;
+  injected text: `locate`, `next_actions`;
+- compare methods: the modules `compare`, `crag`, `self_rag`, `long_context` (used as
+  `compare.run_methods(...)`, `crag.GrepCorpus(...)`).
+
+What the face is not: a place the package's own modules import from — they import each other
+by module path, so a submodule never loads the face's other parts.
+Why lazy: every name loads from its home module on first use (`ragkit.lazy`), so importing a
+light module such as `ragkit.agent.tool` does not load the loop, the Anthropic SDK or pandas.
 """
+from ragkit.lazy import attach as _attach
+
+_LAZY = {
+    "ragkit.agent.tool": ["Tool", "ToolContext", "ToolResult"],
+    "ragkit.agent.tools": ["TOOLS"],
+    "ragkit.agent.gate": ["AllowAll", "DenyAll", "Scripted"],
+    "ragkit.agent.loop": ["AgentResult", "run_agent"],
+    "ragkit.agent.runner": ["run_with_tool_runner"],
+    "ragkit.agent.trace": ["caching_table", "read_trace", "timeline", "trace_table"],
+    "ragkit.agent.views": ["caching_summary", "calls_table", "loop_vs_runner", "tokens_figure",
+                           "tool_choice", "tool_table"],
+    "ragkit.agent.injection": ["locate", "next_actions"],
+}
+_MODULES = ["ragkit.agent.compare", "ragkit.agent.crag", "ragkit.agent.long_context",
+            "ragkit.agent.self_rag"]
+__getattr__, __dir__ = _attach(__name__, _LAZY, _MODULES)
+
+__all__ = [
+    "AgentResult", "AllowAll", "DenyAll", "Scripted", "TOOLS", "Tool", "ToolContext",
+    "ToolResult", "caching_summary", "caching_table", "calls_table", "compare", "crag",
+    "locate", "long_context", "loop_vs_runner", "next_actions", "read_trace", "run_agent",
+    "run_with_tool_runner", "self_rag", "timeline", "tokens_figure", "tool_choice", "tool_table",
+    "trace_table",
+]
