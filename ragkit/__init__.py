@@ -36,9 +36,6 @@ fusion, pipeline) and binds their names; every other name loads from its home mo
 use (`ragkit.lazy`), so the data set loaders, the Anthropic SDK, SciPy's statistics and the
 rest load only when a notebook needs them. Each exported name is its home module's object.
 """
-import sys as _sys
-import types as _types
-
 from ragkit.chunking import ChunkerConfig, chunk_document, chunk_documents
 from ragkit.documents import (Chunk, Dataset, Document, Golden, Query, RagkitError,
                               load_documents_jsonl, load_queries_jsonl)
@@ -46,9 +43,14 @@ from ragkit.evaluate import (bootstrap_ci, by_kind, confidence_table, first_rele
                              per_query, round_metrics, summarize, summary_table)
 from ragkit.fusion import fuse, rrf, weighted_rank, weighted_scores
 from ragkit.lazy import attach as _attach
+from ragkit.llm_backends import register_offline_module as _register_offline
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig, compare, evaluate_configs
 
 __version__ = "0.1.0"
+
+# Offline (no ANTHROPIC_API_KEY), Claude calls are answered by the offline stand-in, a face of
+# its own: named here, imported on the first offline call, never by the online path.
+_register_offline("ragkit.standin")
 
 _LAZY = {
     "ragkit.datasets": ["load_beir", "load_cookbook", "load_dataset", "load_shipped"],
@@ -65,7 +67,7 @@ _LAZY = {
                       "ladder_table"],
     "ragkit.alerts": ["OFF_TOPIC_EXAMPLES", "zero_results"],
     "ragkit.llm": ["LLM", "has_api_key", "make_client", "run_usage"],
-    "ragkit.judge": ["Judge"],
+    "ragkit.answer_judge": ["Judge"],
     "ragkit.pricing": ["price", "seed_cost_table"],
 }
 __getattr__, __dir__ = _attach(__name__, _LAZY)
@@ -84,20 +86,3 @@ __all__ = [
     "sweep_candidates", "sweep_chunking", "sweep_rrf_k", "sweep_table", "timed_run",
     "weighted_rank", "weighted_scores", "zero_results",
 ]
-
-
-class _Face(_types.ModuleType):
-    """The `ragkit` package, keeping its exported `judge` when the `ragkit.judge` module loads.
-
-    Python binds a submodule as an attribute of its package when it is first imported, so
-    loading the LLM judge's module `ragkit.judge` (answer metrics, CRAG, Self-RAG do) would
-    replace the exported retrieval `judge` and `from ragkit import judge` would return a
-    module. The module stays importable by its path (`from ragkit.judge import Judge`)."""
-
-    def __setattr__(self, name: str, value: object) -> None:
-        if name == "judge" and isinstance(value, _types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-_sys.modules[__name__].__class__ = _Face

@@ -2,7 +2,7 @@
 
 Judged (formulas as ragas implements them; src: explodinggradients/ragas,
 `src/ragas/metrics/_faithfulness.py`, `_answer_relevance.py`, `_context_precision.py`,
-`_context_recall.py`), every call through `ragkit.judge.Judge`:
+`_context_recall.py`), every call through `ragkit.answer_judge.Judge`:
 - `faithfulness`: the answer's statements, each judged against the contexts joined by "\\n";
   #supported / #statements; no statements → NaN.
 - `answer_relevancy`: `strictness` (3) questions generated from the answer alone; mean cosine
@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from ragkit.evaluate import Judgments, pass_at_k
-from ragkit.judge import Judge
+from ragkit.answer_judge import Judge
 from ragkit.support import (SUPPORT_THRESHOLD, content_tokens, is_noncommittal, sentences,
                             supported)
 

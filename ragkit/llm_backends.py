@@ -71,8 +71,3 @@ def offline_backend() -> OfflineBackend:
     if factory not in _loaded:
         _loaded[factory] = factory()
     return _loaded[factory]
-
-
-# TRANSITIONAL: registered here until `ragkit/__init__.py` registers the stand-in itself
-# (`register_offline_module("ragkit.standin")`); delete these lines in that same commit.
-register_offline_module("ragkit.standin")

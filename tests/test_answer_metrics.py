@@ -15,7 +15,7 @@ from ragkit.answer_metrics import (answer_relevancy, answer_relevancy_cosine,
                                    context_precision_golden, context_recall,
                                    context_recall_golden, faithfulness, faithfulness_lexical,
                                    ragas_table, score_offline)
-from ragkit.judge import Judge
+from ragkit.answer_judge import Judge
 from ragkit.llm import LLM, UsageLog, make_client
 
 CONTEXT = ["ETH2 has the fixed address 192.168.50.1/24.", "The RESET button is recessed."]

@@ -42,7 +42,7 @@ HOMES = {
         "ragkit.ladder": "build_indexes compare_routes context_routes default_rungs ladder_table",
         "ragkit.alerts": "OFF_TOPIC_EXAMPLES zero_results",
         "ragkit.llm": "LLM has_api_key make_client run_usage",
-        "ragkit.judge": "Judge",
+        "ragkit.answer_judge": "Judge",
         "ragkit.pricing": "price seed_cost_table",
     },
     "ragkit.agent": {
@@ -110,8 +110,8 @@ def test_docstring_names_every_export(face):
 
 def test_every_export_is_its_home_modules_object_whatever_was_imported_first():
     """In a fresh process the home modules are imported first (as the notebooks did), then
-    each face's names are read: the same objects, even `ragkit.judge` once the LLM judge's
-    module `ragkit.judge` has loaded (it used to replace the exported function)."""
+    each face's names are read: the same objects, `ragkit.judge` included once the LLM
+    judge's module `ragkit.answer_judge` has loaded."""
     homes = [(face, home, names.split()) for face, by_home in HOMES.items()
              for home, names in by_home.items()]
     script = f"""
@@ -124,7 +124,7 @@ wrong = [f"{{face}}.{{n}} is not {{home}}.{{n}}" for face, home, n, obj in objec
 from ragkit import judge
 import ragkit, ragkit.agent, ragkit.evaluate
 if judge is not ragkit.evaluate.judge or ragkit.judge is not judge:
-    wrong.append("ragkit.judge is the module ragkit.judge")
+    wrong.append("ragkit.judge is not ragkit.evaluate.judge")
 for name in ("compare", "crag", "long_context", "self_rag"):
     if getattr(ragkit.agent, name) is not importlib.import_module("ragkit.agent." + name):
         wrong.append("ragkit.agent." + name + " is not the module")
@@ -137,11 +137,11 @@ print(wrong)
 
 
 def test_importing_the_llm_judge_module_keeps_ragkit_judge_the_function():
-    importlib.import_module("ragkit.judge")
+    importlib.import_module("ragkit.answer_judge")
     from ragkit import judge
     assert judge is ragkit.evaluate.judge
     assert ragkit.judge is ragkit.evaluate.judge
-    assert importlib.import_module("ragkit.judge").Judge is ragkit.Judge
+    assert importlib.import_module("ragkit.answer_judge").Judge is ragkit.Judge
 
 
 def _loaded_after(statement: str) -> set[str]:
@@ -164,9 +164,10 @@ def test_the_agent_and_answering_faces_load_their_parts_on_first_use():
 
 def test_no_export_is_named_like_a_submodule_of_its_face():
     """A package attribute named like its submodule is replaced by the module when the
-    submodule loads; only `ragkit.judge` is, kept by the package (tested above)."""
+    submodule loads; so no export of `ragkit` is (the agent face exports its four method
+    modules whole, as themselves)."""
     submodules = {m.name for m in pkgutil.iter_modules(ragkit.__path__)}
-    assert set(ragkit.__all__) & submodules == {"judge"}
+    assert set(ragkit.__all__) & submodules == set()
     agent = {m.name for m in pkgutil.iter_modules(ragkit.agent.__path__)}
     assert set(ragkit.agent.__all__) & agent == AGENT_MODULES
 

@@ -7,7 +7,7 @@ import pytest
 
 from ragkit.agent import self_rag as S
 from ragkit.documents import Chunk, RagkitWarning
-from ragkit.judge import Judge
+from ragkit.answer_judge import Judge
 from ragkit.llm import LLM, make_client
 from ragkit.standin import respond, transport
 

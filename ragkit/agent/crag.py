@@ -19,7 +19,7 @@ Then one cited answer (`ragkit.answer.answer`) over the kept strips, best-scored
 Evaluators (`ragkit.agent.crag_evaluators`, importable from here too): `OfflineEvaluator` —
 max(IDF-weighted term overlap, MiniLM cosine), thresholds tuned on the dev split
 (`tune_thresholds`; notebook 06); `ClaudeEvaluator` — a versioned judge prompt through
-`ragkit.judge.Judge` (cached, metered; malformed → NaN, counted).
+`ragkit.answer_judge.Judge` (cached, metered; malformed → NaN, counted).
 
 What it is not: CRAG's fine-tuned T5 evaluator, nor a web search.
 """

@@ -4,7 +4,7 @@ What it is: the `Evaluator` interface (`score`, `upper`, `lower`) that `ragkit.a
 grades passages with, `score_all` (one batch when the evaluator can), and two evaluators:
 `OfflineEvaluator` — max(IDF-weighted term overlap, MiniLM cosine), no model call, its
 thresholds tuned on the dev split — and `ClaudeEvaluator` — a versioned judge prompt through
-`ragkit.judge.Judge` (cached, metered; malformed → NaN, counted).
+`ragkit.answer_judge.Judge` (cached, metered; malformed → NaN, counted).
 
 What it is not: CRAG's fine-tuned T5 evaluator (arXiv 2401.15884), whose weights are not
 available offline.
@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ragkit.judge import Judge, Malformed, Template
+from ragkit.answer_judge import Judge, Malformed, Template
 from ragkit.lexical import auto
 from ragkit.support import weighted_share
 

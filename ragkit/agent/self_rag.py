@@ -15,7 +15,7 @@ What it is, as Self-RAG's short-form inference scores it (src: AkariAsai/self-ra
    0.5, 1] (`score`). The best candidate wins; NaN scores rank last.
 
 Label probabilities: Self-RAG reads them off its own token logits. `ClaudeReflector` asks
-versioned judge prompts (`ragkit.judge.Judge`) and uses the share of the n samples giving each
+versioned judge prompts (`ragkit.answer_judge.Judge`) and uses the share of the n samples giving each
 label (n = 1: the one label gets 1); a malformed reply is no vote (counted, warned), all
 malformed → an empty distribution → NaN. `OfflineReflector` uses documented word-overlap
 rules (below); the stand-in answers the judge prompts with the same rules' labels.
@@ -34,7 +34,7 @@ from ragkit.agent.crag import passage_text
 from ragkit.answer import DEFAULT_MODEL, MAX_TOKENS, Answer, answer, is_decline
 from ragkit.assemble import Assembly
 from ragkit.documents import Chunk
-from ragkit.judge import Judge, Malformed, Template
+from ragkit.answer_judge import Judge, Malformed, Template
 from ragkit.llm import LLM
 from ragkit.pricing import Usage
 from ragkit.support import coverage, is_noncommittal, sentences, supported

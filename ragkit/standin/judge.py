@@ -1,7 +1,7 @@
 """Stand-in rule: ragkit's judge prompts → verdicts by word overlap, in the judge's JSON.
 
 Recognises a user turn that starts with a `[ragkit judge: TASK vN]` header
-(`ragkit.judge.Template`) and answers with the JSON that `ragkit.judge` parses, computed by
+(`ragkit.answer_judge.Template`) and answers with the JSON that `ragkit.answer_judge` parses, computed by
 the rules of `ragkit.support`, the same rules as the offline approximations in
 `ragkit.answer_metrics`. So the judged code path runs offline end to end, and its numbers
 are word-overlap numbers, never a model's judgement:

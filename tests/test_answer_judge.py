@@ -12,7 +12,7 @@ from ragkit import standin
 from ragkit.answer_metrics import context_precision, faithfulness, score_judged
 from ragkit.cache import CallCache
 from ragkit.documents import RagkitError, RagkitWarning
-from ragkit.judge import FAITHFULNESS, Judge, majority, parse_json
+from ragkit.answer_judge import FAITHFULNESS, Judge, majority, parse_json
 from ragkit.llm import LLM, UsageLog, make_client
 
 CONTEXT = ["ETH2 has the fixed address 192.168.50.1/24.", "The RESET button is recessed."]
