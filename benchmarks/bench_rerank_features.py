@@ -16,7 +16,7 @@ these extra ones (each min-max scaled within the query's candidates):
   join is in the vocabulary ("diff executor" → diffexecutor): query-side identifier expansion;
 - `ident_def`: the share of the query's code identifiers (`backticked`, `call()`, snake_case,
   camelCase) that the chunk defines (`class X`, `fn x`, `def x`, `x(...) {`, `const X`, …).
-Each feature set is fitted by pairwise logistic regression (as `ragkit.rerank.train`) and,
+Each feature set is fitted by pairwise logistic regression (as `ragkit.train_reranker`) and,
 for the richest sets, by gradient boosting (scikit-learn HistGradientBoostingClassifier,
 pointwise) and a small MLP. Dev numbers are out-of-fold: 5-fold (seeded) and
 leave-one-question-kind-out cross-validation over dev questions; test and the cookbook set are

@@ -36,15 +36,8 @@ fusion, pipeline) and binds their names; every other name loads from its home mo
 use (`ragkit.lazy`), so the data set loaders, the Anthropic SDK, SciPy's statistics and the
 rest load only when a notebook needs them. Each exported name is its home module's object.
 """
-from ragkit.chunking import ChunkerConfig, chunk_document, chunk_documents
-from ragkit.documents import (Chunk, Dataset, Document, Golden, Query, RagkitError,
-                              load_documents_jsonl, load_queries_jsonl)
-from ragkit.evaluate import (bootstrap_ci, by_kind, confidence_table, first_relevant_rank, judge,
-                             per_query, round_metrics, summarize, summary_table)
-from ragkit.fusion import fuse, rrf, weighted_rank, weighted_scores
 from ragkit.lazy import attach as _attach
 from ragkit.llm_backends import register_offline_module as _register_offline
-from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig, compare, evaluate_configs
 
 __version__ = "0.1.0"
 
@@ -53,6 +46,13 @@ __version__ = "0.1.0"
 _register_offline("ragkit.standin")
 
 _LAZY = {
+    "ragkit.chunking": ["ChunkerConfig", "chunk_document", "chunk_documents"],
+    "ragkit.documents": ["Chunk", "Dataset", "Document", "Golden", "Query", "RagkitError",
+                         "load_documents_jsonl", "load_queries_jsonl"],
+    "ragkit.evaluate": ["bootstrap_ci", "by_kind", "confidence_table", "first_relevant_rank",
+                        "judge", "per_query", "round_metrics", "summarize", "summary_table"],
+    "ragkit.fusion": ["fuse", "rrf", "weighted_rank", "weighted_scores"],
+    "ragkit.pipeline": ["IndexConfig", "Pipeline", "SearchConfig", "compare", "evaluate_configs"],
     "ragkit.datasets": ["load_beir", "load_cookbook", "load_dataset", "load_shipped"],
     "ragkit.document_folder": ["load_folder"],
     "ragkit.contextualize": ["get_contextualizer"],
@@ -60,8 +60,8 @@ _LAZY = {
     "ragkit.lexical": ["get_tokenizer"],
     "ragkit.tune": ["best_alpha", "best_rrf_k", "candidate_lists", "fusion_methods",
                     "sweep_alpha", "sweep_chunking", "sweep_rrf_k", "sweep_table"],
-    "ragkit.rerank.sweep": ["sweep_candidates"],
-    "ragkit.rerank.timing": ["latency_table", "rerank_step_times", "timed_run"],
+    "ragkit.rerank_sweep": ["sweep_candidates"],
+    "ragkit.rerank_timing": ["latency_table", "rerank_step_times", "timed_run"],
     "ragkit.stats": ["paired_test"],
     "ragkit.ladder": ["build_indexes", "compare_routes", "context_routes", "default_rungs",
                       "ladder_table"],

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from numbers import Integral
 
 from ragkit.documents import RagkitError
-from ragkit.fusion import FUSIONS
 
 MODES = ("bm25", "dense", "hybrid")
+FUSIONS = ("rrf", "weighted", "weighted_rank")  # `ragkit.fusion.fuse`'s methods
 
 
 @dataclass(frozen=True)

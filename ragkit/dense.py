@@ -20,6 +20,7 @@ from threadpoolctl import ThreadpoolController
 from ragkit.windows import windows
 from ragkit.documents import Chunk
 from ragkit.jobs import threads
+from ragkit.ranking import top_k, top_k_rows  # noqa: F401 (their home before ragkit.ranking)
 
 VECTOR_BLOCK = 1 << 16  # vectors per single-threaded product (`similarities`)
 _BLAS = ThreadpoolController()  # found once: `threadpool_limits` rescans libraries per call
@@ -46,6 +47,20 @@ class DenseIndex:
         if len(self._starts) == len(self.owners):  # one vector per chunk (or none at all)
             return sims
         return np.maximum.reduceat(sims, self._starts, axis=1)
+
+    def maxp_at(self, query_vector: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """Best-window cosine with `query_vector` of only the chunks at `positions` (the
+        rerankers' candidates): their windows' rows, not the whole matrix."""
+        starts = self._starts
+        ends = np.append(starts[1:], len(self.owners))
+        lo, hi = starts[positions], ends[positions]
+        rows = np.concatenate([np.arange(a, b) for a, b in zip(lo, hi)]) if positions.size \
+            else np.empty(0, dtype=np.int64)
+        if not rows.size:
+            return np.zeros(len(positions))
+        sims = self.vectors[rows] @ np.asarray(query_vector, dtype=np.float32)
+        firsts = np.concatenate([[0], np.cumsum(hi - lo)[:-1]]).astype(np.int64)
+        return np.maximum.reduceat(sims, firsts).astype(np.float64)
 
     def search(self, queries: np.ndarray, k: int, block: int = 256
                ) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -84,47 +99,6 @@ def similarities(queries: np.ndarray, vectors: np.ndarray) -> np.ndarray:
 
         list(threads().map(block, range(0, len(vectors), VECTOR_BLOCK)))
         return out
-
-
-def top_k_rows(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Row-wise `top_k` of a 2-D score matrix, vectorized over rows."""
-    k = min(k, scores.shape[1])
-    if k <= 0:
-        empty = np.empty((len(scores), 0))
-        return empty.astype(np.int64), empty.astype(scores.dtype)
-    part = (np.argpartition(-scores, k - 1, axis=1)[:, :k] if k < scores.shape[1]
-            else np.broadcast_to(np.arange(scores.shape[1]), scores.shape))
-    part = np.sort(part, axis=1)  # by position, so the stable sort below breaks ties by it
-    order = np.argsort(-np.take_along_axis(scores, part, axis=1), axis=1, kind="stable")
-    best = np.take_along_axis(part, order, axis=1)
-    kth = scores[np.arange(len(scores)), best[:, -1]]
-    for row in np.flatnonzero((scores >= kth[:, None]).sum(axis=1) > k):
-        best[row] = top_k(scores[row], k)[0]  # a tie straddles the cut: settle it by position
-    return best, np.take_along_axis(scores, best, axis=1)
-
-
-def top_k(scores: np.ndarray, k: int, ties: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """Indices and scores of the k best entries: score descending, then index ascending;
-    with `ties`, followed by every further entry whose score rounds to the k-th's in single
-    precision (the tie rule's comparison, `ragkit.runs.trec_score`), in the same order.
-
-    np.argpartition finds the k-th best score; every entry above it is kept, and entries
-    equal to it fill the remaining places lowest index first, so ties never depend on the
-    partition algorithm.
-    """
-    k = min(k, scores.size)
-    if k <= 0:
-        return np.empty(0, dtype=np.int64), np.empty(0, dtype=scores.dtype)
-    kth = scores[np.argpartition(-scores, k - 1)[k - 1]]
-    above = np.flatnonzero(scores > kth)
-    level = np.flatnonzero(scores == kth)
-    chosen = np.concatenate([above, level[: k - above.size]])
-    if ties and k < scores.size:
-        below = np.flatnonzero((scores < kth) & (scores.astype(np.float32) == np.float32(kth)))
-        chosen = np.concatenate([chosen, level[k - above.size:], below])
-    order = np.lexsort((chosen, -scores[chosen]))
-    best = chosen[order]
-    return best, scores[best]
 
 
 def embed_chunks(embedder, chunks: Sequence[Chunk], window: int, progress: bool

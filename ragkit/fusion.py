@@ -28,9 +28,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from ragkit.ranking import Ranking  # also `from ragkit.fusion import Ranking`, as before
+from ragkit.config import FUSIONS  # named beside the search options that choose one
 from ragkit.runs import escape_id, trec_score
 
-FUSIONS = ("rrf", "weighted", "weighted_rank")
 NORMALIZATIONS = ("minmax", "zscore")
 
 

@@ -34,8 +34,8 @@ HOMES = {
         "ragkit.fusion": "fuse rrf weighted_rank weighted_scores",
         "ragkit.tune": "best_alpha best_rrf_k candidate_lists fusion_methods sweep_alpha "
                        "sweep_chunking sweep_rrf_k sweep_table",
-        "ragkit.rerank.sweep": "sweep_candidates",
-        "ragkit.rerank.timing": "latency_table rerank_step_times timed_run",
+        "ragkit.rerank_sweep": "sweep_candidates",
+        "ragkit.rerank_timing": "latency_table rerank_step_times timed_run",
         "ragkit.evaluate": "bootstrap_ci by_kind confidence_table first_relevant_rank judge "
                            "per_query round_metrics summarize summary_table",
         "ragkit.stats": "paired_test",
@@ -67,7 +67,7 @@ HOMES = {
 AGENT_MODULES = {"compare", "crag", "long_context", "self_rag"}  # exported whole
 FACES = {"ragkit": ragkit, "ragkit.agent": ragkit.agent, "ragkit.answering": ragkit.answering}
 # absent after `import ragkit` before the faces existed; measured, and kept absent
-HEAVY = ["anthropic", "matplotlib", "scipy.stats", "sklearn", "pydantic", "httpx", "voyageai",
+HEAVY = ["numpy", "pandas", "ragkit.pipeline", "anthropic", "matplotlib", "scipy.stats", "sklearn", "pydantic", "httpx", "voyageai",
          "onnxruntime", "pymilvus", "IPython", "ragkit.agent", "ragkit.answering"]
 
 

@@ -16,7 +16,7 @@ from ragkit.rerank.features import (FEATURES, bm25_scores, doc_max, feature_matr
                                     word_pairs)
 from ragkit.rerank.offline import (MODEL_PATH, MODEL_SHA256, LinearModel, OfflineReranker,
                                    order)
-from ragkit.rerank.train import data_sha256, fit, pairs
+from ragkit.train_reranker import data_sha256, fit, pairs
 
 
 def _candidates(*ids, doc="d"):

@@ -10,8 +10,8 @@ from ragkit.pricing import Usage, cost
 from ragkit.rerank import Candidate
 from ragkit.rerank.claude import ClaudeReranker, projected_usage
 from ragkit.rerank.listwise import build_messages
-from ragkit.rerank.sweep import sweep_candidates
-from ragkit.rerank.timing import latency_table, rerank_step_times, timed_run
+from ragkit.rerank_sweep import sweep_candidates
+from ragkit.rerank_timing import latency_table, rerank_step_times, timed_run
 from ragkit.standin import estimate_tokens, request_tokens
 
 DOCS = [Document(f"doc{i}", f"Report {i}. The widget count for plant {i} is {i * 7} units. "

@@ -8,6 +8,7 @@ import sys
 import warnings
 from pathlib import Path
 
+from ragkit.config import FUSIONS, MODES
 from ragkit.documents import RagkitError, RagkitWarning
 
 
@@ -73,9 +74,6 @@ def add_index_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_search_options(parser: argparse.ArgumentParser, multiple: bool = False) -> None:
-    # deferred: numpy/pandas stay out of `import ragkit.cli`; choices read as parsers are built
-    from ragkit.fusion import FUSIONS
-    from ragkit.pipeline import MODES
     if multiple:
         parser.add_argument("--mode", action="append", choices=MODES,
                             help="retrieval mode; repeat to compare (default: all)")

@@ -191,6 +191,14 @@ class BM25(BM25Data):
 
     # ------------------------------------------------------------------ querying
 
+    def scores_at(self, query: str, positions: np.ndarray) -> np.ndarray:
+        """`scores(query)` of only the chunks at `positions` (the rerankers' candidates),
+        summed from their columns instead of scoring the whole index."""
+        ids = self._query_ids(query)
+        if not ids.size or not positions.size:
+            return np.zeros(len(positions))
+        return np.asarray(self.weights[ids][:, positions].sum(axis=0), dtype=np.float64).ravel()
+
     def _query_ids(self, query: str | Sequence[str]) -> np.ndarray:
         """Vocabulary ids of the query's known terms, in query order, repeats kept."""
         tokens = self.tokenize(query) if isinstance(query, str) else query

@@ -40,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from ragkit.dense import top_k
+from ragkit.ranking import top_k
 
 DENSE = 16  # a row holding >= 1/DENSE of the documents is added as a dense float32 vector
 DENSE_BYTES = 1 << 30  # at most this much memory for the dense rows

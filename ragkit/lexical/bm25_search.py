@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ragkit.dense import top_k
+from ragkit.ranking import top_k
 from ragkit.lexical.bm25_data import BM25Data
 from ragkit.lexical.bm25_scan import scan_top_k
 

@@ -76,24 +76,14 @@ def phrase_share(pairs: Sequence[tuple[str, str]], text: str | frozenset) -> flo
 
 
 def bm25_scores(bm25, query: str, positions: np.ndarray) -> np.ndarray:
-    """BM25 scores of the chunks at `positions` (as `BM25.scores` gives them, only cheaper)."""
-    ids = bm25._query_ids(query)
-    if not ids.size or not positions.size:
-        return np.zeros(len(positions))
-    return np.asarray(bm25.weights[ids][:, positions].sum(axis=0), dtype=np.float64).ravel()
+    """BM25 scores of the chunks at `positions` (`BM25.scores_at`)."""
+    return bm25.scores_at(query, positions)
 
 
 def maxp_scores(dense, query_vector: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    """Best-window cosine of each chunk at `positions` with `query_vector`."""
-    starts = dense._starts
-    ends = np.append(starts[1:], len(dense.owners))
-    lo, hi = starts[positions], ends[positions]
-    rows = np.concatenate([np.arange(a, b) for a, b in zip(lo, hi)]) if positions.size else \
-        np.empty(0, dtype=np.int64)
-    sims = dense.vectors[rows] @ np.asarray(query_vector, dtype=np.float32)
-    firsts = np.concatenate([[0], np.cumsum(hi - lo)[:-1]]).astype(np.int64)
-    return np.maximum.reduceat(sims, firsts).astype(np.float64) if rows.size else \
-        np.zeros(len(positions))
+    """Best-window cosine of each chunk at `positions` with `query_vector`
+    (`DenseIndex.maxp_at`)."""
+    return dense.maxp_at(query_vector, positions)
 
 
 def doc_max(doc_ids: Sequence[str], scores: Sequence[float]) -> np.ndarray:

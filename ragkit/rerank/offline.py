@@ -3,7 +3,7 @@ split, that reorders the hybrid top 150 without any network or cross-encoder wei
 
 What it is: score = Σ w_f · (x_f − mean_f) / scale_f over `ragkit.rerank.features.FEATURES`,
 the weights fitted by pairwise logistic regression (a RankNet-style linear ranker; Joachims,
-KDD 2002, with the logistic loss of Burges et al., ICML 2005) by `ragkit.rerank.train` on the
+KDD 2002, with the logistic loss of Burges et al., ICML 2005) by `ragkit.train_reranker` on the
 shipped data's dev split only — the cookbook set never reaches it. The fitted numbers live in
 `offline_model.json` beside this file, with the sha256 of the data they were fitted on; the
 file's own sha256 is pinned here (`MODEL_SHA256`) and checked on load, so an edited or
@@ -150,7 +150,7 @@ class LinearModel:
         if sha256 is not None and digest != sha256:
             raise RagkitError(f"{path}: sha256 {digest[:12]}… does not match the pinned "
                               f"{sha256[:12]}…; the model file was changed — reinstall ragkit, "
-                              f"or refit it with `python -m ragkit.rerank.train`")
+                              f"or refit it with `python -m ragkit.train_reranker`")
         try:
             record = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:

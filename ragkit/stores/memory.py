@@ -13,7 +13,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from ragkit.ranking import Ranking
-from ragkit.rerank import features
 
 
 class ChunkIds:
@@ -79,10 +78,10 @@ class MemoryStore:
                 for idx, scores in self.pipeline.dense.search(vectors, depth)]
 
     def bm25_scores(self, query: str, positions: np.ndarray) -> np.ndarray:
-        return features.bm25_scores(self.pipeline.bm25, query, positions)
+        return self.pipeline.bm25.scores_at(query, positions)
 
     def maxp_scores(self, vector: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        return features.maxp_scores(self.pipeline.dense, vector, positions)
+        return self.pipeline.dense.maxp_at(vector, positions)
 
     def record(self) -> dict:
         return {"kind": "memory"}

@@ -3,7 +3,7 @@
 What it is: `sweep_candidates(pipeline, queries, judgments, depths)` reranks the first
 stage's top N for each N (Anthropic's Contextual Retrieval article reranks the top 150; 20 is
 the cheap end) and returns one row per N — Pass@5/10/20 and MRR of the reranked top k, the p50
-/ p95 milliseconds per query of the whole search (`ragkit.rerank.timing.timed_run`), and, as a
+/ p95 milliseconds per query of the whole search (`ragkit.rerank_timing.timed_run`), and, as a
 labelled projection, what a Claude listwise reranker (`ragkit.rerank.claude`, RankGPT windows
 of 20 moved by 10) would cost per query at N: calls, estimated tokens and dollars at the
 model's list price — with the per-query metric tables (for paired tests between depths) and the
@@ -25,7 +25,7 @@ from ragkit.documents import Query
 from ragkit.evaluate import Judgments, per_query, summarize
 from ragkit.pipeline import Pipeline, SearchConfig
 from ragkit.pricing import cost
-from ragkit.rerank.timing import timed_run
+from ragkit.rerank_timing import timed_run
 
 PROJECTED_MODEL = "claude-haiku-4-5"
 

@@ -4,7 +4,7 @@ What it is: `timed_run(pipeline, queries, k, config)` searches one query at a ti
 service would) and returns the run with each query's wall-clock milliseconds;
 `rerank_step_times` times the rerank step alone (features + model) on candidates fetched
 beforehand; `latency_table` turns named lists of times into p50 / p95 / mean per row
-(`ragkit.rerank.sweep` sets them beside quality for several rerank depths).
+(`ragkit.rerank_sweep` sets them beside quality for several rerank depths).
 Time is `time.perf_counter`, and the first query of a run is preceded by one untimed
 warm-up search, so loading the model and embedding caches is not counted.
 

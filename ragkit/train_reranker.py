@@ -1,7 +1,8 @@
-"""Fit the offline reranker's linear model on the shipped dev split, and only there.
+"""Fit the offline reranker's linear model on the shipped dev split, and only there. It sits
+above the pipeline (it builds an index to draw candidates from), so not inside `rerank/`.
 
-    python -m ragkit.rerank.train [--data data] [--out ragkit/rerank/offline_model.json]
-    python -m ragkit.rerank.train --check     # refit and compare with the committed file
+    python -m ragkit.train_reranker [--data data] [--out ragkit/rerank/offline_model.json]
+    python -m ragkit.train_reranker --check     # refit and compare with the committed file
 
 What it does: builds the default index of the shipped corpus (`IndexConfig()`: structural
 context, BM25 on `auto` tokens, MiniLM MaxP windows), takes the default first stage's top 150
@@ -107,7 +108,7 @@ def is_model_file(path: Path) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ragkit.rerank.train",
+    parser = argparse.ArgumentParser(prog="python -m ragkit.train_reranker",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DATA, help="the shipped data folder")
     parser.add_argument("--out", type=Path, default=MODEL_PATH, help="model file to write")
