@@ -31,10 +31,11 @@ is `ragkit.cookbook`, its figures `ragkit.plots`. `ladder` and the fusion sweep'
 package attribute cannot be a function and a submodule at once.
 
 Why this shape: notebooks and users import from a few faces instead of fifteen modules, and
-`import ragkit` stays cheap: it loads what every search needs (documents, chunking, evaluate,
-fusion, pipeline) and binds their names; every other name loads from its home module on first
-use (`ragkit.lazy`), so the data set loaders, the Anthropic SDK, SciPy's statistics and the
-rest load only when a notebook needs them. Each exported name is its home module's object.
+`import ragkit` stays cheap (about 25 ms, no numpy or pandas): every name is bound from its
+home module on first use (`ragkit.lazy`), so `ragkit --help`, the data set loaders, the
+Anthropic SDK and SciPy's statistics load only when something needs them. Each exported
+name is its home module's object. The root also names the offline stand-in as Claude's
+backend when no key is set (`ragkit.llm_backends`); it is imported on the first offline call.
 """
 from ragkit.lazy import attach as _attach
 from ragkit.llm_backends import register_offline_module as _register_offline

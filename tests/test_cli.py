@@ -463,10 +463,10 @@ def test_non_positive_k_is_refused_by_the_parser(files, tmp_path, capsys, value,
 
 
 def test_mode_and_fusion_choices_come_from_the_package(monkeypatch, capsys):
-    from ragkit import fusion, pipeline
+    from ragkit import config
     from ragkit.cli import build_parser
-    monkeypatch.setattr(fusion, "FUSIONS", (*fusion.FUSIONS, "borda"))
-    monkeypatch.setattr(pipeline, "MODES", ("bm25", "colbert"))
+    monkeypatch.setattr(config, "FUSIONS", (*config.FUSIONS, "borda"))
+    monkeypatch.setattr(config, "MODES", ("bm25", "colbert"))
     args = build_parser().parse_args(["search", "idx", "--queries", "q.jsonl", "--out", "r",
                                       "--fusion", "borda", "--mode", "colbert"])
     assert (args.fusion, args.mode) == ("borda", "colbert")

@@ -8,7 +8,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from ragkit.config import FUSIONS, MODES
+from ragkit import config  # MODES and FUSIONS: the one list of each, read as parsers are built
 from ragkit.documents import RagkitError, RagkitWarning
 
 
@@ -75,11 +75,11 @@ def add_index_options(parser: argparse.ArgumentParser) -> None:
 
 def add_search_options(parser: argparse.ArgumentParser, multiple: bool = False) -> None:
     if multiple:
-        parser.add_argument("--mode", action="append", choices=MODES,
+        parser.add_argument("--mode", action="append", choices=config.MODES,
                             help="retrieval mode; repeat to compare (default: all)")
     else:
-        parser.add_argument("--mode", default="hybrid", choices=MODES, help="retrieval mode")
-    parser.add_argument("--fusion", default="weighted", choices=FUSIONS,
+        parser.add_argument("--mode", default="hybrid", choices=config.MODES, help="retrieval mode")
+    parser.add_argument("--fusion", default="weighted", choices=config.FUSIONS,
                         help="weighted: min-max scores, dense 0.6 / BM25 0.4; "
                              "rrf: reciprocal rank fusion, k = 60; weighted_rank: the "
                              "cookbook's 0.8 / 0.2 over 1/rank")
