@@ -1,7 +1,7 @@
-"""ragkit's imports run one way (faces → agent → answering → pipeline → steps → foundations):
-the contracts in .importlinter hold, no two modules import each other even through others or
-inside a function, only the faces load the offline stand-in, every module has a place in the
-layers, and `import ragkit` and `ragkit --help` load neither numpy nor pandas.
+"""ragkit's imports run one way, faces to foundations: the contracts in .importlinter hold,
+no two modules import each other even through others or inside a function, only the faces
+load the offline stand-in, every module has a place in the layers, and `import ragkit` and
+`ragkit --help` load neither numpy nor pandas.
 
 Import circles are counted on grimp's graph of the package (the graph import-linter checks):
 every `import` statement, at module level, in a function body or under `if TYPE_CHECKING:`.
