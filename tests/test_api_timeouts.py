@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_errors import one_error_line
 
 RAGKIT = str(Path(sys.executable).parent / "ragkit")
 DOCS = ('{"id": "kettle", "text": "The kettle boils water in two minutes."}\n'
@@ -58,15 +59,6 @@ def ragkit(tmp_path: Path, *args, **env: str) -> tuple[subprocess.CompletedProce
     return done, time.monotonic() - start
 
 
-def one_line_error(done: subprocess.CompletedProcess) -> str:
-    """The one error line (after any progress bar or warning), exit status 2."""
-    assert done.returncode == 2, done.stderr
-    assert "Traceback" not in done.stderr, done.stderr
-    (line,) = [x for x in done.stderr.splitlines() if x.startswith("ragkit: error: ")]
-    assert done.stderr.rstrip().endswith(line)
-    return line
-
-
 @pytest.fixture
 def bm25_index(tmp_path):
     (tmp_path / "docs.jsonl").write_text(DOCS)
@@ -82,7 +74,7 @@ def test_ask_gives_up_on_a_silent_anthropic_endpoint_within_the_options(
                            "--api-timeout", "1", "--api-retries", "1",
                            ANTHROPIC_API_KEY="sk-ant-test-0123456789",
                            ANTHROPIC_BASE_URL=f"http://127.0.0.1:{silent.port}")
-    line = one_line_error(done)
+    line = one_error_line(done)
     assert line == (f"ragkit: error: the Anthropic API at http://127.0.0.1:{silent.port} did "
                     f"not answer (2 attempts, each waiting up to 1 s for a reply; change with "
                     f"--api-timeout / RAGKIT_API_TIMEOUT, --api-retries / RAGKIT_API_RETRIES, "
@@ -96,7 +88,7 @@ def test_the_environment_sets_the_same_budget(tmp_path, silent, bm25_index):
                            ANTHROPIC_API_KEY="sk-ant-test-0123456789",
                            ANTHROPIC_BASE_URL=f"http://127.0.0.1:{silent.port}",
                            RAGKIT_API_TIMEOUT="1.5", RAGKIT_API_RETRIES="0")
-    assert "did not answer (1 attempt, each waiting up to 1.5 s" in one_line_error(done)
+    assert "did not answer (1 attempt, each waiting up to 1.5 s" in one_error_line(done)
     assert len(silent.held) == 1 and seconds < 20
 
 
@@ -106,7 +98,7 @@ def test_a_silent_voyage_endpoint_fails_the_index_and_leaves_no_folder(tmp_path,
                            "--embedder", "voyage:voyage-3.5", "--api-timeout", "1",
                            "--api-retries", "1", VOYAGE_API_KEY="pa-test-0123456789abcdefgh",
                            VOYAGE_BASE_URL=f"http://127.0.0.1:{silent.port}/v1")
-    assert one_line_error(done) == (
+    assert one_error_line(done) == (
         f"ragkit: error: voyage:voyage-3.5: the Voyage API at http://127.0.0.1:{silent.port}/v1 "
         f"did not answer (2 attempts, each waiting up to 1 s for a reply; change with "
         f"--api-timeout / RAGKIT_API_TIMEOUT, --api-retries / RAGKIT_API_RETRIES, "

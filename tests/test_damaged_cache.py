@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_errors import one_error_line
 
 RAGKIT = str(Path(sys.executable).parent / "ragkit")
 MODELS = Path.home() / ".cache" / "ragkit" / "models"
@@ -54,15 +55,6 @@ def ragkit(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([RAGKIT, *args], capture_output=True, text=True, env=env, timeout=120)
 
 
-def error_line(done: subprocess.CompletedProcess) -> str:
-    """The command's one error line: exit 2, no traceback, nothing after it."""
-    assert done.returncode == 2, done.stderr
-    assert "Traceback" not in done.stderr, done.stderr
-    (line,) = [x for x in done.stderr.splitlines() if x.startswith("ragkit: error: ")]
-    assert done.stderr.rstrip().endswith(line)
-    return line
-
-
 def test_a_damaged_embedding_cache_is_one_line_everywhere_and_cache_clear_repairs_it(work):
     index("minilm")
     db = work / "home" / "cache" / "embeddings.sqlite"
@@ -70,13 +62,13 @@ def test_a_damaged_embedding_cache_is_one_line_everywhere_and_cache_clear_repair
     told = (f"ragkit: error: {db}: the embedding cache is damaged (database disk image is "
             f"malformed); run `ragkit cache clear --embeddings` or delete the file (vectors "
             f"are embedded again when next needed)")
-    assert error_line(ragkit("index", "docs.jsonl", "--out", "ix2", "--embedder", "minilm")) \
+    assert one_error_line(ragkit("index", "docs.jsonl", "--out", "ix2", "--embedder", "minilm")) \
         == told
     assert not (work / "ix2").exists()  # nothing half-written
-    assert error_line(ragkit("search", "ix", "--queries", "q.jsonl", "--mode", "dense",
+    assert one_error_line(ragkit("search", "ix", "--queries", "q.jsonl", "--mode", "dense",
                              "--out", "run.trec")) == told
     assert not (work / "run.trec").exists()
-    assert error_line(ragkit("ask", "--index", "ix", "kettle boil time")) == told
+    assert one_error_line(ragkit("ask", "--index", "ix", "kettle boil time")) == told
 
     size = db.stat().st_size
     cleared = ragkit("cache", "clear", "--embeddings")
@@ -103,9 +95,9 @@ def test_a_damaged_call_cache_is_one_line_everywhere_and_cache_clear_repairs_it(
     told = (f"ragkit: error: {db}: the call cache is damaged (database disk image is "
             f"malformed); run `ragkit cache clear` or delete the file (calls are made again, "
             f"and paid for again, when next needed)")
-    assert error_line(ragkit("ask", "--index", "ix", "kettle boil time")) == told
-    assert error_line(ragkit("cache", "stats")) == told
-    line = error_line(ragkit("index", "docs.jsonl", "--out", "ix3", "--embedder", "none",
+    assert one_error_line(ragkit("ask", "--index", "ix", "kettle boil time")) == told
+    assert one_error_line(ragkit("cache", "stats")) == told
+    line = one_error_line(ragkit("index", "docs.jsonl", "--out", "ix3", "--embedder", "none",
                              "--contextualizer", "claude"))
     assert line.startswith("ragkit: error: a: counting tokens: " + told[15:])
     assert not (work / "ix3").exists()

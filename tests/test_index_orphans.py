@@ -51,25 +51,36 @@ def cli(tmp: Path, *args: str, **kwargs) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
 
 
-@pytest.mark.parametrize("options, writing", [([], True), (["--parents"], False)],
-                         ids=["block build", "BM25 workers"])
-def test_a_killed_build_leaves_no_workers_and_its_temporary_folder_is_removed(tmp_path,
-                                                                              options, writing):
-    """The block build writes its temporary folder while workers run; a `--parents` build
-    tokenizes for BM25 on workers before it writes anything."""
+def write_corpus(path: Path) -> None:
+    """1,500 lines of 1,500 words: 30 blocks of the block build, a few seconds of work."""
     rng = random.Random(0)
     words = [f"w{i}" for i in range(3000)]
-    with open(tmp_path / "docs.jsonl", "w") as out:  # 1,500 lines of 1,500 words: 30 blocks
+    with open(path, "w") as out:
         for i in range(1500):
             out.write(json.dumps({"id": f"d{i}", "text": " ".join(rng.choices(words, k=1500))})
                       + "\n")
-    build = cli(tmp_path, "index", "docs.jsonl", "--out", "ix", "--embedder", "none", *options)
+
+
+def running_workers(build: subprocess.Popen) -> list[int]:
+    """The build's worker processes, once at least two have started (within 60 s)."""
     workers: list[int] = []
     deadline = time.monotonic() + 60
     while len(workers) < 2 and build.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
         workers = children(build.pid)
     assert len(workers) >= 2, f"no workers seen (exit {build.poll()})"
+    return workers
+
+
+@pytest.mark.parametrize("options, writing", [([], True), (["--parents"], False)],
+                         ids=["block build", "BM25 workers"])
+def test_a_killed_build_leaves_no_workers_and_its_temporary_folder_is_removed(tmp_path,
+                                                                              options, writing):
+    """The block build writes its temporary folder while workers run; a `--parents` build
+    tokenizes for BM25 on workers before it writes anything."""
+    write_corpus(tmp_path / "docs.jsonl")
+    build = cli(tmp_path, "index", "docs.jsonl", "--out", "ix", "--embedder", "none", *options)
+    workers = running_workers(build)
     assert bool(list(tmp_path.glob(".ix.new-*"))) == writing
     os.kill(build.pid, signal.SIGKILL)
     build.wait()
@@ -91,21 +102,11 @@ def test_ctrl_c_mid_build_is_one_line_and_leaves_nothing_behind(tmp_path):
     """Ctrl-C in a terminal sends SIGINT to the whole foreground group, workers included: the
     user sees one line (no traceback from the CLI or a worker), exit 130, no worker left, no
     temporary folder and no --out."""
-    rng = random.Random(0)
-    words = [f"w{i}" for i in range(3000)]
-    with open(tmp_path / "docs.jsonl", "w") as out:
-        for i in range(1500):
-            out.write(json.dumps({"id": f"d{i}", "text": " ".join(rng.choices(words, k=1500))})
-                      + "\n")
+    write_corpus(tmp_path / "docs.jsonl")
     build = cli(tmp_path, "index", "docs.jsonl", "--out", "ix", "--embedder", "none",
                 text=True, start_new_session=True,  # its own group, as a terminal job is
                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    workers: list[int] = []
-    deadline = time.monotonic() + 60
-    while len(workers) < 2 and build.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-        workers = children(build.pid)
-    assert len(workers) >= 2, f"no workers seen (exit {build.poll()})"
+    workers = running_workers(build)
     os.killpg(build.pid, signal.SIGINT)
     _, err = build.communicate(timeout=60)
     assert build.returncode == 130
