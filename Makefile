@@ -15,8 +15,9 @@ $(STAMP): pyproject.toml
 	@$(BIN)/python -m pip install --quiet --upgrade pip
 	@echo "set-up 3/4: installing ragkit and its packages (this takes a few minutes)"
 	@$(BIN)/python -W 'ignore:Editable installation.:UserWarning' -m pip install --quiet -e '.[dev]'
-	@echo "set-up 4/4: installing the embedding model (all-MiniLM-L6-v2)"
+	@echo "set-up 4/4: installing the embedding models (all-MiniLM-L6-v2, multilingual-e5-small)"
 	@$(BIN)/ragkit models install
+	@$(BIN)/ragkit models install e5-small
 	@touch $(STAMP)
 	@echo "set-up done: $(VENV)/ is ready"
 

