@@ -4,7 +4,9 @@ What it is: the `Embedder` protocol every dense embedder follows, and `get_embed
 which builds one and (by default) wraps it in `CachedEmbedder` so each text is embedded once
 per machine. The offline default is "auto": all-MiniLM-L6-v2 on ONNX Runtime (`minilm.py`) for
 most text and USE multilingual v3 (`use_multilingual.py`) for Hangul text, because MiniLM is
-English-only (measured in `routed.py`). Voyage's API models are `voyage:MODEL` and
+English-only (measured in `routed.py`). "e5-small" is multilingual-e5-small (4-bit weights
+unpacked to fp32, on ONNX Runtime; `e5.py`), one model for all languages, installed with
+`ragkit models install e5-small` and never a default. Voyage's API models are `voyage:MODEL` and
 `voyage-context:voyage-context-3` (`voyage.py`); a contextual embedder also has
 `embed_documents` (see `ContextualEmbedder`) and is cached by `contextual.py`.
 
@@ -28,6 +30,7 @@ from ragkit.documents import RagkitError
 from ragkit.embed.base import ContextualEmbedder, Embedder, fingerprint_of
 from ragkit.embed.cache import CachedEmbedder, default_cache_path
 from ragkit.embed.contextual import CachedContextualEmbedder
+from ragkit.embed.e5 import E5Small
 from ragkit.embed.minilm import MiniLM
 from ragkit.embed.routed import ScriptRouted
 from ragkit.embed.use_multilingual import USEMultilingual
@@ -39,6 +42,12 @@ __all__ = ["Embedder", "ContextualEmbedder", "CachedEmbedder", "EMBEDDERS", "EMB
 
 def _minilm() -> Embedder:
     return MiniLM()
+
+
+def _e5_small() -> Embedder:
+    """Checks the installed file now (a missing model is one line naming the install
+    command); the file is parsed and the tokenizer built when a text needs them."""
+    return E5Small()
 
 
 def _use_multilingual() -> Embedder:
@@ -92,6 +101,7 @@ EMBEDDERS: dict[str, Callable[[], Embedder]] = {
     "minilm": _minilm,
     "auto": _auto,
     "use-multilingual": _use_multilingual,
+    "e5-small": _e5_small,
 }
 # "PREFIX:MODEL" -> factory(MODEL), e.g. "voyage:voyage-3.5", "voyage-context:voyage-context-3".
 EMBEDDER_PREFIXES: dict[str, Callable[[str], Embedder]] = {

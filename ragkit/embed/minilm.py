@@ -133,9 +133,16 @@ def _graph(weights: dict[str, np.ndarray], config: dict) -> onnx.ModelProto:
     x = g.op("Add", g.op("Gather", g.w("embeddings.word_embeddings.weight"), "input_ids"),
              g.op("Slice", g.w("embeddings.position_embeddings.weight"), g.const([0]), n))
     x = g.op("Add", x, g.w("embeddings.token_type_embeddings.weight", row=0))
-    x = g.norm(x, "embeddings.LayerNorm", eps)
+    encoder(g, g.norm(x, "embeddings.LayerNorm", eps), config["num_hidden_layers"], heads,
+            hidden, eps)
+    return g.model(hidden)
+
+
+def encoder(g: _Builder, x: str, layers: int, heads: int, hidden: int, eps: float) -> None:
+    """BERT's encoder layers over the embedded tokens `x` (1, n, hidden), then mean pooling
+    and L2 normalisation into the graph output "vector"; shared with ragkit.embed.e5."""
     split = g.const([0, 0, 3, heads, hidden // heads])
-    for i in range(config["num_hidden_layers"]):
+    for i in range(layers):
         p, s = f"encoder.layer.{i}.", f"encoder.layer.{i}.attention.self."
         qkv = g.dense(x, [s + "query", s + "key", s + "value"], scale0=(hidden // heads) ** -0.5)
         q, k, v = g.op("Split", g.op("Transpose", g.op("Reshape", qkv, split),
@@ -152,7 +159,6 @@ def _graph(weights: dict[str, np.ndarray], config: dict) -> onnx.ModelProto:
                    p + "output.LayerNorm", eps)
     g.op("LpNormalization", g.op("ReduceMean", x, g.const([1]), keepdims=0), axis=-1, p=2,
          name="vector")
-    return g.model(hidden)
 
 
 class _Builder:
@@ -197,12 +203,16 @@ class _Builder:
         return self.op("LayerNormalization", x, self.w(prefix + ".weight"),
                        self.w(prefix + ".bias"), axis=-1, epsilon=eps)
 
-    def model(self, hidden: int) -> onnx.ModelProto:
+    def model(self, hidden: int, title: str = "all-MiniLM-L6-v2",
+              embeds: bool = False) -> onnx.ModelProto:
+        """The finished model; its input is input_ids (1, n) int64, or with `embeds` the
+        embedded tokens "embeds" (1, n, hidden) float32."""
         from onnx import TensorProto  # deferred: onnx, ~0.5 s to import
         h = self.helper
+        source = (h.make_tensor_value_info("embeds", TensorProto.FLOAT, [1, "n", hidden])
+                  if embeds else h.make_tensor_value_info("input_ids", TensorProto.INT64, [1, "n"]))
         graph = h.make_graph(
-            self.nodes, "all-MiniLM-L6-v2",
-            [h.make_tensor_value_info("input_ids", TensorProto.INT64, [1, "n"])],
+            self.nodes, title, [source],
             [h.make_tensor_value_info("vector", TensorProto.FLOAT, [1, hidden])],
             self.inits)
         return h.make_model(graph, opset_imports=[h.make_opsetid("", OPSET)], ir_version=10)
