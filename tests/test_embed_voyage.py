@@ -118,7 +118,7 @@ def test_missing_key_says_which_variable_to_set(monkeypatch, tmp_path, capsys):
 
 def test_unknown_embedder_lists_names_and_prefixes():
     with pytest.raises(RagkitError, match=r"known embedders: minilm, auto, use-multilingual, "
-                                          r"voyage:MODEL, voyage-context:MODEL"):
+                                          r"e5-small, voyage:MODEL, voyage-context:MODEL"):
         get_embedder("voyager:x")
 
 
