@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from cli_errors import one_error_line
+from recorded_vectors import load_recorded
 from ragkit import models
 from ragkit.documents import RagkitError
 from ragkit.embed import get_embedder
@@ -200,11 +201,7 @@ def model() -> E5Small:
 
 @pytest.fixture(scope="module")
 def recorded() -> dict:
-    with np.load(RECORDED) as npz:
-        data = {name: npz[name] for name in npz.files}
-    data["texts"] = [str(t) for t in data["texts"]]
-    data["versions"] = json.loads(str(data["versions"]))
-    return data
+    return load_recorded(RECORDED)
 
 
 def test_recording_is_of_the_pinned_file(recorded: dict) -> None:

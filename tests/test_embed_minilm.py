@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from recorded_vectors import load_recorded
 
 from ragkit import models
 from ragkit.documents import RagkitError
@@ -50,11 +51,7 @@ def test_reference_values(model: MiniLM) -> None:
 
 @pytest.fixture(scope="module")
 def recorded() -> dict:
-    with np.load(RECORDED) as npz:
-        data = {name: npz[name] for name in npz.files}
-    data["texts"] = [str(t) for t in data["texts"]]
-    data["versions"] = json.loads(str(data["versions"]))
-    return data
+    return load_recorded(RECORDED)
 
 
 def test_recorded_reference_is_from_the_pinned_model(recorded: dict) -> None:

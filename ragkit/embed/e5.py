@@ -35,18 +35,16 @@ Method: Wang et al. 2024, "Multilingual E5 Text Embeddings"; Conneau et al. 2020
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 from tokenizers import Regex, Tokenizer, normalizers, pre_tokenizers
 from tokenizers import models as token_models
-from tqdm import tqdm
 
 from ragkit import models
 from ragkit.documents import RagkitError
 from ragkit.embed.e5_format import E5File, read_e5
-from ragkit.embed.minilm import MAX_THREADS, _Builder, encoder
+from ragkit.embed.minilm import MAX_THREADS, _Builder, embed_each, encoder
 from ragkit.jobs import usable_cores
 
 MAX_TOKENS = 512
@@ -105,20 +103,10 @@ class E5Small:
         if input_type not in PREFIXES:
             raise RagkitError(f"input_type must be 'document' or 'query', not {input_type!r}")
         ids = self._ids(list(texts), input_type)
-        ids = [x if len(x) <= MAX_TOKENS else x[: MAX_TOKENS - 1] + x[-1:] for x in ids]
-        out = np.zeros((len(ids), self.dim), dtype=np.float32)
         if ids and self.session is None:
             self.session = self._load()
-        bar = tqdm(total=len(ids), desc="embed e5-small", unit="text") if progress and ids \
-            else None
-        with ThreadPoolExecutor(self.threads) as pool:
-            for row, vector in enumerate(pool.map(self._one, ids)):
-                out[row] = vector
-                if bar is not None:
-                    bar.update()
-        if bar is not None:
-            bar.close()
-        return out
+        return embed_each(ids, MAX_TOKENS, self._one, self.dim, self.threads, "embed e5-small",
+                          progress)
 
     def _one(self, ids: list[int]) -> np.ndarray:
         (vector,) = self.session.run(["vector"], {"embeds": self._embeds(ids)})

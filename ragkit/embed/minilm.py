@@ -29,7 +29,7 @@ weights from https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -99,25 +99,32 @@ class MiniLM:
         if input_type not in ("document", "query"):
             raise RagkitError(f"input_type must be 'document' or 'query', not {input_type!r}")
         ids = [e.ids for e in self.tokenizer.encode_batch(list(texts))]
-        ids = [x if len(x) <= MAX_TOKENS else x[: MAX_TOKENS - 1] + x[-1:] for x in ids]
-        out = np.zeros((len(ids), self.dim), dtype=np.float32)
         if ids and self.session is None:
             self.session = self._load()
-        bar = None
-        if progress and ids:
-            bar = tqdm(total=len(ids), desc="embed minilm", unit="text")
-        with ThreadPoolExecutor(self.threads) as pool:
-            for row, vector in enumerate(pool.map(self._one, ids)):
-                out[row] = vector
-                if bar is not None:
-                    bar.update()
-        if bar is not None:
-            bar.close()
-        return out
+        return embed_each(ids, MAX_TOKENS, self._one, self.dim, self.threads, "embed minilm",
+                          progress)
 
     def _one(self, ids: list[int]) -> np.ndarray:
         (vector,) = self.session.run(["vector"], {"input_ids": np.asarray([ids], np.int64)})
         return vector[0]
+
+
+def embed_each(ids: list[list[int]], max_tokens: int, one: Callable[[list[int]], np.ndarray],
+               dim: int, threads: int, label: str, progress: bool) -> np.ndarray:
+    """(len(ids), dim) float32: `one(text_ids)` for each text, `threads` texts at once, in input
+    order, a text longer than `max_tokens` cut to its first max_tokens - 1 ids and its last
+    (the closing special token). Shared by MiniLM and e5-small, which differ in `one`."""
+    ids = [x if len(x) <= max_tokens else x[: max_tokens - 1] + x[-1:] for x in ids]
+    out = np.zeros((len(ids), dim), dtype=np.float32)
+    bar = tqdm(total=len(ids), desc=label, unit="text") if progress and ids else None
+    with ThreadPoolExecutor(threads) as pool:
+        for row, vector in enumerate(pool.map(one, ids)):
+            out[row] = vector
+            if bar is not None:
+                bar.update()
+    if bar is not None:
+        bar.close()
+    return out
 
 
 def _graph(weights: dict[str, np.ndarray], config: dict) -> onnx.ModelProto:
