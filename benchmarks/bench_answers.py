@@ -1,7 +1,18 @@
-"""Offline answers on the shipped golden questions: the stand-in's "I don't know" threshold
-and parent–child retrieval on the manuals.
+"""Offline answers on the shipped golden questions: the offline extractive answerer's
+calibration, the stand-in's "I don't know" threshold and parent–child retrieval on the manuals.
 
-    python benchmarks/bench_answers.py [--embedder minilm|none]
+    python benchmarks/bench_answers.py [--embedder auto|minilm|none]
+    python benchmarks/bench_answers.py --calibrate [--embedder auto|e5-small]
+
+0. `--calibrate` (alone; about 15 s with the embedding cache warm): the offline extractive
+   answerer's constants (`ragkit.extractive`) chosen on the dev split only
+   (`ragkit.extractive_eval.calibrate`), printed beside the ones in the module; then, with the
+   module's constants, the share of answerable questions whose quotes contain the golden span
+   and of unanswerable ones declined, for the stand-in's rule (before) and the extractive
+   answerer (after), on dev, test and, when `build/heldout/sklearn` exists, the held-out
+   scikit-learn docs (reported, never tuned on); and the decline threshold's trade-off curve
+   on test. Re-run it after changing the default embedder and copy the constants it prints
+   into `ragkit/extractive.py`'s docstring and constants.
 
 1. Threshold: for every question of a split, the top-5 hybrid hits are assembled and the
    stand-in's best support (ragkit.standin.answer) is computed; a question is declined when
@@ -26,11 +37,14 @@ from ragkit.answer import answer, lift, request  # noqa: E402
 from ragkit.assemble import assemble  # noqa: E402
 from ragkit.datasets import load_dataset  # noqa: E402
 from ragkit.evaluate import judge, pass_at_k  # noqa: E402
+from ragkit import extractive_eval as ev  # noqa: E402
+from ragkit.extractive import Params  # noqa: E402
 from ragkit.llm import LLM, make_client  # noqa: E402
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig  # noqa: E402
 from ragkit.standin import answer as rule  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent / "data"
+HELDOUT = Path(__file__).resolve().parent.parent / "build" / "heldout" / "sklearn"
 K = 5
 
 
@@ -117,11 +131,69 @@ def _passed(judgment, ranked: list[str]) -> float:
     return pass_at_k(ranked, judgment, K) if judgment else 0.0
 
 
+def standin_scores(pipeline: Pipeline, queries) -> dict[str, float]:
+    """The stand-in's rule over the same top-5 hybrid passages: QUOTED and DECLINED."""
+    hits = pipeline.search([q.text for q in queries], K, SearchConfig())
+    quoted, declined = [], []
+    for q, h in zip(queries, hits):
+        body = request(q.text, assemble(h, pipeline.chunks))
+        results = [b for b in body["messages"][0]["content"] if b["type"] == "search_result"]
+        chosen = rule.choose(q.text, results)
+        if not q.golden:
+            declined.append(not chosen)
+            continue
+        text = _norm(" ".join(unit.text for unit, _ in chosen))
+        spans = [_norm(g.span) for g in q.golden]
+        quoted.append(sum(s in text for s in spans) / len(spans) if chosen else 0.0)
+    return {ev.QUOTED: 100 * sum(quoted) / len(quoted),
+            ev.DECLINED: 100 * sum(declined) / max(1, len(declined)),
+            "answerable": len(quoted), "unanswerable": len(declined)}
+
+
+def _line(name: str, scores: dict[str, float]) -> str:
+    return (f"  {name}: quotes the golden span {scores[ev.QUOTED]:.1f} % of "
+            f"{scores['answerable']} answerable, declines {scores[ev.DECLINED]:.1f} % of "
+            f"{scores['unanswerable']} unanswerable")
+
+
+def calibration(embedder: str) -> None:
+    """Section 0: calibrate on dev, report dev / test / held-out, before and after."""
+    sets = {"shipped": load_dataset(DATA)}
+    if (HELDOUT / "golden").is_dir():
+        sets["held-out sklearn"] = load_dataset(HELDOUT)
+    pipes = {name: Pipeline.build(d.documents, IndexConfig(embedder=embedder), progress=False)
+             for name, d in sets.items()}
+    splits = {("shipped", s): [q for q in sets["shipped"].queries if q.split == s]
+              for s in ("dev", "test")}
+    if "held-out sklearn" in sets:
+        splits[("held-out sklearn", "all")] = list(sets["held-out sklearn"].queries)
+    cases = {key: ev.extractive_cases(pipes[key[0]], queries, K)
+             for key, queries in splits.items()}
+    chosen = ev.calibrate(cases[("shipped", "dev")])
+    print("calibrated on the shipped dev split (top-5 hybrid, structural context, embedder "
+          f"{embedder}):")
+    in_use = Params()
+    for field in ("mix", "number_bonus", "rank_prior", "strength_mix", "threshold"):
+        print(f"  {field.upper()} = {getattr(chosen, field)!r}  (in ragkit/extractive.py: "
+              f"{getattr(in_use, field)!r})")
+    for (name, split), queries in splits.items():
+        print(f"{name} {split} ({len(queries)} questions), with the module's constants:")
+        print(_line("stand-in rule (before)", standin_scores(pipes[name], queries)))
+        print(_line("extractive answerer (after)", ev.extractive_scores(cases[(name, split)])))
+    curve = ev.decline_curve(cases[("shipped", "test")])
+    print("decline threshold trade-off on the shipped test split:")
+    print(curve.round(1).to_string())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--embedder", default="minilm")
+    parser.add_argument("--embedder", default="auto")
+    parser.add_argument("--calibrate", action="store_true",
+                        help="calibrate the offline extractive answerer on dev and report")
     args = parser.parse_args()
     embedder = None if args.embedder == "none" else args.embedder
+    if args.calibrate:
+        return calibration(embedder)
     config = SearchConfig(mode="hybrid" if embedder else "bm25")
     data = load_dataset(DATA)
     normal = Pipeline.build(data.documents, IndexConfig(embedder=embedder), progress=False)

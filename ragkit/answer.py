@@ -6,9 +6,14 @@ relevant last, a `[Source: … | Section: …]` tag each, an 8K-token budget), s
 chunk id, `title` = the tag, `content` = one text block per sentence or line, citations
 enabled) followed by the question, and returns an `Answer`: the text with `[n]` markers, the
 citations mapped back to chunk ids, the usage, and whether it declined. The call goes
-through `ragkit.llm.LLM`, so it is cached and metered, and offline the stand-in's extractive
-answerer (`ragkit.standin.answer`) replies through the same SDK path. `answer_stream` does
-the same through `messages.stream`, yielding text as it arrives, then the `Answer`.
+through `ragkit.llm.LLM`, so it is cached and metered. `answer_stream` does the same through
+`messages.stream`, yielding text as it arrives, then the `Answer`.
+
+Offline (no API key): given the index's `embedder`, the offline extractive answerer
+(`ragkit.extractive`: sentences chosen by the embedder's cosine and IDF term coverage, a
+decline when retrieval is weak) answers without any call; its quotes become the same
+citations, and `Answer.model` is `ragkit.extractive.MODEL`, never a Claude model. Without an
+embedder, the offline stand-in's rule (`ragkit.standin.answer`) replies through the SDK path.
 
 No hits: the answer is the decline, and no call is made.
 
@@ -33,6 +38,7 @@ from typing import Any
 from ragkit.assemble import DEFAULT_BUDGET, Assembly, Passage, assemble, blocks, cited_tag
 from ragkit.chunking import CODE_SUFFIXES
 from ragkit.documents import Chunk
+from ragkit.extractive import MODEL as EXTRACTIVE_MODEL, extract
 from ragkit.fusion import Ranking
 from ragkit.llm import LLM
 from ragkit.pricing import Usage
@@ -199,12 +205,47 @@ def _prepare(question: str, hits: Ranking, chunks: Mapping[str, Chunk] | Sequenc
 def answer(question: str, hits: Ranking, chunks: Mapping[str, Chunk] | Sequence[Chunk],
            parents: Mapping[str, Chunk] | None = None, *, llm=None,
            model: str = DEFAULT_MODEL, budget_tokens: int = DEFAULT_BUDGET,
-           max_tokens: int = MAX_TOKENS) -> Answer:
-    """A cited answer to `question` from `hits` (chunk id, score; best first)."""
+           max_tokens: int = MAX_TOKENS, embedder=None) -> Answer:
+    """A cited answer to `question` from `hits` (chunk id, score; best first). Offline with
+    an `embedder` (the index's), the offline extractive answerer's."""
     passages, body = _prepare(question, hits, chunks, parents, budget_tokens, model, max_tokens)
     if not passages:
         return _nothing_found(question, passages, model)
-    return _build(question, passages, body, (llm or LLM()).create(**body))
+    llm = llm or LLM()
+    if embedder is not None and llm.offline:
+        return extracted(question, passages, body, embedder)
+    return _build(question, passages, body, llm.create(**body))
+
+
+@dataclass(frozen=True)
+class _Text:
+    """A text block of a reply, as `cite` reads it."""
+
+    text: str
+    citations: tuple[dict[str, Any], ...]
+    type: str = "text"
+
+
+@dataclass(frozen=True)
+class _Reply:
+    content: tuple[_Text, ...]
+
+
+def extracted(question: str, passages: Assembly, body: dict[str, Any], embedder) -> Answer:
+    """The offline extractive answerer's `Answer` over the assembled `passages` (whose
+    request is `body`): each quote a text block citing exactly its block; no call, no usage."""
+    found = extract(question, list(passages), embedder)
+    if found.declined:
+        return Answer(question, DECLINE, (), (), passages, Usage(), True, EXTRACTIVE_MODEL)
+    results = result_sources(body["messages"])
+    reply = _Reply(tuple(_Text((" " if n else "") + q.text.strip(), ({
+        "type": "search_result_location", "source": str(results[q.result].get("source")),
+        "title": results[q.result].get("title"), "cited_text": q.text,
+        "search_result_index": q.result, "start_block_index": q.block,
+        "end_block_index": q.block + 1},)) for n, q in enumerate(found.quotes)))
+    text, citations, sources = cite(reply, body["messages"])
+    return Answer(question, text, citations, sources, passages, Usage(), False,
+                  EXTRACTIVE_MODEL)
 
 
 def _nothing_found(question: str, passages: Assembly, model: str) -> Answer:
@@ -215,7 +256,7 @@ def _nothing_found(question: str, passages: Assembly, model: str) -> Answer:
 def answer_stream(question: str, hits: Ranking, chunks: Mapping[str, Chunk] | Sequence[Chunk],
                   parents: Mapping[str, Chunk] | None = None, *, llm=None,
                   model: str = DEFAULT_MODEL, budget_tokens: int = DEFAULT_BUDGET,
-                  max_tokens: int = MAX_TOKENS) -> Iterator[str | Answer]:
+                  max_tokens: int = MAX_TOKENS, embedder=None) -> Iterator[str | Answer]:
     """`answer` through `messages.stream`: yields text pieces as they arrive (with the `[n]`
     markers at the end of each cited block), then the `Answer`; the pieces join to its text.
     A reply served from the call cache comes as one piece."""
@@ -224,8 +265,14 @@ def answer_stream(question: str, hits: Ranking, chunks: Mapping[str, Chunk] | Se
         yield DECLINE
         yield _nothing_found(question, passages, model)
         return
+    llm = llm or LLM()
+    if embedder is not None and llm.offline:  # no call to stream: the whole answer at once
+        final = extracted(question, passages, body, embedder)
+        yield final.text
+        yield final
+        return
     numbering, streamed = _Numbering(result_sources(body["messages"])), []
-    events = (llm or LLM()).stream(**body)
+    events = llm.stream(**body)
     while True:
         try:
             event = next(events)

@@ -9,7 +9,9 @@ What it is:
 - `request_tokens(request)`: the estimated input tokens of a request body (its `system`,
   `messages` and `tools`);
 - `QUESTION_WORDS`: words of how questions are asked, not of what they ask about, dropped
-  from a question's terms (by the stand-in's answerer and CRAG's keyword query).
+  from a question's terms (by the stand-in's answerer and CRAG's keyword query);
+- `s_stem(term)`: plural endings off, so `refunds` in a question finds `refund` in a passage
+  (the stand-in's answerer and the offline extractive answerer, `ragkit.extractive`).
 
 What it is not: a tokenizer. The numbers are estimates and are named as such wherever shown.
 """
@@ -53,3 +55,17 @@ def request_tokens(request: dict[str, Any]) -> int:
     """The estimated input tokens of a request (system, messages and tools)."""
     parts = [request.get("system", ""), request.get("messages", []), request.get("tools", [])]
     return sum(estimate_tokens(text) for part in parts for text in texts(part))
+
+
+def s_stem(term: str) -> str:
+    """Harman's (1991) S-stemmer: plural endings off (`refunds` → refund, `policies` →
+    policy, `boxes` → boxe); other terms unchanged."""
+    if len(term) <= 3 or not term.isalpha():
+        return term
+    if term.endswith("ies") and not term.endswith(("eies", "aies")):
+        return term[:-3] + "y"
+    if term.endswith("es") and not term.endswith(("aes", "ees", "oes")):
+        return term[:-1]
+    if term.endswith("s") and not term.endswith(("us", "ss")):
+        return term[:-1]
+    return term

@@ -39,7 +39,7 @@ from ragkit.answer import DECLINE, result_sources
 from ragkit.lexical import auto
 from ragkit.standin.base import Reply
 from ragkit.support import weighted_share
-from ragkit.text_stats import QUESTION_WORDS
+from ragkit.text_stats import QUESTION_WORDS, s_stem
 
 THRESHOLD = 0.8
 MAX_QUOTES = 3
@@ -55,20 +55,6 @@ class Unit:
     terms: frozenset[str]
     title_terms: frozenset[str]
     quotable: bool
-
-
-def s_stem(term: str) -> str:
-    """Harman's (1991) S-stemmer: plural endings off (`refunds` → refund, `policies` →
-    policy, `boxes` → boxe); other terms unchanged."""
-    if len(term) <= 3 or not term.isalpha():
-        return term
-    if term.endswith("ies") and not term.endswith(("eies", "aies")):
-        return term[:-3] + "y"
-    if term.endswith("es") and not term.endswith(("aes", "ees", "oes")):
-        return term[:-1]
-    if term.endswith("s") and not term.endswith(("us", "ss")):
-        return term[:-1]
-    return term
 
 
 def _terms(text: str) -> frozenset[str]:

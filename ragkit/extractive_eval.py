@@ -1,0 +1,143 @@
+"""How well the offline extractive answerer quotes and declines: scores, the decline
+trade-off curve, and the calibration of its constants.
+
+What it is:
+- `extractive_cases(pipeline, queries, k)`: each question's top-k hits (default: hybrid, as
+  `ragkit ask` searches), assembled exactly as `ragkit.answer.answer` hands them over (parents
+  lifted, 8K-token budget), and the answerer's `Features` over them (the embedder runs here,
+  once; every later score is arithmetic);
+- `quotes_span(query, extract)`: the share of the question's golden spans contained in the
+  quoted text (white space normalised, as `benchmarks/bench_answers.py` measures the
+  stand-in): 1 or 0 for one span; a question with several spans counts the share quoted;
+  0 for a decline;
+- `extractive_scores(cases, params)`: the share of answerable questions quoting their span and
+  of unanswerable ones declined (the quantities the answerer is judged by);
+- `decline_curve(cases, thresholds)`: those two shares for a sweep of decline thresholds,
+  everything else fixed — answering more against declining more;
+- `calibrate(cases)`: the constants of `ragkit.extractive`, chosen on the cases given (the
+  dev split: `python benchmarks/bench_answers.py --calibrate`).
+
+What it is not: a judge of answers that are not quotes (`ragkit.answer_metrics`).
+"""
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from ragkit.answer import lift
+from ragkit.assemble import DEFAULT_BUDGET, assemble
+from ragkit.config import SearchConfig
+from ragkit.documents import Query
+from ragkit.extractive import Extract, Features, Params, choose, features
+from ragkit.pipeline import Pipeline
+
+QUOTED = "answerable quoting the span %"
+DECLINED = "unanswerable declined %"
+# The calibration grid (dev split): sentence mixing first, then the decline rule.
+MIXES = (0.3, 0.4, 0.5, 0.6, 0.7)
+NUMBER_BONUSES = (0.0, 0.05, 0.1, 0.15, 0.2)
+RANK_PRIORS = (0.0, 0.03, 0.06, 0.1, 0.15)
+# The targets the decline rule is calibrated towards, in percent: QUOTED and DECLINED.
+TARGETS = (60.0, 70.0)
+STRENGTH_MIXES = (0.0, 0.25, 0.5, 0.75, 1.0)
+THRESHOLDS = tuple(round(t / 100, 2) for t in range(0, 101))
+
+
+@dataclass(frozen=True)
+class Case:
+    """One question and the answerer's features over its passages."""
+
+    query: Query
+    features: Features
+
+    @property
+    def answerable(self) -> bool:
+        return bool(self.query.golden)
+
+
+def extractive_cases(pipeline: Pipeline, queries: Sequence[Query], k: int = 5,
+                     config: SearchConfig = SearchConfig(),
+                     budget_tokens: int = DEFAULT_BUDGET) -> list[Case]:
+    """Each query's features over its top-`k` hits, assembled as the answerer reads them."""
+    if not pipeline.has_dense:
+        config = replace(config, mode="bm25")
+    hits = pipeline.search([q.text for q in queries], k, config) if queries else []
+    by_id = {c.id: c for c in pipeline.chunks}
+    out = []
+    for query, found in zip(queries, hits):
+        chunks = by_id
+        if pipeline.parents:
+            found, parents = lift(found, pipeline.parents)
+            chunks = {**by_id, **parents}
+        passages = list(assemble(found, chunks, budget_tokens))
+        out.append(Case(query, features(query.text, passages, pipeline.embedder)))
+    return out
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def quotes_span(query: Query, extract: Extract) -> float:
+    """The share of `query`'s golden spans inside the quoted text (0 for a decline)."""
+    if extract.declined or not query.golden:
+        return 0.0
+    text = _norm(" ".join(q.text for q in extract.quotes))
+    spans = [_norm(g.span) for g in query.golden]
+    return sum(s in text for s in spans) / len(spans)
+
+
+def extractive_scores(cases: Sequence[Case], params: Params = Params()) -> dict[str, float]:
+    """{QUOTED: %, DECLINED: %, "answerable": n, "unanswerable": n} under `params`."""
+    quoted, declined = [], []
+    for case in cases:
+        extract = choose(case.features, params)
+        if case.answerable:
+            quoted.append(quotes_span(case.query, extract))
+        else:
+            declined.append(float(extract.declined))
+    return {QUOTED: 100 * float(np.mean(quoted)) if quoted else float("nan"),
+            DECLINED: 100 * float(np.mean(declined)) if declined else float("nan"),
+            "answerable": len(quoted), "unanswerable": len(declined)}
+
+
+def decline_curve(cases: Sequence[Case], thresholds: Iterable[float] | None = None,
+                  params: Params = Params()) -> pd.DataFrame:
+    """One row per decline threshold (everything else as `params`): QUOTED and DECLINED."""
+    points = THRESHOLDS[::5] if thresholds is None else tuple(thresholds)
+    rows = {t: extractive_scores(cases, replace(params, threshold=t)) for t in points}
+    table = pd.DataFrame(rows).T[[QUOTED, DECLINED]].astype(float)
+    table.index.name = "decline threshold"
+    return table
+
+
+def shortfall(scores: dict[str, float]) -> float:
+    """Percentage points missing from the `TARGETS` (QUOTED ≥ 60, DECLINED ≥ 70), summed.
+    Not the mean of the two shares: with no retrieval score that separates the questions, that
+    mean is best when everything is declined (0 quoted, 100 declined)."""
+    return (max(0.0, TARGETS[0] - scores[QUOTED]) + max(0.0, TARGETS[1] - scores[DECLINED]))
+
+
+def calibrate(cases: Sequence[Case]) -> Params:
+    """The constants chosen on `cases`: the sentence mix (MIX, NUMBER_BONUS, RANK_PRIOR) that
+    quotes the most golden spans when nothing is declined, then the decline rule
+    (STRENGTH_MIX, THRESHOLD) with the smallest `shortfall`. Ties go to the first in grid
+    order (smaller values: fewer declines)."""
+    never = 0.0 - 1.0  # a threshold no strength is below: nothing declined
+    best_mix = max(
+        (Params(m, b, r, 1.0, never) for m, b, r in
+         itertools.product(MIXES, NUMBER_BONUSES, RANK_PRIORS)),
+        key=lambda p: (extractive_scores(cases, p)[QUOTED], -p.mix, -p.number_bonus,
+                       -p.rank_prior))
+    best, best_score = best_mix, float("inf")
+    for s, t in itertools.product(STRENGTH_MIXES, THRESHOLDS):
+        candidate = replace(best_mix, strength_mix=s, threshold=t)
+        score = shortfall(extractive_scores(cases, candidate))
+        if score < best_score - 1e-9:
+            best, best_score = candidate, score
+    return best

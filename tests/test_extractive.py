@@ -1,0 +1,175 @@
+"""The offline extractive answerer: which sentence it quotes, when it declines, its citations,
+its place in `ragkit.answer.answer` and `ragkit ask` (no API key, no network), and its
+calibration and trade-off curve."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragkit import extractive
+from ragkit.answer import DECLINE, answer, answer_stream
+from ragkit.assemble import assemble
+from ragkit.documents import Chunk, Golden, Query
+from ragkit.extractive import Params, extract, features
+from ragkit.extractive_eval import (DECLINED, QUOTED, Case, calibrate, decline_curve,
+                                    extractive_scores, quotes_span)
+from ragkit.llm import LLM
+from ragkit.pricing import Usage
+from tests.word_embedder import WordEmbedder
+
+RAGKIT = Path(sys.executable).parent / "ragkit"
+MODELS = Path.home() / ".cache" / "ragkit" / "models"
+REFUND = Chunk("refund#0", "refund", "Our shop values every customer. Refunds are accepted "
+               "within 21 days of delivery. Keep the receipt.",
+               metadata={"title": "Refund policy", "section": ["Refunds"]})
+SHIP = Chunk("ship#0", "ship", "Parcels to Denmark go by road. Shipping takes 3 days.",
+             metadata={"title": "Shipping policy", "section": []})
+CHUNKS = {c.id: c for c in (REFUND, SHIP)}
+HITS = [("refund#0", 2.0), ("ship#0", 1.0)]
+WORDS = WordEmbedder(["refund", "refunds", "accepted", "days", "delivery", "receipt", "parcels",
+                      "denmark", "shipping", "road", "customer", "shop"])
+QUESTION = "Within how many days are refunds accepted?"
+
+
+@pytest.fixture
+def offline(monkeypatch) -> LLM:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    import ragkit  # noqa: F401  (registers the offline backend, as every user's import does)
+    llm = LLM(cache=False)
+    assert llm.offline
+    return llm
+
+
+def test_the_sentence_with_the_answer_is_quoted_first():
+    found = extract(QUESTION, list(assemble(HITS, CHUNKS)), WORDS)
+    assert not found.declined
+    assert found.quotes[0].text.strip() == "Refunds are accepted within 21 days of delivery."
+    # passages are assembled most relevant last: refund#0 is search result 1, its 2nd block
+    assert (found.quotes[0].result, found.quotes[0].block) == (1, 1)
+    assert len(found.quotes) == extractive.MAX_QUOTES
+
+
+def test_the_number_bonus_and_the_cosine_pick_the_sentence_coverage_alone_would_miss():
+    """Coverage alone ties "Shipping takes 3 days." with the question's only term, days; the
+    rule's cosine and the bonus for a question asking how long both favour the digit."""
+    shipping = features("How long does shipping take?", list(assemble(HITS, CHUNKS)), WORDS)
+    best = shipping.scored()[0][0]
+    assert best.text.strip() == "Shipping takes 3 days."
+
+
+def test_it_declines_when_retrieval_is_weak():
+    """A question none of whose terms the passages hold: the strength is 0, the decline."""
+    found = extract("Which carrier delivers to Norway by air?", list(assemble(HITS, CHUNKS)),
+                    WORDS)
+    assert found.declined and found.quotes == ()
+    assert found.strength < extractive.THRESHOLD
+    # the same passages, a question they answer: answered
+    assert not extract(QUESTION, list(assemble(HITS, CHUNKS)), WORDS).declined
+
+
+def test_answer_offline_with_the_embedder_cites_exactly_the_quoted_text(offline):
+    result = answer(QUESTION, HITS, CHUNKS, llm=offline, embedder=WORDS)
+    assert result.model == extractive.MODEL == "offline-extractive"
+    assert not result.declined
+    assert result.text.startswith("Refunds are accepted within 21 days of delivery. [1]")
+    first = result.citations[0]
+    assert (first.chunk_id, first.cited_text.strip()) == (
+        "refund#0", "Refunds are accepted within 21 days of delivery.")
+    for citation in result.citations:
+        assert citation.cited_text.strip() in CHUNKS[citation.chunk_id].text
+        assert citation.cited_text.strip() in result.text
+    assert result.sources[0] == ("refund#0", "[Source: Refund policy | Section: Refunds]")
+    assert result.usage == Usage()  # no call was made
+
+
+def test_answer_offline_declines_with_the_decline_text(offline):
+    result = answer("Which carrier delivers to Norway by air?", HITS, CHUNKS, llm=offline,
+                    embedder=WORDS)
+    assert (result.text, result.declined, result.citations) == (DECLINE, True, ())
+    assert result.model == "offline-extractive"
+
+
+def test_the_stream_gives_the_same_answer_and_without_an_embedder_the_stand_in_answers(offline):
+    pieces = list(answer_stream(QUESTION, HITS, CHUNKS, llm=offline, embedder=WORDS))
+    final = pieces[-1]
+    assert "".join(pieces[:-1]) == final.text
+    assert final == answer(QUESTION, HITS, CHUNKS, llm=offline, embedder=WORDS)
+    standin = answer(QUESTION, HITS, CHUNKS, llm=offline)
+    assert standin.model != "offline-extractive"
+
+
+def test_it_is_deterministic_across_processes(tmp_path):
+    """The same quotes and strength in a fresh process (set order follows str hashing)."""
+    code = ("from ragkit.assemble import assemble\nfrom ragkit.extractive import extract\n"
+            "from tests.test_extractive import CHUNKS, HITS, QUESTION, WORDS\n"
+            "f = extract(QUESTION, list(assemble(HITS, CHUNKS)), WORDS)\n"
+            "print(repr(f.strength), [(q.result, q.block) for q in f.quotes])\n")
+    runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True, cwd=Path(__file__).parent.parent,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+            for seed in ("1", "2", "3")}
+    assert len(runs) == 1
+
+
+def _case(qid: str, quotes_text: str | None, spans: tuple[str, ...], strength: float) -> Case:
+    """A case whose one block holds `quotes_text`, with coverage `strength` everywhere."""
+    blocks = () if quotes_text is None else (
+        extractive.Block(0, 0, quotes_text, 0.0, strength, 1, False),)
+    return Case(Query(qid, "q?", golden=tuple(Golden("d", s) for s in spans)),
+                extractive.Features("q?", False, blocks, strength))
+
+
+def test_quotes_span_counts_the_share_of_spans_and_nothing_for_a_decline():
+    case = _case("a", "Days sales outstanding  stood at 55 days.",
+                 ("Days sales outstanding stood at 55 days", "an absent span"), 0.9)
+    assert quotes_span(case.query, extract_of(case)) == 0.5
+    assert quotes_span(case.query, extractive.Extract((), 0.0, True)) == 0.0
+
+
+def extract_of(case: Case):
+    return extractive.choose(case.features, Params(threshold=0.0))
+
+
+def test_scores_curve_and_calibration_on_small_cases():
+    cases = [_case("a1", "alpha", ("alpha",), 0.9), _case("a2", "beta", ("beta",), 0.5),
+             _case("u1", "gamma", (), 0.4), _case("u2", "delta", (), 0.8)]
+    scores = extractive_scores(cases, Params(strength_mix=1.0, threshold=0.45))
+    assert (scores[QUOTED], scores[DECLINED]) == (100.0, 50.0)
+    curve = decline_curve(cases, [0.0, 0.6, 1.0], Params(strength_mix=1.0))
+    assert curve[QUOTED].tolist() == [100.0, 50.0, 0.0]
+    assert curve[DECLINED].tolist() == [0.0, 50.0, 100.0]
+    # u2 is stronger than a2 at every mix, so no threshold meets both targets: the least
+    # shortfall is 10 points (a1 quoted, a2, u1, u2 declined: 50 % and 100 %), first reached
+    # at strength mix 0.25 (strengths .225 .125 .1 .2) and threshold 0.21; every sentence mix
+    # quotes both spans when nothing is declined, so the first of the grid stays
+    assert calibrate(cases) == Params(0.3, 0.0, 0.0, 0.25, 0.21)
+
+
+def test_ragkit_ask_offline_gives_the_extractive_answer_across_processes(tmp_path):
+    """Index in one process with the installed MiniLM, ask in another: the extractive
+    answer, its numbered sources, and the stderr line naming the offline answerer."""
+    if not (MODELS / "all-MiniLM-L6-v2").exists() and not any(MODELS.glob("*MiniLM*")):
+        pytest.skip("the MiniLM model is not installed")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "models").symlink_to(MODELS)
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    env["RAGKIT_HOME"] = str(home)
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps({"id": c.doc_id, "title": c.metadata["title"],
+                                        "text": c.text}) + "\n" for c in (REFUND, SHIP)))
+    subprocess.run([RAGKIT, "index", str(docs), "--out", str(tmp_path / "idx"),
+                    "--embedder", "minilm"], check=True, env=env, capture_output=True)
+    done = subprocess.run([RAGKIT, "ask", "--index", str(tmp_path / "idx"), "--k", "2",
+                           QUESTION], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "Refunds are accepted within 21 days of delivery. [1] Shipping takes 3 days. [2] "
+        "Keep the receipt. [1]", "[1] refund#0 — Refund policy / —",
+        "[2] ship#0 — Shipping policy / —"]
+    assert "offline extractive answerer" in done.stderr
