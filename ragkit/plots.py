@@ -183,3 +183,16 @@ def tradeoff_curve(table: pd.DataFrame, metrics: Sequence[str], right: str, xlab
     _outside_legend(fig, lines[0] + extra[0], lines[1] + extra[1], below=True)
     ax.set_title(title)
     return fig
+
+
+@checked
+def decline_curve_plot(table: pd.DataFrame, chosen: float | None = None,
+                       title: str = "") -> plt.Figure:
+    """The offline extractive answerer's decline trade-off (as from
+    `ragkit.answering.decline_curve`): the share of answerable questions quoting their golden
+    span and of unanswerable ones declined, against the decline threshold, `chosen` marked."""
+    fig = _sweep_curve(table, list(table.columns), chosen, "decline threshold (retrieval "
+                       "strength below it: I don't know)", title, log=False)
+    fig.axes[0].set_ylabel("% of questions")
+    fig.axes[0].set_ylim(-2, 102)
+    return fig

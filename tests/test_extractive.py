@@ -173,3 +173,15 @@ def test_ragkit_ask_offline_gives_the_extractive_answer_across_processes(tmp_pat
         "Keep the receipt. [1]", "[1] refund#0 — Refund policy / —",
         "[2] ship#0 — Shipping policy / —"]
     assert "offline extractive answerer" in done.stderr
+
+
+def test_the_decline_curve_figure_draws_both_shares():
+    import matplotlib
+    matplotlib.use("Agg")
+    from ragkit.plots import decline_curve_plot
+    cases = [_case("a1", "alpha", ("alpha",), 0.9), _case("u1", "gamma", (), 0.4)]
+    fig = decline_curve_plot(decline_curve(cases, [0.0, 0.5, 1.0], Params(strength_mix=1.0)),
+                             chosen=0.5)
+    lines = fig.axes[0].get_lines()
+    assert [list(line.get_ydata()) for line in lines[:2]] == [[100.0, 100.0, 0.0],
+                                                              [0.0, 100.0, 100.0]]
