@@ -3,11 +3,11 @@
 Run: python benchmarks/bench_rerank_features.py [path/to/cookbook] [--depth 150]
 
 For the shipped dev and test splits and the cookbook set it builds the default index
-(structural context, `auto` embedder), takes the default first stage's top `--depth`
+(structural context, e5-small embedder), takes the default first stage's top `--depth`
 candidates and computes, per candidate, the shipped features (`ragkit.rerank.features`) and
 these extra ones (each min-max scaled within the query's candidates):
 - `use`: USE multilingual v3 cosine with the whole chunk (context + text), beside the
-  shipped `use_maxp` over its windows (one extra embedding pass per corpus, timed);
+  shipped `second_maxp` over its windows (one extra embedding pass per corpus, timed);
 - `nb_dense` / `nb_bm25`: the better of the previous and next chunk of the same document
   (chunk order) by MiniLM MaxP / BM25 (neighbour evidence);
 - `doc_bm25`: BM25 of the whole document (its chunks' text as one BM25 document);
@@ -45,10 +45,10 @@ from ragkit.rerank.features import (FEATURES, IndexFeatures, bm25_scores, maxp_s
                                     normalize)
 
 ROOT = Path(__file__).resolve().parent.parent
-FOUR = [f for f in FEATURES if f != "use_maxp"]  # the reranker before its second view
+FOUR = [f for f in FEATURES if f != "second_maxp"]  # the reranker without its second view
 SETS = {
     "shipped": list(FEATURES),
-    "without use_maxp": FOUR,
+    "without second_maxp": FOUR,
     "+use": [*FEATURES, "use"],
     "+nb": [*FEATURES, "nb_dense", "nb_bm25"],
     "+doc_bm25": [*FEATURES, "doc_bm25"],

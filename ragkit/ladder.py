@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ragkit.config import DEFAULT_EMBEDDER
 from ragkit.documents import Dataset, Query
 from ragkit.evaluate import judge, per_query, summarize
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
@@ -97,7 +98,7 @@ def ladder_table(tables: dict[str, pd.DataFrame],
     return pd.DataFrame(rows).T
 
 
-def context_routes(embedder: str = "auto", online_voyage: bool = False,
+def context_routes(embedder: str = DEFAULT_EMBEDDER, online_voyage: bool = False,
                    claude: bool = True) -> dict[str, IndexConfig]:
     """The ways to give a chunk its document's context, as index configs to compare:
     none, structural (offline), claude (Claude with a key; the offline stand-in without
@@ -106,7 +107,7 @@ def context_routes(embedder: str = "auto", online_voyage: bool = False,
 
     Why `claude` can be left out: each route is a whole index, and offline the stand-in's
     contexts (structural context from the text alone) cost a full embedding pass of the
-    corpus (~4,200 MiniLM windows of the shipped data, about a sixth of a cold cookbook run)
+    corpus (~3,300 e5-small windows of the shipped data, a good part of a cold cookbook run)
     to measure a program, not Claude.
     """
     names = ("none", "structural", "claude") if claude else ("none", "structural")

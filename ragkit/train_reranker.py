@@ -1,11 +1,17 @@
-"""Fit the offline reranker's linear model on the shipped dev split, and only there. It sits
-above the pipeline (it builds an index to draw candidates from), so not inside `rerank/`.
+"""Fit the offline reranker's linear model on dev questions, and only there. It sits above
+the pipeline (it builds an index to draw candidates from), so not inside `rerank/`.
 
-    python -m ragkit.train_reranker [--data data] [--out ragkit/rerank/offline_model.json]
+    python -m ragkit.train_reranker [--data data] [--heldout build/heldout/sklearn]
+                                    [--out ragkit/rerank/offline_model.json]
     python -m ragkit.train_reranker --check     # refit and compare with the committed file
 
-What it does: builds the default index of the shipped corpus (`IndexConfig()`: structural
-context, BM25 on `auto` tokens, MiniLM MaxP windows), takes the default first stage's top 150
+The dev questions: the shipped data's dev split and the dev half of the held-out set of
+scikit-learn docstrings (`data/heldout/`; extracted into `--heldout` by
+`data/generators/extract_sklearn_docs.py` when absent), so the fit sees questions of more than
+one writer and of real reference text, not only the shipped generator's.
+
+What it does: builds the default index of each corpus (`IndexConfig()`: structural context,
+BM25 on `auto` tokens, e5-small MaxP windows), takes the default first stage's top 150
 for every judged dev question (`SearchConfig()`: hybrid, weighted 0.6/0.4 fusion), computes
 `ragkit.rerank.features` for each candidate, and fits pairwise logistic regression
 (scikit-learn, every relevant × non-relevant pair of a question, standardised features, no
@@ -15,13 +21,14 @@ data writes the same bytes. Pin the printed file hash as `offline.MODEL_SHA256`.
 
 What it is not: a hyper-parameter search. The feature set was chosen by cross-validation
 over dev questions (see `ragkit.rerank.offline`); the test split and the cookbook set are
-never read here.
+never read here, nor the held-out set's test half.
 """
 from __future__ import annotations
 
 import argparse
 import hashlib
 import json
+import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -31,6 +38,7 @@ import numpy as np
 
 from ragkit.atomic import write_text
 from ragkit.datasets import load_shipped
+from ragkit.documents import RagkitError
 from ragkit.evaluate import judge
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
 from ragkit.rerank.features import FEATURES, IndexFeatures
@@ -38,7 +46,10 @@ from ragkit.rerank.offline import MODEL_FORMAT, MODEL_PATH, LinearModel
 
 C = 1.0
 SPLIT = "dev"
-DATA = Path(__file__).resolve().parents[2] / "data"
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "data"
+HELDOUT = ROOT / "build" / "heldout" / "sklearn"
+EXTRACTOR = ROOT / "data" / "generators" / "extract_sklearn_docs.py"
 
 
 def data_sha256(documents, queries) -> str:
@@ -77,22 +88,46 @@ def fit(groups: Sequence[tuple[np.ndarray, np.ndarray]], c: float = C,
                        {**(trained_on or {}), "pairs": int(len(y) // 2)})
 
 
-def training_groups(data_root: Path = DATA):
-    """Per dev question (features, labels), and the record of what they came from."""
-    data = load_shipped(data_root).split(SPLIT)
+def heldout_root(path: Path = HELDOUT) -> Path:
+    """The extracted held-out set at `path`, extracted first when absent (one line and exit
+    2 from the extractor when the installed scikit-learn is not the one it pins)."""
+    if not (path / "corpus").is_dir():
+        done = subprocess.run([sys.executable, str(EXTRACTOR), "--out", str(path)])
+        if done.returncode:
+            raise RagkitError(f"{path}: the held-out set could not be extracted "
+                              f"(see the line above)")
+    return path
+
+
+def _groups(data, config: SearchConfig) -> tuple[list, list]:
+    """(features, labels) per judged question of `data`, from its default index."""
     pipeline = Pipeline.build(data.documents, IndexConfig(), progress=False)
     judgments = judge(data.queries, data.documents, pipeline.chunks)
     judged = [q for q in data.queries if q.id in judgments]
-    config = SearchConfig()
     features = IndexFeatures(pipeline)
     groups = []
     for query, found in zip(judged, pipeline.candidates([q.text for q in judged], config)):
         relevant = frozenset().union(*judgments[query.id])
         labels = np.array([c.chunk.id in relevant for c in found], dtype=int)
         groups.append((features(query.text, found), labels))
-    trained_on = {"data": f"ragkit shipped data, split {SPLIT}",
-                  "data_sha256": data_sha256(data.documents, data.queries),
-                  "questions": len(judged), "candidates": int(sum(len(y) for _, y in groups)),
+    return groups, judged
+
+
+def training_groups(data_root: Path = DATA, heldout: Path = HELDOUT):
+    """Per dev question (features, labels) of both sets, and the record of what they came
+    from."""
+    config = SearchConfig()
+    sets = [load_shipped(data_root).split(SPLIT), load_shipped(heldout_root(heldout)).split(SPLIT)]
+    groups, digests, questions = [], [], 0
+    for data in sets:
+        mine, judged = _groups(data, config)
+        groups += mine
+        questions += len(judged)
+        digests.append(data_sha256(data.documents, data.queries))
+    trained_on = {"data": "ragkit shipped data and held-out scikit-learn docstrings, "
+                          f"split {SPLIT}",
+                  "data_sha256": hashlib.sha256(" ".join(digests).encode()).hexdigest(),
+                  "questions": questions, "candidates": int(sum(len(y) for _, y in groups)),
                   "index": asdict(IndexConfig()),
                   "first_stage": {k: v for k, v in asdict(config).items() if k != "rerank"},
                   "method": f"pairwise logistic regression, standardised features, C={C}"}
@@ -111,11 +146,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ragkit.train_reranker",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DATA, help="the shipped data folder")
+    parser.add_argument("--heldout", type=Path, default=HELDOUT,
+                        help="the extracted held-out set (extracted there when absent)")
     parser.add_argument("--out", type=Path, default=MODEL_PATH, help="model file to write")
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 unless the refit equals --out byte for byte")
     args = parser.parse_args(argv)
-    groups, trained_on = training_groups(args.data)
+    groups, trained_on = training_groups(args.data, args.heldout)
     text = fit(groups, trained_on=trained_on).to_json()
     digest = hashlib.sha256(text.encode()).hexdigest()
     if args.check:

@@ -194,7 +194,7 @@ def test_feature_matrix_by_hand():
              Candidate(Chunk("a#1", "a", "nothing here"), 0.1)]
     x = feature_matrix("seven days", found, np.array([0.5, 0.7, 0.3]), np.array([2.0, 0.0, 1.0]),
                        second=np.array([0.2, 0.6, 0.4]))
-    assert FEATURES == ("dense", "bm25", "doc_max", "phrase", "use_maxp")
+    assert FEATURES == ("dense", "bm25", "doc_max", "phrase", "second_maxp")
     np.testing.assert_allclose(x, [[0.5, 1.0, 1.0, 1.0, 0.0],  # min-max within the query
                                    [1.0, 0.0, 0.0, 0.0, 1.0],
                                    [0.0, 0.5, 1.0, 0.0, 0.5]])  # doc a's best is 0.9
@@ -209,8 +209,25 @@ def test_committed_model_loads_and_matches_its_pinned_hash():
     assert hashlib.sha256(MODEL_PATH.read_bytes()).hexdigest() == MODEL_SHA256
     model = OfflineReranker().model
     assert model.features == FEATURES
-    assert model.trained_on["data"] == "ragkit shipped data, split dev"
+    assert model.trained_on["data"] == ("ragkit shipped data and held-out scikit-learn "
+                                        "docstrings, split dev")
+    assert model.trained_on["index"]["embedder"] == "e5-small"
     assert len(model.trained_on["data_sha256"]) == 64
+
+
+def test_the_training_script_finds_the_shipped_data_and_the_held_out_extractor():
+    """`python -m ragkit.train_reranker` reads the repository's data/ and extracts the
+    held-out set with the script in data/generators/ (paths from the module's own place)."""
+    from ragkit import train_reranker
+    assert (train_reranker.DATA / "golden" / "en.jsonl").is_file()
+    assert train_reranker.EXTRACTOR.is_file()
+    assert train_reranker.HELDOUT == train_reranker.ROOT / "build" / "heldout" / "sklearn"
+
+
+def test_the_second_view_is_the_other_model_family():
+    from ragkit.rerank.second_view import view_model
+    assert [view_model(e) for e in ("e5-small", "auto", "minilm", "voyage:voyage-3.5", None)] \
+        == ["auto", "e5-small", "e5-small", "auto", "auto"]
 
 
 def test_a_changed_model_file_is_a_clear_error(tmp_path):
@@ -350,10 +367,10 @@ def test_cookbook_numbers_with_and_without_the_offline_reranker(cookbook_dir, mo
     for name in ("none", "offline"):
         run = pipeline.run(data.queries, 20, SearchConfig(rerank=name))
         means[name] = per_query(run, judgments).mean()
-    assert means["none"]["Pass@5"] == pytest.approx(82.296, abs=0.001)
+    assert means["none"]["Pass@5"] == pytest.approx(87.740, abs=0.001)
     assert means["offline"][["Pass@5", "Pass@10", "Pass@20"]].tolist() == \
-        pytest.approx([86.295, 89.718, 93.548], abs=0.001)
-    assert means["offline"]["MRR"] == pytest.approx(0.730, abs=0.0005)
+        pytest.approx([85.657, 91.431, 95.296], abs=0.001)
+    assert means["offline"]["MRR"] == pytest.approx(0.739, abs=0.0005)
 
 
 # --------------------------------------------------------------------------- the second view
@@ -392,11 +409,11 @@ def test_index_features_fill_the_second_view_column_and_leave_it_zero_without_ve
     features.second_view._embedder = second
     (found,) = pipeline.candidates(["refund days"], SearchConfig(rerank_candidates=4))
     x = features("refund days", found)
-    assert x[:, FEATURES.index("use_maxp")].tolist() == pytest.approx(normalize(
+    assert x[:, FEATURES.index("second_maxp")].tolist() == pytest.approx(normalize(
         features.second_view.scores("refund days", [features.position[c.chunk.id]
                                                     for c in found])).tolist())
     (plain,) = bm25_only.candidates(["refund days"], SearchConfig("bm25"))
     bare = IndexFeatures(bm25_only)
-    assert bare("refund days", plain)[:, FEATURES.index("use_maxp")].tolist() == \
+    assert bare("refund days", plain)[:, FEATURES.index("second_maxp")].tolist() == \
         [0.0] * len(plain)
     assert bare.second_view._embedder is None  # no model loaded for a BM25-only index

@@ -19,16 +19,20 @@ def cmd_ask(args: argparse.Namespace) -> None:
     # deferred: numpy and the Anthropic client load only when a question is asked
     from ragkit.answer import Answer, answer, answer_stream
     from ragkit.assemble import tag_place
+    from ragkit.embed import EMBEDDERS
     from ragkit.pipeline import SearchConfig
     pipeline = load_index(args.index)
+    # the extractive answerer embeds the passages' sentences: with a local model only, so
+    # an answer never makes a paid embedding call (a Voyage index gets the stand-in's rule)
+    local = pipeline.has_dense and pipeline.config.embedder in EMBEDDERS
     mode = "hybrid" if pipeline.has_dense else "bm25"
     hits = pipeline.search([args.question], clamp_k(args.k, len(pipeline.chunks)),
                            SearchConfig(mode=mode))[0]
     llm = _llm("the offline extractive answerer answered (sentences quoted by the index's "
-               "embedder and term coverage; no model, no cost)" if pipeline.has_dense else
+               "embedder and term coverage; no model, no cost)" if local else
                "the offline stand-in answered (extractive quotes, no cost)")
     ask = dict(parents=pipeline.parents, llm=llm, budget_tokens=args.budget,
-               embedder=pipeline.embedder if pipeline.has_dense else None)
+               embedder=pipeline.embedder if local else None)
     if args.stream:
         for piece in answer_stream(args.question, hits, pipeline.chunks, **ask):
             if isinstance(piece, Answer):

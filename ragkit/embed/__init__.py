@@ -2,11 +2,13 @@
 
 What it is: the `Embedder` protocol every dense embedder follows, and `get_embedder(name)`,
 which builds one and (by default) wraps it in `CachedEmbedder` so each text is embedded once
-per machine. The offline default is "auto": all-MiniLM-L6-v2 on ONNX Runtime (`minilm.py`) for
-most text and USE multilingual v3 (`use_multilingual.py`) for Hangul text, because MiniLM is
-English-only (measured in `routed.py`). "e5-small" is multilingual-e5-small (4-bit weights
-unpacked to fp32, on ONNX Runtime; `e5.py`), one model for all languages, installed with
-`ragkit models install e5-small` and never a default. Voyage's API models are `voyage:MODEL` and
+per machine. The offline default (`ragkit.config.DEFAULT_EMBEDDER`) is "e5-small":
+multilingual-e5-small (4-bit weights unpacked to fp32, on ONNX Runtime; `e5.py`), one model
+for all languages, installed with `ragkit models install e5-small` (`make setup` does it); why it
+is the default is measured in `ragkit.rerank.offline`. "auto", the default before it, is
+all-MiniLM-L6-v2 on ONNX Runtime (`minilm.py`) for most text and USE multilingual v3
+(`use_multilingual.py`) for Hangul text, because MiniLM is English-only (`routed.py`); it is
+also the offline reranker's second view of an e5 index. Voyage's API models are `voyage:MODEL` and
 `voyage-context:voyage-context-3` (`voyage.py`); a contextual embedder also has
 `embed_documents` (see `ContextualEmbedder`) and is cached by `contextual.py`.
 
@@ -26,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ragkit.config import DEFAULT_EMBEDDER
 from ragkit.documents import RagkitError
 from ragkit.embed.base import ContextualEmbedder, Embedder, fingerprint_of
 from ragkit.embed.cache import CachedEmbedder, default_cache_path
@@ -130,12 +133,12 @@ def _build(name: str) -> Embedder:
     raise RagkitError(f"unknown embedder {name!r}; known embedders: {known}")
 
 
-def get_embedder(name: str = "auto", *, cache: bool | str | Path = True) -> Embedder:
+def get_embedder(name: str = DEFAULT_EMBEDDER, *, cache: bool | str | Path = True) -> Embedder:
     """Build the embedder registered as `name`.
 
     Args:
-        name: a key of `EMBEDDERS` ("auto", the offline default, routes Hangul text to
-            "use-multilingual" and other text to "minilm"; see `ragkit.embed.routed`) or
+        name: a key of `EMBEDDERS` ("e5-small", the offline default; "auto" routes Hangul
+            text to "use-multilingual" and other text to "minilm", see `ragkit.embed.routed`) or
             `PREFIX:MODEL` with a prefix of `EMBEDDER_PREFIXES` ("voyage:voyage-3.5",
             "voyage-context:voyage-context-3"; these need VOYAGE_API_KEY).
         cache: True wraps it in a `CachedEmbedder` at `default_cache_path()`; a path uses

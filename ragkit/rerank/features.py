@@ -9,8 +9,9 @@ candidates came from, every one scaled to [0, 1] within the query's candidate li
   (document-level evidence: a chunk whose neighbours match is likelier to answer);
 - `phrase`: the share of the query's adjacent word pairs (lowercase `\\w+`; pairs of two
   stopwords skipped) that occur, adjacent, in the chunk's context + text;
-- `use_maxp`: the best-window cosine under a second model, USE multilingual v3, over the
-  same windows (`ragkit.rerank.second_view`), min-max over the candidates.
+- `second_maxp`: the best-window cosine under a second model over the same windows
+  (`ragkit.rerank.second_view`: MiniLM/USE for an e5-small index, e5-small for a MiniLM one),
+  min-max over the candidates.
 
 Why "every candidate": the first stage only knows a retriever's score for the chunks in that
 retriever's own top list and gives the others its floor, so a chunk just outside the dense
@@ -18,10 +19,10 @@ top 100 loses its whole dense evidence. Rescoring the fused top 150 with both re
 the largest single gain measured (see `ragkit.rerank.offline`).
 
 What it is not: a neural reranker; nothing here reads a model other than the index's own
-embedder and USE for the second view. Cost: two query embeddings (the index's, cached when
-the first stage embedded it, and USE's, about 7 ms), products with the candidates' window
-vectors (a candidate's USE windows embedded once, when it is first seen), a few sparse rows,
-and set look-ups of the query's word pairs in each candidate's (cached) pairs — under the
+embedder and the second view's model. Cost: two query embeddings (the index's, cached when
+the first stage embedded it, and the second view's, a few ms), products with the candidates'
+window vectors (a candidate's second-view windows embedded once, when it is first seen), a
+few sparse rows, and set look-ups of the query's word pairs in each candidate's (cached) pairs — under the
 50 ms budget at 150 candidates once the windows are held (`benchmarks/bench_rerank.py`).
 """
 from __future__ import annotations
@@ -35,7 +36,7 @@ import numpy as np
 from ragkit.lexical import ENGLISH_STOPWORDS
 from ragkit.rerank.second_view import SecondView
 
-FEATURES = ("dense", "bm25", "doc_max", "phrase", "use_maxp")
+FEATURES = ("dense", "bm25", "doc_max", "phrase", "second_maxp")
 _WORD = re.compile(r"\w+")
 
 
@@ -108,7 +109,7 @@ def feature_matrix(query: str, candidates: Sequence[Any], dense: np.ndarray | No
     """(len(candidates), len(FEATURES)) features, columns in `FEATURES` order.
 
     `dense` and `bm25` are each candidate's raw retriever scores (from `maxp_scores` and
-    `bm25_scores`, or `from_signals`), `second` its USE MaxP (`SecondView.scores`); `dense`
+    `bm25_scores`, or `from_signals`), `second` its second-view MaxP (`SecondView.scores`); `dense`
     or `second` None (a BM25-only index; candidates without an index) gives a 0 column,
     which shifts every score alike and so leaves the order to the other features.
     """
@@ -123,7 +124,7 @@ def feature_matrix(query: str, candidates: Sequence[Any], dense: np.ndarray | No
                                      [c.score for c in candidates])),
         "phrase": np.array([phrase_share(pairs, pairs_of(c) if pairs_of else
                                          c.chunk.indexed_text) for c in candidates]),
-        "use_maxp": normalize(second) if second is not None else np.zeros(n),
+        "second_maxp": normalize(second) if second is not None else np.zeros(n),
     }
     return np.column_stack([columns[name] for name in FEATURES])
 

@@ -1,18 +1,20 @@
-"""The offline reranker's second dense view: USE multilingual v3 over each candidate's windows.
+"""The offline reranker's second dense view: another model's best-window cosine per candidate.
 
 What it is: `SecondView(pipeline)` scores candidates by their best-window cosine (MaxP) with
-the query under USE multilingual v3 — a second, independently trained model reading the same
-(context + window) texts the index's own embedder embedded (`ragkit.dense.window_texts`). Two
-models agree on a relevant passage more often than on a distractor, so the pair ranks better
-than either: +2.8 Pass@5 on the cookbook set (p = 0.007, paired) with the shipped test split
-unchanged (see `ragkit.rerank.offline`).
+the query under a second, independently trained model reading the same (context + window)
+texts the index's own embedder embedded (`ragkit.dense.window_texts`). Two models agree on a
+relevant passage more often than on a distractor, so the pair ranks better than either.
+Which model (`view_model`): "auto" (MiniLM, USE for Hangul) for an index built with any
+embedder but MiniLM, and "e5-small" for a MiniLM (`minilm`, `auto`) index — always the other
+family. The reranker shipped (`ragkit.rerank.offline`) was fitted with e5-small as the first
+stage and "auto" as the second view; an `auto` index gets the roles swapped.
 
 Why lazily: a chunk's windows are embedded the first time it is a candidate, kept in memory
 by chunk position and in the shared embedding cache (`ragkit.embed.CachedEmbedder`), so an
 index pays only for the chunks its queries reach — not a second pass over a million chunks —
-and a later run reads them back from the cache. A first query over fresh chunks takes about a
-second longer (up to 150 candidates × their windows); `benchmarks/bench_rerank.py` reports
-warm and cold latency.
+and a later run reads them back from the cache. A first query over fresh chunks takes longer
+(up to 150 candidates × their windows); `benchmarks/bench_rerank.py` reports warm and cold
+latency.
 
 What it is not: the first stage. It never adds a candidate; an index without dense vectors
 (embedder none) has no windows and gets no second view.
@@ -26,16 +28,22 @@ import numpy as np
 from ragkit.dense import window_texts
 from ragkit.embed import get_embedder
 
-MODEL = "use-multilingual"
+MODEL = "auto"  # the second view of every index but a MiniLM one
+MINILM_FAMILY = ("auto", "minilm")  # registry names whose second view is e5-small
+
+
+def view_model(index_embedder: str | None) -> str:
+    """The second view's registered embedder for an index built with `index_embedder`."""
+    return "e5-small" if index_embedder in MINILM_FAMILY else MODEL
 
 
 class SecondView:
-    """USE MaxP of chunks of one pipeline's index (see the module docstring)."""
+    """Second-model MaxP of chunks of one pipeline's index (see the module docstring)."""
 
     def __init__(self, pipeline, embedder=None) -> None:
-        """`embedder` (default: the cached registered USE model) embeds windows and queries;
-        windows are cut as the index cut them, by its embedder's token counts (by USE's own
-        for an embedder that embeds whole documents, which has no windows)."""
+        """`embedder` (default: the cached registered `view_model` of the index's embedder)
+        embeds windows and queries; windows are cut as the index cut them, by its embedder's
+        token counts (by the view's own for an embedder that embeds whole documents)."""
         self.pipeline = pipeline
         self._embedder = embedder
         self._windows: dict[int, np.ndarray] = {}
@@ -43,7 +51,7 @@ class SecondView:
     @property
     def embedder(self):
         if self._embedder is None:
-            self._embedder = get_embedder(MODEL)
+            self._embedder = get_embedder(view_model(self.pipeline.config.embedder))
         return self._embedder
 
     def _measure(self):
@@ -63,7 +71,7 @@ class SecondView:
         self._windows.update(zip(todo, np.split(vectors, bounds)))
 
     def scores(self, query: str, positions: Sequence[int]) -> np.ndarray:
-        """Each chunk's best-window cosine with `query` under USE, in `positions` order."""
+        """Each chunk's best-window cosine with `query` under the view, in `positions` order."""
         if not len(positions):
             return np.zeros(0)
         self._fill([int(p) for p in positions])

@@ -1,0 +1,187 @@
+"""Which first stage and which second view, measured on three sets side by side.
+
+Run: python benchmarks/bench_transfer.py [--cookbook DIR] [--heldout DIR] [--save F | --load F]
+
+The options the offline default was chosen among (README, "Choosing the default embedder"):
+first stage e5-small, `auto` (MiniLM, USE for Hangul) or both dense lists fused with BM25, each
+with or without the learned reranker and with USE, MiniLM or e5-small as the reranker's second
+view. For each data set it builds the `auto` and the e5-small index (structural context,
+96-token MaxP windows), takes each first stage's top 150 per question and computes every
+feature (`ragkit.rerank.features`: dense MaxP under each model, BM25, doc_max, phrase).
+
+Dev = the shipped dev split + the dev half of the held-out scikit-learn set
+(`data/generators/extract_sklearn_docs.py` extracts it). Each reranker is fitted on all of dev
+(as `ragkit.train_reranker`) and scored out-of-fold on dev by leave-one-question-kind-out; the
+shipped test split, Anthropic's cookbook set and the held-out test half are only reported.
+Then, per set, the paired sign-flip test and bootstrap interval of each option's Pass@5
+against "auto|use" refitted on the same dev (the old default, `ragkit.stats.paired_test`),
+and the per-kind Pass@5 of the shipped test split. Nothing here is used by ragkit at run time.
+"""
+from __future__ import annotations
+
+import argparse
+import pickle
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ragkit import IndexConfig, Pipeline, load_cookbook, load_shipped
+from ragkit.embed import get_embedder
+from ragkit.evaluate import judge, pass_at_k, reciprocal_rank
+from ragkit.fusion import fuse
+from ragkit.rerank.features import doc_max, normalize, phrase_share, word_pairs
+from ragkit.rerank.second_view import SecondView
+from ragkit.stats import paired_test
+from ragkit.train_reranker import fit
+
+ROOT = Path(__file__).resolve().parent.parent
+COOKBOOK = ROOT.parent / "shared" / "data" / "cookbook"
+HELDOUT = ROOT / "build" / "heldout" / "sklearn"
+BASE = ["bm25", "docmax", "phrase"]
+OPTIONS = {  # name: (first stage, reranker features or None)
+    "auto": ("auto", None), "e5": ("e5", None), "both": ("both", None),
+    "auto|use": ("auto", ["minilm", *BASE, "use"]),
+    "auto|e5": ("auto", ["minilm", *BASE, "e5"]),
+    "e5|use": ("e5", ["e5", *BASE, "use"]),
+    "e5|minilm": ("e5", ["e5", *BASE, "minilm"]),
+    "e5|use,minilm": ("e5", ["e5", *BASE, "use", "minilm"]),
+    "both|use": ("both", ["minilm", "e5", *BASE, "use"]),
+}
+
+
+def stages(lists: dict, i: int) -> dict[str, list]:
+    """The three first stages of question i: weighted 0.6 dense / 0.4 BM25 (0.3 + 0.3)."""
+    a, e = lists["auto"][i], lists["e5-small"][i]
+    w = {"dense": .6, "bm25": .4}
+    return {"auto": fuse(a, "weighted", w, top=150),
+            "e5": fuse({"dense": e["dense"], "bm25": a["bm25"]}, "weighted", w, top=150),
+            "both": fuse({"d1": a["dense"], "d2": e["dense"], "bm25": a["bm25"]}, "weighted",
+                         {"d1": .3, "d2": .3, "bm25": .4}, top=150)}
+
+
+def collect(name: str, data) -> dict:
+    """Per question: kind, split, judged items, and per first stage (ids, raw features)."""
+    start = time.perf_counter()
+    built = {e: Pipeline.build(data.documents, IndexConfig(embedder=e), chunks=data.chunks,
+                               progress=True) for e in ("auto", "e5-small")}
+    chunks = built["auto"].chunks
+    position = {c.id: n for n, c in enumerate(chunks)}
+    judgments = judge(data.queries, data.documents, chunks)
+    texts = [q.text for q in data.queries]
+    lists = {e: p.retriever_lists(texts, 100) for e, p in built.items()}
+    vectors = {e: p.embedder.embed(texts, input_type="query") for e, p in built.items()}
+    use = SecondView(built["auto"], get_embedder("use-multilingual"))
+    out = []
+    for i, query in enumerate(data.queries):
+        row = {"id": query.id, "kind": query.kind, "split": query.split,
+               "items": judgments.get(query.id), "stages": {}}
+        for stage, first in stages(lists, i).items():
+            at = np.array([position[c] for c, _ in first], dtype=np.int64)
+            pairs = word_pairs(query.text)
+            row["stages"][stage] = ([c for c, _ in first], {
+                "first": np.array([s for _, s in first]),
+                "minilm": built["auto"].dense.maxp_at(vectors["auto"][i], at),
+                "e5": built["e5-small"].dense.maxp_at(vectors["e5-small"][i], at),
+                "use": use.scores(query.text, at),
+                "bm25": built["auto"].store.bm25_scores(query.text, at),
+                "phrase": np.array([phrase_share(pairs, chunks[j].indexed_text) for j in at]),
+                "doc": [chunks[j].doc_id for j in at]})
+        out.append(row)
+    print(f"{name}: {len(chunks)} chunks, collected in {time.perf_counter() - start:.0f} s",
+          file=sys.stderr)
+    return {"questions": out}
+
+
+def matrix(feats: dict, columns: list[str]) -> np.ndarray:
+    cols = [normalize(doc_max(feats["doc"], feats["first"])) if c == "docmax"
+            else feats[c] if c == "phrase" else normalize(feats[c]) for c in columns]
+    return np.column_stack(cols)
+
+
+def groups(rows: list, stage: str, columns: list[str]) -> list:
+    out = []
+    for r in rows:
+        if r["items"]:
+            ids, feats = r["stages"][stage]
+            relevant = frozenset().union(*r["items"])
+            out.append((matrix(feats, columns), np.array([i in relevant for i in ids], int)))
+    return out
+
+
+def scores(rows: list, stage: str, columns=None, model=None) -> pd.DataFrame:
+    """Pass@5, Pass@20 (%) and RR per judged question, reranked by `model` when given."""
+    out = {}
+    for r in rows:
+        if not r["items"]:
+            continue
+        ids, feats = r["stages"][stage]
+        if model is not None:
+            s = model.score(matrix(feats, columns))
+            ids = [ids[i] for i in sorted(range(len(ids)), key=lambda i: -s[i])]
+        out[r["id"]] = {"Pass@5": 100 * pass_at_k(ids, r["items"], 5),
+                        "Pass@20": 100 * pass_at_k(ids, r["items"], 20),
+                        "MRR": reciprocal_rank(ids, frozenset().union(*r["items"])),
+                        "kind": r["kind"]}
+    return pd.DataFrame(out).T
+
+
+def kind_out(dev: list, stage: str, columns: list[str]) -> pd.DataFrame:
+    kinds = sorted({r["kind"] for r in dev if r["items"]})
+    parts = [scores([r for r in dev if r["kind"] == k], stage, columns,
+                    fit(groups([r for r in dev if r["kind"] != k], stage, columns)))
+             for k in kinds]
+    return pd.concat(parts)
+
+
+def mean(table: pd.DataFrame) -> str:
+    m = table[["Pass@5", "Pass@20", "MRR"]].astype(float).mean()
+    return f"{m['Pass@5']:.1f} / {m['Pass@20']:.1f} / {m['MRR']:.3f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cookbook", type=Path, default=COOKBOOK)
+    parser.add_argument("--heldout", type=Path, default=HELDOUT)
+    parser.add_argument("--save", type=Path)
+    parser.add_argument("--load", type=Path)
+    args = parser.parse_args()
+    if args.load:
+        sets = pickle.loads(args.load.read_bytes())
+    else:
+        sets = {"shipped": collect("shipped", load_shipped(ROOT / "data")),
+                "heldout": collect("heldout", load_shipped(args.heldout))}
+        if (args.cookbook / "codebase_chunks.json").is_file():
+            sets["cookbook"] = collect("cookbook", load_cookbook(args.cookbook))
+        if args.save:
+            args.save.write_bytes(pickle.dumps(sets))
+    part = {f"{n} {s}": [r for r in sets[n]["questions"] if r["split"] == s]
+            for n in ("shipped", "heldout") for s in ("dev", "test")}
+    dev = part["shipped dev"] + part["heldout dev"]
+    report = {"shipped test": part["shipped test"], "cookbook": sets.get("cookbook", {}).get(
+        "questions", []), "held-out test": part["heldout test"]}
+    runs, rows = {}, []
+    for name, (stage, columns) in OPTIONS.items():
+        model = fit(groups(dev, stage, columns)) if columns else None
+        runs[name] = {k: scores(v, stage, columns, model) for k, v in report.items() if v}
+        dev_score = kind_out(dev, stage, columns) if columns else scores(dev, stage)
+        rows.append({"option": name, "dev (kind-out)": mean(dev_score),
+                     **{k: mean(t) for k, t in runs[name].items()}})
+    print("Pass@5 / Pass@20 / MRR; dev = shipped dev + held-out dev, out-of-fold by kind")
+    print(pd.DataFrame(rows).set_index("option").to_string(), "\n")
+    print("Pass@5 against auto|use (paired sign-flip test, 95 % bootstrap interval)")
+    for name in OPTIONS:
+        cells = []
+        for k, base in runs["auto|use"].items():
+            t = paired_test(base["Pass@5"].astype(float), runs[name][k]["Pass@5"].astype(float))
+            cells.append(f"{k} {t.mean_diff:+.1f} [{t.low:+.1f}, {t.high:+.1f}] p={t.p_value:.3f}")
+        print(f"{name:14} " + " | ".join(cells))
+    kinds = pd.DataFrame({n: r["shipped test"].groupby("kind")["Pass@5"].mean()
+                          for n, r in runs.items()})
+    print("\nshipped test, Pass@5 per kind\n" + kinds.round(1).to_string())
+
+
+if __name__ == "__main__":
+    main()
