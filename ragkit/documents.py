@@ -103,6 +103,9 @@ class Dataset:
         """The same corpus with only the queries of split `name` (all when None)."""
         if name is None:
             return self
+        if not self.queries:
+            raise RagkitError(f"{self.name}: no questions to score (a labelled folder needs "
+                              f"golden/*.jsonl beside its documents)")
         queries = [q for q in self.queries if q.split == name]
         if not queries:
             known = sorted({q.split for q in self.queries})

@@ -474,3 +474,18 @@ def test_mode_and_fusion_choices_come_from_the_package(monkeypatch, capsys):
         build_parser().parse_args(["eval", "data", "--mode", "hybrid"])
     err = capsys.readouterr().err
     assert "invalid choice: 'hybrid'" in err and "colbert" in err
+
+
+def test_eval_of_a_folder_without_golden_questions_says_what_is_missing(tmp_path):
+    """A corpus folder with no golden/ (or an empty one) is one line saying the questions are
+    missing, not "no queries in split 'dev' (splits: [])"."""
+    from cli_errors import one_error_line
+    (tmp_path / "mine" / "corpus").mkdir(parents=True)
+    (tmp_path / "mine" / "corpus" / "a.md").write_text("hello world\n")
+    for _ in range(2):  # no golden/, then an empty golden/
+        done = subprocess.run([sys.executable, "-m", "ragkit.cli", "eval", str(tmp_path / "mine"),
+                               "--split", "dev", "--mode", "bm25"],
+                              capture_output=True, text=True)
+        assert one_error_line(done) == ("ragkit: error: mine: no questions to score (a labelled "
+                                        "folder needs golden/*.jsonl beside its documents)")
+        (tmp_path / "mine" / "golden").mkdir(exist_ok=True)
