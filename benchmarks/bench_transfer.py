@@ -2,10 +2,9 @@
 
 Run: python benchmarks/bench_transfer.py [--cookbook DIR] [--heldout DIR] [--save F | --load F]
 
-The options the offline default was chosen among (README, "Choosing the default embedder"):
-first stage e5-small, `auto` (MiniLM, USE for Hangul) or both dense lists fused with BM25, each
-with or without the learned reranker and with USE, MiniLM or e5-small as the reranker's second
-view. For each data set it builds the `auto` and the e5-small index (structural context,
+The options the offline default was chosen among (README, "Embedders"): first stage e5-small
+(weighted or RRF), `auto` (MiniLM, USE for Hangul) or both dense lists fused with BM25, each with
+or without the learned reranker and with USE, MiniLM or e5-small as the reranker's second view. For each data set it builds the `auto` and the e5-small index (structural context,
 96-token MaxP windows), takes each first stage's top 150 per question and computes every
 feature (`ragkit.rerank.features`: dense MaxP under each model, BM25, doc_max, phrase).
 
@@ -49,17 +48,21 @@ OPTIONS = {  # name: (first stage, reranker features or None)
     "e5|minilm": ("e5", ["e5", *BASE, "minilm"]),
     "e5|use,minilm": ("e5", ["e5", *BASE, "use", "minilm"]),
     "both|use": ("both", ["minilm", "e5", *BASE, "use"]),
+    "e5 rrf": ("e5 rrf", None),
+    "e5 rrf|minilm": ("e5 rrf", ["e5", *BASE, "minilm"]),
 }
 
 
 def stages(lists: dict, i: int) -> dict[str, list]:
-    """The three first stages of question i: weighted 0.6 dense / 0.4 BM25 (0.3 + 0.3)."""
+    """The first stages of question i: weighted 0.6 dense / 0.4 BM25 (0.3 + 0.3 for both
+    dense lists), and e5-small with BM25 by RRF, k = 5 (the best k on dev)."""
     a, e = lists["auto"][i], lists["e5-small"][i]
     w = {"dense": .6, "bm25": .4}
     return {"auto": fuse(a, "weighted", w, top=150),
             "e5": fuse({"dense": e["dense"], "bm25": a["bm25"]}, "weighted", w, top=150),
             "both": fuse({"d1": a["dense"], "d2": e["dense"], "bm25": a["bm25"]}, "weighted",
-                         {"d1": .3, "d2": .3, "bm25": .4}, top=150)}
+                         {"d1": .3, "d2": .3, "bm25": .4}, top=150),
+            "e5 rrf": fuse({"dense": e["dense"], "bm25": a["bm25"]}, "rrf", rrf_k=5, top=150)}
 
 
 def collect(name: str, data) -> dict:

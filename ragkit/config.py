@@ -49,14 +49,14 @@ class SearchConfig:
     """How a query is answered: retrievers, fusion, candidate depth per retriever, reranker.
 
     The default — min-max normalised scores, dense 0.6 / BM25 0.4 — is the best dense weight
-    on the shipped dev split in a sweep of α = 0 … 1 (`ragkit tune data`, notebook 03):
-    Pass@5 91.8 against 89.4 at 0.5 and 89.9 at 0.7, picked on 89 % of bootstrap resamples
-    (95 % range 0.4 … 0.6). The test split and Anthropic's cookbook set peak a little lower
-    (0.5 and 0.4, +3.1 and +1.5 Pass@5 over 0.6) — tune α on your own labelled queries. RRF
-    (best k 1–10 on dev, still 3 Pass@5 below 0.6 / 0.4) lost Korean questions at k = 5,
-    where the English MiniLM ranks poorly (see the README). The floor below each list's
-    minimum (`ragkit.fusion.normalize`) measured the same as plain min-max on dev and +0.1
-    Pass@20 on the cookbook set (MiniLM, 96-token windows).
+    for the e5-small first stage on dev (the shipped dev split + the held-out scikit-learn dev
+    half, 147 questions; `ragkit tune`, `benchmarks/bench_transfer.py`): Pass@5 84.4 against
+    84.0 at 0.5 and at 0.7 (shipped dev alone: 85.1, chosen on 27 % of bootstrap resamples,
+    95 % range 0.2 … 0.8 — a broad hill; the same 0.6 was best for MiniLM before). RRF with
+    k = 5 reaches 86.4 Pass@5 on that dev but a lower MRR on dev and on all three reported sets
+    (shipped test .787 vs .810, cookbook .719 vs .727, held-out .696 vs .743), and under the
+    offline reranker it loses dev's leave-one-kind-out MRR (.807 vs .826), so weighted stays
+    the default — tune α or RRF's k on your own labelled queries.
     `candidates` is how deep each retriever's list goes before fusion (at least k; items
     tied with the last one are kept too). `rrf_k` is RRF's k (fusion "rrf" only).
     `rerank` names a reranker (`ragkit.rerank.get_reranker`; "none" = off) that reorders the
