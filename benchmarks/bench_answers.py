@@ -1,17 +1,20 @@
 """Offline answers on the shipped golden questions: the offline extractive answerer's
 calibration, the stand-in's "I don't know" threshold and parent–child retrieval on the manuals.
 
-    python benchmarks/bench_answers.py [--embedder auto|minilm|none]
-    python benchmarks/bench_answers.py --calibrate [--embedder auto|e5-small]
+    python benchmarks/bench_answers.py [--embedder e5-small|auto|minilm|none]
+    python benchmarks/bench_answers.py --calibrate [--embedder e5-small|auto]
 
-0. `--calibrate` (alone; about 15 s with the embedding cache warm): the offline extractive
-   answerer's constants (`ragkit.extractive`) chosen on the dev split only
+The embedder defaults to the offline default, `ragkit.config.DEFAULT_EMBEDDER`.
+
+0. `--calibrate` (alone; about 20 s with the embedding cache warm): 5-fold cross-validation
+   on dev of the decline rule with and without the missing-distinctive-unit signal; the
+   offline extractive answerer's constants (`ragkit.extractive`) chosen on the dev split only
    (`ragkit.extractive_eval.calibrate`), printed beside the ones in the module; then, with the
    module's constants, the share of answerable questions whose quotes contain the golden span
-   and of unanswerable ones declined, for the stand-in's rule (before) and the extractive
-   answerer (after), on dev, test and, when `build/heldout/sklearn` exists, the held-out
-   scikit-learn docs (reported, never tuned on); and the decline threshold's trade-off curve
-   on test. Re-run it after changing the default embedder and copy the constants it prints
+   and of unanswerable ones declined, for the stand-in's rule (before), the extractive
+   answerer (after) and the extractive answerer never declining, on dev, test and, when
+   `build/heldout/sklearn` exists, the held-out scikit-learn docs (reported, never tuned
+   on); and the decline threshold's trade-off curves on dev and test. Re-run it after changing the default embedder and copy the constants it prints
    into `ragkit/extractive.py`'s docstring and constants.
 
 1. Threshold: for every question of a split, the top-5 hybrid hits are assembled and the
@@ -22,19 +25,21 @@ calibration, the stand-in's "I don't know" threshold and parent–child retrieva
    chunks, of 128-token children, and of the children lifted to their parents (what the
    answerer reads); and the share of answers whose cited text contains a golden span
    (white space normalised), with and without parents.
-Needs the MiniLM model for the default (hybrid) retrieval; builds two indexes in memory.
+Needs the default embedder's model (e5-small) for hybrid retrieval; builds two indexes in memory.
 """
 from __future__ import annotations
 
 import argparse
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ragkit.answer import answer, lift, request  # noqa: E402
 from ragkit.assemble import assemble  # noqa: E402
+from ragkit.config import DEFAULT_EMBEDDER  # noqa: E402
 from ragkit.datasets import load_dataset  # noqa: E402
 from ragkit.evaluate import judge, pass_at_k  # noqa: E402
 from ragkit import extractive_eval as ev  # noqa: E402
@@ -169,25 +174,36 @@ def calibration(embedder: str) -> None:
         splits[("held-out sklearn", "all")] = list(sets["held-out sklearn"].queries)
     cases = {key: ev.extractive_cases(pipes[key[0]], queries, K)
              for key, queries in splits.items()}
-    chosen = ev.calibrate(cases[("shipped", "dev")])
+    dev = cases[("shipped", "dev")]
+    print("5-fold cross-validation on the shipped dev split (decline rule calibrated on 4 "
+          "folds, scored on the 5th):")
+    for flag in (False, True):
+        print(_line(f"declining on a missing distinctive unit: {flag}",
+                    ev.cross_validated(dev, flag)))
+    chosen = ev.calibrate(dev)
     print("calibrated on the shipped dev split (top-5 hybrid, structural context, embedder "
           f"{embedder}):")
     in_use = Params()
-    for field in ("mix", "number_bonus", "rank_prior", "strength_mix", "threshold"):
+    for field in ("mix", "number_bonus", "rank_prior", "strength_mix", "threshold",
+                  "decline_missing"):
         print(f"  {field.upper()} = {getattr(chosen, field)!r}  (in ragkit/extractive.py: "
               f"{getattr(in_use, field)!r})")
     for (name, split), queries in splits.items():
         print(f"{name} {split} ({len(queries)} questions), with the module's constants:")
         print(_line("stand-in rule (before)", standin_scores(pipes[name], queries)))
         print(_line("extractive answerer (after)", ev.extractive_scores(cases[(name, split)])))
-    curve = ev.decline_curve(cases[("shipped", "test")])
-    print("decline threshold trade-off on the shipped test split:")
-    print(curve.round(1).to_string())
+        print(_line("extractive, never declining", ev.extractive_scores(
+            cases[(name, split)], replace(in_use, threshold=-1.0, decline_missing=False))))
+    for split in ("dev", "test"):
+        curve = ev.decline_curve(cases[("shipped", split)])
+        print(f"decline threshold trade-off on the shipped {split} split (module's constants "
+              "otherwise):")
+        print(curve.round(1).to_string())
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--embedder", default="auto")
+    parser.add_argument("--embedder", default=DEFAULT_EMBEDDER)
     parser.add_argument("--calibrate", action="store_true",
                         help="calibrate the offline extractive answerer on dev and report")
     args = parser.parse_args()

@@ -15,7 +15,10 @@ What it is:
 - `decline_curve(cases, thresholds)`: those two shares for a sweep of decline thresholds,
   everything else fixed — answering more against declining more;
 - `calibrate(cases)`: the constants of `ragkit.extractive`, chosen on the cases given (the
-  dev split: `python benchmarks/bench_answers.py --calibrate`).
+  dev split: `python benchmarks/bench_answers.py --calibrate`);
+- `cross_validated(cases, decline_missing)`: the two shares of out-of-fold decisions, each
+  fold's decline rule calibrated on the others — how a new decline signal was checked on dev
+  before it was adopted.
 
 What it is not: a judge of answers that are not quotes (`ragkit.answer_metrics`).
 """
@@ -123,21 +126,77 @@ def shortfall(scores: dict[str, float]) -> float:
     return (max(0.0, TARGETS[0] - scores[QUOTED]) + max(0.0, TARGETS[1] - scores[DECLINED]))
 
 
-def calibrate(cases: Sequence[Case]) -> Params:
+def _mix(cases: Sequence[Case]) -> Params:
+    """The sentence mix (MIX, NUMBER_BONUS, RANK_PRIOR) quoting the most golden spans when
+    nothing is declined; ties go to the first in grid order."""
+    never = 0.0 - 1.0  # a threshold no strength is below: nothing declined
+    return max((Params(m, b, r, 1.0, never, False) for m, b, r in
+                itertools.product(MIXES, NUMBER_BONUSES, RANK_PRIORS)),
+               key=lambda p: (extractive_scores(cases, p)[QUOTED], -p.mix, -p.number_bonus,
+                              -p.rank_prior))
+
+
+def _decline_rule(cases: Sequence[Case], mix: Params, decline_missing: bool) -> Params:
+    """(STRENGTH_MIX, THRESHOLD) with the smallest `shortfall` given `mix` (first in grid
+    order on ties). The same arithmetic as `extractive_scores`, one array per strength mix."""
+    answerable = np.array([c.answerable for c in cases])
+    quoted = np.array([quotes_span(c.query, choose(c.features, replace(
+        mix, threshold=-1.0, decline_missing=False))) for c in cases])
+    forced = np.array([decline_missing and bool(c.features.missing) for c in cases])
+    best, best_score = replace(mix, decline_missing=decline_missing), float("inf")
+    for s in STRENGTH_MIXES:
+        strength = np.array([c.features.strength(replace(mix, strength_mix=s)) for c in cases])
+        for t in THRESHOLDS:
+            declined = forced | (strength < t) | np.array([not c.features.blocks for c in cases])
+            scores = {QUOTED: 100 * float(np.mean(np.where(declined, 0.0, quoted)[answerable]))
+                      if answerable.any() else float("nan"),
+                      DECLINED: 100 * float(np.mean(declined[~answerable]))
+                      if (~answerable).any() else float("nan")}
+            score = shortfall(scores)
+            if score < best_score - 1e-9:
+                best = replace(mix, strength_mix=s, threshold=t, decline_missing=decline_missing)
+                best_score = score
+    return best
+
+
+def calibrate(cases: Sequence[Case], decline_missing: bool = True) -> Params:
     """The constants chosen on `cases`: the sentence mix (MIX, NUMBER_BONUS, RANK_PRIOR) that
     quotes the most golden spans when nothing is declined, then the decline rule
-    (STRENGTH_MIX, THRESHOLD) with the smallest `shortfall`. Ties go to the first in grid
-    order (smaller values: fewer declines)."""
-    never = 0.0 - 1.0  # a threshold no strength is below: nothing declined
-    best_mix = max(
-        (Params(m, b, r, 1.0, never) for m, b, r in
-         itertools.product(MIXES, NUMBER_BONUSES, RANK_PRIORS)),
-        key=lambda p: (extractive_scores(cases, p)[QUOTED], -p.mix, -p.number_bonus,
-                       -p.rank_prior))
-    best, best_score = best_mix, float("inf")
-    for s, t in itertools.product(STRENGTH_MIXES, THRESHOLDS):
-        candidate = replace(best_mix, strength_mix=s, threshold=t)
-        score = shortfall(extractive_scores(cases, candidate))
-        if score < best_score - 1e-9:
-            best, best_score = candidate, score
-    return best
+    (STRENGTH_MIX, THRESHOLD) with the smallest `shortfall`, declining too when
+    `decline_missing` and a distinctive unit of the question is in no passage. Ties go to the
+    first in grid order (smaller values: fewer declines)."""
+    return _decline_rule(cases, _mix(cases), decline_missing)
+
+
+def folds(cases: Sequence[Case], k: int = 5) -> list[int]:
+    """Each case's fold, 0 … k−1: answerable and unanswerable questions dealt out apart in
+    question-id order, so each fold holds a share of both (deterministic, no seed)."""
+    out = [0] * len(cases)
+    for kind in (True, False):
+        members = sorted((i for i, c in enumerate(cases) if c.answerable == kind),
+                         key=lambda i: cases[i].query.id)
+        for n, i in enumerate(members):
+            out[i] = n % k
+    return out
+
+
+def cross_validated(cases: Sequence[Case], decline_missing: bool, k: int = 5
+                    ) -> dict[str, float]:
+    """`extractive_scores` of out-of-fold decisions: each fold answered with the decline rule
+    calibrated on the other k−1 (the sentence mix stays the one of all `cases`: it never sees
+    whether a question is answerable). Whether a signal helps, without scoring on what chose it."""
+    mix = _mix(cases)
+    fold = folds(cases, k)
+    out: list[Case] = []
+    chosen: list[Params] = []
+    for f in range(k):
+        rule = _decline_rule([c for c, g in zip(cases, fold) if g != f], mix, decline_missing)
+        held = [c for c, g in zip(cases, fold) if g == f]
+        out += held
+        chosen += [rule] * len(held)
+    quoted = [quotes_span(c.query, choose(c.features, p)) for c, p in zip(out, chosen)
+              if c.answerable]
+    declined = [float(choose(c.features, p).declined) for c, p in zip(out, chosen)
+                if not c.answerable]
+    return {QUOTED: 100 * float(np.mean(quoted)), DECLINED: 100 * float(np.mean(declined)),
+            "answerable": len(quoted), "unanswerable": len(declined)}

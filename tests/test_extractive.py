@@ -15,9 +15,9 @@ from ragkit import extractive
 from ragkit.answer import DECLINE, answer, answer_stream
 from ragkit.assemble import assemble
 from ragkit.documents import Chunk, Golden, Query
-from ragkit.extractive import Params, extract, features
-from ragkit.extractive_eval import (DECLINED, QUOTED, Case, calibrate, decline_curve,
-                                    extractive_scores, quotes_span)
+from ragkit.extractive import Params, distinctive, extract, features, missing
+from ragkit.extractive_eval import (DECLINED, QUOTED, Case, calibrate, cross_validated,
+                                    decline_curve, extractive_scores, folds, quotes_span)
 from ragkit.llm import LLM
 from ragkit.pricing import Usage
 from tests.word_embedder import WordEmbedder
@@ -70,6 +70,42 @@ def test_it_declines_when_retrieval_is_weak():
     assert found.strength < extractive.THRESHOLD
     # the same passages, a question they answer: answered
     assert not extract(QUESTION, list(assemble(HITS, CHUNKS)), WORDS).declined
+
+
+REPORT = Chunk("northwind#0", "northwind", "Northwind Robotics reported revenue of 41 million "
+                "euros for the third quarter of 2024. Headcount rose to 1,200.",
+                metadata={"title": "Northwind Robotics Q3 report", "section": []})
+
+
+def test_distinctive_units_are_quarters_codes_acronyms_and_names():
+    assert distinctive("What was Northwind Robotics' revenue in Q3 2022?") == (
+        "q3 2022", "northwind", "robotics")
+    assert distinctive("Which had more orders in the third quarter of 2024, Halvorsen or "
+                       "Cedarline?") == ("q3 2024", "halvorsen", "cedarline")
+    assert distinctive("Does the Kestrel EG-400 support the BACnet protocol?") == (
+        "kestrel", "eg-400", "bacnet")
+    assert distinctive("How many trees does IsolationForest build when n_trees='auto'?") == (
+        "isolationforest", "n_trees")
+    assert distinctive("누리온 TV NV-65Q의 화면 주사율은 몇 Hz예요?") == ("tv", "nv-65q", "hz")
+    # a word starting a sentence is not a name, nor is "I"
+    assert distinctive("I lost the slip. Can I still claim the taxi ride?") == ()
+
+
+def test_a_quarter_no_passage_covers_is_declined_though_retrieval_looks_strong():
+    """The passage says "the third quarter of 2024" (its tag "Q3"): a question about Q3 2022
+    finds every term but the year, so only the missing unit declines it."""
+    passages = list(assemble([("northwind#0", 1.0)], {REFUND.id: REFUND, REPORT.id: REPORT}))
+    words = WordEmbedder(["northwind", "robotics", "revenue", "quarter", "headcount"])
+    asked = "What was Northwind Robotics' revenue in Q3 2022?"
+    assert missing(asked, passages) == ("q3 2022",)
+    assert missing("What was Northwind Robotics' revenue in Q3 2024?", passages) == ()
+    lenient = Params(threshold=0.0, decline_missing=False)
+    assert not extract(asked, passages, words, lenient).declined
+    found = extract(asked, passages, words, Params(threshold=0.0))
+    assert found.declined and found.quotes == ()
+    right = extract("What was Northwind Robotics' revenue in Q3 2024?", passages, words,
+                    Params(threshold=0.0))
+    assert right.quotes[0].text.startswith("Northwind Robotics reported revenue of 41 million")
 
 
 def test_answer_offline_with_the_embedder_cites_exactly_the_quoted_text(offline):
@@ -148,6 +184,25 @@ def test_scores_curve_and_calibration_on_small_cases():
     # at strength mix 0.25 (strengths .225 .125 .1 .2) and threshold 0.21; every sentence mix
     # quotes both spans when nothing is declined, so the first of the grid stays
     assert calibrate(cases) == Params(0.3, 0.0, 0.0, 0.25, 0.21)
+
+
+def test_folds_deal_both_kinds_apart_and_cross_validation_scores_held_out_folds():
+    """Ten answerable and five unanswerable cases: every fold of 5 holds one unanswerable.
+    The unanswerable ones miss a distinctive unit and are as strong as the answerable ones,
+    so only the missing-unit rule declines them, out of fold too."""
+    def case(qid: str, span: str | None, gone: tuple[str, ...]) -> Case:
+        block = extractive.Block(0, 0, span or "filler", 0.9, 0.9, 1, False)
+        return Case(Query(qid, "q?", golden=(Golden("d", span),) if span else ()),
+                    extractive.Features("q?", False, (block,), 0.9, gone))
+    cases = ([case(f"a{i}", f"span {i}", ()) for i in range(10)]
+             + [case(f"u{i}", None, ("q3 2022",)) for i in range(5)])
+    assert folds(cases, 5) == [0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1, 2, 3, 4]
+    assert cross_validated(cases, True) == {QUOTED: 100.0, DECLINED: 100.0,
+                                            "answerable": 10, "unanswerable": 5}
+    # without it no threshold tells them apart, and declining everything misses the targets
+    # by 60 points against answering everything's 70: every held-out question is declined
+    without = cross_validated(cases, False)
+    assert (without[QUOTED], without[DECLINED]) == (0.0, 100.0)
 
 
 def test_ragkit_ask_offline_gives_the_extractive_answer_across_processes(tmp_path):
