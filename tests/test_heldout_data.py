@@ -1,8 +1,9 @@
-"""The held-out scikit-learn set keeps its promises (see data/heldout/README.md).
+"""The held-out sets keep their promises (see data/heldout/README.md).
 
-The corpus is extracted from the installed scikit-learn into a temporary folder, so these
-tests skip (with the reason) when the installed version is not the one the questions were
-written against: another release rewords docstrings and the spans would not match.
+Each corpus is extracted from the installed packages (scikit-learn; httpx and tqdm) into a
+temporary folder, so these tests skip (with the reason) when an installed version is not the
+one the questions were written against: another release rewords text and the spans would not
+match.
 """
 import json
 import subprocess
@@ -30,7 +31,7 @@ def _installed() -> str | None:
     return sklearn.__version__
 
 
-pytestmark = pytest.mark.skipif(
+sklearn_pinned = pytest.mark.skipif(
     _installed() != PINNED,
     reason=f"scikit-learn {_installed()} installed; the held-out questions need {PINNED}")
 
@@ -48,6 +49,7 @@ def built(tmp_path_factory) -> Path:
     return out
 
 
+@sklearn_pinned
 def test_extraction_loads_and_every_span_is_verbatim_once(built):
     data = load_shipped(built)  # raises on a missing document or a span not in its text
     texts = {d.id: d.text for d in data.documents}
@@ -64,6 +66,7 @@ def test_extraction_loads_and_every_span_is_verbatim_once(built):
             assert 0 < len(gold.span) <= 300, query.id
 
 
+@sklearn_pinned
 def test_counts_kinds_splits_and_ids(built):
     data = load_shipped(built)
     queries = data.queries
@@ -82,6 +85,7 @@ def test_counts_kinds_splits_and_ids(built):
                for line in (GOLDEN / "questions.jsonl").read_text(encoding="utf-8").splitlines())
 
 
+@sklearn_pinned
 def test_extraction_is_byte_identical_on_a_second_run(built, tmp_path):
     again = tmp_path / "again"
     assert _extract(again).returncode == 0
@@ -93,6 +97,7 @@ def test_extraction_is_byte_identical_on_a_second_run(built, tmp_path):
         (GOLDEN / "questions.jsonl").read_bytes()
 
 
+@sklearn_pinned
 def test_refuses_another_version_in_one_line(tmp_path):
     out = tmp_path / "other"
     result = _extract(out, "--pinned", "0.0.1")
@@ -106,3 +111,112 @@ def test_refuses_another_version_in_one_line(tmp_path):
     forced = _extract(out, "--pinned", "0.0.1", "--any-version")
     assert forced.returncode == 0, forced.stderr
     assert (out / "corpus" / "svm" / "SVC.md").is_file()
+
+
+# --- The held-out code set: httpx and tqdm source (data/heldout/README.md, second section) ---
+
+CODE_SCRIPT = ROOT / "data" / "generators" / "extract_python_source.py"
+CODE_GOLDEN = ROOT / "data" / "heldout" / "pycode" / "golden"
+CODE_PINNED = {"httpx": "0.29.0", "tqdm": "4.70.1"}
+CODE_KINDS = {"lexical", "paraphrase", "contextual", "distractor", "multi-hop", "unanswerable"}
+
+
+def _code_versions() -> dict[str, str | None]:
+    from importlib.metadata import PackageNotFoundError, version
+    found = {}
+    for package in CODE_PINNED:
+        try:
+            found[package] = version(package)
+        except PackageNotFoundError:
+            found[package] = None
+    return found
+
+
+code_pinned = pytest.mark.skipif(
+    _code_versions() != CODE_PINNED,
+    reason=f"installed {_code_versions()}; the held-out code questions need {CODE_PINNED}")
+
+
+def _extract_code(out: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(CODE_SCRIPT), "--out", str(out), *extra],
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def built_code(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("heldout") / "pycode"
+    result = _extract_code(out)
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+@code_pinned
+def test_code_extraction_loads_and_every_span_is_verbatim_once(built_code):
+    data = load_shipped(built_code)  # raises on a missing document or a span not in its text
+    texts = {d.id: d.text for d in data.documents}
+    assert len(data.documents) == 54
+    assert {i.split("/")[0] for i in texts} == {"httpx", "tqdm"}
+    assert "tqdm/contrib/discord.py" in texts and "httpx/_transports/default.py" in texts
+    assert texts["httpx/_config.py"].count("DEFAULT_MAX_REDIRECTS = 20\n") == 1
+    client = next(d for d in data.documents if d.id == "httpx/_client.py")
+    assert client.title == "httpx/_client.py"  # a code file's title is its path
+    assert not any("__pycache__" in i for i in texts)
+    for query in data.queries:
+        for gold in query.golden:
+            assert texts[gold.doc_id].count(gold.span) == 1, (query.id, gold.span)
+            assert 0 < len(gold.span) <= 300, query.id
+
+
+@code_pinned
+def test_code_files_are_copied_unchanged(built_code):
+    import httpx
+    import tqdm
+    for module in (httpx, tqdm):
+        base = Path(module.__file__).parent
+        for path in base.rglob("*.py"):
+            copy = built_code / "corpus" / module.__name__ / path.relative_to(base)
+            assert copy.read_bytes() == path.read_bytes(), copy
+
+
+@code_pinned
+def test_code_counts_kinds_splits_and_ids(built_code):
+    queries = load_shipped(built_code).queries
+    assert len(queries) >= 70
+    assert [q.id for q in queries] == [f"code-h-{i:03d}" for i in range(1, len(queries) + 1)]
+    assert {q.kind for q in queries} == CODE_KINDS
+    for kind, count in Counter(q.kind for q in queries).items():
+        dev = sum(q.kind == kind and q.split == "dev" for q in queries)
+        assert abs(2 * dev - count) <= 1, kind  # about half of every kind is dev
+    assert sum(q.kind == "unanswerable" for q in queries) == 8
+    for query in queries:
+        assert (query.kind == "unanswerable") == (not query.golden), query.id
+        if query.kind == "multi-hop":
+            assert len({g.doc_id for g in query.golden}) == 2, query.id
+
+
+@code_pinned
+def test_code_extraction_is_byte_identical_on_a_second_run(built_code, tmp_path):
+    again = tmp_path / "again"
+    assert _extract_code(again).returncode == 0
+    first = {p.relative_to(built_code): p.read_bytes() for p in built_code.rglob("*")
+             if p.is_file()}
+    second = {p.relative_to(again): p.read_bytes() for p in again.rglob("*") if p.is_file()}
+    assert first == second
+    assert (built_code / "golden" / "questions.jsonl").read_bytes() == \
+        (CODE_GOLDEN / "questions.jsonl").read_bytes()
+
+
+@code_pinned
+def test_code_refuses_another_version_in_one_line(tmp_path):
+    out = tmp_path / "other"
+    result = _extract_code(out, "--pinned", "tqdm==0.0.1")
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.strip().count("\n") == 0
+    assert f"tqdm {CODE_PINNED['tqdm']} is installed" in result.stderr
+    assert "0.0.1" in result.stderr and "--any-version" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not out.exists()
+    forced = _extract_code(out, "--pinned", "tqdm==0.0.1", "--any-version")
+    assert forced.returncode == 0, forced.stderr
+    assert (out / "corpus" / "tqdm" / "std.py").is_file()
