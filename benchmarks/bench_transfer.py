@@ -1,17 +1,19 @@
-"""Which first stage and which second view, measured on three sets side by side.
+"""Which first stage and which second view, measured on four sets side by side.
 
 Run: python benchmarks/bench_transfer.py [--cookbook DIR] [--heldout DIR] [--save F | --load F]
 
 The options the offline default was chosen among (README, "Embedders"): first stage e5-small
-(weighted or RRF), `auto` (MiniLM, USE for Hangul) or both dense lists fused with BM25, each with
-or without the learned reranker and with USE, MiniLM or e5-small as the reranker's second view. For each data set it builds the `auto` and the e5-small index (structural context,
+(weighted or RRF), `auto` (MiniLM, USE for Hangul) or both dense lists fused with BM25, each
+with or without the learned reranker and with USE, MiniLM or e5-small as the reranker's second
+view. For each data set it builds the `auto` and the e5-small index (structural context,
 96-token MaxP windows), takes each first stage's top 150 per question and computes every
 feature (`ragkit.rerank.features`: dense MaxP under each model, BM25, doc_max, phrase).
 
-Dev = the shipped dev split + the dev half of the held-out scikit-learn set
-(`data/generators/extract_sklearn_docs.py` extracts it). Each reranker is fitted on all of dev
-(as `ragkit.train_reranker`) and scored out-of-fold on dev by leave-one-question-kind-out; the
-shipped test split, Anthropic's cookbook set and the held-out test half are only reported.
+Dev = the shipped dev split + the dev half of the held-out scikit-learn docstrings
+(`data/heldout/`, extracted when absent, as `ragkit.train_reranker` fits). Each reranker is
+fitted on all of dev and scored out-of-fold on dev by leave-one-question-kind-out; the
+shipped test split, Anthropic's cookbook set, the scikit-learn test half and the whole held-out
+code set (httpx and tqdm source) are only reported.
 Then, per set, the paired sign-flip test and bootstrap interval of each option's Pass@5
 against "auto|use" refitted on the same dev (the old default, `ragkit.stats.paired_test`),
 and the per-kind Pass@5 of the shipped test split. Nothing here is used by ragkit at run time.
@@ -34,11 +36,13 @@ from ragkit.fusion import fuse
 from ragkit.rerank.features import doc_max, normalize, phrase_share, word_pairs
 from ragkit.rerank.second_view import SecondView
 from ragkit.stats import paired_test
-from ragkit.train_reranker import fit
+from ragkit.train_reranker import fit, heldout_root
 
 ROOT = Path(__file__).resolve().parent.parent
 COOKBOOK = ROOT.parent / "shared" / "data" / "cookbook"
-HELDOUT = ROOT / "build" / "heldout" / "sklearn"
+HELDOUT = ROOT / "build" / "heldout"  # sklearn/ and pycode/ (ragkit.train_reranker extracts them)
+HELD = ("sklearn", "pycode")
+FITTED_ON = ("sklearn",)  # as ragkit.train_reranker: the code set is only reported, all of it
 BASE = ["bm25", "docmax", "phrase"]
 OPTIONS = {  # name: (first stage, reranker features or None)
     "auto": ("auto", None), "e5": ("e5", None), "both": ("both", None),
@@ -154,17 +158,19 @@ def main() -> None:
     if args.load:
         sets = pickle.loads(args.load.read_bytes())
     else:
-        sets = {"shipped": collect("shipped", load_shipped(ROOT / "data")),
-                "heldout": collect("heldout", load_shipped(args.heldout))}
+        sets = {"shipped": collect("shipped", load_shipped(ROOT / "data"))}
+        for name in HELD:
+            sets[name] = collect(name, load_shipped(heldout_root(name, args.heldout)))
         if (args.cookbook / "codebase_chunks.json").is_file():
             sets["cookbook"] = collect("cookbook", load_cookbook(args.cookbook))
         if args.save:
             args.save.write_bytes(pickle.dumps(sets))
     part = {f"{n} {s}": [r for r in sets[n]["questions"] if r["split"] == s]
-            for n in ("shipped", "heldout") for s in ("dev", "test")}
-    dev = part["shipped dev"] + part["heldout dev"]
+            for n in ("shipped", *HELD) for s in ("dev", "test")}
+    dev = [r for n in ("shipped", *FITTED_ON) for r in part[f"{n} dev"]]
     report = {"shipped test": part["shipped test"], "cookbook": sets.get("cookbook", {}).get(
-        "questions", []), "held-out test": part["heldout test"]}
+        "questions", []), **{f"{n} test": part[f"{n} test"] for n in FITTED_ON},
+        **{f"{n} (all)": sets[n]["questions"] for n in HELD if n not in FITTED_ON}}
     runs, rows = {}, []
     for name, (stage, columns) in OPTIONS.items():
         model = fit(groups(dev, stage, columns)) if columns else None
@@ -172,7 +178,8 @@ def main() -> None:
         dev_score = kind_out(dev, stage, columns) if columns else scores(dev, stage)
         rows.append({"option": name, "dev (kind-out)": mean(dev_score),
                      **{k: mean(t) for k, t in runs[name].items()}})
-    print("Pass@5 / Pass@20 / MRR; dev = shipped dev + held-out dev, out-of-fold by kind")
+    print("Pass@5 / Pass@20 / MRR; dev = the dev halves of shipped, " + ", ".join(FITTED_ON)
+          + "; out-of-fold by kind")
     print(pd.DataFrame(rows).set_index("option").to_string(), "\n")
     print("Pass@5 against auto|use (paired sign-flip test, 95 % bootstrap interval)")
     for name in OPTIONS:

@@ -220,8 +220,9 @@ def test_the_training_script_finds_the_shipped_data_and_the_held_out_extractor()
     held-out set with the script in data/generators/ (paths from the module's own place)."""
     from ragkit import train_reranker
     assert (train_reranker.DATA / "golden" / "en.jsonl").is_file()
-    assert train_reranker.EXTRACTOR.is_file()
-    assert train_reranker.HELDOUT == train_reranker.ROOT / "build" / "heldout" / "sklearn"
+    assert all(script.is_file() for script in train_reranker.EXTRACTORS.values())
+    assert train_reranker.HELDOUT == train_reranker.ROOT / "build" / "heldout"
+    assert train_reranker.FITTED_ON == ("sklearn",)  # the code set is only reported
 
 
 def test_the_second_view_is_the_other_model_family():
