@@ -16,12 +16,17 @@ so its top says whether the lists agree on their best chunk, not how well the qu
 (a query with a single BM25 candidate gets 0 from BM25; RRF's top depends only on ranks):
 a floor on it says little, which is why it is not the default.
 
-The default floor, 0.3 on the top MiniLM cosine, is measured on the shipped index (default
-pipeline): the 121 test questions have top cosines from 0.40 (5 % quantile 0.47; Korean
-0.44), ten hand-written off-topic queries (the capital of France, sourdough bread, a German
-refund question, "xqzv plorf", …) 0.17 to 0.25. At 0.3 no test question and every off-topic
-one is flagged; at 0.45, 1.7 % of the test questions; at 0.5, 11.6 %. Other signals and
-embedders have other scales: give them a floor.
+The default floor belongs to the index's embedder (`DENSE_FLOORS`; cosines of different
+models have different scales), each measured on the shipped index (default pipeline) against
+the ten hand-written off-topic queries of `OFF_TOPIC_EXAMPLES` (the capital of France,
+sourdough bread, a German refund question, "xqzv plorf", …):
+- e5-small, 0.82: the 173 test questions' top cosines run from 0.825 (5 % quantile 0.844;
+  Korean from 0.880), the off-topic ones from 0.766 to 0.830 — e5-small puts any text fairly
+  close to any other. At 0.82 no test question and 8 of the 10 off-topic queries are
+  flagged; at 0.85, all ten and 8.7 % of the test questions.
+- MiniLM (`minilm`, `auto`), 0.3: the test questions from 0.40 (5 % quantile 0.47; Korean
+  0.44), the off-topic ones 0.17 to 0.25; at 0.3 none of the former and all of the latter.
+Another embedder has no default: give `floor`.
 
 What it is not: an answerability check. A question about a company the corpus lacks still
 matches that topic's chunks well; this catches queries in a vocabulary or language the
@@ -39,7 +44,8 @@ from ragkit.documents import Query, RagkitError, RagkitWarning
 from ragkit.pipeline import Pipeline, SearchConfig
 
 ALERT_SHARE = 0.05
-DENSE_FLOOR = 0.3  # top MiniLM cosine; measured (module docstring)
+# top dense cosine under which a query found nothing, per index embedder (module docstring)
+DENSE_FLOORS = {"e5-small": 0.82, "minilm": 0.3, "auto": 0.3}
 SIGNALS = ("dense", "bm25", "fused")
 # Queries no shipped document is about, in the shipped corpus's languages and beyond: what a
 # zero-result alert should catch (the module docstring's measurement used ten like these).
@@ -111,14 +117,18 @@ def zero_results(pipeline: Pipeline, queries: Sequence[str | Query],
     """Check every query (see the module docstring); warn when the share is above 5 %.
 
     `signal` defaults to "dense" when the index has vectors, else "bm25"; `floor` defaults
-    to `DENSE_FLOOR` for "dense" and must be given for the others.
+    to the index embedder's `DENSE_FLOORS` entry for "dense" and must be given otherwise.
     """
     texts = [q.text if isinstance(q, Query) else q for q in queries]
     signal = signal or ("dense" if pipeline.dense is not None else "bm25")
     if floor is None:
         if signal != "dense":
             raise RagkitError(f"zero-result signal '{signal}' has no default floor; give one")
-        floor = DENSE_FLOOR
+        embedder = pipeline.config.embedder
+        if embedder not in DENSE_FLOORS:
+            raise RagkitError(f"no measured zero-result floor for embedder '{embedder}' "
+                              f"(measured: {', '.join(DENSE_FLOORS)}); give one")
+        floor = DENSE_FLOORS[embedder]
     lexical = [bool(r) for r in pipeline.search(texts, 1, SearchConfig(mode="bm25"))]
     scores = top_scores(pipeline, texts, signal, config)
     checks = tuple(QueryCheck(text, hit, score, not hit or score < floor)

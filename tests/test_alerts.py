@@ -51,7 +51,16 @@ def test_signals_bm25_and_fused_and_unknown(pipeline):
         zero_results(pipeline, ["x"], floor=0.1, signal="best")
 
 
-def test_default_floor_is_for_the_dense_signal_only(pipeline):
-    assert zero_results(pipeline, ["reset button"], warn=False).floor == 0.3
+def test_default_floor_is_the_index_embedders_and_for_the_dense_signal_only(pipeline):
+    """Cosine scales differ by model: e5-small's off-topic queries score 0.77-0.83, MiniLM's
+    0.17-0.25, so one floor for both would flag nothing (or everything)."""
+    with pytest.raises(RagkitError, match="no measured zero-result floor for embedder "
+                                          "'word-test' .*; give one"):
+        zero_results(pipeline, ["reset button"], warn=False)
+    for name, floor in (("e5-small", 0.82), ("auto", 0.3), ("minilm", 0.3)):
+        named = Pipeline(IndexConfig(contextualizer="none", embedder=name), pipeline.chunks,
+                         pipeline.bm25, pipeline.dense, pipeline.embedder,
+                         pipeline.embedder_record)
+        assert zero_results(named, ["reset button"], warn=False).floor == floor
     with pytest.raises(RagkitError, match="'bm25' has no default floor"):
         zero_results(pipeline, ["reset button"], signal="bm25")
