@@ -21,8 +21,8 @@ relevance): `context_precision_golden` — the AP above with v_k = 1 iff chunk k
 golden item (`ragkit.evaluate.judge`); `context_recall_golden` — the share of golden items
 satisfied by some retrieved chunk.
 
-Approximations, named so (word overlap and MiniLM, not a judge): `faithfulness_lexical` —
-the share of answer sentences with at least half of their content tokens in the contexts
+Approximations, named so (word overlap and the index embedder's cosine, not a judge):
+`faithfulness_lexical` — the share of answer sentences with at least half of their content tokens in the contexts
 (`ragkit.support`); `answer_relevancy_cosine` — cosine of question and answer × the same
 noncommittal phrase rule. (The offline stand-in judge uses these same rules, so offline the
 judged metrics reproduce them; they are not a model's verdicts.)
@@ -52,7 +52,7 @@ COLUMNS = {
     "faithfulness": ("faithfulness", "judged"),
     "faithfulness_lexical": ("faithfulness", "approximation: word overlap"),
     "answer_relevancy": ("answer_relevancy", "judged"),
-    "answer_relevancy_cosine": ("answer_relevancy", "approximation: MiniLM cosine"),
+    "answer_relevancy_cosine": ("answer_relevancy", "approximation: embedder cosine"),
     "context_precision": ("context_precision", "judged"),
     "context_precision_golden": ("context_precision", "exact: golden chunks"),
     "context_recall": ("context_recall", "judged"),

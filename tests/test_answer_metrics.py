@@ -103,7 +103,7 @@ def test_score_offline_rows_and_the_table_against_seed_thresholds():
     assert table.loc["context_precision_golden", "mean"] == pytest.approx(1.0)  # 1/(1+1e-10)
     assert table.loc["context_precision_golden", ["scored", "NaN", "threshold",
                                                   "result"]].tolist() == [1, 1, 0.75, "pass"]
-    assert table.loc["answer_relevancy_cosine", "how"] == "approximation: MiniLM cosine"
+    assert table.loc["answer_relevancy_cosine", "how"] == "approximation: embedder cosine"
 
 
 def test_table_says_no_score_and_uses_seed_thresholds():
