@@ -22,8 +22,8 @@ golden item (`ragkit.evaluate.judge`); `context_recall_golden` — the share of 
 satisfied by some retrieved chunk.
 
 Approximations, named so (word overlap and the index embedder's cosine, not a judge):
-`faithfulness_lexical` — the share of answer sentences with at least half of their content tokens in the contexts
-(`ragkit.support`); `answer_relevancy_cosine` — cosine of question and answer × the same
+`faithfulness_lexical` — the share of answer sentences with at least half of their content
+tokens in the contexts (`ragkit.support`); `answer_relevancy_cosine` — cosine of question and answer × the same
 noncommittal phrase rule. (The offline stand-in judge uses these same rules, so offline the
 judged metrics reproduce them; they are not a model's verdicts.)
 
