@@ -38,7 +38,7 @@ from typing import Any
 from ragkit.assemble import DEFAULT_BUDGET, Assembly, Passage, assemble, blocks, cited_tag
 from ragkit.chunking import CODE_SUFFIXES
 from ragkit.documents import Chunk
-from ragkit.extractive import MODEL as EXTRACTIVE_MODEL, extract
+from ragkit.extractive import MODEL as EXTRACTIVE_MODEL, answers_with, extract
 from ragkit.fusion import Ranking
 from ragkit.llm import LLM
 from ragkit.pricing import Usage

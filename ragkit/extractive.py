@@ -68,6 +68,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragkit.assemble import Passage, blocks
+from ragkit.embed import EMBEDDERS
 from ragkit.lexical import auto
 from ragkit.support import weighted_share
 from ragkit.text_stats import QUESTION_WORDS, s_stem
@@ -81,6 +82,14 @@ RANK_PRIOR = 0.1
 STRENGTH_MIX = 0.0
 THRESHOLD = 0.86
 DECLINE_MISSING = True
+
+
+def answers_with(embedder_name: str | None) -> bool:
+    """True when an index built with the registered embedder `embedder_name` is answered by
+    this program: a local model (a key of `ragkit.embed.EMBEDDERS`). Never a paid API
+    embedder (`voyage:…`), whose sentence embeddings would make an offline answer a paid
+    call; such an index, and one without vectors, gets the offline stand-in's rule."""
+    return embedder_name in EMBEDDERS
 
 # A question asking for an amount, a duration, a count or a date (English and Korean).
 _ASKS_NUMBER = re.compile(

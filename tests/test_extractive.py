@@ -240,3 +240,13 @@ def test_the_decline_curve_figure_draws_both_shares():
     lines = fig.axes[0].get_lines()
     assert [list(line.get_ydata()) for line in lines[:2]] == [[100.0, 100.0, 0.0],
                                                               [0.0, 100.0, 100.0]]
+
+
+def test_only_an_index_with_a_local_embedder_is_answered_extractively():
+    """Embedding the passages' sentences with Voyage would make an offline answer a paid
+    call, so a Voyage index (and one without vectors) gets the stand-in's rule."""
+    from ragkit.answer import answers_with
+    assert [answers_with(n) for n in ("e5-small", "auto", "minilm", "use-multilingual")] == \
+        [True] * 4
+    assert [answers_with(n) for n in ("voyage:voyage-3.5", "voyage-context:voyage-context-3",
+                                      None)] == [False] * 3

@@ -17,14 +17,13 @@ def cmd_ask(args: argparse.Namespace) -> None:
     if args.index is None:
         raise RagkitError("ask needs --index DIR, or --agent --root DIR")
     # deferred: numpy and the Anthropic client load only when a question is asked
-    from ragkit.answer import Answer, answer, answer_stream
+    from ragkit.answer import Answer, answer, answer_stream, answers_with
     from ragkit.assemble import tag_place
-    from ragkit.embed import EMBEDDERS
     from ragkit.pipeline import SearchConfig
     pipeline = load_index(args.index)
     # the extractive answerer embeds the passages' sentences: with a local model only, so
     # an answer never makes a paid embedding call (a Voyage index gets the stand-in's rule)
-    local = pipeline.has_dense and pipeline.config.embedder in EMBEDDERS
+    local = pipeline.has_dense and answers_with(pipeline.config.embedder)
     mode = "hybrid" if pipeline.has_dense else "bm25"
     hits = pipeline.search([args.question], clamp_k(args.k, len(pipeline.chunks)),
                            SearchConfig(mode=mode))[0]
