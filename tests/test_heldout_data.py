@@ -36,17 +36,22 @@ sklearn_pinned = pytest.mark.skipif(
     reason=f"scikit-learn {_installed()} installed; the held-out questions need {PINNED}")
 
 
-def _extract(out: Path, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), "--out", str(out), *extra],
+def _extract(out: Path, *extra: str, script: Path = SCRIPT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(script), "--out", str(out), *extra],
                           capture_output=True, text=True, timeout=120)
+
+
+def _built(tmp_path_factory, name: str, script: Path) -> Path:
+    """The set extracted once into a temporary folder (the extractor must succeed)."""
+    out = tmp_path_factory.mktemp("heldout") / name
+    result = _extract(out, script=script)
+    assert result.returncode == 0, result.stderr
+    return out
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("heldout") / "sklearn"
-    result = _extract(out)
-    assert result.returncode == 0, result.stderr
-    return out
+    return _built(tmp_path_factory, "sklearn", SCRIPT)
 
 
 @sklearn_pinned
@@ -138,16 +143,12 @@ code_pinned = pytest.mark.skipif(
 
 
 def _extract_code(out: Path, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(CODE_SCRIPT), "--out", str(out), *extra],
-                          capture_output=True, text=True, timeout=120)
+    return _extract(out, *extra, script=CODE_SCRIPT)
 
 
 @pytest.fixture(scope="module")
 def built_code(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("heldout") / "pycode"
-    result = _extract_code(out)
-    assert result.returncode == 0, result.stderr
-    return out
+    return _built(tmp_path_factory, "pycode", CODE_SCRIPT)
 
 
 @code_pinned
