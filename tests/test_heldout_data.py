@@ -102,20 +102,27 @@ def test_extraction_is_byte_identical_on_a_second_run(built, tmp_path):
         (GOLDEN / "questions.jsonl").read_bytes()
 
 
-@sklearn_pinned
-def test_refuses_another_version_in_one_line(tmp_path):
-    out = tmp_path / "other"
-    result = _extract(out, "--pinned", "0.0.1")
+def _refused_then_forced(out: Path, script: Path, pinned: str, installed: str,
+                         forced_file: str) -> None:
+    """Another pinned version: one line naming both versions, exit 2, nothing written; with
+    --any-version the extraction runs."""
+    result = _extract(out, "--pinned", pinned, script=script)
     assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr.strip().count("\n") == 0
-    assert f"scikit-learn {PINNED} is installed" in result.stderr
+    assert f"{installed} is installed" in result.stderr
     assert "0.0.1" in result.stderr and "--any-version" in result.stderr
     assert "Traceback" not in result.stderr
     assert not out.exists()
-    forced = _extract(out, "--pinned", "0.0.1", "--any-version")
+    forced = _extract(out, "--pinned", pinned, "--any-version", script=script)
     assert forced.returncode == 0, forced.stderr
-    assert (out / "corpus" / "svm" / "SVC.md").is_file()
+    assert (out / "corpus" / forced_file).is_file()
+
+
+@sklearn_pinned
+def test_refuses_another_version_in_one_line(tmp_path):
+    _refused_then_forced(tmp_path / "other", SCRIPT, "0.0.1", f"scikit-learn {PINNED}",
+                         "svm/SVC.md")
 
 
 # --- The held-out code set: httpx and tqdm source (data/heldout/README.md, second section) ---
@@ -209,15 +216,5 @@ def test_code_extraction_is_byte_identical_on_a_second_run(built_code, tmp_path)
 
 @code_pinned
 def test_code_refuses_another_version_in_one_line(tmp_path):
-    out = tmp_path / "other"
-    result = _extract_code(out, "--pinned", "tqdm==0.0.1")
-    assert result.returncode == 2
-    assert result.stdout == ""
-    assert result.stderr.strip().count("\n") == 0
-    assert f"tqdm {CODE_PINNED['tqdm']} is installed" in result.stderr
-    assert "0.0.1" in result.stderr and "--any-version" in result.stderr
-    assert "Traceback" not in result.stderr
-    assert not out.exists()
-    forced = _extract_code(out, "--pinned", "tqdm==0.0.1", "--any-version")
-    assert forced.returncode == 0, forced.stderr
-    assert (out / "corpus" / "tqdm" / "std.py").is_file()
+    _refused_then_forced(tmp_path / "other", CODE_SCRIPT, "tqdm==0.0.1",
+                         f"tqdm {CODE_PINNED['tqdm']}", "tqdm/std.py")
