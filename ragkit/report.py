@@ -98,8 +98,8 @@ def overstatement(document: dict) -> str:
         return ""
     public = next((_reduction(t) for label, t in found.items() if label.endswith("cookbook")),
                   None)
-    closer = (f"; the public cookbook set, code whose chunks do not repeat their file's name, "
-              f"gives {public:.0f} %" if public is not None else "")
+    closer = (f"; on the public cookbook set the same rung gives {public:.0f} %"
+              if public is not None else "")
     return (f"The shipped data's column overstates the article's effect: its answers' company, "
             f"quarter and product names sit in titles and front matter, so any context "
             f"recovers them — {mine:.0f} % fewer failures at “{CONTEXT_RUNG}” against the "
