@@ -100,6 +100,26 @@ def worker_block(default: int) -> int:
     return int(text)
 
 
+_INTERRUPTED = threading.Event()  # set by `interrupts_in_main_only`'s handler in the main process
+
+
+def interrupted(grace: float = 0.2) -> bool:
+    """Whether Ctrl-C reached this process: its handler ran, SIGINT is pending, or the handler
+    runs within `grace` seconds (its KeyboardInterrupt is caught here).
+
+    Why: Ctrl-C reaches a pool's workers too, and under load a worker can exit (quietly, 130)
+    and break the pool before this process has run its own handler, so the command sees
+    `BrokenProcessPool` instead of KeyboardInterrupt; the command line asks this before
+    calling a broken pool a crash."""
+    if _INTERRUPTED.is_set() or signal.SIGINT in signal.sigpending():
+        return True
+    try:
+        time.sleep(grace)
+    except KeyboardInterrupt:
+        return True
+    return _INTERRUPTED.is_set()
+
+
 @contextmanager
 def interrupts_in_main_only() -> Iterator[None]:
     """While open, Ctrl-C is KeyboardInterrupt in this process and a quiet exit (status 130)
@@ -115,6 +135,7 @@ def interrupts_in_main_only() -> Iterator[None]:
     def interrupt(signum: int, frame: object) -> None:
         if os.getpid() != main:
             os._exit(130)
+        _INTERRUPTED.set()
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGINT, interrupt)

@@ -25,13 +25,14 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
+from concurrent.futures.process import BrokenProcessPool
 
 from ragkit.cli import answers, manage, retrieval, scoring
 from ragkit.cli.api_options import COMMANDS as API_COMMANDS
 from ragkit.cli.api_options import add_api_options, apply_api_options
 from ragkit.cli.options import Help
 from ragkit.documents import RagkitError, RagkitWarning
-from ragkit.jobs import interrupts_in_main_only
+from ragkit.jobs import interrupted, interrupts_in_main_only
 from ragkit.online import scrub
 
 
@@ -68,8 +69,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"ragkit: error: {scrub(str(exc))}", file=sys.stderr)  # never a key
             return 2
         except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback; outputs stay atomic
-            print("\nragkit: interrupted; nothing half-written was kept (paid calls and "
-                  "embeddings made so far are cached, so re-running resumes)", file=sys.stderr)
-            return 130
+            return _interrupted()
+        except BrokenProcessPool:  # workers ended by the same Ctrl-C a moment earlier
+            if not interrupted():
+                raise
+            return _interrupted()
     return status or 0
+
+
+def _interrupted() -> int:
+    print("\nragkit: interrupted; nothing half-written was kept (paid calls and "
+          "embeddings made so far are cached, so re-running resumes)", file=sys.stderr)
+    return 130
 
