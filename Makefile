@@ -17,7 +17,6 @@ $(STAMP): pyproject.toml
 	@$(BIN)/python -W 'ignore:Editable installation.:UserWarning' -m pip install --quiet -e '.[dev]'
 	@echo "set-up 4/4: installing the embedding models (all-MiniLM-L6-v2, multilingual-e5-small)"
 	@$(BIN)/ragkit models install
-	@$(BIN)/ragkit models install e5-small
 	@touch $(STAMP)
 	@echo "set-up done: $(VENV)/ is ready"
 

@@ -23,9 +23,9 @@ satisfied by some retrieved chunk.
 
 Approximations, named so (word overlap and the index embedder's cosine, not a judge):
 `faithfulness_lexical` — the share of answer sentences with at least half of their content
-tokens in the contexts (`ragkit.support`); `answer_relevancy_cosine` — cosine of question and answer × the same
-noncommittal phrase rule. (The offline stand-in judge uses these same rules, so offline the
-judged metrics reproduce them; they are not a model's verdicts.)
+tokens in the contexts (`ragkit.support`); `answer_relevancy_cosine` — cosine of question
+and answer × the same noncommittal phrase rule. (The offline stand-in judge uses these same
+rules, so offline the judged metrics reproduce them; they are not a model's verdicts.)
 
 `ragas_table(rows)` compares the means with the targets of the 2026 RAG best-practice notes:
 faithfulness ≥ 0.85, answer relevancy ≥ 0.8, context precision ≥ 0.75, context recall ≥ 0.8

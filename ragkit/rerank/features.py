@@ -22,8 +22,9 @@ What it is not: a neural reranker; nothing here reads a model other than the ind
 embedder and the second view's model. Cost: two query embeddings (the index's, cached when
 the first stage embedded it, and the second view's, a few ms), products with the candidates'
 window vectors (a candidate's second-view windows embedded once, when it is first seen), a
-few sparse rows, and set look-ups of the query's word pairs in each candidate's (cached) pairs — under the
-50 ms budget at 150 candidates once the windows are held (`benchmarks/bench_rerank.py`).
+few sparse rows, and set look-ups of the query's word pairs in each candidate's (cached)
+pairs — under the 50 ms budget at 150 candidates once the windows are held
+(`benchmarks/bench_rerank.py`).
 """
 from __future__ import annotations
 
