@@ -38,8 +38,8 @@ not quoted) and 70 % of unanswerable ones declined (`ragkit.extractive_eval.shor
 The missing-unit rule was adopted after 5-fold cross-validation on dev
 (`ragkit.extractive_eval.cross_validated`): out of fold, 50.0 % quoted and 45.5 % declined
 with it, 45.2 % and 36.4 % without. Dev picked MIX 0.5, NUMBER_BONUS 0.2, RANK_PRIOR 0.1,
-STRENGTH_MIX 0.0 (the best cosine alone), THRESHOLD 0.86 — e5-small's cosines run high;
-a MiniLM index declines more at this threshold:
+STRENGTH_MIX 0.0 (the best cosine alone), THRESHOLD 0.86 — e5-small's cosines run high, so
+only e5-small indexes are answered by this program (`answers_with`):
 
 | answerable quoting the span / unanswerable declined | dev | test | held-out |
 |---|---:|---:|---:|
@@ -68,7 +68,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragkit.assemble import Passage, blocks
-from ragkit.embed import EMBEDDERS
 from ragkit.lexical import auto
 from ragkit.support import weighted_share
 from ragkit.text_stats import QUESTION_WORDS, s_stem
@@ -84,12 +83,16 @@ THRESHOLD = 0.86
 DECLINE_MISSING = True
 
 
+CALIBRATED_FOR = ("e5-small",)  # the registered embedders these constants were fitted with
+
+
 def answers_with(embedder_name: str | None) -> bool:
     """True when an index built with the registered embedder `embedder_name` is answered by
-    this program: a local model (a key of `ragkit.embed.EMBEDDERS`). Never a paid API
-    embedder (`voyage:…`), whose sentence embeddings would make an offline answer a paid
-    call; such an index, and one without vectors, gets the offline stand-in's rule."""
-    return embedder_name in EMBEDDERS
+    this program: one the constants were calibrated with (`CALIBRATED_FOR`; THRESHOLD is a
+    cosine, and MiniLM's cosines run far lower than e5-small's, so it would decline nearly
+    everything), and never a paid API embedder (`voyage:…`), whose sentence embeddings would
+    make an offline answer a paid call. Any other index gets the offline stand-in's rule."""
+    return embedder_name in CALIBRATED_FOR
 
 # A question asking for an amount, a duration, a count or a date (English and Korean).
 _ASKS_NUMBER = re.compile(

@@ -206,10 +206,10 @@ def test_folds_deal_both_kinds_apart_and_cross_validation_scores_held_out_folds(
 
 
 def test_ragkit_ask_offline_gives_the_extractive_answer_across_processes(tmp_path):
-    """Index in one process with the installed MiniLM, ask in another: the extractive
+    """Index in one process with the default e5-small, ask in another: the extractive
     answer, its numbered sources, and the stderr line naming the offline answerer."""
-    if not (MODELS / "all-MiniLM-L6-v2").exists() and not any(MODELS.glob("*MiniLM*")):
-        pytest.skip("the MiniLM model is not installed")
+    if not any(MODELS.glob("*e5-small*")):
+        pytest.skip("the e5-small model is not installed (ragkit models install)")
     home = tmp_path / "home"
     home.mkdir()
     (home / "models").symlink_to(MODELS)
@@ -218,14 +218,14 @@ def test_ragkit_ask_offline_gives_the_extractive_answer_across_processes(tmp_pat
     docs = tmp_path / "docs.jsonl"
     docs.write_text("".join(json.dumps({"id": c.doc_id, "title": c.metadata["title"],
                                         "text": c.text}) + "\n" for c in (REFUND, SHIP)))
-    subprocess.run([RAGKIT, "index", str(docs), "--out", str(tmp_path / "idx"),
-                    "--embedder", "minilm"], check=True, env=env, capture_output=True)
+    subprocess.run([RAGKIT, "index", str(docs), "--out", str(tmp_path / "idx")], check=True,
+                   env=env, capture_output=True)
     done = subprocess.run([RAGKIT, "ask", "--index", str(tmp_path / "idx"), "--k", "2",
                            QUESTION], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         "Refunds are accepted within 21 days of delivery. [1] Shipping takes 3 days. [2] "
-        "Keep the receipt. [1]", "[1] refund#0 — Refund policy / —",
+        "Our shop values every customer. [1]", "[1] refund#0 — Refund policy / —",
         "[2] ship#0 — Shipping policy / —"]
     assert "offline extractive answerer" in done.stderr
 
@@ -242,11 +242,11 @@ def test_the_decline_curve_figure_draws_both_shares():
                                                               [0.0, 100.0, 100.0]]
 
 
-def test_only_an_index_with_a_local_embedder_is_answered_extractively():
+def test_only_an_index_with_the_calibrated_local_embedder_is_answered_extractively():
     """Embedding the passages' sentences with Voyage would make an offline answer a paid
-    call, so a Voyage index (and one without vectors) gets the stand-in's rule."""
+    call, and the threshold is an e5-small cosine (MiniLM's run far lower): other indexes,
+    and one without vectors, get the stand-in's rule."""
     from ragkit.answer import answers_with
-    assert [answers_with(n) for n in ("e5-small", "auto", "minilm", "use-multilingual")] == \
-        [True] * 4
-    assert [answers_with(n) for n in ("voyage:voyage-3.5", "voyage-context:voyage-context-3",
-                                      None)] == [False] * 3
+    assert answers_with("e5-small")
+    assert [answers_with(n) for n in ("auto", "minilm", "use-multilingual", "voyage:voyage-3.5",
+                                      "voyage-context:voyage-context-3", None)] == [False] * 6

@@ -21,8 +21,8 @@ def cmd_ask(args: argparse.Namespace) -> None:
     from ragkit.assemble import tag_place
     from ragkit.pipeline import SearchConfig
     pipeline = load_index(args.index)
-    # the extractive answerer embeds the passages' sentences: with a local model only, so
-    # an answer never makes a paid embedding call (a Voyage index gets the stand-in's rule)
+    # the extractive answerer embeds the passages' sentences: only with the local model it
+    # was calibrated for, so an answer never makes a paid embedding call (`answers_with`)
     local = pipeline.has_dense and answers_with(pipeline.config.embedder)
     mode = "hybrid" if pipeline.has_dense else "bm25"
     hits = pipeline.search([args.question], clamp_k(args.k, len(pipeline.chunks)),
