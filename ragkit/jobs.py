@@ -125,8 +125,12 @@ def interrupts_in_main_only() -> Iterator[None]:
     """While open, Ctrl-C is KeyboardInterrupt in this process and a quiet exit (status 130)
     in any process forked from it. Forked workers inherit the handler at the instant of fork,
     so even one still starting up (before its pool initializer runs) prints no traceback; the
-    process that opened it alone reports the interruption. The command line opens it around
-    each command; outside the main thread (where handlers cannot be set) it does nothing."""
+    process that opened it alone reports the interruption. A KeyboardInterrupt that lands where
+    Python cannot raise it (an at-fork hook while a worker starts, a `__del__`), which would
+    be printed as "Exception ignored … Traceback" and lost, is not printed but sent again, so
+    it is raised in the command's own code and reported once. The command line opens this
+    around each command; outside the main thread (where handlers cannot be set) it does
+    nothing."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -138,11 +142,26 @@ def interrupts_in_main_only() -> Iterator[None]:
         _INTERRUPTED.set()
         raise KeyboardInterrupt
 
+    def again() -> None:  # once the hook has returned, so it is raised in the command's code
+        time.sleep(0.01)
+        if not done.is_set():
+            os.kill(main, signal.SIGINT)
+
+    def unraisable(report) -> None:
+        if isinstance(report.exc_value, KeyboardInterrupt):
+            threading.Thread(target=again, daemon=True).start()
+        else:
+            hook(report)
+
+    done = threading.Event()
+    hook, sys.unraisablehook = sys.unraisablehook, unraisable
     previous = signal.signal(signal.SIGINT, interrupt)
     try:
         yield
     finally:
+        done.set()
         signal.signal(signal.SIGINT, previous)
+        sys.unraisablehook = hook
 
 
 def die_with_parent(parent: int) -> None:
