@@ -140,12 +140,15 @@ def _metric_lines(table: pd.DataFrame, metrics: Sequence[str], xlabel: str, log:
 
 
 def _sweep_curve(table: pd.DataFrame, metrics: Sequence[str], chosen: float | None,
-                 xlabel: str, title: str, log: bool) -> plt.Figure:
-    """Metric vs sweep point (rows of `table`), one line per metric, `chosen` marked."""
+                 xlabel: str, title: str, log: bool, label: str = "chosen") -> plt.Figure:
+    """Metric vs sweep point (rows of `table`), one line per metric, `chosen` marked and
+    labelled `label` ("chosen", or e.g. "default" for a point the sweep did not pick)."""
     fig, ax, x = _metric_lines(table, metrics, xlabel, log)
     if chosen is not None:
+        low, high = ax.get_ylim()  # headroom, so the label sits above every line
+        ax.set_ylim(low, high + 0.1 * (high - low))
         ax.axvline(chosen, color="gray", linestyle="--", linewidth=1)
-        ax.annotate(f"chosen {chosen:g}", (chosen, 1), xycoords=("data", "axes fraction"),
+        ax.annotate(f"{label} {chosen:g}", (chosen, 1), xycoords=("data", "axes fraction"),
                     xytext=(4, -12), textcoords="offset points", fontsize=8, color="gray")
     _outside_legend(fig)
     ax.set_title(title)
@@ -162,9 +165,12 @@ def alpha_curve(table: pd.DataFrame, metrics: Sequence[str] = ("Pass@5", "Pass@1
 
 @checked
 def rrf_k_curve(table: pd.DataFrame, metrics: Sequence[str] = ("Pass@5", "Pass@10", "Pass@20"),
-                chosen: float | None = None, title: str = "") -> plt.Figure:
-    """Metric vs RRF's k on a log axis (as from `ragkit.tune.sweep_table`)."""
-    return _sweep_curve(table, metrics, chosen, "RRF k (log scale)", title, log=True)
+                chosen: float | None = None, title: str = "", label: str = "chosen"
+                ) -> plt.Figure:
+    """Metric vs RRF's k on a log axis (as from `ragkit.tune.sweep_table`); `chosen` is
+    marked and labelled `label`."""
+    return _sweep_curve(table, metrics, chosen, "RRF k (log scale)", title, log=True,
+                        label=label)
 
 
 @checked

@@ -140,3 +140,15 @@ def test_bars_below_zero_stay_in_view():
     low, high = plots.metric_bars(savings, ("saving %",), ylabel="%").axes[0].get_ylim()
     assert low == pytest.approx(-9.7 * plots.HEADROOM)
     assert high == pytest.approx(52.4 * plots.HEADROOM)
+
+
+def test_a_sweep_marks_a_default_it_did_not_pick_as_the_default_above_every_line():
+    """Notebook 03 marks RRF's default k = 60 while dev's best k is 5: the mark must not say
+    "chosen", and its label sits in headroom above the highest line."""
+    fig = plots.rrf_k_curve(RRF_K, chosen=60, label="default")
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.texts] == ["default 60"]
+    highest = max(max(line.get_ydata()) for line in ax.get_lines() if len(line.get_ydata()) > 2)
+    assert ax.get_ylim()[1] > highest + 0.05 * (ax.get_ylim()[1] - ax.get_ylim()[0])
+    assert [t.get_text() for t in plots.rrf_k_curve(RRF_K, chosen=5).axes[0].texts] == \
+        ["chosen 5"]
