@@ -140,7 +140,8 @@ def _metric_lines(table: pd.DataFrame, metrics: Sequence[str], xlabel: str, log:
 
 
 def _sweep_curve(table: pd.DataFrame, metrics: Sequence[str], chosen: float | None,
-                 xlabel: str, title: str, log: bool, label: str = "chosen") -> plt.Figure:
+                 xlabel: str, title: str, log: bool, label: str = "chosen",
+                 legend_below: bool = False) -> plt.Figure:
     """Metric vs sweep point (rows of `table`), one line per metric, `chosen` marked and
     labelled `label` ("chosen", or e.g. "default" for a point the sweep did not pick)."""
     fig, ax, x = _metric_lines(table, metrics, xlabel, log)
@@ -150,7 +151,7 @@ def _sweep_curve(table: pd.DataFrame, metrics: Sequence[str], chosen: float | No
         ax.axvline(chosen, color="gray", linestyle="--", linewidth=1)
         ax.annotate(f"{label} {chosen:g}", (chosen, 1), xycoords=("data", "axes fraction"),
                     xytext=(4, -12), textcoords="offset points", fontsize=8, color="gray")
-    _outside_legend(fig)
+    _outside_legend(fig, below=legend_below)
     ax.set_title(title)
     return fig
 
@@ -198,7 +199,7 @@ def decline_curve_plot(table: pd.DataFrame, chosen: float | None = None,
     `ragkit.answering.decline_curve`): the share of answerable questions quoting their golden
     span and of unanswerable ones declined, against the decline threshold, `chosen` marked."""
     fig = _sweep_curve(table, list(table.columns), chosen, "decline threshold (retrieval "
-                       "strength below it: I don't know)", title, log=False)
+                       "strength below it: I don't know)", title, log=False, legend_below=True)
     fig.axes[0].set_ylabel("% of questions")
-    fig.axes[0].set_ylim(-2, 102)
+    fig.axes[0].set_ylim(-2, 112)  # headroom above 100 % for the threshold's label
     return fig

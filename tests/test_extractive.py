@@ -240,6 +240,13 @@ def test_the_decline_curve_figure_draws_both_shares():
     lines = fig.axes[0].get_lines()
     assert [list(line.get_ydata()) for line in lines[:2]] == [[100.0, 100.0, 0.0],
                                                               [0.0, 100.0, 100.0]]
+    # the two long legend entries go below the axes (beside them they covered the title),
+    # and the threshold's label sits above the 100 % line
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    legend, axes = fig.legends[0].get_window_extent(renderer), fig.axes[0].get_window_extent()
+    assert legend.y1 < axes.y0
+    assert fig.axes[0].get_ylim()[1] > 105
 
 
 def test_only_an_index_with_the_calibrated_local_embedder_is_answered_extractively():
