@@ -231,6 +231,16 @@ class _Reply:
     content: tuple[_Text, ...]
 
 
+def quote_location(results: Sequence[dict[str, Any]], result: int, block: int,
+                   text: str) -> dict[str, Any]:
+    """The `search_result_location` citation of block `block` (text `text`) of search result
+    `result`: what an offline answerer's quote cites, as Claude's citations do."""
+    source = results[result]
+    return {"type": "search_result_location", "source": str(source.get("source", "")),
+            "title": source.get("title"), "cited_text": text, "search_result_index": result,
+            "start_block_index": block, "end_block_index": block + 1}
+
+
 def extracted(question: str, passages: Assembly, body: dict[str, Any], embedder) -> Answer:
     """The offline extractive answerer's `Answer` over the assembled `passages` (whose
     request is `body`): each quote a text block citing exactly its block; no call, no usage."""
@@ -238,11 +248,9 @@ def extracted(question: str, passages: Assembly, body: dict[str, Any], embedder)
     if found.declined:
         return Answer(question, DECLINE, (), (), passages, Usage(), True, EXTRACTIVE_MODEL)
     results = result_sources(body["messages"])
-    reply = _Reply(tuple(_Text((" " if n else "") + q.text.strip(), ({
-        "type": "search_result_location", "source": str(results[q.result].get("source")),
-        "title": results[q.result].get("title"), "cited_text": q.text,
-        "search_result_index": q.result, "start_block_index": q.block,
-        "end_block_index": q.block + 1},)) for n, q in enumerate(found.quotes)))
+    reply = _Reply(tuple(_Text((" " if n else "") + q.text.strip(),
+                               (quote_location(results, q.result, q.block, q.text),))
+                         for n, q in enumerate(found.quotes)))
     text, citations, sources = cite(reply, body["messages"])
     return Answer(question, text, citations, sources, passages, Usage(), False,
                   EXTRACTIVE_MODEL)

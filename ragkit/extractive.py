@@ -60,7 +60,6 @@ it costs answerable ones at almost the same rate — see `ragkit.extractive_eval
 """
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -68,9 +67,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragkit.assemble import Passage, blocks
-from ragkit.lexical import auto
-from ragkit.support import weighted_share
-from ragkit.text_stats import QUESTION_WORDS, s_stem
+from ragkit.support import question_terms as terms
+from ragkit.support import quotable, request_idf, weighted_share
 
 MODEL = "offline-extractive"
 NAME = "the offline extractive answerer"
@@ -171,11 +169,6 @@ class Extract:
     declined: bool
 
 
-def terms(text: str) -> frozenset[str]:
-    """The content terms of a question or block (as the stand-in's answerer reads them)."""
-    return frozenset(s_stem(t) for t in auto(text) if t not in QUESTION_WORDS)
-
-
 def _canonical(text: str) -> str:
     """Lower case, every quarter written as "q<n> <year>"."""
     def quarter(m: re.Match) -> str:
@@ -212,10 +205,6 @@ def missing(question: str, passages: Sequence[Passage]) -> tuple[str, ...]:
     return tuple(u for u in distinctive(question) if not held(u))
 
 
-def _quotable(text: str) -> bool:
-    return bool(text.strip()) and not text.lstrip().startswith("#")
-
-
 def features(question: str, passages: Sequence[Passage], embedder) -> Features:
     """The question's features over `passages` (in request order: the most relevant last).
     Embeds the question (as a query) and every quotable block (as documents)."""
@@ -225,17 +214,15 @@ def features(question: str, passages: Sequence[Passage], embedder) -> Features:
         title = terms(passage.tag)
         for b, text in enumerate(blocks(passage.text)):
             units.append((r, b, text, terms(text), title))
-    n = len(units)
-    df = {t: sum(t in u[3] for u in units) for t in asked}
-    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in asked}
-    quotable = [u for u in units if _quotable(u[2])]
-    cosines = _cosines(question, [u[2] for u in quotable], embedder)
+    idf = request_idf([u[3] for u in units], asked)
+    quotes = [u for u in units if quotable(u[2])]
+    cosines = _cosines(question, [u[2] for u in quotes], embedder)
     every = frozenset().union(*(u[3] | u[4] for u in units)) if units else frozenset()
     found = weighted_share(idf, lambda t: t in every)
     out = tuple(Block(r, b, text, float(c),
                       weighted_share(idf, lambda t, mine=mine | title: t in mine),
                       len(passages) - r, bool(_DIGIT.search(text)))
-                for (r, b, text, mine, title), c in zip(quotable, cosines))
+                for (r, b, text, mine, title), c in zip(quotes, cosines))
     return Features(question, bool(_ASKS_NUMBER.search(question)), out, found,
                     missing(question, passages))
 

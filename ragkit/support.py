@@ -12,7 +12,11 @@ What it is: the text rules shared by the offline RAGAS approximations
 - `weighted_share(weights, found)`: the share of the terms' weight (e.g. IDF) found, the
   same bits in every process (CRAG's offline evaluator, the stand-in answerer's support);
 - `is_noncommittal(answer)`: the answer says it does not know or that the sources are
-  silent (`NONCOMMITTAL` patterns, English and Korean).
+  silent (`NONCOMMITTAL` patterns, English and Korean);
+- for the two offline answerers (the stand-in's rule, `ragkit.extractive`): `question_terms`
+  (`auto` tokens minus `QUESTION_WORDS`, plural "s" off), `quotable` (a block that is not
+  empty and not a Markdown heading) and `request_idf` (BM25-style IDF of the question's terms
+  over a request's blocks), so both read a question and its passages alike.
 
 What it is not: entailment. Word overlap cannot see negation, swapped numbers or a
 paraphrase, so scores built on it are approximations and are named as such.
@@ -21,9 +25,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ragkit.lexical import auto
+from ragkit.text_stats import QUESTION_WORDS, s_stem
 
 SUPPORT_THRESHOLD = 0.5
 _SPLIT = re.compile(r"(?<=[.!?。])\s+|\n+")
@@ -76,3 +81,22 @@ def supported(text: str, context: str | set[str], threshold: float = SUPPORT_THR
 def is_noncommittal(answer: str) -> bool:
     """True for an evasive answer ("I don't know", "the manual does not mention it")."""
     return bool(NONCOMMITTAL.search(answer or ""))
+
+
+def question_terms(text: str) -> frozenset[str]:
+    """The content terms of a question or a block: `auto` tokens without question words,
+    plural endings removed (`s_stem`)."""
+    return frozenset(s_stem(t) for t in auto(text) if t not in QUESTION_WORDS)
+
+
+def quotable(text: str) -> bool:
+    """A block an answer may quote: not empty, not a Markdown heading."""
+    return bool(text.strip()) and not text.lstrip().startswith("#")
+
+
+def request_idf(blocks: Sequence[frozenset[str]], asked: Iterable[str]) -> dict[str, float]:
+    """idf(t) = ln(1 + (N − n_t + 0.5) / (n_t + 0.5)) for each asked term, N blocks, n_t of
+    them holding t: a term no block mentions weighs the most."""
+    n = len(blocks)
+    df = {t: sum(t in b for b in blocks) for t in asked}
+    return {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in df}

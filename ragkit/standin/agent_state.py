@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 
 from ragkit.lexical import ENGLISH_STOPWORDS, identifier_parts
 from ragkit.standin.agent_sql import plan_query
-from ragkit.standin.answer import s_stem
+from ragkit.text_stats import s_stem
 
 META_WORDS = frozenset("find bug bugs error issue problem code function method file files "
                        "show explain tell where please look locate cause causes fix wrong "

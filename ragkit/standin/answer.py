@@ -31,15 +31,13 @@ What it is not: a reader. It cannot combine facts, compute, or notice that a pas
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
-from ragkit.answer import DECLINE, result_sources
-from ragkit.lexical import auto
+from ragkit.answer import DECLINE, quote_location, result_sources
 from ragkit.standin.base import Reply
-from ragkit.support import weighted_share
-from ragkit.text_stats import QUESTION_WORDS, s_stem
+from ragkit.support import question_terms as _terms
+from ragkit.support import quotable, request_idf, weighted_share
 
 THRESHOLD = 0.8
 MAX_QUOTES = 3
@@ -55,10 +53,6 @@ class Unit:
     terms: frozenset[str]
     title_terms: frozenset[str]
     quotable: bool
-
-
-def _terms(text: str) -> frozenset[str]:
-    return frozenset(s_stem(t) for t in auto(text) if t not in QUESTION_WORDS)
 
 
 def _question(request: dict[str, Any]) -> str:
@@ -77,15 +71,8 @@ def _units(results: list[dict[str, Any]]) -> list[Unit]:
         title = _terms(str(result.get("title", "")))
         for b, block in enumerate(result.get("content") or []):
             text = block.get("text", "") if isinstance(block, dict) else ""
-            quotable = bool(text.strip()) and not text.lstrip().startswith("#")
-            units.append(Unit(r, b, text, _terms(text), title, quotable))
+            units.append(Unit(r, b, text, _terms(text), title, quotable(text)))
     return units
-
-
-def _idf(units: list[Unit], terms: frozenset[str]) -> dict[str, float]:
-    n = len(units)
-    df = {t: sum(t in u.terms for u in units) for t in terms}
-    return {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
 
 
 def support(unit: Unit, idf: dict[str, float]) -> float:
@@ -99,7 +86,7 @@ def ranked(question: str, results: list[dict[str, Any]]) -> list[tuple[Unit, flo
     units = _units(results)
     if not terms or not units:
         return []
-    idf = _idf(units, terms)
+    idf = request_idf([u.terms for u in units], terms)
     return sorted(((u, support(u, idf)) for u in units if u.quotable),
                   key=lambda us: (-us[1], -us[0].result, us[0].block))
 
@@ -123,13 +110,6 @@ def choose(question: str, results: list[dict[str, Any]],
     return chosen
 
 
-def _citation(result: dict[str, Any], unit: Unit) -> dict[str, Any]:
-    return {"type": "search_result_location", "source": str(result.get("source", "")),
-            "title": result.get("title"), "cited_text": unit.text,
-            "search_result_index": unit.result, "start_block_index": unit.block,
-            "end_block_index": unit.block + 1}
-
-
 def rule(request: dict[str, Any]) -> Reply | None:
     """A question over search results → quotes with citations, or DECLINE; else None."""
     if request.get("tools"):
@@ -142,5 +122,6 @@ def rule(request: dict[str, Any]) -> Reply | None:
     if not chosen:
         return Reply.text(DECLINE)
     return Reply([{"type": "text", "text": (" " if n else "") + unit.text.strip(),
-                   "citations": [_citation(results[unit.result], unit)]}
+                   "citations": [quote_location(results, unit.result, unit.block,
+                                                unit.text)]}
                   for n, (unit, _) in enumerate(chosen)])
