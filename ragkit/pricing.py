@@ -5,8 +5,15 @@ the four counters every Messages API reply reports, `cost(usage, model)`, and
 `contextualization_cost(...)`, which turns document and chunk sizes (or measured usage)
 into the seed's table: dollars per million document tokens, with and without caching.
 
-What it is not: a bill. Prices move; the table says the day it was read. Batch discounts
-are not modelled (whether they stack with caching is unconfirmed).
+Batch prices: Anthropic's Message Batches API bills every counter of a request (input,
+cache writes, cache reads, output) at `BATCH_DISCOUNT` = 50 % of the list price
+(`batch_cost`); prompt caching inside a batch is best-effort, so a batch projection gives the
+range from "batch" (no cache hit) to "batch + cache" (every document cached as
+interactively). Voyage's Batch API takes 33 % off its list prices (`VOYAGE_BATCH_DISCOUNT`).
+Both read on `BATCH_PRICES_DATE` (platform.claude.com/docs/en/build-with-claude/batch-processing,
+docs.voyageai.com/docs/batch-inference).
+
+What it is not: a bill. Prices move; the table says the day it was read.
 
 `ragkit.llm` re-exports everything here; import it from there.
 """
@@ -23,6 +30,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
 PRICES_DATE = "2026-12"  # read from platform.claude.com/docs/en/about-claude/pricing
+BATCH_PRICES_DATE = "2026-12-02"  # the batch-processing pages named in the module docstring
+BATCH_DISCOUNT = 0.5  # Message Batches: each token counter billed at half the list price
+VOYAGE_BATCH_DISCOUNT = 0.33  # Voyage Batch API: 33 % off the list price, 12-hour window
 
 
 @dataclass(frozen=True)
@@ -93,6 +103,12 @@ def cost(usage: Usage, model: str, ttl: str = "5m") -> float:
             + usage.output * row.output) / 1e6
 
 
+def batch_cost(usage: Usage, model: str, ttl: str = "5m") -> float:
+    """Dollars for `usage` of requests sent through the Message Batches API: every counter
+    at `BATCH_DISCOUNT` of the list price (cache writes and reads included)."""
+    return cost(usage, model, ttl) * BATCH_DISCOUNT
+
+
 def uncached_cost(usage: Usage, model: str) -> float:
     """What `usage` would have cost with no prompt caching (every prompt token at input)."""
     return cost(Usage(usage.prompt_tokens, usage.output), model)
@@ -104,6 +120,17 @@ class CostTable:
 
     cached: float
     uncached: float
+
+    @property
+    def batch(self) -> float:
+        """Through the Message Batches API with no prompt-cache hit (the batch ceiling)."""
+        return self.uncached * BATCH_DISCOUNT
+
+    @property
+    def batch_cached(self) -> float:
+        """Through the Message Batches API with every document cached as interactively (the
+        batch floor: caching in a batch is best-effort)."""
+        return self.cached * BATCH_DISCOUNT
 
 
 def contextualization_cost(doc_tokens: int, chunk_tokens: int, instruction_tokens: int,
@@ -152,6 +179,16 @@ class CorpusCost:
     below_cache_minimum: int  # documents that run uncached: shorter than `min_cacheable`
     document_tokens: int
 
+    @property
+    def batch(self) -> float:
+        """The same requests through the Message Batches API, no cache hit (`CostTable`)."""
+        return self.uncached * BATCH_DISCOUNT
+
+    @property
+    def batch_cached(self) -> float:
+        """Through the Message Batches API, every cacheable document cached."""
+        return self.cached * BATCH_DISCOUNT
+
 
 def project_corpus_cost(documents: Sequence[tuple[int, Sequence[int]]], model: str,
                         instruction_tokens: int = 50, context_tokens: int = 100,
@@ -184,7 +221,9 @@ def project_corpus_cost(documents: Sequence[tuple[int, Sequence[int]]], model: s
 def seed_cost_table() -> "pd.DataFrame":
     """The cost example of Anthropic's Contextual Retrieval article — 8k-token documents,
     800-token chunks, a 50-token instruction, 100-token contexts — in dollars per million
-    document tokens, per model and formula."""
+    document tokens, per model and formula: interactive with and without prompt caching, and
+    through the Message Batches API ("batch": no cache hit; "batch + cache": every document
+    cached, the best case since caching in a batch is best-effort)."""
     import pandas as pd
     rows = {"Claude 3 Haiku, the article's arithmetic":
             contextualization_cost(8000, 800, 50, 100, "claude-3-haiku-20240307", "anthropic"),
@@ -195,5 +234,7 @@ def seed_cost_table() -> "pd.DataFrame":
             "Haiku 4.5, 1-hour cache": contextualization_cost(8000, 800, 50, 100,
                                                               "claude-haiku-4-5", ttl="1h")}
     return pd.DataFrame({name: {"cached $/M doc tokens": t.cached,
-                                "uncached $/M doc tokens": t.uncached}
+                                "uncached $/M doc tokens": t.uncached,
+                                "batch $/M doc tokens": t.batch,
+                                "batch + cache $/M doc tokens": t.batch_cached}
                          for name, t in rows.items()}).T

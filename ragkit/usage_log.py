@@ -16,7 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ragkit.money import dollars as money_text
-from ragkit.pricing import PRICES, Usage, cost
+from ragkit.pricing import BATCH_DISCOUNT, PRICES, Usage, cost
 
 
 @dataclass
@@ -28,6 +28,8 @@ class ModelUsage:
     spent: Usage = field(default_factory=Usage)
     saved: Usage = field(default_factory=Usage)
     standin: int = 0  # replies from the offline stand-in (no cost)
+    batch: Usage = field(default_factory=Usage)  # the part of `spent` billed at batch prices
+    batch_requests: int = 0
 
 
 class UsageLog:
@@ -37,9 +39,14 @@ class UsageLog:
         self._lock = threading.Lock()
         self.models: dict[str, ModelUsage] = defaultdict(ModelUsage)
 
-    def record(self, model: str, usage: Usage, cached: bool, priced: bool) -> None:
+    def record(self, model: str, usage: Usage, cached: bool, priced: bool,
+               batch: bool = False) -> None:
+        """Add one reply; `batch`: it came from a Message Batches result (half price)."""
         with self._lock:
             row = self.models[model]
+            if batch and not cached:
+                row.batch += usage
+                row.batch_requests += 1
             if cached:
                 row.cache_hits += 1
                 row.saved += usage
@@ -53,7 +60,7 @@ class UsageLog:
         row = self.models.get(model)
         if row is None or row.standin or model not in PRICES:
             return None
-        return cost(row.spent, model)
+        return cost(row.spent, model) - (1 - BATCH_DISCOUNT) * cost(row.batch, model)
 
     def summary(self, split_cache: bool = True) -> str:
         """One line per model: calls, tokens and dollars. `split_cache=False` counts calls
@@ -65,6 +72,8 @@ class UsageLog:
             money = "offline stand-in, no cost" if dollars is None else money_text(dollars)
             saved = "" if dollars is None else f", {money_text(cost(row.saved, model))} saved"
             calls = f"{row.requests} requests, {row.cache_hits} from the call cache"
+            if row.batch_requests:
+                calls += f" ({row.batch_requests} requests in batches, at batch prices)"
             if not split_cache:
                 s, calls = s + row.saved, f"{row.requests + row.cache_hits} calls"
                 money = "offline stand-in, no cost" if dollars is None else \

@@ -262,7 +262,9 @@ def test_projection_table_has_one_row_per_model_with_whole_counts():
     doc = Document("d", "x" * 100)
     table = projection_table([doc], [Chunk("d#0", "d", "a" * 10)], count=len)
     assert list(table.index) == ["claude-haiku-4-5", "claude-3-haiku-20240307"]
-    assert list(table.columns) == ["cached $", "uncached $", "documents", "below_cache_minimum",
-                                   "document_tokens"]
+    assert list(table.columns) == ["cached $", "uncached $", "batch $", "batch + cache $",
+                                   "documents", "below_cache_minimum", "document_tokens"]
+    assert table["batch $"].tolist() == pytest.approx((table["uncached $"] / 2).tolist())
+    assert table["batch + cache $"].tolist() == pytest.approx((table["cached $"] / 2).tolist())
     assert table["below_cache_minimum"].tolist() == [1, 1]  # 125 tokens: under both minimums
     assert str(table["documents"].dtype) == "int64"

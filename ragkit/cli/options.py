@@ -6,9 +6,11 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
+from contextlib import nullcontext
 from pathlib import Path
 
 from ragkit import config  # MODES and FUSIONS: the one list of each, read as parsers are built
+from ragkit.contextualize import batched
 from ragkit.documents import RagkitError, RagkitWarning
 
 
@@ -74,6 +76,23 @@ def add_index_options(parser: argparse.ArgumentParser) -> None:
                              "read the enclosing chunk")
 
 
+def add_batch_options(parser: argparse.ArgumentParser) -> None:
+    """`ragkit index`'s Message Batches options (`ragkit.message_batches`)."""
+    parser.add_argument("--batch", action="store_true",
+                        help="with --contextualizer claude: send the context requests through "
+                             "Anthropic's Message Batches API (half price, results within 24 h); "
+                             "a killed run resumes its batches from the journal in RAGKIT_HOME")
+    parser.add_argument("--batch-poll", type=float, default=60.0, metavar="SECONDS",
+                        help="longest wait between two checks of a batch (starts at 1 s)")
+    parser.add_argument("--batch-timeout", type=float, default=None, metavar="SECONDS",
+                        help="stop waiting for batches after this long (they keep running; "
+                             "re-run to collect them); default: wait until they end")
+    parser.add_argument("--batch-retry", default="interactive",
+                        choices=("interactive", "batch", "none"),
+                        help="requests a batch returns errored or expired: send them "
+                             "interactively (full price, now), in one more batch, or fail")
+
+
 def add_search_options(parser: argparse.ArgumentParser, multiple: bool = False) -> None:
     if multiple:
         parser.add_argument("--mode", action="append", choices=config.MODES,
@@ -116,6 +135,16 @@ def index_config(args: argparse.Namespace):
     return IndexConfig(args.chunk_size, args.overlap, args.contextualizer, args.tokenizer,
                        embedder, context_model=model, context_prompt=prompt,
                        parent_child=args.parents)
+
+
+def batch_mode(args: argparse.Namespace):
+    """The context `ragkit index` builds in: Message Batches with --batch, else nothing."""
+    if not getattr(args, "batch", False):
+        return nullcontext()
+    if args.contextualizer != "claude":
+        raise RagkitError("--batch sends Claude's context requests through the Message Batches "
+                          "API: it needs --contextualizer claude")
+    return batched(poll=args.batch_poll, timeout=args.batch_timeout, retry=args.batch_retry)
 
 
 def print_usage(args: argparse.Namespace) -> None:

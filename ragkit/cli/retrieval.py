@@ -5,13 +5,18 @@ import argparse
 from pathlib import Path
 
 from ragkit.atomic import check_target
-from ragkit.cli.options import (DEFAULT_RERANK, Help, add_index_options, add_search_options,
-                                clamp_k, index_config, load_index, print_rerank_summary,
-                                print_usage)
+from ragkit.cli.options import (DEFAULT_RERANK, Help, add_batch_options, add_index_options,
+                                add_search_options, batch_mode, clamp_k, index_config, load_index,
+                                print_rerank_summary, print_usage)
 from ragkit.documents import RagkitError, load_queries_jsonl
 
 
 def cmd_index(args: argparse.Namespace) -> None:
+    with batch_mode(args):
+        _index(args)
+
+
+def _index(args: argparse.Namespace) -> None:
     # deferred: numpy, pandas and scipy load only when a command builds or reads an index
     from ragkit.datasets import load_dataset
     from ragkit.pipeline import Pipeline, is_index
@@ -136,6 +141,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--milvus-index", default="FLAT", choices=("FLAT", "HNSW", "IVF_FLAT"),
                    help="Milvus dense index: FLAT is exact; HNSW / IVF_FLAT approximate")
     add_index_options(p)
+    add_batch_options(p)
     p.add_argument("--vectors", type=Path, metavar="FILE.npy",
                    help="precomputed dense vectors: a 2-d float .npy, one row per chunk in "
                         "chunk order (as in chunks.jsonl); --embedder names the model that "

@@ -240,10 +240,19 @@ def project_cost(documents: Sequence[Document], chunks: Sequence[Chunk],
 def projection_table(documents: Sequence[Document], chunks: Sequence[Chunk],
                      models: Sequence[str] = ("claude-haiku-4-5", "claude-3-haiku-20240307"),
                      **options) -> "pd.DataFrame":
-    """`project_cost` for each model, one row each: dollars cached and uncached, documents,
-    how many fall below the model's cache minimum, and the corpus's document tokens."""
+    """`project_cost` for each model, one row each: dollars cached and uncached, the same
+    through the Message Batches API ("batch $": no cache hit, "batch + cache $": every
+    cacheable document cached; caching in a batch is best-effort), documents, how many fall
+    below the model's cache minimum, and the corpus's document tokens."""
     import pandas as pd
-    rows = {model: vars(project_cost(documents, chunks, model, **options)) for model in models}
-    table = pd.DataFrame(rows).T.rename(columns={"cached": "cached $", "uncached": "uncached $"})
+    rows = {}
+    for model in models:
+        cost = project_cost(documents, chunks, model, **options)
+        rows[model] = {**vars(cost), "batch": cost.batch, "batch + cache": cost.batch_cached}
+    table = pd.DataFrame(rows).T.rename(columns={
+        "cached": "cached $", "uncached": "uncached $", "batch": "batch $",
+        "batch + cache": "batch + cache $"})
+    table = table[["cached $", "uncached $", "batch $", "batch + cache $", "documents",
+                   "below_cache_minimum", "document_tokens"]]
     ints = ["documents", "below_cache_minimum", "document_tokens"]
     return table.astype({column: int for column in ints})

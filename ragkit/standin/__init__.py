@@ -30,6 +30,8 @@ None: not mine). `RULES` lists them in order; the first that answers wins.
   "I don't know" when the support is below its threshold.
 - no rule matches: the fixed text `NO_RULE`, stop reason `end_turn`.
 - `POST /v1/messages/count_tokens`: `{"input_tokens": estimate}`.
+- the Message Batches endpoints (`batches.py`, in process): a batch ends at once, each
+  request answered as it would be interactively, results in reverse order.
 - `"stream": true` (`client.messages.stream`): the same reply as server-sent events, built
   generically from it by `sse.py`, so every rule streams.
 - a request without `model`, `max_tokens` or `messages`, a model not in

@@ -4,7 +4,8 @@ What it is: `respond(path, request)` checks a request body as the API does, asks
 (`ragkit.standin.rules`, first match answers) for the reply's content, and wraps it in the
 API's reply JSON with estimated usage; `transport()` serves it in process to the Anthropic
 SDK through an `httpx2.MockTransport`, `serve()` on a loopback socket for
-`ANTHROPIC_BASE_URL`. Streaming (`"stream": true`) comes from `ragkit.standin.sse`. The
+`ANTHROPIC_BASE_URL`. Streaming (`"stream": true`) comes from `ragkit.standin.sse`, the
+Message Batches endpoints (in process) from `ragkit.standin.batches`. The
 package docstring (`ragkit.standin`) says what each request gets.
 What it is not: a model, nor a cache (a pure function keeps nothing between requests).
 """
@@ -21,7 +22,7 @@ from typing import Any
 import httpx2
 
 from ragkit.pricing import PRICES
-from ragkit.standin import sse
+from ragkit.standin import batches, sse
 from ragkit.standin.base import NO_RULE, STANDIN_ID_PREFIX, Reply
 from ragkit.standin.rules import RULES
 from ragkit.text_stats import estimate_tokens, request_tokens
@@ -87,6 +88,12 @@ def httpx_handler(handler: Handler = respond) -> Callable[[httpx2.Request], http
     with `"stream": true` gets the reply as server-sent events (`ragkit.standin.sse`)."""
     def handle(request: httpx2.Request) -> httpx2.Response:
         path, body = request.url.path, _parse(request.read())
+        base = f"{request.url.scheme}://{request.url.netloc.decode()}"
+        batch = batches.handle(request.method, path, body, base, handler)
+        if batch is not None:
+            status, answer = batch
+            return (httpx2.Response(status, content=answer) if isinstance(answer, bytes)
+                    else httpx2.Response(status, json=answer))
         status, reply = handler(path, body)
         if sse.wants_stream(path, status, body):
             return httpx2.Response(status, content=sse.encode(reply),

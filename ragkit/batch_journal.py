@@ -1,0 +1,92 @@
+"""Where ragkit remembers the batches it has submitted, so a killed run resumes them.
+
+What it is: `Journal(api, backend)` keeps one small JSON file per open batch in
+`$RAGKIT_HOME/batches/<api>/` — the batch id, the custom ids of its requests, when it was
+created, its last known status and request counts, and anything the API needs to fetch its
+results later (`extra`, e.g. Voyage's file ids). A record is written (atomically,
+`ragkit.atomic.write_text`) the moment the API has accepted the batch, before anything
+waits on it; a run that starts reads the records of the same `backend` (the API's base URL:
+a stand-in's batch never answers for the real API) and polls the open batches whose requests
+it still needs instead of submitting them again. A record is removed once its results are in
+a cache (or the API no longer knows the batch), so the folder holds only unfinished work.
+
+What it is not: a cache of results (those go to the paid-call cache or the embedding
+cache), nor a lock: two runs of one command at once would both poll the same batch, which
+is harmless. A batch accepted by the API in the instant before its record was written (the
+process killed in between) is not known here; its requests would be submitted again.
+"""
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragkit.atomic import write_text
+from ragkit.documents import RagkitError
+from ragkit.models import ragkit_home
+
+OPEN = ("in_progress", "validating", "canceling", "ended", "finalizing")  # not yet collected
+_SAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+@dataclass
+class BatchRecord:
+    """One submitted batch: what the API calls it and which of our requests it holds."""
+
+    api: str  # "anthropic" or "voyage"
+    backend: str  # the base URL the batch was sent to
+    id: str
+    custom_ids: list[str]
+    created_at: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                                  time.gmtime()))
+    status: str = "in_progress"
+    counts: dict[str, int] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def journal_folder(api: str) -> Path:
+    """`$RAGKIT_HOME/batches/<api>`: the records of `api`'s open batches."""
+    return ragkit_home() / "batches" / api
+
+
+class Journal:
+    """The open batches of one API at one backend (see the module docstring)."""
+
+    def __init__(self, api: str, backend: str, folder: Path | None = None) -> None:
+        self.api, self.backend = api, backend
+        self.folder = folder or journal_folder(api)
+
+    def path(self, batch_id: str) -> Path:
+        return self.folder / f"{_SAFE.sub('_', batch_id)}.json"
+
+    def write(self, record: BatchRecord) -> None:
+        """Store `record` now, atomically (a crash leaves the old record or the new one)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        write_text(self.path(record.id), json.dumps(asdict(record), indent=1) + "\n")
+
+    def remove(self, record: BatchRecord) -> None:
+        """Forget a batch whose results are collected (or that the API no longer knows)."""
+        self.path(record.id).unlink(missing_ok=True)
+
+    def open_batches(self) -> list[BatchRecord]:
+        """Every record of this API and backend, oldest first; a damaged file is one line
+        naming it (delete it to forget that batch)."""
+        if not self.folder.is_dir():
+            return []
+        records = []
+        for path in sorted(self.folder.glob("*.json")):
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                record = BatchRecord(**data)
+                if not isinstance(record.custom_ids, list) or not record.id:
+                    raise TypeError("no id or custom_ids")
+            except (OSError, ValueError, TypeError) as exc:
+                raise RagkitError(f"{path}: not a readable batch record ({exc}); delete the "
+                                  f"file to forget that batch (its requests are then sent "
+                                  f"again)") from None
+            if record.api == self.api and record.backend == self.backend:
+                records.append(record)
+        return sorted(records, key=lambda r: (r.created_at, r.id))

@@ -1,0 +1,111 @@
+"""Claude-written chunk contexts at batch prices: `ragkit index --contextualizer claude --batch`.
+
+What it is: `BatchContextualizer` builds exactly the requests `ClaudeContextualizer` sends
+one by one (same document block with `cache_control`, same instruction, same split of a
+document over the context window), but sends those the paid-call cache cannot answer
+through Anthropic's Message Batches API (`ragkit.message_batches`): half the price, results
+within 24 hours (most within the hour), prompt caching best-effort. Because a request's
+batch `custom_id` is its cache key and its result lands in the cache, a batch run and an
+interactive run of the same corpus answer each other's requests.
+
+Before submitting it prints a projection at batch prices, labelled as one (from token
+estimates, `project_cost`: the "batch + cache" floor if every document's cache is hit as
+interactively, the "batch" ceiling if none is); after, the cost measured from the usage
+each result reports, at batch prices. Offline (no ANTHROPIC_API_KEY) the stand-in answers
+the batch at once, at no cost.
+
+What it is not: faster. A batch may take hours; `--batch-timeout` stops waiting and the
+journal lets the same command pick the batches up later.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from ragkit.cache import request_key
+from ragkit.contextualize.claude import (ClaudeContextualizer, _need_text, _text_of,
+                                         build_request, document_block, project_cost)
+from ragkit.documents import Chunk, Document, RagkitError
+from ragkit.message_batches import BatchOptions, MessageBatches
+from ragkit.money import dollars as money_text
+from ragkit.pricing import BATCH_DISCOUNT, BATCH_PRICES_DATE
+
+__all__ = ["BatchContextualizer", "BatchOptions", "ClaudeContextualizer"]
+
+
+class BatchContextualizer(ClaudeContextualizer):
+    """`ClaudeContextualizer` whose uncached requests go through Message Batches."""
+
+    def __init__(self, *args, options: BatchOptions | dict | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.options = BatchOptions(**options) if isinstance(options, dict) else \
+            options or BatchOptions()
+        self.report = None
+
+    def many(self, pairs: Sequence[tuple[Document, Sequence[Chunk]]],
+             progress: bool = True) -> list[list[Chunk]]:
+        """Contexts for every (document, chunks) pair, through as few batches as fit."""
+        plan: list[tuple[int, int, dict]] = []  # (pair, chunk, request)
+        short: list[str] = []
+        for d, (doc, chunks) in enumerate(pairs):
+            chunks = list(chunks)
+            if not chunks:
+                continue
+            try:
+                tokens = self.llm.count_tokens(model=self.model, messages=[
+                    {"role": "user", "content": [document_block(doc.text)]}])
+            except RagkitError as exc:
+                raise RagkitError(f"{doc.id}: counting tokens: {exc}") from None
+            self.doc_tokens[doc.id] = tokens
+            if tokens < self.min_cacheable:
+                short.append(f"{doc.id} ({tokens} tokens)")
+            for text, members in self._parts(doc, chunks, tokens):
+                plan += [(d, i, build_request(self.model, text, chunks[i].text, self.prompt,
+                                              self.max_tokens)) for i in members]
+        if short:
+            self._note(f"{len(short)} document(s) below {self.model}'s minimum cacheable "
+                       f"length ({self.min_cacheable} tokens) run uncached: "
+                       + ", ".join(short[:5]) + (", …" if len(short) > 5 else ""))
+        runner = MessageBatches(self.llm, self.options)
+        self.report = runner.report
+        replies = runner.run([request for *_, request in plan], check=_need_text,
+                             before=lambda fresh: self._project(pairs, plan, fresh))
+        contexts = [[""] * len(chunks) for _, chunks in pairs]
+        for (d, i, _), reply in zip(plan, replies):
+            contexts[d][i] = _text_of(reply)
+        self._measured(runner)
+        return [[replace(chunk, context=context) for chunk, context in zip(chunks, texts)]
+                for (_, chunks), texts in zip(pairs, contexts)]
+
+    def _project(self, pairs, plan, fresh: set[str]) -> None:
+        """One line: what the requests about to be submitted would cost at batch prices."""
+        keep = [(d, i) for d, i, request in plan
+                if request_key("/v1/messages", self.llm.backend, request) in fresh]
+        if not keep:
+            return
+        docs = {d for d, _ in keep}
+        chunks = [list(pairs[d][1])[i] for d, i in keep]
+        cost = project_cost([pairs[d][0] for d in sorted(docs)], chunks, self.model,
+                            self.prompt)
+        who = " (the offline stand-in answers: no cost)" if self.llm.offline else ""
+        self._note(f"projection at batch prices ({BATCH_DISCOUNT * 100:.0f} % of list, prices of "
+                   f"{BATCH_PRICES_DATE}) for {len(keep)} requests over {len(docs)} "
+                   f"document(s): {money_text(cost.batch_cached)} (batch + cache: every "
+                   f"document's cache hit) to {money_text(cost.batch)} (batch: no cache hit; "
+                   f"caching in a batch is best-effort){who}")
+
+    def _measured(self, runner: MessageBatches) -> None:
+        """One line: what the batches cost, from the usage their results report."""
+        report = runner.report
+        if not (report.succeeded or report.created or report.resumed):
+            return
+        spent = report.dollars(self.model)
+        u = report.usage
+        money = "offline stand-in, no cost" if spent is None else \
+            f"{money_text(spent)} measured at batch prices"
+        failed = ", ".join(f"{n} {k}" for k, n in report.failed.items()) or "none failed"
+        self._note(f"batches: {len(report.created)} created, {len(report.resumed)} resumed; "
+                   f"{report.succeeded} results (tokens in {u.input}, out {u.output}, cache "
+                   f"write {u.cache_write}, cache read {u.cache_read}): {money}; {failed}"
+                   + (f", {report.retried} retried interactively" if report.retried else "")
+                   + f"; {report.from_cache} from the call cache")

@@ -1,0 +1,301 @@
+"""Claude requests at batch prices: Anthropic's Message Batches API, resumable, cached.
+
+What it is: `MessageBatches(llm, options).run(requests)` answers a list of Messages API
+request bodies through `client.messages.batches` (the official SDK), billed at half the
+interactive price (`ragkit.pricing.BATCH_DISCOUNT`):
+1. each request's `custom_id` is its paid-call cache key (`ragkit.cache.request_key`, 64
+   hex digits: within the API's `^[a-zA-Z0-9_-]{1,64}$`); a request already in the cache is
+   answered from it and never sent;
+2. the open batches in the journal (`ragkit.batch_journal`) that hold requests still needed
+   are polled, never submitted again; what is left goes into new batches, split at the
+   API's limits (`MAX_REQUESTS` requests, `MAX_BYTES` of JSON), each journaled as soon as
+   the API accepts it — before anything waits;
+3. polling (`retrieve`) starts at 1 s and doubles up to `options.poll` seconds, printing
+   the API's request counts when they change; Ctrl-C or `options.timeout` leaves the
+   journal, so the same command run again collects the same batches;
+4. an ended batch's results (`results`, any order, matched by custom_id) go into the
+   paid-call cache — all of them, so a later interactive run of the same request reuses
+   them — and its journal record is removed;
+5. requests that came back errored, expired or canceled (or not at all) are retried as
+   `options.retry` says: "interactive" (the default: a few requests at full price now,
+   rather than another wait of up to 24 hours), "batch" (one more batch; what fails there
+   too fails the run), or "none" (the run fails, naming the counts). The answered requests
+   stay in the cache either way, so a re-run sends only the rest.
+
+Cost: `report.usage` sums the usage each result reports; `report.dollars()` prices it at
+batch prices — measured, never estimated. Replies of the offline stand-in are not priced.
+
+What it is not: a scheduler across commands (one run waits for its own batches), nor a way
+to cancel batches (`client.messages.batches.cancel` does that).
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anthropic
+from anthropic.types import Message
+
+from ragkit.batch_journal import BatchRecord, Journal
+from ragkit.cache import request_key
+from ragkit.documents import RagkitError
+from ragkit.llm import LLM, explain
+from ragkit.llm_backends import OFFLINE_ID_PREFIX
+from ragkit.pricing import Usage, batch_cost
+
+MAX_REQUESTS = 100_000  # per batch (Message Batches API limit)
+MAX_BYTES = 256_000_000  # per batch: the API's 256 MB, counted as JSON bytes of the requests
+RETRY = ("interactive", "batch", "none")
+FAILED = ("errored", "expired", "canceled", "missing", "unusable")
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+@dataclass
+class BatchOptions:
+    """How a batch run waits and retries (the CLI's --batch-poll/--batch-timeout/--batch-retry)."""
+
+    poll: float = 60.0  # longest wait between two status checks, seconds
+    timeout: float | None = None  # stop waiting after this many seconds (journal kept)
+    retry: str = "interactive"  # what to do with errored / expired requests: RETRY
+    log: Callable[[str], None] = _stderr
+
+    def __post_init__(self) -> None:
+        if self.retry not in RETRY:
+            raise RagkitError(f"unknown batch retry '{self.retry}' (known: {', '.join(RETRY)})")
+        if self.poll <= 0 or (self.timeout is not None and self.timeout <= 0):
+            raise RagkitError("batch poll interval and timeout must be positive seconds")
+
+
+@dataclass
+class BatchReport:
+    """What a batch run did: requests answered by the cache, sent, resumed, failed, retried."""
+
+    from_cache: int = 0
+    submitted: int = 0
+    created: list[str] = field(default_factory=list)
+    resumed: list[str] = field(default_factory=list)
+    succeeded: int = 0
+    failed: dict[str, int] = field(default_factory=dict)
+    retried: int = 0
+    usage: Usage = field(default_factory=Usage)
+    priced: bool = True
+
+    def dollars(self, model: str) -> float | None:
+        """The batch results' measured usage at batch prices; None for stand-in replies."""
+        return batch_cost(self.usage, model) if self.priced else None
+
+
+class BatchPending(RagkitError):
+    """Batches still running when the run stopped waiting; the journal keeps them."""
+
+
+def split(items: Sequence[dict], max_requests: int = MAX_REQUESTS,
+          max_bytes: int = MAX_BYTES) -> list[list[dict]]:
+    """Consecutive groups of batch requests within the API's count and size limits."""
+    groups: list[list[dict]] = []
+    size = 0
+    for item in items:
+        n = len(json.dumps(item, ensure_ascii=False).encode("utf-8")) + 2
+        if not groups or len(groups[-1]) >= max_requests or size + n > max_bytes:
+            groups.append([])
+            size = 0
+        groups[-1].append(item)
+        size += n
+    return groups
+
+
+class MessageBatches:
+    """Answer Messages API requests through batches (see the module docstring)."""
+
+    def __init__(self, llm: LLM, options: BatchOptions | None = None,
+                 journal: Journal | None = None) -> None:
+        self.llm, self.options = llm, options or BatchOptions()
+        self.journal = journal or Journal("anthropic", llm.backend)
+        self.report = BatchReport()
+        self.batches = llm.client.messages.batches
+        self.outcome: dict[str, str] = {}  # custom_id → result type of what did not succeed
+
+    def plan(self, requests: Sequence[dict[str, Any]]
+             ) -> tuple[dict[str, Message], dict[str, dict], list[BatchRecord]]:
+        """(answers from the cache, requests still needed by key, open batches holding some)."""
+        answers: dict[str, Message] = {}
+        needed: dict[str, dict] = {}
+        for params in requests:
+            key = request_key("/v1/messages", self.llm.backend, params)
+            if key in answers or key in needed:
+                continue
+            entry = self.llm.cache.get(key) if self.llm.cache else None
+            if entry is None:
+                needed[key] = params
+                continue
+            self.llm.usage.record(params["model"], entry.usage, cached=True,
+                                  priced=entry.priced)
+            answers[key] = Message.construct(**entry.reply)
+        self.report.from_cache += len(answers)
+        open_ = [r for r in self.journal.open_batches() if needed.keys() & set(r.custom_ids)]
+        return answers, needed, open_
+
+    def run(self, requests: Sequence[dict[str, Any]],
+            check: Callable[[Message], str | None] | None = None,
+            before: Callable[[set[str]], None] | None = None) -> list[Message]:
+        """The reply to each request, in order (see the module docstring for how).
+
+        `check(reply)` returns a complaint about an unusable reply (not cached, retried);
+        `before(keys)` is called with the keys about to go into new batches, before any is
+        submitted (for a cost projection)."""
+        answers, needed, open_ = self.plan(requests)
+        if before is not None:
+            queued = {k for r in open_ for k in r.custom_ids}
+            before({k for k in needed if k not in queued})
+        self._answer(needed, open_, answers, check, rounds=2 if self.options.retry == "batch"
+                     else 1)
+        return [answers[request_key("/v1/messages", self.llm.backend, p)] for p in requests]
+
+    def _answer(self, needed: dict[str, dict], open_: list[BatchRecord],
+                answers: dict[str, Message], check, rounds: int) -> None:
+        if open_:
+            self.report.resumed += [r.id for r in open_]
+            self.options.log(f"resuming {len(open_)} batch(es) from the journal in "
+                             f"{self.journal.folder}: {', '.join(r.id for r in open_)}")
+        queued = set().union(*(r.custom_ids for r in open_)) if open_ else set()
+        fresh = {k: p for k, p in needed.items() if k not in queued}
+        failed: dict[str, str] = {}
+        for _ in range(rounds):
+            open_ = open_ + self._submit(fresh)
+            failed = self._wait(open_, needed, answers, check)
+            open_, fresh = [], {k: needed[k] for k in failed}
+            if not failed or self.options.retry != "batch":
+                break
+        if not failed:
+            return
+        counts = {kind: list(failed.values()).count(kind) for kind in FAILED
+                  if kind in failed.values()}
+        for kind, n in counts.items():
+            self.report.failed[kind] = self.report.failed.get(kind, 0) + n
+        what = ", ".join(f"{n} {kind}" for kind, n in counts.items())
+        if self.options.retry != "interactive":
+            raise RagkitError(f"{len(failed)} batch request(s) got no usable reply ({what}); "
+                              f"the {len(answers)} answered are in the call cache: re-run to "
+                              f"send the rest again, or use --batch-retry interactive")
+        self.options.log(f"{len(failed)} batch request(s) got no usable reply ({what}): "
+                         f"sending them interactively (full price)")
+        for key in failed:
+            answers[key] = self.llm.create(check=check, **needed[key])
+            self.report.retried += 1
+
+    def _submit(self, fresh: dict[str, dict]) -> list[BatchRecord]:
+        """New batches for `fresh` (key → params), each journaled once the API accepts it."""
+        made = []
+        items = [{"custom_id": key, "params": params} for key, params in fresh.items()]
+        for group in split(items):
+            try:
+                batch = self.batches.create(requests=group)
+            except (anthropic.APIError, ValueError) as exc:
+                raise RagkitError(explain(exc, group[0]["params"]["model"],
+                                          self.llm.client)) from None
+            record = BatchRecord("anthropic", self.llm.backend, batch.id,
+                                 [item["custom_id"] for item in group])
+            self.journal.write(record)  # before anything waits on it
+            self.report.created.append(batch.id)
+            self.report.submitted += len(group)
+            self.options.log(f"batch {batch.id}: {len(group)} requests submitted "
+                             f"(journal: {self.journal.path(batch.id)})")
+            made.append(record)
+        return made
+
+    def _wait(self, open_: list[BatchRecord], needed: dict[str, dict],
+              answers: dict[str, Message], check) -> dict[str, str]:
+        """Poll until every batch in `open_` ended and is collected; the needed keys that got
+        no usable reply, with why."""
+        pending = {k for r in open_ for k in r.custom_ids if k in needed and k not in answers}
+        start, delay = time.monotonic(), 1.0
+        waiting = list(open_)
+        try:
+            while waiting:
+                for record in list(waiting):
+                    if self._poll(record, needed, answers, check):
+                        waiting.remove(record)
+                if not waiting:
+                    break
+                elapsed = time.monotonic() - start
+                if self.options.timeout is not None and elapsed >= self.options.timeout:
+                    raise BatchPending(f"{len(waiting)} batch(es) still in progress after "
+                                       f"{elapsed:.0f} s ({', '.join(r.id for r in waiting)}); "
+                                       f"{self._resume_hint()}")
+                time.sleep(min(delay, self.options.poll))
+                delay *= 2
+        except KeyboardInterrupt:
+            self.options.log(f"interrupted: batch(es) {', '.join(r.id for r in waiting)} keep "
+                             f"running; {self._resume_hint()}")
+            raise
+        return {k: self.outcome.get(k, "missing") for k in pending if k not in answers}
+
+    def _resume_hint(self) -> str:
+        return (f"the journal in {self.journal.folder} keeps them: re-run the same command to "
+                f"collect their results without sending any request again")
+
+    def _poll(self, record: BatchRecord, needed: dict[str, dict], answers: dict[str, Message],
+              check) -> bool:
+        """Check one batch; collect it if ended. True when it needs no more polling."""
+        try:
+            batch = self.batches.retrieve(record.id)
+        except anthropic.NotFoundError:
+            self.options.log(f"batch {record.id}: unknown to {self.llm.source} (expired or "
+                             f"deleted); its requests count as missing")
+            self.journal.remove(record)
+            return True
+        except (anthropic.APIError, ValueError) as exc:
+            raise RagkitError(f"batch {record.id}: {explain(exc, 'batch', self.llm.client)}; "
+                              f"{self._resume_hint()}") from None
+        counts = batch.request_counts.to_dict()
+        if counts != record.counts or batch.processing_status != record.status:
+            record.counts, record.status = counts, batch.processing_status
+            self.journal.write(record)
+            done = sum(v for k, v in counts.items() if k != "processing")
+            self.options.log(f"batch {record.id}: {batch.processing_status}, {done}/"
+                             f"{len(record.custom_ids)} done ("
+                             + ", ".join(f"{k} {v}" for k, v in counts.items() if v) + ")")
+        if batch.processing_status != "ended":
+            return False
+        self._collect(record, needed, answers, check)
+        self.journal.remove(record)
+        return True
+
+    def _collect(self, record: BatchRecord, needed: dict[str, dict],
+                 answers: dict[str, Message], check) -> None:
+        """Every result of an ended batch into the paid-call cache; needed ones into answers."""
+        outcome = self.outcome
+        try:
+            for line in self.batches.results(record.id):
+                key, result = line.custom_id, line.result
+                if result.type != "succeeded":
+                    outcome[key] = result.type
+                    continue
+                message = result.message
+                model = needed[key]["model"] if key in needed else message.model
+                usage = Usage.of(message.usage)
+                priced = not str(message.id or "").startswith(OFFLINE_ID_PREFIX)
+                self.report.usage += usage
+                self.report.priced &= priced
+                self.llm.usage.record(model, usage, cached=False, priced=priced,
+                                      batch=True)
+                if check is not None and check(message):
+                    outcome[key] = "unusable"
+                    continue
+                self.report.succeeded += 1
+                if self.llm.cache:
+                    self.llm.cache.put(key, "/v1/messages", model, message.to_dict(),
+                                       usage, priced)
+                if key in needed:
+                    answers[key] = message
+        except (anthropic.APIError, ValueError) as exc:
+            raise RagkitError(f"batch {record.id}: reading its results: "
+                              f"{explain(exc, 'batch', self.llm.client)}; "
+                              f"{self._resume_hint()}") from None

@@ -1,0 +1,99 @@
+"""Batch prices, the batch runner's limits and journal, and the offline stand-in's batches."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ragkit import standin
+from ragkit.batch_journal import BatchRecord, Journal
+from ragkit.cache import CallCache
+from ragkit.documents import Chunk, Document, RagkitError
+from ragkit.llm import LLM, Usage, UsageLog, make_client
+from ragkit.pricing import batch_cost, seed_cost_table
+
+HAIKU = "claude-haiku-4-5"
+
+
+def test_seed_cost_table_has_batch_and_batch_plus_cache_columns():
+    table = seed_cost_table()
+    # half of the interactive columns (tests/test_llm.py): 11.6875 / 2 and 3.8375 / 2
+    assert table["batch $/M doc tokens"].round(5).tolist() == [1.46094, 1.46094, 5.84375,
+                                                                5.84375]
+    assert table["batch + cache $/M doc tokens"].round(5).tolist() == [0.51094, 0.49594,
+                                                                        1.91875, 2.29375]
+
+
+def test_batch_cost_halves_every_counter():
+    usage = Usage(1000, 100, 2000, 4000)  # in $1, out $5, write $1.25, read $0.10 per M
+    assert batch_cost(usage, HAIKU) == pytest.approx((1000 + 500 + 2500 + 400) / 2e6)
+
+
+def test_run_summary_prices_batch_results_at_batch_prices():
+    log = UsageLog()
+    log.record(HAIKU, Usage(1000, 10), cached=False, priced=True, batch=True)
+    log.record(HAIKU, Usage(1000, 10), cached=False, priced=True)
+    assert log.dollars(HAIKU) == pytest.approx(1050e-6 / 2 + 1050e-6)
+    assert "(1 requests in batches, at batch prices)" in log.summary()
+    assert "$0.00158" in log.summary()
+
+
+def test_requests_split_at_the_count_and_size_limits():
+    from ragkit.message_batches import split
+    items = [{"custom_id": f"r{i}", "params": {"x": "a" * 100}} for i in range(5)]
+    assert [len(g) for g in split(items, max_requests=2)] == [2, 2, 1]
+    one = len(json.dumps(items[0]).encode()) + 2
+    assert [len(g) for g in split(items, max_bytes=3 * one)] == [3, 2]
+
+
+def _standin_llm(tmp_path) -> LLM:
+    return LLM(make_client(max_retries=0, transport=standin.transport()),
+               cache=CallCache(tmp_path / "calls.sqlite"), usage=UsageLog())
+
+
+def test_the_offline_stand_in_answers_a_batch_as_it_answers_one_by_one(tmp_path, monkeypatch):
+    from ragkit.contextualize.batch import BatchContextualizer
+    from ragkit.contextualize.claude import ClaudeContextualizer
+    from ragkit.message_batches import BatchOptions
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    doc = Document("acme", "# Acme report\n\n## Revenue\n\nRevenue grew 3 %.\n\n## Costs\n\n"
+                   "Costs fell.", title="Acme Q2")
+    chunks = [Chunk("acme#0", "acme", "Revenue grew 3 %.", "", 26, 43),
+              Chunk("acme#1", "acme", "Costs fell.", "", 54, 65)]
+    lines: list[str] = []
+    batch = BatchContextualizer(llm=_standin_llm(tmp_path), log=lines.append,
+                                options=BatchOptions(poll=0.1, log=lines.append))
+    got = batch(doc, chunks)
+    plain = ClaudeContextualizer(llm=LLM(make_client(max_retries=0,
+                                                     transport=standin.transport()),
+                                         cache=None, usage=UsageLog()), log=None)(doc, chunks)
+    assert [c.context for c in got] == [c.context for c in plain] and got[0].context
+    assert any("offline stand-in, no cost" in line for line in lines)
+    assert not list((tmp_path / "home" / "batches" / "anthropic").glob("*.json"))
+
+
+def test_the_stand_in_refuses_a_custom_id_the_api_refuses(tmp_path):
+    client = make_client(max_retries=0, transport=standin.transport())
+    with pytest.raises(Exception, match="custom_id"):
+        client.messages.batches.create(requests=[{"custom_id": "has space", "params": {
+            "model": HAIKU, "max_tokens": 10, "messages": [{"role": "user", "content": "x"}]}}])
+
+
+def test_a_damaged_journal_record_is_one_line_naming_the_file(tmp_path):
+    journal = Journal("anthropic", "http://x", tmp_path)
+    journal.write(BatchRecord("anthropic", "http://x", "msgbatch_1", ["a"]))
+    assert [r.id for r in journal.open_batches()] == ["msgbatch_1"]
+    assert Journal("anthropic", "http://other", tmp_path).open_batches() == []
+    (tmp_path / "msgbatch_2.json").write_text("{not json")
+    with pytest.raises(RagkitError, match=r"msgbatch_2\.json: not a readable batch record"):
+        journal.open_batches()
+
+
+def test_batch_without_the_claude_contextualizer_is_refused(tmp_path, capsys):
+    from ragkit.cli import main
+    docs = tmp_path / "d.jsonl"
+    docs.write_text(json.dumps({"id": "a", "text": "hello"}) + "\n")
+    assert main(["index", str(docs), "--out", str(tmp_path / "i"), "--batch"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "ragkit: error: --batch sends Claude's context requests through the Message Batches "
+        "API: it needs --contextualizer claude")

@@ -1,0 +1,210 @@
+"""`ragkit index --contextualizer claude --batch`: Message Batches end to end, resumable.
+
+Against a loopback Message Batches server run as its own process (`batches_loopback.py`:
+asserts the SDK's request shapes, answers out of order, expires one request, keeps its state
+across a restart), the installed CLI is killed with -9 while it polls and run again: it
+must resume the same batch (no new one), retry the expired request as `--batch-retry` says,
+give every chunk its own result, and a later identical run must send nothing at all.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+RAGKIT = Path(sys.executable).parent / "ragkit"
+WORDS = ("revenue margin quarter growth customer churn pipeline guidance segment retail cloud "
+         "hardware services backlog inventory pricing forecast region europe asia").split()
+
+
+def _docs(path: Path) -> Path:
+    rng = random.Random(7)
+    with path.open("w") as f:
+        for d in range(2):
+            text = "\n\n".join(" ".join(rng.choices(WORDS, k=60)) + "." for _ in range(4))
+            f.write(json.dumps({"id": f"doc-{d}", "title": f"Report {d}", "text": text}) + "\n")
+    return path
+
+
+class Server:
+    """The loopback server process; `restart()` kills it with -9 and serves the same port."""
+
+    def __init__(self, tmp: Path, hold: float, expire: int) -> None:
+        self.state, self.log = tmp / "state.json", tmp / "requests.jsonl"
+        self.hold, self.expire, self.port = hold, expire, 0
+        self.proc = self._start()
+
+    def _start(self) -> subprocess.Popen:
+        port_file = Path(str(self.state) + ".port")
+        port_file.unlink(missing_ok=True)
+        proc = subprocess.Popen([sys.executable, str(HERE / "batches_loopback.py"),
+                                 str(self.state), str(self.log), str(self.port),
+                                 str(self.hold), str(self.expire)])
+        for _ in range(100):
+            if port_file.exists() and port_file.read_text():
+                self.port = int(port_file.read_text())
+                return proc
+            time.sleep(0.05)
+        raise RuntimeError("loopback server did not start")
+
+    def restart(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+        self.proc = self._start()
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def calls(self, method: str, path: str) -> list[dict]:
+        if not self.log.exists():
+            return []
+        lines = [json.loads(line) for line in self.log.read_text().splitlines()]
+        return [x for x in lines if x["method"] == method and x["path"] == path]
+
+
+@pytest.fixture
+def server(tmp_path, request):
+    hold, expire = getattr(request, "param", (3.0, 1))
+    made = Server(tmp_path, hold, expire)
+    yield made
+    made.stop()
+
+
+def _env(tmp_path: Path, server: Server) -> dict[str, str]:
+    env = {**os.environ, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{server.port}",
+           "ANTHROPIC_API_KEY": "test-key", "RAGKIT_HOME": str(tmp_path / "home"),
+           "RAGKIT_API_RETRIES": "0"}
+    return env
+
+
+def _index(tmp_path: Path, server: Server, out: str, *extra: str,
+           wait: bool = True) -> subprocess.CompletedProcess | subprocess.Popen:
+    args = [str(RAGKIT), "index", str(_docs(tmp_path / "docs.jsonl")), "--out",
+            str(tmp_path / out), "--contextualizer", "claude", "--batch", "--embedder", "none",
+            "--chunk-size", "64", "--overlap", "0", "--batch-poll", "0.3", *extra]
+    if not wait:
+        return subprocess.Popen(args, env=_env(tmp_path, server), stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+    return subprocess.run(args, env=_env(tmp_path, server), capture_output=True, text=True,
+                          timeout=120)
+
+
+def _chunks(folder: Path) -> list[dict]:
+    return [json.loads(line) for line in (folder / "chunks.jsonl").read_text().splitlines()]
+
+
+def _wait_for_batch(server: Server) -> None:
+    for _ in range(200):
+        if server.calls("POST", "/v1/messages/batches"):
+            return
+        time.sleep(0.05)
+    raise AssertionError("no batch was submitted")
+
+
+def test_killed_run_resumes_its_batch_and_every_chunk_gets_its_own_result(tmp_path, server):
+    first = _index(tmp_path, server, "index", wait=False)
+    _wait_for_batch(server)
+    time.sleep(0.5)  # polling now
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    journal = list((tmp_path / "home" / "batches" / "anthropic").glob("*.json"))
+    assert len(journal) == 1 and json.loads(journal[0].read_text())["id"] == "msgbatch_0001"
+    server.restart()  # the API side restarts too, mid-poll; it still knows the batch
+
+    done = _index(tmp_path, server, "index")
+    assert done.returncode == 0, done.stderr
+    assert "resuming 1 batch(es)" in done.stderr
+    assert len(server.calls("POST", "/v1/messages/batches")) == 1  # never re-submitted
+    chunks = _chunks(tmp_path / "index")
+    posted = server.calls("POST", "/v1/messages/batches")[0]["n"]
+    assert posted == len(chunks) > 4
+    contexts = {c["context"] for c in chunks}
+    assert len(contexts) == len(chunks)  # out-of-order results matched by custom_id
+    batched = [c for c in chunks if c["context"] == ("batched: " + c["text"][:60]).strip()]
+    retried = [c for c in chunks if c["context"] == ("interactive: " + c["text"][:60]).strip()]
+    assert (len(batched), len(retried)) == (len(chunks) - 1, 1)  # the expired one
+    assert len(server.calls("POST", "/v1/messages")) == 1
+    assert "1 expired" in done.stderr and "1 retried interactively" in done.stderr
+    # measured at batch prices: (N-1) results × (1000 in · $1 + 10 out · $5) / 1e6 / 2
+    n = len(chunks) - 1
+    assert f"${n * 1050 / 2e6:.5f}"[:6] in done.stderr
+    assert not list((tmp_path / "home" / "batches" / "anthropic").glob("*.json"))
+
+    before = len(server.log.read_text().splitlines())
+    again = _index(tmp_path, server, "index2")
+    assert again.returncode == 0, again.stderr
+    assert len(server.log.read_text().splitlines()) == before  # nothing sent at all
+    assert [c["context"] for c in _chunks(tmp_path / "index2")] == \
+        [c["context"] for c in chunks]
+
+
+def _contextualize(tmp_path: Path, server: Server, retry: str):
+    """In process (no CLI start-up): the batch contextualizer over the loopback server."""
+    import anthropic
+    from ragkit.cache import CallCache
+    from ragkit.chunking import ChunkerConfig, chunk_document
+    from ragkit.contextualize.batch import BatchContextualizer
+    from ragkit.datasets import load_dataset
+    from ragkit.llm import LLM, UsageLog
+    from ragkit.message_batches import BatchOptions
+    llm = LLM(anthropic.Anthropic(api_key="test-key", base_url=f"http://127.0.0.1:{server.port}",
+                                  max_retries=0), cache=CallCache(tmp_path / "calls.sqlite"),
+              usage=UsageLog())
+    docs = load_dataset(_docs(tmp_path / "docs.jsonl")).documents
+    pairs = [(d, chunk_document(d, ChunkerConfig(64, 0))) for d in docs]
+    lines: list[str] = []
+    made = BatchContextualizer(llm=llm, log=lines.append,
+                               options=BatchOptions(poll=0.2, retry=retry, log=lines.append))
+    return made, pairs, lines
+
+
+@pytest.mark.parametrize("server", [(0.0, 2)], indirect=True)
+def test_retry_batch_sends_only_the_expired_request_in_a_new_batch(tmp_path, server,
+                                                                    monkeypatch):
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    made, pairs, _ = _contextualize(tmp_path, server, "batch")
+    chunks = [c for done in made.many(pairs, progress=False) for c in done]
+    sizes = [c["n"] for c in server.calls("POST", "/v1/messages/batches")]
+    assert sizes == [len(chunks), 1]
+    assert server.calls("POST", "/v1/messages") == []
+    assert all(c.context == ("batched: " + c.text[:60]).strip() for c in chunks)
+
+
+@pytest.mark.parametrize("server", [(0.0, 0)], indirect=True)
+def test_retry_none_fails_in_one_line_and_a_rerun_sends_only_the_rest(tmp_path, server,
+                                                                      monkeypatch):
+    from ragkit.documents import RagkitError
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    made, pairs, _ = _contextualize(tmp_path, server, "none")
+    with pytest.raises(RagkitError, match=r"^1 batch request\(s\) got no usable reply "
+                                          r"\(1 expired\); the 7 answered are in the call "
+                                          r"cache: re-run"):
+        made.many(pairs, progress=False)
+    made, pairs, lines = _contextualize(tmp_path, server, "none")
+    chunks = [c for done in made.many(pairs, progress=False) for c in done]
+    assert [c["n"] for c in server.calls("POST", "/v1/messages/batches")] == [8, 1]
+    assert len({c.context for c in chunks}) == len(chunks) == 8
+    assert "7 from the call cache" in lines[-1]
+
+
+def test_a_dead_api_while_polling_is_one_line_and_the_journal_stays(tmp_path, server):
+    run = _index(tmp_path, server, "index", wait=False)
+    journal = tmp_path / "home" / "batches" / "anthropic" / "msgbatch_0001.json"
+    for _ in range(200):
+        if journal.exists():
+            break
+        time.sleep(0.05)
+    server.stop()
+    out, _ = run.communicate(timeout=60)
+    assert run.returncode == 2 and "Traceback" not in out
+    assert "re-run the same command to collect their results" in out.splitlines()[-1]
+    assert len(list((tmp_path / "home" / "batches" / "anthropic").glob("*.json"))) == 1
