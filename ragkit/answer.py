@@ -31,7 +31,7 @@ What it is not: a judge of the answer (see `ragkit.evaluate`), nor a multi-turn 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -41,6 +41,7 @@ from ragkit.documents import Chunk
 from ragkit.extractive import MODEL as EXTRACTIVE_MODEL, answers_with, extract
 from ragkit.fusion import Ranking
 from ragkit.llm import LLM
+from ragkit.loaders.pages import page_at
 from ragkit.pricing import Usage
 
 DEFAULT_MODEL = "claude-haiku-4-5"
@@ -63,6 +64,7 @@ class Citation:
     search_result_index: int
     start_block_index: int
     end_block_index: int
+    page: int | None = None  # the source file's page of the cited text (a PDF's), else None
 
 
 @dataclass(frozen=True)
@@ -213,8 +215,35 @@ def answer(question: str, hits: Ranking, chunks: Mapping[str, Chunk] | Sequence[
         return _nothing_found(question, passages, model)
     llm = llm or LLM()
     if embedder is not None and llm.offline:
-        return extracted(question, passages, body, embedder)
-    return _build(question, passages, body, llm.create(**body))
+        return paged(extracted(question, passages, body, embedder), chunks, parents)
+    return paged(_build(question, passages, body, llm.create(**body)), chunks, parents)
+
+
+def paged(result: Answer, chunks: Mapping[str, Chunk] | Sequence[Chunk],
+          parents: Mapping[str, Chunk] | None = None) -> Answer:
+    """`result` with each citation's `page`: where the cited chunk's metadata has a page map
+    (`pages`, a PDF's: `ragkit.loaders.pages`), the page holding the cited block's first
+    character. Citations of other chunks keep `page` None."""
+    cited = {c.chunk_id for c in result.citations}
+    if not cited:
+        return result
+    by_id = ({i: chunks[i] for i in cited if i in chunks} if isinstance(chunks, Mapping)
+             else {c.id: c for c in chunks if c.id in cited})
+    by_id.update({p.id: p for p in (parents or {}).values() if p.id in cited})
+    maps = {i: c.metadata["pages"] for i, c in by_id.items() if c.metadata.get("pages")}
+    if not maps:
+        return result
+    by_index = {n: p for n, p in enumerate(result.passages)}
+    citations = []
+    for citation in result.citations:
+        passage = by_index.get(citation.search_result_index)
+        if citation.chunk_id in maps and passage is not None:
+            before = blocks(passage.text)[:citation.start_block_index]
+            offset = sum(map(len, before))
+            offset += len(passage.text[offset:]) - len(passage.text[offset:].lstrip())
+            citation = replace(citation, page=page_at(maps[citation.chunk_id], offset))
+        citations.append(citation)
+    return replace(result, citations=tuple(citations))
 
 
 @dataclass(frozen=True)
@@ -275,7 +304,7 @@ def answer_stream(question: str, hits: Ranking, chunks: Mapping[str, Chunk] | Se
         return
     llm = llm or LLM()
     if embedder is not None and llm.offline:  # no call to stream: the whole answer at once
-        final = extracted(question, passages, body, embedder)
+        final = paged(extracted(question, passages, body, embedder), chunks, parents)
         yield final.text
         yield final
         return
@@ -295,7 +324,7 @@ def answer_stream(question: str, hits: Ranking, chunks: Mapping[str, Chunk] | Se
             if marks:
                 streamed.append(marks)
                 yield marks
-    final = _build(question, passages, body, message)
+    final = paged(_build(question, passages, body, message), chunks, parents)
     if not streamed:
         yield final.text
     yield final

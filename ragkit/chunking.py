@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from ragkit.documents import Chunk, Document, RagkitError
+from ragkit.loaders.pages import chunk_pages
 from ragkit.outline import outline
 
 TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -195,6 +196,8 @@ def section_of(doc: Document, start: int, kind: str) -> list[str]:
 def _chunk(doc: Document, ident: str, lo: int, hi: int, kind: str, **extra: str) -> Chunk:
     meta = {"chunker": kind, "title": doc.title or doc.id, "section": section_of(doc, lo, kind),
             **extra}
+    if doc.metadata.get("pages"):  # a PDF's page map, cut to the chunk: citations name pages
+        meta["pages"] = chunk_pages(doc.metadata["pages"], lo, hi)
     return Chunk(ident, doc.id, doc.text[lo:hi], "", lo, hi, meta)
 
 
@@ -202,7 +205,8 @@ def chunk_document(doc: Document, config: ChunkerConfig = ChunkerConfig()) -> li
     """Chunks of one document: whole if it fits `config.size`, else recursive with overlap.
 
     Metadata: `chunker` (prose | code), `title` (the document's title, else its id) and
-    `section` (`section_of`), which label passages in answer prompts.
+    `section` (`section_of`), which label passages in answer prompts; `pages` (the chunk's
+    page map, `ragkit.loaders.pages.chunk_pages`) when the document has one (a PDF's).
     """
     kind = "code" if is_code(doc) else "prose"
     if (len(doc.text) <= config.size or most_tokens(doc.text) <= config.size

@@ -21,7 +21,7 @@ from ragkit.documents import (Chunk, Dataset, Document, Golden, Query, RagkitErr
 from ragkit.runs import decode_id
 
 
-def load_shipped(root: Path | str) -> Dataset:
+def load_shipped(root: Path | str, skip_bad: bool = False) -> Dataset:
     """Documents and golden queries: `corpus/` (a folder) or `documents.jsonl`, and `golden/`.
 
     The project's own data uses a `corpus/` folder; a `documents.jsonl` beside `golden/`
@@ -29,7 +29,8 @@ def load_shipped(root: Path | str) -> Dataset:
     """
     root = Path(root)
     jsonl = root / "documents.jsonl"
-    documents = load_documents_jsonl(jsonl) if jsonl.is_file() else load_folder(root / "corpus")
+    documents = (load_documents_jsonl(jsonl) if jsonl.is_file()
+                 else load_folder(root / "corpus", skip_bad))
     queries = load_golden(root / "golden")
     check_golden(queries, documents, root / "golden")
     return Dataset(root.name, documents, queries)
@@ -213,11 +214,12 @@ def _warn_missing_queries(judged: dict, queries: list[Query], qrels_path: Path,
                       f"and are left out ({examples})", RagkitWarning, stacklevel=3)
 
 
-def load_dataset(path: Path | str, split: str | None = None) -> Dataset:
+def load_dataset(path: Path | str, split: str | None = None, skip_bad: bool = False) -> Dataset:
     """Recognise a data set by its files and load it (see the module docstring).
 
     `split` picks a BEIR folder's `qrels/<split>.tsv` (default `test`); other layouts carry
-    the split on each query and ignore it here (use `Dataset.split`).
+    the split on each query and ignore it here (use `Dataset.split`). `skip_bad` leaves a
+    folder's unreadable files out (`load_folder`; the documents list's `skipped` names them).
     """
     path = Path(path)
     if path.is_file():
@@ -228,7 +230,7 @@ def load_dataset(path: Path | str, split: str | None = None) -> Dataset:
         return load_beir(path, split or "test")
     if (path / "golden").is_dir() and ((path / "corpus").is_dir()
                                        or (path / "documents.jsonl").is_file()):
-        return load_shipped(path)
+        return load_shipped(path, skip_bad)
     if path.is_dir():
-        return Dataset(path.name, load_folder(path), [])
+        return Dataset(path.name, load_folder(path, skip_bad), [])
     raise RagkitError(f"{path}: no such file or folder")

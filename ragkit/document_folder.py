@@ -1,22 +1,54 @@
-"""A folder of text files as documents: the shipped corpus's layout, and any user's.
+"""A folder of documents: the shipped corpus's layout, and any user's.
 
-What it is: `load_folder(root)` — every Markdown, text or source file under `root` becomes a
-`Document` whose id is its posix path relative to `root`; a file may open with `---`-fenced
-`key: value` front matter, which becomes metadata (and the title), not text.
+What it is: `load_folder(root)` — every Markdown, text or source file (`TEXT_SUFFIXES`) and
+every PDF, HTML or Word file (`ragkit.loaders.LOADERS`) under `root` becomes a `Document`
+whose id is its posix path relative to `root`. A text file may open with `---`-fenced
+`key: value` front matter, which becomes metadata (and the title), not text. A PDF, HTML or
+Word file's headings become `#` lines of its text, so every format's heading path feeds the
+chunker, the structural contextualizer and the `[Source | Section]` tags alike.
 
-What it is not: a crawler (no links followed, no binary formats such as PDF or DOCX) nor a
-watcher: re-read the folder (or `ragkit index --update`) after files change.
+A file that cannot be read (not UTF-8, empty, binary; a PDF with no text layer, encrypted or
+damaged; a page with no body text; a damaged Word file) stops the load with one line naming
+it — or, with `skip_bad=True`, is left out with a warning and listed in `Loaded.skipped`.
+`file_summary` tabulates a load per file (format, pages, headings, characters, skipped and
+why), for a notebook to show.
+
+What it is not: a crawler (no links followed), OCR, nor a watcher: re-read the folder (or
+`ragkit index --update`) after files change.
 """
 from __future__ import annotations
 
 import re
+import warnings
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from ragkit.documents import Document, RagkitError, check_text
+from ragkit.documents import Document, RagkitError, RagkitWarning, check_text
+from ragkit.loaders import LOADERS, load_file
 
 TEXT_SUFFIXES = {".md", ".txt", ".rst", ".py", ".ts", ".js", ".java", ".go", ".rs", ".c",
                  ".h", ".cpp", ".hpp", ".json", ".yaml", ".yml", ".toml", ".sql", ".sh"}
 _FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
+_HEADING_LINE = re.compile(r"^#{1,6}[ \t]+\S", re.M)
+PROGRESS_DELAY = 2.0  # seconds: a load that takes longer shows a progress bar on stderr
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A file `load_folder(..., skip_bad=True)` left out, and why (its error line)."""
+
+    path: str  # relative to the folder
+    reason: str
+
+
+class Loaded(list):
+    """The documents of a folder, in path order — a list, as `load_folder` always returned
+    — and `skipped`: the files left out under `skip_bad`, each with its reason."""
+
+    def __init__(self, documents: list[Document], skipped: list[Skipped]) -> None:
+        super().__init__(documents)
+        self.skipped = skipped
 
 
 def split_front_matter(raw: str) -> tuple[dict[str, str], str]:
@@ -42,30 +74,78 @@ def _title_of(meta: dict[str, str], text: str, rel: str) -> str:
     return rel
 
 
-def load_folder(root: Path | str) -> list[Document]:
-    """Every text file under `root` is a document; its id is its posix path relative to root.
+def _text_file(path: Path, rel: str) -> Document:
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise RagkitError(f"{path}: not UTF-8 text") from None
+    meta, text = split_front_matter(raw.replace("\r\n", "\n"))
+    check_text(text, path, None)
+    meta = {**meta, "path": rel}
+    return Document(rel, text, _title_of(meta, text, rel), meta)
 
-    Markdown/text files may open with front matter (`key: value` lines between `---`
-    fences): it becomes metadata (and `title`), not text. Files named like a manifest or
-    starting with a dot are skipped.
+
+def load_file_at(path: Path, rel: str) -> Document:
+    """One file of a folder as a document: a text file, or a PDF, HTML or Word file."""
+    if path.suffix.lower() in LOADERS:
+        return load_file(path, rel)
+    return _text_file(path, rel)
+
+
+def folder_files(root: Path) -> list[Path]:
+    """The files `load_folder` reads, in path order: known suffixes, nothing hidden."""
+    return sorted(p for p in root.rglob("*") if p.is_file()
+                  and (p.suffix in TEXT_SUFFIXES or p.suffix.lower() in LOADERS)
+                  and not any(part.startswith(".") for part in p.relative_to(root).parts))
+
+
+def load_folder(root: Path | str, skip_bad: bool = False, progress: bool = True) -> Loaded:
+    """Every text, PDF, HTML or Word file under `root` is a document; its id is its posix
+    path relative to root (see the module docstring). Files starting with a dot are skipped.
+
+    A bad file raises `RagkitError` naming it, unless `skip_bad`: then it is left out with a
+    `RagkitWarning` and listed in the result's `skipped`. `progress` shows a bar on stderr
+    when the load takes more than `PROGRESS_DELAY` seconds (many PDFs).
     """
+    from tqdm import tqdm  # deferred: only a load shows a bar
     root = Path(root)
     if not root.is_dir():
         raise RagkitError(f"{root}: not a folder")
-    docs = []
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        rel = path.relative_to(root).as_posix()
-        hidden = any(part.startswith(".") for part in path.relative_to(root).parts)
-        if path.suffix not in TEXT_SUFFIXES or hidden:
-            continue
-        try:
-            raw = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise RagkitError(f"{path}: not UTF-8 text") from None
-        meta, text = split_front_matter(raw.replace("\r\n", "\n"))
-        check_text(text, path, None)
-        meta = {**meta, "path": rel}
-        docs.append(Document(rel, text, _title_of(meta, text, rel), meta))
+    docs, skipped = [], []
+    files = folder_files(root)
+    with tqdm(files, desc="loading", unit="file", disable=not progress, leave=False,
+              delay=PROGRESS_DELAY) as bar:
+        for path in bar:
+            rel = path.relative_to(root).as_posix()
+            try:
+                docs.append(load_file_at(path, rel))
+            except RagkitError as exc:
+                if not skip_bad:
+                    raise
+                skipped.append(Skipped(rel, str(exc)))
+                warnings.warn(f"skipped {exc}", RagkitWarning, stacklevel=2)
     if not docs:
-        raise RagkitError(f"{root}: no text files")
-    return docs
+        raise RagkitError(f"{root}: no documents" + (f" ({len(skipped)} files skipped)"
+                                                     if skipped else ""))
+    return Loaded(docs, skipped)
+
+
+def file_summary(docs: list[Document], skipped: list[Skipped] | None = None
+                 ) -> list[dict[str, Any]]:
+    """One row per file of a load, for a table: `file`, `format`, `pages` (PDF), `headings`
+    (`#` lines the heading path is read from), `chars`, and `skipped` (why, else '').
+    `skipped` defaults to `docs.skipped` when `docs` is a `Loaded`."""
+    if skipped is None:
+        skipped = getattr(docs, "skipped", [])
+    rows = []
+    for doc in docs:
+        fmt = doc.metadata.get("format") or Path(doc.id).suffix.lstrip(".").lower()
+        pages = doc.metadata.get("pages")
+        rows.append({"file": doc.id, "format": fmt, "pages": len(pages) if pages else None,
+                     "headings": len(_HEADING_LINE.findall(doc.text)) if fmt not in
+                     ("py", "ts", "js", "java", "go", "rs", "c", "h", "cpp", "hpp", "sh",
+                      "sql", "json", "yaml", "yml", "toml") else 0,
+                     "chars": len(doc.text), "skipped": ""})
+    rows += [{"file": s.path, "format": Path(s.path).suffix.lstrip(".").lower(), "pages": None,
+              "headings": 0, "chars": 0, "skipped": s.reason} for s in skipped]
+    return sorted(rows, key=lambda row: row["file"])

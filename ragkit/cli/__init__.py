@@ -3,7 +3,7 @@
     ragkit index DOCS --out DIR [--chunk-size N --overlap N --contextualizer NAME
                                  --context-model M --context-prompt FILE
                                  --tokenizer NAME --embedder NAME|none
-                                 --store memory|milvus|milvus:URI --update]
+                                 --store memory|milvus|milvus:URI --update --skip-bad]
     ragkit search DIR --queries Q.jsonl [--k 20 --mode hybrid --fusion rrf --level doc
                                          --rerank offline|none|NAME --rerank-candidates 150]
                                         --out RUN

@@ -42,9 +42,16 @@ def cmd_ask(args: argparse.Namespace) -> None:
     else:
         result = answer(args.question, hits, pipeline.chunks, **ask)
         print(result.text)
+    pages: dict[str, list[int]] = {}  # a PDF's cited pages, per source
+    for citation in result.citations:
+        if citation.page is not None and citation.page not in pages.get(citation.chunk_id, []):
+            pages.setdefault(citation.chunk_id, []).append(citation.page)
     for number, (ident, tag) in enumerate(result.sources, start=1):
         # the tag of the cited sentence: its heading path, not the one where the chunk starts
-        print(f"[{number}] {ident} — {tag_place(tag)}")
+        cited = sorted(pages.get(ident, []))
+        where = (f", p. {cited[0]}" if len(cited) == 1 else
+                 f", pp. {', '.join(map(str, cited))}" if cited else "")
+        print(f"[{number}] {ident} — {tag_place(tag)}{where}")
 
 
 def _ask_agent(args: argparse.Namespace) -> None:

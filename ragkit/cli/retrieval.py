@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from ragkit.atomic import check_target
@@ -32,13 +33,24 @@ def _index(args: argparse.Namespace) -> None:
     vectors = _precomputed(args.vectors, config) if args.vectors else None
     if _bulk(args, config, vectors, store):
         return
-    data = load_dataset(args.docs)
+    data = load_dataset(args.docs, skip_bad=args.skip_bad)
     pipeline = Pipeline.build(data.documents, config, chunks=data.chunks, vectors=vectors,
                               vectors_path=args.vectors or "vectors")
     pipeline.save(args.out, store)
     print_usage(args)
     print(f"indexed {len(data.documents)} documents as {len(pipeline.chunks)} chunks "
           f"into {args.out}")
+    print_skipped(data.documents)
+
+
+def print_skipped(documents) -> None:
+    """--skip-bad: the files left out, each with why, after the summary line (stderr)."""
+    skipped = getattr(documents, "skipped", [])
+    if skipped:
+        print(f"skipped {len(skipped)} bad file{'s' if len(skipped) > 1 else ''}:",
+              file=sys.stderr)
+        for entry in skipped:
+            print(f"  {entry.reason}", file=sys.stderr)
 
 
 def _bulk(args: argparse.Namespace, config, vectors, store) -> bool:
@@ -72,7 +84,7 @@ def _update(args: argparse.Namespace) -> None:
     if args.store and args.store.partition(":")[0] != record["kind"]:
         raise RagkitError(f"{args.out}: --update keeps the index's store ({record['kind']}); "
                           f"write --store {args.store} to another folder")
-    data = load_dataset(args.docs)
+    data = load_dataset(args.docs, skip_bad=args.skip_bad)
     new, changed, removed = update_index(old, data.documents, data.chunks, progress=True)
     if new is not None:
         new.save(args.out, StoreSpec("milvus", record.get("uri"), record.get("dense_index",
@@ -81,6 +93,7 @@ def _update(args: argparse.Namespace) -> None:
     print(f"updated {args.out}: {len(changed)} documents added or changed, {len(removed)} "
           f"removed, {len(data.documents) - len(changed)} unchanged"
           + (f"; {len(new.chunks)} chunks" if new is not None else ""))
+    print_skipped(data.documents)
 
 
 def _precomputed(path: Path, config):
@@ -138,6 +151,11 @@ def add_parsers(sub) -> None:
                    help="if --out is an index: re-index only the documents added or changed "
                         "since, drop the removed ones, keep its store and index options "
                         "(the other index options are then ignored); else build it")
+    p.add_argument("--skip-bad", action="store_true",
+                   help="leave out a folder's files that cannot be read (a scanned, encrypted "
+                        "or damaged PDF, a page with no body text, ...) with a warning each, "
+                        "and list them at the end; without it the first such file stops the "
+                        "build (exit 2)")
     p.add_argument("--milvus-index", default="FLAT", choices=("FLAT", "HNSW", "IVF_FLAT"),
                    help="Milvus dense index: FLAT is exact; HNSW / IVF_FLAT approximate")
     add_index_options(p)

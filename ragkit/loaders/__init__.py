@@ -1,0 +1,31 @@
+"""Loaders for the binary and markup formats a folder may hold: PDF, HTML and Word (DOCX).
+
+What it is: `load_file(path, rel)` reads one such file into a `Document` whose text is
+Markdown-shaped — `#` lines for its headings (PDF outline entries, `<h1>`-`<h6>`, Word's
+`Heading N` styles), a blank line between paragraphs, a table row as `| cell | cell |` — so
+the chunker, the structural contextualizer and the `[Source | Section]` tags read its heading
+path exactly as they read a Markdown file's. Metadata: `path`, `format`, `title` and, for a
+PDF, `pages` (`[[page, offset], ...]`: page `page` starts at `offset` of the text; see
+`ragkit.loaders.pages`).
+
+What it is not: OCR (a scanned PDF with no text layer is refused), a crawler, nor a layout
+engine: headers, footers and columns of a PDF come out in the order its text layer holds.
+
+Each format's library is imported only when a file of that format is met (`ragkit search`
+never loads pdfminer). A file that cannot be read raises one `RagkitError` line naming it.
+"""
+from __future__ import annotations
+
+from importlib import import_module
+from pathlib import Path
+
+from ragkit.documents import Document
+
+# suffix -> module of ragkit.loaders whose `load(path, rel)` reads it
+LOADERS = {".pdf": "pdf", ".html": "html", ".htm": "html", ".xhtml": "html", ".docx": "docx"}
+
+
+def load_file(path: Path, rel: str) -> Document:
+    """The document of one PDF, HTML or DOCX file (`LOADERS`); its id is `rel`."""
+    module = import_module(f"ragkit.loaders.{LOADERS[path.suffix.lower()]}")
+    return module.load(path, rel)

@@ -1,0 +1,142 @@
+"""An HTML page (a saved web page, exported documentation) as a document.
+
+What it is: the page's main content — `<main>`, else `<article>`, else `<body>` — without
+the boilerplate around it: navigation, sidebars (`<aside>`), scripts, styles, forms and,
+outside `<main>`/`<article>`, the page header and footer. `<h1>`-`<h6>` become `#` lines (the
+heading path), `<p>`, list items (`- `, `1. `), table rows (`| a | b |`) and loose text
+become paragraphs. The title is `<title>`, else the first heading.
+
+Why selectolax (the Lexbor engine): it parses a 50 MB page in about a second and installs
+as one small wheel; trafilatura, which guesses the main content with heuristics, brings
+about 70 MB of dependencies (lxml, dateparser, regex, babel, ...). A page marked up with
+`<main>`/`<article>`/`<nav>` — what HTML5 generators write — needs no guessing.
+
+A page nested deeper than `MAX_DEPTH` elements is refused before parsing (one line).
+
+What it is not: a renderer (CSS is ignored: text hidden by a style sheet is kept) nor a
+readability heuristic for pages whose navigation is plain `<div>`s.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ragkit.documents import Document, RagkitError
+from ragkit.loaders.markdown import TextBuilder, squash
+
+_DROP = ("script", "style", "noscript", "template", "nav", "aside", "form", "iframe", "svg",
+         "button", "select", "head", "[role=navigation]", "[role=banner]",
+         "[role=contentinfo]", "[aria-hidden=true]")
+_HEADINGS = {f"h{n}": n for n in range(1, 7)}
+_WHOLE = {"p", "li", "dt", "dd", "pre", "blockquote", "figcaption", "caption", "address",
+          "summary", "td", "th"}
+_BLOCKS = _WHOLE | set(_HEADINGS) | {"div", "section", "article", "main", "ul", "ol", "dl",
+                                     "table", "tr", "br", "hr", "header", "footer", "figure",
+                                     "details", "body", "tbody", "thead"}
+_CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([\w-]+)""", re.I)
+MAX_DEPTH = 1000  # elements open at once; real pages stay under ~100
+_TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)(?:[^>]*?(/))?>")
+# void elements and those whose end tag may be left out: they do not count as nesting
+_UNNESTED = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
+             "source", "track", "wbr", "p", "li", "td", "th", "tr", "dt", "dd", "option",
+             "tbody", "thead", "colgroup"}
+
+
+def _check_depth(path: Path, page: str) -> None:
+    """Refuse a page nested deeper than `MAX_DEPTH`: the HTML5 tree builder's work grows
+    with the square of the depth (200,000 nested `<div>`s took five minutes to parse)."""
+    depth = 0
+    for tag in _TAG.finditer(page):
+        if tag.group(3) or tag.group(2).lower() in _UNNESTED:
+            continue
+        depth += -1 if tag.group(1) else 1
+        if depth > MAX_DEPTH:
+            raise RagkitError(f"{path}: elements nested more than {MAX_DEPTH:,} deep "
+                              f"(a hostile page?)")
+
+
+def _decode(raw: bytes) -> str:
+    """UTF-8, else the charset a `<meta>` names, else Windows-1252 (what browsers assume)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    named = _CHARSET.search(raw[:4096])
+    for encoding in ([named.group(1).decode("ascii")] if named else []) + ["cp1252"]:
+        try:
+            return raw.decode(encoding)
+        except (LookupError, UnicodeDecodeError):
+            continue
+    return raw.decode("latin-1")
+
+
+def _list_prefix(node) -> str:
+    parent = node.parent
+    if parent is None or parent.tag != "ol":
+        return "- "
+    number, sibling = 1, node.prev
+    while sibling is not None:
+        number += sibling.tag == "li"
+        sibling = sibling.prev
+    return f"{number}. "
+
+
+def _walk(root, out: TextBuilder) -> None:
+    """Blocks of `root` in document order, iteratively (a page nested 100,000 deep is fine)."""
+    loose: list[str] = []
+
+    def flush() -> None:
+        if loose:
+            out.paragraph(" ".join(loose))
+            loose.clear()
+
+    stack = [root.child] if root.child is not None else []
+    while stack:
+        node = stack.pop()
+        if node.next is not None:
+            stack.append(node.next)
+        tag = node.tag
+        if tag == "-text":
+            loose.append(node.text(deep=False))
+            continue
+        if tag not in _BLOCKS:  # inline (a, b, span, ...) or unknown: walk into it
+            if node.child is not None:
+                stack.append(node.child)
+            continue
+        flush()
+        if tag in _HEADINGS:
+            out.heading(_HEADINGS[tag], node.text(deep=True))
+        elif tag == "table":
+            out.rows([[cell.text(deep=True) for cell in row.css("th, td")]
+                      for row in node.css("tr")])
+        elif tag in _WHOLE:
+            out.paragraph(node.text(deep=True), _list_prefix(node) if tag == "li" else "")
+        elif node.child is not None:
+            stack.append(node.child)
+    flush()
+
+
+def load(path: Path, rel: str) -> Document:
+    """The document of the HTML file `path` (id `rel`); no body text is one error line."""
+    from selectolax.lexbor import LexborHTMLParser  # deferred: only when a page is met
+    try:
+        page = _decode(path.read_bytes())
+    except OSError as exc:
+        raise RagkitError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    _check_depth(path, page)
+    tree = LexborHTMLParser(page)
+    title_node = tree.css_first("title")
+    title = title_node.text(deep=True) if title_node is not None else ""
+    root = tree.css_first("main") or tree.css_first("article") or tree.body
+    if root is None:
+        raise RagkitError(f"{path}: no body text")
+    drop = _DROP if root.tag in ("main", "article") else _DROP + ("header", "footer")
+    for node in root.css(", ".join(drop)):
+        node.decompose()
+    out = TextBuilder()
+    _walk(root, out)
+    text = out.text()
+    if not text.strip():
+        raise RagkitError(f"{path}: no body text")
+    title = out.title(title) or rel
+    return Document(rel, text, title, {"path": rel, "format": "html", "title": title})

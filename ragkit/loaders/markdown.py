@@ -1,0 +1,74 @@
+"""The Markdown-shaped text every loader writes, built block by block.
+
+What it is: `TextBuilder` collects headings (`#` lines), paragraphs and table rows with a
+blank line between blocks, white space inside a block collapsed, and records where each
+page starts (`pages`), so the PDF, HTML and Word loaders write the same text for the same
+content — the chunker then cuts them at the same places.
+
+What it is not: a Markdown escaper. A paragraph that happens to start with `#` becomes a
+heading line for the chunker, as it would in a Markdown file.
+"""
+from __future__ import annotations
+
+import re
+
+_SPACE = re.compile(r"\s+")
+
+
+def squash(text: str) -> str:
+    """White space runs as one space, ends stripped."""
+    return _SPACE.sub(" ", text).strip()
+
+
+class TextBuilder:
+    """Blocks in, Markdown-shaped text out, with heading and page bookkeeping."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.size = 0
+        self.headings: list[tuple[int, str]] = []
+        self.pages: list[list[int]] = []
+
+    def _add(self, block: str) -> None:
+        if self.parts:
+            self.parts.append("\n\n")
+            self.size += 2
+        self.parts.append(block)
+        self.size += len(block)
+
+    def page(self, number: int) -> None:
+        """Page `number` starts at the next block."""
+        start = self.size + (2 if self.parts else 0)
+        if self.pages and self.pages[-1][1] == start:
+            self.pages[-1][0] = number  # the previous page added no text
+        else:
+            self.pages.append([number, start])
+
+    def heading(self, level: int, text: str) -> None:
+        text = squash(text)
+        if text:
+            level = min(max(level, 1), 6)
+            self.headings.append((level, text))
+            self._add("#" * level + " " + text)
+
+    def paragraph(self, text: str, prefix: str = "") -> None:
+        text = squash(text)
+        if text:
+            self._add(prefix + text)
+
+    def rows(self, rows: list[list[str]]) -> None:
+        """A table: one `| a | b |` line per row with any text."""
+        lines = ["| " + " | ".join(squash(c) for c in row) + " |" for row in rows
+                 if any(squash(c) for c in row)]
+        if lines:
+            self._add("\n".join(lines))
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    def title(self, *candidates: str | None) -> str:
+        """The first non-empty candidate, else the first heading, else ''."""
+        for candidate in candidates:
+            if candidate and squash(candidate):
+                return squash(candidate)
+        return self.headings[0][1] if self.headings else ""

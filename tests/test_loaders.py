@@ -1,0 +1,197 @@
+"""PDF, HTML and Word files in a folder: what each loader reads (headings as the heading
+path, pages, titles), the one line each kind of bad file gets, --skip-bad, and page
+citations — through `load_folder` and through the installed `ragkit` command."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli_errors import one_error_line
+from loader_files import docx, pdf, scanned_pdf, zip_bomb_docx
+from ragkit import document_folder
+from ragkit.chunking import chunk_documents
+from ragkit.document_folder import file_summary, load_folder
+from ragkit.documents import RagkitError
+from ragkit.loaders.pages import chunk_pages, page_at
+
+RAGKIT = str(Path(sys.executable).parent / "ragkit")
+PAGES = [["Refunds", "Refunds take seven days.", "Shipping"],
+         ["Parcels ship in two days.", "Returns", "Return within 21 days."]]
+OUTLINE = [(1, "Refunds", 0), (2, "Shipping", 0), (2, "Returns", 1)]
+
+
+def _run(*args: str, home: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "RAGKIT_HOME": str(home)}
+    return subprocess.run([RAGKIT, *args], capture_output=True, text=True, env=env,
+                          timeout=120)
+
+
+def test_pdf_outline_is_the_heading_path_and_pages_map_the_text(tmp_path):
+    pdf(tmp_path / "rules.pdf", PAGES, OUTLINE, title="Shop rules")
+    (doc,) = load_folder(tmp_path)
+    assert doc.text == ("# Refunds\n\nRefunds take seven days.\n\n## Shipping\n\n"
+                        "Parcels ship in two days.\n\n## Returns\n\nReturn within 21 days.")
+    assert (doc.id, doc.title) == ("rules.pdf", "Shop rules")
+    assert doc.metadata["pages"] == [[1, 0], [2, 50]]
+    assert doc.text[50:].startswith("Parcels")
+    (chunk,) = chunk_documents([doc])
+    assert chunk.metadata["pages"] == [[1, 0], [2, 50]]
+
+
+def test_pdf_without_outline_keeps_text_and_pages_no_headings(tmp_path):
+    pdf(tmp_path / "plain.pdf", PAGES)
+    (doc,) = load_folder(tmp_path)
+    assert "#" not in doc.text and doc.title == "plain.pdf"  # no Title field, no outline
+    assert [p for p, _ in doc.metadata["pages"]] == [1, 2]
+
+
+def test_page_maps():
+    pages = [[1, 0], [2, 100], [3, 250]]
+    assert [page_at(pages, o) for o in (0, 99, 100, 249, 250, 9999)] == [1, 1, 2, 2, 3, 3]
+    assert chunk_pages(pages, 90, 260) == [[1, 0], [2, 10], [3, 160]]
+    assert chunk_pages(pages, 100, 200) == [[2, 0]]
+    assert page_at([], 5) is None
+
+
+def test_html_main_content_headings_and_title(tmp_path):
+    (tmp_path / "page.html").write_text(
+        "<html><head><title>Refunds | Shop</title><style>p {}</style></head><body>"
+        "<header>Shop logo</header><nav><a href='/'>Home</a></nav><main>"
+        "<h1>Refunds</h1><p>Refunds take <b>seven</b> days.</p><h3>Exceptions</h3>"
+        "<ul><li>Gift cards</li><li>Plants</li></ul>"
+        "<table><tr><th>Item</th><th>Days</th></tr><tr><td>Sofa</td><td>30</td></tr></table>"
+        "</main><aside>Related</aside><footer>Copyright</footer><script>track()</script>"
+        "</body></html>", encoding="utf-8")
+    (doc,) = load_folder(tmp_path)
+    assert doc.text == ("# Refunds\n\nRefunds take seven days.\n\n### Exceptions\n\n"
+                        "- Gift cards\n\n- Plants\n\n| Item | Days |\n| Sofa | 30 |")
+    assert doc.title == "Refunds | Shop" and doc.metadata["format"] == "html"
+    assert [c.metadata["section"] for c in chunk_documents([doc])] == [["Refunds"]]
+
+
+def test_html_without_main_drops_header_and_footer(tmp_path):
+    (tmp_path / "p.htm").write_text("<body><header>Menu</header><div>Loose text<p>Para"
+                                    "</p></div><footer>Foot</footer></body>")
+    (doc,) = load_folder(tmp_path)
+    assert doc.text == "Loose text\n\nPara" and doc.title == "p.htm"
+
+
+def test_docx_heading_styles_lists_and_title(tmp_path):
+    docx(tmp_path / "policy.docx", [("Heading 1", "Refunds"), ("", "Seven days."),
+                                    ("Heading 2", "Exceptions"), ("List Bullet", "Plants"),
+                                    ("List Number", "Ask"), ("List Number", "Send")])
+    (doc,) = load_folder(tmp_path)
+    assert doc.text == ("# Refunds\n\nSeven days.\n\n## Exceptions\n\n- Plants\n\n"
+                        "1. Ask\n\n2. Send")
+    assert doc.title == "Refunds" and doc.metadata == {"path": "policy.docx",
+                                                       "format": "docx", "title": "Refunds"}
+
+
+def _corrupt_pdf(path: Path) -> None:
+    path.write_bytes(b"%PDF-1.4\n1 0 obj << /Type /Catalog >> garbage\n%%EOF")
+
+
+BAD = {
+    "scan.pdf": (scanned_pdf, "no text layer (scanned? ragkit does not OCR)"),
+    "locked.pdf": (lambda p: pdf(p, [["secret"]], password="pw"),
+                   "encrypted (opening it needs a password)"),
+    "broken.pdf": (_corrupt_pdf, "not a valid PDF (PSEOF: Unexpected EOF)"),
+    "empty.html": (lambda p: p.write_text("<html><body><nav>Home</nav><script>x()</script>"
+                                          "</body></html>"), "no body text"),
+    "deep.html": (lambda p: p.write_text("<div>" * 5000 + "x" + "</div>" * 5000),
+                  "elements nested more than 1,000 deep (a hostile page?)"),
+    "letter.docx": (lambda p: p.write_bytes(b"not a zip at all"),
+                    "not a valid Word file (not a zip archive: File is not a zip file)"),
+    "bomb.docx": (lambda p: zip_bomb_docx(p, 520 * 2**20),
+                  "would unpack to 520 MB, over the 512 MB limit (a zip bomb?)"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_a_bad_file_is_one_line_naming_it(tmp_path, name):
+    make, reason = BAD[name]
+    make(tmp_path / name)
+    with pytest.raises(RagkitError) as caught:
+        load_folder(tmp_path)
+    assert str(caught.value) == f"{tmp_path / name}: {reason}"
+
+
+def test_skip_bad_leaves_bad_files_out_and_summarises(tmp_path):
+    pdf(tmp_path / "rules.pdf", PAGES, OUTLINE)
+    scanned_pdf(tmp_path / "scan.pdf")
+    (tmp_path / "notes.md").write_text("# Notes\n\nHello.\n")
+    with pytest.warns(UserWarning, match="skipped .*scan.pdf: no text layer"):
+        docs = load_folder(tmp_path, skip_bad=True)
+    assert [d.id for d in docs] == ["notes.md", "rules.pdf"]
+    assert [(s.path, s.reason.split(": ", 1)[1]) for s in docs.skipped] == [
+        ("scan.pdf", "no text layer (scanned? ragkit does not OCR)")]
+    rows = file_summary(docs)
+    assert [(r["file"], r["format"], r["pages"], r["headings"], r["skipped"] != "")
+            for r in rows] == [("notes.md", "md", None, 1, False),
+                               ("rules.pdf", "pdf", 2, 3, False),
+                               ("scan.pdf", "pdf", None, 0, True)]
+    assert rows[1]["chars"] == len(docs[1].text)
+
+
+def test_a_slow_load_shows_a_progress_bar(tmp_path, monkeypatch, capsys):
+    pdf(tmp_path / "rules.pdf", PAGES, OUTLINE)
+    monkeypatch.setattr(document_folder, "PROGRESS_DELAY", 0)
+    load_folder(tmp_path)
+    assert "loading" in capsys.readouterr().err
+    load_folder(tmp_path, progress=False)
+    assert capsys.readouterr().err == ""
+
+
+def test_cli_bad_pdf_exits_2_and_writes_nothing(tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    pdf(folder / "rules.pdf", PAGES, OUTLINE)
+    pdf(folder / "locked.pdf", [["secret"]], password="pw")
+    done = _run("index", str(folder), "--out", str(tmp_path / "idx"), "--embedder", "none",
+                home=tmp_path / "home")
+    assert one_error_line(done) == (f"ragkit: error: {folder / 'locked.pdf'}: encrypted "
+                                    f"(opening it needs a password)")
+    assert not (tmp_path / "idx").exists()
+
+
+def test_cli_skip_bad_indexes_the_rest_lists_the_skipped_and_cites_pages(tmp_path):
+    folder, index = tmp_path / "docs", tmp_path / "idx"
+    folder.mkdir()
+    pdf(folder / "rules.pdf", PAGES, OUTLINE, title="Shop rules")
+    scanned_pdf(folder / "scan.pdf")
+    (folder / "blank.html").write_text("<body><nav>Home</nav></body>")
+    done = _run("index", str(folder), "--out", str(index), "--embedder", "none",
+                "--skip-bad", home=tmp_path / "home")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith("indexed 1 documents as 1 chunks into " + str(index))
+    tail = done.stderr.strip().splitlines()[-3:]
+    assert tail == ["skipped 2 bad files:", f"  {folder / 'blank.html'}: no body text",
+                    f"  {folder / 'scan.pdf'}: no text layer (scanned? ragkit does not OCR)"]
+    # another process answers from the index; the quoted sentence is on page 2
+    asked = _run("ask", "--index", str(index), "When do parcels ship?",
+                 home=tmp_path / "home")
+    assert asked.returncode == 0, asked.stderr
+    assert "[1] rules.pdf#0 — Shop rules / Refunds > Shipping, p. 2" in asked.stdout.splitlines()
+
+
+def test_search_never_imports_the_format_libraries(tmp_path):
+    folder, index = tmp_path / "docs", tmp_path / "idx"
+    folder.mkdir()
+    pdf(folder / "rules.pdf", PAGES, OUTLINE)
+    assert _run("index", str(folder), "--out", str(index), "--embedder", "none",
+                home=tmp_path / "home").returncode == 0
+    (tmp_path / "q.jsonl").write_text('{"id": "q1", "text": "parcels"}\n')
+    code = ("import sys; from ragkit.cli import main; "
+            f"main(['search', {str(index)!r}, '--queries', {str(tmp_path / 'q.jsonl')!r}, "
+            f"'--out', {str(tmp_path / 'run.txt')!r}, '--mode', 'bm25']); "
+            "print(sorted(m for m in ('pdfminer', 'selectolax', 'docx') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "RAGKIT_HOME": str(tmp_path / "home")},
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+    assert "rules.pdf" in (tmp_path / "run.txt").read_text()
