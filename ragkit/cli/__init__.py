@@ -17,6 +17,9 @@
     ragkit models install
     ragkit cache stats | clear [--model M]
     ragkit cookbook run|sweep|refresh ...
+    ragkit questions generate DOCS --out golden.jsonl [--n 100 --kinds K --model M --seed 0]
+    ragkit questions review golden.jsonl --out review.csv
+    ragkit questions accept review.csv --golden golden.jsonl --out accepted.jsonl
 
 Every user error is one line on stderr naming the file, line and field, and exit status 2.
 """
@@ -27,7 +30,7 @@ import sys
 import warnings
 from concurrent.futures.process import BrokenProcessPool
 
-from ragkit.cli import answers, manage, retrieval, scoring
+from ragkit.cli import answers, manage, questions, retrieval, scoring
 from ragkit.cli.api_options import COMMANDS as API_COMMANDS
 from ragkit.cli.api_options import add_api_options, apply_api_options
 from ragkit.cli.options import Help
@@ -40,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ragkit", description=__doc__.split("\n\n")[0],
                                      formatter_class=Help)
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (retrieval, scoring, answers, manage):
+    for module in (retrieval, scoring, answers, manage, questions):
         module.add_parsers(sub)
     for name in API_COMMANDS:
         add_api_options(sub.choices[name])

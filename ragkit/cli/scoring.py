@@ -8,7 +8,7 @@ from ragkit.atomic import check_target, write_text
 from ragkit.cli.options import (DEFAULT_RERANK, Help, add_index_options, add_search_options,
                                 check_index_covers, clamp_k, index_config, load_index,
                                 positive_int, print_rerank_summary)
-from ragkit.documents import RagkitError
+from ragkit.documents import Dataset, RagkitError, check_golden, load_golden
 
 
 def cmd_eval(args: argparse.Namespace) -> None:
@@ -56,6 +56,14 @@ def _split(data, asked: str | None):
     return data.split(split), f"split {split}"
 
 
+def _with_questions(data, path: Path):
+    """The data set's documents with the labelled questions of `path` (a golden JSONL file
+    or a folder of them), every span checked against the documents."""
+    queries = load_golden(path)
+    check_golden(queries, data.documents, path)
+    return Dataset(data.name, data.documents, queries, data.chunks)
+
+
 def _mode_rerank(mode: str, asked: str | None) -> str:
     """The reranker of one mode's row: --rerank if given, else what `ragkit search` uses."""
     return asked or (DEFAULT_RERANK if mode == "hybrid" else "none")
@@ -68,8 +76,10 @@ def _eval_dataset(args: argparse.Namespace) -> None:
     from ragkit.eval_runs import score_run
     from ragkit.evaluate import judge
     from ragkit.pipeline import Pipeline, SearchConfig
-    data, scored = _split(load_dataset(args.dataset, None if args.split == "all" else args.split),
-                          args.split)
+    data = load_dataset(args.dataset, None if args.split == "all" else args.split)
+    if args.questions:  # e.g. from `ragkit questions accept`: they replace golden/
+        data = _with_questions(data, args.questions)
+    data, scored = _split(data, args.split)
     if not data.queries:
         raise RagkitError(f"{args.dataset}: no queries to evaluate")
     if args.index:
@@ -173,6 +183,9 @@ def add_parsers(sub) -> None:
                         "one, else all; the offline reranker and the fusion weights were "
                         "fitted on dev); a BEIR folder reads qrels/SPLIT.tsv (default: test)")
     p.add_argument("--index", type=Path, help="use a saved index instead of building one")
+    p.add_argument("--questions", type=Path, metavar="FILE.jsonl",
+                   help="score these labelled questions (golden JSONL, e.g. from `ragkit "
+                        "questions accept`) instead of DATASET's golden/")
     p.add_argument("--run", type=Path, help="score this TREC run instead of a data set")
     p.add_argument("--qrels", type=Path,
                    help="judgments for --run: TREC qrels (qid iter docid rel) or BEIR TSV "

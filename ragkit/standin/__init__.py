@@ -20,6 +20,9 @@ None: not mine). `RULES` lists them in order; the first that answers wins.
   returned (`agent_state.py` reads the request, `agent_answer.py` writes the answer).
 - `rerank.py` (tried first: its passages may quote anything): RankGPT's listwise-ranking
   conversation → a permutation by query-term overlap.
+- `questions.py`: the golden-set generator's requests (`[ragkit questions: …]` headers,
+  `ragkit.questions`) → a template question about the passage's key sentence with that
+  sentence as the span, the round trip's best-covering sentence, `UNKNOWN` closed-book.
 - `contextualize.py`: a `<document>…</document>` and a `<chunk>…</chunk>` in the user turn
   (Anthropic's contextual-retrieval prompt) → the chunk's structural context.
 - `crag.py`: the CRAG and Self-RAG judge prompts (`[ragkit judge: crag_relevance v1]`,

@@ -1,0 +1,33 @@
+"""A golden set out of a folder: generate questions, review them, accept the reviewed ones.
+
+What it is, for a notebook or a script (the command line is `ragkit questions`):
+- `documents_of(path)`: the documents (and shipped chunks) of anything `ragkit index` reads;
+- `generate(documents, n=100, kinds=None, model="claude-haiku-4-5", seed=0)` → (questions,
+  report): Claude (offline: the stand-in's documented rule) writes questions with exact
+  answer spans about sampled chunks, filtered and counted (`ragkit.questions.generation`);
+- `write_golden(questions, path)` / `read_golden(path)`: the JSONL `ragkit eval --questions`
+  reads;
+- `write_review(questions, path)`: the sheet a domain expert marks keep yes/no;
+  `accept(review_path, golden_path)`: the kept questions, edits checked
+  (`ragkit.questions.review`).
+Each name is imported on first use (`ragkit.lazy`), so the command line's parser reads the
+defaults (`ragkit.questions.defaults`) without loading the Anthropic SDK.
+What it is not: a judge of question quality; the expert's review is.
+"""
+from __future__ import annotations
+
+from ragkit.lazy import attach as _attach
+
+_LAZY = {
+    "ragkit.questions.defaults": ["DEFAULT_SHARES", "DUP_THRESHOLD", "KINDS"],
+    "ragkit.questions.generation": ["DEFAULT_MODEL", "OFFLINE_GENERATOR", "documents_of",
+                                  "generate"],
+    "ragkit.questions.report": ["STAGES", "Report"],
+    "ragkit.questions.review": ["accept", "is_golden_file", "is_review_csv", "read_golden",
+                                "write_golden", "write_review"],
+}
+__getattr__, __dir__ = _attach(__name__, _LAZY)
+
+__all__ = ["DEFAULT_MODEL", "DEFAULT_SHARES", "DUP_THRESHOLD", "KINDS", "OFFLINE_GENERATOR",
+           "STAGES", "Report", "accept", "documents_of", "generate", "is_golden_file",
+           "is_review_csv", "read_golden", "write_golden", "write_review"]

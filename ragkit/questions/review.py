@@ -1,0 +1,200 @@
+"""A domain expert's review of generated questions: a sheet out, the decisions folded back.
+
+What it is:
+- `write_golden(questions, path)` / `read_golden(path)`: the golden JSONL (one question per
+  line, the shipped format), written atomically; reading checks each line's fields.
+- `write_review(questions, path)`: a CSV sheet, one row per question, columns `COLUMNS`:
+  id, question, answer_span (answer_span_2: a multi-chunk question's second span), source
+  (document, page, section), kind, keep (prefilled `yes`), notes. UTF-8 with a byte-order
+  mark: Excel reads a CSV without one in the machine's legacy code page and garbles every
+  non-ASCII character (Korean, €, curly quotes); LibreOffice, Google Sheets and Python's
+  `utf-8-sig` read it either way. A cell starting with `=`, `+`, `-` or `@` gets a leading
+  `'`, so a spreadsheet shows it as text instead of running it as a formula (OWASP's CSV
+  injection advice); `accept` takes that `'` off again.
+- `accept(review_path, golden_path)`: the questions marked keep `yes`, with the expert's
+  edits to question and span. Refused, one line naming the file, row (the spreadsheet's:
+  the header is row 1) and field: a missing column, a keep that is not yes/no (y/n, any
+  case), an id that is not in the golden file or comes twice, an empty question, a span
+  emptied or edited so that it is no longer verbatim in its passage (white space aside: a
+  re-wrapped span is re-anchored to the passage's own text), a span added to an
+  unanswerable question. Questions of the golden file without a row are left out, with a
+  warning. The sheet may be saved with `;` or tab separators (spreadsheets in some locales).
+What it is not: a merge of two reviews; the last sheet decides.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ragkit.atomic import write_text
+from ragkit.documents import RagkitError, RagkitWarning, read_jsonl, require, where
+from ragkit.questions.spans import anchor
+
+COLUMNS = ("id", "question", "answer_span", "answer_span_2", "source", "kind", "keep", "notes")
+REQUIRED = ("id", "question", "answer_span", "keep")
+_FORMULA = ("=", "+", "-", "@")
+_YES, _NO = {"yes", "y"}, {"no", "n"}
+
+
+def is_golden_file(path: Path) -> bool:
+    """A JSONL file whose first lines are golden questions (or an empty file)."""
+    try:
+        lines = [line for line in path.read_text(encoding="utf-8").splitlines()[:5]
+                 if line.strip()]
+        return all({"question", "golden"} <= json.loads(line).keys() for line in lines)
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        return False
+
+
+def is_review_csv(path: Path) -> bool:
+    """A CSV whose header row is the review sheet's."""
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as handle:
+            return handle.readline().strip() in ("", ",".join(COLUMNS))
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def write_golden(questions: Sequence[dict[str, Any]], path: Path | str) -> Path:
+    """The questions as golden JSONL at `path`, atomically (only a golden file is replaced)."""
+    text = "".join(json.dumps(q, ensure_ascii=False) + "\n" for q in questions)
+    return write_text(path, text, is_ours=is_golden_file, what="a golden questions file")
+
+
+def read_golden(path: Path | str) -> list[dict[str, Any]]:
+    """The golden JSONL's questions, each checked: id, question, golden list."""
+    out, seen = [], set()
+    for line, obj in read_jsonl(path):
+        ident = str(require(obj, "id", (str, int), path, line))
+        if ident in seen:
+            raise RagkitError(f"{where(path, line, 'id')}: duplicate id '{ident}'")
+        seen.add(ident)
+        require(obj, "question", str, path, line, non_empty=True)
+        require(obj, "golden", list, path, line)
+        out.append({**obj, "id": ident})
+    return out
+
+
+def _cell(text: str) -> str:
+    return "'" + text if text.startswith(_FORMULA) else text
+
+
+def _uncell(text: str) -> str:
+    return text[1:] if text.startswith("'") and text[1:].startswith(_FORMULA) else text
+
+
+def source_text(question: dict[str, Any]) -> str:
+    """`doc, p. N, Section > Sub` from a question's source (its first golden doc without)."""
+    source = question.get("source") or {}
+    doc = source.get("doc_id") or next((g.get("doc_id") for g in question["golden"]), "")
+    parts = [str(doc)]
+    if source.get("page") is not None:
+        parts.append(f"p. {source['page']}")
+    if source.get("section"):
+        parts.append(str(source["section"]))
+    return ", ".join(p for p in parts if p)
+
+
+def write_review(questions: Sequence[dict[str, Any]], path: Path | str) -> Path:
+    """The review sheet for `questions` at `path` (see the module docstring)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")  # RFC 4180, as spreadsheets write
+    writer.writerow(COLUMNS)
+    for q in questions:
+        spans = [g.get("span", "") for g in q["golden"]] + ["", ""]
+        writer.writerow([_cell(str(v)) for v in (q["id"], q["question"], spans[0], spans[1],
+                                                 source_text(q), q.get("kind", ""), "yes", "")])
+    return write_text(path, "\ufeff" + buffer.getvalue(), is_ours=is_review_csv,
+                      what="a review sheet")
+
+
+def _rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise RagkitError(f"{path}: no such file") from None
+    except UnicodeDecodeError as exc:
+        raise RagkitError(f"{path}: not UTF-8 text ({exc.reason}); save the sheet as CSV "
+                          f"UTF-8") from None
+    header = text.split("\n", 1)[0]
+    delimiter = max((",", ";", "\t"), key=header.count)
+    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
+    fields = [f.strip() for f in reader.fieldnames or []]
+    for name in REQUIRED:
+        if name not in fields:
+            raise RagkitError(f"{path}: row 1: missing column '{name}' (the header must name "
+                              f"{', '.join(REQUIRED)})")
+    reader.fieldnames = fields
+    return fields, [{k: _uncell(v or "") for k, v in row.items() if k} for row in reader]
+
+
+def _span(value: str, passage: str | None, label: str, original: str) -> str:
+    if value.strip() == original.strip():
+        return original
+    if not value.strip():
+        raise RagkitError(f"{label}: empty; a kept answerable question needs its span (or "
+                          f"mark keep no)")
+    if passage is None:
+        return value.strip()
+    found = anchor(value, passage)
+    if found is None:
+        raise RagkitError(f"{label}: edited span is not verbatim in the question's passage: "
+                          f"{value.strip()[:80]!r}")
+    return found
+
+
+def accept(review_path: Path | str, golden_path: Path | str) -> list[dict[str, Any]]:
+    """The kept questions of a review sheet, with the expert's edits (module docstring)."""
+    review_path = Path(review_path)
+    golden = {q["id"]: q for q in read_golden(golden_path)}
+    fields, rows = _rows(review_path)
+    kept, seen = [], set()
+    for number, row in enumerate(rows, start=2):
+        at = f"{review_path}: row {number}"
+        ident = row.get("id", "").strip()
+        if ident not in golden:
+            raise RagkitError(f"{at}: field 'id': unknown id '{ident}' (not in {golden_path})")
+        if ident in seen:
+            raise RagkitError(f"{at}: field 'id': '{ident}' has a row already")
+        seen.add(ident)
+        keep = row.get("keep", "").strip().lower()
+        if keep not in _YES | _NO:
+            raise RagkitError(f"{at}: field 'keep': expected yes or no, got "
+                              f"'{row.get('keep', '')}'")
+        if keep in _NO:
+            continue
+        kept.append(_kept(golden[ident], row, at, "answer_span_2" in fields))
+    missing = [i for i in golden if i not in seen]
+    if missing:
+        warnings.warn(f"{review_path}: {len(missing)} question(s) of {golden_path} have no row "
+                      f"and are left out ({', '.join(missing[:5])}"
+                      f"{', …' if len(missing) > 5 else ''})", RagkitWarning, stacklevel=2)
+    return kept
+
+
+def _kept(original: dict[str, Any], row: dict[str, str], at: str, second: bool
+          ) -> dict[str, Any]:
+    """One kept question with the row's question and span edits checked."""
+    question = " ".join(row.get("question", "").split())
+    if not question:
+        raise RagkitError(f"{at}: field 'question': empty")
+    items = [dict(g) for g in original["golden"]]
+    passages = (original.get("source") or {}).get("passages") or []
+    columns = ["answer_span", "answer_span_2"] if second else ["answer_span"]
+    if not items:
+        if any(row.get(c, "").strip() for c in columns):
+            raise RagkitError(f"{at}: field 'answer_span': '{original['id']}' is unanswerable "
+                              f"(golden []); leave its span empty")
+    for i, (item, column) in enumerate(zip(items, columns)):
+        passage = passages[i] if i < len(passages) else None
+        item["span"] = _span(row.get(column, ""), passage, f"{at}: field '{column}'",
+                             str(item.get("span", "")))
+    out = {**original, "question": question, "golden": items}
+    if row.get("notes", "").strip():
+        out["review_notes"] = row["notes"].strip()
+    return out

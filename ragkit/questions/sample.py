@@ -1,0 +1,146 @@
+"""Which passages the questions are written about: a seeded sample of chunks per kind.
+
+What it is:
+- `quotas(n, kinds)`: how many questions of each kind, from `--kinds` (`lexical,contextual`
+  shares equally; `lexical=3,contextual=1` by weight), by largest remainder so they sum to n;
+- `sample(documents, chunks, quotas, seed)`: `Item`s — a kind, a document and its chunk (two
+  for multi-chunk) — drawn with `random.Random(seed)`, each chunk used at most once, so two
+  questions never come from one passage. The kinds are filled most constrained first:
+  `contextual` takes chunks that do not name their document (`names_document`), then
+  `multi-chunk` takes two chunks of one document, then the other kinds share what is left.
+  A chunk is usable when it holds at least `MIN_WORDS` words outside Markdown headings:
+  shorter ones (a heading, a signature) have nothing to ask about.
+
+What it is not: a chunker. The chunks are the index's (`ragkit.chunking.chunk_document` with
+the index's chunk size and overlap), so a span maps onto what `ragkit index` holds.
+"""
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from ragkit.documents import Chunk, Document, RagkitError
+from ragkit.questions.defaults import DEFAULT_SHARES, KINDS
+
+MIN_WORDS = 20
+_WORD = re.compile(r"\w+")
+_NAME_KEYS = ("title", "company", "product", "name", "organisation", "organization")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One question to write: its kind, its document and the chunk(s) it is about."""
+
+    kind: str
+    document: Document
+    chunks: tuple[Chunk, ...]
+
+
+def parse_kinds(text: str | None) -> dict[str, float]:
+    """`--kinds`: None → `DEFAULT_SHARES`; `a,b` → equal shares; `a=3,b=1` → weights."""
+    if not text:
+        return dict(DEFAULT_SHARES)
+    shares: dict[str, float] = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        name, _, weight = part.partition("=")
+        name = name.strip()
+        if name not in KINDS:
+            raise RagkitError(f"--kinds: unknown kind '{name}' (known: {', '.join(KINDS)})")
+        try:
+            value = float(weight) if weight else 1.0
+        except ValueError:
+            value = -1.0
+        if not value > 0:
+            raise RagkitError(f"--kinds: the weight of '{name}' must be a number > 0, "
+                              f"got '{weight}'")
+        shares[name] = value
+    if not shares:
+        raise RagkitError("--kinds: no kind given")
+    return shares
+
+
+def quotas(n: int, shares: dict[str, float]) -> dict[str, int]:
+    """n split by the shares (largest remainder; ties in `KINDS` order)."""
+    total = sum(shares.values())
+    exact = {k: n * w / total for k, w in shares.items()}
+    out = {k: int(v) for k, v in exact.items()}
+    rest = sorted(shares, key=lambda k: (-(exact[k] - out[k]), KINDS.index(k)))
+    for k in rest[:n - sum(out.values())]:
+        out[k] += 1
+    return out
+
+
+def names_of(doc: Document) -> set[str]:
+    """What names a document: its title and name-like metadata (the file name's stem when
+    it has no title of its own), lower-cased, each at least 3 characters."""
+    names = {str(doc.metadata.get(k, "")) for k in _NAME_KEYS}
+    if doc.title and doc.title != doc.id:
+        names.add(doc.title)
+    else:
+        names.add(PurePosixPath(doc.id).stem.replace("_", " ").replace("-", " "))
+    return {n.strip().lower() for n in names if len(n.strip()) >= 3}
+
+
+def names_document(chunk: Chunk, doc: Document) -> bool:
+    """True when the chunk's text names its document (any of `names_of`, ignoring case)."""
+    text = chunk.text.lower()
+    return any(name in text for name in names_of(doc))
+
+
+def usable(chunk: Chunk) -> bool:
+    """At least `MIN_WORDS` words outside Markdown heading lines."""
+    body = "\n".join(line for line in chunk.text.splitlines()
+                     if not line.lstrip().startswith("#"))
+    return len(_WORD.findall(body)) >= MIN_WORDS
+
+
+def sample(documents: Sequence[Document], chunks: Sequence[Chunk], wanted: dict[str, int],
+           seed: int = 0) -> list[Item]:
+    """The items to write (see the module docstring); fewer than asked when the corpus runs
+    out of usable chunks of a kind (the caller reports the shortfall)."""
+    rng = random.Random(seed)
+    docs = {d.id: d for d in documents}
+    pool = [c for c in chunks if c.doc_id in docs and usable(c)]
+    rng.shuffle(pool)
+    used: set[str] = set()
+    items: list[Item] = []
+
+    def take(kind: str, count: int, fits=lambda c: True) -> None:
+        for chunk in pool:
+            if count <= 0:
+                return
+            if chunk.id not in used and fits(chunk):
+                used.add(chunk.id)
+                items.append(Item(kind, docs[chunk.doc_id], (chunk,)))
+                count -= 1
+
+    take("contextual", wanted.get("contextual", 0),
+         lambda c: not names_document(c, docs[c.doc_id]))
+    _pairs(pool, docs, used, items, wanted.get("multi-chunk", 0))
+    for kind in ("lexical", "paraphrase", "unanswerable"):
+        take(kind, wanted.get(kind, 0))
+    order = {k: i for i, k in enumerate(KINDS)}
+    return sorted(items, key=lambda it: (order[it.kind], pool.index(it.chunks[0])))
+
+
+def _pairs(pool: list[Chunk], docs: dict[str, Document], used: set[str], items: list[Item],
+           count: int) -> None:
+    """Multi-chunk items: the next unused chunk in the shuffled pool and the next unused,
+    non-adjacent chunk of the same document (two separate places of it)."""
+    for first in pool:
+        if count <= 0:
+            return
+        if first.id in used:
+            continue
+        second = next((c for c in pool if c.doc_id == first.doc_id and c.id not in used
+                       and c.id != first.id and (c.end < first.start or c.start > first.end)),
+                      None)
+        if second is None:
+            continue
+        pair = tuple(sorted((first, second), key=lambda c: c.start))
+        used.update(c.id for c in pair)
+        items.append(Item("multi-chunk", docs[first.doc_id], pair))
+        count -= 1

@@ -1,0 +1,137 @@
+"""`ragkit questions generate → review → (an expert edits the sheet) → accept → ragkit eval`,
+offline, each step its own process, as a user runs them."""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from questions_corpus import GATEWAY, REFUNDS, write_corpus
+
+RAGKIT = Path(sys.executable).parent / "ragkit"
+MODELS = Path.home() / ".cache" / "ragkit" / "models"
+KINDS = "lexical=2,paraphrase=1,contextual=2,multi-chunk=1,unanswerable=1"
+CHUNKING = ["--chunk-size", "48", "--overlap", "8"]
+
+
+@pytest.fixture
+def env(tmp_path):
+    if not any(MODELS.glob("*e5-small*")):
+        pytest.skip("the e5-small model is not installed (ragkit models install)")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "models").symlink_to(MODELS)
+    out = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    return {**out, "RAGKIT_HOME": str(home)}
+
+
+def run(env, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(RAGKIT), *args], env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_generate_review_edit_accept_and_eval_across_processes(tmp_path, env):
+    docs = write_corpus(tmp_path / "docs")
+    golden, sheet, accepted = tmp_path / "golden.jsonl", tmp_path / "review.csv", \
+        tmp_path / "accepted.jsonl"
+    done = run(env, "questions", "generate", str(docs), "--out", str(golden), "--n", "7",
+               "--kinds", KINDS, *CHUNKING)
+    assert done.returncode == 0, done.stderr
+    assert "the offline stand-in writes them by its documented rule" in done.stderr
+    counts = {line[:29].strip(): line[29:].split() for line in done.stdout.splitlines()[1:9]}
+    assert counts == {"asked": ["2", "1", "2", "1", "1", "7"],
+                      "generated": ["2", "1", "2", "1", "1", "7"],
+                      **{stage: ["0"] * 6 for stage in (
+                          "malformed reply", "span not verbatim", "round-trip failed",
+                          "answerable from the question", "near-duplicate")},
+                      "kept": ["2", "1", "2", "1", "1", "7"]}
+    assert "measured: offline stand-in, no cost" in done.stdout
+    # 7 written, 7 answered back, 6 asked without a document (not the unanswerable one)
+    assert "claude-haiku-4-5: 20 requests, 0 from the call cache" in done.stdout
+    rows = [json.loads(line) for line in golden.read_text().splitlines()]
+    assert [(r["id"], r["kind"], r["question"]) for r in rows] == [
+        ("gen-001", "lexical", "What does the text state about holding, recessed and reset?"),
+        ("gen-002", "lexical", "What does the text state about second, ethernet and port?"),
+        ("gen-003", "paraphrase", "Which statement concerns two, press and short?"),
+        ("gen-004", "contextual", "In Larkspur refund policy, what is stated about "
+                                  "customers, may and return?"),
+        ("gen-005", "contextual", "In Kestrel gateway manual, what is stated about first, "
+                                  "ethernet and port?"),
+        ("gen-006", "multi-chunk", "What is stated about opened and items, and about refunds "
+                                   "and paid?"),
+        ("gen-007", "unanswerable", rows[6]["question"])]
+    assert rows[6]["golden"] == [] and rows[6]["question"].startswith(
+        "In Larkspur refund policy, what is stated about ZX-")
+    assert {r["generator"] for r in rows} == {"offline stand-in rule"}
+    texts = {"refunds.md": REFUNDS, "gateway.md": GATEWAY}
+    for r in rows:
+        for item in r["golden"]:  # verbatim in the document, and inside its source chunk
+            assert item["span"] in texts[item["doc_id"]]
+        for span, passage in zip([g["span"] for g in r["golden"]], r["source"]["passages"]):
+            assert span in passage
+    assert rows[0]["source"]["section"] == "Network setup > Factory reset"
+    assert rows[5]["source"]["chunk_ids"] == ["refunds.md#1", "refunds.md#3"]
+
+    # the same run again: every call answered by the paid-call cache
+    again = run(env, "questions", "generate", str(docs), "--out", str(golden), "--n", "7",
+                "--kinds", KINDS, *CHUNKING)
+    assert again.returncode == 0, again.stderr
+    assert "claude-haiku-4-5: 0 requests, 20 from the call cache" in again.stdout
+    assert [json.loads(line) for line in golden.read_text().splitlines()] == rows
+
+    done = run(env, "questions", "review", str(golden), "--out", str(sheet))
+    assert done.returncode == 0, done.stderr
+    assert sheet.read_bytes().startswith(b"\xef\xbb\xbfid,question,answer_span,answer_span_2,"
+                                         b"source,kind,keep,notes\r\n")
+    with sheet.open(encoding="utf-8-sig", newline="") as handle:
+        table = list(csv.DictReader(handle))
+    assert [t["keep"] for t in table] == ["yes"] * 7
+    assert table[0]["source"] == "gateway.md, Network setup > Factory reset"
+    # the expert: drops gen-001, rewords gen-002, shortens gen-003's span (re-wrapped)
+    table[0]["keep"] = "No"
+    table[1]["question"] = "Which address does the second Ethernet port always keep?"
+    table[2]["answer_span"] = "A short press of under two\nseconds only restarts the application"
+    table[2]["notes"] = "span cut to the answer"
+    with sheet.open("w", encoding="utf-8-sig", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(table[0]))
+        writer.writeheader()
+        writer.writerows(table)
+
+    done = run(env, "questions", "accept", str(sheet), "--golden", str(golden), "--out",
+               str(accepted))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"kept 6 of 7 questions into {accepted}")
+    kept = [json.loads(line) for line in accepted.read_text().splitlines()]
+    assert [k["id"] for k in kept] == [f"gen-00{i}" for i in range(2, 8)]
+    assert kept[0]["question"] == "Which address does the second Ethernet port always keep?"
+    assert kept[1]["golden"] == [{"doc_id": "gateway.md", "span": "A short press of under two "
+                                  "seconds only restarts the application"}]
+    assert kept[1]["review_notes"] == "span cut to the answer"
+
+    assert run(env, "index", str(docs), "--out", str(tmp_path / "idx"), "--embedder", "none",
+               *CHUNKING).returncode == 0
+    done = run(env, "eval", str(docs), "--index", str(tmp_path / "idx"), "--questions",
+               str(accepted), "--by-kind")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "docs: 5 judged queries of split test, 8 chunks"
+    assert "multi-chunk" in done.stdout and "contextual" in done.stdout
+
+
+def test_a_bad_kinds_option_and_an_unknown_model_are_one_line_before_any_work(tmp_path, env):
+    from cli_errors import one_error_line
+    docs = write_corpus(tmp_path / "docs")
+    out = tmp_path / "golden.jsonl"
+    done = run(env, "questions", "generate", str(docs), "--out", str(out), "--kinds",
+               "lexical,trivia")
+    assert one_error_line(done) == ("ragkit: error: --kinds: unknown kind 'trivia' (known: "
+                                    "lexical, paraphrase, contextual, multi-chunk, "
+                                    "unanswerable)")
+    done = run(env, "questions", "generate", str(docs), "--out", str(out), "--model",
+               "claude-nonesuch")
+    assert one_error_line(done).startswith("ragkit: error: unknown model 'claude-nonesuch'")
+    assert not out.exists() and not (tmp_path / "home" / "cache" / "calls.sqlite").exists()

@@ -1,0 +1,160 @@
+"""Each filter of the golden-set generator, triggered by a reply that should trip it.
+
+The offline stand-in answers every request through the real SDK; a test's transport alters
+one kind of reply (the written question, the round-trip quote, the closed-book answer) the
+way a careless model might, and the report must count the drop under that filter."""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import httpx2
+import pytest
+
+import ragkit  # noqa: F401 (registers the offline stand-in)
+from ragkit import standin
+from ragkit.cache import CallCache
+from ragkit.documents import Document, RagkitError
+from ragkit.llm import LLM, UsageLog, make_client
+from ragkit.questions import documents_of, generate
+from ragkit.questions.filters import closed_book_answers, gives_away, round_trip_ok
+from ragkit.questions.prompts import ANSWER_HEADER, CLOSED_BOOK_HEADER, WRITE_HEADER
+from ragkit.questions.sample import parse_kinds, quotas
+from ragkit.questions.spans import anchor
+from questions_corpus import write_corpus
+from word_embedder import WordEmbedder
+
+Alter = Callable[[str, dict], dict]  # (request kind, reply JSON) -> reply JSON
+
+
+def _text(reply: dict) -> str:
+    return reply["content"][0]["text"]
+
+
+def _with(reply: dict, text: str) -> dict:
+    return {**reply, "content": [{"type": "text", "text": text}]}
+
+
+def _llm(tmp_path, alter: Alter | None = None) -> LLM:
+    def handle(request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.read())
+        status, reply = standin.respond(request.url.path, body)
+        prompt = json.dumps(body["messages"], ensure_ascii=False)
+        kind = next((k for k, h in (("write", WRITE_HEADER), ("answer", ANSWER_HEADER),
+                                    ("closed", CLOSED_BOOK_HEADER)) if h in prompt), "")
+        return httpx2.Response(status, json=alter(kind, reply) if alter else reply)
+    client = make_client(max_retries=0, transport=httpx2.MockTransport(handle))
+    return LLM(client, cache=CallCache(tmp_path / "calls.sqlite"), usage=UsageLog())
+
+
+def _run(tmp_path, alter: Alter | None = None, kinds: str = "lexical=2,paraphrase=1",
+         documents=None, embedder=None):
+    docs, chunks = documents_of(write_corpus(tmp_path / "docs")) if documents is None \
+        else (documents, None)
+    return generate(docs, n=3, kinds=kinds, chunks=chunks, chunk_size=48, overlap=8,
+                    llm=_llm(tmp_path, alter), embedder=embedder)
+
+
+def _dropped(report, stage: str) -> int:
+    return report.total(stage)
+
+
+def test_the_unaltered_stand_in_passes_every_filter(tmp_path):
+    questions, report = _run(tmp_path)
+    assert [report.total(s) for s in report.counts] == [3, 0, 0, 0, 0, 0, 3]
+    assert [q["id"] for q in questions] == ["gen-001", "gen-002", "gen-003"]
+
+
+def test_a_reply_that_is_not_the_json_asked_for_is_dropped_as_malformed(tmp_path):
+    def alter(kind, reply):
+        return _with(reply, "Sorry, here is a question: what is a refund?") \
+            if kind == "write" else reply
+    questions, report = _run(tmp_path, alter)
+    assert (questions, _dropped(report, "malformed reply")) == ([], 3)
+
+
+def test_a_span_not_in_its_passage_is_dropped_and_a_rewrapped_one_is_reanchored(tmp_path):
+    def alter(kind, reply):
+        if kind != "write":
+            return reply
+        written = json.loads(_text(reply))
+        if written["answer_span"].startswith("Customers"):  # re-wrapped: kept, re-anchored
+            written["answer_span"] = written["answer_span"].replace(" unopened ", "\nunopened ")
+        else:  # reworded: not verbatim
+            written["answer_span"] = written["answer_span"].replace("the ", "a ")
+        return _with(reply, json.dumps(written))
+    questions, report = _run(tmp_path, alter)
+    assert _dropped(report, "span not verbatim") == 2
+    assert [q["golden"][0]["span"][:36] for q in questions] == [
+        "Customers may return any unopened it"]
+
+
+def test_a_question_its_passage_does_not_answer_fails_the_round_trip(tmp_path):
+    def alter(kind, reply):
+        return _with(reply, json.dumps({"answer_span": ""})) if kind == "answer" else reply
+    questions, report = _run(tmp_path, alter, kinds="lexical=2,unanswerable=1")
+    assert report.counts["round-trip failed"] == {"lexical": 2, "unanswerable": 0}
+    assert [q["kind"] for q in questions] == ["unanswerable"]  # declining is its pass
+
+
+def test_a_question_stating_its_answer_is_answerable_from_itself(tmp_path):
+    def alter(kind, reply):
+        if kind != "write":
+            return reply
+        written = json.loads(_text(reply))
+        if written["question"].startswith("Which"):
+            written["question"] = f"Is it true that {written['answer_span']}?"
+        return _with(reply, json.dumps(written))
+    questions, report = _run(tmp_path, alter)
+    assert report.counts["answerable from the question"] == {"lexical": 0, "paraphrase": 1}
+    assert [q["kind"] for q in questions] == ["lexical", "lexical"]
+
+
+def test_a_closed_book_answer_that_holds_the_span_drops_the_question(tmp_path):
+    written: list[str] = []
+
+    def alter(kind, reply):
+        if kind == "write":
+            written.append(json.loads(_text(reply))["answer_span"])
+        if kind == "closed":  # a model that knows everything it was shown
+            return _with(reply, " ".join(written))
+        return reply
+    questions, report = _run(tmp_path, alter)
+    assert (questions, _dropped(report, "answerable from the question")) == ([], 3)
+
+
+def test_the_same_passage_in_two_documents_gives_one_question_not_two(tmp_path):
+    text = ("Refunds are paid to the original payment card within five working days after the "
+            "warehouse inspects and accepts the returned parcel from the customer.")
+    documents = [Document("a.md", text, "Policy A"), Document("b.md", text, "Policy B")]
+    embedder = WordEmbedder(["refunds", "paid", "original", "payment", "card"])
+    questions, report = generate(documents, n=2, kinds="lexical", llm=_llm(tmp_path),
+                                 embedder=embedder)
+    assert _dropped(report, "near-duplicate") == 1 and len(questions) == 1
+    assert "near-duplicate " in report.table() and "(not checked)" not in report.table()
+
+
+def test_filter_rules_on_their_own():
+    passage = "Opened items are refunded at 80 percent\nof the price within 14 days."
+    assert anchor("80 percent of the price", passage) == "80 percent\nof the price"
+    assert anchor("80 per cent of the price", passage) is None
+    assert round_trip_ok(["80 percent of the price"], "They are refunded at 80 percent of "
+                                                     "the price.")
+    assert not round_trip_ok(["80 percent of the price"], "Within 14 days.")
+    assert round_trip_ok([], "", unanswerable=True)
+    assert not round_trip_ok([], "80 percent", unanswerable=True)
+    assert gives_away("Are opened items refunded at 80 percent of the price?",
+                      ["Opened items are refunded at 80 percent of the price"])
+    assert not gives_away("How much of the price comes back for an opened item?",
+                          ["Opened items are refunded at 80 percent of the price"])
+    assert not closed_book_answers("UNKNOWN", ["80 percent"])
+    assert closed_book_answers("Usually 80 percent.", ["80 percent"])
+
+
+def test_kind_shares_split_n_by_largest_remainder_and_bad_ones_are_refused():
+    # 2.5, 2.5, 2.5, 1.5, 1.0: the two extra go to the first kinds of the tied remainders
+    assert quotas(10, parse_kinds(None)) == {"lexical": 3, "paraphrase": 3, "contextual": 2,
+                                             "multi-chunk": 1, "unanswerable": 1}
+    assert quotas(7, parse_kinds("lexical=3,contextual=1")) == {"lexical": 5, "contextual": 2}
+    with pytest.raises(RagkitError, match="the weight of 'lexical' must be a number > 0"):
+        parse_kinds("lexical=0")

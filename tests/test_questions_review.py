@@ -1,0 +1,144 @@
+"""The review sheet: written for a spreadsheet, read back strictly — every bad row one line
+naming the file, the row (the header is row 1) and the field, exit 2, nothing written."""
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from ragkit.cli import main
+from ragkit.questions import accept, write_review
+
+PASSAGE = ("Opened items are refunded at 80 percent of the price when they come back within "
+           "14 days together with the original receipt.")
+QUESTIONS = [
+    {"id": "gen-001", "question": "How much of the price comes back for an opened item?",
+     "kind": "paraphrase", "split": "test", "lang": "en", "answer": "80 percent",
+     "golden": [{"doc_id": "refunds.md", "span": "80 percent of the price"}],
+     "source": {"doc_id": "refunds.md", "chunk_ids": ["refunds.md#1"], "title": "Refunds",
+                "section": "Refunds > Opened items", "page": 2, "passages": [PASSAGE]},
+     "generator": "offline stand-in rule"},
+    {"id": "gen-002", "question": "What is the refund for a parcel lost at sea?",
+     "kind": "unanswerable", "split": "test", "lang": "en", "answer": "", "golden": [],
+     "source": {"doc_id": "refunds.md", "chunk_ids": ["refunds.md#1"], "title": "Refunds",
+                "section": "Refunds", "passages": [PASSAGE]},
+     "generator": "offline stand-in rule"},
+    {"id": "gen-003", "question": "What does the text state about -5 % and =SUM?",
+     "kind": "lexical", "split": "test", "lang": "en", "answer": "",
+     "golden": [{"doc_id": "refunds.md", "span": "-5 % =SUM(A1)"}],
+     "source": {"doc_id": "refunds.md", "chunk_ids": ["refunds.md#2"], "title": "Refunds",
+                "section": "", "passages": ["Fee: -5 % =SUM(A1) applies."]},
+     "generator": "offline stand-in rule"},
+]
+
+
+@pytest.fixture
+def files(tmp_path):
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS), encoding="utf-8")
+    sheet = tmp_path / "review.csv"
+    assert main(["questions", "review", str(golden), "--out", str(sheet)]) == 0
+    return golden, sheet, tmp_path / "accepted.jsonl"
+
+
+def _rows(sheet) -> list[dict]:
+    with sheet.open(encoding="utf-8-sig", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _save(sheet, rows: list[dict], delimiter: str = ",") -> None:
+    with sheet.open("w", encoding="utf-8-sig", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]), delimiter=delimiter)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def test_the_sheet_shows_source_and_guards_formula_cells(files):
+    _, sheet, _ = files
+    rows = _rows(sheet)
+    assert [(r["id"], r["source"], r["kind"], r["keep"]) for r in rows] == [
+        ("gen-001", "refunds.md, p. 2, Refunds > Opened items", "paraphrase", "yes"),
+        ("gen-002", "refunds.md, Refunds", "unanswerable", "yes"),
+        ("gen-003", "refunds.md", "lexical", "yes")]
+    assert rows[2]["answer_span"] == "'-5 % =SUM(A1)"  # shown as text, not run as a formula
+
+
+def test_a_semicolon_sheet_folds_back_with_the_formula_guard_removed(files, tmp_path):
+    golden, sheet, _ = files
+    rows = _rows(sheet)
+    rows[1]["keep"] = "n"
+    _save(sheet, rows, delimiter=";")  # as a spreadsheet in a German locale saves it
+    kept = accept(sheet, golden)
+    assert [k["id"] for k in kept] == ["gen-001", "gen-003"]
+    assert kept[1]["golden"] == [{"doc_id": "refunds.md", "span": "-5 % =SUM(A1)"}]
+
+
+BAD = [  # (row index, field, new value, the error after the file name)
+    (0, "keep", "maybe", "row 2: field 'keep': expected yes or no, got 'maybe'"),
+    (0, "id", "gen-999", "row 2: field 'id': unknown id 'gen-999' (not in {golden})"),
+    (1, "id", "gen-001", "row 3: field 'id': 'gen-001' has a row already"),
+    (0, "answer_span", "80 per cent of the price",
+     "row 2: field 'answer_span': edited span is not verbatim in the question's passage: "
+     "'80 per cent of the price'"),
+    (0, "answer_span", " ", "row 2: field 'answer_span': empty; a kept answerable question needs "
+                         "its span (or mark keep no)"),
+    (0, "question", "", "row 2: field 'question': empty"),
+]
+
+
+@pytest.mark.parametrize("index, field, value, message", BAD)
+def test_a_bad_row_is_one_line_naming_file_row_and_field(files, capsys, index, field, value,
+                                                        message):
+    golden, sheet, out = files
+    rows = _rows(sheet)
+    rows[index][field] = value
+    _save(sheet, rows)
+    capsys.readouterr()
+    assert main(["questions", "accept", str(sheet), "--golden", str(golden), "--out",
+                 str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"ragkit: error: {sheet}: {message.format(golden=golden)}\n"
+    assert not out.exists()
+
+
+def test_a_span_added_to_an_unanswerable_question_and_a_missing_column_are_refused(files,
+                                                                                  capsys):
+    golden, sheet, out = files
+    rows = _rows(sheet)
+    rows[1]["answer_span"] = "80 percent"
+    _save(sheet, rows)
+    assert main(["questions", "accept", str(sheet), "--golden", str(golden), "--out",
+                 str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"ragkit: error: {sheet}: row 3: field 'answer_span': 'gen-002' is unanswerable "
+        f"(golden []); leave its span empty\n")
+    _save(sheet, [{k: v for k, v in r.items() if k != "keep"} for r in rows])
+    assert main(["questions", "accept", str(sheet), "--golden", str(golden), "--out",
+                 str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"ragkit: error: {sheet}: row 1: missing column 'keep' (the header must name id, "
+        f"question, answer_span, keep)\n")
+    assert not out.exists()
+
+
+def test_rows_left_out_are_warned_about_and_outputs_are_never_someone_elses(files, capsys,
+                                                                           tmp_path):
+    golden, sheet, out = files
+    _save(sheet, _rows(sheet)[:1])
+    assert main(["questions", "accept", str(sheet), "--golden", str(golden), "--out",
+                 str(out)]) == 0
+    assert "2 question(s) of" in capsys.readouterr().err
+    assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == ["gen-001"]
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    assert main(["questions", "review", str(golden), "--out", str(notes)]) == 2
+    assert main(["questions", "accept", str(sheet), "--golden", str(golden), "--out",
+                 str(notes)]) == 2
+    assert notes.read_text() == "my notes\n"
+
+
+def test_write_review_then_accept_unchanged_gives_the_questions_back(tmp_path, files):
+    golden, _, _ = files
+    sheet = write_review(QUESTIONS, tmp_path / "again.csv")
+    assert accept(sheet, golden) == QUESTIONS
