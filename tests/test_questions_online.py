@@ -1,0 +1,72 @@
+"""`ragkit questions generate` with a key, against a loopback stand-in of the Messages API:
+the SDK's requests as the API sees them, the measured cost, and a rerun that sends nothing."""
+from __future__ import annotations
+
+import json
+
+from ragkit import standin
+from ragkit.cli import main
+from ragkit.contextualize.claude import document_block
+from ragkit.money import dollars
+from ragkit.pricing import Usage, cost
+from ragkit.questions.prompts import ANSWER_HEADER, CLOSED_BOOK_HEADER, WRITE_HEADER
+from questions_corpus import GATEWAY, REFUNDS, write_corpus
+
+BODIES = {"refunds.md": REFUNDS.split("---\n", 2)[2].lstrip("\n"),
+          "gateway.md": GATEWAY.split("---\n", 2)[2].lstrip("\n")}
+
+
+def test_online_requests_cache_each_document_and_a_rerun_sends_nothing(tmp_path, monkeypatch,
+                                                                       capsys):
+    docs = write_corpus(tmp_path / "docs")
+    out = tmp_path / "golden.jsonl"
+    seen: list[tuple[str, dict]] = []
+    spent: list[Usage] = []
+
+    def handler(path: str, body: dict):
+        status, reply = standin.respond(path, body)
+        seen.append((path, body))
+        if status == 200 and path == "/v1/messages":  # an id the API would give: priced
+            reply = {**reply, "id": "msg_loopback_" + reply["id"][-12:]}
+            spent.append(Usage.of(reply["usage"]))
+        return status, reply
+
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "x")
+    argv = ["questions", "generate", str(docs), "--out", str(out), "--n", "4", "--kinds",
+            "lexical=1,contextual=1,multi-chunk=1,unanswerable=1", "--chunk-size", "48",
+            "--overlap", "8", "--embedder", "none"]
+    with standin.serve(handler) as url:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+        assert main(argv) == 0
+        first = capsys.readouterr()
+        calls = len(seen)
+        assert main(argv) == 0
+        second = capsys.readouterr()
+    assert len(seen) == calls == 11  # 4 written, 4 answered back, 3 closed-book (not the
+    # unanswerable one); the rerun: none
+    assert f"claude-haiku-4-5 writes them through the Anthropic API at {url}" in first.err
+    assert f"measured: {dollars(cost(sum(spent, Usage()), 'claude-haiku-4-5'))}" in first.out
+    assert "near-duplicate (not checked)" in first.out
+    assert "claude-haiku-4-5: 0 requests, 11 from the call cache" in second.out
+    assert "measured: $0.00" in second.out
+
+    bodies = [b for path, b in seen if path == "/v1/messages"]
+    kinds = [next(h for h in (WRITE_HEADER, ANSWER_HEADER, CLOSED_BOOK_HEADER)
+                  if h in json.dumps(b["messages"])) for b in bodies]
+    assert sorted(kinds) == sorted([WRITE_HEADER] * 4 + [ANSWER_HEADER] * 4
+                                   + [CLOSED_BOOK_HEADER] * 3)
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    documents = {r["id"]: r["source"]["doc_id"] for r in rows}
+    for body, kind in zip(bodies, kinds):
+        assert body["model"] == "claude-haiku-4-5" and body["temperature"] == 0.0
+        if kind != WRITE_HEADER:  # the round trip and the closed book see no document
+            assert "<document>" not in json.dumps(body["messages"])
+            continue
+        block, prompt = body["messages"][0]["content"]
+        doc = next(d for d, text in BODIES.items() if block["text"] == f"\n<document>\n{text}\n"
+                                                                        f"</document>\n")
+        assert block == document_block(BODIES[doc])  # with cache_control: ephemeral
+        assert prompt["text"].startswith(WRITE_HEADER) and "cache_control" not in prompt
+    assert {r["generator"] for r in rows} == {"claude-haiku-4-5"}
+    assert set(documents.values()) <= set(BODIES)
