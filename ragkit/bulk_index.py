@@ -36,7 +36,8 @@ from pathlib import Path
 import numpy as np
 
 from ragkit.atomic import replace_folder
-from ragkit.chunk_rows import chunk_line, gc_paused
+from ragkit.chunk_rows import RowWriter, chunk_line, gc_paused
+from ragkit.chunk_table import OFFSETS
 from ragkit.chunking import ChunkerConfig, chunk_document
 from ragkit.config import IndexConfig
 from ragkit.contextualize import CONTEXTUALIZERS, get_contextualizer
@@ -71,9 +72,11 @@ def index_jsonl(path: Path, config: IndexConfig, out: Path, workers: int | None 
     written) when the one-process build must run instead."""
     workers = default_workers() if workers is None else workers
     with gc_paused(), replace_folder(out, owns_index, WHAT) as tmp:
-        with path.open("rb") as handle, (tmp / "chunks.jsonl").open("wb") as rows:
-                (ids, lengths, vocab), keys, n_docs, n_chunks = _run(path, config, handle, rows,
+        with path.open("rb") as handle, (tmp / "chunks.jsonl").open("wb") as out:
+            rows = RowWriter(out)  # records each row's offset for chunks.offsets.npy
+            (ids, lengths, vocab), keys, n_docs, n_chunks = _run(path, config, handle, rows,
                                                                  workers, progress)
+        rows.save(tmp / OFFSETS)
         if n_docs == 0 or np.unique(keys).size != n_docs:  # no documents, or maybe a repeat
             raise Sequential(path)
         bm25 = BM25.from_term_ids(ids, lengths, vocab, tokenizer=config.tokenizer)

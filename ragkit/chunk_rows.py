@@ -5,7 +5,8 @@ the Milvus store write chunks alike), `write_chunks`, and `read_chunks`, which c
 row's fields and types and names the file, line and field of the first bad one. Rows are
 parsed by `ragkit.fastjson` (orjson), the standard library only for what orjson refuses
 (NaN, big integers), with the garbage collector paused (`gc_paused`) while a million rows
-pile up.
+pile up. `RowWriter` also records where each row starts (`chunks.offsets.npy`, N + 1 int64
+byte offsets), and `ChunkTable` (ragkit.chunk_table) reads rows by position through it.
 
 What it is not: the rest of an index folder (`ragkit.index_folder`).
 """
@@ -18,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 
 from ragkit.documents import Chunk, RagkitError, where
@@ -30,11 +32,45 @@ _CHUNK_FIELDS: dict[str, tuple[type, Any]] = {
 }
 
 
-def write_chunks(path: Path, chunks: Sequence[Chunk], block: int = 4096) -> None:
-    """One JSON line per chunk, encoded with orjson and written `block` lines at a time."""
+def write_chunks(path: Path, chunks: Sequence[Chunk], block: int = 4096,
+                 offsets: Path | None = None) -> None:
+    """One JSON line per chunk, encoded with orjson and written `block` lines at a time;
+    with `offsets`, each row's byte offset saved there too (`RowWriter`)."""
     with path.open("wb") as out:
+        rows = RowWriter(out)
         for lo in range(0, len(chunks), block):
-            out.write(b"".join([chunk_line(c) for c in chunks[lo:lo + block]]))
+            rows.write(b"".join([chunk_line(c) for c in chunks[lo:lo + block]]))
+    if offsets is not None:
+        rows.save(offsets)
+
+
+class RowWriter:
+    """Writes blocks of whole chunks.jsonl rows to an open binary file and records where
+    each row starts, so `chunks.offsets.npy` can say where row i lies without a reader
+    scanning the file. A row never holds a raw newline byte (JSON escapes it), so the
+    rows' ends are the newlines of each block, found by one vectorised comparison."""
+
+    def __init__(self, handle) -> None:
+        self.handle = handle
+        self.ends: list[np.ndarray] = [np.zeros(1, dtype=np.int64)]
+        self.size = 0
+
+    def write(self, block: bytes) -> None:
+        """Write `block`: whole rows, each ending with a newline."""
+        if block and not block.endswith(b"\n"):
+            raise ValueError("a block of chunk rows must end with a newline")
+        self.ends.append(np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)
+                         + (self.size + 1))
+        self.handle.write(block)
+        self.size += len(block)
+
+    def offsets(self) -> np.ndarray:
+        """N + 1 int64 byte offsets: row i is bytes offsets[i]:offsets[i + 1]."""
+        return np.concatenate(self.ends).astype(np.int64)
+
+    def save(self, path: Path) -> None:
+        """The offsets as a .npy file (memory-mapped when read)."""
+        np.save(path, self.offsets())
 
 
 def chunk_line(c: Chunk) -> bytes:
@@ -75,7 +111,7 @@ def read_chunks(path: Path, expected: int) -> list[Chunk]:
         try:
             for number, line in enumerate(handle, start=1):
                 if line.strip():
-                    chunks.append(_chunk(path, number, line))
+                    chunks.append(parse_chunk(path, number, line))
         except UnicodeDecodeError:
             raise RagkitError(f"{path}: not UTF-8 text") from None
     if len(chunks) != expected:
@@ -84,7 +120,8 @@ def read_chunks(path: Path, expected: int) -> list[Chunk]:
     return chunks
 
 
-def _chunk(path: Path, number: int, line: str) -> Chunk:
+def parse_chunk(path: Path, number: int, line: str) -> Chunk:
+    """Row `line` (line `number` of `path`) as a Chunk, every field checked."""
     row = fast_json(line)
     if row is NOT_PARSED:
         row = _stdlib_row(path, number, line)

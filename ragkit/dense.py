@@ -7,7 +7,13 @@ Callan, SIGIR 2019). That is how chunks longer than the embedder's window (256 w
 for MiniLM) are searched: every part of the chunk gets seen, and the window that matches the
 question wins.
 
-What it is not: a vector database. Vectors live in one float32 `.npy` file.
+What it is not: a vector database. Vectors live in one float32 `.npy` file, memory-mapped
+when an index is loaded (`ragkit.index_folder.read_dense`): opening reads none of them, the
+first dense or hybrid query reads them all (1M × 384 float32 is 1.5 GB; a full scan per
+query, its cost measured in benchmarks/bench_index.py --dense). A NaN or infinite value makes
+every score with its row non-finite, whatever the query, so the first full scan checks
+every row at the cost of one `isfinite` over the scores, and refuses a damaged row by
+number (`source` names the file) instead of ranking NaN scores.
 """
 from __future__ import annotations
 
@@ -18,7 +24,7 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from ragkit.windows import windows
-from ragkit.documents import Chunk
+from ragkit.documents import Chunk, RagkitError
 from ragkit.jobs import threads
 from ragkit.ranking import top_k, top_k_rows  # noqa: F401 (their home before ragkit.ranking)
 
@@ -29,21 +35,30 @@ _BLAS = ThreadpoolController()  # found once: `threadpool_limits` rescans librar
 class DenseIndex:
     """Vectors with the chunk each belongs to; search returns chunk positions and scores."""
 
-    def __init__(self, vectors: np.ndarray, owners: np.ndarray) -> None:
+    def __init__(self, vectors: np.ndarray, owners: np.ndarray,
+                 source: Path | str | None = None) -> None:
         owners = np.asarray(owners, dtype=np.int64)
         steps = np.diff(owners)
         if (len(vectors) != len(owners)
                 or (owners.size and (owners[0] != 0 or np.any((steps != 0) & (steps != 1))))):
             raise ValueError("owners must give each vector its chunk position, running "
                              "0, 1, 2, ... with no gaps (every chunk owns at least one vector)")
-        self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)  # a mapped file stays so
         self.owners = owners
+        self.source = source  # the file the vectors came from, for errors
+        self._finite = False  # True once a full scan found every row finite
         self.n_chunks = int(owners[-1]) + 1 if owners.size else 0
         self._starts = np.flatnonzero(np.r_[True, steps > 0]) if owners.size else owners
 
     def chunk_scores(self, queries: np.ndarray) -> np.ndarray:
         """(n_queries, n_chunks) best-window cosine scores."""
-        sims = similarities(np.asarray(queries, dtype=np.float32), self.vectors)
+        with np.errstate(invalid="ignore", over="ignore"):  # a damaged row: refused below
+            sims = similarities(np.asarray(queries, dtype=np.float32), self.vectors)
+        if not self._finite and len(queries):  # one query's scores see every row
+            finite = np.isfinite(sims[0])
+            if not finite.all():
+                self._refuse(np.flatnonzero(~finite))
+            self._finite = True
         if len(self._starts) == len(self.owners):  # one vector per chunk (or none at all)
             return sims
         return np.maximum.reduceat(sims, self._starts, axis=1)
@@ -58,9 +73,20 @@ class DenseIndex:
             else np.empty(0, dtype=np.int64)
         if not rows.size:
             return np.zeros(len(positions))
-        sims = self.vectors[rows] @ np.asarray(query_vector, dtype=np.float32)
+        with np.errstate(invalid="ignore", over="ignore"):  # a damaged row: refused below
+            sims = self.vectors[rows] @ np.asarray(query_vector, dtype=np.float32)
+        if not self._finite and not np.isfinite(sims).all():
+            self._refuse(rows[~np.isfinite(sims)])
         firsts = np.concatenate([[0], np.cumsum(hi - lo)[:-1]]).astype(np.int64)
         return np.maximum.reduceat(sims, firsts).astype(np.float64)
+
+    def _refuse(self, rows: np.ndarray) -> None:
+        """Raise for the first of `rows` (vector rows that gave a non-finite score) that holds
+        a NaN or infinite value; return when none does (the query was not finite)."""
+        damaged = rows[~np.isfinite(self.vectors[rows]).all(axis=1)]
+        if damaged.size:
+            raise RagkitError(f"{self.source or 'dense vectors'}: row {int(damaged[0])} holds "
+                              f"NaN or infinite values; the index is damaged, rebuild it")
 
     def search(self, queries: np.ndarray, k: int, block: int = 256
                ) -> list[tuple[np.ndarray, np.ndarray]]:

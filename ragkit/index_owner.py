@@ -30,9 +30,10 @@ from ragkit.documents import RagkitError
 
 FORMAT = "ragkit-index"
 WHAT = "a ragkit index"
-TOP = {"index.json", "chunks.jsonl", "parents.jsonl", "dense_vectors.npy", "dense_owners.npy"}
+TOP = {"index.json", "chunks.jsonl", "chunks.offsets.npy", "parents.jsonl", "dense_vectors.npy",
+       "dense_owners.npy"}
 BM25 = {"bm25.json", "data.npy", "indices.npy", "indptr.npy", "idf.npy", "doc_len.npy",
-        "bm25.npz"}
+        "bm25.npz", "terms.bin", "terms.npy", "terms_hash.npy"}
 _OLD_BM25 = re.compile(r"impact\w*\.npy")  # written by earlier versions, ignored when read
 _BM25_DIR = re.compile(r"bm25(-\w+)?")  # bm25/ of the memory store, bm25-KEY/ of Milvus
 _MILVUS = re.compile(r"\.?milvus\.db(\.\w+)?")  # Milvus Lite's file or folder (and lock)

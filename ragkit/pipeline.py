@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from ragkit import index_cache
-from ragkit.chunk_rows import gc_paused, read_chunks
+from ragkit.chunk_rows import gc_paused
+from ragkit.chunk_table import chunk_table
 from ragkit.config import MODES, IndexConfig, SearchConfig, check_positive
 from ragkit.dense import DenseIndex, embed_chunks
 from ragkit.documents import Chunk, Document, Query, RagkitError, where
 from ragkit.embed import get_embedder, is_registered
-from ragkit.evaluate import per_query, summary_table
 from ragkit.fusion import Ranking, fuse, ranked, with_ties
 from ragkit.index_folder import (FORMAT_VERSION, check_embedder, describe, embedder_record,
                                  is_index, read_bm25, read_dense, read_manifest, read_parents,
@@ -51,7 +51,7 @@ class Pipeline:
     holding only the vocabulary and idf, its postings and vectors living in Milvus.
     """
 
-    def __init__(self, config: IndexConfig, chunks: list[Chunk], bm25: BM25,
+    def __init__(self, config: IndexConfig, chunks: Sequence[Chunk], bm25: BM25,
                  dense: DenseIndex | None, embedder=None,
                  embedder_record: dict[str, Any] | None = None,
                  parents: dict[str, Chunk] | None = None, store=None) -> None:
@@ -255,7 +255,9 @@ class Pipeline:
     def load(cls, folder: Path | str, embedder=None) -> "Pipeline":
         """Read and check an index folder written by `save`.
 
-        Checks: index.json (format, version, valid JSON), every chunks.jsonl row, that the
+        Checks: index.json (format, version, valid JSON), chunks.jsonl against its row
+        offsets (`ragkit.chunk_table`: sizes and order at open, each row when it is read; an
+        index without chunks.offsets.npy has every row read and checked now), that the
         chunk count, BM25 documents and dense vector owners agree, the vector width, and that
         `embedder` (if given) is the one recorded. Any failure is a RagkitError naming the
         file, line and field.
@@ -268,7 +270,7 @@ class Pipeline:
             raise RagkitError(f"{where(folder / 'index.json', None, 'config')}: {exc}") from None
         if isinstance(manifest.get("store"), dict) and manifest["store"].get("kind") == "milvus":
             return milvus_index.load(folder, manifest, config, embedder, cls)
-        chunks = read_chunks(folder / "chunks.jsonl", manifest["chunks"])
+        chunks = chunk_table(folder, manifest["chunks"])  # rows read when asked for
         bm25 = read_bm25(folder / "bm25", len(chunks))
         record = manifest.get("embedder")
         dense = read_dense(folder, len(chunks), record["dim"] if record else None)
@@ -279,9 +281,16 @@ class Pipeline:
         return cls(config, chunks, bm25, dense, embedder, record, parents)
 
 
+def _metrics():
+    """`ragkit.evaluate`, imported when first needed."""
+    import ragkit.evaluate  # deferred: pandas (0.2 s), which `ragkit search` never needs
+    return ragkit.evaluate
+
+
 def evaluate_configs(pipeline: Pipeline, queries: Sequence[Query], judgments,
                      configs: dict[str, SearchConfig], k: int = 20) -> dict:
     """Per-query metric tables (one DataFrame per named search config) on judged queries."""
+    per_query = _metrics().per_query
     judged = [q for q in queries if q.id in judgments]
     mine = {q.id: judgments[q.id] for q in judged}
     return {name: per_query(pipeline.run(judged, k, cfg), mine) for name, cfg in configs.items()}
@@ -290,4 +299,4 @@ def evaluate_configs(pipeline: Pipeline, queries: Sequence[Query], judgments,
 def compare(pipeline: Pipeline, queries: Sequence[Query], judgments,
             configs: dict[str, SearchConfig], k: int = 20):
     """One row of mean metrics per named search config, on the judged queries."""
-    return summary_table(evaluate_configs(pipeline, queries, judgments, configs, k))
+    return _metrics().summary_table(evaluate_configs(pipeline, queries, judgments, configs, k))

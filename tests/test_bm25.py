@@ -170,7 +170,8 @@ def test_save_and_load_round_trip(tmp_path):
     bm25 = BM25.fit(texts, tokenizer="auto", k1=1.2, b=0.5)
     bm25.save(tmp_path / "idx")
     assert sorted(p.name for p in (tmp_path / "idx").iterdir()) == [
-        "bm25.json", "data.npy", "doc_len.npy", "idf.npy", "indices.npy", "indptr.npy"]
+        "bm25.json", "data.npy", "doc_len.npy", "idf.npy", "indices.npy", "indptr.npy",
+        "terms.bin", "terms.npy", "terms_hash.npy"]
     loaded = BM25.load(tmp_path / "idx")
     assert (loaded.k1, loaded.b, loaded.epsilon, loaded.tokenizer_name) == (1.2, 0.5, 0.25, "auto")
     for query in ["server", "청약 철회", "client http"]:

@@ -21,8 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import gen_corpus  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent / "data"
-FILES = ["chunks.jsonl", "index.json", "bm25/bm25.json", "bm25/data.npy", "bm25/indices.npy",
-         "bm25/indptr.npy", "bm25/idf.npy", "bm25/doc_len.npy"]
+FILES = ["chunks.jsonl", "chunks.offsets.npy", "index.json", "bm25/bm25.json", "bm25/data.npy",
+         "bm25/indices.npy", "bm25/indptr.npy", "bm25/idf.npy", "bm25/doc_len.npy",
+         "bm25/terms.bin", "bm25/terms.npy", "bm25/terms_hash.npy"]
 
 
 @pytest.fixture(scope="module")

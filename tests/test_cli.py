@@ -113,7 +113,8 @@ def test_index_and_search_with_the_local_model(files, tmp_path, monkeypatch):
     docs, queries = files
     assert main(["index", str(docs), "--out", str(tmp_path / "idx")]) == 0
     assert sorted(p.name for p in (tmp_path / "idx").iterdir()) == [
-        "bm25", "chunks.jsonl", "dense_owners.npy", "dense_vectors.npy", "index.json"]
+        "bm25", "chunks.jsonl", "chunks.offsets.npy", "dense_owners.npy", "dense_vectors.npy",
+        "index.json"]
     assert (tmp_path / "cache.sqlite").is_file()
     for mode in ("dense", "hybrid"):
         run = tmp_path / f"{mode}.trec"

@@ -23,7 +23,8 @@ from ragkit.runs import is_trec_run
 DOCS = ('{"id": "a", "text": "the kettle boils water in two minutes"}\n'
         '{"id": "b", "text": "a toaster browns bread slices"}\n')
 BM25_FILES = ["bm25/bm25.json", "bm25/data.npy", "bm25/doc_len.npy", "bm25/idf.npy",
-              "bm25/indices.npy", "bm25/indptr.npy"]
+              "bm25/indices.npy", "bm25/indptr.npy", "bm25/terms.bin", "bm25/terms.npy",
+              "bm25/terms_hash.npy"]
 
 
 def ragkit(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess:
@@ -54,7 +55,8 @@ def built(tmp_path) -> Path:
 
 def test_an_index_records_the_files_it_wrote(built):
     manifest = json.loads((built / "ix" / "index.json").read_text())
-    assert manifest["files"] == sorted(["chunks.jsonl", "index.json", *BM25_FILES])
+    assert manifest["files"] == sorted(["chunks.jsonl", "chunks.offsets.npy", "index.json",
+                                        *BM25_FILES])
     on_disk = sorted(str(p.relative_to(built / "ix")) for p in (built / "ix").rglob("*")
                      if p.is_file())
     assert on_disk == manifest["files"]

@@ -64,7 +64,8 @@ def test_without_context_the_alike_chunks_are_confused():
 def test_save_load_roundtrip_gives_identical_results(pipeline, tmp_path):
     pipeline.save(tmp_path / "idx")
     assert sorted(p.name for p in (tmp_path / "idx").iterdir()) == [
-        "bm25", "chunks.jsonl", "dense_owners.npy", "dense_vectors.npy", "index.json"]
+        "bm25", "chunks.jsonl", "chunks.offsets.npy", "dense_owners.npy", "dense_vectors.npy",
+        "index.json"]
     first = json.loads((tmp_path / "idx" / "chunks.jsonl").read_text().splitlines()[0])
     assert set(first) >= {"id", "doc_id", "text", "context"}
     loaded = Pipeline.load(tmp_path / "idx", embedder=HashEmbedder())

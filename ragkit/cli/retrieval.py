@@ -10,6 +10,7 @@ from ragkit.cli.options import (DEFAULT_RERANK, Help, add_batch_options, add_ind
                                 add_search_options, batch_mode, clamp_k, index_config, load_index,
                                 print_rerank_summary, print_usage)
 from ragkit.documents import RagkitError, load_queries_jsonl
+from ragkit.index_owner import refuse_inputs_inside
 
 
 def cmd_index(args: argparse.Namespace) -> None:
@@ -21,7 +22,6 @@ def _index(args: argparse.Namespace) -> None:
     # deferred: numpy, pandas and scipy load only when a command builds or reads an index
     from ragkit.datasets import load_dataset
     from ragkit.pipeline import Pipeline, is_index
-    from ragkit.index_folder import refuse_inputs_inside
     from ragkit.stores import index_target, parse_store
     refuse_inputs_inside(args.out, [args.docs, args.vectors])  # replaced with the old index
     check_target(args.out, index_target(args.store), "a ragkit index",  # refuse before the
@@ -111,7 +111,6 @@ def _precomputed(path: Path, config):
 
 def cmd_search(args: argparse.Namespace) -> None:
     # deferred: numpy, pandas and scipy load only when a command builds or reads an index
-    from ragkit.eval_runs import doc_depth, doc_level
     from ragkit.pipeline import SearchConfig
     from ragkit.runs import is_trec_run, write_trec
     check_target(args.out, is_trec_run, "a TREC run", folder=False)
@@ -124,6 +123,7 @@ def cmd_search(args: argparse.Namespace) -> None:
         pipeline.rerank_stage(rerank)  # an unknown reranker is refused before any warning
     texts = [q.text for q in queries]
     if args.level == "doc":  # enough chunks to fill k documents, each at its best chunk
+        from ragkit.eval_runs import doc_depth, doc_level  # deferred: pandas, only for doc
         doc_of = {c.id: c.doc_id for c in pipeline.chunks}
         args.k = clamp_k(args.k, len(set(doc_of.values())), "documents")
         depth = doc_depth(list(doc_of.values()), args.k)

@@ -4,7 +4,10 @@ What it is: `save` writes the weight matrix's CSR arrays (data, indices, indptr)
 document lengths as `.npy` files, and the parameters, tokenizer name and vocabulary as
 `bm25.json`; `load` reads them back with the arrays memory-mapped (read-only), so a
 million-chunk index opens without reading its postings (`impact*.npy` files written by
-earlier versions are ignored). An older folder with one `bm25.npz` is read whole.
+earlier versions are ignored). An older folder with one `bm25.npz` is read whole. The
+vocabulary is also saved as a memory-mapped term table (`ragkit.term_table`): a folder
+that has it opens without parsing bm25.json's "vocabulary" or building its dict (0.85 s
+and 120 MB at two million terms); one without it (older) builds the dict as before.
 What it is not: a pickle — nothing here executes code from the folder. Nor a trusting
 reader: array lengths, the index pointer and every posting's document number are checked
 against bm25.json on load (one vectorised pass over the postings' document numbers), so a
@@ -24,6 +27,7 @@ from scipy import sparse
 from ragkit.documents import RagkitError
 from ragkit.lexical.bm25_data import BM25Data
 from ragkit.lexical.tokenizers import TOKENIZERS
+from ragkit.term_table import TermTable, has_terms, write_terms
 
 Model = TypeVar("Model", bound=BM25Data)
 NAMES = ("data", "indices", "indptr", "idf", "doc_len")
@@ -49,7 +53,8 @@ def save(model: BM25Data, folder: str | Path) -> Path:
         "tokenizer": model.tokenizer_name, "avgdl": model.avgdl,
         "n_docs": model.n_docs, "vocabulary": list(model.vocabulary),
     }
-    (folder / "bm25.json").write_bytes(orjson.dumps(meta))
+    (folder / "bm25.json").write_bytes(orjson.dumps(meta))  # "vocabulary" last: `_head`
+    write_terms(folder, meta["vocabulary"])
     return folder
 
 
@@ -66,6 +71,21 @@ def _meta(meta_path: Path) -> dict:
     return meta
 
 
+def _head(meta_path: Path) -> dict | None:
+    """bm25.json without its "vocabulary" (written last), parsed from the file's first
+    bytes; None when the file does not start that way (then it is read whole)."""
+    with meta_path.open("rb") as handle:
+        head = handle.read(1 << 16)
+    cut = head.find(b',"vocabulary":[')
+    if cut < 0:
+        return None
+    try:
+        meta = json.loads(head[:cut] + b"}")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return meta if meta.get("format") == "ragkit.bm25" and meta.get("version") == 1 else None
+
+
 def load(cls: Callable[..., Model], folder: str | Path) -> Model:
     """Read an index `save` wrote into `folder`; a missing file or bad field is a RagkitError
     naming it. `cls(k1=, b=, epsilon=, tokenizer=)` makes the empty model the arrays go into
@@ -78,7 +98,8 @@ def load(cls: Callable[..., Model], folder: str | Path) -> Model:
     for path in needed:
         if not path.is_file():
             raise RagkitError(f"{path}: missing; not a BM25 index folder written by BM25.save")
-    meta = _meta(meta_path)
+    terms = not npz.is_file() and has_terms(folder)
+    meta = (_head(meta_path) if terms else None) or _meta(meta_path)
     model = cls(k1=meta["k1"], b=meta["b"], epsilon=meta["epsilon"],
                 tokenizer=meta["tokenizer"])
     if npz.is_file():
@@ -87,7 +108,7 @@ def load(cls: Callable[..., Model], folder: str | Path) -> Model:
     else:
         arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
                   for name in NAMES}
-    vocab = meta["vocabulary"]
+    vocab = TermTable(folder) if "vocabulary" not in meta else meta["vocabulary"]
     _check_arrays(arrays, len(vocab), meta["n_docs"],
                   lambda name: npz if npz.is_file() else folder / f"{name}.npy")
     model.weights = sparse.csr_matrix(
@@ -95,7 +116,8 @@ def load(cls: Callable[..., Model], folder: str | Path) -> Model:
         shape=(len(vocab), meta["n_docs"]), copy=False,
     )
     model.idf, model.doc_len = arrays["idf"], arrays["doc_len"]
-    model.vocabulary = {term: i for i, term in enumerate(vocab)}
+    model.vocabulary = (vocab if isinstance(vocab, TermTable)
+                        else {term: i for i, term in enumerate(vocab)})
     model.avgdl = meta["avgdl"]
     return model
 
@@ -125,5 +147,22 @@ def _check_arrays(arrays: dict, n_terms: int, n_docs: object, file_of) -> None:
     if len(arrays["doc_len"]) != n_docs:
         raise damaged("doc_len", f"{len(arrays['doc_len'])} entries for {n_docs} documents")
     # one pass: as unsigned, a negative number is larger than any document number
-    if indices.size and int(indices.view(indices.dtype.str.replace("i", "u")).max()) >= n_docs:
+    if indices.size and _largest(indices.view(indices.dtype.str.replace("i", "u"))) >= n_docs:
         raise damaged("indices", f"document numbers outside 0..{n_docs - 1}")
+
+
+def _largest(values: np.ndarray, block: int = 1 << 22) -> int:
+    """values.max(); a memory-mapped array is read from its file in blocks instead, so the
+    check does not leave every page of the postings mapped into the process (274 MB of
+    resident memory at 1M chunks before the first query, which reads a few of them)."""
+    if not isinstance(values, np.memmap) or values.filename is None:
+        return int(values.max())
+    largest = 0
+    with open(values.filename, "rb") as handle:
+        handle.seek(values.offset)
+        for start in range(0, values.size, block):
+            part = np.fromfile(handle, dtype=values.dtype, count=min(block, values.size - start))
+            if part.size < min(block, values.size - start):
+                raise ValueError(f"{values.filename} ends early")
+            largest = max(largest, int(part.max()))
+    return largest

@@ -4,6 +4,9 @@ What it is: a thin view of the pipeline's `bm25` and `dense` attributes, read wh
 (so a pipeline whose vectors are set after construction, as `Pipeline.build` does, is seen
 as it is now). Behaviour is exactly the pipeline's before stores existed.
 
+Result ids come from the chunks by position: a loaded index's `ChunkTable` reads only the
+hits' rows (`ids_at`); a list of chunks (a pipeline just built) is packed once into `ChunkIds`.
+
 What it is not: a copy; the arrays stay on the pipeline and are saved by `index_folder`.
 """
 from __future__ import annotations
@@ -12,6 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ragkit.chunk_table import ChunkTable
 from ragkit.ranking import Ranking
 
 
@@ -49,13 +53,16 @@ class MemoryStore:
         self.pipeline = pipeline
         self._ids: tuple[list, ChunkIds] = ([], ChunkIds([]))
 
-    def _chunk_ids(self) -> ChunkIds:
-        """The chunk ids in position order, kept while `pipeline.chunks` is the same list
-        of the same length."""
+    def _ids_at(self, positions: np.ndarray) -> list[str]:
+        """The chunk ids at `positions`: read from a `ChunkTable`'s rows, else from the
+        packed ids of the chunk list, kept while `pipeline.chunks` is the same list of the
+        same length."""
         chunks = self.pipeline.chunks
+        if isinstance(chunks, ChunkTable):
+            return chunks.ids_at(positions)
         if self._ids[0] is not chunks or len(self._ids[1]) != len(chunks):
             self._ids = (chunks, ChunkIds(chunks))
-        return self._ids[1]
+        return self._ids[1].take(positions)
 
     @property
     def has_dense(self) -> bool:
@@ -68,13 +75,11 @@ class MemoryStore:
         return self._bm25(texts, n, ties=True)
 
     def _bm25(self, texts: Sequence[str], depth: int, ties: bool) -> list[Ranking]:
-        ids = self._chunk_ids()
-        return [list(zip(ids.take(idx), scores.tolist()))
+        return [list(zip(self._ids_at(idx), scores.tolist()))
                 for idx, scores in self.pipeline.bm25.search_many(texts, depth, ties=ties)]
 
     def dense(self, vectors: np.ndarray, depth: int) -> list[Ranking]:
-        ids = self._chunk_ids()
-        return [list(zip(ids.take(idx), scores.tolist()))
+        return [list(zip(self._ids_at(idx), scores.tolist()))
                 for idx, scores in self.pipeline.dense.search(vectors, depth)]
 
     def bm25_scores(self, query: str, positions: np.ndarray) -> np.ndarray:
