@@ -9,7 +9,10 @@ What it is, for a notebook or a script (the command line is `ragkit questions`):
   reads;
 - `write_review(questions, path)`: the sheet a domain expert marks keep yes/no;
   `accept(review_path, golden_path)`: the kept questions, edits checked
-  (`ragkit.questions.review`).
+  (`ragkit.questions.review`);
+- `compare_sets(documents, human, synthetic)`: does a synthetic set rank retrieval
+  configurations as a human-written one does — Kendall's tau with a bootstrap interval
+  (`ragkit.questions.trust`).
 Each name is imported on first use (`ragkit.lazy`), so the command line's parser reads the
 defaults (`ragkit.questions.defaults`) without loading the Anthropic SDK.
 What it is not: a judge of question quality; the expert's review is.
@@ -23,11 +26,14 @@ _LAZY = {
     "ragkit.questions.generation": ["DEFAULT_MODEL", "OFFLINE_GENERATOR", "documents_of",
                                   "generate"],
     "ragkit.questions.report": ["STAGES", "Report"],
+    "ragkit.questions.trust": ["Agreement", "agreement", "as_queries", "compare_sets",
+                               "default_configs", "metric_matrix"],
     "ragkit.questions.review": ["accept", "is_golden_file", "is_review_csv", "read_golden",
                                 "write_golden", "write_review"],
 }
 __getattr__, __dir__ = _attach(__name__, _LAZY)
 
-__all__ = ["DEFAULT_MODEL", "DEFAULT_SHARES", "DUP_THRESHOLD", "KINDS", "OFFLINE_GENERATOR",
+__all__ = ["Agreement", "agreement", "as_queries", "compare_sets", "default_configs",
+           "metric_matrix", "DEFAULT_MODEL", "DEFAULT_SHARES", "DUP_THRESHOLD", "KINDS", "OFFLINE_GENERATOR",
            "STAGES", "Report", "accept", "documents_of", "generate", "is_golden_file",
            "is_review_csv", "read_golden", "write_golden", "write_review"]
