@@ -32,64 +32,84 @@ import numpy as np
 from ragkit.lexical import bm25_search
 from ragkit.lexical.bm25_data import BM25Data
 
-CHUNK_ENTRIES = 1 << 20  # queries per chunk × documents: the accumulator's size
+CHUNK_ENTRIES = 1 << 18  # queries per chunk × documents: the accumulator (2 MB) stays in cache
 LONG_POSTINGS = 1 << 15  # a query with more postings than this (and long) takes the scan
 TINY = 2.0 ** -149  # the smallest single-precision step (a subnormal)
 
 Result = tuple[np.ndarray, np.ndarray]
 
 
-def search_many(model: BM25Data, queries: Sequence[np.ndarray], k: int, ties: bool = False,
-                done: Callable[[int], object] | None = None) -> list[Result]:
-    """`bm25_search.search(model, ids, k, ties)` for each array of query ids, in order,
-    the same documents, scores (bit for bit) and order. `done(n)` is called as each n
+def search_many(model: BM25Data, ids: np.ndarray, counts: np.ndarray, k: int,
+                ties: bool = False, done: Callable[[int], object] | None = None
+                ) -> list[Result]:
+    """`bm25_search.search(model, q, k, ties)` for each query q, in order: the same
+    documents, scores (bit for bit) and order. `ids` holds every query's vocabulary ids
+    one query after another, `counts` how many each has. `done(n)` is called as each n
     queries are answered (a progress bar's update)."""
-    results: list[Result | None] = [None] * len(queries)
-    if k <= 0 or model.n_docs == 0:
-        empty = (np.empty(0, dtype=np.int64), np.empty(0))
+    nq = counts.size
+    if k <= 0:
         if done is not None:
-            done(len(queries))
-        return [empty] * len(queries)
-    batched = []
-    for i, ids in enumerate(queries):
-        if model.exhaustive or _scans(model, ids):
-            results[i] = bm25_search.search(model, ids, k, ties)
-            if done is not None:
-                done(1)
-        else:
-            batched.append(i)
+            done(nq)
+        return [(np.empty(0, dtype=np.int64), np.empty(0)) for _ in range(nq)]
+    ids, counts = ids.astype(np.int64), counts.astype(np.int64)
+    bounds = np.concatenate([[0], np.cumsum(counts)])
+    results: list[Result | None] = [None] * nq
+    scans = _scans(model, ids, bounds)
+    for i in scans.tolist():
+        results[i] = bm25_search.search(model, ids[bounds[i]:bounds[i + 1]], k, ties)
+    if done is not None and scans.size:
+        done(scans.size)
+    batched = np.ones(nq, dtype=bool)
+    batched[scans] = False
+    order = np.flatnonzero(batched).tolist()
+    ids = ids[np.repeat(batched, counts)]
+    counts = counts[batched]
+    bounds = np.concatenate([[0], np.cumsum(counts)]).tolist()
     n = model.n_docs
     per_chunk = max(1, min(CHUNK_ENTRIES // n, 1 << 15))
     acc = np.zeros(per_chunk * n)
-    stamp = np.empty(per_chunk * n, dtype=np.int64)
-    for lo in range(0, len(batched), per_chunk):
-        chunk = batched[lo:lo + per_chunk]
-        found = _chunk(model, [queries[i] for i in chunk], k, ties, acc, stamp)
-        for i, result in zip(chunk, found):
+    seen = np.zeros(per_chunk * n, dtype=bool)
+    for lo in range(0, len(order), per_chunk):
+        hi = min(lo + per_chunk, len(order))
+        found = _chunk(model, ids[bounds[lo]:bounds[hi]], counts[lo:hi], k, ties, acc, seen)
+        for i, result in zip(order[lo:hi], found):
             results[i] = result
         if done is not None:
-            done(len(chunk))
+            done(hi - lo)
     return results  # type: ignore[return-value]
 
 
-def _scans(model: BM25Data, ids: np.ndarray) -> bool:
-    """True when `bm25_search.search` would scan (every idf > 0, long postings) and the
-    postings are too many to gather profitably."""
-    if not ids.size:
-        return False
+def _scans(model: BM25Data, ids: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """The queries (`ids[bounds[i]:bounds[i + 1]]`) that take `bm25_search.search`: all of
+    them for an `exhaustive` model, else those it would scan (every idf > 0, long
+    postings) whose postings are too many to gather profitably."""
+    nq = bounds.size - 1
+    if model.exhaustive:
+        return np.arange(nq)
     w = model.weights
-    postings = int((w.indptr[ids + 1] - w.indptr[ids]).sum())
-    return (postings > LONG_POSTINGS and postings * bm25_search.LONG > model.n_docs
-            and bool((model.idf[ids] > 0).all()))
+    postings = np.concatenate([[0], np.cumsum(w.indptr[ids + 1] - w.indptr[ids])])
+    per_query = postings[bounds[1:]] - postings[bounds[:-1]]
+    long = np.flatnonzero((per_query > LONG_POSTINGS)
+                          & (per_query * bm25_search.LONG > model.n_docs))
+    return np.array([i for i in long.tolist()
+                     if (model.idf[ids[bounds[i]:bounds[i + 1]]] > 0).all()], dtype=np.int64)
 
 
-def _chunk(model: BM25Data, queries: list[np.ndarray], k: int, ties: bool,
-           acc: np.ndarray, stamp: np.ndarray) -> list[Result]:
-    """The results of up to len(acc) // n_docs queries: their postings summed into `acc`
-    (left all zero again), the candidates' scores read out, then `_top_k` per query."""
-    w, n, nq = model.weights, model.n_docs, len(queries)
-    terms = np.concatenate(queries).astype(np.int64) if nq else np.empty(0, np.int64)
-    counts = np.fromiter((q.size for q in queries), dtype=np.int64, count=nq)
+def _chunk(model: BM25Data, terms: np.ndarray, counts: np.ndarray, k: int, ties: bool,
+           acc: np.ndarray, seen: np.ndarray) -> list[Result]:
+    """The results of up to len(acc) // n_docs queries (`terms`, `counts` of them each):
+    their postings summed into `acc` (left all zero again, `seen` all False), the
+    candidates' scores read out, then `_top_k` per query.
+
+    The postings are added term place by term place: every query's first term, then every
+    second term, ... Within one place no (query, document) key repeats (a row holds a
+    document once), so `acc[keys] += weights` is exact and cheaper than np.add.at; and
+    each key gets its terms' weights in query order, from 0.0, as rank-bm25 adds them."""
+    w, n, nq = model.weights, model.n_docs, counts.size
+    query = np.repeat(np.arange(nq), counts)
+    place = np.arange(terms.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    by_place = np.argsort(place, kind="stable")
+    terms, query = terms[by_place], query[by_place]
     starts = w.indptr[terms].astype(np.int64)
     lengths = w.indptr[terms + 1] - starts
     ends = np.cumsum(lengths)
@@ -97,19 +117,24 @@ def _chunk(model: BM25Data, queries: list[np.ndarray], k: int, ties: bool,
     # posting j of term t sits at indptr[t] + j: one repeat and one arange for them all
     at = np.repeat(starts - (ends - lengths), lengths)
     at += np.arange(total)
-    query = np.repeat(np.repeat(np.arange(nq, dtype=np.int32), counts), lengths)
+    query = np.repeat(query, lengths)
     docs = w.indices[at]
-    key = query.astype(np.int64)
-    key *= n
+    key = query * n
     key += docs
-    np.add.at(acc, key, w.data[at])  # in posting order: query-term order, from 0.0
-    # one posting per distinct key: each key remembers one of its positions
-    order = np.arange(total, dtype=np.int64)
-    stamp[key] = order
-    first = np.flatnonzero(stamp[key] == order)
+    weights = w.data[at]
+    new = np.empty(total, dtype=bool)
+    cuts = np.concatenate([[0], ends])[np.searchsorted(place[by_place], np.arange(
+        int(counts.max(initial=0)) + 1))].tolist()
+    for lo, hi in zip(cuts[:-1], cuts[1:]):
+        part = key[lo:hi]
+        acc[part] += weights[lo:hi]
+        np.logical_not(seen[part], out=new[lo:hi])  # a (query, document) not met before
+        seen[part] = True
+    first = np.flatnonzero(new)
     key = key[first]
     scores = acc[key]
     acc[key] = 0.0
+    seen[key] = False
     return _top_k(scores, docs[first].astype(np.int64), query[first], nq, k, ties)
 
 
