@@ -158,3 +158,15 @@ def test_kind_shares_split_n_by_largest_remainder_and_bad_ones_are_refused():
     assert quotas(7, parse_kinds("lexical=3,contextual=1")) == {"lexical": 5, "contextual": 2}
     with pytest.raises(RagkitError, match="the weight of 'lexical' must be a number > 0"):
         parse_kinds("lexical=0")
+
+
+def test_the_source_names_the_page_and_heading_path_of_the_span(tmp_path):
+    text = ("# Warranty\n\nShort intro here.\n\n## Repairs\n\nRepairs under warranty are free of "
+            "charge for two years from the date printed on the original receipt.")
+    pages = [[1, 0], [2, text.index("## Repairs")]]  # as the PDF loader maps pages
+    documents = [Document("w.pdf", text, "Warranty", {"pages": pages})]
+    questions, _ = generate(documents, n=1, kinds="lexical", llm=_llm(tmp_path), embedder=None)
+    (question,) = questions
+    assert question["golden"] == [{"doc_id": "w.pdf", "span": text[text.index("Repairs under"):]}]
+    assert {k: question["source"][k] for k in ("page", "section", "title")} == {
+        "page": 2, "section": "Warranty > Repairs", "title": "Warranty"}

@@ -142,3 +142,17 @@ def test_write_review_then_accept_unchanged_gives_the_questions_back(tmp_path, f
     golden, _, _ = files
     sheet = write_review(QUESTIONS, tmp_path / "again.csv")
     assert accept(sheet, golden) == QUESTIONS
+
+
+def test_eval_refuses_questions_whose_span_is_not_in_the_documents(tmp_path, capsys,
+                                                                 monkeypatch):
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "refunds.md").write_text(PASSAGE + "\n", encoding="utf-8")
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(json.dumps(QUESTIONS[0]) + "\n" + json.dumps(QUESTIONS[2]) + "\n")
+    assert main(["eval", str(docs), "--questions", str(golden), "--embedder", "none"]) == 2
+    assert capsys.readouterr().err == (
+        f"ragkit: error: {golden}:2: query 'gen-003': field 'golden[0].span': not found "
+        f"verbatim in 'refunds.md': '-5 % =SUM(A1)'\n")
