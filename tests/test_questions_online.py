@@ -70,3 +70,50 @@ def test_online_requests_cache_each_document_and_a_rerun_sends_nothing(tmp_path,
         assert prompt["text"].startswith(WRITE_HEADER) and "cache_control" not in prompt
     assert {r["generator"] for r in rows} == {"claude-haiku-4-5"}
     assert set(documents.values()) <= set(BODIES)
+
+
+def test_kill_9_mid_run_leaves_no_file_and_the_rerun_resumes_from_the_cache(tmp_path):
+    """A generate killed with -9 writes nothing; run again, it pays only for what the killed
+    run had not received (each reply is committed to the call cache as it arrives)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+    from pathlib import Path
+
+    docs = write_corpus(tmp_path / "docs")
+    out = tmp_path / "golden.jsonl"
+    answered, release = threading.Semaphore(0), threading.Event()
+    count = iter(range(10**6))
+
+    def handler(path: str, body: dict):
+        if next(count) >= 3:  # the fourth request on hangs until the first run is killed
+            release.wait(timeout=120)
+        reply = standin.respond(path, body)
+        answered.release()
+        return reply
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env.update(RAGKIT_HOME=str(tmp_path / "home"), ANTHROPIC_API_KEY="x")
+    argv = [str(Path(sys.executable).parent / "ragkit"), "questions", "generate", str(docs),
+            "--out", str(out), "--n", "4", "--kinds",
+            "lexical=1,contextual=1,multi-chunk=1,unanswerable=1", "--chunk-size", "48",
+            "--overlap", "8", "--embedder", "none"]
+    with standin.serve(handler) as url:
+        env["ANTHROPIC_BASE_URL"] = url
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for _ in range(3):  # three replies sent, the rest hang; then the process dies
+            assert answered.acquire(timeout=60)
+        time.sleep(1.0)  # the client stores what it received
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        release.set()
+        assert not out.exists()
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    line = next(x for x in done.stdout.splitlines() if x.startswith("claude-haiku-4-5: "))
+    sent, cached = (int(w) for w in line.split(";")[0].split()[1::2][:2])
+    assert (sent, cached) == (8, 3), line
+    assert len(out.read_text().splitlines()) == 4
