@@ -10,6 +10,12 @@ a stand-in's batch never answers for the real API) and polls the open batches wh
 it still needs instead of submitting them again. A record is removed once its results are in
 a cache (or the API no longer knows the batch), so the folder holds only unfinished work.
 
+`batching(**options)` / `batch_options()`: the batch mode of a run (`ragkit index --batch`):
+inside the context, the `claude` contextualizer (`ragkit.contextualize`) and the Voyage
+embedders (`ragkit.embed`) send their work as batches, with these options (poll, timeout,
+retry, log: `ragkit.message_batches.BatchOptions`). A mode of the run, not of the index:
+contexts and vectors are the same either way.
+
 What it is not: a cache of results (those go to the paid-call cache or the embedding
 cache), nor a lock: two runs of one command at once would both poll the same batch, which
 is harmless. A batch accepted by the API in the instant before its record was written (the
@@ -20,6 +26,8 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +38,22 @@ from ragkit.models import ragkit_home
 
 OPEN = ("in_progress", "validating", "canceling", "ended", "finalizing")  # not yet collected
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]")
+_MODE: list[dict[str, Any]] = []  # the options of the enclosing `batching` contexts
+
+
+@contextmanager
+def batching(**options: Any) -> Iterator[None]:
+    """Within this block, paid work that can go through a batch API does (module docstring)."""
+    _MODE.append(options)
+    try:
+        yield
+    finally:
+        _MODE.pop()
+
+
+def batch_options() -> dict[str, Any] | None:
+    """The options of the innermost `batching` context, or None outside one."""
+    return dict(_MODE[-1]) if _MODE else None
 
 
 @dataclass

@@ -7,7 +7,9 @@ interactive price (`ragkit.pricing.BATCH_DISCOUNT`):
    hex digits: within the API's `^[a-zA-Z0-9_-]{1,64}$`); a request already in the cache is
    answered from it and never sent;
 2. the open batches in the journal (`ragkit.batch_journal`) that hold requests still needed
-   are polled, never submitted again; what is left goes into new batches, split at the
+   are polled, never submitted again (a batch the API no longer knows — results are kept
+   29 days; the offline stand-in forgets its batches when its process ends — has its
+   requests submitted once more); what is left goes into new batches, split at the
    API's limits (`MAX_REQUESTS` requests, `MAX_BYTES` of JSON), each journaled as soon as
    the API accepts it — before anything waits;
 3. polling (`retrieve`) starts at 1 s and doubles up to `options.poll` seconds, printing
@@ -50,7 +52,7 @@ from ragkit.pricing import Usage, batch_cost
 MAX_REQUESTS = 100_000  # per batch (Message Batches API limit)
 MAX_BYTES = 256_000_000  # per batch: the API's 256 MB, counted as JSON bytes of the requests
 RETRY = ("interactive", "batch", "none")
-FAILED = ("errored", "expired", "canceled", "missing", "unusable")
+FAILED = ("errored", "expired", "canceled", "missing", "unusable", "lost")
 
 
 def _stderr(line: str) -> None:
@@ -167,12 +169,20 @@ class MessageBatches:
         queued = set().union(*(r.custom_ids for r in open_)) if open_ else set()
         fresh = {k: p for k, p in needed.items() if k not in queued}
         failed: dict[str, str] = {}
-        for _ in range(rounds):
+        resent: set[str] = set()
+        while True:
             open_ = open_ + self._submit(fresh)
             failed = self._wait(open_, needed, answers, check)
-            open_, fresh = [], {k: needed[k] for k in failed}
-            if not failed or self.options.retry != "batch":
+            open_ = []
+            lost = [k for k, why in failed.items() if why == "lost" and k not in resent]
+            if lost:  # the API no longer knows a journaled batch: send again, not a retry
+                resent.update(lost)
+                fresh = {k: needed[k] for k in lost}
+                continue
+            rounds -= 1
+            if not failed or self.options.retry != "batch" or rounds == 0:
                 break
+            fresh = {k: needed[k] for k in failed}
         if not failed:
             return
         counts = {kind: list(failed.values()).count(kind) for kind in FAILED
@@ -247,8 +257,9 @@ class MessageBatches:
         try:
             batch = self.batches.retrieve(record.id)
         except anthropic.NotFoundError:
-            self.options.log(f"batch {record.id}: unknown to {self.llm.source} (expired or "
-                             f"deleted); its requests count as missing")
+            self.options.log(f"batch {record.id}: unknown to {self.llm.source} (its results "
+                             f"are kept 29 days); its requests are sent again")
+            self.outcome.update((k, "lost") for k in record.custom_ids if k not in answers)
             self.journal.remove(record)
             return True
         except (anthropic.APIError, ValueError) as exc:

@@ -89,11 +89,45 @@ def test_a_damaged_journal_record_is_one_line_naming_the_file(tmp_path):
         journal.open_batches()
 
 
-def test_batch_without_the_claude_contextualizer_is_refused(tmp_path, capsys):
+def test_batch_without_a_paid_api_to_batch_is_refused(tmp_path, capsys):
     from ragkit.cli import main
     docs = tmp_path / "d.jsonl"
     docs.write_text(json.dumps({"id": "a", "text": "hello"}) + "\n")
     assert main(["index", str(docs), "--out", str(tmp_path / "i"), "--batch"]) == 2
     assert capsys.readouterr().err.strip() == (
-        "ragkit: error: --batch sends Claude's context requests through the Message Batches "
-        "API: it needs --contextualizer claude")
+        "ragkit: error: --batch sends Claude's context requests or Voyage's embeddings through "
+        "their batch APIs: it needs --contextualizer claude or --embedder voyage:MODEL / "
+        "voyage-context:MODEL")
+    assert not (tmp_path / "i").exists()
+
+
+def test_batch_round_trip_offline_gives_the_one_by_one_contexts(monkeypatch, tmp_path):
+    from ragkit.contextualize.batch import batch_round_trip
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    doc = Document("acme", "# Acme\n\n## Revenue\n\nRevenue grew 3 %.", title="Acme Q2")
+    chunks = [Chunk("acme#0", "acme", "Revenue grew 3 %.", "", 21, 38)]
+    assert batch_round_trip(doc, chunks) == ("1 chunks of acme: 1 batch, 1 results; the same "
+                                             "contexts as one by one: True")
+
+
+def test_a_journaled_batch_the_api_no_longer_knows_is_sent_again_once(tmp_path, monkeypatch):
+    """The stand-in forgets its batches with its process, as the API does after 29 days."""
+    from ragkit.cache import request_key
+    from ragkit.contextualize.batch import BatchContextualizer
+    from ragkit.contextualize.claude import build_request
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    llm = _standin_llm(tmp_path)
+    doc = Document("acme", "# Acme\n\n## Revenue\n\nRevenue grew 3 %.", title="Acme Q2")
+    chunk = Chunk("acme#0", "acme", "Revenue grew 3 %.", "", 21, 38)
+    key = request_key("/v1/messages", llm.backend,
+                      build_request("claude-haiku-4-5", doc.text, chunk.text))
+    journal = Journal("anthropic", llm.backend)
+    journal.write(BatchRecord("anthropic", llm.backend, "msgbatch_gone", [key]))
+    lines: list[str] = []
+    made = BatchContextualizer(llm=llm, log=lines.append, options={"log": lines.append,
+                                                                   "poll": 0.1})
+    assert made(doc, [chunk])[0].context
+    assert made.report.resumed == ["msgbatch_gone"] and len(made.report.created) == 1
+    assert made.report.retried == 0 and journal.open_batches() == []
+    assert any("msgbatch_gone: unknown to offline stand-in" in line for line in lines)

@@ -13,24 +13,20 @@ A contextualizer maps (document, its chunks) to the same chunks with `context` f
 One may also offer `many(pairs, progress)` to see every document of a build at once (the
 claude one does, for its progress bar and its per-run report).
 
-`batched(**options)`: inside this context, `claude` sends its requests through Anthropic's
-Message Batches API at half price (`ragkit.contextualize.batch`; `ragkit index --batch`;
-the options are `ragkit.message_batches.BatchOptions`'s, checked when the contextualizer is
-made, so the SDK loads only then).
+Inside `ragkit.batch_journal.batching(...)` (`ragkit index --batch`), `claude` sends its
+requests through Anthropic's Message Batches API at half price (`ragkit.contextualize.batch`).
 It is a mode of the run, not of the index: the contexts, and the index, are the same.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
 
+from ragkit.batch_journal import batch_options
 from ragkit.contextualize.structural import structural_context, structural_contexts
 from ragkit.documents import Chunk, Document, RagkitError
 
 Contextualizer = Callable[[Document, Sequence[Chunk]], list[Chunk]]
-_BATCH: list[dict[str, Any]] = []  # the options of the enclosing `batched` context, if any
 
 
 def _none(doc: Document, chunks: Sequence[Chunk]) -> list[Chunk]:
@@ -45,20 +41,10 @@ def _structural(doc: Document, chunks: Sequence[Chunk]) -> list[Chunk]:
 def _claude(model: str | None = None, prompt: str | None = None) -> Contextualizer:
     # deferred: the Anthropic SDK, ~2 s
     from ragkit.contextualize.batch import BatchContextualizer, ClaudeContextualizer
-    if _BATCH:
-        return BatchContextualizer(model=model, prompt=prompt, options=_BATCH[-1])
+    options = batch_options()
+    if options is not None:
+        return BatchContextualizer(model=model, prompt=prompt, options=options)
     return ClaudeContextualizer(model=model, prompt=prompt)
-
-
-@contextmanager
-def batched(**options: Any) -> Iterator[None]:
-    """Within this block, the `claude` contextualizer goes through Message Batches, with
-    these `BatchOptions` (poll, timeout, retry, log)."""
-    _BATCH.append(options)
-    try:
-        yield
-    finally:
-        _BATCH.pop()
 
 
 CONTEXTUALIZERS: dict[str, Contextualizer] = {"none": _none, "structural": _structural}

@@ -19,18 +19,21 @@ journal lets the same command pick the batches up later.
 """
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
-from ragkit.cache import request_key
+from ragkit.cache import CallCache, request_key
 from ragkit.contextualize.claude import (ClaudeContextualizer, _need_text, _text_of,
                                          build_request, document_block, project_cost)
 from ragkit.documents import Chunk, Document, RagkitError
+from ragkit.llm import LLM, UsageLog
 from ragkit.message_batches import BatchOptions, MessageBatches
 from ragkit.money import dollars as money_text
 from ragkit.pricing import BATCH_DISCOUNT, BATCH_PRICES_DATE
 
-__all__ = ["BatchContextualizer", "BatchOptions", "ClaudeContextualizer"]
+__all__ = ["BatchContextualizer", "BatchOptions", "ClaudeContextualizer", "batch_round_trip"]
 
 
 class BatchContextualizer(ClaudeContextualizer):
@@ -109,3 +112,25 @@ class BatchContextualizer(ClaudeContextualizer):
                    f"write {u.cache_write}, cache read {u.cache_read}): {money}; {failed}"
                    + (f", {report.retried} retried interactively" if report.retried else "")
                    + f"; {report.from_cache} from the call cache")
+
+
+def batch_round_trip(document: Document, chunks: Sequence[Chunk]) -> str:
+    """One line: the contexts of `chunks` through a Message Batch against one by one.
+
+    Both go through a fresh, private call cache (so the batch is really sent, not answered by
+    an earlier run) and the client `ragkit.llm.make_client` builds: offline, the stand-in,
+    which answers a batch at once; with ANTHROPIC_API_KEY, the real API, where the batch may
+    take hours — notebook 02 calls this only offline. The journal and its records are the
+    ordinary ones in RAGKIT_HOME."""
+    with tempfile.TemporaryDirectory() as scratch:
+        cache = CallCache(Path(scratch) / "calls.sqlite")
+        try:
+            llm = LLM(cache=cache, usage=UsageLog())
+            batch = BatchContextualizer(llm=llm, log=None, options={"log": lambda line: None})
+            by_batch = batch(document, chunks)
+            one_by_one = ClaudeContextualizer(llm=llm, log=None)(document, chunks)
+        finally:
+            cache.close()
+    same = [c.context for c in by_batch] == [c.context for c in one_by_one]
+    return (f"{len(by_batch)} chunks of {document.id}: {len(batch.report.created)} batch, "
+            f"{batch.report.succeeded} results; the same contexts as one by one: {same}")

@@ -37,6 +37,7 @@ from ragkit.embed.e5 import E5Small
 from ragkit.embed.minilm import MiniLM
 from ragkit.embed.routed import ScriptRouted
 from ragkit.embed.use_multilingual import USEMultilingual
+from ragkit.batch_journal import batch_options
 from ragkit.embed.voyage import VoyageContextEmbedder, VoyageEmbedder
 
 __all__ = ["Embedder", "ContextualEmbedder", "CachedEmbedder", "EMBEDDERS", "EMBEDDER_PREFIXES",
@@ -91,11 +92,11 @@ def _auto(wrap: Callable[[Embedder], Embedder] = lambda e: e) -> Embedder:
 
 
 def _voyage(model: str) -> Embedder:
-    return VoyageEmbedder(model)
+    return VoyageEmbedder(model, batch=batch_options())  # Batch API inside `batching`
 
 
 def _voyage_context(model: str) -> Embedder:
-    return VoyageContextEmbedder(model)
+    return VoyageContextEmbedder(model, batch=batch_options())
 
 
 # name -> factory. A model is loaded only when named (MiniLM's ONNX session, USE's vocabulary

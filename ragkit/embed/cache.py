@@ -113,8 +113,9 @@ class CachedEmbedder:
         bar = None
         if progress and items:
             bar = tqdm(total=len(items), desc=f"embed {self.name}", unit="text")
-        for start in range(0, len(items), self.batch_size):
-            batch = items[start:start + self.batch_size]
+        size = getattr(self.inner, "texts_per_call", None) or self.batch_size  # batch APIs: all
+        for start in range(0, len(items), size):
+            batch = items[start:start + size]
             with self._lock:
                 stored = self._lookup(db, (k for k, _ in batch))
                 found.update(stored)
@@ -122,7 +123,7 @@ class CachedEmbedder:
                 if batch:
                     self._store(db, batch, input_type, found)
             if bar is not None:
-                bar.update(min(self.batch_size, len(items) - start))
+                bar.update(min(size, len(items) - start))
         if bar is not None:
             bar.close()
 

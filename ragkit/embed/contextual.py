@@ -43,8 +43,9 @@ class CachedContextualEmbedder(CachedEmbedder):
         bar = None
         if progress and todo:
             bar = tqdm(total=len(todo), desc=f"embed {self.name}", unit="doc")
-        for start in range(0, len(todo), DOCUMENTS_PER_COMMIT):
-            group = todo[start:start + DOCUMENTS_PER_COMMIT]
+        size = getattr(self.inner, "documents_per_call", DOCUMENTS_PER_COMMIT)  # batch APIs: all
+        for start in range(0, len(todo), size):
+            group = todo[start:start + size]
             vectors = self.inner.embed_documents([list(documents[d]) for d in group])
             rows = [(k, np.asarray(v, np.float32)) for d, vs in zip(group, vectors, strict=True)
                     for k, v in zip(keys[d], vs, strict=True)]

@@ -1,0 +1,197 @@
+"""Voyage embeddings at batch prices: Voyage's Batch API, resumable (`--embedder voyage:M --batch`).
+
+What it is: `VoyageBatches(what, sdk, options).run(endpoint, params, items)` answers request
+bodies of one Voyage endpoint (`/v1/embeddings`, `/v1/contextualizedembeddings`) through
+Voyage's Batch API — 33 % below the list price (`ragkit.pricing.VOYAGE_BATCH_DISCOUNT`),
+results within a 12-hour window:
+1. each item is `(custom_id, body)`; the caller derives the custom_id from its embedding-cache
+   key, so the same text is the same request in every run;
+2. open batches in the journal (`ragkit.batch_journal`, api "voyage", this base URL) that
+   hold needed custom_ids are polled, never submitted again; the rest is written as a JSONL
+   input file (`{"custom_id", "body"}` per line), uploaded (`POST /files`, purpose
+   "batch"), and a job created (`POST /batches` with `input_file_id`, `endpoint`,
+   `completion_window` "12h" and the model and parameters as `request_params`, which Voyage
+   sets per batch, not per line); the job is journaled as soon as Voyage accepts it;
+3. polling (`GET /batches/{id}`) starts at 1 s and doubles up to `poll` seconds; when the
+   job is `completed` (or `failed` / `expired` / `cancelled`: whatever output exists is
+   used) the output file (`GET /files/{output_file_id}/content`, JSONL with `custom_id` and
+   `response.body`) is read and matched by custom_id, in any order;
+4. items without a usable result are retried as `retry` says: "interactive" (the caller's
+   `fallback`, the ordinary endpoint at list price), "batch" (one more job) or "none" (the
+   run fails, naming the counts).
+
+The vectors go to the caller, which stores them in the embedding cache; the journal record
+is removed once a job's output is read.
+
+Why not the SDK: voyageai 0.5.0 has no files or batch API, so this module speaks HTTP
+(`httpx2`) with the SDK's own base URL (`VOYAGE_BASE_URL` or the key's default, as
+`ragkit.voyage.address`), key and time budget (`ragkit.online.budget()`); errors are one
+line without the key (`ragkit.online.scrub`). The request and file shapes follow Voyage's
+Batch API page (docs.voyageai.com/docs/batch-inference, Public Preview, read 2026-12-02):
+the API may still change.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import httpx2
+
+from ragkit.batch_journal import BatchRecord, Journal
+from ragkit.documents import RagkitError
+from ragkit.online import budget, scrub
+from ragkit.voyage import address
+
+# Per input file, as Voyage announced the Batch API (reported, not on its reference page):
+MAX_LINES = 100_000  # requests
+MAX_BYTES = 1_000_000_000  # bytes (1 GB)
+DONE = ("completed", "failed", "expired", "cancelled")
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+class VoyageBatches:
+    """Run Voyage requests through its Batch API (see the module docstring)."""
+
+    def __init__(self, what: str, sdk: Any, options: dict[str, Any] | None = None) -> None:
+        options = options or {}
+        self.what = what
+        self.poll = float(options.get("poll", 60.0))
+        self.timeout = options.get("timeout")
+        self.retry = options.get("retry", "interactive")
+        self.log: Callable[[str], None] = options.get("log") or _stderr
+        self.base = address(sdk).rstrip("/")
+        self.key = sdk.api_key
+        limits = budget()
+        self.http = httpx2.Client(headers={"Authorization": f"Bearer {self.key}"},
+                                  timeout=httpx2.Timeout(limits.read, connect=limits.connect))
+        self.journal = Journal("voyage", self.base)
+        self.created: list[str] = []
+        self.resumed: list[str] = []
+        self.tokens = 0
+
+    def _request(self, method: str, path: str, **kwargs: Any) -> httpx2.Response:
+        try:
+            reply = self.http.request(method, f"{self.base}{path}", **kwargs)
+        except httpx2.HTTPError as exc:
+            raise RagkitError(scrub(f"{self.what}: cannot reach the Voyage Batch API at "
+                                    f"{self.base} ({exc}); {self._hint()}", self.key)) from None
+        if reply.status_code >= 400:
+            raise RagkitError(scrub(f"{self.what}: Voyage Batch API {method} {path}: HTTP "
+                                    f"{reply.status_code}: {reply.text[:300]}; {self._hint()}",
+                                    self.key))
+        return reply
+
+    def _hint(self) -> str:
+        return (f"the journal in {self.journal.folder} keeps submitted jobs: re-run the same "
+                f"command to collect them without sending them again")
+
+    def run(self, endpoint: str, params: dict[str, Any], items: Sequence[tuple[str, dict]],
+            fallback: Callable[[list[dict]], list[dict]]) -> dict[str, dict]:
+        """custom_id → response body for every item (see the module docstring)."""
+        needed = dict(items)
+        done: dict[str, dict] = {}
+        open_ = [r for r in self.journal.open_batches()
+                 if r.extra.get("endpoint") == endpoint and needed.keys() & set(r.custom_ids)]
+        if open_:
+            self.resumed += [r.id for r in open_]
+            self.log(f"resuming {len(open_)} Voyage batch(es) from the journal in "
+                     f"{self.journal.folder}: {', '.join(r.id for r in open_)}")
+        queued = {k for r in open_ for k in r.custom_ids}
+        fresh = [k for k in needed if k not in queued]
+        for round_ in range(2 if self.retry == "batch" else 1):
+            open_ = open_ + self._submit(endpoint, params, [(k, needed[k]) for k in fresh])
+            self._wait(open_, needed, done)
+            fresh, open_ = [k for k in needed if k not in done], []
+            if not fresh or self.retry != "batch":
+                break
+        if fresh:
+            if self.retry != "interactive":
+                raise RagkitError(f"{self.what}: {len(fresh)} batch request(s) got no usable "
+                                  f"result; the {len(done)} others are in the embedding cache: "
+                                  f"re-run to send the rest again, or use --batch-retry "
+                                  f"interactive")
+            self.log(f"{self.what}: {len(fresh)} batch request(s) got no usable result: "
+                     f"sending them interactively (list price)")
+            for key, body in zip(fresh, fallback([needed[k] for k in fresh]), strict=True):
+                done[key] = body
+        return done
+
+    def _submit(self, endpoint: str, params: dict[str, Any],
+                items: list[tuple[str, dict]]) -> list[BatchRecord]:
+        made, group, size = [], [], 0
+        groups: list[list[tuple[str, dict]]] = []
+        for key, body in items:
+            n = len(json.dumps({"custom_id": key, "body": body}).encode()) + 1
+            if not groups or len(groups[-1]) >= MAX_LINES or size + n > MAX_BYTES:
+                groups.append([])
+                size = 0
+            groups[-1].append((key, body))
+            size += n
+        for group in groups:
+            data = "".join(json.dumps({"custom_id": k, "body": b}) + "\n" for k, b in group)
+            file = self._request("POST", "/files", data={"purpose": "batch"},
+                                 files={"file": ("ragkit-batch.jsonl", data.encode(),
+                                                 "application/jsonl")}).json()
+            job = self._request("POST", "/batches", json={
+                "input_file_id": file["id"], "endpoint": endpoint, "completion_window": "12h",
+                "request_params": params}).json()
+            record = BatchRecord("voyage", self.base, job["id"], [k for k, _ in group],
+                                 extra={"endpoint": endpoint, "input_file_id": file["id"]})
+            self.journal.write(record)  # before anything waits on it
+            self.created.append(job["id"])
+            self.log(f"Voyage batch {job['id']}: {len(group)} requests submitted (journal: "
+                     f"{self.journal.path(job['id'])})")
+            made.append(record)
+        return made
+
+    def _wait(self, open_: list[BatchRecord], needed: dict[str, dict],
+              done: dict[str, dict]) -> None:
+        start, delay, waiting = time.monotonic(), 1.0, list(open_)
+        try:
+            while waiting:
+                for record in list(waiting):
+                    job = self._request("GET", f"/batches/{record.id}").json()
+                    status, counts = job.get("status", ""), job.get("request_counts") or {}
+                    if (status, counts) != (record.status, record.counts):
+                        record.status, record.counts = status, counts
+                        self.journal.write(record)
+                        self.log(f"Voyage batch {record.id}: {status}, "
+                                 + ", ".join(f"{k} {v}" for k, v in counts.items()))
+                    if status in DONE:
+                        self._collect(job, needed, done)
+                        self.journal.remove(record)
+                        waiting.remove(record)
+                if not waiting:
+                    return
+                if self.timeout is not None and time.monotonic() - start >= self.timeout:
+                    raise RagkitError(f"{self.what}: {len(waiting)} Voyage batch(es) still "
+                                      f"running ({', '.join(r.id for r in waiting)}); "
+                                      f"{self._hint()}")
+                time.sleep(min(delay, self.poll))
+                delay *= 2
+        except KeyboardInterrupt:
+            self.log(f"interrupted: Voyage batch(es) {', '.join(r.id for r in waiting)} keep "
+                     f"running; {self._hint()}")
+            raise
+
+    def _collect(self, job: dict, needed: dict[str, dict], done: dict[str, dict]) -> None:
+        """The job's output lines with a 2xx body, by custom_id (any order)."""
+        if not job.get("output_file_id"):
+            return
+        text = self._request("GET", f"/files/{job['output_file_id']}/content").text
+        for line in text.splitlines():
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            response = row.get("response") or {}
+            body = response.get("body")
+            if row.get("custom_id") in needed and body and response.get("status_code",
+                                                                        200) < 300:
+                done[row["custom_id"]] = body
+                self.tokens += int((body.get("usage") or {}).get("total_tokens") or 0)

@@ -1,0 +1,154 @@
+"""`--embedder voyage:MODEL --batch`: Voyage's Batch API end to end, resumable.
+
+Against a loopback Voyage Batch API run as its own process (`voyage_batch_loopback.py`:
+asserts the file and job shapes, answers out of order, fails one request, keeps its state
+across a restart), vectors must be those of their own texts, the failed request is embedded
+interactively, a killed `ragkit index` resumes its job without creating another, and a later
+identical run sends nothing at all (the embedding cache).
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+HERE = Path(__file__).resolve().parent
+RAGKIT = Path(sys.executable).parent / "ragkit"
+sys.path.insert(0, str(HERE))
+from voyage_batch_loopback import vector  # noqa: E402
+
+
+class Server:
+    """The loopback process; `restart()` kills it with -9 and serves the same port again."""
+
+    def __init__(self, tmp: Path, hold: float, fail: int) -> None:
+        self.state, self.log = tmp / "vstate.json", tmp / "vrequests.jsonl"
+        self.hold, self.fail, self.port = hold, fail, 0
+        self.proc = self._start()
+
+    def _start(self) -> subprocess.Popen:
+        port_file = Path(str(self.state) + ".port")
+        port_file.unlink(missing_ok=True)
+        proc = subprocess.Popen([sys.executable, str(HERE / "voyage_batch_loopback.py"),
+                                 str(self.state),
+                                 str(self.log), str(self.port), str(self.hold), str(self.fail)])
+        for _ in range(100):
+            if port_file.exists() and port_file.read_text():
+                self.port = int(port_file.read_text())
+                return proc
+            time.sleep(0.05)
+        raise RuntimeError("loopback server did not start")
+
+    def restart(self) -> None:
+        self.stop()
+        self.proc = self._start()
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def calls(self, method: str, path: str) -> int:
+        if not self.log.exists():
+            return 0
+        return sum(1 for line in self.log.read_text().splitlines()
+                   if json.loads(line) == {"method": method, "path": path})
+
+
+@pytest.fixture
+def server(tmp_path, request):
+    hold, fail = getattr(request, "param", (0.0, 1))
+    made = Server(tmp_path, hold, fail)
+    yield made
+    made.stop()
+
+
+def _unit(text: str) -> np.ndarray:
+    v = np.asarray(vector(text), np.float32)
+    return v / np.linalg.norm(v)
+
+
+@pytest.fixture
+def voyage_env(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("VOYAGE_API_KEY", "pa-test-key-not-secret")
+    monkeypatch.setenv("VOYAGE_BASE_URL", f"http://127.0.0.1:{server.port}/v1")
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+
+
+def test_batch_vectors_belong_to_their_texts_and_a_failed_one_is_embedded_at_once(
+        server, voyage_env):
+    from ragkit.embed.voyage import VoyageEmbedder
+    texts = [f"text number {i} about revenue" for i in range(6)]
+    lines: list[str] = []
+    got = VoyageEmbedder("voyage-3.5", batch={"poll": 0.1, "log": lines.append}).embed(texts)
+    assert np.allclose(got, np.stack([_unit(t) for t in texts]), atol=1e-6)
+    assert server.calls("POST", "/v1/batches") == 1 and server.calls("POST", "/v1/files") == 1
+    assert server.calls("POST", "/v1/embeddings") == 1  # the failed request, at once
+    assert any("1 batch request(s) got no usable result" in line for line in lines)
+
+
+@pytest.mark.parametrize("server", [(0.0, -1)], indirect=True)
+def test_contextualized_batch_vectors_keep_each_documents_chunks_in_order(server, voyage_env):
+    from ragkit.embed.voyage import VoyageContextEmbedder
+    docs = [["alpha one", "alpha two"], ["beta one"], ["gamma one", "gamma two", "gamma 3"]]
+    got = VoyageContextEmbedder(batch={"poll": 0.1, "log": lambda line: None}
+                                ).embed_documents(docs)
+    for doc, rows in zip(docs, got, strict=True):
+        assert np.allclose(rows, np.stack([_unit(c) for c in doc]), atol=1e-6)
+    assert server.calls("POST", "/v1/contextualizedembeddings") == 0
+
+
+@pytest.mark.parametrize("server", [(0.0, 0)], indirect=True)
+def test_retry_none_fails_in_one_line(server, voyage_env):
+    from ragkit.documents import RagkitError
+    from ragkit.embed.voyage import VoyageEmbedder
+    with pytest.raises(RagkitError, match=r"1 batch request\(s\) got no usable result; the 2 "
+                                          r"others are in the embedding cache"):
+        VoyageEmbedder("voyage-3.5", batch={"poll": 0.1, "retry": "none",
+                                            "log": lambda line: None}).embed(["a", "b", "c"])
+
+
+@pytest.mark.parametrize("server", [(3.0, -1)], indirect=True)
+def test_killed_index_resumes_its_voyage_job_and_a_rerun_sends_nothing(tmp_path, server):
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps({"id": f"d{i}", "text": f"Report {i}. Revenue grew "
+                                        f"{i} percent in quarter {i}."}) + "\n"
+                            for i in range(4)))
+    env = {**os.environ, "VOYAGE_API_KEY": "pa-test-key-not-secret",
+           "VOYAGE_BASE_URL": f"http://127.0.0.1:{server.port}/v1",
+           "RAGKIT_HOME": str(tmp_path / "home"), "RAGKIT_API_RETRIES": "0"}
+
+    def index(out: str, wait: bool = True):
+        args = [str(RAGKIT), "index", str(docs), "--out", str(tmp_path / out), "--embedder",
+                "voyage:voyage-3.5", "--contextualizer", "none", "--batch", "--batch-poll",
+                "0.3"]
+        if not wait:
+            return subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL)
+        return subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+
+    first = index("i1", wait=False)
+    journal = tmp_path / "home" / "batches" / "voyage"
+    for _ in range(300):
+        if list(journal.glob("*.json")):
+            break
+        time.sleep(0.05)
+    time.sleep(0.5)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    server.restart()
+    done = index("i1")
+    assert done.returncode == 0, done.stderr
+    assert "resuming 1 Voyage batch(es)" in done.stderr
+    assert server.calls("POST", "/v1/batches") == 1 and server.calls("POST", "/v1/embeddings") == 0
+    assert not list(journal.glob("*.json"))
+    before = len(server.log.read_text().splitlines())
+    again = index("i2")
+    assert again.returncode == 0, again.stderr
+    assert len(server.log.read_text().splitlines()) == before
