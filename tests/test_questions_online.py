@@ -3,6 +3,7 @@ the SDK's requests as the API sees them, the measured cost, and a rerun that sen
 from __future__ import annotations
 
 import json
+import time
 
 from ragkit import standin
 from ragkit.cli import main
@@ -23,8 +24,18 @@ def test_online_requests_cache_each_document_and_a_rerun_sends_nothing(tmp_path,
     seen: list[tuple[str, dict]] = []
     spent: list[Usage] = []
 
+    events: list[tuple[str, str]] = []  # (request | reply, document) of each write call
+
     def handler(path: str, body: dict):
+        block = body["messages"][0]["content"][0] if path == "/v1/messages" else {}
+        doc = block.get("text", "")[:40] if isinstance(block, dict) and \
+            "cache_control" in block else ""
+        if doc:
+            events.append(("request", doc))
+            time.sleep(0.05)  # a reply takes a moment: a second request would be sent now
         status, reply = standin.respond(path, body)
+        if doc:
+            events.append(("reply", doc))
         seen.append((path, body))
         if status == 200 and path == "/v1/messages":  # an id the API would give: priced
             reply = {**reply, "id": "msg_loopback_" + reply["id"][-12:]}
@@ -51,6 +62,9 @@ def test_online_requests_cache_each_document_and_a_rerun_sends_nothing(tmp_path,
     assert "claude-haiku-4-5: 0 requests, 11 from the call cache" in second.out
     assert "measured: $0.00" in second.out
 
+    for doc in {d for _, d in events}:  # each document's first question is answered, so its
+        mine = [e for e, d in events if d == doc]  # cache entry exists, before the rest go
+        assert mine[:2] == ["request", "reply"], mine
     bodies = [b for path, b in seen if path == "/v1/messages"]
     kinds = [next(h for h in (WRITE_HEADER, ANSWER_HEADER, CLOSED_BOOK_HEADER)
                   if h in json.dumps(b["messages"])) for b in bodies]
@@ -66,7 +80,8 @@ def test_online_requests_cache_each_document_and_a_rerun_sends_nothing(tmp_path,
         block, prompt = body["messages"][0]["content"]
         doc = next(d for d, text in BODIES.items() if block["text"] == f"\n<document>\n{text}\n"
                                                                         f"</document>\n")
-        assert block == document_block(BODIES[doc])  # with cache_control: ephemeral
+        assert block == document_block(BODIES[doc])
+        assert block["cache_control"] == {"type": "ephemeral"}  # written once, read after
         assert prompt["text"].startswith(WRITE_HEADER) and "cache_control" not in prompt
     assert {r["generator"] for r in rows} == {"claude-haiku-4-5"}
     assert set(documents.values()) <= set(BODIES)
