@@ -131,3 +131,20 @@ def test_a_journaled_batch_the_api_no_longer_knows_is_sent_again_once(tmp_path, 
     assert made.report.resumed == ["msgbatch_gone"] and len(made.report.created) == 1
     assert made.report.retried == 0 and journal.open_batches() == []
     assert any("msgbatch_gone: unknown to offline stand-in" in line for line in lines)
+
+
+def test_an_interactive_run_after_a_batch_run_sends_nothing(tmp_path, monkeypatch):
+    from ragkit.contextualize.batch import BatchContextualizer
+    from ragkit.contextualize.claude import ClaudeContextualizer
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    llm = _standin_llm(tmp_path)
+    doc = Document("acme", "# Acme\n\n## Revenue\n\nRevenue grew 3 %.\n\nCosts fell.")
+    chunks = [Chunk("acme#0", "acme", "Revenue grew 3 %.", "", 21, 38),
+              Chunk("acme#1", "acme", "Costs fell.", "", 40, 51)]
+    batched = BatchContextualizer(llm=llm, log=None, options={"log": lambda line: None})(
+        doc, chunks)
+    later = LLM(llm.client, cache=llm.cache, usage=UsageLog())
+    again = ClaudeContextualizer(llm=later, log=None)(doc, chunks)
+    assert [c.context for c in again] == [c.context for c in batched]
+    row = later.usage.models[HAIKU]
+    assert (row.requests, row.cache_hits) == (0, 2)

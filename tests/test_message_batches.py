@@ -208,3 +208,35 @@ def test_a_dead_api_while_polling_is_one_line_and_the_journal_stays(tmp_path, se
     assert run.returncode == 2 and "Traceback" not in out
     assert "re-run the same command to collect their results" in out.splitlines()[-1]
     assert len(list((tmp_path / "home" / "batches" / "anthropic").glob("*.json"))) == 1
+
+
+@pytest.mark.parametrize("server", [(60.0, -1)], indirect=True)
+def test_ctrl_c_while_polling_says_how_to_resume_and_keeps_the_journal(tmp_path, server):
+    run = _index(tmp_path, server, "index", wait=False)
+    journal = tmp_path / "home" / "batches" / "anthropic" / "msgbatch_0001.json"
+    for _ in range(300):
+        if journal.exists():
+            break
+        time.sleep(0.05)
+    time.sleep(0.5)
+    run.send_signal(signal.SIGINT)
+    out, _ = run.communicate(timeout=60)
+    assert run.returncode != 0 and "Traceback" not in out
+    assert ("interrupted: batch(es) msgbatch_0001 keep running; the journal in "
+            f"{journal.parent} keeps them: re-run the same command to collect their results "
+            "without sending any request again") in out
+    assert journal.exists() and not (tmp_path / "index").exists()
+
+
+@pytest.mark.parametrize("server", [(60.0, -1)], indirect=True)
+def test_batch_timeout_stops_waiting_in_one_line_and_keeps_the_journal(tmp_path, server,
+                                                                       monkeypatch):
+    from ragkit.message_batches import BatchPending
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    made, pairs, _ = _contextualize(tmp_path, server, "interactive")
+    made.options.timeout = 1.0
+    with pytest.raises(BatchPending, match=r"^1 batch\(es\) still in progress after \d s "
+                                           r"\(msgbatch_0001\); the journal in .* keeps them"):
+        made.many(pairs, progress=False)
+    assert [p.name for p in (tmp_path / "home" / "batches" / "anthropic").iterdir()] == \
+        ["msgbatch_0001.json"]
