@@ -1,5 +1,5 @@
-"""`ragkit questions generate → review → (an expert edits the sheet) → accept → ragkit eval`,
-offline, each step its own process, as a user runs them."""
+"""`ragkit questions generate → review → (an expert edits the sheet) → accept →
+ragkit eval`, offline, each step its own process, as a user runs them."""
 from __future__ import annotations
 
 import csv

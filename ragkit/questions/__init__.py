@@ -33,7 +33,7 @@ _LAZY = {
 }
 __getattr__, __dir__ = _attach(__name__, _LAZY)
 
-__all__ = ["Agreement", "agreement", "as_queries", "compare_sets", "default_configs",
-           "metric_matrix", "DEFAULT_MODEL", "DEFAULT_SHARES", "DUP_THRESHOLD", "KINDS", "OFFLINE_GENERATOR",
-           "STAGES", "Report", "accept", "documents_of", "generate", "is_golden_file",
-           "is_review_csv", "read_golden", "write_golden", "write_review"]
+__all__ = ["DEFAULT_MODEL", "DEFAULT_SHARES", "DUP_THRESHOLD", "KINDS", "OFFLINE_GENERATOR",
+           "STAGES", "Agreement", "Report", "accept", "agreement", "as_queries",
+           "compare_sets", "default_configs", "documents_of", "generate", "is_golden_file",
+           "is_review_csv", "metric_matrix", "read_golden", "write_golden", "write_review"]

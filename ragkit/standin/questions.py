@@ -9,8 +9,8 @@ review) runs offline and gives the same set on every machine.
   no Markdown heading, at most 300 characters) with the most distinct content terms, at
   least `MIN_TERMS` (ties: the earlier); without one the reply has an empty question, which
   the generator drops as malformed. Its *topic* is its first three distinct content terms
-  (`ragkit.lexical.auto` tokens of two characters or more, minus question words, in order). The answer span is the
-  whole key sentence, verbatim. The question, by kind:
+  (`ragkit.lexical.auto` tokens of two characters or more, minus question words, in
+  order). The answer span is the whole key sentence, verbatim. The question, by kind:
   - lexical: "What does the text state about A, B and C?"
   - paraphrase: "Which statement concerns C, B and A?" (the topic reversed: the stand-in
     cannot paraphrase, it only reorders);
