@@ -1,7 +1,16 @@
 """`ragkit index --embedder none` at 100k and 1M generated chunks: stages, memory, queries.
 
 Run:  PYTHONPATH=. python benchmarks/bench_index.py [--chunks 100000 1000000] [--queries 1000]
-          [--previous /path/to/older/checkout --previous-max 100000]
+          [--previous /path/to/older/checkout --previous-max 100000] [--open] [--dense 1000000]
+      PYTHONPATH=. python benchmarks/bench_index.py --open-of INDEX --corpus DOCS.jsonl
+
+`--open` (and `--open-of` for an index already built from a gen_corpus.py corpus) adds, per
+size, whole `ragkit search` processes — one BM25 query and `--queries` of them, top 20 — with
+their peak RSS, the open time and resident memory before the first query, the same searches
+on the index seen in the older format (every row read at open) with the runs compared byte
+for byte, and tantivy (the Python bindings, when installed) on the same corpus and queries
+as the reference: its open time and per-query latency (benchmarks/index_open.py). `--dense N`
+times the exact dense scan over N memory-mapped 384-d vectors, per query.
 
 For each size: a seeded corpus (benchmarks/gen_corpus.py, one chunk per document) in a
 temporary folder; `ragkit index` run as a child process, timed for wall and user+sys CPU time
@@ -45,6 +54,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 import gen_corpus  # noqa: E402
+import index_open  # noqa: E402
 
 
 def run_child(argv: list[str], pythonpath: Path) -> dict:
@@ -176,7 +186,8 @@ def main_latency(index: Path, n_queries: int) -> None:
                   f" dense rows kept {len(rows)} ({dense / 1e6:.0f} MB)")
 
 
-def bench(n: int, n_queries: int, previous: Path | None, tmp: Path) -> None:
+def bench(n: int, n_queries: int, previous: Path | None, tmp: Path, opening: bool = False
+          ) -> None:
     corpus = gen_corpus.write(n, tmp / f"corpus_{n}.jsonl")
     index = tmp / f"index_{n}"
     cli = run_child(["-m", "ragkit.cli", "index", str(corpus), "--out", str(index),
@@ -200,6 +211,9 @@ def bench(n: int, n_queries: int, previous: Path | None, tmp: Path) -> None:
                            str(tmp / f"old_{n}"), "--embedder", "none"], previous)
         print(f"  previous code  wall {old['wall']:7.1f} s   user+sys {old['cpu']:7.1f} s   "
               f"-> {old['cpu'] / cli['cpu']:.1f}x less CPU now")
+    if opening:
+        _LOADED.clear()  # the child processes below have the machine's memory to themselves
+        index_open.measure(run_child, ROOT, index, corpus, gen_corpus.queries(n_queries), tmp)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -211,9 +225,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--previous", type=Path, help="folder holding an older ragkit/")
     parser.add_argument("--previous-max", type=int, default=100_000,
                         help="run the older version only on corpora up to this size")
+    parser.add_argument("--open", action="store_true", help="also time whole ragkit search "
+                        "processes, the older format and tantivy on each size")
+    parser.add_argument("--open-of", type=Path, help="only those measurements, of this index")
+    parser.add_argument("--corpus", type=Path, help="the documents --open-of was built from")
+    parser.add_argument("--dense", type=int, nargs="*", default=[],
+                        help="time the exact dense scan over this many 384-d vectors")
     args = parser.parse_args(argv)
     if args.latency_of:
         main_latency(args.latency_of, args.queries)
+        return 0
+    if args.open_of or args.dense:
+        with tempfile.TemporaryDirectory(prefix="bench_index.") as folder:
+            if args.open_of:
+                print(f"{args.open_of}:")
+                index_open.measure(run_child, ROOT, args.open_of.resolve(),
+                                   args.corpus.resolve(), gen_corpus.queries(args.queries),
+                                   Path(folder))
+            for n in args.dense:
+                index_open.dense_scan(n, Path(folder))
         return 0
     with tempfile.TemporaryDirectory(prefix="bench_index.") as folder:
         tmp = Path(folder)
@@ -224,7 +254,8 @@ def main(argv: list[str] | None = None) -> int:
               f"BM25.fit (tokenizing too) {ref['ragkit']:.2f} -> "
               f"{(ref['tokenize'] + ref['rank-bm25']) / ref['ragkit']:.1f}x")
         for n in sorted(args.chunks):
-            bench(n, args.queries, args.previous if n <= args.previous_max else None, tmp)
+            bench(n, args.queries, args.previous if n <= args.previous_max else None, tmp,
+                  args.open)
     return 0
 
 

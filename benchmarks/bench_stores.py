@@ -1,6 +1,7 @@
 """The memory store against Milvus Lite on generated chunks: build, memory, latency, agreement.
 
 Run:  PYTHONPATH=. python benchmarks/bench_stores.py [--sizes 100000,1000000 --queries 200]
+          [--hnsw] [--ivf] [--no-flat]
 A seeded synthetic corpus: chunks of 20–80 words from a Zipfian vocabulary (exponent 1.1 over
 50,000 made-up words), one 64-d unit vector per chunk (random), queries of 2–6 words from the
 same law and query vectors that are noisy copies of random chunks' vectors. Each size runs
@@ -153,6 +154,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--hnsw", action="store_true", help="also measure Milvus HNSW")
     parser.add_argument("--ivf", action="store_true", help="also measure Milvus IVF_FLAT")
+    parser.add_argument("--no-flat", action="store_true",
+                        help="leave out Milvus FLAT (its upload is most of a 1M run)")
     parser.add_argument("--case", help=argparse.SUPPRESS)  # child: one case
     parser.add_argument("--size", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
@@ -161,7 +164,7 @@ def main() -> None:
         row = run_case(args.case, args.size, args.queries, args.work)
         print(json.dumps({"size": args.size, **row}, default=float))
         return
-    indexes = ["FLAT"] + ["HNSW"] * args.hnsw + ["IVF_FLAT"] * args.ivf
+    indexes = ["FLAT"] * (not args.no_flat) + ["HNSW"] * args.hnsw + ["IVF_FLAT"] * args.ivf
     cases = ["memory"] + [f"{w}-{i}" for i in indexes for w in ("index", "query")]
     rows = []
     for n in (int(s) for s in args.sizes.split(",")):
