@@ -112,6 +112,21 @@ def test_long_queries_keep_their_place_in_the_batch(fitted, monkeypatch):
         assert a.tolist() == c.tolist() and np.array_equal(b, d)
 
 
+def test_an_index_too_large_for_a_chunk_searches_query_by_query(fitted, monkeypatch):
+    _, queries, bm25, _ = fitted
+    want = bm25.search_many(queries, 5)
+    monkeypatch.setattr(bm25_batch, "MAX_ENTRIES", 7 * bm25.n_docs)  # not MIN_CHUNK (8)
+    monkeypatch.setattr(bm25_batch, "CHUNK_ENTRIES", 0)
+    scanned = []
+    search = bm25_batch.bm25_search.search
+    monkeypatch.setattr(bm25_batch.bm25_search, "search",
+                        lambda *args: scanned.append(1) or search(*args))
+    got = bm25.search_many(queries, 5)
+    assert len(scanned) == len(queries)
+    for (a, b), (c, d) in zip(want, got):
+        assert a.tolist() == c.tolist() and np.array_equal(b, d)
+
+
 def test_k_zero_and_no_queries(fitted):
     _, _, bm25, _ = fitted
     assert bm25.search_many([], 5) == []

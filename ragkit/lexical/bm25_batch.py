@@ -3,29 +3,34 @@
 What it is: `search_many`, what `BM25.search_many` runs. Queries whose postings are short
 are answered together, a chunk of them at a time: every posting of every query of the
 chunk is gathered in one pass, keyed (query, document), and added into one dense
-accumulator of CHUNK_ENTRIES floats (`np.add.at` adds in posting order, which is query-term
-order, from 0.0: the order `bm25_search.score_all`'s bincount and rank-bm25 add in, so the
-scores are the same bit for bit). Each (query, document) pair found is a candidate, as in
-`BM25.search`, whatever its score. The top k of every query is then found without a
-Python loop per query: one sort of approximate keys (query, −score) gives each query a
-score below which nothing can make its top k, and an exact lexsort of the few candidates
-above it orders them by score descending, then document ascending (with `ties`, followed
-by those whose single-precision score equals the k-th's, as `ranking.top_k` does).
+accumulator, the queries' first terms, then their second terms, ... (`_chunk`): each key
+gets its weights in query-term order from 0.0, the order `bm25_search.score_all`'s bincount
+and rank-bm25 add in, so the scores are the same bit for bit. Each (query, document) pair
+found is a candidate, as in `BM25.search`, whatever its score. The top k of every query is
+then found without a Python loop per query: one sort of approximate keys (query, −score)
+gives each query a score below which nothing can make its top k, and an exact lexsort of
+the few candidates above it orders them by score descending, then document ascending
+(with `ties`, followed by those whose single-precision score equals the k-th's, as
+`ranking.top_k` does).
 
 Why: at 20,000 documents a query has a few hundred postings, and the per-query path spent
 its time in thirty-odd numpy calls of a few microseconds each (0.17 ms a query against
 rank-bm25-rs's 0.05 ms); batched, the call overhead is shared by a chunk of queries and
-what remains is a few passes over the postings (benchmarks/bench_bm25.py).
+what remains is a few passes over the postings, about 0.04 ms a query
+(benchmarks/bench_bm25.py). The accumulator is kept small (CHUNK_ENTRIES, 2 MB) so its
+random writes stay in cache: 8 MB was 10 % slower, 32 MB 35 %.
 
-What it is not: a change of results. Queries with long postings (over LONG_POSTINGS, and
-over 1/`bm25_search.LONG` of a posting per document) still take `bm25_search.search`,
-whose float32 scan over dense rows beats gathering their postings; `exhaustive` models take
-it for every query. Memory: CHUNK_ENTRIES × 16 bytes of buffers (16 MB), or 16 bytes per
-document when an index holds more documents than that.
+What it is not: a change of results, nor used everywhere. Queries with long postings
+(over LONG_POSTINGS, and over 1/`bm25_search.LONG` of a posting per document) take
+`bm25_search.search`, whose float32 scan over dense rows beats gathering their postings;
+`exhaustive` models take it for every query; and so does every query of an index too large
+for MIN_CHUNK queries in MAX_ENTRIES (over 262,144 documents), where a chunk of one or two
+queries measured 1.5-2x slower than `search` per query (at a million documents). Memory:
+at most MAX_ENTRIES × 9 bytes (18 MB) for the accumulator and its flags.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import numpy as np
 
@@ -33,6 +38,8 @@ from ragkit.lexical import bm25_search
 from ragkit.lexical.bm25_data import BM25Data
 
 CHUNK_ENTRIES = 1 << 18  # queries per chunk × documents: the accumulator (2 MB) stays in cache
+MIN_CHUNK = 8  # fewer queries a chunk than this (a larger index) and the chunk grows to it,
+MAX_ENTRIES = 1 << 21  # ... up to this many entries (16 MB); beyond, `search` runs per query
 LONG_POSTINGS = 1 << 15  # a query with more postings than this (and long) takes the scan
 TINY = 2.0 ** -149  # the smallest single-precision step (a subnormal)
 
@@ -54,7 +61,11 @@ def search_many(model: BM25Data, ids: np.ndarray, counts: np.ndarray, k: int,
     ids, counts = ids.astype(np.int64), counts.astype(np.int64)
     bounds = np.concatenate([[0], np.cumsum(counts)])
     results: list[Result | None] = [None] * nq
-    scans = _scans(model, ids, bounds)
+    n = model.n_docs
+    per_chunk = min(CHUNK_ENTRIES // n, 1 << 15)
+    if per_chunk < MIN_CHUNK:
+        per_chunk = MIN_CHUNK if MIN_CHUNK * n <= MAX_ENTRIES else 0
+    scans = _scans(model, ids, bounds) if per_chunk else np.arange(nq)
     for i in scans.tolist():
         results[i] = bm25_search.search(model, ids[bounds[i]:bounds[i + 1]], k, ties)
     if done is not None and scans.size:
@@ -65,11 +76,9 @@ def search_many(model: BM25Data, ids: np.ndarray, counts: np.ndarray, k: int,
     ids = ids[np.repeat(batched, counts)]
     counts = counts[batched]
     bounds = np.concatenate([[0], np.cumsum(counts)]).tolist()
-    n = model.n_docs
-    per_chunk = max(1, min(CHUNK_ENTRIES // n, 1 << 15))
     acc = np.zeros(per_chunk * n)
     seen = np.zeros(per_chunk * n, dtype=bool)
-    for lo in range(0, len(order), per_chunk):
+    for lo in range(0, len(order), max(per_chunk, 1)):  # (none when per_chunk is 0)
         hi = min(lo + per_chunk, len(order))
         found = _chunk(model, ids[bounds[lo]:bounds[hi]], counts[lo:hi], k, ties, acc, seen)
         for i, result in zip(order[lo:hi], found):
