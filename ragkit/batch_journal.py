@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -69,6 +69,21 @@ class BatchRecord:
     status: str = "in_progress"
     counts: dict[str, int] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+def split(items: Sequence[Any], max_items: int, max_bytes: int) -> list[list[Any]]:
+    """Consecutive groups of batch requests (JSON-able) within an API's per-batch count and
+    size limits, sizes counted as UTF-8 JSON plus a line break each."""
+    groups: list[list[Any]] = []
+    size = 0
+    for item in items:
+        n = len(json.dumps(item, ensure_ascii=False).encode("utf-8")) + 2
+        if not groups or len(groups[-1]) >= max_items or size + n > max_bytes:
+            groups.append([])
+            size = 0
+        groups[-1].append(item)
+        size += n
+    return groups
 
 
 def journal_folder(api: str) -> Path:

@@ -32,7 +32,6 @@ to cancel batches (`client.messages.batches.cancel` does that).
 """
 from __future__ import annotations
 
-import json
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -43,6 +42,7 @@ import anthropic
 from anthropic.types import Message
 
 from ragkit.batch_journal import BatchRecord, Journal
+from ragkit.batch_journal import split as split_items
 from ragkit.cache import request_key
 from ragkit.documents import RagkitError
 from ragkit.llm import LLM, explain
@@ -101,16 +101,7 @@ class BatchPending(RagkitError):
 def split(items: Sequence[dict], max_requests: int = MAX_REQUESTS,
           max_bytes: int = MAX_BYTES) -> list[list[dict]]:
     """Consecutive groups of batch requests within the API's count and size limits."""
-    groups: list[list[dict]] = []
-    size = 0
-    for item in items:
-        n = len(json.dumps(item, ensure_ascii=False).encode("utf-8")) + 2
-        if not groups or len(groups[-1]) >= max_requests or size + n > max_bytes:
-            groups.append([])
-            size = 0
-        groups[-1].append(item)
-        size += n
-    return groups
+    return split_items(items, max_requests, max_bytes)
 
 
 class MessageBatches:

@@ -11,7 +11,8 @@ results within a 12-hour window:
    input file (`{"custom_id", "body"}` per line), uploaded (`POST /files`, purpose
    "batch"), and a job created (`POST /batches` with `input_file_id`, `endpoint`,
    `completion_window` "12h" and the model and parameters as `request_params`, which Voyage
-   sets per batch, not per line); the job is journaled as soon as Voyage accepts it;
+   sets per batch, not per line); the job is journaled as soon as Voyage accepts it (a
+   journaled job Voyage no longer knows has its requests submitted once more);
 3. polling (`GET /batches/{id}`) starts at 1 s and doubles up to `poll` seconds; when the
    job is `completed` (or `failed` / `expired` / `cancelled`: whatever output exists is
    used) the output file (`GET /files/{output_file_id}/content`, JSONL with `custom_id` and
@@ -40,7 +41,7 @@ from typing import Any
 
 import httpx2
 
-from ragkit.batch_journal import BatchRecord, Journal
+from ragkit.batch_journal import BatchRecord, Journal, split
 from ragkit.documents import RagkitError
 from ragkit.online import budget, scrub
 from ragkit.voyage import address
@@ -74,13 +75,18 @@ class VoyageBatches:
         self.created: list[str] = []
         self.resumed: list[str] = []
         self.tokens = 0
+        self.lost: set[str] = set()  # custom_ids of journaled jobs Voyage no longer knows
 
-    def _request(self, method: str, path: str, **kwargs: Any) -> httpx2.Response:
+    def _request(self, method: str, path: str, missing_ok: bool = False,
+                 **kwargs: Any) -> httpx2.Response | None:
+        """The reply; None for a 404 when `missing_ok`; anything else failing is one line."""
         try:
             reply = self.http.request(method, f"{self.base}{path}", **kwargs)
         except httpx2.HTTPError as exc:
             raise RagkitError(scrub(f"{self.what}: cannot reach the Voyage Batch API at "
                                     f"{self.base} ({exc}); {self._hint()}", self.key)) from None
+        if reply.status_code == 404 and missing_ok:
+            return None
         if reply.status_code >= 400:
             raise RagkitError(scrub(f"{self.what}: Voyage Batch API {method} {path}: HTTP "
                                     f"{reply.status_code}: {reply.text[:300]}; {self._hint()}",
@@ -104,11 +110,18 @@ class VoyageBatches:
                      f"{self.journal.folder}: {', '.join(r.id for r in open_)}")
         queued = {k for r in open_ for k in r.custom_ids}
         fresh = [k for k in needed if k not in queued]
-        for round_ in range(2 if self.retry == "batch" else 1):
+        rounds, resent = (2 if self.retry == "batch" else 1), set()
+        while True:
             open_ = open_ + self._submit(endpoint, params, [(k, needed[k]) for k in fresh])
             self._wait(open_, needed, done)
             fresh, open_ = [k for k in needed if k not in done], []
-            if not fresh or self.retry != "batch":
+            lost = [k for k in fresh if k in self.lost and k not in resent]
+            if lost:  # a journaled job Voyage no longer knows: send again, not a retry
+                resent.update(lost)
+                fresh = lost
+                continue
+            rounds -= 1
+            if not fresh or self.retry != "batch" or rounds == 0:
                 break
         if fresh:
             if self.retry != "interactive":
@@ -124,24 +137,17 @@ class VoyageBatches:
 
     def _submit(self, endpoint: str, params: dict[str, Any],
                 items: list[tuple[str, dict]]) -> list[BatchRecord]:
-        made, group, size = [], [], 0
-        groups: list[list[tuple[str, dict]]] = []
-        for key, body in items:
-            n = len(json.dumps({"custom_id": key, "body": body}).encode()) + 1
-            if not groups or len(groups[-1]) >= MAX_LINES or size + n > MAX_BYTES:
-                groups.append([])
-                size = 0
-            groups[-1].append((key, body))
-            size += n
-        for group in groups:
-            data = "".join(json.dumps({"custom_id": k, "body": b}) + "\n" for k, b in group)
+        made = []
+        lines = [{"custom_id": key, "body": body} for key, body in items]
+        for group in split(lines, MAX_LINES, MAX_BYTES):
+            data = "".join(json.dumps(line) + "\n" for line in group)
             file = self._request("POST", "/files", data={"purpose": "batch"},
                                  files={"file": ("ragkit-batch.jsonl", data.encode(),
                                                  "application/jsonl")}).json()
             job = self._request("POST", "/batches", json={
                 "input_file_id": file["id"], "endpoint": endpoint, "completion_window": "12h",
                 "request_params": params}).json()
-            record = BatchRecord("voyage", self.base, job["id"], [k for k, _ in group],
+            record = BatchRecord("voyage", self.base, job["id"], [x["custom_id"] for x in group],
                                  extra={"endpoint": endpoint, "input_file_id": file["id"]})
             self.journal.write(record)  # before anything waits on it
             self.created.append(job["id"])
@@ -156,7 +162,15 @@ class VoyageBatches:
         try:
             while waiting:
                 for record in list(waiting):
-                    job = self._request("GET", f"/batches/{record.id}").json()
+                    reply = self._request("GET", f"/batches/{record.id}", missing_ok=True)
+                    if reply is None:
+                        self.log(f"Voyage batch {record.id}: unknown to Voyage; its requests "
+                                 f"are sent again")
+                        self.lost.update(record.custom_ids)
+                        self.journal.remove(record)
+                        waiting.remove(record)
+                        continue
+                    job = reply.json()
                     status, counts = job.get("status", ""), job.get("request_counts") or {}
                     if (status, counts) != (record.status, record.counts):
                         record.status, record.counts = status, counts

@@ -152,3 +152,20 @@ def test_killed_index_resumes_its_voyage_job_and_a_rerun_sends_nothing(tmp_path,
     again = index("i2")
     assert again.returncode == 0, again.stderr
     assert len(server.log.read_text().splitlines()) == before
+
+
+@pytest.mark.parametrize("server", [(0.0, -1)], indirect=True)
+def test_a_journaled_job_voyage_no_longer_knows_is_sent_again_once(server, voyage_env):
+    from ragkit.batch_journal import BatchRecord, Journal
+    from ragkit.embed.voyage import VoyageEmbedder
+    texts = ["one text", "another text"]
+    embedder = VoyageEmbedder("voyage-3.5", batch={"poll": 0.1, "log": lambda line: None})
+    journal = Journal("voyage", f"http://127.0.0.1:{server.port}/v1")
+    journal.write(BatchRecord("voyage", journal.backend, "batch-gone",
+                              [embedder._custom_id("document", t) for t in texts],
+                              extra={"endpoint": "/v1/embeddings"}))
+    got = embedder.embed(texts)
+    assert np.allclose(got, np.stack([_unit(t) for t in texts]), atol=1e-6)
+    assert server.calls("GET", "/v1/batches/batch-gone") == 1
+    assert server.calls("POST", "/v1/batches") == 1 and server.calls("POST", "/v1/embeddings") == 0
+    assert journal.open_batches() == []
