@@ -63,6 +63,10 @@ def test_the_unaltered_stand_in_passes_every_filter(tmp_path):
     questions, report = _run(tmp_path)
     assert [report.total(s) for s in report.counts] == [3, 0, 0, 0, 0, 0, 3]
     assert [q["id"] for q in questions] == ["gen-001", "gen-002", "gen-003"]
+    frame = report.frame()  # the table a notebook shows: stages by kinds and all
+    assert list(frame.columns) == ["lexical", "paraphrase", "all"]
+    assert frame.loc["asked"].tolist() == [2, 1, 3] and frame.loc["kept"].tolist() == [2, 1, 3]
+    assert "near-duplicate (not checked)" in report.table()  # no embedder given
 
 
 def test_a_reply_that_is_not_the_json_asked_for_is_dropped_as_malformed(tmp_path):

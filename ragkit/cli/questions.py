@@ -49,7 +49,8 @@ def cmd_generate(args: argparse.Namespace) -> None:
         documents, n=args.n, kinds=args.kinds, model=args.model, seed=args.seed,
         chunk_size=args.chunk_size, overlap=args.overlap, chunks=chunks,
         embedder=None if args.embedder == "none" else args.embedder,
-        dup_threshold=args.dup_threshold, log=lambda line: print(line, file=sys.stderr))
+        dup_threshold=args.dup_threshold, log=lambda line: print(line, file=sys.stderr),
+        progress=True)
     api.write_golden(questions, args.out)
     print(report.table())
     print("\n".join(report.cost_lines()))

@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from ragkit.chunking import ChunkerConfig, chunk_documents, is_code, section_of
 from ragkit.config import DEFAULT_EMBEDDER
 from ragkit.datasets import load_dataset
@@ -58,6 +60,7 @@ DEFAULT_MODEL = "claude-haiku-4-5"
 OFFLINE_GENERATOR = "offline stand-in rule"
 _KEPT = "replies obtained so far are kept in the call cache, rerun to continue"
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
+Ask = Callable[[dict[str, Any], str], Any]  # one call: (request, what it is for) -> reply
 
 
 @dataclass
@@ -84,14 +87,14 @@ def generate(documents: Sequence[Document], n: int = 100,
              model: str = DEFAULT_MODEL, seed: int = 0, *, chunk_size: int = 512,
              overlap: int = 64, chunks: Sequence[Chunk] | None = None, llm: LLM | None = None,
              embedder: Any = DEFAULT_EMBEDDER, dup_threshold: float = filters.DUP_THRESHOLD,
-             workers: int = 4, log: Callable[[str], None] | None = None
-             ) -> tuple[list[dict[str, Any]], Report]:
+             workers: int = 4, log: Callable[[str], None] | None = None,
+             progress: bool = False) -> tuple[list[dict[str, Any]], Report]:
     """Questions in the shipped golden format and the run's report (module docstring).
 
     `kinds`: None (the default shares), `"lexical,contextual"`, `"lexical=3,contextual=1"`,
     a list of kind names or a {kind: weight} dict. `embedder`: a registered name, an
     embedder object, or None to skip the near-duplicate filter. `log` receives the
-    projection line before the first call.
+    projection line before the first call; `progress` shows a bar of the calls.
     """
     if n <= 0:
         raise RagkitError(f"n must be at least 1, got {n}")
@@ -116,10 +119,20 @@ def generate(documents: Sequence[Document], n: int = 100,
         log(f"questions: {len(items)} to write; {who} {dollars(report.projected)}, estimated "
             f"tokens)")
     candidates = [Candidate(item) for item in items]
-    with ThreadPoolExecutor(workers) as pool:
-        _write(llm, model, candidates, pool)
-        _round_trip(llm, model, [c for c in candidates if c.dropped is None], pool)
-        _closed_book(llm, model, [c for c in candidates if c.dropped is None], pool)
+    bar = tqdm(total=3 * len(items), desc=f"questions {model}", unit="call", leave=False,
+               disable=not progress)
+
+    def ask(request: dict[str, Any], what: str) -> Any:
+        reply = _ask(llm, request, what)
+        bar.update(1)
+        return reply
+    try:
+        with ThreadPoolExecutor(workers) as pool:
+            _write(ask, model, candidates, pool)
+            _round_trip(ask, model, [c for c in candidates if c.dropped is None], pool)
+            _closed_book(ask, model, [c for c in candidates if c.dropped is None], pool)
+    finally:
+        bar.close()
     if embedder is not None:
         _near_duplicates(candidates, embedder, dup_threshold)
     for c in candidates:
@@ -146,7 +159,7 @@ def _ask(llm: LLM, request: dict[str, Any], what: str) -> Any:
         raise RagkitError(f"{what}: {exc}; {_KEPT}") from None
 
 
-def _write(llm: LLM, model: str, candidates: list[Candidate], pool: ThreadPoolExecutor) -> None:
+def _write(ask: Ask, model: str, candidates: list[Candidate], pool: ThreadPoolExecutor) -> None:
     """Write every question: per document the first request alone, then the rest at once."""
     futures: list[tuple[Candidate, Future]] = []
     first_done: set[str] = set()
@@ -157,9 +170,9 @@ def _write(llm: LLM, model: str, candidates: list[Candidate], pool: ThreadPoolEx
         what = f"{doc.id}: writing a question about {c.item.chunks[0].id}"
         if doc.id not in first_done:
             first_done.add(doc.id)
-            _take_question(c, _ask(llm, request, what))
+            _take_question(c, ask(request, what))
         else:
-            futures.append((c, pool.submit(_ask, llm, request, what)))
+            futures.append((c, pool.submit(ask, request, what)))
     for c, future in futures:
         _take_question(c, future.result())
 
@@ -187,11 +200,11 @@ def _take_question(c: Candidate, message: Any) -> None:
     c.answer = c.answer or c.spans[0]
 
 
-def _round_trip(llm: LLM, model: str, candidates: list[Candidate],
+def _round_trip(ask: Ask, model: str, candidates: list[Candidate],
                 pool: ThreadPoolExecutor) -> None:
     def check(c: Candidate) -> None:
         request = prompts.answer_request(model, [ch.text for ch in c.item.chunks], c.question)
-        reply = prompts.reply_json(_ask(llm, request, f"{c.item.document.id}: round trip"))
+        reply = prompts.reply_json(ask(request, f"{c.item.document.id}: round trip"))
         answered = (reply or {}).get("answer_span")
         answered = answered if isinstance(answered, str) else ""
         if not filters.round_trip_ok(c.spans, answered, c.item.kind == "unanswerable"):
@@ -199,7 +212,7 @@ def _round_trip(llm: LLM, model: str, candidates: list[Candidate],
     list(pool.map(check, candidates))
 
 
-def _closed_book(llm: LLM, model: str, candidates: list[Candidate],
+def _closed_book(ask: Ask, model: str, candidates: list[Candidate],
                  pool: ThreadPoolExecutor) -> None:
     def check(c: Candidate) -> None:
         if c.item.kind == "unanswerable":
@@ -207,7 +220,7 @@ def _closed_book(llm: LLM, model: str, candidates: list[Candidate],
         if filters.gives_away(c.question, c.spans):
             c.dropped = "answerable from the question"
             return
-        message = _ask(llm, prompts.closed_book_request(model, c.question),
+        message = ask(prompts.closed_book_request(model, c.question),
                        f"{c.item.document.id}: closed-book check")
         if filters.closed_book_answers(prompts.reply_text(message), c.spans):
             c.dropped = "answerable from the question"
