@@ -61,7 +61,7 @@ def _dropped(report, stage: str) -> int:
 
 def test_the_unaltered_stand_in_passes_every_filter(tmp_path):
     questions, report = _run(tmp_path)
-    assert [report.total(s) for s in report.counts] == [3, 0, 0, 0, 0, 0, 3]
+    assert [report.total(s) for s in report.counts] == [3, 0, 0, 0, 0, 0, 0, 3]
     assert [q["id"] for q in questions] == ["gen-001", "gen-002", "gen-003"]
     frame = report.frame()  # the table a notebook shows: stages by kinds and all
     assert list(frame.columns) == ["lexical", "paraphrase", "all"]
@@ -127,14 +127,32 @@ def test_a_closed_book_answer_that_holds_the_span_drops_the_question(tmp_path):
     assert (questions, _dropped(report, "answerable from the question")) == ([], 3)
 
 
-def test_the_same_passage_in_two_documents_gives_one_question_not_two(tmp_path):
+def test_a_span_another_document_holds_too_is_dropped_unless_the_question_names_its_own(
+        tmp_path):
     text = ("Refunds are paid to the original payment card within five working days after the "
             "warehouse inspects and accepts the returned parcel from the customer.")
     documents = [Document("a.md", text, "Policy A"), Document("b.md", text, "Policy B")]
-    embedder = WordEmbedder(["refunds", "paid", "original", "payment", "card"])
+    questions, report = generate(documents, n=2, kinds="lexical", llm=_llm(tmp_path),
+                                 embedder=None)
+    assert (questions, report.counts["span in another document"]) == ([], {"lexical": 2})
+    questions, report = generate(documents, n=2, kinds="contextual", llm=_llm(tmp_path),
+                                 embedder=None)
+    assert [q["question"][:12] for q in questions] == ["In Policy A,", "In Policy B,"]
+
+
+def test_two_questions_alike_keep_only_the_first(tmp_path):
+    documents = [Document("a.md", "Refunds paid original card within five working days after "
+                                  "the warehouse inspects the parcel and the courier confirms "
+                                  "its delivery to our returns desk.", "Policy A"),
+                 Document("b.md", "Refunds paid original currency at the exchange rate of the "
+                                  "day the order was placed, whatever the rate is on the day "
+                                  "the refund reaches the bank.", "Policy B")]
+    embedder = WordEmbedder(["refunds", "paid", "original", "card", "currency"])
     questions, report = generate(documents, n=2, kinds="lexical", llm=_llm(tmp_path),
                                  embedder=embedder)
-    assert _dropped(report, "near-duplicate") == 1 and len(questions) == 1
+    assert report.counts["near-duplicate"] == {"lexical": 1}
+    assert [q["question"] for q in questions] == [
+        "What does the text state about refunds, paid and original?"]
     assert "near-duplicate " in report.table() and "(not checked)" not in report.table()
 
 

@@ -5,6 +5,10 @@ What it is:
   place whose words match it with different white space (a model often re-wraps a line);
   None when it is not there. A span that is not in its passage cannot be scored. It lives
   in `ragkit.questions.spans`, which the review shares without loading the tokenizers.
+- `found_elsewhere(spans, doc_id, documents)`: a span also occurs verbatim in another
+  document (boilerplate: the same sentence in every quarterly report). Only the question's
+  own document is labelled, so a retriever that finds the twin would be marked wrong; a
+  contextual question names its document and is exempt (the caller decides).
 - `round_trip_ok(spans, answered, unanswerable)`: the round-trip answer (the question asked
   against its passage(s) alone) agrees with the span: white space and case aside, one holds
   the other, or the answer carries at least `ROUND_TRIP_COVER` of the span's content terms;
@@ -29,6 +33,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ragkit.documents import Document
 from ragkit.questions.defaults import DUP_THRESHOLD, UNKNOWN
 from ragkit.questions.spans import anchor  # noqa: F401 (one of the filters)
 from ragkit.support import question_terms
@@ -40,6 +45,11 @@ _SPACE = re.compile(r"\s+")
 
 def _norm(text: str) -> str:
     return _SPACE.sub(" ", text).strip().lower()
+
+
+def found_elsewhere(spans: Sequence[str], doc_id: str, documents: Sequence[Document]) -> bool:
+    """True when some span occurs verbatim in a document other than `doc_id`."""
+    return any(span in doc.text for doc in documents if doc.id != doc_id for span in spans)
 
 
 def _agrees(span: str, answered: str) -> bool:

@@ -9,7 +9,8 @@ What it is: `generate(documents, n, kinds, model, seed)` → (questions, `Report
    answered before the rest are sent (so the cache entry exists when they arrive), the rest
    go through `workers` threads — as the claude contextualizer does.
 4. The filters drop, in this order, and the report counts per kind: a reply that is not the
-   JSON asked for; a span not found in its passage; a failed round trip (the question asked
+   JSON asked for; a span not found in its passage; a span that another document holds too
+   (except for contextual questions, which name their document); a failed round trip (the question asked
    against its passage(s) alone does not come back to the span); a question answerable
    from itself (the lexical rule, else a closed-book call); a near-duplicate of an earlier
    question (cosine of the local embedder, `filters.DUP_THRESHOLD`). Rules:
@@ -129,6 +130,7 @@ def generate(documents: Sequence[Document], n: int = 100,
     try:
         with ThreadPoolExecutor(workers) as pool:
             _write(ask, model, candidates, pool)
+            _elsewhere(candidates, documents)
             _round_trip(ask, model, [c for c in candidates if c.dropped is None], pool)
             _closed_book(ask, model, [c for c in candidates if c.dropped is None], pool)
     finally:
@@ -198,6 +200,13 @@ def _take_question(c: Candidate, message: Any) -> None:
         return
     c.spans = [s for s in spans if s]
     c.answer = c.answer or c.spans[0]
+
+
+def _elsewhere(candidates: list[Candidate], documents: Sequence[Document]) -> None:
+    for c in candidates:
+        if c.dropped is None and c.item.kind != "contextual" and filters.found_elsewhere(
+                c.spans, c.item.document.id, documents):
+            c.dropped = "span in another document"
 
 
 def _round_trip(ask: Ask, model: str, candidates: list[Candidate],

@@ -30,7 +30,8 @@ from ragkit.text_stats import estimate_tokens
 if TYPE_CHECKING:
     import pandas as pd
 
-STAGES = ("generated", "malformed reply", "span not verbatim", "round-trip failed",
+STAGES = ("generated", "malformed reply", "span not verbatim", "span in another document",
+          "round-trip failed",
           "answerable from the question", "near-duplicate", "kept")
 FILTERS = STAGES[1:-1]
 # Assumed reply lengths (tokens) for the projection: a question with its span and answer,
