@@ -22,9 +22,9 @@ from ragkit.documents import RagkitError
 from ragkit.questions import defaults  # constants only: no SDK, no numpy
 
 GENERATE_HELP = """Write test questions with exact answer spans about sampled chunks of DOCS
-(chunked as `ragkit index` chunks them), check them — the span verbatim in its passage, the
-question answered back from the passage alone, not answerable from itself, not a
-near-duplicate — and write the kept ones as golden JSONL that `ragkit eval --questions`
+(chunked as `ragkit index` chunks them), check them — the span verbatim in its passage and
+in no other document, the question answered back from the passage alone, not answerable
+from itself, not a near-duplicate — and write the kept ones as golden JSONL that `ragkit eval --questions`
 reads. Claude writes them with ANTHROPIC_API_KEY (every call through the paid-call cache,
 the cost projected first and measured after); without it the offline stand-in does, by a
 documented template rule (not a model)."""
