@@ -1,5 +1,6 @@
-"""BM25.search_many (whole-batch passes, `ragkit.lexical.bm25_batch`) against search and
-rank-bm25 0.2.2: the same documents, the same scores bit for bit, the same tie order.
+"""BM25.search_many and search (whole-batch passes, `ragkit.lexical.bm25_batch`) against the
+per-query paths (`bm25_search.search`) and rank-bm25 0.2.2: the same documents, the same
+scores bit for bit, the same tie order.
 
 The corpus has what the batch must get right: query terms repeated and unknown, a term in
 more than half of the documents (negative raw idf, floored), one in exactly half (idf 0:
@@ -14,7 +15,7 @@ import pytest
 import rank_bm25
 from scipy import sparse
 
-from ragkit.lexical import BM25, bm25_batch
+from ragkit.lexical import BM25, bm25_batch, bm25_search
 
 
 def corpus_and_queries() -> tuple[list[list[str]], list[list[str]]]:
@@ -56,10 +57,12 @@ def test_search_many_equals_search_bit_for_bit(fitted, chunks, k, ties):
     many = bm25.search_many(queries, k, ties=ties)
     assert len(many) == len(queries)
     for query, (idx, vals) in zip(queries, many):
-        want_idx, want_vals = bm25.search(query, k, ties)
-        assert idx.dtype == np.int64 and vals.dtype == np.float64, query
-        assert idx.tolist() == want_idx.tolist(), query
-        assert np.array_equal(vals, want_vals), query
+        one = bm25.search(query, k, ties)
+        want_idx, want_vals = bm25_search.search(bm25, bm25._query_ids(query), k, ties)
+        for got_idx, got_vals in ((idx, vals), one):
+            assert got_idx.dtype == np.int64 and got_vals.dtype == np.float64, query
+            assert got_idx.tolist() == want_idx.tolist(), query
+            assert np.array_equal(got_vals, want_vals), query
 
 
 def test_search_many_scores_are_rank_bm25s_and_ranks_every_shared_document(fitted, chunks):
@@ -94,6 +97,8 @@ def test_ties_flag_adds_scores_a_single_precision_step_below_the_kth():
     for k, want in ((1, [1, 2, 3]), (2, [1, 2, 3]), (4, [1, 2, 3, 0])):
         idx, vals = bm25.search_many([["a"]], k, ties=True)[0]
         assert idx.tolist() == want == bm25.search(["a"], k, ties=True)[0].tolist()
+        ids = bm25._query_ids(["a"])
+        assert bm25_search.search(bm25, ids, k, ties=True)[0].tolist() == want
     assert bm25.search_many([["a"]], 1)[0][0].tolist() == [1]
 
 

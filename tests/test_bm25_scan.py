@@ -14,13 +14,20 @@ import pytest
 from ragkit.datasets import load_shipped
 from ragkit.documents import Document
 from ragkit.fusion import with_ties
-from ragkit.lexical import BM25, bm25_scan
+from ragkit.lexical import BM25, bm25_batch, bm25_scan
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
 from tests.test_pipeline import HashEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import gen_corpus  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def scan_long_queries(monkeypatch):
+    """Long queries take the scan as `BM25.search` routes them in a large index: these
+    corpora are small enough for the batched path (`bm25_batch`), which would skip it."""
+    monkeypatch.setattr(bm25_batch, "LONG_POSTINGS", 0)
 
 
 def search(bm25: BM25, query, k: int, exhaustive: bool, ties: bool = False):

@@ -65,6 +65,7 @@ def search_many(model: BM25Data, ids: np.ndarray, counts: np.ndarray, k: int,
     per_chunk = min(CHUNK_ENTRIES // n, 1 << 15)
     if per_chunk < MIN_CHUNK:
         per_chunk = MIN_CHUNK if MIN_CHUNK * n <= MAX_ENTRIES else 0
+    per_chunk = min(per_chunk, nq)  # a few queries: a smaller accumulator
     scans = _scans(model, ids, bounds) if per_chunk else np.arange(nq)
     for i in scans.tolist():
         results[i] = bm25_search.search(model, ids[bounds[i]:bounds[i + 1]], k, ties)
