@@ -6,7 +6,8 @@
   (its own chunks are kept; a document's title is the file path from the eval metadata);
 - BEIR: `corpus.jsonl`, `queries.jsonl`, `qrels/<split>.tsv`;
 - relevance judgments alone (`read_qrels`): TREC qrels or BEIR TSV, for scoring any run;
-- a documents JSONL file alone (no queries: fine for `ragkit index`).
+- a documents JSONL file alone (no queries: fine for `ragkit index`);
+- one PDF, HTML or Word file alone (`ragkit.loaders`), a document whose id is its file name.
 """
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import json
 import warnings
 from pathlib import Path
 
-from ragkit.document_folder import load_folder
+from ragkit.document_folder import load_file_at, load_folder
+from ragkit.loaders import LOADERS
 from ragkit.documents import (Chunk, Dataset, Document, Golden, Query, RagkitError, check_golden,
                               RagkitWarning, check_text, load_documents_jsonl,
                               load_golden, read_jsonl, require, where)
@@ -222,6 +224,8 @@ def load_dataset(path: Path | str, split: str | None = None, skip_bad: bool = Fa
     folder's unreadable files out (`load_folder`; the documents list's `skipped` names them).
     """
     path = Path(path)
+    if path.is_file() and path.suffix.lower() in LOADERS:  # one PDF, HTML or Word file
+        return Dataset(path.stem, [load_file_at(path, path.name)], [])
     if path.is_file():
         return Dataset(path.stem, load_documents_jsonl(path), [])
     if (path / "codebase_chunks.json").is_file():

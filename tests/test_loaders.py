@@ -195,3 +195,11 @@ def test_search_never_imports_the_format_libraries(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
     assert "rules.pdf" in (tmp_path / "run.txt").read_text()
+
+
+def test_cli_indexes_one_pdf_file_given_alone(tmp_path):
+    pdf(tmp_path / "rules.pdf", PAGES, OUTLINE, title="Shop rules")
+    done = _run("index", str(tmp_path / "rules.pdf"), "--out", str(tmp_path / "idx"),
+                "--embedder", "none", home=tmp_path / "home")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith(f"indexed 1 documents as 1 chunks into {tmp_path / 'idx'}")

@@ -1,25 +1,20 @@
 """Render a few of the shipped corpus's Markdown documents to PDF, HTML and DOCX.
 
 What it is: the sample collection for ragkit's PDF, HTML and Word loaders. Each document in
-`DOCUMENTS` is written three times under OUT (default `build/sample-formats/`), in
-`pdf/`, `html/` and `docx/`, keeping its corpus path (`pdf/manuals/kestrel-eg400-manual.pdf`):
-- PDF (reportlab): an outline (bookmarks) entry per heading, nested by level; the document's
-  title in the PDF's metadata; paragraphs wrapped by reportlab; a table row printed as one
-  line of text, `| cell | cell |` (a PDF's text layer has no table, only lines);
-- HTML: `<title>`, `<h1>`-`<h6>`, `<p>`, `<ul>`/`<ol>`, `<table>`, wrapped in the navigation,
-  header, sidebar and footer boilerplate a saved web page carries (which the loader drops);
-- DOCX (python-docx): `Heading N` styles, `List Bullet` / `List Number`, a real table, the
-  title in the core properties.
+`DOCUMENTS` is written under OUT (default `build/sample-formats/`) as `pdf/`, `html/` and
+`docx/` files keeping its corpus path (`pdf/manuals/kestrel-eg400-manual.pdf`):
+- PDF (reportlab): an outline entry per heading, nested by level; the title in the PDF's
+  metadata; a table row printed as one line, `| cell | cell |` (a text layer has no tables);
+- HTML: `<title>`, `<h1>`-`<h6>`, `<p>`, lists and `<table>` inside a saved page's
+  navigation, header, sidebar and footer boilerplate (which the loader drops);
+- DOCX (python-docx): `Heading N` and list styles, real tables, the title property.
 Inline `**bold**` and `` `code` `` become bold and monospace runs; their marks are not text.
 
-What it is not: a Markdown renderer for any document — it reads the subset these documents
-use (front matter, ATX headings, paragraphs, `-`/`1.` lists, pipe tables, inline bold and
-code). Nothing it writes is committed: tests and benchmarks call `render(out)`.
+What it is not: a Markdown renderer — it reads the subset these documents use. Nothing it
+writes is committed; `--check` (run by the data tests) renders into a temporary folder and
+loads each format.
 
     python data/generators/make_sample_formats.py [--out build/sample-formats] [--check]
-
-`--check` renders into a temporary folder and checks each file loads (the data tests run every
-generator with it).
 """
 from __future__ import annotations
 
