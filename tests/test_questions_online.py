@@ -132,3 +132,24 @@ def test_kill_9_mid_run_leaves_no_file_and_the_rerun_resumes_from_the_cache(tmp_
     sent, cached = (int(w) for w in line.split(";")[0].split()[1::2][:2])
     assert (sent, cached) == (8, 3), line
     assert len(out.read_text().splitlines()) == 4
+
+
+def test_a_rejected_key_is_one_line_without_the_key_and_nothing_is_written(tmp_path,
+                                                                           monkeypatch, capsys):
+    docs = write_corpus(tmp_path / "docs")
+    out = tmp_path / "golden.jsonl"
+
+    def handler(path: str, body: dict):
+        return 401, {"type": "error", "error": {"type": "authentication_error",
+                                                "message": "invalid x-api-key"}}
+
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret-123")
+    with standin.serve(handler) as url:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+        assert main(["questions", "generate", str(docs), "--out", str(out), "--n", "2",
+                     "--embedder", "none", "--chunk-size", "48", "--overlap", "8"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("ragkit: error: ") and ": writing a question about " in err
+    assert "rejected the key in ANTHROPIC_API_KEY" in err and "sk-ant-secret-123" not in err
+    assert not out.exists()
