@@ -169,3 +169,17 @@ def test_a_journaled_job_voyage_no_longer_knows_is_sent_again_once(server, voyag
     assert server.calls("GET", "/v1/batches/batch-gone") == 1
     assert server.calls("POST", "/v1/batches") == 1 and server.calls("POST", "/v1/embeddings") == 0
     assert journal.open_batches() == []
+
+
+@pytest.mark.parametrize("server", [(60.0, -1)], indirect=True)
+def test_batch_timeout_stops_waiting_in_one_line_and_keeps_the_voyage_journal(server, voyage_env,
+                                                                              tmp_path):
+    from ragkit.documents import RagkitError
+    from ragkit.embed.voyage import VoyageEmbedder
+    embedder = VoyageEmbedder("voyage-3.5", batch={"poll": 0.2, "timeout": 1.0,
+                                                   "log": lambda line: None})
+    with pytest.raises(RagkitError, match=r"1 Voyage batch\(es\) still running \(batch-1\); the "
+                                          r"journal in .* keeps submitted jobs: re-run"):
+        embedder.embed(["a", "b"])
+    assert [p.name for p in (tmp_path / "home" / "batches" / "voyage").iterdir()] == \
+        ["batch-1.json"]
