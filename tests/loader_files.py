@@ -61,3 +61,31 @@ def zip_bomb_docx(path: Path, size: int) -> Path:
             for _ in range(size // len(chunk)):
                 member.write(chunk)
     return path
+
+
+def raw_pdf(path: Path, objects: list[bytes]) -> Path:
+    """A PDF of the given objects (1 0 obj is the catalog), with a correct xref table."""
+    out, offsets = b"%PDF-1.4\n", []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets)
+    out += (f"trailer << /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n"
+            f"%%EOF\n").encode()
+    path.write_bytes(out)
+    return path
+
+
+def bomb_pdf(path: Path, unpacked: int) -> Path:
+    """A one-page PDF whose Flate content stream unpacks to `unpacked` bytes of spaces and
+    then prints `hello` (a decompression bomb when `unpacked` is large)."""
+    import zlib
+    data = zlib.compress(b" " * unpacked + b"BT /F1 12 Tf 72 700 Td (hello) Tj ET", 9)
+    return raw_pdf(path, [
+        b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(data) + data + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"])

@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 
 from cli_errors import one_error_line
-from loader_files import docx, pdf, scanned_pdf, zip_bomb_docx
+from loader_files import bomb_pdf, docx, pdf, scanned_pdf, zip_bomb_docx
 from ragkit import document_folder
 from ragkit.chunking import chunk_documents
 from ragkit.document_folder import file_summary, load_folder
 from ragkit.documents import RagkitError
+from ragkit.loaders import pdf as pdf_loader
 from ragkit.loaders.pages import chunk_pages, page_at
 
 RAGKIT = str(Path(sys.executable).parent / "ragkit")
@@ -118,6 +119,17 @@ def test_a_bad_file_is_one_line_naming_it(tmp_path, name):
     with pytest.raises(RagkitError) as caught:
         load_folder(tmp_path)
     assert str(caught.value) == f"{tmp_path / name}: {reason}"
+
+
+def test_a_pdf_decompression_bomb_is_refused_before_it_unpacks(tmp_path, monkeypatch):
+    monkeypatch.setattr(pdf_loader, "MAX_STREAM", 2**20)
+    (doc,) = load_folder(bomb_pdf(tmp_path / "small.pdf", 2**20 - 100).parent)
+    assert doc.text == "hello"
+    bomb_pdf(tmp_path / "small.pdf", 2**20 + 1)
+    with pytest.raises(RagkitError) as caught:
+        load_folder(tmp_path)
+    assert str(caught.value) == (f"{tmp_path / 'small.pdf'}: page 1: a content stream unpacks "
+                                 f"to more than 1 MB (a decompression bomb?)")
 
 
 def test_skip_bad_leaves_bad_files_out_and_summarises(tmp_path):
