@@ -52,10 +52,11 @@ def is_golden_file(path: Path) -> bool:
 
 
 def is_review_csv(path: Path) -> bool:
-    """A CSV whose header row is the review sheet's."""
+    """A CSV whose header row is the review sheet's (any of the separators `accept` reads)."""
     try:
         with path.open(encoding="utf-8-sig", newline="") as handle:
-            return handle.readline().strip() in ("", ",".join(COLUMNS))
+            header = handle.readline().strip()
+        return header.replace(";", ",").replace("\t", ",") in ("", ",".join(COLUMNS))
     except (OSError, UnicodeDecodeError):
         return False
 
