@@ -19,7 +19,9 @@ from ragkit.atomic import check_target
 from ragkit.cli.api_options import add_api_options
 from ragkit.cli.options import Help, positive_int
 from ragkit.documents import RagkitError
+from ragkit.pricing import price
 from ragkit.questions import defaults  # constants only: no SDK, no numpy
+from ragkit.questions.sample import parse_kinds  # no SDK, no numpy
 
 GENERATE_HELP = """Write test questions with exact answer spans about sampled chunks of DOCS
 (chunked as `ragkit index` chunks them), check them — the span verbatim in its passage and
@@ -44,6 +46,8 @@ def cmd_generate(args: argparse.Namespace) -> None:
     check_target(args.out, api.is_golden_file, "a golden questions file", folder=False)
     if args.out.resolve() == Path(args.docs).resolve():
         raise RagkitError(f"{args.out}: is the input DOCS; choose another --out")
+    parse_kinds(args.kinds)  # a bad kind or an unknown model is refused before any work
+    price(args.model)
     documents, chunks = api.documents_of(args.docs)
     questions, report = api.generate(
         documents, n=args.n, kinds=args.kinds, model=args.model, seed=args.seed,
