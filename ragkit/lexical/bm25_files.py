@@ -151,18 +151,19 @@ def _check_arrays(arrays: dict, n_terms: int, n_docs: object, file_of) -> None:
         raise damaged("indices", f"document numbers outside 0..{n_docs - 1}")
 
 
-def _largest(values: np.ndarray, block: int = 1 << 22) -> int:
-    """values.max(); a memory-mapped array is read from its file in blocks instead, so the
-    check does not leave every page of the postings mapped into the process (274 MB of
-    resident memory at 1M chunks before the first query, which reads a few of them)."""
+def _largest(values: np.ndarray, block: int = 1 << 18) -> int:
+    """values.max(); a memory-mapped array is read from its file into one small buffer
+    instead, so the check does not leave every page of the postings mapped into the
+    process (274 MB of resident memory at 1M chunks before the first query, which reads a
+    few of them)."""
     if not isinstance(values, np.memmap) or values.filename is None:
         return int(values.max())
-    largest = 0
+    largest, buffer = 0, np.empty(min(block, values.size), dtype=values.dtype)
     with open(values.filename, "rb") as handle:
         handle.seek(values.offset)
         for start in range(0, values.size, block):
-            part = np.fromfile(handle, dtype=values.dtype, count=min(block, values.size - start))
-            if part.size < min(block, values.size - start):
+            part = buffer[:min(block, values.size - start)]
+            if handle.readinto(memoryview(part).cast("B")) != part.nbytes:
                 raise ValueError(f"{values.filename} ends early")
             largest = max(largest, int(part.max()))
     return largest
