@@ -8,7 +8,7 @@ from pathlib import Path
 
 def pdf(path: Path, pages: list[list[str]], outline: list[tuple[int, str, int]] = (),
         title: str = "", password: str | None = None) -> Path:
-    """A PDF whose page n prints the lines `pages[n]` (one per line, top down); `outline`
+    """A PDF whose page n prints the paragraphs `pages[n]` (top down); `outline`
     entries are (level, title, page index) and point at the line printing that title."""
     from reportlab.lib.pdfencrypt import StandardEncryption
     from reportlab.pdfgen import canvas
@@ -23,8 +23,10 @@ def pdf(path: Path, pages: list[list[str]], outline: list[tuple[int, str, int]] 
                     key = f"p{number}-{text}"
                     pdf_canvas.bookmarkHorizontal(key, 0, y + 14)
                     pdf_canvas.addOutlineEntry(text, key, level=level - 1)
-            pdf_canvas.drawString(72, y, line)
-            y -= 40  # a paragraph each: far enough apart for separate text boxes
+            for row in line.split("\n"):  # a line with "\n": one box of several lines
+                pdf_canvas.drawString(72, y, row)
+                y -= 14
+            y -= 26  # a paragraph each: far enough apart for separate text boxes
         pdf_canvas.showPage()
     pdf_canvas.save()
     return path

@@ -46,8 +46,14 @@ def test_pdf_outline_is_the_heading_path_and_pages_map_the_text(tmp_path):
 def test_pdf_without_outline_keeps_text_and_pages_no_headings(tmp_path):
     pdf(tmp_path / "plain.pdf", PAGES)
     (doc,) = load_folder(tmp_path)
-    assert "#" not in doc.text and doc.title == "plain.pdf"  # no Title field, no outline
+    assert "#" not in doc.text and doc.title == "Refunds"  # no Title field: its first box
     assert [p for p, _ in doc.metadata["pages"]] == [1, 2]
+
+
+def test_pdf_joins_words_hyphenated_across_lines(tmp_path):
+    pdf(tmp_path / "h.pdf", [["Data manip-\nulation takes well-\nKnown tools."]])
+    (doc,) = load_folder(tmp_path)
+    assert doc.text == "Data manipulation takes well- Known tools."
 
 
 def test_page_maps():
@@ -65,11 +71,13 @@ def test_html_main_content_headings_and_title(tmp_path):
         "<h1>Refunds</h1><p>Refunds take <b>seven</b> days.</p><h3>Exceptions</h3>"
         "<ul><li>Gift cards</li><li>Plants</li></ul>"
         "<table><tr><th>Item</th><th>Days</th></tr><tr><td>Sofa</td><td>30</td></tr></table>"
+        "<pre>\n# install\npip install shop\n\n  shop --refund\n</pre>"
         "</main><aside>Related</aside><footer>Copyright</footer><script>track()</script>"
         "</body></html>", encoding="utf-8")
     (doc,) = load_folder(tmp_path)
     assert doc.text == ("# Refunds\n\nRefunds take seven days.\n\n### Exceptions\n\n"
-                        "- Gift cards\n\n- Plants\n\n| Item | Days |\n| Sofa | 30 |")
+                        "- Gift cards\n\n- Plants\n\n| Item | Days |\n| Sofa | 30 |\n\n"
+                        "    # install\n    pip install shop\n\n      shop --refund")
     assert doc.title == "Refunds | Shop" and doc.metadata["format"] == "html"
     assert [c.metadata["section"] for c in chunk_documents([doc])] == [["Refunds"]]
 
@@ -215,3 +223,9 @@ def test_cli_indexes_one_pdf_file_given_alone(tmp_path):
                 "--embedder", "none", home=tmp_path / "home")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith(f"indexed 1 documents as 1 chunks into {tmp_path / 'idx'}")
+
+
+def test_pdf_box_text_drops_unmapped_glyph_marks():
+    # pdfminer writes "(cid:13)" for a glyph with no Unicode mapping (seen in a GNU manual)
+    assert pdf_loader._clean("Copyright c(cid:13) 2001–2022 Free\nSoftware") == \
+        "Copyright c 2001–2022 Free Software"

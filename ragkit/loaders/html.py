@@ -4,9 +4,10 @@ What it is: the page's main content — `<main>`, else `<article>`, else `<body>
 the boilerplate around it: navigation, sidebars (`<aside>`), scripts, styles, forms and,
 outside `<main>`/`<article>`, the page header and footer. `<h1>`-`<h6>` become `#` lines (the
 heading path), `<p>`, list items (`- `, `1. `), table rows (`| a | b |`) and loose text
-become paragraphs. The title is `<title>`, else the first heading.
+become paragraphs; `<pre>` keeps its lines, indented as a Markdown code block. The title
+is `<title>`, else the first heading.
 
-Why selectolax (the Lexbor engine): it parses a 50 MB page in about a second and installs
+Why selectolax (the Lexbor engine): it parses a 50 MB page in seconds and installs
 as one small wheel; trafilatura, which guesses the main content with heuristics, brings
 about 70 MB of dependencies (lxml, dateparser, regex, babel, ...). A page marked up with
 `<main>`/`<article>`/`<nav>` — what HTML5 generators write — needs no guessing.
@@ -109,6 +110,8 @@ def _walk(root, out: TextBuilder) -> None:
         elif tag == "table":
             out.rows([[cell.text(deep=True) for cell in row.css("th, td")]
                       for row in node.css("tr")])
+        elif tag == "pre":
+            out.preformatted(node.text(deep=True))
         elif tag in _WHOLE:
             out.paragraph(node.text(deep=True), _list_prefix(node) if tag == "li" else "")
         elif node.child is not None:

@@ -56,6 +56,13 @@ class TextBuilder:
         if text:
             self._add(prefix + text)
 
+    def preformatted(self, text: str) -> None:
+        """Code or a listing: its lines kept, each indented four spaces (as a Markdown code
+        block), so a `# comment` line is no heading to the chunker."""
+        lines = [line.rstrip() for line in text.strip("\n").splitlines()]
+        if any(lines):
+            self._add("\n".join("    " + line if line else "" for line in lines))
+
     def rows(self, rows: list[list[str]]) -> None:
         """A table: one `| a | b |` line per row with any text."""
         lines = ["| " + " | ".join(squash(c) for c in row) + " |" for row in rows

@@ -5,7 +5,11 @@ paragraph: wrapped lines joined, a blank line between boxes); each outline (book
 becomes a `#` line at its level, in place of the box that prints it (or, when no box prints
 it, where its destination points): the heading path. `metadata["pages"]` maps each page to
 the offset where its text starts (`ragkit.loaders.pages`), so a citation names its page. The
-title is the PDF's Title field, else its first outline entry, else the file's path.
+title is the PDF's Title field, else the first text box of 200 characters or fewer (on a
+cover, the title; an outline's first entry is more often "1 Introduction"), else the file's
+path. A word hyphenated across two lines of a box is joined when the next line goes on in
+lower case ("manip-" "ulation"), and pdfminer's `(cid:N)` marks for glyphs with no text
+are dropped.
 
 Why pdfminer.six rather than pypdf: on the sample collection (data/generators/
 make_sample_formats.py) both read every word right, but only pdfminer's boxes keep the
@@ -25,6 +29,7 @@ of running headers and footers.
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 from ragkit.documents import Document, RagkitError
@@ -93,11 +98,21 @@ def _outline(document, page_index: dict[int, int]) -> dict[int, list[tuple[int, 
     return found
 
 
+_HYPHEN = re.compile(r"(?<=[^\W\d_])[-\u00ad]\n(?=[^\W\d_A-Z])")  # "manip-\nulation"
+_CID = re.compile(r"\(cid:\d+\)")  # pdfminer's mark for a glyph it cannot map to text
+
+
+def _clean(text: str) -> str:
+    """A box's text: a word hyphenated across lines joined (when the next line goes on in
+    lower case), unmappable glyphs dropped, white space squashed."""
+    return squash(_CID.sub("", _HYPHEN.sub("", text)))
+
+
 def _boxes(layout) -> list[tuple[str, float]]:
     """(text, top) of each text box of a page, in pdfminer's reading order."""
     from pdfminer.layout import LTTextBox
-    return [(squash(el.get_text()), el.y1) for el in layout
-            if isinstance(el, LTTextBox) and el.get_text().strip()]
+    boxes = ((_clean(el.get_text()), el.y1) for el in layout if isinstance(el, LTTextBox))
+    return [(text, top) for text, top in boxes if text]
 
 
 def _page(out: TextBuilder, boxes: list[tuple[str, float]],
@@ -128,7 +143,7 @@ def load(path: Path, rel: str) -> Document:
     from pdfminer.pdfpage import PDFPage
     from pdfminer.pdfparser import PDFParser
     logging.getLogger("pdfminer").setLevel(logging.ERROR)  # its per-object warnings
-    out = TextBuilder()
+    out, first = TextBuilder(), ""
     try:
         with path.open("rb") as handle:
             document = PDFDocument(PDFParser(handle), password="")
@@ -142,7 +157,9 @@ def load(path: Path, rel: str) -> Document:
                 _check_streams(path, page, n + 1)
                 interpreter.process_page(page)
                 out.page(n + 1)
-                _page(out, _boxes(device.get_result()), heads.get(n, []))
+                boxes = _boxes(device.get_result())
+                first = first or next((text for text, _ in boxes if len(text) <= 200), "")
+                _page(out, boxes, heads.get(n, []))
             title = _text(info.get("Title")) if isinstance(info, dict) else ""
     except (PDFPasswordIncorrect, PDFEncryptionError):
         raise RagkitError(f"{path}: encrypted (opening it needs a password)") from None
@@ -158,6 +175,6 @@ def load(path: Path, rel: str) -> Document:
     text = out.text()
     if not text.strip():
         raise RagkitError(f"{path}: no text layer (scanned? ragkit does not OCR)")
-    title = out.title("" if squash(title).casefold() in _NO_TITLE else title) or rel
+    title = ("" if squash(title).casefold() in _NO_TITLE else title) or first or rel
     return Document(rel, text, title, {"path": rel, "format": "pdf", "title": title,
                                        "pages": out.pages})
