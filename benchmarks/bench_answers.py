@@ -8,14 +8,17 @@ The embedder defaults to the offline default, `ragkit.config.DEFAULT_EMBEDDER`.
 
 0. `--calibrate` (alone; about 20 s with the embedding cache warm): 5-fold cross-validation
    on dev of the decline rule with and without the missing-distinctive-unit signal; the
-   offline extractive answerer's constants (`ragkit.extractive`) chosen on the dev split only
-   (`ragkit.extractive_eval.calibrate`), printed beside the ones in the module; then, with the
+   offline extractive answerer's constants (`ragkit.extractive`) chosen on dev only
+   (`ragkit.extractive_eval.calibrate`: the sentence mix on the shipped dev split and, when
+   `build/heldout/sklearn` exists, the dev half of its scikit-learn questions; the decline
+   rule on the shipped dev split), printed beside the ones in the module; then, with the
    module's constants, the share of answerable questions whose quotes contain the golden span
    and of unanswerable ones declined, for the stand-in's rule (before), the extractive
-   answerer (after) and the extractive answerer never declining, on dev, test and, when
-   `build/heldout/sklearn` exists, the held-out scikit-learn docs (reported, never tuned
-   on); and the decline threshold's trade-off curves on dev and test. Re-run it after changing the default embedder and copy the constants it prints
-   into `ragkit/extractive.py`'s docstring and constants.
+   answerer (after) and the extractive answerer never declining, on the shipped dev and test
+   splits and the scikit-learn halves (its test half reported, never tuned on); and the
+   decline threshold's trade-off curves on dev and test. Re-run it after changing the
+   default embedder and copy the constants it prints into `ragkit/extractive.py`'s
+   docstring and constants.
 
 1. Threshold: for every question of a split, the top-5 hybrid hits are assembled and the
    stand-in's best support (ragkit.standin.answer) is computed; a question is declined when
@@ -171,29 +174,37 @@ def calibration(embedder: str) -> None:
     splits = {("shipped", s): [q for q in sets["shipped"].queries if q.split == s]
               for s in ("dev", "test")}
     if "held-out sklearn" in sets:
-        splits[("held-out sklearn", "all")] = list(sets["held-out sklearn"].queries)
+        for half in ("dev", "test"):
+            splits[("held-out sklearn", half)] = [q for q in sets["held-out sklearn"].queries
+                                                  if q.split == half]
     cases = {key: ev.extractive_cases(pipes[key[0]], queries, K)
              for key, queries in splits.items()}
     dev = cases[("shipped", "dev")]
+    mix_dev = dev + cases.get(("held-out sklearn", "dev"), [])
     print("5-fold cross-validation on the shipped dev split (decline rule calibrated on 4 "
-          "folds, scored on the 5th):")
+          "folds, scored on the 5th; sentence mix of the dev cases):")
     for flag in (False, True):
         print(_line(f"declining on a missing distinctive unit: {flag}",
-                    ev.cross_validated(dev, flag)))
-    chosen = ev.calibrate(dev)
-    print("calibrated on the shipped dev split (top-5 hybrid, structural context, embedder "
-          f"{embedder}):")
+                    ev.cross_validated(dev, flag, mix_cases=mix_dev)))
+    chosen = ev.calibrate(dev, mix_cases=mix_dev)
+    print("calibrated on dev only (sentence mix: the shipped dev split and the held-out "
+          "scikit-learn dev half; decline rule: the shipped dev split; top-5 hybrid, "
+          f"structural context, embedder {embedder}):")
     in_use = Params()
     for field in ("mix", "number_bonus", "rank_prior", "strength_mix", "threshold",
                   "decline_missing"):
         print(f"  {field.upper()} = {getattr(chosen, field)!r}  (in ragkit/extractive.py: "
               f"{getattr(in_use, field)!r})")
     for (name, split), queries in splits.items():
-        print(f"{name} {split} ({len(queries)} questions), with the module's constants:")
+        role = " (used for the sentence mix)" if (name, split) == ("held-out sklearn",
+                                                                   "dev") else ""
+        print(f"{name} {split} ({len(queries)} questions){role}, with the module's constants:")
         print(_line("stand-in rule (before)", standin_scores(pipes[name], queries)))
         print(_line("extractive answerer (after)", ev.extractive_scores(cases[(name, split)])))
         print(_line("extractive, never declining", ev.extractive_scores(
             cases[(name, split)], replace(in_use, threshold=-1.0, decline_missing=False))))
+        print(_line("extractive, declining on a missing unit only", ev.extractive_scores(
+            cases[(name, split)], replace(in_use, threshold=-1.0))))
     for split in ("dev", "test"):
         curve = ev.decline_curve(cases[("shipped", split)])
         print(f"decline threshold trade-off on the shipped {split} split (module's constants "

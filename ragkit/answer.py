@@ -39,6 +39,7 @@ from ragkit.assemble import DEFAULT_BUDGET, Assembly, Passage, assemble, blocks,
 from ragkit.chunking import CODE_SUFFIXES
 from ragkit.documents import Chunk
 from ragkit.extractive import MODEL as EXTRACTIVE_MODEL, answers_with, extract
+from ragkit.extractive_units import shown
 from ragkit.fusion import Ranking
 from ragkit.llm import LLM
 from ragkit.loaders.pages import page_at
@@ -261,13 +262,14 @@ class _Reply:
 
 
 def quote_location(results: Sequence[dict[str, Any]], result: int, block: int,
-                   text: str) -> dict[str, Any]:
-    """The `search_result_location` citation of block `block` (text `text`) of search result
-    `result`: what an offline answerer's quote cites, as Claude's citations do."""
+                   text: str, end: int | None = None) -> dict[str, Any]:
+    """The `search_result_location` citation of blocks `block` … `end` − 1 (default: block
+    `block` alone; text `text`) of search result `result`: what an offline answerer's quote
+    cites, as Claude's citations do."""
     source = results[result]
     return {"type": "search_result_location", "source": str(source.get("source", "")),
             "title": source.get("title"), "cited_text": text, "search_result_index": result,
-            "start_block_index": block, "end_block_index": block + 1}
+            "start_block_index": block, "end_block_index": block + 1 if end is None else end}
 
 
 def extracted(question: str, passages: Assembly, body: dict[str, Any], embedder) -> Answer:
@@ -277,8 +279,8 @@ def extracted(question: str, passages: Assembly, body: dict[str, Any], embedder)
     if found.declined:
         return Answer(question, DECLINE, (), (), passages, Usage(), True, EXTRACTIVE_MODEL)
     results = result_sources(body["messages"])
-    reply = _Reply(tuple(_Text((" " if n else "") + q.text.strip(),
-                               (quote_location(results, q.result, q.block, q.text),))
+    reply = _Reply(tuple(_Text((" " if n else "") + shown(q.text),
+                               (quote_location(results, q.result, q.block, q.text, q.stop),))
                          for n, q in enumerate(found.quotes)))
     text, citations, sources = cite(reply, body["messages"])
     return Answer(question, text, citations, sources, passages, Usage(), False,

@@ -14,8 +14,10 @@ What it is:
   of unanswerable ones declined (the quantities the answerer is judged by);
 - `decline_curve(cases, thresholds)`: those two shares for a sweep of decline thresholds,
   everything else fixed — answering more against declining more;
-- `calibrate(cases)`: the constants of `ragkit.extractive`, chosen on the cases given (the
-  dev split: `python benchmarks/bench_answers.py --calibrate`);
+- `calibrate(cases, mix_cases=...)`: the constants of `ragkit.extractive`, chosen on the
+  cases given (dev only: `python benchmarks/bench_answers.py --calibrate` picks the sentence
+  mix on the shipped dev split and the held-out scikit-learn set's dev half, the decline rule
+  on the shipped dev split);
 - `cross_validated(cases, decline_missing)`: the two shares of out-of-fold decisions, each
   fold's decline rule calibrated on the others — how a new decline signal was checked on dev
   before it was adopted.
@@ -159,13 +161,17 @@ def _decline_rule(cases: Sequence[Case], mix: Params, decline_missing: bool) -> 
     return best
 
 
-def calibrate(cases: Sequence[Case], decline_missing: bool = True) -> Params:
+def calibrate(cases: Sequence[Case], decline_missing: bool = True,
+              mix_cases: Sequence[Case] | None = None) -> Params:
     """The constants chosen on `cases`: the sentence mix (MIX, NUMBER_BONUS, RANK_PRIOR) that
-    quotes the most golden spans when nothing is declined, then the decline rule
-    (STRENGTH_MIX, THRESHOLD) with the smallest `shortfall`, declining too when
+    quotes the most golden spans when nothing is declined — on `mix_cases` when given (the
+    shipped dev split with the held-out set's dev half: which sentence answers is not a
+    property of one corpus, so more corpora judge it better) — then the decline rule
+    (STRENGTH_MIX, THRESHOLD) with the smallest `shortfall` on `cases`, declining too when
     `decline_missing` and a distinctive unit of the question is in no passage. Ties go to the
     first in grid order (smaller values: fewer declines)."""
-    return _decline_rule(cases, _mix(cases), decline_missing)
+    return _decline_rule(cases, _mix(cases if mix_cases is None else mix_cases),
+                         decline_missing)
 
 
 def folds(cases: Sequence[Case], k: int = 5) -> list[int]:
@@ -180,12 +186,13 @@ def folds(cases: Sequence[Case], k: int = 5) -> list[int]:
     return out
 
 
-def cross_validated(cases: Sequence[Case], decline_missing: bool, k: int = 5
-                    ) -> dict[str, float]:
+def cross_validated(cases: Sequence[Case], decline_missing: bool, k: int = 5,
+                    mix_cases: Sequence[Case] | None = None) -> dict[str, float]:
     """`extractive_scores` of out-of-fold decisions: each fold answered with the decline rule
-    calibrated on the other k−1 (the sentence mix stays the one of all `cases`: it never sees
-    whether a question is answerable). Whether a signal helps, without scoring on what chose it."""
-    mix = _mix(cases)
+    calibrated on the other k−1 (the sentence mix stays the one of all `cases`, or of
+    `mix_cases` as `calibrate` takes it: it never sees whether a question is answerable).
+    Whether a signal helps, without scoring on what chose it."""
+    mix = _mix(cases if mix_cases is None else mix_cases)
     fold = folds(cases, k)
     out: list[Case] = []
     chosen: list[Params] = []

@@ -257,3 +257,20 @@ def test_only_an_index_with_the_calibrated_local_embedder_is_answered_extractive
     assert answers_with("e5-small")
     assert [answers_with(n) for n in ("auto", "minilm", "use-multilingual", "voyage:voyage-3.5",
                                       "voyage-context:voyage-context-3", None)] == [False] * 6
+
+
+def test_the_sentence_mix_can_be_calibrated_on_other_dev_cases_than_the_decline_rule():
+    """A question asking for a number whose answer (with a digit, no shared term) is among
+    four wordier decoys: quoted within the top 3 only with a number bonus, first at 0.2 for
+    MIX 0.3. The decline rule still comes from `cases` alone."""
+    decoys = tuple(extractive.Block(0, i + 1, f"decoy {i}", 0.5 - i / 10, 0.6, 1, False)
+                   for i in range(4))
+    golden = extractive.Block(0, 0, "It takes 5 days.", 0.9, 0.0, 1, True)
+    numeric = Case(Query("n1", "How long?", golden=(Golden("d", "It takes 5 days."),)),
+                   extractive.Features("How long?", True, (golden, *decoys), 0.9))
+    cases = [_case("a1", "alpha", ("alpha",), 0.9), _case("u1", "gamma", (), 0.4)]
+    assert calibrate(cases).number_bonus == 0.0
+    chosen = calibrate(cases, mix_cases=[numeric])
+    assert (chosen.mix, chosen.number_bonus, chosen.rank_prior) == (0.3, 0.2, 0.0)
+    assert (chosen.strength_mix, chosen.threshold) == (calibrate(cases).strength_mix,
+                                                       calibrate(cases).threshold)

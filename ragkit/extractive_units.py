@@ -1,0 +1,91 @@
+"""The units the offline extractive answerer may quote: sentences built from a passage's
+citation blocks.
+
+What it is: `units(text, code)` cuts a passage's text into `Unit`s, each a run of
+consecutive blocks of `ragkit.assemble.blocks` (one block per sentence or line, the smallest
+range a citation can name), so a quote cites `[start, end)` of its search result exactly:
+- a sentence that the blocks cut in two is one unit again: a hard-wrapped line ("… for one
+  to be considered\\nas in the neighborhood of the other.") when the line ends mid-sentence
+  (a letter, digit, comma or closing quote) and the next starts in lower case; a cut after
+  an abbreviation ("e.g.", "i.e.", "etc.") or after a bare list number ("2."); a heading
+  line cut at a full stop ("## 2. Cooling-off period"). At most `MAX_LINES` lines a unit;
+- a Markdown heading is a unit of its own, never quoted alone (a title is not an answer),
+  and is offered once more joined to the unit after it, as one quote ("### C : float,
+  default=1.0" with "Regularization parameter."): API references and manuals put the
+  answer in the heading that the sentence below it explains;
+- in a code passage (`code=True`) every line is a unit and "#" starts a comment, not a
+  heading, so a comment is quotable.
+A quote is one unit, so it is at most a heading line and one sentence of at most
+`MAX_LINES` lines.
+
+What it is not: a sentence parser. A wrapped line that starts with a capital or a number
+stays its own unit, and a passage cut by the chunker mid-sentence keeps its fragment.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ragkit.assemble import blocks
+
+MAX_LINES = 6
+_HEADING = re.compile(r"^\s*#{1,6}(?:\s|$)")
+# A line that starts a structure of its own: a list item, a table row, a doctest, a fence.
+_STRUCTURE = re.compile(r"^\s*(?:[-*+•]\s|\d+[.)]\s|[①-⑳]|\||>>>|```|#)")
+_ABBREVIATION = re.compile(r"(?:^|[\s(])(?:e\.g|i\.e|etc|cf|vs|approx|incl|no|fig)\.$", re.I)
+_ENUMERATOR = re.compile(r"^(?:\d{1,3}|[A-Za-z])[.)]$")
+_OPEN_END = re.compile(r"[^\W_]$|[,`'\")]$")
+_LOWER_START = re.compile(r"[a-z(`'\":]")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """Blocks `start` … `end` − 1 of one passage, their text joined."""
+
+    start: int
+    end: int
+    text: str
+    heading: bool  # a heading alone: never quoted
+
+
+def _joins(unit: list, block: str, code: bool) -> bool:
+    """Whether `block` continues the unit `unit` ([start, end, text]) as one sentence."""
+    text = unit[2]
+    body = text.rstrip()
+    gap = text[len(body):]
+    if not body or code or unit[1] - unit[0] >= MAX_LINES or text.count("\n") >= MAX_LINES:
+        return False
+    line = body.rsplit("\n", 1)[-1]
+    if "\n" not in gap:  # cut on one line after a full stop
+        return bool(_HEADING.match(line) or _ABBREVIATION.search(line)
+                    or _ENUMERATOR.match(line.strip()))
+    if gap.count("\n") > 1 or _HEADING.match(line) or _STRUCTURE.match(line.lstrip()):
+        return False
+    return bool(_OPEN_END.search(body) and _LOWER_START.match(block)
+                and not _STRUCTURE.match(block))
+
+
+def units(text: str, code: bool = False) -> list[Unit]:
+    """The units of a passage's `text` in order, with the heading-and-sentence pairs after
+    the plain units (see the module docstring). Empty blocks are no unit."""
+    runs: list[list] = []
+    for i, block in enumerate(blocks(text)):
+        if runs and runs[-1][1] == i and _joins(runs[-1], block, code):
+            runs[-1][1], runs[-1][2] = i + 1, runs[-1][2] + block
+        else:
+            runs.append([i, i + 1, block])
+    plain = [Unit(s, e, t, not code and bool(_HEADING.match(t))) for s, e, t in runs
+             if t.strip()]
+    pairs = [Unit(a.start, b.end, a.text + b.text, False) for a, b in zip(plain, plain[1:])
+             if a.heading and not b.heading and a.end == b.start]
+    return plain + pairs
+
+
+def shown(text: str) -> str:
+    """A quote as an answer shows it: heading marks dropped, every run of white space (a
+    wrapped line's break) one space. The citation keeps the exact text."""
+    return " ".join(_MARKS.sub("", line).strip() for line in text.splitlines()
+                    if line.strip()).strip()
+
+
+_MARKS = re.compile(r"^\s*#{1,6}\s+")

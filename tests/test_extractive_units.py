@@ -1,0 +1,121 @@
+"""What the offline extractive answerer quotes: a whole sentence across wrapped lines and
+abbreviations, a heading with the sentence it introduces, a code comment, each sentence once;
+and the citation of exactly the quoted blocks."""
+from __future__ import annotations
+
+import pytest
+
+from ragkit.answer import answer
+from ragkit.assemble import assemble
+from ragkit.documents import Chunk
+from ragkit.extractive import Params, extract
+from ragkit.extractive_units import shown, units
+from ragkit.llm import LLM
+from tests.word_embedder import WordEmbedder
+
+DBSCAN = Chunk("dbscan#0", "cluster/DBSCAN.md",
+               "# DBSCAN\n\n### eps : float, default=0.5\n\n"
+               "The maximum distance between two samples for one to be considered\n"
+               "as in the neighborhood of the other. This is not a maximum bound\n"
+               "on the distances of points within a cluster.\n\n"
+               "### min_samples : int, default=5\n\n"
+               "The number of samples in a neighborhood for a point to be considered\n"
+               "as a core point.\n", metadata={"title": "DBSCAN", "section": []})
+WORDS = WordEmbedder(["maximum", "distance", "samples", "neighborhood", "default", "min_samples",
+                      "eps", "point", "core", "bulky", "collected", "items", "shipping",
+                      "paid", "parcel", "refunds", "accepted", "days", "delivery"])
+
+
+@pytest.fixture
+def offline(monkeypatch) -> LLM:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    import ragkit  # noqa: F401  (registers the offline backend)
+    return LLM(cache=False)
+
+
+def test_units_are_sentences_across_wrapped_lines_and_headings_come_with_their_sentence():
+    assert [(u.start, u.end, shown(u.text), u.heading) for u in units(DBSCAN.text)] == [
+        (0, 1, "DBSCAN", True),
+        (1, 2, "eps : float, default=0.5", True),
+        (2, 4, "The maximum distance between two samples for one to be considered as in the "
+               "neighborhood of the other.", False),
+        (4, 6, "This is not a maximum bound on the distances of points within a cluster.",
+         False),
+        (6, 7, "min_samples : int, default=5", True),
+        (7, 9, "The number of samples in a neighborhood for a point to be considered as a "
+               "core point.", False),
+        (1, 4, "eps : float, default=0.5 The maximum distance between two samples for one "
+               "to be considered as in the neighborhood of the other.", False),
+        (6, 9, "min_samples : int, default=5 The number of samples in a neighborhood for a "
+               "point to be considered as a core point.", False)]
+
+
+def test_a_capitalised_line_a_list_item_and_a_blank_line_end_a_unit():
+    text = "Refunds go to the card\nYou paid with.\n- first item\n- second item\n\nlater text"
+    assert [shown(u.text) for u in units(text)] == [
+        "Refunds go to the card", "You paid with.", "- first item", "- second item",
+        "later text"]
+
+
+def test_the_wrapped_sentence_is_quoted_whole_and_cited_as_its_two_blocks(offline):
+    prose = Chunk("dbscan#1", "cluster/dbscan.md",
+                  "Each cluster needs a core point.\n"
+                  "The maximum distance between two samples for one to be considered\n"
+                  "as in the neighborhood of the other. This is not a maximum bound\n"
+                  "on the distances of points within a cluster.\n",
+                  metadata={"title": "DBSCAN", "section": []})
+    question = "What is the maximum distance between two samples in a neighborhood?"
+    result = answer(question, [(prose.id, 1.0)], [prose], llm=offline, embedder=WORDS)
+    assert result.text.startswith("The maximum distance between two samples for one to be "
+                                  "considered as in the neighborhood of the other. [1]")
+    first = result.citations[0]
+    assert (first.start_block_index, first.end_block_index) == (1, 3)
+    assert first.cited_text == ("The maximum distance between two samples for one to be "
+                                "considered\nas in the neighborhood of the other. ")
+    assert first.cited_text in prose.text
+
+
+def test_a_heading_that_holds_the_answer_is_quoted_with_its_sentence():
+    found = extract("What is the default min_samples?",
+                    list(assemble([(DBSCAN.id, 1.0)], [DBSCAN])), WORDS, Params(threshold=0.0))
+    first = found.quotes[0]
+    assert shown(first.text) == ("min_samples : int, default=5 The number of samples in a "
+                                 "neighborhood for a point to be considered as a core point.")
+    assert (first.block, first.stop) == (6, 9)
+    assert first.text.startswith("### min_samples : int, default=5\n\n")
+
+
+def test_a_sentence_two_overlapping_chunks_share_is_quoted_once():
+    one = Chunk("refund#0", "refund", "Refunds are accepted within 21 days of delivery. "
+                "Keep the receipt.", metadata={"title": "Refunds", "section": []})
+    two = Chunk("refund#1", "refund", "Refunds are accepted within 21 days of delivery. "
+                "Refunds go to the card you paid with. Parcels travel by road.",
+                metadata={"title": "Refunds", "section": []})
+    found = extract("Within how many days are refunds accepted?",
+                    list(assemble([(one.id, 2.0), (two.id, 1.0)], [one, two])), WORDS)
+    texts = [shown(q.text) for q in found.quotes]
+    assert texts[0] == "Refunds are accepted within 21 days of delivery."
+    assert len(texts) == len(set(texts)) == 3
+
+
+def test_a_code_comment_is_quotable_and_a_lone_bracket_is_not():
+    code = Chunk("returns#0", "shopcore/returns.py",
+                 "def refund_shipping(order):\n"
+                 "    # Shipping is paid back only if the parcel never left the warehouse.\n"
+                 "    return (\n        order.status == 'paid'\n    )\n",
+                 metadata={"title": "shopcore/returns.py", "section": []})
+    found = extract("Is shipping paid back for a returned parcel?",
+                    list(assemble([(code.id, 1.0)], [code])), WORDS)
+    assert found.quotes[0].text.strip() == (
+        "# Shipping is paid back only if the parcel never left the warehouse.")
+    assert all(q.text.strip() not in (")", "return (") for q in found.quotes)
+
+
+def test_a_sentence_with_an_abbreviation_is_one_quote():
+    text = ("Bulky items, e.g. sofas and beds, are collected within 10 days. "
+            "Small items go by post.")
+    chunk = Chunk("bulky#0", "bulky", text, metadata={"title": "Collection", "section": []})
+    found = extract("How many days until bulky items are collected?",
+                    list(assemble([(chunk.id, 1.0)], [chunk])), WORDS)
+    assert shown(found.quotes[0].text) == (
+        "Bulky items, e.g. sofas and beds, are collected within 10 days.")
