@@ -12,7 +12,9 @@ What it is, for a notebook or a script (the command line is `ragkit questions`):
   (`ragkit.questions.review`);
 - `compare_sets(documents, human, synthetic)`: does a synthetic set rank retrieval
   configurations as a human-written one does — Kendall's tau with a bootstrap interval
-  (`ragkit.questions.trust`).
+  (`ragkit.questions.trust`);
+- `config_runs`, `method_table`, `verdict`: every configuration against the default with a
+  paired test, and "on this folder, use …" (`ragkit.questions.choose`).
 Each name is imported on first use (`ragkit.lazy`), so the command line's parser reads the
 defaults (`ragkit.questions.defaults`) without loading the Anthropic SDK.
 What it is not: a judge of question quality; the expert's review is.
@@ -26,6 +28,7 @@ _LAZY = {
     "ragkit.questions.generation": ["DEFAULT_MODEL", "OFFLINE_GENERATOR", "documents_of",
                                   "generate"],
     "ragkit.questions.report": ["STAGES", "Report"],
+    "ragkit.questions.choose": ["config_runs", "method_table", "verdict"],
     "ragkit.questions.trust": ["Agreement", "agreement", "as_queries", "compare_sets",
                                "default_configs", "metric_matrix"],
     "ragkit.questions.review": ["accept", "is_golden_file", "is_review_csv", "read_golden",
@@ -35,5 +38,6 @@ __getattr__, __dir__ = _attach(__name__, _LAZY)
 
 __all__ = ["DEFAULT_MODEL", "DEFAULT_SHARES", "DUP_THRESHOLD", "KINDS", "OFFLINE_GENERATOR",
            "STAGES", "Agreement", "Report", "accept", "agreement", "as_queries",
-           "compare_sets", "default_configs", "documents_of", "generate", "is_golden_file",
-           "is_review_csv", "metric_matrix", "read_golden", "write_golden", "write_review"]
+           "compare_sets", "config_runs", "default_configs", "documents_of", "generate", "is_golden_file",
+           "is_review_csv", "method_table", "metric_matrix", "read_golden", "verdict",
+           "write_golden", "write_review"]

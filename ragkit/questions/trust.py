@@ -31,10 +31,9 @@ import pandas as pd
 from scipy.stats import kendalltau
 
 from ragkit.documents import Document, Golden, Query
-from ragkit.evaluate import judge, per_query
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
+from ragkit.questions.choose import Configs, config_runs
 
-Configs = dict[str, tuple[str, SearchConfig]]  # name -> (contextualizer, search config)
 
 
 def default_configs() -> Configs:
@@ -63,14 +62,8 @@ def metric_matrix(pipelines: dict[str, Pipeline], documents: Sequence[Document],
                   queries: Sequence[Query], configs: Configs, metric: str = "MRR",
                   k: int = 20) -> pd.DataFrame:
     """Per-question `metric` of every configuration (judged questions only)."""
-    columns = {}
-    for name, (context, search) in configs.items():
-        pipeline = pipelines[context]
-        judgments = judge(queries, documents, pipeline.chunks)
-        judged = [q for q in queries if q.id in judgments]
-        table = per_query(pipeline.run(judged, k, search), judgments)
-        columns[name] = table[metric]
-    return pd.DataFrame(columns)
+    runs = config_runs(pipelines, documents, queries, configs, k)
+    return pd.DataFrame({name: table[metric] for name, table in runs.items()})
 
 
 @dataclass

@@ -1,0 +1,106 @@
+"""On this folder, which configuration? Every configuration against the default, paired.
+
+What it is:
+- `config_runs(pipelines, documents, queries, configs)`: the per-question metric table
+  (`ragkit.evaluate.per_query`: Pass@k, R@k, MRR, nDCG) of every configuration, on the same
+  judged questions;
+- `method_table(runs, default)`: per configuration its mean `metric` and MRR, the difference
+  from `default` with the seeded 95 % bootstrap interval and the paired sign-flip test's
+  p-value (`ragkit.stats.paired_test`), and that p-value Holm-adjusted for the number of
+  configurations compared (testing nine rivals at 0.05 each would find a "winner" in noise
+  a third of the time);
+- `verdict(table, default)`: the sentence "on this folder, use …", from the table alone.
+
+The rule of `verdict`: the configuration with the highest mean (MRR breaks a tie, then the
+table's order) is named; it replaces the default only when its gain's interval lies above
+zero and the Holm-adjusted p-value is below 0.05. Otherwise the sentence says the default
+stays and why (no configuration scores higher, or the best one's gain is within noise on
+this many questions).
+
+What it is not: a search over every setting (chunk size, α, k of RRF — `ragkit tune` does
+that), nor a judge of the questions themselves: on a generated set it picks the method the
+generated questions favour (`ragkit.questions.trust` measures how far that can be trusted).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ragkit.documents import Document, Query, RagkitError
+from ragkit.evaluate import judge, per_query
+from ragkit.pipeline import Pipeline, SearchConfig
+from ragkit.stats import paired_test
+
+Configs = dict[str, tuple[str, SearchConfig]]  # name -> (index key, search config)
+ALPHA = 0.05
+
+
+def config_runs(pipelines: Mapping[str, Pipeline], documents: Sequence[Document],
+                queries: Sequence[Query], configs: Configs, k: int = 20
+                ) -> dict[str, pd.DataFrame]:
+    """Per-question metrics of every configuration on the questions the chunks can judge."""
+    runs = {}
+    for name, (key, search) in configs.items():
+        pipeline = pipelines[key]
+        judgments = judge(queries, documents, pipeline.chunks)
+        judged = [q for q in queries if q.id in judgments]
+        runs[name] = per_query(pipeline.run(judged, k, search), judgments)
+    return runs
+
+
+def holm(p_values: Sequence[float]) -> np.ndarray:
+    """Holm's step-down adjustment of a family of p-values (same order as given)."""
+    p = np.asarray(p_values, dtype=float)
+    order = np.argsort(p, kind="stable")
+    scaled = (len(p) - np.arange(len(p))) * p[order]
+    adjusted = np.empty_like(p)
+    adjusted[order] = np.minimum(np.maximum.accumulate(scaled), 1.0)
+    return adjusted
+
+
+def method_table(runs: Mapping[str, pd.DataFrame], default: str, metric: str = "Pass@5",
+                 n: int = 10000, seed: int = 0) -> pd.DataFrame:
+    """Each configuration beside `default`: mean, difference, 95 % interval, p, Holm's p."""
+    if default not in runs:
+        raise RagkitError(f"the default configuration '{default}' is not among those run "
+                          f"({', '.join(runs)})")
+    base = runs[default][metric]
+    rows, p_values = {}, []
+    for name, table in runs.items():
+        row = {metric: float(table[metric].mean()), "MRR": float(table["MRR"].mean())}
+        if name == default:
+            row.update({"Δ": 0.0, "95% CI low": np.nan, "95% CI high": np.nan, "p": np.nan})
+        else:
+            test = paired_test(base, table[metric], n=n, seed=seed)
+            row.update({"Δ": test.mean_diff, "95% CI low": test.low,
+                        "95% CI high": test.high, "p": test.p_value})
+            p_values.append((name, test.p_value))
+        rows[name] = row
+    out = pd.DataFrame(rows).T
+    out["Holm p"] = np.nan
+    if p_values:
+        out.loc[[name for name, _ in p_values], "Holm p"] = holm([p for _, p in p_values])
+    out.attrs.update(default=default, metric=metric, questions=len(base))
+    return out.sort_values([metric, "MRR"], ascending=False, kind="stable")
+
+
+def verdict(table: pd.DataFrame) -> str:
+    """"On this folder, use …": the best configuration if its gain over the default holds."""
+    default, metric, questions = (table.attrs[key] for key in ("default", "metric", "questions"))
+    best = table.index[0]
+    row = table.loc[best]
+    if best == default or row[metric] <= table.loc[default, metric]:
+        rival = table.drop(index=default).iloc[0] if len(table) > 1 else None
+        tail = "" if rival is None else (
+            f" (the best other, {rival.name}, {rival['Δ']:+.1f} {metric}, 95 % CI "
+            f"{rival['95% CI low']:+.1f} … {rival['95% CI high']:+.1f})")
+        return (f"On this folder, use {default}: no configuration scores a higher {metric} on "
+                f"its {questions} questions{tail}.")
+    gain = (f"{row['Δ']:+.1f} {metric} over {default} (95 % CI {row['95% CI low']:+.1f} … "
+            f"{row['95% CI high']:+.1f}, p = {row['p']:.3f}, Holm-adjusted {row['Holm p']:.3f})")
+    if row["95% CI low"] > 0 and row["Holm p"] < ALPHA:
+        return f"On this folder, use {best}: {gain} on {questions} questions."
+    return (f"On this folder, {best} scores highest, {gain}, but on {questions} questions that "
+            f"gain is within noise: keep {default}, or add questions before switching.")

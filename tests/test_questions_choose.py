@@ -1,0 +1,57 @@
+"""`ragkit.questions.choose`: every configuration against the default, and the sentence that
+ends notebook 08 ("on this folder, use …")."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ragkit.documents import RagkitError
+from ragkit.questions.choose import holm, method_table, verdict
+
+
+def runs_of(**passes: list[int]) -> dict[str, pd.DataFrame]:
+    """Per-question tables (Pass@5 as 0/100, MRR as its 1/100) for named configurations."""
+    return {name: pd.DataFrame({"Pass@5": [float(v) for v in values],
+                                "MRR": [v / 100 for v in values]},
+                               index=[f"q{i}" for i in range(len(values))])
+            for name, values in passes.items()}
+
+
+def test_holm_adjusts_in_step_down_order_and_keeps_the_given_order():
+    # sorted 0.01, 0.02, 0.04 -> 3*0.01, max(0.03, 2*0.02), max(0.04, 1*0.04)
+    assert holm([0.04, 0.01, 0.02]) == pytest.approx([0.04, 0.03, 0.04])
+    assert holm([0.5, 0.6]) == pytest.approx([1.0, 1.0])
+
+
+def test_a_clear_winner_replaces_the_default():
+    runs = runs_of(hybrid=[0] * 30 + [100] * 10, rerank=[100] * 40, bm25=[0] * 40)
+    table = method_table(runs, "hybrid", n=2000)
+    assert list(table.index) == ["rerank", "hybrid", "bm25"]
+    assert table.loc["rerank", "Δ"] == 75.0 and table.loc["bm25", "Δ"] == -25.0
+    assert table.loc["rerank", "95% CI low"] > 0 and table.loc["rerank", "Holm p"] < 0.05
+    assert np.isnan(table.loc["hybrid", "p"])
+    assert verdict(table).startswith("On this folder, use rerank: +75.0 Pass@5 over hybrid")
+    assert verdict(table).endswith("on 40 questions.")
+
+
+def test_a_gain_within_noise_keeps_the_default():
+    runs = runs_of(hybrid=[100, 0, 100, 0, 100, 0], dense=[100, 100, 100, 0, 100, 0])
+    table = method_table(runs, "hybrid", n=2000)
+    assert table.index[0] == "dense" and table.loc["dense", "Δ"] == pytest.approx(100 / 6)
+    sentence = verdict(table)
+    assert sentence.startswith("On this folder, dense scores highest, +16.7 Pass@5 over hybrid")
+    assert "within noise: keep hybrid" in sentence
+
+
+def test_when_nothing_beats_the_default_it_says_so_and_names_the_best_other():
+    runs = runs_of(hybrid=[100] * 5 + [0] * 5, bm25=[100] * 3 + [0] * 7)
+    sentence = verdict(method_table(runs, "hybrid", n=2000))
+    assert sentence.startswith("On this folder, use hybrid: no configuration scores a higher "
+                               "Pass@5 on its 10 questions (the best other, bm25, -20.0 Pass@5")
+
+
+def test_a_default_that_was_not_run_is_one_clear_error():
+    with pytest.raises(RagkitError, match="the default configuration 'hybrid' is not among "
+                                          "those run \\(bm25\\)"):
+        method_table(runs_of(bm25=[100]), "hybrid")
