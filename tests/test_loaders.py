@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cli_errors import one_error_line
-from loader_files import bomb_pdf, docx, pdf, scanned_pdf, zip_bomb_docx
+from loader_files import bomb_pdf, docx, pdf, raw_pdf, scanned_pdf, zip_bomb_docx
 from ragkit import document_folder
 from ragkit.chunking import chunk_documents
 from ragkit.document_folder import file_summary, load_folder
@@ -109,6 +109,11 @@ BAD = {
     "locked.pdf": (lambda p: pdf(p, [["secret"]], password="pw"),
                    "encrypted (opening it needs a password)"),
     "broken.pdf": (_corrupt_pdf, "not a valid PDF (PSEOF: Unexpected EOF)"),
+    "nested.pdf": (lambda p: raw_pdf(p, [
+        b"<< /Type /Catalog /Pages 2 0 R /X " + b"[" * 200_000 + b"]" * 200_000 + b" >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>"]),
+        "no text layer (scanned? ragkit does not OCR)"),  # read, bounded, without a crash
     "empty.html": (lambda p: p.write_text("<html><body><nav>Home</nav><script>x()</script>"
                                           "</body></html>"), "no body text"),
     "deep.html": (lambda p: p.write_text("<div>" * 5000 + "x" + "</div>" * 5000),
