@@ -104,6 +104,8 @@ class TermIds:
         ends = _int_array(self._table.ends, np.int64)
         terms = _int_array(self._table.terms, np.int32)
         starts = np.concatenate([[0], ends[:-1]]) if ends.size else ends
+        if (ends - starts == 1).all():  # every unit one token (pre-split lists, `words`):
+            return terms[units], counts.copy()  # a look-up; the expansion took 1.3 s at 10M
         sizes = (ends - starts).astype(np.int32)[units]  # tokens of each unit occurrence
         ids = np.empty(int(sizes.sum(dtype=np.int64)), dtype=np.int32)
         done = 0
