@@ -32,7 +32,7 @@ MAX_LINES = 6
 _HEADING = re.compile(r"^\s*#{1,6}(?:\s|$)")
 # A line that starts a structure of its own: a list item, a table row, a doctest, a fence.
 _STRUCTURE = re.compile(r"^\s*(?:[-*+•]\s|\d+[.)]\s|[①-⑳]|\||>>>|```|#)")
-_ABBREVIATION = re.compile(r"(?:^|[\s(])(?:e\.g|i\.e|etc|cf|vs|approx|incl|no|fig)\.$", re.I)
+_ABBREVIATION = re.compile(r"(?:^|[\s(])(?:e\.g|i\.e|etc|cf|vs|approx|incl|fig)\.$", re.I)
 _ENUMERATOR = re.compile(r"^(?:\d{1,3}|[A-Za-z])[.)]$")
 _OPEN_END = re.compile(r"[^\W_]$|[,`'\")]$")
 _LOWER_START = re.compile(r"[a-z(`'\":]")

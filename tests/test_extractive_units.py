@@ -57,6 +57,13 @@ def test_a_capitalised_line_a_list_item_and_a_blank_line_end_a_unit():
         "later text"]
 
 
+def test_a_one_word_answer_is_not_taken_for_an_abbreviation():
+    text = "**Can I install software myself?** No. Standard accounts have no administrator rights."
+    assert [shown(u.text) for u in units(text)] == [
+        "**Can I install software myself?** No.",
+        "Standard accounts have no administrator rights."]
+
+
 def test_the_wrapped_sentence_is_quoted_whole_and_cited_as_its_two_blocks(offline):
     prose = Chunk("dbscan#1", "cluster/dbscan.md",
                   "Each cluster needs a core point.\n"
