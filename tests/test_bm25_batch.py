@@ -137,3 +137,23 @@ def test_k_zero_and_no_queries(fitted):
     assert bm25.search_many([], 5) == []
     idx, vals = bm25.search_many([["twin"]], 0)[0]
     assert idx.size == 0 and vals.size == 0
+
+
+def test_random_corpora_batch_as_the_per_query_path(monkeypatch):
+    """Seeded small corpora over tiny vocabularies (many ties, idf ≤ 0 terms, repeats),
+    random k, ties and chunk sizes: the batch equals `bm25_search.search` query by query."""
+    rng = np.random.default_rng(11)
+    for _ in range(30):
+        vocab = [f"v{i}" for i in range(int(rng.integers(2, 12)))]
+        corpus = [list(rng.choice(vocab, size=int(rng.integers(0, 6))))
+                  for _ in range(int(rng.integers(1, 40)))]
+        bm25 = BM25.fit_tokens(corpus)
+        queries = [list(rng.choice(vocab + ["zz"], size=int(rng.integers(0, 5))))
+                   for _ in range(int(rng.integers(1, 25)))]
+        k, ties = int(rng.integers(1, 12)), bool(rng.integers(0, 2))
+        monkeypatch.setattr(bm25_batch, "CHUNK_ENTRIES", int(rng.integers(1, 400)))
+        monkeypatch.setattr(bm25_batch, "MIN_CHUNK", 1)  # chunks of 1 query and up
+        for query, (idx, vals) in zip(queries, bm25.search_many(queries, k, ties=ties)):
+            want_idx, want_vals = bm25_search.search(bm25, bm25._query_ids(query), k, ties)
+            assert idx.tolist() == want_idx.tolist(), (corpus, query, k, ties)
+            assert np.array_equal(vals, want_vals), (corpus, query, k, ties)

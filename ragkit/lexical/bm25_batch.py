@@ -150,9 +150,9 @@ def _chunk(model: BM25Data, terms: np.ndarray, counts: np.ndarray, k: int, ties:
 
 def _top_k(scores: np.ndarray, docs: np.ndarray, query: np.ndarray, nq: int, k: int,
            ties: bool) -> list[Result]:
-    """Per query (`query`, ascending), its k best (docs, scores): score descending, then
-    document ascending; with `ties`, followed by every further one whose float32 score
-    equals the k-th's. A candidate can only be in the answer at or above its query's k-th
+    """Per query (0..nq-1; `query` is each candidate's, in any order), its k best (docs,
+    scores): score descending, then document ascending; with `ties`, followed by every
+    further one whose float32 score equals the k-th's. A candidate can only be in the answer at or above its query's k-th
     score (within a float32 step with `ties`); `_floor` bounds that from below."""
     counts = np.bincount(query, minlength=nq)
     floor = _floor(scores, query, counts, k)
