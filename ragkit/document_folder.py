@@ -11,20 +11,30 @@ A file that cannot be read (not UTF-8, empty, binary; a PDF with no text layer, 
 damaged; a page with no body text; a damaged Word file) stops the load with one line naming
 it — or, with `skip_bad=True`, is left out with a warning and listed in `Loaded.skipped`.
 `file_summary` tabulates a load per file (format, pages, headings, characters, skipped and
-why), for a notebook to show.
+why), for a notebook to show. A folder with a megabyte or more of PDF, HTML and Word files is
+read by one worker process per core (pdfminer is pure Python: 1,000 pages take about 28 CPU
+seconds, `benchmarks/bench_loaders.py`).
 
 What it is not: a crawler (no links followed), OCR, nor a watcher: re-read the folder (or
 `ragkit index --update`) after files change.
 """
 from __future__ import annotations
 
+import multiprocessing
+import os
 import re
 import warnings
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import ragkit.jobs
 from ragkit.documents import Document, RagkitError, RagkitWarning, check_text
+from ragkit.jobs import die_with_parent, usable_cores
 from ragkit.loaders import LOADERS, load_file
 
 TEXT_SUFFIXES = {".md", ".txt", ".rst", ".py", ".ts", ".js", ".java", ".go", ".rs", ".c",
@@ -32,6 +42,7 @@ TEXT_SUFFIXES = {".md", ".txt", ".rst", ".py", ".ts", ".js", ".java", ".go", ".r
 _FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
 _HEADING_LINE = re.compile(r"^#{1,6}[ \t]+\S", re.M)
 PROGRESS_DELAY = 2.0  # seconds: a load that takes longer shows a progress bar on stderr
+PARALLEL_BYTES = 2**20  # PDF/HTML/Word bytes from which worker processes read them (~300 pages)
 
 
 @dataclass(frozen=True)
@@ -92,6 +103,35 @@ def load_file_at(path: Path, rel: str) -> Document:
     return _text_file(path, rel)
 
 
+@contextmanager
+def _pool(workers: int) -> Iterator:
+    """`workers` spawned processes (None for 1: load in this one), ended with the load —
+    its queued files cancelled when a bad file stops it — or with this process."""
+    if workers <= 1:
+        yield None
+        return
+    # spawned, not forked: the caller (a notebook kernel) may hold threads
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=die_with_parent, initargs=(os.getpid(),))
+    try:
+        yield pool
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _result(future, path: Path) -> Document:
+    """A worker's document; its error line as it is; a worker that died (out of memory, a
+    crash in a library's C code) as an error line naming the file — unless Ctrl-C ended it,
+    which the command line reports."""
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        if ragkit.jobs.interrupted():
+            raise
+        raise RagkitError(f"{path}: the worker process reading it died (out of memory?)"
+                          ) from None
+
+
 def folder_files(root: Path) -> list[Path]:
     """The files `load_folder` reads, in path order: known suffixes, nothing hidden."""
     return sorted(p for p in root.rglob("*") if p.is_file()
@@ -99,13 +139,27 @@ def folder_files(root: Path) -> list[Path]:
                   and not any(part.startswith(".") for part in p.relative_to(root).parts))
 
 
-def load_folder(root: Path | str, skip_bad: bool = False, progress: bool = True) -> Loaded:
+def _workers(files: list[Path], jobs: int | None) -> int:
+    """Worker processes for a folder's PDF, HTML and Word files: `jobs`, else (None) one per
+    usable core when they hold at least `PARALLEL_BYTES` — below that, starting workers
+    (about a second each) costs more than it saves."""
+    binary = [p for p in files if p.suffix.lower() in LOADERS]
+    if jobs is None:
+        big = sum(p.stat().st_size for p in binary) >= PARALLEL_BYTES
+        jobs = usable_cores() if big else 1
+    return max(1, min(jobs, len(binary)))
+
+
+def load_folder(root: Path | str, skip_bad: bool = False, progress: bool = True,
+                jobs: int | None = None) -> Loaded:
     """Every text, PDF, HTML or Word file under `root` is a document; its id is its posix
     path relative to root (see the module docstring). Files starting with a dot are skipped.
 
     A bad file raises `RagkitError` naming it, unless `skip_bad`: then it is left out with a
     `RagkitWarning` and listed in the result's `skipped`. `progress` shows a bar on stderr
-    when the load takes more than `PROGRESS_DELAY` seconds (many PDFs).
+    when the load takes more than `PROGRESS_DELAY` seconds (many PDFs). `jobs` worker
+    processes read the PDF, HTML and Word files (`_workers`: by default one per core for a
+    folder of at least `PARALLEL_BYTES` of them); the result is the same either way.
     """
     from tqdm import tqdm  # deferred: only a load shows a bar
     root = Path(root)
@@ -113,12 +167,16 @@ def load_folder(root: Path | str, skip_bad: bool = False, progress: bool = True)
         raise RagkitError(f"{root}: not a folder")
     docs, skipped = [], []
     files = folder_files(root)
-    with tqdm(files, desc="loading", unit="file", disable=not progress, leave=False,
-              delay=PROGRESS_DELAY) as bar:
+    with _pool(_workers(files, jobs)) as pool, \
+            tqdm(files, desc="loading", unit="file", disable=not progress, leave=False,
+                 delay=PROGRESS_DELAY) as bar:
+        pending = {p: pool.submit(load_file, p, p.relative_to(root).as_posix())
+                   for p in files if pool is not None and p.suffix.lower() in LOADERS}
         for path in bar:
             rel = path.relative_to(root).as_posix()
             try:
-                docs.append(load_file_at(path, rel))
+                docs.append(_result(pending[path], path) if path in pending
+                            else load_file_at(path, rel))
             except RagkitError as exc:
                 if not skip_bad:
                     raise

@@ -234,3 +234,32 @@ def test_pdf_box_text_drops_unmapped_glyph_marks():
     # pdfminer writes "(cid:13)" for a glyph with no Unicode mapping (seen in a GNU manual)
     assert pdf_loader._clean("Copyright c(cid:13) 2001–2022 Free\nSoftware") == \
         "Copyright c 2001–2022 Free Software"
+
+
+def test_worker_processes_load_the_same_documents_and_errors(tmp_path):
+    pdf(tmp_path / "a.pdf", PAGES, OUTLINE, title="Shop rules")
+    pdf(tmp_path / "b.pdf", PAGES)
+    (tmp_path / "c.html").write_text("<main><h1>Refunds</h1><p>Seven days.</p></main>")
+    (tmp_path / "d.md").write_text("# Notes\n\nHello.\n")
+    one = load_folder(tmp_path, jobs=1)
+    two = load_folder(tmp_path, jobs=2)
+    assert two == one and [d.metadata for d in two] == [d.metadata for d in one]
+    pdf(tmp_path / "c0.pdf", [["secret"]], password="pw")
+    with pytest.raises(RagkitError) as caught:
+        load_folder(tmp_path, jobs=2)
+    assert str(caught.value) == f"{tmp_path / 'c0.pdf'}: encrypted (opening it needs a password)"
+    with pytest.warns(UserWarning):
+        skipping = load_folder(tmp_path, skip_bad=True, jobs=2)
+    assert skipping == one and [s.path for s in skipping.skipped] == ["c0.pdf"]
+
+
+def test_a_worker_that_dies_is_one_line_naming_its_file(tmp_path, monkeypatch):
+    class Broken:
+        def result(self):
+            from concurrent.futures.process import BrokenProcessPool
+            raise BrokenProcessPool("a process in the pool was terminated abruptly")
+    monkeypatch.setattr("ragkit.jobs.interrupted", lambda grace=0.2: False)
+    with pytest.raises(RagkitError) as caught:
+        document_folder._result(Broken(), tmp_path / "huge.pdf")
+    assert str(caught.value) == (f"{tmp_path / 'huge.pdf'}: the worker process reading it "
+                                 f"died (out of memory?)")
