@@ -1,0 +1,46 @@
+"""The sample folder notebook 08 reads: rendered on first use, whole or not at all."""
+from __future__ import annotations
+
+import pytest
+
+import ragkit.sample_folder as sample
+from ragkit.document_folder import file_summary, load_folder
+from ragkit.documents import RagkitError
+
+pytest.importorskip("reportlab")
+
+
+def test_the_absent_sample_is_rendered_once_with_two_files_a_loader_refuses(tmp_path, monkeypatch):
+    target = tmp_path / "build" / "mixed"
+    monkeypatch.setattr(sample, "SAMPLE", target)
+    assert sample.sample_folder(target) == target
+    docs = load_folder(target, skip_bad=True, progress=False)
+    rows = {row["file"]: row for row in file_summary(docs)}
+    assert len(docs) == 12 and sorted(s.path for s in docs.skipped) == [
+        "scanned/scan.pdf", "web/site-map.html"]
+    assert {row["format"] for row in rows.values()} == {"pdf", "html", "docx"}
+    assert rows["manuals/kestrel-eg400-manual.pdf"]["pages"] > 1
+    assert [p.name for p in target.parent.iterdir()] == ["mixed"]  # no staging folder left
+    marker = target / "manuals" / "kestrel-eg400-manual.pdf"
+    before = marker.stat().st_mtime_ns
+    assert sample.sample_folder(target) == target  # present: not rendered again
+    assert marker.stat().st_mtime_ns == before
+
+
+def test_a_failed_render_leaves_no_folder_and_says_why(tmp_path, monkeypatch):
+    target = tmp_path / "mixed"
+    broken = tmp_path / "broken.py"
+    broken.write_text("import sys, pathlib\n"
+                      "pathlib.Path(sys.argv[-1], 'half.pdf').write_text('x')\n"
+                      "sys.exit('reportlab is not installed')\n")
+    monkeypatch.setattr(sample, "SAMPLE", target)
+    monkeypatch.setattr(sample, "GENERATOR", broken)
+    with pytest.raises(RagkitError, match=r"mixed: the sample collection could not be rendered "
+                                          r"\(reportlab is not installed\)"):
+        sample.sample_folder(target)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.py"]
+
+
+def test_another_missing_folder_is_one_clear_error(tmp_path):
+    with pytest.raises(RagkitError, match=r"elsewhere: no such folder"):
+        sample.sample_folder(tmp_path / "elsewhere")
