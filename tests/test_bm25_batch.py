@@ -157,3 +157,16 @@ def test_random_corpora_batch_as_the_per_query_path(monkeypatch):
             want_idx, want_vals = bm25_search.search(bm25, bm25._query_ids(query), k, ties)
             assert idx.tolist() == want_idx.tolist(), (corpus, query, k, ties)
             assert np.array_equal(vals, want_vals), (corpus, query, k, ties)
+
+
+def test_one_query_in_a_larger_index_takes_the_per_query_path(fitted, monkeypatch):
+    _, queries, bm25, _ = fitted
+    want = [bm25.search(q, 5) for q in queries]  # batches of one (72 documents)
+    monkeypatch.setattr(bm25_batch, "ONE_QUERY_DOCS", bm25.n_docs - 1)
+    scanned = []
+    search = bm25_search.search
+    monkeypatch.setattr(bm25_search, "search", lambda *args: scanned.append(1) or search(*args))
+    got = [bm25.search(q, 5) for q in queries]
+    assert len(scanned) == len(queries)
+    for (a, b), (c, d) in zip(want, got):
+        assert a.tolist() == c.tolist() and np.array_equal(b, d)

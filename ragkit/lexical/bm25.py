@@ -233,11 +233,13 @@ class BM25(BM25Data):
         Only `candidates` are returned, so fewer than k entries (none for a query sharing no
         term with the corpus) when fewer documents match; scores may be 0 or negative.
         Exact whichever path a query takes (`bm25_batch`, a batch of one, for short
-        postings in an index of up to 262,144 documents, else `bm25_search`);
+        postings in an index of up to ONE_QUERY_DOCS documents, else `bm25_search`);
         `exhaustive = True` scores every document instead (the same results, for
         comparisons).
         """
         ids = self._query_ids(query)
+        if self.n_docs > bm25_batch.ONE_QUERY_DOCS:
+            return bm25_search.search(self, ids, k, ties)
         return bm25_batch.search_many(self, ids, np.array([ids.size]), k, ties)[0]
 
     def _long(self, ids: np.ndarray) -> bool:
