@@ -1,6 +1,7 @@
 """Many BM25 queries at once: gather, scatter-add and top k as whole-batch numpy passes.
 
-What it is: `search_many`, what `BM25.search_many` runs. Queries whose postings are short
+What it is: `search_many`, what `BM25.search_many` runs (and `BM25.search`, for one
+query, in an index of up to ONE_QUERY_DOCS documents). Queries whose postings are short
 are answered together, a chunk of them at a time: every posting of every query of the
 chunk is gathered in one pass, keyed (query, document), and added into one dense
 accumulator, the queries' first terms, then their second terms, ... (`_chunk`): each key
