@@ -46,6 +46,7 @@ class Unit:
     end: int
     text: str
     heading: bool  # a heading alone: never quoted
+    titled: bool = False  # a heading joined to the unit under it
 
 
 def _joins(unit: list, block: str, code: bool) -> bool:
@@ -76,7 +77,7 @@ def units(text: str, code: bool = False) -> list[Unit]:
             runs.append([i, i + 1, block])
     plain = [Unit(s, e, t, not code and bool(_HEADING.match(t))) for s, e, t in runs
              if t.strip()]
-    pairs = [Unit(a.start, b.end, a.text + b.text, False) for a, b in zip(plain, plain[1:])
+    pairs = [Unit(a.start, b.end, a.text + b.text, False, True) for a, b in zip(plain, plain[1:])
              if a.heading and not b.heading and a.end == b.start]
     return plain + pairs
 

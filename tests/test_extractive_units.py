@@ -126,3 +126,15 @@ def test_a_sentence_with_an_abbreviation_is_one_quote():
                     list(assemble([(chunk.id, 1.0)], [chunk])), WORDS)
     assert shown(found.quotes[0].text) == (
         "Bulky items, e.g. sofas and beds, are collected within 10 days.")
+
+
+def test_a_heading_joined_to_its_sentence_does_not_make_retrieval_look_strong():
+    """The heading pair is quoted, but the decline asks whether a sentence is close to the
+    question: here none shares a listed word with it (cosine 0), the pair 2 / (3 · √2)."""
+    question = "What is the default min_samples?"
+    passages = list(assemble([(DBSCAN.id, 1.0)], [DBSCAN]))
+    quoted = extract(question, passages, WORDS, Params(threshold=0.0)).quotes[0]
+    assert shown(quoted.text).startswith("min_samples : int, default=5")
+    assert quoted.cosine == pytest.approx(2 / (3 * 2 ** 0.5), abs=1e-6)
+    found = extract(question, passages, WORDS, Params(threshold=0.3))
+    assert found.declined and found.strength == pytest.approx(0.0, abs=1e-5)
