@@ -24,7 +24,8 @@ import multiprocessing
 import os
 import re
 import warnings
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
@@ -33,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import ragkit.jobs
-from ragkit.documents import Document, RagkitError, RagkitWarning, check_text
+from ragkit.documents import Chunk, Document, RagkitError, RagkitWarning, check_text
 from ragkit.jobs import die_with_parent, usable_cores
 from ragkit.loaders import LOADERS, load_file
 
@@ -188,13 +189,15 @@ def load_folder(root: Path | str, skip_bad: bool = False, progress: bool = True,
     return Loaded(docs, skipped)
 
 
-def file_summary(docs: list[Document], skipped: list[Skipped] | None = None
-                 ) -> list[dict[str, Any]]:
+def file_summary(docs: list[Document], skipped: list[Skipped] | None = None,
+                 chunks: Sequence[Chunk] | None = None) -> list[dict[str, Any]]:
     """One row per file of a load, for a table: `file`, `format`, `pages` (PDF), `headings`
-    (`#` lines the heading path is read from), `chars`, and `skipped` (why, else '').
-    `skipped` defaults to `docs.skipped` when `docs` is a `Loaded`."""
+    (`#` lines the heading path is read from), `chars`, `chunks` (only when the index's
+    `chunks` are given) and `skipped` (why, without the file's name, which is the row's; else
+    ''). `skipped` defaults to `docs.skipped` when `docs` is a `Loaded`."""
     if skipped is None:
         skipped = getattr(docs, "skipped", [])
+    counts = Counter(c.doc_id for c in chunks) if chunks is not None else None
     rows = []
     for doc in docs:
         fmt = doc.metadata.get("format") or Path(doc.id).suffix.lstrip(".").lower()
@@ -204,6 +207,12 @@ def file_summary(docs: list[Document], skipped: list[Skipped] | None = None
                      ("py", "ts", "js", "java", "go", "rs", "c", "h", "cpp", "hpp", "sh",
                       "sql", "json", "yaml", "yml", "toml") else 0,
                      "chars": len(doc.text), "skipped": ""})
-    rows += [{"file": s.path, "format": Path(s.path).suffix.lstrip(".").lower(), "pages": None,
-              "headings": 0, "chars": 0, "skipped": s.reason} for s in skipped]
+        if counts is not None:
+            rows[-1]["chunks"] = counts.get(doc.id, 0)
+    for s in skipped:
+        _, named, reason = s.reason.partition(f"{s.path}: ")
+        rows.append({"file": s.path, "format": Path(s.path).suffix.lstrip(".").lower(),
+                     "pages": None, "headings": 0, "chars": 0,
+                     **({"chunks": 0} if counts is not None else {}),
+                     "skipped": reason if named else s.reason})
     return sorted(rows, key=lambda row: row["file"])

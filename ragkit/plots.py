@@ -203,3 +203,28 @@ def decline_curve_plot(table: pd.DataFrame, chosen: float | None = None,
     fig.axes[0].set_ylabel("% of questions")
     fig.axes[0].set_ylim(-2, 112)  # headroom above 100 % for the threshold's label
     return fig
+
+
+@checked
+def gain_intervals(table: pd.DataFrame, title: str = "") -> plt.Figure:
+    """Each configuration's difference from the default with its 95 % interval (as from
+    `ragkit.questions.method_table`): one horizontal bar per rival, the default's line at 0,
+    so a bar whose whisker crosses the line is a gain (or loss) within noise."""
+    rivals = table[table["p"].notna()]
+    metric = table.attrs.get("metric", "metric")
+    fig, ax = plt.subplots(figsize=(7, 0.45 * len(rivals) + 1.6), layout="constrained")
+    y = np.arange(len(rivals))[::-1]
+    delta = rivals["Δ"].to_numpy(float)
+    errors = np.vstack([delta - rivals["95% CI low"].to_numpy(float),
+                        rivals["95% CI high"].to_numpy(float) - delta])
+    ax.barh(y, delta, color=np.where(delta > 0, "tab:green", "tab:gray"), xerr=errors,
+            capsize=3, error_kw={"elinewidth": 1})
+    ax.axvline(0, color="black", linewidth=1)
+    ax.set_yticks(y, list(rivals.index), fontsize=8)
+    reach = float(np.nanmax(np.abs(rivals[["95% CI low", "95% CI high"]].to_numpy(float)),
+                            initial=1.0))
+    ax.set_xlim(-reach * 1.1, reach * 1.1)
+    ax.set_xlabel(f"{metric} minus {table.attrs.get('default', 'the default')}'s "
+                  f"(95 % bootstrap interval)")
+    ax.set_title(title)
+    return fig

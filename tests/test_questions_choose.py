@@ -55,3 +55,18 @@ def test_a_default_that_was_not_run_is_one_clear_error():
     with pytest.raises(RagkitError, match="the default configuration 'hybrid' is not among "
                                           "those run \\(bm25\\)"):
         method_table(runs_of(bm25=[100]), "hybrid")
+
+
+def test_the_gain_figure_has_a_bar_per_rival_and_a_symmetric_axis():
+    import matplotlib
+    matplotlib.use("Agg")
+    from ragkit.plots import gain_intervals
+    runs = runs_of(hybrid=[100, 0, 100, 0, 100, 0], dense=[100, 100, 100, 0, 100, 0],
+                   bm25=[0, 0, 100, 0, 100, 0])
+    figure = gain_intervals(method_table(runs, "hybrid", n=2000), title="gains")
+    axes = figure.axes[0]
+    assert [t.get_text() for t in axes.get_yticklabels()] == ["dense", "bm25"]
+    assert sorted(round(p.get_width(), 1) for p in axes.patches) == [-16.7, 16.7]
+    low, high = axes.get_xlim()
+    assert low == -high and high >= 100 / 3  # the widest whisker (dense: up to +33.3) in view
+    assert axes.get_xlabel() == "Pass@5 minus hybrid's (95 % bootstrap interval)"

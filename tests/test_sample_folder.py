@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 import ragkit.sample_folder as sample
+from ragkit.chunking import chunk_documents
 from ragkit.document_folder import file_summary, load_folder
 from ragkit.documents import RagkitError
 
@@ -20,6 +21,15 @@ def test_the_absent_sample_is_rendered_once_with_two_files_a_loader_refuses(tmp_
         "scanned/scan.pdf", "web/site-map.html"]
     assert {row["format"] for row in rows.values()} == {"pdf", "html", "docx"}
     assert rows["manuals/kestrel-eg400-manual.pdf"]["pages"] > 1
+    # the reason without the file's path (the row names the file; a notebook shows no paths)
+    assert rows["scanned/scan.pdf"]["skipped"] == "no text layer (scanned? ragkit does not OCR)"
+    assert rows["web/site-map.html"]["skipped"] == "no body text"
+    assert "chunks" not in rows["scanned/scan.pdf"]
+    chunks = chunk_documents(docs)
+    counted = {row["file"]: row["chunks"] for row in file_summary(docs, chunks=chunks)}
+    assert counted == {**{d.id: sum(c.doc_id == d.id for c in chunks) for d in docs},
+                       "scanned/scan.pdf": 0, "web/site-map.html": 0}
+    assert min(counted[d.id] for d in docs) >= 1
     assert [p.name for p in target.parent.iterdir()] == ["mixed"]  # no staging folder left
     marker = target / "manuals" / "kestrel-eg400-manual.pdf"
     before = marker.stat().st_mtime_ns
