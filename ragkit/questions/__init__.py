@@ -32,12 +32,12 @@ _LAZY = {
     "ragkit.questions.trust": ["Agreement", "agreement", "as_queries", "compare_sets",
                                "default_configs", "metric_matrix"],
     "ragkit.questions.review": ["accept", "is_golden_file", "is_review_csv", "read_golden",
-                                "write_golden", "write_review"],
+                                "source_text", "write_golden", "write_review"],
 }
 __getattr__, __dir__ = _attach(__name__, _LAZY)
 
 __all__ = ["DEFAULT_MODEL", "DEFAULT_SHARES", "DUP_THRESHOLD", "KINDS", "OFFLINE_GENERATOR",
            "STAGES", "Agreement", "Report", "accept", "agreement", "as_queries",
            "compare_sets", "config_runs", "default_configs", "documents_of", "generate", "is_golden_file",
-           "is_review_csv", "method_table", "metric_matrix", "read_golden", "verdict",
-           "write_golden", "write_review"]
+           "is_review_csv", "method_table", "metric_matrix", "read_golden", "source_text",
+           "verdict", "write_golden", "write_review"]
