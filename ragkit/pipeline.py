@@ -255,10 +255,9 @@ class Pipeline:
     def load(cls, folder: Path | str, embedder=None) -> "Pipeline":
         """Read and check an index folder written by `save`.
 
-        Checks: index.json (format, version, valid JSON), chunks.jsonl against its row
-        offsets (`ragkit.chunk_table`: sizes and order at open, each row when it is read; an
-        index without chunks.offsets.npy has every row read and checked now), that the
-        chunk count, BM25 documents and dense vector owners agree, the vector width, and that
+        Checks: index.json (format, version, valid JSON), chunks.jsonl against its row offsets
+        (`ragkit.chunk_table`: sizes at open, each row when read; without them, every row),
+        that the chunk count, BM25 documents and dense vector owners agree, the width, and that
         `embedder` (if given) is the one recorded. Any failure is a RagkitError naming the
         file, line and field.
         """
@@ -281,8 +280,7 @@ class Pipeline:
         return cls(config, chunks, bm25, dense, embedder, record, parents)
 
 
-def _metrics():
-    """`ragkit.evaluate`, imported when first needed."""
+def _metrics():  # `ragkit.evaluate`, imported when first needed
     import ragkit.evaluate  # deferred: pandas (0.2 s), which `ragkit search` never needs
     return ragkit.evaluate
 
