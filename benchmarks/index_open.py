@@ -6,7 +6,8 @@ Used by bench_index.py (`--open`, `--open-of DIR --corpus FILE`, `--dense N`). M
   user+sys CPU and peak RSS (`os.wait4`); the same queries against the same index seen in
   the older format (a folder of links without chunks.offsets.npy and the BM25 term table,
   which is read whole as before), its run compared byte for byte with the new one's;
-- in a child: import, `Pipeline.load` and the resident memory (VmRSS) before the first query;
+- in a child: import, `Pipeline.load`, the resident memory (VmRSS) before the first query,
+  the first query, then each query one at a time (top 20), p50 / p95;
 - tantivy (its Python bindings, when installed): the same corpus indexed (id stored, text
   with tantivy's default tokenizer), then in a child the open (`Index.open` + a searcher),
   RSS after it, and the same queries one at a time (top 20, ids read), p50 / p95; and whole
@@ -40,10 +41,16 @@ t1 = time.perf_counter()
 pipeline = Pipeline.load(sys.argv[1])
 t2 = time.perf_counter()
 rss = int([l for l in open('/proc/self/status') if l.startswith('VmRSS')][0].split()[1])
-pipeline.search([sys.argv[2]], 20, SearchConfig(mode='bm25'))
+texts = [json.loads(line)["text"] for line in open(sys.argv[2])]
+pipeline.search(texts[:1], 20, SearchConfig(mode='bm25'))
 t3 = time.perf_counter()
+times = []
+for text in texts:
+    start = time.perf_counter()
+    pipeline.search([text], 20, SearchConfig(mode='bm25'))
+    times.append((time.perf_counter() - start) * 1e3)
 print(json.dumps({"import": t1 - t0, "open": t2 - t1, "rss_mb": rss / 1024,
-                  "first": t3 - t2}))
+                  "first": t3 - t2, "times_ms": times}))
 """
 
 TANTIVY_BUILD = """
@@ -114,7 +121,8 @@ def measure(run_child, root: Path, index: Path, corpus: Path, texts: list[str],
     """Print the whole-process numbers for ragkit (new and older format) and tantivy."""
     work = Path(tempfile.mkdtemp(prefix="open.", dir=tmp))
     queries, one = write_queries(texts, work)
-    opened = json.loads(run_child(["-c", OPEN, str(index), texts[0]], root)["out"])
+    opened = json.loads(run_child(["-c", OPEN, str(index), str(queries)], root)["out"])
+    ms = np.array(opened["times_ms"])
     new = searches(run_child, root, index, queries, one, work)
     old = searches(run_child, root, older_view(index, work / "old"), queries, one, work)
     same = all((work / f"{index.name}.{k}.trec").read_bytes()
@@ -125,7 +133,8 @@ def measure(run_child, root: Path, index: Path, corpus: Path, texts: list[str],
           f"peak {new['all']['rss_mb']:,.0f} MB)")
     print(f"    in a process: import {opened['import']:.2f} s, open {opened['open']:.3f} s, "
           f"RSS before the first query {opened['rss_mb']:,.0f} MB, first query "
-          f"{opened['first'] * 1e3:.0f} ms")
+          f"{opened['first'] * 1e3:.0f} ms; then per query p50 {np.percentile(ms, 50):.2f} ms, "
+          f"p95 {np.percentile(ms, 95):.2f} ms (top 20, one at a time)")
     print(f"  the older format (every row read at open): one query {old['one']['wall']:.2f} s "
           f"(peak {old['one']['rss_mb']:,.0f} MB); {len(texts):,} queries "
           f"{old['all']['wall']:.2f} s; runs byte-identical: {same}")
