@@ -3,8 +3,9 @@
 What it is: the public face of retrieval and its evaluation. Everything below is
 `from ragkit import name`; in pipeline order:
 
-- load: `load_shipped`, `load_cookbook`, `load_beir`, `load_dataset`, `load_folder`,
-  `load_documents_jsonl`, `load_queries_jsonl`; the records `Document`, `Query`, `Golden`,
+- load: `load_shipped`, `load_cookbook`, `load_beir`, `load_dataset`, `load_folder` (PDF,
+  HTML and Word files too) and `file_summary` (what each file gave), `sample_folder` (the
+  mixed-format sample notebook 08 reads), `load_documents_jsonl`, `load_queries_jsonl`; the records `Document`, `Query`, `Golden`,
   `Dataset`, `Chunk`; `RagkitError`, the one error bad input raises;
 - chunk: `ChunkerConfig`, `chunk_document`, `chunk_documents`;
 - contextualize: `get_contextualizer`; `projection_table` (what Claude's contexts would cost);
@@ -56,7 +57,7 @@ _LAZY = {
     "ragkit.pipeline": ["IndexConfig", "Pipeline", "SearchConfig", "compare", "evaluate_configs"],
     "ragkit.datasets": ["load_beir", "load_cookbook", "load_dataset", "load_shipped"],
     "ragkit.document_folder": ["file_summary", "load_folder"],
-    "ragkit.sample_folder": ["sample_folder"],
+    "ragkit.sample_collection": ["sample_folder"],
     "ragkit.contextualize": ["get_contextualizer"],
     "ragkit.contextualize.claude": ["projection_table"],
     "ragkit.lexical": ["get_tokenizer"],

@@ -1,9 +1,10 @@
-"""The sample folder notebook 08 reads: rendered on first use, whole or not at all."""
+"""The sample folder notebook 08 reads (ragkit.sample_collection): rendered on first use, whole
+or not at all."""
 from __future__ import annotations
 
 import pytest
 
-import ragkit.sample_folder as sample
+import ragkit.sample_collection as sample
 from ragkit.chunking import chunk_documents
 from ragkit.document_folder import file_summary, load_folder
 from ragkit.documents import RagkitError
