@@ -9,10 +9,12 @@ Layout of a folder:
   replace (`ragkit.index_owner`).
 - `chunks.jsonl` — one chunk per line: `{"id", "doc_id", "text", "context", "start", "end",
   "metadata"}` (`metadata` absent → `{}`, so older indexes load; `ragkit.chunk_rows`).
+- `chunks.offsets.npy` — N + 1 int64 byte offsets of chunks.jsonl's rows, so a row is read
+  by position (`ragkit.chunk_table`); an index written before it loads every row at open.
 - `parents.jsonl` — only in a parent–child index (config `parent_child`): the parent
   chunks, same rows; each row of chunks.jsonl (a child) names its parent in
   `metadata.parent`, and index.json counts them in "parents".
-- `bm25/` — `BM25.save`; `dense_vectors.npy` + `dense_owners.npy` — `DenseIndex`, when built
+- `bm25/` — `BM25.save` (with its term table, `ragkit.term_table`); `dense_vectors.npy` + `dense_owners.npy` — `DenseIndex`, when built
   with an embedder.
 
 What it is: the writer (through `ragkit.atomic.replace_folder`, so an existing index is
