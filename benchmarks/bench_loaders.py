@@ -8,19 +8,23 @@ outline entry per heading, Vera fonts): the shipped corpus's English Markdown do
 (reports, manuals, policies) one after another until `--pages` pages, cut into `--files`
 files, as a user's folder of reports would be. Timed, best of `--repeat`, CPU seconds of
 this process:
-- ragkit: `load_folder(folder)` — text boxes, outline headings placed in the text, the page
-  map, the decompression-bomb check of every content stream;
+- ragkit: `load_folder(folder, jobs=1)` — text boxes, outline headings placed in the text,
+  the page map, the decompression-bomb check of every content stream — in this process;
 - pdfminer: `pdfminer.high_level.extract_text(file)` on each file — the same layout
   analysis (default LAParams), nothing else;
 - pypdf (if installed; not a ragkit dependency): `PdfReader(file).pages[n].extract_text()`.
-The ratio ragkit / pdfminer is the wrapper's overhead. The words each one read are compared
-with the source's (all three should read every word).
+The ratio ragkit / pdfminer is the wrapper's overhead. The words each one read are counted
+(all three should read the same). Then the wall time of `load_folder(folder)` as a user
+calls it: the files read by one worker process per core.
 
-Measured 3 December 2026 on the 2-core development machine (other jobs running, load
-average about 9): 1,016 pages in 10 files (3.4 MB), every word read by all three; ragkit
-28.1 CPU s (27.7 ms a page), pdfminer directly 26.4 s (26.0 ms): the wrapper costs 1.06x
-the library's time (1.02x in an earlier run of 980 pages: 25.9 against 25.4 s); pypdf
-4.7 s (4.6 ms a page), pdfminer 5.6x its time — the price of pdfminer's paragraphs.
+Measured 3 December 2026 on the 2-core development machine, other jobs running (load
+average 1.5-9; four runs, one of 980 pages): 1,016 pages in 10 files (3.4 MB), every word
+read by all three.
+ragkit in one process 26.7-29.8 CPU s (26-29 ms a page), pdfminer directly 24.3-26.4 s: the
+wrapper costs 1.02x-1.23x the library's time (1.06x in two runs; the spread is the load).
+pypdf 4.3-4.7 s, pdfminer 5.6x its time: the price of pdfminer's paragraphs. Wall time with
+the default two workers: 17-19 s against 24 s in one process at load average 1.5, no gain
+(28 against 24 s) at load average 4-5, when other jobs hold the second core.
 """
 from __future__ import annotations
 
@@ -36,6 +40,7 @@ sys.path.insert(0, str(ROOT / "data" / "generators"))
 from make_sample_formats import CORPUS, parse, write_pdf  # noqa: E402
 
 from ragkit.document_folder import load_folder  # noqa: E402
+from ragkit.jobs import usable_cores  # noqa: E402
 
 
 def _blocks_for(pages: int, files: int) -> list[list]:
@@ -91,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
               f"({sum(f.stat().st_size for f in files) / 2**20:.1f} MB) in "
               f"{time.perf_counter() - start:.1f} s")
 
-        ragkit_s, docs = _best(args.repeat, lambda: load_folder(folder, progress=False))
+        ragkit_s, docs = _best(args.repeat, lambda: load_folder(folder, progress=False,
+                                                                jobs=1))
         ragkit_words = sum(len(d.text.replace("#", " ").split()) for d in docs)
         print(f"ragkit load_folder: {ragkit_s:6.2f} CPU s  {1000 * ragkit_s / pages:5.1f} ms/page"
               f"  {ragkit_words:,} words, {sum(len(d.metadata['pages']) for d in docs)} pages "
@@ -103,6 +109,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"pdfminer direct   : {direct_s:6.2f} CPU s  {1000 * direct_s / pages:5.1f} ms/page"
               f"  {direct_words:,} words")
         print(f"wrapper overhead  : {ragkit_s / direct_s:.2f}x pdfminer's time")
+        walls: dict[int | None, list[float]] = {1: [], None: []}
+        for _ in range(args.repeat):  # interleaved: both see the same load from other jobs
+            for jobs in walls:
+                start = time.perf_counter()
+                load_folder(folder, progress=False, jobs=jobs)
+                walls[jobs].append(time.perf_counter() - start)
+        print(f"wall time         : {min(walls[None]):6.2f} s with the default workers (one "
+              f"a core, {usable_cores()} here), {min(walls[1]):.2f} s in one process")
         try:
             from pypdf import PdfReader
         except ImportError:

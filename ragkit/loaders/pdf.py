@@ -14,9 +14,9 @@ are dropped.
 Why pdfminer.six rather than pypdf: on the sample collection (data/generators/
 make_sample_formats.py) both read every word right, but only pdfminer's boxes keep the
 paragraphs (212 breaks for the manual's 210 blocks; pypdf 11, its text one line after
-another), and the chunker cuts a long section at paragraphs; pdfminer costs 2.5-4.6x
-pypdf's time (15-25 ms a page against 4-7), still small beside embedding the text
-(benchmarks/bench_loaders.py).
+another), and the chunker cuts a long section at paragraphs; pdfminer costs about 5x
+pypdf's time (on 1,016 pages 25-26 ms a page against 4.6, benchmarks/bench_loaders.py),
+spread over the cores by `ragkit.document_folder` and small beside embedding the text.
 
 Refused, each as one line naming the file: no text layer (a scan: ragkit does no OCR), a
 password it cannot open with the empty password, a damaged file, a page whose content stream
