@@ -141,7 +141,9 @@ def add_parsers(sub) -> None:
     """Add this module's subcommands to the `ragkit` parser."""
     p = sub.add_parser("index", help="chunk, contextualize and index documents",
                        formatter_class=Help)
-    p.add_argument("docs", type=Path, help="documents JSONL, a folder, or a data set")
+    p.add_argument("docs", type=Path,
+                   help="documents JSONL, a folder (Markdown, text, code, PDF, HTML, Word "
+                        "files), one PDF, HTML or Word file, or a data set")
     p.add_argument("--out", type=Path, required=True, help="index folder to write")
     p.add_argument("--store", default=None,
                    help="where the rows live: memory (arrays in --out; the default) | milvus "
