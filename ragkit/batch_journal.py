@@ -122,6 +122,8 @@ class Journal:
                 record = BatchRecord(**data)
                 if not isinstance(record.custom_ids, list) or not record.id:
                     raise TypeError("no id or custom_ids")
+            except FileNotFoundError:  # collected and removed by a concurrent run just now
+                continue
             except (OSError, ValueError, TypeError) as exc:
                 raise RagkitError(f"{path}: not a readable batch record ({exc}); delete the "
                                   f"file to forget that batch (its requests are then sent "

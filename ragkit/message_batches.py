@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
+import httpx2
 from anthropic.types import Message
 
 from ragkit.batch_journal import BatchRecord, Journal
@@ -297,7 +298,10 @@ class MessageBatches:
                                        usage, priced)
                 if key in needed:
                     answers[key] = message
-        except (anthropic.APIError, ValueError) as exc:
-            raise RagkitError(f"batch {record.id}: reading its results: "
-                              f"{explain(exc, 'batch', self.llm.client)}; "
+        except (anthropic.APIError, ValueError, httpx2.HTTPError) as exc:
+            # the results stream past the SDK's request: a connection cut mid-download is
+            # httpx's own error, not the SDK's; what was read so far is already cached
+            why = (f"the download broke off ({exc})" if isinstance(exc, httpx2.HTTPError)
+                   else explain(exc, 'batch', self.llm.client))
+            raise RagkitError(f"batch {record.id}: reading its results: {why}; "
                               f"{self._resume_hint()}") from None

@@ -1,0 +1,136 @@
+"""Batch runs under the faults a user meets: a results download cut mid-stream, a journal
+record removed by a concurrent run while this one lists the journal, a Voyage output file
+cut mid-line. Each is one line (exit 2) with the journal kept, and the same command run
+again finishes without submitting anything twice."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from ragkit.batch_journal import BatchRecord, Journal
+
+RAGKIT = Path(sys.executable).parent / "ragkit"
+
+
+def _message(text: str) -> dict:
+    return {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
+            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+            "stop_sequence": None, "usage": {"input_tokens": 100, "output_tokens": 5}}
+
+
+class Api(BaseHTTPRequestHandler):
+    """Message Batches: one batch, ended at once; its first results download is cut after
+    the first line (the connection closes short of its content-length)."""
+
+    requests: list[dict] = []
+    downloads = 0
+    creates = 0
+
+    def log_message(self, *a):
+        pass
+
+    def _send(self, data: bytes, length: int | None = None) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data) if length is None else length))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _batch(self) -> bytes:
+        n = len(Api.requests)
+        port = self.server.server_address[1]
+        return json.dumps({
+            "id": "msgbatch_1", "type": "message_batch", "processing_status": "ended",
+            "request_counts": {"processing": 0, "succeeded": n, "errored": 0, "canceled": 0,
+                               "expired": 0},
+            "created_at": "2026-12-02T00:00:00Z", "expires_at": "2026-12-03T00:00:00Z",
+            "ended_at": None, "archived_at": None, "cancel_initiated_at": None,
+            "results_url": f"http://127.0.0.1:{port}/v1/messages/batches/msgbatch_1/results",
+        }).encode()
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        if self.path.split("?")[0].rstrip("/").endswith("/count_tokens"):
+            return self._send(b'{"input_tokens": 5000}')
+        if self.path.split("?")[0].rstrip("/").endswith("/batches"):
+            Api.creates += 1
+            Api.requests = body["requests"]
+            return self._send(self._batch())
+        return self._send(json.dumps(_message("interactive")).encode())
+
+    def do_GET(self):
+        if self.path.split("?")[0].endswith("/results"):
+            Api.downloads += 1
+            lines = [json.dumps({"custom_id": r["custom_id"], "result": {
+                "type": "succeeded", "message": _message(f"batched {i}")}}).encode() + b"\n"
+                for i, r in enumerate(Api.requests)]
+            data = b"".join(lines)
+            if Api.downloads == 1:  # cut mid-stream: the peer closes early
+                self._send(data[:len(lines[0]) + 20], length=len(data))
+                self.close_connection = True
+                return
+            return self._send(data)
+        return self._send(self._batch())
+
+
+@pytest.fixture
+def api():
+    Api.requests, Api.downloads, Api.creates = [], 0, 0
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Api)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield srv
+    srv.shutdown()
+
+
+def _docs(path: Path) -> Path:
+    words = "revenue margin quarter growth customer churn pipeline guidance segment".split()
+    text = "\n\n".join(" ".join(words[(i + j) % 9] for j in range(50)) + "." for i in range(4))
+    path.write_text(json.dumps({"id": "d", "title": "Report", "text": text}) + "\n")
+    return path
+
+
+def test_results_download_cut_mid_stream_is_one_line_and_a_rerun_collects(tmp_path, api):
+    env = {**os.environ, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{api.server_address[1]}",
+           "ANTHROPIC_API_KEY": "test-key", "RAGKIT_HOME": str(tmp_path / "home"),
+           "RAGKIT_API_RETRIES": "0"}
+    args = [str(RAGKIT), "index", str(_docs(tmp_path / "docs.jsonl")), "--out",
+            str(tmp_path / "index"), "--contextualizer", "claude", "--batch", "--embedder",
+            "none", "--chunk-size", "64", "--overlap", "0", "--batch-poll", "0.2"]
+    first = subprocess.run(args, env=env, capture_output=True, text=True, timeout=60)
+    assert first.returncode == 2, first.stderr
+    assert "Traceback" not in first.stderr
+    assert "batch msgbatch_1: reading its results" in first.stderr
+    assert not (tmp_path / "index").exists()
+    journal = tmp_path / "home" / "batches" / "anthropic"
+    assert [p.name for p in journal.glob("*.json")] == ["msgbatch_1.json"]
+
+    again = subprocess.run(args, env=env, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0, again.stderr
+    assert Api.creates == 1 and Api.downloads == 2  # resumed, never submitted twice
+    contexts = [json.loads(line)["context"]
+                for line in (tmp_path / "index" / "chunks.jsonl").read_text().splitlines()]
+    assert len(contexts) == len(Api.requests) > 2
+    assert all(c.startswith("batched ") for c in contexts)
+    assert not list(journal.glob("*.json"))
+
+
+def test_a_record_removed_while_the_journal_is_listed_is_skipped(tmp_path, monkeypatch):
+    journal = Journal("anthropic", "http://api", folder=tmp_path)
+    for name in ("b1", "b2"):
+        journal.write(BatchRecord("anthropic", "http://api", name, ["k"]))
+    real = Path.read_text
+
+    def read_text(self, *a, **k):  # another run collects b1 between glob and read
+        if self.name == "b1.json":
+            self.unlink()
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(Path, "read_text", read_text)
+    assert [r.id for r in journal.open_batches()] == ["b2"]
