@@ -199,10 +199,17 @@ class VoyageBatches:
         if not job.get("output_file_id"):
             return
         text = self._request("GET", f"/files/{job['output_file_id']}/content").text
-        for line in text.splitlines():
+        for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
-            row = json.loads(line)
+            try:  # a file cut short (or not JSONL) is one line; the journal keeps the job
+                row = json.loads(line)
+                if not isinstance(row, dict):
+                    raise ValueError("not an object")
+            except ValueError as exc:
+                raise RagkitError(f"{self.what}: Voyage batch {job.get('id')}: output file "
+                                  f"{job['output_file_id']} line {number}: not a result ("
+                                  f"{exc}); {self._hint()}") from None
             response = row.get("response") or {}
             body = response.get("body")
             if row.get("custom_id") in needed and body and response.get("status_code",

@@ -134,3 +134,69 @@ def test_a_record_removed_while_the_journal_is_listed_is_skipped(tmp_path, monke
 
     monkeypatch.setattr(Path, "read_text", read_text)
     assert [r.id for r in journal.open_batches()] == ["b2"]
+
+
+class Voyage(BaseHTTPRequestHandler):
+    """Voyage Batch API: one job, completed at once; its output file's first download ends
+    mid-line (a whole HTTP reply: the file itself is cut)."""
+
+    downloads = 0
+    jobs = 0
+    keys: list[str] = []
+
+    def log_message(self, *a):
+        pass
+
+    def _send(self, obj) -> None:
+        data = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["content-length"]))
+        if self.path.endswith("/files"):
+            Voyage.keys = [json.loads(line)["custom_id"] for line in body.decode().splitlines()
+                           if line.startswith('{"custom_id"')]
+            return self._send({"id": "file-in"})
+        Voyage.jobs += 1
+        return self._send({"id": "batch-1", "status": "in_progress"})
+
+    def do_GET(self):
+        if self.path.endswith("/content"):
+            Voyage.downloads += 1
+            data = b"".join(json.dumps({"custom_id": k, "response": {"status_code": 200,
+                            "body": {"data": [{"embedding": [1.0]}], "usage": {
+                                "total_tokens": 3}}}}).encode() + b"\n" for k in Voyage.keys)
+            return self._send(data[:-10] if Voyage.downloads == 1 else data)
+        return self._send({"id": "batch-1", "status": "completed", "output_file_id": "file-out",
+                           "request_counts": {"completed": len(Voyage.keys)}})
+
+
+def test_voyage_output_file_cut_mid_line_is_one_line_and_a_rerun_collects(tmp_path,
+                                                                          monkeypatch):
+    from ragkit.documents import RagkitError
+    from ragkit.voyage_batch import VoyageBatches
+
+    Voyage.downloads, Voyage.jobs, Voyage.keys = 0, 0, []
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Voyage)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("VOYAGE_BASE_URL", f"http://127.0.0.1:{srv.server_address[1]}/v1")
+    sdk = type("Sdk", (), {"api_key": "pa-test"})()
+    items = [(f"{i:064x}", {"input": [f"text {i}"]}) for i in range(3)]
+
+    def run():
+        return VoyageBatches("voyage:voyage-3.5", sdk, {"poll": 0.1}).run(
+            "/v1/embeddings", {"model": "voyage-3.5"}, items, fallback=lambda bodies: [])
+
+    try:
+        with pytest.raises(RagkitError, match="Voyage batch batch-1: .*line 3.*re-run"):
+            run()
+        assert list((tmp_path / "home" / "batches" / "voyage").glob("*.json"))
+        done = run()
+        assert sorted(done) == [k for k, _ in items] and Voyage.jobs == 1
+    finally:
+        srv.shutdown()
