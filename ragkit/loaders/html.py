@@ -1,8 +1,12 @@
 """An HTML page (a saved web page, exported documentation) as a document.
 
-What it is: the page's main content — `<main>`, else `<article>`, else `<body>` — without
-the boilerplate around it: navigation, sidebars (`<aside>`), scripts, styles, forms and,
-outside `<main>`/`<article>`, the page header and footer. `<h1>`-`<h6>` become `#` lines (the
+What it is: the page's main content — `<main>`, else `<article>`, else the element marked
+`role="main"` (Sphinx's `<div class="body">`), else `<body>` — without the boilerplate
+around it: navigation, sidebars (`<aside>`, Sphinx's sidebar), scripts, styles, forms,
+permalink anchors (Sphinx's `¶` after each heading, Texinfo's after each definition) and,
+outside the main element, the page header and footer (`<header>`/`<footer>` and Texinfo's or
+Sphinx's `<div class="header">`/`"footer"`, which hold "Next: ... Up: ..." bars and copyright
+lines). `<h1>`-`<h6>` become `#` lines (the
 heading path), `<p>`, list items (`- `, `1. `), table rows (`| a | b |`) and loose text
 become paragraphs; `<pre>` keeps its lines, indented as a Markdown code block. The title
 is `<title>`, else the first heading.
@@ -19,6 +23,7 @@ readability heuristic for pages whose navigation is plain `<div>`s.
 """
 from __future__ import annotations
 
+import codecs
 import re
 from pathlib import Path
 
@@ -27,14 +32,20 @@ from ragkit.loaders.markdown import TextBuilder, squash
 
 _DROP = ("script", "style", "noscript", "template", "nav", "aside", "form", "iframe", "svg",
          "button", "select", "head", "[role=navigation]", "[role=banner]",
-         "[role=contentinfo]", "[aria-hidden=true]")
+         "[role=contentinfo]", "[aria-hidden=true]", "a.headerlink", "a.copiable-anchor",
+         "a.copiable-link", ".sphinxsidebar")
+_ROOTS = ("main", "article", "[role=main]")  # the first present is the page's content
+_OUTSIDE = ("header", "footer", "div.header", "div.footer", "div.nav-panel")
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _WHOLE = {"p", "li", "dt", "dd", "pre", "blockquote", "figcaption", "caption", "address",
           "summary", "td", "th"}
 _BLOCKS = _WHOLE | set(_HEADINGS) | {"div", "section", "article", "main", "ul", "ol", "dl",
                                      "table", "tr", "br", "hr", "header", "footer", "figure",
                                      "details", "body", "tbody", "thead"}
-_CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([\w-]+)""", re.I)
+_CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([\w-]+)|<\?xml[^>]+encoding=["']([\w-]+)""",
+                      re.I)
+_BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
+         (codecs.BOM_UTF16_BE, "utf-16"))
 MAX_DEPTH = 1000  # elements open at once; real pages stay under ~100
 _TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)(?:[^>]*?(/))?>")
 # void elements and those whose end tag may be left out: they do not count as nesting
@@ -57,13 +68,22 @@ def _check_depth(path: Path, page: str) -> None:
 
 
 def _decode(raw: bytes) -> str:
-    """UTF-8, else the charset a `<meta>` names, else Windows-1252 (what browsers assume)."""
+    """The encoding a byte order mark names (Windows saves "Unicode" pages as UTF-16), else
+    UTF-8, else the charset a `<meta>` or an XML declaration names, else Windows-1252 (what
+    browsers assume)."""
+    for bom, encoding in _BOMS:
+        if raw.startswith(bom):
+            try:
+                return raw.decode(encoding)
+            except UnicodeDecodeError:
+                break
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
         pass
     named = _CHARSET.search(raw[:4096])
-    for encoding in ([named.group(1).decode("ascii")] if named else []) + ["cp1252"]:
+    names = [(named.group(1) or named.group(2)).decode("ascii")] if named else []
+    for encoding in names + ["cp1252"]:
         try:
             return raw.decode(encoding)
         except (LookupError, UnicodeDecodeError):
@@ -130,10 +150,11 @@ def load(path: Path, rel: str) -> Document:
     tree = LexborHTMLParser(page)
     title_node = tree.css_first("title")
     title = title_node.text(deep=True) if title_node is not None else ""
-    root = tree.css_first("main") or tree.css_first("article") or tree.body
+    main = next((node for node in map(tree.css_first, _ROOTS) if node is not None), None)
+    root = main or tree.body
     if root is None:
         raise RagkitError(f"{path}: no body text")
-    drop = _DROP if root.tag in ("main", "article") else _DROP + ("header", "footer")
+    drop = _DROP if main is not None else _DROP + _OUTSIDE
     for node in root.css(", ".join(drop)):
         node.decompose()
     out = TextBuilder()

@@ -1,0 +1,67 @@
+"""HTML pages as other tools write them (Sphinx, Texinfo, Windows "Unicode" saves), read
+the way a user of `ragkit index` on a folder of saved documentation needs them read."""
+from __future__ import annotations
+
+import codecs
+from pathlib import Path
+
+from ragkit.loaders import load_file
+
+# the shape of a Sphinx page (python docs, Read the Docs): no <main>, the text in
+# <div class="body" role="main">, a permalink "¶" in every heading, a sidebar and a footer div
+SPHINX = """<!DOCTYPE html><html><head><title>IDLE — Python 3.13 documentation</title></head>
+<body><div class="related" role="navigation"><ul><li><a href="i.html">index</a></li></ul></div>
+<div class="document"><div class="body" role="main">
+<section id="idle"><h1>IDLE<a class="headerlink" href="#idle" title="Permalink">¶</a></h1>
+<p>IDLE is Python’s Integrated Development and Learning Environment.</p>
+<section id="menus"><h2>Menus<a class="headerlink" href="#menus">¶</a></h2>
+<p>IDLE has two main window types.</p></section></section></div></div>
+<div class="sphinxsidebar" role="navigation"><h3>Table of Contents</h3><p>Menus</p></div>
+<div class="footer">© Copyright 2001-2024. Created using Sphinx 7.0.1.</div></body></html>"""
+
+# the shape of a Texinfo page (makeinfo --html): the same "Next: ... Up: ..." bar in a
+# <div class="header"> above and below the text, a pilcrow anchor after each definition
+TEXINFO = """<html><head><title>The Closure API (libffi)</title></head><body>
+<div class="section" id="The-Closure-API"><div class="header"><p>Next: <a href="c.html">Closure
+Example</a>, Previous: <a href="m.html">Multiple ABIs</a>, Up: <a href="u.html">Using libffi</a>
+</p></div><h3 class="section">2.5 The Closure API</h3>
+<p>Closures are not supported on all platforms.</p>
+<dl><dt><span class="category">Function: </span><span><strong>void</strong> <em>ffi_closure_free
+(void *writable)</em><a href='#index-void-2' class='copiable-anchor'> &para;</a></span></dt>
+<dd><p>Free memory allocated using ffi_closure_alloc.</p></dd></dl>
+<div class="header"><p>Next: <a href="c.html">Closure Example</a>, Up: <a href="u.html">Using
+libffi</a></p></div></div></body></html>"""
+
+
+def _load(tmp_path: Path, name: str, data: bytes | str):
+    path = tmp_path / name
+    path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+    return load_file(path, name)
+
+
+def test_a_sphinx_page_is_its_role_main_text_without_permalinks_sidebar_or_footer(tmp_path):
+    doc = _load(tmp_path, "idle.html", SPHINX)
+    assert doc.text == ("# IDLE\n\nIDLE is Python’s Integrated Development and Learning "
+                        "Environment.\n\n## Menus\n\nIDLE has two main window types.")
+    assert doc.title == "IDLE — Python 3.13 documentation"
+
+
+def test_a_texinfo_page_drops_its_navigation_bars_and_pilcrow_anchors(tmp_path):
+    doc = _load(tmp_path, "closure.html", TEXINFO)
+    assert doc.text == ("### 2.5 The Closure API\n\nClosures are not supported on all "
+                        "platforms.\n\nFunction: void ffi_closure_free (void *writable)\n\n"
+                        "Free memory allocated using ffi_closure_alloc.")
+
+
+def test_a_page_saved_as_utf16_with_a_bom_reads_as_its_text(tmp_path):
+    page = "<html><body><h1>Café menu</h1><p>Crème brûlée – 7 €</p></body></html>"
+    for encoding, bom in (("utf-16-le", codecs.BOM_UTF16_LE), ("utf-16-be", codecs.BOM_UTF16_BE)):
+        doc = _load(tmp_path, f"menu-{encoding}.html", bom + page.encode(encoding))
+        assert doc.text == "# Café menu\n\nCrème brûlée – 7 €"
+
+
+def test_an_xhtml_page_in_the_charset_of_its_xml_declaration(tmp_path):
+    page = ('<?xml version="1.0" encoding="ISO-8859-7"?><html><body><p>Καλημέρα κόσμε</p>'
+            "</body></html>")
+    doc = _load(tmp_path, "greek.xhtml", page.encode("iso-8859-7"))
+    assert doc.text == "Καλημέρα κόσμε"
