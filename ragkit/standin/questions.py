@@ -85,8 +85,8 @@ def write(kind: str, title: str, passages: list[str]) -> dict[str, Any]:
         code = "ZX-" + hashlib.sha256(passages[0].encode()).hexdigest()[:4].upper()
         return {**empty, "question": f"In {title}, what is stated about {code}?"}
     keys = [key_sentence(p) for p in passages[:2 if kind == "multi-chunk" else 1]]
-    if not all(keys):
-        return empty
+    if not all(keys) or not all(topic(key) for key in keys):
+        return empty  # no sentence, or only one-letter words (a PDF's vertical text)
     first = topic(keys[0])
     if kind == "multi-chunk":
         question = (f"What is stated about {_listed(first[:2])}, and about "

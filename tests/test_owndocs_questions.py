@@ -1,0 +1,44 @@
+"""A golden set generated offline from a real folder's text: a PDF's rotated or vertical
+text comes out of its text layer as letters one space apart ("w r i t t e n v e r t i c a l
+l y"), which has no content term to ask about; such a passage is skipped, not a crash."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+RAGKIT = Path(sys.executable).parent / "ragkit"
+MODELS = Path.home() / ".cache" / "ragkit" / "models"
+SPACED = ("w r i t t e n v e r t i c a l l y a l o n g t h e m a r g i n o f t h e "
+          "p a g e b y a w o r d p r o c e s s o r a n d r e a d b a c k o n e "
+          "l e t t e r a t a t i m e .")
+PROSE = ("The north gate of the depot opens at six in the morning and closes at ten at "
+         "night. Drivers collecting pallets after hours call the yard supervisor, who "
+         "issues a one-time gate code valid for thirty minutes.")
+
+
+def test_generate_skips_a_letter_spaced_passage_and_writes_the_rest(tmp_path):
+    if not any(MODELS.glob("*e5-small*")):
+        pytest.skip("the e5-small model is not installed (ragkit models install)")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "models").symlink_to(MODELS)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "margin.md").write_text(f"# Margin note\n\n{SPACED}\n")
+    (docs / "depot.md").write_text(f"# Depot gate\n\n{PROSE}\n")
+    golden = tmp_path / "golden.jsonl"
+    done = subprocess.run([str(RAGKIT), "questions", "generate", str(docs), "--out",
+                           str(golden), "--n", "2", "--kinds", "lexical"],
+                          env={**env, "RAGKIT_HOME": str(home)}, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in golden.read_text().splitlines()]
+    assert [(r["golden"][0]["doc_id"], r["answer"]) for r in rows] == [("depot.md",
+        "Drivers collecting pallets after hours call the yard supervisor, who issues a "
+        "one-time gate code valid for thirty minutes.")]
