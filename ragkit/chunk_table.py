@@ -19,12 +19,19 @@ error, as it always was, and a valid edit is loaded as it always was. When a row
 that it lies between two newlines and is a valid row (every field); a damaged row is one
 RagkitError naming the file, line and field.
 
+A re-index of the folder while a table is open (the folder is replaced atomically) leaves
+the table on the file it mapped: every row it gives, read whole or one at a time, is the
+one its BM25 and vectors were opened with; pickled for a worker process, it carries its rows
+when the path names another file by then, and a worker that would map a replaced file is
+refused in one line.
+
 What it is not: a database, a cache of parsed rows (parsing one is about 5 µs), or a
 writer (rows are written by `ragkit.chunk_rows`).
 """
 from __future__ import annotations
 
 import mmap
+import os
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -33,7 +40,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from ragkit.chunk_rows import parse_chunk, read_chunks
+from ragkit.chunk_rows import gc_paused, parse_chunk, read_chunks
 from ragkit.documents import Chunk, RagkitError, RagkitWarning, where
 
 OFFSETS = "chunks.offsets.npy"  # beside chunks.jsonl
@@ -51,7 +58,10 @@ class ChunkTable(Sequence):
         self.path, self.offsets, self.offsets_path = path, np.asarray(offsets), offsets_path
         self._all: list[Chunk] | None = None  # every row, once the table was iterated
         with path.open("rb") as handle:
-            size = path.stat().st_size
+            stat = os.fstat(handle.fileno())
+            size = stat.st_size
+            # which file is mapped: a re-index replaces the folder, the path then names another
+            self._identity = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
             self._map: Any = (mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
                               if size else b"")
 
@@ -68,7 +78,11 @@ class ChunkTable(Sequence):
 
     def __iter__(self) -> Iterator[Chunk]:
         if self._all is None:  # every row, checked, kept: whoever iterates once does again
-            self._all = read_chunks(self.path, len(self))
+            # from the mapped file, never its path: after a re-index the path names the new
+            # folder's rows, which the BM25 and vectors this table was opened with do not match
+            with gc_paused():
+                self._all = [parse_chunk(self.path, i + 1, self._text(i))
+                             for i in range(len(self))]
         return iter(self._all)
 
     def __eq__(self, other: object) -> bool:
@@ -82,10 +96,25 @@ class ChunkTable(Sequence):
         return f"ChunkTable({str(self.path)!r}, {len(self)} chunks)"
 
     def __getstate__(self) -> dict:
-        return {"path": self.path, "offsets_path": self.offsets_path}
+        """By path (a worker process maps the same file), or with every row when the path
+        no longer names the mapped file (the folder was re-indexed since it was opened)."""
+        state = {"path": self.path, "offsets_path": self.offsets_path,
+                 "identity": self._identity}
+        if _identity(self.path) != self._identity:
+            state["rows"] = list(self)
+        return state
 
     def __setstate__(self, state: dict) -> None:
+        rows = state.get("rows")
+        if rows is not None:
+            self.__dict__.update(path=state["path"], offsets_path=state["offsets_path"],
+                                 offsets=np.zeros(len(rows) + 1, np.int64), _all=rows,
+                                 _map=b"", _identity=state["identity"])
+            return
         table = open_table(state["path"], state["offsets_path"], None)
+        if state.get("identity", table._identity) != table._identity:
+            raise RagkitError(f"{state['path']}: replaced since this index was opened (it was "
+                              f"re-indexed); load the index again")
         self.__dict__.update(table.__dict__)
 
     def ids_at(self, positions: np.ndarray) -> list[str]:
@@ -131,6 +160,15 @@ class ChunkTable(Sequence):
             return raw.decode("utf-8")
         except UnicodeDecodeError:
             raise RagkitError(f"{where(self.path, position + 1)}: not UTF-8 text") from None
+
+
+def _identity(path: Path) -> tuple[int, ...] | None:
+    """(device, inode, size, mtime) of the file at `path`, None when it is gone."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
 
 
 def open_table(path: Path, offsets_path: Path, expected: int | None) -> ChunkTable:
