@@ -55,7 +55,8 @@ def test_a_texinfo_page_drops_its_navigation_bars_and_pilcrow_anchors(tmp_path):
 
 def test_a_page_saved_as_utf16_with_a_bom_reads_as_its_text(tmp_path):
     page = "<html><body><h1>Café menu</h1><p>Crème brûlée – 7 €</p></body></html>"
-    for encoding, bom in (("utf-16-le", codecs.BOM_UTF16_LE), ("utf-16-be", codecs.BOM_UTF16_BE)):
+    for encoding, bom in (("utf-16-le", codecs.BOM_UTF16_LE),
+                          ("utf-16-be", codecs.BOM_UTF16_BE)):
         doc = _load(tmp_path, f"menu-{encoding}.html", bom + page.encode(encoding))
         assert doc.text == "# Café menu\n\nCrème brûlée – 7 €"
 

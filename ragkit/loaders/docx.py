@@ -1,16 +1,21 @@
 """A Word file (.docx) as a document.
 
-What it is: the body's paragraphs and tables in order (python-docx). A paragraph in a
-`Heading N` style becomes a `#`*N line (`Title` a `#` line): the heading path. `List ...`
-styles get `- ` (or `1. ` for numbered lists), a table row becomes `| a | b |`. The title is
-the file's core property, else the first heading.
+What it is: the body's paragraphs and tables in order (python-docx opens the file; the
+text is read from its XML). A paragraph in a `Heading N` style becomes a `#`*N line (`Title`
+a `#` line): the heading path; so does one whose style (or a style it is based on) has an
+outline level, as Word's heading styles have whatever they are called ("Überschrift 1",
+"Titre 2", a template's "Chapter Head"). `List ...` styles get `- ` (or `1. ` for numbered
+lists), a table row becomes `| a | b |` (a merged cell once). Text Word shows is text here:
+tracked insertions (not deletions), content controls (forms, templates) and text boxes (a
+paragraph each, after the paragraph anchoring them). The title is the file's core property,
+else the first heading.
 
 Hostile files are bounded before python-docx opens them: a file that is no zip archive, has
 no `word/document.xml`, or would unpack to more than `MAX_UNPACKED` bytes (a zip bomb) is one
 error line. lxml, under python-docx, refuses XML nested deeper than 256 levels.
 
-What it is not: a reader of the old binary `.doc`, of headers, footers, footnotes, comments
-or text boxes, nor of page numbers (a Word file has none until it is laid out).
+What it is not: a reader of the old binary `.doc`, of headers, footers, footnotes or
+comments, nor of page numbers (a Word file has none until it is laid out).
 """
 from __future__ import annotations
 
@@ -21,6 +26,13 @@ from ragkit.documents import Document, RagkitError
 from ragkit.loaders.markdown import TextBuilder
 
 MAX_UNPACKED = 512 * 2**20  # bytes all members would unpack to; a 300-page report is ~5 MB
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+_MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
+# what a run's text is made of; everything else under a paragraph is walked into, except:
+_CHARS = {_W + "t": None, _W + "tab": " ", _W + "br": " ", _W + "cr": " ",
+          _W + "noBreakHyphen": "-"}
+_SKIP = {_W + "del", _W + "txbxContent", _MC + "Fallback", _W + "pPr", _W + "rPr",
+         _W + "instrText", _W + "delText"}
 
 
 def _check_zip(path: Path) -> None:
@@ -37,39 +49,98 @@ def _check_zip(path: Path) -> None:
                           f"{MAX_UNPACKED // 2**20} MB limit (a zip bomb?)")
 
 
-def _heading_level(style: str) -> int:
-    if style == "Title":
-        return 1
-    if style.startswith("Heading "):
-        tail = style.removeprefix("Heading ").strip()
-        return int(tail) if tail.isdigit() else 0
-    return 0
+def _outline_level(ppr) -> int:
+    """1 + the `w:outlineLvl` of a paragraph's or style's properties; 0 for none (or 9,
+    Word's "body text")."""
+    found = ppr.find(_W + "outlineLvl") if ppr is not None else None
+    value = found.get(_W + "val", "") if found is not None else ""
+    return int(value) + 1 if value.isdigit() and int(value) < 9 else 0
+
+
+def _heading_level(paragraph) -> int:
+    """The paragraph's heading level: its own outline level, else its style's name
+    (`Title`, `Heading N`), else the outline level of its style or a style it is based on."""
+    level = _outline_level(paragraph._p.pPr)
+    style = paragraph.style
+    for _ in range(10):  # a based-on chain; a loop in a damaged file ends here
+        if level or style is None:
+            return level
+        name = style.name or ""
+        if name == "Title":
+            return 1
+        tail = name.removeprefix("Heading ").strip()
+        if name.startswith("Heading ") and tail.isdigit():
+            return int(tail)
+        level = _outline_level(style.element.pPr)
+        style = style.base_style
+    return level
+
+
+def _text(element, boxes: list | None = None) -> str:
+    """The text Word shows for a paragraph (or a table cell): runs at any depth —
+    hyperlinks, tracked insertions, content controls, fields' results — without deleted
+    text and field codes. The paragraphs of text boxes go to `boxes` (once, not again
+    from the compatibility copy Word stores beside them), or are left out when None."""
+    parts: list[str] = []
+    stack = [element]
+    while stack:
+        node = stack.pop()
+        tag = node.tag
+        if tag in _CHARS:
+            parts.append(node.text or "" if _CHARS[tag] is None else _CHARS[tag])
+            continue
+        if tag == _W + "txbxContent" and boxes is not None:
+            boxes.extend(_text(p) for p in node.iter(_W + "p"))
+        if tag in _SKIP and node is not element:
+            continue
+        stack.extend(reversed(node))
+    return "".join(parts)
+
+
+def _cell(cell) -> str:
+    """A table cell's paragraphs (with those of tables and text boxes in it), a space apart."""
+    return " ".join(_text(p) for p in cell.iter(_W + "p")
+                    if not any(a.tag == _MC + "Fallback" for a in p.iterancestors()))
+
+
+def _blocks(parent):
+    """The paragraphs and tables of the body (or a content control in it), in order."""
+    for child in parent:
+        if child.tag in (_W + "p", _W + "tbl"):
+            yield child
+        elif child.tag in (_W + "sdt", _W + "customXml", _W + "sdtContent"):
+            yield from _blocks(child)
 
 
 def load(path: Path, rel: str) -> Document:
     """The document of the Word file `path` (id `rel`)."""
     _check_zip(path)
     import docx  # deferred: python-docx (and lxml) only when a Word file is met
-    from docx.table import Table
+    from docx.text.paragraph import Paragraph
     try:
         document = docx.Document(str(path))
         out, number = TextBuilder(), 0
-        for block in document.iter_inner_content():
-            if isinstance(block, Table):
-                out.rows([[cell.text for cell in row.cells] for row in block.rows])
+        for element in _blocks(document.element.body):
+            if element.tag == _W + "tbl":
+                out.rows([[_cell(cell) for cell in row.iterchildren(_W + "tc")]
+                          for row in element.iterchildren(_W + "tr")])
                 number = 0
                 continue
+            block, boxes = Paragraph(element, document), []
+            text = _text(element, boxes)
             style = block.style.name if block.style is not None else ""
-            level = _heading_level(style)
+            level = _heading_level(block)
             if level:
-                out.heading(level, block.text)
+                out.heading(level, text)
             elif style.startswith("List Number"):
                 number += 1
-                out.paragraph(block.text, f"{number}. ")
+                out.paragraph(text, f"{number}. ")
             elif style.startswith("List"):
-                out.paragraph(block.text, "- ")
+                out.paragraph(text, "- ")
             else:
-                out.paragraph(block.text)
+                out.paragraph(text)
+            for box in boxes:
+                out.paragraph(box)
             number = number if style.startswith("List Number") else 0
         core_title = document.core_properties.title
     except RagkitError:

@@ -1,0 +1,79 @@
+"""Word files as Word, LibreOffice and templates write them, beyond what python-docx's
+`add_paragraph` makes: tracked changes, content controls, text boxes, merged table cells,
+heading styles with localized or custom names. Each file is made here: python-docx writes
+it, then the test puts the XML Word would write into `word/document.xml` / `styles.xml`."""
+from __future__ import annotations
+
+import re
+import zipfile
+from pathlib import Path
+
+from ragkit.loaders import load_file
+
+W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+
+
+def _docx(path: Path, body: str, styles: str = "") -> Path:
+    """A .docx whose body is `body` (WordprocessingML) and whose styles part gains `styles`."""
+    import docx as python_docx
+    python_docx.Document().save(str(path))
+    with zipfile.ZipFile(path) as archive:
+        parts = {name: archive.read(name) for name in archive.namelist()}
+    document = parts["word/document.xml"].decode()
+    document = re.sub(r"<w:body>.*<w:sectPr", f"<w:body>{body}<w:sectPr", document, flags=re.S)
+    parts["word/document.xml"] = document.encode()
+    parts["word/styles.xml"] = parts["word/styles.xml"].decode().replace(
+        "</w:styles>", styles + "</w:styles>").encode()
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in parts.items():
+            archive.writestr(name, data)
+    return path
+
+
+def _p(text: str, style: str = "") -> str:
+    ppr = f'<w:pPr><w:pStyle w:val="{style}"/></w:pPr>' if style else ""
+    return f"<w:p>{ppr}<w:r><w:t xml:space=\"preserve\">{text}</w:t></w:r></w:p>"
+
+
+def test_tracked_insertions_are_text_and_deletions_are_not(tmp_path):
+    body = ('<w:p><w:r><w:t xml:space="preserve">Refunds are paid within </w:t></w:r>'
+            '<w:del w:id="1" w:author="A"><w:r><w:delText>30</w:delText></w:r></w:del>'
+            '<w:ins w:id="2" w:author="A"><w:r><w:t>14</w:t></w:r></w:ins>'
+            '<w:r><w:t xml:space="preserve"> days.</w:t></w:r></w:p>')
+    doc = load_file(_docx(tmp_path / "tracked.docx", body), "tracked.docx")
+    assert doc.text == "Refunds are paid within 14 days."
+
+
+def test_content_controls_text_boxes_and_merged_cells(tmp_path):
+    box = ('<w:p><w:r><w:t>Intro.</w:t></w:r><w:r><mc:AlternateContent xmlns:mc="http://'
+           'schemas.openxmlformats.org/markup-compatibility/2006"><mc:Choice Requires="wps">'
+           '<w:drawing><w:txbxContent>' + _p("Call 555-0100 for help.") + '</w:txbxContent>'
+           '</w:drawing></mc:Choice><mc:Fallback><w:pict><w:txbxContent>'
+           + _p("Call 555-0100 for help.") + '</w:txbxContent></w:pict></mc:Fallback>'
+           '</mc:AlternateContent></w:r></w:p>')
+    body = ('<w:sdt><w:sdtPr/><w:sdtContent>' + _p("Contract number: C-2291") +
+            '</w:sdtContent></w:sdt>'
+            '<w:p><w:r><w:t xml:space="preserve">Signed by </w:t></w:r><w:sdt><w:sdtContent>'
+            '<w:r><w:t>Dana Reyes</w:t></w:r></w:sdtContent></w:sdt></w:p>' + box +
+            '<w:tbl><w:tr><w:tc><w:tcPr><w:gridSpan w:val="2"/></w:tcPr>' + _p("Totals") +
+            '</w:tc></w:tr><w:tr><w:tc>' + _p("Q1") + _p("(Jan-Mar)") + '</w:tc><w:tc>' + _p("12") +
+            '</w:tc></w:tr></w:tbl>')
+    doc = load_file(_docx(tmp_path / "forms.docx", body), "forms.docx")
+    assert doc.text == ("Contract number: C-2291\n\nSigned by Dana Reyes\n\nIntro.\n\n"
+                        "Call 555-0100 for help.\n\n| Totals |\n| Q1 (Jan-Mar) | 12 |")
+
+
+def test_headings_by_outline_level_whatever_the_style_is_called(tmp_path):
+    styles = (f'<w:style w:type="paragraph" w:styleId="berschrift1"><w:name w:val="Überschrift'
+              f' 1"/><w:pPr><w:outlineLvl w:val="0"/></w:pPr></w:style>'
+              f'<w:style w:type="paragraph" w:styleId="Titre2"><w:name w:val="Titre 2"/>'
+              f'<w:pPr><w:outlineLvl w:val="1"/></w:pPr></w:style>'
+              f'<w:style w:type="paragraph" w:customStyle="1" w:styleId="ChapterHead">'
+              f'<w:name w:val="Chapter Head"/><w:basedOn w:val="berschrift1"/></w:style>')
+    body = (_p("Rückgabe", "berschrift1") + _p("Die Frist beträgt 30 Tage.") +
+            _p("Délais", "Titre2") + _p("Quatorze jours.") +
+            _p("Appendix", "ChapterHead") + _p("Forms and contacts."))
+    doc = load_file(_docx(tmp_path / "styles.docx", body, styles), "styles.docx")
+    assert doc.text == ("# Rückgabe\n\nDie Frist beträgt 30 Tage.\n\n## Délais\n\n"
+                        "Quatorze jours.\n\n# Appendix\n\nForms and contacts.")
+    assert doc.title == "Rückgabe"
