@@ -1,12 +1,16 @@
-"""The Markdown-shaped text every loader writes, built block by block.
+r"""The Markdown-shaped text every loader writes, built block by block.
 
 What it is: `TextBuilder` collects headings (`#` lines), paragraphs and table rows with a
 blank line between blocks, white space inside a block collapsed, and records where each
 page starts (`pages`), so the PDF, HTML and Word loaders write the same text for the same
 content — the chunker then cuts them at the same places.
 
-What it is not: a Markdown escaper. A paragraph that happens to start with `#` becomes a
-heading line for the chunker, as it would in a Markdown file.
+A paragraph that starts with `#` (a shell comment or a config line a PDF prints as text) is
+written `\#...`, Markdown's escape, so that only a file's own headings (outline entries,
+`<h1>`-`<h6>`, heading styles) are heading lines to the chunker: in a real PDF
+(shared-mime-info's specification) such a line had become the section of every chunk after it.
+
+What it is not: a Markdown escaper beyond that (`*`, `_`, `|` in text are kept as they are).
 """
 from __future__ import annotations
 
@@ -54,7 +58,7 @@ class TextBuilder:
     def paragraph(self, text: str, prefix: str = "") -> None:
         text = squash(text)
         if text:
-            self._add(prefix + text)
+            self._add(prefix + ("\\" + text if not prefix and text.startswith("#") else text))
 
     def preformatted(self, text: str) -> None:
         """Code or a listing: its lines kept, each indented four spaces (as a Markdown code

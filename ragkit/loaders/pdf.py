@@ -9,7 +9,12 @@ title is the PDF's Title field, else the first text box of 200 characters or few
 cover, the title; an outline's first entry is more often "1 Introduction"), else the file's
 path. A word hyphenated across two lines of a box is joined when the next line goes on in
 lower case ("manip-" "ulation"), and pdfminer's `(cid:N)` marks for glyphs with no text
-are dropped.
+are dropped. Running headers and footers are left out: a box in the top or bottom eighth of
+a page that is a page number ("12", "iv", "Page 3 of 9"), or whose text (its digits aside)
+recurs in that band on `RUNNING_PAGES` or more pages ("Chapter 4: Function reference") —
+else they split paragraphs that run on across pages and repeat in every chunk. A table of
+contents' dot leaders ("Safety . . . . 1") become " … ". A Title field that is a file name
+("Binder1.pdf") or says nothing is not the title; "Microsoft Word - name.docx" is "name".
 
 Why pdfminer.six rather than pypdf: on the sample collection (data/generators/
 make_sample_formats.py) both read every word right, but only pdfminer's boxes keep the
@@ -23,8 +28,8 @@ password it cannot open with the empty password, a damaged file, a page whose co
 unpacks past `MAX_STREAM` (a decompression bomb). A file whose objects nest too deep for
 Python's stack is "not a valid PDF".
 
-What it is not: OCR, a table extractor (a table comes out as its text lines), nor a remover
-of running headers and footers.
+What it is not: OCR, a table extractor (a table comes out as its text lines), nor a reader of
+rotated or vertical text (it comes out as letters one space apart, "t o p").
 """
 from __future__ import annotations
 
@@ -35,7 +40,15 @@ from pathlib import Path
 from ragkit.documents import Document, RagkitError
 from ragkit.loaders.markdown import TextBuilder, squash
 
-_NO_TITLE = {"", "untitled", "(unspecified)", "(anonymous)"}
+_NO_TITLE = {"", "untitled", "untitled document", "(unspecified)", "(anonymous)"}
+_FILE_TITLE = re.compile(r"^(?:Microsoft (?:Word|PowerPoint|Excel) - )?(.*?)"
+                         r"(\.(?:docx?|pptx?|xlsx?|pdf|odt|rtf|tex|dvi|ps|indd|qxd|txt))?$", re.I)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+RUNNING_PAGES = 3  # pages a header or footer line recurs on before it counts as one
+MARGIN = 0.125  # the top and bottom bands of a page, as a share of its height
+_PAGE_NUMBER = re.compile(r"^[-–—\s]*(?:page\s*)?(?:\d+|[ivxlcdm]{1,7})(?:\s*(?:/|of)\s*\d+)?"
+                          r"[-–—\s]*$", re.I)
+_LEADER = re.compile(r"(?:\s*\.){4,}\s*")  # "Safety . . . . 1": a contents line's dots
 MAX_STREAM = 128 * 2**20  # bytes a page's content stream may unpack to; real pages: < 5 MB
 
 
@@ -105,14 +118,48 @@ _CID = re.compile(r"\(cid:\d+\)")  # pdfminer's mark for a glyph it cannot map t
 def _clean(text: str) -> str:
     """A box's text: a word hyphenated across lines joined (when the next line goes on in
     lower case), unmappable glyphs dropped, white space squashed."""
-    return squash(_CID.sub("", _HYPHEN.sub("", text)))
+    return squash(_LEADER.sub(" … ", _CID.sub("", _HYPHEN.sub("", text))))
 
 
-def _boxes(layout) -> list[tuple[str, float]]:
-    """(text, top) of each text box of a page, in pdfminer's reading order."""
+def _boxes(layout) -> list[tuple[str, float, str]]:
+    """(text, top, band) of each text box of a page, in pdfminer's reading order; band is
+    "top" or "bottom" for a box inside that margin band of the page, else ""."""
     from pdfminer.layout import LTTextBox
-    boxes = ((_clean(el.get_text()), el.y1) for el in layout if isinstance(el, LTTextBox))
-    return [(text, top) for text, top in boxes if text]
+    low, high = layout.y0, layout.y1
+    margin = (high - low) * MARGIN
+    boxes = []
+    for el in layout:
+        text = _clean(el.get_text()) if isinstance(el, LTTextBox) else ""
+        if text:
+            band = "top" if el.y0 >= high - margin else "bottom" if el.y1 <= low + margin else ""
+            boxes.append((text, el.y1, band))
+    return boxes
+
+
+def _without_running(pages: list[list[tuple[str, float, str]]]) -> list[list[tuple[str, float]]]:
+    """Each page's (text, top) boxes without its running header and footer: page numbers in
+    the margin bands, and margin lines whose text, digits aside, recurs in the same band on
+    `RUNNING_PAGES` or more pages."""
+    def key(text: str, band: str) -> tuple[str, str]:
+        return band, re.sub(r"\d+", "0", text.casefold())
+    seen: dict[tuple[str, str], int] = {}
+    for boxes in pages:
+        for k in {key(text, band) for text, _, band in boxes if band}:
+            seen[k] = seen.get(k, 0) + 1
+    return [[(text, top) for text, top, band in boxes
+             if not band or not (_PAGE_NUMBER.match(text)
+                                 or seen[key(text, band)] >= RUNNING_PAGES)]
+            for boxes in pages]
+
+
+def _title(field: str, first: str) -> str:
+    """The PDF's Title field unless it says nothing or names a file (then the first short
+    box): "Microsoft Word - report.docx" is "report", "Binder1.pdf" no title."""
+    field = squash(_CONTROL.sub(" ", field))
+    match = _FILE_TITLE.match(field)
+    if match and (match.group(2) or match.group(1) != field):
+        field = match.group(1).strip() if not re.fullmatch(r"\w*\d+", match.group(1)) else ""
+    return "" if field.casefold() in _NO_TITLE else field
 
 
 def _page(out: TextBuilder, boxes: list[tuple[str, float]],
@@ -143,7 +190,7 @@ def load(path: Path, rel: str) -> Document:
     from pdfminer.pdfpage import PDFPage
     from pdfminer.pdfparser import PDFParser
     logging.getLogger("pdfminer").setLevel(logging.ERROR)  # its per-object warnings
-    out, first = TextBuilder(), ""
+    out, first, laid_out = TextBuilder(), "", []
     try:
         with path.open("rb") as handle:
             document = PDFDocument(PDFParser(handle), password="")
@@ -156,10 +203,7 @@ def load(path: Path, rel: str) -> Document:
             for n, page in enumerate(pages):
                 _check_streams(path, page, n + 1)
                 interpreter.process_page(page)
-                out.page(n + 1)
-                boxes = _boxes(device.get_result())
-                first = first or next((text for text, _ in boxes if len(text) <= 200), "")
-                _page(out, boxes, heads.get(n, []))
+                laid_out.append(_boxes(device.get_result()))
             title = _text(info.get("Title")) if isinstance(info, dict) else ""
     except (PDFPasswordIncorrect, PDFEncryptionError):
         raise RagkitError(f"{path}: encrypted (opening it needs a password)") from None
@@ -172,9 +216,14 @@ def load(path: Path, rel: str) -> Document:
     except Exception as exc:  # pdfminer raises many kinds on a damaged file
         raise RagkitError(f"{path}: not a valid PDF ({type(exc).__name__}: "
                           f"{str(exc)[:200]})") from None
+    for n, boxes in enumerate(_without_running(laid_out)):
+        out.page(n + 1)
+        # a running header is often the document's name: the title looks at every box
+        first = first or next((text for text, *_ in laid_out[n] if len(text) <= 200), "")
+        _page(out, boxes, heads.get(n, []))
     text = out.text()
     if not text.strip():
         raise RagkitError(f"{path}: no text layer (scanned? ragkit does not OCR)")
-    title = ("" if squash(title).casefold() in _NO_TITLE else title) or first or rel
+    title = _title(title, "") or first or rel
     return Document(rel, text, title, {"path": rel, "format": "pdf", "title": title,
                                        "pages": out.pages})
