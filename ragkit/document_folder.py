@@ -36,7 +36,7 @@ from typing import Any
 import ragkit.jobs
 from ragkit.documents import Chunk, Document, RagkitError, RagkitWarning, check_text
 from ragkit.jobs import die_with_parent, usable_cores
-from ragkit.loaders import LOADERS, load_file
+from ragkit.loaders import LOADERS, check_not_empty, load_file
 
 TEXT_SUFFIXES = {".md", ".txt", ".rst", ".py", ".ts", ".js", ".java", ".go", ".rs", ".c",
                  ".h", ".cpp", ".hpp", ".json", ".yaml", ".yml", ".toml", ".sql", ".sh"}
@@ -79,7 +79,7 @@ def split_front_matter(raw: str) -> tuple[dict[str, str], str]:
 def _title_of(meta: dict[str, str], text: str, rel: str) -> str:
     if meta.get("title"):
         return meta["title"]
-    if rel.endswith((".md", ".txt", ".rst")):
+    if rel.lower().endswith((".md", ".txt", ".rst")):
         heading = re.search(r"^#\s+(.+)$", text, re.M)
         if heading:
             return heading.group(1).strip()
@@ -87,6 +87,7 @@ def _title_of(meta: dict[str, str], text: str, rel: str) -> str:
 
 
 def _text_file(path: Path, rel: str) -> Document:
+    check_not_empty(path)
     try:
         raw = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -134,10 +135,24 @@ def _result(future, path: Path) -> Document:
 
 
 def folder_files(root: Path) -> list[Path]:
-    """The files `load_folder` reads, in path order: known suffixes, nothing hidden."""
-    return sorted(p for p in root.rglob("*") if p.is_file()
-                  and (p.suffix in TEXT_SUFFIXES or p.suffix.lower() in LOADERS)
-                  and not any(part.startswith(".") for part in p.relative_to(root).parts))
+    """The files `load_folder` reads, in path order: known suffixes (in any case: a Windows
+    folder's REPORT.PDF, NOTES.TXT), nothing hidden, each file once — a symlink to a file
+    the folder holds (or that another symlink already gave) is left out, as its text would
+    be a duplicate document that retrieval and a golden set's "in no other document" check
+    would trip over."""
+    files = sorted(p for p in root.rglob("*") if p.is_file()
+                   and (p.suffix.lower() in TEXT_SUFFIXES or p.suffix.lower() in LOADERS)
+                   and not any(part.startswith(".") for part in p.relative_to(root).parts))
+    seen = {p.resolve() for p in files if not p.is_symlink()}
+    kept = []
+    for p in files:
+        if p.is_symlink():
+            target = p.resolve()
+            if target in seen:
+                continue
+            seen.add(target)
+        kept.append(p)
+    return kept
 
 
 def _workers(files: list[Path], jobs: int | None) -> int:

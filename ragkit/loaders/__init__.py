@@ -12,14 +12,15 @@ What it is not: OCR (a scanned PDF with no text layer is refused), a crawler, no
 engine: headers, footers and columns of a PDF come out in the order its text layer holds.
 
 Each format's library is imported only when a file of that format is met (`ragkit search`
-never loads pdfminer). A file that cannot be read raises one `RagkitError` line naming it.
+never loads pdfminer). A file that cannot be read raises one `RagkitError` line naming it;
+an empty one (0 bytes: a download or a copy that did not finish) says so.
 """
 from __future__ import annotations
 
 from importlib import import_module
 from pathlib import Path
 
-from ragkit.documents import Document
+from ragkit.documents import Document, RagkitError
 
 # suffix -> module of ragkit.loaders whose `load(path, rel)` reads it
 LOADERS = {".pdf": "pdf", ".html": "html", ".htm": "html", ".xhtml": "html", ".docx": "docx"}
@@ -27,5 +28,17 @@ LOADERS = {".pdf": "pdf", ".html": "html", ".htm": "html", ".xhtml": "html", ".d
 
 def load_file(path: Path, rel: str) -> Document:
     """The document of one PDF, HTML or DOCX file (`LOADERS`); its id is `rel`."""
+    check_not_empty(path)
     module = import_module(f"ragkit.loaders.{LOADERS[path.suffix.lower()]}")
     return module.load(path, rel)
+
+
+def check_not_empty(path: Path) -> None:
+    """Refuse a 0-byte file with a line that says so (each format's parser would blame its
+    syntax: "No /Root object", "not a zip archive", "no body text")."""
+    try:
+        empty = path.stat().st_size == 0
+    except OSError as exc:
+        raise RagkitError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if empty:
+        raise RagkitError(f"{path}: empty file (0 bytes)")

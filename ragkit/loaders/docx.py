@@ -26,6 +26,7 @@ from ragkit.documents import Document, RagkitError
 from ragkit.loaders.markdown import TextBuilder
 
 MAX_UNPACKED = 512 * 2**20  # bytes all members would unpack to; a 300-page report is ~5 MB
+_OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # OLE2: a .doc, or Word's encrypted .docx
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
 # what a run's text is made of; everything else under a paragraph is walked into, except:
@@ -36,6 +37,14 @@ _SKIP = {_W + "del", _W + "txbxContent", _MC + "Fallback", _W + "pPr", _W + "rPr
 
 
 def _check_zip(path: Path) -> None:
+    try:
+        with path.open("rb") as handle:
+            magic = handle.read(8)
+    except OSError as exc:
+        raise RagkitError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if magic == _OLE2:
+        raise RagkitError(f"{path}: not a valid Word file (an old binary .doc, or a .docx "
+                          f"with a password: save it as .docx without one)")
     try:
         with zipfile.ZipFile(path) as archive:
             members = archive.infolist()

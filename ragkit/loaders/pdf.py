@@ -72,6 +72,23 @@ def _check_streams(path: Path, page, number: int) -> None:
                               f"{MAX_STREAM // 2**20} MB (a decompression bomb?)")
 
 
+def _check_header(path: Path) -> None:
+    """Refuse a file with no `%PDF-` in its first KB (where readers look for it) as not a
+    PDF, naming what it starts with: a web page saved under a .pdf name is common."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(1024)
+    except OSError as exc:
+        raise RagkitError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if b"%PDF-" in head:
+        return
+    start = head.lstrip().split(b"\n")[0][:40].decode("latin-1").strip()
+    if start.startswith("<"):
+        raise RagkitError(f"{path}: not a PDF (it starts with '{start}': an HTML page named "
+                          f".pdf?)")
+    raise RagkitError(f"{path}: not a PDF (no %PDF- header in its first 1 KB)")
+
+
 def _text(value) -> str:
     from pdfminer.utils import decode_text
     if isinstance(value, bytes):
@@ -190,6 +207,7 @@ def load(path: Path, rel: str) -> Document:
     from pdfminer.pdfpage import PDFPage
     from pdfminer.pdfparser import PDFParser
     logging.getLogger("pdfminer").setLevel(logging.ERROR)  # its per-object warnings
+    _check_header(path)
     out, first, laid_out = TextBuilder(), "", []
     try:
         with path.open("rb") as handle:

@@ -1,0 +1,64 @@
+"""A folder as users keep one: empty files, a web page saved under a .pdf name, a Word file
+that is really an old .doc, upper-case suffixes, and a symlink to a file beside it. Each bad
+file is one line that says what is wrong with it; nothing is read twice."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli_errors import one_error_line
+from ragkit.document_folder import load_folder
+from ragkit.documents import RagkitError
+
+RAGKIT = str(Path(sys.executable).parent / "ragkit")
+PAGE = "<html><body><h1>Returns</h1><p>Return unused items within 30 days.</p></body></html>"
+
+BAD = {
+    "zero.pdf": (b"", "empty file (0 bytes)"),
+    "zero.docx": (b"", "empty file (0 bytes)"),
+    "zero.html": (b"", "empty file (0 bytes)"),
+    "zero.md": (b"", "empty file (0 bytes)"),
+    "page.pdf": (b"<!DOCTYPE html>\n" + PAGE.encode(),
+                 "not a PDF (it starts with '<!DOCTYPE html>': an HTML page named .pdf?)"),
+    "old.docx": (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(600),
+                 "not a valid Word file (an old binary .doc, or a .docx with a password: "
+                 "save it as .docx without one)"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_a_file_that_is_not_what_its_name_says_is_one_line_saying_so(tmp_path, name):
+    data, reason = BAD[name]
+    (tmp_path / name).write_bytes(data)
+    (tmp_path / "ok.md").write_text("# Fine\n\nA good file beside it.\n")
+    with pytest.raises(RagkitError) as caught:
+        load_folder(tmp_path, progress=False)
+    assert str(caught.value) == f"{tmp_path / name}: {reason}"
+
+
+def test_upper_case_suffixes_are_read_and_a_symlink_to_a_file_in_the_folder_is_not_twice(
+        tmp_path):
+    (tmp_path / "RETURNS.HTML").write_text(PAGE)
+    (tmp_path / "NOTES.TXT").write_text("Notes kept in capitals.\n")
+    (tmp_path / "same-page.html").symlink_to("RETURNS.HTML")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.md"
+    outside.write_text("A file kept elsewhere, linked in.\n")
+    (tmp_path / "linked.md").symlink_to(outside)
+    docs = load_folder(tmp_path, progress=False)
+    assert [d.id for d in docs] == ["NOTES.TXT", "RETURNS.HTML", "linked.md"]
+
+
+def test_cli_names_an_empty_file_and_writes_nothing(tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "ok.md").write_text("# Fine\n\nA good file beside it.\n")
+    (folder / "draft.docx").write_bytes(b"")
+    done = subprocess.run([RAGKIT, "index", str(folder), "--out", str(tmp_path / "idx"),
+                           "--embedder", "none"], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "RAGKIT_HOME": str(tmp_path / "home")})
+    assert one_error_line(done) == f"ragkit: error: {folder / 'draft.docx'}: empty file (0 bytes)"
+    assert not (tmp_path / "idx").exists()
