@@ -148,9 +148,12 @@ class ChunkTable(Sequence):
         lo, hi = int(self.offsets[position]), int(self.offsets[position + 1])
         raw = self._map[lo:hi]
         if raw.find(b"\n") != len(raw) - 1 or (lo and self._map[lo - 1] != 10):
-            raise RagkitError(f"{self.offsets_path}: row {position + 1} (bytes {lo}..{hi}) is "
-                              f"not one line of {self.path.name}; the index folder is "
-                              f"damaged, rebuild it")
+            # the offsets were checked at open: it is chunks.jsonl that changed (an edit by
+            # hand that kept its size, first and last rows)
+            raise RagkitError(f"{self.path}: row {position + 1} does not lie where "
+                              f"{self.offsets_path.name} says (bytes {lo}..{hi}): "
+                              f"{self.path.name} was changed since the index was written; "
+                              f"rebuild it with `ragkit index`")
         return raw
 
     def _text(self, position: int) -> str:

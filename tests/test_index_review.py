@@ -62,3 +62,28 @@ def test_a_table_unpickled_after_a_reindex_refuses_the_new_file(tmp_path):
     _index(tmp_path, OLD)  # ... while a pickle of the current file opens as before
     assert [c.text for c in pickle.loads(pickle.dumps(Pipeline.load(tmp_path / "ix").chunks))
             ] == OLD
+
+
+def test_a_same_size_edit_that_moves_a_row_is_one_line_naming_chunks_jsonl(tmp_path):
+    """Two rows edited by hand, one 3 bytes shorter and the next 3 longer: size, first and
+    last rows still match the offsets, so the edit is found when a search reads those rows;
+    the line names chunks.jsonl and says it changed, not that the offsets are damaged."""
+    _index(tmp_path, ["first row", *OLD, "last row"])
+    path = tmp_path / "ix" / "chunks.jsonl"
+    rows = path.read_bytes().split(b"\n")
+    rows[1] = rows[1].replace(b"alpha apples", b"alpha app")
+    rows[2] = rows[2].replace(b"beta bananas", b"beta bananasxyz")
+    size = path.stat().st_size
+    path.write_bytes(b"\n".join(rows))
+    assert path.stat().st_size == size
+    env = {**os.environ, "RAGKIT_HOME": str(tmp_path / ".home")}
+    (tmp_path / "q.jsonl").write_text('{"id": "q", "text": "bananas"}\n')
+    done = subprocess.run([sys.executable, "-m", "ragkit.cli", "search", "ix", "--queries",
+                           "q.jsonl", "--out", "run.trec", "--mode", "bm25", "--k", "1"], cwd=tmp_path,
+                          env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"ragkit: error: {Path('ix') / 'chunks.jsonl'}: row 3 does not lie where "
+        f"chunks.offsets.npy says (bytes 310..474): chunks.jsonl was changed since the index "
+        f"was written; rebuild it with `ragkit index`"]
