@@ -77,3 +77,33 @@ def test_headings_by_outline_level_whatever_the_style_is_called(tmp_path):
     assert doc.text == ("# Rückgabe\n\nDie Frist beträgt 30 Tage.\n\n## Délais\n\n"
                         "Quatorze jours.\n\n# Appendix\n\nForms and contacts.")
     assert doc.title == "Rückgabe"
+
+
+def _as(path: Path, content_type: str) -> Path:
+    """A Word file whose main part says it is a template or a macro-enabled document."""
+    import docx as python_docx
+    document = python_docx.Document()
+    document.add_heading("Quarterly checklist", 1)
+    document.add_paragraph("Back up the ledger before closing the quarter.")
+    document.save(str(path))
+    with zipfile.ZipFile(path) as archive:
+        parts = {name: archive.read(name) for name in archive.namelist()}
+    parts["[Content_Types].xml"] = parts["[Content_Types].xml"].replace(
+        b"application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml",
+        b"application/" + content_type.encode())
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in parts.items():
+            archive.writestr(name, data)
+    return path
+
+
+def test_templates_and_macro_enabled_files_are_read_under_any_word_suffix(tmp_path):
+    from ragkit.document_folder import load_folder
+    _as(tmp_path / "checklist.dotx",
+        "vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml")
+    _as(tmp_path / "macros.docm", "vnd.ms-word.document.macroEnabled.main+xml")
+    _as(tmp_path / "renamed.docx", "vnd.ms-word.template.macroEnabledTemplate.main+xml")
+    docs = load_folder(tmp_path, progress=False)
+    assert [(d.id, d.text) for d in docs] == [
+        (name, "# Quarterly checklist\n\nBack up the ledger before closing the quarter.")
+        for name in ("checklist.dotx", "macros.docm", "renamed.docx")]

@@ -64,3 +64,20 @@ def test_a_title_field_that_names_a_file_is_not_the_title(tmp_path):
     for n, (field, title) in enumerate(cases.items()):
         doc = load_file(_manual(tmp_path / f"m{n}.pdf", field), f"m{n}.pdf")
         assert doc.title == title, field
+
+
+def test_ligature_glyphs_read_as_their_letters(tmp_path):
+    """TeX and InDesign PDFs map "fi", "ff", "fl" glyphs to the single characters U+FB01...;
+    a search for "different" must find "di\ufb00erent"."""
+    import matplotlib
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.ttfonts import TTFont
+    from reportlab.pdfgen import canvas
+    font = Path(matplotlib.get_data_path()) / "fonts" / "ttf" / "DejaVuSans.ttf"
+    pdfmetrics.registerFont(TTFont("DejaVu", str(font)))
+    path = tmp_path / "ligatures.pdf"
+    pdf = canvas.Canvas(str(path), invariant=1)
+    pdf.setFont("DejaVu", 11)
+    pdf.drawString(72, 700, "A di\ufb00erent \ufb01lter \ufb02ows \ufb03ciently.")
+    pdf.save()
+    assert load_file(path, "ligatures.pdf").text == "A different filter flows fficiently."

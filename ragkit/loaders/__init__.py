@@ -23,7 +23,8 @@ from pathlib import Path
 from ragkit.documents import Document, RagkitError
 
 # suffix -> module of ragkit.loaders whose `load(path, rel)` reads it
-LOADERS = {".pdf": "pdf", ".html": "html", ".htm": "html", ".xhtml": "html", ".docx": "docx"}
+LOADERS = {".pdf": "pdf", ".html": "html", ".htm": "html", ".xhtml": "html", ".docx": "docx",
+           ".docm": "docx", ".dotx": "docx", ".dotm": "docx"}  # Word: documents, templates
 
 
 def load_file(path: Path, rel: str) -> Document:

@@ -8,7 +8,9 @@ outline level, as Word's heading styles have whatever they are called ("Übersch
 lists), a table row becomes `| a | b |` (a merged cell once). Text Word shows is text here:
 tracked insertions (not deletions), content controls (forms, templates) and text boxes (a
 paragraph each, after the paragraph anchoring them). The title is the file's core property,
-else the first heading.
+else the first heading. A template (.dotx) or macro-enabled file (.docm, .dotm) is read as a
+document — its macros are not run — under any of the Word suffixes (a .dotx renamed .docx
+is common).
 
 Hostile files are bounded before python-docx opens them: a file that is no zip archive, has
 no `word/document.xml`, or would unpack to more than `MAX_UNPACKED` bytes (a zip bomb) is one
@@ -27,6 +29,9 @@ from ragkit.loaders.markdown import TextBuilder
 
 MAX_UNPACKED = 512 * 2**20  # bytes all members would unpack to; a 300-page report is ~5 MB
 _OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # OLE2: a .doc, or Word's encrypted .docx
+_WORD_MAINS = tuple(f"application/{kind}.main+xml" for kind in (
+    "vnd.openxmlformats-officedocument.wordprocessingml.template",
+    "vnd.ms-word.document.macroEnabled", "vnd.ms-word.template.macroEnabledTemplate"))
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
 # what a run's text is made of; everything else under a paragraph is walked into, except:
@@ -124,10 +129,18 @@ def _blocks(parent):
 def load(path: Path, rel: str) -> Document:
     """The document of the Word file `path` (id `rel`)."""
     _check_zip(path)
-    import docx  # deferred: python-docx (and lxml) only when a Word file is met
+    # deferred: python-docx (and lxml) only when a Word file is met
+    from docx.opc.part import PartFactory
+    from docx.package import Package
+    from docx.parts.document import DocumentPart
     from docx.text.paragraph import Paragraph
+    for kind in _WORD_MAINS:  # python-docx's own registry; docx.Document takes only .docx
+        PartFactory.part_type_for.setdefault(kind, DocumentPart)
     try:
-        document = docx.Document(str(path))
+        part = Package.open(str(path)).main_document_part
+        if not isinstance(part, DocumentPart):
+            raise ValueError(f"its main part is {part.content_type}")
+        document = part.document
         out, number = TextBuilder(), 0
         for element in _blocks(document.element.body):
             if element.tag == _W + "tbl":

@@ -8,7 +8,8 @@ the offset where its text starts (`ragkit.loaders.pages`), so a citation names i
 title is the PDF's Title field, else the first text box of 200 characters or fewer (on a
 cover, the title; an outline's first entry is more often "1 Introduction"), else the file's
 path. A word hyphenated across two lines of a box is joined when the next line goes on in
-lower case ("manip-" "ulation"), and pdfminer's `(cid:N)` marks for glyphs with no text
+lower case ("manip-" "ulation"), ligature glyphs read as their letters ("ﬁ" as "fi", so
+"different" finds "di\ufb00erent"), and pdfminer's `(cid:N)` marks for glyphs with no text
 are dropped. Running headers and footers are left out: a box in the top or bottom eighth of
 a page that is a page number ("12", "iv", "Page 3 of 9"), or whose text (its digits aside)
 recurs in that band on `RUNNING_PAGES` or more pages ("Chapter 4: Function reference") —
@@ -130,12 +131,16 @@ def _outline(document, page_index: dict[int, int]) -> dict[int, list[tuple[int, 
 
 _HYPHEN = re.compile(r"(?<=[^\W\d_])[-\u00ad]\n(?=[^\W\d_A-Z])")  # "manip-\nulation"
 _CID = re.compile(r"\(cid:\d+\)")  # pdfminer's mark for a glyph it cannot map to text
+# TeX's and InDesign's "ff", "fi", "fl", "ffi", "ffl", "ft", "st" glyphs, as their letters
+_LIGATURES = str.maketrans({chr(0xFB00 + n): s for n, s in enumerate(
+    ("ff", "fi", "fl", "ffi", "ffl", "ft", "st"))})
 
 
 def _clean(text: str) -> str:
     """A box's text: a word hyphenated across lines joined (when the next line goes on in
     lower case), unmappable glyphs dropped, white space squashed."""
-    return squash(_LEADER.sub(" … ", _CID.sub("", _HYPHEN.sub("", text))))
+    text = _HYPHEN.sub("", text.translate(_LIGATURES))
+    return squash(_LEADER.sub(" … ", _CID.sub("", text)))
 
 
 def _boxes(layout) -> list[tuple[str, float, str]]:
