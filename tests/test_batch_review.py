@@ -200,3 +200,26 @@ def test_voyage_output_file_cut_mid_line_is_one_line_and_a_rerun_collects(tmp_pa
         assert sorted(done) == [k for k, _ in items] and Voyage.jobs == 1
     finally:
         srv.shutdown()
+
+
+def test_update_with_batch_takes_the_indexs_contextualizer(tmp_path):
+    """`--update` keeps the index's own options, so `--update --batch` on an index built
+    with the claude contextualizer sends the changed document's contexts as a batch (the
+    offline stand-in here) instead of refusing for want of --contextualizer claude."""
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    env["RAGKIT_HOME"] = str(tmp_path / "home")
+    docs = _docs(tmp_path / "docs.jsonl")
+    first = subprocess.run([str(RAGKIT), "index", str(docs), "--out", str(tmp_path / "ix"),
+                            "--contextualizer", "claude", "--batch", "--embedder", "none",
+                            "--chunk-size", "64", "--overlap", "0"],
+                           env=env, capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    row = json.loads(docs.read_text())
+    docs.write_text(docs.read_text() + json.dumps({"id": "e", "title": "Memo",
+                                                   "text": row["text"][:200]}) + "\n")
+    done = subprocess.run([str(RAGKIT), "index", str(docs), "--out", str(tmp_path / "ix"),
+                           "--update", "--batch"], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "batches: 1 created, 0 resumed" in done.stderr
+    assert "updated" in done.stdout and "1 documents added or changed" in done.stdout

@@ -4,6 +4,7 @@ index loader, and small printers. Each subcommand lives in a module of its own (
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import warnings
 from contextlib import nullcontext
@@ -143,11 +144,25 @@ def batch_mode(args: argparse.Namespace):
     """The context `ragkit index` builds in: Message Batches with --batch, else nothing."""
     if not getattr(args, "batch", False):
         return nullcontext()
-    if args.contextualizer != "claude" and not str(args.embedder).startswith("voyage"):
+    contextualizer, embedder = args.contextualizer, str(args.embedder)
+    built = _index_config(args.out) if getattr(args, "update", False) else None
+    if built is not None:  # --update keeps the index's own options, and so does --batch
+        contextualizer, embedder = built.get("contextualizer"), str(built.get("embedder"))
+    if contextualizer != "claude" and not embedder.startswith("voyage"):
         raise RagkitError("--batch sends Claude's context requests or Voyage's embeddings "
                           "through their batch APIs: it needs --contextualizer claude or "
                           "--embedder voyage:MODEL / voyage-context:MODEL")
     return batching(poll=args.batch_poll, timeout=args.batch_timeout, retry=args.batch_retry)
+
+
+def _index_config(folder: str) -> dict | None:
+    """The config index.json of `folder` records, or None when it is not a readable index
+    (`--update` then builds one from the options given)."""
+    try:
+        config = json.loads((Path(folder) / "index.json").read_text(encoding="utf-8"))["config"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return config if isinstance(config, dict) else None
 
 
 def print_usage(args: argparse.Namespace) -> None:
