@@ -81,3 +81,18 @@ def test_ligature_glyphs_read_as_their_letters(tmp_path):
     pdf.drawString(72, 700, "A di\ufb00erent \ufb01lter \ufb02ows \ufb03ciently.")
     pdf.save()
     assert load_file(path, "ligatures.pdf").text == "A different filter flows fficiently."
+
+
+def test_a_page_turned_by_its_rotate_entry_reads_as_lines_not_letters(tmp_path):
+    """A page turned in a viewer and saved (/Rotate 90) keeps its text horizontal in its
+    own coordinates; laid out turned, every letter was a line of its own ("T h e")."""
+    from reportlab.pdfgen import canvas
+    path = tmp_path / "turned.pdf"
+    pdf = canvas.Canvas(str(path), invariant=1)
+    pdf.setPageRotation(90)
+    pdf.drawString(72, 700, "Landscape tables print on turned pages in many annual reports.")
+    pdf.drawString(72, 640, "The second paragraph says the same thing in other words.")
+    pdf.save()
+    assert load_file(path, "turned.pdf").text == (
+        "Landscape tables print on turned pages in many annual reports.\n\n"
+        "The second paragraph says the same thing in other words.")

@@ -158,6 +158,33 @@ def _boxes(layout) -> list[tuple[str, float, str]]:
     return boxes
 
 
+def _spelled_out(boxes: list[tuple[str, float, str]]) -> float:
+    """The share of a page's words that are one character: about 0.05 for prose, near 1
+    for text laid out across its direction ("T h e"); 0 for a page of under 20 words."""
+    words = " ".join(text for text, *_ in boxes).split()
+    return sum(len(w) == 1 for w in words) / len(words) if len(words) >= 20 else 0.0
+
+
+def _laid_out(interpreter, device, page) -> list[tuple[str, float, str]]:
+    """A page's boxes (`_boxes`). A page whose words come out spelled out letter by letter
+    (`_spelled_out` over half) is laid out again turned each other way, and the turn that
+    reads as words kept: a page turned by its /Rotate entry holds its text horizontal in
+    its own coordinates, and pdfminer, laying it out turned, made every letter a line."""
+    interpreter.process_page(page)
+    boxes = _boxes(device.get_result())
+    score, turn = _spelled_out(boxes), page.rotate
+    for rotate in (0, 90, 270):
+        if score <= 0.5:
+            break
+        if rotate != turn:
+            page.rotate = rotate
+            interpreter.process_page(page)
+            other = _boxes(device.get_result())
+            if _spelled_out(other) < min(score, 0.5):  # reads as words, not a bit better
+                boxes, score = other, _spelled_out(other)
+    return boxes
+
+
 def _without_running(pages: list[list[tuple[str, float, str]]]) -> list[list[tuple[str, float]]]:
     """Each page's (text, top) boxes without its running header and footer: page numbers in
     the margin bands, and margin lines whose text, digits aside, recurs in the same band on
@@ -225,8 +252,7 @@ def load(path: Path, rel: str) -> Document:
             interpreter = PDFPageInterpreter(resources, device)
             for n, page in enumerate(pages):
                 _check_streams(path, page, n + 1)
-                interpreter.process_page(page)
-                laid_out.append(_boxes(device.get_result()))
+                laid_out.append(_laid_out(interpreter, device, page))
             title = _text(info.get("Title")) if isinstance(info, dict) else ""
     except (PDFPasswordIncorrect, PDFEncryptionError):
         raise RagkitError(f"{path}: encrypted (opening it needs a password)") from None
