@@ -66,3 +66,21 @@ def test_an_xhtml_page_in_the_charset_of_its_xml_declaration(tmp_path):
             "</body></html>")
     doc = _load(tmp_path, "greek.xhtml", page.encode("iso-8859-7"))
     assert doc.text == "Καλημέρα κόσμε"
+
+
+def test_div_soup_drops_header_sidebar_and_footer_divs_and_keeps_content(tmp_path):
+    page = ("<html><body><div id='header'><a href='/'>Home</a> | <a href='/about'>About</a>"
+            "</div><div id='sidebar'><ul><li>Link 1</li><li>Link 2</li></ul></div>"
+            "<div id='content'><h1>Opening hours</h1><p>The shop opens at nine.</p></div>"
+            "<div id='footer'>Copyright 2020</div></body></html>")
+    doc = _load(tmp_path, "soup.html", page)
+    assert doc.text == "# Opening hours\n\nThe shop opens at nine."
+
+
+def test_nested_tables_and_blocks_inside_a_cell_or_item_keep_words_apart(tmp_path):
+    page = ("<body><table><tr><th>Plan</th><th>Limits</th></tr><tr><td>Basic</td><td>"
+            "<table><tr><td>5 users</td><td>10 GB</td></tr></table></td></tr></table>"
+            "<ul><li><p>First point.</p><p>Second point.</p></li></ul></body>")
+    doc = _load(tmp_path, "plans.html", page)
+    assert doc.text == ("| Plan | Limits |\n| Basic | 5 users 10 GB |\n\n"
+                        "- First point. Second point.")

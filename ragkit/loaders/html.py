@@ -35,13 +35,19 @@ _DROP = ("script", "style", "noscript", "template", "nav", "aside", "form", "ifr
          "[role=contentinfo]", "[aria-hidden=true]", "a.headerlink", "a.copiable-anchor",
          "a.copiable-link", ".sphinxsidebar")
 _ROOTS = ("main", "article", "[role=main]")  # the first present is the page's content
-_OUTSIDE = ("header", "footer", "div.header", "div.footer", "div.nav-panel")
+# in <div> soup: the content's usual ids, taken when they hold most of the page's text
+_GUESSED_ROOTS = ("#content", "#main-content", "#main", "div.content", "div.main-content")
+_OUTSIDE = ("header", "footer", "div.header", "div.footer", "div.nav-panel", "#header",
+            "#footer", "#nav", "#navigation", "#navbar", "#menu", "#sidebar", "div.sidebar",
+            "div.navbar", "div.breadcrumbs", "div.breadcrumb", "#breadcrumbs")
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _WHOLE = {"p", "li", "dt", "dd", "pre", "blockquote", "figcaption", "caption", "address",
           "summary", "td", "th"}
 _BLOCKS = _WHOLE | set(_HEADINGS) | {"div", "section", "article", "main", "ul", "ol", "dl",
                                      "table", "tr", "br", "hr", "header", "footer", "figure",
                                      "details", "body", "tbody", "thead"}
+_INNER_BLOCKS = "p, div, li, br, table, tr, td, th, ul, ol, dl, dt, dd, pre, blockquote, h1, " \
+    "h2, h3, h4, h5, h6, section"
 _CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([\w-]+)|<\?xml[^>]+encoding=["']([\w-]+)""",
                       re.I)
 _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
@@ -102,6 +108,42 @@ def _list_prefix(node) -> str:
     return f"{number}. "
 
 
+def _children(node, tags: tuple[str, ...]) -> list:
+    return [child for child in node.iter() if child.tag in tags]
+
+
+def _rows(table) -> list:
+    """A table's own rows (in `<thead>`/`<tbody>`/`<tfoot>` or not), not a nested table's."""
+    rows = []
+    for child in table.iter():
+        rows += [child] if child.tag == "tr" else _children(child, ("tr",)) \
+            if child.tag in ("thead", "tbody", "tfoot") else []
+    return rows
+
+
+def _flat(node) -> str:
+    """A block's text as one paragraph: inline pieces joined as they are ("Ctrl+C",
+    "nas@debian.org"), a space where a block inside it (paragraphs in a list item, a table
+    in a cell) starts or ends, so that the words of two blocks are not glued together."""
+    # a selector matches the node itself: ask its children (no inner block: the C fast path)
+    if all(child.css_first(_INNER_BLOCKS) is None for child in node.iter()):
+        return node.text(deep=True)
+    parts: list[str] = []
+    stack = list(reversed(list(node.iter(include_text=True))))
+    while stack:
+        item = stack.pop()
+        if item is None:  # the end of a block
+            parts.append(" ")
+        elif item.tag == "-text":
+            parts.append(item.text(deep=False))
+        else:
+            if item.tag in _BLOCKS:
+                parts.append(" ")
+                stack.append(None)
+            stack.extend(reversed(list(item.iter(include_text=True))))
+    return "".join(parts)
+
+
 def _walk(root, out: TextBuilder) -> None:
     """Blocks of `root` in document order, iteratively (a page nested 100,000 deep is fine)."""
     loose: list[str] = []
@@ -128,15 +170,26 @@ def _walk(root, out: TextBuilder) -> None:
         if tag in _HEADINGS:
             out.heading(_HEADINGS[tag], node.text(deep=True))
         elif tag == "table":
-            out.rows([[cell.text(deep=True) for cell in row.css("th, td")]
-                      for row in node.css("tr")])
+            out.rows([[_flat(cell) for cell in _children(row, ("th", "td"))]
+                      for row in _rows(node)])
         elif tag == "pre":
             out.preformatted(node.text(deep=True))
         elif tag in _WHOLE:
-            out.paragraph(node.text(deep=True), _list_prefix(node) if tag == "li" else "")
+            out.paragraph(_flat(node), _list_prefix(node) if tag == "li" else "")
         elif node.child is not None:
             stack.append(node.child)
     flush()
+
+
+def _guessed_root(tree):
+    """In a page without `<main>`, `<article>` or `role="main"`, the first `_GUESSED_ROOTS`
+    element holding at least half of the body's text (a small "content" box is not it)."""
+    whole = len(tree.body.text(deep=True).split())
+    for selector in _GUESSED_ROOTS:
+        node = tree.css_first(selector)
+        if node is not None and len(node.text(deep=True).split()) * 2 >= whole:
+            return node
+    return None
 
 
 def load(path: Path, rel: str) -> Document:
@@ -150,7 +203,11 @@ def load(path: Path, rel: str) -> Document:
     tree = LexborHTMLParser(page)
     title_node = tree.css_first("title")
     title = title_node.text(deep=True) if title_node is not None else ""
+    for node in tree.css("script, style, noscript, template"):
+        node.decompose()  # first: their text must not count toward `_guessed_root`'s share
     main = next((node for node in map(tree.css_first, _ROOTS) if node is not None), None)
+    if main is None and tree.body is not None:
+        main = _guessed_root(tree)
     root = main or tree.body
     if root is None:
         raise RagkitError(f"{path}: no body text")
