@@ -94,6 +94,11 @@ class TermTable(Mapping):
                               f"terms_hash.npy; damaged BM25 index, rebuild it")
         # plain views of the mapped files: numpy's memmap wrapper costs per element read
         self.hashes, self.ids = np.asarray(table[0]), np.asarray(table[1])
+        # ids in range and hashes in order: else a damaged file is an IndexError at the first
+        # query, or a search that silently finds no term at all
+        if n and not _in_order(table, n):
+            raise RagkitError(f"{folder / 'terms_hash.npy'}: term ids or hash order damaged; "
+                              f"damaged BM25 index, rebuild it")
         self.offsets = np.asarray(self.offsets)
         self._seen: dict[str, int] = {}
         with blob.open("rb") as handle:
@@ -139,6 +144,28 @@ class TermTable(Mapping):
 
     def __reduce__(self):  # another process gets the same mapping as a plain dict
         return _as_dict, (list(self),)
+
+
+def _in_order(table: np.ndarray, n: int, block: int = 1 << 17) -> bool:
+    """True when terms_hash.npy's hashes (row 0) rise and its ids (row 1) lie in 0..n-1.
+    Read from the file into one 1 MB buffer, not through the mapping, so the check leaves
+    none of its pages resident (32 MB at two million terms; a query reads a few)."""
+    if not isinstance(table, np.memmap) or table.filename is None:
+        return bool((table[0, 1:] >= table[0, :-1]).all() and table[1].max() < n)
+    buffer, previous = np.empty(min(block, n), dtype=np.uint64), np.uint64(0)
+    with open(table.filename, "rb") as handle:
+        handle.seek(table.offset)
+        for row in (0, 1):
+            for start in range(0, n, block):
+                part = buffer[:min(block, n - start)]
+                if handle.readinto(memoryview(part).cast("B")) != part.nbytes:
+                    return False
+                if row == 1 and part.max() >= n:
+                    return False
+                if row == 0 and (part[0] < previous or (part[1:] < part[:-1]).any()):
+                    return False
+                previous = part[-1]
+    return True
 
 
 def _as_dict(terms: list[str]) -> dict[str, int]:

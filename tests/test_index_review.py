@@ -87,3 +87,27 @@ def test_a_same_size_edit_that_moves_a_row_is_one_line_naming_chunks_jsonl(tmp_p
         f"ragkit: error: {Path('ix') / 'chunks.jsonl'}: row 3 does not lie where "
         f"chunks.offsets.npy says (bytes 310..474): chunks.jsonl was changed since the index "
         f"was written; rebuild it with `ragkit index`"]
+
+
+@pytest.mark.parametrize("damage", ["ids", "order"])
+def test_a_damaged_term_hash_table_is_one_line_naming_it(tmp_path, damage):
+    """terms_hash.npy with a term id past the vocabulary (was an IndexError traceback) or
+    its hashes out of order (was a search that silently found no term): one line, exit 2."""
+    import numpy as np
+    _index(tmp_path, OLD)
+    path = tmp_path / "ix" / "bm25" / "terms_hash.npy"
+    table = np.load(path)
+    if damage == "ids":
+        table[1, :] = 10 ** 9
+    else:
+        table[0, :] = table[0, ::-1].copy()
+    np.save(path, table)
+    (tmp_path / "q.jsonl").write_text('{"id": "q", "text": "bananas"}\n')
+    env = {**os.environ, "RAGKIT_HOME": str(tmp_path / ".home")}
+    done = subprocess.run([sys.executable, "-m", "ragkit.cli", "search", "ix", "--queries",
+                           "q.jsonl", "--out", "run.trec", "--mode", "bm25", "--k", "1"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"ragkit: error: {Path('ix') / 'bm25' / 'terms_hash.npy'}: term ids or hash order "
+        f"damaged; damaged BM25 index, rebuild it"]
