@@ -93,6 +93,18 @@ class VoyageBatches:
                                     self.key))
         return reply
 
+    def _parsed(self, reply: httpx2.Response, method: str, path: str) -> dict[str, Any]:
+        """The reply's JSON object; anything else (a proxy's login page) is one line."""
+        try:
+            body = reply.json()
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            raise RagkitError(scrub(f"{self.what}: Voyage Batch API {method} {path}: not a "
+                                    f"JSON object ({reply.text[:100]}); {self._hint()}",
+                                    self.key))
+        return body
+
     def _hint(self) -> str:
         return (f"the journal in {self.journal.folder} keeps submitted jobs: re-run the same "
                 f"command to collect them without sending them again")
@@ -141,12 +153,13 @@ class VoyageBatches:
         lines = [{"custom_id": key, "body": body} for key, body in items]
         for group in split(lines, MAX_LINES, MAX_BYTES):
             data = "".join(json.dumps(line) + "\n" for line in group)
-            file = self._request("POST", "/files", data={"purpose": "batch"},
-                                 files={"file": ("ragkit-batch.jsonl", data.encode(),
-                                                 "application/jsonl")}).json()
-            job = self._request("POST", "/batches", json={
+            file = self._parsed(self._request(
+                "POST", "/files", data={"purpose": "batch"}, files={"file": (
+                    "ragkit-batch.jsonl", data.encode(), "application/jsonl")}),
+                "POST", "/files")
+            job = self._parsed(self._request("POST", "/batches", json={
                 "input_file_id": file["id"], "endpoint": endpoint, "completion_window": "12h",
-                "request_params": params}).json()
+                "request_params": params}), "POST", "/batches")
             record = BatchRecord("voyage", self.base, job["id"], [x["custom_id"] for x in group],
                                  extra={"endpoint": endpoint, "input_file_id": file["id"]})
             self.journal.write(record)  # before anything waits on it
@@ -170,7 +183,7 @@ class VoyageBatches:
                         self.journal.remove(record)
                         waiting.remove(record)
                         continue
-                    job = reply.json()
+                    job = self._parsed(reply, "GET", f"/batches/{record.id}")
                     status, counts = job.get("status", ""), job.get("request_counts") or {}
                     if (status, counts) != (record.status, record.counts):
                         record.status, record.counts = status, counts

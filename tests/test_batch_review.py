@@ -223,3 +223,43 @@ def test_update_with_batch_takes_the_indexs_contextualizer(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "batches: 1 created, 0 resumed" in done.stderr
     assert "updated" in done.stdout and "1 documents added or changed" in done.stdout
+
+
+class Portal(BaseHTTPRequestHandler):
+    """A proxy's login page, 200 and HTML, for every request."""
+
+    def log_message(self, *a):
+        pass
+
+    def _page(self):
+        data = b"<html><body>Please sign in</body></html>"
+        self.send_response(200)
+        self.send_header("content-type", "text/html")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers["content-length"]))
+        self._page()
+
+    do_GET = _page
+
+
+def test_a_voyage_reply_that_is_not_json_is_one_line(tmp_path, monkeypatch):
+    from ragkit.documents import RagkitError
+    from ragkit.voyage_batch import VoyageBatches
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Portal)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("VOYAGE_BASE_URL", f"http://127.0.0.1:{srv.server_address[1]}/v1")
+    sdk = type("Sdk", (), {"api_key": "pa-test"})()
+    try:
+        with pytest.raises(RagkitError, match=r"voyage:voyage-3.5: Voyage Batch API POST "
+                                              r"/files: not a JSON object \(<html><body>"):
+            VoyageBatches("voyage:voyage-3.5", sdk, {"poll": 0.1}).run(
+                "/v1/embeddings", {"model": "voyage-3.5"}, [("a" * 64, {"input": ["x"]})],
+                fallback=lambda bodies: [])
+    finally:
+        srv.shutdown()
