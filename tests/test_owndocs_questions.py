@@ -42,3 +42,27 @@ def test_generate_skips_a_letter_spaced_passage_and_writes_the_rest(tmp_path):
     assert [(r["golden"][0]["doc_id"], r["answer"]) for r in rows] == [("depot.md",
         "Drivers collecting pallets after hours call the yard supervisor, who issues a "
         "one-time gate code valid for thirty minutes.")]
+
+
+def test_generate_skip_bad_leaves_out_the_files_index_skip_bad_leaves_out(tmp_path):
+    """`ragkit index FOLDER --skip-bad` builds on a folder with a scanned PDF in it; the golden
+    set for that folder must be writable from the same folder, with the same option."""
+    if not any(MODELS.glob("*e5-small*")):
+        pytest.skip("the e5-small model is not installed (ragkit models install)")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "models").symlink_to(MODELS)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "depot.md").write_text(f"# Depot gate\n\n{PROSE}\n")
+    (docs / "draft.pdf").write_bytes(b"")
+    golden = tmp_path / "golden.jsonl"
+    done = subprocess.run([str(RAGKIT), "questions", "generate", str(docs), "--out",
+                           str(golden), "--n", "1", "--kinds", "lexical", "--skip-bad"],
+                          env={**env, "RAGKIT_HOME": str(home)}, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert f"skipped 1 bad file:\n  {docs / 'draft.pdf'}: empty file (0 bytes)" in done.stderr
+    assert [json.loads(line)["golden"][0]["doc_id"] for line in
+            golden.read_text().splitlines()] == ["depot.md"]

@@ -48,7 +48,7 @@ def cmd_generate(args: argparse.Namespace) -> None:
         raise RagkitError(f"{args.out}: is the input DOCS; choose another --out")
     parse_kinds(args.kinds)  # a bad kind or an unknown model is refused before any work
     price(args.model)
-    documents, chunks = api.documents_of(args.docs)
+    documents, chunks = api.documents_of(args.docs, skip_bad=args.skip_bad)
     questions, report = api.generate(
         documents, n=args.n, kinds=args.kinds, model=args.model, seed=args.seed,
         chunk_size=args.chunk_size, overlap=args.overlap, chunks=chunks,
@@ -61,6 +61,10 @@ def cmd_generate(args: argparse.Namespace) -> None:
     print(report.usage)
     print(f"wrote {len(questions)} questions to {args.out}; review them with `ragkit "
           f"questions review {args.out} --out review.csv`")
+    skipped = getattr(documents, "skipped", [])
+    if skipped:  # as `ragkit index --skip-bad` lists them
+        print(f"skipped {len(skipped)} bad file{'s' if len(skipped) > 1 else ''}:\n" +
+              "\n".join(f"  {entry.reason}" for entry in skipped), file=sys.stderr)
 
 
 def cmd_review(args: argparse.Namespace) -> None:
@@ -91,6 +95,9 @@ def add_parsers(sub) -> None:
     p.add_argument("docs", type=Path, help="documents JSONL, a folder, or a data set folder "
                                            "(anything `ragkit index` reads)")
     p.add_argument("--out", type=Path, required=True, help="the golden JSONL to write")
+    p.add_argument("--skip-bad", action="store_true",
+                   help="leave out a folder's files that cannot be read, as `ragkit index "
+                        "--skip-bad` does, and list them at the end")
     p.add_argument("--n", type=positive_int, default=100, help="questions to write (the "
                                                                 "filters keep fewer)")
     shares = ",".join(f"{k}={v}" for k, v in defaults.DEFAULT_SHARES.items())

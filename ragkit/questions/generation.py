@@ -146,11 +146,14 @@ def generate(documents: Sequence[Document], n: int = 100,
     return [record(i, c, generator) for i, c in enumerate(kept, start=1)], report
 
 
-def documents_of(path: Path | str) -> tuple[list[Document], list[Chunk] | None]:
+def documents_of(path: Path | str, skip_bad: bool = False
+                 ) -> tuple[list[Document], list[Chunk] | None]:
     """The documents of DOCS as `ragkit index` reads them (`ragkit.datasets.load_dataset`:
     a folder, a documents JSONL, a data set folder) and the chunks the data set ships, if
-    any (Anthropic's cookbook format), to be used instead of chunking."""
-    data = load_dataset(path)
+    any (Anthropic's cookbook format), to be used instead of chunking. `skip_bad` leaves a
+    folder's unreadable files out as `ragkit index --skip-bad` does (the documents list
+    then has their `skipped`)."""
+    data = load_dataset(path, skip_bad=skip_bad)
     return data.documents, data.chunks
 
 
