@@ -62,3 +62,23 @@ def test_cli_names_an_empty_file_and_writes_nothing(tmp_path):
                           env={**os.environ, "RAGKIT_HOME": str(tmp_path / "home")})
     assert one_error_line(done) == f"ragkit: error: {folder / 'draft.docx'}: empty file (0 bytes)"
     assert not (tmp_path / "idx").exists()
+
+
+def test_cli_eval_skip_bad_scores_a_folder_that_index_skip_bad_reads(tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "depot.md").write_text("# Depot gate\n\nThe north gate opens at six in the "
+                                     "morning.\n")
+    (folder / "hours.md").write_text("# Office hours\n\nThe office closes at five.\n")
+    (folder / "draft.pdf").write_bytes(b"")
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text('{"id": "q1", "question": "When does the north gate open?", '
+                      '"golden": [{"doc_id": "depot.md", "span": "The north gate opens at '
+                      'six in the morning."}]}\n')
+    done = subprocess.run([RAGKIT, "eval", str(folder), "--questions", str(golden),
+                           "--embedder", "none", "--mode", "bm25", "--skip-bad"],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "RAGKIT_HOME": str(tmp_path / "home")})
+    assert done.returncode == 0, done.stderr
+    assert f"skipped {folder / 'draft.pdf'}: empty file (0 bytes)" in done.stderr
+    assert "Pass@5" in done.stdout and "bm25" in done.stdout

@@ -76,7 +76,8 @@ def _eval_dataset(args: argparse.Namespace) -> None:
     from ragkit.eval_runs import score_run
     from ragkit.evaluate import judge
     from ragkit.pipeline import Pipeline, SearchConfig
-    data = load_dataset(args.dataset, None if args.split == "all" else args.split)
+    data = load_dataset(args.dataset, None if args.split == "all" else args.split,
+                        skip_bad=args.skip_bad)
     if args.questions:  # e.g. from `ragkit questions accept`: they replace golden/
         data = _with_questions(data, args.questions)
     data, scored = _split(data, args.split)
@@ -194,6 +195,9 @@ def add_parsers(sub) -> None:
                    help="also write one row per query and method: query, method, kind, "
                         "first_relevant_rank, then each metric")
     p.add_argument("--by-kind", action="store_true", help="also break Pass@k down by query kind")
+    p.add_argument("--skip-bad", action="store_true",
+                   help="leave out a folder's files that cannot be read, as `ragkit index "
+                        "--skip-bad` does (a warning each)")
     add_index_options(p)
     add_search_options(p, multiple=True)
     p.set_defaults(func=cmd_eval)
