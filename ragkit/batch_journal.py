@@ -16,9 +16,14 @@ embedders (`ragkit.embed`) send their work as batches, with these options (poll,
 retry, log: `ragkit.message_batches.BatchOptions`). A mode of the run, not of the index:
 contexts and vectors are the same either way.
 
+`Journal.submitting()` is a lock (`filelock`, the file `<api>.lock` beside the folder) held from
+reading the journal to writing the records of the batches a run submits, so two runs of one
+command started at once submit one batch between them: the second reads the first's record
+(or finds its results cached) and polls it. Waiting for results holds no lock; two runs
+polling the same batch is harmless.
+
 What it is not: a cache of results (those go to the paid-call cache or the embedding
-cache), nor a lock: two runs of one command at once would both poll the same batch, which
-is harmless. A batch accepted by the API in the instant before its record was written (the
+cache). A batch accepted by the API in the instant before its record was written (the
 process killed in between) is not known here; its requests would be submitted again.
 """
 from __future__ import annotations
@@ -105,6 +110,14 @@ class Journal:
         """Store `record` now, atomically (a crash leaves the old record or the new one)."""
         self.folder.mkdir(parents=True, exist_ok=True)
         write_text(self.path(record.id), json.dumps(asdict(record), indent=1) + "\n")
+
+    @contextmanager
+    def submitting(self) -> Iterator[None]:
+        """Hold the journal's submit lock: read it, submit, write the records, release."""
+        from filelock import FileLock  # deferred: only a batch run takes it
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.folder.parent / f"{self.folder.name}.lock")):
+            yield
 
     def remove(self, record: BatchRecord) -> None:
         """Forget a batch whose results are collected (or that the API no longer knows)."""

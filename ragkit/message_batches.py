@@ -144,20 +144,26 @@ class MessageBatches:
         `check(reply)` returns a complaint about an unusable reply (not cached, retried);
         `before(keys)` is called with the keys about to go into new batches, before any is
         submitted (for a cost projection)."""
-        answers, needed, open_ = self.plan(requests)
-        if before is not None:
+        with self.journal.submitting():  # two runs at once submit one batch between them
+            answers, needed, open_ = self.plan(requests)
             queued = {k for r in open_ for k in r.custom_ids}
-            before({k for k in needed if k not in queued})
-        self._answer(needed, open_, answers, check, rounds=2 if self.options.retry == "batch"
-                     else 1)
+            fresh = {k: p for k, p in needed.items() if k not in queued}
+            if before is not None:
+                before(set(fresh))
+            self._resuming(open_)
+            made = self._submit(fresh)
+        self._answer(needed, open_ + made, answers, check,
+                     rounds=2 if self.options.retry == "batch" else 1)
         return [answers[request_key("/v1/messages", self.llm.backend, p)] for p in requests]
 
-    def _answer(self, needed: dict[str, dict], open_: list[BatchRecord],
-                answers: dict[str, Message], check, rounds: int) -> None:
+    def _resuming(self, open_: list[BatchRecord]) -> None:
         if open_:
             self.report.resumed += [r.id for r in open_]
             self.options.log(f"resuming {len(open_)} batch(es) from the journal in "
                              f"{self.journal.folder}: {', '.join(r.id for r in open_)}")
+
+    def _answer(self, needed: dict[str, dict], open_: list[BatchRecord],
+                answers: dict[str, Message], check, rounds: int) -> None:
         queued = set().union(*(r.custom_ids for r in open_)) if open_ else set()
         fresh = {k: p for k, p in needed.items() if k not in queued}
         failed: dict[str, str] = {}

@@ -114,14 +114,17 @@ class VoyageBatches:
         """custom_id → response body for every item (see the module docstring)."""
         needed = dict(items)
         done: dict[str, dict] = {}
-        open_ = [r for r in self.journal.open_batches()
-                 if r.extra.get("endpoint") == endpoint and needed.keys() & set(r.custom_ids)]
-        if open_:
-            self.resumed += [r.id for r in open_]
-            self.log(f"resuming {len(open_)} Voyage batch(es) from the journal in "
-                     f"{self.journal.folder}: {', '.join(r.id for r in open_)}")
-        queued = {k for r in open_ for k in r.custom_ids}
-        fresh = [k for k in needed if k not in queued]
+        with self.journal.submitting():  # two runs at once submit one job between them
+            open_ = [r for r in self.journal.open_batches() if r.extra.get("endpoint") ==
+                     endpoint and needed.keys() & set(r.custom_ids)]
+            if open_:
+                self.resumed += [r.id for r in open_]
+                self.log(f"resuming {len(open_)} Voyage batch(es) from the journal in "
+                         f"{self.journal.folder}: {', '.join(r.id for r in open_)}")
+            queued = {k for r in open_ for k in r.custom_ids}
+            open_ += self._submit(endpoint, params,
+                                  [(k, needed[k]) for k in needed if k not in queued])
+        fresh: list[str] = []
         rounds, resent = (2 if self.retry == "batch" else 1), set()
         while True:
             open_ = open_ + self._submit(endpoint, params, [(k, needed[k]) for k in fresh])
