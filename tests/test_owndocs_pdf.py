@@ -96,3 +96,20 @@ def test_a_page_turned_by_its_rotate_entry_reads_as_lines_not_letters(tmp_path):
     assert load_file(path, "turned.pdf").text == (
         "Landscape tables print on turned pages in many annual reports.\n\n"
         "The second paragraph says the same thing in other words.")
+
+
+def test_slide_titles_that_differ_only_in_a_number_are_not_running_headers(tmp_path):
+    """Slides exported to PDF print their titles in the top band; "Q1 results", "Q2
+    results", "Q3 results" are three titles, not a header with a page number in it."""
+    from reportlab.pdfgen import canvas
+    path = tmp_path / "deck.pdf"
+    pdf = canvas.Canvas(str(path), pagesize=(792, 612), invariant=1)
+    for quarter in (1, 2, 3):
+        pdf.drawString(72, 570, f"Q{quarter} results")
+        pdf.drawString(72, 400, f"Revenue grew in quarter {quarter}.")
+        pdf.drawString(72, 30, f"Deck 2024 - {quarter}")  # the footer, a number at its end
+        pdf.showPage()
+    pdf.save()
+    assert load_file(path, "deck.pdf").text == (
+        "Q1 results\n\nRevenue grew in quarter 1.\n\nQ2 results\n\nRevenue grew in quarter 2."
+        "\n\nQ3 results\n\nRevenue grew in quarter 3.")

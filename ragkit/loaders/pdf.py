@@ -11,8 +11,8 @@ path. A word hyphenated across two lines of a box is joined when the next line g
 lower case ("manip-" "ulation"), ligature glyphs read as their letters ("ﬁ" as "fi", so
 "different" finds "di\ufb00erent"), and pdfminer's `(cid:N)` marks for glyphs with no text
 are dropped. Running headers and footers are left out: a box in the top or bottom eighth of
-a page that is a page number ("12", "iv", "Page 3 of 9"), or whose text (its digits aside)
-recurs in that band on `RUNNING_PAGES` or more pages ("Chapter 4: Function reference") —
+a page that is a page number ("12", "iv", "Page 3 of 9"), or whose text (numbers at its ends
+aside) recurs in that band on `RUNNING_PAGES` or more pages ("Chapter 4: Function reference") —
 else they split paragraphs that run on across pages and repeat in every chunk. A table of
 contents' dot leaders ("Safety . . . . 1") become " … ". A Title field that is a file name
 ("Binder1.pdf") or says nothing is not the title; "Microsoft Word - name.docx" is "name".
@@ -49,6 +49,7 @@ RUNNING_PAGES = 3  # pages a header or footer line recurs on before it counts as
 MARGIN = 0.125  # the top and bottom bands of a page, as a share of its height
 _PAGE_NUMBER = re.compile(r"^[-–—\s]*(?:page\s*)?(?:\d+|[ivxlcdm]{1,7})(?:\s*(?:/|of)\s*\d+)?"
                           r"[-–—\s]*$", re.I)
+_ENDS = re.compile(r"^[\d\s|·•–—-]+|[\d\s|·•–—-]+$")  # "12 | Manual", "Manual — 12"
 _LEADER = re.compile(r"(?:\s*\.){4,}\s*")  # "Safety . . . . 1": a contents line's dots
 MAX_STREAM = 128 * 2**20  # bytes a page's content stream may unpack to; real pages: < 5 MB
 
@@ -187,10 +188,11 @@ def _laid_out(interpreter, device, page) -> list[tuple[str, float, str]]:
 
 def _without_running(pages: list[list[tuple[str, float, str]]]) -> list[list[tuple[str, float]]]:
     """Each page's (text, top) boxes without its running header and footer: page numbers in
-    the margin bands, and margin lines whose text, digits aside, recurs in the same band on
-    `RUNNING_PAGES` or more pages."""
-    def key(text: str, band: str) -> tuple[str, str]:
-        return band, re.sub(r"\d+", "0", text.casefold())
+    the margin bands, and margin lines whose text, numbers at its ends aside, recurs in the
+    same band on `RUNNING_PAGES` or more pages (a number inside, "Q1 results", is kept:
+    slide titles differ so)."""
+    def key(text: str, band: str) -> tuple[str, str]:  # a page number at either end aside
+        return band, _ENDS.sub("", text.casefold())
     seen: dict[tuple[str, str], int] = {}
     for boxes in pages:
         for k in {key(text, band) for text, _, band in boxes if band}:
