@@ -107,3 +107,35 @@ def test_templates_and_macro_enabled_files_are_read_under_any_word_suffix(tmp_pa
     assert [(d.id, d.text) for d in docs] == [
         (name, "# Quarterly checklist\n\nBack up the ledger before closing the quarter.")
         for name in ("checklist.dotx", "macros.docm", "renamed.docx")]
+
+
+NUMBERING = ('<w:abstractNum w:abstractNumId="90"><w:lvl w:ilvl="0"><w:numFmt w:val="bullet"/>'
+             '</w:lvl></w:abstractNum><w:abstractNum w:abstractNumId="91"><w:lvl w:ilvl="0">'
+             '<w:numFmt w:val="decimal"/></w:lvl><w:lvl w:ilvl="1"><w:numFmt '
+             'w:val="lowerLetter"/></w:lvl></w:abstractNum>')
+
+
+def _item(text: str, num: int, level: int = 0) -> str:
+    return (f'<w:p><w:pPr><w:pStyle w:val="ListParagraph"/><w:numPr><w:ilvl w:val="{level}"/>'
+            f'<w:numId w:val="{num}"/></w:numPr></w:pPr><w:r><w:t>{text}</w:t></w:r></w:p>')
+
+
+def test_lists_numbered_by_word_get_their_numbers_and_bullets_their_dashes(tmp_path):
+    """Word numbers a list through numbering.xml on a "List Paragraph", whatever the list
+    is: the number (or bullet) comes from the list's format, not from the style's name."""
+    path = _docx(tmp_path / "steps.docx", _item("Unplug the grinder.", 91) +
+                 _item("Wear gloves.", 91, 1) + _item("Lift the hopper.", 91) +
+                 _p("Then:") + _item("Brush the burrs.", 90) + _item("Refit them.", 91))
+    with zipfile.ZipFile(path) as archive:
+        parts = {name: archive.read(name) for name in archive.namelist()}
+    numbering = parts["word/numbering.xml"].decode()
+    first = numbering.index("<w:num ")
+    parts["word/numbering.xml"] = (numbering[:first] + NUMBERING + numbering[first:]).replace(
+        "</w:numbering>", '<w:num w:numId="90"><w:abstractNumId w:val="90"/></w:num>'
+        '<w:num w:numId="91"><w:abstractNumId w:val="91"/></w:num></w:numbering>').encode()
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in parts.items():
+            archive.writestr(name, data)
+    assert load_file(path, "steps.docx").text == (
+        "1. Unplug the grinder.\n\na. Wear gloves.\n\n2. Lift the hopper.\n\nThen:\n\n"
+        "- Brush the burrs.\n\n3. Refit them.")

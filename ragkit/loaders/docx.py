@@ -5,8 +5,9 @@ text is read from its XML). A paragraph in a `Heading N` style becomes a `#`*N l
 a `#` line): the heading path; so does one whose style (or a style it is based on) has an
 outline level, as Word's heading styles have whatever they are called ("Überschrift 1",
 "Titre 2", a template's "Chapter Head"). `List ...` styles get `- ` (or `1. ` for numbered
-lists), a table row becomes `| a | b |` (a merged cell once). Text Word shows is text here:
-tracked insertions (not deletions), content controls (forms, templates) and text boxes (a
+lists; a paragraph in a list of Word's own numbering, as on "List Paragraph", gets its
+number, letter or `- ` from that list's format), a table row becomes `| a | b |` (a merged
+cell once). Text Word shows is text here: tracked insertions (not deletions), content controls (forms, templates) and text boxes (a
 paragraph each, after the paragraph anchoring them). The title is the file's core property,
 else the first heading. A template (.dotx) or macro-enabled file (.docm, .dotm) is read as a
 document — its macros are not run — under any of the Word suffixes (a .dotx renamed .docx
@@ -117,6 +118,47 @@ def _cell(cell) -> str:
                     if not any(a.tag == _MC + "Fallback" for a in p.iterancestors()))
 
 
+def _numbering(document) -> dict[str, dict[str, str]]:
+    """numId -> {ilvl: numFmt} of the file's numbering part ("bullet", "decimal", ...)."""
+    try:
+        root = document.part.numbering_part.element
+    except (KeyError, NotImplementedError):  # a file with no list
+        return {}
+    formats = {}
+    for abstract in root.iterchildren(_W + "abstractNum"):
+        formats[abstract.get(_W + "abstractNumId")] = {
+            lvl.get(_W + "ilvl"): (fmt.get(_W + "val") if fmt is not None else "decimal")
+            for lvl in abstract.iterchildren(_W + "lvl") for fmt in [lvl.find(_W + "numFmt")]}
+    out = {}
+    for num in root.iterchildren(_W + "num"):
+        ref = num.find(_W + "abstractNumId")
+        out[num.get(_W + "numId")] = formats.get(ref.get(_W + "val") if ref is not None else "", {})
+    return out
+
+
+def _list_ref(paragraph) -> tuple[str, str] | None:
+    """(numId, ilvl) of the Word list the paragraph is an item of (its own or its style's
+    numbering), None when it is none (numId 0 switches a style's numbering off)."""
+    style = paragraph.style
+    for ppr in [paragraph._p.pPr] + [style.element.pPr if style is not None else None]:
+        found = ppr.find(_W + "numPr") if ppr is not None else None
+        num = found.find(_W + "numId") if found is not None else None
+        if num is not None:
+            level = found.find(_W + "ilvl")
+            ref = num.get(_W + "val"), level.get(_W + "val") if level is not None else "0"
+            return ref if ref[0] != "0" else None
+    return None
+
+
+def _marker(fmt: str, n: int) -> str:
+    """An item's prefix: `- ` for a bullet, else its number (a letter for a lettered list)."""
+    if fmt in ("bullet", "none"):
+        return "- "
+    if fmt in ("lowerLetter", "upperLetter") and n <= 26:
+        return chr((96 if fmt == "lowerLetter" else 64) + n) + ". "
+    return f"{n}. "
+
+
 def _blocks(parent):
     """The paragraphs and tables of the body (or a content control in it), in order."""
     for child in parent:
@@ -142,13 +184,14 @@ def load(path: Path, rel: str) -> Document:
             raise ValueError(f"its main part is {part.content_type}")
         document = part.document
         out, number = TextBuilder(), 0
+        lists, counts = _numbering(document), {}  # Word's lists, and each (list, level)'s count
         for element in _blocks(document.element.body):
             if element.tag == _W + "tbl":
                 out.rows([[_cell(cell) for cell in row.iterchildren(_W + "tc")]
                           for row in element.iterchildren(_W + "tr")])
                 number = 0
                 continue
-            block, boxes = Paragraph(element, document), []
+            block, boxes = Paragraph(element, document), []  # python-docx for its style
             text = _text(element, boxes)
             style = block.style.name if block.style is not None else ""
             level = _heading_level(block)
@@ -157,6 +200,12 @@ def load(path: Path, rel: str) -> Document:
             elif style.startswith("List Number"):
                 number += 1
                 out.paragraph(text, f"{number}. ")
+            elif ref := _list_ref(block):  # Word's own numbering, e.g. on "List Paragraph"
+                formats = lists.get(ref[0], {})
+                counts[ref] = counts.get(ref, 0) + 1  # Word goes on counting after a break
+                for deeper in [k for k in counts if k[0] == ref[0] and k[1] > ref[1]]:
+                    del counts[deeper]  # a sub-list starts again under each item
+                out.paragraph(text, _marker(formats.get(ref[1], "decimal"), counts[ref]))
             elif style.startswith("List"):
                 out.paragraph(text, "- ")
             else:
