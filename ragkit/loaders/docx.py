@@ -7,8 +7,9 @@ outline level, as Word's heading styles have whatever they are called ("Übersch
 "Titre 2", a template's "Chapter Head"). `List ...` styles get `- ` (or `1. ` for numbered
 lists; a paragraph in a list of Word's own numbering, as on "List Paragraph", gets its
 number, letter or `- ` from that list's format), a table row becomes `| a | b |` (a merged
-cell once). Text Word shows is text here: tracked insertions (not deletions), content controls (forms, templates) and text boxes (a
-paragraph each, after the paragraph anchoring them). The title is the file's core property,
+cell once). Text Word shows is text here: tracked insertions (not deletions), content
+controls (forms, templates) and text boxes (a paragraph each, after the paragraph anchoring
+them). The title is the file's core property,
 else the first heading. A template (.dotx) or macro-enabled file (.docm, .dotm) is read as a
 document — its macros are not run — under any of the Word suffixes (a .dotx renamed .docx
 is common).
