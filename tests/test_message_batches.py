@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from loopback_process import LoopbackProcess
+
 HERE = Path(__file__).resolve().parent
 RAGKIT = Path(sys.executable).parent / "ragkit"
 WORDS = ("revenue margin quarter growth customer churn pipeline guidance segment retail cloud "
@@ -34,41 +36,15 @@ def _docs(path: Path) -> Path:
     return path
 
 
-class Server:
-    """The loopback server process; `restart()` kills it with -9 and serves the same port."""
+class Server(LoopbackProcess):
+    """The Message Batches stand-in (tests/batches_loopback.py) as its own process."""
 
     def __init__(self, tmp: Path, hold: float, expire: int) -> None:
-        self.state, self.log = tmp / "state.json", tmp / "requests.jsonl"
-        self.hold, self.expire, self.port = hold, expire, 0
-        self.proc = self._start()
-
-    def _start(self) -> subprocess.Popen:
-        port_file = Path(str(self.state) + ".port")
-        port_file.unlink(missing_ok=True)
-        proc = subprocess.Popen([sys.executable, str(HERE / "batches_loopback.py"),
-                                 str(self.state), str(self.log), str(self.port),
-                                 str(self.hold), str(self.expire)])
-        for _ in range(100):
-            if port_file.exists() and port_file.read_text():
-                self.port = int(port_file.read_text())
-                return proc
-            time.sleep(0.05)
-        raise RuntimeError("loopback server did not start")
-
-    def restart(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
-        self.proc = self._start()
-
-    def stop(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
+        super().__init__(HERE / "batches_loopback.py", tmp / "state.json",
+                         tmp / "requests.jsonl", hold, expire)
 
     def calls(self, method: str, path: str) -> list[dict]:
-        if not self.log.exists():
-            return []
-        lines = [json.loads(line) for line in self.log.read_text().splitlines()]
-        return [x for x in lines if x["method"] == method and x["path"] == path]
+        return [x for x in self.requests() if x["method"] == method and x["path"] == path]
 
 
 @pytest.fixture

@@ -22,43 +22,19 @@ import pytest
 HERE = Path(__file__).resolve().parent
 RAGKIT = Path(sys.executable).parent / "ragkit"
 sys.path.insert(0, str(HERE))
+from loopback_process import LoopbackProcess  # noqa: E402
 from voyage_batch_loopback import vector  # noqa: E402
 
 
-class Server:
-    """The loopback process; `restart()` kills it with -9 and serves the same port again."""
+class Server(LoopbackProcess):
+    """The Voyage Batch API stand-in (tests/voyage_batch_loopback.py) as its own process."""
 
     def __init__(self, tmp: Path, hold: float, fail: int) -> None:
-        self.state, self.log = tmp / "vstate.json", tmp / "vrequests.jsonl"
-        self.hold, self.fail, self.port = hold, fail, 0
-        self.proc = self._start()
-
-    def _start(self) -> subprocess.Popen:
-        port_file = Path(str(self.state) + ".port")
-        port_file.unlink(missing_ok=True)
-        proc = subprocess.Popen([sys.executable, str(HERE / "voyage_batch_loopback.py"),
-                                 str(self.state),
-                                 str(self.log), str(self.port), str(self.hold), str(self.fail)])
-        for _ in range(100):
-            if port_file.exists() and port_file.read_text():
-                self.port = int(port_file.read_text())
-                return proc
-            time.sleep(0.05)
-        raise RuntimeError("loopback server did not start")
-
-    def restart(self) -> None:
-        self.stop()
-        self.proc = self._start()
-
-    def stop(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
+        super().__init__(HERE / "voyage_batch_loopback.py", tmp / "vstate.json",
+                         tmp / "vrequests.jsonl", hold, fail)
 
     def calls(self, method: str, path: str) -> int:
-        if not self.log.exists():
-            return 0
-        return sum(1 for line in self.log.read_text().splitlines()
-                   if json.loads(line) == {"method": method, "path": path})
+        return sum(1 for x in self.requests() if x == {"method": method, "path": path})
 
 
 @pytest.fixture
