@@ -21,22 +21,29 @@ PROSE = ("The north gate of the depot opens at six in the morning and closes at 
          "issues a one-time gate code valid for thirty minutes.")
 
 
-def test_generate_skips_a_letter_spaced_passage_and_writes_the_rest(tmp_path):
+def generate(tmp_path: Path, docs: Path, golden: Path, *options: str
+             ) -> subprocess.CompletedProcess:
+    """`ragkit questions generate DOCS --out GOLDEN --kinds lexical OPTIONS`, offline, in a
+    fresh RAGKIT_HOME that sees the installed models."""
     if not any(MODELS.glob("*e5-small*")):
         pytest.skip("the e5-small model is not installed (ragkit models install)")
     home = tmp_path / "home"
     home.mkdir()
     (home / "models").symlink_to(MODELS)
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    return subprocess.run([str(RAGKIT), "questions", "generate", str(docs), "--out",
+                           str(golden), "--kinds", "lexical", *options],
+                          env={**env, "RAGKIT_HOME": str(home)}, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_generate_skips_a_letter_spaced_passage_and_writes_the_rest(tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "margin.md").write_text(f"# Margin note\n\n{SPACED}\n")
     (docs / "depot.md").write_text(f"# Depot gate\n\n{PROSE}\n")
     golden = tmp_path / "golden.jsonl"
-    done = subprocess.run([str(RAGKIT), "questions", "generate", str(docs), "--out",
-                           str(golden), "--n", "2", "--kinds", "lexical"],
-                          env={**env, "RAGKIT_HOME": str(home)}, capture_output=True,
-                          text=True, timeout=300)
+    done = generate(tmp_path, docs, golden, "--n", "2")
     assert done.returncode == 0, done.stderr
     rows = [json.loads(line) for line in golden.read_text().splitlines()]
     assert [(r["golden"][0]["doc_id"], r["answer"]) for r in rows] == [("depot.md",
@@ -47,21 +54,12 @@ def test_generate_skips_a_letter_spaced_passage_and_writes_the_rest(tmp_path):
 def test_generate_skip_bad_leaves_out_the_files_index_skip_bad_leaves_out(tmp_path):
     """`ragkit index FOLDER --skip-bad` builds on a folder with a scanned PDF in it; the golden
     set for that folder must be writable from the same folder, with the same option."""
-    if not any(MODELS.glob("*e5-small*")):
-        pytest.skip("the e5-small model is not installed (ragkit models install)")
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "models").symlink_to(MODELS)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "depot.md").write_text(f"# Depot gate\n\n{PROSE}\n")
     (docs / "draft.pdf").write_bytes(b"")
     golden = tmp_path / "golden.jsonl"
-    done = subprocess.run([str(RAGKIT), "questions", "generate", str(docs), "--out",
-                           str(golden), "--n", "1", "--kinds", "lexical", "--skip-bad"],
-                          env={**env, "RAGKIT_HOME": str(home)}, capture_output=True,
-                          text=True, timeout=300)
+    done = generate(tmp_path, docs, golden, "--n", "1", "--skip-bad")
     assert done.returncode == 0, done.stderr
     assert f"skipped 1 bad file:\n  {docs / 'draft.pdf'}: empty file (0 bytes)" in done.stderr
     assert [json.loads(line)["golden"][0]["doc_id"] for line in
