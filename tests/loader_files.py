@@ -2,8 +2,12 @@
 (reportlab and python-docx are dev dependencies)."""
 from __future__ import annotations
 
+import importlib.util
+import sys
 import zipfile
 from pathlib import Path
+
+GENERATOR = Path(__file__).resolve().parents[1] / "data" / "generators" / "make_sample_formats.py"
 
 
 def pdf(path: Path, pages: list[list[str]], outline: list[tuple[int, str, int]] = (),
@@ -33,14 +37,14 @@ def pdf(path: Path, pages: list[list[str]], outline: list[tuple[int, str, int]] 
 
 
 def scanned_pdf(path: Path) -> Path:
-    """A PDF with drawings and no text layer, as a scanner's image-only page is."""
-    from reportlab.pdfgen import canvas
-    pdf_canvas = canvas.Canvas(str(path), invariant=1)
-    for _ in range(2):
-        pdf_canvas.rect(72, 400, 300, 200, fill=1)
-        pdf_canvas.showPage()
-    pdf_canvas.save()
-    return path
+    """A PDF with drawings and no text layer, as a scanner's image-only page is (the sample
+    collection's, data/generators/make_sample_formats.py)."""
+    generator = sys.modules.get("make_sample_formats")
+    if generator is None:  # registered first: its dataclasses look their module up there
+        spec = importlib.util.spec_from_file_location("make_sample_formats", GENERATOR)
+        generator = sys.modules["make_sample_formats"] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(generator)
+    return generator.scanned_pdf(path)
 
 
 def docx(path: Path, blocks: list[tuple[str, str]], title: str = "") -> Path:

@@ -294,7 +294,7 @@ def render(out: Path, documents: tuple[str, ...] = DOCUMENTS) -> list[Path]:
     return written
 
 
-def _scanned_pdf(path: Path) -> None:
+def scanned_pdf(path: Path) -> Path:
     """A PDF of drawings with no text layer, as a scanner's image-only pages are."""
     from reportlab.pdfgen import canvas
     pdf_canvas = canvas.Canvas(str(path), invariant=1)
@@ -302,6 +302,7 @@ def _scanned_pdf(path: Path) -> None:
         pdf_canvas.rect(72, 400, 300, 200, fill=1)
         pdf_canvas.showPage()
     pdf_canvas.save()
+    return path
 
 
 _NAV_ONLY = ("<!DOCTYPE html>\n<html><head><title>Site map</title></head><body>\n"
@@ -326,7 +327,7 @@ def render_mixed(out: Path, documents: tuple[str, ...] = MIXED) -> list[Path]:
         written.append(path)
     for path in (out / "scanned" / "scan.pdf", out / "web" / "site-map.html"):
         path.parent.mkdir(parents=True, exist_ok=True)
-    _scanned_pdf(out / "scanned" / "scan.pdf")
+    scanned_pdf(out / "scanned" / "scan.pdf")
     (out / "web" / "site-map.html").write_text(_NAV_ONLY, encoding="utf-8")
     return written + [out / "scanned" / "scan.pdf", out / "web" / "site-map.html"]
 
