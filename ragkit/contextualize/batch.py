@@ -26,8 +26,8 @@ from pathlib import Path
 
 from ragkit.cache import CallCache, request_key
 from ragkit.contextualize.claude import (ClaudeContextualizer, _need_text, _text_of,
-                                         build_request, document_block, project_cost)
-from ragkit.documents import Chunk, Document, RagkitError
+                                         build_request, project_cost)
+from ragkit.documents import Chunk, Document
 from ragkit.llm import LLM, UsageLog
 from ragkit.message_batches import BatchOptions, MessageBatches
 from ragkit.money import dollars as money_text
@@ -54,14 +54,7 @@ class BatchContextualizer(ClaudeContextualizer):
             chunks = list(chunks)
             if not chunks:
                 continue
-            try:
-                tokens = self.llm.count_tokens(model=self.model, messages=[
-                    {"role": "user", "content": [document_block(doc.text)]}])
-            except RagkitError as exc:
-                raise RagkitError(f"{doc.id}: counting tokens: {exc}") from None
-            self.doc_tokens[doc.id] = tokens
-            if tokens < self.min_cacheable:
-                short.append(f"{doc.id} ({tokens} tokens)")
+            tokens = self._count_document(doc, short)
             for text, members in self._parts(doc, chunks, tokens):
                 plan += [(d, i, build_request(self.model, text, chunks[i].text, self.prompt,
                                               self.max_tokens)) for i in members]

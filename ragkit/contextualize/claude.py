@@ -146,14 +146,7 @@ class ClaudeContextualizer:
                   bar: tqdm, short: list[str]) -> list[Chunk]:
         if not chunks:
             return []
-        try:
-            tokens = self.llm.count_tokens(model=self.model, messages=[
-                {"role": "user", "content": [document_block(doc.text)]}])
-        except RagkitError as exc:
-            raise RagkitError(f"{doc.id}: counting tokens: {exc}; {_KEPT}") from None
-        self.doc_tokens[doc.id] = tokens
-        if tokens < self.min_cacheable:
-            short.append(f"{doc.id} ({tokens} tokens)")
+        tokens = self._count_document(doc, short, f"; {_KEPT}")
         contexts = [""] * len(chunks)
         for text, members in self._parts(doc, chunks, tokens):
             first, rest = members[0], members[1:]
@@ -168,6 +161,19 @@ class ClaudeContextualizer:
                     future.cancel()
                 raise
         return [replace(chunk, context=context) for chunk, context in zip(chunks, contexts)]
+
+    def _count_document(self, doc: Document, short: list[str], after: str = "") -> int:
+        """The document's prompt tokens (`count_tokens`), recorded in `doc_tokens`; a document
+        under the model's cache minimum is added to `short`. `after` ends an error line."""
+        try:
+            tokens = self.llm.count_tokens(model=self.model, messages=[
+                {"role": "user", "content": [document_block(doc.text)]}])
+        except RagkitError as exc:
+            raise RagkitError(f"{doc.id}: counting tokens: {exc}{after}") from None
+        self.doc_tokens[doc.id] = tokens
+        if tokens < self.min_cacheable:
+            short.append(f"{doc.id} ({tokens} tokens)")
+        return tokens
 
     def _parts(self, doc: Document, chunks: list[Chunk], tokens: int
                ) -> list[tuple[str, list[int]]]:
