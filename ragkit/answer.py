@@ -31,7 +31,7 @@ What it is not: a judge of the answer (see `ragkit.evaluate`), nor a multi-turn 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -40,9 +40,9 @@ from ragkit.chunking import CODE_SUFFIXES
 from ragkit.documents import Chunk
 from ragkit.extractive import MODEL as EXTRACTIVE_MODEL, answers_with, extract
 from ragkit.extractive_units import shown
+from ragkit.citation_pages import paged
 from ragkit.fusion import Ranking
 from ragkit.llm import LLM
-from ragkit.loaders.pages import page_at
 from ragkit.pricing import Usage
 
 DEFAULT_MODEL = "claude-haiku-4-5"
@@ -218,33 +218,6 @@ def answer(question: str, hits: Ranking, chunks: Mapping[str, Chunk] | Sequence[
     if embedder is not None and llm.offline:
         return paged(extracted(question, passages, body, embedder), chunks, parents)
     return paged(_build(question, passages, body, llm.create(**body)), chunks, parents)
-
-
-def paged(result: Answer, chunks: Mapping[str, Chunk] | Sequence[Chunk],
-          parents: Mapping[str, Chunk] | None = None) -> Answer:
-    """`result` with each citation's `page`: where the cited chunk's metadata has a page map
-    (`pages`, a PDF's: `ragkit.loaders.pages`), the page holding the cited block's first
-    character. Citations of other chunks keep `page` None."""
-    cited = {c.chunk_id for c in result.citations}
-    if not cited:
-        return result
-    by_id = ({i: chunks[i] for i in cited if i in chunks} if isinstance(chunks, Mapping)
-             else {c.id: c for c in chunks if c.id in cited})
-    by_id.update({p.id: p for p in (parents or {}).values() if p.id in cited})
-    maps = {i: c.metadata["pages"] for i, c in by_id.items() if c.metadata.get("pages")}
-    if not maps:
-        return result
-    by_index = {n: p for n, p in enumerate(result.passages)}
-    citations = []
-    for citation in result.citations:
-        passage = by_index.get(citation.search_result_index)
-        if citation.chunk_id in maps and passage is not None:
-            before = blocks(passage.text)[:citation.start_block_index]
-            offset = sum(map(len, before))
-            offset += len(passage.text[offset:]) - len(passage.text[offset:].lstrip())
-            citation = replace(citation, page=page_at(maps[citation.chunk_id], offset))
-        citations.append(citation)
-    return replace(result, citations=tuple(citations))
 
 
 @dataclass(frozen=True)
