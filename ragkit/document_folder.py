@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import ragkit.jobs
+from ragkit.chunking import is_code
 from ragkit.documents import Chunk, Document, RagkitError, RagkitWarning, check_text
 from ragkit.jobs import die_with_parent, usable_cores
 from ragkit.loaders import LOADERS, check_not_empty, load_file
@@ -207,7 +208,7 @@ def load_folder(root: Path | str, skip_bad: bool = False, progress: bool = True,
 def file_summary(docs: list[Document], skipped: list[Skipped] | None = None,
                  chunks: Sequence[Chunk] | None = None) -> list[dict[str, Any]]:
     """One row per file of a load, for a table: `file`, `format`, `pages` (PDF), `headings`
-    (`#` lines the heading path is read from), `chars`, `chunks` (only when the index's
+    (`#` lines the heading path is read from; 0 for source files, `ragkit.chunking.is_code`), `chars`, `chunks` (only when the index's
     `chunks` are given) and `skipped` (why, without the file's name, which is the row's; else
     ''). `skipped` defaults to `docs.skipped` when `docs` is a `Loaded`."""
     if skipped is None:
@@ -218,9 +219,7 @@ def file_summary(docs: list[Document], skipped: list[Skipped] | None = None,
         fmt = doc.metadata.get("format") or Path(doc.id).suffix.lstrip(".").lower()
         pages = doc.metadata.get("pages")
         rows.append({"file": doc.id, "format": fmt, "pages": len(pages) if pages else None,
-                     "headings": len(_HEADING_LINE.findall(doc.text)) if fmt not in
-                     ("py", "ts", "js", "java", "go", "rs", "c", "h", "cpp", "hpp", "sh",
-                      "sql", "json", "yaml", "yml", "toml") else 0,
+                     "headings": 0 if is_code(doc) else len(_HEADING_LINE.findall(doc.text)),
                      "chars": len(doc.text), "skipped": ""})
         if counts is not None:
             rows[-1]["chunks"] = counts.get(doc.id, 0)
