@@ -208,9 +208,10 @@ def load_folder(root: Path | str, skip_bad: bool = False, progress: bool = True,
 def file_summary(docs: list[Document], skipped: list[Skipped] | None = None,
                  chunks: Sequence[Chunk] | None = None) -> list[dict[str, Any]]:
     """One row per file of a load, for a table: `file`, `format`, `pages` (PDF), `headings`
-    (`#` lines the heading path is read from; 0 for source files, `ragkit.chunking.is_code`), `chars`, `chunks` (only when the index's
-    `chunks` are given) and `skipped` (why, without the file's name, which is the row's; else
-    ''). `skipped` defaults to `docs.skipped` when `docs` is a `Loaded`."""
+    (`#` lines the heading path is read from; 0 for source files, `ragkit.chunking.is_code`),
+    `chars`, `chunks` (only when the index's `chunks` are given) and `skipped` (why, without
+    the file's name, which is the row's; else ''). `skipped` defaults to `docs.skipped` when
+    `docs` is a `Loaded`."""
     if skipped is None:
         skipped = getattr(docs, "skipped", [])
     counts = Counter(c.doc_id for c in chunks) if chunks is not None else None
