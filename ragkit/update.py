@@ -11,6 +11,9 @@ on Milvus that writes a new collection and swaps it in (`ragkit.stores.milvus`).
 
 `update_index(pipeline, documents)` (`ragkit index --update`) finds which documents were
 added, changed or removed since the index was built and does that, in the documents' order.
+On an index whose contexts Claude wrote, a document whose chunks changed in metadata alone
+(its title, say) keeps its contexts and vectors: Claude never read the title, so asking again
+would send the same requests (`relabelled`).
 
 What it is not: an in-place edit of a Milvus collection (see `MilvusStore.delete_document`
 for deleting rows only), nor for parent–child indexes (rebuild those).
@@ -90,18 +93,50 @@ def changed_documents(pipeline, documents: Sequence[Document],
 
     A document is unchanged when it chunks and contextualizes to exactly the chunks in the
     index. The claude contextualizer is not re-run for this (it costs API calls): with it,
-    a document is unchanged when its chunks' text and offsets are the same.
+    a document is unchanged when its chunks without their contexts are the same — text,
+    offsets and metadata (the title, section, pages) — see `relabelled` for those that
+    differ in metadata alone.
     """
     config = pipeline.config
     if config.contextualizer == "claude":
         config = replace(config, contextualizer="none")
     probe, _ = contextualized_chunks(documents, config, chunks)
-    key = ((lambda c: (c.id, c.text, c.start, c.end)) if config is not pipeline.config
+    key = ((lambda c: replace(c, context="")) if config is not pipeline.config
            else (lambda c: c))
     now, before = _by_doc(probe, key), _by_doc(pipeline.chunks, key)
     changed = [d for d in documents if now.get(d.id) != before.get(d.id)]
     given = {d.id for d in documents}
     return changed, [doc_id for doc_id in before if doc_id not in given]
+
+
+def relabelled(pipeline, changed: Sequence[Document]) -> dict[str, list[Chunk]]:
+    """Of the `changed` documents of an index whose contexts Claude wrote, those whose chunks
+    differ from the index's in metadata alone (e.g. a new title): doc id → the new chunks,
+    each with the context the index holds for it.
+
+    Why: Claude's request holds the document's text and the chunk, never its title or
+    metadata (`ragkit.contextualize.claude.build_request`), so those contexts still hold;
+    the chunk's indexed text (context + text) is unchanged, hence its BM25 row and vectors
+    too. Such a document is updated without a request to Claude (whatever the call cache
+    holds) and without embedding anything. Not for other contextualizers (the structural
+    one writes the title into the context) nor parent-child indexes (rebuilt instead)."""
+    if pipeline.config.contextualizer != "claude" or pipeline.config.parent_child:
+        return {}
+    config = replace(pipeline.config, contextualizer="none")
+    probe, _ = contextualized_chunks(changed, config)
+    now = _by_doc(probe, lambda c: c)
+    before = _by_doc(pipeline.chunks, lambda c: c)
+    out = {}
+    for doc_id, fresh in now.items():
+        old = before.get(doc_id, [])
+        if [_place(c) for c in fresh] == [_place(c) for c in old]:
+            out[doc_id] = [replace(c, context=o.context) for c, o in zip(fresh, old)]
+    return out
+
+
+def _place(chunk: Chunk) -> tuple:
+    """What a chunk's context and indexed text depend on: its id, text and offsets."""
+    return chunk.id, chunk.text, chunk.start, chunk.end
 
 
 def _by_doc(chunks: Sequence[Chunk], key) -> dict[str, list]:
@@ -126,5 +161,12 @@ def update_index(pipeline, documents: Sequence[Document], chunks: Sequence[Chunk
         pipeline = Pipeline(pipeline.config, pipeline.chunks, pipeline.bm25,
                             pipeline.store.window_vectors(), pipeline._embedder,
                             pipeline.embedder_record)
-    new = replace_documents(pipeline, changed, removed, progress, [d.id for d in documents])
+    relabel = relabelled(pipeline, changed)
+    if relabel:  # same indexed text: the same BM25 and vectors, new metadata
+        fresh = {c.id: c for doc_chunks in relabel.values() for c in doc_chunks}
+        pipeline = Pipeline(pipeline.config, [fresh.get(c.id, c) for c in pipeline.chunks],
+                            pipeline.bm25, pipeline.dense, pipeline._embedder,
+                            pipeline.embedder_record)
+    rest = [d for d in changed if d.id not in relabel]  # BM25 is refitted all the same
+    new = replace_documents(pipeline, rest, removed, progress, [d.id for d in documents])
     return new, changed, removed

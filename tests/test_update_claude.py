@@ -1,0 +1,106 @@
+"""`ragkit index --update` on an index whose contexts Claude wrote (the offline stand-in here),
+run as a user runs it: the installed CLI, one process per command.
+
+What Claude reads of a document is its text (the request holds the document block and the
+chunk, `ragkit.contextualize.claude.build_request`); the title reaches the index through each
+chunk's metadata (`title`, which labels passages in answer prompts and citations). So a title
+changed alone must reach the index without a single request — even with the call cache
+emptied — and a changed text must re-ask exactly that document's chunks."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+RAGKIT = Path(sys.executable).parent / "ragkit"
+WORDS = "revenue margin quarter growth customer churn pipeline guidance segment".split()
+
+
+def _write(path: Path, titles: dict[str, str], extra: str = "") -> None:
+    rows = []
+    for n, (doc_id, title) in enumerate(titles.items()):
+        text = "\n\n".join(" ".join(WORDS[(i + j + n) % 9] for j in range(50)) + "."
+                           for i in range(3))
+        rows.append({"id": doc_id, "title": title, "text": text + (extra if doc_id == "b"
+                                                                    else "")})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def _ragkit(home: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    env["RAGKIT_HOME"] = str(home)
+    done = subprocess.run([str(RAGKIT), *args], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def _chunks(index: Path) -> list[dict]:
+    return [json.loads(line) for line in (index / "chunks.jsonl").read_text().splitlines()]
+
+
+def _requests(home: Path) -> int:
+    """Messages requests sent since the call cache was last emptied (`ragkit cache stats`:
+    a request answered by the cache is a hit, one sent is stored once, a miss)."""
+    stats = _ragkit(home, "cache", "stats").stdout
+    found = re.search(r"claude-haiku-4-5 +/v1/messages +(\d+) ", stats)
+    return int(found[1]) if found else 0
+
+
+def test_a_changed_title_reaches_the_index_without_asking_claude_again(tmp_path):
+    docs, index, home = tmp_path / "docs.jsonl", tmp_path / "ix", tmp_path / "home"
+    titles = {"a": "Alpha report", "b": "Beta memo", "c": "Gamma notes"}
+    _write(docs, titles)
+    _ragkit(home, "index", str(docs), "--out", str(index), "--contextualizer",
+            "claude", "--embedder", "none", "--chunk-size", "64", "--overlap", "0")
+    assert _requests(home) == 9  # 3 documents of 3 chunks
+    before = _chunks(index)
+    _ragkit(home, "cache", "clear")  # no call cache to answer for a re-asked request
+
+    _write(docs, {**titles, "b": "Beta memo, revised"})
+    done = _ragkit(home, "index", str(docs), "--out", str(index), "--update")
+    assert "1 documents added or changed, 0 removed, 2 unchanged" in done.stdout
+    assert "the call cache is empty" in _ragkit(home, "cache", "stats").stdout
+    after = _chunks(index)
+    assert [c["metadata"]["title"] for c in after] == [
+        "Alpha report"] * 3 + ["Beta memo, revised"] * 3 + ["Gamma notes"] * 3
+    assert [(c["id"], c["text"], c["context"]) for c in after] == \
+        [(c["id"], c["text"], c["context"]) for c in before]
+
+    _write(docs, {**titles, "b": "Beta memo, revised"}, extra=" Churn rose.")
+    done = _ragkit(home, "index", str(docs), "--out", str(index), "--update")
+    assert "1 documents added or changed, 0 removed, 2 unchanged" in done.stdout
+    assert _requests(home) == 3  # b's chunks, and only those
+    assert _chunks(index)[5]["text"].endswith("Churn rose.")
+
+
+def test_a_title_change_keeps_the_vectors_and_equals_a_fresh_build(tmp_path, monkeypatch):
+    """In process, with dense vectors: the retitled document is not embedded again, and the
+    updated index is the one a fresh build of the new documents makes."""
+    import numpy as np
+
+    from ragkit.documents import Document
+    from ragkit.pipeline import IndexConfig, Pipeline
+    from ragkit.update import update_index
+    from word_embedder import WordEmbedder
+
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    _write(tmp_path / "docs.jsonl", {"a": "Alpha report", "b": "Beta memo"})
+    docs = [Document(r["id"], r["text"], r["title"]) for r in
+            map(json.loads, (tmp_path / "docs.jsonl").read_text().splitlines())]
+    config = IndexConfig(chunk_size=64, overlap=0, contextualizer="claude",
+                         embedder="word-test", tokenizer="words")
+    embedder = WordEmbedder(WORDS)
+    old = Pipeline.build(docs, config, progress=False, embedder=embedder)
+    now = [docs[0], Document("b", docs[1].text, "Beta memo, revised")]
+    calls = embedder.calls
+    new, changed, removed = update_index(old, now)
+    assert ([d.id for d in changed], removed, embedder.calls) == (["b"], [], calls)
+    fresh = Pipeline.build(now, config, progress=False, embedder=WordEmbedder(WORDS))
+    assert new.chunks == fresh.chunks
+    np.testing.assert_array_equal(new.dense.owners, fresh.dense.owners)
+    np.testing.assert_allclose(new.dense.vectors, fresh.dense.vectors, atol=1e-6)
