@@ -8,7 +8,9 @@ What it is:
   3. otherwise the registered offline backend (`ragkit.llm_backends.offline_backend()`, the
      offline stand-in `ragkit.standin` once `import ragkit` has registered it): the same
      class with `http_client=httpx2.Client(transport=backend.transport())`, so offline runs
-     go through the SDK's own request serialization and reply parsing;
+     go through the SDK's own request serialization and reply parsing; an exception the
+     backend raises is `OfflineBackendError` ("the offline stand-in failed (KeyError: …)",
+     not retried), never an API that "cannot be reached";
   4. no key and no offline backend registered: one `RagkitError` line saying so.
   The online path cannot depend on the offline one by construction: this module never
   imports an offline backend, it asks the registry for one only when it builds an offline
@@ -99,9 +101,41 @@ def make_client(max_retries: int | None = None,
     timeout = httpx2.Timeout(limits.read, connect=limits.connect)
     if transport is None and has_api_key():
         return anthropic.Anthropic(max_retries=retries, timeout=timeout)
+    if transport is None:
+        backend = offline_backend()
+        transport = _Guarded(backend.transport(), backend.name)
     return anthropic.Anthropic(api_key="offline-stand-in", base_url=OFFLINE_BASE_URL,
-                               max_retries=retries, timeout=timeout, http_client=httpx2.Client(
-                                   transport=transport or offline_backend().transport()))
+                               max_retries=retries, timeout=timeout,
+                               http_client=httpx2.Client(transport=transport))
+
+
+class OfflineBackendError(anthropic.APIError):
+    """The offline backend raised while answering: a bug in that program, not a network
+    fault. An `APIError`, so every place that turns SDK failures into one line catches it;
+    neither a connection error nor a status error, so the SDK does not retry it."""
+
+
+class _Guarded(httpx2.BaseTransport):
+    """An offline backend's in-process transport whose own exceptions become
+    `OfflineBackendError` (naming the backend and the error's class), instead of the SDK's
+    "connection error" — which `explain` words as an API that cannot be reached. httpx2's
+    transport errors pass through as they are: those are what a network failure raises."""
+
+    def __init__(self, inner: httpx2.BaseTransport, name: str) -> None:
+        self.inner, self.name = inner, name
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        try:
+            return self.inner.handle_request(request)
+        except httpx2.TransportError:
+            raise
+        except Exception as exc:
+            raise OfflineBackendError(
+                f"the {self.name} failed ({type(exc).__name__}: {exc}): a bug in it, not a "
+                f"network fault", request, body=None) from exc
+
+    def close(self) -> None:
+        self.inner.close()
 
 
 def limits_of(client: anthropic.Anthropic) -> Budget:
@@ -120,6 +154,8 @@ def explain(exc: Exception, model: str, client: anthropic.Anthropic | None = Non
     base = str(client.base_url) if client is not None else OFFLINE_BASE_URL
     at = "" if base.startswith(OFFLINE_BASE_URL) else f" at {base}"
     limits = limits_of(client) if client is not None else budget()
+    if isinstance(exc, OfflineBackendError):
+        return scrub(str(exc))
     if isinstance(exc, anthropic.APIStatusError):
         body = exc.body if isinstance(exc.body, dict) else {}
         err = body.get("error") if isinstance(body.get("error"), dict) else {}
