@@ -10,6 +10,15 @@ a stand-in's batch never answers for the real API) and polls the open batches wh
 it still needs instead of submitting them again. A record is removed once its results are in
 a cache (or the API no longer knows the batch), so the folder holds only unfinished work.
 
+Stale records are pruned whenever the journal of an API is read (`open_batches`), whatever
+backend wrote them: a record whose batch had ended when last polled and whose requests are
+all in the cache the journal is given (`collected`: a run killed between caching the
+results and removing the record, or a batch no later run needed), and a record older than
+the API's retention (`RETENTION`: Anthropic keeps results 29 days after creation; a batch
+ends within 24 hours, so none is still in progress by then, and its results are gone).
+A record not known to have ended is never pruned for being collected; Voyage's records are
+never pruned by age (no retention is published for its output files).
+
 `batching(**options)` / `batch_options()`: the batch mode of a run (`ragkit index --batch`):
 inside the context, the `claude` contextualizer (`ragkit.contextualize`) and the Voyage
 embedders (`ragkit.embed`) send their work as batches, with these options (poll, timeout,
@@ -28,10 +37,11 @@ process killed in between) is not known here; its requests would be submitted ag
 """
 from __future__ import annotations
 
+import calendar
 import json
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -41,6 +51,7 @@ from ragkit.atomic import write_text
 from ragkit.documents import RagkitError
 from ragkit.models import ragkit_home
 
+RETENTION = {"anthropic": 29 * 86400}  # seconds an API keeps a batch's results after creation
 OPEN = ("in_progress", "validating", "canceling", "ended", "finalizing")  # not yet collected
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]")
 _MODE: list[dict[str, Any]] = []  # the options of the enclosing `batching` contexts
@@ -99,9 +110,14 @@ def journal_folder(api: str) -> Path:
 class Journal:
     """The open batches of one API at one backend (see the module docstring)."""
 
-    def __init__(self, api: str, backend: str, folder: Path | None = None) -> None:
+    def __init__(self, api: str, backend: str, folder: Path | None = None,
+                 collected: Callable[[list[str]], bool] | None = None) -> None:
+        """`collected(custom_ids)`: True when every one of them has its result in the cache
+        (for pruning, see the module docstring); None: no record is pruned as collected."""
         self.api, self.backend = api, backend
         self.folder = folder or journal_folder(api)
+        self.collected = collected
+        self.pruned: list[str] = []  # ids of the records the last `open_batches` removed
 
     def path(self, batch_id: str) -> Path:
         return self.folder / f"{_SAFE.sub('_', batch_id)}.json"
@@ -123,9 +139,24 @@ class Journal:
         """Forget a batch whose results are collected (or that the API no longer knows)."""
         self.path(record.id).unlink(missing_ok=True)
 
+    def stale(self, record: BatchRecord, now: float | None = None) -> bool:
+        """True when `record` can go (module docstring): past the API's retention, or ended
+        with every result in the cache."""
+        retention = RETENTION.get(record.api)
+        try:
+            created = calendar.timegm(time.strptime(record.created_at, "%Y-%m-%dT%H:%M:%SZ"))
+        except (TypeError, ValueError):
+            created = None  # unreadable: never pruned by age
+        if retention and created is not None and (now or time.time()) - created > retention:
+            return True
+        return (record.status == "ended" and self.collected is not None
+                and self.collected(list(record.custom_ids)))
+
     def open_batches(self) -> list[BatchRecord]:
-        """Every record of this API and backend, oldest first; a damaged file is one line
-        naming it (delete it to forget that batch)."""
+        """Every record of this API and backend, oldest first, once the stale records of the
+        API are removed (`pruned`); a damaged file is one line naming it (delete it to forget
+        that batch)."""
+        self.pruned = []
         if not self.folder.is_dir():
             return []
         records = []
@@ -141,6 +172,11 @@ class Journal:
                 raise RagkitError(f"{path}: not a readable batch record ({exc}); delete the "
                                   f"file to forget that batch (its requests are then sent "
                                   f"again)") from None
-            if record.api == self.api and record.backend == self.backend:
+            if record.api != self.api:
+                continue
+            if self.stale(record):
+                path.unlink(missing_ok=True)
+                self.pruned.append(record.id)
+            elif record.backend == self.backend:
                 records.append(record)
         return sorted(records, key=lambda r: (r.created_at, r.id))

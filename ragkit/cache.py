@@ -38,7 +38,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -178,6 +178,19 @@ class CallCache:
             with self._db:
                 self._db.execute("UPDATE calls SET hits = hits + 1 WHERE key = ?", (key,))
         return Entry(json.loads(row[0]), Usage(*row[1:5]), bool(row[5]))
+
+    def holds(self, keys: Sequence[str]) -> bool:
+        """True when every key in `keys` has an entry (no hit is counted: nothing is served)."""
+        wanted = set(keys)
+        with self._lock, self._guard():
+            found = 0
+            ordered = sorted(wanted)
+            for i in range(0, len(ordered), 500):  # within sqlite's bound-variable limit
+                part = ordered[i:i + 500]
+                found += self._db.execute(
+                    f"SELECT COUNT(*) FROM calls WHERE key IN ({','.join('?' * len(part))})",
+                    part).fetchone()[0]
+        return found == len(wanted)
 
     def put(self, key: str, endpoint: str, model: str, reply: Any, usage: Usage,
             priced: bool) -> None:

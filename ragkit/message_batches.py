@@ -111,7 +111,9 @@ class MessageBatches:
     def __init__(self, llm: LLM, options: BatchOptions | None = None,
                  journal: Journal | None = None) -> None:
         self.llm, self.options = llm, options or BatchOptions()
-        self.journal = journal or Journal("anthropic", llm.backend)
+        self.journal = journal or Journal(
+            "anthropic", llm.backend,
+            collected=lambda keys: bool(llm.cache) and llm.cache.holds(keys))
         self.report = BatchReport()
         self.batches = llm.client.messages.batches
         self.outcome: dict[str, str] = {}  # custom_id → result type of what did not succeed
@@ -134,6 +136,10 @@ class MessageBatches:
             answers[key] = Message.construct(**entry.reply)
         self.report.from_cache += len(answers)
         open_ = [r for r in self.journal.open_batches() if needed.keys() & set(r.custom_ids)]
+        if self.journal.pruned:
+            self.options.log(f"journal: removed {len(self.journal.pruned)} stale batch "
+                             f"record(s) from {self.journal.folder} (ended with every result "
+                             f"in the call cache, or past the API's 29-day retention)")
         return answers, needed, open_
 
     def run(self, requests: Sequence[dict[str, Any]],

@@ -1,0 +1,80 @@
+"""Stale batch journal records go when the journal is next read: a batch that ended with every
+result in the call cache, or one past Anthropic's 29-day retention of results. A batch not
+known to have ended stays while it may still run. Checked as a user meets it: records left by
+earlier runs, then `ragkit index --contextualizer claude --batch` in a new process."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ragkit.batch_journal import BatchRecord, Journal
+from ragkit.cache import CallCache
+from ragkit.pricing import Usage
+
+RAGKIT = Path(sys.executable).parent / "ragkit"
+API = "https://api.anthropic.com"  # the records of an earlier run online
+DAY = 86400
+
+
+def _key(name: str) -> str:
+    return hashlib.sha256(name.encode()).hexdigest()
+
+
+def _stamp(seconds_ago: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - seconds_ago))
+
+
+def _records(home: Path) -> list[BatchRecord]:
+    k1, k2, k3, k4, k5 = (_key(f"request {n}") for n in range(1, 6))
+    return [BatchRecord("anthropic", API, "msgbatch_done", [k1, k2], _stamp(3600), "ended"),
+            BatchRecord("anthropic", API, "msgbatch_partial", [k1, k3], _stamp(3600), "ended"),
+            BatchRecord("anthropic", API, "msgbatch_running", [k1, k2], _stamp(3600),
+                        "in_progress"),
+            BatchRecord("anthropic", API, "msgbatch_old", [k4], _stamp(30 * DAY),
+                        "in_progress"),
+            BatchRecord("anthropic", API, "msgbatch_recent", [k5], _stamp(28 * DAY), "ended")]
+
+
+def _seed(home: Path) -> Path:
+    """The journal with the five records, and the call cache holding requests 1 and 2."""
+    journal = Journal("anthropic", API, home / "batches" / "anthropic")
+    for record in _records(home):
+        journal.write(record)
+    cache = CallCache(home / "cache" / "calls.sqlite")
+    for name in ("request 1", "request 2"):
+        cache.put(_key(name), "/v1/messages", "claude-haiku-4-5", {"id": "msg"},
+                  Usage(10, 2), priced=True)
+    cache.close()
+    return journal.folder
+
+
+def test_a_batch_run_prunes_the_stale_records_and_keeps_the_rest(tmp_path):
+    home = tmp_path / "home"
+    folder = _seed(home)
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text(json.dumps({"id": "d", "title": "Report",
+                                "text": "Revenue grew in the third quarter."}) + "\n")
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    env["RAGKIT_HOME"] = str(home)
+    done = subprocess.run([str(RAGKIT), "index", str(docs), "--out", str(tmp_path / "ix"),
+                           "--contextualizer", "claude", "--batch", "--embedder", "none"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.stem for p in folder.glob("*.json")) == [
+        "msgbatch_partial", "msgbatch_recent", "msgbatch_running"]
+    assert (f"journal: removed 2 stale batch record(s) from {folder} (ended with every result "
+            f"in the call cache, or past the API's 29-day retention)") in done.stderr
+
+
+def test_without_a_cache_only_age_prunes(tmp_path):
+    folder = _seed(tmp_path / "home")
+    journal = Journal("anthropic", API, folder)
+    assert [r.id for r in journal.open_batches()] == [
+        "msgbatch_recent", "msgbatch_done", "msgbatch_partial", "msgbatch_running"]
+    assert journal.pruned == ["msgbatch_old"]
+    assert not (folder / "msgbatch_old.json").exists()
