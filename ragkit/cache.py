@@ -4,8 +4,10 @@ What it is: `CallCache(path)` is one sqlite table (`calls`). The key of a call i
 of the canonical JSON (sorted keys, no whitespace, UTF-8) of `{"endpoint", "backend", and
 every request parameter}` — model, system, messages, tools, tool_choice, temperature, … — so
 a different prompt, model or setting is a different call (`request_key`). The value is the
-reply JSON, its token usage, whether it was priced (a stand-in reply is not), when it was
-stored, and how often it has been served since. Each entry is committed the moment its
+reply JSON, its token usage, whether it was priced (a stand-in reply is not), whether it
+came through the Message Batches API (priced at batch prices by `stats`; entries stored
+before this mark existed count as interactive), when it was stored, and how often it has
+been served since. Each entry is committed the moment its
 reply arrives, in its own transaction: a crash loses at most the calls in flight, and the
 next run resumes without repeating one. Commits are not flushed to disk one by one (sqlite's
 WAL mode with `synchronous=NORMAL`): that keeps every committed entry through a crash of the
@@ -48,14 +50,14 @@ from ragkit.atomic import check_target
 from ragkit.documents import RagkitError
 from ragkit.models import ragkit_home
 from ragkit.money import dollars
-from ragkit.pricing import PRICES, Usage, cost
+from ragkit.pricing import PRICES, Usage, batch_cost, cost
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _SCHEMA = """CREATE TABLE IF NOT EXISTS calls (
     key TEXT PRIMARY KEY, endpoint TEXT NOT NULL, model TEXT NOT NULL, reply TEXT NOT NULL,
     input INTEGER NOT NULL, output INTEGER NOT NULL, cache_write INTEGER NOT NULL,
     cache_read INTEGER NOT NULL, priced INTEGER NOT NULL, created REAL NOT NULL,
-    hits INTEGER NOT NULL DEFAULT 0)"""
+    hits INTEGER NOT NULL DEFAULT 0, batch INTEGER NOT NULL DEFAULT 0)"""
 
 
 def default_cache_path() -> Path:
@@ -159,6 +161,7 @@ class CallCache:
             self._db.execute("PRAGMA synchronous=NORMAL")  # see the module docstring
             with self._db:
                 self._db.execute(_SCHEMA)
+            _add_batch_column(self._db)
         _CONNECTED.add(self.path.resolve())
 
     def _guard(self):
@@ -193,32 +196,39 @@ class CallCache:
         return found == len(wanted)
 
     def put(self, key: str, endpoint: str, model: str, reply: Any, usage: Usage,
-            priced: bool) -> None:
-        """Store one reply now (its own committed transaction)."""
+            priced: bool, batch: bool = False) -> None:
+        """Store one reply now (its own committed transaction); `batch`: it came through the
+        Message Batches API, billed at `BATCH_DISCOUNT` of the list price."""
         with self._lock, self._guard(), self._db:
             self._db.execute(
                 "INSERT OR REPLACE INTO calls (key, endpoint, model, reply, input, output, "
-                "cache_write, cache_read, priced, created, hits) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
+                "cache_write, cache_read, priced, created, hits, batch) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)",
                 (key, endpoint, model, canonical_json(reply), usage.input, usage.output,
-                 usage.cache_write, usage.cache_read, int(priced), time.time()))
+                 usage.cache_write, usage.cache_read, int(priced), time.time(), int(batch)))
 
     def stats(self) -> list[ModelStats]:
-        """One row per (model, endpoint), sorted by model."""
+        """One row per (model, endpoint), sorted by model. Dollars: replies marked as batch
+        results at batch prices (`batch_cost`), the others — and entries stored before the
+        mark existed — at list price; a hit saves what its reply cost (a batch result served
+        again saves a batch's price: the same run would batch it again)."""
         with self._lock, self._guard():
             rows = self._db.execute(
-                "SELECT model, endpoint, COUNT(*), SUM(hits), SUM(input), SUM(output), "
+                "SELECT model, endpoint, batch, COUNT(*), SUM(hits), SUM(input), SUM(output), "
                 "SUM(cache_write), SUM(cache_read), SUM(hits * input), SUM(hits * output), "
-                "SUM(hits * cache_write), SUM(hits * cache_read), MIN(priced) "
-                "FROM calls GROUP BY model, endpoint ORDER BY model, endpoint").fetchall()
-        out = []
-        for model, endpoint, n, hits, *tokens, priced in rows:
+                "SUM(hits * cache_write), SUM(hits * cache_read), MIN(priced) FROM calls "
+                "GROUP BY model, endpoint, batch ORDER BY model, endpoint, batch").fetchall()
+        merged: dict[tuple[str, str], ModelStats] = {}
+        for model, endpoint, batch, n, hits, *tokens, priced in rows:
             spent, saved = Usage(*tokens[:4]), Usage(*tokens[4:])
+            price_of = batch_cost if batch else cost
             known = bool(priced) and model in PRICES
-            out.append(ModelStats(model, endpoint, n, hits, spent, saved,
-                                  cost(spent, model) if known else None,
-                                  cost(saved, model) if known else None))
-        return out
+            row = ModelStats(model, endpoint, n, hits, spent, saved,
+                             price_of(spent, model) if known else None,
+                             price_of(saved, model) if known else None)
+            before = merged.get((model, endpoint))
+            merged[(model, endpoint)] = row if before is None else _add(before, row)
+        return list(merged.values())
 
     def clear(self, model: str | None = None) -> int:
         """Delete every entry (or those of `model`); returns how many were deleted."""
@@ -226,6 +236,31 @@ class CallCache:
             if model is None:
                 return self._db.execute("DELETE FROM calls").rowcount
             return self._db.execute("DELETE FROM calls WHERE model = ?", (model,)).rowcount
+
+
+def _add(a: ModelStats, b: ModelStats) -> ModelStats:
+    """Two rows of one (model, endpoint) as one; dollars None if either has no price."""
+    def plus(x: float | None, y: float | None) -> float | None:
+        return None if x is None or y is None else x + y
+    return ModelStats(a.model, a.endpoint, a.misses + b.misses, a.hits + b.hits,
+                      a.spent + b.spent, a.saved + b.saved,
+                      plus(a.dollars_spent, b.dollars_spent),
+                      plus(a.dollars_saved, b.dollars_saved))
+
+
+def _add_batch_column(db: sqlite3.Connection) -> None:
+    """Give a cache made before replies were marked as batch results its `batch` column
+    (0: list price, which is what those entries were priced at). Two processes may race to
+    add it; the loser's "duplicate column" is the same outcome."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(calls)")}
+    if "batch" in columns:
+        return
+    try:
+        with db:
+            db.execute("ALTER TABLE calls ADD COLUMN batch INTEGER NOT NULL DEFAULT 0")
+    except sqlite3.OperationalError as exc:
+        if "duplicate column" not in str(exc):
+            raise
 
 
 def format_stats(stats: list[ModelStats]) -> str:

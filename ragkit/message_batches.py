@@ -307,7 +307,7 @@ class MessageBatches:
                 self.report.succeeded += 1
                 if self.llm.cache:
                     self.llm.cache.put(key, "/v1/messages", model, message.to_dict(),
-                                       usage, priced)
+                                       usage, priced, batch=True)
                 if key in needed:
                     answers[key] = message
         except (anthropic.APIError, ValueError, httpx2.HTTPError) as exc:
