@@ -67,6 +67,20 @@ the answer. On test the missing-unit rule declines 9 of the 14 unanswerable ques
 1.3 points, the threshold the 10th for 12.6. Re-run the script after changing the default
 embedder and copy what it prints here.
 
+Tried on dev and not adopted (`benchmarks/study_extractive.py`, 5-fold over the 147
+answerable dev questions, never declining; out of fold, all / shipped / scikit-learn):
+the hand rule with its grid re-chosen per fold quotes the span for 58.2 / 61.1 / 51.2 %
+(59.5 / 62.0 / 53.5 with the constants above); a learned scorer on the same four signals
+(pairwise logistic regression, as the offline reranker is fitted) 59.5 / 62.0 / 53.5, what
+the hand rule reaches in sample; adding MiniLM's cosine rank as a second view 56.1 / 62.0 /
+41.9; all eleven signals tried (with length, position, word pairs, the heading flag, cosine
+gaps) 56.8 / 61.1 / 46.5. Nothing lifts the ceiling out of fold, so the hand rule stays.
+A decline rule for a named thing that does not report the field asked about (the
+question's other terms weigh under a share in every passage holding the name) did not help
+out of fold: 53.4 / 45.5 % quoted / declined on the shipped dev split against 54.3 / 54.5
+today; its lenient form (the best-paired name) 55.3 / 54.5 there, one question more, but
+52.7 / 62.5 against 53.7 / 68.8 with the scikit-learn dev half in — so there is none.
+
 What it is not: a reader. It cannot combine facts or compute, and no retrieval score
 separates answerable from unanswerable questions well (ROC AUC of the best cosine 0.56–0.60
 on the shipped splits): an unanswerable question about an absent *field* of a named company
@@ -84,6 +98,7 @@ import numpy as np
 
 from ragkit.assemble import Passage, blocks
 from ragkit.chunking import CODE_SUFFIXES
+from ragkit.extractive_decline import missing
 from ragkit.extractive_units import units
 from ragkit.support import question_terms as terms
 from ragkit.support import request_idf, weighted_share
@@ -116,14 +131,6 @@ _ASKS_NUMBER = re.compile(
     r"what (?:is|was|were|are) the (?:rate|limit|price|fee|number|amount|maximum|minimum|"
     r"default)|which year|what percentage)\b|며칠|몇|얼마", re.I)
 _DIGIT = re.compile(r"\d")
-# A quarter of a year, as questions and reports write it: "Q3 2025", "Q3 FY2025", "third
-# quarter of 2025", "third-quarter 2025" are all the unit "q3 2025".
-_ORDINAL = {"first": "1", "second": "2", "third": "3", "fourth": "4"}
-_QUARTER = re.compile(r"\b(?:q([1-4])\s*(?:fy\s*)?((?:19|20)\d\d)|(first|second|third|fourth)"
-                      r"[\s-]+quarter\s+(?:of\s+)?(?:fiscal\s+(?:year\s+)?)?((?:19|20)\d\d))\b",
-                      re.I)
-# A Latin-script word, codes joined by - . / kept whole ("EG-400", "n_trees", "0.5").
-_WORD = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z0-9_]+(?:[-./][A-Za-z0-9_]+)*")
 
 
 @dataclass(frozen=True)
@@ -201,42 +208,6 @@ class Extract:
     quotes: tuple[Block, ...]
     strength: float
     declined: bool
-
-
-def _canonical(text: str) -> str:
-    """Lower case, every quarter written as "q<n> <year>"."""
-    def quarter(m: re.Match) -> str:
-        return f"q{m.group(1) or _ORDINAL[m.group(3).lower()]} {m.group(2) or m.group(4)}"
-    return _QUARTER.sub(quarter, text).lower()
-
-
-def distinctive(question: str) -> tuple[str, ...]:
-    """The units of `question` that name one thing: quarters ("q3 2025"), numbers and codes
-    (a digit or an underscore: "2022", "eg-400", "n_trees"), acronyms and mixed case
-    ("graphql", "onnx") and capitalised names not starting a sentence ("cedarline"), lower
-    case, in question order. Not Hangul words: Korean has no capitals to tell a name by."""
-    units = [_canonical(m.group(0)) for m in _QUARTER.finditer(question)]
-    text = _QUARTER.sub(" ", question)
-    for m in _WORD.finditer(text):
-        word = m.group(0)
-        before = text[:m.start()].rstrip()
-        starts = not before or before[-1] in ".?!:;"
-        if (_DIGIT.search(word) or "_" in word or sum(c.isupper() for c in word) >= 2
-                or (word[:1].isupper() and len(word) > 1 and not starts)):
-            units.append(word.lower())
-    return tuple(dict.fromkeys(units))
-
-
-def missing(question: str, passages: Sequence[Passage]) -> tuple[str, ...]:
-    """The `distinctive` units of `question` that none of `passages` (text or
-    `[Source | Section]` tag) holds as a whole word; a plural's "s" may be absent."""
-    text = _canonical("\n".join(f"{p.tag}\n{p.text}" for p in passages))
-
-    def held(unit: str) -> bool:
-        forms = {unit, unit[:-1]} if unit.endswith("s") and len(unit) > 3 else {unit}
-        return any(re.search(rf"(?<![a-z0-9_]){re.escape(f)}(?![a-z0-9_])", text)
-                   for f in forms)
-    return tuple(u for u in distinctive(question) if not held(u))
 
 
 def features(question: str, passages: Sequence[Passage], embedder) -> Features:

@@ -15,7 +15,8 @@ from ragkit import extractive
 from ragkit.answer import DECLINE, answer, answer_stream
 from ragkit.assemble import assemble
 from ragkit.documents import Chunk, Golden, Query
-from ragkit.extractive import Params, distinctive, extract, features, missing
+from ragkit.extractive import Params, extract, features
+from ragkit.extractive_decline import distinctive, missing
 from ragkit.extractive_eval import (DECLINED, QUOTED, Case, calibrate, cross_validated,
                                     decline_curve, extractive_scores, folds, quotes_span)
 from ragkit.llm import LLM

@@ -1,0 +1,273 @@
+"""Can the offline extractive answerer quote better, or decline better, than its hand rule?
+Two studies on dev questions only; the test halves are printed for the record, never chosen on.
+
+    python benchmarks/study_extractive.py [--folds 5]
+
+1. A learned sentence scorer. Every quotable unit of a question's top-5 hybrid passages
+   (`ragkit.extractive.features`) gets the columns of `COLUMNS`: the e5-small query–unit
+   cosine as its rank within the request (what the hand rule uses) and as its gap to the
+   best, the same two for a second view (`auto`: MiniLM, USE for Hangul — the other family,
+   the offline reranker's second view), the IDF coverage of the unit and its tag, 1 / passage
+   rank, the number cue, log length, position in the passage, the share of the question's
+   word pairs in the unit, and whether it is a heading joined to its sentence. A unit is
+   relevant when it holds a golden span (or lies inside one). Pairwise logistic regression as
+   `ragkit.train_reranker` fits the reranker (standardised columns, no intercept, C = 1,
+   every relevant × other pair of a question) is fitted on 4 folds of the dev questions (the
+   shipped dev split and the held-out scikit-learn dev half) and picks the 3 quotes of the
+   5th, as `ragkit.extractive.choose` does with nothing declined; the hand rule's grid
+   (`ragkit.extractive_eval`) is re-chosen on the same 4 folds. Printed: the out-of-fold
+   share of answerable questions whose quotes contain the golden span.
+2. A decline rule for a question about a field the named thing does not report: the
+   "pairing" of a question — for each distinctive unit (`ragkit.extractive_decline`) the best
+   IDF share of the question's other terms in one passage holding that unit, the smallest
+   over the units ("min") or the largest ("max"). Cross-validated on dev as
+   `ragkit.extractive_eval.cross_validated` checks a signal: each fold's thresholds (best
+   cosine, pairing) chosen on the other folds by `shortfall`, with the missing-unit rule on.
+
+Needs the default embedder's model (e5-small) and MiniLM (`ragkit models install`) and the
+held-out scikit-learn set (`build/heldout/sklearn`); about a minute and a half with the
+embedding cache warm.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from ragkit import extractive_eval as ev  # noqa: E402
+from ragkit.assemble import assemble, blocks  # noqa: E402
+from ragkit.datasets import load_dataset  # noqa: E402
+from ragkit.embed import get_embedder  # noqa: E402
+from ragkit.extractive import MAX_QUOTES, Extract, Params, choose, features  # noqa: E402
+from ragkit.extractive_decline import distinctive, missing  # noqa: E402
+from ragkit.lexical import auto  # noqa: E402
+from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig  # noqa: E402
+from ragkit.support import question_terms, request_idf, weighted_share  # noqa: E402
+from ragkit.train_reranker import pairs  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+SETS = {"shipped": ROOT / "data", "sklearn": ROOT / "build" / "heldout" / "sklearn"}
+COLUMNS = ("e5_rank", "e5_gap", "second_rank", "second_gap", "coverage", "rank_prior",
+           "number", "length", "position", "phrase", "titled")
+SCORERS = {"hand rule's four (e5_rank, coverage, rank_prior, number)": (0, 4, 5, 6),
+           "the four + second view's rank": (0, 2, 4, 5, 6),
+           "the four + second view's rank and gap": (0, 1, 2, 3, 4, 5, 6),
+           "all eleven": tuple(range(len(COLUMNS)))}
+PAIRINGS = tuple(t / 20 for t in range(21))
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _rank(values: np.ndarray) -> np.ndarray:
+    """1 for the largest value down to 0 for the smallest, as the hand rule ranks cosines."""
+    out = np.zeros(len(values))
+    for place, i in enumerate(np.argsort(-values, kind="stable")):
+        out[i] = 1.0 - place / max(1, len(values) - 1)
+    return out
+
+
+def _pairs_of(text: str) -> set[tuple[str, str]]:
+    words = auto(text)
+    return set(zip(words, words[1:]))
+
+
+def cases(second) -> list[dict]:
+    """Every question of both sets with its features, passages, unit matrix and labels."""
+    out = []
+    for name, root in SETS.items():
+        data = load_dataset(root)
+        pipe = Pipeline.build(data.documents, IndexConfig(), progress=False)
+        by_id = {c.id: c for c in pipe.chunks}
+        for q, hits in zip(data.queries, pipe.search([q.text for q in data.queries], 5,
+                                                     SearchConfig())):
+            passages = list(assemble(hits, by_id))
+            found = features(q.text, passages, pipe.embedder)
+            out.append({"set": name, "q": q, "f": found, "passages": passages,
+                        "x": _matrix(found, passages, second), "y": _labels(q, found)})
+    return out
+
+
+def _matrix(found, passages, second) -> np.ndarray:
+    units = found.blocks
+    if not units:
+        return np.zeros((0, len(COLUMNS)))
+    e5 = np.array([b.cosine for b in units])
+    query = second.embed([found.question], input_type="query")[0]
+    view = second.embed([b.text for b in units], input_type="document") @ query
+    asked = _pairs_of(found.question)
+    lengths = [len(blocks(p.text)) for p in passages]
+    rows = [[0.0, e5[i] - e5.max(), 0.0, view[i] - view.max(), b.coverage, 1.0 / b.rank,
+             float(found.asks_number and b.has_digit), math.log1p(len(b.text)),
+             b.block / max(1, lengths[b.result]),
+             len(asked & _pairs_of(b.text)) / max(1, len(asked)), float(b.titled)]
+            for i, b in enumerate(units)]
+    x = np.array(rows)
+    x[:, 0], x[:, 2] = _rank(e5), _rank(view)
+    return x
+
+
+def _labels(query, found) -> np.ndarray:
+    spans = [_norm(g.span) for g in query.golden]
+    return np.array([any(s in _norm(b.text) or (len(_norm(b.text)) >= 20 and _norm(b.text) in s)
+                         for s in spans) for b in found.blocks], dtype=int)
+
+
+def quoted(case: dict, scores: np.ndarray) -> float:
+    """The share of golden spans in the `MAX_QUOTES` best units by `scores` (deduplicated
+    as `ragkit.extractive.choose` does)."""
+    units = case["f"].blocks
+    order = sorted(range(len(units)), key=lambda i: (-scores[i], units[i].rank, units[i].block,
+                                                      units[i].stop))
+    quotes: list = []
+    for i in order:
+        b = units[i]
+        if not any(_norm(b.text) == _norm(q.text)
+                   or (q.result == b.result and q.block < b.stop and b.block < q.stop)
+                   for q in quotes):
+            quotes.append(b)
+        if len(quotes) == MAX_QUOTES:
+            break
+    return ev.quotes_span(case["q"], Extract(tuple(quotes), 1.0, False)) if units else 0.0
+
+
+def _hand(case: dict, mix: float, bonus: float, prior: float) -> np.ndarray:
+    x = case["x"]
+    return mix * x[:, 0] + (1 - mix) * x[:, 4] + bonus * x[:, 6] + prior * x[:, 5]
+
+
+def _fit(train: list[dict], cols) -> callable:
+    from sklearn.linear_model import LogisticRegression  # noqa: PLC0415 (heavy)
+    groups = [(c["x"][:, cols], c["y"]) for c in train if 0 < c["y"].sum() < len(c["y"])]
+    rows = np.vstack([x for x, _ in groups])
+    mean, scale = rows.mean(0), np.where(rows.std(0) > 0, rows.std(0), 1.0)
+    x, y = pairs([((g - mean) / scale, labels) for g, labels in groups])
+    w = LogisticRegression(C=1.0, fit_intercept=False, max_iter=2000).fit(x, y).coef_.ravel()
+    return lambda case: ((case["x"][:, cols] - mean) / scale) @ w
+
+
+def scorer_study(dev: list[dict], k: int) -> None:
+    answerable = [c for c in dev if c["q"].golden]
+    fold = ev.folds([ev.Case(c["q"], c["f"]) for c in answerable], k)
+    results = {}
+    for name in ["hand rule, grid re-chosen per fold", *SCORERS]:
+        got = []
+        for f in range(k):
+            train = [c for c, g in zip(answerable, fold) if g != f]
+            if name in SCORERS:
+                score = _fit(train, SCORERS[name])
+            else:
+                grid = itertools.product(ev.MIXES, ev.NUMBER_BONUSES, ev.RANK_PRIORS)
+                best = max(grid, key=lambda p: (np.mean([quoted(c, _hand(c, *p)) for c in train]),
+                                                -p[0], -p[1], -p[2]))
+                score = lambda case, p=best: _hand(case, *p)  # noqa: E731
+            got += [(c["set"], quoted(c, score(c))) for c, g in zip(answerable, fold) if g == f]
+        results[name] = got
+    print(f"1. sentence scorers, {k}-fold over {len(answerable)} answerable dev questions, "
+          "never declining: quotes the golden span % (all / shipped / scikit-learn)")
+    for name, got in results.items():
+        parts = [[v for _, v in got], [v for s, v in got if s == "shipped"],
+                 [v for s, v in got if s == "sklearn"]]
+        print(f"  {name}: " + " / ".join(f"{100 * np.mean(p):.1f}" for p in parts))
+
+
+def pairing(case: dict, worst: bool = True) -> float:
+    """For each distinctive unit of the question, the best IDF share of the question's other
+    terms in a passage holding that unit; the smallest over the units (`worst`) or the
+    largest. 1.0 when the question names nothing or asks nothing else."""
+    question, passages = case["q"].text, case["passages"]
+    named = distinctive(question)
+    other = question_terms(question) - question_terms(" ".join(named))
+    if not named or not other:
+        return 1.0
+    idf = request_idf([question_terms(b) for p in passages for b in blocks(p.text)], other)
+    held = [set(named) - set(missing(question, [p])) for p in passages]
+    words = [question_terms(p.tag).union(*(question_terms(b) for b in blocks(p.text)))
+             for p in passages]
+    per = [max(weighted_share(idf, lambda t, w=words[i]: t in w)
+               for i in range(len(passages)) if unit in held[i])
+           for unit in named if any(unit in h for h in held)]
+    return (min(per) if worst else max(per)) if per else 1.0
+
+
+def _decisions(rows: list[dict], cosine: float, paired: float, key: str) -> dict[str, float]:
+    quoted_, declined = [], []
+    for c in rows:
+        best = max((b.cosine for b in c["f"].blocks if not b.titled), default=0.0)
+        out = bool(c["f"].missing) or not c["f"].blocks or best < cosine or c[key] < paired
+        if c["q"].golden:
+            quoted_.append(0.0 if out else c["never"])
+        else:
+            declined.append(float(out))
+    return {ev.QUOTED: 100 * float(np.mean(quoted_)),
+            ev.DECLINED: 100 * float(np.mean(declined)) if declined else float("nan")}
+
+
+def _rule(rows: list[dict], key: str | None) -> tuple[float, float]:
+    grid = itertools.product(PAIRINGS if key else (0.0,), ev.THRESHOLDS)
+    best = min(grid, key=lambda pt: ev.shortfall(_decisions(rows, pt[1], pt[0], key or "one")))
+    return best[1], best[0]
+
+
+def decline_study(name: str, rows: list[dict], k: int, report: dict[str, list]) -> None:
+    fold = ev.folds([ev.Case(c["q"], c["f"]) for c in rows], k)
+    print(f"2. decline rules on {name}, {k}-fold (quoted % / declined %, out of fold):")
+    for key in (None, "pair_min", "pair_max"):
+        held = [_decisions([c for c, g in zip(rows, fold) if g == f], *_rule(
+            [c for c, g in zip(rows, fold) if g != f], key), key or "one") for f in range(k)]
+        n = [sum(1 for c, g in zip(rows, fold) if g == f and c["q"].golden) for f in range(k)]
+        m = [sum(1 for c, g in zip(rows, fold) if g == f and not c["q"].golden) for f in range(k)]
+        q = sum(h[ev.QUOTED] * w for h, w in zip(held, n)) / sum(n)
+        d = sum(h[ev.DECLINED] * w for h, w in zip(held, m) if w) / sum(m)
+        cosine, paired = _rule(rows, key)
+        print(f"  {key or 'today (cosine + missing unit)'}: {q:.1f} / {d:.1f}; on all of it: "
+              f"cosine {cosine}, pairing {paired}; cost of the pairing alone on its "
+              f"answerables: {_cost(rows, paired, key):.1f} points; reported with it: "
+              + ", ".join(f"{s} {_decisions(r, cosine, paired, key or 'one')[ev.QUOTED]:.1f} / "
+                          f"{_decisions(r, cosine, paired, key or 'one')[ev.DECLINED]:.1f}"
+                          for s, r in report.items()))
+
+
+def _cost(rows: list[dict], paired: float, key: str | None) -> float:
+    if not key:
+        return 0.0
+    alone, without = _decisions(rows, -1.0, paired, key), _decisions(rows, -1.0, 0.0, key)
+    return without[ev.QUOTED] - alone[ev.QUOTED]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--folds", type=int, default=5)
+    k = parser.parse_args().folds
+    everything = cases(get_embedder("auto"))
+    never = Params(threshold=-1.0, decline_missing=False)
+    for c in everything:
+        c["one"] = 1.0
+        c["pair_min"], c["pair_max"] = pairing(c), pairing(c, worst=False)
+        c["never"] = ev.quotes_span(c["q"], choose(c["f"], never)) if c["q"].golden else 0.0
+    part = {(s, h): [c for c in everything if c["set"] == s and c["q"].split == h]
+            for s in SETS for h in ("dev", "test")}
+    dev = part[("shipped", "dev")] + part[("sklearn", "dev")]
+    scorer_study(dev, k)
+    for s in SETS:  # for the record: the hand rule and the second view alone, never declining
+        rows = [c for c in part[(s, "test")] if c["q"].golden]
+        hand = np.mean([quoted(c, _hand(c, 0.5, 0.2, 0.1)) for c in rows])
+        view = np.mean([quoted(c, 0.5 * c["x"][:, 2] + 0.5 * c["x"][:, 4] + 0.2 * c["x"][:, 6]
+                               + 0.1 * c["x"][:, 5]) for c in rows])
+        print(f"  (report only, {s} test: hand rule {100 * hand:.1f}, its e5 rank replaced by "
+              f"the second view's {100 * view:.1f})")
+    report = {"shipped test": part[("shipped", "test")], "sklearn test": part[("sklearn", "test")]}
+    decline_study("the shipped dev split", part[("shipped", "dev")], k, report)
+    decline_study("dev (shipped + scikit-learn)", dev, k, report)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""The offline extractive answerer's missing-unit rule: a question that names something no
+retrieved passage mentions is not answered by them.
+
+What it is: `distinctive(question)` — the units of a question that name one thing (a quarter
+"Q3 2022" = "third quarter of 2022", a number or code, an acronym, a capitalised name) — and
+`missing(question, passages)`, those of them that no passage (text or `[Source | Section]`
+tag) holds as a whole word. `ragkit.extractive.choose` declines when `missing` is not empty
+(`Params.decline_missing`); the rule was adopted after 5-fold cross-validation on dev (see
+`ragkit.extractive`).
+
+What it is not: a check that the passages say what was asked. An unanswerable question about
+an absent *field* of a named thing ("the chief executive of Cedarline Health") names nothing
+the passages lack, and passes. A rule for that (no passage holding both the named thing and
+the question's other terms) was tried and not adopted: `benchmarks/study_extractive.py`.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ragkit.assemble import Passage
+
+_DIGIT = re.compile(r"\d")
+# A quarter of a year, as questions and reports write it: "Q3 2025", "Q3 FY2025", "third
+# quarter of 2025", "third-quarter 2025" are all the unit "q3 2025".
+_ORDINAL = {"first": "1", "second": "2", "third": "3", "fourth": "4"}
+_QUARTER = re.compile(r"\b(?:q([1-4])\s*(?:fy\s*)?((?:19|20)\d\d)|(first|second|third|fourth)"
+                      r"[\s-]+quarter\s+(?:of\s+)?(?:fiscal\s+(?:year\s+)?)?((?:19|20)\d\d))\b",
+                      re.I)
+# A Latin-script word, codes joined by - . / kept whole ("EG-400", "n_trees", "0.5").
+_WORD = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z0-9_]+(?:[-./][A-Za-z0-9_]+)*")
+
+
+def _canonical(text: str) -> str:
+    """Lower case, every quarter written as "q<n> <year>"."""
+    def quarter(m: re.Match) -> str:
+        return f"q{m.group(1) or _ORDINAL[m.group(3).lower()]} {m.group(2) or m.group(4)}"
+    return _QUARTER.sub(quarter, text).lower()
+
+
+def distinctive(question: str) -> tuple[str, ...]:
+    """The units of `question` that name one thing: quarters ("q3 2025"), numbers and codes
+    (a digit or an underscore: "2022", "eg-400", "n_trees"), acronyms and mixed case
+    ("graphql", "onnx") and capitalised names not starting a sentence ("cedarline"), lower
+    case, in question order. Not Hangul words: Korean has no capitals to tell a name by."""
+    units = [_canonical(m.group(0)) for m in _QUARTER.finditer(question)]
+    text = _QUARTER.sub(" ", question)
+    for m in _WORD.finditer(text):
+        word = m.group(0)
+        before = text[:m.start()].rstrip()
+        starts = not before or before[-1] in ".?!:;"
+        if (_DIGIT.search(word) or "_" in word or sum(c.isupper() for c in word) >= 2
+                or (word[:1].isupper() and len(word) > 1 and not starts)):
+            units.append(word.lower())
+    return tuple(dict.fromkeys(units))
+
+
+def missing(question: str, passages: Sequence[Passage]) -> tuple[str, ...]:
+    """The `distinctive` units of `question` that none of `passages` (text or
+    `[Source | Section]` tag) holds as a whole word; a plural's "s" may be absent."""
+    text = _canonical("\n".join(f"{p.tag}\n{p.text}" for p in passages))
+
+    def held(unit: str) -> bool:
+        forms = {unit, unit[:-1]} if unit.endswith("s") and len(unit) > 3 else {unit}
+        return any(re.search(rf"(?<![a-z0-9_]){re.escape(f)}(?![a-z0-9_])", text)
+                   for f in forms)
+    return tuple(u for u in distinctive(question) if not held(u))
