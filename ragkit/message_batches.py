@@ -27,15 +27,16 @@ interactive price (`ragkit.pricing.BATCH_DISCOUNT`):
 Cost: `report.usage` sums the usage each result reports; `report.dollars()` prices it at
 batch prices — measured, never estimated. Replies of the offline stand-in are not priced.
 
+The run's settings, account and limits (`BatchOptions`, `BatchReport`, `BatchPending`,
+`split`) live in `ragkit.batch_run` and are re-exported here.
+
 What it is not: a scheduler across commands (one run waits for its own batches), nor a way
 to cancel batches (`client.messages.batches.cancel` does that).
 """
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
@@ -43,66 +44,14 @@ import httpx2
 from anthropic.types import Message
 
 from ragkit.batch_journal import BatchRecord, Journal
-from ragkit.batch_journal import split as split_items
+from ragkit.batch_run import (FAILED, MAX_BYTES, MAX_REQUESTS, RETRY, BatchOptions,  # noqa: F401
+                              BatchPending, BatchReport, split)
 from ragkit.cache import request_key
 from ragkit.documents import RagkitError
 from ragkit.llm import LLM, explain
 from ragkit.llm_backends import OFFLINE_ID_PREFIX
-from ragkit.pricing import Usage, batch_cost
+from ragkit.pricing import Usage
 
-MAX_REQUESTS = 100_000  # per batch (Message Batches API limit)
-MAX_BYTES = 256_000_000  # per batch: the API's 256 MB, counted as JSON bytes of the requests
-RETRY = ("interactive", "batch", "none")
-FAILED = ("errored", "expired", "canceled", "missing", "unusable", "lost")
-
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
-@dataclass
-class BatchOptions:
-    """How a batch run waits and retries (the CLI's --batch-poll/--batch-timeout/--batch-retry)."""
-
-    poll: float = 60.0  # longest wait between two status checks, seconds
-    timeout: float | None = None  # stop waiting after this many seconds (journal kept)
-    retry: str = "interactive"  # what to do with errored / expired requests: RETRY
-    log: Callable[[str], None] = _stderr
-
-    def __post_init__(self) -> None:
-        if self.retry not in RETRY:
-            raise RagkitError(f"unknown batch retry '{self.retry}' (known: {', '.join(RETRY)})")
-        if self.poll <= 0 or (self.timeout is not None and self.timeout <= 0):
-            raise RagkitError("batch poll interval and timeout must be positive seconds")
-
-
-@dataclass
-class BatchReport:
-    """What a batch run did: requests answered by the cache, sent, resumed, failed, retried."""
-
-    from_cache: int = 0
-    submitted: int = 0
-    created: list[str] = field(default_factory=list)
-    resumed: list[str] = field(default_factory=list)
-    succeeded: int = 0
-    failed: dict[str, int] = field(default_factory=dict)
-    retried: int = 0
-    usage: Usage = field(default_factory=Usage)
-    priced: bool = True
-
-    def dollars(self, model: str) -> float | None:
-        """The batch results' measured usage at batch prices; None for stand-in replies."""
-        return batch_cost(self.usage, model) if self.priced else None
-
-
-class BatchPending(RagkitError):
-    """Batches still running when the run stopped waiting; the journal keeps them."""
-
-
-def split(items: Sequence[dict], max_requests: int = MAX_REQUESTS,
-          max_bytes: int = MAX_BYTES) -> list[list[dict]]:
-    """Consecutive groups of batch requests within the API's count and size limits."""
-    return split_items(items, max_requests, max_bytes)
 
 
 class MessageBatches:
