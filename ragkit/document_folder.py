@@ -9,7 +9,11 @@ chunker, the structural contextualizer and the `[Source | Section]` tags alike.
 
 A file that cannot be read (not UTF-8, empty, binary; a PDF with no text layer, encrypted or
 damaged; a page with no body text; a damaged Word file) stops the load with one line naming
-it — or, with `skip_bad=True`, is left out with a warning and listed in `Loaded.skipped`.
+it — or, with `skip_bad=True`, is left out with a warning and listed in `Loaded.skipped`. So
+does an entry of a stranger's folder that must not be read (`ragkit.loaders.folder`): a
+symbolic link leading out of the folder, nowhere or round in a loop, a FIFO, socket or
+device, a name that is not UTF-8 or holds a control character. A ragkit index inside the
+folder is not read (an index written into the folder it indexes would be, on the next run).
 `file_summary` tabulates a load per file (format, pages, headings, characters, skipped and
 why), for a notebook to show. A folder with a megabyte or more of PDF, HTML and Word files is
 read by one worker process per core (pdfminer is pure Python: 1,000 pages take about 28 CPU
@@ -36,13 +40,17 @@ from typing import Any
 import ragkit.jobs
 from ragkit.chunking import is_code
 from ragkit.documents import Chunk, Document, RagkitError, RagkitWarning, check_text
+from ragkit.index_owner import is_index
 from ragkit.jobs import die_with_parent, usable_cores
-from ragkit.loaders import LOADERS, check_not_empty, load_file
+from ragkit.loaders import LOADERS, load_file
+from ragkit.loaders.folder import scan, shown
+from ragkit.loaders.text import read_text
 
 TEXT_SUFFIXES = {".md", ".txt", ".rst", ".py", ".ts", ".js", ".java", ".go", ".rs", ".c",
                  ".h", ".cpp", ".hpp", ".json", ".yaml", ".yml", ".toml", ".sql", ".sh"}
 _FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
 _HEADING_LINE = re.compile(r"^#{1,6}[ \t]+\S", re.M)
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b\x0d-\x1f\x7f-\x9f]")  # all but \t \n \f
 PROGRESS_DELAY = 2.0  # seconds: a load that takes longer shows a progress bar on stderr
 PARALLEL_BYTES = 2**20  # PDF/HTML/Word bytes from which worker processes read them (~300 pages)
 
@@ -88,22 +96,31 @@ def _title_of(meta: dict[str, str], text: str, rel: str) -> str:
 
 
 def _text_file(path: Path, rel: str) -> Document:
-    check_not_empty(path)
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise RagkitError(f"{path}: not UTF-8 text") from None
-    meta, text = split_front_matter(raw.replace("\r\n", "\n"))
-    check_text(text, path, None)
+    meta, text = split_front_matter(read_text(path))
+    check_text(text, path, None, key="")  # a file has no field: "x.txt: looks binary"
     meta = {**meta, "path": rel}
     return Document(rel, text, _title_of(meta, text, rel), meta)
+
+
+def _printable(doc: Document) -> Document:
+    """`doc` with each control character of its text, title and string metadata but tab,
+    newline and form feed turned into a space: an escape sequence in a file (a heading's
+    `\\x1b[2J`) would otherwise be obeyed by the terminal `ragkit ask` prints the title and
+    quotes on. One character for one keeps a PDF's page offsets right."""
+    def clean(value: Any) -> Any:
+        return _UNPRINTABLE.sub(" ", value) if isinstance(value, str) else value
+    if not (_UNPRINTABLE.search(doc.text) or _UNPRINTABLE.search(doc.title)
+            or any(_UNPRINTABLE.search(v) for v in doc.metadata.values() if isinstance(v, str))):
+        return doc
+    return Document(doc.id, clean(doc.text), clean(doc.title),
+                    {key: clean(value) for key, value in doc.metadata.items()})
 
 
 def load_file_at(path: Path, rel: str) -> Document:
     """One file of a folder as a document: a text file, or a PDF, HTML or Word file."""
     if path.suffix.lower() in LOADERS:
-        return load_file(path, rel)
-    return _text_file(path, rel)
+        return _printable(load_file(path, rel))
+    return _printable(_text_file(path, rel))
 
 
 @contextmanager
@@ -135,25 +152,44 @@ def _result(future, path: Path) -> Document:
                           ) from None
 
 
-def folder_files(root: Path) -> list[Path]:
-    """The files `load_folder` reads, in path order: known suffixes (in any case: a Windows
-    folder's REPORT.PDF, NOTES.TXT), nothing hidden, each file once — a symlink to a file
+def _wanted(name: str) -> bool:
+    suffix = Path(name).suffix.lower()
+    return suffix in TEXT_SUFFIXES or suffix in LOADERS
+
+
+def folder_entries(root: Path) -> list[tuple[Path, str | None]]:
+    """Every entry `load_folder` meets, in path order, with None (it is read) or why it is
+    not (`ragkit.loaders.folder.scan`: a symbolic link leaving the folder, a FIFO, a name
+    that is not UTF-8...). Known suffixes (in any case: a Windows folder's REPORT.PDF,
+    NOTES.TXT), nothing hidden, no ragkit index inside the folder (an index written into it
+    would be read back as documents on the next run), each file once — a symlink to a file
     the folder holds (or that another symlink already gave) is left out, as its text would
     be a duplicate document that retrieval and a golden set's "in no other document" check
     would trip over."""
-    files = sorted(p for p in root.rglob("*") if p.is_file()
-                   and (p.suffix.lower() in TEXT_SUFFIXES or p.suffix.lower() in LOADERS)
-                   and not any(part.startswith(".") for part in p.relative_to(root).parts))
-    seen = {p.resolve() for p in files if not p.is_symlink()}
+    entries = scan(root, _wanted, is_index)
+    seen = {p.resolve() for p, why in entries if why is None and not p.is_symlink()}
     kept = []
-    for p in files:
-        if p.is_symlink():
-            target = p.resolve()
+    for path, why in entries:
+        if why is None and path.is_symlink():
+            target = path.resolve()
             if target in seen:
                 continue
             seen.add(target)
-        kept.append(p)
+        kept.append((path, why))
     return kept
+
+
+def folder_files(root: Path) -> list[Path]:
+    """The files `load_folder` reads, in path order (`folder_entries` without the refused)."""
+    return [path for path, why in folder_entries(root) if why is None]
+
+
+def _size(path: Path) -> int:
+    """`path`'s size; 0 when it went away since the folder was listed (its load says so)."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _workers(files: list[Path], jobs: int | None) -> int:
@@ -162,7 +198,7 @@ def _workers(files: list[Path], jobs: int | None) -> int:
     (about a second each) costs more than it saves."""
     binary = [p for p in files if p.suffix.lower() in LOADERS]
     if jobs is None:
-        big = sum(p.stat().st_size for p in binary) >= PARALLEL_BYTES
+        big = sum(_size(p) for p in binary) >= PARALLEL_BYTES
         jobs = usable_cores() if big else 1
     return max(1, min(jobs, len(binary)))
 
@@ -183,21 +219,24 @@ def load_folder(root: Path | str, skip_bad: bool = False, progress: bool = True,
     if not root.is_dir():
         raise RagkitError(f"{root}: not a folder")
     docs, skipped = [], []
-    files = folder_files(root)
+    entries = folder_entries(root)
+    files = [path for path, why in entries if why is None]
     with _pool(_workers(files, jobs)) as pool, \
-            tqdm(files, desc="loading", unit="file", disable=not progress, leave=False,
+            tqdm(entries, desc="loading", unit="file", disable=not progress, leave=False,
                  delay=PROGRESS_DELAY) as bar:
         pending = {p: pool.submit(load_file, p, p.relative_to(root).as_posix())
                    for p in files if pool is not None and p.suffix.lower() in LOADERS}
-        for path in bar:
+        for path, why in bar:
             rel = path.relative_to(root).as_posix()
             try:
-                docs.append(_result(pending[path], path) if path in pending
+                if why is not None:
+                    raise RagkitError(f"{shown(path)}: {why}")
+                docs.append(_printable(_result(pending[path], path)) if path in pending
                             else load_file_at(path, rel))
             except RagkitError as exc:
                 if not skip_bad:
                     raise
-                skipped.append(Skipped(rel, str(exc)))
+                skipped.append(Skipped(shown(rel), str(exc)))
                 warnings.warn(f"skipped {exc}", RagkitWarning, stacklevel=2)
     if not docs:
         raise RagkitError(f"{root}: no documents" + (f" ({len(skipped)} files skipped)"

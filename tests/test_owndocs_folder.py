@@ -47,9 +47,10 @@ def test_upper_case_suffixes_are_read_and_a_symlink_to_a_file_in_the_folder_is_n
     (tmp_path / "same-page.html").symlink_to("RETURNS.HTML")
     outside = tmp_path.parent / f"{tmp_path.name}-outside.md"
     outside.write_text("A file kept elsewhere, linked in.\n")
-    (tmp_path / "linked.md").symlink_to(outside)
-    docs = load_folder(tmp_path, progress=False)
-    assert [d.id for d in docs] == ["NOTES.TXT", "RETURNS.HTML", "linked.md"]
+    (tmp_path / "linked.md").symlink_to(outside)  # out of the folder: refused, unread
+    docs = load_folder(tmp_path, progress=False, skip_bad=True)
+    assert [d.id for d in docs] == ["NOTES.TXT", "RETURNS.HTML"]
+    assert [s.path for s in docs.skipped] == ["linked.md"]
 
 
 def test_cli_names_an_empty_file_and_writes_nothing(tmp_path):

@@ -21,6 +21,7 @@ from importlib import import_module
 from pathlib import Path
 
 from ragkit.documents import Document, RagkitError
+from ragkit.loaders.text import not_regular
 
 # suffix -> module of ragkit.loaders whose `load(path, rel)` reads it
 LOADERS = {".pdf": "pdf", ".html": "html", ".htm": "html", ".xhtml": "html", ".docx": "docx",
@@ -36,10 +37,13 @@ def load_file(path: Path, rel: str) -> Document:
 
 def check_not_empty(path: Path) -> None:
     """Refuse a 0-byte file with a line that says so (each format's parser would blame its
-    syntax: "No /Root object", "not a zip archive", "no body text")."""
+    syntax: "No /Root object", "not a zip archive", "no body text"), and anything but a
+    regular file (a FIFO would block the parser's open)."""
     try:
-        empty = path.stat().st_size == 0
+        info = path.stat()
     except OSError as exc:
         raise RagkitError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    if empty:
+    if why := not_regular(info.st_mode):  # a FIFO would block the parser's open
+        raise RagkitError(f"{path}: {why}")
+    if info.st_size == 0:
         raise RagkitError(f"{path}: empty file (0 bytes)")

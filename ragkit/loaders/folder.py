@@ -1,0 +1,107 @@
+"""Which entries of a folder are files ragkit may read, and why the others are not.
+
+What it is: `scan(root, wanted, skip_dir)` walks `root` (hidden entries and the folders
+`skip_dir` names left out, symbolic links to folders not followed) and returns every entry
+whose name `wanted` accepts, each with None (read it) or the reason it is not read:
+
+- a symbolic link whose target lies outside `root` (a stranger's folder could otherwise
+  index `~/.aws/credentials` and send it to an API), leads nowhere, or loops;
+- a FIFO, socket or device (opening a FIFO blocks until a writer comes);
+- a name that is not UTF-8, or that holds a control character: an escape sequence in a name
+  would be obeyed by the terminal that prints it, a newline would split a one-line error in
+  two, and the name becomes the document id every output carries;
+- a subfolder that cannot be listed (its files would be missed without a word).
+
+`shown(path)` is a path as an error line may print it: undecodable bytes as `\\xe9`, control
+characters as `\\n`, `\\x1b`.
+
+What it is not: a reader (`ragkit.loaders.text`, `ragkit.loaders.load_file`), nor a check of
+hard links (a hard link is the file itself, wherever else it is named).
+"""
+from __future__ import annotations
+
+import errno
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from ragkit.loaders.text import not_regular
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+_OUTSIDE = ("a symbolic link to {target}, outside the folder; ragkit reads only the folder's "
+            "own files (copy the file in to index it)")
+
+
+def _escape(char: str) -> str:
+    return _ESCAPES.get(char, f"\\x{ord(char):02x}")
+
+
+def shown(path: Path | str) -> str:
+    """`path` printable on one line of a terminal (see the module docstring)."""
+    text = os.fsencode(path).decode("utf-8", "backslashreplace")
+    return _CONTROL.sub(lambda m: _escape(m.group()), text)
+
+
+def _name_problem(rel: str) -> str | None:
+    """Why the relative name `rel` cannot be a document id, or None."""
+    raw = os.fsencode(rel)
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"its name is not UTF-8 (byte \\x{raw[exc.start]:02x}); rename the file"
+    if control := _CONTROL.search(rel):
+        return (f"its name holds a control character ({_escape(control.group())}); rename "
+                f"the file")
+    return None
+
+
+def _inside(target: str, real_root: str) -> bool:
+    return target == real_root or target.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def _problem(path: Path, rel: str, real_root: str) -> str | None:
+    """Why the entry at `path` is not read, or None (see the module docstring)."""
+    if why := _name_problem(rel):
+        return why
+    try:
+        info = os.lstat(path)
+        if os.path.islink(path):
+            try:
+                info = os.stat(path)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    return "a symbolic link that loops back on itself"
+                if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+                    return (f"a symbolic link to nothing ({shown(os.readlink(path))} does not "
+                            f"exist)")
+                raise
+            target = os.path.realpath(path)
+            if not _inside(target, real_root):
+                return _OUTSIDE.format(target=shown(target))
+    except OSError as exc:
+        return f"cannot read ({exc.strerror or exc})"
+    return not_regular(info.st_mode)
+
+
+def scan(root: Path, wanted: Callable[[str], bool],
+         skip_dir: Callable[[Path], bool]) -> list[tuple[Path, str | None]]:
+    """(path, None or why it is not read) for each entry under `root` whose name `wanted`
+    accepts, in path order; nothing hidden, nothing under a folder `skip_dir` accepts."""
+    real_root = os.path.realpath(root)
+    found: list[tuple[Path, str | None]] = []
+
+    def unlisted(exc: OSError) -> None:
+        if exc.filename:
+            found.append((Path(exc.filename), f"cannot list this folder "
+                                              f"({exc.strerror or exc})"))
+
+    for top, dirs, names in os.walk(root, onerror=unlisted):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and not skip_dir(Path(top, d))]
+        for name in names:
+            if name.startswith(".") or not wanted(name):
+                continue
+            path = Path(top, name)
+            found.append((path, _problem(path, path.relative_to(root).as_posix(), real_root)))
+    return sorted(found, key=lambda entry: entry[0])

@@ -1,0 +1,144 @@
+"""A stranger's folder, through the installed CLI: symbolic links leaving the folder (or
+leading nowhere), FIFOs and sockets, names a terminal would obey (escape sequences, newlines)
+or that are not UTF-8, and an index written inside the folder it indexes. Each is one line
+naming the file (exit 2), or, with --skip-bad, listed and left out; nothing outside the
+folder is ever read and no FIFO is ever opened."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli_errors import one_error_line
+
+RAGKIT = str(Path(sys.executable).parent / "ragkit")
+OK = "# Depot gate\n\nThe north gate of the depot opens at six in the morning.\n"
+
+
+def _index(folder: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    home = folder.parent / "home"  # beside the folder, never inside it
+    return subprocess.run([RAGKIT, "index", str(folder), "--out", str(out), "--embedder", "none",
+                           *extra], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "RAGKIT_HOME": str(home)})
+
+
+def _doc_ids(index: Path) -> list[str]:
+    rows = (json.loads(line) for line in (index / "chunks.jsonl").read_text().splitlines())
+    return sorted({row["doc_id"] for row in rows})
+
+
+def _skipped(done: subprocess.CompletedProcess) -> list[str]:
+    """The lines `--skip-bad` lists after the summary, each `  path: reason`."""
+    lines = done.stderr.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("skipped "))
+    return [line.strip() for line in lines[start + 1:]]
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "depot.md").write_text(OK)
+    return docs
+
+
+def test_a_symlink_to_a_file_outside_the_folder_is_refused_unread(tmp_path, folder):
+    secret = tmp_path / "credentials.txt"
+    secret.write_text("aws_secret_access_key = hunter2hunter2\n")
+    os.symlink(secret, folder / "notes.txt")
+    done = _index(folder, tmp_path / "idx")
+    assert one_error_line(done) == (
+        f"ragkit: error: {folder / 'notes.txt'}: a symbolic link to {secret}, outside the "
+        f"folder; ragkit reads only the folder's own files (copy the file in to index it)")
+    assert not (tmp_path / "idx").exists()
+
+    done = _index(folder, tmp_path / "idx", "--skip-bad")
+    assert done.returncode == 0, done.stderr
+    assert _doc_ids(tmp_path / "idx") == ["depot.md"]
+    assert "hunter2" not in (tmp_path / "idx" / "chunks.jsonl").read_text()
+    assert _skipped(done) == [f"{folder / 'notes.txt'}: a symbolic link to {secret}, outside "
+                              f"the folder; ragkit reads only the folder's own files (copy "
+                              f"the file in to index it)"]
+
+
+def test_a_symlink_reaching_out_through_a_linked_parent_is_refused_too(tmp_path, folder):
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "diary.md").write_text("# Diary\n\nPrivate words.\n")
+    os.symlink(tmp_path / "elsewhere", folder / "shortcut")  # a linked folder is not walked
+    os.symlink("shortcut/diary.md", folder / "diary.md")  # but a link through it is a file
+    done = _index(folder, tmp_path / "idx", "--skip-bad")
+    assert done.returncode == 0, done.stderr
+    assert _doc_ids(tmp_path / "idx") == ["depot.md"]
+    assert _skipped(done) == [f"{folder / 'diary.md'}: a symbolic link to "
+                              f"{tmp_path / 'elsewhere' / 'diary.md'}, outside the folder; "
+                              f"ragkit reads only the folder's own files (copy the file in to "
+                              f"index it)"]
+
+
+def test_links_to_nothing_fifos_and_sockets_are_listed_and_nothing_blocks(tmp_path, folder):
+    os.symlink("missing.md", folder / "dangling.md")
+    os.symlink("loop-b.md", folder / "loop-a.md")
+    os.symlink("loop-a.md", folder / "loop-b.md")
+    os.mkfifo(folder / "pipe.txt")
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(folder / "sock.md"))
+        done = _index(folder, tmp_path / "idx", "--skip-bad")
+    assert done.returncode == 0, done.stderr
+    assert _doc_ids(tmp_path / "idx") == ["depot.md"]
+    assert _skipped(done) == [
+        f"{folder / 'dangling.md'}: a symbolic link to nothing (missing.md does not exist)",
+        f"{folder / 'loop-a.md'}: a symbolic link that loops back on itself",
+        f"{folder / 'loop-b.md'}: a symbolic link that loops back on itself",
+        f"{folder / 'pipe.txt'}: not a regular file (a FIFO); ragkit reads only regular files",
+        f"{folder / 'sock.md'}: not a regular file (a socket); ragkit reads only regular files"]
+
+
+def test_a_fifo_without_skip_bad_is_one_line_not_a_hang(tmp_path, folder):
+    os.mkfifo(folder / "pipe.md")
+    done = _index(folder, tmp_path / "idx")
+    assert one_error_line(done) == (f"ragkit: error: {folder / 'pipe.md'}: not a regular file "
+                                    f"(a FIFO); ragkit reads only regular files")
+    assert not (tmp_path / "idx").exists()
+
+
+def test_names_a_terminal_would_obey_or_that_are_not_utf8_are_listed_escaped(tmp_path, folder):
+    raw = os.fsencode(folder)
+    for name in (b"red\x1b[31m.md", b"two\nlines.md", b"caf\xe9.md"):
+        (Path(os.fsdecode(raw + b"/" + name))).write_text("# Named\n\nA file with an odd "
+                                                          "name about kettles.\n")
+    done = _index(folder, tmp_path / "idx", "--skip-bad")
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stderr and "\x1b" not in done.stdout
+    assert _doc_ids(tmp_path / "idx") == ["depot.md"]
+    assert _skipped(done) == [
+        f"{folder}/caf\\xe9.md: its name is not UTF-8 (byte \\xe9); rename the file",
+        f"{folder}/red\\x1b[31m.md: its name holds a control character (\\x1b); rename the file",
+        f"{folder}/two\\nlines.md: its name holds a control character (\\n); rename the file"]
+
+
+def test_an_index_written_inside_the_folder_is_not_read_back_as_documents(tmp_path, folder):
+    for _ in range(2):  # the second run finds the first run's index inside the folder
+        done = _index(folder, folder / "idx")
+        assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == f"indexed 1 documents as 1 chunks into {folder / 'idx'}"
+    assert _doc_ids(folder / "idx") == ["depot.md"]
+
+
+def test_escape_sequences_inside_a_file_never_reach_the_terminal_through_ask(tmp_path, folder):
+    (folder / "kettle.md").write_text("# Kettle \x1b[2J\x1b]0;owned\x07guide\n\nThe kettle "
+                                      "descales monthly with vinegar.\x1b[8m hidden\x1b[0m\n")
+    assert _index(folder, tmp_path / "idx").returncode == 0
+    rows = (tmp_path / "idx" / "chunks.jsonl").read_text().splitlines()
+    assert not any("\x1b" in json.dumps(json.loads(row), ensure_ascii=False) for row in rows)
+    done = subprocess.run([RAGKIT, "ask", "--index", str(tmp_path / "idx"),
+                           "kettle descales monthly with vinegar"], capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "ANTHROPIC_API_KEY": "",
+                                                      "RAGKIT_HOME": str(tmp_path / "home")})
+    assert done.returncode == 0, done.stderr
+    assert not set("\x1b\x07") & set(done.stdout + done.stderr)
+    assert done.stdout.splitlines()[-1] == "[1] kettle.md#0 — Kettle  [2J ]0;owned guide"

@@ -1,0 +1,82 @@
+"""Text files as other editors and other machines save them: a byte order mark (Windows'
+Notepad writes one before UTF-8, and saves "Unicode" as UTF-16), UTF-16 without one, Latin-1,
+NUL bytes, a file ragkit may not open, and one too large to hold in memory. A readable one
+reads as its text; an unreadable one is one line naming the file and what to do."""
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import pytest
+
+from ragkit.document_folder import load_folder
+from ragkit.documents import RagkitError
+
+MARKDOWN = "---\ntitle: Kettle care\n---\n# Descaling\n\nDescale the kettle monthly.\n"
+
+
+def _load_one(tmp_path: Path, name: str, data: bytes):
+    (tmp_path / name).write_bytes(data)
+    (doc,) = load_folder(tmp_path, progress=False)
+    return doc
+
+
+def _refusal(tmp_path: Path, name: str, data: bytes) -> str:
+    (tmp_path / name).write_bytes(data)
+    with pytest.raises(RagkitError) as caught:
+        load_folder(tmp_path, progress=False)
+    return str(caught.value)
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-le", "utf-16-be",
+                                      "utf-32"])
+def test_a_byte_order_mark_is_read_and_front_matter_still_found(tmp_path, encoding):
+    data = MARKDOWN.replace("\n", "\r\n").encode(encoding)
+    if encoding in ("utf-16-le", "utf-16-be"):  # these codecs write no mark: add it
+        data = "\ufeff".encode(encoding) + data
+    doc = _load_one(tmp_path, "kettle.md", data)
+    assert doc.title == "Kettle care"
+    assert doc.text == "# Descaling\n\nDescale the kettle monthly.\n"
+
+
+def test_utf16_without_a_byte_order_mark_is_named_as_such(tmp_path):
+    message = _refusal(tmp_path, "notes.txt", "Kettles boil water.\n".encode("utf-16-le"))
+    assert message == (f"{tmp_path / 'notes.txt'}: not UTF-8 text (UTF-16 without a byte "
+                       f"order mark? save it as UTF-8)")
+
+
+def test_latin1_names_the_line_and_byte(tmp_path):
+    message = _refusal(tmp_path, "menu.txt", "Soup\nCaf\u00e9 cr\u00e8me\n".encode("latin-1"))
+    assert message == f"{tmp_path / 'menu.txt'}: not UTF-8 text (line 2: byte 0xe9)"
+
+
+def test_nul_bytes_are_binary_without_a_json_field_in_the_line(tmp_path):
+    message = _refusal(tmp_path, "dump.txt", b"Some text\x00and a NUL byte about toasters.\n")
+    assert message == f"{tmp_path / 'dump.txt'}: looks binary, not text"
+
+
+def test_a_file_ragkit_may_not_open_is_one_line_not_a_traceback(tmp_path, monkeypatch):
+    locked = tmp_path / "locked.md"
+    locked.write_text(MARKDOWN)
+    # chmod 000 does not stop root (these tests may run as root): deny the open itself
+    for module, name in ((io, "open"), (os, "open")):
+        real = getattr(module, name)
+
+        def denied(file, *args, _real=real, **kwargs):
+            if str(file) == str(locked):
+                raise PermissionError(13, "Permission denied", str(file))
+            return _real(file, *args, **kwargs)
+        monkeypatch.setattr(module, name, denied)
+    with pytest.raises(RagkitError) as caught:
+        load_folder(tmp_path, progress=False)
+    assert str(caught.value) == f"{locked}: cannot read (Permission denied)"
+
+
+def test_a_text_file_past_the_size_limit_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    import ragkit.loaders.text as text
+    monkeypatch.setattr(text, "MAX_TEXT_BYTES", 1000)
+    (tmp_path / "small.md").write_text(MARKDOWN)
+    message = _refusal(tmp_path, "log.txt", b"line of a log\n" * 100)
+    assert message == (f"{tmp_path / 'log.txt'}: 1,400 bytes, over the limit of 1,000 bytes "
+                       f"for one text file (split it, or leave it out with --skip-bad)")
