@@ -167,6 +167,8 @@ def folder_entries(root: Path) -> list[tuple[Path, str | None]]:
     be a duplicate document that retrieval and a golden set's "in no other document" check
     would trip over."""
     entries = scan(root, _wanted, is_index)
+    if not any(why is None and path.is_symlink() for path, why in entries):
+        return entries
     seen = {p.resolve() for p, why in entries if why is None and not p.is_symlink()}
     kept = []
     for path, why in entries:

@@ -142,3 +142,14 @@ def test_escape_sequences_inside_a_file_never_reach_the_terminal_through_ask(tmp
     assert done.returncode == 0, done.stderr
     assert not set("\x1b\x07") & set(done.stdout + done.stderr)
     assert done.stdout.splitlines()[-1] == "[1] kettle.md#0 — Kettle  [2J ]0;owned guide"
+
+
+def test_a_folder_nested_past_pythons_recursion_limit_is_walked(tmp_path, folder):
+    deep = folder
+    for _ in range(1100):  # over sys.getrecursionlimit() levels, under PATH_MAX
+        deep = deep / "d"
+        deep.mkdir()
+    (deep / "bottom.md").write_text("# Bottom\n\nThe bottom note is about spoons.\n")
+    done = _index(folder, tmp_path / "idx")
+    assert done.returncode == 0, done.stderr[-500:]
+    assert _doc_ids(tmp_path / "idx") == ["d/" * 1100 + "bottom.md", "depot.md"]

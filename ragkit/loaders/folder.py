@@ -61,13 +61,16 @@ def _inside(target: str, real_root: str) -> bool:
     return target == real_root or target.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
-def _problem(path: Path, rel: str, real_root: str) -> str | None:
+def _problem(entry: os.DirEntry, rel: str, real_root: str) -> str | None:
     """Why the entry at `path` is not read, or None (see the module docstring)."""
     if why := _name_problem(rel):
         return why
+    path = entry.path
     try:
+        if entry.is_file(follow_symlinks=False):  # the common case, from the listing alone
+            return None
         info = os.lstat(path)
-        if os.path.islink(path):
+        if entry.is_symlink():
             try:
                 info = os.stat(path)
             except OSError as exc:
@@ -88,20 +91,32 @@ def _problem(path: Path, rel: str, real_root: str) -> str | None:
 def scan(root: Path, wanted: Callable[[str], bool],
          skip_dir: Callable[[Path], bool]) -> list[tuple[Path, str | None]]:
     """(path, None or why it is not read) for each entry under `root` whose name `wanted`
-    accepts, in path order; nothing hidden, nothing under a folder `skip_dir` accepts."""
+    accepts, in path order; nothing hidden, nothing under a folder `skip_dir` accepts.
+    Walked with a stack, not recursion (`os.walk` and `Path.rglob` raise RecursionError past
+    about 1,000 nested folders)."""
+    root = Path(root)
     real_root = os.path.realpath(root)
     found: list[tuple[Path, str | None]] = []
-
-    def unlisted(exc: OSError) -> None:
-        if exc.filename:
-            found.append((Path(exc.filename), f"cannot list this folder "
-                                              f"({exc.strerror or exc})"))
-
-    for top, dirs, names in os.walk(root, onerror=unlisted):
-        dirs[:] = [d for d in dirs if not d.startswith(".") and not skip_dir(Path(top, d))]
-        for name in names:
-            if name.startswith(".") or not wanted(name):
+    folders = [(root, "")]  # each with its path relative to root, "" or ending in "/"
+    while folders:
+        folder, prefix = folders.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except OSError as exc:  # its files would be missed without a word
+            found.append((folder, f"cannot list this folder ({exc.strerror or exc})"))
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
                 continue
-            path = Path(top, name)
-            found.append((path, _problem(path, path.relative_to(root).as_posix(), real_root)))
+            path = folder / entry.name
+            try:
+                is_folder = entry.is_dir(follow_symlinks=False)  # a linked folder: not walked
+            except OSError:
+                is_folder = False
+            if is_folder:
+                if not skip_dir(path):
+                    folders.append((path, f"{prefix}{entry.name}/"))
+            elif wanted(entry.name):
+                found.append((path, _problem(entry, prefix + entry.name, real_root)))
     return sorted(found, key=lambda entry: entry[0])

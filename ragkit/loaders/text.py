@@ -48,7 +48,8 @@ def read_regular(path: Path, limit: int) -> bytes:
     is a RagkitError naming it. Opened with O_NONBLOCK, so a FIFO is refused, never waited
     on."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_BINARY", 0))
     except OSError as exc:
         raise RagkitError(f"{path}: cannot read ({exc.strerror or exc})") from None
     with open(fd, "rb", closefd=True) as handle:
@@ -58,13 +59,19 @@ def read_regular(path: Path, limit: int) -> bytes:
         if info.st_size == 0:
             raise RagkitError(f"{path}: empty file (0 bytes)")
         if info.st_size > limit:
-            raise RagkitError(f"{path}: {size_text(info.st_size)}, over the limit of "
-                              f"{size_text(limit)} for one text file (split it, or leave it "
-                              f"out with --skip-bad)")
+            raise _too_large(path, info.st_size, limit)
         try:
-            return handle.read(limit + 1)[:limit]  # a file growing while read stops at limit
+            data = handle.read()  # read(limit) would allocate `limit` bytes for a tiny file
         except OSError as exc:
             raise RagkitError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if len(data) > limit:  # it grew while read
+        raise _too_large(path, len(data), limit)
+    return data
+
+
+def _too_large(path: Path, size: int, limit: int) -> RagkitError:
+    return RagkitError(f"{path}: {size_text(size)}, over the limit of {size_text(limit)} for "
+                       f"one text file (split it, or leave it out with --skip-bad)")
 
 
 def _looks_utf16(raw: bytes) -> bool:
