@@ -150,6 +150,12 @@ def test_a_folder_nested_past_pythons_recursion_limit_is_walked(tmp_path, folder
         deep = deep / "d"
         deep.mkdir()
     (deep / "bottom.md").write_text("# Bottom\n\nThe bottom note is about spoons.\n")
-    done = _index(folder, tmp_path / "idx")
-    assert done.returncode == 0, done.stderr[-500:]
-    assert _doc_ids(tmp_path / "idx") == ["d/" * 1100 + "bottom.md", "depot.md"]
+    try:
+        done = _index(folder, tmp_path / "idx")
+        assert done.returncode == 0, done.stderr[-500:]
+        assert _doc_ids(tmp_path / "idx") == ["d/" * 1100 + "bottom.md", "depot.md"]
+    finally:  # bottom up: shutil.rmtree (pytest's clean-up) recurses, and would fail here
+        (deep / "bottom.md").unlink()
+        while deep != folder:
+            deep.rmdir()
+            deep = deep.parent
