@@ -14,9 +14,11 @@ else the first heading. A template (.dotx) or macro-enabled file (.docm, .dotm) 
 document — its macros are not run — under any of the Word suffixes (a .dotx renamed .docx
 is common).
 
-Hostile files are bounded before python-docx opens them: a file that is no zip archive, has
-no `word/document.xml`, or would unpack to more than `MAX_UNPACKED` bytes (a zip bomb) is one
-error line. lxml, under python-docx, refuses XML nested deeper than 256 levels.
+Hostile files are bounded before python-docx opens them: a file that is no zip archive (a
+PDF named .docx is told so), has no `word/document.xml`, would unpack to more than
+`MAX_UNPACKED` bytes (a zip bomb) or has an XML part declaring a DTD (Word writes none; a
+billion-laughs file's entities live there) is one error line. lxml, under python-docx,
+refuses XML nested deeper than 256 levels.
 
 What it is not: a reader of the old binary `.doc`, of headers, footers, footnotes or
 comments, nor of page numbers (a Word file has none until it is laid out).
@@ -24,11 +26,13 @@ comments, nor of page numbers (a Word file has none until it is laid out).
 from __future__ import annotations
 
 import zipfile
+import zlib
 from pathlib import Path
 
 from ragkit.documents import Document, RagkitError
 from ragkit.loaders.markdown import TextBuilder
 
+_PROLOG = 64 * 2**10  # bytes of an XML part read for a DTD (it comes before the root element)
 MAX_UNPACKED = 512 * 2**20  # bytes all members would unpack to; a 300-page report is ~5 MB
 _OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # OLE2: a .doc, or Word's encrypted .docx
 _WORD_MAINS = tuple(f"application/{kind}.main+xml" for kind in (
@@ -52,6 +56,8 @@ def _check_zip(path: Path) -> None:
     if magic == _OLE2:
         raise RagkitError(f"{path}: not a valid Word file (an old binary .doc, or a .docx "
                           f"with a password: save it as .docx without one)")
+    if magic.startswith(b"%PDF-"):
+        raise RagkitError(f"{path}: not a Word file (it is a PDF: rename it .pdf)")
     try:
         with zipfile.ZipFile(path) as archive:
             members = archive.infolist()
@@ -63,6 +69,26 @@ def _check_zip(path: Path) -> None:
     if unpacked > MAX_UNPACKED:
         raise RagkitError(f"{path}: would unpack to {unpacked / 2**20:,.0f} MB, over the "
                           f"{MAX_UNPACKED // 2**20} MB limit (a zip bomb?)")
+    _check_no_dtd(path, members)
+
+
+def _check_no_dtd(path: Path, members: list[zipfile.ZipInfo]) -> None:
+    """Refuse XML parts that declare a DTD: Word never writes one, and a declared entity
+    is how a billion-laughs file expands (lxml stops it, with a line about "amplification
+    factors") or an external one reaches for a file on this machine."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for member in members:
+                if member.filename.endswith((".xml", ".rels")):
+                    with archive.open(member) as part:
+                        if b"<!DOCTYPE" in part.read(_PROLOG):
+                            raise RagkitError(f"{path}: not a valid Word file (its XML "
+                                              f"declares entities, which Word never writes: "
+                                              f"a billion-laughs file?)")
+    except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, NotImplementedError,
+            zlib.error) as exc:
+        raise RagkitError(f"{path}: not a valid Word file (damaged zip archive: {exc})"
+                          ) from None
 
 
 def _outline_level(ppr) -> int:

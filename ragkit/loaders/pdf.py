@@ -84,6 +84,8 @@ def _check_header(path: Path) -> None:
         raise RagkitError(f"{path}: cannot read ({exc.strerror or exc})") from None
     if b"%PDF-" in head:
         return
+    if head.startswith(b"PK\x03\x04"):
+        raise RagkitError(f"{path}: not a PDF (it is a zip archive: a Word file named .pdf?)")
     start = head.lstrip().split(b"\n")[0][:40].decode("latin-1").strip()
     if start.startswith("<"):
         raise RagkitError(f"{path}: not a PDF (it starts with '{start}': an HTML page named "
