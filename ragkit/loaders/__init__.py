@@ -11,6 +11,10 @@ PDF, `pages` (`[[page, offset], ...]`: page `page` starts at `offset` of the tex
 What it is not: OCR (a scanned PDF with no text layer is refused), a crawler, nor a layout
 engine: headers, footers and columns of a PDF come out in the order its text layer holds.
 
+Beside them: `ragkit.loaders.text` reads a text file (byte order marks, a size bound, never
+a FIFO) and `ragkit.loaders.folder` decides which entries of a folder are read at all
+(nothing through a symbolic link out of the folder, no name a terminal would obey).
+
 Each format's library is imported only when a file of that format is met (`ragkit search`
 never loads pdfminer). A file that cannot be read raises one `RagkitError` line naming it;
 an empty one (0 bytes: a download or a copy that did not finish) says so.
