@@ -7,7 +7,8 @@
 - BEIR: `corpus.jsonl`, `queries.jsonl`, `qrels/<split>.tsv`;
 - relevance judgments alone (`read_qrels`): TREC qrels or BEIR TSV, for scoring any run;
 - a documents JSONL file alone (no queries: fine for `ragkit index`);
-- one PDF, HTML or Word file alone (`ragkit.loaders`), a document whose id is its file name.
+- one PDF, HTML or Word file, or one text or source file (`ONE_FILE_TEXT`), alone: a document
+  whose id is its file name, read as a folder reads it (`ragkit.document_folder`).
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import json
 import warnings
 from pathlib import Path
 
-from ragkit.document_folder import load_file_at, load_folder
+from ragkit.document_folder import TEXT_SUFFIXES, load_file_at, load_folder
 from ragkit.loaders import LOADERS
 from ragkit.documents import (Chunk, Dataset, Document, Golden, Query, RagkitError, check_golden,
                               RagkitWarning, check_text, load_documents_jsonl,
@@ -216,6 +217,11 @@ def _warn_missing_queries(judged: dict, queries: list[Query], qrels_path: Path,
                       f"and are left out ({examples})", RagkitWarning, stacklevel=3)
 
 
+# A file given alone that is one document, as in a folder: a PDF, HTML or Word file, or a
+# text or source file; any other file (.jsonl, .json, no suffix) is a documents JSONL file.
+ONE_FILE_TEXT = TEXT_SUFFIXES - {".json"}
+
+
 def load_dataset(path: Path | str, split: str | None = None, skip_bad: bool = False) -> Dataset:
     """Recognise a data set by its files and load it (see the module docstring).
 
@@ -224,7 +230,7 @@ def load_dataset(path: Path | str, split: str | None = None, skip_bad: bool = Fa
     folder's unreadable files out (`load_folder`; the documents list's `skipped` names them).
     """
     path = Path(path)
-    if path.is_file() and path.suffix.lower() in LOADERS:  # one PDF, HTML or Word file
+    if path.is_file() and path.suffix.lower() in {*LOADERS, *ONE_FILE_TEXT}:  # one document
         return Dataset(path.stem, [load_file_at(path, path.name)], [])
     if path.is_file():
         return Dataset(path.stem, load_documents_jsonl(path), [])

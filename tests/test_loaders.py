@@ -230,6 +230,22 @@ def test_cli_indexes_one_pdf_file_given_alone(tmp_path):
     assert done.stdout.strip().endswith(f"indexed 1 documents as 1 chunks into {tmp_path / 'idx'}")
 
 
+def test_cli_indexes_one_markdown_or_source_file_given_alone(tmp_path):
+    # a text file given alone is a document, as in a folder -- not a documents JSONL file
+    (tmp_path / "notes.md").write_text("# Cache\n\nReplies stay cached for 30 days.\n")
+    (tmp_path / "tool.py").write_text('def ttl():\n    """Days a reply stays."""\n    return 30\n')
+    for name in ("notes.md", "tool.py"):
+        out = tmp_path / f"idx-{name}"
+        done = _run("index", str(tmp_path / name), "--out", str(out), "--embedder", "none",
+                    home=tmp_path / "home")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip().endswith(f"indexed 1 documents as 1 chunks into {out}")
+    asked = _run("ask", "--index", str(tmp_path / "idx-notes.md"), "--k", "1",
+                 "For how many days do replies stay cached?", home=tmp_path / "home")
+    assert asked.returncode == 0, asked.stderr
+    assert "[1] notes.md" in asked.stdout
+
+
 def test_pdf_box_text_drops_unmapped_glyph_marks():
     # pdfminer writes "(cid:13)" for a glyph with no Unicode mapping (seen in a GNU manual)
     assert pdf_loader._clean("Copyright c(cid:13) 2001–2022 Free\nSoftware") == \
