@@ -159,3 +159,24 @@ def test_a_folder_nested_past_pythons_recursion_limit_is_walked(tmp_path, folder
         while deep != folder:
             deep.rmdir()
             deep = deep.parent
+
+
+def test_control_characters_from_a_documents_jsonl_are_shown_escaped_by_ask(tmp_path):
+    # a documents JSONL file is not cleaned like a folder's files: the id, title and text
+    # reach `ask` as written, so its output escapes them (the terminal would obey \x1b)
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text(json.dumps({"id": "gate\x1b]0;owned\x07", "title": "Gate\x1b[2J",
+                                "text": OK.replace("six", "six\x1b[8m")}) + "\n")
+    home = {**os.environ, "ANTHROPIC_API_KEY": "", "RAGKIT_HOME": str(tmp_path / "home")}
+    built = subprocess.run([RAGKIT, "index", str(docs), "--out", str(tmp_path / "idx"),
+                            "--embedder", "none"], capture_output=True, text=True, timeout=60,
+                           env=home)
+    assert built.returncode == 0, built.stderr
+    for extra in ([], ["--stream"]):
+        done = subprocess.run([RAGKIT, "ask", "--index", str(tmp_path / "idx"), *extra,
+                               "When does the north gate of the depot open in the morning?"],
+                              capture_output=True, text=True, timeout=60, env=home)
+        assert done.returncode == 0, done.stderr
+        assert not set("\x1b\x07") & set(done.stdout + done.stderr)
+        assert "six\\x1b[8m in the morning" in done.stdout
+        assert done.stdout.splitlines()[-1] == "[1] gate\\x1b]0;owned\\x07#0 — Gate\\x1b[2J / Depot gate"

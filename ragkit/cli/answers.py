@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from ragkit.cli.options import Help, clamp_k, load_index, positive_int
+from ragkit.cli.options import Help, clamp_k, load_index, positive_int, terminal_text
 from ragkit.documents import RagkitError
 
 
@@ -37,11 +37,11 @@ def cmd_ask(args: argparse.Namespace) -> None:
             if isinstance(piece, Answer):
                 result = piece
             else:
-                print(piece, end="", flush=True)
+                print(terminal_text(piece), end="", flush=True)
         print()
     else:
         result = answer(args.question, hits, pipeline.chunks, **ask)
-        print(result.text)
+        print(terminal_text(result.text))
     pages: dict[str, list[int]] = {}  # a PDF's cited pages, per source
     for citation in result.citations:
         if citation.page is not None and citation.page not in pages.get(citation.chunk_id, []):
@@ -51,7 +51,7 @@ def cmd_ask(args: argparse.Namespace) -> None:
         cited = sorted(pages.get(ident, []))
         where = (f", p. {cited[0]}" if len(cited) == 1 else
                  f", pp. {', '.join(map(str, cited))}" if cited else "")
-        print(f"[{number}] {ident} — {tag_place(tag)}{where}")
+        print(terminal_text(f"[{number}] {ident} — {tag_place(tag)}{where}"))
 
 
 def _ask_agent(args: argparse.Namespace) -> None:
@@ -71,9 +71,9 @@ def _ask_agent(args: argparse.Namespace) -> None:
     result = run_agent(args.question, [TOOLS[n] for n in names],
                        ToolContext(root=args.root.resolve(), pipeline=pipeline), llm=llm,
                        max_turns=args.max_turns, trace=args.trace)
-    print(result.answer)
+    print(terminal_text(result.answer))
     for number, source in enumerate(result.sources, start=1):
-        print(f"[{number}] {source}")
+        print(terminal_text(f"[{number}] {source}"))
     print(f"({result.stop_reason} after {result.turns} model calls, {len(result.tool_calls)} "
           f"tool calls, {result.calls_per_turn:.1f} per tool turn)", file=sys.stderr)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import warnings
 from contextlib import nullcontext
@@ -26,6 +27,16 @@ class Help(argparse.ArgumentDefaultsHelpFormatter):
         if "(default:" in text or action.default in (None, False, "", argparse.SUPPRESS):
             return text
         return super()._get_help_string(action)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 but tab and newline, DEL, C1
+
+
+def terminal_text(text: str) -> str:
+    """`text` with each control character but tab and newline written as its escape (`\\x1b`):
+    document text, ids and titles from a JSONL file are not cleaned as a folder's files are
+    (`ragkit.document_folder`), and a terminal would obey an escape sequence in them."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def positive_int(text: str) -> int:
