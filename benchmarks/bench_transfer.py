@@ -16,7 +16,11 @@ shipped test split, Anthropic's cookbook set, the scikit-learn test half and the
 code set (httpx and tqdm source) are only reported.
 Then, per set, the paired sign-flip test and bootstrap interval of each option's Pass@5
 against "auto|use" refitted on the same dev (the old default, `ragkit.stats.paired_test`),
-and the per-kind Pass@5 of the shipped test split. Nothing here is used by ragkit at run time.
+and the per-kind Pass@5 of the shipped test split; last, the chosen reranker's weights and the
+Pass@5 of each feature ranking alone (why the reranker costs Pass@5 on code). Two options only
+probe that: the fused first-stage score as a sixth feature ("e5|minilm,first") and one
+feature for both model families, the mean of their scaled MaxP ("e5|ens").
+Nothing here is used by ragkit at run time.
 """
 from __future__ import annotations
 
@@ -54,6 +58,9 @@ OPTIONS = {  # name: (first stage, reranker features or None)
     "both|use": ("both", ["minilm", "e5", *BASE, "use"]),
     "e5 rrf": ("e5 rrf", None),
     "e5 rrf|minilm": ("e5 rrf", ["e5", *BASE, "minilm"]),
+    # why the reranker costs Pass@5 on code: can it be kept nearer the first stage?
+    "e5|minilm,first": ("e5", ["e5", *BASE, "minilm", "first"]),  # + the fused score
+    "e5|ens": ("e5", ["ens", *BASE]),  # both families averaged: one weight, not two
 }
 
 
@@ -102,10 +109,18 @@ def collect(name: str, data) -> dict:
     return {"questions": out}
 
 
+def column(feats: dict, name: str) -> np.ndarray:
+    """One feature of a question's candidates, min-max scaled within the question (phrase is
+    a share already); `ens` = the mean of the scaled e5-small and MiniLM MaxP."""
+    if name == "docmax":
+        return normalize(doc_max(feats["doc"], feats["first"]))
+    if name == "ens":
+        return (normalize(feats["e5"]) + normalize(feats["minilm"])) / 2
+    return feats[name] if name == "phrase" else normalize(feats[name])
+
+
 def matrix(feats: dict, columns: list[str]) -> np.ndarray:
-    cols = [normalize(doc_max(feats["doc"], feats["first"])) if c == "docmax"
-            else feats[c] if c == "phrase" else normalize(feats[c]) for c in columns]
-    return np.column_stack(cols)
+    return np.column_stack([column(feats, c) for c in columns])
 
 
 def groups(rows: list, stage: str, columns: list[str]) -> list:
@@ -191,6 +206,25 @@ def main() -> None:
     kinds = pd.DataFrame({n: r["shipped test"].groupby("kind")["Pass@5"].mean()
                           for n, r in runs.items()})
     print("\nshipped test, Pass@5 per kind\n" + kinds.round(1).to_string())
+    columns = OPTIONS["e5|minilm"][1]
+    model = fit(groups(dev, "e5", columns))
+    print("\ne5|minilm fitted on all of dev: weight per unit of each scaled feature\n"
+          + "  ".join(f"{c} {w:.2f}" for c, w in zip(columns, model.weights / model.scale)))
+    print("\nPass@5 of each feature alone ranking the e5 first stage's top 150")
+    alone = {c: {k: pass5_by(v, c) for k, v in {"dev": dev, **report}.items() if v}
+             for c in [*columns, "first"]}
+    print(pd.DataFrame(alone).T.round(1).to_string())
+
+
+def pass5_by(rows: list, name: str) -> float:
+    """Mean Pass@5 when the e5 first stage's candidates are ranked by feature `name` alone."""
+    out = []
+    for r in rows:
+        if r["items"]:
+            ids, feats = r["stages"]["e5"]
+            order = np.argsort(-column(feats, name), kind="stable")
+            out.append(100 * pass_at_k([ids[i] for i in order], r["items"], 5))
+    return float(np.mean(out))
 
 
 if __name__ == "__main__":
