@@ -141,14 +141,17 @@ def per_query(run: Run, judgments: Judgments, ks: Sequence[int] = (5, 10, 20),
 def round_metrics(table: pd.DataFrame) -> pd.DataFrame:
     """A metrics table rounded for display: rank measures (R@k, MRR, nDCG) and the 0–1
     answer scores (faithfulness, answer relevancy, context precision and recall) to three
-    decimals, dollars (a column with "$" in its name) to four, everything else (Pass@k,
-    failure rates, intervals, shares in percent, token counts) to one.
+    decimals, p-values (a column named "p" or ending in " p", e.g. "Holm p") to three, so
+    p = 0.04 never shows as 0.0; dollars (a column with "$" in its name) to four, everything
+    else (Pass@k, failure rates, intervals, shares in percent, token counts) to one.
 
     For showing only; the recorded and compared numbers stay unrounded.
     """
     def digits(column: str) -> int:
         if "$" in column:
             return 4
+        if column == "p" or column.endswith(" p"):
+            return 3
         return 3 if column.startswith(("R@", "MRR", "nDCG", *ANSWER_SCORES)) else 1
     return table.round({column: digits(str(column)) for column in table.columns})
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from notebook_prose import load, markdown_cells, output_texts, timings, unsupported
+from notebook_prose import (load, markdown_cells, output_texts, timings, unsupported,
+                            without_optional_data)
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -27,7 +28,8 @@ CONSTANTS = {
            "five 1024-token", "five 256-token", "1024", "512", "256", "Σ 1 / (k + rank)",
            "nearest 0.5", "nearest 60", "tenth or two", "rrf_k=60", "0.8 / 0.2", "95 %"],
     "04": [*ARTICLE, "20 … 150", "3 … 20", "737 chunks", "+4.8 Pass@5", "p50 of the step ≤ 50 ms", "512-token", "30–60 %", "0.3, measured", "5 % of queries",
-           "windows of 20, moved by 10", "95 % interval", "95 %", "8K", "(0.3)"],
+           "windows of 20, moved by 10", "95 % interval", "95 %", "8K", "(0.3)",
+           "248 questions", "Pass@20 ≥ 94", "Pass@5 ≥ 87", "adding 3 points"],
     "05": ["4–8 sentences", "1.0**", "4,096 tokens", "1.25×", "turns 1…*n*−1", "a tenth"],
     "06": ["Yan et al. 2024", "Asai et al. 2023", "1–5", "w_rel = 1", "w_sup = 1",
            "w_use = 0.5", "95 %", "60 %", "80 %", "top 5", "three sentences", "4 bytes"],
@@ -44,6 +46,18 @@ def _number(path: Path) -> str:
 def test_every_number_in_the_prose_is_a_constant_or_shown_by_an_output(path):
     constants = COMMON + CONSTANTS.get(_number(path), [])
     assert unsupported(load(path), constants) == []
+
+
+OPTIONAL = [p for p in NOTEBOOKS if "cookbook_dir" in p.read_text()]
+
+
+@pytest.mark.parametrize("path", OPTIONAL, ids=[p.stem for p in OPTIONAL])
+def test_the_prose_holds_in_a_fresh_clone_without_the_cookbook_data_set(path):
+    """Anthropic's cookbook set is not shipped: in a fresh clone its cells print only that
+    they skipped, so the Markdown must not state numbers that only those cells show (the
+    cell prints them itself, beside its tables)."""
+    constants = COMMON + CONSTANTS.get(_number(path), [])
+    assert unsupported(without_optional_data(load(path)), constants) == []
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
@@ -87,3 +101,33 @@ def test_sources_are_named_not_numbered():
     found = [f"{p.relative_to(ROOT)}: {m.group(0)}" for p in files
              for m in SEED.finditer(p.read_text())]
     assert found == []
+
+
+WARNING_LOCATION = re.compile(r"^\S+:\d+: \w*Warning: ", re.M)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_no_output_shows_a_python_warnings_source_line(path):
+    """A warning a reader should see is printed as a sentence by its cell: Python's own format
+    shows the kernel's temporary file name (`/tmp/ipykernel_…/….py:1:`) and the line of code,
+    in a red box JupyterLab draws like an error."""
+    assert [m.group(0) for t in output_texts(load(path)) for m in
+            WARNING_LOCATION.finditer(t)] == []
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_no_table_shows_nan_for_a_value_that_does_not_apply(path):
+    """An HTML page has no pages and a review sheet's empty cell is empty: a table shows a
+    blank there, as a spreadsheet does, not pandas' `NaN`."""
+    cells = [t for t in output_texts(load(path)) if "<table" in t]
+    assert sum(t.count("<td>NaN</td>") for t in cells) == 0
+
+
+def test_p_values_are_shown_to_three_decimals():
+    """Notebook 08's configuration table: a p-value of 0.04 rounded like a Pass@k (one
+    decimal) would read 0.0, as if certain."""
+    import pandas as pd
+
+    from ragkit import round_metrics
+    shown = round_metrics(pd.DataFrame({"Pass@5": [91.54], "p": [0.0437], "Holm p": [0.1309]}))
+    assert shown.iloc[0].tolist() == [91.5, 0.044, 0.131]
