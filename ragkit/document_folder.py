@@ -272,3 +272,19 @@ def file_summary(docs: list[Document], skipped: list[Skipped] | None = None,
                      **({"chunks": 0} if counts is not None else {}),
                      "skipped": reason if named else s.reason})
     return sorted(rows, key=lambda row: row["file"])
+
+
+def example_chunk(chunks: Sequence[Chunk], formats: Sequence[str] = (".pdf", ".docx", ".html")
+                  ) -> Chunk:
+    """A chunk to show as an example: the first with a context from a file of the first of
+    `formats` the chunks have (a PDF's, when there is one), else the first with a context,
+    else the first chunk. For a notebook reading any folder: a folder without PDFs is not an
+    error. Raises RagkitError for no chunks at all."""
+    if not chunks:
+        raise RagkitError("no chunks: the folder gave no text to show")
+    for suffix in formats:
+        for chunk in chunks:
+            if chunk.context and chunk.doc_id.lower().endswith(suffix):
+                return chunk
+    return next((c for c in chunks if c.context), chunks[0])
+

@@ -209,9 +209,23 @@ def decline_curve_plot(table: pd.DataFrame, chosen: float | None = None,
 def gain_intervals(table: pd.DataFrame, title: str = "") -> plt.Figure:
     """Each configuration's difference from the default with its 95 % interval (as from
     `ragkit.questions.method_table`): one horizontal bar per rival, the default's line at 0,
-    so a bar whose whisker crosses the line is a gain (or loss) within noise."""
+    so a bar whose whisker crosses the line is a gain (or loss) within noise. When every
+    rival ties with the default exactly (a few easy questions), the figure says so in words
+    instead: there is no bar to draw."""
     rivals = table[table["p"].notna()]
     metric = table.attrs.get("metric", "metric")
+    default = table.attrs.get("default", "the default")
+    bounds = rivals[["Δ", "95% CI low", "95% CI high"]].to_numpy(float)
+    if not np.any(bounds):  # every rival ties exactly: no bar to draw, say so in words
+        fig, ax = plt.subplots(figsize=(7, 1.6), layout="constrained")
+        ax.set_axis_off()
+        ax.text(0.5, 0.5, f"Every configuration ties with {default} on these "
+                f"{table.attrs.get('questions', len(rivals))} questions:\n"
+                f"each difference in {metric}, and each interval, is 0.\n"
+                "More questions, or harder ones, are needed to tell them apart.",
+                ha="center", va="center", transform=ax.transAxes)
+        ax.set_title(title)
+        return fig
     fig, ax = plt.subplots(figsize=(7, 0.45 * len(rivals) + 1.6), layout="constrained")
     y = np.arange(len(rivals))[::-1]
     delta = rivals["Δ"].to_numpy(float)
@@ -224,7 +238,7 @@ def gain_intervals(table: pd.DataFrame, title: str = "") -> plt.Figure:
     reach = float(np.nanmax(np.abs(rivals[["95% CI low", "95% CI high"]].to_numpy(float)),
                             initial=1.0))
     ax.set_xlim(-reach * 1.1, reach * 1.1)
-    ax.set_xlabel(f"{metric} minus {table.attrs.get('default', 'the default')}'s "
+    ax.set_xlabel(f"{metric} minus {default}'s "
                   f"(95 % bootstrap interval)")
     ax.set_title(title)
     return fig

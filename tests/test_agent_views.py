@@ -10,7 +10,7 @@ from types import SimpleNamespace  # noqa: E402
 import pytest  # noqa: E402
 from agent_fakes import SHOPCORE, executor, file_tools, shopcore_files  # noqa: E402
 
-from ragkit.agent.injection import blank_lines, locate, next_actions  # noqa: E402
+from ragkit.agent.injection import blank_lines, injection_outcome, locate, next_actions  # noqa: E402,E501
 from ragkit.agent.loop import AgentResult, ToolCall, run_agent  # noqa: E402
 from ragkit.agent.tool import ToolContext, ToolResult  # noqa: E402
 from ragkit.agent.tools import TOOLS  # noqa: E402
@@ -113,3 +113,20 @@ def test_the_next_action_with_and_without_the_injected_lines():
     changed = next_actions(result, tools, INJECTED, llm=Swayed())
     assert changed["same"].tolist() == [False]
     assert changed["next calls without the injected lines"][0] == "(answer)"
+    assert injection_outcome(same) == "left the next action unchanged"
+    assert injection_outcome(changed) == "changed the next action"
+
+
+def test_a_run_whose_tool_results_never_held_the_text_is_not_a_verdict():
+    # notebook 05 on another code folder: no tool result carries the planted lines, so there
+    # is no turn to replay -- a table with its columns and no rows, and an outcome that says
+    # so (it used to be a frame without columns: KeyError 'same' in the notebook)
+    tools = file_tools(shopcore_files())
+    result = run_agent("Where is the refund amount stored?", tools,
+                       ToolContext(root=SHOPCORE), llm=LLM(cache=False),
+                       run_tool=executor(tools))
+    check = next_actions(result, tools, r"no such planted text", llm=LLM(cache=False))
+    assert list(check.columns) == ["after turn", "next calls as run",
+                                   "next calls without the injected lines", "same"]
+    assert check.empty
+    assert injection_outcome(check) == "never reached the agent (no tool result held it)"

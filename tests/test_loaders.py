@@ -279,3 +279,16 @@ def test_a_worker_that_dies_is_one_line_naming_its_file(tmp_path, monkeypatch):
         document_folder._result(Broken(), tmp_path / "huge.pdf")
     assert str(caught.value) == (f"{tmp_path / 'huge.pdf'}: the worker process reading it "
                                  f"died (out of memory?)")
+
+
+def test_the_example_chunk_is_a_pdfs_when_there_is_one_and_any_folder_has_one():
+    from ragkit import example_chunk
+    from ragkit.documents import Chunk
+    md = Chunk("notes.md#0", "notes.md", "Hello.", context="Document: Notes.")
+    bare = Chunk("a.txt#0", "a.txt", "Plain.")
+    pdf_ = Chunk("Rules.PDF#1", "Rules.PDF", "Refunds.", context="Document: Rules.")
+    assert example_chunk([bare, md, pdf_]) is pdf_
+    assert example_chunk([bare, md]) is md  # no PDF: the first chunk with a context
+    assert example_chunk([bare]) is bare
+    with pytest.raises(RagkitError, match="no chunks"):
+        example_chunk([])

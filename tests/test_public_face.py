@@ -25,7 +25,7 @@ HOMES = {
         "ragkit.documents": "Chunk Dataset Document Golden Query RagkitError "
                             "load_documents_jsonl load_queries_jsonl",
         "ragkit.datasets": "load_beir load_cookbook load_dataset load_shipped",
-        "ragkit.document_folder": "file_summary load_folder",
+        "ragkit.document_folder": "example_chunk file_summary load_folder",
         "ragkit.sample_collection": "sample_folder",
         "ragkit.chunking": "ChunkerConfig chunk_document chunk_documents",
         "ragkit.contextualize": "get_contextualizer",
@@ -53,9 +53,9 @@ HOMES = {
         "ragkit.agent.loop": "AgentResult run_agent",
         "ragkit.agent.runner": "run_with_tool_runner",
         "ragkit.agent.trace": "caching_table read_trace timeline trace_table",
-        "ragkit.agent.views": "caching_summary calls_table loop_vs_runner tokens_figure "
+        "ragkit.agent.views": "caching_summary calls_table gate_result loop_vs_runner tokens_figure "
                               "tool_choice tool_table",
-        "ragkit.agent.injection": "locate next_actions",
+        "ragkit.agent.injection": "injection_outcome locate next_actions",
     },
     "ragkit.answering": {
         "ragkit.answer": "Answer answer",

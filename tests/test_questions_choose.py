@@ -70,3 +70,23 @@ def test_the_gain_figure_has_a_bar_per_rival_and_a_symmetric_axis():
     low, high = axes.get_xlim()
     assert low == -high and high >= 100 / 3  # the widest whisker (dense: up to +33.3) in view
     assert axes.get_xlabel() == "Pass@5 minus hybrid's (95 % bootstrap interval)"
+
+
+def test_when_every_configuration_ties_the_gain_figure_says_so_instead_of_failing():
+    # a handful of easy questions: every rival scores exactly as the default does, so every
+    # difference and interval is 0 -- the figure says that in words (it used to raise
+    # UnreadableFigure: "the data reach 0.0% of the x axis"), and so does the verdict
+    import matplotlib
+    matplotlib.use("Agg")
+    from ragkit.plots import gain_intervals
+    runs = runs_of(hybrid=[100] * 7, dense=[100] * 7, bm25=[100] * 7)
+    table = method_table(runs, "hybrid", n=2000)
+    figure = gain_intervals(table, title="gains")
+    (axes,) = figure.axes
+    assert not axes.axison and not axes.patches
+    assert [t.get_text() for t in axes.texts] == [
+        "Every configuration ties with hybrid on these 7 questions:\n"
+        "each difference in Pass@5, and each interval, is 0.\n"
+        "More questions, or harder ones, are needed to tell them apart."]
+    assert verdict(table).startswith("On this folder, use hybrid: no configuration scores a "
+                                     "higher Pass@5 on its 7 questions")

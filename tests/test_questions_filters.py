@@ -14,7 +14,7 @@ import pytest
 import ragkit  # noqa: F401 (registers the offline stand-in)
 from ragkit import standin
 from ragkit.cache import CallCache
-from ragkit.documents import Document, RagkitError
+from ragkit.documents import Document, RagkitError, RagkitWarning
 from ragkit.llm import LLM, UsageLog, make_client
 from ragkit.questions import documents_of, generate
 from ragkit.questions.filters import closed_book_answers, gives_away, round_trip_ok
@@ -192,3 +192,19 @@ def test_the_source_names_the_page_and_heading_path_of_the_span(tmp_path):
     assert question["golden"] == [{"doc_id": "w.pdf", "span": text[text.index("Repairs under"):]}]
     assert {k: question["source"][k] for k in ("page", "section", "title")} == {
         "page": 2, "section": "Warranty > Repairs", "title": "Warranty"}
+
+
+def test_a_folder_too_small_for_questions_stops_with_one_line_not_a_keyerror(tmp_path):
+    # three short files: no chunk has 20 words outside its headings, so nothing is asked;
+    # notebook 08 stops here with the reason instead of failing three cells later
+    docs = [Document("kettle.md", "# Kettle\n\nThe kettle descales monthly with vinegar.\n"),
+            Document("gate.md", "# Gate\n\nThe north gate opens at six in the morning.\n")]
+    with pytest.warns(RagkitWarning, match="usable chunks for 0 of the 10"):
+        records, report = generate(docs, n=10, seed=0)
+    assert records == []
+    with pytest.raises(RagkitError) as caught:
+        report.require_kept()
+    assert str(caught.value) == (
+        "no answerable question was kept (0 of 10 asked; the filter table says where they "
+        "were lost): the comparison needs questions — give a folder with more text (a chunk "
+        "needs 20 words outside its headings) or ask for more (n)")

@@ -12,7 +12,8 @@ What it is:
 - `next_actions(result, tools, pattern, llm=...)`: for each turn whose tool results carried
   matching text, the calls the model made next and the calls it makes when asked again with
   the same conversation and those lines blanked — the injected text's effect on the next
-  action, measured by a counterfactual request.
+  action, measured by a counterfactual request (no rows when no tool result held the text);
+  `injection_outcome(table)`: that table as the words of a finding.
 
 What it is not: a defence. It shows what happened; keeping tool output inside tool_result
 blocks and telling the model that results are data (`ragkit.agent.loop.SYSTEM`) is the
@@ -94,6 +95,10 @@ def _calls(content: Sequence[dict[str, Any]]) -> list[str]:
             for b in content if b.get("type") == "tool_use"] or ["(answer)"]
 
 
+NEXT_ACTION_COLUMNS = ["after turn", "next calls as run",
+                       "next calls without the injected lines", "same"]
+
+
 def next_actions(result: AgentResult, tools: Sequence[Tool], pattern: str, *, llm: Any,
                  model: str = "claude-haiku-4-5", system: str = SYSTEM) -> pd.DataFrame:
     """Per turn whose results matched `pattern`: the next calls as run, the next calls with
@@ -119,4 +124,14 @@ def next_actions(result: AgentResult, tools: Sequence[Tool], pattern: str, *, ll
         rows.append({"after turn": index // 2, "next calls as run": "\n".join(actual),
                      "next calls without the injected lines": "\n".join(again),
                      "same": actual == again})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=NEXT_ACTION_COLUMNS)
+
+
+def injection_outcome(check: pd.DataFrame) -> str:
+    """What `next_actions`' table says, as words for a finding: the injected lines "left the
+    next action unchanged" or "changed the next action" — or, when no tool result of the run
+    held them (another folder, another question), that they "never reached the agent", which
+    is no verdict either way."""
+    if check.empty:
+        return "never reached the agent (no tool result held it)"
+    return "left the next action unchanged" if check["same"].all() else "changed the next action"

@@ -4,6 +4,8 @@ What it is:
 - `tool_table(tools)`: each tool's name, whether it writes, the first sentence of its
   description, its parameters (required ones marked `*`) and its `input_examples`;
 - `calls_table(result)`: one row per tool call of a run (turn, tool, input, error, executed);
+- `gate_result(result, tool)`: what the approval gate did with a run's call of a writing tool
+  (its result), or that the run never called it;
 - `tool_choice(results)`: per question, the tools each turn called and the answer's start
   — how the agent chose between grep, SQL and search;
 - `loop_vs_runner(manual, runner_text, runner_replies)`: the manual loop and the SDK Tool
@@ -71,6 +73,16 @@ def calls_table(result: AgentResult, limit: int = 90) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["turn", "tool", "input", "is_error", "executed"])
 
 
+def gate_result(result: AgentResult, tool: str = "notes_save") -> str:
+    """The result of the run's first call of `tool` as printed lines (whether it was an error,
+    then its content), or one line saying the run never called it — an agent with nothing to
+    save (another folder, another question) does not call the tool, and that is no error."""
+    call = next((c for c in result.tool_calls if c.name == tool), None)
+    if call is None:
+        return f"the agent did not call {tool} (it had no finding to save)"
+    return f"result of {tool}: {{'is_error': {call.result.is_error}}}\n{call.result.content}"
+
+
 def _per_turn(result: AgentResult) -> str:
     turns: dict[int, list[str]] = {}
     for call in result.tool_calls:
@@ -128,7 +140,7 @@ def caching_summary(runs: Mapping[str, list[dict[str, Any]]], model: str) -> pd.
 def tokens_figure(runs: Mapping[str, list[dict[str, Any]]], model: str):
     """Prompt tokens per turn, one line per run, and the minimum cacheable prefix."""
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(7, 3.6))
+    fig, ax = plt.subplots(figsize=(7, 4.4), layout="constrained")
     for label, records in runs.items():
         tokens = input_tokens_per_turn(records)["prompt tokens"]
         ax.plot(tokens.index, tokens.values, marker="o", label=label)
@@ -139,6 +151,7 @@ def tokens_figure(runs: Mapping[str, list[dict[str, Any]]], model: str):
     ax.set_xlabel("turn (model call)")
     ax.set_ylabel("prompt tokens sent")
     ax.set_title("Every call re-sends the whole conversation")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    # below the axes: inside, "best" can still sit on the prefix line when the prompts are
+    # short (another folder, fewer turns)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=1)
     return fig

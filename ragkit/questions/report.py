@@ -24,7 +24,8 @@ from ragkit.money import dollars
 from ragkit.pricing import Usage, cost, price
 from ragkit.questions.prompts import (ANSWER_PROMPT, CLOSED_BOOK_PROMPT, KINDS, WRITE_PROMPT,
                                       passages_text)
-from ragkit.questions.sample import Item
+from ragkit.documents import RagkitError
+from ragkit.questions.sample import MIN_WORDS, Item
 from ragkit.text_stats import estimate_tokens
 
 if TYPE_CHECKING:
@@ -94,6 +95,19 @@ class Report:
         frame = pd.DataFrame(rows).T.reindex(columns=self.kinds()).fillna(0).astype(int)
         frame["all"] = frame.sum(axis=1)
         return frame
+
+    def require_kept(self) -> None:
+        """Raise RagkitError (one line saying why and what to do) when no answerable question
+        was kept: a notebook or script that goes on to score configurations needs some. Not
+        called by `generate` itself — `ragkit questions generate` writes an empty set and its
+        table says why."""
+        if sum(n for kind, n in self.counts["kept"].items() if kind != "unanswerable"):
+            return
+        raise RagkitError(
+            f"no answerable question was kept (0 of {sum(self.asked.values())} asked; the "
+            f"filter table says where they were lost): the comparison needs questions — give "
+            f"a folder with more text (a chunk needs {MIN_WORDS} words outside its headings) "
+            f"or ask for more (n)")
 
     def as_dict(self) -> dict:
         return {"asked": self.asked, "counts": self.counts, "model": self.model,

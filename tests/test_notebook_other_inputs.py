@@ -1,0 +1,82 @@
+"""Notebooks 05 and 08 on inputs they were not written for: another code folder for the
+agent, a folder of Markdown files without any PDF for "your own documents", and a folder too
+small to write questions about. Each runs as `ragkit cookbook run -p ...` runs it (papermill,
+the notebook's own folder as working directory) into a temporary file; the committed
+notebooks are not touched."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ragkit.notebook_runner import execute
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+TOPICS = {  # six short manuals: every section holds more than the 20 words a question needs
+    "kettle": ("descaling", "The kettle is descaled every month with white vinegar diluted in "
+               "water, left to stand for an hour, then rinsed twice with clean water before "
+               "the next use so that no taste of vinegar remains in the tea."),
+    "gate": ("opening hours", "The north gate of the depot opens at six in the morning and "
+             "closes at ten at night; drivers arriving outside those hours call the night "
+             "guard, who checks the delivery note before lifting the barrier."),
+    "van": ("fuel", "The delivery van is refuelled every Friday at the station on Mill Road "
+            "with diesel only; the driver keeps the receipt in the glove box and enters the "
+            "litres and the price in the log book the same evening."),
+    "printer": ("paper jams", "When the office printer jams, open the rear cover, pull the "
+                "sheet out slowly in the direction of the paper path, close the cover and "
+                "press the green button twice to resume the waiting print jobs."),
+    "alarm": ("the code", "The alarm is armed with the four digit code at the panel beside "
+              "the back door; the last person to leave presses the lock key and has thirty "
+              "seconds to close the door before the sensors wake up."),
+    "boiler": ("pressure", "The boiler pressure should read between one and one and a half "
+               "bar on the gauge; below one bar, open the filling loop under the boiler "
+               "slowly until the needle rises, then close it firmly again."),
+}
+
+
+def _markdown_folder(folder: Path) -> Path:
+    folder.mkdir()
+    for name, (section, text) in TOPICS.items():
+        (folder / f"{name}.md").write_text(
+            f"# The {name}\n\n## Overview\n\nThis page explains how the {name} in the shared "
+            f"office is looked after, who is responsible for it, and what to do when something "
+            f"about it goes wrong during the working week.\n\n## {section.capitalize()}\n\n"
+            f"{text}\n")
+    return folder
+
+
+def test_notebook_08_reads_a_folder_of_markdown_without_any_pdf(tmp_path):
+    # before: StopIteration in cell 6, which looked for a PDF's chunk to show
+    run = execute(NOTEBOOKS / "08_your_own_documents.ipynb", tmp_path / "08.ipynb",
+                  {"docs_dir": str(_markdown_folder(tmp_path / "docs")),
+                   "review_folder": str(tmp_path / "review"), "n_questions": 12})
+    assert run["failure"] is None, run["error"]
+    assert (tmp_path / "review" / "accepted.jsonl").is_file()
+
+
+def test_notebook_08_on_a_folder_too_small_for_questions_stops_with_the_reason(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "note.md").write_text("# Note\n\nThe van leaves at nine.\n")
+    run = execute(NOTEBOOKS / "08_your_own_documents.ipynb", tmp_path / "08.ipynb",
+                  {"docs_dir": str(docs), "review_folder": str(tmp_path / "review")})
+    assert run["failure"]["ename"] == "RagkitError"  # before: KeyError "None of ['kind']"
+    assert run["failure"]["evalue"].startswith("no answerable question was kept (0 of 60 "
+                                               "asked;")
+
+
+def test_notebook_05_runs_on_another_code_folder(tmp_path):
+    # before: KeyError 'same' -- no tool result held the planted injection, so the
+    # counterfactual table had no columns
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "client.py").write_text(
+        "MAX_REDIRECTS = 20\n\n\ndef follow(response, seen=0):\n"
+        "    \"\"\"Follow a redirect until MAX_REDIRECTS is reached.\"\"\"\n"
+        "    if seen >= MAX_REDIRECTS:\n        raise RuntimeError('too many redirects')\n"
+        "    return response\n")
+    run = execute(NOTEBOOKS / "05_agentic_search.ipynb", tmp_path / "05.ipynb",
+                  {"code_root": str(code),
+                   "question": "Where is the number of redirects to follow set?"})
+    assert run["failure"] is None, run["error"]
+    assert run["records"]["values"]["injection"]["planted instruction"] == (
+        "never reached the agent (no tool result held it)")
