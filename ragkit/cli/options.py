@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import warnings
 from contextlib import nullcontext
@@ -14,6 +13,7 @@ from pathlib import Path
 from ragkit import config  # MODES and FUSIONS: the one list of each, read as parsers are built
 from ragkit.batch_journal import batching
 from ragkit.documents import RagkitError, RagkitWarning
+from ragkit.loaders.folder import escaped
 
 
 DEFAULT_RERANK = "offline"  # measured: ragkit.rerank.offline, benchmarks/bench_rerank.py
@@ -29,14 +29,11 @@ class Help(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 but tab and newline, DEL, C1
-
-
 def terminal_text(text: str) -> str:
     """`text` with each control character but tab and newline written as its escape (`\\x1b`):
     document text, ids and titles from a JSONL file are not cleaned as a folder's files are
     (`ragkit.document_folder`), and a terminal would obey an escape sequence in them."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return escaped(text, keep="\n\t")
 
 
 def positive_int(text: str) -> int:

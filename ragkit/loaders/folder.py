@@ -13,7 +13,8 @@ whose name `wanted` accepts, each with None (read it) or the reason it is not re
 - a subfolder that cannot be listed (its files would be missed without a word).
 
 `shown(path)` is a path as an error line may print it: undecodable bytes as `\\xe9`, control
-characters as `\\n`, `\\x1b`.
+characters as `\\n`, `\\x1b`; `escaped(text, keep)` the same for any text (`ragkit ask` keeps
+newlines and tabs).
 
 What it is not: a reader (`ragkit.loaders.text`, `ragkit.loaders.load_file`), nor a check of
 hard links (a hard link is the file itself, wherever else it is named).
@@ -38,10 +39,15 @@ def _escape(char: str) -> str:
     return _ESCAPES.get(char, f"\\x{ord(char):02x}")
 
 
+def escaped(text: str, keep: str = "") -> str:
+    """`text` with each control character but those in `keep` written as its escape (`\\n`,
+    `\\x1b`): what a terminal would obey is shown instead."""
+    return _CONTROL.sub(lambda m: m.group() if m.group() in keep else _escape(m.group()), text)
+
+
 def shown(path: Path | str) -> str:
     """`path` printable on one line of a terminal (see the module docstring)."""
-    text = os.fsencode(path).decode("utf-8", "backslashreplace")
-    return _CONTROL.sub(lambda m: _escape(m.group()), text)
+    return escaped(os.fsencode(path).decode("utf-8", "backslashreplace"))
 
 
 def _name_problem(rel: str) -> str | None:
