@@ -8,6 +8,8 @@
 - `refresh()`: re-executes notebooks in place (what a contributor runs before committing).
 - `record`, `record_metrics`, `finding` (`ragkit.record`): called from a notebook; store
   a table, number or the one-line finding for the report (a no-op interactively).
+- `data_banner`, `skip_unless` and what a section needs from the data (`ragkit.notebook_data`):
+  called from a notebook, so it runs on any folder in the shipped layout.
 
 Parameters are checked before anything runs (`ragkit.notebook_params`): a name must be
 declared in the notebook's `parameters` cell (with several notebooks: by at least one of
@@ -50,6 +52,9 @@ from ragkit import index_cache
 from ragkit.atomic import check_target, replace_folder, write_text
 from ragkit.documents import RagkitError
 from ragkit.jobs import check_jobs, default_jobs, run_jobs
+from ragkit.notebook_data import (context_example, data_banner, data_label, document_kind,
+                                  example_question, is_shipped, joined, korean_questions,
+                                  leaders, replay_path, skip_unless)
 from ragkit.notebook_params import parameters_for, parse_value
 # MARKER, execute, is_results, notebook_paths: importable from here too, as before
 from ragkit.notebook_runner import MARKER, RESULTS, execute, is_results, mark, notebook_paths
@@ -59,8 +64,10 @@ from ragkit.report import write_report
 from ragkit.run_progress import progress_seconds
 from ragkit.sweep import sweep
 
-__all__ = ["finding", "is_results", "notebook_paths", "parameters_for", "parse_value",
-           "record", "record_metrics", "refresh", "run_cookbook", "sweep"]
+__all__ = ["context_example", "data_banner", "data_label", "document_kind", "example_question",
+           "finding", "is_results", "is_shipped", "joined", "korean_questions", "leaders",
+           "notebook_paths", "parameters_for", "parse_value", "record", "record_metrics",
+           "refresh", "replay_path", "run_cookbook", "skip_unless", "sweep"]
 
 
 def now() -> str:

@@ -18,7 +18,11 @@ What it is:
   queries must come less than 5 minutes apart) — and without; a corpus shorter than the
   model's minimum cacheable prefix (4096 tokens on Haiku 4.5) is billed uncached, as the API
   silently does;
-- `window_table(documents, parts)`: tokens per corpus part and whether each fits.
+- `window_table(documents, parts)`: tokens per corpus part and whether each fits;
+- `folder_parts(documents)` and `fitting_part(documents)`: the corpus's top-level folders as
+  parts, and the part notebook 07 compares on — the corpus less its largest folders, left
+  out one at a time until the rest fits (a large part that fits, found in a few counts; not
+  the largest subset, which is a knapsack over every set of folders).
 
 Offline, the stand-in answers the request extractively from the corpus's sentences
 (`ragkit.standin.crag`), a documented program, not a model.
@@ -167,3 +171,37 @@ def cost_table(prefix_tokens: int, question_tokens: int, output_tokens: int,
                          "$/query uncached": {n: p.uncached_per_query for n, p in rows.items()},
                          "saving %": {n: 100 * (1 - p.cached_per_query / p.uncached_per_query)
                                       for n, p in rows.items()}}).rename_axis("queries")
+
+
+def folder_parts(documents: Sequence[Document]) -> dict[str, list[str]]:
+    """Each top-level folder as a part (`{"reports/": ["reports/"]}`), in the order of the
+    documents' ids; a document outside any folder is a part of its own (its id)."""
+    tops = sorted({d.id.split("/", 1)[0] + "/" if "/" in d.id else d.id for d in documents})
+    return {top: [top] for top in tops}
+
+
+def fitting_part(documents: Sequence[Document], llm=None, model: str = DEFAULT_MODEL,
+                 room: int = ROOM) -> tuple[str, list[str]]:
+    """(name, id prefixes) of the part to put in one prompt: the whole corpus when it fits
+    `model`'s window less `room`, else the corpus less its largest top-level folders (by
+    prompt tokens), left out one at a time until the rest fits ("everything but reports/").
+
+    Raises RagkitError when no folder fits alone (a part of one folder is then the user's
+    choice, not this function's)."""
+    whole = LongContext(documents, llm, model, room=room)  # makes the client when none given
+    if whole.fits:
+        return "whole corpus", [""]
+    llm, folders = whole.llm, folder_parts(documents)
+    size = {top: LongContext([d for d in documents if d.id.startswith(top)], llm, model,
+                             room=room).tokens for top in folders}
+    kept, left_out = list(folders), []
+    while kept:
+        chosen = [d for d in documents if d.id.startswith(tuple(kept))]
+        if left_out and LongContext(chosen, llm, model, room=room).fits:
+            names = ", ".join(left_out[:-1]) + " and " if len(left_out) > 1 else ""
+            return f"everything but {names}{left_out[-1]}", kept
+        largest = max(kept, key=lambda top: (size[top], top))
+        kept.remove(largest)
+        left_out.append(largest)
+    raise RagkitError(f"no top-level folder of the corpus fits {model}'s context window less "
+                      f"{room:,} tokens (the smallest: {min(size.values()):,} prompt tokens)")

@@ -1,0 +1,155 @@
+"""What a notebook needs from the data it runs on, decided here rather than in the notebooks.
+
+The notebooks take `data_dir` (any folder in the shipped layout, `ragkit.datasets`), and
+their Markdown describes the run on the shipped data (`data/`). Re-exported by
+`ragkit.cookbook`:
+
+- `is_shipped(data_dir)`, `data_label(data_dir)`, `data_banner(data_dir)`: whether a run
+  reads the shipped data; on other data one visible banner says that the narrative is the
+  shipped run's and that this run's numbers are in the tables, figures and Finding lines (on
+  the shipped data it shows nothing, so committed outputs stay as they are);
+- `skip_unless(have, why)`: the one way a section that needs something the data lacks
+  (Korean questions, a replay log, an example) is skipped — one short visible line, never an
+  exception or an empty figure;
+- what a section needs, found in the data: `korean_questions`, `replay_path`,
+  `document_kind`, `example_question` (01), `context_example` (02);
+- `leaders` and `joined`: the methods tied at the top, named in a finding.
+  The long-context parts of notebook 07 are in `ragkit.agent.long_context` (`folder_parts`,
+  `fitting_part`).
+
+What it is not: a data loader (`ragkit.datasets`) nor a checker of the layout; data that
+cannot be read fails there, with one line naming the file.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence, Sized
+from pathlib import Path
+
+from typing import TYPE_CHECKING
+
+from ragkit.chunking import chunk_document
+from ragkit.documents import Chunk, Document, Query
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = ROOT / "data"
+BANNER = ("**Your data ({name}).** The text cells of this notebook describe its run on the "
+          "shipped data (`data/`); the numbers of this run are in the tables, figures and "
+          "**Finding** lines below.")
+
+
+def is_shipped(data_dir: str | Path) -> bool:
+    """Whether `data_dir` is the shipped data folder of this checkout (by its resolved path;
+    a copy elsewhere counts as other data)."""
+    try:
+        return Path(data_dir).resolve() == SHIPPED.resolve()
+    except OSError:
+        return False
+
+
+def data_label(data_dir: str | Path) -> str:
+    """How captions and findings name the data: "shipped", or the folder's name."""
+    return "shipped" if is_shipped(data_dir) else Path(data_dir).resolve().name
+
+
+def _show(markdown: str) -> None:
+    from IPython.display import Markdown, display  # deferred: only notebooks display
+    display(Markdown(markdown))
+
+
+def data_banner(data_dir: str | Path) -> None:
+    """Show the banner (see module) when `data_dir` is not the shipped data; else nothing."""
+    if not is_shipped(data_dir):
+        _show(BANNER.format(name=f"`{data_label(data_dir)}`"))
+
+
+def skip_unless(have: object, why: str) -> bool:
+    """True when `have` (a flag, a collection, a path or None) is there; otherwise show
+    "*{why}: section skipped.*" and return False, so the section's cell runs nothing."""
+    present = have is not None and (len(have) > 0 if isinstance(have, Sized) else bool(have))
+    if not present:
+        _show(f"*{why}: section skipped.*")
+    return present
+
+
+def leaders(values: "pd.Series", decimals: int = 1) -> list[str]:
+    """The labels of `values` that share its best value as shown (rounded to `decimals`),
+    so a finding names every method tied at the top instead of the first of them."""
+    shown = values.round(decimals)
+    return [str(label) for label in shown.index[shown == shown.max()]]
+
+
+def joined(names: Sequence[str]) -> str:
+    """"a", "a and b", "a, b and c"."""
+    names = list(names)
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def korean_questions(questions: Sequence[Query], judgments: Mapping[str, object]
+                     ) -> list[Query]:
+    """The judged questions written in Korean (`lang: ko`)."""
+    return [q for q in questions if q.metadata.get("lang") == "ko" and q.id in judgments]
+
+
+def replay_path(data_dir: str | Path) -> Path | None:
+    """The replay log's paraphrases (`replay/paraphrases.jsonl`), or None when absent."""
+    path = Path(data_dir) / "replay" / "paraphrases.jsonl"
+    return path if path.is_file() else None
+
+
+def document_kind(document: Document) -> str:
+    """A document's kind: its `kind` metadata, else its top-level folder (`code/...`:
+    "code"), else "document"."""
+    kind = document.metadata.get("kind")
+    if kind:
+        return str(kind)
+    return document.id.split("/", 1)[0] if "/" in document.id else "document"
+
+
+def example_question(questions: Sequence[Query], per_question: Mapping[str, "pd.DataFrame"],
+                     metric: str = "Pass@20") -> Query | None:
+    """A question to follow through the retrievers: the judged question whose best `metric`
+    over the methods (`per_question`: method -> one row per question id) is lowest — one no
+    retriever finds when there is one — taking first the questions of the kind with the lowest
+    mean of that best score, then the split's order. None when no question is judged."""
+    best: dict[str, float] = {}
+    for table in per_question.values():
+        for qid, value in table[metric].items():
+            best[qid] = max(best.get(qid, value), value)
+    judged = [q for q in questions if q.id in best]
+    kinds: dict[str, list[float]] = {}
+    for q in judged:
+        kinds.setdefault(q.kind, []).append(best[q.id])
+    hardness = {kind: sum(v) / len(v) for kind, v in kinds.items()}
+    order = {q.id: i for i, q in enumerate(judged)}
+    return min(judged, key=lambda q: (best[q.id], hardness[q.kind], order[q.id]), default=None)
+
+
+def _lacks(chunk: Chunk, context: str) -> bool:
+    """Whether the context adds a word (3+ letters) the chunk's own text lacks."""
+    own = {w.lower() for w in chunk.text.split()}
+    return any(len(w) > 2 and w.isalpha() and w.lower() not in own for w in context.split())
+
+
+def context_example(documents: Sequence[Document], questions: Sequence[Query],
+                    judgments: Mapping[str, Sequence[set[str]]], contextualizer
+                    ) -> tuple[Document, list[Chunk], Chunk] | None:
+    """A chunk that needs its context: a golden chunk, not its document's first, of a
+    judged question (contextual questions first, then in order) whose own text lacks a word
+    the `contextualizer`'s context adds. Returns (document, its chunks, the chunk), or None.
+    """
+    by_id = {d.id: d for d in documents}
+    ordered = sorted((q for q in questions if q.id in judgments),
+                     key=lambda q: q.kind != "contextual")
+    for question in ordered:
+        golden = set().union(*judgments[question.id])
+        for doc_id in dict.fromkeys(g.doc_id for g in question.golden):
+            document = by_id.get(doc_id)
+            chunks = chunk_document(document) if document else []
+            for chunk in chunks[1:]:
+                if chunk.id in golden and _lacks(chunk, contextualizer(document,
+                                                                        [chunk])[0].context):
+                    return document, chunks, chunk
+    return None
