@@ -65,12 +65,12 @@ def data_banner(data_dir: str | Path) -> None:
         _show(BANNER.format(name=f"`{data_label(data_dir)}`"))
 
 
-def skip_unless(have: object, why: str) -> bool:
+def skip_unless(have: object, why: str, what: str = "section") -> bool:
     """True when `have` (a flag, a collection, a path or None) is there; otherwise show
-    "*{why}: section skipped.*" and return False, so the section's cell runs nothing."""
+    "*{why}: {what} skipped.*" and return False, so the section's cell runs nothing."""
     present = have is not None and (len(have) > 0 if isinstance(have, Sized) else bool(have))
     if not present:
-        _show(f"*{why}: section skipped.*")
+        _show(f"*{why}: {what} skipped.*")
     return present
 
 

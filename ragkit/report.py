@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ragkit.atomic import write_text
+from ragkit.notebook_data import SHIPPED, data_label
 from ragkit.report_tables import cell_text, number_format, table_html
 
 __all__ = ["cell_text", "number_format", "summary_md", "table_html", "write_report"]
@@ -68,14 +69,27 @@ def duration(seconds: float) -> str:
     return f"{minutes} min {rest:02d} s" if minutes else f"{seconds:.0f} s"
 
 
+def _data_of(nb: dict) -> str:
+    """"shipped", or the name of the folder a notebook read as its `data_dir` (a relative
+    one is relative to the notebooks' folder, where they run)."""
+    data_dir = (nb.get("parameters") or {}).get("data_dir")
+    if data_dir is None:
+        return "shipped"
+    path = Path(data_dir)
+    return data_label(path if path.is_absolute() else SHIPPED.parent / "notebooks" / path)
+
+
 def ladders(document: dict) -> list[tuple[str, dict]]:
     """(label, table) of every recorded `ladder_*` table with Fail@20 and reduction %, the
-    public cookbook set's first: its code is the closer test of the article's effect."""
+    public cookbook set's first: its code is the closer test of the article's effect. The
+    `ladder_shipped` table of a run on other data is labelled with that data's folder name,
+    so the headline neither calls it shipped nor explains it by the shipped data."""
     found = []
     for nb in document["notebooks"]:
         for name, table in nb["tables"].items():
             if name.startswith("ladder") and all(c in table["columns"] for c in LADDER):
                 short = name.removeprefix("ladder").strip("_").replace("_", " ") or "ladder"
+                short = _data_of(nb) if short == "shipped" else short
                 found.append((f"{nb['name'][:2]} · {short}", table))
     return sorted(found, key=lambda pair: "cookbook" not in pair[0])  # stable otherwise
 

@@ -126,3 +126,18 @@ def test_the_long_context_part_leaves_out_the_largest_folders_until_the_rest_fit
         "everything but big/", ["mid/", "small/", "top.md"])
     with pytest.raises(Exception, match="no top-level folder of the corpus fits"):
         long_context.fitting_part(documents, _Counter(), room=window - 10)
+
+
+def test_the_report_names_a_run_on_other_data_by_its_folder_and_explains_nothing(tmp_path):
+    from ragkit.report import ladder_rows, overstatement
+    table = {"index": ["baseline embeddings", "+ contextual BM25 (hybrid)"], "caption": "",
+             "columns": ["Fail@20", "reduction %", "article Fail@20", "article reduction %"],
+             "data": [[20.0, 0.0, 5.7, 0.0], [8.0, 60.0, 2.9, 49.1]]}
+    nb = {"name": "02_contextual_retrieval.ipynb", "tables": {"ladder_shipped": table},
+          "parameters": {"data_dir": str(tmp_path / "sklearn")}}
+    document = {"notebooks": [nb]}
+    assert ladder_rows(document)[0] == ["02 · sklearn", "Anthropic's article"]
+    assert overstatement(document) == ""
+    nb["parameters"]["data_dir"] = "../data"  # relative to notebooks/, as the default
+    assert ladder_rows(document)[0] == ["02 · shipped", "Anthropic's article"]
+    assert overstatement(document).startswith("The shipped data's column overstates")
