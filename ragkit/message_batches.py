@@ -69,7 +69,13 @@ class MessageBatches:
 
     def plan(self, requests: Sequence[dict[str, Any]]
              ) -> tuple[dict[str, Message], dict[str, dict], list[BatchRecord]]:
-        """(answers from the cache, requests still needed by key, open batches holding some)."""
+        """(answers from the cache, requests still needed by key, open batches holding some).
+
+        The journal is read before the cache: reading it prunes a record whose results are
+        all cached, and another run may finish caching a batch's results in between — read
+        the other way round, those requests would look unanswered and their batch gone, and
+        would be submitted again."""
+        journaled = self.journal.open_batches()
         answers: dict[str, Message] = {}
         needed: dict[str, dict] = {}
         for params in requests:
@@ -84,7 +90,7 @@ class MessageBatches:
                                   priced=entry.priced)
             answers[key] = Message.construct(**entry.reply)
         self.report.from_cache += len(answers)
-        open_ = [r for r in self.journal.open_batches() if needed.keys() & set(r.custom_ids)]
+        open_ = [r for r in journaled if needed.keys() & set(r.custom_ids)]
         if self.journal.pruned:
             self.options.log(f"journal: removed {len(self.journal.pruned)} stale batch "
                              f"record(s) from {self.journal.folder} (ended with every result "

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence, Sized
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from ragkit.chunking import chunk_document

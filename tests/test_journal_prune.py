@@ -78,3 +78,36 @@ def test_without_a_cache_only_age_prunes(tmp_path):
         "msgbatch_recent", "msgbatch_done", "msgbatch_partial", "msgbatch_running"]
     assert journal.pruned == ["msgbatch_old"]
     assert not (folder / "msgbatch_old.json").exists()
+
+
+def test_a_record_pruned_while_another_run_finishes_it_sends_nothing_again(tmp_path):
+    # two runs at once: run 2 holds the submit lock while run 1, already polling, caches the
+    # last result of its ended batch. Run 2 must read the journal before the cache: read the
+    # other way round, its requests looked uncached, the record then looked collected and was
+    # pruned, and run 2 submitted a second batch for answered requests (seen in CI as
+    # msgbatch_1 and msgbatch_2 in tests/test_batch_lock.py)
+    from ragkit.cache import request_key
+    from ragkit.llm import LLM
+    from ragkit.message_batches import MessageBatches
+    llm = LLM(cache=CallCache(tmp_path / "calls.sqlite"))
+    requests = [{"model": "claude-haiku-4-5", "max_tokens": 50,
+                 "messages": [{"role": "user", "content": f"question {n}"}]} for n in (1, 2)]
+    keys = [request_key("/v1/messages", llm.backend, r) for r in requests]
+    reply = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
+             "content": [{"type": "text", "text": "from run 1"}], "stop_reason": "end_turn",
+             "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 2}}
+
+    class Racing(Journal):
+        def open_batches(self):  # run 1 caches its results just before run 2 reads this
+            for key in keys:
+                llm.cache.put(key, "/v1/messages", "claude-haiku-4-5", reply, Usage(10, 2),
+                              priced=True)
+            return super().open_batches()
+
+    journal = Racing("anthropic", llm.backend, tmp_path / "journal",
+                     collected=llm.cache.holds)
+    journal.write(BatchRecord("anthropic", llm.backend, "msgbatch_1", keys, _stamp(5), "ended"))
+    batches = MessageBatches(llm, journal=journal)
+    replies = batches.run(requests)
+    assert batches.report.created == [] and batches.report.submitted == 0
+    assert [r.content[0].text for r in replies] == ["from run 1", "from run 1"]
