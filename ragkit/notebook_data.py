@@ -13,7 +13,10 @@ their Markdown describes the run on the shipped data (`data/`). Re-exported by
   exception or an empty figure;
 - what a section needs, found in the data: `korean_questions`, `replay_path`,
   `document_kind`, `example_question` (01), `context_example` (02);
-- `leaders` and `joined`: the methods tied at the top, named in a finding.
+- `leaders` and `joined`: the methods tied at the top, named in a finding;
+- `raw_corpus(data_dir, documents)`: the folder of raw files that grep searches (CRAG's
+  fallback in 06, the agent's tools in 07) — `corpus/`, or for a `documents.jsonl` the
+  documents written once as files into `$RAGKIT_HOME/cache/corpora/`.
   The long-context parts of notebook 07 are in `ragkit.agent.long_context` (`folder_parts`,
   `fitting_part`).
 
@@ -22,12 +25,18 @@ cannot be read fails there, with one line naming the file.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence, Sized
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from filelock import FileLock
+
+from ragkit.atomic import replace_folder
 from ragkit.chunking import chunk_document
 from ragkit.documents import Chunk, Document, Query
+from ragkit.models import ragkit_home
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -152,3 +161,93 @@ def context_example(documents: Sequence[Document], questions: Sequence[Query],
                                                                         [chunk])[0].context):
                     return document, chunks, chunk
     return None
+
+
+def _safe_name(doc_id: str) -> str | None:
+    """`doc_id` as a relative file path when it is a safe one, else None: no absolute path,
+    no empty, `.` or `..` part, no control character, each part at most 255 bytes of UTF-8."""
+    parts = doc_id.split("/")
+    for part in parts:
+        try:
+            size = len(part.encode("utf-8"))
+        except UnicodeEncodeError:  # a lone surrogate: not a name a file system takes
+            return None
+        if (part in ("", ".", "..") or size > 255
+                or any(ord(c) < 32 or 127 <= ord(c) < 160 for c in part)):
+            return None
+    return doc_id
+
+
+def corpus_names(documents: Sequence[Document]) -> dict[str, str]:
+    """Each document id -> the relative path its text is written to by `raw_corpus`: the id
+    itself when it is a safe relative path, else (an absolute path, `..`, a control
+    character, or a name another document's file or folder already takes, e.g. `a` beside
+    `a/b`, or differing from it only in case) `_ids/` + the first 16 hex digits of the id's
+    sha256 (`_ids_/...` if a document's id took `_ids`)."""
+    names: dict[str, str] = {}
+    files: set[str] = set()  # casefolded: `A.md` and `a.md` are one file on macOS
+    folders: set[str] = set()
+
+    def free(name: str) -> bool:
+        parts = name.casefold().split("/")
+        above = {"/".join(parts[:i]) for i in range(1, len(parts))}
+        return "/".join(parts) not in files | folders and not files & above
+
+    for document in documents:
+        name = _safe_name(document.id)
+        if name is None or not free(name):
+            digest = hashlib.sha256(document.id.encode("utf-8", "surrogatepass")).hexdigest()
+            name = next(f"_ids{'_' * n}/{digest[:16]}" for n in range(len(files) + 2)
+                        if free(f"_ids{'_' * n}/{digest[:16]}"))
+        names[document.id] = name
+        parts = name.casefold().split("/")
+        files.add("/".join(parts))
+        folders.update("/".join(parts[:i]) for i in range(1, len(parts)))
+    return names
+
+
+def _key(documents: Sequence[Document]) -> str:
+    """sha256 of the documents' ids and texts, in order: the cache folder's name."""
+    digest = hashlib.sha256(b"corpus_names 1\n")  # bump when the naming changes
+    for document in documents:
+        digest.update(json.dumps([document.id, document.text]).encode("utf-8") + b"\n")
+    return digest.hexdigest()[:16]
+
+
+def raw_corpus(data_dir: str | Path, documents: Sequence[Document]) -> Path:
+    """The folder of raw text files that grep searches for `data_dir`: CRAG's fallback
+    (`crag.GrepCorpus`) in notebook 06, the agent's grep/glob/read_file in 07.
+
+    `data_dir/corpus` when the data is a `corpus/` folder (and no `documents.jsonl`, which
+    `ragkit.datasets.load_shipped` would read instead). Otherwise `documents` (as loaded) are
+    written as files — each id its relative path (`corpus_names`), its text the content — once
+    into `$RAGKIT_HOME/cache/corpora/<sha256 of the documents>/`, and one line says where.
+    Why: a `documents.jsonl` has no raw files, and grepping a `corpus/` that is not there
+    finds nothing and says nothing. The folder is written beside and renamed in whole
+    (`ragkit.atomic.replace_folder`) under a lock, so a run killed midway or two notebooks
+    at once never leave a half-written one; a re-run with the same documents reuses it.
+
+    What it is not: a copy of the user's folder (nothing is written into `data_dir`), nor a
+    way out of the sandbox: the tools still stay inside the returned folder.
+    """
+    data_dir = Path(data_dir)
+    if not (data_dir / "documents.jsonl").is_file() and (data_dir / "corpus").is_dir():
+        return data_dir / "corpus"
+    cache = ragkit_home() / "cache" / "corpora"
+    cache.mkdir(parents=True, exist_ok=True)
+    target = cache / _key(documents)
+    how = "reused"
+    with FileLock(f"{target}.lock"):  # another notebook writing it: wait, then reuse it
+        if not target.is_dir():
+            how = "written"
+            with replace_folder(target, lambda path: False, "corpus files") as staging:
+                names = corpus_names(documents)
+                for document in documents:
+                    path = staging / names[document.id]
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_text(document.text, encoding="utf-8", errors="replace")
+    source = (f"{data_dir.name}/documents.jsonl" if (data_dir / "documents.jsonl").is_file()
+              else f"{data_dir.name} (no corpus/ folder)")
+    print(f"Grep searches the {len(documents)} documents of {source} as files in {target} "
+          f"({'written now' if how == 'written' else 'written by an earlier run'}).")
+    return target

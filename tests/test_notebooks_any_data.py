@@ -50,11 +50,12 @@ def _home(tmp_path: Path) -> Path:
     return home
 
 
-def _run(tmp_path: Path, data: Path, *params: str) -> subprocess.CompletedProcess:
-    notebooks = [arg for number in NOTEBOOKS for arg in ("--notebook", number)]
+def _run(tmp_path: Path, data: Path, *params: str, numbers: list[str] = NOTEBOOKS
+         ) -> subprocess.CompletedProcess:
+    notebooks = [arg for number in numbers for arg in ("--notebook", number)]
+    cookbook = ["-p", f"cookbook_dir={tmp_path / 'no-cookbook'}"] if "02" in numbers else []
     args = [RAGKIT, "cookbook", "run", "--out", str(tmp_path / "results"), *notebooks,
-            "-p", f"data_dir={data}", "-p", "embedder=minilm",
-            "-p", f"cookbook_dir={tmp_path / 'no-cookbook'}", *params]
+            "-p", f"data_dir={data}", "-p", "embedder=minilm", *cookbook, *params]
     env = {**os.environ, "RAGKIT_HOME": str(_home(tmp_path)), "RAGKIT_PROGRESS_SECONDS": "600"}
     return subprocess.run(args, capture_output=True, text=True, env=env, timeout=600, cwd=ROOT)
 
@@ -75,6 +76,43 @@ def test_every_notebook_completes_on_a_tiny_data_set_and_says_what_it_skipped(tm
     assert "guides/offline.md#2: " in text  # the example chunk, derived from the data
     text, _ = _texts(next((tmp_path / "results").glob("07_*.ipynb")))
     assert "compared on: whole corpus" in text
+
+
+def _table(results: Path, name: str) -> dict[str, dict[str, float]]:
+    """A table recorded by the run (`results.json`): row -> column -> value."""
+    for notebook in json.loads((results / "results.json").read_text())["notebooks"]:
+        if name in notebook.get("tables", {}):
+            table = notebook["tables"][name]
+            return {row: dict(zip(table["columns"], values))
+                    for row, values in zip(table["index"], table["data"])}
+    raise AssertionError(f"no table {name}")
+
+
+def test_06_and_07_grep_the_documents_of_a_documents_jsonl(tmp_path):
+    """With `documents.jsonl` instead of `corpus/`, CRAG's grep fallback (06, 07) and the
+    agent's tools (07) search the documents written as files, not a missing folder: CRAG
+    answers as many questions as plain RAG (as on the `corpus/` layout of the same data; with
+    nothing to grep it answered none), and nothing is written into the user's folder."""
+    data = write_tiny_dataset(tmp_path / "tiny", jsonl=True)
+    done = _run(tmp_path, data, "-p", "split=dev", numbers=["06", "07"])
+    assert done.returncode == 0, done.stderr[-3000:]
+    crag_06 = _table(tmp_path / "results", "crag_self_rag")
+    assert crag_06["CRAG (offline evaluator)"]["accuracy %"] == 25.0
+    assert crag_06["plain RAG"]["accuracy %"] == 25.0
+    crag_07 = _table(tmp_path / "results", "rag_vs_long_context")
+    assert crag_07["CRAG (offline evaluator)"]["accuracy %"] == 40.0
+    assert crag_07["fixed RAG (top 5)"]["accuracy %"] == 40.0
+    corpora = tmp_path / "home" / "cache" / "corpora"
+    (folder,) = [p for p in corpora.iterdir() if p.is_dir()]
+    line = (f"Grep searches the 12 documents of tiny/documents.jsonl as files in {folder} "
+            f"(written ")
+    for number in ("06", "07"):
+        (path,) = (tmp_path / "results").glob(f"{number}_*.ipynb")
+        text, errors = _texts(path)
+        assert errors == [], f"{path.name}: {errors}"
+        assert line in text, path.name
+    assert len(list(folder.rglob("*.*"))) == 12
+    assert sorted(p.name for p in data.iterdir()) == ["documents.jsonl", "golden"]
 
 
 def test_a_split_the_data_lacks_is_one_line_naming_the_splits_it_has(tmp_path):

@@ -2,7 +2,7 @@
 `tests/test_notebooks_any_data.py`): 12 documents of a made-up note-taking app in three
 top-level folders (`guides/`, `faq/`, `code/`), one of them long enough for several chunks, 15
 golden questions, every one in the dev split, no Korean question and no `replay/` folder — the things the shipped data has and a
-user's data may not."""
+user's data may not. Written as a `corpus/` folder or, the same documents, as `documents.jsonl`."""
 from __future__ import annotations
 
 import json
@@ -101,15 +101,27 @@ QUESTIONS = [
 ]
 
 
-def _text(path: str, title: str, parts: list[str]) -> str:
+def _body(path: str, title: str, parts: list[str]) -> str:
     if path.endswith(".py"):
         return "\n\n\n".join(parts) + "\n"
-    return f"---\ntitle: {title}\n---\n# {title}\n\n" + "\n\n".join(parts) + "\n"
+    return f"# {title}\n\n" + "\n\n".join(parts) + "\n"
 
 
-def write_tiny_dataset(root: Path, split: str = "dev") -> Path:
-    """Write the data set into `root` (corpus/ and golden/questions.jsonl); return `root`."""
-    for path, (title, parts) in DOCUMENTS.items():
+def _text(path: str, title: str, parts: list[str]) -> str:
+    return _body(path, title, parts) if path.endswith(".py") else (
+        f"---\ntitle: {title}\n---\n" + _body(path, title, parts))
+
+
+def write_tiny_dataset(root: Path, split: str = "dev", jsonl: bool = False) -> Path:
+    """Write the data set into `root` (corpus/, or with `jsonl` documents.jsonl with the same
+    ids and texts, and golden/questions.jsonl); return `root`."""
+    root.mkdir(parents=True, exist_ok=True)
+    if jsonl:
+        (root / "documents.jsonl").write_text("".join(
+            json.dumps({"id": path, "title": title or path, "text": _body(path, title, parts)})
+            + "\n"
+            for path, (title, parts) in DOCUMENTS.items()), encoding="utf-8")
+    for path, (title, parts) in DOCUMENTS.items() if not jsonl else ():
         target = root / "corpus" / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(_text(path, title, parts), encoding="utf-8")
