@@ -99,6 +99,11 @@ def _failure(exc: Exception) -> dict[str, Any]:
             "source": "", "traceback": ""}
 
 
+# papermill waits 60 s for a kernel by default; two notebooks starting their kernels while
+# a build or a test run holds both cores have missed that (seen once in a test on 2 cores)
+KERNEL_START_SECONDS = 180
+
+
 def execute(notebook: Path, output: Path, parameters: dict[str, Any] | None = None,
             progress: str | None = None) -> dict:
     """Execute one notebook with papermill; return its status, seconds, parameters, records.
@@ -120,6 +125,7 @@ def execute(notebook: Path, output: Path, parameters: dict[str, Any] | None = No
         papermill.execute_notebook(str(notebook), str(output), parameters=parameters,
                                    cwd=str(notebook.parent), kernel_name="python3",
                                    progress_bar=False, config=_kernel_config(),
+                                   start_timeout=KERNEL_START_SECONDS,
                                    engine_name=register(), progress_label=progress)
     except Exception as exc:  # papermill re-raises the cell's error; keep going, report it
         failure = _failure(exc)
