@@ -40,7 +40,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ragkit.answer import answer, lift, request  # noqa: E402
+from ragkit.answer import answer, request  # noqa: E402
+from ragkit.assemble import lift  # noqa: E402
 from ragkit.assemble import assemble  # noqa: E402
 from ragkit.config import DEFAULT_EMBEDDER  # noqa: E402
 from ragkit.datasets import load_dataset  # noqa: E402

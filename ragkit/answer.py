@@ -35,7 +35,8 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from ragkit.assemble import DEFAULT_BUDGET, Assembly, Passage, assemble, blocks, cited_tag
+from ragkit.assemble import (DEFAULT_BUDGET, Assembly, Passage, assemble, blocks, cited_tag,
+                             lift)
 from ragkit.chunking import CODE_SUFFIXES
 from ragkit.documents import Chunk
 from ragkit.extractive import MODEL as EXTRACTIVE_MODEL, answers_with, extract
@@ -80,20 +81,6 @@ class Answer:
     usage: Usage
     declined: bool
     model: str
-
-
-def lift(hits: Ranking, parents: Mapping[str, Chunk]) -> tuple[Ranking, dict[str, Chunk]]:
-    """Hits on child chunks as hits on their parents, each parent once at its best rank;
-    a hit with no parent stays as it is. Also returns the parents by id."""
-    lifted: dict[str, float] = {}
-    chosen: dict[str, Chunk] = {}
-    for ident, score in hits:
-        parent = parents.get(ident)
-        key = parent.id if parent is not None else ident
-        if parent is not None:
-            chosen[key] = parent
-        lifted.setdefault(key, score)
-    return list(lifted.items()), chosen
 
 
 def search_result(passage: Passage) -> dict[str, Any]:

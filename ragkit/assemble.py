@@ -12,7 +12,8 @@ citation can point at, so one block per sentence or line lets citations quote se
 `cited_tag(tag, texts)` is the tag a citation shows: a passage's tag names the heading path
 where its chunk starts, but a chunk can run on under later headings, so the Section of a
 cited block follows the Markdown heading lines of the passage's text before it
-(`section_at`).
+(`section_at`). `lift(hits, parents)` turns hits on child chunks (parent–child indexes) into
+hits on their parents, each parent once at its best rank, before assembly.
 
 Budget rule: passages are taken best first while the running total fits; the first that does
 not fit and every less relevant one are dropped (listed in `Assembly.dropped`), never cut
@@ -190,3 +191,17 @@ def cited_tag(tag: str, before: Sequence[str], code: bool = False) -> str:
     start = match["section"]
     path = section_at([] if start == NO_SECTION else start.split(" > "), before)
     return f"[Source: {match['title']} | Section: {' > '.join(path) or NO_SECTION}]"
+
+
+def lift(hits: Ranking, parents: Mapping[str, Chunk]) -> tuple[Ranking, dict[str, Chunk]]:
+    """Hits on child chunks as hits on their parents, each parent once at its best rank;
+    a hit with no parent stays as it is. Also returns the parents by id."""
+    lifted: dict[str, float] = {}
+    chosen: dict[str, Chunk] = {}
+    for ident, score in hits:
+        parent = parents.get(ident)
+        key = parent.id if parent is not None else ident
+        if parent is not None:
+            chosen[key] = parent
+        lifted.setdefault(key, score)
+    return list(lifted.items()), chosen

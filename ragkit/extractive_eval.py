@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from ragkit.answer import lift
+from ragkit.assemble import lift
 from ragkit.assemble import DEFAULT_BUDGET, assemble
 from ragkit.config import SearchConfig
 from ragkit.documents import Query

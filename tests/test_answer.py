@@ -8,7 +8,8 @@ import pytest
 from anthropic.types import CitationsSearchResultLocation
 
 from ragkit import standin
-from ragkit.answer import DECLINE, answer, cite, lift, result_sources
+from ragkit.answer import DECLINE, answer, cite, result_sources
+from ragkit.assemble import lift
 from ragkit.assemble import Passage, assemble, blocks
 from ragkit.cli import main
 from ragkit.documents import Chunk, Document, RagkitError

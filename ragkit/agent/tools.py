@@ -49,8 +49,8 @@ def run_docs_search(args: dict[str, Any], ctx: ToolContext) -> ToolResult | str:
         raise ToolError("docs_search is not available: no index was loaded; use grep, glob "
                         "and read_file on the files instead")
     # deferred: numpy, pandas, scipy; needed by docs_search on an index, never by file tools
-    from ragkit.answer import lift, search_result
-    from ragkit.assemble import Passage, label
+    from ragkit.answer import search_result
+    from ragkit.assemble import Passage, label, lift
     from ragkit.pipeline import SearchConfig
     mode = "hybrid" if pipeline.dense is not None else "bm25"
     hits = pipeline.search([args["query"]], args.get("k", 3), SearchConfig(mode=mode))[0]
