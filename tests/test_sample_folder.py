@@ -2,6 +2,9 @@
 or not at all."""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
 import ragkit.sample_collection as sample
@@ -10,6 +13,7 @@ from ragkit.document_folder import file_summary, load_folder
 from ragkit.documents import RagkitError
 
 pytest.importorskip("reportlab")
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_the_absent_sample_is_rendered_once_with_two_files_a_loader_refuses(tmp_path, monkeypatch):
@@ -55,3 +59,22 @@ def test_a_failed_render_leaves_no_folder_and_says_why(tmp_path, monkeypatch):
 def test_another_missing_folder_is_one_clear_error(tmp_path):
     with pytest.raises(RagkitError, match=r"elsewhere: no such folder"):
         sample.sample_folder(tmp_path / "elsewhere")
+
+
+def test_a_fenced_code_block_is_rendered_as_code_lines_not_a_paragraph(tmp_path):
+    # the API reference's curl samples used to become one paragraph with stray backticks
+    # ("``bash curl -X GET … ``"), which the offline question writer then asked about
+    sys.path.insert(0, str(ROOT / "data" / "generators"))
+    try:
+        from _sample_writers import parse, to_html
+    finally:
+        sys.path.pop(0)
+    from ragkit.loaders import load_file
+    source = (ROOT / "data" / "corpus" / "manuals" / "fernway-api-reference.md").read_text()
+    page = tmp_path / "api.html"
+    page.write_text(to_html(*parse(source)))
+    text = load_file(page, "api.html").text
+    assert ("    curl -X GET https://api.fernway.example/v2/orders \\\n"
+            "      -H \"Authorization: Bearer $FERNWAY_KEY\"\n") in text
+    assert '      "next_cursor": "c3Vw"\n' in text
+    assert "``" not in text

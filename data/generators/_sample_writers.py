@@ -1,7 +1,8 @@
 """One Markdown document of the sample collection written as HTML, Word or PDF.
 
 What it is: the Markdown subset the shipped corpus's documents use, read into blocks
-(`parse`: front matter, headings, paragraphs, bullet and numbered items, table rows), and
+(`parse`: front matter, headings, paragraphs, bullet and numbered items, table rows, fenced
+code blocks), and
 the three writers of those blocks — `to_html` (a saved web page, boilerplate around the
 document), `write_docx` (python-docx: heading and list styles, real tables, the title
 property) and `write_pdf` (reportlab: an outline entry per heading, a table row as one
@@ -23,7 +24,8 @@ _INLINE = re.compile(r"\*\*(.+?)\*\*|`([^`]+)`")
 
 @dataclass(frozen=True)
 class Block:
-    """One block of a Markdown document: heading (level 1-6), para, bullet, number or row."""
+    """One block of a Markdown document: heading (level 1-6), para, bullet, number, row or
+    code (a fenced block: its lines as they are, the fence and its language left out)."""
 
     kind: str
     text: str = ""
@@ -42,6 +44,7 @@ def parse(markdown: str) -> tuple[dict[str, str], list[Block]]:
         markdown = markdown[match.end():]
     blocks: list[Block] = []
     para: list[str] = []
+    code: list[str] | None = None  # the lines of an open fenced block
 
     def flush() -> None:
         if para:
@@ -50,8 +53,18 @@ def parse(markdown: str) -> tuple[dict[str, str], list[Block]]:
 
     for line in markdown.splitlines():
         stripped = line.strip()
+        if code is not None:  # inside a fence: every line as it is, until the closing fence
+            if stripped.startswith("```"):
+                blocks.append(Block("code", "\n".join(code)))
+                code = None
+            else:
+                code.append(line)
+            continue
         heading = re.match(r"(#{1,6})\s+(.+?)\s*$", stripped)
-        if not stripped:
+        if stripped.startswith("```"):
+            flush()
+            code = []
+        elif not stripped:
             flush()
         elif heading:
             flush()
@@ -141,6 +154,8 @@ def to_html(meta: dict[str, str], blocks: list[Block]) -> str:
         close()
         if block.kind == "heading":
             body.append(f"<h{block.level}>{_inline_html(block.text)}</h{block.level}>")
+        elif block.kind == "code":
+            body.append(f"<pre><code>{html.escape(block.text, quote=False)}</code></pre>")
         else:
             body.append(f"<p>{_inline_html(block.text)}</p>")
     close()
@@ -175,6 +190,10 @@ def write_docx(meta: dict[str, str], blocks: list[Block], path: Path) -> None:
         flush_table()
         if block.kind == "heading":
             document.add_heading(plain(block.text), level=block.level)
+            continue
+        if block.kind == "code":  # a line a paragraph, in a monospace face
+            for line in block.text.split("\n"):
+                document.add_paragraph().add_run(line).font.name = "Courier New"
             continue
         style = {"bullet": "List Bullet", "number": "List Number"}.get(block.kind)
         paragraph = document.add_paragraph(style=style)
@@ -211,9 +230,10 @@ def write_pdf(meta: dict[str, str], blocks: list[Block], path: Path) -> None:
     """A PDF with an outline entry per heading (nested by level) and the title in its info."""
     from reportlab.lib.pagesizes import A4
     from reportlab.lib.styles import ParagraphStyle
-    from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer
+    from reportlab.platypus import Paragraph, Preformatted, SimpleDocTemplate, Spacer
     regular, bold, mono = _font()
     body = ParagraphStyle("body", fontName=regular, fontSize=10, leading=13, spaceAfter=6)
+    pre = ParagraphStyle("pre", fontName=mono, fontSize=8, leading=10, spaceAfter=6)
     heads = {n: ParagraphStyle(f"h{n}", fontName=bold, fontSize=20 - 2 * n, leading=24 - 2 * n,
                                spaceBefore=8, spaceAfter=6) for n in range(1, 7)}
 
@@ -246,6 +266,8 @@ def write_pdf(meta: dict[str, str], blocks: list[Block], path: Path) -> None:
             flow.append(Paragraph(html.escape(row_line(block.cells), quote=False), body))
         elif block.kind in ("bullet", "number"):
             flow.append(Paragraph("- " + markup(block.text), body))
+        elif block.kind == "code":  # lines kept, never wrapped
+            flow.append(Preformatted(block.text, pre))
         else:
             flow.append(Paragraph(markup(block.text), body))
     flow.append(Spacer(1, 1))
