@@ -13,7 +13,8 @@ their Markdown describes the run on the shipped data (`data/`). Re-exported by
   exception or an empty figure;
 - what a section needs, found in the data: `korean_questions`, `replay_path`,
   `document_kind`, `example_question` (01), `context_example` (02);
-- `leaders` and `joined`: the methods tied at the top, named in a finding;
+- `leaders` and `joined` (from `ragkit.text_stats`): the methods tied at the top, named in a
+  finding;
 - `raw_corpus(data_dir, documents)`: the folder of raw files that grep searches (CRAG's
   fallback in 06, the agent's tools in 07) — `corpus/`, or for a `documents.jsonl` the
   documents written once as files into `$RAGKIT_HOME/cache/corpora/`.
@@ -36,6 +37,7 @@ from filelock import FileLock
 from ragkit.atomic import replace_folder
 from ragkit.chunking import chunk_document
 from ragkit.documents import Chunk, Document, Query
+from ragkit.text_stats import joined  # noqa: F401 (re-exported for the notebooks)
 from ragkit.models import ragkit_home
 
 if TYPE_CHECKING:
@@ -87,12 +89,6 @@ def leaders(values: "pd.Series", decimals: int = 1) -> list[str]:
     so a finding names every method tied at the top instead of the first of them."""
     shown = values.round(decimals)
     return [str(label) for label in shown.index[shown == shown.max()]]
-
-
-def joined(names: Sequence[str]) -> str:
-    """"a", "a and b", "a, b and c"."""
-    names = list(names)
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def korean_questions(questions: Sequence[Query], judgments: Mapping[str, object]
@@ -190,8 +186,8 @@ def corpus_names(documents: Sequence[Document]) -> dict[str, str]:
 
     def free(name: str) -> bool:
         parts = name.casefold().split("/")
-        above = {"/".join(parts[:i]) for i in range(1, len(parts))}
-        return "/".join(parts) not in files | folders and not files & above
+        return ("/".join(parts) not in files and "/".join(parts) not in folders
+                and not any("/".join(parts[:i]) in files for i in range(1, len(parts))))
 
     for document in documents:
         name = _safe_name(document.id)

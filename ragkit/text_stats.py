@@ -11,7 +11,9 @@ What it is:
 - `QUESTION_WORDS`: words of how questions are asked, not of what they ask about, dropped
   from a question's terms (by the stand-in's answerer and CRAG's keyword query);
 - `s_stem(term)`: plural endings off, so `refunds` in a question finds `refund` in a passage
-  (the stand-in's answerer and the offline extractive answerer, `ragkit.extractive`).
+  (the stand-in's answerer and the offline extractive answerer, `ragkit.extractive`);
+- `joined(names)`: "a", "a and b", "a, b and c" — a list in a sentence (findings, the
+  stand-in's questions, notebook 07's "everything but …").
 
 What it is not: a tokenizer. The numbers are estimates and are named as such wherever shown.
 """
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 # Words of how questions are asked, not of what they ask about (the NLTK stopwords the
@@ -69,3 +71,9 @@ def s_stem(term: str) -> str:
     if term.endswith("s") and not term.endswith(("us", "ss")):
         return term[:-1]
     return term
+
+
+def joined(names: Sequence[str]) -> str:
+    """"a", "a and b", "a, b and c"."""
+    names = list(names)
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"

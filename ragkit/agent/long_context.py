@@ -41,6 +41,7 @@ import pandas as pd
 from ragkit.answer import DECLINE, DEFAULT_MODEL, MAX_TOKENS, is_decline
 from ragkit.documents import Document, RagkitError
 from ragkit.pricing import Usage, price
+from ragkit.text_stats import joined
 
 CORPUS_OPEN = "<documents>"
 ROOM = 2048  # tokens kept free: the reply's max_tokens (1024) and the question
@@ -198,8 +199,7 @@ def fitting_part(documents: Sequence[Document], llm=None, model: str = DEFAULT_M
     while kept:
         chosen = [d for d in documents if d.id.startswith(tuple(kept))]
         if left_out and LongContext(chosen, llm, model, room=room).fits:
-            names = ", ".join(left_out[:-1]) + " and " if len(left_out) > 1 else ""
-            return f"everything but {names}{left_out[-1]}", kept
+            return f"everything but {joined(left_out)}", kept
         largest = max(kept, key=lambda top: (size[top], top))
         kept.remove(largest)
         left_out.append(largest)

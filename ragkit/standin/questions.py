@@ -40,7 +40,7 @@ from ragkit.lexical import auto
 from ragkit.questions.prompts import ANSWER_HEADER, CLOSED_BOOK_HEADER, UNKNOWN, WRITE_HEADER
 from ragkit.standin.base import Reply, user_text
 from ragkit.support import question_terms, quotable, sentences
-from ragkit.text_stats import QUESTION_WORDS
+from ragkit.text_stats import QUESTION_WORDS, joined
 
 MIN_TERMS = 5
 ANSWER_TERMS = 2
@@ -74,10 +74,6 @@ def topic(sentence: str, count: int = 3) -> list[str]:
     return out[:count]
 
 
-def _listed(terms: list[str]) -> str:
-    return terms[0] if len(terms) == 1 else ", ".join(terms[:-1]) + " and " + terms[-1]
-
-
 def write(kind: str, title: str, passages: list[str]) -> dict[str, Any]:
     """The stand-in's written question (see the module docstring)."""
     empty = {"question": "", "answer_span": "", "second_span": "", "answer": "", "kind": kind}
@@ -89,14 +85,14 @@ def write(kind: str, title: str, passages: list[str]) -> dict[str, Any]:
         return empty  # no sentence, or only one-letter words (a PDF's vertical text)
     first = topic(keys[0])
     if kind == "multi-chunk":
-        question = (f"What is stated about {_listed(first[:2])}, and about "
-                    f"{_listed(topic(keys[1])[:2])}?")
+        question = (f"What is stated about {joined(first[:2])}, and about "
+                    f"{joined(topic(keys[1])[:2])}?")
     elif kind == "paraphrase":
-        question = f"Which statement concerns {_listed(first[::-1])}?"
+        question = f"Which statement concerns {joined(first[::-1])}?"
     elif kind == "contextual":
-        question = f"In {title}, what is stated about {_listed(first)}?"
+        question = f"In {title}, what is stated about {joined(first)}?"
     else:
-        question = f"What does the text state about {_listed(first)}?"
+        question = f"What does the text state about {joined(first)}?"
     return {**empty, "question": question, "answer_span": keys[0],
             "second_span": keys[1] if len(keys) > 1 else "", "answer": keys[0]}
 
