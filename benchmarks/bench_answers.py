@@ -38,6 +38,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ragkit.answer import answer, request  # noqa: E402
@@ -47,7 +49,8 @@ from ragkit.config import DEFAULT_EMBEDDER  # noqa: E402
 from ragkit.datasets import load_dataset  # noqa: E402
 from ragkit.evaluate import judge, pass_at_k  # noqa: E402
 from ragkit import extractive_eval as ev  # noqa: E402
-from ragkit.extractive import Params  # noqa: E402
+from ragkit.extractive import Params, choose  # noqa: E402
+from ragkit.stats import paired_test  # noqa: E402
 from ragkit.llm import LLM, make_client  # noqa: E402
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig  # noqa: E402
 from ragkit.standin import answer as rule  # noqa: E402
@@ -55,6 +58,9 @@ from ragkit.standin import answer as rule  # noqa: E402
 DATA = Path(__file__).resolve().parent.parent / "data"
 HELDOUT = Path(__file__).resolve().parent.parent / "build" / "heldout" / "sklearn"
 K = 5
+# The rule before the units were ranked under their document's title, for the paired test.
+PREVIOUS = Params(0.5, 0.2, 0.1, 0.0, 0.86, True, titled_closeness=False)
+NEVER = {"threshold": -1.0, "decline_missing": False}
 
 
 def _norm(text: str) -> str:
@@ -206,6 +212,18 @@ def calibration(embedder: str) -> None:
             cases[(name, split)], replace(in_use, threshold=-1.0, decline_missing=False))))
         print(_line("extractive, declining on a missing unit only", ev.extractive_scores(
             cases[(name, split)], replace(in_use, threshold=-1.0))))
+    print("the units ranked by their own cosine (the rule before 3 December 2026: MIX 0.5, "
+          "NUMBER_BONUS 0.2, RANK_PRIOR 0.1) against the module's, per answerable question "
+          "quoting the span; paired permutation test, 95 % bootstrap interval:")
+    for (name, split), found in cases.items():
+        for label, declines in (("as shipped", {}), ("never declining", NEVER)):
+            before, after = ({c.query.id: ev.quotes_span(c.query, choose(c.features,
+                                                                          replace(p, **declines)))
+                              for c in found if c.answerable} for p in (PREVIOUS, in_use))
+            r = paired_test(before, after)
+            print(f"  {name} {split}, {label}: {100 * np.mean(list(before.values())):.1f} → "
+                  f"{100 * np.mean(list(after.values())):.1f} ({100 * r.mean_diff:+.1f}, "
+                  f"{100 * r.low:+.1f} … {100 * r.high:+.1f}, p = {r.p_value:.3f})")
     for split in ("dev", "test"):
         curve = ev.decline_curve(cases[("shipped", split)])
         print(f"decline threshold trade-off on the shipped {split} split (module's constants "

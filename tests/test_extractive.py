@@ -224,10 +224,10 @@ def test_ragkit_ask_offline_gives_the_extractive_answer_across_processes(tmp_pat
     done = subprocess.run([RAGKIT, "ask", "--index", str(tmp_path / "idx"), "--k", "2",
                            QUESTION], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+    # every sentence ranked under its document's title: the refund policy's three come first
     assert done.stdout.splitlines() == [
-        "Refunds are accepted within 21 days of delivery. [1] Shipping takes 3 days. [2] "
-        "Our shop values every customer. [1]", "[1] refund#0 — Refund policy / —",
-        "[2] ship#0 — Shipping policy / —"]
+        "Refunds are accepted within 21 days of delivery. [1] Our shop values every customer. "
+        "[1] Keep the receipt. [1]", "[1] refund#0 — Refund policy / —"]
     assert "offline extractive answerer" in done.stderr
 
 
@@ -275,3 +275,27 @@ def test_the_sentence_mix_can_be_calibrated_on_other_dev_cases_than_the_decline_
     assert (chosen.mix, chosen.number_bonus, chosen.rank_prior) == (0.3, 0.2, 0.0)
     assert (chosen.strength_mix, chosen.threshold) == (calibrate(cases).strength_mix,
                                                        calibrate(cases).threshold)
+
+
+def test_a_sentence_is_ranked_under_its_documents_title_but_strength_reads_it_alone():
+    """Two reports; only the titles name the company. Alone, the other report's sentence is
+    the closer (it shares "orders" too: cosine 2/3 against 1/√6); read under their titles,
+    the asked-about company's is (2/3 against 1/√3). The rule ranks the titled cosine (the
+    rule before ranked the sentence alone); the strength stays the sentences' own best cosine:
+    a title matching the question does not make retrieval look strong."""
+    words = WordEmbedder(["northwind", "halvorsen", "employees", "company", "orders"])
+    north = Chunk("n#0", "north", "The Company had 120 employees.",
+                  metadata={"title": "Northwind", "section": []})
+    halv = Chunk("h#0", "halv", "The Company had 940 employees and orders.",
+                 metadata={"title": "Halvorsen", "section": []})
+    question = "How many employees and orders did Northwind have?"
+    found = features(question, list(assemble([("h#0", 2.0), ("n#0", 1.0)],
+                                             {c.id: c for c in (north, halv)})), words)
+    n, h = sorted(found.blocks, key=lambda b: "940" in b.text)
+    assert (n.cosine, h.cosine) == (pytest.approx(6 ** -0.5), pytest.approx(2 / 3))
+    assert (n.doc_cosine, h.doc_cosine) == (pytest.approx(2 / 3), pytest.approx(3 ** -0.5))
+    closeness_only = Params(mix=1.0, number_bonus=0.0, rank_prior=0.0)
+    assert found.scored(closeness_only)[0][0] is n
+    before = Params(mix=1.0, number_bonus=0.0, rank_prior=0.0, titled_closeness=False)
+    assert found.scored(before)[0][0] is h
+    assert found.strength() == pytest.approx(2 / 3)
