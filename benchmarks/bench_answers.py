@@ -15,10 +15,12 @@ The embedder defaults to the offline default, `ragkit.config.DEFAULT_EMBEDDER`.
    module's constants, the share of answerable questions whose quotes contain the golden span
    and of unanswerable ones declined, for the stand-in's rule (before), the extractive
    answerer (after) and the extractive answerer never declining, on the shipped dev and test
-   splits and the scikit-learn halves (its test half reported, never tuned on); and the
-   decline threshold's trade-off curves on dev and test. Re-run it after changing the
-   default embedder and copy the constants it prints into `ragkit/extractive.py`'s
-   docstring and constants.
+   splits and the scikit-learn halves (its test half reported, never tuned on); the paired
+   test of the rule before 3 December 2026 against the module's, per set; and the decline
+   threshold's trade-off curves on dev and test. With the learned sentence scorer (the
+   default) the sentence mix is not chosen: refit the scorer first
+   (`python -m ragkit.train_extractive`). Re-run it after changing the default embedder and
+   copy the constants it prints into `ragkit/extractive.py`'s docstring and constants.
 
 1. Threshold: for every question of a split, the top-5 hybrid hits are assembled and the
    stand-in's best support (ragkit.standin.answer) is computed; a question is declined when
@@ -58,8 +60,8 @@ from ragkit.standin import answer as rule  # noqa: E402
 DATA = Path(__file__).resolve().parent.parent / "data"
 HELDOUT = Path(__file__).resolve().parent.parent / "build" / "heldout" / "sklearn"
 K = 5
-# The rule before the units were ranked under their document's title, for the paired test.
-PREVIOUS = Params(0.5, 0.2, 0.1, 0.0, 0.86, True, titled_closeness=False)
+# The rule before the learned sentence scorer and the titled cosine, for the paired test.
+PREVIOUS = Params(0.5, 0.2, 0.1, 0.0, 0.86, True, titled_closeness=False, learned=False)
 NEVER = {"threshold": -1.0, "decline_missing": False}
 
 
@@ -198,6 +200,10 @@ def calibration(embedder: str) -> None:
           "scikit-learn dev half; decline rule: the shipped dev split; top-5 hybrid, "
           f"structural context, embedder {embedder}):")
     in_use = Params()
+    if in_use.learned:
+        print("  LEARNED = True: units ranked by the sentence scorer "
+              "(ragkit/extractive_model.json, `python -m ragkit.train_extractive`); "
+              "MIX, NUMBER_BONUS and RANK_PRIOR are the hand rule's, unused")
     for field in ("mix", "number_bonus", "rank_prior", "strength_mix", "threshold",
                   "decline_missing"):
         print(f"  {field.upper()} = {getattr(chosen, field)!r}  (in ragkit/extractive.py: "
@@ -212,7 +218,7 @@ def calibration(embedder: str) -> None:
             cases[(name, split)], replace(in_use, threshold=-1.0, decline_missing=False))))
         print(_line("extractive, declining on a missing unit only", ev.extractive_scores(
             cases[(name, split)], replace(in_use, threshold=-1.0))))
-    print("the units ranked by their own cosine (the rule before 3 December 2026: MIX 0.5, "
+    print("the hand rule on the units' own cosines (the rule before 3 December 2026: MIX 0.5, "
           "NUMBER_BONUS 0.2, RANK_PRIOR 0.1) against the module's, per answerable question "
           "quoting the span; paired permutation test, 95 % bootstrap interval:")
     for (name, split), found in cases.items():

@@ -49,10 +49,11 @@ from ragkit.embed import get_embedder  # noqa: E402
 from ragkit.extractive import (MAX_QUOTES, MIX, NUMBER_BONUS, RANK_PRIOR, Extract,  # noqa: E402
                                Params, choose, features)
 from ragkit.extractive_decline import distinctive, missing  # noqa: E402
-from ragkit.lexical import auto  # noqa: E402
+from ragkit.extractive_scorer import closeness, columns  # noqa: E402
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig  # noqa: E402
 from ragkit.support import question_terms, request_idf, weighted_share  # noqa: E402
-from ragkit.train_reranker import pairs  # noqa: E402
+from ragkit.train_extractive import labels  # noqa: E402
+from ragkit.train_reranker import fit  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SETS = {"shipped": ROOT / "data", "sklearn": ROOT / "build" / "heldout" / "sklearn"}
@@ -61,25 +62,13 @@ COLUMNS = ("e5_rank", "e5_gap", "second_rank", "second_gap", "coverage", "rank_p
 SCORERS = {"hand rule's four (e5_rank, coverage, rank_prior, number)": (0, 4, 5, 6),
            "the four + second view's rank": (0, 2, 4, 5, 6),
            "the four + second view's rank and gap": (0, 1, 2, 3, 4, 5, 6),
-           "all eleven": tuple(range(len(COLUMNS)))}
+           "all eleven": tuple(range(len(COLUMNS))),
+           "all but the second view (e5-small alone)": (0, 1, 4, 5, 6, 7, 8, 9, 10)}
 PAIRINGS = tuple(t / 20 for t in range(21))
 
 
 def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
-
-
-def _rank(values: np.ndarray) -> np.ndarray:
-    """1 for the largest value down to 0 for the smallest, as the hand rule ranks cosines."""
-    out = np.zeros(len(values))
-    for place, i in enumerate(np.argsort(-values, kind="stable")):
-        out[i] = 1.0 - place / max(1, len(values) - 1)
-    return out
-
-
-def _pairs_of(text: str) -> set[tuple[str, str]]:
-    words = auto(text)
-    return set(zip(words, words[1:]))
 
 
 def cases(second) -> list[dict]:
@@ -94,33 +83,20 @@ def cases(second) -> list[dict]:
             passages = list(assemble(hits, by_id))
             found = features(q.text, passages, pipe.embedder)
             out.append({"set": name, "q": q, "f": found, "passages": passages,
-                        "x": _matrix(found, passages, second), "y": _labels(q, found)})
+                        "x": _matrix(found, second), "y": labels(ev.Case(q, found))})
     return out
 
 
-def _matrix(found, passages, second) -> np.ndarray:
+def _matrix(found, second) -> np.ndarray:
+    """`COLUMNS`: the shipped scorer's nine (`ragkit.extractive_scorer.columns`) with the
+    second view's rank and gap put in after e5-small's."""
     units = found.blocks
     if not units:
         return np.zeros((0, len(COLUMNS)))
-    e5 = np.array([b.closeness_cosine for b in units])
     query = second.embed([found.question], input_type="query")[0]
     view = second.embed([b.text for b in units], input_type="document") @ query
-    asked = _pairs_of(found.question)
-    lengths = [len(blocks(p.text)) for p in passages]
-    rows = [[0.0, e5[i] - e5.max(), 0.0, view[i] - view.max(), b.coverage, 1.0 / b.rank,
-             float(found.asks_number and b.has_digit), math.log1p(len(b.text)),
-             b.block / max(1, lengths[b.result]),
-             len(asked & _pairs_of(b.text)) / max(1, len(asked)), float(b.titled)]
-            for i, b in enumerate(units)]
-    x = np.array(rows)
-    x[:, 0], x[:, 2] = _rank(e5), _rank(view)
-    return x
-
-
-def _labels(query, found) -> np.ndarray:
-    spans = [_norm(g.span) for g in query.golden]
-    return np.array([any(s in _norm(b.text) or (len(_norm(b.text)) >= 20 and _norm(b.text) in s)
-                         for s in spans) for b in found.blocks], dtype=int)
+    shipped = columns(found)
+    return np.column_stack([shipped[:, :2], closeness(view), view - view.max(), shipped[:, 2:]])
 
 
 def quoted(case: dict, scores: np.ndarray) -> float:
@@ -147,13 +123,10 @@ def _hand(case: dict, mix: float, bonus: float, prior: float) -> np.ndarray:
 
 
 def _fit(train: list[dict], cols) -> callable:
-    from sklearn.linear_model import LogisticRegression  # noqa: PLC0415 (heavy)
+    """Fitted as the shipped scorer is (`ragkit.train_reranker.fit`) on columns `cols`."""
     groups = [(c["x"][:, cols], c["y"]) for c in train if 0 < c["y"].sum() < len(c["y"])]
-    rows = np.vstack([x for x, _ in groups])
-    mean, scale = rows.mean(0), np.where(rows.std(0) > 0, rows.std(0), 1.0)
-    x, y = pairs([((g - mean) / scale, labels) for g, labels in groups])
-    w = LogisticRegression(C=1.0, fit_intercept=False, max_iter=2000).fit(x, y).coef_.ravel()
-    return lambda case: ((case["x"][:, cols] - mean) / scale) @ w
+    model = fit(groups, features=[COLUMNS[i] for i in cols])
+    return lambda case: model.score(case["x"][:, cols])
 
 
 def scorer_study(dev: list[dict], k: int) -> None:

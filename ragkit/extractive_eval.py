@@ -128,11 +128,14 @@ def shortfall(scores: dict[str, float]) -> float:
     return (max(0.0, TARGETS[0] - scores[QUOTED]) + max(0.0, TARGETS[1] - scores[DECLINED]))
 
 
-def _mix(cases: Sequence[Case]) -> Params:
+def _mix(cases: Sequence[Case], learned: bool = Params().learned) -> Params:
     """The sentence mix (MIX, NUMBER_BONUS, RANK_PRIOR) quoting the most golden spans when
-    nothing is declined; ties go to the first in grid order."""
+    nothing is declined; ties go to the first in grid order. With the learned scorer
+    (`learned`) the mix is not used: the module's constants come back unchanged."""
     never = 0.0 - 1.0  # a threshold no strength is below: nothing declined
-    return max((Params(m, b, r, 1.0, never, False) for m, b, r in
+    if learned:
+        return Params(threshold=never, decline_missing=False)
+    return max((Params(m, b, r, 1.0, never, False, learned=False) for m, b, r in
                 itertools.product(MIXES, NUMBER_BONUSES, RANK_PRIORS)),
                key=lambda p: (extractive_scores(cases, p)[QUOTED], -p.mix, -p.number_bonus,
                               -p.rank_prior))
@@ -162,15 +165,17 @@ def _decline_rule(cases: Sequence[Case], mix: Params, decline_missing: bool) -> 
 
 
 def calibrate(cases: Sequence[Case], decline_missing: bool = True,
-              mix_cases: Sequence[Case] | None = None) -> Params:
+              mix_cases: Sequence[Case] | None = None,
+              learned: bool = Params().learned) -> Params:
     """The constants chosen on `cases`: the sentence mix (MIX, NUMBER_BONUS, RANK_PRIOR) that
     quotes the most golden spans when nothing is declined — on `mix_cases` when given (the
     shipped dev split with the held-out set's dev half: which sentence answers is not a
     property of one corpus, so more corpora judge it better) — then the decline rule
     (STRENGTH_MIX, THRESHOLD) with the smallest `shortfall` on `cases`, declining too when
     `decline_missing` and a distinctive unit of the question is in no passage. Ties go to the
-    first in grid order (smaller values: fewer declines)."""
-    return _decline_rule(cases, _mix(cases if mix_cases is None else mix_cases),
+    first in grid order (smaller values: fewer declines). With `learned` the units are
+    ranked by the learned scorer and no mix is chosen (`_mix`)."""
+    return _decline_rule(cases, _mix(cases if mix_cases is None else mix_cases, learned),
                          decline_missing)
 
 
@@ -187,12 +192,13 @@ def folds(cases: Sequence[Case], k: int = 5) -> list[int]:
 
 
 def cross_validated(cases: Sequence[Case], decline_missing: bool, k: int = 5,
-                    mix_cases: Sequence[Case] | None = None) -> dict[str, float]:
+                    mix_cases: Sequence[Case] | None = None,
+                    learned: bool = Params().learned) -> dict[str, float]:
     """`extractive_scores` of out-of-fold decisions: each fold answered with the decline rule
     calibrated on the other k−1 (the sentence mix stays the one of all `cases`, or of
     `mix_cases` as `calibrate` takes it: it never sees whether a question is answerable).
     Whether a signal helps, without scoring on what chose it."""
-    mix = _mix(cases if mix_cases is None else mix_cases)
+    mix = _mix(cases if mix_cases is None else mix_cases, learned)
     fold = folds(cases, k)
     out: list[Case] = []
     chosen: list[Params] = []

@@ -81,8 +81,10 @@ def pairs(groups: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, 
 
 
 def fit(groups: Sequence[tuple[np.ndarray, np.ndarray]], c: float = C,
-        trained_on: dict | None = None) -> LinearModel:
-    """A `LinearModel` fitted on per-question (features, 0/1 labels) groups."""
+        trained_on: dict | None = None, features: Sequence[str] = FEATURES,
+        fmt: str = MODEL_FORMAT) -> LinearModel:
+    """A `LinearModel` fitted on per-question (features, 0/1 labels) groups: the reranker's,
+    or (`features`, `fmt`) another model's on the same method."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import StandardScaler
     rows = np.vstack([x for x, _ in groups])
@@ -90,8 +92,8 @@ def fit(groups: Sequence[tuple[np.ndarray, np.ndarray]], c: float = C,
     scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
     x, y = pairs([((g - scaler.mean_) / scale, labels) for g, labels in groups])
     model = LogisticRegression(C=c, fit_intercept=False, max_iter=1000).fit(x, y)
-    return LinearModel(FEATURES, scaler.mean_, scale, model.coef_.ravel(),
-                       {**(trained_on or {}), "pairs": int(len(y) // 2)})
+    return LinearModel(features, scaler.mean_, scale, model.coef_.ravel(),
+                       {**(trained_on or {}), "pairs": int(len(y) // 2)}, fmt)
 
 
 def heldout_root(name: str, root: Path = HELDOUT) -> Path:

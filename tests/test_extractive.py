@@ -184,7 +184,8 @@ def test_scores_curve_and_calibration_on_small_cases():
     # shortfall is 10 points (a1 quoted, a2, u1, u2 declined: 50 % and 100 %), first reached
     # at strength mix 0.25 (strengths .225 .125 .1 .2) and threshold 0.21; every sentence mix
     # quotes both spans when nothing is declined, so the first of the grid stays
-    assert calibrate(cases) == Params(0.3, 0.0, 0.0, 0.25, 0.21)
+    assert calibrate(cases, learned=False) == Params(0.3, 0.0, 0.0, 0.25, 0.21,
+                                                     learned=False)
 
 
 def test_folds_deal_both_kinds_apart_and_cross_validation_scores_held_out_folds():
@@ -198,11 +199,11 @@ def test_folds_deal_both_kinds_apart_and_cross_validation_scores_held_out_folds(
     cases = ([case(f"a{i}", f"span {i}", ()) for i in range(10)]
              + [case(f"u{i}", None, ("q3 2022",)) for i in range(5)])
     assert folds(cases, 5) == [0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1, 2, 3, 4]
-    assert cross_validated(cases, True) == {QUOTED: 100.0, DECLINED: 100.0,
+    assert cross_validated(cases, True, learned=False) == {QUOTED: 100.0, DECLINED: 100.0,
                                             "answerable": 10, "unanswerable": 5}
     # without it no threshold tells them apart, and declining everything misses the targets
     # by 60 points against answering everything's 70: every held-out question is declined
-    without = cross_validated(cases, False)
+    without = cross_validated(cases, False, learned=False)
     assert (without[QUOTED], without[DECLINED]) == (0.0, 100.0)
 
 
@@ -224,10 +225,12 @@ def test_ragkit_ask_offline_gives_the_extractive_answer_across_processes(tmp_pat
     done = subprocess.run([RAGKIT, "ask", "--index", str(tmp_path / "idx"), "--k", "2",
                            QUESTION], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    # every sentence ranked under its document's title: the refund policy's three come first
+    # ranked by the learned sentence scorer: the answer first, then (a question asking how
+    # many days) the other sentence with a digit after the refund policy's longer one
     assert done.stdout.splitlines() == [
         "Refunds are accepted within 21 days of delivery. [1] Our shop values every customer. "
-        "[1] Keep the receipt. [1]", "[1] refund#0 — Refund policy / —"]
+        "[1] Shipping takes 3 days. [2]", "[1] refund#0 — Refund policy / —",
+        "[2] ship#0 — Shipping policy / —"]
     assert "offline extractive answerer" in done.stderr
 
 
@@ -270,11 +273,11 @@ def test_the_sentence_mix_can_be_calibrated_on_other_dev_cases_than_the_decline_
     numeric = Case(Query("n1", "How long?", golden=(Golden("d", "It takes 5 days."),)),
                    extractive.Features("How long?", True, (golden, *decoys), 0.9))
     cases = [_case("a1", "alpha", ("alpha",), 0.9), _case("u1", "gamma", (), 0.4)]
-    assert calibrate(cases).number_bonus == 0.0
-    chosen = calibrate(cases, mix_cases=[numeric])
+    assert calibrate(cases, learned=False).number_bonus == 0.0
+    chosen = calibrate(cases, mix_cases=[numeric], learned=False)
     assert (chosen.mix, chosen.number_bonus, chosen.rank_prior) == (0.3, 0.2, 0.0)
-    assert (chosen.strength_mix, chosen.threshold) == (calibrate(cases).strength_mix,
-                                                       calibrate(cases).threshold)
+    alone = calibrate(cases, learned=False)
+    assert (chosen.strength_mix, chosen.threshold) == (alone.strength_mix, alone.threshold)
 
 
 def test_a_sentence_is_ranked_under_its_documents_title_but_strength_reads_it_alone():
@@ -294,8 +297,9 @@ def test_a_sentence_is_ranked_under_its_documents_title_but_strength_reads_it_al
     n, h = sorted(found.blocks, key=lambda b: "940" in b.text)
     assert (n.cosine, h.cosine) == (pytest.approx(6 ** -0.5), pytest.approx(2 / 3))
     assert (n.doc_cosine, h.doc_cosine) == (pytest.approx(2 / 3), pytest.approx(3 ** -0.5))
-    closeness_only = Params(mix=1.0, number_bonus=0.0, rank_prior=0.0)
+    closeness_only = Params(mix=1.0, number_bonus=0.0, rank_prior=0.0, learned=False)
     assert found.scored(closeness_only)[0][0] is n
-    before = Params(mix=1.0, number_bonus=0.0, rank_prior=0.0, titled_closeness=False)
+    before = Params(mix=1.0, number_bonus=0.0, rank_prior=0.0, titled_closeness=False,
+                    learned=False)
     assert found.scored(before)[0][0] is h
     assert found.strength() == pytest.approx(2 / 3)

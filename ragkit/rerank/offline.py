@@ -144,11 +144,14 @@ MODEL_FORMAT = "ragkit.rerank.linear"
 
 
 class LinearModel:
-    """Standardised features times weights; read from and written to a small JSON file."""
+    """Standardised features times weights; read from and written to a small JSON file. The
+    reranker's by default; `fmt` names another model's format (the extractive answerer's
+    sentence scorer, `ragkit.extractive_scorer`)."""
 
     def __init__(self, features: Sequence[str], mean: Sequence[float], scale: Sequence[float],
-                 weights: Sequence[float], trained_on: dict[str, Any] | None = None) -> None:
-        self.features = tuple(features)
+                 weights: Sequence[float], trained_on: dict[str, Any] | None = None,
+                 fmt: str = MODEL_FORMAT) -> None:
+        self.features, self.fmt = tuple(features), fmt
         self.mean, self.scale = np.asarray(mean, float), np.asarray(scale, float)
         self.weights = np.asarray(weights, float)
         self.trained_on = trained_on or {}
@@ -159,39 +162,44 @@ class LinearModel:
 
     def to_json(self) -> str:
         """The model file's text: fixed key order and rounding, so a refit writes equal bytes."""
-        record = {"format": MODEL_FORMAT, "version": 1, "features": list(self.features),
+        record = {"format": self.fmt, "version": 1, "features": list(self.features),
                   "mean": _rounded(self.mean), "scale": _rounded(self.scale),
                   "weights": _rounded(self.weights), "trained_on": self.trained_on}
         return json.dumps(record, indent=1) + "\n"
 
     @classmethod
-    def load(cls, path: Path, sha256: str | None) -> "LinearModel":
-        """Read a model file; `sha256` (when given) must be the file's hash."""
+    def load(cls, path: Path, sha256: str | None, features: Sequence[str] = FEATURES,
+             fmt: str = MODEL_FORMAT, trainer: str = "ragkit.train_reranker",
+             what: str = "reranker") -> "LinearModel":
+        """Read a model file; `sha256` (when given) must be the file's hash, its format `fmt`
+        and its features `features` (the columns this ragkit computes); the errors name the
+        `what` model and the `trainer` module that refits it."""
+        features = list(features)
         try:
             raw = Path(path).read_bytes()
         except OSError as exc:
-            raise RagkitError(f"{path}: cannot read the reranker model ({exc.strerror})") from None
+            raise RagkitError(f"{path}: cannot read the {what} model ({exc.strerror})") from None
         digest = hashlib.sha256(raw).hexdigest()
         if sha256 is not None and digest != sha256:
             raise RagkitError(f"{path}: sha256 {digest[:12]}… does not match the pinned "
                               f"{sha256[:12]}…; the model file was changed — reinstall ragkit, "
-                              f"or refit it with `python -m ragkit.train_reranker`")
+                              f"or refit it with `python -m {trainer}`")
         try:
             record = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise RagkitError(f"{where(path)}: invalid JSON ({exc})") from None
-        if not isinstance(record, dict) or record.get("format") != MODEL_FORMAT:
-            raise RagkitError(f"{where(path, None, 'format')}: not a {MODEL_FORMAT} model")
-        if record.get("features") != list(FEATURES):
+        if not isinstance(record, dict) or record.get("format") != fmt:
+            raise RagkitError(f"{where(path, None, 'format')}: not a {fmt} model")
+        if record.get("features") != features:
             raise RagkitError(f"{where(path, None, 'features')}: {record.get('features')} "
-                              f"differ from the features this ragkit computes {list(FEATURES)}")
+                              f"differ from the features this ragkit computes {features}")
         for name in ("mean", "scale", "weights"):
             value = record.get(name)
-            if not (isinstance(value, list) and len(value) == len(FEATURES)
+            if not (isinstance(value, list) and len(value) == len(features)
                     and all(isinstance(v, (int, float)) for v in value)):
-                raise RagkitError(f"{where(path, None, name)}: expected {len(FEATURES)} numbers")
-        return cls(FEATURES, record["mean"], record["scale"], record["weights"],
-                   record.get("trained_on"))
+                raise RagkitError(f"{where(path, None, name)}: expected {len(features)} numbers")
+        return cls(features, record["mean"], record["scale"], record["weights"],
+                   record.get("trained_on"), fmt)
 
 
 def _rounded(values: np.ndarray) -> list[float]:

@@ -1,0 +1,117 @@
+"""Fit the offline extractive answerer's sentence scorer on dev questions, and only there.
+
+    python -m ragkit.train_extractive [--data data] [--heldout build/heldout]
+                                      [--out ragkit/extractive_model.json]
+    python -m ragkit.train_extractive --check   # refit and compare with the committed file
+
+The dev questions: the answerable questions of the shipped data's dev split and of the dev
+half of the held-out scikit-learn docstrings (extracted into `--heldout`/sklearn by its
+script in `data/generators/` when absent), as the offline reranker's fit takes them
+(`ragkit.train_reranker`).
+
+What it does: builds the default index of each corpus (`IndexConfig()`), reads each
+question's top-5 hybrid passages as `ragkit ask` does (`ragkit.extractive_eval.
+extractive_cases`), computes `ragkit.extractive_scorer.columns` for every quotable unit,
+labels a unit 1 when it holds a golden span (white space normalised) or lies inside one
+(units of at least 20 characters), and fits pairwise logistic regression on the questions
+with both kinds of unit (`ragkit.train_reranker.fit`: standardised columns, no intercept,
+C = 1). Refitting on the same data writes the same bytes; pin the printed hash as
+`ragkit.extractive_scorer.MODEL_SHA256`.
+
+What it is not: a search over signals — the nine columns were chosen by cross-validation on
+dev (`benchmarks/study_extractive.py`); the test splits are never read here.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+
+from ragkit.atomic import write_text
+from ragkit.datasets import load_shipped
+from ragkit.extractive_eval import Case, extractive_cases
+from ragkit.extractive_scorer import COLUMNS, MODEL_FORMAT, MODEL_PATH, columns
+from ragkit.pipeline import IndexConfig, Pipeline
+from ragkit.train_reranker import (C, DATA, FITTED_ON, HELDOUT, SPLIT, data_sha256, fit,
+                                   heldout_root)
+
+K = 5
+SHORTEST_INSIDE = 20  # a unit this long or longer lying inside a golden span counts as it
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def labels(case: Case) -> np.ndarray:
+    """1 for each unit of `case` that holds one of its golden spans or lies inside one."""
+    spans = [_norm(g.span) for g in case.query.golden]
+    return np.array([any(s in _norm(b.text) or (len(_norm(b.text)) >= SHORTEST_INSIDE
+                                                 and _norm(b.text) in s) for s in spans)
+                     for b in case.features.blocks], dtype=int)
+
+
+def training_groups(data_root: Path = DATA, heldout: Path = HELDOUT):
+    """Per answerable dev question with both kinds of unit, (columns, labels); and the
+    record of what they came from."""
+    sets = [load_shipped(data_root).split(SPLIT),
+            *(load_shipped(heldout_root(name, heldout)).split(SPLIT) for name in FITTED_ON)]
+    groups, digests, questions = [], [], 0
+    for data in sets:
+        pipeline = Pipeline.build(data.documents, IndexConfig(), progress=False)
+        answerable = [q for q in data.queries if q.golden]
+        questions += len(answerable)
+        digests.append(data_sha256(data.documents, data.queries))
+        for case in extractive_cases(pipeline, answerable, K):
+            y = labels(case)
+            if 0 < y.sum() < len(y):
+                groups.append((columns(case.features), y))
+    trained_on = {"data": "ragkit shipped data and held-out scikit-learn docstrings, "
+                          f"split {SPLIT}, answerable questions",
+                  "data_sha256": hashlib.sha256(" ".join(digests).encode()).hexdigest(),
+                  "questions": questions, "units": int(sum(len(y) for _, y in groups)),
+                  "index": asdict(IndexConfig()), "passages": f"top {K}, hybrid",
+                  "method": f"pairwise logistic regression, standardised columns, C={C}"}
+    return groups, trained_on
+
+
+def _is_model_file(path: Path) -> bool:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8")).get("format") == MODEL_FORMAT
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ragkit.train_extractive",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DATA, help="the shipped data folder")
+    parser.add_argument("--heldout", type=Path, default=HELDOUT,
+                        help="folder of the extracted held-out sets (each extracted there when "
+                             "absent)")
+    parser.add_argument("--out", type=Path, default=MODEL_PATH, help="model file to write")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 unless the refit equals --out byte for byte")
+    args = parser.parse_args(argv)
+    groups, trained_on = training_groups(args.data, args.heldout)
+    text = fit(groups, trained_on=trained_on, features=COLUMNS, fmt=MODEL_FORMAT).to_json()
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    if args.check:
+        same = args.out.is_file() and args.out.read_text(encoding="utf-8") == text
+        print(f"{args.out}: {'reproduced exactly' if same else 'DIFFERS from the refit'} "
+              f"(refit sha256 {digest})")
+        return 0 if same else 1
+    write_text(args.out, text, is_ours=_is_model_file, what="a sentence scorer model file")
+    print(f"wrote {args.out}: sha256 {digest} (pin it as "
+          "ragkit.extractive_scorer.MODEL_SHA256)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""The offline extractive answerer's learned sentence scorer: its nine columns by hand, the
+committed model file (pinned, refit byte for byte from dev by its script), and that the
+answerer ranks units by it unless told to use the hand rule."""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragkit import extractive_scorer as scorer
+from ragkit.documents import RagkitError
+from ragkit.extractive import Block, Features, Params
+from ragkit.rerank.offline import LinearModel
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = Path.home() / ".cache" / "ragkit" / "models"
+
+
+def _features() -> Features:
+    """Three units of two passages (4 and 2 blocks); the question asks when."""
+    units = (Block(0, 3, "Express delivery takes 5 days", 0.80, 0.5, 2, True, doc_cosine=0.90),
+             Block(1, 0, "Shipping policy", 0.85, 1.0, 1, False, doc_cosine=0.70, titled=True),
+             Block(1, 1, "We ship parcels", 0.60, 0.0, 1, False, doc_cosine=0.80))
+    return Features("When does express delivery arrive?", True, units, 1.0, (), (4, 2))
+
+
+def test_the_nine_columns_by_hand():
+    x = scorer.columns(_features())
+    assert x.shape == (3, len(scorer.COLUMNS)) == (3, 9)
+    expected = [
+        # closeness rank, gap to the best titled cosine, coverage, 1/rank, number,
+        # ln(1 + chars), block / passage blocks, question pairs held, heading pair
+        [1.0, 0.0, 0.5, 0.5, 1.0, math.log1p(29), 3 / 4, 1 / 2, 0.0],
+        [0.0, -0.2, 1.0, 1.0, 0.0, math.log1p(15), 0.0, 0.0, 1.0],
+        [0.5, -0.1, 0.0, 1.0, 0.0, math.log1p(15), 1 / 2, 0.0, 0.0]]
+    assert x == pytest.approx(np.array(expected), abs=1e-6)
+    # the question's `auto` tokens are express, delivery, arrive (stopwords dropped): of its
+    # two pairs the first unit holds express–delivery
+
+
+def test_no_units_no_rows():
+    empty = Features("q?", False, (), 0.0)
+    assert scorer.columns(empty).shape == (0, 9) and scorer.score(empty).shape == (0,)
+
+
+def test_committed_model_loads_matches_its_pinned_hash_and_says_what_it_was_fitted_on():
+    assert hashlib.sha256(scorer.MODEL_PATH.read_bytes()).hexdigest() == scorer.MODEL_SHA256
+    model = scorer.model()
+    assert model.features == scorer.COLUMNS and model.fmt == scorer.MODEL_FORMAT
+    assert model.trained_on["questions"] == 147  # 104 shipped + 43 scikit-learn, dev only
+    assert "split dev" in model.trained_on["data"]
+    assert model.trained_on["index"]["embedder"] == "e5-small"
+
+
+def test_score_is_the_standardised_columns_times_the_weights():
+    found = _features()
+    model = scorer.model()
+    by_hand = ((scorer.columns(found) - model.mean) / model.scale) @ model.weights
+    assert scorer.score(found) == pytest.approx(by_hand)
+    # the answerer ranks by it (ties: the more relevant passage), the hand rule on request
+    ranked = [b for b, _ in found.scored()]
+    assert ranked == [found.blocks[i] for i in np.argsort(-by_hand, kind="stable")]
+    hand = found.scored(Params(learned=False))
+    assert [round(s, 6) for _, s in hand] == sorted((round(s, 6) for _, s in hand),
+                                                     reverse=True)
+
+
+def test_a_changed_model_file_is_one_clear_error(tmp_path):
+    edited = tmp_path / "extractive_model.json"
+    edited.write_text(scorer.MODEL_PATH.read_text().replace('"weights": [', '"weights": [ ', 1))
+    with pytest.raises(RagkitError, match=r"extractive_model.json: sha256 .* does not match the "
+                                          r"pinned .* refit it with `python -m "
+                                          r"ragkit.train_extractive`"):
+        LinearModel.load(edited, scorer.MODEL_SHA256, scorer.COLUMNS, scorer.MODEL_FORMAT,
+                         scorer.TRAINER, "sentence scorer")
+    record = json.loads(scorer.MODEL_PATH.read_text())
+    edited.write_text(json.dumps({**record, "features": ["closeness"]}))
+    with pytest.raises(RagkitError, match="field 'features'"):
+        LinearModel.load(edited, None, scorer.COLUMNS, scorer.MODEL_FORMAT)
+    edited.write_text(json.dumps({**record, "format": "ragkit.rerank.linear"}))
+    with pytest.raises(RagkitError, match="not a ragkit.extractive.linear model"):
+        LinearModel.load(edited, None, scorer.COLUMNS, scorer.MODEL_FORMAT)
+    with pytest.raises(RagkitError, match="cannot read the sentence scorer model"):
+        LinearModel.load(tmp_path / "absent.json", None, scorer.COLUMNS, scorer.MODEL_FORMAT,
+                         scorer.TRAINER, "sentence scorer")
+
+
+def _sklearn() -> str | None:
+    try:
+        import sklearn
+    except ImportError:
+        return None
+    return sklearn.__version__
+
+
+@pytest.mark.skipif(_sklearn() != "1.9.1", reason="the held-out questions need scikit-learn "
+                                                  "1.9.1")
+@pytest.mark.skipif(not any(MODELS.glob("*e5-small*")),
+                    reason="the e5-small model is not installed (ragkit models install)")
+def test_the_training_script_refits_the_committed_file_byte_for_byte(tmp_path):
+    """Dev only, by the script in the repository: `--check` refits from the shipped dev split
+    and the scikit-learn dev half (extracted into a temporary folder) and compares."""
+    done = subprocess.run([sys.executable, "-m", "ragkit.train_extractive", "--check",
+                           "--heldout", str(tmp_path)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"reproduced exactly (refit sha256 {scorer.MODEL_SHA256})" in done.stdout
