@@ -23,9 +23,7 @@ dev (`benchmarks/study_extractive.py`); the test splits are never read here.
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
-import json
 import re
 import sys
 from dataclasses import asdict
@@ -33,13 +31,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ragkit.atomic import write_text
 from ragkit.datasets import load_shipped
 from ragkit.extractive_eval import Case, extractive_cases
 from ragkit.extractive_scorer import COLUMNS, MODEL_FORMAT, MODEL_PATH, columns
 from ragkit.pipeline import IndexConfig, Pipeline
-from ragkit.train_reranker import (C, DATA, FITTED_ON, HELDOUT, SPLIT, data_sha256, fit,
-                                   heldout_root)
+from ragkit.rerank.offline import LinearModel
+from ragkit.train_reranker import (C, DATA, FITTED_ON, HELDOUT, SPLIT, command, data_sha256,
+                                   fit, heldout_root)
 
 K = 5
 SHORTEST_INSIDE = 20  # a unit this long or longer lying inside a golden span counts as it
@@ -81,36 +79,12 @@ def training_groups(data_root: Path = DATA, heldout: Path = HELDOUT):
     return groups, trained_on
 
 
-def _is_model_file(path: Path) -> bool:
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8")).get("format") == MODEL_FORMAT
-    except (OSError, ValueError, AttributeError):
-        return False
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ragkit.train_extractive",
-                                     description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=DATA, help="the shipped data folder")
-    parser.add_argument("--heldout", type=Path, default=HELDOUT,
-                        help="folder of the extracted held-out sets (each extracted there when "
-                             "absent)")
-    parser.add_argument("--out", type=Path, default=MODEL_PATH, help="model file to write")
-    parser.add_argument("--check", action="store_true",
-                        help="write nothing; exit 1 unless the refit equals --out byte for byte")
-    args = parser.parse_args(argv)
-    groups, trained_on = training_groups(args.data, args.heldout)
-    text = fit(groups, trained_on=trained_on, features=COLUMNS, fmt=MODEL_FORMAT).to_json()
-    digest = hashlib.sha256(text.encode()).hexdigest()
-    if args.check:
-        same = args.out.is_file() and args.out.read_text(encoding="utf-8") == text
-        print(f"{args.out}: {'reproduced exactly' if same else 'DIFFERS from the refit'} "
-              f"(refit sha256 {digest})")
-        return 0 if same else 1
-    write_text(args.out, text, is_ours=_is_model_file, what="a sentence scorer model file")
-    print(f"wrote {args.out}: sha256 {digest} (pin it as "
-          "ragkit.extractive_scorer.MODEL_SHA256)")
-    return 0
+    def refit(data: Path, heldout: Path) -> LinearModel:
+        groups, trained_on = training_groups(data, heldout)
+        return fit(groups, trained_on=trained_on, features=COLUMNS, fmt=MODEL_FORMAT)
+    return command(argv, "ragkit.train_extractive", __doc__, MODEL_PATH, refit,
+                   "sentence scorer", "ragkit.extractive_scorer.MODEL_SHA256")
 
 
 if __name__ == "__main__":

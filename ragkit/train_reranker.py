@@ -33,7 +33,7 @@ import hashlib
 import json
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
@@ -144,36 +144,52 @@ def training_groups(data_root: Path = DATA, heldout: Path = HELDOUT):
     return groups, trained_on
 
 
-def is_model_file(path: Path) -> bool:
-    """True for a file this script wrote (a JSON object with our format tag)."""
+def is_model_file(path: Path, fmt: str = MODEL_FORMAT) -> bool:
+    """True for a file a training script wrote (a JSON object with the format tag `fmt`)."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8")).get("format") == MODEL_FORMAT
+        return json.loads(Path(path).read_text(encoding="utf-8")).get("format") == fmt
     except (OSError, ValueError, AttributeError):
         return False
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ragkit.train_reranker",
-                                     description=__doc__.split("\n\n")[0])
+def command(argv: list[str] | None, module: str, doc: str, model_path: Path,
+            refit: Callable[[Path, Path], LinearModel], what: str, pin: str) -> int:
+    """The command line of a training script (`module`): refit with `refit(data, heldout)`,
+    then write the model file, or with --check compare it byte for byte."""
+    parser = argparse.ArgumentParser(prog=f"python -m {module}",
+                                     description=doc.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DATA, help="the shipped data folder")
     parser.add_argument("--heldout", type=Path, default=HELDOUT,
                         help="folder of the extracted held-out sets (each extracted there when "
                              "absent)")
-    parser.add_argument("--out", type=Path, default=MODEL_PATH, help="model file to write")
+    parser.add_argument("--out", type=Path, default=model_path, help="model file to write")
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 unless the refit equals --out byte for byte")
     args = parser.parse_args(argv)
-    groups, trained_on = training_groups(args.data, args.heldout)
-    text = fit(groups, trained_on=trained_on).to_json()
+    model = refit(args.data, args.heldout)
+    text = model.to_json()
     digest = hashlib.sha256(text.encode()).hexdigest()
     if args.check:
         same = args.out.is_file() and args.out.read_text(encoding="utf-8") == text
         print(f"{args.out}: {'reproduced exactly' if same else 'DIFFERS from the refit'} "
               f"(refit sha256 {digest})")
         return 0 if same else 1
-    write_text(args.out, text, is_ours=is_model_file, what="a reranker model file")
-    print(f"wrote {args.out}: sha256 {digest} (pin it as ragkit.rerank.offline.MODEL_SHA256)")
+    try:
+        write_text(args.out, text, is_ours=lambda path: is_model_file(path, model.fmt),
+                   what=f"a {what} model file")
+    except RagkitError as exc:  # one line, not a traceback: the file is the user's
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.out}: sha256 {digest} (pin it as {pin})")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    def refit(data: Path, heldout: Path) -> LinearModel:
+        groups, trained_on = training_groups(data, heldout)
+        return fit(groups, trained_on=trained_on)
+    return command(argv, "ragkit.train_reranker", __doc__, MODEL_PATH, refit, "reranker",
+                   "ragkit.rerank.offline.MODEL_SHA256")
 
 
 if __name__ == "__main__":

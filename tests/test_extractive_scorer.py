@@ -111,3 +111,27 @@ def test_the_training_script_refits_the_committed_file_byte_for_byte(tmp_path):
                           cwd=ROOT, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"reproduced exactly (refit sha256 {scorer.MODEL_SHA256})" in done.stdout
+
+
+def test_the_training_command_writes_checks_and_never_overwrites_a_strangers_file(tmp_path,
+                                                                                   capsys):
+    from ragkit.train_reranker import command
+    model = LinearModel(scorer.COLUMNS, [0.0] * 9, [1.0] * 9, [0.5] * 9, {"questions": 1},
+                        scorer.MODEL_FORMAT)
+
+    def run(*argv: str) -> int:
+        return command(list(argv), scorer.TRAINER, "Fit it.", scorer.MODEL_PATH,
+                       lambda data, heldout: model, "sentence scorer", "PIN")
+    foreign = tmp_path / "notes.json"
+    foreign.write_text('{"mine": 1}\n')
+    assert run("--out", str(foreign)) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "notes.json: exists and is not a sentence scorer model" in err
+    assert foreign.read_text() == '{"mine": 1}\n'
+    fresh = tmp_path / "model.json"
+    assert run("--out", str(fresh)) == 0 and fresh.read_text() == model.to_json()
+    assert run("--out", str(fresh)) == 0  # its own file: rewritten
+    assert run("--out", str(fresh), "--check") == 0
+    assert "reproduced exactly" in capsys.readouterr().out
+    fresh.write_text(fresh.read_text().replace("0.5", "0.25", 1))
+    assert run("--out", str(fresh), "--check") == 1
