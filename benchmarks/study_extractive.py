@@ -9,15 +9,17 @@ Two studies on dev questions only; the test halves are printed for the record, n
    hand rule uses) and as its gap to the best, the same two for a second view (`auto`:
    MiniLM, USE for Hangul — the other family, the offline reranker's second view), the IDF
    coverage of the unit and its tag, 1 / passage rank, the number cue, log length, position
-   in the passage, the share of the question's word pairs in the unit, and whether it is a
-   heading joined to its sentence. A unit is
-   relevant when it holds a golden span (or lies inside one). Pairwise logistic regression as
-   `ragkit.train_reranker` fits the reranker (standardised columns, no intercept, C = 1,
-   every relevant × other pair of a question) is fitted on 4 folds of the dev questions (the
-   shipped dev split and the held-out scikit-learn dev half) and picks the 3 quotes of the
-   5th, as `ragkit.extractive.choose` does with nothing declined; the hand rule's grid
+   in the passage, the share of the question's word pairs in the unit, whether it is a
+   heading joined to its sentence (these nine are the shipped scorer's,
+   `ragkit.extractive_scorer.columns`), and the unit's own cosine (no title) as rank and gap.
+   A unit is relevant when it holds a golden span or lies inside one
+   (`ragkit.train_extractive.labels`). Each column set is fitted as the shipped scorer is
+   (`ragkit.train_reranker.fit`) on 4 folds of the dev questions (the shipped dev split and
+   the held-out scikit-learn dev half) and picks the 3 quotes of the 5th, as
+   `ragkit.extractive.choose` does with nothing declined; the hand rule's grid
    (`ragkit.extractive_eval`) is re-chosen on the same 4 folds. Printed: the out-of-fold
-   share of answerable questions whose quotes contain the golden span.
+   share of answerable questions whose quotes contain the golden span, then each set fitted
+   on all of dev and scored on both test halves (report only).
 2. A decline rule for a question about a field the named thing does not report: the
    "pairing" of a question — for each distinctive unit (`ragkit.extractive_decline`) the best
    IDF share of the question's other terms in one passage holding that unit, the smallest
@@ -58,12 +60,14 @@ from ragkit.train_reranker import fit  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 SETS = {"shipped": ROOT / "data", "sklearn": ROOT / "build" / "heldout" / "sklearn"}
 COLUMNS = ("e5_rank", "e5_gap", "second_rank", "second_gap", "coverage", "rank_prior",
-           "number", "length", "position", "phrase", "titled")
+           "number", "length", "position", "phrase", "titled", "own_rank", "own_gap")
 SCORERS = {"hand rule's four (e5_rank, coverage, rank_prior, number)": (0, 4, 5, 6),
            "the four + second view's rank": (0, 2, 4, 5, 6),
            "the four + second view's rank and gap": (0, 1, 2, 3, 4, 5, 6),
-           "all eleven": tuple(range(len(COLUMNS))),
-           "all but the second view (e5-small alone)": (0, 1, 4, 5, 6, 7, 8, 9, 10)}
+           "all eleven": tuple(range(11)),
+           "all but the second view (e5-small alone)": (0, 1, 4, 5, 6, 7, 8, 9, 10),
+           "e5-small alone + the sentence's own cosine rank and gap (no title)":
+               (0, 1, 4, 5, 6, 7, 8, 9, 10, 11, 12)}
 PAIRINGS = tuple(t / 20 for t in range(21))
 
 
@@ -96,7 +100,9 @@ def _matrix(found, second) -> np.ndarray:
     query = second.embed([found.question], input_type="query")[0]
     view = second.embed([b.text for b in units], input_type="document") @ query
     shipped = columns(found)
-    return np.column_stack([shipped[:, :2], closeness(view), view - view.max(), shipped[:, 2:]])
+    own = np.array([b.cosine for b in units])
+    return np.column_stack([shipped[:, :2], closeness(view), view - view.max(), shipped[:, 2:],
+                            closeness(own), own - own.max()])
 
 
 def quoted(case: dict, scores: np.ndarray) -> float:

@@ -27,8 +27,9 @@ def cmd_ask(args: argparse.Namespace) -> None:
     mode = "hybrid" if pipeline.has_dense else "bm25"
     hits = pipeline.search([args.question], clamp_k(args.k, len(pipeline.chunks)),
                            SearchConfig(mode=mode))[0]
-    llm = _llm("the offline extractive answerer answered (sentences quoted by the index's "
-               "embedder and term coverage; no model, no cost)" if local else
+    llm = _llm("the offline extractive answerer answered (sentences ranked by a small fitted "
+               "scorer over the index's embedder and term coverage; no language model, no "
+               "cost)" if local else
                "the offline stand-in answered (extractive quotes, no cost)")
     ask = dict(parents=pipeline.parents, llm=llm, budget_tokens=args.budget,
                embedder=pipeline.embedder if local else None)
