@@ -35,7 +35,6 @@ Needs the default embedder's model (e5-small) for hybrid retrieval; builds two i
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -63,10 +62,6 @@ K = 5
 # The rule before the learned sentence scorer and the titled cosine, for the paired test.
 PREVIOUS = Params(0.5, 0.2, 0.1, 0.0, 0.86, True, titled_closeness=False, learned=False)
 NEVER = {"threshold": -1.0, "decline_missing": False}
-
-
-def _norm(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip()
 
 
 def best_support(pipeline: Pipeline, question: str, hits) -> float:
@@ -130,10 +125,10 @@ def manuals(data, normal: Pipeline, child: Pipeline, config: SearchConfig) -> No
         counts["children"] += _passed(j_child.get(q.id), [i for i, _ in hc])
         lifted, _ = lift(hc, child.parents)
         counts["lifted to parents"] += _passed(j_parent.get(q.id), [i for i, _ in lifted])
-        spans = [_norm(g.span) for g in q.golden]
+        spans = [ev.normalised(g.span) for g in q.golden]
         for name, pipe, hits in (("normal", normal, hn), ("parents", child, hc)):
             result = answer(q.text, hits, pipe.chunks, pipe.parents, llm=llm)
-            text = _norm(" ".join(c.cited_text for c in result.citations))
+            text = ev.normalised(" ".join(c.cited_text for c in result.citations))
             cited[name] += sum(s in text for s in spans) / len(spans)
     n = len(queries)
     print(f"manuals: {n} questions")
@@ -159,8 +154,8 @@ def standin_scores(pipeline: Pipeline, queries) -> dict[str, float]:
         if not q.golden:
             declined.append(not chosen)
             continue
-        text = _norm(" ".join(unit.text for unit, _ in chosen))
-        spans = [_norm(g.span) for g in q.golden]
+        text = ev.normalised(" ".join(unit.text for unit, _ in chosen))
+        spans = [ev.normalised(g.span) for g in q.golden]
         quoted.append(sum(s in text for s in spans) / len(spans) if chosen else 0.0)
     return {ev.QUOTED: 100 * sum(quoted) / len(quoted),
             ev.DECLINED: 100 * sum(declined) / max(1, len(declined)),

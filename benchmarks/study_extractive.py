@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
-import re
 import sys
 from pathlib import Path
 
@@ -69,10 +68,6 @@ SCORERS = {"hand rule's four (e5_rank, coverage, rank_prior, number)": (0, 4, 5,
            "e5-small alone + the sentence's own cosine rank and gap (no title)":
                (0, 1, 4, 5, 6, 7, 8, 9, 10, 11, 12)}
 PAIRINGS = tuple(t / 20 for t in range(21))
-
-
-def _norm(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip()
 
 
 def cases(second) -> list[dict]:
@@ -114,7 +109,7 @@ def quoted(case: dict, scores: np.ndarray) -> float:
     quotes: list = []
     for i in order:
         b = units[i]
-        if not any(_norm(b.text) == _norm(q.text)
+        if not any(ev.normalised(b.text) == ev.normalised(q.text)
                    or (q.result == b.result and q.block < b.stop and b.block < q.stop)
                    for q in quotes):
             quotes.append(b)

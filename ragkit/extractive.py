@@ -90,6 +90,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import PurePosixPath
 
 import numpy as np
@@ -106,8 +107,7 @@ from ragkit.support import request_idf, weighted_share
 MODEL = "offline-extractive"
 NAME = "the offline extractive answerer"
 MAX_QUOTES = 3
-# the hand rule's (`Params(learned=False)`), chosen on dev with titled closeness; before 3
-# December 2026, on the units' own cosines: 0.5, 0.2, 0.1
+# the hand rule's (`Params(learned=False)`); on the units' own cosines they were 0.5, 0.2, 0.1
 MIX = 0.7
 NUMBER_BONUS = 0.1
 RANK_PRIOR = 0.03
@@ -147,7 +147,7 @@ class Params:
     strength_mix: float = STRENGTH_MIX
     threshold: float = THRESHOLD
     decline_missing: bool = DECLINE_MISSING
-    titled_closeness: bool = TITLED_CLOSENESS  # False: rank the unit's own cosine (before)
+    titled_closeness: bool = TITLED_CLOSENESS  # hand rule: False ranks the unit's own cosine
     learned: bool = LEARNED  # False: the hand rule (MIX, NUMBER_BONUS, RANK_PRIOR) ranks units
 
 
@@ -197,7 +197,7 @@ class Features:
         cosines of one question span a few hundredths, so raw, they barely moved the sum; the
         cosine ranked is the unit's under its document's title (`Block.closeness_cosine`)."""
         if params.learned:
-            scores = [float(v) for v in scorer.score(self)]
+            scores = self.learned_scores
         else:
             near = closeness(np.array([b.closeness_cosine if params.titled_closeness
                                        else b.cosine for b in self.blocks]))
@@ -206,6 +206,12 @@ class Features:
                       + params.rank_prior / b.rank for i, b in enumerate(self.blocks)]
         return sorted(zip(self.blocks, scores),
                       key=lambda bs: (-bs[1], bs[0].rank, bs[0].block, bs[0].stop))
+
+    @cached_property
+    def learned_scores(self) -> list[float]:
+        """The learned scorer's score of each unit, once: a decline curve asks for the same
+        ranking at every threshold, and it depends on no `Params`."""
+        return [float(v) for v in scorer.score(self)]
 
     def strength(self, params: Params = Params()) -> float:
         """How strong the retrieval is: IDF coverage of the question by all the passages

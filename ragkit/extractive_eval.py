@@ -84,7 +84,9 @@ def extractive_cases(pipeline: Pipeline, queries: Sequence[Query], k: int = 5,
     return out
 
 
-def _norm(text: str) -> str:
+def normalised(text: str) -> str:
+    """`text` with each run of white space one space, ends stripped: how a golden span is
+    looked for in quoted text (`quotes_span`) and in a unit (`ragkit.train_extractive`)."""
     return re.sub(r"\s+", " ", text).strip()
 
 
@@ -92,8 +94,8 @@ def quotes_span(query: Query, extract: Extract) -> float:
     """The share of `query`'s golden spans inside the quoted text (0 for a decline)."""
     if extract.declined or not query.golden:
         return 0.0
-    text = _norm(" ".join(q.text for q in extract.quotes))
-    spans = [_norm(g.span) for g in query.golden]
+    text = normalised(" ".join(q.text for q in extract.quotes))
+    spans = [normalised(g.span) for g in query.golden]
     return sum(s in text for s in spans) / len(spans)
 
 

@@ -24,7 +24,6 @@ dev (`benchmarks/study_extractive.py`); the test splits are never read here.
 from __future__ import annotations
 
 import hashlib
-import re
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -32,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from ragkit.datasets import load_shipped
-from ragkit.extractive_eval import Case, extractive_cases
+from ragkit.extractive_eval import Case, extractive_cases, normalised
 from ragkit.extractive_scorer import COLUMNS, MODEL_FORMAT, MODEL_PATH, columns
 from ragkit.pipeline import IndexConfig, Pipeline
 from ragkit.rerank.offline import LinearModel
@@ -43,16 +42,12 @@ K = 5
 SHORTEST_INSIDE = 20  # a unit this long or longer lying inside a golden span counts as it
 
 
-def _norm(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip()
-
-
 def labels(case: Case) -> np.ndarray:
     """1 for each unit of `case` that holds one of its golden spans or lies inside one."""
-    spans = [_norm(g.span) for g in case.query.golden]
-    return np.array([any(s in _norm(b.text) or (len(_norm(b.text)) >= SHORTEST_INSIDE
-                                                 and _norm(b.text) in s) for s in spans)
-                     for b in case.features.blocks], dtype=int)
+    spans = [normalised(g.span) for g in case.query.golden]
+    units = [normalised(b.text) for b in case.features.blocks]
+    return np.array([any(s in u or (len(u) >= SHORTEST_INSIDE and u in s) for s in spans)
+                     for u in units], dtype=int)
 
 
 def training_groups(data_root: Path = DATA, heldout: Path = HELDOUT):
