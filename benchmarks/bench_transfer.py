@@ -1,6 +1,7 @@
 """Which first stage and which second view, measured on four sets side by side.
 
-Run: python benchmarks/bench_transfer.py [--cookbook DIR] [--heldout DIR] [--save F | --load F]
+Run: python benchmarks/bench_transfer.py [--cookbook DIR] [--heldout DIR] [--window N]
+                                         [--save F | --load F]
 
 The options the offline default was chosen among (README, "Embedders"): first stage e5-small
 (weighted or RRF), `auto` (MiniLM, USE for Hangul) or both dense lists fused with BM25, each
@@ -8,6 +9,9 @@ with or without the learned reranker and with USE, MiniLM or e5-small as the rer
 view. For each data set it builds the `auto` and the e5-small index (structural context,
 96-token MaxP windows), takes each first stage's top 150 per question and computes every
 feature (`ragkit.rerank.features`: dense MaxP under each model, BM25, doc_max, phrase).
+`--window N` builds the e5-small index with N-token MaxP windows instead (the `auto` index
+keeps 96): how the window was checked for e5-small (README, "Results on Anthropic's cookbook
+data set").
 
 Dev = the shipped dev split + the dev half of the held-out scikit-learn docstrings
 (`data/heldout/`, extracted when absent, as `ragkit.train_reranker` fits). Each reranker is
@@ -76,11 +80,14 @@ def stages(lists: dict, i: int) -> dict[str, list]:
             "e5 rrf": fuse({"dense": e["dense"], "bm25": a["bm25"]}, "rrf", rrf_k=5, top=150)}
 
 
-def collect(name: str, data) -> dict:
-    """Per question: kind, split, judged items, and per first stage (ids, raw features)."""
+def collect(name: str, data, window: int = 96) -> dict:
+    """Per question: kind, split, judged items, and per first stage (ids, raw features);
+    `window` is the e5-small index's MaxP window."""
     start = time.perf_counter()
-    built = {e: Pipeline.build(data.documents, IndexConfig(embedder=e), chunks=data.chunks,
-                               progress=True) for e in ("auto", "e5-small")}
+    configs = {"auto": IndexConfig(embedder="auto"),
+               "e5-small": IndexConfig(embedder="e5-small", window=window)}
+    built = {e: Pipeline.build(data.documents, config, chunks=data.chunks, progress=True)
+             for e, config in configs.items()}
     chunks = built["auto"].chunks
     position = {c.id: n for n, c in enumerate(chunks)}
     judgments = judge(data.queries, data.documents, chunks)
@@ -167,17 +174,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cookbook", type=Path, default=COOKBOOK)
     parser.add_argument("--heldout", type=Path, default=HELDOUT)
+    parser.add_argument("--window", type=int, default=96,
+                        help="the e5-small index's MaxP window in tokens (default 96)")
     parser.add_argument("--save", type=Path)
     parser.add_argument("--load", type=Path)
     args = parser.parse_args()
     if args.load:
         sets = pickle.loads(args.load.read_bytes())
     else:
-        sets = {"shipped": collect("shipped", load_shipped(ROOT / "data"))}
+        sets = {"shipped": collect("shipped", load_shipped(ROOT / "data"), args.window)}
         for name in HELD:
-            sets[name] = collect(name, load_shipped(heldout_root(name, args.heldout)))
+            sets[name] = collect(name, load_shipped(heldout_root(name, args.heldout)), args.window)
         if (args.cookbook / "codebase_chunks.json").is_file():
-            sets["cookbook"] = collect("cookbook", load_cookbook(args.cookbook))
+            sets["cookbook"] = collect("cookbook", load_cookbook(args.cookbook), args.window)
         if args.save:
             args.save.write_bytes(pickle.dumps(sets))
     part = {f"{n} {s}": [r for r in sets[n]["questions"] if r["split"] == s]
