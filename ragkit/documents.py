@@ -242,7 +242,10 @@ def load_queries_jsonl(path: Path | str, ids: Ids | None = None) -> list[Query]:
     for line, obj in read_jsonl(path):
         ident = str(require(obj, _id_key(obj), (str, int), path, line))
         ids.add(ident, path, line)
-        key = "text" if "text" in obj else "question"
+        key = "question" if "question" in obj and "text" not in obj else "text"
+        if key not in obj:  # neither: name both, as the format allows either
+            raise RagkitError(f"{where(path, line, 'text')}: missing (a query needs 'text' "
+                              f"or 'question')")
         text = require(obj, key, str, path, line, non_empty=True)
         golden = _parse_golden(require(obj, "golden", list, path, line, default=[]), path, line)
         meta = {k: v for k, v in obj.items()

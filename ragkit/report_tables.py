@@ -1,8 +1,8 @@
 """The cookbook report's tables: a recorded TABLE (`ragkit.record`) as a captioned HTML table.
 
 What it is: `table_html(entry, label)` draws one table; `number_format` decides how a
-column's numbers are rounded by what it measures (rank measures 3 decimals, points of 100
-1 decimal, dollars with `ragkit.money.dollars`' 3 significant digits, anything else 3
+column's numbers are rounded by what it measures (p-values and rank measures 3 decimals,
+points of 100 1 decimal, dollars with `ragkit.money.dollars`' 3 significant digits, anything else 3
 significant digits) and `cell_text` prints one cell. A two-level (pandas MultiIndex) header
 is drawn as two header rows, its upper parts spanning their columns — also for results
 written before tables kept `column_levels`, whose labels are the tuples' text. Headers wrap
@@ -31,8 +31,13 @@ TUPLE = re.compile(r"^\(.*,.*\)$")  # a MultiIndex label as results stored it be
 
 def number_format(column: str, caption: str = "") -> str:
     """The format of a table's numbers, decided by its column name, else its caption:
-    rank measures (R@k, MRR, nDCG) 3 decimals; points of 100 (Pass@k, Fail@k, %) 1 decimal;
-    dollars (a "$" in the name) `MONEY`; anything else 3 significant digits."""
+    p-values (a column named "p" or ending in " p", e.g. "Holm p", as
+    `ragkit.evaluate.round_metrics`) and rank measures (R@k, MRR, nDCG) 3 decimals; points of
+    100 (Pass@k, Fail@k, %) 1 decimal; dollars (a "$" in the name) `MONEY`; anything else 3
+    significant digits. A p-value column is never formatted by its caption: "95 %" there
+    would print p = 0.04 as 0.0."""
+    if column == "p" or column.endswith(" p"):
+        return ".3f"
     for text in (column, caption):
         if text.startswith(RANK) or text in ("MRR",):
             return ".3f"

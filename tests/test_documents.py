@@ -129,3 +129,20 @@ def test_cookbook_loader(cookbook_dir):
     for chunk in data.chunks[:50]:
         assert by_id[chunk.doc_id].text[chunk.start:chunk.end] == chunk.text
     assert sum(len(q.golden) for q in data.queries) > 248
+
+
+@pytest.mark.parametrize("lines, message", [
+    # a line with neither field names 'text', the documented one (it once said 'question')
+    ([{"id": "a", "text": "x"}, {"id": "b"}],
+     r"q.jsonl:2: field 'text': missing \(a query needs 'text' or 'question'\)"),
+    ([{"id": "a", "question": ""}], r"q.jsonl:1: field 'question': empty"),
+    ([{"id": "a", "text": None, "question": "q"}], r"q.jsonl:1: field 'text': missing$"),
+])
+def test_a_query_line_without_its_text_names_the_field_the_format_documents(tmp_path, lines,
+                                                                             message):
+    path = _write(tmp_path / "q.jsonl", lines)
+    with pytest.raises(RagkitError, match=message):
+        load_queries_jsonl(path)
+    assert [q.text for q in load_queries_jsonl(_write(tmp_path / "ok.jsonl", [
+        {"id": "a", "question": "Q?"}, {"id": "b", "text": "T?", "question": "ignored"}]))] == [
+        "Q?", "T?"]

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from ragkit.cli import main
-from ragkit.questions import accept, write_review
+from ragkit.questions import accept, review_sheet, write_review
 
 PASSAGE = ("Opened items are refunded at 80 percent of the price when they come back within "
            "14 days together with the original receipt.")
@@ -158,3 +158,36 @@ def test_eval_refuses_questions_whose_span_is_not_in_the_documents(tmp_path, cap
     assert capsys.readouterr().err == (
         f"ragkit: error: {golden}:2: query 'gen-003': field 'golden[0].span': not found "
         f"verbatim in 'refunds.md': '-5 % =SUM(A1)'\n")
+
+
+def test_an_edited_sheet_is_kept_when_review_runs_again_and_a_stale_one_is_replaced(
+        files, tmp_path, capsys):
+    """Re-running `questions review` (or notebook 08's cell) after the expert marked rows no
+    must not put every row back to yes; a sheet for other questions is written afresh."""
+    golden, sheet, accepted = files
+    rows = _rows(sheet)
+    rows[0]["keep"] = "no"
+    rows[2]["question"] = "What fee and formula does the text state?"
+    _save(sheet, list(reversed(rows)))  # the reviewer also sorted the sheet
+    edited = sheet.read_bytes()
+    capsys.readouterr()
+    assert main(["questions", "review", str(golden), "--out", str(sheet)]) == 0
+    assert capsys.readouterr().out.startswith(f"kept {sheet}: it already reviews these 3 "
+                                              f"questions (delete it to start over)")
+    assert sheet.read_bytes() == edited
+    assert main(["questions", "accept", str(sheet), "--golden", str(golden), "--out",
+                 str(accepted)]) == 0
+    kept = [json.loads(line) for line in accepted.read_text(encoding="utf-8").splitlines()]
+    assert [(q["id"], q["question"]) for q in kept] == [
+        ("gen-003", "What fee and formula does the text state?"),
+        ("gen-002", "What is the refund for a parcel lost at sea?")]
+    # an untouched sheet is simply written again; other questions get a fresh sheet
+    assert review_sheet(QUESTIONS[:2], sheet) == (sheet, "written")
+    assert [(r["id"], r["keep"]) for r in _rows(sheet)] == [("gen-001", "yes"), ("gen-002", "yes")]
+    assert review_sheet(QUESTIONS[:2], sheet) == (sheet, "written")
+    moved = [{**q, "source": {**q["source"], "doc_id": "other.md"}} for q in QUESTIONS[:2]]
+    rows = _rows(sheet)
+    rows[0]["keep"] = "no"
+    _save(sheet, rows)
+    assert review_sheet(moved, sheet) == (sheet, "written")  # same ids, other documents
+    assert [r["keep"] for r in _rows(sheet)] == ["yes", "yes"]

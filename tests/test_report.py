@@ -183,6 +183,9 @@ def test_summary_md_mirrors_the_headline(run):
     ("documents", "in $", 131, "131"),
     ("queries", "", 12, "12"), ("tokens", "", 123456.7, "123,457"), ("x", "", 0.012345, "0.0123"),
     ("Pass@5", "", None, "–"), ("Pass@5", "", float("nan"), "–"), ("kind", "", "code", "code"),
+    # p-values keep 3 decimals whatever the caption says (a "95 %" caption once made 0.126 "0.1")
+    ("p", "Pass@5 against hybrid: 95 % interval, paired test", 0.12618738, "0.126"),
+    ("Holm p", "95 % interval, Holm-adjusted p", 0.04, "0.040"), ("Holm p", "", 1.0, "1.000"),
 ])
 def test_numbers_are_rounded_by_what_they_measure(column, caption, value, text):
     assert cell_text(value, number_format(column, caption)) == text

@@ -418,3 +418,17 @@ def test_index_features_fill_the_second_view_column_and_leave_it_zero_without_ve
     assert bare("refund days", plain)[:, FEATURES.index("second_maxp")].tolist() == \
         [0.0] * len(plain)
     assert bare.second_view._embedder is None  # no model loaded for a BM25-only index
+
+
+def test_cli_search_says_when_the_offline_stand_in_ordered_for_claude(index, capsys,
+                                                                       monkeypatch):
+    """`--rerank claude` without a key must not read as if Claude had ranked the results."""
+    from ragkit.cli import main
+    search, _ = index
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    assert main([*search, "--k", "2", "--rerank", "claude"]) == 0
+    assert ("reranker claude: reranked 2 queries — ANTHROPIC_API_KEY is not set, so the offline "
+            "stand-in ordered them (a documented lexical rule, not Claude)"
+            ) in capsys.readouterr().out
+    assert main([*search, "--k", "2", "--rerank", "reverse"]) == 0
+    assert "ANTHROPIC_API_KEY" not in capsys.readouterr().out

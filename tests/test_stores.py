@@ -409,6 +409,15 @@ def test_index_update_equals_a_fresh_build(shipped, tmp_path, capsys, store):
     assert main(["index", str(v2), "--out", str(tmp_path / "idx"), "--update", "--store", other,
                  *common]) == 2
     assert f"--update keeps the index's store ({store})" in capsys.readouterr().err
+    # an index option that differs from the index's own is refused, not silently ignored
+    before = (tmp_path / "idx" / "index.json").read_bytes()
+    assert main(["index", str(v2), "--out", str(tmp_path / "idx"), "--update", *common,
+                 "--chunk-size", "128"]) == 2
+    assert capsys.readouterr().err == (
+        f"ragkit: error: {tmp_path / 'idx'}: --update keeps the index's own options, and "
+        f"--chunk-size 128 differs from its 512; rebuild without --update (or into another "
+        f"folder) to change it\n")
+    assert (tmp_path / "idx" / "index.json").read_bytes() == before
 
 
 def test_update_of_a_milvus_index_keeps_the_unchanged_vectors(shipped, tmp_path):

@@ -70,10 +70,11 @@ def cmd_generate(args: argparse.Namespace) -> None:
 def cmd_review(args: argparse.Namespace) -> None:
     check_target(args.out, api.is_review_csv, "a review sheet", folder=False)
     questions = api.read_golden(args.golden)
-    api.write_review(questions, args.out)
-    print(f"wrote {len(questions)} rows to {args.out}: mark keep yes or no, edit a question "
-          f"or span if needed, then `ragkit questions accept {args.out} --golden "
-          f"{args.golden} --out accepted.jsonl`")
+    _, how = api.review_sheet(questions, args.out)
+    done = (f"kept {args.out}: it already reviews these {len(questions)} questions (delete it "
+            f"to start over)" if how == "kept" else f"wrote {len(questions)} rows to {args.out}")
+    print(f"{done}: mark keep yes or no, edit a question or span if needed, then `ragkit "
+          f"questions accept {args.out} --golden {args.golden} --out accepted.jsonl`")
 
 
 def cmd_accept(args: argparse.Namespace) -> None:

@@ -80,6 +80,7 @@ def _update(args: argparse.Namespace) -> None:
         raise RagkitError("--update re-embeds the changed documents itself; rebuild the "
                           "index to use --vectors")
     old = load_index(args.out)
+    _check_same_options(args, old.config)
     record = old.store.record()
     if args.store and args.store.partition(":")[0] != record["kind"]:
         raise RagkitError(f"{args.out}: --update keeps the index's store ({record['kind']}); "
@@ -94,6 +95,26 @@ def _update(args: argparse.Namespace) -> None:
           f"removed, {len(data.documents) - len(changed)} unchanged"
           + (f"; {len(new.chunks)} chunks" if new is not None else ""))
     print_skipped(data.documents)
+
+
+def _check_same_options(args: argparse.Namespace, built) -> None:
+    """--update keeps the index's own options: one given that differs from them is refused
+    (rebuilding is the way to change them), rather than silently ignored."""
+    from ragkit.pipeline import IndexConfig  # deferred: numpy, pandas
+    default = IndexConfig()
+    given = {"chunk-size": ("chunk_size", args.chunk_size), "overlap": ("overlap", args.overlap),
+             "contextualizer": ("contextualizer", args.contextualizer),
+             "tokenizer": ("tokenizer", args.tokenizer),
+             "embedder": ("embedder", None if args.embedder == "none" else args.embedder),
+             "parents": ("parent_child", args.parents)}
+    for option, (field, value) in given.items():
+        own = getattr(built, field)
+        if value != getattr(default, field) and value != own:
+            written = args.embedder if field == "embedder" else value
+            shown = "" if isinstance(value, bool) else f" {written}"
+            raise RagkitError(f"{args.out}: --update keeps the index's own options, and "
+                              f"--{option}{shown} differs from its {own}; rebuild without "
+                              f"--update (or into another folder) to change it")
 
 
 def _precomputed(path: Path, config):
@@ -151,8 +172,9 @@ def add_parsers(sub) -> None:
                         "(token from $MILVUS_TOKEN)")
     p.add_argument("--update", action="store_true",
                    help="if --out is an index: re-index only the documents added or changed "
-                        "since, drop the removed ones, keep its store and index options "
-                        "(the other index options are then ignored); else build it")
+                        "since, drop the removed ones, keep its store and index options (an "
+                        "index option given that differs from the index's is refused); else "
+                        "build it")
     p.add_argument("--skip-bad", action="store_true",
                    help="leave out a folder's files that cannot be read (a scanned, encrypted "
                         "or damaged PDF, a page with no body text, ...) with a warning each, "

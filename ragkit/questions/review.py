@@ -3,6 +3,10 @@
 What it is:
 - `write_golden(questions, path)` / `read_golden(path)`: the golden JSONL (one question per
   line, the shipped format), written atomically; reading checks each line's fields.
+- `review_sheet(questions, path)`: the sheet to review at `path` — an existing sheet for the
+  same questions (the same ids and sources) is kept as the reviewer left it, so re-running a
+  notebook or `ragkit questions review` after editing it never throws the review away; any
+  other sheet there is replaced by `write_review`'s.
 - `write_review(questions, path)`: a CSV sheet, one row per question, columns `COLUMNS`:
   id, question, answer_span (answer_span_2: a multi-chunk question's second span), source
   (document, page, section), kind, keep (prefilled `yes`), notes. UTF-8 with a byte-order
@@ -101,8 +105,7 @@ def source_text(question: dict[str, Any]) -> str:
     return ", ".join(p for p in parts if p)
 
 
-def write_review(questions: Sequence[dict[str, Any]], path: Path | str) -> Path:
-    """The review sheet for `questions` at `path` (see the module docstring)."""
+def _sheet(questions: Sequence[dict[str, Any]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")  # RFC 4180, as spreadsheets write
     writer.writerow(COLUMNS)
@@ -110,8 +113,33 @@ def write_review(questions: Sequence[dict[str, Any]], path: Path | str) -> Path:
         spans = [g.get("span", "") for g in q["golden"]] + ["", ""]
         writer.writerow([_cell(str(v)) for v in (q["id"], q["question"], spans[0], spans[1],
                                                  source_text(q), q.get("kind", ""), "yes", "")])
-    return write_text(path, "\ufeff" + buffer.getvalue(), is_ours=is_review_csv,
-                      what="a review sheet")
+    return "\ufeff" + buffer.getvalue()
+
+
+def write_review(questions: Sequence[dict[str, Any]], path: Path | str) -> Path:
+    """The review sheet for `questions` at `path` (see the module docstring)."""
+    return write_text(path, _sheet(questions), is_ours=is_review_csv, what="a review sheet")
+
+
+def review_sheet(questions: Sequence[dict[str, Any]], path: Path | str
+                 ) -> tuple[Path, str]:
+    """(`path`, "kept" or "written"): the sheet already at `path` when a reviewer changed it
+    and its rows are still these questions (same ids and sources, any order: the reviewer may
+    sort or edit the rest), else a fresh `write_review` sheet (an untouched sheet is written
+    again, the same bytes). Not a merge: a sheet for other questions is replaced whole."""
+    path = Path(path)
+    fresh = _sheet(questions)
+    if path.is_file() and is_review_csv(path):
+        try:
+            edited = path.read_bytes() != fresh.encode("utf-8")
+            rows = _rows(path)[1]
+        except (RagkitError, OSError):
+            edited, rows = False, []
+        wanted = sorted((str(q["id"]), source_text(q)) for q in questions)
+        if edited and sorted((r.get("id", "").strip(), r.get("source", "").strip())
+                             for r in rows) == wanted:
+            return path, "kept"
+    return write_text(path, fresh, is_ours=is_review_csv, what="a review sheet"), "written"
 
 
 def _rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:

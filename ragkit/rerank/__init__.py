@@ -114,9 +114,16 @@ class RerankStage:
             return [(c.chunk.id, c.score) for c in candidates[:k]]
 
     def summary(self) -> str:
-        """One line: the reranker and the queries it reranked; the failures only if any."""
+        """One line: the reranker and the queries it reranked; the failures only if any; and
+        when a Claude reranker ran without a key, that the offline stand-in's rule ranked."""
         name = f"reranker {self.reranker.name}"
         if not self.fallbacks:
-            return f"{name}: reranked {self.queries} queries"
-        return (f"{name}: failed on {self.fallbacks} of {self.queries} queries, which kept "
-                f"the first-stage order")
+            line = f"{name}: reranked {self.queries} queries"
+        else:
+            line = (f"{name}: failed on {self.fallbacks} of {self.queries} queries, which kept "
+                    f"the first-stage order")
+        llm = getattr(self.reranker, "llm", None)
+        if getattr(llm, "offline", False):
+            line += (f" — ANTHROPIC_API_KEY is not set, so the {llm.source} ordered them (a "
+                     f"documented lexical rule, not Claude)")
+        return line
