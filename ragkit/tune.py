@@ -15,8 +15,10 @@
 
 Tie rule: means within 1e-9 of each other tie. A tied α goes to the one nearest 0.5 (equal
 weights presume least about which retriever is better), then to the larger α; a tied RRF k
-to the one nearest 60 on a log scale (the usual default), then to the larger k. The
-bootstrap applies the same rule on each resample.
+to the one nearest 60 on a log scale (the usual default), then to the larger k; `Choice.tied`
+lists every point tied with the best. The bootstrap does not apply that rule: points tied on
+a resample share its vote, so a flat optimum shows as a share spread over the tied points
+(five α tied on every query: 20 % each), never as one point "chosen on 100 %".
 
 Source: Bruch, Gai & Ingber, "An Analysis of Fusion Functions for Hybrid Retrieval", TOIS
 2023 — convex combination beats RRF and α needs only a few dozen labelled queries.
@@ -157,11 +159,14 @@ class Choice:
     mean: float
     low: float  # 2.5 % and 97.5 % quantiles of the point chosen on bootstrap resamples
     high: float
-    share: dict  # point -> fraction of resamples that chose it
+    share: dict  # point -> fraction of resamples that chose it (tied points share a vote)
+    tied: tuple = ()  # the points whose mean ties the best's (the best included), ascending
 
     def __str__(self) -> str:
-        return (f"best {self.point:g} ({self.metric} {self.mean:.1f}); bootstrap 95 % range of "
-                f"the best: {self.low:g} … {self.high:g}, chosen on "
+        tie = (f"; {', '.join(f'{p:g}' for p in self.tied)} tie, the tie rule picks "
+               f"{self.point:g}" if len(self.tied) > 1 else "")
+        return (f"best {self.point:g} ({self.metric} {self.mean:.1f}{tie}); bootstrap 95 % "
+                f"range of the best: {self.low:g} … {self.high:g}, chosen on "
                 f"{self.share[self.point]:.0%} of resamples")
 
 
@@ -176,17 +181,22 @@ def _choose(tables: Mapping[float, pd.DataFrame], metric: str,
     points = sorted(tables, key=preference)  # most preferred first
     values = np.column_stack([tables[p][metric].to_numpy(dtype=float) for p in points])
 
-    def pick(means: np.ndarray) -> np.ndarray:  # first column within TIE of the row's best
-        return np.argmax(means >= means.max(axis=-1, keepdims=True) - TIE, axis=-1)
+    def tied(means: np.ndarray) -> np.ndarray:  # columns within TIE of the row's best
+        return means >= means.max(axis=-1, keepdims=True) - TIE
 
-    best = points[int(pick(values.mean(axis=0)))]
+    top = tied(values.mean(axis=0))
+    best = points[int(np.argmax(top))]  # the most preferred of the tied
     rng = np.random.default_rng(seed)
     rows = rng.integers(0, values.shape[0], size=(n, values.shape[0]))
-    chosen = np.array(points, dtype=float)[pick(values[rows].mean(axis=1))]
-    share = {p: float(np.mean(chosen == p)) for p in sorted(tables)}
-    low, high = np.quantile(chosen, [0.025, 0.975], method="inverted_cdf")
+    votes = tied(values[rows].mean(axis=1)).astype(float)
+    votes /= votes.sum(axis=1, keepdims=True)  # a resample's tied points share its vote
+    by_point = dict(zip(points, votes.mean(axis=0)))
+    share = {p: float(by_point[p]) for p in sorted(tables)}
+    cumulative = np.cumsum(list(share.values()))
+    low, high = (sorted(tables)[min(int(np.searchsorted(cumulative, q - 1e-12)), len(share) - 1)]
+                 for q in (0.025, 0.975))
     return Choice(best, metric, float(tables[best][metric].mean()), float(low), float(high),
-                  share)
+                  share, tuple(sorted(p for p, t in zip(points, top) if t)))
 
 
 def best_alpha(tables: Mapping[float, pd.DataFrame], metric: str = "Pass@5", n: int = 1000,

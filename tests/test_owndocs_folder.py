@@ -83,3 +83,33 @@ def test_cli_eval_skip_bad_scores_a_folder_that_index_skip_bad_reads(tmp_path):
     assert done.returncode == 0, done.stderr
     assert f"skipped {folder / 'draft.pdf'}: empty file (0 bytes)" in done.stderr
     assert "Pass@5" in done.stdout and "bm25" in done.stdout
+
+
+def test_cli_tune_takes_the_questions_and_skip_bad_that_eval_takes(tmp_path, capsys,
+                                                                   monkeypatch):
+    """The golden set `ragkit questions accept` writes, on a folder with a bad file, can be
+    tuned as it can be scored (tune once had neither option)."""
+    from ragkit import embed, models
+    from ragkit.cli import main
+    if not models.model_dir().is_dir():
+        pytest.skip("model not installed: run `ragkit models install`")
+    monkeypatch.setattr(embed, "default_cache_path", lambda: tmp_path / "cache.sqlite")
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "depot.md").write_text("# Depot gate\n\nThe north gate opens at six in the "
+                                     "morning.\n")
+    (folder / "hours.md").write_text("# Office hours\n\nThe office closes at five.\n")
+    (folder / "draft.pdf").write_bytes(b"")
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text('{"id": "q1", "question": "When does the north gate open?", '
+                      '"golden": [{"doc_id": "depot.md", "span": "The north gate opens at '
+                      'six in the morning."}]}\n')
+    assert main(["tune", str(folder), "--questions", str(golden), "--skip-bad",
+                 "--embedder", "minilm", "--alphas", "0:1:0.5", "--rrf-ks", "60"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "docs: 1 judged queries of split (all), 2 chunks"
+    assert out[-1].startswith("RRF k: best 60 (Pass@5 100.0)")
+    assert main(["tune", str(folder), "--skip-bad", "--embedder", "minilm"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"ragkit: error: {folder}: no query with golden items to tune on (give labelled "
+        f"questions with --questions FILE, e.g. made by `ragkit questions generate`)")

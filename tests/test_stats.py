@@ -35,6 +35,19 @@ def test_tiny_example_equals_the_enumeration_of_all_sign_flips():
     assert result.low <= 0.375 <= result.high
 
 
+@pytest.mark.parametrize("better, p", [(1, 1.0), (3, 0.25), (13, 2 / 2 ** 13)])
+def test_ties_do_not_make_the_sign_flip_test_sampled(better, p):
+    """29 questions, `better` of them +1 and the rest tied: the exact p over the non-zero
+    differences (2 patterns of 2^better reach the observed sum), as an enumeration gives —
+    not a Monte Carlo 0.985 for "one question better" (2^29 patterns exceed n)."""
+    ids = [f"q{i:02}" for i in range(29)]
+    a = pd.Series(0.0, index=ids)
+    b = pd.Series([1.0] * better + [0.0] * (29 - better), index=ids)
+    result = paired_test(a, b, n=10000)
+    assert result.exact and result.p_value == pytest.approx(p)
+    assert not paired_test(a, pd.Series([1.0] * 14 + [0.0] * 15, index=ids), n=1000).exact
+
+
 def test_alignment_is_by_query_id_not_position():
     a = pd.Series({"q2": 0.0, "q1": 1.0})
     b = pd.Series({"q1": 1.0, "q2": 0.0})

@@ -56,6 +56,10 @@ def _split(data, asked: str | None):
     return data.split(split), f"split {split}"
 
 
+NO_QUESTIONS = (" (give labelled questions with --questions FILE, e.g. made by `ragkit "
+                "questions generate`)")
+
+
 def _with_questions(data, path: Path):
     """The data set's documents with the labelled questions of `path` (a golden JSONL file
     or a folder of them), every span checked against the documents."""
@@ -82,7 +86,7 @@ def _eval_dataset(args: argparse.Namespace) -> None:
         data = _with_questions(data, args.questions)
     data, scored = _split(data, args.split)
     if not data.queries:
-        raise RagkitError(f"{args.dataset}: no queries to evaluate")
+        raise RagkitError(f"{args.dataset}: no queries to evaluate{NO_QUESTIONS}")
     if args.index:
         pipeline = load_index(args.index)
         check_index_covers(pipeline, data, args)
@@ -138,7 +142,9 @@ def cmd_tune(args: argparse.Namespace) -> None:
                              sweep_alpha, sweep_rrf_k, sweep_table)
     check_metric(args.metric, args.k)  # bad options are refused before any work
     alphas, rrf_ks = parse_grid(args.alphas), parse_grid(args.rrf_ks, integer=True)
-    data = load_dataset(args.dataset, args.split)
+    data = load_dataset(args.dataset, args.split, skip_bad=args.skip_bad)
+    if args.questions:  # e.g. from `ragkit questions accept`: they replace golden/
+        data = _with_questions(data, args.questions)
     split = args.split or ("dev" if any(q.split == "dev" for q in data.queries) else None)
     data = data.split(split)
     pipeline = load_index(args.index) if args.index else None
@@ -153,7 +159,7 @@ def cmd_tune(args: argparse.Namespace) -> None:
     judgments = judge(data.queries, data.documents, pipeline.chunks)
     judged = [q for q in data.queries if q.id in judgments]
     if not judged:
-        raise RagkitError(f"{args.dataset}: no query with golden items to tune on")
+        raise RagkitError(f"{args.dataset}: no query with golden items to tune on{NO_QUESTIONS}")
     lists = candidate_lists(pipeline, judged, max(args.k, SearchConfig().candidates))
     print(f"{data.name}: {len(judged)} judged queries of split {split or '(all)'}, "
           f"{len(pipeline.chunks)} chunks")
@@ -213,5 +219,11 @@ def add_parsers(sub) -> None:
     p.add_argument("--rrf-ks", default="1,5,10,20,40,60,100,200", help="RRF k values")
     p.add_argument("--k", type=positive_int, default=20, help="results per query")
     p.add_argument("--index", type=Path, help="use a saved index instead of building one")
+    p.add_argument("--questions", type=Path, metavar="FILE.jsonl",
+                   help="tune on these labelled questions (golden JSONL, e.g. from `ragkit "
+                        "questions accept`) instead of DATASET's golden/")
+    p.add_argument("--skip-bad", action="store_true",
+                   help="leave out a folder's files that cannot be read, as `ragkit index "
+                        "--skip-bad` does (a warning each)")
     add_index_options(p)
     p.set_defaults(func=cmd_tune)
