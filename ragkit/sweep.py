@@ -5,7 +5,8 @@ grid's values into `out/` and writes `sweep.csv` and `sweep.md` (the swept param
 every number the run recorded, then the error), and `sweep_<parameter>.png` for each swept
 parameter: one panel per recorded metric (a `record_metrics` column, one line per method;
 or a number recorded alone) against that parameter's values, averaged over the other
-parameters' values when several are swept. A progress bar over points goes to stderr, and
+parameters' values when several are swept. A parameter given one value (`-p data_dir=DIR`)
+is held fixed: it is in the tables but gets no plot. A progress bar over points goes to stderr, and
 above it, every `RAGKIT_PROGRESS_SECONDS` (30), the running point's cells done.
 
 Completed points are reused: each finished point is kept under
@@ -206,7 +207,7 @@ def _write_tables(folder: Path, table: pd.DataFrame, grid: Mapping[str, Sequence
              f"{len(table)} points, {reused} reused from earlier runs, "
              f"{len(table) - reused} executed."]
     for parameter in grid:
-        if panels:
+        if panels and len(set(map(str, grid[parameter]))) > 1:  # a fixed one has no axis
             name = f"sweep_{_tag({parameter: ''}).rstrip('=')}.png"
             plot_parameter(table[table["error"] == ""], parameter, panels, folder / name)
             lines += ["", f"![recorded metrics against {parameter}]({name})"]

@@ -369,3 +369,16 @@ def test_sweep_prints_the_running_points_cells_done(tmp_path, monkeypatch, capfd
     sweep(str(nb), tmp_path / "sweep", {"x": ["2"]})
     assert "1 points, 1 reused from earlier runs, 0 executed." in (
         tmp_path / "sweep" / "sweep.md").read_text()
+
+
+def test_a_parameter_held_at_one_value_is_tabulated_but_not_plotted(tmp_path):
+    """`-p data_dir=DIR` beside a swept parameter once got its own one-point plot."""
+    import pandas as pd
+    from ragkit.sweep import _write_tables
+    table = pd.DataFrame({"x": ["2", "3"], "data_dir": ["/d", "/d"], "double": [4, 6],
+                          "error": ["", ""], "reused": [False, False]})
+    _write_tables(tmp_path, table, {"x": ["2", "3"], "data_dir": ["/d"]}, {"double": ["double"]})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sweep.csv", "sweep.md", "sweep_x.png"]
+    md = (tmp_path / "sweep.md").read_text()
+    assert "![recorded metrics against x](sweep_x.png)" in md and "against data_dir" not in md
+    assert md.splitlines()[0] == "|   x | data_dir   |   double | error   |"

@@ -90,3 +90,14 @@ def test_when_every_configuration_ties_the_gain_figure_says_so_instead_of_failin
         "More questions, or harder ones, are needed to tell them apart."]
     assert verdict(table).startswith("On this folder, use hybrid: no configuration scores a "
                                      "higher Pass@5 on its 7 questions")
+
+
+def test_rivals_tied_for_the_top_are_named_together_not_one_winner():
+    """Four configurations at the same Pass@5 once read as "bm25 scores highest"."""
+    runs = runs_of(hybrid=[100] * 27 + [0] * 2, bm25=[100] * 28 + [0], dense=[100] * 28 + [0],
+                   rerank=[100] * 27 + [0] * 2)
+    sentence = verdict(method_table(runs, "hybrid", n=2000))
+    assert sentence.startswith("On this folder, bm25 and dense tie for the highest Pass@5, "
+                               "+3.4 Pass@5 over hybrid for bm25 (95 % CI +0.0 … +10.3, "
+                               "p = 1.000, Holm-adjusted 1.000), but on 29 questions")
+    assert sentence.endswith("within noise: keep hybrid, or add questions before switching.")

@@ -208,3 +208,27 @@ def test_a_folder_too_small_for_questions_stops_with_one_line_not_a_keyerror(tmp
         "no answerable question was kept (0 of 10 asked; the filter table says where they "
         "were lost): the comparison needs questions — give a folder with more text (a chunk "
         "needs 20 words outside its headings) or ask for more (n)")
+
+
+def test_a_folder_smaller_than_the_quotas_keeps_every_kinds_share():
+    """29 one-chunk documents, 100 questions asked: every quota is scaled down alike, and
+    multi-chunk (no document has two chunks) gives its share to the others — lexical no
+    longer takes every chunk left while paraphrase and unanswerable get none."""
+    from ragkit.chunking import ChunkerConfig, chunk_documents
+    from ragkit.questions.sample import fit_quotas, sample
+    words = " ".join(f"word{i}" for i in range(25))
+    docs = [Document(f"d{i:02}.md", f"Topic {i} note: {words} fact {i}.") for i in range(29)]
+    chunks = chunk_documents(docs, ChunkerConfig(512, 64))
+    wanted = quotas(100, parse_kinds(None))
+    assert wanted == {"lexical": 25, "paraphrase": 25, "contextual": 25, "multi-chunk": 15,
+                      "unanswerable": 10}
+    # 25 questions (4 of them on two chunks each) is the most that fits in 29 chunks
+    assert fit_quotas(wanted, 29) == {"lexical": 6, "paraphrase": 6, "contextual": 6,
+                                      "multi-chunk": 4, "unanswerable": 3}
+    assert fit_quotas(wanted, 500) == wanted
+    items = sample(docs, chunks, wanted)
+    kinds = [item.kind for item in items]
+    # the 4 multi-chunk questions go to lexical, paraphrase and unanswerable by their shares
+    assert {k: kinds.count(k) for k in dict.fromkeys(kinds)} == {
+        "lexical": 8, "paraphrase": 7, "contextual": 6, "unanswerable": 4}
+    assert len({item.chunks[0].id for item in items}) == len(items) == 25

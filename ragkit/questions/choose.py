@@ -32,6 +32,7 @@ from ragkit.documents import Document, Query, RagkitError
 from ragkit.evaluate import judge, per_query
 from ragkit.pipeline import Pipeline, SearchConfig
 from ragkit.stats import paired_test
+from ragkit.text_stats import joined
 
 Configs = dict[str, tuple[str, SearchConfig]]  # name -> (index key, search config)
 ALPHA = 0.05
@@ -100,7 +101,14 @@ def verdict(table: pd.DataFrame) -> str:
                 f"its {questions} questions{tail}.")
     gain = (f"{row['Δ']:+.1f} {metric} over {default} (95 % CI {row['95% CI low']:+.1f} … "
             f"{row['95% CI high']:+.1f}, p = {row['p']:.3f}, Holm-adjusted {row['Holm p']:.3f})")
+    tied = [str(name) for name in table.index
+            if abs(table.loc[name, metric] - row[metric]) < 1e-9]  # the table's order
     if row["95% CI low"] > 0 and row["Holm p"] < ALPHA:
-        return f"On this folder, use {best}: {gain} on {questions} questions."
-    return (f"On this folder, {best} scores highest, {gain}, but on {questions} questions that "
-            f"gain is within noise: keep {default}, or add questions before switching.")
+        also = (f" ({joined(tied[1:])} {'ties' if len(tied) == 2 else 'tie'})"
+                if len(tied) > 1 else "")
+        return f"On this folder, use {best}{also}: {gain} on {questions} questions."
+    named = gain.replace(" (", f" for {best} (", 1)  # the gain is the first's
+    lead = (f"{joined(tied)} tie for the highest {metric}, {named}" if len(tied) > 1
+            else f"{best} scores highest, {gain}")
+    return (f"On this folder, {lead}, but on {questions} questions that gain is within noise: "
+            f"keep {default}, or add questions before switching.")

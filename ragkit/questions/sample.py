@@ -9,7 +9,11 @@ What it is:
   `contextual` takes chunks that do not name their document (`names_document`), then
   `multi-chunk` takes two chunks of one document, then the other kinds share what is left.
   A chunk is usable when it holds at least `MIN_WORDS` words outside Markdown headings:
-  shorter ones (a heading, a signature) have nothing to ask about.
+  shorter ones (a heading, a signature) have nothing to ask about. A corpus with fewer
+  usable chunks than the quotas need gets every quota scaled down alike (`fit_quotas`), and
+  what `contextual` or `multi-chunk` cannot find goes to the other kinds by their shares —
+  so a small folder still gets paraphrase and unanswerable questions, not only the kind
+  filled first.
 
 What it is not: a chunker. The chunks are the index's (`ragkit.chunking.chunk_document` with
 the index's chunk size and overlap), so a span maps onto what `ragkit index` holds.
@@ -73,6 +77,24 @@ def quotas(n: int, shares: dict[str, float]) -> dict[str, int]:
     return out
 
 
+def _cost(wanted: dict[str, int]) -> int:
+    """Chunks the quotas use: two per multi-chunk question, one per other."""
+    return sum(count * (2 if kind == "multi-chunk" else 1) for kind, count in wanted.items())
+
+
+def fit_quotas(wanted: dict[str, int], chunks: int) -> dict[str, int]:
+    """`wanted` as is when its questions fit in `chunks` usable chunks; else the largest
+    total whose quotas, split by the same shares, fit."""
+    if _cost(wanted) <= chunks:
+        return dict(wanted)
+    shares = {kind: count for kind, count in wanted.items() if count}
+    total = sum(shares.values())
+    while total > 0 and _cost(quotas(total, shares)) > chunks:
+        total -= 1
+    scaled = quotas(total, shares) if total else {}
+    return {kind: scaled.get(kind, 0) for kind in wanted}
+
+
 def names_of(doc: Document) -> set[str]:
     """What names a document: its title and name-like metadata (the file name's stem when
     it has no title of its own), lower-cased, each at least 3 characters."""
@@ -105,6 +127,7 @@ def sample(documents: Sequence[Document], chunks: Sequence[Chunk], wanted: dict[
     docs = {d.id: d for d in documents}
     pool = [c for c in chunks if c.doc_id in docs and usable(c)]
     rng.shuffle(pool)
+    wanted = fit_quotas(wanted, len(pool))
     used: set[str] = set()
     items: list[Item] = []
 
@@ -120,8 +143,11 @@ def sample(documents: Sequence[Document], chunks: Sequence[Chunk], wanted: dict[
     take("contextual", wanted.get("contextual", 0),
          lambda c: not names_document(c, docs[c.doc_id]))
     _pairs(pool, docs, used, items, wanted.get("multi-chunk", 0))
-    for kind in ("lexical", "paraphrase", "unanswerable"):
-        take(kind, wanted.get(kind, 0))
+    rest = {k: wanted[k] for k in ("lexical", "paraphrase", "unanswerable") if wanted.get(k)}
+    short = len(items) - wanted.get("contextual", 0) - wanted.get("multi-chunk", 0)
+    extra = quotas(-short, rest) if rest and short < 0 else {}
+    for kind in rest:  # the constrained kinds' shortfall, shared by the others
+        take(kind, rest[kind] + extra.get(kind, 0))
     order = {k: i for i, k in enumerate(KINDS)}
     return sorted(items, key=lambda it: (order[it.kind], pool.index(it.chunks[0])))
 
