@@ -116,19 +116,24 @@ def example_question(questions: Sequence[Query], per_question: Mapping[str, "pd.
                      metric: str = "Pass@20") -> Query | None:
     """A question to follow through the retrievers: the judged question whose best `metric`
     over the methods (`per_question`: method -> one row per question id) is lowest — one no
-    retriever finds when there is one — taking first the questions of the kind with the lowest
-    mean of that best score, then the split's order. None when no question is judged."""
+    retriever finds when there is one — then the one the methods miss most (lowest mean over
+    them: when every question is found by some method, one that some miss, not one all find
+    first), taking first the questions of the kind with the lowest mean of that best score,
+    then the split's order. None when no question is judged."""
     best: dict[str, float] = {}
+    total: dict[str, float] = {}
     for table in per_question.values():
         for qid, value in table[metric].items():
             best[qid] = max(best.get(qid, value), value)
+            total[qid] = total.get(qid, 0.0) + value
     judged = [q for q in questions if q.id in best]
     kinds: dict[str, list[float]] = {}
     for q in judged:
         kinds.setdefault(q.kind, []).append(best[q.id])
     hardness = {kind: sum(v) / len(v) for kind, v in kinds.items()}
     order = {q.id: i for i, q in enumerate(judged)}
-    return min(judged, key=lambda q: (best[q.id], hardness[q.kind], order[q.id]), default=None)
+    return min(judged, key=lambda q: (best[q.id], total[q.id], hardness[q.kind], order[q.id]),
+               default=None)
 
 
 def _lacks(chunk: Chunk, context: str) -> bool:

@@ -84,14 +84,34 @@ def raw_pdf(path: Path, objects: list[bytes]) -> Path:
     return path
 
 
-def bomb_pdf(path: Path, unpacked: int) -> Path:
-    """A one-page PDF whose Flate content stream unpacks to `unpacked` bytes of spaces and
-    then prints `hello` (a decompression bomb when `unpacked` is large)."""
+def bomb_pdf(path: Path, unpacked: int, how: str = "flate") -> Path:
+    """A one-page PDF whose content unpacks to `unpacked` bytes of spaces and then prints
+    `hello` (a decompression bomb when `unpacked` is large). `how`: "flate" (/FlateDecode),
+    "short" (the short name /Fl), "double" (deflated twice), "hex" (/ASCIIHexDecode in
+    front), "xobject" (the bomb in a Form XObject the page draws with Do)."""
+    import binascii
     import zlib
-    data = zlib.compress(b" " * unpacked + b"BT /F1 12 Tf 72 700 Td (hello) Tj ET", 9)
+    text = b" " * unpacked + b"BT /F1 12 Tf 72 700 Td (hello) Tj ET"
+    data, filters = zlib.compress(text, 9), b"/FlateDecode"
+    if how == "short":
+        filters = b"/Fl"
+    elif how == "double":
+        data, filters = zlib.compress(data, 9), b"[/FlateDecode /FlateDecode]"
+    elif how == "hex":
+        data, filters = binascii.hexlify(data) + b">", b"[/ASCIIHexDecode /FlateDecode]"
+    stream = b"<< /Length %d /Filter %s >>\nstream\n" % (len(data), filters) + data
+    if how != "xobject":
+        return raw_pdf(path, [
+            b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+            b"/Resources << /Font << /F1 5 0 R >> >> >>", stream + b"\nendstream",
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"])
+    form = (b"<< /Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /Font "
+            b"<< /F1 5 0 R >> >> /Length %d /Filter /FlateDecode >>\nstream\n" % len(data)
+            + data + b"\nendstream")
     return raw_pdf(path, [
         b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(data) + data + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"])
+        b"/Resources << /XObject << /X1 6 0 R >> >> >>",
+        b"<< /Length 8 >>\nstream\n/X1 Do\n\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>", form])

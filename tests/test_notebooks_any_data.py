@@ -179,3 +179,25 @@ def test_the_report_names_a_run_on_other_data_by_its_folder_and_explains_nothing
     nb["parameters"]["data_dir"] = "../data"  # relative to notebooks/, as the default
     assert ladder_rows(document)[0] == ["02 · shipped", "Anthropic's article"]
     assert overstatement(document).startswith("The shipped data's column overstates")
+
+
+def test_the_example_question_is_one_no_retriever_finds_else_one_most_of_them_miss():
+    """Notebook 01 follows one question through the retrievers; on data where every question
+    is found by some retriever it once showed one that all three rank first."""
+    import pandas as pd
+    from ragkit.documents import Query
+    from ragkit.notebook_data import example_question
+    questions = [Query(f"q{i}", f"question {i}", kind=k) for i, k in
+                 enumerate(["lexical", "lexical", "paraphrase", "paraphrase"])]
+
+    def table(values):
+        return pd.DataFrame({"Pass@20": values}, index=[q.id for q in questions])
+    found_by_some = {"BM25": table([100.0, 100.0, 100.0, 0.0]),
+                     "dense": table([100.0, 0.0, 100.0, 100.0]),
+                     "hybrid": table([100.0, 0.0, 100.0, 100.0])}
+    assert example_question(questions, found_by_some).id == "q1"  # missed by two of three
+    none_finds = {**found_by_some, "BM25": table([100.0, 100.0, 100.0, 0.0]),
+                  "dense": table([100.0, 0.0, 100.0, 0.0]),
+                  "hybrid": table([100.0, 0.0, 100.0, 0.0])}
+    assert example_question(questions, none_finds).id == "q3"
+    assert example_question(questions[:1], {"BM25": table([100.0] * 4)}).id == "q0"

@@ -17,8 +17,10 @@ is common).
 Hostile files are bounded before python-docx opens them: a file that is no zip archive (a
 PDF named .docx is told so), has no `word/document.xml`, would unpack to more than
 `MAX_UNPACKED` bytes (a zip bomb) or has an XML part declaring a DTD (Word writes none; a
-billion-laughs file's entities live there) is one error line. lxml, under python-docx,
-refuses XML nested deeper than 256 levels.
+billion-laughs file's entities live there) is one error line, and so is a body of more than
+`MAX_BLOCKS` paragraphs and tables. lxml, under python-docx, refuses XML nested deeper than
+256 levels. Each paragraph style is looked up and measured once (`_Styles`): python-docx's
+own lookup scans every style of the file for every paragraph.
 
 What it is not: a reader of the old binary `.doc`, of headers, footers, footnotes or
 comments, nor of page numbers (a Word file has none until it is laid out).
@@ -34,6 +36,7 @@ from ragkit.loaders.markdown import TextBuilder
 
 _PROLOG = 64 * 2**10  # bytes of an XML part read for a DTD (it comes before the root element)
 MAX_UNPACKED = 512 * 2**20  # bytes all members would unpack to; a 300-page report is ~5 MB
+MAX_BLOCKS = 500_000  # paragraphs and tables of the body; a 1,000-page book has ~20,000
 _OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # OLE2: a .doc, or Word's encrypted .docx
 _WORD_MAINS = tuple(f"application/{kind}.main+xml" for kind in (
     "vnd.openxmlformats-officedocument.wordprocessingml.template",
@@ -99,14 +102,12 @@ def _outline_level(ppr) -> int:
     return int(value) + 1 if value.isdigit() and int(value) < 9 else 0
 
 
-def _heading_level(paragraph) -> int:
-    """The paragraph's heading level: its own outline level, else its style's name
-    (`Title`, `Heading N`), else the outline level of its style or a style it is based on."""
-    level = _outline_level(paragraph._p.pPr)
-    style = paragraph.style
+def _style_level(style) -> int:
+    """The heading level a paragraph style gives: its name (`Title`, `Heading N`), else the
+    outline level of it or a style it is based on; 0 for none."""
     for _ in range(10):  # a based-on chain; a loop in a damaged file ends here
-        if level or style is None:
-            return level
+        if style is None:
+            return 0
         name = style.name or ""
         if name == "Title":
             return 1
@@ -114,8 +115,34 @@ def _heading_level(paragraph) -> int:
         if name.startswith("Heading ") and tail.isdigit():
             return int(tail)
         level = _outline_level(style.element.pPr)
+        if level:
+            return level
         style = style.base_style
-    return level
+    return 0
+
+
+class _Styles:
+    """A document's paragraph styles, each looked up and measured once. Why: python-docx
+    finds a paragraph's style by scanning every style of the file, so a 143 KB file with
+    20,000 styles took minutes when each paragraph asked again."""
+
+    def __init__(self, document) -> None:
+        from docx.enum.style import WD_STYLE_TYPE
+        self.by_id = {style.style_id: style for style in document.styles}
+        self.default = document.styles.default(WD_STYLE_TYPE.PARAGRAPH)
+        self.levels: dict[str | None, int] = {}
+
+    def of(self, element):
+        """The style of paragraph `element`: its `w:pStyle`, else the default (as Word)."""
+        return self.by_id.get(element.style, self.default) if element.style else self.default
+
+    def heading_level(self, element, style) -> int:
+        """The paragraph's own outline level, else its style's (`_style_level`)."""
+        level = _outline_level(element.pPr)
+        key = style.style_id if style is not None else None
+        if not level and key not in self.levels:
+            self.levels[key] = _style_level(style)
+        return level or self.levels[key]
 
 
 def _text(element, boxes: list | None = None) -> str:
@@ -163,11 +190,10 @@ def _numbering(document) -> dict[str, dict[str, str]]:
     return out
 
 
-def _list_ref(paragraph) -> tuple[str, str] | None:
-    """(numId, ilvl) of the Word list the paragraph is an item of (its own or its style's
-    numbering), None when it is none (numId 0 switches a style's numbering off)."""
-    style = paragraph.style
-    for ppr in [paragraph._p.pPr] + [style.element.pPr if style is not None else None]:
+def _list_ref(element, style) -> tuple[str, str] | None:
+    """(numId, ilvl) of the Word list paragraph `element` is an item of (its own or its
+    style's numbering), None when it is none (numId 0 switches a style's numbering off)."""
+    for ppr in [element.pPr] + [style.element.pPr if style is not None else None]:
         found = ppr.find(_W + "numPr") if ppr is not None else None
         num = found.find(_W + "numId") if found is not None else None
         if num is not None:
@@ -202,7 +228,6 @@ def load(path: Path, rel: str) -> Document:
     from docx.opc.part import PartFactory
     from docx.package import Package
     from docx.parts.document import DocumentPart
-    from docx.text.paragraph import Paragraph
     for kind in _WORD_MAINS:  # python-docx's own registry; docx.Document takes only .docx
         PartFactory.part_type_for.setdefault(kind, DocumentPart)
     try:
@@ -212,22 +237,27 @@ def load(path: Path, rel: str) -> Document:
         document = part.document
         out, number = TextBuilder(), 0
         lists, counts = _numbering(document), {}  # Word's lists, and each (list, level)'s count
-        for element in _blocks(document.element.body):
+        styles = _Styles(document)
+        for n, element in enumerate(_blocks(document.element.body)):
+            if n >= MAX_BLOCKS:
+                raise RagkitError(f"{path}: more than {MAX_BLOCKS:,} paragraphs and tables (a "
+                                  f"hostile file?)")
             if element.tag == _W + "tbl":
                 out.rows([[_cell(cell) for cell in row.iterchildren(_W + "tc")]
                           for row in element.iterchildren(_W + "tr")])
                 number = 0
                 continue
-            block, boxes = Paragraph(element, document), []  # python-docx for its style
+            boxes: list[str] = []
             text = _text(element, boxes)
-            style = block.style.name if block.style is not None else ""
-            level = _heading_level(block)
+            found = styles.of(element)
+            style = (found.name or "") if found is not None else ""
+            level = styles.heading_level(element, found)
             if level:
                 out.heading(level, text)
             elif style.startswith("List Number"):
                 number += 1
                 out.paragraph(text, f"{number}. ")
-            elif ref := _list_ref(block):  # Word's own numbering, e.g. on "List Paragraph"
+            elif ref := _list_ref(element, found):  # Word's own numbering, e.g. on "List Paragraph"
                 formats = lists.get(ref[0], {})
                 counts[ref] = counts.get(ref, 0) + 1  # Word goes on counting after a break
                 for deeper in [k for k in counts if k[0] == ref[0] and k[1] > ref[1]]:

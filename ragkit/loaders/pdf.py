@@ -25,8 +25,9 @@ pypdf's time (on 1,016 pages 25-26 ms a page against 4.6, benchmarks/bench_loade
 spread over the cores by `ragkit.document_folder` and small beside embedding the text.
 
 Refused, each as one line naming the file: no text layer (a scan: ragkit does no OCR), a
-password it cannot open with the empty password, a damaged file, a page whose content stream
-unpacks past `MAX_STREAM` (a decompression bomb). A file whose objects nest too deep for
+password it cannot open with the empty password, a damaged file, a stream that would unpack
+past 128 MB or streams past 1 GB together (a decompression bomb; `ragkit.loaders.pdf_streams`
+measures every stream pdfminer decodes before it does). A file whose objects nest too deep for
 Python's stack is "not a valid PDF".
 
 What it is not: OCR, a table extractor (a table comes out as its text lines), nor a reader of
@@ -40,6 +41,7 @@ from pathlib import Path
 
 from ragkit.documents import Document, RagkitError
 from ragkit.loaders.markdown import TextBuilder, squash
+from ragkit.loaders.pdf_streams import bounded_streams
 
 _NO_TITLE = {"", "untitled", "untitled document", "(unspecified)", "(anonymous)"}
 _FILE_TITLE = re.compile(r"^(?:Microsoft (?:Word|PowerPoint|Excel) - )?(.*?)"
@@ -51,27 +53,6 @@ _PAGE_NUMBER = re.compile(r"^[-–—\s]*(?:page\s*)?(?:\d+|[ivxlcdm]{1,7})(?:\s
                           r"[-–—\s]*$", re.I)
 _ENDS = re.compile(r"^[\d\s|·•–—-]+|[\d\s|·•–—-]+$")  # "12 | Manual", "Manual — 12"
 _LEADER = re.compile(r"(?:\s*\.){4,}\s*")  # "Safety . . . . 1": a contents line's dots
-MAX_STREAM = 128 * 2**20  # bytes a page's content stream may unpack to; real pages: < 5 MB
-
-
-def _check_streams(path: Path, page, number: int) -> None:
-    """Refuse a page whose Flate content stream unpacks past `MAX_STREAM` (a decompression
-    bomb: 3 MB of file can unpack to 3 GB), reading at most that much of it."""
-    import zlib
-    from pdfminer.pdftypes import resolve1
-    for stream in page.contents or ():
-        stream = resolve1(stream)
-        raw = getattr(stream, "rawdata", None)
-        filters = stream.get_filters() if raw is not None else []
-        if not raw or not filters or getattr(filters[0][0], "name", "") != "FlateDecode":
-            continue
-        try:
-            size = len(zlib.decompressobj().decompress(raw, MAX_STREAM + 1))
-        except zlib.error:
-            continue  # pdfminer reads what it can of a damaged stream
-        if size > MAX_STREAM:
-            raise RagkitError(f"{path}: page {number}: a content stream unpacks to more than "
-                              f"{MAX_STREAM // 2**20} MB (a decompression bomb?)")
 
 
 def _check_header(path: Path) -> None:
@@ -246,7 +227,7 @@ def load(path: Path, rel: str) -> Document:
     _check_header(path)
     out, first, laid_out = TextBuilder(), "", []
     try:
-        with path.open("rb") as handle:
+        with path.open("rb") as handle, bounded_streams(path) as reading:
             document = PDFDocument(PDFParser(handle), password="")
             pages = list(PDFPage.create_pages(document))
             heads = _outline(document, {p.pageid: n for n, p in enumerate(pages)})
@@ -255,7 +236,7 @@ def load(path: Path, rel: str) -> Document:
             device = PDFPageAggregator(resources, laparams=LAParams())
             interpreter = PDFPageInterpreter(resources, device)
             for n, page in enumerate(pages):
-                _check_streams(path, page, n + 1)
+                reading.page = n + 1
                 laid_out.append(_laid_out(interpreter, device, page))
             title = _text(info.get("Title")) if isinstance(info, dict) else ""
     except (PDFPasswordIncorrect, PDFEncryptionError):
