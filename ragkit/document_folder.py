@@ -170,13 +170,16 @@ def folder_entries(root: Path) -> list[tuple[Path, str | None]]:
     if not any(why is None and path.is_symlink() for path, why in entries):
         return entries
     seen = {p.resolve() for p, why in entries if why is None and not p.is_symlink()}
-    kept = []
+    real, kept = root.resolve(), []
     for path, why in entries:
         if why is None and path.is_symlink():
             target = path.resolve()
             if target in seen:
                 continue
             seen.add(target)
+            if any(is_index(folder) for folder in target.parents  # skipped when walked
+                   if folder.is_relative_to(real) and folder != real):
+                why = "a symbolic link into a ragkit index folder, whose files are not read"
         kept.append((path, why))
     return kept
 

@@ -140,14 +140,45 @@ def parse_line(raw: bytes, path: Path, number: int) -> dict[str, Any] | None:
 
 
 def _strict_json(raw: bytes, path: Path, number: int) -> Any:
-    """Parse a line orjson refused with the standard library (which also reads NaN, big
-    integers and lone surrogates), or name the file and line of its failure."""
+    """Parse a line orjson refused with the standard library (which also reads NaN and big
+    integers), or name the file and line of its failure: bad UTF-8, bad JSON, nesting too
+    deep for Python's stack, or a lone surrogate (`\\ud800` escaped alone: not text any file
+    can hold, so every later write of it would fail)."""
     try:
-        return json.loads(raw.decode("utf-8"))
+        obj = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise RagkitError(f"{where(path, number)}: not UTF-8 text ({exc.reason})") from None
     except json.JSONDecodeError as exc:
         raise RagkitError(f"{where(path, number)}: malformed JSON ({exc.msg})") from None
+    except RecursionError:
+        raise RagkitError(f"{where(path, number)}: malformed JSON (nested too deeply)") from None
+    if isinstance(obj, dict) and _SURROGATE_ESCAPE.search(raw):
+        for key, value in obj.items():
+            if _has_surrogate(key) or _has_surrogate(value):
+                shown = key.encode("utf-8", "backslashreplace").decode("utf-8")
+                raise RagkitError(f"{where(path, number, shown)}: holds a lone surrogate (an "
+                                  f"escaped \\ud800-\\udfff without its pair), not text")
+    return obj
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _has_surrogate(value: Any) -> bool:
+    """Whether a string anywhere in `value` (a parsed JSON value) holds a lone surrogate."""
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            todo.extend(item.keys())
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
+    return False
 
 
 def require(obj: dict, key: str, kind: type | tuple[type, ...], path: Path | str, line: int,
@@ -220,15 +251,27 @@ def load_documents_jsonl(path: Path | str) -> list[Document]:
     return docs
 
 
-def _parse_golden(items: list, path: Path | str, line: int) -> tuple[Golden, ...]:
+def parse_golden(items: list, path: Path | str, line: int) -> tuple[Golden, ...]:
+    """A line's `golden` list checked: each an object with a `doc_id` (text or a number) and,
+    if given, a text `span` and `chunk_id`; a bad item names file, line and `golden[i]`."""
     golden = []
     for i, item in enumerate(items):
         label = f"golden[{i}]"
-        if not isinstance(item, dict) or "doc_id" not in item:
+        doc = item.get("doc_id") if isinstance(item, dict) else None
+        if not isinstance(doc, (str, int)) or isinstance(doc, bool):
             raise RagkitError(f"{where(path, line, label)}: expected an object with 'doc_id'")
-        golden.append(Golden(str(item["doc_id"]), str(item.get("span", "")),
-                             str(item.get("chunk_id", ""))))
+        for key in ("span", "chunk_id"):
+            if not isinstance(item.get(key, ""), str):
+                raise RagkitError(f"{where(path, line, f'{label}.{key}')}: expected str, got "
+                                  f"{type(item[key]).__name__}")
+        golden.append(Golden(str(doc), item.get("span", ""), item.get("chunk_id", "")))
     return tuple(golden)
+
+
+def _text(obj: dict, key: str) -> str:
+    """An optional text field: absent or null is "" (not the text "None")."""
+    value = obj.get(key)
+    return "" if value is None else str(value)
 
 
 def load_queries_jsonl(path: Path | str, ids: Ids | None = None) -> list[Query]:
@@ -247,11 +290,11 @@ def load_queries_jsonl(path: Path | str, ids: Ids | None = None) -> list[Query]:
             raise RagkitError(f"{where(path, line, 'text')}: missing (a query needs 'text' "
                               f"or 'question')")
         text = require(obj, key, str, path, line, non_empty=True)
-        golden = _parse_golden(require(obj, "golden", list, path, line, default=[]), path, line)
+        golden = parse_golden(require(obj, "golden", list, path, line, default=[]), path, line)
         meta = {k: v for k, v in obj.items()
                 if k not in {"id", "_id", key, "golden", "answer", "kind", "split"}}
-        queries.append(Query(ident, text, str(obj.get("answer", "")), str(obj.get("kind", "")),
-                             str(obj.get("split", "")), golden, meta, where(path, line)))
+        queries.append(Query(ident, text, _text(obj, "answer"), _text(obj, "kind"),
+                             _text(obj, "split"), golden, meta, where(path, line)))
     return queries
 
 

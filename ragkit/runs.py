@@ -122,20 +122,31 @@ def read_trec(path: Path | str) -> dict[str, Ranking]:
 
     Each query's lines are sorted by score (to single precision) descending, then the doc id
     as written descending — trec_eval's `comp_sim_docno`; the rank column is ignored, as
-    trec_eval ignores it.
+    trec_eval ignores it. Refused, naming file and line: a file that is not UTF-8, a line
+    without six fields, and a document listed twice for one query (trec_eval refuses it too;
+    scored, each copy would earn its gain again, nDCG above 1).
     """
     rows: dict[str, list[tuple[float, str, str]]] = {}
-    with Path(path).open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            fields = line.split()
-            if not fields:
-                continue
-            if len(fields) != 6:
-                raise RagkitError(f"{where(path, number)}: expected 6 fields "
-                                  f"(qid Q0 doc rank score tag), got {len(fields)}")
-            qid = decode_id(fields[0], path, number, "qid")
-            doc = decode_id(fields[2], path, number, "doc_id")
-            rows.setdefault(qid, []).append((_score(fields[4], path, number), fields[2], doc))
+    seen: dict[tuple[str, str], int] = {}
+    try:
+        with Path(path).open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                fields = line.split()
+                if not fields:
+                    continue
+                if len(fields) != 6:
+                    raise RagkitError(f"{where(path, number)}: expected 6 fields "
+                                      f"(qid Q0 doc rank score tag), got {len(fields)}")
+                qid = decode_id(fields[0], path, number, "qid")
+                doc = decode_id(fields[2], path, number, "doc_id")
+                first = seen.setdefault((qid, doc), number)
+                if first != number:
+                    raise RagkitError(f"{where(path, number, 'doc_id')}: '{doc}' is listed for "
+                                      f"query '{qid}' already (line {first})")
+                rows.setdefault(qid, []).append((_score(fields[4], path, number), fields[2],
+                                                 doc))
+    except UnicodeDecodeError as exc:
+        raise RagkitError(f"{path}: not UTF-8 text ({exc.reason})") from None
     return {qid: [(doc, score) for score, _, doc in
                   sorted(r, key=lambda row: (trec_score(row[0]), row[1]), reverse=True)]
             for qid, r in rows.items()}

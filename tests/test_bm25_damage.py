@@ -60,3 +60,16 @@ def test_arrays_of_the_wrong_length_are_a_load_error(index):
     np.save(idf, np.load(idf)[:-1])  # one term short
     with pytest.raises(RagkitError, match="idf.npy: .* rebuild"):
         Pipeline.load(index)
+
+
+@pytest.mark.parametrize("name", ["idf", "doc_len", "indptr", "data"])
+def test_an_empty_or_cut_array_file_is_the_damaged_line_not_a_numpy_error(index, name):
+    """A full disk or a cut copy leaves a 0-byte .npy: it was an EOFError traceback."""
+    path = index / "bm25" / f"{name}.npy"
+    path.write_bytes(b"")
+    with pytest.raises(RagkitError) as caught:
+        Pipeline.load(index)
+    assert str(caught.value) == f"{path}: damaged BM25 index (empty file); rebuild it"
+    path.write_bytes(b"\x93NUMPY")  # cut inside the header
+    with pytest.raises(RagkitError, match=rf"{name}.npy: damaged BM25 index \(.+\); rebuild it"):
+        Pipeline.load(index)

@@ -146,3 +146,23 @@ def test_a_query_line_without_its_text_names_the_field_the_format_documents(tmp_
     assert [q.text for q in load_queries_jsonl(_write(tmp_path / "ok.jsonl", [
         {"id": "a", "question": "Q?"}, {"id": "b", "text": "T?", "question": "ignored"}]))] == [
         "Q?", "T?"]
+
+
+@pytest.mark.parametrize("raw, message", [
+    # nested past Python's stack: one line, not a RecursionError traceback
+    (b'{"id": "a", "text": "x", "extra": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n",
+     r"docs.jsonl:1: malformed JSON \(nested too deeply\)$"),
+    # a lone surrogate cannot be written to any file later: refused where it is read
+    (b'{"id": "a", "text": "hello \\ud800 refunds"}\n',
+     r"docs.jsonl:1: field 'text': holds a lone surrogate"),
+    (b'{"id": "a", "text": "ok", "meta": {"k": ["\\udfff"]}}\n',
+     r"docs.jsonl:1: field 'meta': holds a lone surrogate"),
+])
+def test_a_json_line_no_later_step_could_handle_is_refused_where_it_is_read(tmp_path, raw,
+                                                                          message):
+    path = tmp_path / "docs.jsonl"
+    path.write_bytes(raw)
+    with pytest.raises(RagkitError, match=message):
+        load_documents_jsonl(path)
+    path.write_bytes(b'{"id": "a", "text": "a pair is one character: \\ud83d\\ude00"}\n')
+    assert load_documents_jsonl(path)[0].text.endswith("\U0001F600")

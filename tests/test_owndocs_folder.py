@@ -12,7 +12,7 @@ import pytest
 
 from cli_errors import one_error_line
 from ragkit.document_folder import load_folder
-from ragkit.documents import RagkitError
+from ragkit.documents import Document, RagkitError
 
 RAGKIT = str(Path(sys.executable).parent / "ragkit")
 PAGE = "<html><body><h1>Returns</h1><p>Return unused items within 30 days.</p></body></html>"
@@ -113,3 +113,28 @@ def test_cli_tune_takes_the_questions_and_skip_bad_that_eval_takes(tmp_path, cap
     assert capsys.readouterr().err.splitlines()[-1] == (
         f"ragkit: error: {folder}: no query with golden items to tune on (give labelled "
         f"questions with --questions FILE, e.g. made by `ragkit questions generate`)")
+
+
+def test_a_symlink_to_a_hidden_file_or_into_an_index_is_not_read(tmp_path):
+    """`cfg.md -> .env` put the folder's secret into chunks.jsonl: hidden files are skipped
+    when the folder is walked, and a link must not read one for it."""
+    from ragkit.document_folder import folder_entries
+    from ragkit.pipeline import IndexConfig, Pipeline
+    (tmp_path / ".env").write_text("API_KEY=sk-supersecret\n")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").write_text("[core]\n")
+    (tmp_path / "notes.md").write_text("# Notes\n\nA visible note.\n")
+    (tmp_path / "cfg.md").symlink_to(".env")
+    (tmp_path / "git.md").symlink_to(".git/config")
+    Pipeline.build([Document("a", "alpha text")], IndexConfig(embedder=None),
+                   progress=False).save(tmp_path / "idx")
+    (tmp_path / "chunks.md").symlink_to("idx/chunks.jsonl")
+    docs = load_folder(tmp_path, progress=False, skip_bad=True)
+    assert [d.id for d in docs] == ["notes.md"]
+    assert {s.path: s.reason.split(": ", 1)[1] for s in docs.skipped} == {
+        "cfg.md": "a symbolic link to .env, a hidden file of the folder; ragkit does not read "
+                  "hidden files",
+        "chunks.md": "a symbolic link into a ragkit index folder, whose files are not read",
+        "git.md": "a symbolic link to .git/config, a hidden file of the folder; ragkit does "
+                  "not read hidden files"}
+    assert [p.name for p, why in folder_entries(tmp_path) if why is None] == ["notes.md"]

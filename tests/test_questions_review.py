@@ -191,3 +191,29 @@ def test_an_edited_sheet_is_kept_when_review_runs_again_and_a_stale_one_is_repla
     _save(sheet, rows)
     assert review_sheet(moved, sheet) == (sheet, "written")  # same ids, other documents
     assert [r["keep"] for r in _rows(sheet)] == ["yes", "yes"]
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"golden": ["refund"]}, "line 1: field 'golden[0]': expected an object with 'doc_id'"),
+    ({"golden": [None]}, "line 1: field 'golden[0]': expected an object with 'doc_id'"),
+    ({"golden": [{"doc_id": "refunds.md", "span": 5}]},
+     "line 1: field 'golden[0].span': expected str, got int"),
+    ({"source": "notadict"}, "line 1: field 'source': expected dict, got str"),
+])
+def test_a_bad_golden_line_is_one_error_line_in_review_and_accept(tmp_path, capsys, change,
+                                                                  message):
+    """Both commands once ended in an AttributeError or TypeError traceback here."""
+    golden, sheet = tmp_path / "bad.jsonl", tmp_path / "review.csv"
+    golden.write_text(json.dumps({**QUESTIONS[0], **change}) + "\n", encoding="utf-8")
+    assert main(["questions", "review", str(golden), "--out", str(sheet)]) == 2
+    assert capsys.readouterr().err == f"ragkit: error: {golden}:{message.split(' ', 1)[1]}\n"
+    assert not sheet.exists()
+
+
+def test_a_long_cell_the_sheet_was_written_with_is_read_back(tmp_path):
+    """`review` wrote a 150 KB question and `accept` then failed on csv's 128 KB field limit."""
+    long = dict(QUESTIONS[1], question="Why " + "very " * 30_000 + "long?")
+    golden, sheet = tmp_path / "long.jsonl", tmp_path / "review.csv"
+    golden.write_text(json.dumps(long) + "\n", encoding="utf-8")
+    write_review([long], sheet)
+    assert [q["question"] for q in accept(sheet, golden)] == [long["question"]]

@@ -94,3 +94,18 @@ def test_ir_measures_on_the_written_file_agrees_with_ragkit(tmp_path):
     for mine, measure in (("R@1", R @ 1), ("R@3", R @ 3), ("R@4", R @ 4), ("MRR", RR),
                           ("nDCG@4", nDCG @ 4)):
         assert ours[mine] == pytest.approx(theirs[measure], rel=1e-12, abs=1e-15), mine
+
+
+def test_a_run_listing_a_document_twice_or_not_utf8_is_one_line_naming_it(tmp_path):
+    """A repeated document once scored nDCG@10 2.13 (each copy earned its gain again); a
+    Latin-1 run was a UnicodeDecodeError traceback."""
+    run = tmp_path / "dup.run"
+    run.write_text("q1 Q0 d1 1 3.0 x\nq2 Q0 d1 1 3.0 x\nq1 Q0 d1 2 2.0 x\n")
+    with pytest.raises(RagkitError) as caught:
+        read_trec(run)
+    assert str(caught.value) == (f"{run}:3: field 'doc_id': 'd1' is listed for query 'q1' "
+                                 f"already (line 1)")
+    run.write_bytes(b"q1 Q0 d\xe9 1 2.0 x\n")
+    with pytest.raises(RagkitError, match=r"dup.run: not UTF-8 text \(invalid continuation "
+                                          r"byte\)$"):
+        read_trec(run)

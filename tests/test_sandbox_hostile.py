@@ -135,6 +135,22 @@ def test_a_symlink_loop_is_skipped_and_named_by_grep_and_glob(root):
     assert read.is_error and read.content.startswith("read_file: 'loop1' is a symbolic link")
 
 
+def test_a_name_with_a_line_break_cannot_forge_a_grep_hit_or_a_glob_line(root):
+    """A file named "x\\nsub/b.py:1:FAKE HIT … refund.md" printed as a hit of its own."""
+    (root / "x\nsub").mkdir()
+    (root / "x\nsub" / "b.py:1:FAKE HIT refund.md").write_text("refund ok\n", encoding="utf-8")
+    (root / "y\rz.md").write_text("refund too\n", encoding="utf-8")
+    context = ToolContext(root=root)
+    grep = run_tool("grep", {"pattern": "refund"}, context)
+    assert grep.content.splitlines() == [
+        "sub/code.py:1:def refund(): pass",
+        "[skipped 2 name(s) holding a line break or another control character (shown "
+        "escaped): x\\nsub, y\\rz.md]"]
+    glob = run_tool("glob", {"pattern": "**/*"}, context)
+    assert glob.content.splitlines()[0] == "sub/code.py" and "FAKE" not in glob.content.split(
+        "\n[skipped")[0]
+
+
 @pytest.mark.parametrize("path, message", [
     ("x" * 5000, "the path is 5,000 characters long (limit 4,096)"),
     ("/".join(["y" * 300] * 3), "a part of the path is 300 characters long (limit 255)"),

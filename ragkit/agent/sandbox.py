@@ -6,7 +6,9 @@ What it is:
   part, '**' for any number of folders, as pathlib globs). It walks folder descriptors, never
   a path string, and follows no symlink: links, FIFOs, devices and sockets are not listed but
   named in the `Listing` for the result to report, so a symlink loop is one more link, not a
-  crash. Hidden entries, `__pycache__` and `node_modules` are skipped. The walk is bounded:
+  crash. Hidden entries, `__pycache__` and `node_modules` are skipped, and so are names that
+  hold a line break or another control character (named, escaped, as skipped): a file called
+  "x\nsub/b.py:1:FAKE" would otherwise print as a hit of its own. The walk is bounded:
   at most `MAX_ENTRIES` directory entries and `WALK_TIMEOUT` seconds (then it stops and says
   so), `MAX_DEPTH` folder levels, and no folder whose path would let a file's path pass
   4,096 characters (those are named as not searched);
@@ -75,6 +77,7 @@ class Listing:
     special: list[str] = field(default_factory=list)  # FIFOs, devices, sockets that match
     unsearched: list[str] = field(default_factory=list)  # folders too deep or unreadable
     stopped: str = ""  # '50,000 entries' or '2 s' when a budget ran out
+    unprintable: list[str] = field(default_factory=list)  # names with control characters
 
     def notes(self, pattern: str) -> list[str]:
         """One bracketed line per kind of thing left out, for the tool result."""
@@ -89,11 +92,18 @@ class Listing:
             out.append(f"[not searched: {len(self.unsearched)} folder(s) nested too deep (over "
                        f"{MAX_DEPTH} levels or {MAX_PATH:,} characters) or not readable: "
                        f"{_names(self.unsearched)}]")
+        if self.unprintable:
+            out.append(f"[skipped {len(self.unprintable)} name(s) holding a line break or "
+                       f"another control character (shown escaped): "
+                       f"{_names(self.unprintable)}]")
         if self.stopped:
             top = (self.files or [""])[0].split("/")[0] or "code"
             out.append(f"[stopped after {self.stopped}: the listing is incomplete; narrow the "
                        f"pattern to a folder, e.g. '{top}/**/*' instead of '{short(pattern)}']")
         return out
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # C0, C1, line separators
 
 
 def _names(paths: list[str]) -> str:
@@ -186,6 +196,9 @@ def glob_paths(root: Root, pattern: str, max_entries: int = MAX_ENTRIES,
             if listing.stopped or entry.name.startswith(".") or entry.name in SKIP_DIRS:
                 continue
             path = (*where, entry.name)
+            if _CONTROL.search(entry.name):
+                listing.unprintable.append("/".join(path).encode("unicode_escape").decode())
+                continue
             _visit(listing, stack, fd, entry, path, parts, max_entries + 1)
     finally:
         for fd, _, _ in stack:
@@ -230,7 +243,7 @@ def _visit(listing: Listing, stack: list, fd: int, entry: os.DirEntry[str],
 def top_level(root: Root) -> list[str]:
     """The visible folders and regular files directly under `root`, sorted."""
     return [e.name for e in _entries(root.fd) if not e.name.startswith(".")
-            and e.name not in SKIP_DIRS and not e.is_symlink()
+            and e.name not in SKIP_DIRS and not _CONTROL.search(e.name) and not e.is_symlink()
             and (e.is_dir(follow_symlinks=False) or e.is_file(follow_symlinks=False))]
 
 

@@ -106,8 +106,7 @@ def load(cls: Callable[..., Model], folder: str | Path) -> Model:
         with np.load(npz, allow_pickle=False) as stored:
             arrays = {name: stored[name] for name in NAMES}
     else:
-        arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
-                  for name in NAMES}
+        arrays = {name: _array(folder / f"{name}.npy") for name in NAMES}
     vocab = TermTable(folder) if "vocabulary" not in meta else meta["vocabulary"]
     _check_arrays(arrays, len(vocab), meta["n_docs"],
                   lambda name: npz if npz.is_file() else folder / f"{name}.npy")
@@ -120,6 +119,16 @@ def load(cls: Callable[..., Model], folder: str | Path) -> Model:
                         else {term: i for i, term in enumerate(vocab)})
     model.avgdl = meta["avgdl"]
     return model
+
+
+def _array(path: Path) -> np.ndarray:
+    """One `.npy` file, memory-mapped; an empty or unreadable one (a full disk, a cut copy)
+    is the "damaged" line, not numpy's EOFError or ValueError."""
+    try:
+        return np.load(path, mmap_mode="r", allow_pickle=False)
+    except (EOFError, ValueError, OSError) as exc:
+        why = "empty file" if isinstance(exc, EOFError) else str(exc)[:120]
+        raise RagkitError(f"{path}: damaged BM25 index ({why}); rebuild it") from None
 
 
 def _check_arrays(arrays: dict, n_terms: int, n_docs: object, file_of) -> None:

@@ -5,7 +5,9 @@ What it is: `scan(root, wanted, skip_dir)` walks `root` (hidden entries and the 
 whose name `wanted` accepts, each with None (read it) or the reason it is not read:
 
 - a symbolic link whose target lies outside `root` (a stranger's folder could otherwise
-  index `~/.aws/credentials` and send it to an API), leads nowhere, or loops;
+  index `~/.aws/credentials` and send it to an API) or is hidden inside it (`cfg.md ->
+  .env`: the walk skips hidden entries, and a link must not read one for it), leads
+  nowhere, or loops;
 - a FIFO, socket or device (opening a FIFO blocks until a writer comes);
 - a name that is not UTF-8, or that holds a control character: an escape sequence in a name
   would be obeyed by the terminal that prints it, a newline would split a one-line error in
@@ -89,6 +91,10 @@ def _problem(entry: os.DirEntry, rel: str, real_root: str) -> str | None:
             target = os.path.realpath(path)
             if not _inside(target, real_root):
                 return _OUTSIDE.format(target=shown(target))
+            hidden = os.path.relpath(target, real_root)
+            if any(part.startswith(".") for part in hidden.split(os.sep)):
+                return (f"a symbolic link to {shown(hidden)}, a hidden file of the folder; "
+                        f"ragkit does not read hidden files")
     except OSError as exc:
         return f"cannot read ({exc.strerror or exc})"
     return not_regular(info.st_mode)

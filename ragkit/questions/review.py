@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from ragkit.atomic import write_text
-from ragkit.documents import RagkitError, RagkitWarning, read_jsonl, require, where
+from ragkit.documents import (RagkitError, RagkitWarning, parse_golden, read_jsonl, require,
+                              where)
 from ragkit.questions.spans import anchor
 
 COLUMNS = ("id", "question", "answer_span", "answer_span_2", "source", "kind", "keep", "notes")
@@ -72,7 +73,8 @@ def write_golden(questions: Sequence[dict[str, Any]], path: Path | str) -> Path:
 
 
 def read_golden(path: Path | str) -> list[dict[str, Any]]:
-    """The golden JSONL's questions, each checked: id, question, golden list."""
+    """The golden JSONL's questions, each checked: id, question, golden list (each item an
+    object with a doc_id), source (an object, if given)."""
     out, seen = [], set()
     for line, obj in read_jsonl(path):
         ident = str(require(obj, "id", (str, int), path, line))
@@ -80,7 +82,8 @@ def read_golden(path: Path | str) -> list[dict[str, Any]]:
             raise RagkitError(f"{where(path, line, 'id')}: duplicate id '{ident}'")
         seen.add(ident)
         require(obj, "question", str, path, line, non_empty=True)
-        require(obj, "golden", list, path, line)
+        parse_golden(require(obj, "golden", list, path, line), path, line)
+        require(obj, "source", dict, path, line, default={})
         out.append({**obj, "id": ident})
     return out
 
@@ -152,6 +155,7 @@ def _rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
                           f"UTF-8") from None
     header = text.split("\n", 1)[0]
     delimiter = max((",", ";", "\t"), key=header.count)
+    csv.field_size_limit(max(csv.field_size_limit(), len(text)))  # `write_review`'s own cells
     reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
     fields = [f.strip() for f in reader.fieldnames or []]
     for name in REQUIRED:
