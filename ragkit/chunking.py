@@ -7,11 +7,14 @@ are kept whole. Source files are split at top-level definitions instead of headi
 Its token counting and splitting (`Tokens`, `split_pieces`, `trim`) also cut a chunk into
 the dense embedder's windows (`ragkit.windows`).
 
-What it is not: a model tokenizer. A "token" here is a match of `\\w+|[^\\w\\s]` (a word or one
-punctuation mark), close to an LLM's token count for English prose; a Hangul word is one token,
-so Korean chunks hold more characters than English ones (3.9 MiniLM word-pieces per token on
-the shipped Korean documents, 1.06 on the others), and a Chinese or Japanese run between two
-punctuation marks is a single token, however long. Chunk offsets are exact: a chunk's text is
+What it is not: a model tokenizer. A "token" here is a match of `\\w{1,128}|[^\\w\\s]` (a word
+or one punctuation mark), close to an LLM's token count for English prose; a Hangul word is one
+token, so Korean chunks hold more characters than English ones (3.9 MiniLM word-pieces per
+token on the shipped Korean documents, 1.06 on the others), and a Chinese or Japanese run
+between two punctuation marks is a single token up to 128 characters. Why the cap: a run with
+no break at all (a hex dump, a base64 blob) was one token whatever its length, so 1 MB of it
+became one chunk of a million characters and a 200,000-token prompt; no word of the shipped,
+scikit-learn or code sets is that long (the longest is 98 characters), so no chunk moved. Chunk offsets are exact: a chunk's text is
 `document.text[start:end]`, and its id `<doc_id>#<n>` is stable for the same settings.
 """
 from __future__ import annotations
@@ -27,7 +30,8 @@ from ragkit.documents import Chunk, Document, RagkitError
 from ragkit.loaders.pages import chunk_pages
 from ragkit.outline import outline
 
-TOKEN = re.compile(r"\w+|[^\w\s]")
+LONGEST = 128  # characters of one token: a longer run of word characters counts as several
+TOKEN = re.compile(rf"\w{{1,{LONGEST}}}|[^\w\s]")
 _ASCII_WORD_OR_SPACE = str.maketrans("", "", string.ascii_letters + string.digits + "_"
                                      + string.whitespace)
 Measure = Callable[[Sequence[str]], list[int]]  # texts -> their lengths in a model's tokens
@@ -35,6 +39,7 @@ CODE_SUFFIXES = {".py", ".ts", ".js", ".java", ".go", ".rs", ".c", ".h", ".cpp",
                  ".cc", ".cs", ".rb", ".php", ".kt", ".swift", ".scala", ".sh", ".sql"}
 
 _HEADING_LINE = re.compile(r"[ \t]*#{1,6}[ \t][^\n]*\n?\s*")
+OPENING_HEADINGS = 64  # heading lines a chunk may open with before its section is read
 
 # Split points, coarsest first. Each regex marks where a new piece may begin.
 PROSE_SEPARATORS = (
@@ -61,10 +66,12 @@ def most_tokens(text: str) -> int:
     Tokens never hold white space, so each lies in one of the text's white-space-separated
     pieces; in a piece every character outside `\w` is one token, and the word runs
     between them are at most one more than those characters. So the tokens are at most
-    pieces + 2 × (characters neither white space nor `\w`). Only ASCII word characters
-    and ASCII white space are removed before counting: any other character counts, which
-    can only raise the bound."""
-    return len(text.split()) + 2 * len(text.translate(_ASCII_WORD_OR_SPACE))
+    pieces + 2 × (characters neither white space nor `\w`), plus one per `LONGEST`
+    characters for the runs cut into several tokens. Only ASCII word characters and ASCII
+    white space are removed before counting: any other character counts, which can only
+    raise the bound."""
+    return (len(text.split()) + 2 * len(text.translate(_ASCII_WORD_OR_SPACE))
+            + len(text) // LONGEST)
 
 
 @dataclass(frozen=True)
@@ -185,10 +192,15 @@ def _ranges(text: str, tokens: Tokens, lo: int, hi: int, config: ChunkerConfig,
 
 def section_of(doc: Document, start: int, kind: str) -> list[str]:
     """Where a chunk starting at `start` sits: the Markdown heading path in force after the
-    heading lines it opens with (prose), or the code definitions enclosing it (code)."""
+    heading lines it opens with (prose; at most `OPENING_HEADINGS` of them: a document of
+    thousands of heading lines in a row once made every chunk walk to the end of the run,
+    100,000 lines in 8.7 s), or the code definitions enclosing it (code)."""
     if kind == "code":
         return outline(doc.text).symbols(start)
-    while (line := _HEADING_LINE.match(doc.text, start)) and line.end() > start:
+    for _ in range(OPENING_HEADINGS):
+        line = _HEADING_LINE.match(doc.text, start)
+        if not line or line.end() <= start:
+            break
         start = line.end()
     return outline(doc.text).headings(start)
 

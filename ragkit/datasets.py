@@ -141,7 +141,7 @@ def read_qrels(path: Path | str) -> Qrels:
     kind = None
     with path.open(encoding="utf-8") as handle:
         for number, raw in enumerate(handle, start=1):
-            text = raw.rstrip("\r\n")
+            text = raw.rstrip("\r\n").removeprefix("\ufeff")  # a byte-order mark, if any
             if not text.strip():
                 continue
             tab, ws = text.split("\t"), text.split()

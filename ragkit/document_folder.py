@@ -166,6 +166,9 @@ def folder_entries(root: Path) -> list[tuple[Path, str | None]]:
     the folder holds (or that another symlink already gave) is left out, as its text would
     be a duplicate document that retrieval and a golden set's "in no other document" check
     would trip over."""
+    if is_index(root):  # its chunks.jsonl and index.json would be read as documents
+        raise RagkitError(f"{root}: a ragkit index folder, not documents; give the folder (or "
+                          f"file) of documents it was built from")
     entries = scan(root, _wanted, is_index)
     if not any(why is None and path.is_symlink() for path, why in entries):
         return entries

@@ -122,6 +122,8 @@ def read_jsonl(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
         raise RagkitError(f"{path}: no such file")
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
+            if number == 1:
+                raw = raw.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark (Notepad's UTF-8)
             obj = parse_line(raw, path, number)
             if obj is not None:
                 yield number, obj
@@ -283,7 +285,7 @@ def load_queries_jsonl(path: Path | str, ids: Ids | None = None) -> list[Query]:
     """
     queries, ids = [], ids or Ids("query")
     for line, obj in read_jsonl(path):
-        ident = str(require(obj, _id_key(obj), (str, int), path, line))
+        ident = str(require(obj, _id_key(obj), (str, int), path, line, non_empty=True))
         ids.add(ident, path, line)
         key = "question" if "question" in obj and "text" not in obj else "text"
         if key not in obj:  # neither: name both, as the format allows either

@@ -131,7 +131,7 @@ def read_trec(path: Path | str) -> dict[str, Ranking]:
     try:
         with Path(path).open(encoding="utf-8") as handle:
             for number, line in enumerate(handle, start=1):
-                fields = line.split()
+                fields = line.removeprefix("\ufeff").split()  # a byte-order mark, if any
                 if not fields:
                     continue
                 if len(fields) != 6:

@@ -158,3 +158,28 @@ def test_the_token_bound_is_never_below_the_count():
     assert (most_tokens("a.b"), count_tokens("a.b")) == (3, 3)  # 1 piece + 2 x 1: exact
     prose = "The report, filed in May, says revenue grew. Costs fell by 3 %. " * 20
     assert count_tokens(prose) <= most_tokens(prose) <= 1.4 * count_tokens(prose)
+
+
+def test_a_chunk_opening_with_a_long_run_of_headings_reads_its_section_in_bounded_steps():
+    """A document of thousands of heading lines in a row made every chunk walk to the end of
+    the run (quadratic). A chunk still skips the few headings it opens with, as before."""
+    from ragkit.chunking import OPENING_HEADINGS, section_of
+    doc = Document("h.md", "# Guide\n\n## Setup\n\nInstall it.\n")
+    assert section_of(doc, 0, "prose") == ["Guide", "Setup"]
+    run = Document("run.md", "".join(f"# H{i}\n" for i in range(1000)) + "Body.\n")
+    assert section_of(run, 0, "prose") == [f"H{OPENING_HEADINGS - 1}"]
+
+
+def test_a_run_without_any_break_is_cut_into_chunks_of_bounded_size():
+    """1 MB of hex with no space was one token, so one chunk of a million characters (and a
+    200,000-token prompt for `ragkit ask --budget 8000`)."""
+    from ragkit.chunking import LONGEST, most_tokens
+    run = "0123456789abcdef" * 65_536  # 1 MiB, no break
+    doc = Document("dump.txt", "Checksums follow.\n" + run + "\nEnd.")
+    assert count_tokens(run) == len(run) // LONGEST == 8192
+    assert most_tokens(doc.text) >= count_tokens(doc.text)
+    chunks = chunk_document(doc, ChunkerConfig(512, 64))
+    assert len(chunks) == 20 and max(len(c.text) for c in chunks) == 512 * LONGEST
+    assert chunks[0].text == "Checksums follow." and chunks[-1].text.endswith("\nEnd.")
+    assert all(b.start <= a.end for a, b in zip(chunks, chunks[1:]))  # every character kept
+    assert count_tokens("internationalization " * 3) == 3  # ordinary words: one token each

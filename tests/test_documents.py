@@ -166,3 +166,17 @@ def test_a_json_line_no_later_step_could_handle_is_refused_where_it_is_read(tmp_
         load_documents_jsonl(path)
     path.write_bytes(b'{"id": "a", "text": "a pair is one character: \\ud83d\\ude00"}\n')
     assert load_documents_jsonl(path)[0].text.endswith("\U0001F600")
+
+
+def test_a_byte_order_mark_is_read_past_and_an_empty_query_id_is_refused(tmp_path):
+    """Notepad saves UTF-8 with a byte-order mark: refused before as malformed JSON. An empty
+    id was accepted by eval though no run file can carry it."""
+    path = tmp_path / "q.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"id": "a", "text": "Q?"}\n')
+    assert [q.id for q in load_queries_jsonl(path)] == ["a"]
+    path.write_text('{"id": "", "text": "Q?"}\n')
+    with pytest.raises(RagkitError, match=r"q.jsonl:1: field 'id': empty$"):
+        load_queries_jsonl(path)
+    path.write_text('{"id": "a", "text": "Q?", "kind": null, "split": null, "answer": null}\n')
+    (query,) = load_queries_jsonl(path)
+    assert (query.kind, query.split, query.answer) == ("", "", "")  # not the text "None"

@@ -138,3 +138,29 @@ def test_a_symlink_to_a_hidden_file_or_into_an_index_is_not_read(tmp_path):
         "git.md": "a symbolic link to .git/config, a hidden file of the folder; ragkit does "
                   "not read hidden files"}
     assert [p.name for p, why in folder_entries(tmp_path) if why is None] == ["notes.md"]
+
+
+def test_an_index_folder_given_as_the_documents_is_refused(tmp_path):
+    """Its chunks.jsonl and index.json were indexed as documents."""
+    from ragkit.pipeline import IndexConfig, Pipeline
+    Pipeline.build([Document("a", "alpha text")], IndexConfig(embedder=None),
+                   progress=False).save(tmp_path / "idx")
+    with pytest.raises(RagkitError) as caught:
+        load_folder(tmp_path / "idx", progress=False)
+    assert str(caught.value) == (f"{tmp_path / 'idx'}: a ragkit index folder, not documents; "
+                                 f"give the folder (or file) of documents it was built from")
+
+
+def test_eval_on_only_unanswerable_questions_says_so_in_one_line(tmp_path, capsys):
+    """It printed pandas' "Empty DataFrame" and exited 0."""
+    from ragkit.cli import main
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "depot.md").write_text("# Depot gate\n\nThe north gate opens at six.\n")
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text('{"id": "q1", "question": "Who painted the gate?", "golden": []}\n'
+                      '{"id": "q2", "question": "Where is the pier?", "golden": []}\n')
+    assert main(["eval", str(folder), "--questions", str(golden), "--embedder", "none"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"ragkit: error: {folder}: no question with golden items to score (all 2 are "
+        f"unanswerable)")

@@ -109,3 +109,9 @@ def test_a_run_listing_a_document_twice_or_not_utf8_is_one_line_naming_it(tmp_pa
     with pytest.raises(RagkitError, match=r"dup.run: not UTF-8 text \(invalid continuation "
                                           r"byte\)$"):
         read_trec(run)
+
+
+def test_a_run_saved_with_a_byte_order_mark_reads_its_first_query(tmp_path):
+    run = tmp_path / "bom.run"
+    run.write_bytes(b"\xef\xbb\xbfq1 Q0 d1 1 3.0 x\n")
+    assert read_trec(run) == {"q1": [("d1", 3.0)]}

@@ -16,7 +16,8 @@ What it is:
   in time and output. Python's `re` cannot be interrupted once a match starts, and a pattern
   such as `(a+)+$` tries about 2^40 ways to match a 40-character 'aaa…!' line (hours), so the
   search runs in a child Python process (`-I -S`: no site, no environment, no files — it
-  receives the texts on stdin) that is killed at the deadline.
+  receives the texts on stdin) that is killed at the deadline; the error says whether the
+  pattern was running then or the texts were still being read (a busy machine, many files).
 
 What it is not: an operating-system sandbox, nor the reads (`ragkit.agent.safe_open`, where
 the rules on links, hard links and special files are stated). Every refusal is a `ToolError`
@@ -55,6 +56,8 @@ _CHILD = r"""
 import json, re, sys
 job = json.load(sys.stdin)
 rx = re.compile(job["pattern"])
+sys.stderr.write("matching\n")
+sys.stderr.flush()
 hits, limit, width = [], job["max_hits"] + 1, job["max_line"]
 for path, text in job["files"]:
     for number, line in enumerate(text.splitlines(), start=1):
@@ -272,11 +275,19 @@ def search(pattern: str, files: list[tuple[str, str]], max_hits: int,
     try:
         done = subprocess.run([sys.executable, "-I", "-S", "-c", _CHILD], input=job,
                               capture_output=True, text=True, encoding="utf-8", timeout=timeout)
-    except subprocess.TimeoutExpired:
+    except subprocess.TimeoutExpired as exc:
+        said = exc.stderr or ""
+        if "matching" not in (said.decode("utf-8", "replace") if isinstance(said, bytes)
+                              else said):
+            size = sum(len(text) for _, text in files) / 1e6
+            raise ToolError(f"the search for {pattern!r} ran out of its {timeout:g} s before "
+                            f"matching began (reading {len(files)} files, {size:.1f} M "
+                            f"characters, on a busy machine); narrow path_glob to fewer files"
+                            ) from None
         raise ToolError(f"the regular expression {pattern!r} was stopped after {timeout:g} s "
                         f"without finishing; nested repetition such as (a+)+ or (.*)* "
                         f"backtracks without end — use a simpler pattern, e.g. a literal word "
-                        f"or identifier") from None
+                        f"or identifier, or narrow path_glob to fewer files") from None
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
         raise ToolError(f"the search for {pattern!r} failed: {last}")

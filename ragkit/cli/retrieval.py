@@ -100,8 +100,7 @@ def _update(args: argparse.Namespace) -> None:
 def _check_same_options(args: argparse.Namespace, built) -> None:
     """--update keeps the index's own options: one given that differs from them is refused
     (rebuilding is the way to change them), rather than silently ignored."""
-    from ragkit.pipeline import IndexConfig  # deferred: numpy, pandas
-    default = IndexConfig()
+    default = type(built)()  # the IndexConfig defaults, which the options' defaults are
     given = {"chunk-size": ("chunk_size", args.chunk_size), "overlap": ("overlap", args.overlap),
              "contextualizer": ("contextualizer", args.contextualizer),
              "tokenizer": ("tokenizer", args.tokenizer),

@@ -94,6 +94,9 @@ def _eval_dataset(args: argparse.Namespace) -> None:
         pipeline = Pipeline.build(data.documents, index_config(args), chunks=data.chunks)
     judgments = judge(data.queries, data.documents, pipeline.chunks)
     judged = [q for q in data.queries if q.id in judgments]
+    if not judged:  # all unanswerable: nothing to rank against (it printed an empty table)
+        raise RagkitError(f"{args.dataset}: no question with golden items to score (all "
+                          f"{len(data.queries)} are unanswerable)")
     modes = args.mode or (["bm25", "dense", "hybrid"] if pipeline.has_dense
                           else ["bm25"])
     rerank = {m: _mode_rerank(m, args.rerank) for m in modes}

@@ -27,6 +27,7 @@ comments, nor of page numbers (a Word file has none until it is laid out).
 """
 from __future__ import annotations
 
+import codecs
 import zipfile
 import zlib
 from pathlib import Path
@@ -34,7 +35,7 @@ from pathlib import Path
 from ragkit.documents import Document, RagkitError
 from ragkit.loaders.markdown import TextBuilder
 
-_PROLOG = 64 * 2**10  # bytes of an XML part read for a DTD (it comes before the root element)
+_PROLOG = 64 * 2**10  # bytes read at a time while looking for a DTD before the root element
 MAX_UNPACKED = 512 * 2**20  # bytes all members would unpack to; a 300-page report is ~5 MB
 MAX_BLOCKS = 500_000  # paragraphs and tables of the body; a 1,000-page book has ~20,000
 _OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # OLE2: a .doc, or Word's encrypted .docx
@@ -75,6 +76,36 @@ def _check_zip(path: Path) -> None:
     _check_no_dtd(path, members)
 
 
+def _declares_dtd(part) -> bool:
+    """Whether the XML `part` (a binary file) has a `<!DOCTYPE` before its root element: the
+    prolog is read to its end, past comments and processing instructions of any length
+    (only a comment's last characters are held), in UTF-8 or, by its byte-order mark or
+    first bytes, UTF-16 — a 64 KB comment or a UTF-16 part once hid the DTD."""
+    head = part.read(4)
+    encoding = ("utf-16" if head[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-16-le"
+                if head[:2] == b"<\x00" else "utf-16-be" if head[:2] == b"\x00<" else "utf-8")
+    decoder = codecs.getincrementaldecoder(encoding)("replace")
+    text, skip = decoder.decode(head), ""
+    while True:
+        text = text.lstrip("\ufeff \t\r\n")
+        if skip:  # inside a comment or instruction: look for its end
+            end = text.find(skip)
+            if end < 0:
+                text = text[-len(skip):]
+            else:
+                text, skip = text[end + len(skip):], ""
+                continue
+        elif text.startswith(("<!--", "<?")):
+            text, skip = text[4 if text[1] == "!" else 2:], "-->" if text[1] == "!" else "?>"
+            continue
+        elif text and not "<!--".startswith(text):  # not a comment's opening, cut short
+            return text.startswith("<!")  # a DOCTYPE, or else the root element (or no XML)
+        more = part.read(_PROLOG)
+        if not more:
+            return False
+        text += decoder.decode(more)
+
+
 def _check_no_dtd(path: Path, members: list[zipfile.ZipInfo]) -> None:
     """Refuse XML parts that declare a DTD: Word never writes one, and a declared entity
     is how a billion-laughs file expands (lxml stops it, with a line about "amplification
@@ -84,7 +115,7 @@ def _check_no_dtd(path: Path, members: list[zipfile.ZipInfo]) -> None:
             for member in members:
                 if member.filename.endswith((".xml", ".rels")):
                     with archive.open(member) as part:
-                        if b"<!DOCTYPE" in part.read(_PROLOG):
+                        if _declares_dtd(part):
                             raise RagkitError(f"{path}: not a valid Word file (its XML "
                                               f"declares entities, which Word never writes: "
                                               f"a billion-laughs file?)")
