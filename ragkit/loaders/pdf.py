@@ -1,7 +1,8 @@
 """A PDF's text layer as a document, with its page map and its outline as headings.
 
 What it is: pdfminer.six's layout analysis reads each page's text boxes (a box is a
-paragraph: wrapped lines joined, a blank line between boxes); each outline (bookmark) entry
+paragraph: wrapped lines joined, a blank line between boxes), also those a figure draws (a
+page imported from another PDF is a Form XObject: its text was lost); each outline (bookmark) entry
 becomes a `#` line at its level, in place of the box that prints it (or, when no box prints
 it, where its destination points): the heading path. `metadata["pages"]` maps each page to
 the offset where its text starts (`ragkit.loaders.pages`), so a citation names its page. The
@@ -127,15 +128,26 @@ def _clean(text: str) -> str:
     return squash(_LEADER.sub(" … ", _CID.sub("", text)))
 
 
+def _text_boxes(layout):
+    """The text boxes of a page in pdfminer's order, also those inside figures: a Form
+    XObject (a page imported from another PDF, a stamped template) draws its text there, and
+    a page drawn wholly by one read as "no text layer" (laid out with `all_texts`)."""
+    from pdfminer.layout import LTFigure, LTTextBox
+    for el in layout:
+        if isinstance(el, LTTextBox):
+            yield el
+        elif isinstance(el, LTFigure):
+            yield from _text_boxes(el)
+
+
 def _boxes(layout) -> list[tuple[str, float, str]]:
     """(text, top, band) of each text box of a page, in pdfminer's reading order; band is
     "top" or "bottom" for a box inside that margin band of the page, else ""."""
-    from pdfminer.layout import LTTextBox
     low, high = layout.y0, layout.y1
     margin = (high - low) * MARGIN
     boxes = []
-    for el in layout:
-        text = _clean(el.get_text()) if isinstance(el, LTTextBox) else ""
+    for el in _text_boxes(layout):
+        text = _clean(el.get_text())
         if text:
             band = "top" if el.y0 >= high - margin else "bottom" if el.y1 <= low + margin else ""
             boxes.append((text, el.y1, band))
@@ -233,7 +245,7 @@ def load(path: Path, rel: str) -> Document:
             heads = _outline(document, {p.pageid: n for n, p in enumerate(pages)})
             info = document.info[0] if document.info else {}
             resources = PDFResourceManager(caching=True)
-            device = PDFPageAggregator(resources, laparams=LAParams())
+            device = PDFPageAggregator(resources, laparams=LAParams(all_texts=True))
             interpreter = PDFPageInterpreter(resources, device)
             for n, page in enumerate(pages):
                 reading.page = n + 1
