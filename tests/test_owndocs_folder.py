@@ -65,7 +65,8 @@ def test_cli_names_an_empty_file_and_writes_nothing(tmp_path):
     assert not (tmp_path / "idx").exists()
 
 
-def test_cli_eval_skip_bad_scores_a_folder_that_index_skip_bad_reads(tmp_path):
+def _depot_folder(tmp_path: Path) -> tuple[Path, Path]:
+    """(a folder of two notes and an empty PDF, a golden file with one question on it)."""
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "depot.md").write_text("# Depot gate\n\nThe north gate opens at six in the "
@@ -76,6 +77,11 @@ def test_cli_eval_skip_bad_scores_a_folder_that_index_skip_bad_reads(tmp_path):
     golden.write_text('{"id": "q1", "question": "When does the north gate open?", '
                       '"golden": [{"doc_id": "depot.md", "span": "The north gate opens at '
                       'six in the morning."}]}\n')
+    return folder, golden
+
+
+def test_cli_eval_skip_bad_scores_a_folder_that_index_skip_bad_reads(tmp_path):
+    folder, golden = _depot_folder(tmp_path)
     done = subprocess.run([RAGKIT, "eval", str(folder), "--questions", str(golden),
                            "--embedder", "none", "--mode", "bm25", "--skip-bad"],
                           capture_output=True, text=True, timeout=120,
@@ -94,16 +100,7 @@ def test_cli_tune_takes_the_questions_and_skip_bad_that_eval_takes(tmp_path, cap
     if not models.model_dir().is_dir():
         pytest.skip("model not installed: run `ragkit models install`")
     monkeypatch.setattr(embed, "default_cache_path", lambda: tmp_path / "cache.sqlite")
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "depot.md").write_text("# Depot gate\n\nThe north gate opens at six in the "
-                                     "morning.\n")
-    (folder / "hours.md").write_text("# Office hours\n\nThe office closes at five.\n")
-    (folder / "draft.pdf").write_bytes(b"")
-    golden = tmp_path / "golden.jsonl"
-    golden.write_text('{"id": "q1", "question": "When does the north gate open?", '
-                      '"golden": [{"doc_id": "depot.md", "span": "The north gate opens at '
-                      'six in the morning."}]}\n')
+    folder, golden = _depot_folder(tmp_path)
     assert main(["tune", str(folder), "--questions", str(golden), "--skip-bad",
                  "--embedder", "minilm", "--alphas", "0:1:0.5", "--rrf-ks", "60"]) == 0
     out = capsys.readouterr().out.splitlines()
