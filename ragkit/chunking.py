@@ -1,6 +1,6 @@
 """Recursive and code-aware chunkers with a token budget.
 
-What it is: the 2026 default from the seeds — recursive splitting at ~512 tokens with 10–20 %
+What it is: the 2026 RAG best-practice default — recursive splitting at ~512 tokens with 10–20 %
 overlap, headings first, then paragraphs, lines, sentences and finally words; short documents
 are kept whole. Source files are split at top-level definitions instead of headings.
 
@@ -14,8 +14,9 @@ token on the shipped Korean documents, 1.06 on the others), and a Chinese or Jap
 between two punctuation marks is a single token up to 128 characters. Why the cap: a run with
 no break at all (a hex dump, a base64 blob) was one token whatever its length, so 1 MB of it
 became one chunk of a million characters and a 200,000-token prompt; no word of the shipped,
-scikit-learn or code sets is that long (the longest is 98 characters), so no chunk moved. Chunk offsets are exact: a chunk's text is
-`document.text[start:end]`, and its id `<doc_id>#<n>` is stable for the same settings.
+scikit-learn or code sets is that long (the longest is 98 characters), so no chunk moved.
+Chunk offsets are exact: a chunk's text is `document.text[start:end]`, and its id
+`<doc_id>#<n>` is stable for the same settings.
 """
 from __future__ import annotations
 

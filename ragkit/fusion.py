@@ -1,7 +1,7 @@
 """Fusing ranked lists from several retrievers into one, and the one order ragkit ranks by.
 
 - `rrf`: reciprocal rank fusion, score(d) = Σ_r 1 / (k + rank_r(d)), k = 60 by default
-  (Cormack, Clarke & Büttcher, SIGIR 2009; the seeds' default; `ragkit.tune` sweeps k).
+  (Cormack, Clarke & Büttcher, SIGIR 2009; the usual default; `ragkit.tune` sweeps k).
 - `weighted_scores`: a weighted sum of each list's normalised scores (see `normalize`), the
   seeds' dense 0.6 / sparse 0.4 starting point.
 - `weighted_rank`: Anthropic's contextual-embeddings cookbook variant,

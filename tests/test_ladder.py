@@ -1,4 +1,4 @@
-"""Seed 002's ladder: rung tables and the reductions set beside the article's."""
+"""The Contextual Retrieval article's ladder: rung tables, reductions beside the article's."""
 import math
 
 import pandas as pd

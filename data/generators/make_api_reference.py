@@ -5,7 +5,8 @@ as data (one entry per endpoint, hand-written descriptions, parameters, errors a
 limits) and rendered through one template, so that every endpoint has sections with the same
 headings ("Parameters", "Errors", "Rate limits") that read alike. A "Rate limits" section
 only makes sense under its heading path (resource > endpoint > Rate limits): the case for
-heading-aware context and parent-child chunking in long technical documents (seed 000).
+heading-aware context and parent-child chunking in long technical documents (the 2026 RAG
+best-practice notes).
 
 What it is not: a real API. Fernway, its hosts and its error codes are invented; the
 example host uses the reserved .example top-level domain.

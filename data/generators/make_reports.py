@@ -7,7 +7,7 @@ sentence; every later paragraph says "the Company", "the quarter", "the previous
 Paragraphs are drawn from shared template pools, so the same sentence shapes (and often the
 same sentences) recur across reports, and a paragraph only makes sense with its document's
 title: the failure mode that contextual retrieval fixes (Anthropic, "Introducing Contextual
-Retrieval", 2024; seed 002).
+Retrieval", 2024).
 
 What it is not: financial modelling. The numbers are a random walk that is consistent within
 a company (this quarter's "previous quarter" figure is last quarter's figure, segment revenue
