@@ -36,9 +36,9 @@ from filelock import FileLock
 
 from ragkit.atomic import replace_folder
 from ragkit.chunking import chunk_document
+from ragkit.corpus_cache import corpora_folder
 from ragkit.documents import Chunk, Document, Query
 from ragkit.text_stats import joined  # noqa: F401 (re-exported for the notebooks)
-from ragkit.models import ragkit_home
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -234,7 +234,7 @@ def raw_corpus(data_dir: str | Path, documents: Sequence[Document]) -> Path:
     data_dir = Path(data_dir)
     if not (data_dir / "documents.jsonl").is_file() and (data_dir / "corpus").is_dir():
         return data_dir / "corpus"
-    cache = ragkit_home() / "cache" / "corpora"
+    cache = corpora_folder()
     cache.mkdir(parents=True, exist_ok=True)
     target = cache / _key(documents)
     how = "reused"

@@ -119,3 +119,31 @@ def test_the_agents_tools_stay_inside_the_written_folder(tmp_path, home):
     for path in ("../outside.md", str(folder.parent / "outside.md")):
         refused = run_tool("read_file", {"path": path}, ctx)
         assert refused.is_error and "secret" not in str(refused.content)
+
+
+def test_cache_clear_corpora_deletes_the_written_folders_but_not_one_being_written(
+        tmp_path, home, capsys):
+    """The folders were never cleaned: each is the size of its corpus."""
+    from filelock import FileLock
+    from ragkit.cli import main
+    data = _jsonl_data(tmp_path / "mine")
+    documents = load_documents_jsonl(data / "documents.jsonl")
+    first, second = raw_corpus(data, documents), raw_corpus(data, documents[:2])
+    size = sum(f.stat().st_size for f in first.rglob("*") if f.is_file()) + sum(
+        f.stat().st_size for f in second.rglob("*") if f.is_file())
+    capsys.readouterr()
+    with FileLock(f"{second}.lock"):  # a notebook writing it now (another process, in use)
+        assert main(["cache", "clear", "--corpora"]) == 0
+    assert capsys.readouterr().out == (
+        f"removed 1 corpus folder(s) ({(size - _size(second)) / 1e6:.1f} MB) from "
+        f"{home / 'cache' / 'corpora'}; 1 left: a notebook is writing it now; a notebook "
+        f"writes its folder again when it next needs it\n")
+    assert not first.exists() and second.is_dir() and not Path(f"{first}.lock").exists()
+    assert main(["cache", "clear", "--corpora"]) == 0
+    assert not second.exists()
+    assert raw_corpus(data, documents) == first and first.is_dir()  # written again
+    assert main(["cache", "stats", "--corpora"]) == 2
+
+
+def _size(folder: Path) -> int:
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())

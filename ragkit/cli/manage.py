@@ -5,6 +5,7 @@ import argparse
 from pathlib import Path
 
 from ragkit.cli.options import Help
+from ragkit.corpus_cache import clear_corpora, corpora_folder
 from ragkit.documents import RagkitError
 from ragkit.models import SPECS, install
 
@@ -28,8 +29,8 @@ def cmd_cache(args: argparse.Namespace) -> None:
     sqlite file at all is refused, not deleted (it may not be ragkit's)."""
     # deferred: sqlite3 loads only for `ragkit cache`
     from ragkit.cache import CallCache, DamagedCache, format_stats, remove_database
-    if args.embeddings:
-        return _clear_embeddings(args)
+    if args.embeddings or args.corpora:
+        return _clear_embeddings(args) if not args.corpora else _clear_corpora(args)
     cache = None
     try:
         cache = CallCache()
@@ -64,6 +65,16 @@ def _clear_embeddings(args: argparse.Namespace) -> None:
     freed = remove_cache(path)
     print(f"removed the embedding cache {path} ({freed / 1e6:.1f} MB); vectors are embedded "
           f"again when next needed" if freed else f"no embedding cache at {path}")
+
+
+def _clear_corpora(args: argparse.Namespace) -> None:
+    """`cache clear --corpora`: delete the documents notebooks 06 and 07 wrote as files."""
+    if args.action != "clear" or args.model or args.embeddings:
+        raise RagkitError("--corpora goes with `cache clear` alone")
+    removed, freed, busy = clear_corpora()
+    print(f"removed {removed} corpus folder(s) ({freed / 1e6:.1f} MB) from {corpora_folder()}"
+          + (f"; {busy} left: a notebook is writing it now" if busy else "")
+          + "; a notebook writes its folder again when it next needs it")
 
 
 def cmd_cookbook(args: argparse.Namespace) -> None:
@@ -131,6 +142,10 @@ def add_parsers(sub) -> None:
     p.add_argument("--embeddings", action="store_true",
                    help="clear: delete the embedding cache instead (damaged or not); its "
                         "vectors are embedded again when next needed")
+    p.add_argument("--corpora", action="store_true",
+                   help="clear: delete the documents notebooks 06 and 07 wrote as files for "
+                        "grep instead (each the size of its corpus); written again when next "
+                        "needed")
     p.set_defaults(func=cmd_cache)
 
     p = sub.add_parser("cookbook", help="execute the notebooks with papermill",
