@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from ragkit.fastjson import NOT_PARSED, fast_json
+from ragkit.fastjson import NOT_PARSED, fast_json, surrogate_field
 
 
 
@@ -154,33 +154,11 @@ def _strict_json(raw: bytes, path: Path, number: int) -> Any:
         raise RagkitError(f"{where(path, number)}: malformed JSON ({exc.msg})") from None
     except RecursionError:
         raise RagkitError(f"{where(path, number)}: malformed JSON (nested too deeply)") from None
-    if isinstance(obj, dict) and _SURROGATE_ESCAPE.search(raw):
-        for key, value in obj.items():
-            if _has_surrogate(key) or _has_surrogate(value):
-                shown = key.encode("utf-8", "backslashreplace").decode("utf-8")
-                raise RagkitError(f"{where(path, number, shown)}: holds a lone surrogate (an "
-                                  f"escaped \\ud800-\\udfff without its pair), not text")
+    key = surrogate_field(raw, obj)
+    if key is not None:
+        raise RagkitError(f"{where(path, number, key)}: holds a lone surrogate (an escaped "
+                          f"\\ud800-\\udfff without its pair), not text")
     return obj
-
-
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _has_surrogate(value: Any) -> bool:
-    """Whether a string anywhere in `value` (a parsed JSON value) holds a lone surrogate."""
-    todo = [value]
-    while todo:
-        item = todo.pop()
-        if isinstance(item, str):
-            if _SURROGATE.search(item):
-                return True
-        elif isinstance(item, dict):
-            todo.extend(item.keys())
-            todo.extend(item.values())
-        elif isinstance(item, list):
-            todo.extend(item)
-    return False
 
 
 def require(obj: dict, key: str, kind: type | tuple[type, ...], path: Path | str, line: int,

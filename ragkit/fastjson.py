@@ -4,11 +4,14 @@ What it is: `fast_json(line)` for the JSONL readers (documents, queries, chunks)
 a million lines when an index is built or loaded. orjson rejects NaN, Infinity and lone
 surrogates, which `json` reads, and turns integers beyond 64 bits into floats; such lines
 come back as `NOT_PARSED` so the caller parses them with `json` (and reports its error).
+`surrogate_field(line, obj)` names the top-level field of such a line that holds a lone
+surrogate, which no file can store: the caller refuses the line rather than fail at a write.
 
 What it is not: a writer; see `ragkit.index_folder` for the chunk rows.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
@@ -40,3 +43,26 @@ def _has_float(obj: Any) -> bool:
     if kind is list:
         return any(map(_has_float, obj))
     return False
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def surrogate_field(line: bytes, obj: Any) -> str | None:
+    """The key (backslash-escaped, printable) of the first top-level field of `obj`, parsed
+    from `line` by `json`, whose key or value holds a lone surrogate; None for none. Only a
+    line with a `\\ud800`-`\\udfff` escape is walked (a pair decodes to one character)."""
+    if not isinstance(obj, dict) or not _SURROGATE_ESCAPE.search(line):
+        return None
+    for key, value in obj.items():
+        todo = [key, value]
+        while todo:
+            item = todo.pop()
+            if isinstance(item, str) and _SURROGATE.search(item):
+                return key.encode("utf-8", "backslashreplace").decode("utf-8")
+            if isinstance(item, dict):
+                todo.extend([*item.keys(), *item.values()])
+            elif isinstance(item, list):
+                todo.extend(item)
+    return None

@@ -14,31 +14,24 @@ else the first heading. A template (.dotx) or macro-enabled file (.docm, .dotm) 
 document — its macros are not run — under any of the Word suffixes (a .dotx renamed .docx
 is common).
 
-Hostile files are bounded before python-docx opens them: a file that is no zip archive (a
-PDF named .docx is told so), has no `word/document.xml`, would unpack to more than
-`MAX_UNPACKED` bytes (a zip bomb) or has an XML part declaring a DTD (Word writes none; a
-billion-laughs file's entities live there) is one error line, and so is a body of more than
-`MAX_BLOCKS` paragraphs and tables. lxml, under python-docx, refuses XML nested deeper than
-256 levels. Each paragraph style is looked up and measured once (`_Styles`): python-docx's
-own lookup scans every style of the file for every paragraph.
+Hostile files are bounded before python-docx opens them (`ragkit.loaders.docx_archive`: no
+zip archive, no `word/document.xml`, a zip bomb, an XML part declaring a DTD), and a body of
+more than `MAX_BLOCKS` paragraphs and tables is one error line too. Each paragraph style is
+looked up and measured once (`_Styles`): python-docx's own lookup scans every style of the
+file for every paragraph.
 
 What it is not: a reader of the old binary `.doc`, of headers, footers, footnotes or
 comments, nor of page numbers (a Word file has none until it is laid out).
 """
 from __future__ import annotations
 
-import codecs
-import zipfile
-import zlib
 from pathlib import Path
 
 from ragkit.documents import Document, RagkitError
+from ragkit.loaders.docx_archive import check_zip
 from ragkit.loaders.markdown import TextBuilder
 
-_PROLOG = 64 * 2**10  # bytes read at a time while looking for a DTD before the root element
-MAX_UNPACKED = 512 * 2**20  # bytes all members would unpack to; a 300-page report is ~5 MB
 MAX_BLOCKS = 500_000  # paragraphs and tables of the body; a 1,000-page book has ~20,000
-_OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # OLE2: a .doc, or Word's encrypted .docx
 _WORD_MAINS = tuple(f"application/{kind}.main+xml" for kind in (
     "vnd.openxmlformats-officedocument.wordprocessingml.template",
     "vnd.ms-word.document.macroEnabled", "vnd.ms-word.template.macroEnabledTemplate"))
@@ -49,80 +42,6 @@ _CHARS = {_W + "t": None, _W + "tab": " ", _W + "br": " ", _W + "cr": " ",
           _W + "noBreakHyphen": "-"}
 _SKIP = {_W + "del", _W + "txbxContent", _MC + "Fallback", _W + "pPr", _W + "rPr",
          _W + "instrText", _W + "delText"}
-
-
-def _check_zip(path: Path) -> None:
-    try:
-        with path.open("rb") as handle:
-            magic = handle.read(8)
-    except OSError as exc:
-        raise RagkitError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    if magic == _OLE2:
-        raise RagkitError(f"{path}: not a valid Word file (an old binary .doc, or a .docx "
-                          f"with a password: save it as .docx without one)")
-    if magic.startswith(b"%PDF-"):
-        raise RagkitError(f"{path}: not a Word file (it is a PDF: rename it .pdf)")
-    try:
-        with zipfile.ZipFile(path) as archive:
-            members = archive.infolist()
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise RagkitError(f"{path}: not a valid Word file (not a zip archive: {exc})") from None
-    if not any(m.filename == "word/document.xml" for m in members):
-        raise RagkitError(f"{path}: not a valid Word file (no word/document.xml)")
-    unpacked = sum(m.file_size for m in members)
-    if unpacked > MAX_UNPACKED:
-        raise RagkitError(f"{path}: would unpack to {unpacked / 2**20:,.0f} MB, over the "
-                          f"{MAX_UNPACKED // 2**20} MB limit (a zip bomb?)")
-    _check_no_dtd(path, members)
-
-
-def _declares_dtd(part) -> bool:
-    """Whether the XML `part` (a binary file) has a `<!DOCTYPE` before its root element: the
-    prolog is read to its end, past comments and processing instructions of any length
-    (only a comment's last characters are held), in UTF-8 or, by its byte-order mark or
-    first bytes, UTF-16 — a 64 KB comment or a UTF-16 part once hid the DTD."""
-    head = part.read(4)
-    encoding = ("utf-16" if head[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-16-le"
-                if head[:2] == b"<\x00" else "utf-16-be" if head[:2] == b"\x00<" else "utf-8")
-    decoder = codecs.getincrementaldecoder(encoding)("replace")
-    text, skip = decoder.decode(head), ""
-    while True:
-        text = text.lstrip("\ufeff \t\r\n")
-        if skip:  # inside a comment or instruction: look for its end
-            end = text.find(skip)
-            if end < 0:
-                text = text[-len(skip):]
-            else:
-                text, skip = text[end + len(skip):], ""
-                continue
-        elif text.startswith(("<!--", "<?")):
-            text, skip = text[4 if text[1] == "!" else 2:], "-->" if text[1] == "!" else "?>"
-            continue
-        elif text and not "<!--".startswith(text):  # not a comment's opening, cut short
-            return text.startswith("<!")  # a DOCTYPE, or else the root element (or no XML)
-        more = part.read(_PROLOG)
-        if not more:
-            return False
-        text += decoder.decode(more)
-
-
-def _check_no_dtd(path: Path, members: list[zipfile.ZipInfo]) -> None:
-    """Refuse XML parts that declare a DTD: Word never writes one, and a declared entity
-    is how a billion-laughs file expands (lxml stops it, with a line about "amplification
-    factors") or an external one reaches for a file on this machine."""
-    try:
-        with zipfile.ZipFile(path) as archive:
-            for member in members:
-                if member.filename.endswith((".xml", ".rels")):
-                    with archive.open(member) as part:
-                        if _declares_dtd(part):
-                            raise RagkitError(f"{path}: not a valid Word file (its XML "
-                                              f"declares entities, which Word never writes: "
-                                              f"a billion-laughs file?)")
-    except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, NotImplementedError,
-            zlib.error) as exc:
-        raise RagkitError(f"{path}: not a valid Word file (damaged zip archive: {exc})"
-                          ) from None
 
 
 def _outline_level(ppr) -> int:
@@ -254,7 +173,7 @@ def _blocks(parent):
 
 def load(path: Path, rel: str) -> Document:
     """The document of the Word file `path` (id `rel`)."""
-    _check_zip(path)
+    check_zip(path)
     # deferred: python-docx (and lxml) only when a Word file is met
     from docx.opc.part import PartFactory
     from docx.package import Package

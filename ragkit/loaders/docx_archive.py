@@ -1,0 +1,99 @@
+"""The checks a Word file passes before python-docx opens it: hostile files bounded.
+
+What it is: `check_zip(path)` refuses, each in one line naming the file, a file that is no
+zip archive (an old binary .doc or a password-protected .docx, told so; a PDF named .docx,
+told so), has no `word/document.xml`, would unpack to more than `MAX_UNPACKED` bytes (a zip
+bomb), or has an XML part that declares a DTD before its root element (Word writes none; a
+billion-laughs file's entities live there). The prolog is read to its root element, past
+comments of any length and in UTF-16 too.
+
+What it is not: the reader (`ragkit.loaders.docx`), nor a limit on XML depth (lxml, under
+python-docx, refuses XML nested deeper than 256 levels).
+"""
+from __future__ import annotations
+
+import codecs
+import zipfile
+import zlib
+from pathlib import Path
+
+from ragkit.documents import RagkitError
+
+_PROLOG = 64 * 2**10  # bytes read at a time while looking for a DTD before the root element
+MAX_UNPACKED = 512 * 2**20  # bytes all members would unpack to; a 300-page report is ~5 MB
+_OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # OLE2: a .doc, or Word's encrypted .docx
+
+
+def check_zip(path: Path) -> None:
+    """Refuse, in one line naming `path`, a file python-docx must not open (module docstring)."""
+    try:
+        with path.open("rb") as handle:
+            magic = handle.read(8)
+    except OSError as exc:
+        raise RagkitError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if magic == _OLE2:
+        raise RagkitError(f"{path}: not a valid Word file (an old binary .doc, or a .docx "
+                          f"with a password: save it as .docx without one)")
+    if magic.startswith(b"%PDF-"):
+        raise RagkitError(f"{path}: not a Word file (it is a PDF: rename it .pdf)")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise RagkitError(f"{path}: not a valid Word file (not a zip archive: {exc})") from None
+    if not any(m.filename == "word/document.xml" for m in members):
+        raise RagkitError(f"{path}: not a valid Word file (no word/document.xml)")
+    unpacked = sum(m.file_size for m in members)
+    if unpacked > MAX_UNPACKED:
+        raise RagkitError(f"{path}: would unpack to {unpacked / 2**20:,.0f} MB, over the "
+                          f"{MAX_UNPACKED // 2**20} MB limit (a zip bomb?)")
+    _check_no_dtd(path, members)
+
+
+def _declares_dtd(part) -> bool:
+    """Whether the XML `part` (a binary file) has a `<!DOCTYPE` before its root element: the
+    prolog is read to its end, past comments and processing instructions of any length
+    (only a comment's last characters are held), in UTF-8 or, by its byte-order mark or
+    first bytes, UTF-16 — a 64 KB comment or a UTF-16 part once hid the DTD."""
+    head = part.read(4)
+    encoding = ("utf-16" if head[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-16-le"
+                if head[:2] == b"<\x00" else "utf-16-be" if head[:2] == b"\x00<" else "utf-8")
+    decoder = codecs.getincrementaldecoder(encoding)("replace")
+    text, skip = decoder.decode(head), ""
+    while True:
+        text = text.lstrip("\ufeff \t\r\n")
+        if skip:  # inside a comment or instruction: look for its end
+            end = text.find(skip)
+            if end < 0:
+                text = text[-len(skip):]
+            else:
+                text, skip = text[end + len(skip):], ""
+                continue
+        elif text.startswith(("<!--", "<?")):
+            text, skip = text[4 if text[1] == "!" else 2:], "-->" if text[1] == "!" else "?>"
+            continue
+        elif text and not "<!--".startswith(text):  # not a comment's opening, cut short
+            return text.startswith("<!")  # a DOCTYPE, or else the root element (or no XML)
+        more = part.read(_PROLOG)
+        if not more:
+            return False
+        text += decoder.decode(more)
+
+
+def _check_no_dtd(path: Path, members: list[zipfile.ZipInfo]) -> None:
+    """Refuse XML parts that declare a DTD: Word never writes one, and a declared entity
+    is how a billion-laughs file expands (lxml stops it, with a line about "amplification
+    factors") or an external one reaches for a file on this machine."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for member in members:
+                if member.filename.endswith((".xml", ".rels")):
+                    with archive.open(member) as part:
+                        if _declares_dtd(part):
+                            raise RagkitError(f"{path}: not a valid Word file (its XML "
+                                              f"declares entities, which Word never writes: "
+                                              f"a billion-laughs file?)")
+    except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, NotImplementedError,
+            zlib.error) as exc:
+        raise RagkitError(f"{path}: not a valid Word file (damaged zip archive: {exc})"
+                          ) from None
