@@ -295,3 +295,34 @@ def test_old_indexes_load_and_a_missing_parent_names_the_line(tmp_path):
                                           r"'manual.md#99'"):
         Pipeline.load(child)
 
+
+
+def test_ragkit_ask_names_each_heading_a_source_is_cited_under(tmp_path, monkeypatch, capsys):
+    """Two sentences of one chunk, cited under two headings: the source line named only one
+    (the last citation's) for both."""
+    from ragkit.cli import answers
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    docs = tmp_path / "docs.jsonl"
+    text = ("# Refunds\n\n## Deadline\n\nRefunds are accepted within 21 days of delivery.\n\n"
+            "## Payment\n\nRefunds are paid to the card within 21 days of approval.")
+    docs.write_text(json.dumps({"id": "refund", "title": "Refund policy", "text": text}) + "\n")
+    assert main(["index", str(docs), "--out", str(tmp_path / "idx"), "--embedder", "none"]) == 0
+
+    def two_places(path, body):
+        def loc(block, cited):
+            return {"type": "search_result_location", "source": "refund#0", "title": "t",
+                    "cited_text": cited, "search_result_index": 0, "start_block_index": block,
+                    "end_block_index": block + 1}
+        content = [{"type": "text", "text": "Accepted within 21 days",
+                    "citations": [loc(2, "Refunds are accepted within 21 days of delivery.")]},
+                   {"type": "text", "text": " and paid within 21 days.",
+                    "citations": [loc(4, "Refunds are paid to the card within 21 days.")]}]
+        return 200, {"id": "msg_1", "type": "message", "role": "assistant",
+                     "model": body["model"], "content": content, "stop_reason": "end_turn",
+                     "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5}}
+    monkeypatch.setattr(answers, "_llm", lambda offline: recording_llm([], two_places))
+    capsys.readouterr()
+    assert main(["ask", "--index", str(tmp_path / "idx"), "--k", "1", "Refunds?"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "Accepted within 21 days [1] and paid within 21 days. [1]",
+        "[1] refund#0 — Refund policy / Refunds > Deadline; Refund policy / Refunds > Payment"]

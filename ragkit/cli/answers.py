@@ -44,15 +44,20 @@ def cmd_ask(args: argparse.Namespace) -> None:
         result = answer(args.question, hits, pipeline.chunks, **ask)
         print(terminal_text(result.text))
     pages: dict[str, list[int]] = {}  # a PDF's cited pages, per source
+    places: dict[str, list[str]] = {}  # the heading path over each cited sentence, per source
     for citation in result.citations:
         if citation.page is not None and citation.page not in pages.get(citation.chunk_id, []):
             pages.setdefault(citation.chunk_id, []).append(citation.page)
+        place = tag_place(citation.title)
+        if place not in places.setdefault(citation.chunk_id, []):
+            places[citation.chunk_id].append(place)
     for number, (ident, tag) in enumerate(result.sources, start=1):
-        # the tag of the cited sentence: its heading path, not the one where the chunk starts
+        # the tags of the cited sentences: their heading paths, not where the chunk starts
         cited = sorted(pages.get(ident, []))
         where = (f", p. {cited[0]}" if len(cited) == 1 else
                  f", pp. {', '.join(map(str, cited))}" if cited else "")
-        print(terminal_text(f"[{number}] {ident} — {tag_place(tag)}{where}"))
+        shown = "; ".join(places.get(ident) or [tag_place(tag)])
+        print(terminal_text(f"[{number}] {ident} — {shown}{where}"))
 
 
 def _ask_agent(args: argparse.Namespace) -> None:
