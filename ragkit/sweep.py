@@ -34,6 +34,7 @@ import pandas as pd
 
 from ragkit import index_cache
 from ragkit.atomic import check_target, replace_folder, write_text
+from ragkit.chunking import ChunkerConfig
 from ragkit.documents import RagkitError
 from ragkit.models import ragkit_home
 from ragkit.notebook_params import effective_parameters, parameters_for
@@ -178,6 +179,8 @@ def sweep(notebook: str | Path | None, out: Path | str, grid: Mapping[str, Seque
     path, out = notebook_paths([notebook])[0], Path(out)
     points = [dict(parameters_for([path], dict(zip(grid, values)))[path])
               for values in itertools.product(*grid.values())]
+    for params in points:  # a point the notebook would refuse is refused before any runs
+        _check_chunking(path, params)
     check_target(out, is_results, RESULTS, folder=True)
     fingerprint = source_fingerprint()
     with replace_folder(out, is_results, RESULTS) as tmp, index_cache.shared():
@@ -195,6 +198,18 @@ def sweep(notebook: str | Path | None, out: Path | str, grid: Mapping[str, Seque
         raise RagkitError(f"{len(failed)} of {len(rows)} sweep points failed: "
                           f"{', '.join(failed)} (see {out / 'sweep.md'})")
     return out / "sweep.md"
+
+
+def _check_chunking(notebook: Path, params: Mapping[str, Any]) -> None:
+    """A point whose chunk size and overlap (given, else the notebook's) no chunker takes:
+    one line naming the point, before the sweep runs (it failed only after running)."""
+    used = effective_parameters(notebook, params)
+    if "chunk_size" in used and "overlap" in used:
+        try:
+            ChunkerConfig(int(used["chunk_size"]), int(used["overlap"]))
+        except (RagkitError, TypeError, ValueError) as exc:
+            raise RagkitError(f"sweep point {_tag(params)}: {exc}; sweep overlap too "
+                              f"(--param overlap=...) or drop the point") from None
 
 
 def _write_tables(folder: Path, table: pd.DataFrame, grid: Mapping[str, Sequence[Any]],

@@ -382,3 +382,17 @@ def test_a_parameter_held_at_one_value_is_tabulated_but_not_plotted(tmp_path):
     md = (tmp_path / "sweep.md").read_text()
     assert "![recorded metrics against x](sweep_x.png)" in md and "against data_dir" not in md
     assert md.splitlines()[0] == "|   x | data_dir   |   double | error   |"
+
+
+def test_a_sweep_point_no_chunker_takes_is_refused_before_any_point_runs(tmp_path,
+                                                                        monkeypatch):
+    """chunk_size 64 with the notebook's overlap 64 failed only after the sweep had run."""
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    nb = _notebook(tmp_path / "01_tiny.ipynb", "open('ran.txt', 'a').write('x')",
+                   params="chunk_size = 512\noverlap = 64")
+    with pytest.raises(RagkitError) as caught:
+        sweep(str(nb), tmp_path / "sweep", {"chunk_size": ["512", "64"]})
+    assert str(caught.value) == ("sweep point chunk_size=64: overlap must be between 0 and half "
+                                 "the chunk size (32), got 64; sweep overlap too (--param "
+                                 "overlap=...) or drop the point")
+    assert not (tmp_path / "ran.txt").exists() and not (tmp_path / "sweep").exists()
