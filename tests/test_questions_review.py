@@ -217,3 +217,14 @@ def test_a_long_cell_the_sheet_was_written_with_is_read_back(tmp_path):
     golden.write_text(json.dumps(long) + "\n", encoding="utf-8")
     write_review([long], sheet)
     assert [q["question"] for q in accept(sheet, golden)] == [long["question"]]
+
+
+def test_a_sheet_with_a_column_twice_is_refused_not_read_by_its_last_copy(files, capsys):
+    golden, sheet, accepted = files
+    rows = sheet.read_text(encoding="utf-8-sig").splitlines()
+    sheet.write_text("\n".join([rows[0] + ",keep"] + [r + ",no" for r in rows[1:]]) + "\n",
+                     encoding="utf-8-sig")
+    assert main(["questions", "accept", str(sheet), "--golden", str(golden), "--out",
+                 str(accepted)]) == 2
+    assert capsys.readouterr().err == (f"ragkit: error: {sheet}: row 1: column 'keep' appears "
+                                       f"twice; keep one\n")

@@ -158,6 +158,9 @@ def _rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
     csv.field_size_limit(max(csv.field_size_limit(), len(text)))  # `write_review`'s own cells
     reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
     fields = [f.strip() for f in reader.fieldnames or []]
+    twice = sorted({f for f in fields if f in COLUMNS and fields.count(f) > 1})
+    if twice:  # csv would read the last of them, silently
+        raise RagkitError(f"{path}: row 1: column '{twice[0]}' appears twice; keep one")
     for name in REQUIRED:
         if name not in fields:
             raise RagkitError(f"{path}: row 1: missing column '{name}' (the header must name "
