@@ -108,15 +108,19 @@ def test_a_fifo_without_skip_bad_is_one_line_not_a_hang(tmp_path, folder):
 
 def test_names_a_terminal_would_obey_or_that_are_not_utf8_are_listed_escaped(tmp_path, folder):
     raw = os.fsencode(folder)
-    for name in (b"red\x1b[31m.md", b"two\nlines.md", b"caf\xe9.md"):
+    for name in (b"red\x1b[31m.md", b"two\nlines.md", b"caf\xe9.md",
+                 "invoice\u202efdp.md".encode(), "\u0645\u0644\u0641\u200c\u0645.md".encode()):
         (Path(os.fsdecode(raw + b"/" + name))).write_text("# Named\n\nA file with an odd "
                                                           "name about kettles.\n")
     done = _index(folder, tmp_path / "idx", "--skip-bad")
     assert done.returncode == 0, done.stderr
     assert "\x1b" not in done.stderr and "\x1b" not in done.stdout
-    assert _doc_ids(tmp_path / "idx") == ["depot.md"]
+    # a right-to-left name with its zero-width non-joiner is a name like any other
+    assert _doc_ids(tmp_path / "idx") == ["depot.md", "\u0645\u0644\u0641\u200c\u0645.md"]
     assert _skipped(done) == [
         f"{folder}/caf\\xe9.md: its name is not UTF-8 (byte \\xe9); rename the file",
+        f"{folder}/invoice\\u202efdp.md: its name holds a bidirectional override (U+202E), "
+        f"which shows it as another name; rename the file",
         f"{folder}/red\\x1b[31m.md: its name holds a control character (\\x1b); rename the file",
         f"{folder}/two\\nlines.md: its name holds a control character (\\n); rename the file"]
 

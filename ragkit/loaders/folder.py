@@ -9,9 +9,10 @@ whose name `wanted` accepts, each with None (read it) or the reason it is not re
   .env`: the walk skips hidden entries, and a link must not read one for it), leads
   nowhere, or loops;
 - a FIFO, socket or device (opening a FIFO blocks until a writer comes);
-- a name that is not UTF-8, or that holds a control character: an escape sequence in a name
-  would be obeyed by the terminal that prints it, a newline would split a one-line error in
-  two, and the name becomes the document id every output carries;
+- a name that is not UTF-8, or that holds a control character or a bidirectional override:
+  an escape sequence in a name would be obeyed by the terminal that prints it, a newline
+  would split a one-line error in two, an override shows the name as another, and the name
+  becomes the document id every output carries;
 - a subfolder that cannot be listed (its files would be missed without a word).
 
 `shown(path)` is a path as an error line may print it: undecodable bytes as `\\xe9`, control
@@ -32,6 +33,10 @@ from pathlib import Path
 from ragkit.loaders.text import not_regular
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# Unicode's bidirectional embeddings, overrides and isolates ("Trojan Source"): a name such as
+# "invoice\u202efdp.exe" prints as "invoiceexe.pdf". Marks a right-to-left name needs (LRM,
+# RLM, the zero-width joiners) are allowed.
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
 _ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 _OUTSIDE = ("a symbolic link to {target}, outside the folder; ragkit reads only the folder's "
             "own files (copy the file in to index it)")
@@ -43,7 +48,9 @@ def _escape(char: str) -> str:
 
 def escaped(text: str, keep: str = "") -> str:
     """`text` with each control character but those in `keep` written as its escape (`\\n`,
-    `\\x1b`): what a terminal would obey is shown instead."""
+    `\\x1b`), and each bidirectional override as `\\u202e`: what a terminal would obey is
+    shown instead."""
+    text = _BIDI.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     return _CONTROL.sub(lambda m: m.group() if m.group() in keep else _escape(m.group()), text)
 
 
@@ -62,6 +69,9 @@ def _name_problem(rel: str) -> str | None:
     if control := _CONTROL.search(rel):
         return (f"its name holds a control character ({_escape(control.group())}); rename "
                 f"the file")
+    if bidi := _BIDI.search(rel):
+        return (f"its name holds a bidirectional override (U+{ord(bidi.group()):04X}), which "
+                f"shows it as another name; rename the file")
     return None
 
 
