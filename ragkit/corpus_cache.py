@@ -29,8 +29,8 @@ def clear_corpora() -> tuple[int, int, int]:
     removed = freed = busy = 0
     folder = corpora_folder()
     for target in sorted(folder.iterdir()) if folder.is_dir() else []:
-        if not target.is_dir() or target.is_symlink():
-            continue
+        if target.name.startswith(".") or not target.is_dir() or target.is_symlink():
+            continue  # a staging folder a notebook is filling (`replace_folder`), or not ours
         try:
             with FileLock(f"{target}.lock", timeout=0):
                 freed += sum(f.lstat().st_size for f in target.rglob("*") if f.is_file())

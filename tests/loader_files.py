@@ -88,7 +88,8 @@ def bomb_pdf(path: Path, unpacked: int, how: str = "flate") -> Path:
     """A one-page PDF whose content unpacks to `unpacked` bytes of spaces and then prints
     `hello` (a decompression bomb when `unpacked` is large). `how`: "flate" (/FlateDecode),
     "short" (the short name /Fl), "double" (deflated twice), "hex" (/ASCIIHexDecode in
-    front), "xobject" (the bomb in a Form XObject the page draws with Do)."""
+    front), "runlength" (/RunLengthDecode in front), "checksum" (a damaged Adler-32),
+    "xobject" (the bomb in a Form XObject the page draws with Do)."""
     import binascii
     import zlib
     text = b" " * unpacked + b"BT /F1 12 Tf 72 700 Td (hello) Tj ET"
@@ -99,6 +100,12 @@ def bomb_pdf(path: Path, unpacked: int, how: str = "flate") -> Path:
         data, filters = zlib.compress(data, 9), b"[/FlateDecode /FlateDecode]"
     elif how == "hex":
         data, filters = binascii.hexlify(data) + b">", b"[/ASCIIHexDecode /FlateDecode]"
+    elif how == "runlength":  # literal runs of up to 128 bytes, then the end-of-data mark
+        data = b"".join(bytes([len(data[i:i + 128]) - 1]) + data[i:i + 128]
+                        for i in range(0, len(data), 128)) + b"\x80"
+        filters = b"[/RunLengthDecode /FlateDecode]"
+    elif how == "checksum":  # the last byte of the Adler-32 flipped: a damaged stream
+        data = data[:-1] + bytes([data[-1] ^ 0xFF])
     stream = b"<< /Length %d /Filter %s >>\nstream\n" % (len(data), filters) + data
     if how != "xobject":
         return raw_pdf(path, [

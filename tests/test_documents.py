@@ -152,6 +152,9 @@ def test_a_query_line_without_its_text_names_the_field_the_format_documents(tmp_
     # nested past Python's stack: one line, not a RecursionError traceback
     (b'{"id": "a", "text": "x", "extra": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n",
      r"docs.jsonl:1: malformed JSON \(nested too deeply\)$"),
+    # deep enough for Python's stack, shallow enough for orjson (1,024 levels)
+    (b'{"id": "a", "text": "x", "extra": ' + b"[" * 1000 + b"]" * 1000 + b"}\n",
+     r"docs.jsonl:1: malformed JSON \(nested too deeply\)$"),
     # a lone surrogate cannot be written to any file later: refused where it is read
     (b'{"id": "a", "text": "hello \\ud800 refunds"}\n',
      r"docs.jsonl:1: field 'text': holds a lone surrogate"),

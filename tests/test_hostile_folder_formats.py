@@ -34,12 +34,12 @@ def test_a_word_file_named_pdf_says_it_is_a_zip_archive(tmp_path):
                                   f"a Word file named .pdf?)")
 
 
-@pytest.mark.parametrize("hide", ["", "comment", "utf-16"])
+@pytest.mark.parametrize("hide", ["", "comment", "utf-16", "utf-32"])
 def test_word_xml_declaring_entities_is_refused_in_one_plain_line(tmp_path, hide):
     """Also behind a 100 KB comment or in a UTF-16 part, which once got past a check that read
     64 KB of UTF-8 (the text around the entities then vanished without a word)."""
     source = docx(tmp_path / "source.docx", [("", "PLACEHOLDER")])
-    declared = ' encoding="UTF-16"' if hide == "utf-16" else ""
+    declared = f' encoding="{hide.upper()}"' if hide.startswith("utf") else ""
     laughs = (f'<?xml version="1.0"{declared}?>\n'
               + ("<!--" + "x" * 100_000 + "-->" if hide == "comment" else "")
               + '<!DOCTYPE lolz [<!ENTITY lol "lol">'
@@ -51,7 +51,7 @@ def test_word_xml_declaring_entities_is_refused_in_one_plain_line(tmp_path, hide
             data = original.read(name)
             if name == "word/document.xml":
                 body = data.decode().split("?>", 1)[1].replace("PLACEHOLDER", "&lol9;")
-                data = (laughs + body).encode("utf-16" if hide == "utf-16" else "utf-8")
+                data = (laughs + body).encode(hide if hide.startswith("utf") else "utf-8")
             out.writestr(name, data)
     source.unlink()
     assert _refusal(tmp_path) == (f"{tmp_path / 'laughs.docx'}: not a valid Word file (its XML "

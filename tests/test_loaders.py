@@ -156,7 +156,8 @@ def test_a_bad_file_is_one_line_naming_it(tmp_path, name):
     assert str(caught.value) == f"{tmp_path / name}: {reason}"
 
 
-@pytest.mark.parametrize("how", ["flate", "short", "double", "hex", "xobject"])
+@pytest.mark.parametrize("how", ["flate", "short", "double", "hex", "runlength", "checksum",
+                                 "xobject"])
 def test_a_pdf_decompression_bomb_is_refused_before_it_unpacks(tmp_path, monkeypatch, how):
     """Every stream pdfminer decodes is measured, through every filter: the check once read
     only a page's own first /FlateDecode, so /Fl, a second layer, a hex layer in front or a
@@ -177,8 +178,30 @@ def test_a_pdf_whose_streams_together_pass_the_file_limit_is_refused(tmp_path, m
     with pytest.raises(RagkitError, match=r"small.pdf: page 1: the file's streams unpack to "
                                           r"more than 1 MB together"):
         load_folder(tmp_path)
-    from pdfminer.pdftypes import PDFStream
-    assert PDFStream.decode.__module__ == "pdfminer.pdftypes"  # the patch is undone
+
+
+
+def test_the_stream_check_applies_only_inside_its_own_thread(tmp_path, monkeypatch):
+    """The check once patched pdfminer for the whole process while a PDF was read: two
+    threads at once could leave it installed for good, refusing everyone's streams."""
+    import threading
+    from pdfminer.high_level import extract_text
+    monkeypatch.setattr(pdf_streams, "MAX_STREAM", 2**20)
+    big = bomb_pdf(tmp_path / "big.pdf", 2**20 + 1)
+    started, release, seen = threading.Event(), threading.Event(), []
+
+    def other_thread():  # reads a large stream while the main thread is inside the check
+        started.wait()
+        seen.append(extract_text(str(big)).strip())
+        release.set()
+    worker = threading.Thread(target=other_thread)
+    worker.start()
+    with pdf_streams.bounded_streams(big):
+        started.set()
+        release.wait(60)
+    worker.join()
+    assert seen == ["hello"]
+    assert extract_text(str(big)).strip() == "hello"  # and after it, as pdfminer reads it
 
 
 def test_skip_bad_leaves_bad_files_out_and_summarises(tmp_path):
@@ -328,3 +351,19 @@ def test_the_example_chunk_is_a_pdfs_when_there_is_one_and_any_folder_has_one():
     assert example_chunk([bare]) is bare
     with pytest.raises(RagkitError, match="no chunks"):
         example_chunk([])
+
+
+def test_a_fax_encoded_content_stream_is_not_decoded(tmp_path):
+    """pdfminer's CCITT decoder is pure Python: a 1 KB stream ran for minutes. A fax image
+    holds no text, so it is never decoded (the page has no text layer)."""
+    from loader_files import raw_pdf
+    data = b"\xff" * 100
+    raw_pdf(tmp_path / "fax.pdf", [
+        b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
+        b"<< /Length %d /Filter /CCITTFaxDecode /DecodeParms << /K -1 /Columns 80000 >> >>"
+        b"\nstream\n" % len(data) + data + b"\nendstream"])
+    with pytest.raises(RagkitError) as caught:
+        load_folder(tmp_path)
+    assert str(caught.value) == (f"{tmp_path / 'fax.pdf'}: no text layer (scanned? ragkit "
+                                 f"does not OCR)")

@@ -191,6 +191,14 @@ def test_an_edited_sheet_is_kept_when_review_runs_again_and_a_stale_one_is_repla
     _save(sheet, rows)
     assert review_sheet(moved, sheet) == (sheet, "written")  # same ids, other documents
     assert [r["keep"] for r in _rows(sheet)] == ["yes", "yes"]
+    # regenerated: same ids and sources, new questions — the old edits must not pass as the
+    # reviewer's edits of the new questions
+    rows = _rows(sheet)
+    rows[0]["keep"] = "no"
+    _save(sheet, rows)
+    regenerated = [{**q, "question": q["question"] + " (rewritten)"} for q in moved]
+    assert review_sheet(regenerated, sheet) == (sheet, "written")
+    assert [r["question"] for r in _rows(sheet)] == [q["question"] for q in regenerated]
 
 
 @pytest.mark.parametrize("change, message", [

@@ -132,8 +132,11 @@ def test_cache_clear_corpora_deletes_the_written_folders_but_not_one_being_writt
     size = sum(f.stat().st_size for f in first.rglob("*") if f.is_file()) + sum(
         f.stat().st_size for f in second.rglob("*") if f.is_file())
     capsys.readouterr()
+    staging = second.parent / f".{second.name}.new-123"  # a notebook filling a new folder
+    staging.mkdir()
     with FileLock(f"{second}.lock"):  # a notebook writing it now (another process, in use)
         assert main(["cache", "clear", "--corpora"]) == 0
+    assert staging.is_dir()
     assert capsys.readouterr().out == (
         f"removed 1 corpus folder(s) ({(size - _size(second)) / 1e6:.1f} MB) from "
         f"{home / 'cache' / 'corpora'}; 1 left: a notebook is writing it now; a notebook "

@@ -172,8 +172,8 @@ def add_parsers(sub) -> None:
     p.add_argument("--update", action="store_true",
                    help="if --out is an index: re-index only the documents added or changed "
                         "since, drop the removed ones, keep its store and index options (an "
-                        "index option given that differs from the index's is refused); else "
-                        "build it")
+                        "index option set to other than its default that differs from the "
+                        "index's is refused); else build it")
     p.add_argument("--skip-bad", action="store_true",
                    help="leave out a folder's files that cannot be read (a scanned, encrypted "
                         "or damaged PDF, a page with no body text, ...) with a warning each, "

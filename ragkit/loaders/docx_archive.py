@@ -5,7 +5,7 @@ zip archive (an old binary .doc or a password-protected .docx, told so; a PDF na
 told so), has no `word/document.xml`, would unpack to more than `MAX_UNPACKED` bytes (a zip
 bomb), or has an XML part that declares a DTD before its root element (Word writes none; a
 billion-laughs file's entities live there). The prolog is read to its root element, past
-comments of any length and in UTF-16 too.
+comments of any length and in UTF-16 or UTF-32 too.
 
 What it is not: the reader (`ragkit.loaders.docx`), nor a limit on XML depth (lxml, under
 python-docx, refuses XML nested deeper than 256 levels).
@@ -54,10 +54,14 @@ def _declares_dtd(part) -> bool:
     """Whether the XML `part` (a binary file) has a `<!DOCTYPE` before its root element: the
     prolog is read to its end, past comments and processing instructions of any length
     (only a comment's last characters are held), in UTF-8 or, by its byte-order mark or
-    first bytes, UTF-16 — a 64 KB comment or a UTF-16 part once hid the DTD."""
+    first bytes, UTF-16 or UTF-32 — a 64 KB comment or a UTF-16 part once hid the DTD."""
     head = part.read(4)
-    encoding = ("utf-16" if head[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-16-le"
-                if head[:2] == b"<\x00" else "utf-16-be" if head[:2] == b"\x00<" else "utf-8")
+    encoding = ("utf-32" if head in (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff") else
+                "utf-32-le" if head == b"<\x00\x00\x00" else
+                "utf-32-be" if head == b"\x00\x00\x00<" else
+                "utf-16" if head[:2] in (b"\xff\xfe", b"\xfe\xff") else
+                "utf-16-le" if head[:2] == b"<\x00" else
+                "utf-16-be" if head[:2] == b"\x00<" else "utf-8")
     decoder = codecs.getincrementaldecoder(encoding)("replace")
     text, skip = decoder.decode(head), ""
     while True:

@@ -3,22 +3,27 @@
 What it is: `bounded_streams(path)`, a context in which each `PDFStream` that pdfminer
 decodes — page contents, Form XObjects, fonts, CMaps, images, whatever a page draws — is
 first measured through its whole filter chain at bounded cost: Flate (`/FlateDecode` or
-`/Fl`) with `zlib.decompressobj().decompress(data, limit)`, LZW code by code, RunLength by
-its length bytes, the ASCII filters (which only shrink) as they are. A stream that would
+`/Fl`) in pieces of at most the limit (a damaged stream up to its damage, as pdfminer reads
+it), LZW code by code, RunLength run by run, the ASCII filters (which only shrink) as they are. A stream that would
 unpack past `MAX_STREAM`, or a file whose streams together would pass `MAX_FILE`, raises
 `RagkitError` naming the file; only then does pdfminer's own `decode` run. Why measure before
 decoding: pdfminer calls `zlib.decompress` on the whole stream, so 2 KB of doubly deflated
 zeros become a gigabyte in memory before any check could look at it. Why every stream and
 every layer: a limit on the first filter of a page's own contents is passed by the short name
-`/Fl`, by a second `/FlateDecode`, by an `/ASCIIHexDecode` in front, or by a bomb in a Form
-XObject the page draws.
+`/Fl`, by a second `/FlateDecode`, by an `/ASCIIHexDecode` or `/RunLengthDecode` in front, by
+a flipped checksum byte, or by a bomb in a Form XObject the page draws.
+
+A CCITT fax image is not decoded at all (it holds no text, and pdfminer's decoder is pure
+Python: a 1 KB stream took minutes).
 
 What it is not: a sandbox. The measuring costs a second decompression of each stream (zlib
-runs at hundreds of MB/s; pdfminer's layout analysis dominates a page's time), and the
-check patches `PDFStream.decode` for the length of the context only, in this process.
+runs at hundreds of MB/s; pdfminer's layout analysis dominates a page's time).
+`PDFStream.decode` is wrapped once per process; the wrapper checks only the streams of a
+thread inside `bounded_streams`, so other threads and other users of pdfminer are unchanged.
 """
 from __future__ import annotations
 
+import threading
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,10 +37,22 @@ MAX_FILE = 1024 * 2**20  # bytes all of a file's streams may unpack to together
 
 
 def _flate(data: bytes, limit: int) -> bytes:
+    """Flate-decoded `data`, at most `limit` + 1 bytes; a damaged stream up to its damage,
+    as pdfminer's own fallback reads it (a flipped checksum byte must not count as 0)."""
+    inflate, out, size = zlib.decompressobj(), [], 0
     try:
-        return zlib.decompressobj().decompress(data, limit + 1)
+        for at in range(0, len(data), 1 << 16):
+            pending = data[at:at + (1 << 16)]
+            while pending and size <= limit:
+                piece = inflate.decompress(pending, limit + 1 - size)
+                out.append(piece)
+                size += len(piece)
+                pending = inflate.unconsumed_tail
+            if size > limit:
+                break
     except zlib.error:
-        return b""  # pdfminer reads what it can of a damaged stream; nothing to bound here
+        pass
+    return b"".join(out)
 
 
 def _lzw(data: bytes, limit: int) -> bytes:
@@ -52,18 +69,20 @@ def _lzw(data: bytes, limit: int) -> bytes:
     return b"".join(out)
 
 
-def _run_length(data: bytes, limit: int) -> int:
-    """The size RunLengthDecode would unpack `data` to, counted up to past `limit`."""
-    size, at = 0, 0
-    while at < len(data) and size <= limit:
+def _run_length(data: bytes, limit: int) -> bytes:
+    """RunLength-decoded `data`, at most about `limit` bytes (the next filter may grow it)."""
+    out, at = bytearray(), 0
+    while at < len(data) and len(out) <= limit:
         length = data[at]
         if length == 128:
             break
         if length < 128:
-            size, at = size + length + 1, at + length + 2
+            out += data[at + 1:at + length + 2]
+            at += length + 2
         else:
-            size, at = size + 257 - length, at + 2
-    return size
+            out += data[at + 1:at + 2] * (257 - length)
+            at += 2
+    return bytes(out)
 
 
 def _sizes(stream, limit: int) -> Iterator[int]:
@@ -82,45 +101,72 @@ def _sizes(stream, limit: int) -> Iterator[int]:
         elif name in t.LITERALS_ASCII85_DECODE:
             data = t.ascii85decode(data)
         elif name in t.LITERALS_RUNLENGTH_DECODE:
-            yield _run_length(data, limit)
-            return  # what follows cannot grow past what the check has already allowed
+            data = _run_length(data, limit)
         else:
-            return  # images (DCT, JPX, JBIG2, CCITT) and unknown filters: pdfminer's call
+            return  # images (DCT, JPX, JBIG2; CCITT is never decoded) and unknown filters
         yield len(data)
+
+
+def _is_fax(stream) -> bool:
+    from pdfminer.pdftypes import LITERALS_CCITTFAX_DECODE
+    return any(name in LITERALS_CCITTFAX_DECODE for name, _ in stream.get_filters())
 
 
 class Reading:
     """Where the reader is: `page` (1-based) while a page is read, for the refusal's line."""
 
-    def __init__(self) -> None:
-        self.page: int | None = None
-        self.total = 0
+    def __init__(self, path: Path) -> None:
+        self.path, self.page, self.total = path, None, 0
+
+    def check(self, stream) -> None:
+        """Refuse `stream` before pdfminer decodes it (see the module docstring)."""
+        largest = max(_sizes(stream, MAX_STREAM), default=0)
+        where = f"{self.path}: page {self.page}" if self.page else f"{self.path}"
+        if largest > MAX_STREAM:
+            raise RagkitError(f"{where}: a stream unpacks to more than "
+                              f"{MAX_STREAM // 2**20} MB (a decompression bomb?)")
+        self.total += largest
+        if self.total > MAX_FILE:
+            raise RagkitError(f"{where}: the file's streams unpack to more than "
+                              f"{MAX_FILE // 2**20} MB together (a decompression bomb?)")
+
+
+_local = threading.local()  # the Reading of this thread's `bounded_streams`, if any
+_install_lock = threading.Lock()
+_installed: list = []  # pdfminer's own decode, once it is wrapped
+
+
+def _install() -> None:
+    """Wrap `PDFStream.decode` once, for good: the wrapper checks only a thread that is in
+    `bounded_streams`, so threads and other pdfminer users are left as they were."""
+    from pdfminer.pdftypes import PDFStream
+    with _install_lock:
+        if _installed:
+            return
+        original = PDFStream.decode
+
+        def decode(stream) -> None:
+            reading = getattr(_local, "reading", None)
+            if reading is not None and stream.rawdata is not None and stream.get_filters():
+                if _is_fax(stream):  # a fax image: no text, and a slow pure-Python decoder
+                    stream.data, stream.rawdata = b"", None
+                    return
+                reading.check(stream)
+            original(stream)
+
+        PDFStream.decode = decode
+        _installed.append(original)
 
 
 @contextmanager
 def bounded_streams(path: Path) -> Iterator[Reading]:
-    """pdfminer decodes no stream of `path` past `MAX_STREAM`, nor all of them past
-    `MAX_FILE` together (see the module docstring); set `.page` of what it yields to name
-    the page in the refusal."""
-    from pdfminer.pdftypes import PDFStream
-    original = PDFStream.decode
-    reading = Reading()
-
-    def decode(stream) -> None:
-        if stream.rawdata is not None and stream.get_filters():
-            largest = max(_sizes(stream, MAX_STREAM), default=0)
-            where = f"{path}: page {reading.page}" if reading.page else f"{path}"
-            if largest > MAX_STREAM:
-                raise RagkitError(f"{where}: a stream unpacks to more than "
-                                  f"{MAX_STREAM // 2**20} MB (a decompression bomb?)")
-            reading.total += largest
-            if reading.total > MAX_FILE:
-                raise RagkitError(f"{where}: the file's streams unpack to more than "
-                                  f"{MAX_FILE // 2**20} MB together (a decompression bomb?)")
-        original(stream)
-
-    PDFStream.decode = decode
+    """In this thread, pdfminer decodes no stream of `path` past `MAX_STREAM`, nor all of
+    them past `MAX_FILE` together (see the module docstring); set `.page` of what it yields
+    to name the page in the refusal."""
+    _install()
+    before = getattr(_local, "reading", None)
+    _local.reading = reading = Reading(path)
     try:
         yield reading
     finally:
-        PDFStream.decode = original
+        _local.reading = before

@@ -3,10 +3,10 @@
 What it is:
 - `write_golden(questions, path)` / `read_golden(path)`: the golden JSONL (one question per
   line, the shipped format), written atomically; reading checks each line's fields.
-- `review_sheet(questions, path)`: the sheet to review at `path` — an existing sheet for the
-  same questions (the same ids and sources) is kept as the reviewer left it, so re-running a
-  notebook or `ragkit questions review` after editing it never throws the review away; any
-  other sheet there is replaced by `write_review`'s.
+- `review_sheet(questions, path)`: the sheet to review at `path` — an existing sheet written
+  for these same questions (its `<sheet>.sha256` stamp says so) is kept as the reviewer left
+  it, so re-running a notebook or `ragkit questions review` after editing it never throws
+  the review away; any other sheet there is replaced by `write_review`'s.
 - `write_review(questions, path)`: a CSV sheet, one row per question, columns `COLUMNS`:
   id, question, answer_span (answer_span_2: a multi-chunk question's second span), source
   (document, page, section), kind, keep (prefilled `yes`), notes. UTF-8 with a byte-order
@@ -28,6 +28,7 @@ What it is not: a merge of two reviews; the last sheet decides.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import warnings
@@ -119,30 +120,38 @@ def _sheet(questions: Sequence[dict[str, Any]]) -> str:
     return "\ufeff" + buffer.getvalue()
 
 
+def _stamp(path: Path) -> Path:
+    """The file beside a sheet holding the sha256 of the sheet as written: which questions
+    it was written for, whatever the reviewer changed since."""
+    return path.with_name(path.name + ".sha256")
+
+
 def write_review(questions: Sequence[dict[str, Any]], path: Path | str) -> Path:
-    """The review sheet for `questions` at `path` (see the module docstring)."""
-    return write_text(path, _sheet(questions), is_ours=is_review_csv, what="a review sheet")
+    """The review sheet for `questions` at `path` (see the module docstring), and its stamp."""
+    sheet = _sheet(questions)
+    written = write_text(path, sheet, is_ours=is_review_csv, what="a review sheet")
+    _stamp(written).write_text(hashlib.sha256(sheet.encode("utf-8")).hexdigest() + "\n",
+                               encoding="utf-8")
+    return written
 
 
 def review_sheet(questions: Sequence[dict[str, Any]], path: Path | str
                  ) -> tuple[Path, str]:
     """(`path`, "kept" or "written"): the sheet already at `path` when a reviewer changed it
-    and its rows are still these questions (same ids and sources, any order: the reviewer may
-    sort or edit the rest), else a fresh `write_review` sheet (an untouched sheet is written
-    again, the same bytes). Not a merge: a sheet for other questions is replaced whole."""
+    and it was written for these very questions (its stamp, `<sheet>.sha256`, is the hash of
+    the sheet these questions make: a regenerated set with the same ids and sources is not
+    the same), else a fresh `write_review` sheet (an untouched sheet is written again, the
+    same bytes). Not a merge: a sheet for other questions is replaced whole."""
     path = Path(path)
-    fresh = _sheet(questions)
+    fresh = _sheet(questions).encode("utf-8")
     if path.is_file() and is_review_csv(path):
         try:
-            edited = path.read_bytes() != fresh.encode("utf-8")
-            rows = _rows(path)[1]
-        except (RagkitError, OSError):
-            edited, rows = False, []
-        wanted = sorted((str(q["id"]), source_text(q)) for q in questions)
-        if edited and sorted((r.get("id", "").strip(), r.get("source", "").strip())
-                             for r in rows) == wanted:
-            return path, "kept"
-    return write_text(path, fresh, is_ours=is_review_csv, what="a review sheet"), "written"
+            stamp = _stamp(path).read_text(encoding="utf-8").strip()
+            if path.read_bytes() != fresh and stamp == hashlib.sha256(fresh).hexdigest():
+                return path, "kept"
+        except (OSError, UnicodeDecodeError):
+            pass  # no stamp: a sheet of unknown questions, replaced
+    return write_review(questions, path), "written"
 
 
 def _rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
