@@ -1,8 +1,9 @@
 """Recursive and code-aware chunkers with a token budget.
 
-What it is: the 2026 RAG best-practice default — recursive splitting at ~512 tokens with 10–20 %
-overlap, headings first, then paragraphs, lines, sentences and finally words; short documents
-are kept whole. Source files are split at top-level definitions instead of headings.
+What it is: the 2026 RAG best-practice default — recursive splitting at ~512 tokens with
+10–20 % overlap, headings first, then paragraphs, lines, sentences and finally words; short
+documents are kept whole. Source files are split at top-level definitions instead of
+headings.
 
 Its token counting and splitting (`Tokens`, `split_pieces`, `trim`) also cut a chunk into
 the dense embedder's windows (`ragkit.windows`).

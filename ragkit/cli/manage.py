@@ -29,8 +29,10 @@ def cmd_cache(args: argparse.Namespace) -> None:
     sqlite file at all is refused, not deleted (it may not be ragkit's)."""
     # deferred: sqlite3 loads only for `ragkit cache`
     from ragkit.cache import CallCache, DamagedCache, format_stats, remove_database
-    if args.embeddings or args.corpora:
-        return _clear_embeddings(args) if not args.corpora else _clear_corpora(args)
+    if args.corpora:
+        return _clear_corpora(args)
+    if args.embeddings:
+        return _clear_embeddings(args)
     cache = None
     try:
         cache = CallCache()

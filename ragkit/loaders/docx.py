@@ -207,7 +207,7 @@ def load(path: Path, rel: str) -> Document:
             elif style.startswith("List Number"):
                 number += 1
                 out.paragraph(text, f"{number}. ")
-            elif ref := _list_ref(element, found):  # Word's own numbering, e.g. on "List Paragraph"
+            elif ref := _list_ref(element, found):  # Word's numbering ("List Paragraph")
                 formats = lists.get(ref[0], {})
                 counts[ref] = counts.get(ref, 0) + 1  # Word goes on counting after a break
                 for deeper in [k for k in counts if k[0] == ref[0] and k[1] > ref[1]]:

@@ -4,9 +4,10 @@ What it is: `bounded_streams(path)`, a context in which each `PDFStream` that pd
 decodes — page contents, Form XObjects, fonts, CMaps, images, whatever a page draws — is
 first measured through its whole filter chain at bounded cost: Flate (`/FlateDecode` or
 `/Fl`) in pieces of at most the limit (a damaged stream up to its damage, as pdfminer reads
-it), LZW code by code, RunLength run by run, the ASCII filters (which only shrink) as they are. A stream that would
-unpack past `MAX_STREAM`, or a file whose streams together would pass `MAX_FILE`, raises
-`RagkitError` naming the file; only then does pdfminer's own `decode` run. Why measure before
+it), LZW code by code, RunLength run by run, the ASCII filters (which only shrink) as they
+are. A stream that would unpack past `MAX_STREAM`, or a file whose streams together would
+pass `MAX_FILE`, raises `RagkitError` naming the file; only then does pdfminer's own
+`decode` run. Why measure before
 decoding: pdfminer calls `zlib.decompress` on the whole stream, so 2 KB of doubly deflated
 zeros become a gigabyte in memory before any check could look at it. Why every stream and
 every layer: a limit on the first filter of a page's own contents is passed by the short name
