@@ -104,3 +104,46 @@ def test_a_title_change_keeps_the_vectors_and_equals_a_fresh_build(tmp_path, mon
     assert new.chunks == fresh.chunks
     np.testing.assert_array_equal(new.dense.owners, fresh.dense.owners)
     np.testing.assert_allclose(new.dense.vectors, fresh.dense.vectors, atol=1e-6)
+
+
+def test_update_refuses_an_option_written_at_its_default_that_differs(tmp_path, monkeypatch,
+                                                                       capsys):
+    """`--update --chunk-size 512` on an index built with 64 was taken silently: 512 is the
+    default, and a default could not be told from no option. Every option written is compared
+    with the index's own (the Claude model and the prompt's text too); one left out is not."""
+    from ragkit.cli import main
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    docs, index, prompt = tmp_path / "docs.jsonl", tmp_path / "ix", tmp_path / "prompt.txt"
+    _write(docs, {"a": "Alpha report", "b": "Beta memo"})
+    prompt.write_text("Situate this chunk: {chunk_content}")
+    assert main(["index", str(docs), "--out", str(index), "--contextualizer", "claude",
+                 "--context-prompt", str(prompt), "--embedder", "none", "--chunk-size", "64",
+                 "--overlap", "0"]) == 0
+    before = (index / "index.json").read_bytes()
+    capsys.readouterr()
+    refused = {
+        ("--chunk-size", "512"): "--chunk-size 512 differs from its 64",
+        ("--overlap", "64"): "--overlap 64 differs from its 0",
+        ("--contextualizer", "structural"): "--contextualizer structural differs from its claude",
+        ("--embedder", "e5-small"): "--embedder e5-small differs from its none",
+        ("--context-model", "claude-sonnet-4-5"):
+            "--context-model claude-sonnet-4-5 differs from its claude-haiku-4-5",
+        ("--parents",): "--parents differs from its False",
+        ("--tokenizer", "words"): "--tokenizer words differs from its auto"}
+    for option, message in refused.items():
+        assert main(["index", str(docs), "--out", str(index), "--update", *option]) == 2
+        assert capsys.readouterr().err == (
+            f"ragkit: error: {index}: --update keeps the index's own options, and {message}; "
+            f"rebuild without --update (or into another folder) to change it\n")
+    prompt.write_text("Another instruction: {chunk_content}")
+    assert main(["index", str(docs), "--out", str(index), "--update", "--context-prompt",
+                 str(prompt)]) == 2
+    assert f"--context-prompt {prompt} differs from the prompt it was built with" in \
+        capsys.readouterr().err
+    assert (index / "index.json").read_bytes() == before
+    prompt.write_text("Situate this chunk: {chunk_content}")
+    assert main(["index", str(docs), "--out", str(index), "--update", "--chunk-size", "64",
+                 "--overlap", "0", "--contextualizer", "claude", "--embedder", "none",
+                 "--context-model", "claude-haiku-4-5", "--context-prompt", str(prompt)]) == 0
+    assert "0 documents added or changed, 0 removed, 2 unchanged" in capsys.readouterr().out

@@ -61,26 +61,43 @@ def clamp_k(k: int, available: int, unit: str = "chunks") -> int:
     return k
 
 
+class Given(argparse.Action):
+    """Stores the value and notes the option as given on the command line
+    (`namespace.given`): `index --update` must tell "--chunk-size 512" from no --chunk-size."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        setattr(namespace, self.dest, self.const if self.nargs == 0 else values)
+        namespace.given = getattr(namespace, "given", frozenset()) | {self.dest}
+
+
+def given(args: argparse.Namespace) -> frozenset[str]:
+    """The destinations of the `Given` options written on the command line."""
+    return getattr(args, "given", frozenset())
+
+
 def add_index_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--chunk-size", type=int, default=512, help="tokens per chunk")
-    parser.add_argument("--overlap", type=int, default=64, help="tokens shared by neighbours")
-    parser.add_argument("--contextualizer", default="structural",
+    parser.add_argument("--chunk-size", type=int, default=512, action=Given,
+                        help="tokens per chunk")
+    parser.add_argument("--overlap", type=int, default=64, action=Given,
+                        help="tokens shared by neighbours")
+    parser.add_argument("--contextualizer", default="structural", action=Given,
                         help="none | structural | claude (offline stand-in without "
                              "ANTHROPIC_API_KEY)")
-    parser.add_argument("--context-model", default=None,
+    parser.add_argument("--context-model", default=None, action=Given,
                         help="Claude model for --contextualizer claude (default "
                              "claude-haiku-4-5)")
-    parser.add_argument("--context-prompt", type=Path, default=None,
+    parser.add_argument("--context-prompt", type=Path, default=None, action=Given,
                         help="file with your chunk instruction for --contextualizer claude; "
                              "must contain {chunk_content}")
-    parser.add_argument("--tokenizer", default="auto", help="BM25 tokenizer (see docs)")
-    parser.add_argument("--embedder", default=config.DEFAULT_EMBEDDER,
+    parser.add_argument("--tokenizer", default="auto", action=Given,
+                        help="BM25 tokenizer (see docs)")
+    parser.add_argument("--embedder", default=config.DEFAULT_EMBEDDER, action=Given,
                         help="e5-small (offline default, multilingual-e5-small) | auto "
                              "(use-multilingual for Hangul text, else minilm) | minilm | "
                              "use-multilingual (offline, 16 languages) | voyage:MODEL, e.g. "
                              "voyage:voyage-3.5 | voyage-context:voyage-context-3 (need "
                              "VOYAGE_API_KEY) | none")
-    parser.add_argument("--parents", action="store_true",
+    parser.add_argument("--parents", action=Given, nargs=0, const=True, default=False,
                         help="parent-child: index 128-token children of each chunk; answers "
                              "read the enclosing chunk")
 

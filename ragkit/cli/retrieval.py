@@ -7,8 +7,8 @@ from pathlib import Path
 
 from ragkit.atomic import check_target
 from ragkit.cli.options import (DEFAULT_RERANK, Help, add_batch_options, add_index_options,
-                                add_search_options, batch_mode, clamp_k, index_config, load_index,
-                                print_rerank_summary, print_usage)
+                                add_search_options, batch_mode, clamp_k, given, index_config,
+                                load_index, print_rerank_summary, print_usage)
 from ragkit.documents import RagkitError, load_queries_jsonl
 from ragkit.index_owner import refuse_inputs_inside
 
@@ -97,23 +97,32 @@ def _update(args: argparse.Namespace) -> None:
     print_skipped(data.documents)
 
 
+# `ragkit index` options --update compares: argparse dest -> the IndexConfig field it sets
+_INDEX_FIELDS = {"chunk_size": "chunk_size", "overlap": "overlap",
+                 "contextualizer": "contextualizer", "context_model": "context_model",
+                 "context_prompt": "context_prompt", "tokenizer": "tokenizer",
+                 "embedder": "embedder", "parents": "parent_child"}
+
+
 def _check_same_options(args: argparse.Namespace, built) -> None:
-    """--update keeps the index's own options: one given that differs from them is refused
-    (rebuilding is the way to change them), rather than silently ignored."""
-    default = type(built)()  # the IndexConfig defaults, which the options' defaults are
-    given = {"chunk-size": ("chunk_size", args.chunk_size), "overlap": ("overlap", args.overlap),
-             "contextualizer": ("contextualizer", args.contextualizer),
-             "tokenizer": ("tokenizer", args.tokenizer),
-             "embedder": ("embedder", None if args.embedder == "none" else args.embedder),
-             "parents": ("parent_child", args.parents)}
-    for option, (field, value) in given.items():
-        own = getattr(built, field)
-        if value != getattr(default, field) and value != own:
-            written = args.embedder if field == "embedder" else value
-            shown = "" if isinstance(value, bool) else f" {written}"
+    """--update keeps the index's own options: one written on the command line that differs
+    from them is refused (rebuilding is the way to change them), rather than silently
+    ignored; one left out is the index's, whatever its default. A prompt file is compared
+    by its text."""
+    for dest in sorted(given(args) & _INDEX_FIELDS.keys(), key=list(_INDEX_FIELDS).index):
+        own, value = getattr(built, _INDEX_FIELDS[dest]), getattr(args, dest)
+        its = f"its {'none' if own is None else own}"
+        if dest == "embedder" and value == "none":
+            value = None
+        elif dest == "context_prompt":
+            from ragkit.contextualize.claude import load_prompt  # deferred: --update only
+            value = load_prompt(value)
+            its = "the prompt it was built with" if own else "Anthropic's, which it was built with"
+        if value != own:
+            shown = "" if dest == "parents" else f" {getattr(args, dest)}"
             raise RagkitError(f"{args.out}: --update keeps the index's own options, and "
-                              f"--{option}{shown} differs from its {own}; rebuild without "
-                              f"--update (or into another folder) to change it")
+                              f"--{dest.replace('_', '-')}{shown} differs from {its}; rebuild "
+                              f"without --update (or into another folder) to change it")
 
 
 def _precomputed(path: Path, config):
@@ -172,8 +181,8 @@ def add_parsers(sub) -> None:
     p.add_argument("--update", action="store_true",
                    help="if --out is an index: re-index only the documents added or changed "
                         "since, drop the removed ones, keep its store and index options (an "
-                        "index option set to other than its default that differs from the "
-                        "index's is refused); else build it")
+                        "index option given that differs from the index's is refused); else "
+                        "build it")
     p.add_argument("--skip-bad", action="store_true",
                    help="leave out a folder's files that cannot be read (a scanned, encrypted "
                         "or damaged PDF, a page with no body text, ...) with a warning each, "
