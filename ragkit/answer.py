@@ -81,6 +81,7 @@ class Answer:
     usage: Usage
     declined: bool
     model: str
+    why: str = ""  # the offline extractive answerer's reason for a decline
 
 
 def search_result(passage: Passage) -> dict[str, Any]:
@@ -237,7 +238,8 @@ def extracted(question: str, passages: Assembly, body: dict[str, Any], embedder)
     request is `body`): each quote a text block citing exactly its block; no call, no usage."""
     found = extract(question, list(passages), embedder)
     if found.declined:
-        return Answer(question, DECLINE, (), (), passages, Usage(), True, EXTRACTIVE_MODEL)
+        return Answer(question, DECLINE, (), (), passages, Usage(), True, EXTRACTIVE_MODEL,
+                      found.why)
     results = result_sources(body["messages"])
     reply = _Reply(tuple(_Text((" " if n else "") + shown(q.text),
                                (quote_location(results, q.result, q.block, q.text, q.stop),))

@@ -5,25 +5,20 @@ linear sentence scorer, not a language model.
 What it is: `extract(question, passages, embedder)` reads the assembled passages
 (`ragkit.assemble`, one block per sentence or line, exactly the `search_result` blocks Claude
 would get) and returns an `Extract`: up to `MAX_QUOTES` quoted units, best first, each with
-its search result and block range, the retrieval `strength`, and whether it declined.
-`ragkit.answer.answer(..., embedder=...)` uses it instead of the offline stand-in when there
-is no API key, and turns the quotes into the same `Answer` with citations; its `model` field
-is `MODEL` ("offline-extractive"), never a Claude model name.
+its search result and block range, the retrieval `strength`, and whether (and why) it
+declined. `ragkit.answer.answer(..., embedder=...)` uses it without an API key; its `Answer`
+has citations and `model` `MODEL` ("offline-extractive"), never a Claude model name.
 
 1. Units (`ragkit.extractive_units`): a passage's blocks joined back into sentences where the
    blocks cut one (a hard-wrapped line, "e.g."), each heading also offered together with the
-   sentence under it, every line of a source file its own unit ("#" a comment there). A
-   heading alone, and a unit without a content term (")"), is never quoted. Length cap: a
-   quote is one unit — one sentence of at most `extractive_units.MAX_LINES` lines, or a
-   heading line and that sentence — and an answer quotes at most `MAX_QUOTES` (3) units, so
-   at most 3 sentences; a passage is never quoted whole.
+   sentence under it, every line of a source file its own unit ("#" a comment there); a
+   heading alone, or a unit without a content term (")"), is never quoted. A quote is one
+   unit (at most `extractive_units.MAX_LINES` lines), an answer at most `MAX_QUOTES` (3).
 2. Terms: the question's and each unit's `auto` tokens minus `QUESTION_WORDS`, plural
    endings off (`s_stem`); IDF over the request's blocks, idf(t) = ln(1 + (N − n_t + 0.5) /
    (n_t + 0.5)), as the stand-in does.
 3. Each unit is scored by the learned sentence scorer (`ragkit.extractive_scorer`): nine
-   signals, standardised, times weights fitted on dev questions — closeness and its gap to
-   the best, coverage, 1 / rank, the number cue, length, position in the passage, the
-   question's word pairs held, the heading flag. Closeness is the rank, among the request's
+   signals times weights fitted on dev questions. Closeness is the rank, among the request's
    units, of the index's own embedder's cosine between the question and the unit read under
    its document's title ("title\n" then the unit: a report's "Revenue grew 8 %" names its
    company only in the title), scaled from 1 (the closest) to 0 (units embedded lazily
@@ -33,9 +28,10 @@ is `MODEL` ("offline-extractive"), never a Claude model name.
    holds a digit; rank 1 the most relevant passage. With `Params(learned=False)` the hand
    rule scores instead: MIX · closeness + (1 − MIX) · coverage + NUMBER_BONUS · cue +
    RANK_PRIOR / rank (the rule before, and the calibration's grid when the scorer is off).
-   most relevant passage. The `MAX_QUOTES` best are quoted, best first (ties: the more
-   relevant passage, then the earlier block), skipping a unit whose text was quoted already
-   (overlapping chunks repeat sentences) or whose blocks overlap a quoted unit's.
+   The `MAX_QUOTES` best are quoted (ties: the more relevant passage, then the earlier
+   block), skipping a unit quoted already (overlapping chunks repeat sentences) or whose
+   blocks overlap a quoted unit's. The third is often weak; dropping quotes scored far below
+   the first cost dev its quotes almost one for one (not done).
 4. Strength of the retrieval: STRENGTH_MIX · (the question's IDF mass found anywhere in the
    passages) + (1 − STRENGTH_MIX) · (the best query–unit cosine of the units alone, no
    title: a title that matches the question says what a document is about, not that a
@@ -44,7 +40,7 @@ is `MODEL` ("offline-extractive"), never a Claude model name.
    `distinctive` unit of the question — a quarter ("Q3 2022" = "third quarter of 2022"), a
    number or code, an acronym, a capitalised name — is in none of the passages' texts and
    tags: a question about Q3 2022 when no retrieved passage says 2022 is not answered by
-   them, however close the rest of its words.
+   them, however close the rest of its words. `Extract.why` says which rule declined.
 
 Calibration (`python benchmarks/bench_answers.py --calibrate`, dev only, top-5 hybrid hits
 of the default stack, structural context, the default embedder e5-small): the sentence
@@ -54,11 +50,9 @@ THRESHOLD then minimise, on the shipped dev split, the percentage points missing
 targets, 60 % of answerable questions quoting the span (white space normalised; a question
 with several spans counts the share quoted; declines count as not quoted) and 70 % of
 unanswerable ones declined (`ragkit.extractive_eval.shortfall`). The missing-unit rule was
-adopted after 5-fold cross-validation on dev (`ragkit.extractive_eval.cross_validated`):
-out of fold, 52.9 % quoted and 45.5 % declined with it, 54.3 % and 36.4 % without (with the
-hand rule on the units' own cosines, when it was adopted: 50.0 / 45.5 against 44.7 / 36.4);
-so was leaving heading-and-sentence units out of the strength (then: 40.9 % and 36.4 % with
-them). Dev picked STRENGTH_MIX 0.0 (the best cosine alone) and THRESHOLD 0.86 — e5-small's
+adopted after 5-fold cross-validation on dev (`ragkit.extractive_eval.cross_validated`;
+out of fold 52.9 % quoted and 45.5 % declined with it, 54.3 % and 36.4 % without), as was
+leaving heading-and-sentence units out of the strength (40.9 / 36.4 with them). Dev picked STRENGTH_MIX 0.0 (the best cosine alone) and THRESHOLD 0.86 — e5-small's
 cosines run high, so only e5-small indexes are answered by this program (`answers_with`):
 
 | answerable quoting the span / unanswerable declined | dev | test | held-out test |
@@ -75,9 +69,8 @@ out of fold (5 folds over the 147 answerable dev questions, nothing declined;
 `benchmarks/study_extractive.py`) it quotes the span for 66.3 % against 61.2 % for the hand
 rule with titled closeness and its grid re-chosen per fold (58.2 % on the units' own
 cosines). On test the missing-unit rule declines 9 of the 14 unanswerable questions for 1.6
-points, the threshold the 10th for 12.0. What was tried and not adopted is in the README
-("Cited answers"). Refit the scorer and re-run the script after changing the default
-embedder, and copy what it prints here.
+points, the threshold the 10th for 12.0 (tried and not adopted: README, "Cited answers").
+Refit the scorer and re-run the script after changing the default embedder.
 
 What it is not: a reader. It cannot combine facts or compute, and no retrieval score
 separates answerable from unanswerable questions well (ROC AUC of the best cosine 0.56–0.60
@@ -224,11 +217,12 @@ class Features:
 
 @dataclass(frozen=True)
 class Extract:
-    """What `extract` returns: the quoted blocks (best first) or a decline."""
+    """What `extract` returns: the quoted blocks (best first) or a decline, and why."""
 
     quotes: tuple[Block, ...]
     strength: float
     declined: bool
+    why: str = ""  # a decline's reason, in words a user can check
 
 
 def features(question: str, passages: Sequence[Passage], embedder) -> Features:
@@ -283,9 +277,14 @@ def choose(found: Features, params: Params = Params()) -> Extract:
     already — overlapping chunks repeat sentences — or whose blocks overlap a quoted one."""
     strength = found.strength(params)
     scored = found.scored(params)
-    if (not scored or strength < params.threshold
-            or (params.decline_missing and found.missing)):
-        return Extract((), strength, True)
+    if not scored:
+        return Extract((), strength, True, "no sentence of the passages can be quoted")
+    if params.decline_missing and found.missing:
+        return Extract((), strength, True, "no retrieved passage mentions "
+                       + ", ".join(f"'{unit}'" for unit in found.missing))
+    if strength < params.threshold:
+        return Extract((), strength, True, f"the closest sentence's similarity to the "
+                       f"question, {strength:.3f}, is under the threshold {params.threshold}")
     quotes: list[Block] = []
     for b, _ in scored:
         if not any(" ".join(b.text.split()) == " ".join(q.text.split())

@@ -326,3 +326,11 @@ def test_ragkit_ask_names_each_heading_a_source_is_cited_under(tmp_path, monkeyp
     assert capsys.readouterr().out.splitlines() == [
         "Accepted within 21 days [1] and paid within 21 days. [1]",
         "[1] refund#0 — Refund policy / Refunds > Deadline; Refund policy / Refunds > Payment"]
+
+
+@pytest.mark.parametrize("question", ["", "   ", "\n\t"])
+def test_ragkit_ask_refuses_an_empty_question(tiny_index, capsys, question):
+    """A blank question passed every threshold and was answered with three unrelated quotes."""
+    capsys.readouterr()
+    assert main(["ask", "--index", str(tiny_index), question]) == 2
+    assert capsys.readouterr() == ("", "ragkit: error: the question is empty\n")

@@ -12,7 +12,8 @@ from ragkit import standin
 from ragkit.cache import CallCache
 from ragkit.cli import main
 from ragkit.contextualize import get_contextualizer
-from ragkit.contextualize.claude import CHUNK_CONTEXT_PROMPT, ClaudeContextualizer, load_prompt
+from ragkit.contextualize.claude import ClaudeContextualizer
+from ragkit.contextualize.prompts import CHUNK_CONTEXT_PROMPT, load_prompt
 from ragkit.documents import Chunk, Document, RagkitError
 from ragkit.llm import LLM, UsageLog, make_client
 from ragkit.pipeline import IndexConfig, Pipeline

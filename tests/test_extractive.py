@@ -104,6 +104,7 @@ def test_a_quarter_no_passage_covers_is_declined_though_retrieval_looks_strong()
     assert not extract(asked, passages, words, lenient).declined
     found = extract(asked, passages, words, Params(threshold=0.0))
     assert found.declined and found.quotes == ()
+    assert found.why == "no retrieved passage mentions 'q3 2022'"
     right = extract("What was Northwind Robotics' revenue in Q3 2024?", passages, words,
                     Params(threshold=0.0))
     assert right.quotes[0].text.startswith("Northwind Robotics reported revenue of 41 million")
@@ -129,6 +130,17 @@ def test_answer_offline_declines_with_the_decline_text(offline):
                     embedder=WORDS)
     assert (result.text, result.declined, result.citations) == (DECLINE, True, ())
     assert result.model == "offline-extractive"
+    assert result.why == "no retrieved passage mentions 'norway'"
+
+
+def test_a_weak_retrieval_declines_and_says_so(offline):
+    """The decline names its reason: a user whose answer was in the top passage can see it
+    was the similarity threshold, not the sources, that said no."""
+    found = extract(QUESTION, list(assemble(HITS, CHUNKS)), WORDS, Params(threshold=1.5))
+    assert found.declined and found.why == (
+        f"the closest sentence's similarity to the question, {found.strength:.3f}, is under "
+        f"the threshold 1.5")
+    assert 0.5 < found.strength < 1.0
 
 
 def test_the_stream_gives_the_same_answer_and_without_an_embedder_the_stand_in_answers(offline):
@@ -232,6 +244,14 @@ def test_ragkit_ask_offline_gives_the_extractive_answer_across_processes(tmp_pat
         "[1] Shipping takes 3 days. [2]", "[1] refund#0 — Refund policy / —",
         "[2] ship#0 — Shipping policy / —"]
     assert "offline extractive answerer" in done.stderr
+    # a decline says why on stderr, and which passages were read (the answer may be there)
+    done = subprocess.run([RAGKIT, "ask", "--index", str(tmp_path / "idx"), "--k", "2",
+                           "Which carrier delivers to Norway?"], env=env, capture_output=True,
+                          text=True)
+    assert done.stdout == DECLINE + "\n"
+    assert done.stderr.splitlines()[-1] == (
+        "declined because no retrieved passage mentions 'norway'; the passages read, most "
+        "relevant first: ship#0, refund#0")
 
 
 def test_the_decline_curve_figure_draws_both_shares():

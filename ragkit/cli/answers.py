@@ -12,6 +12,8 @@ from ragkit.documents import RagkitError
 
 def cmd_ask(args: argparse.Namespace) -> None:
     """Search the index, answer with citations, print the numbered sources."""
+    if not args.question.strip():
+        raise RagkitError("the question is empty")
     if args.agent or args.root:
         return _ask_agent(args)
     if args.index is None:
@@ -43,6 +45,10 @@ def cmd_ask(args: argparse.Namespace) -> None:
     else:
         result = answer(args.question, hits, pipeline.chunks, **ask)
         print(terminal_text(result.text))
+    if result.why:  # the offline answerer declined: say why, and what it read
+        read = ", ".join(p.chunk_id for p in reversed(result.passages))  # assembled best last
+        print(terminal_text(f"declined because {result.why}; the passages read, most relevant "
+                            f"first: {read}"), file=sys.stderr)
     pages: dict[str, list[int]] = {}  # a PDF's cited pages, per source
     places: dict[str, list[str]] = {}  # the heading path over each cited sentence, per source
     for citation in result.citations:

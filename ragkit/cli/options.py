@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ragkit import config  # MODES and FUSIONS: the one list of each, read as parsers are built
 from ragkit.batch_journal import batching
+from ragkit.contextualize.prompts import DEFAULT_MODEL, load_prompt
 from ragkit.documents import RagkitError, RagkitWarning
 from ragkit.loaders.folder import escaped
 
@@ -149,7 +150,6 @@ def index_config(args: argparse.Namespace):
     model = prompt = None
     if args.contextualizer == "claude":
         # deferred: the Anthropic client loads only with --contextualizer claude
-        from ragkit.contextualize.claude import DEFAULT_MODEL, load_prompt
         from ragkit.llm import has_api_key, price, run_usage
         run_usage().reset()  # the summary printed after the build is this command's
         model = args.context_model or DEFAULT_MODEL

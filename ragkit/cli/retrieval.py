@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from ragkit.atomic import check_target
+from ragkit.contextualize.prompts import load_prompt
 from ragkit.cli.options import (DEFAULT_RERANK, Help, add_batch_options, add_index_options,
                                 add_search_options, batch_mode, clamp_k, given, index_config,
                                 load_index, print_rerank_summary, print_usage)
@@ -115,7 +116,6 @@ def _check_same_options(args: argparse.Namespace, built) -> None:
         if dest == "embedder" and value == "none":
             value = None
         elif dest == "context_prompt":
-            from ragkit.contextualize.claude import load_prompt  # deferred: --update only
             value = load_prompt(value)
             its = "the prompt it was built with" if own else "Anthropic's, which it was built with"
         if value != own:

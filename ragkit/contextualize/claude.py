@@ -5,7 +5,8 @@ context that situates the chunk in its whole document. The request is the cookbo
 user turn with two text blocks, the document block (with `cache_control`, so the document
 is written to the prompt cache once and read by every later chunk of it) and then the chunk
 instruction; `temperature` 0, `max_tokens` 1024. Source: anthropics/claude-cookbooks,
-capabilities/contextual-embeddings/guide.ipynb (module-level prompts, commit 5c1c153).
+capabilities/contextual-embeddings/guide.ipynb (module-level prompts, commit 5c1c153; here in
+`ragkit.contextualize.prompts`).
 
 Per document: count its tokens (`messages.count_tokens`; the stand-in's count is its
 documented estimate), send the first chunk's request and wait for the reply (a cache entry
@@ -32,43 +33,23 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from anthropic.types import Message
 from tqdm import tqdm
 
-from ragkit.documents import Chunk, Document, RagkitError, where
-
-if TYPE_CHECKING:
-    import pandas as pd
+from ragkit.contextualize.prompts import (CHUNK_CONTEXT_PROMPT, DEFAULT_MODEL,
+                                         DOCUMENT_CONTEXT_PROMPT, PLACEHOLDER)
+from ragkit.documents import Chunk, Document, RagkitError
 from ragkit.llm import LLM, CorpusCost, price, project_corpus_cost
 from ragkit.money import dollars as money_text
 from ragkit.text_stats import estimate_tokens
 
-DEFAULT_MODEL = "claude-haiku-4-5"
-DOCUMENT_CONTEXT_PROMPT = "\n<document>\n{doc_content}\n</document>\n"
-CHUNK_CONTEXT_PROMPT = (
-    "\nHere is the chunk we want to situate within the whole document\n<chunk>\n"
-    "{chunk_content}\n</chunk>\n\nPlease give a short succinct context to situate this chunk "
-    "within the overall document for the purposes of improving search retrieval of the "
-    "chunk.\nAnswer only with the succinct context and nothing else.\n")
-PLACEHOLDER = "{chunk_content}"
+if TYPE_CHECKING:
+    import pandas as pd
+
 ROOM = 200  # tokens kept free for the instruction and message framing
 _KEPT = "contexts obtained so far are kept in the call cache, rerun to continue"
-
-
-def load_prompt(path: Path | str) -> str:
-    """A user's chunk instruction from a UTF-8 file; it must contain `{chunk_content}`."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RagkitError(f"{path}: cannot read the context prompt ({exc})") from None
-    if PLACEHOLDER not in text:
-        raise RagkitError(f"{where(path, None, PLACEHOLDER)}: missing; the prompt must say "
-                          f"where the chunk goes")
-    return text
 
 
 def build_request(model: str, document: str, chunk: str, prompt: str = CHUNK_CONTEXT_PROMPT,

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ragkit.contextualize.claude import DOCUMENT_CONTEXT_PROMPT
+from ragkit.contextualize.prompts import DOCUMENT_CONTEXT_PROMPT
 from ragkit.money import dollars
 from ragkit.pricing import Usage, cost, price
 from ragkit.questions.prompts import (ANSWER_PROMPT, CLOSED_BOOK_PROMPT, KINDS, WRITE_PROMPT,
