@@ -145,7 +145,9 @@ def round_metrics(table: pd.DataFrame) -> pd.DataFrame:
     p = 0.04 never shows as 0.0; dollars (a column with "$" in its name) to four, everything
     else (Pass@k, failure rates, intervals, shares in percent, token counts) to one.
 
-    For showing only; the recorded and compared numbers stay unrounded.
+    A value that does not apply (NaN: a reduction from a first rung with no failures, a rung
+    not built) shows blank, as in a spreadsheet. For showing only; the recorded and compared
+    numbers stay unrounded.
     """
     def digits(column: str) -> int:
         if "$" in column:
@@ -153,7 +155,11 @@ def round_metrics(table: pd.DataFrame) -> pd.DataFrame:
         if column == "p" or column.endswith(" p"):
             return 3
         return 3 if column.startswith(("R@", "MRR", "nDCG", *ANSWER_SCORES)) else 1
-    return table.round({column: digits(str(column)) for column in table.columns})
+    out = table.round({column: digits(str(column)) for column in table.columns})
+    for column in out.columns:
+        if out[column].dtype.kind == "f" and out[column].isna().any():
+            out[column] = out[column].astype(object).where(out[column].notna(), "")
+    return out
 
 
 def summarize(table: pd.DataFrame) -> pd.Series:

@@ -94,6 +94,15 @@ def kind_heatmap(table: pd.DataFrame, title: str = "", metric: str = "Pass@20") 
     return fig
 
 
+def _fail_label(fail: float, reduction: float | None) -> str:
+    """A ladder bar's label: its Fail@20, and its change from the first rung — "−35%" fewer
+    failures, "+300%" more; none when there is no change to state (the first rung, or a
+    first rung with no failures to reduce)."""
+    if reduction is None or np.isnan(reduction):
+        return f"{fail:.1f}"
+    return f"{fail:.1f}\n{'−' if reduction >= 0 else '+'}{abs(reduction):.0f}%"
+
+
 @checked
 def ladder_bars(table: pd.DataFrame, title: str = "") -> plt.Figure:
     """Fail@20 per rung of Anthropic's Contextual Retrieval ladder (as from
@@ -105,12 +114,12 @@ def ladder_bars(table: pd.DataFrame, title: str = "") -> plt.Figure:
     ours = table["Fail@20"].astype(float)
     bars = ax.bar(x - 0.2, ours.fillna(0), 0.4, label="this run")
     ax.bar_label(bars, fontsize=8, labels=[
-        "not built" if np.isnan(v) else (f"{v:.1f}" if i == 0 else f"{v:.1f}\n−{r:.0f}%")
+        "not built" if np.isnan(v) else _fail_label(v, None if i == 0 else r)
         for i, (v, r) in enumerate(zip(ours, table["reduction %"]))])
     ref = ax.bar(x + 0.2, table["article Fail@20"], 0.4, label="Anthropic's article",
                  color="lightgray", edgecolor="gray")
     ax.bar_label(ref, fontsize=8, labels=[
-        f"{v:.1f}" if i == 0 else f"{v:.1f}\n−{r:.0f}%"
+        _fail_label(v, None if i == 0 else r)
         for i, (v, r) in enumerate(zip(table["article Fail@20"], table["article reduction %"]))])
     ax.set_xticks(x, [name.replace(" (", "\n(") for name in table.index], fontsize=8)
     ax.set_ylabel("Fail@20 = 100 − Pass@20 (%)")

@@ -152,3 +152,32 @@ def test_a_sweep_marks_a_default_it_did_not_pick_as_the_default_above_every_line
     assert ax.get_ylim()[1] > highest + 0.05 * (ax.get_ylim()[1] - ax.get_ylim()[0])
     assert [t.get_text() for t in plots.rrf_k_curve(RRF_K, chosen=5).axes[0].texts] == \
         ["chosen 5"]
+
+
+def test_ladder_bars_label_no_reduction_from_no_failures_and_an_increase_with_a_plus():
+    """A first rung with no failures left its reductions NaN: the bars read "−nan%"; a rung
+    with more failures read "−-300%". Now no percentage, and "+300%" for an increase; the
+    table shows the NaN cells blank (`round_metrics`)."""
+    from ragkit.evaluate import round_metrics
+    from ragkit.ladder import ladder_table
+    rungs = [pd.DataFrame({"Pass@5": [100.0, 100.0], "Pass@20": [p, 100.0]})
+             for p in (100.0, 90.0, 100.0, 100.0)]
+    table = ladder_table(dict(zip(ladder_names(), rungs)))
+    fig = plots.ladder_bars(table)
+    labels = [t.get_text() for t in fig.axes[0].texts]
+    assert labels[:4] == ["0.0", "5.0", "0.0", "0.0"]
+    assert not any("nan" in label for label in labels)
+    assert round_metrics(table)["reduction %"].tolist() == ["", "", "", ""]
+    plt.close(fig)
+    table = ladder_table(dict(zip(ladder_names(), [
+        pd.DataFrame({"Pass@5": [0.0] * 4, "Pass@20": p}) for p in (
+            [100.0] * 3 + [95.0], [100.0, 80.0, 100.0, 100.0], [100.0] * 4, [100.0] * 4)])))
+    fig = plots.ladder_bars(table)
+    assert [t.get_text() for t in fig.axes[0].texts][:4] == [
+        "1.2", "5.0\n+300%", "0.0\n−100%", "0.0\n−100%"]  # Fail@20 1.25 → 5.0 → 0
+    plt.close(fig)
+
+
+def ladder_names() -> list[str]:
+    from ragkit.ladder import default_rungs
+    return [rung.name for rung in default_rungs()]
