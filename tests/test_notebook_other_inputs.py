@@ -5,12 +5,15 @@ the notebook's own folder as working directory) into a temporary file; the commi
 notebooks are not touched."""
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from ragkit.notebook_runner import execute
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
+RAGKIT = Path(sys.executable).parent / "ragkit"
 TOPICS = {  # six short manuals: every section holds more than the 20 words a question needs
     "kettle": ("descaling", "The kettle is descaled every month with white vinegar diluted in "
                "water, left to stand for an hour, then rinsed twice with clean water before "
@@ -54,14 +57,31 @@ def test_notebook_08_reads_a_folder_of_markdown_without_any_pdf(tmp_path):
 
 
 def test_notebook_08_on_a_folder_too_small_for_questions_stops_with_the_reason(tmp_path):
+    """Run as a user runs it, from their own folder with relative paths: the kernel runs in
+    notebooks/, where `-p docs_dir=docs` named nothing ("docs: no such folder")."""
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "note.md").write_text("# Note\n\nThe van leaves at nine.\n")
-    run = execute(NOTEBOOKS / "08_your_own_documents.ipynb", tmp_path / "08.ipynb",
-                  {"docs_dir": str(docs), "review_folder": str(tmp_path / "review")})
-    assert run["failure"]["ename"] == "RagkitError"  # before: KeyError "None of ['kind']"
-    assert run["failure"]["evalue"].startswith("no answerable question was kept (0 of 60 "
-                                               "asked;")
+    done = subprocess.run([str(RAGKIT), "cookbook", "run", "--notebook",
+                           str(NOTEBOOKS / "08_your_own_documents.ipynb"), "-p", "docs_dir=docs",
+                           "-p", "review_folder=review", "--out", "out"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 2
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "RagkitError: no answerable question was kept (0 of 60 asked;" in summary
+
+
+def test_folder_parameters_given_relative_are_read_from_where_ragkit_runs(tmp_path,
+                                                                          monkeypatch):
+    from ragkit.cli.manage import _from_here
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "docs").mkdir()
+    assert _from_here("docs_dir", "docs") == str(tmp_path / "docs")
+    assert _from_here("code_root", "docs") == str(tmp_path / "docs")
+    assert _from_here("review_folder", "new") == str(tmp_path / "new")  # written: always here
+    assert _from_here("data_dir", "../data") == "../data"  # not here: the notebook's, as before
+    assert _from_here("docs_dir", "/abs/x") == "/abs/x"
+    assert _from_here("question", "docs") == "docs"  # not a folder parameter
 
 
 def test_notebook_05_runs_on_another_code_folder(tmp_path):

@@ -89,6 +89,7 @@ def cmd_cookbook(args: argparse.Namespace) -> None:
             print(f"refreshed {path}")
         return
     if args.action == "run":
+        params = {name: _from_here(name, value) for name, value in params.items()}
         report = run_cookbook(args.out, notebooks=args.notebook, parameters=params,
                               jobs=args.jobs)
         print(f"report: {report}, summary: {report.with_name('summary.md')}, "
@@ -98,9 +99,22 @@ def cmd_cookbook(args: argparse.Namespace) -> None:
         if args.notebook and len(args.notebook) > 1:
             raise RagkitError("sweep runs one notebook; give --notebook once")
         report = sweep(args.notebook[0] if args.notebook else None, args.out,
-                       grid={k: v.split(",") if v else [] for k, v in params.items()},
+                       grid={k: [_from_here(k, one) for one in v.split(",")] if v else []
+                             for k, v in params.items()},
                        fresh=args.fresh)
     print(f"report: {report}")
+
+
+def _from_here(name: str, value: str) -> str:
+    """A folder parameter given relative to where `ragkit` runs, made absolute: the kernel
+    runs in the notebook's folder, where `-p docs_dir=my_docs` named nothing. A folder the
+    notebook reads (`*_dir`, `*_root`) is taken from here when it exists here, else left as
+    given (relative to the notebook, as the defaults are); a folder it writes (`*_folder`)
+    is always here."""
+    if not value or Path(value).is_absolute() or not name.endswith(("_dir", "_root", "_folder")):
+        return value
+    here = Path(value).expanduser().absolute()
+    return str(here) if name.endswith("_folder") or here.exists() else value
 
 
 def _parse_params(texts: list[str]) -> dict[str, str]:
