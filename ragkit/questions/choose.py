@@ -94,6 +94,11 @@ def verdict(table: pd.DataFrame) -> str:
     row = table.loc[best]
     if best == default or row[metric] <= table.loc[default, metric]:
         rival = table.drop(index=default).iloc[0] if len(table) > 1 else None
+        if rival is not None and (table[metric] == table.loc[default, metric]).all():
+            return (f"On this folder, use {default}: every configuration ties with it at "
+                    f"{metric} {table.loc[default, metric]:.1f} on its {questions} questions, "
+                    f"so they cannot tell the configurations apart; more questions, harder "
+                    f"ones, or smaller chunks (chunk_size) would.")
         tail = "" if rival is None else (
             f" (the best other, {rival.name}, {rival['Δ']:+.1f} {metric}, 95 % CI "
             f"{rival['95% CI low']:+.1f} … {rival['95% CI high']:+.1f})")

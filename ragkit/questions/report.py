@@ -107,7 +107,7 @@ class Report:
             f"no answerable question was kept (0 of {sum(self.asked.values())} asked; the "
             f"filter table says where they were lost): the comparison needs questions — give "
             f"a folder with more text (a chunk needs {MIN_WORDS} words outside its headings) "
-            f"or ask for more (n)")
+            f"or ask for more (n_questions in notebook 08, --n on the command line)")
 
     def as_dict(self) -> dict:
         return {"asked": self.asked, "counts": self.counts, "model": self.model,
