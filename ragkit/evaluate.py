@@ -154,7 +154,9 @@ def round_metrics(table: pd.DataFrame) -> pd.DataFrame:
             return 4
         if column == "p" or column.endswith(" p"):
             return 3
-        return 3 if column.startswith(("R@", "MRR", "nDCG", *ANSWER_SCORES)) else 1
+        metric = column.rsplit(" ", 1)[-1]  # a sweep's "hybrid MRR" is an MRR
+        rank = ("R@", "MRR", "nDCG", *ANSWER_SCORES)
+        return 3 if column.startswith(rank) or metric.startswith(rank) else 1
     out = table.round({column: digits(str(column)) for column in table.columns})
     for column in out.columns:
         if out[column].dtype.kind == "f" and out[column].isna().any():

@@ -36,6 +36,7 @@ from ragkit import index_cache
 from ragkit.atomic import check_target, replace_folder, write_text
 from ragkit.chunking import ChunkerConfig
 from ragkit.documents import RagkitError
+from ragkit.evaluate import round_metrics
 from ragkit.models import ragkit_home
 from ragkit.notebook_params import effective_parameters, parameters_for
 from ragkit.notebook_runner import RESULTS, execute, is_results, mark, notebook_paths
@@ -217,7 +218,8 @@ def _write_tables(folder: Path, table: pd.DataFrame, grid: Mapping[str, Sequence
     """sweep.csv, sweep.md (with the plots and which points were reused), the plots."""
     reused = int(table.pop("reused").sum())
     write_text(folder / "sweep.csv", table.to_csv(index=False))
-    shown = table.assign(error=table["error"].str.replace("|", "\\|", regex=False))
+    shown = round_metrics(table).assign(  # sweep.csv keeps the exact numbers
+        error=table["error"].str.replace("|", "\\|", regex=False))
     lines = [shown.to_markdown(index=False), "",
              f"{len(table)} points, {reused} reused from earlier runs, "
              f"{len(table) - reused} executed."]

@@ -298,10 +298,13 @@ def test_record_metrics_stores_the_table_and_its_metric_cells(tmp_path, monkeypa
     monkeypatch.setenv("RAGKIT_RECORD", str(tmp_path / "r.json"))
     table = pd.DataFrame({"Pass@5": [61.234, 50.0], "MRR": [0.5, 0.25]}, index=["a", "b"])
     record_metrics("t", table, ("Pass@5",), caption="Two methods")
+    record_metrics("cost", pd.DataFrame({"$/query": [0.00306]}, index=["rag"]), ("$/query",))
     record("n", 3)
     record("cost", pd.DataFrame({"$": [1.5]}, index=["x"]), caption="Cost")
     records = load_records(tmp_path / "r.json")
-    assert records["numbers"] == {"a Pass@5": 61.23, "b Pass@5": 50.0, "n": 3}
+    # exact: rounded to 2 decimals, a cost of $0.00306 was recorded as 0.0
+    assert records["numbers"] == {"a Pass@5": 61.234, "b Pass@5": 50.0,
+                                  "rag $/query": 0.00306, "n": 3}
     assert records["tables"]["t"] == {"caption": "Two methods", "metrics": ["Pass@5"],
                                       "index_name": None, "index": ["a", "b"],
                                       "columns": ["Pass@5", "MRR"],
