@@ -168,7 +168,7 @@ def test_eval_run_against_trec_qrels_agrees_with_ir_measures(tmp_path, capsys):
     assert mine["R@10"] == pytest.approx(theirs[R @ 10], abs=5e-4)
     assert mine["MRR"] == pytest.approx(theirs[RR @ 10], abs=5e-4)
     assert mine["nDCG@10"] == pytest.approx(theirs[nDCG @ 10], abs=5e-4)
-    assert mine["Pass@10"] == pytest.approx(100 * theirs[R @ 10], abs=5e-4)
+    assert mine["Pass@10"] == pytest.approx(100 * theirs[R @ 10], abs=0.05)  # 1 decimal shown
     # by hand: q1 1/2, q2 1, q3 0
     assert mine["MRR"] == pytest.approx(0.5, abs=5e-4)
 
@@ -490,3 +490,15 @@ def test_eval_of_a_folder_without_golden_questions_says_what_is_missing(tmp_path
         assert one_error_line(done) == ("ragkit: error: mine: no questions to score (a labelled "
                                         "folder needs golden/*.jsonl beside its documents)")
         (tmp_path / "mine" / "golden").mkdir(exist_ok=True)
+
+
+def test_eval_prints_each_metric_at_one_precision(tmp_path, capsys):
+    """Pass@5 printed 100.000 / 96.429 beside Pass@20 100.0 (pandas rounded the whole table
+    to 3 decimals and dropped the zeros of a column that happened to round whole)."""
+    run = _lines(tmp_path / "run.trec", [f"q{q} Q0 d{d} {d + 1} {10 - d} t"
+                                        for q in range(7) for d in range(6)])
+    qrels = _lines(tmp_path / "qrels.txt", [f"q{q} 0 d{q % 7} 1" for q in range(7)])
+    assert main(["eval", "--run", str(run), "--qrels", str(qrels), "--k", "5"]) == 0
+    header, row = capsys.readouterr().out.splitlines()[-2:]
+    cells = dict(zip(header.split(), row.split()[1:]))
+    assert cells["Pass@5"] == "71.4" and cells["MRR"] == "0.326"  # 5 of 7; (1+½+⅓+¼+⅕)/7

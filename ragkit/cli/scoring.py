@@ -120,8 +120,8 @@ def _print_and_save(args: argparse.Namespace, runs: dict, tables: dict, judgment
     """Print the summary table (by query kind too if asked); write the per-query CSV if asked."""
     # deferred: numpy and pandas load only when a command scores
     from ragkit.eval_runs import cutoffs, is_per_query_csv, per_query_rows
-    from ragkit.evaluate import by_kind, summary_table
-    print(summary_table(tables).round(3).to_string())
+    from ragkit.evaluate import by_kind, round_metrics, summary_table
+    print(round_metrics(summary_table(tables)).to_string())  # Pass@k 1 decimal, MRR 3
     if args.by_kind and queries:
         ks = cutoffs(args.k)[0]
         for metric in dict.fromkeys((f"Pass@{ks[0]}", f"Pass@{ks[-1]}")):
