@@ -181,7 +181,18 @@ def test_an_edited_sheet_is_kept_when_review_runs_again_and_a_stale_one_is_repla
     assert [(q["id"], q["question"]) for q in kept] == [
         ("gen-003", "What fee and formula does the text state?"),
         ("gen-002", "What is the refund for a parcel lost at sea?")]
-    # an untouched sheet is simply written again; other questions get a fresh sheet
+    # other questions get a fresh sheet, and the edited one is moved aside, never lost (it
+    # was replaced silently); an untouched sheet is simply written again
+    golden2 = tmp_path / "g2.jsonl"
+    golden2.write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS[:2]), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["questions", "review", str(golden2), "--out", str(sheet)]) == 0
+    aside = sheet.with_name(f"{sheet.stem}.edited-1.csv")
+    assert capsys.readouterr().out.startswith(
+        f"wrote 2 rows to {sheet}; the sheet a reviewer had edited there, for other questions, "
+        f"was moved to {aside.name}: mark keep")
+    assert aside.read_bytes() == edited
+    assert aside.with_name(aside.name + ".sha256").is_file()
     assert review_sheet(QUESTIONS[:2], sheet) == (sheet, "written")
     assert [(r["id"], r["keep"]) for r in _rows(sheet)] == [("gen-001", "yes"), ("gen-002", "yes")]
     assert review_sheet(QUESTIONS[:2], sheet) == (sheet, "written")
@@ -189,7 +200,9 @@ def test_an_edited_sheet_is_kept_when_review_runs_again_and_a_stale_one_is_repla
     rows = _rows(sheet)
     rows[0]["keep"] = "no"
     _save(sheet, rows)
-    assert review_sheet(moved, sheet) == (sheet, "written")  # same ids, other documents
+    assert review_sheet(moved, sheet) == (sheet, "written; the sheet a reviewer had edited "
+                                          "there, for other questions, was moved to "
+                                          "review.edited-2.csv")  # same ids, other documents
     assert [r["keep"] for r in _rows(sheet)] == ["yes", "yes"]
     # regenerated: same ids and sources, new questions — the old edits must not pass as the
     # reviewer's edits of the new questions
@@ -197,8 +210,9 @@ def test_an_edited_sheet_is_kept_when_review_runs_again_and_a_stale_one_is_repla
     rows[0]["keep"] = "no"
     _save(sheet, rows)
     regenerated = [{**q, "question": q["question"] + " (rewritten)"} for q in moved]
-    assert review_sheet(regenerated, sheet) == (sheet, "written")
+    assert review_sheet(regenerated, sheet)[1].endswith("moved to review.edited-3.csv")
     assert [r["question"] for r in _rows(sheet)] == [q["question"] for q in regenerated]
+    assert [r["keep"] for r in _rows(tmp_path / "review.edited-3.csv")] == ["no", "yes"]
 
 
 @pytest.mark.parametrize("change, message", [

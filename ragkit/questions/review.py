@@ -6,7 +6,8 @@ What it is:
 - `review_sheet(questions, path)`: the sheet to review at `path` — an existing sheet written
   for these same questions (its `<sheet>.sha256` stamp says so) is kept as the reviewer left
   it, so re-running a notebook or `ragkit questions review` after editing it never throws
-  the review away; any other sheet there is replaced by `write_review`'s.
+  the review away; any other sheet there is replaced by `write_review`'s, after a sheet a
+  reviewer edited for other questions is moved aside (`review.edited-1.csv`).
 - `write_review(questions, path)`: a CSV sheet, one row per question, columns `COLUMNS`:
   id, question, answer_span (answer_span_2: a multi-chunk question's second span), source
   (document, page, section), kind, keep (prefilled `yes`), notes. UTF-8 with a byte-order
@@ -30,6 +31,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import itertools
 import json
 import warnings
 from collections.abc import Sequence
@@ -137,21 +139,33 @@ def write_review(questions: Sequence[dict[str, Any]], path: Path | str) -> Path:
 
 def review_sheet(questions: Sequence[dict[str, Any]], path: Path | str
                  ) -> tuple[Path, str]:
-    """(`path`, "kept" or "written"): the sheet already at `path` when a reviewer changed it
-    and it was written for these very questions (its stamp, `<sheet>.sha256`, is the hash of
-    the sheet these questions make: a regenerated set with the same ids and sources is not
-    the same), else a fresh `write_review` sheet (an untouched sheet is written again, the
-    same bytes). Not a merge: a sheet for other questions is replaced whole."""
+    """(`path`, how): "kept" — the sheet already at `path`, when a reviewer changed it and it
+    was written for these very questions (its stamp, `<sheet>.sha256`, is the hash of the
+    sheet these questions make: a regenerated set with the same ids and sources is not the
+    same) — else "written", a fresh `write_review` sheet (an untouched sheet is written again,
+    the same bytes). Not a merge: a sheet a reviewer changed for other questions is not lost
+    but moved aside first, to `<name>.edited-<n>.csv` with its stamp, and `how` says where
+    ("written; ... moved to review.edited-1.csv")."""
     path = Path(path)
     fresh = _sheet(questions).encode("utf-8")
-    if path.is_file() and is_review_csv(path):
-        try:
-            stamp = _stamp(path).read_text(encoding="utf-8").strip()
-            if path.read_bytes() != fresh and stamp == hashlib.sha256(fresh).hexdigest():
-                return path, "kept"
-        except (OSError, UnicodeDecodeError):
-            pass  # no stamp: a sheet of unknown questions, replaced
-    return write_review(questions, path), "written"
+    if not (path.is_file() and is_review_csv(path)):
+        return write_review(questions, path), "written"
+    try:
+        stamp = _stamp(path).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        stamp = None  # a sheet of unknown questions
+    now = path.read_bytes()
+    if now != fresh and stamp == hashlib.sha256(fresh).hexdigest():
+        return path, "kept"
+    if now == fresh or stamp == hashlib.sha256(now).hexdigest():  # nobody changed it
+        return write_review(questions, path), "written"
+    aside = next(p for n in itertools.count(1)
+                 if not (p := path.with_name(f"{path.stem}.edited-{n}{path.suffix}")).exists())
+    path.replace(aside)
+    if stamp is not None:
+        _stamp(path).replace(_stamp(aside))
+    return write_review(questions, path), (f"written; the sheet a reviewer had edited there, "
+                                           f"for other questions, was moved to {aside.name}")
 
 
 def _rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
