@@ -26,6 +26,7 @@ import os
 import re
 import shutil
 import sys
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -134,34 +135,59 @@ def metric_panels(records: Sequence[dict]) -> dict[str, list[str]]:
 
 def plot_parameter(table: pd.DataFrame, parameter: str, panels: dict[str, list[str]],
                    path: Path) -> Path:
-    """`path`: each panel's numbers against `parameter` (mean over the other parameters;
-    failed points left out)."""
+    """`path`: `parameter_figure` saved as a PNG."""
+    parameter_figure(table, parameter, panels).savefig(path, dpi=90)
+    return path
+
+
+def parameter_figure(table: pd.DataFrame, parameter: str, panels: dict[str, list[str]]):
+    """Each panel's numbers against `parameter` (mean over the other parameters; failed
+    points left out), a matplotlib Figure drawn without pyplot."""
     # deferred: matplotlib loads only when a sweep draws its plots
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     columns = len(panels) if len(panels) < 3 else 3
     rows = -(-len(panels) // columns)
-    fig = Figure(figsize=(4.2 * columns, 3.2 * rows), layout="constrained")
+    fig = Figure(figsize=(4.2 * columns, 4.4 * rows), layout="constrained")
     FigureCanvasAgg(fig)
     values = list(dict.fromkeys(table[parameter]))
     numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
     x = values if numeric else list(range(len(values)))
     for number, (title, names) in enumerate(panels.items()):
         ax = fig.add_subplot(rows, columns, number + 1)
+        drawn = []
         for name in names:
             if name in table:
                 y = [pd.to_numeric(table.loc[table[parameter] == v, name], errors="coerce")
                      .mean() for v in values]
-                ax.plot(x, y, marker="o", label=name.rsplit(" ", 1)[0] if name != title else None)
-        ax.set_title(title if len(title) < 48 else title[:45] + "…", fontsize=9)
+                drawn += y
+                ax.plot(x, y, marker="o", clip_on=False,  # a point at 100 % drawn whole
+                        label=name.rsplit(" ", 1)[0] if name != title else None)
+        ax.set_title(textwrap.fill(title, 48), fontsize=9)  # whole, on two lines if long
         ax.set_xlabel(parameter)
         ax.set_xticks(x, [str(v) for v in values])
-        if len(names) > 1:
-            ax.legend(fontsize=7)
+        _metric_range(ax, title, names, drawn)
+        if len(names) > 1:  # below the axes: inside, it covered the lines it names
+            ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2,
+                      frameon=False)
         ax.grid(alpha=0.3)
-    fig.savefig(path, dpi=90)
-    return path
+    return fig
+
+
+def _metric_range(ax, title: str, names: Sequence[str], values: list[float]) -> None:
+    """A percentage (Pass@k, Fail@k, %) stays inside 0 … 100 and a rank measure (R@k, MRR,
+    nDCG) inside 0 … 1: autoscaling put a Pass@5 of 100 under a 104 axis and a Fail@20 of 0
+    above −0.04."""
+    shown = [v for v in values if v == v]  # NaN: a point that failed
+    metric = " ".join([title, *names])
+    top = (100.0 if any(m in metric for m in ("Pass@", "Fail@", "%")) else
+           1.0 if any(m in metric for m in ("R@", "MRR", "nDCG")) else None)
+    if not shown or top is None:
+        return
+    low, high = min(shown), max(shown)
+    pad = max((high - low) * 0.15, top * 0.02)
+    ax.set_ylim(max(0.0, low - pad), min(top, high + pad))
 
 
 def sweep(notebook: str | Path | None, out: Path | str, grid: Mapping[str, Sequence[Any]],

@@ -399,3 +399,28 @@ def test_a_sweep_point_no_chunker_takes_is_refused_before_any_point_runs(tmp_pat
                                  "the chunk size (32), got 64; sweep overlap too (--param "
                                  "overlap=...) or drop the point")
     assert not (tmp_path / "ran.txt").exists() and not (tmp_path / "sweep").exists()
+
+
+def test_the_sweep_plot_keeps_metrics_in_range_legends_off_the_lines_and_titles_whole(tmp_path):
+    """From a user's sweep: Pass@5 axes ran to 104 and Fail@20 to −0.04, the MRR panel's
+    legend covered a line, and a long caption was cut ("The ladder on docs (19 accepted ques…")."""
+    from matplotlib import image
+
+    from ragkit.sweep import parameter_figure, plot_parameter
+    table = pd.DataFrame({"seed": [0, 1], "hybrid Pass@5": [100.0, 100.0],
+                          "dense Pass@5": [95.0, 100.0], "hybrid MRR": [0.969, 0.938],
+                          "dense MRR": [0.89, 0.92], "hybrid Fail@20": [0.0, 0.0]})
+    caption = "The ladder on docs (19 accepted questions), Pass@5 per configuration"
+    panels = {caption: ["hybrid Pass@5", "dense Pass@5"], "MRR": ["hybrid MRR", "dense MRR"],
+              "Fail@20": ["hybrid Fail@20"]}
+    path = plot_parameter(table, "seed", panels, tmp_path / "sweep_seed.png")
+    assert image.imread(path).shape[0] > 100
+    fig = parameter_figure(table, "seed", panels)
+    passes, mrr, fail = fig.axes
+    assert passes.get_ylim()[1] == 100.0 and 0.0 <= fail.get_ylim()[0] < fail.get_ylim()[1]
+    assert 0.0 <= mrr.get_ylim()[0] and mrr.get_ylim()[1] <= 1.0
+    assert passes.get_title() == ("The ladder on docs (19 accepted questions),\n"
+                                  "Pass@5 per configuration")
+    renderer = fig.canvas.get_renderer()
+    legend = mrr.get_legend().get_window_extent(renderer)
+    assert legend.y1 <= mrr.get_window_extent(renderer).y0  # below the axes, not over lines
