@@ -84,3 +84,56 @@ def test_nested_tables_and_blocks_inside_a_cell_or_item_keep_words_apart(tmp_pat
     doc = _load(tmp_path, "plans.html", page)
     assert doc.text == ("| Plan | Limits |\n| Basic | 5 users 10 GB |\n\n"
                         "- First point. Second point.")
+
+
+def test_every_article_of_a_page_of_several_is_read_in_order(tmp_path):
+    """An FAQ of three `<article>`s and no `<main>`: only the first was indexed, silently."""
+    page = ("<html><head><title>FAQ</title></head><body><nav><a href='/'>Home</a></nav>"
+            "<article><h2>Shipping</h2><p>Orders ship within two business days.</p>"
+            "<article><p>A comment inside the first.</p></article></article>"
+            "<article><h2>Refunds</h2><p>Refunds are issued within thirty days.</p></article>"
+            "<article><h2>Warranty</h2><p>It covers defects for one year.</p></article>"
+            "<footer>© Shop</footer></body></html>")
+    doc = _load(tmp_path, "faq.html", page)
+    assert doc.text == ("## Shipping\n\nOrders ship within two business days.\n\nA comment "
+                        "inside the first.\n\n## Refunds\n\nRefunds are issued within thirty "
+                        "days.\n\n## Warranty\n\nIt covers defects for one year.")
+
+
+def test_self_closed_divs_count_as_nesting_and_svg_paths_do_not(tmp_path):
+    """HTML ignores the slash of `<div/>`: 200,000 of them (1.2 MB) hung the build for three
+    minutes, past the depth check that refuses the same page written `<div>`. In SVG a `/>`
+    does close: a drawing of 5,000 paths is an ordinary page."""
+    import pytest
+
+    from ragkit.documents import RagkitError
+    with pytest.raises(RagkitError) as caught:
+        _load(tmp_path, "deep.html", "<html><body>" + "<div/>" * 200_000 + "<p>bees</p>")
+    assert str(caught.value) == (f"{tmp_path / 'deep.html'}: elements nested more than 1,000 "
+                                 f"deep (a hostile page?)")
+    drawing = "<svg>" + '<path d="M0 0"/>' * 5000 + "</svg>"
+    doc = _load(tmp_path, "art.html", f"<html><body>{drawing}<p>A drawing.</p></body></html>")
+    assert doc.text == "A drawing."
+
+
+def test_a_charset_that_cannot_be_true_or_is_no_codec_falls_back_to_windows_1252(tmp_path):
+    """`charset="undefined"` raised a bare UnicodeError (a traceback, even with --skip-bad);
+    `charset="utf-16"` on an ASCII page decoded every tag into CJK characters."""
+    for charset in ("undefined", "utf-16", "UTF-32LE"):
+        page = (f'<html><head><meta charset="{charset}"></head><body><p>The caf\xe9 refunds '
+                f'within thirty days.</p></body></html>').encode("cp1252")
+        doc = _load(tmp_path, f"{charset}.html", page)
+        assert doc.text == "The café refunds within thirty days."
+
+
+def test_a_page_over_the_size_limit_is_one_line(tmp_path, monkeypatch):
+    import pytest
+
+    from ragkit.documents import RagkitError
+    from ragkit.loaders import html
+    monkeypatch.setattr(html, "MAX_HTML_BYTES", 1000)
+    with pytest.raises(RagkitError) as caught:
+        _load(tmp_path, "big.html", "<p>" + "word " * 400 + "</p>")
+    assert str(caught.value) == (f"{tmp_path / 'big.html'}: 2,007 bytes, over the limit of 1,000 "
+                                 f"bytes for one text file (split it, or leave it out with "
+                                 f"--skip-bad)")

@@ -1,7 +1,8 @@
 """An HTML page (a saved web page, exported documentation) as a document.
 
-What it is: the page's main content — `<main>`, else `<article>`, else the element marked
-`role="main"` (Sphinx's `<div class="body">`), else `<body>` — without the boilerplate
+What it is: the page's main content — `<main>`, else `<article>` (every one of a page of
+several, in order), else the element marked `role="main"` (Sphinx's `<div class="body">`),
+else `<body>` — without the boilerplate
 around it: navigation, sidebars (`<aside>`, Sphinx's sidebar), scripts, styles, forms,
 permalink anchors (Sphinx's `¶` after each heading, Texinfo's after each definition) and,
 outside the main element, the page header and footer (`<header>`/`<footer>` and Texinfo's or
@@ -16,7 +17,8 @@ as one small wheel; trafilatura, which guesses the main content with heuristics,
 about 70 MB of dependencies (lxml, dateparser, regex, babel, ...). A page marked up with
 `<main>`/`<article>`/`<nav>` — what HTML5 generators write — needs no guessing.
 
-A page nested deeper than `MAX_DEPTH` elements is refused before parsing (one line).
+A page nested deeper than `MAX_DEPTH` elements, or over `MAX_HTML_BYTES`, is refused before
+parsing (one line); a `<meta charset>` naming UTF-16 or an unknown codec is not believed.
 
 What it is not: a renderer (CSS is ignored: text hidden by a style sheet is kept) nor a
 readability heuristic for pages whose navigation is plain `<div>`s.
@@ -29,12 +31,13 @@ from pathlib import Path
 
 from ragkit.documents import Document, RagkitError
 from ragkit.loaders.markdown import TextBuilder, squash
+from ragkit.loaders.text import read_regular
 
 _DROP = ("script", "style", "noscript", "template", "nav", "aside", "form", "iframe", "svg",
          "button", "select", "head", "[role=navigation]", "[role=banner]",
          "[role=contentinfo]", "[aria-hidden=true]", "a.headerlink", "a.copiable-anchor",
          "a.copiable-link", ".sphinxsidebar")
-_ROOTS = ("main", "article", "[role=main]")  # the first present is the page's content
+_ROOTS = ("main", "article", "[role=main]")  # the first present: all its outermost elements
 # in <div> soup: the content's usual ids, taken when they hold most of the page's text
 _GUESSED_ROOTS = ("#content", "#main-content", "#main", "div.content", "div.main-content")
 _OUTSIDE = ("header", "footer", "div.header", "div.footer", "div.nav-panel", "#header",
@@ -58,15 +61,22 @@ _TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)(?:[^>]*?(/))?>")
 _UNNESTED = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
              "source", "track", "wbr", "p", "li", "td", "th", "tr", "dt", "dd", "option",
              "tbody", "thead", "colgroup"}
+_FOREIGN = {"svg", "math"}  # their children are XML: `<path/>` closes itself there
+MAX_HTML_BYTES = 64 * 2**20  # one page; parsing holds ~15× its size (52 MB took 808 MB)
 
 
 def _check_depth(path: Path, page: str) -> None:
     """Refuse a page nested deeper than `MAX_DEPTH`: the HTML5 tree builder's work grows
-    with the square of the depth (200,000 nested `<div>`s took five minutes to parse)."""
-    depth = 0
+    with the square of the depth (200,000 nested `<div>`s took five minutes to parse). A
+    `/>` closes an element only inside `<svg>` or `<math>`: HTML ignores it (`<div/>` opens a
+    div, and 200,000 of them hung a build as long)."""
+    depth = foreign = 0
     for tag in _TAG.finditer(page):
-        if tag.group(3) or tag.group(2).lower() in _UNNESTED:
+        name = tag.group(2).lower()
+        if name in _UNNESTED or (tag.group(3) and (foreign or name in _FOREIGN)):
             continue
+        if name in _FOREIGN:
+            foreign += -1 if tag.group(1) else 1
         depth += -1 if tag.group(1) else 1
         if depth > MAX_DEPTH:
             raise RagkitError(f"{path}: elements nested more than {MAX_DEPTH:,} deep "
@@ -89,10 +99,13 @@ def _decode(raw: bytes) -> str:
         pass
     named = _CHARSET.search(raw[:4096])
     names = [(named.group(1) or named.group(2)).decode("ascii")] if named else []
+    # a page whose <meta> is readable as ASCII is not UTF-16 or -32 whatever it says (the
+    # WHATWG rule): decoded so, its tags and all turned into CJK characters
+    names = [n for n in names if not n.lower().replace("-", "").startswith(("utf16", "utf32"))]
     for encoding in names + ["cp1252"]:
         try:
             return raw.decode(encoding)
-        except (LookupError, UnicodeDecodeError):
+        except (LookupError, UnicodeError):  # "undefined" raises a bare UnicodeError
             continue
     return raw.decode("latin-1")
 
@@ -181,6 +194,21 @@ def _walk(root, out: TextBuilder) -> None:
     flush()
 
 
+def _outermost(nodes: list) -> list:
+    """The `nodes` no other of them encloses, in page order: every `<article>` of a page of
+    several (an FAQ, a blog's list; only the first was read), not the comments inside one."""
+    ids = {node.mem_id for node in nodes}
+
+    def enclosed(node) -> bool:
+        parent = node.parent
+        while parent is not None:
+            if parent.mem_id in ids:
+                return True
+            parent = parent.parent
+        return False
+    return [node for node in nodes if not enclosed(node)]
+
+
 def _guessed_root(tree):
     """In a page without `<main>`, `<article>` or `role="main"`, the first `_GUESSED_ROOTS`
     element holding at least half of the body's text (a small "content" box is not it)."""
@@ -195,27 +223,25 @@ def _guessed_root(tree):
 def load(path: Path, rel: str) -> Document:
     """The document of the HTML file `path` (id `rel`); no body text is one error line."""
     from selectolax.lexbor import LexborHTMLParser  # deferred: only when a page is met
-    try:
-        page = _decode(path.read_bytes())
-    except OSError as exc:
-        raise RagkitError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    page = _decode(read_regular(path, MAX_HTML_BYTES))
     _check_depth(path, page)
     tree = LexborHTMLParser(page)
     title_node = tree.css_first("title")
     title = title_node.text(deep=True) if title_node is not None else ""
     for node in tree.css("script, style, noscript, template"):
         node.decompose()  # first: their text must not count toward `_guessed_root`'s share
-    main = next((node for node in map(tree.css_first, _ROOTS) if node is not None), None)
-    if main is None and tree.body is not None:
-        main = _guessed_root(tree)
-    root = main or tree.body
-    if root is None:
+    roots = next((found for found in map(_outermost, map(tree.css, _ROOTS)) if found), [])
+    if not roots and tree.body is not None:
+        roots = [node for node in [_guessed_root(tree)] if node is not None]
+    drop = _DROP if roots else _DROP + _OUTSIDE
+    roots = roots or [node for node in [tree.body] if node is not None]
+    if not roots:
         raise RagkitError(f"{path}: no body text")
-    drop = _DROP if main is not None else _DROP + _OUTSIDE
-    for node in root.css(", ".join(drop)):
-        node.decompose()
     out = TextBuilder()
-    _walk(root, out)
+    for root in roots:
+        for node in root.css(", ".join(drop)):
+            node.decompose()
+        _walk(root, out)
     text = out.text()
     if not text.strip():
         raise RagkitError(f"{path}: no body text")
