@@ -5,8 +5,9 @@ What it is: the one way ragkit puts a file or a folder on disk.
   is fsync'ed, and is renamed over `path`; the folder is fsync'ed too, so after a crash the
   path holds either the old content or the new, never half of it.
 - `replace_folder(target, is_ours=...)`: a context manager yielding an empty temporary folder
-  beside `target`; on a clean exit the old `target` (if any) is renamed aside, the new one is
-  renamed in, and only then is the old one deleted. On an error the temporary folder is
+  beside `target`; on a clean exit the new one takes the old `target`'s place in one step
+  (Linux: renameat2's exchange; elsewhere the old is renamed aside, the new one in), and only
+  then is the old one deleted. On an error the temporary folder is
   removed and `target` is untouched.
 
 What it is not: a lock. Two processes writing the same path both succeed; the last rename wins.
@@ -30,6 +31,8 @@ so a teacher's index is readable by the class.
 """
 from __future__ import annotations
 
+import ctypes
+import functools
 import os
 import shutil
 import stat
@@ -219,8 +222,14 @@ def replace_folder(target: Path | str, is_ours: Recognizer, what: str) -> Iterat
 
 
 def _swap(new: Path, target: Path) -> None:
-    """Rename `target` aside, `new` in, then delete the old one (put back on failure)."""
+    """Exchange `new` and `target` in one step where the system can (Linux's renameat2
+    RENAME_EXCHANGE), else rename `target` aside and `new` in (put back on failure); then
+    delete the old one. With the exchange a reader never finds `target` missing."""
     parent = target.parent
+    if target.is_dir() and not target.is_symlink() and _exchange(new, target):
+        _fsync_dir(parent)
+        shutil.rmtree(new, ignore_errors=True)  # now the old folder
+        return
     aside = None
     if target.exists() or target.is_symlink():
         aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-{_owner()}-", dir=parent))
@@ -239,6 +248,24 @@ def _swap(new: Path, target: Path) -> None:
     _fsync_dir(parent)
     if aside is not None:
         shutil.rmtree(aside, ignore_errors=True)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap the two paths atomically (renameat2 with RENAME_EXCHANGE); False where the C
+    library or the file system cannot (then nothing was changed)."""
+    rename = getattr(_libc(), "renameat2", None)
+    if rename is None:
+        return False
+    at_cwd, exchange = -100, 2  # AT_FDCWD, RENAME_EXCHANGE (<linux/fcntl.h>, <linux/fs.h>)
+    return rename(at_cwd, os.fsencode(a), at_cwd, os.fsencode(b), exchange) == 0
+
+
+@functools.cache
+def _libc():
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
 
 
 def _fsync_tree(folder: Path) -> None:

@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import json
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -49,6 +49,8 @@ from ragkit.embed.base import fingerprint_of
 from ragkit.index_owner import (FORMAT, WHAT, files_of, is_index, owns_index,  # noqa: F401
                                 refuse_inputs_inside)
 from ragkit.lexical import BM25
+
+T = TypeVar("T")
 
 FORMAT_VERSION = 1
 
@@ -137,6 +139,39 @@ def read_manifest(folder: Path) -> dict[str, Any]:
         raise RagkitError(f"{where(path, None, 'embedder')}: expected null or an object with "
                           f"name, dim, max_tokens and fingerprint")
     return manifest
+
+
+def read_stable(folder: Path, read: Callable[[], T], attempts: int = 3) -> T:
+    """`read()` of the index at `folder`, again when the folder was replaced while it ran.
+
+    A build swaps the whole folder at once (`ragkit.atomic`), but a reader opens its files
+    one path at a time: a swap between two opens paired one version's BM25 with the other's
+    chunk text (silently), or named a file the swap had just removed "damaged, rebuild it".
+    The folder's inode before and after tells: the same, and every file read was one
+    version's; else read again (a file gone meanwhile included)."""
+    for _ in range(attempts):
+        before = _inode(folder)
+        try:
+            result = read()
+        except (RagkitError, OSError) as exc:
+            if _inode(folder) != before:
+                continue  # replaced meanwhile: what was missing is in the new one
+            if isinstance(exc, OSError):
+                raise RagkitError(f"{folder}: cannot read the index ({exc.strerror or exc})"
+                                  ) from None
+            raise
+        if _inode(folder) == before:
+            return result
+    raise RagkitError(f"{folder}: replaced {attempts} times while being opened (another "
+                      f"`ragkit index` is writing it); try again when it is done")
+
+
+def _inode(folder: Path) -> tuple[int, int] | None:
+    try:
+        info = folder.stat()
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
 
 
 def _valid_record(record: Any) -> bool:

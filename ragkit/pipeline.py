@@ -7,9 +7,8 @@ dense top candidates → fusion → top k; with a reranker, the fused top `reran
 in `IndexConfig`, saved beside the index so a folder always says how it was made, with the
 embedder that made the vectors (name, dim, weights fingerprint), checked again on load.
 
-Saving is atomic and safe (`ragkit.index_folder`): the index is written to a temporary folder
-next to the target and renamed into place, so an interrupted build never leaves a
-half-written index, and a folder that is not an index is never replaced.
+Saving is atomic (`ragkit.index_folder`: a temporary folder renamed into place, never over a
+folder that is not an index); loading reads one version while a build replaces it.
 """
 from __future__ import annotations
 
@@ -28,7 +27,7 @@ from ragkit.embed import get_embedder, is_registered
 from ragkit.fusion import Ranking, fuse, ranked, with_ties
 from ragkit.index_folder import (FORMAT_VERSION, check_embedder, describe, embedder_record,
                                  is_index, read_bm25, read_dense, read_manifest, read_parents,
-                                 write_index)
+                                 read_stable, write_index)
 from ragkit.lexical import BM25
 from ragkit.prepare import contextualized_chunks
 from ragkit.rerank import Candidate, RerankStage, get_reranker
@@ -258,10 +257,12 @@ class Pipeline:
         Checks: index.json (format, version, valid JSON), chunks.jsonl against its row offsets
         (`ragkit.chunk_table`: sizes at open, each row when read; without them, every row),
         that the chunk count, BM25 documents and dense vector owners agree, the width, and that
-        `embedder` (if given) is the one recorded. Any failure is a RagkitError naming the
-        file, line and field.
-        """
-        folder = Path(folder)
+        `embedder` (if given) is the one recorded (`read_stable`: one version during a swap).
+        Any failure is a RagkitError naming the file, line and field."""
+        return read_stable(Path(folder), lambda: cls._read(Path(folder), embedder))
+
+    @classmethod
+    def _read(cls, folder: Path, embedder) -> "Pipeline":
         manifest = read_manifest(folder)
         try:
             config = IndexConfig(**manifest["config"])

@@ -201,3 +201,55 @@ def test_other_outputs_onto_a_fifo_are_refused(tmp_path, command):
     result = ragkit(*command, cwd=tmp_path, timeout=30)
     refused(result, "out", "not a regular file")
     assert (tmp_path / "out").is_fifo()
+
+
+WRITER = """
+import sys, time
+from ragkit.pipeline import Pipeline
+versions = [Pipeline.load(sys.argv[1]), Pipeline.load(sys.argv[2])]
+stop = time.monotonic() + float(sys.argv[4])
+n = 0
+while time.monotonic() < stop:
+    versions[n % 2].save(sys.argv[3], progress=False)
+    n += 1
+    time.sleep(0.01)
+print(n)
+"""
+
+
+def test_a_search_opening_an_index_while_a_build_replaces_it_reads_one_version(tmp_path):
+    """One process re-saves an index over and over, alternating two versions (their chunk
+    texts say alpha or bravo); this one loads and searches it meanwhile. Every load must be
+    one version: the files were opened path by path, and a swap between two opens paired one
+    version's BM25 with the other's text (silently), or read "damaged ... rebuild it"."""
+    from ragkit.config import IndexConfig, SearchConfig
+    from ragkit.documents import Document
+    from ragkit.pipeline import Pipeline
+    config = IndexConfig(contextualizer="none", embedder=None)
+    for word in ("alpha", "bravo"):
+        docs = [Document(f"d{i}.md", f"{word} text number {i} with shared words here")
+                for i in range(60)]
+        Pipeline.build(docs, config, progress=False).save(tmp_path / word, progress=False)
+    Pipeline.load(tmp_path / "alpha").save(tmp_path / "live", progress=False)
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path / "alpha"),
+                               str(tmp_path / "bravo"), str(tmp_path / "live"), "6"],
+                              stdout=subprocess.PIPE, text=True)
+    loads, mixed, errors = 0, [], []
+    try:
+        while writer.poll() is None:
+            try:
+                index = Pipeline.load(tmp_path / "live")
+            except RagkitError as exc:
+                errors.append(str(exc))
+                continue
+            loads += 1
+            for word in ("alpha", "bravo"):
+                top = index.search([word], 1, SearchConfig(mode="bm25"))[0]
+                text = next(c.text for c in index.chunks if c.id == top[0][0]) if top else None
+                if top and top[0][1] > 0 and word not in text:
+                    mixed.append((word, text))
+    finally:
+        swaps = int(writer.communicate()[0])
+    assert swaps > 50 and loads > 50
+    assert mixed == []
+    assert all("while being opened" in e for e in errors), errors[:3]
