@@ -38,9 +38,11 @@ def rows(chunks: Sequence[Chunk], weights: sp.csr_matrix, dense) -> Iterator[dic
         if window == 0:
             lo, hi = weights.indptr[position], weights.indptr[position + 1]
             # a weight of exactly 0 (a term in half the chunks) is still a match: Milvus
-            # drops zeros, so it is stored as ZERO and read back as 0 (`_ranking`)
+            # drops zeros, so it is stored as ZERO and read back as 0 (`_ranking`); a
+            # negative one (a corpus of a few chunks that all share their words: Okapi's
+            # floored IDF is below 0) is refused by Milvus, so it is stored as 0 too
             terms = dict(zip(weights.indices[lo:hi].tolist(),
-                             (w if w else ms.ZERO for w in weights.data[lo:hi].tolist())))
+                             (w if w > 0 else ms.ZERO for w in weights.data[lo:hi].tolist())))
             item.update(start=chunk.start, end=chunk.end, text=chunk.text,
                         context=chunk.context, lexical=chunk.indexed_text,
                         metadata=chunk.metadata,

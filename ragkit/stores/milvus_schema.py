@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ragkit.documents import Chunk, RagkitError
+from ragkit.stores.milvus_lock import wait_for_lite
 
 FORMAT = "ragkit-milvus"
 VERSION = 1
@@ -43,6 +44,8 @@ def connect(uri: str, token: str | None = None):
     """
     if uri in _clients:
         return _clients[uri]
+    if is_lite(uri):
+        wait_for_lite(uri)
     MilvusClient = _client_class()
     try:
         client = MilvusClient(uri=uri, token=token or "", timeout=TIMEOUT)

@@ -1,0 +1,95 @@
+"""Milvus Lite from the command line: two processes and one index (the second waits for the
+first, saying so in one line, instead of failing with milvus_lite's traceback "Open local
+milvus failed"), and a corpus whose BM25 weights are negative."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ragkit.documents import RagkitError
+from ragkit.stores.milvus_lock import wait_for_lite
+
+pytest.importorskip("milvus_lite")
+RAGKIT = Path(sys.executable).parent / "ragkit"
+HOLD = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+time.sleep(float(sys.argv[2]))
+"""
+
+
+def _env(tmp_path: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    env["RAGKIT_HOME"] = str(tmp_path / "home")
+    return env
+
+
+def _hold(lock: Path, seconds: float) -> subprocess.Popen:
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(lock), str(seconds)],
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline() == "held\n"
+    return holder
+
+
+def test_a_search_waits_for_the_process_holding_a_milvus_lite_index(tmp_path):
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps({"id": f"d{i}", "text": f"refund rule {i} applies"})
+                            + "\n" for i in range(5)))
+    env = _env(tmp_path)
+    subprocess.run([RAGKIT, "index", str(docs), "--out", str(tmp_path / "ix"), "--store",
+                    "milvus", "--embedder", "none"], env=env, check=True, capture_output=True)
+    (tmp_path / "q.jsonl").write_text('{"id": "q", "text": "refund"}\n')
+    holder = _hold(tmp_path / "ix" / "milvus.db" / "LOCK", 2.0)
+    started = time.monotonic()
+    done = subprocess.run([RAGKIT, "search", str(tmp_path / "ix"), "--queries",
+                           str(tmp_path / "q.jsonl"), "--mode", "bm25", "--out",
+                           str(tmp_path / "run.trec")], env=env, capture_output=True, text=True)
+    holder.wait()
+    assert done.returncode == 0, done.stderr
+    assert time.monotonic() - started >= 1.5
+    assert "is in use by another process (Milvus Lite allows one at a time); waiting up to" \
+        in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_lock_held_past_the_wait_is_one_line(tmp_path):
+    (tmp_path / "m.db").mkdir()
+    (tmp_path / "m.db" / "LOCK").touch()  # as milvus_lite leaves it
+    holder = _hold(tmp_path / "m.db" / "LOCK", 5.0)
+    try:
+        with pytest.raises(RagkitError) as caught:
+            wait_for_lite(str(tmp_path / "m.db"), wait=0.5)
+        assert str(caught.value) == (
+            f"{tmp_path / 'm.db'}: in use by another process (Milvus Lite opens a database in "
+            f"one process at a time) for over 0 s; wait for it to finish, or serve the index "
+            f"from a Milvus server")
+    finally:
+        holder.kill()
+    holder.wait()
+    wait_for_lite(str(tmp_path / "m.db"), wait=0.5)  # free again: returns at once
+
+
+def test_a_milvus_index_of_a_corpus_with_negative_bm25_weights_builds_and_searches(tmp_path):
+    """One document (or a few sharing every word): Okapi's floored IDF is negative, which
+    Milvus's sparse vectors refuse -- the build died with pymilvus's traceback."""
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text('{"id": "d1", "text": "refund rule applies"}\n')
+    env = _env(tmp_path)
+    built = subprocess.run([RAGKIT, "index", str(docs), "--out", str(tmp_path / "ix"),
+                            "--store", "milvus", "--embedder", "none"], env=env,
+                           capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    (tmp_path / "q.jsonl").write_text('{"id": "q", "text": "refund"}\n')
+    done = subprocess.run([RAGKIT, "search", str(tmp_path / "ix"), "--queries",
+                           str(tmp_path / "q.jsonl"), "--mode", "bm25", "--out",
+                           str(tmp_path / "run.trec")], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "run.trec").read_text().split()[:3] == ["q", "Q0", "d1#0"]
