@@ -22,12 +22,12 @@ from ragkit.chunk_rows import gc_paused
 from ragkit.chunk_table import chunk_table
 from ragkit.config import MODES, IndexConfig, SearchConfig, check_positive
 from ragkit.dense import DenseIndex, embed_chunks
-from ragkit.documents import Chunk, Document, Query, RagkitError, where
+from ragkit.documents import Chunk, Document, Query, RagkitError
 from ragkit.embed import get_embedder, is_registered
 from ragkit.fusion import Ranking, fuse, ranked, with_ties
 from ragkit.index_folder import (FORMAT_VERSION, check_embedder, describe, embedder_record,
-                                 is_index, read_bm25, read_dense, read_manifest, read_parents,
-                                 read_stable, write_index)
+                                 index_config, is_index, read_bm25, read_dense, read_manifest,
+                                 read_parents, read_stable, write_index)
 from ragkit.lexical import BM25
 from ragkit.prepare import contextualized_chunks
 from ragkit.rerank import Candidate, RerankStage, get_reranker
@@ -264,10 +264,7 @@ class Pipeline:
     @classmethod
     def _read(cls, folder: Path, embedder) -> "Pipeline":
         manifest = read_manifest(folder)
-        try:
-            config = IndexConfig(**manifest["config"])
-        except TypeError as exc:
-            raise RagkitError(f"{where(folder / 'index.json', None, 'config')}: {exc}") from None
+        config = index_config(folder, manifest)
         if isinstance(manifest.get("store"), dict) and manifest["store"].get("kind") == "milvus":
             return milvus_index.load(folder, manifest, config, embedder, cls)
         chunks = chunk_table(folder, manifest["chunks"])  # rows read when asked for

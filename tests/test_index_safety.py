@@ -253,3 +253,23 @@ def test_a_search_opening_an_index_while_a_build_replaces_it_reads_one_version(t
     assert swaps > 50 and loads > 50
     assert mixed == []
     assert all("while being opened" in e for e in errors), errors[:3]
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("embedder", 7, "field 'config.embedder': expected str or null, got 7"),
+    ("contextualizer", {}, "field 'config.contextualizer': expected str, got {}"),
+    ("chunk_size", "x", "field 'config.chunk_size': expected a whole number, got 'x'"),
+    ("window", -5, "field 'config.window': expected a number of tokens, got -5"),
+    ("parent_child", 1, "field 'config.parent_child': expected bool, got 1"),
+    ("colour", "red", "field 'config.colour': not an index option")])
+def test_a_hand_edited_index_config_is_one_line_in_search_and_update(built, field, value,
+                                                                     message):
+    """`"embedder": 7` made `search` raise AttributeError; `"contextualizer": {}` and
+    `"chunk_size": "x"` made `--update` raise TypeError — tracebacks."""
+    manifest = json.loads((built / "ix" / "index.json").read_text())
+    manifest["config"][field] = value
+    (built / "ix" / "index.json").write_text(json.dumps(manifest))
+    (built / "q.jsonl").write_text('{"id": "q", "text": "kettle"}\n')
+    for args in (["search", "ix", "--queries", "q.jsonl", "--out", "run.trec"],
+                 ["index", "docs.jsonl", "--out", "ix", "--update"]):
+        assert refused(ragkit(*args, cwd=built)) == f"ragkit: error: ix/index.json: {message}"
