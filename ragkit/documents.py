@@ -154,6 +154,9 @@ def _strict_json(raw: bytes, path: Path, number: int) -> Any:
         raise RagkitError(f"{where(path, number)}: malformed JSON ({exc.msg})") from None
     except RecursionError:
         raise RagkitError(f"{where(path, number)}: malformed JSON (nested too deeply)") from None
+    except ValueError:  # an integer of over 4,300 digits (Python's limit on reading one)
+        raise RagkitError(f"{where(path, number)}: a number of over 4,300 digits; write it as "
+                          f"a string") from None
     key = surrogate_field(raw, obj)
     if key is not None:
         raise RagkitError(f"{where(path, number, key)}: holds a lone surrogate (an escaped "
@@ -169,10 +172,14 @@ def require(obj: dict, key: str, kind: type | tuple[type, ...], path: Path | str
             raise RagkitError(f"{where(path, line, key)}: missing")
         return default
     value = obj[key]
-    if not isinstance(value, kind):
-        names = "/".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in kinds):
+        names = "/".join(k.__name__ for k in kinds)  # true is no id: JSON's, not a number
         raise RagkitError(f"{where(path, line, key)}: expected {names}, "
                           f"got {type(value).__name__}")
+    if isinstance(value, int) and value.bit_length() > 1024:  # str() refuses 4,300 digits
+        raise RagkitError(f"{where(path, line, key)}: a number of over 300 digits; write it "
+                          f"as a string")
     if non_empty and isinstance(value, str) and not value.strip():
         raise RagkitError(f"{where(path, line, key)}: empty")
     return value

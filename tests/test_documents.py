@@ -29,6 +29,13 @@ def test_documents_jsonl_roundtrip(tmp_path):
     ([{"id": "a", "text": "   "}], r"docs.jsonl:1: field 'text': empty document"),
     ([{"id": "a", "text": "ab\u0000cd"}], r"docs.jsonl:1: field 'text': looks binary"),
     (["[1, 2]"], r"docs.jsonl:1: expected a JSON object"),
+    # a bool passed the (str, int) check and became the id "True"; 5,000 digits were a
+    # traceback (Python's str() of an int stops at 4,300)
+    ([{"id": True, "text": "x"}], r"docs.jsonl:1: field 'id': expected str/int, got bool"),
+    (['{"id": ' + "9" * 5000 + ', "text": "x"}'],
+     r"docs.jsonl:1: a number of over 4,300 digits; write it as a string"),
+    (['{"id": ' + "9" * 500 + ', "text": "x"}'],
+     r"docs.jsonl:1: field 'id': a number of over 300 digits; write it as a string"),
 ])
 def test_documents_jsonl_errors_name_file_line_field(tmp_path, lines, message):
     path = _write(tmp_path / "docs.jsonl", lines)
