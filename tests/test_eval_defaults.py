@@ -81,3 +81,20 @@ def test_eval_uses_the_search_stack_unless_told_otherwise(tmp_path, capsys):
     assert _rows(capsys.readouterr().out) == ["bm25", "dense", "hybrid"]
     assert main([*base, "--mode", "bm25", "--mode", "hybrid", "--rerank", "offline"]) == 0
     assert _rows(capsys.readouterr().out) == ["bm25+offline", "hybrid+offline"]
+
+
+def test_eval_and_tune_with_an_index_refuse_an_index_option_it_was_not_built_with(tmp_path,
+                                                                                  capsys):
+    """`eval DATA --index IDX --embedder minilm` scored IDX's own vectors under a table
+    labelled `dense`, the option silently ignored."""
+    data = _data(tmp_path / "data")
+    assert main(["index", str(data), "--out", str(tmp_path / "ix"), "--embedder", "none"]) == 0
+    capsys.readouterr()
+    for command in ("eval", "tune"):
+        assert main([command, str(data), "--index", str(tmp_path / "ix"), "--chunk-size",
+                     "64"]) == 2
+        assert capsys.readouterr().err == (
+            f"ragkit: error: {tmp_path / 'ix'}: --index is searched as built, and --chunk-size "
+            f"64 differs from its 512; rebuild the index to change it\n")
+    assert main(["eval", str(data), "--index", str(tmp_path / "ix"), "--embedder", "none",
+                 "--chunk-size", "512"]) == 0  # the index's own: no objection

@@ -415,8 +415,7 @@ def test_index_update_equals_a_fresh_build(shipped, tmp_path, capsys, store):
                  "--chunk-size", "128"]) == 2
     assert capsys.readouterr().err == (
         f"ragkit: error: {tmp_path / 'idx'}: --update keeps the index's own options, and "
-        f"--chunk-size 128 differs from its 512; rebuild without --update (or into another "
-        f"folder) to change it\n")
+        f"--chunk-size 128 differs from its 512; rebuild the index to change it\n")
     assert (tmp_path / "idx" / "index.json").read_bytes() == before
 
 

@@ -135,7 +135,7 @@ def test_update_refuses_an_option_written_at_its_default_that_differs(tmp_path, 
         assert main(["index", str(docs), "--out", str(index), "--update", *option]) == 2
         assert capsys.readouterr().err == (
             f"ragkit: error: {index}: --update keeps the index's own options, and {message}; "
-            f"rebuild without --update (or into another folder) to change it\n")
+            f"rebuild the index to change it\n")
     prompt.write_text("Another instruction: {chunk_content}")
     assert main(["index", str(docs), "--out", str(index), "--update", "--context-prompt",
                  str(prompt)]) == 2

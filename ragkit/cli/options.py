@@ -144,6 +144,33 @@ def add_search_options(parser: argparse.ArgumentParser, multiple: bool = False) 
                         help="first-stage candidates the reranker sees")
 
 
+# `ragkit index` options --update compares: argparse dest -> the IndexConfig field it sets
+_INDEX_FIELDS = {"chunk_size": "chunk_size", "overlap": "overlap",
+                 "contextualizer": "contextualizer", "context_model": "context_model",
+                 "context_prompt": "context_prompt", "tokenizer": "tokenizer",
+                 "embedder": "embedder", "parents": "parent_child"}
+
+
+def check_same_options(args: argparse.Namespace, built, index: Path, why: str) -> None:
+    """An index option written on the command line that differs from the index's own
+    (`built`, its IndexConfig) is refused, `why` saying so (`index --update` keeps the
+    index's options; `eval`/`tune --index` search the index as built) — it was silently
+    ignored; one left out is the index's, whatever its default. A prompt file is compared
+    by its text. Rebuilding is the way to change them."""
+    for dest in sorted(given(args) & _INDEX_FIELDS.keys(), key=list(_INDEX_FIELDS).index):
+        own, value = getattr(built, _INDEX_FIELDS[dest]), getattr(args, dest)
+        its = f"its {'none' if own is None else own}"
+        if dest == "embedder" and value == "none":
+            value = None
+        elif dest == "context_prompt":
+            value = load_prompt(value)
+            its = "the prompt it was built with" if own else "Anthropic's, which it was built with"
+        if value != own:
+            shown = "" if dest == "parents" else f" {getattr(args, dest)}"
+            raise RagkitError(f"{index}: {why}, and --{dest.replace('_', '-')}{shown} differs "
+                              f"from {its}; rebuild the index to change it")
+
+
 def index_config(args: argparse.Namespace):
     from ragkit.pipeline import IndexConfig  # deferred: numpy, pandas (index, eval, tune only)
     embedder = None if args.embedder == "none" else args.embedder

@@ -6,10 +6,9 @@ import sys
 from pathlib import Path
 
 from ragkit.atomic import check_target
-from ragkit.contextualize.prompts import load_prompt
 from ragkit.cli.options import (DEFAULT_RERANK, Help, add_batch_options, add_index_options,
-                                add_search_options, batch_mode, clamp_k, given, index_config,
-                                load_index, print_rerank_summary, print_usage)
+                                add_search_options, batch_mode, check_same_options, clamp_k,
+                                index_config, load_index, print_rerank_summary, print_usage)
 from ragkit.documents import RagkitError, load_queries_jsonl
 from ragkit.index_owner import refuse_inputs_inside
 
@@ -81,7 +80,7 @@ def _update(args: argparse.Namespace) -> None:
         raise RagkitError("--update re-embeds the changed documents itself; rebuild the "
                           "index to use --vectors")
     old = load_index(args.out)
-    _check_same_options(args, old.config)
+    check_same_options(args, old.config, args.out, "--update keeps the index's own options")
     record = old.store.record()
     if args.store and args.store.partition(":")[0] != record["kind"]:
         raise RagkitError(f"{args.out}: --update keeps the index's store ({record['kind']}); "
@@ -96,33 +95,6 @@ def _update(args: argparse.Namespace) -> None:
           f"removed, {len(data.documents) - len(changed)} unchanged"
           + (f"; {len(new.chunks)} chunks" if new is not None else ""))
     print_skipped(data.documents)
-
-
-# `ragkit index` options --update compares: argparse dest -> the IndexConfig field it sets
-_INDEX_FIELDS = {"chunk_size": "chunk_size", "overlap": "overlap",
-                 "contextualizer": "contextualizer", "context_model": "context_model",
-                 "context_prompt": "context_prompt", "tokenizer": "tokenizer",
-                 "embedder": "embedder", "parents": "parent_child"}
-
-
-def _check_same_options(args: argparse.Namespace, built) -> None:
-    """--update keeps the index's own options: one written on the command line that differs
-    from them is refused (rebuilding is the way to change them), rather than silently
-    ignored; one left out is the index's, whatever its default. A prompt file is compared
-    by its text."""
-    for dest in sorted(given(args) & _INDEX_FIELDS.keys(), key=list(_INDEX_FIELDS).index):
-        own, value = getattr(built, _INDEX_FIELDS[dest]), getattr(args, dest)
-        its = f"its {'none' if own is None else own}"
-        if dest == "embedder" and value == "none":
-            value = None
-        elif dest == "context_prompt":
-            value = load_prompt(value)
-            its = "the prompt it was built with" if own else "Anthropic's, which it was built with"
-        if value != own:
-            shown = "" if dest == "parents" else f" {getattr(args, dest)}"
-            raise RagkitError(f"{args.out}: --update keeps the index's own options, and "
-                              f"--{dest.replace('_', '-')}{shown} differs from {its}; rebuild "
-                              f"without --update (or into another folder) to change it")
 
 
 def _precomputed(path: Path, config):

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from ragkit.atomic import check_target, write_text
 from ragkit.cli.options import (DEFAULT_RERANK, Help, add_index_options, add_search_options,
-                                check_index_covers, clamp_k, index_config, load_index,
-                                positive_int, print_rerank_summary)
+                                check_index_covers, check_same_options, clamp_k, index_config,
+                                load_index, positive_int, print_rerank_summary)
 from ragkit.documents import Dataset, RagkitError, check_golden, load_golden
 
 
@@ -89,6 +89,7 @@ def _eval_dataset(args: argparse.Namespace) -> None:
         raise RagkitError(f"{args.dataset}: no queries to evaluate{NO_QUESTIONS}")
     if args.index:
         pipeline = load_index(args.index)
+        check_same_options(args, pipeline.config, args.index, "--index is searched as built")
         check_index_covers(pipeline, data, args)
     else:
         pipeline = Pipeline.build(data.documents, index_config(args), chunks=data.chunks)
@@ -151,6 +152,8 @@ def cmd_tune(args: argparse.Namespace) -> None:
     split = args.split or ("dev" if any(q.split == "dev" for q in data.queries) else None)
     data = data.split(split)
     pipeline = load_index(args.index) if args.index else None
+    if pipeline is not None:
+        check_same_options(args, pipeline.config, args.index, "--index is searched as built")
     config = None if pipeline else index_config(args)
     if not (pipeline.has_dense if pipeline else config.embedder):  # refuse before building
         raise RagkitError("tune weighs BM25 against dense retrieval: build the index with an "
