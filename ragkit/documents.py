@@ -261,6 +261,9 @@ def _text(obj: dict, key: str) -> str:
     return "" if value is None else str(value)
 
 
+MAX_QUERY_CHARS = 100_000  # a pasted page is a query; a pasted book is a mistake
+
+
 def load_queries_jsonl(path: Path | str, ids: Ids | None = None) -> list[Query]:
     """Read queries JSONL: `{"id", "text"|"question", "golden"?, "answer"?, "kind"?, "split"?}`.
 
@@ -277,6 +280,9 @@ def load_queries_jsonl(path: Path | str, ids: Ids | None = None) -> list[Query]:
             raise RagkitError(f"{where(path, line, 'text')}: missing (a query needs 'text' "
                               f"or 'question')")
         text = require(obj, key, str, path, line, non_empty=True)
+        if len(text) > MAX_QUERY_CHARS:  # one of 14 MB cost the reranker 48 s and 3.6 GB
+            raise RagkitError(f"{where(path, line, key)}: {len(text):,} characters, over the "
+                              f"{MAX_QUERY_CHARS:,} a query may have")
         golden = parse_golden(require(obj, "golden", list, path, line, default=[]), path, line)
         meta = {k: v for k, v in obj.items()
                 if k not in {"id", "_id", key, "golden", "answer", "kind", "split"}}
