@@ -220,3 +220,21 @@ def test_two_processes_embed_each_text_once(tmp_path) -> None:
     assert sorted(log.read_text().splitlines()) == sorted(texts)  # not twice each
     np.testing.assert_array_equal(CachedEmbedder(Fake(), path).embed(texts),
                                   [vector(t) for t in texts])
+
+
+@pytest.mark.parametrize("blob", [b"\x00\x00\xc0\x7f" * 4, b"\x00" * 10, b"\x00" * 16],
+                         ids=["NaN", "10 bytes", "all zero"])
+def test_a_damaged_vector_in_the_cache_is_embedded_again(tmp_path, blob) -> None:
+    """A NaN row built an index that search calls damaged, and rebuilding read the same row
+    again; a 10-byte row raised ValueError; an all-zero row scored every chunk 0."""
+    inner = Fake()
+    cached = CachedEmbedder(inner, tmp_path / "e.sqlite")
+    cached.embed(["a", "b"])
+    with sqlite3.connect(tmp_path / "e.sqlite") as db:
+        db.execute("UPDATE embeddings SET vector = ?", (blob,))
+    fresh = CachedEmbedder(inner, tmp_path / "e.sqlite")
+    np.testing.assert_array_equal(fresh.embed(["a", "b"]), [vector("a"), vector("b")])
+    assert inner.calls[-1] == ["a", "b"]  # both embedded again, and stored right this time
+    again = CachedEmbedder(inner, tmp_path / "e.sqlite")
+    again.embed(["a", "b"])
+    assert len(inner.calls) == 2

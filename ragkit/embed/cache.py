@@ -144,8 +144,13 @@ class CachedEmbedder:
             rows = db.execute(f"SELECT key, vector FROM embeddings WHERE key IN "
                               f"({','.join('?' * len(part))})", part)
             for key, blob in rows:
+                # a damaged row is a miss, embedded again and overwritten: of another length
+                # (a 10-byte blob raised ValueError), NaN/infinite (the index built from it
+                # was "damaged, rebuild it" forever) or all zero (every dense score 0)
+                if not isinstance(blob, bytes) or len(blob) != 4 * self.dim:
+                    continue
                 vector = np.frombuffer(blob, dtype=np.float32)
-                if vector.shape == (self.dim,):  # ignore rows of another shape
+                if np.isfinite(vector).all() and vector.any():
                     found[key] = vector
         return found
 
