@@ -147,3 +147,24 @@ def test_update_refuses_an_option_written_at_its_default_that_differs(tmp_path, 
                  "--overlap", "0", "--contextualizer", "claude", "--embedder", "none",
                  "--context-model", "claude-haiku-4-5", "--context-prompt", str(prompt)]) == 0
     assert "0 documents added or changed, 0 removed, 2 unchanged" in capsys.readouterr().out
+
+
+def test_update_refuses_to_remove_most_of_the_index_unless_allowed(tmp_path, monkeypatch,
+                                                                   capsys):
+    """`index docs/d1.md --out idx --update` (one file for the folder) removed 39 of 40
+    documents without a word, contexts Claude wrote included."""
+    from ragkit.cli import main
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    docs, one, index = tmp_path / "docs.jsonl", tmp_path / "one.jsonl", tmp_path / "ix"
+    _write(docs, {"a": "Alpha", "b": "Beta", "c": "Gamma"})
+    one.write_text(docs.read_text().splitlines()[0] + "\n")
+    assert main(["index", str(docs), "--out", str(index), "--embedder", "none"]) == 0
+    before = (index / "index.json").read_bytes()
+    capsys.readouterr()
+    assert main(["index", str(one), "--out", str(index), "--update"]) == 2
+    assert capsys.readouterr().err == (
+        f"ragkit: error: {index}: --update would remove 2 of the index's 3 documents ({one} "
+        f"holds 1); check the path, or add --allow-removals\n")
+    assert (index / "index.json").read_bytes() == before
+    assert main(["index", str(one), "--out", str(index), "--update", "--allow-removals"]) == 0
+    assert "0 documents added or changed, 2 removed, 1 unchanged" in capsys.readouterr().out

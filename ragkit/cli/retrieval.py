@@ -86,6 +86,12 @@ def _update(args: argparse.Namespace) -> None:
         raise RagkitError(f"{args.out}: --update keeps the index's store ({record['kind']}); "
                           f"write --store {args.store} to another folder")
     data = load_dataset(args.docs, skip_bad=args.skip_bad)
+    had = len({c.doc_id for c in old.chunks})
+    gone = had - len({d.id for d in data.documents} & {c.doc_id for c in old.chunks})
+    if gone > 1 and 2 * gone > had and not args.allow_removals:  # before any work
+        raise RagkitError(f"{args.out}: --update would remove {gone} of the index's {had} "
+                          f"documents ({args.docs} holds {len(data.documents)}); check the "
+                          f"path, or add --allow-removals")
     new, changed, removed = update_index(old, data.documents, data.chunks, progress=True)
     if new is not None:
         new.save(args.out, StoreSpec("milvus", record.get("uri"), record.get("dense_index",
@@ -155,6 +161,9 @@ def add_parsers(sub) -> None:
                         "since, drop the removed ones, keep its store and index options (an "
                         "index option given that differs from the index's is refused); else "
                         "build it")
+    p.add_argument("--allow-removals", action="store_true",
+                   help="let --update remove more than half of the index's documents (a "
+                        "mistyped path, one file or a sub-folder, would empty the index)")
     p.add_argument("--skip-bad", action="store_true",
                    help="leave out a folder's files that cannot be read (a scanned, encrypted "
                         "or damaged PDF, a page with no body text, ...) with a warning each, "
