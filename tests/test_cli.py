@@ -502,3 +502,18 @@ def test_eval_prints_each_metric_at_one_precision(tmp_path, capsys):
     header, row = capsys.readouterr().out.splitlines()[-2:]
     cells = dict(zip(header.split(), row.split()[1:]))
     assert cells["Pass@5"] == "71.4" and cells["MRR"] == "0.326"  # 5 of 7; (1+½+⅓+¼+⅕)/7
+
+
+@pytest.mark.parametrize("option, message", [
+    (["--embedder", "e5-smal"], "unknown embedder 'e5-smal'; known embedders: "),
+    (["--tokenizer", "wordz"], "unknown tokenizer 'wordz'; known tokenizers: "),
+    (["--contextualizer", "structual"], "unknown contextualizer 'structual' (known: ")])
+def test_a_mistyped_name_is_refused_before_any_document_is_read(tmp_path, capsys, option,
+                                                                message):
+    """On a big folder the typo was reported only after every file was loaded: here the
+    folder's one file is not UTF-8, and that error used to come first."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_bytes(b"caf\xe9 menu\n")
+    assert main(["index", str(docs), "--out", str(tmp_path / "ix"), *option]) == 2
+    assert capsys.readouterr().err.startswith(f"ragkit: error: {message}")

@@ -148,6 +148,10 @@ def test_catastrophic_regex_is_stopped_at_the_deadline(tree):
 def test_invalid_regex_reports_the_regex_error():
     with pytest.raises(ToolError, match=r"invalid regular expression '\(a\+': missing \)"):
         search("(a+", [("f", "aaa")], 10)
+    # a repetition count past what `re` can hold was "internal error in tool grep"
+    with pytest.raises(ToolError, match=r"invalid regular expression 'x\{4294967295\}': "
+                                        r"the repetition number is too large"):
+        search("x{4294967295}", [("f", "xxx")], 10)
 
 
 def test_search_caps_hits_and_cuts_long_lines():

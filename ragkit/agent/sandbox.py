@@ -259,7 +259,7 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
                         f"search for a shorter, distinctive part of it")
     try:
         return re.compile(pattern)
-    except re.error as exc:
+    except (re.error, OverflowError) as exc:  # x{4294967295}: "the repetition number is too large"
         raise ToolError(f"invalid regular expression {pattern!r}: {exc} (Python `re` syntax; "
                         f"escape literal characters such as ( [ . * + ? with a backslash)"
                         ) from None

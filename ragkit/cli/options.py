@@ -172,7 +172,7 @@ def check_same_options(args: argparse.Namespace, built, index: Path, why: str) -
 
 
 def index_config(args: argparse.Namespace):
-    from ragkit.pipeline import IndexConfig  # deferred: numpy, pandas (index, eval, tune only)
+    from ragkit.prepare import IndexConfig, check_config  # deferred: numpy (index, eval, tune)
     embedder = None if args.embedder == "none" else args.embedder
     model = prompt = None
     if args.contextualizer == "claude":
@@ -187,9 +187,11 @@ def index_config(args: argparse.Namespace):
                    "stand-in answers (structural contexts, no cost)", file=sys.stderr)
     elif args.context_model or args.context_prompt:
         raise RagkitError("--context-model and --context-prompt need --contextualizer claude")
-    return IndexConfig(args.chunk_size, args.overlap, args.contextualizer, args.tokenizer,
-                       embedder, context_model=model, context_prompt=prompt,
-                       parent_child=args.parents)
+    config = IndexConfig(args.chunk_size, args.overlap, args.contextualizer, args.tokenizer,
+                         embedder, context_model=model, context_prompt=prompt,
+                         parent_child=args.parents)
+    check_config(config)  # a mistyped name, before a folder is read
+    return config
 
 
 def batch_mode(args: argparse.Namespace):

@@ -124,14 +124,19 @@ def is_registered(name: str) -> bool:
     return bool(sep and model and prefix in EMBEDDER_PREFIXES)
 
 
+def check_name(name: str) -> None:
+    """RagkitError naming the known embedders unless `get_embedder(name)` builds one."""
+    if not is_registered(name):
+        known = ", ".join([*EMBEDDERS, *(f"{p}:MODEL" for p in EMBEDDER_PREFIXES)])
+        raise RagkitError(f"unknown embedder {name!r}; known embedders: {known}")
+
+
 def _build(name: str) -> Embedder:
+    check_name(name)
     if name in EMBEDDERS:
         return EMBEDDERS[name]()
-    if is_registered(name):
-        prefix, _, model = name.partition(":")
-        return EMBEDDER_PREFIXES[prefix](model)
-    known = ", ".join([*EMBEDDERS, *(f"{p}:MODEL" for p in EMBEDDER_PREFIXES)])
-    raise RagkitError(f"unknown embedder {name!r}; known embedders: {known}")
+    prefix, _, model = name.partition(":")
+    return EMBEDDER_PREFIXES[prefix](model)
 
 
 def get_embedder(name: str = DEFAULT_EMBEDDER, *, cache: bool | str | Path = True) -> Embedder:
