@@ -64,7 +64,8 @@ def contextualized_chunks(documents: Sequence[Document], config: IndexConfig,
         done = contextualize.many(pairs, progress=progress)
     else:
         done = [contextualize(doc, doc_chunks) for doc, doc_chunks in
-                tqdm(pairs, desc="contextualize", disable=not progress, leave=False)]
+                tqdm(pairs, desc="contextualize", disable=not progress, leave=False,
+                     delay=0.5)]  # shown only when it lasts: a fast one showed 0/23 and vanished
     out: list[Chunk] = [chunk for doc_chunks in done for chunk in doc_chunks]
     del pairs, done  # the chunks before contextualizing, not kept beside their copies
     return out, ({c.id: parents[c.metadata["parent"]] for c in out} if parents else None)

@@ -13,7 +13,8 @@ What it is:
 - `s_stem(term)`: plural endings off, so `refunds` in a question finds `refund` in a passage
   (the stand-in's answerer and the offline extractive answerer, `ragkit.extractive`);
 - `joined(names)`: "a", "a and b", "a, b and c" — a list in a sentence (findings, the
-  stand-in's questions, notebook 07's "everything but …").
+  stand-in's questions, notebook 07's "everything but …");
+- `counted(n, noun)`: "1 document", "2 documents" — a count in a sentence.
 
 What it is not: a tokenizer. The numbers are estimates and are named as such wherever shown.
 """
@@ -77,3 +78,8 @@ def joined(names: Sequence[str]) -> str:
     """"a", "a and b", "a, b and c"."""
     names = list(names)
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def counted(n: int, noun: str) -> str:
+    """`n` and `noun`, plural unless n is 1 ("1 chunk", "0 chunks"); a regular plural only."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

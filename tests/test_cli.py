@@ -517,3 +517,9 @@ def test_a_mistyped_name_is_refused_before_any_document_is_read(tmp_path, capsys
     (docs / "a.md").write_bytes(b"caf\xe9 menu\n")
     assert main(["index", str(docs), "--out", str(tmp_path / "ix"), *option]) == 2
     assert capsys.readouterr().err.startswith(f"ragkit: error: {message}")
+
+
+def test_a_count_of_one_is_singular():
+    """"indexed 1 documents as 1 chunks", "1 tool calls"."""
+    from ragkit.text_stats import counted
+    assert [counted(n, "chunk") for n in (0, 1, 2)] == ["0 chunks", "1 chunk", "2 chunks"]

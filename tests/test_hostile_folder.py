@@ -129,7 +129,7 @@ def test_an_index_written_inside_the_folder_is_not_read_back_as_documents(tmp_pa
     for _ in range(2):  # the second run finds the first run's index inside the folder
         done = _index(folder, folder / "idx")
         assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[0] == f"indexed 1 documents as 1 chunks into {folder / 'idx'}"
+    assert done.stdout.splitlines()[0] == f"indexed 1 document as 1 chunk into {folder / 'idx'}"
     assert _doc_ids(folder / "idx") == ["depot.md"]
 
 

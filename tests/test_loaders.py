@@ -251,7 +251,7 @@ def test_cli_skip_bad_indexes_the_rest_lists_the_skipped_and_cites_pages(tmp_pat
     done = _run("index", str(folder), "--out", str(index), "--embedder", "none",
                 "--skip-bad", home=tmp_path / "home")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip().endswith("indexed 1 documents as 1 chunks into " + str(index))
+    assert done.stdout.strip().endswith("indexed 1 document as 1 chunk into " + str(index))
     tail = done.stderr.strip().splitlines()[-3:]
     assert tail == ["skipped 2 bad files:", f"  {folder / 'blank.html'}: no body text",
                     f"  {folder / 'scan.pdf'}: no text layer (scanned? ragkit does not OCR)"]
@@ -286,7 +286,7 @@ def test_cli_indexes_one_pdf_file_given_alone(tmp_path):
     done = _run("index", str(tmp_path / "rules.pdf"), "--out", str(tmp_path / "idx"),
                 "--embedder", "none", home=tmp_path / "home")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip().endswith(f"indexed 1 documents as 1 chunks into {tmp_path / 'idx'}")
+    assert done.stdout.strip().endswith(f"indexed 1 document as 1 chunk into {tmp_path / 'idx'}")
 
 
 def test_cli_indexes_one_markdown_or_source_file_given_alone(tmp_path):
@@ -298,7 +298,7 @@ def test_cli_indexes_one_markdown_or_source_file_given_alone(tmp_path):
         done = _run("index", str(tmp_path / name), "--out", str(out), "--embedder", "none",
                     home=tmp_path / "home")
         assert done.returncode == 0, done.stderr
-        assert done.stdout.strip().endswith(f"indexed 1 documents as 1 chunks into {out}")
+        assert done.stdout.strip().endswith(f"indexed 1 document as 1 chunk into {out}")
     asked = _run("ask", "--index", str(tmp_path / "idx-notes.md"), "--k", "1",
                  "For how many days do replies stay cached?", home=tmp_path / "home")
     assert asked.returncode == 0, asked.stderr

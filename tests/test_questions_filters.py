@@ -5,6 +5,7 @@ one kind of reply (the written question, the round-trip quote, the closed-book a
 way a careless model might, and the report must count the drop under that filter."""
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable
 
@@ -233,3 +234,26 @@ def test_a_folder_smaller_than_the_quotas_keeps_every_kinds_share():
     assert {k: kinds.count(k) for k in dict.fromkeys(kinds)} == {
         "lexical": 8, "paraphrase": 7, "contextual": 6, "unanswerable": 4}
     assert len({item.chunks[0].id for item in items}) == len(items) == 25
+
+
+def test_the_progress_bar_counts_the_calls_made_and_names_the_offline_stand_in(tmp_path,
+                                                                              monkeypatch):
+    """The bar counted three calls a question, so it stopped at 22/60 when filters dropped
+    some, and named claude-haiku-4-5 while the offline stand-in wrote them."""
+    from ragkit.questions import generation
+    bars = []
+
+    class Bar(generation.tqdm):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **{**kwargs, "file": io.StringIO()})
+            self.label = kwargs.get("desc")
+            bars.append(self)
+
+    monkeypatch.setattr(generation, "tqdm", Bar)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    docs, chunks = documents_of(write_corpus(tmp_path / "docs"))
+    generate(docs, n=8, chunks=chunks, chunk_size=48, overlap=8, embedder=None,
+             llm=LLM(cache=False), progress=True)
+    (bar,) = bars
+    assert bar.label == "questions (offline stand-in)"
+    assert 0 < bar.n == bar.total < 3 * 8  # some were dropped, and the bar still ends full

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ragkit.cli.options import Help, clamp_k, load_index, positive_int, terminal_text
 from ragkit.documents import MAX_QUERY_CHARS, RagkitError
+from ragkit.text_stats import counted
 
 
 def cmd_ask(args: argparse.Namespace) -> None:
@@ -89,8 +90,9 @@ def _ask_agent(args: argparse.Namespace) -> None:
     print(terminal_text(result.answer))
     for number, source in enumerate(result.sources, start=1):
         print(terminal_text(f"[{number}] {source}"))
-    print(f"({result.stop_reason} after {result.turns} model calls, {len(result.tool_calls)} "
-          f"tool calls, {result.calls_per_turn:.1f} per tool turn)", file=sys.stderr)
+    print(f"({result.stop_reason} after {counted(result.turns, 'model call')}, "
+          f"{counted(len(result.tool_calls), 'tool call')}, {result.calls_per_turn:.1f} per tool "
+          f"turn)", file=sys.stderr)
 
 
 def cmd_tool(args: argparse.Namespace) -> int:

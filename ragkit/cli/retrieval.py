@@ -11,6 +11,7 @@ from ragkit.cli.options import (DEFAULT_RERANK, Help, add_batch_options, add_ind
                                 index_config, load_index, print_rerank_summary, print_usage)
 from ragkit.documents import RagkitError, load_queries_jsonl
 from ragkit.index_owner import refuse_inputs_inside
+from ragkit.text_stats import counted
 
 
 def cmd_index(args: argparse.Namespace) -> None:
@@ -38,8 +39,8 @@ def _index(args: argparse.Namespace) -> None:
                               vectors_path=args.vectors or "vectors")
     pipeline.save(args.out, store)
     print_usage(args)
-    print(f"indexed {len(data.documents)} documents as {len(pipeline.chunks)} chunks "
-          f"into {args.out}")
+    print(f"indexed {counted(len(data.documents), 'document')} as "
+          f"{counted(len(pipeline.chunks), 'chunk')} into {args.out}")
     print_skipped(data.documents)
 
 
@@ -65,7 +66,7 @@ def _bulk(args: argparse.Namespace, config, vectors, store) -> bool:
         docs, chunks = bulk_index.index_jsonl(Path(args.docs), config, args.out)
     except bulk_index.Sequential:
         return False
-    print(f"indexed {docs} documents as {chunks} chunks into {args.out}")
+    print(f"indexed {counted(docs, 'document')} as {counted(chunks, 'chunk')} into {args.out}")
     return True
 
 

@@ -120,19 +120,28 @@ def generate(documents: Sequence[Document], n: int = 100,
         log(f"questions: {len(items)} to write; {who} {dollars(report.projected)}, estimated "
             f"tokens)")
     candidates = [Candidate(item) for item in items]
-    bar = tqdm(total=3 * len(items), desc=f"questions {model}", unit="call", leave=False,
-               disable=not progress)
+    # three calls a question (write, round trip, closed book); a question a filter drops
+    # makes no more, so the total is recounted after each step (the bar stopped at 22/60)
+    bar = tqdm(total=3 * len(items), desc="questions (offline stand-in)" if llm.offline
+               else f"questions {model}", unit="call", leave=False, disable=not progress)
 
     def ask(request: dict[str, Any], what: str) -> Any:
         reply = _ask(llm, request, what)
         bar.update(1)
         return reply
+
+    def left(calls_each: int) -> list[Candidate]:
+        alive = [c for c in candidates if c.dropped is None]
+        bar.total = bar.n + calls_each * len(alive)
+        bar.refresh()
+        return alive
     try:
         with ThreadPoolExecutor(workers) as pool:
             _write(ask, model, candidates, pool)
             _elsewhere(candidates, documents)
-            _round_trip(ask, model, [c for c in candidates if c.dropped is None], pool)
-            _closed_book(ask, model, [c for c in candidates if c.dropped is None], pool)
+            _round_trip(ask, model, left(2), pool)
+            _closed_book(ask, model, left(1), pool)  # (not for unanswerable questions)
+        left(0)  # every call made: the bar ends full
     finally:
         bar.close()
     if embedder is not None:
