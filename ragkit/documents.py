@@ -221,7 +221,7 @@ def _id_key(obj: dict) -> str:
 
 def document_of(obj: dict, path: Path | str, line: int, ids: Ids) -> Document:
     """The document of one parsed JSONL line, each field checked; its id added to `ids`."""
-    ident = str(require(obj, _id_key(obj), (str, int), path, line))
+    ident = str(require(obj, _id_key(obj), (str, int), path, line, non_empty=True))
     ids.add(ident, path, line)
     text = check_text(require(obj, "text", str, path, line), path, line)
     title = require(obj, "title", str, path, line, default="")

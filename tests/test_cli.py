@@ -523,3 +523,13 @@ def test_a_count_of_one_is_singular():
     """"indexed 1 documents as 1 chunks", "1 tool calls"."""
     from ragkit.text_stats import counted
     assert [counted(n, "chunk") for n in (0, 1, 2)] == ["0 chunks", "1 chunk", "2 chunks"]
+
+
+def test_eval_without_data_and_an_agent_root_that_is_a_file_say_so(tmp_path, capsys):
+    assert main(["eval"]) == 2  # it said "(not both)" when neither was given
+    assert capsys.readouterr().err == ("ragkit: error: give a DATASET folder, or --run RUN "
+                                       "--qrels QRELS\n")
+    (tmp_path / "a.txt").write_text("x")
+    assert main(["ask", "--agent", "--root", str(tmp_path / "a.txt"), "q"]) == 2
+    assert capsys.readouterr().err == (f"ragkit: error: {tmp_path / 'a.txt'}: --root: a file, "
+                                       f"not a folder\n")

@@ -32,6 +32,7 @@ def test_documents_jsonl_roundtrip(tmp_path):
     # a bool passed the (str, int) check and became the id "True"; 5,000 digits were a
     # traceback (Python's str() of an int stops at 4,300)
     ([{"id": True, "text": "x"}], r"docs.jsonl:1: field 'id': expected str/int, got bool"),
+    ([{"id": " ", "text": "x"}], r"docs.jsonl:1: field 'id': empty"),  # chunk id "#0"
     (['{"id": ' + "9" * 5000 + ', "text": "x"}'],
      r"docs.jsonl:1: a number of over 4,300 digits; write it as a string"),
     (['{"id": ' + "9" * 500 + ', "text": "x"}'],

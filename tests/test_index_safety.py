@@ -273,3 +273,17 @@ def test_a_hand_edited_index_config_is_one_line_in_search_and_update(built, fiel
     for args in (["search", "ix", "--queries", "q.jsonl", "--out", "run.trec"],
                  ["index", "docs.jsonl", "--out", "ix", "--update"]):
         assert refused(ragkit(*args, cwd=built)) == f"ragkit: error: ix/index.json: {message}"
+
+
+@pytest.mark.parametrize("value, message", [
+    (-1.5, "BM25 k1 must be >= 0, got -1.5"),  # it named no file
+    ("x", "field 'k1': expected a number, got 'x'")])  # "damaged BM25 index (TypeError…)"
+def test_a_hand_edited_bm25_parameter_names_its_file(built, value, message):
+    path = built / "ix" / "bm25" / "bm25.json"
+    text = path.read_text()
+    head, sep, tail = text.partition('"k1":')
+    path.write_text(head + sep + json.dumps(value) + tail[tail.index(","):])
+    (built / "q.jsonl").write_text('{"id": "q", "text": "kettle"}\n')
+    line = refused(ragkit("search", "ix", "--queries", "q.jsonl", "--out", "run.trec",
+                          cwd=built))
+    assert line == f"ragkit: error: ix/bm25/bm25.json: {message}"

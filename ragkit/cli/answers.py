@@ -79,7 +79,8 @@ def _ask_agent(args: argparse.Namespace) -> None:
     if not (args.agent and args.root):
         raise RagkitError("the agent needs both --agent and --root DIR")
     if not args.root.is_dir():
-        raise RagkitError(f"{args.root}: --root: no such folder")
+        raise RagkitError(f"{args.root}: --root: " + ("a file, not a folder" if args.root.exists()
+                                                        else "no such folder"))
     pipeline = load_index(args.index) if args.index is not None else None
     names = ["grep", "glob", "read_file"] + (["docs_search"] if pipeline is not None else [])
     llm = _llm("the offline stand-in program drives the loop (a fixed search-read-answer "

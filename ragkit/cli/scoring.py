@@ -16,7 +16,8 @@ def cmd_eval(args: argparse.Namespace) -> None:
     if (args.run is None) != (args.qrels is None):
         raise RagkitError("--run and --qrels go together: ragkit eval --run RUN --qrels QRELS")
     if (args.dataset is None) == (args.run is None):
-        raise RagkitError("give a DATASET folder, or --run RUN --qrels QRELS (not both)")
+        raise RagkitError("give a DATASET folder, or --run RUN --qrels QRELS" +
+                          (" (not both)" if args.dataset is not None else ""))
     if args.per_query:
         check_target(args.per_query, is_per_query_csv, "a per-query CSV", folder=False)
     if args.run:

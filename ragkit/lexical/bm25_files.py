@@ -16,6 +16,7 @@ damaged file is a RagkitError naming it, not an IndexError at the first search.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -100,8 +101,15 @@ def load(cls: Callable[..., Model], folder: str | Path) -> Model:
             raise RagkitError(f"{path}: missing; not a BM25 index folder written by BM25.save")
     terms = not npz.is_file() and has_terms(folder)
     meta = (_head(meta_path) if terms else None) or _meta(meta_path)
-    model = cls(k1=meta["k1"], b=meta["b"], epsilon=meta["epsilon"],
-                tokenizer=meta["tokenizer"])
+    for name in ("k1", "b", "epsilon", "avgdl"):  # a hand edit: one line naming the field
+        if type(meta.get(name)) not in (int, float) or not math.isfinite(meta[name]):
+            raise RagkitError(f"{meta_path}: field '{name}': expected a number, got "
+                              f"{meta.get(name)!r:.40}")
+    try:
+        model = cls(k1=meta["k1"], b=meta["b"], epsilon=meta["epsilon"],
+                    tokenizer=meta["tokenizer"])
+    except RagkitError as exc:  # k1 < 0, an unknown tokenizer: say which file
+        raise RagkitError(f"{meta_path}: {exc}") from None
     if npz.is_file():
         with np.load(npz, allow_pickle=False) as stored:
             arrays = {name: stored[name] for name in NAMES}
