@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ragkit.documents import Chunk, Document, Query, RagkitError, where
+from ragkit.money import significant_decimals
 
 Judgments = dict[str, list[frozenset[str]]]
 # Column prefixes of the RAGAS-style 0–1 scores (`ragkit.answer_metrics`), for round_metrics.
@@ -142,7 +143,8 @@ def round_metrics(table: pd.DataFrame) -> pd.DataFrame:
     """A metrics table rounded for display: rank measures (R@k, MRR, nDCG) and the 0–1
     answer scores (faithfulness, answer relevancy, context precision and recall) to three
     decimals, p-values (a column named "p" or ending in " p", e.g. "Holm p") to three, so
-    p = 0.04 never shows as 0.0; dollars (a column with "$" in its name) to four, everything
+    p = 0.04 never shows as 0.0; dollars (a column with "$" in its name) to 3 significant
+    digits as `ragkit.money.dollars` prints them ($0.00306, $0.0698, $3.84), everything
     else (Pass@k, failure rates, intervals, shares in percent, token counts) to one.
 
     A value that does not apply (NaN: a reduction from a first rung with no failures, a rung
@@ -150,14 +152,17 @@ def round_metrics(table: pd.DataFrame) -> pd.DataFrame:
     numbers stay unrounded.
     """
     def digits(column: str) -> int:
-        if "$" in column:
-            return 4
         if column == "p" or column.endswith(" p"):
             return 3
         metric = column.rsplit(" ", 1)[-1]  # a sweep's "hybrid MRR" is an MRR
         rank = ("R@", "MRR", "nDCG", *ANSWER_SCORES)
         return 3 if column.startswith(rank) or metric.startswith(rank) else 1
     out = table.round({column: digits(str(column)) for column in table.columns})
+    for column in out.columns:  # dollars: the 3 significant digits `ragkit.money` prints
+        if "$" in str(column) and out[column].dtype.kind == "f":
+            out[column] = [value if value != value or not value else
+                           round(value, significant_decimals(abs(value)))
+                           for value in table[column].tolist()]
     for column in out.columns:
         if out[column].dtype.kind == "f" and out[column].isna().any():
             out[column] = out[column].astype(object).where(out[column].notna(), "")

@@ -250,9 +250,18 @@ def test_doc_level_orders_documents_by_the_tie_rule():
     assert doc_level(ranking, doc_of) == [("b", 1.0), ("a", 1.0), ("c", 0.5)]
 
 
-def test_round_metrics_keeps_answer_scores_to_three_decimals_and_dollars_to_four():
+def test_round_metrics_keeps_answer_scores_to_three_decimals_and_dollars_to_3_digits():
     table = pd.DataFrame({"faithfulness_lexical": [0.31234], "context_recall_golden": [0.98765],
                           "$ / query (projected)": [0.0023456], "answered %": [28.3237]})
     assert round_metrics(table).iloc[0].to_dict() == {
         "faithfulness_lexical": 0.312, "context_recall_golden": 0.988,
-        "$ / query (projected)": 0.0023, "answered %": 28.3}
+        "$ / query (projected)": 0.00235, "answered %": 28.3}
+
+
+def test_dollars_are_shown_to_the_three_significant_digits_the_report_prints():
+    """Notebook 07's table showed $0.0031 and its report $0.00306 for the same cost."""
+    from ragkit.money import dollars
+    costs = [0.0030612, 0.069812, 3.84491, 11.6912, 0.0]
+    shown = round_metrics(pd.DataFrame({"$/query": costs}))["$/query"].tolist()
+    assert shown == [0.00306, 0.0698, 3.84, 11.69, 0.0]
+    assert [dollars(c) for c in costs] == ["$0.00306", "$0.0698", "$3.84", "$11.69", "$0.00"]

@@ -168,14 +168,12 @@ def run_methods(methods: Mapping[str, Method | None], queries: Sequence[Query], 
 
 
 def rounded(table: pd.DataFrame) -> pd.DataFrame:
-    """A comparison table for display: dollars to 5 decimals, seconds to 3, the rest to 1
-    (`ragkit.evaluate.round_metrics`). For showing only; recorded numbers stay unrounded."""
+    """A comparison table for display: dollars to 3 significant digits, seconds to 3
+    decimals, the rest to 1 (`ragkit.evaluate.round_metrics`). For showing only; recorded
+    numbers stay unrounded."""
     out = round_metrics(table)
-    for column in table.columns:
-        if column.startswith("$"):
-            out[column] = table[column].round(5)
-        elif column == "seconds":
-            out[column] = table[column].round(3)
+    if "seconds" in table.columns:
+        out["seconds"] = table["seconds"].round(3)
     return out
 
 
