@@ -10,11 +10,12 @@ What it is not: the metrics themselves (`ragkit.evaluate`), or reading and writi
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import pandas as pd
 
-from ragkit.documents import RagkitError, RagkitWarning
+from ragkit.chunk_table import ChunkTable
+from ragkit.documents import Chunk, RagkitError, RagkitWarning
 from ragkit.evaluate import Judgments, Run, first_relevant_rank, per_query
 from ragkit.fusion import ranked
 
@@ -114,7 +115,7 @@ def is_per_query_csv(path) -> bool:
         return False
 
 
-def doc_level(ranking: Sequence[tuple[str, float]], doc_of: Mapping[str, str]
+def doc_level(ranking: Sequence[tuple[str, float]], doc_of: Callable[[str], str]
               ) -> list[tuple[str, float]]:
     """A chunk ranking as a document ranking: each document once, with its best chunk's score.
 
@@ -124,8 +125,17 @@ def doc_level(ranking: Sequence[tuple[str, float]], doc_of: Mapping[str, str]
     """
     seen: dict[str, float] = {}
     for ident, score in ranking:
-        seen.setdefault(doc_of[ident], score)
+        seen.setdefault(doc_of(ident), score)
     return ranked(seen)
+
+
+def docs_of(chunks: Sequence[Chunk]) -> tuple[Sequence[str], Callable[[str], str]]:
+    """(each chunk's document id by position, chunk id -> its document id) for `doc_level`:
+    from an index's `ChunkTable` without building every Chunk (its lookup knows the chunks a
+    search returned), else from the list."""
+    if isinstance(chunks, ChunkTable):
+        return chunks.doc_ids(), chunks.doc_of
+    return [c.doc_id for c in chunks], {c.id: c.doc_id for c in chunks}.__getitem__
 
 
 def doc_depth(doc_ids: Sequence[str], k: int) -> int:

@@ -247,7 +247,7 @@ def test_doc_level_orders_documents_by_the_tie_rule():
     doc_of = {"a#0": "a", "a#1": "a", "b#0": "b", "c#0": "c"}
     ranking = [("a#0", 1.0), ("b#0", 1.0), ("a#1", 0.9), ("c#0", 0.5)]
     # a and b tie at their best chunks' 1.0: id descending puts b first, as trec_eval would
-    assert doc_level(ranking, doc_of) == [("b", 1.0), ("a", 1.0), ("c", 0.5)]
+    assert doc_level(ranking, doc_of.__getitem__) == [("b", 1.0), ("a", 1.0), ("c", 0.5)]
 
 
 def test_round_metrics_keeps_answer_scores_to_three_decimals_and_dollars_to_3_digits():

@@ -131,11 +131,11 @@ def cmd_search(args: argparse.Namespace) -> None:
         pipeline.rerank_stage(rerank)  # an unknown reranker is refused before any warning
     texts = [q.text for q in queries]
     if args.level == "doc":  # enough chunks to fill k documents, each at its best chunk
-        from ragkit.eval_runs import doc_depth, doc_level  # deferred: pandas, only for doc
-        doc_of = {c.id: c.doc_id for c in pipeline.chunks}
-        args.k = clamp_k(args.k, len(set(doc_of.values())), "documents")
-        depth = doc_depth(list(doc_of.values()), args.k)
-        rankings = [doc_level(r, doc_of)[:args.k] for r in pipeline.search(texts, depth, config)]
+        from ragkit.eval_runs import doc_depth, doc_level, docs_of  # deferred: pandas
+        docs, doc_of = docs_of(pipeline.chunks)
+        args.k = clamp_k(args.k, len(set(docs)), "documents")
+        found = pipeline.search(texts, doc_depth(docs, args.k), config)
+        rankings = [doc_level(r, doc_of)[:args.k] for r in found]
     else:
         args.k = clamp_k(args.k, len(pipeline.chunks))
         rankings = pipeline.search(texts, args.k, config)
