@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ragkit.documents import Chunk, Document, Query, RagkitError, where
-from ragkit.money import significant_decimals
+from ragkit.money import dollars
 
 Judgments = dict[str, list[frozenset[str]]]
 # Column prefixes of the RAGAS-style 0–1 scores (`ragkit.answer_metrics`), for round_metrics.
@@ -143,7 +143,7 @@ def round_metrics(table: pd.DataFrame) -> pd.DataFrame:
     """A metrics table rounded for display: rank measures (R@k, MRR, nDCG) and the 0–1
     answer scores (faithfulness, answer relevancy, context precision and recall) to three
     decimals, p-values (a column named "p" or ending in " p", e.g. "Holm p") to three, so
-    p = 0.04 never shows as 0.0; dollars (a column with "$" in its name) to 3 significant
+    p = 0.04 never shows as 0.0; dollars (a column with "$" in its name) as text, 3 significant
     digits as `ragkit.money.dollars` prints them ($0.00306, $0.0698, $3.84), everything
     else (Pass@k, failure rates, intervals, shares in percent, token counts) to one.
 
@@ -158,10 +158,9 @@ def round_metrics(table: pd.DataFrame) -> pd.DataFrame:
         rank = ("R@", "MRR", "nDCG", *ANSWER_SCORES)
         return 3 if column.startswith(rank) or metric.startswith(rank) else 1
     out = table.round({column: digits(str(column)) for column in table.columns})
-    for column in out.columns:  # dollars: the 3 significant digits `ragkit.money` prints
+    for column in out.columns:  # dollars as `ragkit.money` prints them: $0.00306, not 0.0031
         if "$" in str(column) and out[column].dtype.kind == "f":
-            out[column] = [value if value != value or not value else
-                           round(value, significant_decimals(abs(value)))
+            out[column] = ["" if value != value else dollars(value)
                            for value in table[column].tolist()]
     for column in out.columns:
         if out[column].dtype.kind == "f" and out[column].isna().any():

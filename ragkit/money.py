@@ -17,7 +17,7 @@ import math
 SIGNIFICANT = 3
 
 
-def significant_decimals(amount: float, digits: int = SIGNIFICANT) -> int:
+def _decimals(amount: float, digits: int) -> int:
     """Decimals that show `digits` significant digits of `amount` (> 0), at least 2 below $100
     (cents), none from $100 up."""
     exponent = math.floor(math.log10(amount))
@@ -32,8 +32,8 @@ def dollars(value: float, digits: int = SIGNIFICANT) -> str:
     amount = abs(value)
     if amount == 0:
         return "$0.00"
-    decimals = significant_decimals(amount, digits)
+    decimals = _decimals(amount, digits)
     rounded = round(amount, decimals)
-    if rounded and significant_decimals(rounded, digits) < decimals:  # 0.0099996 → 0.0100
-        decimals = significant_decimals(rounded, digits)
+    if rounded and _decimals(rounded, digits) < decimals:  # 0.0099996 → 0.0100
+        decimals = _decimals(rounded, digits)
     return f"{'-' if value < 0 else ''}${amount:,.{decimals}f}"
