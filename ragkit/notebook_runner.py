@@ -22,6 +22,7 @@ import json
 import os
 import re
 import resource
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -83,9 +84,10 @@ def notebook_paths(notebooks: Sequence[str | Path] | None = None) -> list[Path]:
     return paths
 
 
-def _failure(exc: Exception) -> dict[str, Any]:
+def _failure(exc: Exception, kernel_stderr=None) -> dict[str, Any]:
     """The failing cell and its error (or the exception that stopped papermill), with one
-    `line` for terminals."""
+    `line` for terminals; a kernel that died or never started adds the last line of its own
+    stderr (`kernel_stderr`, a file) to the traceback."""
     # deferred: papermill (and nbclient, jupyter_client) load only when a notebook runs
     from papermill.exceptions import PapermillExecutionError
 
@@ -95,8 +97,12 @@ def _failure(exc: Exception) -> dict[str, Any]:
         return {"line": " ".join(line.split()), "cell": exc.exec_count, "ename": exc.ename,
                 "evalue": str(exc.evalue), "source": exc.source or "", "traceback": tb}
     line = " ".join(f"{type(exc).__name__}: {exc}".split())
+    said = ""
+    if kernel_stderr is not None:
+        kernel_stderr.seek(0)
+        said = kernel_stderr.read()[-4000:].decode("utf-8", "replace")
     return {"line": line, "cell": None, "ename": type(exc).__name__, "evalue": str(exc),
-            "source": "", "traceback": ""}
+            "source": "", "traceback": f"the kernel's stderr ended:\n{said}" if said else ""}
 
 
 # papermill waits 60 s for a kernel by default; two notebooks starting their kernels while
@@ -121,15 +127,18 @@ def execute(notebook: Path, output: Path, parameters: dict[str, Any] | None = No
     saved = {k: os.environ.get(k) for k in [*NOTEBOOK_ENV, RECORD_ENV]}
     os.environ.update({**NOTEBOOK_ENV, RECORD_ENV: str(records)})
     started, failure, cpu = time.perf_counter(), None, _child_cpu()
+    engine, quiet = register()
+    kernel_stderr = tempfile.TemporaryFile()  # the kernel's own log, not the terminal's
     try:
-        papermill.execute_notebook(str(notebook), str(output), parameters=parameters,
-                                   cwd=str(notebook.parent), kernel_name="python3",
-                                   progress_bar=False, config=_kernel_config(),
-                                   start_timeout=KERNEL_START_SECONDS,
-                                   engine_name=register(), progress_label=progress)
+        papermill.execute_notebook(
+            str(notebook), str(output), parameters=parameters, cwd=str(notebook.parent),
+            kernel_name="python3", progress_bar=False, config=_kernel_config(),
+            start_timeout=KERNEL_START_SECONDS, engine_name=engine, progress_label=progress,
+            kernel_manager_class=type("QuietKernel", (quiet,), {"stderr": kernel_stderr}))
     except Exception as exc:  # papermill re-raises the cell's error; keep going, report it
-        failure = _failure(exc)
+        failure = _failure(exc, kernel_stderr)
     finally:
+        kernel_stderr.close()
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)

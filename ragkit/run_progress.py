@@ -87,9 +87,23 @@ class CellProgress:
             self.stream.flush()
 
 
-def register() -> str:
-    """Register the engine with papermill (in this process); return its name."""
+def register() -> tuple[str, type]:
+    """Register the engine with papermill (in this process); return its name and the kernel
+    manager class to run with, `QuietKernel` (give it a `stderr` file: `quiet_kernel`)."""
+    from jupyter_client import AsyncKernelManager
     from papermill.engines import NBClientEngine, papermill_engines
+
+    class QuietKernel(AsyncKernelManager):
+        """A kernel whose own stderr goes to the class's `stderr` file, not the terminal:
+        stopping a kernel after a failed cell printed "[IPKernelApp] ERROR |
+        KeyboardInterrupt caught in kernel" and a zmq traceback between ragkit's lines.
+        What a cell prints still reaches the notebook (over the kernel's channels)."""
+
+        stderr: Any = None
+
+        async def start_kernel(self, **kw: Any) -> None:
+            kw.setdefault("stderr", self.stderr)
+            await super().start_kernel(**kw)
 
     class ProgressEngine(NBClientEngine):
         """nbclient's engine, counting completed cells for `CellProgress`."""
@@ -114,4 +128,4 @@ def register() -> str:
                 progress.stop()
 
     papermill_engines.register(ENGINE, ProgressEngine)  # registering again replaces it
-    return ENGINE
+    return ENGINE, QuietKernel

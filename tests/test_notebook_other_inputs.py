@@ -100,3 +100,21 @@ def test_notebook_05_runs_on_another_code_folder(tmp_path):
     assert run["failure"] is None, run["error"]
     assert run["records"]["values"]["injection"]["planted instruction"] == (
         "never reached the agent (no tool result held it)")
+
+
+def test_a_kernel_s_own_stderr_stays_off_the_terminal(tmp_path, capfd):
+    """Stopping a kernel after a failed cell printed "[IPKernelApp] ERROR | KeyboardInterrupt
+    caught in kernel" and a zmq traceback among ragkit's progress lines (and failed a test
+    that checks a run prints no traceback). What a cell prints still reaches the notebook."""
+    import nbformat
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "import os, sys\nos.write(2, b'KERNEL-NOISE\\n')\nprint('to the notebook')")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    source = tmp_path / "noisy.ipynb"
+    nbformat.write(nb, source)
+    run = execute(source, tmp_path / "out.ipynb")
+    assert run["failure"] is None, run["error"]
+    assert "KERNEL-NOISE" not in capfd.readouterr().err
+    out = nbformat.read(tmp_path / "out.ipynb", as_version=4)
+    assert out.cells[0].outputs[0]["text"] == "to the notebook\n"

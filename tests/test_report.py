@@ -82,7 +82,7 @@ def test_results_json_follows_its_schema_with_the_recorded_values(run):
     assert tiny["parameters"] == {"x": 3, "data_dir": "data"}
     assert tiny["overridden"] == ["x"] and broken["parameters"] == {"y": 0}
     assert tiny["numbers"] == {"bm25 Pass@5": 30.0, "bm25 MRR": 0.5, "dense Pass@5": 50.0,
-                               "dense MRR": 0.33, "baseline embeddings Fail@20": 20.0,
+                               "dense MRR": 1 / 3, "baseline embeddings Fail@20": 20.0,
                                "+ contextual embeddings Fail@20": 10.0}
     assert tiny["tables"]["retrieval"]["data"] == [[30.0, 0.5], [50.0, 1 / 3]]
     assert tiny["tables"]["cost"]["caption"] == "Cost in $"

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ragkit.cache import CallCache, DamagedCache, format_stats, remove_database
 from ragkit.cli.options import Help
 from ragkit.corpus_cache import clear_corpora, corpora_folder
 from ragkit.documents import RagkitError
@@ -27,8 +28,6 @@ def cmd_cache(args: argparse.Namespace) -> None:
     `clear` removes a call cache sqlite reports as damaged (and its -wal / -shm files): it
     cannot be emptied row by row, and the next call starts a new one. A file that is not a
     sqlite file at all is refused, not deleted (it may not be ragkit's)."""
-    # deferred: sqlite3 loads only for `ragkit cache`
-    from ragkit.cache import CallCache, DamagedCache, format_stats, remove_database
     if args.corpora:
         return _clear_corpora(args)
     if args.embeddings:
