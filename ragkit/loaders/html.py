@@ -61,26 +61,39 @@ _TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)(?:[^>]*?(/))?>")
 _UNNESTED = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
              "source", "track", "wbr", "p", "li", "td", "th", "tr", "dt", "dd", "option",
              "tbody", "thead", "colgroup"}
-_FOREIGN = {"svg", "math"}  # their children are XML: `<path/>` closes itself there
+_ASIDE = {"aside", "nav", "header", "footer"}
+_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
+         "track", "wbr", "param", "keygen"}
+_SELF_CLOSED = re.compile(r"<()([a-zA-Z][a-zA-Z0-9-]*)(?:\s[^<>]*?)?/>")
 MAX_HTML_BYTES = 64 * 2**20  # one page; parsing holds ~15× its size (52 MB took 808 MB)
 
 
 def _check_depth(path: Path, page: str) -> None:
     """Refuse a page nested deeper than `MAX_DEPTH`: the HTML5 tree builder's work grows
-    with the square of the depth (200,000 nested `<div>`s took five minutes to parse). A
-    `/>` closes an element only inside `<svg>` or `<math>`: HTML ignores it (`<div/>` opens a
-    div, and 200,000 of them hung a build as long)."""
-    depth = foreign = 0
+    with the square of the depth (200,000 nested `<div>`s took five minutes to parse). Run
+    on the page `_closed` returns, where every `/>` does close its element."""
+    depth = 0
     for tag in _TAG.finditer(page):
-        name = tag.group(2).lower()
-        if name in _UNNESTED or (tag.group(3) and (foreign or name in _FOREIGN)):
+        if tag.group(3) or tag.group(2).lower() in _UNNESTED:
             continue
-        if name in _FOREIGN:
-            foreign += -1 if tag.group(1) else 1
         depth += -1 if tag.group(1) else 1
         if depth > MAX_DEPTH:
             raise RagkitError(f"{path}: elements nested more than {MAX_DEPTH:,} deep "
                               f"(a hostile page?)")
+
+
+def _closed(page: str) -> str:
+    """`page` with each self-closed element that is not void (`<div/>`, `<span .../>`)
+    written as an empty pair (`<div></div>`). HTML ignores that slash — `<div/>` opens a div
+    that swallows what follows, and 200,000 of them hung a build past the depth check, which
+    took them as closed — while inside `<svg>` it closes. Closing them everywhere makes the
+    parse match the check; the text read is the same."""
+    def pair(tag: re.Match) -> str:
+        name = tag.group(2)
+        if name.lower() in _VOID:
+            return tag.group(0)
+        return f"{tag.group(0)[:-2].rstrip()}></{name}>"
+    return _SELF_CLOSED.sub(pair, page)
 
 
 def _decode(raw: bytes) -> str:
@@ -101,13 +114,21 @@ def _decode(raw: bytes) -> str:
     names = [(named.group(1) or named.group(2)).decode("ascii")] if named else []
     # a page whose <meta> is readable as ASCII is not UTF-16 or -32 whatever it says (the
     # WHATWG rule): decoded so, its tags and all turned into CJK characters
-    names = [n for n in names if not n.lower().replace("-", "").startswith(("utf16", "utf32"))]
+    names = [n for n in names if not _codec(n).startswith(("utf-16", "utf-32"))]
     for encoding in names + ["cp1252"]:
         try:
             return raw.decode(encoding)
         except (LookupError, UnicodeError):  # "undefined" raises a bare UnicodeError
             continue
     return raw.decode("latin-1")
+
+
+def _codec(name: str) -> str:
+    """Python's own name of the codec `name` ("u16", "UnicodeLittleUnmarked" -> utf-16…)."""
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return name.lower()
 
 
 def _list_prefix(node) -> str:
@@ -196,13 +217,14 @@ def _walk(root, out: TextBuilder) -> None:
 
 def _outermost(nodes: list) -> list:
     """The `nodes` no other of them encloses, in page order: every `<article>` of a page of
-    several (an FAQ, a blog's list; only the first was read), not the comments inside one."""
+    several (an FAQ, a blog's list; only the first was read), not the comments inside one,
+    nor a "related posts" teaser in an `<aside>`, `<nav>`, `<header>` or `<footer>`."""
     ids = {node.mem_id for node in nodes}
 
-    def enclosed(node) -> bool:
+    def enclosed(node) -> bool:  # in another of them, or in a sidebar, menu, header, footer
         parent = node.parent
         while parent is not None:
-            if parent.mem_id in ids:
+            if parent.mem_id in ids or parent.tag in _ASIDE:
                 return True
             parent = parent.parent
         return False
@@ -223,7 +245,7 @@ def _guessed_root(tree):
 def load(path: Path, rel: str) -> Document:
     """The document of the HTML file `path` (id `rel`); no body text is one error line."""
     from selectolax.lexbor import LexborHTMLParser  # deferred: only when a page is met
-    page = _decode(read_regular(path, MAX_HTML_BYTES))
+    page = _closed(_decode(read_regular(path, MAX_HTML_BYTES)))
     _check_depth(path, page)
     tree = LexborHTMLParser(page)
     title_node = tree.css_first("title")
