@@ -93,3 +93,22 @@ def test_a_milvus_index_of_a_corpus_with_negative_bm25_weights_builds_and_search
                            str(tmp_path / "run.trec")], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "run.trec").read_text().split()[:3] == ["q", "Q0", "d1#0"]
+
+
+def test_one_process_opening_one_database_by_two_paths_does_not_wait_on_itself(tmp_path,
+                                                                              monkeypatch):
+    """Loading the same Milvus index as "ix" and as its absolute path waited 60 s on this
+    process's own lock, then failed "in use by another process"."""
+    from ragkit.pipeline import Pipeline
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps({"id": f"d{i}", "text": f"refund rule {i} applies"})
+                            + "\n" for i in range(5)))
+    subprocess.run([RAGKIT, "index", str(docs), "--out", str(tmp_path / "ix"), "--store",
+                    "milvus", "--embedder", "none"], env=_env(tmp_path), check=True,
+                   capture_output=True)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("ragkit.stores.milvus_lock.WAIT_SECONDS", 2.0)
+    Pipeline.load("ix")
+    started = time.monotonic()
+    Pipeline.load(tmp_path / "ix")
+    assert time.monotonic() - started < 2.0

@@ -42,9 +42,11 @@ def connect(uri: str, token: str | None = None):
 
     Unreachable server, refused token, or Milvus Lite not installed → one RagkitError line.
     """
+    if is_lite(uri):  # one client per database, however its path is written ("im", "/x/im")
+        uri = str(Path(uri).resolve())
     if uri in _clients:
         return _clients[uri]
-    if is_lite(uri):
+    if is_lite(uri):  # another process may hold it (this one's clients are all in _clients)
         wait_for_lite(uri)
     MilvusClient = _client_class()
     try:
@@ -150,6 +152,8 @@ def _reason(exc: Exception) -> str:
 
 def forget(uri: str) -> None:
     """Close and drop the cached client of `uri` (tests, and before deleting a Lite file)."""
+    if is_lite(uri):
+        uri = str(Path(uri).resolve())  # as `connect` keeps it
     client = _clients.pop(uri, None)
     if client is not None:
         client.close()
