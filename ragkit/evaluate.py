@@ -151,21 +151,29 @@ def round_metrics(table: pd.DataFrame) -> pd.DataFrame:
     not built) shows blank, as in a spreadsheet. For showing only; the recorded and compared
     numbers stay unrounded.
     """
-    def digits(column: str) -> int:
-        if column == "p" or column.endswith(" p"):
-            return 3
-        metric = column.rsplit(" ", 1)[-1]  # a sweep's "hybrid MRR" is an MRR
-        rank = ("R@", "MRR", "nDCG", *ANSWER_SCORES)
-        return 3 if column.startswith(rank) or metric.startswith(rank) else 1
-    out = table.round({column: digits(str(column)) for column in table.columns})
-    for column in out.columns:  # dollars as `ragkit.money` prints them: $0.00306, not 0.0031
-        if "$" in str(column) and out[column].dtype.kind == "f":
-            out[column] = ["" if value != value else dollars(value)
-                           for value in table[column].tolist()]
-    for column in out.columns:
-        if out[column].dtype.kind == "f" and out[column].isna().any():
-            out[column] = out[column].astype(object).where(out[column].notna(), "")
+    out = table.round({column: metric_decimals(str(column)) for column in table.columns})
+    for i, column in enumerate(out.columns):  # by position: two columns may share a name
+        values = out.iloc[:, i]
+        if values.dtype.kind != "f":
+            continue
+        if "$" in str(column):  # as `ragkit.money` prints dollars: $0.00306, not 0.0031
+            shown = ["" if pd.isna(v) else dollars(v) for v in table.iloc[:, i].tolist()]
+        elif values.isna().any():
+            shown = ["" if pd.isna(v) else v for v in values.tolist()]
+        else:
+            continue
+        out.isetitem(i, pd.Series(shown, index=out.index, dtype=object))
     return out
+
+
+def metric_decimals(column: str) -> int:
+    """The decimals `round_metrics` shows a column with: 3 for p-values and rank measures
+    (R@k, MRR, nDCG, answer scores, also as a sweep's "hybrid MRR"), else 1."""
+    if column == "p" or column.endswith(" p"):
+        return 3
+    metric = column.rsplit(" ", 1)[-1]
+    rank = ("R@", "MRR", "nDCG", *ANSWER_SCORES)
+    return 3 if column.startswith(rank) or metric.startswith(rank) else 1
 
 
 def summarize(table: pd.DataFrame) -> pd.Series:

@@ -44,13 +44,15 @@ import numpy as np
 from ragkit.atomic import replace_folder
 from ragkit.chunk_rows import read_chunks, write_chunks
 from ragkit.chunk_table import OFFSETS
+from ragkit.chunking import ChunkerConfig
 from ragkit.config import IndexConfig
+from ragkit.contextualize import FACTORIES, get_contextualizer
 from ragkit.dense import DenseIndex
 from ragkit.documents import Chunk, RagkitError, where
 from ragkit.embed.base import fingerprint_of
 from ragkit.index_owner import (FORMAT, WHAT, files_of, is_index, owns_index,  # noqa: F401
                                 refuse_inputs_inside)
-from ragkit.lexical import BM25
+from ragkit.lexical import BM25, get_tokenizer
 
 T = TypeVar("T")
 
@@ -197,7 +199,18 @@ def index_config(folder: Path, manifest: dict[str, Any]) -> IndexConfig:
         if kind is int and value < (0 if name == "overlap" else 1):
             raise RagkitError(f"{where(path, None, 'config.' + name)}: expected a number of "
                               f"tokens, got {value}")
-    return IndexConfig(**values)
+    config = IndexConfig(**values)
+    checks = {"chunk_size": lambda: ChunkerConfig(config.chunk_size, config.overlap),
+              "contextualizer": lambda: config.contextualizer in FACTORIES
+              or get_contextualizer(config.contextualizer),
+              "tokenizer": lambda: get_tokenizer(config.tokenizer)}  # (an embedder may be one
+    # registered by the program loading the index, or passed to `Pipeline.load`)
+    for name, check in checks.items():  # what `--update` would fail on later, unnamed
+        try:
+            check()
+        except RagkitError as exc:
+            raise RagkitError(f"{where(path, None, 'config.' + name)}: {exc}") from None
+    return config
 
 
 def _valid_record(record: Any) -> bool:

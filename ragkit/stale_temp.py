@@ -1,8 +1,9 @@
 """Temporary folders of builds that died: recognised by their name and removed.
 
 What it is: the naming `ragkit.atomic.replace_folder` gives its temporary folders —
-`.NAME.new-PID.HOST-XXXXXXXX` for the folder being written and `.NAME.old-PID.HOST-XXXXXXXX`
-for the one being replaced, PID the writing process and HOST a 6-hex hash of the host name
+`.NAME.new-PID.HOST-XXXXXXXX` for the folder being written (and, after a one-step exchange,
+the old folder being deleted) and `.NAME.old-PID.HOST-XXXXXXXX` for the one being replaced
+by two renames, PID the writing process and HOST a 6-hex hash of the host name
 — and `remove_stale(target)`, which removes those beside `target` whose process is gone.
 Why: a build killed with -9 (or by the OOM killer) runs no cleanup; its half-written
 folder, often as large as the index, would otherwise stay hidden beside the output for good.

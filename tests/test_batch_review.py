@@ -222,7 +222,7 @@ def test_update_with_batch_takes_the_indexs_contextualizer(tmp_path):
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert "batches: 1 created, 0 resumed" in done.stderr
-    assert "updated" in done.stdout and "1 documents added or changed" in done.stdout
+    assert "updated" in done.stdout and "1 document added or changed" in done.stdout
 
 
 class Portal(BaseHTTPRequestHandler):

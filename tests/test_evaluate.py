@@ -264,3 +264,11 @@ def test_dollars_are_shown_to_the_three_significant_digits_the_report_prints():
     costs = [0.0030612, 0.069812, 3.84491, 11.6912, 0.0]
     shown = round_metrics(pd.DataFrame({"$/query": costs}))["$/query"].tolist()
     assert shown == ["$0.00306", "$0.0698", "$3.84", "$11.69", "$0.00"] == list(map(dollars, costs))
+
+
+def test_round_metrics_shows_tables_with_a_repeated_column_or_nullable_floats():
+    """Both raised (AttributeError, TypeError) once dollars and blanks were shown."""
+    shown = round_metrics(pd.DataFrame([[1.04, 2.06, float("nan")]], columns=["a", "a", "$"]))
+    assert shown.iloc[0].tolist() == [1.0, 2.1, ""]
+    nullable = pd.DataFrame({"Pass@5": pd.array([91.54, None], dtype="Float64")})
+    assert round_metrics(nullable)["Pass@5"].tolist() == [91.5, ""]

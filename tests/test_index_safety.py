@@ -261,7 +261,11 @@ def test_a_search_opening_an_index_while_a_build_replaces_it_reads_one_version(t
     ("chunk_size", "x", "field 'config.chunk_size': expected a whole number, got 'x'"),
     ("window", -5, "field 'config.window': expected a number of tokens, got -5"),
     ("parent_child", 1, "field 'config.parent_child': expected bool, got 1"),
-    ("colour", "red", "field 'config.colour': not an index option")])
+    ("colour", "red", "field 'config.colour': not an index option"),
+    ("contextualizer", "nope", "field 'config.contextualizer': unknown contextualizer 'nope' "
+                                "(known: none, structural, claude)"),
+    ("overlap", 300, "field 'config.chunk_size': overlap must be between 0 and half the chunk "
+                     "size (256), got 300")])
 def test_a_hand_edited_index_config_is_one_line_in_search_and_update(built, field, value,
                                                                      message):
     """`"embedder": 7` made `search` raise AttributeError; `"contextualizer": {}` and
@@ -277,7 +281,8 @@ def test_a_hand_edited_index_config_is_one_line_in_search_and_update(built, fiel
 
 @pytest.mark.parametrize("value, message", [
     (-1.5, "BM25 k1 must be >= 0, got -1.5"),  # it named no file
-    ("x", "field 'k1': expected a number, got 'x'")])  # "damaged BM25 index (TypeError…)"
+    ("x", "field 'k1': expected a number, got 'x'"),  # "damaged BM25 index (TypeError…)"
+    (10 ** 400, "field 'k1': expected a number, got " + "1" + "0" * 39)])  # OverflowError
 def test_a_hand_edited_bm25_parameter_names_its_file(built, value, message):
     path = built / "ix" / "bm25" / "bm25.json"
     text = path.read_text()

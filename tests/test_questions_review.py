@@ -250,3 +250,11 @@ def test_a_sheet_with_a_column_twice_is_refused_not_read_by_its_last_copy(files,
                  str(accepted)]) == 2
     assert capsys.readouterr().err == (f"ragkit: error: {sheet}: row 1: column 'keep' appears "
                                        f"twice; keep one\n")
+
+
+def test_a_sheet_without_a_stamp_is_moved_aside_without_being_called_edited(files):
+    golden, sheet, _ = files
+    sheet.with_name(sheet.name + ".sha256").unlink()
+    how = review_sheet(QUESTIONS[:2], sheet)[1]
+    assert how == ("written; the sheet there, which no stamp says was written for these "
+                   "questions, was moved to review.edited-1.csv")

@@ -62,7 +62,7 @@ def test_a_changed_title_reaches_the_index_without_asking_claude_again(tmp_path)
 
     _write(docs, {**titles, "b": "Beta memo, revised"})
     done = _ragkit(home, "index", str(docs), "--out", str(index), "--update")
-    assert "1 documents added or changed, 0 removed, 2 unchanged" in done.stdout
+    assert "1 document added or changed, 0 removed, 2 unchanged" in done.stdout
     assert "the call cache is empty" in _ragkit(home, "cache", "stats").stdout
     after = _chunks(index)
     assert [c["metadata"]["title"] for c in after] == [
@@ -72,7 +72,7 @@ def test_a_changed_title_reaches_the_index_without_asking_claude_again(tmp_path)
 
     _write(docs, {**titles, "b": "Beta memo, revised"}, extra=" Churn rose.")
     done = _ragkit(home, "index", str(docs), "--out", str(index), "--update")
-    assert "1 documents added or changed, 0 removed, 2 unchanged" in done.stdout
+    assert "1 document added or changed, 0 removed, 2 unchanged" in done.stdout
     assert _requests(home) == 3  # b's chunks, and only those
     assert _chunks(index)[5]["text"].endswith("Churn rose.")
 
@@ -168,3 +168,23 @@ def test_update_refuses_to_remove_most_of_the_index_unless_allowed(tmp_path, mon
     assert (index / "index.json").read_bytes() == before
     assert main(["index", str(one), "--out", str(index), "--update", "--allow-removals"]) == 0
     assert "0 documents added or changed, 2 removed, 1 unchanged" in capsys.readouterr().out
+
+
+def test_update_of_a_one_document_index_that_would_lose_it_asks_too(tmp_path, monkeypatch,
+                                                                    capsys):
+    from ragkit.cli import main
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    docs, other, index = tmp_path / "docs.jsonl", tmp_path / "other.jsonl", tmp_path / "ix"
+    _write(docs, {"a": "Alpha"})
+    _write(other, {"b": "Beta"})
+    assert main(["index", str(docs), "--out", str(index), "--embedder", "none"]) == 0
+    capsys.readouterr()
+    assert main(["index", str(other), "--out", str(index), "--update"]) == 2
+    assert "--update would remove 1 of the index's 1 documents" in capsys.readouterr().err
+    # a prompt given to an index built without Claude names its contextualizer
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text("Situate: {chunk_content}")
+    assert main(["index", str(docs), "--out", str(index), "--update", "--context-prompt",
+                 str(prompt)]) == 2
+    assert (f"--context-prompt {prompt} differs from its contextualizer structural's, which "
+            f"takes no prompt") in capsys.readouterr().err

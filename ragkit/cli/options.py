@@ -164,7 +164,9 @@ def check_same_options(args: argparse.Namespace, built, index: Path, why: str) -
             value = None
         elif dest == "context_prompt":
             value = load_prompt(value)
-            its = "the prompt it was built with" if own else "Anthropic's, which it was built with"
+            its = ("the prompt it was built with" if own else "Anthropic's, which it was built "
+                   "with" if built.contextualizer == "claude" else
+                   f"its contextualizer {built.contextualizer}'s, which takes no prompt")
         if value != own:
             shown = "" if dest == "parents" else f" {getattr(args, dest)}"
             raise RagkitError(f"{index}: {why}, and --{dest.replace('_', '-')}{shown} differs "

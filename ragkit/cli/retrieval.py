@@ -89,7 +89,7 @@ def _update(args: argparse.Namespace) -> None:
     data = load_dataset(args.docs, skip_bad=args.skip_bad)
     had = len({c.doc_id for c in old.chunks})
     gone = had - len({d.id for d in data.documents} & {c.doc_id for c in old.chunks})
-    if gone > 1 and 2 * gone > had and not args.allow_removals:  # before any work
+    if 2 * gone > had and not args.allow_removals:  # before any work
         raise RagkitError(f"{args.out}: --update would remove {gone} of the index's {had} "
                           f"documents ({args.docs} holds {len(data.documents)}); check the "
                           f"path, or add --allow-removals")
@@ -98,9 +98,9 @@ def _update(args: argparse.Namespace) -> None:
         new.save(args.out, StoreSpec("milvus", record.get("uri"), record.get("dense_index",
                                                                              "FLAT"))
                  if record["kind"] == "milvus" else None)
-    print(f"updated {args.out}: {len(changed)} documents added or changed, {len(removed)} "
-          f"removed, {len(data.documents) - len(changed)} unchanged"
-          + (f"; {len(new.chunks)} chunks" if new is not None else ""))
+    print(f"updated {args.out}: {counted(len(changed), 'document')} added or changed, "
+          f"{len(removed)} removed, {len(data.documents) - len(changed)} unchanged"
+          + (f"; {counted(len(new.chunks), 'chunk')}" if new is not None else ""))
     print_skipped(data.documents)
 
 

@@ -122,8 +122,10 @@ def _print_and_save(args: argparse.Namespace, runs: dict, tables: dict, judgment
     """Print the summary table (by query kind too if asked); write the per-query CSV if asked."""
     # deferred: numpy and pandas load only when a command scores
     from ragkit.eval_runs import cutoffs, is_per_query_csv, per_query_rows
-    from ragkit.evaluate import by_kind, round_metrics, summary_table
-    print(round_metrics(summary_table(tables)).to_string())  # Pass@k 1 decimal, MRR 3
+    from ragkit.evaluate import by_kind, metric_decimals, summary_table
+    summary = summary_table(tables)  # Pass@k to 1 decimal, MRR to 3, in every row
+    print(summary.to_string(formatters={c: f"{{:.{metric_decimals(str(c))}f}}".format
+                                        for c in summary.columns}))
     if args.by_kind and queries:
         ks = cutoffs(args.k)[0]
         for metric in dict.fromkeys((f"Pass@{ks[0]}", f"Pass@{ks[-1]}")):

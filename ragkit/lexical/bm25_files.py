@@ -16,7 +16,6 @@ damaged file is a RagkitError naming it, not an IndexError at the first search.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -102,7 +101,8 @@ def load(cls: Callable[..., Model], folder: str | Path) -> Model:
     terms = not npz.is_file() and has_terms(folder)
     meta = (_head(meta_path) if terms else None) or _meta(meta_path)
     for name in ("k1", "b", "epsilon", "avgdl"):  # a hand edit: one line naming the field
-        if type(meta.get(name)) not in (int, float) or not math.isfinite(meta[name]):
+        value = meta.get(name)
+        if type(value) not in (int, float) or not abs(value) <= 1e9:  # NaN, ∞, 400 digits
             raise RagkitError(f"{meta_path}: field '{name}': expected a number, got "
                               f"{meta.get(name)!r:.40}")
     try:

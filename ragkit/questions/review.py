@@ -164,8 +164,9 @@ def review_sheet(questions: Sequence[dict[str, Any]], path: Path | str
     path.replace(aside)
     if stamp is not None:
         _stamp(path).replace(_stamp(aside))
-    return write_review(questions, path), (f"written; the sheet a reviewer had edited there, "
-                                           f"for other questions, was moved to {aside.name}")
+    what = ("a reviewer had edited there, for other questions," if stamp is not None else
+            "there, which no stamp says was written for these questions,")
+    return write_review(questions, path), f"written; the sheet {what} was moved to {aside.name}"
 
 
 def _rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
