@@ -52,8 +52,9 @@ with several spans counts the share quoted; declines count as not quoted) and 70
 unanswerable ones declined (`ragkit.extractive_eval.shortfall`). The missing-unit rule was
 adopted after 5-fold cross-validation on dev (`ragkit.extractive_eval.cross_validated`;
 out of fold 52.9 % quoted and 45.5 % declined with it, 54.3 % and 36.4 % without), as was
-leaving heading-and-sentence units out of the strength (40.9 / 36.4 with them). Dev picked STRENGTH_MIX 0.0 (the best cosine alone) and THRESHOLD 0.86 — e5-small's
-cosines run high, so only e5-small indexes are answered by this program (`answers_with`):
+leaving heading-and-sentence units out of the strength (40.9 / 36.4 with them). Dev picked
+STRENGTH_MIX 0.0 (the best cosine alone) and THRESHOLD 0.86 — e5-small's cosines run high,
+so only e5-small indexes are answered by this program (`answers_with`):
 
 | answerable quoting the span / unanswerable declined | dev | test | held-out test |
 |---|---:|---:|---:|
