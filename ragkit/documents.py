@@ -1,4 +1,5 @@
-"""Documents, chunks, queries and the loaders that read them.
+"""Documents, chunks, queries and the loaders that read them (errors: `ragkit.errors`; JSON
+Lines line by line: `ragkit.jsonl`).
 
 What it is: the typed records every other module passes around, plus readers for the formats
 users bring — JSONL documents and queries, a folder of Markdown/text/code files (the shipped
@@ -11,32 +12,13 @@ naming the file, line and field, so bad data never reaches an index.
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-from ragkit.fastjson import NOT_PARSED, fast_json, surrogate_field
-
-
-
-class RagkitError(ValueError):
-    """A user-facing error: bad input, missing model, unknown name. The message says where."""
-
-
-class RagkitWarning(UserWarning):
-    """Input that can be used but deserves a look (e.g. judged queries with no text)."""
-
-
-def where(path: Path | str, line: int | None = None, field_name: str | None = None) -> str:
-    """Format a location as `file:line: field 'x'` for error messages."""
-    loc = str(path)
-    if line is not None:
-        loc += f":{line}"
-    if field_name:
-        loc += f": field '{field_name}'"
-    return loc
+from ragkit.errors import RagkitError, RagkitWarning, where  # noqa: F401 (the names' home)
+from ragkit.jsonl import parse_line, read_jsonl, require  # noqa: F401 (read from here too)
 
 
 @dataclass(frozen=True)
@@ -111,78 +93,6 @@ class Dataset:
             known = sorted({q.split for q in self.queries})
             raise RagkitError(f"{self.name}: no queries in split '{name}' (splits: {known})")
         return Dataset(self.name, self.documents, queries, self.chunks)
-
-
-# --------------------------------------------------------------------------- JSONL reading
-
-def read_jsonl(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (line number, object) for each non-blank line; malformed JSON names the line."""
-    path = Path(path)
-    if not path.is_file():
-        raise RagkitError(f"{path}: no such file")
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if number == 1:
-                raw = raw.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark (Notepad's UTF-8)
-            obj = parse_line(raw, path, number)
-            if obj is not None:
-                yield number, obj
-
-
-def parse_line(raw: bytes, path: Path, number: int) -> dict[str, Any] | None:
-    """One JSONL line as an object, None for a blank line; bad JSON names file and line."""
-    if not raw.strip():
-        return None
-    obj = fast_json(raw)
-    if obj is NOT_PARSED:
-        obj = _strict_json(raw, path, number)
-    if not isinstance(obj, dict):
-        raise RagkitError(f"{where(path, number)}: expected a JSON object")
-    return obj
-
-
-def _strict_json(raw: bytes, path: Path, number: int) -> Any:
-    """Parse a line orjson refused with the standard library (which also reads NaN and big
-    integers), or name the file and line of its failure: bad UTF-8, bad JSON, nesting too
-    deep for Python's stack, or a lone surrogate (`\\ud800` escaped alone: not text any file
-    can hold, so every later write of it would fail)."""
-    try:
-        obj = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise RagkitError(f"{where(path, number)}: not UTF-8 text ({exc.reason})") from None
-    except json.JSONDecodeError as exc:
-        raise RagkitError(f"{where(path, number)}: malformed JSON ({exc.msg})") from None
-    except RecursionError:
-        raise RagkitError(f"{where(path, number)}: malformed JSON (nested too deeply)") from None
-    except ValueError:  # an integer of over 4,300 digits (Python's limit on reading one)
-        raise RagkitError(f"{where(path, number)}: a number of over 4,300 digits; write it as "
-                          f"a string") from None
-    key = surrogate_field(raw, obj)
-    if key is not None:
-        raise RagkitError(f"{where(path, number, key)}: holds a lone surrogate (an escaped "
-                          f"\\ud800-\\udfff without its pair), not text")
-    return obj
-
-
-def require(obj: dict, key: str, kind: type | tuple[type, ...], path: Path | str, line: int,
-            default: Any = ..., non_empty: bool = False) -> Any:
-    """Fetch `obj[key]` checking its type; a missing or wrong field names file, line, field."""
-    if key not in obj or obj[key] is None:
-        if default is ...:
-            raise RagkitError(f"{where(path, line, key)}: missing")
-        return default
-    value = obj[key]
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in kinds):
-        names = "/".join(k.__name__ for k in kinds)  # true is no id: JSON's, not a number
-        raise RagkitError(f"{where(path, line, key)}: expected {names}, "
-                          f"got {type(value).__name__}")
-    if isinstance(value, int) and value.bit_length() > 1024:  # str() refuses 4,300 digits
-        raise RagkitError(f"{where(path, line, key)}: a number of over 300 digits; write it "
-                          f"as a string")
-    if non_empty and isinstance(value, str) and not value.strip():
-        raise RagkitError(f"{where(path, line, key)}: empty")
-    return value
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f]")  # below 32, except \t \n \f \r

@@ -1,0 +1,85 @@
+"""JSON Lines read line by line, each failure one line naming the file, the line and the field.
+
+What it is: `read_jsonl(path)` (number, object) for each non-blank line, `parse_line` for one
+line's bytes (orjson first, the standard library for what orjson refuses), and `require`,
+a field of an object checked for type. What it is not: a schema: the loaders of
+`ragkit.documents` say which fields a format has. `ragkit.documents` re-exports these.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+from ragkit.errors import RagkitError, where
+from ragkit.fastjson import NOT_PARSED, fast_json, surrogate_field
+
+
+def read_jsonl(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line number, object) for each non-blank line; malformed JSON names the line."""
+    path = Path(path)
+    if not path.is_file():
+        raise RagkitError(f"{path}: no such file")
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if number == 1:
+                raw = raw.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark (Notepad's UTF-8)
+            obj = parse_line(raw, path, number)
+            if obj is not None:
+                yield number, obj
+
+
+def parse_line(raw: bytes, path: Path, number: int) -> dict[str, Any] | None:
+    """One JSONL line as an object, None for a blank line; bad JSON names file and line."""
+    if not raw.strip():
+        return None
+    obj = fast_json(raw)
+    if obj is NOT_PARSED:
+        obj = _strict_json(raw, path, number)
+    if not isinstance(obj, dict):
+        raise RagkitError(f"{where(path, number)}: expected a JSON object")
+    return obj
+
+
+def _strict_json(raw: bytes, path: Path, number: int) -> Any:
+    """Parse a line orjson refused with the standard library (which also reads NaN and big
+    integers), or name the file and line of its failure: bad UTF-8, bad JSON, nesting too
+    deep for Python's stack, or a lone surrogate (`\\ud800` escaped alone: not text any file
+    can hold, so every later write of it would fail)."""
+    try:
+        obj = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise RagkitError(f"{where(path, number)}: not UTF-8 text ({exc.reason})") from None
+    except json.JSONDecodeError as exc:
+        raise RagkitError(f"{where(path, number)}: malformed JSON ({exc.msg})") from None
+    except RecursionError:
+        raise RagkitError(f"{where(path, number)}: malformed JSON (nested too deeply)") from None
+    except ValueError:  # an integer of over 4,300 digits (Python's limit on reading one)
+        raise RagkitError(f"{where(path, number)}: a number of over 4,300 digits; write it as "
+                          f"a string") from None
+    key = surrogate_field(raw, obj)
+    if key is not None:
+        raise RagkitError(f"{where(path, number, key)}: holds a lone surrogate (an escaped "
+                          f"\\ud800-\\udfff without its pair), not text")
+    return obj
+
+
+def require(obj: dict, key: str, kind: type | tuple[type, ...], path: Path | str, line: int,
+            default: Any = ..., non_empty: bool = False) -> Any:
+    """Fetch `obj[key]` checking its type; a missing or wrong field names file, line, field."""
+    if key not in obj or obj[key] is None:
+        if default is ...:
+            raise RagkitError(f"{where(path, line, key)}: missing")
+        return default
+    value = obj[key]
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in kinds):
+        names = "/".join(k.__name__ for k in kinds)  # true is no id: JSON's, not a number
+        raise RagkitError(f"{where(path, line, key)}: expected {names}, "
+                          f"got {type(value).__name__}")
+    if isinstance(value, int) and value.bit_length() > 1024:  # str() refuses 4,300 digits
+        raise RagkitError(f"{where(path, line, key)}: a number of over 300 digits; write it "
+                          f"as a string")
+    if non_empty and isinstance(value, str) and not value.strip():
+        raise RagkitError(f"{where(path, line, key)}: empty")
+    return value
