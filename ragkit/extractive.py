@@ -30,8 +30,7 @@ has citations and `model` `MODEL` ("offline-extractive"), never a Claude model n
    RANK_PRIOR / rank (the rule before, and the calibration's grid when the scorer is off).
    The `MAX_QUOTES` best are quoted (ties: the more relevant passage, then the earlier
    block), skipping a unit quoted already (overlapping chunks repeat sentences) or whose
-   blocks overlap a quoted unit's. The third is often weak; dropping quotes scored far below
-   the first cost dev its quotes almost one for one (not done).
+   blocks overlap a quoted unit's (the third is often weak, but dropping it costs dev quotes).
 4. Strength of the retrieval: STRENGTH_MIX · (the question's IDF mass found anywhere in the
    passages) + (1 − STRENGTH_MIX) · (the best query–unit cosine of the units alone, no
    title: a title that matches the question says what a document is about, not that a
@@ -64,8 +63,7 @@ so only e5-small indexes are answered by this program (`answers_with`):
 | learned scorer, declining on a missing unit only | 66.3 / 9.1 | 60.6 / 64.3 | 52.1 / 60.0 |
 | learned scorer, these constants | 58.7 / 54.5 | 48.6 / 71.4 | 50.0 / 80.0 |
 
-(held-out test: the test half of the scikit-learn docstrings of `build/heldout/sklearn`,
-reported, never tuned on; its dev half is in the scorer's fit.) The scorer was chosen on dev:
+(held-out test: the scikit-learn test half, never tuned on.) The scorer was chosen on dev:
 out of fold (5 folds over the 147 answerable dev questions, nothing declined;
 `benchmarks/study_extractive.py`) it quotes the span for 66.3 % against 61.2 % for the hand
 rule with titled closeness and its grid re-chosen per fold (58.2 % on the units' own
@@ -74,10 +72,10 @@ points, the threshold the 10th for 12.0 (tried and not adopted: README, "Cited a
 Refit the scorer and re-run the script after changing the default embedder.
 
 What it is not: a reader. It cannot combine facts or compute, and no retrieval score
-separates answerable from unanswerable questions well (ROC AUC of the best cosine 0.56–0.60
-on the shipped splits): an unanswerable question about an absent *field* of a named company
-("the chief executive of Cedarline Health") names nothing the passages lack, so declining
-it costs answerable ones at almost the same rate — see `ragkit.extractive_eval`.
+separates answerable from unanswerable questions well (best-cosine ROC AUC 0.56–0.60): an
+unanswerable question about an absent *field* of a named company ("the chief executive of
+Cedarline Health") names nothing the passages lack, so declining it costs answerable ones at
+almost the same rate — see `ragkit.extractive_eval`.
 """
 from __future__ import annotations
 
