@@ -54,7 +54,6 @@ out of fold 52.9 % quoted and 45.5 % declined with it, 54.3 % and 36.4 % without
 leaving heading-and-sentence units out of the strength (40.9 / 36.4 with them). Dev picked
 STRENGTH_MIX 0.0 (the best cosine alone) and THRESHOLD 0.86 — e5-small's cosines run high,
 so only e5-small indexes are answered by this program (`answers_with`):
-
 | answerable quoting the span / unanswerable declined | dev | test | held-out test |
 |---|---:|---:|---:|
 | the stand-in's rule | 22.6 / 72.7 | 21.4 / 71.4 | 0.0 / 100 |
@@ -62,14 +61,13 @@ so only e5-small indexes are answered by this program (`answers_with`):
 | learned scorer, never declining | 67.8 / 0 | 62.2 / 0 | 56.4 / 0 |
 | learned scorer, declining on a missing unit only | 66.3 / 9.1 | 60.6 / 64.3 | 52.1 / 60.0 |
 | learned scorer, these constants | 58.7 / 54.5 | 48.6 / 71.4 | 50.0 / 80.0 |
-
 (held-out test: the scikit-learn test half, never tuned on.) The scorer was chosen on dev:
 out of fold (5 folds over the 147 answerable dev questions, nothing declined;
 `benchmarks/study_extractive.py`) it quotes the span for 66.3 % against 61.2 % for the hand
 rule with titled closeness and its grid re-chosen per fold (58.2 % on the units' own
 cosines). On test the missing-unit rule declines 9 of the 14 unanswerable questions for 1.6
-points, the threshold the 10th for 12.0 (tried and not adopted: README, "Cited answers").
-Refit the scorer and re-run the script after changing the default embedder.
+points, the threshold the 10th for 12.0 (tried and not adopted: README, "Cited answers";
+after changing the default embedder, refit the scorer and re-run the script).
 
 What it is not: a reader. It cannot combine facts or compute, and no retrieval score
 separates answerable from unanswerable questions well (best-cosine ROC AUC 0.56–0.60): an
