@@ -174,6 +174,15 @@ def _text(obj: dict, key: str) -> str:
 MAX_QUERY_CHARS = 100_000  # a pasted page is a query; a pasted book is a mistake
 
 
+def check_query_length(text: str, place: str) -> str:
+    """`text`, or RagkitError at `place` when it is over `MAX_QUERY_CHARS` (one query of
+    14 MB cost the offline reranker 48 s and 3.6 GB)."""
+    if len(text) > MAX_QUERY_CHARS:
+        raise RagkitError(f"{place}: {len(text):,} characters, over the {MAX_QUERY_CHARS:,} a "
+                          f"query may have")
+    return text
+
+
 def load_queries_jsonl(path: Path | str, ids: Ids | None = None) -> list[Query]:
     """Read queries JSONL: `{"id", "text"|"question", "golden"?, "answer"?, "kind"?, "split"?}`.
 
@@ -189,10 +198,8 @@ def load_queries_jsonl(path: Path | str, ids: Ids | None = None) -> list[Query]:
         if key not in obj:  # neither: name both, as the format allows either
             raise RagkitError(f"{where(path, line, 'text')}: missing (a query needs 'text' "
                               f"or 'question')")
-        text = require(obj, key, str, path, line, non_empty=True)
-        if len(text) > MAX_QUERY_CHARS:  # one of 14 MB cost the reranker 48 s and 3.6 GB
-            raise RagkitError(f"{where(path, line, key)}: {len(text):,} characters, over the "
-                              f"{MAX_QUERY_CHARS:,} a query may have")
+        text = check_query_length(require(obj, key, str, path, line, non_empty=True),
+                                  where(path, line, key))
         golden = parse_golden(require(obj, "golden", list, path, line, default=[]), path, line)
         meta = {k: v for k, v in obj.items()
                 if k not in {"id", "_id", key, "golden", "answer", "kind", "split"}}

@@ -32,7 +32,6 @@ fraction of a second.
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import zipfile
 from collections.abc import Callable, Sequence
@@ -44,15 +43,12 @@ import numpy as np
 from ragkit.atomic import replace_folder
 from ragkit.chunk_rows import read_chunks, write_chunks
 from ragkit.chunk_table import OFFSETS
-from ragkit.chunking import ChunkerConfig
-from ragkit.config import IndexConfig
-from ragkit.contextualize import FACTORIES, get_contextualizer
 from ragkit.dense import DenseIndex
 from ragkit.documents import Chunk, RagkitError, where
 from ragkit.embed.base import fingerprint_of
 from ragkit.index_owner import (FORMAT, WHAT, files_of, is_index, owns_index,  # noqa: F401
                                 refuse_inputs_inside)
-from ragkit.lexical import BM25, get_tokenizer
+from ragkit.lexical import BM25
 
 T = TypeVar("T")
 
@@ -176,41 +172,6 @@ def _inode(folder: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return info.st_dev, info.st_ino
-
-
-def index_config(folder: Path, manifest: dict[str, Any]) -> IndexConfig:
-    """index.json's `config` as an `IndexConfig`, each field's type checked against the
-    default's (a hand-edited `"embedder": 7` or `"chunk_size": "x"` was a traceback later)."""
-    path, values = folder / "index.json", manifest.get("config")
-    if not isinstance(values, dict):
-        raise RagkitError(f"{where(path, None, 'config')}: expected an object")
-    fields = {f.name: f for f in dataclasses.fields(IndexConfig)}
-    for name, value in values.items():
-        if name not in fields:
-            raise RagkitError(f"{where(path, None, 'config.' + name)}: not an index option")
-        default = fields[name].default
-        kind = type(default) if default is not None else str
-        optional = default is None or name == "embedder"
-        if not ((value is None and optional) or (isinstance(value, kind) and (
-                kind is not int or not isinstance(value, bool)))):
-            raise RagkitError(f"{where(path, None, 'config.' + name)}: expected "
-                              f"{'a whole number' if kind is int else kind.__name__}"
-                              f"{' or null' if optional else ''}, got {value!r:.40}")
-        if kind is int and value < (0 if name == "overlap" else 1):
-            raise RagkitError(f"{where(path, None, 'config.' + name)}: expected a number of "
-                              f"tokens, got {value}")
-    config = IndexConfig(**values)
-    checks = {"chunk_size": lambda: ChunkerConfig(config.chunk_size, config.overlap),
-              "contextualizer": lambda: config.contextualizer in FACTORIES
-              or get_contextualizer(config.contextualizer),
-              "tokenizer": lambda: get_tokenizer(config.tokenizer)}  # (an embedder may be one
-    # registered by the program loading the index, or passed to `Pipeline.load`)
-    for name, check in checks.items():  # what `--update` would fail on later, unnamed
-        try:
-            check()
-        except RagkitError as exc:
-            raise RagkitError(f"{where(path, None, 'config.' + name)}: {exc}") from None
-    return config
 
 
 def _valid_record(record: Any) -> bool:

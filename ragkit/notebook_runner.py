@@ -86,8 +86,8 @@ def notebook_paths(notebooks: Sequence[str | Path] | None = None) -> list[Path]:
 
 def _failure(exc: Exception, kernel_stderr=None) -> dict[str, Any]:
     """The failing cell and its error (or the exception that stopped papermill), with one
-    `line` for terminals; a kernel that died or never started adds the last line of its own
-    stderr (`kernel_stderr`, a file) to the traceback."""
+    `line` for terminals; a kernel that died or never started adds the end of its own stderr
+    (`kernel_stderr`, a file; its last 4,000 bytes) as the traceback."""
     # deferred: papermill (and nbclient, jupyter_client) load only when a notebook runs
     from papermill.exceptions import PapermillExecutionError
 

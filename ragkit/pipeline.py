@@ -25,9 +25,10 @@ from ragkit.dense import DenseIndex, embed_chunks
 from ragkit.documents import Chunk, Document, Query, RagkitError
 from ragkit.embed import get_embedder, is_registered
 from ragkit.fusion import Ranking, fuse, ranked, with_ties
+from ragkit.index_checks import read_config
 from ragkit.index_folder import (FORMAT_VERSION, check_embedder, describe, embedder_record,
-                                 index_config, is_index, read_bm25, read_dense, read_manifest,
-                                 read_parents, read_stable, write_index)
+                                 is_index, read_bm25, read_dense, read_manifest, read_parents,
+                                 read_stable, write_index)
 from ragkit.lexical import BM25
 from ragkit.prepare import contextualized_chunks
 from ragkit.rerank import Candidate, RerankStage, get_reranker
@@ -264,7 +265,7 @@ class Pipeline:
     @classmethod
     def _read(cls, folder: Path, embedder) -> "Pipeline":
         manifest = read_manifest(folder)
-        config = index_config(folder, manifest)
+        config = read_config(folder, manifest)
         if isinstance(manifest.get("store"), dict) and manifest["store"].get("kind") == "milvus":
             return milvus_index.load(folder, manifest, config, embedder, cls)
         chunks = chunk_table(folder, manifest["chunks"])  # rows read when asked for

@@ -14,23 +14,8 @@ from tqdm import tqdm
 
 from ragkit.chunking import ChunkerConfig, chunk_children, chunk_document
 from ragkit.config import IndexConfig
-from ragkit.contextualize import CONTEXTUALIZERS, FACTORIES, get_contextualizer
-from ragkit.documents import Chunk, Document, RagkitError
-from ragkit.embed import check_name
-from ragkit.lexical import get_tokenizer
-
-__all__ = ["IndexConfig", "check_config", "contextualized_chunks"]
-
-
-def check_config(config: IndexConfig) -> None:
-    """The names `config` gives, checked before any document is read: a mistyped embedder,
-    tokenizer or contextualizer was refused only once a whole folder had been loaded."""
-    if config.embedder:
-        check_name(config.embedder)
-    get_tokenizer(config.tokenizer)
-    if config.contextualizer not in (*CONTEXTUALIZERS, *FACTORIES):
-        raise RagkitError(f"unknown contextualizer '{config.contextualizer}' (known: "
-                          f"{', '.join([*CONTEXTUALIZERS, *FACTORIES])})")
+from ragkit.contextualize import get_contextualizer
+from ragkit.documents import Chunk, Document
 
 
 def _with_children(pairs: list[tuple[Document, list[Chunk]]], config: IndexConfig

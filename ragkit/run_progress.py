@@ -89,7 +89,7 @@ class CellProgress:
 
 def register() -> tuple[str, type]:
     """Register the engine with papermill (in this process); return its name and the kernel
-    manager class to run with, `QuietKernel` (give it a `stderr` file: `quiet_kernel`)."""
+    manager class to run with, `QuietKernel` (subclass it with a `stderr` file to use)."""
     from jupyter_client import AsyncKernelManager
     from papermill.engines import NBClientEngine, papermill_engines
 

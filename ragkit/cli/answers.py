@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ragkit.cli.options import Help, clamp_k, load_index, positive_int, terminal_text
-from ragkit.documents import MAX_QUERY_CHARS, RagkitError
+from ragkit.documents import RagkitError, check_query_length
 from ragkit.text_stats import counted
 
 
@@ -15,9 +15,7 @@ def cmd_ask(args: argparse.Namespace) -> None:
     """Search the index, answer with citations, print the numbered sources."""
     if not args.question.strip():
         raise RagkitError("the question is empty")
-    if len(args.question) > MAX_QUERY_CHARS:
-        raise RagkitError(f"the question has {len(args.question):,} characters, over the "
-                          f"{MAX_QUERY_CHARS:,} a query may have")
+    check_query_length(args.question, "the question")
     if args.agent or args.root:
         return _ask_agent(args)
     if args.index is None:

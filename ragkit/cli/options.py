@@ -174,7 +174,7 @@ def check_same_options(args: argparse.Namespace, built, index: Path, why: str) -
 
 
 def index_config(args: argparse.Namespace):
-    from ragkit.prepare import IndexConfig, check_config  # deferred: numpy (index, eval, tune)
+    from ragkit.index_checks import IndexConfig, check_config  # deferred: numpy (index, eval…)
     embedder = None if args.embedder == "none" else args.embedder
     model = prompt = None
     if args.contextualizer == "claude":

@@ -87,8 +87,8 @@ def _update(args: argparse.Namespace) -> None:
         raise RagkitError(f"{args.out}: --update keeps the index's store ({record['kind']}); "
                           f"write --store {args.store} to another folder")
     data = load_dataset(args.docs, skip_bad=args.skip_bad)
-    had = len({c.doc_id for c in old.chunks})
-    gone = had - len({d.id for d in data.documents} & {c.doc_id for c in old.chunks})
+    indexed = {c.doc_id for c in old.chunks}
+    had, gone = len(indexed), len(indexed - {d.id for d in data.documents})
     if 2 * gone > had and not args.allow_removals:  # before any work
         raise RagkitError(f"{args.out}: --update would remove {gone} of the index's {had} "
                           f"documents ({args.docs} holds {len(data.documents)}); check the "

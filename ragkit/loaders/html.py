@@ -57,14 +57,13 @@ _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
          (codecs.BOM_UTF16_BE, "utf-16"))
 MAX_DEPTH = 1000  # elements open at once; real pages stay under ~100
 _TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)(?:[^>]*?(/))?>")
-# void elements and those whose end tag may be left out: they do not count as nesting
-_UNNESTED = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
-             "source", "track", "wbr", "p", "li", "td", "th", "tr", "dt", "dd", "option",
-             "tbody", "thead", "colgroup"}
-_ASIDE = {"aside", "nav", "header", "footer"}
 _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
-         "track", "wbr", "param", "keygen"}
-_SELF_CLOSED = re.compile(r"<()([a-zA-Z][a-zA-Z0-9-]*)(?:\s[^<>]*?)?/>")
+         "track", "wbr", "param", "keygen"}  # elements that never hold anything
+# void elements and those whose end tag may be left out: they do not count as nesting
+_UNNESTED = _VOID | {"p", "li", "td", "th", "tr", "dt", "dd", "option", "tbody", "thead",
+                     "colgroup"}
+_ASIDE = {"aside", "nav", "header", "footer"}
+_SELF_CLOSED = re.compile(r"<([a-zA-Z][a-zA-Z0-9-]*)(?:\s[^<>]*?)?/>")
 MAX_HTML_BYTES = 64 * 2**20  # one page; parsing holds ~15× its size (52 MB took 808 MB)
 
 
@@ -89,7 +88,7 @@ def _closed(page: str) -> str:
     took them as closed — while inside `<svg>` it closes. Closing them everywhere makes the
     parse match the check; the text read is the same."""
     def pair(tag: re.Match) -> str:
-        name = tag.group(2)
+        name = tag.group(1)
         if name.lower() in _VOID:
             return tag.group(0)
         return f"{tag.group(0)[:-2].rstrip()}></{name}>"

@@ -42,8 +42,7 @@ def connect(uri: str, token: str | None = None):
 
     Unreachable server, refused token, or Milvus Lite not installed → one RagkitError line.
     """
-    if is_lite(uri):  # one client per database, however its path is written ("im", "/x/im")
-        uri = str(Path(uri).resolve())
+    uri = _key(uri)
     if uri in _clients:
         return _clients[uri]
     if is_lite(uri):  # another process may hold it (this one's clients are all in _clients)
@@ -59,6 +58,12 @@ def connect(uri: str, token: str | None = None):
         raise error from None
     _clients[uri] = client
     return client
+
+
+def _key(uri: str) -> str:
+    """`uri` as `_clients` keeps it: one client per Lite database however its path is written
+    ("im", "/x/im"; a second client waited on this process's own lock)."""
+    return str(Path(uri).resolve()) if is_lite(uri) else uri
 
 
 def _client_class():
@@ -152,8 +157,7 @@ def _reason(exc: Exception) -> str:
 
 def forget(uri: str) -> None:
     """Close and drop the cached client of `uri` (tests, and before deleting a Lite file)."""
-    if is_lite(uri):
-        uri = str(Path(uri).resolve())  # as `connect` keeps it
+    uri = _key(uri)
     client = _clients.pop(uri, None)
     if client is not None:
         client.close()
