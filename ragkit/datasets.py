@@ -22,6 +22,7 @@ from ragkit.documents import (Chunk, Dataset, Document, Golden, Query, RagkitErr
                               RagkitWarning, check_text, load_documents_jsonl,
                               load_golden, read_jsonl, require, where)
 from ragkit.runs import decode_id
+from ragkit.text_stats import counted
 
 
 def load_shipped(root: Path | str, skip_bad: bool = False) -> Dataset:
@@ -34,8 +35,7 @@ def load_shipped(root: Path | str, skip_bad: bool = False) -> Dataset:
     jsonl = root / "documents.jsonl"
     documents = (load_documents_jsonl(jsonl) if jsonl.is_file()
                  else load_folder(root / "corpus", skip_bad))
-    queries = load_golden(root / "golden")
-    check_golden(queries, documents, root / "golden")
+    queries = check_golden(load_golden(root / "golden"), documents, root / "golden")
     return Dataset(root.name, documents, queries)
 
 
@@ -204,7 +204,7 @@ def load_beir(root: Path | str, split: str = "test") -> Dataset:
             queries.append(Query(ident, text, split=split,
                                  golden=tuple(Golden(d) for d in judged[ident])))
     _warn_missing_queries(judged, queries, qrels_path, root / "queries.jsonl")
-    check_golden(queries, documents, qrels_path)
+    queries = check_golden(queries, documents, qrels_path)
     return Dataset(root.name, documents, queries)
 
 
@@ -213,8 +213,9 @@ def _warn_missing_queries(judged: dict, queries: list[Query], qrels_path: Path,
     missing = sorted(set(judged) - {q.id for q in queries})
     if missing:
         examples = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
-        warnings.warn(f"{qrels_path}: {len(missing)} judged queries are not in {queries_path} "
-                      f"and are left out ({examples})", RagkitWarning, stacklevel=3)
+        warnings.warn(f"{qrels_path}: left out "
+                      f"{counted(len(missing), 'judged query', 'judged queries')} not in "
+                      f"{queries_path} ({examples})", RagkitWarning, stacklevel=3)
 
 
 # A file given alone that is one document, as in a folder: a PDF, HTML or Word file, or a

@@ -13,7 +13,8 @@ naming the file, line and field, so bad data never reaches an index.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+import unicodedata
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -216,14 +217,31 @@ def load_golden(path: Path | str) -> list[Query]:
     return [query for file in files for query in load_queries_jsonl(file, ids)]
 
 
-def check_golden(queries: list[Query], documents: list[Document], source: Path | str) -> None:
-    """Every golden item must name an existing document and, for spans, occur in its text."""
+def check_golden(queries: list[Query], documents: list[Document],
+                 source: Path | str) -> list[Query]:
+    """Every golden item must name an existing document and, for spans, occur in its text.
+    Returns `queries` with each golden document id written as the document's own: a name that
+    differs only in its Unicode form (a file copied from macOS is named in NFD, decomposed
+    Hangul or accents; a label typed elsewhere is NFC) names the same document — it looks the
+    same on screen, and "no document '환불정책.md'" beside that very file helps no one."""
     by_id = {d.id: d for d in documents}
+    by_form: dict[str, str] = {}
+    for ident in by_id:
+        by_form.setdefault(unicodedata.normalize("NFC", ident), ident)
+    out = []
     for query in queries:
+        golden = []
         for i, gold in enumerate(query.golden):
             label = f"{query.origin or source}: query '{query.id}': field 'golden[{i}]"
+            if gold.doc_id not in by_id:
+                gold = replace(gold, doc_id=by_form.get(unicodedata.normalize("NFC", gold.doc_id),
+                                                        gold.doc_id))
             if gold.doc_id not in by_id:
                 raise RagkitError(f"{label}.doc_id': no document '{gold.doc_id}'")
             if gold.span and gold.span not in by_id[gold.doc_id].text:
                 raise RagkitError(f"{label}.span': not found verbatim in '{gold.doc_id}': "
                                   f"{gold.span[:80]!r}")
+            golden.append(gold)
+        out.append(query if tuple(golden) == query.golden
+                   else replace(query, golden=tuple(golden)))
+    return out

@@ -18,6 +18,7 @@ from ragkit.chunk_table import ChunkTable
 from ragkit.documents import Chunk, RagkitError, RagkitWarning
 from ragkit.evaluate import Judgments, Run, first_relevant_rank, per_query
 from ragkit.fusion import ranked
+from ragkit.text_stats import counted
 
 CUTOFFS = (5, 10, 20)
 PER_QUERY_COLUMNS = ("query", "method", "kind", "first_relevant_rank")
@@ -72,11 +73,12 @@ def check_run(run: Run, qrels: Mapping[str, Mapping[str, int]], judgments: Judgm
                           f"{_examples(retrieved)}; qrels: {_examples(judged_ids)}); for "
                           f"document-level qrels write the run with `ragkit search --level doc`")
     if ignored:
-        warnings.warn(f"{run_name}: {len(ignored)} queries have no relevant judgment in "
-                      f"{qrels_name} and are ignored ({_examples(ignored)})", RagkitWarning,
+        warnings.warn(f"{run_name}: ignored {counted(len(ignored), 'query', 'queries')} with "
+                      f"no relevant judgment in {qrels_name} ({_examples(ignored)})", RagkitWarning,
                       stacklevel=2)
     if missing:
-        warnings.warn(f"{run_name}: no results for {len(missing)} judged queries of "
+        warnings.warn(f"{run_name}: no results for "
+                      f"{counted(len(missing), 'judged query', 'judged queries')} of "
                       f"{qrels_name}, scored 0 ({_examples(missing)})", RagkitWarning,
                       stacklevel=2)
     return ignored, missing

@@ -51,6 +51,7 @@ from ragkit.documents import RagkitError
 from ragkit.llm import LLM, explain
 from ragkit.llm_backends import OFFLINE_ID_PREFIX
 from ragkit.pricing import Usage
+from ragkit.text_stats import counted
 
 
 
@@ -174,7 +175,7 @@ class MessageBatches:
             self.journal.write(record)  # before anything waits on it
             self.report.created.append(batch.id)
             self.report.submitted += len(group)
-            self.options.log(f"batch {batch.id}: {len(group)} requests submitted "
+            self.options.log(f"batch {batch.id}: {counted(len(group), 'request')} submitted "
                              f"(journal: {self.journal.path(batch.id)})")
             made.append(record)
         return made

@@ -80,6 +80,7 @@ def joined(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
-def counted(n: int, noun: str) -> str:
-    """`n` and `noun`, plural unless n is 1 ("1 chunk", "0 chunks"); a regular plural only."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+def counted(n: int, noun: str, plural: str = "") -> str:
+    """`n` and `noun`, plural unless n is 1 ("1 chunk", "0 chunks"): `plural` when given
+    ("1 query", "2 queries"), else `noun` + "s"."""
+    return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"

@@ -167,7 +167,7 @@ class Choice:
                f"{self.point:g}" if len(self.tied) > 1 else "")
         return (f"best {self.point:g} ({self.metric} {self.mean:.1f}{tie}); bootstrap 95 % "
                 f"range of the best: {self.low:g} … {self.high:g}, chosen on "
-                f"{self.share[self.point]:.0%} of resamples")
+                f"{100 * self.share[self.point]:.1f} % of resamples")
 
 
 def _choose(tables: Mapping[float, pd.DataFrame], metric: str,

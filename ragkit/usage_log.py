@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from ragkit.money import dollars as money_text
 from ragkit.pricing import BATCH_DISCOUNT, PRICES, Usage, cost
+from ragkit.text_stats import counted
 
 
 @dataclass
@@ -71,11 +72,11 @@ class UsageLog:
             s, dollars = row.spent, self.dollars(model)
             money = "offline stand-in, no cost" if dollars is None else money_text(dollars)
             saved = "" if dollars is None else f", {money_text(cost(row.saved, model))} saved"
-            calls = f"{row.requests} requests, {row.cache_hits} from the call cache"
+            calls = f"{counted(row.requests, 'request')}, {row.cache_hits} from the call cache"
             if row.batch_requests:
-                calls += f" ({row.batch_requests} requests in batches, at batch prices)"
+                calls += f" ({counted(row.batch_requests, 'request')} in batches, at batch prices)"
             if not split_cache:
-                s, calls = s + row.saved, f"{row.requests + row.cache_hits} calls"
+                s, calls = s + row.saved, counted(row.requests + row.cache_hits, "call")
                 money = "offline stand-in, no cost" if dollars is None else \
                     f"{money_text(cost(s, model))} without the call cache"
                 saved = ""

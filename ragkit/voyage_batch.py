@@ -45,6 +45,7 @@ from ragkit.batch_journal import BatchRecord, Journal, split
 from ragkit.documents import RagkitError
 from ragkit.online import budget, scrub
 from ragkit.voyage import address
+from ragkit.text_stats import counted
 
 # Per input file, as Voyage announced the Batch API (reported, not on its reference page):
 MAX_LINES = 100_000  # requests
@@ -167,7 +168,8 @@ class VoyageBatches:
                                  extra={"endpoint": endpoint, "input_file_id": file["id"]})
             self.journal.write(record)  # before anything waits on it
             self.created.append(job["id"])
-            self.log(f"Voyage batch {job['id']}: {len(group)} requests submitted (journal: "
+            self.log(f"Voyage batch {job['id']}: {counted(len(group), 'request')} submitted "
+                     f"(journal: "
                      f"{self.journal.path(job['id'])})")
             made.append(record)
         return made

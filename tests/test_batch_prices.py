@@ -34,7 +34,7 @@ def test_run_summary_prices_batch_results_at_batch_prices():
     log.record(HAIKU, Usage(1000, 10), cached=False, priced=True, batch=True)
     log.record(HAIKU, Usage(1000, 10), cached=False, priced=True)
     assert log.dollars(HAIKU) == pytest.approx(1050e-6 / 2 + 1050e-6)
-    assert "(1 requests in batches, at batch prices)" in log.summary()
+    assert "(1 request in batches, at batch prices)" in log.summary()
     assert "$0.00158" in log.summary()
 
 

@@ -180,7 +180,7 @@ def test_eval_run_against_beir_qrels_by_hand_and_k5_drops_longer_cutoffs(tmp_pat
                                            "q1\td1\t0", "q1\td2\t1", "q1\td3\t2"])
     assert main(["eval", "--run", str(run), "--qrels", str(qrels), "--k", "5"]) == 0
     out = capsys.readouterr().out
-    assert "1 judged queries (0 without results, scored 0)" in out
+    assert "1 judged query (0 without results, scored 0)" in out
     mine = _table(out)
     assert list(mine) == ["Pass@5", "R@5", "MRR", "nDCG@5"]  # no Pass@20 from a top 5
     # relevant d2, d3 at ranks 2, 3: DCG = 1/log2(3) + 1/log2(4); ideal = 1 + 1/log2(3)
@@ -217,13 +217,13 @@ def test_eval_run_counts_and_warns_about_unmatched_queries(tmp_path, capsys):
     qrels = _lines(tmp_path / "qrels.txt", ["q1 0 d2 1", "q3 0 d1 1"])
     assert main(["eval", "--run", str(run), "--qrels", str(qrels)]) == 0
     captured = capsys.readouterr()
-    assert "2 judged queries (1 without results, scored 0), 1 run queries without judgments " \
+    assert "2 judged queries (1 without results, scored 0), 1 run query without judgments " \
            "ignored" in captured.out
     assert _table(captured.out)["MRR"] == pytest.approx(0.25)  # q1: 1/2, q3 (no results): 0
     warnings = [line for line in captured.err.splitlines() if line.startswith("ragkit: warning")]
     assert len(warnings) == 2
-    assert "1 queries have no relevant judgment" in warnings[0] and "(extra)" in warnings[0]
-    assert "no results for 1 judged queries" in warnings[1] and "(q3)" in warnings[1]
+    assert "ignored 1 query with no relevant judgment" in warnings[0] and "(extra)" in warnings[0]
+    assert "no results for 1 judged query" in warnings[1] and "(q3)" in warnings[1]
 
 
 @pytest.mark.parametrize("qrels_lines, message", [
@@ -337,10 +337,10 @@ def test_eval_beir_split_reads_its_qrels_and_warns_about_missing_queries(tmp_pat
     _lines(tmp_path / "qrels" / "dev.tsv", ["v1\trefund\t1", "v2\tacme-q2\t1"])
     assert main(["eval", str(tmp_path), "--split", "dev", "--embedder", "none"]) == 0
     captured = capsys.readouterr()
-    assert "1 judged queries of split dev, 3 chunks" in captured.out
+    assert "1 judged query of split dev, 3 chunks" in captured.out
     assert _table(captured.out)["MRR"] == 1.0  # v1 finds the refund policy first
     assert "ragkit: warning: " in captured.err
-    assert "1 judged queries are not in" in captured.err and "(v2)" in captured.err
+    assert "left out 1 judged query not in" in captured.err and "(v2)" in captured.err
     assert main(["eval", str(tmp_path), "--split", "train", "--embedder", "none"]) == 2
     assert "splits with qrels: dev, test" in capsys.readouterr().err
 
@@ -529,9 +529,15 @@ def test_a_mistyped_name_is_refused_before_any_document_is_read(tmp_path, capsys
 
 
 def test_a_count_of_one_is_singular():
-    """"indexed 1 documents as 1 chunks", "1 tool calls"."""
+    """"indexed 1 documents as 1 chunks", "1 tool calls", "reranked 1 queries"."""
+    from ragkit.rerank import RerankStage
+    from ragkit.rerank.offline import OfflineReranker
     from ragkit.text_stats import counted
     assert [counted(n, "chunk") for n in (0, 1, 2)] == ["0 chunks", "1 chunk", "2 chunks"]
+    assert [counted(n, "query", "queries") for n in (1, 2)] == ["1 query", "2 queries"]
+    stage = RerankStage(OfflineReranker())
+    stage.queries = 1
+    assert stage.summary() == "reranker offline: reranked 1 query"
 
 
 def test_eval_without_data_and_an_agent_root_that_is_a_file_say_so(tmp_path, capsys):

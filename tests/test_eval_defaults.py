@@ -40,7 +40,7 @@ def test_eval_scores_the_test_split_by_default_and_says_which(tmp_path, capsys):
     assert _scored(capsys, base, tmp_path) == (
         "data: 2 judged queries of split test, 3 chunks", ["t1", "t2"])
     assert _scored(capsys, [*base, "--split", "dev"], tmp_path) == (
-        "data: 1 judged queries of split dev, 3 chunks", ["d1"])
+        "data: 1 judged query of split dev, 3 chunks", ["d1"])
     assert _scored(capsys, [*base, "--split", "all"], tmp_path) == (
         "data: 3 judged queries of all splits (dev, test), 3 chunks", ["d1", "t1", "t2"])
 

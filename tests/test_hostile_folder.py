@@ -184,3 +184,32 @@ def test_control_characters_from_a_documents_jsonl_are_shown_escaped_by_ask(tmp_
         assert not set("\x1b\x07") & set(done.stdout + done.stderr)
         assert "six\\x1b[8m in the morning" in done.stdout
         assert done.stdout.splitlines()[-1] == "[1] gate\\x1b]0;owned\\x07#0 — Gate\\x1b[2J / Depot gate"
+
+
+def test_a_macos_file_name_matches_the_label_typed_for_it_and_twins_are_refused(tmp_path):
+    """A folder copied from macOS names `환불정책.md` in NFD (decomposed Hangul); the golden
+    set a user types names it in NFC. `ragkit eval` said "no document '환불정책.md'" beside
+    that very file; the label now names the document whatever the Unicode form. Two files
+    whose names differ only in that form would print as one id: the second is refused."""
+    import unicodedata
+    nfd, nfc = (unicodedata.normalize(form, "환불정책.md") for form in ("NFD", "NFC"))
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "corpus" / nfd).write_text("# 환불 정책\n\n환불은 30일 이내에 처리됩니다.\n")
+    (tmp_path / "corpus" / "ship.md").write_text("# Shipping\n\nWe ship in two days.\n")
+    (tmp_path / "golden").mkdir()
+    (tmp_path / "golden" / "q.jsonl").write_text(json.dumps(
+        {"id": "q1", "question": "환불은 며칠 이내에 처리되나요?", "split": "dev",
+         "golden": [{"doc_id": nfc, "span": "환불은 30일 이내에 처리됩니다."}]}) + "\n")
+    env = {**os.environ, "RAGKIT_HOME": str(tmp_path / "home")}
+    done = subprocess.run([RAGKIT, "eval", str(tmp_path), "--split", "dev", "--mode", "bm25",
+                           "--embedder", "none", "--rerank", "none"], capture_output=True, text=True, timeout=120,
+                          env=env)
+    assert done.returncode == 0, done.stderr
+    assert "1 judged query of split dev" in done.stdout
+    assert done.stdout.splitlines()[-1].split()[:2] == ["bm25", "100.0"]
+    (tmp_path / "corpus" / nfc).write_text("# Twin\n\nAnother file.\n")
+    done = subprocess.run([RAGKIT, "eval", str(tmp_path), "--split", "dev", "--mode", "bm25",
+                           "--embedder", "none"], capture_output=True, text=True, timeout=120, env=env)
+    assert one_error_line(done) == (f"ragkit: error: {tmp_path / 'corpus' / nfc}: the same "
+                                    f"name as {nfd} in another Unicode form (NFC/NFD); rename "
+                                    f"one")

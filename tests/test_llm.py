@@ -234,5 +234,5 @@ def test_summary_without_the_cache_split_does_not_depend_on_earlier_runs():
     second.record(HAIKU, Usage(100, 10, 0, 0), cached=True, priced=False)
     assert first.summary() != second.summary()
     assert first.summary(split_cache=False) == second.summary(split_cache=False) == (
-        f"{HAIKU}: 1 calls; tokens in 100, out 10, cache write 0, cache read 0; "
+        f"{HAIKU}: 1 call; tokens in 100, out 10, cache write 0, cache read 0; "
         "offline stand-in, no cost")

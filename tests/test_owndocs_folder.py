@@ -104,7 +104,7 @@ def test_cli_tune_takes_the_questions_and_skip_bad_that_eval_takes(tmp_path, cap
     assert main(["tune", str(folder), "--questions", str(golden), "--skip-bad",
                  "--embedder", "minilm", "--alphas", "0:1:0.5", "--rrf-ks", "60"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "docs: 1 judged queries of split (all), 2 chunks"
+    assert out[0] == "docs: 1 judged query of split (all), 2 chunks"
     assert out[-1].startswith("RRF k: best 60 (Pass@5 100.0)")
     assert main(["tune", str(folder), "--skip-bad", "--embedder", "minilm"]) == 2
     assert capsys.readouterr().err.splitlines()[-1] == (

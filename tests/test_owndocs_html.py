@@ -127,6 +127,23 @@ def test_self_closed_elements_are_read_as_closed_in_bounded_time(tmp_path):
                                  f"deep (a hostile page?)")
 
 
+def test_a_slash_that_ends_an_unquoted_attribute_value_does_not_close_the_element(tmp_path):
+    """`<a class=headerlink href=#install/>¶</a>` is a permalink holding "¶" (the slash is the
+    end of the URL "#install/"): it was rewritten as `<a ...></a>¶`, so the "¶" it holds
+    stayed in the heading ("Install¶"). A quoted value or a space before the slash still
+    closes the element; a slash inside an unquoted value nests as HTML nests it."""
+    import pytest
+
+    from ragkit.documents import RagkitError
+    page = ("<html><body><h2 id=install>Install<a class=headerlink href=#install/>¶</a></h2>"
+            "<p>Run the installer.<span class=\"x\"/> It takes <b class=x />a minute.</p>"
+            "</body></html>")
+    doc = _load(tmp_path, "guide.html", page)
+    assert doc.text == "## Install\n\nRun the installer. It takes a minute."
+    with pytest.raises(RagkitError, match="nested more than 1,000 deep"):
+        _load(tmp_path, "deep.html", "<html><body>" + "<div class=x/>" * 2000)
+
+
 def test_a_charset_that_cannot_be_true_or_is_no_codec_falls_back_to_windows_1252(tmp_path):
     """`charset="undefined"` raised a bare UnicodeError (a traceback, even with --skip-bad);
     `charset="utf-16"` on an ASCII page decoded every tag into CJK characters."""

@@ -58,7 +58,7 @@ def test_best_alpha_ties_go_to_the_alpha_nearest_one_half_then_the_larger():
     assert (choice.low, choice.high) == (0.4, 0.7)
     assert choice.share == pytest.approx({0.3: 0, 0.4: 1 / 3, 0.6: 1 / 3, 0.7: 1 / 3})
     assert str(choice) == ("best 0.6 (Pass@5 90.0; 0.4, 0.6, 0.7 tie, the tie rule picks 0.6); "
-                           "bootstrap 95 % range of the best: 0.4 … 0.7, chosen on 33% of "
+                           "bootstrap 95 % range of the best: 0.4 … 0.7, chosen on 33.3 % of "
                            "resamples")
     assert best_alpha(_flat((0.2, 0.9), {0.2: 50, 0.9: 50})).point == 0.2
     assert best_alpha(_flat((0.2, 0.5), {0.2: 51, 0.5: 50})).point == 0.2  # no tie, best wins
@@ -198,7 +198,7 @@ def test_tune_prints_both_sweeps_and_the_best_points(tmp_path, capsys, monkeypat
     assert alpha_rows == ["0.00", "0.25", "0.50", "0.75", "1.00"]
     # three chunks: every α has Pass@5 = 100 on every query — a flat optimum, said as one
     assert ("dense weight α: best 0.5 (Pass@5 100.0; 0, 0.25, 0.5, 0.75, 1 tie, the tie rule "
-            "picks 0.5); bootstrap 95 % range of the best: 0 … 1, chosen on 20% of resamples"
+            "picks 0.5); bootstrap 95 % range of the best: 0 … 1, chosen on 20.0 % of resamples"
             ) in out
     assert out[-1].startswith("RRF k: best 60 (Pass@5 100.0; 1, 60, 200 tie")
 

@@ -180,7 +180,7 @@ def test_update_of_a_one_document_index_that_would_lose_it_asks_too(tmp_path, mo
     assert main(["index", str(docs), "--out", str(index), "--embedder", "none"]) == 0
     capsys.readouterr()
     assert main(["index", str(other), "--out", str(index), "--update"]) == 2
-    assert "--update would remove 1 of the index's 1 documents" in capsys.readouterr().err
+    assert "--update would remove 1 of the index's 1 document (" in capsys.readouterr().err
     # a prompt given to an index built without Claude names its contextualizer
     prompt = tmp_path / "prompt.txt"
     prompt.write_text("Situate: {chunk_content}")

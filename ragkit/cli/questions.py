@@ -22,6 +22,7 @@ from ragkit.documents import RagkitError
 from ragkit.pricing import price
 from ragkit.questions import defaults  # constants only: no SDK, no numpy
 from ragkit.questions.sample import parse_kinds  # no SDK, no numpy
+from ragkit.text_stats import counted
 
 GENERATE_HELP = """Write test questions with exact answer spans about sampled chunks of DOCS
 (chunked as `ragkit index` chunks them), check them — the span verbatim in its passage and
@@ -59,7 +60,7 @@ def cmd_generate(args: argparse.Namespace) -> None:
     print(report.table())
     print("\n".join(report.cost_lines()))
     print(report.usage)
-    print(f"wrote {len(questions)} questions to {args.out}; review them with `ragkit "
+    print(f"wrote {counted(len(questions), 'question')} to {args.out}; review them with `ragkit "
           f"questions review {args.out} --out review.csv`")
     skipped = getattr(documents, "skipped", [])
     if skipped:  # as `ragkit index --skip-bad` lists them
@@ -72,7 +73,7 @@ def cmd_review(args: argparse.Namespace) -> None:
     questions = api.read_golden(args.golden)
     _, how = api.review_sheet(questions, args.out)
     done = (f"kept {args.out}: it already reviews these {len(questions)} questions (delete it "
-            f"to start over)" if how == "kept" else f"wrote {len(questions)} rows to {args.out}"
+            f"to start over)" if how == "kept" else f"wrote {counted(len(questions), 'row')} to {args.out}"
             + how.removeprefix("written"))  # "; the sheet a reviewer had edited … moved to …"
     print(f"{done}: mark keep yes or no, edit a question or span if needed, then `ragkit "
           f"questions accept {args.out} --golden {args.golden} --out accepted.jsonl`")

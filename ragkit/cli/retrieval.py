@@ -90,8 +90,9 @@ def _update(args: argparse.Namespace) -> None:
     indexed = {c.doc_id for c in old.chunks}
     had, gone = len(indexed), len(indexed - {d.id for d in data.documents})
     if 2 * gone > had and not args.allow_removals:  # before any work
-        raise RagkitError(f"{args.out}: --update would remove {gone} of the index's {had} "
-                          f"documents ({args.docs} holds {len(data.documents)}); check the "
+        raise RagkitError(f"{args.out}: --update would remove {gone} of the index's "
+                          f"{counted(had, 'document')} ({args.docs} holds "
+                          f"{len(data.documents)}); check the "
                           f"path, or add --allow-removals")
     new, changed, removed = update_index(old, data.documents, data.chunks, progress=True)
     if new is not None:
@@ -141,8 +142,9 @@ def cmd_search(args: argparse.Namespace) -> None:
         rankings = pipeline.search(texts, args.k, config)
     write_trec(args.out, {q.id: r for q, r in zip(queries, rankings)}, tag=args.tag or args.mode)
     print_rerank_summary(pipeline)
-    unit = "documents" if args.level == "doc" else "chunks"
-    print(f"wrote {len(queries)} queries × top {args.k} {unit} to {args.out}")
+    unit = "document" if args.level == "doc" else "chunk"
+    print(f"wrote {counted(len(queries), 'query', 'queries')} × top "
+          f"{counted(args.k, unit)} to {args.out}")
 
 
 def add_parsers(sub) -> None:

@@ -9,6 +9,7 @@ from ragkit.cli.options import (DEFAULT_RERANK, Help, add_index_options, add_sea
                                 check_index_covers, check_same_options, clamp_k, index_config,
                                 load_index, positive_int, print_rerank_summary)
 from ragkit.documents import Dataset, RagkitError, check_golden, load_golden
+from ragkit.text_stats import counted
 
 
 def cmd_eval(args: argparse.Namespace) -> None:
@@ -40,8 +41,9 @@ def _eval_run_file(args: argparse.Namespace) -> None:
     ignored, missing = check_run(run, qrels, judgments, str(args.run), str(args.qrels))
     name = args.run.stem
     tables = {name: score_run(run, judgments, args.k)}
-    print(f"{args.run}: {len(judgments)} judged queries ({len(missing)} without results, "
-          f"scored 0), {len(ignored)} run queries without judgments ignored")
+    print(f"{args.run}: {counted(len(judgments), 'judged query', 'judged queries')} "
+          f"({len(missing)} without results, scored 0), "
+          f"{counted(len(ignored), 'run query', 'run queries')} without judgments ignored")
     _print_and_save(args, {name: run}, tables, judgments)
 
 
@@ -64,8 +66,7 @@ NO_QUESTIONS = (" (give labelled questions with --questions FILE, e.g. made by `
 def _with_questions(data, path: Path):
     """The data set's documents with the labelled questions of `path` (a golden JSONL file
     or a folder of them), every span checked against the documents."""
-    queries = load_golden(path)
-    check_golden(queries, data.documents, path)
+    queries = check_golden(load_golden(path), data.documents, path)
     return Dataset(data.name, data.documents, queries, data.chunks)
 
 
@@ -111,8 +112,8 @@ def _eval_dataset(args: argparse.Namespace) -> None:
                                                      rerank_candidates=args.rerank_candidates))
             for m in modes}
     tables = {m: score_run(run, judgments, args.k) for m, run in runs.items()}
-    print(f"{data.name}: {len(judgments)} judged queries of {scored}, "
-          f"{len(pipeline.chunks)} chunks")
+    print(f"{data.name}: {counted(len(judgments), 'judged query', 'judged queries')} of "
+          f"{scored}, {counted(len(pipeline.chunks), 'chunk')}")
     _print_and_save(args, runs, tables, judgments, data.queries)
     print_rerank_summary(pipeline)
 
@@ -170,8 +171,8 @@ def cmd_tune(args: argparse.Namespace) -> None:
     if not judged:
         raise RagkitError(f"{args.dataset}: no query with golden items to tune on{NO_QUESTIONS}")
     lists = candidate_lists(pipeline, judged, max(args.k, SearchConfig().candidates))
-    print(f"{data.name}: {len(judged)} judged queries of split {split or '(all)'}, "
-          f"{len(pipeline.chunks)} chunks")
+    print(f"{data.name}: {counted(len(judged), 'judged query', 'judged queries')} of split "
+          f"{split or '(all)'}, {counted(len(pipeline.chunks), 'chunk')}")
     for name, tables, best in (("dense weight α", sweep_alpha(lists, judgments, alphas, args.k),
                                 best_alpha),
                                ("RRF k", sweep_rrf_k(lists, judgments, rrf_ks, args.k),

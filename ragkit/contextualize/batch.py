@@ -32,6 +32,7 @@ from ragkit.llm import LLM, UsageLog
 from ragkit.message_batches import BatchOptions, MessageBatches
 from ragkit.money import dollars as money_text
 from ragkit.pricing import BATCH_DISCOUNT, BATCH_PRICES_DATE
+from ragkit.text_stats import counted
 
 __all__ = ["BatchContextualizer", "BatchOptions", "ClaudeContextualizer", "batch_round_trip"]
 
@@ -85,8 +86,8 @@ class BatchContextualizer(ClaudeContextualizer):
                             self.prompt)
         who = " (the offline stand-in answers: no cost)" if self.llm.offline else ""
         self._note(f"projection at batch prices ({BATCH_DISCOUNT * 100:.0f} % of list, prices of "
-                   f"{BATCH_PRICES_DATE}) for {len(keep)} requests over {len(docs)} "
-                   f"document(s): {money_text(cost.batch_cached)} (batch + cache: every "
+                   f"{BATCH_PRICES_DATE}) for {counted(len(keep), 'request')} over "
+                   f"{counted(len(docs), 'document')}: {money_text(cost.batch_cached)} (batch + cache: every "
                    f"document's cache hit) to {money_text(cost.batch)} (batch: no cache hit; "
                    f"caching in a batch is best-effort){who}")
 

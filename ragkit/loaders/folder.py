@@ -13,7 +13,8 @@ whose name `wanted` accepts, each with None (read it) or the reason it is not re
   an escape sequence in a name would be obeyed by the terminal that prints it, a newline
   would split a one-line error in two, an override shows the name as another, and the name
   becomes the document id every output carries;
-- a subfolder that cannot be listed (its files would be missed without a word).
+- a subfolder that cannot be listed (its files would be missed without a word);
+- a second name that differs from another only in its Unicode form (NFC / NFD).
 
 `shown(path)` is a path as an error line may print it: undecodable bytes as `\\xe9`, control
 characters as `\\n`, `\\x1b`; `escaped(text, keep)` the same for any text (`ragkit ask` keeps
@@ -27,6 +28,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
@@ -141,4 +143,22 @@ def scan(root: Path, wanted: Callable[[str], bool],
                     folders.append((path, f"{prefix}{entry.name}/"))
             elif wanted(entry.name):
                 found.append((path, _problem(entry, prefix + entry.name, real_root)))
-    return sorted(found, key=lambda entry: entry[0])
+    return _twins(root, sorted(found, key=lambda entry: entry[0]))
+
+
+def _twins(root: Path, found: list[tuple[Path, str | None]]) -> list[tuple[Path, str | None]]:
+    """`found` with the second of two names that differ only in their Unicode form (`café.md`
+    in NFC and in NFD, as a folder copied from macOS beside one written on Linux holds)
+    refused: they print the same, so two documents would carry one visible id."""
+    first: dict[str, Path] = {}
+    out = []
+    for path, why in found:
+        rel = path.relative_to(root).as_posix()
+        key = unicodedata.normalize("NFC", rel)
+        if why is None and key in first:
+            why = (f"the same name as {first[key].relative_to(root).as_posix()} in another "
+                   f"Unicode form (NFC/NFD); rename one")
+        elif why is None:
+            first[key] = path
+        out.append((path, why))
+    return out

@@ -64,6 +64,8 @@ _UNNESTED = _VOID | {"p", "li", "td", "th", "tr", "dt", "dd", "option", "tbody",
                      "colgroup"}
 _ASIDE = {"aside", "nav", "header", "footer"}
 _SELF_CLOSED = re.compile(r"<([a-zA-Z][a-zA-Z0-9-]*)(?:\s[^<>]*?)?/>")
+# an unquoted attribute value takes a slash before ">" as its own: `<a href=/docs/>` opens
+_UNQUOTED_LAST = re.compile(r"""=\s*[^\s"'>]*/>$""")
 MAX_HTML_BYTES = 64 * 2**20  # one page; parsing holds ~15× its size (52 MB took 808 MB)
 
 
@@ -73,12 +75,19 @@ def _check_depth(path: Path, page: str) -> None:
     on the page `_closed` returns, where every `/>` does close its element."""
     depth = 0
     for tag in _TAG.finditer(page):
-        if tag.group(3) or tag.group(2).lower() in _UNNESTED:
+        if (tag.group(3) and _self_closing(tag.group(0))) or tag.group(2).lower() in _UNNESTED:
             continue
         depth += -1 if tag.group(1) else 1
         if depth > MAX_DEPTH:
             raise RagkitError(f"{path}: elements nested more than {MAX_DEPTH:,} deep "
                               f"(a hostile page?)")
+
+
+def _self_closing(tag: str) -> bool:
+    """Whether a start tag ending in "/>" closes itself as HTML reads it: not when the slash
+    ends an unquoted attribute value (`<a href=/x/>` is a link to "/x/" holding what
+    follows); `<div/>`, `<a name="n"/>` and `<br />` do."""
+    return not _UNQUOTED_LAST.search(tag)
 
 
 def _closed(page: str) -> str:
@@ -89,7 +98,7 @@ def _closed(page: str) -> str:
     parse match the check; the text read is the same."""
     def pair(tag: re.Match) -> str:
         name = tag.group(1)
-        if name.lower() in _VOID:
+        if name.lower() in _VOID or not _self_closing(tag.group(0)):
             return tag.group(0)
         return f"{tag.group(0)[:-2].rstrip()}></{name}>"
     return _SELF_CLOSED.sub(pair, page)

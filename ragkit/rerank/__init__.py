@@ -33,6 +33,7 @@ from ragkit.fusion import Ranking
 from ragkit.rerank.base import Candidate, Reranker
 from ragkit.rerank.offline import OfflineReranker
 from ragkit.rerank.voyage import VoyageReranker
+from ragkit.text_stats import counted
 
 __all__ = ["PREFIXED", "RERANKERS", "Candidate", "NoRerank", "RerankStage", "Reranker",
            "get_reranker"]
@@ -118,7 +119,7 @@ class RerankStage:
         when a Claude reranker ran without a key, that the offline stand-in's rule ranked."""
         name = f"reranker {self.reranker.name}"
         if not self.fallbacks:
-            line = f"{name}: reranked {self.queries} queries"
+            line = f"{name}: reranked {counted(self.queries, 'query', 'queries')}"
         else:
             line = (f"{name}: failed on {self.fallbacks} of {self.queries} queries, which kept "
                     f"the first-stage order")
