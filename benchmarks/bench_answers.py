@@ -144,7 +144,8 @@ def _passed(judgment, ranked: list[str]) -> float:
 
 
 def standin_scores(pipeline: Pipeline, queries) -> dict[str, float]:
-    """The stand-in's rule over the same top-5 hybrid passages: QUOTED and DECLINED."""
+    """The stand-in's rule over the top-5 hybrid passages (not reranked, as it was measured
+    before `ragkit ask` reranked): QUOTED and DECLINED."""
     hits = pipeline.search([q.text for q in queries], K, SearchConfig())
     quoted, declined = [], []
     for q, h in zip(queries, hits):
@@ -199,7 +200,7 @@ def calibration(embedder: str) -> None:
                         ev.cross_validated(mix_dev, flag)))
     chosen = ev.calibrate(dev, mix_cases=mix_dev)
     print("calibrated on dev only (sentence mix: the shipped dev split and the held-out "
-          "scikit-learn dev half; decline rule: the shipped dev split; top-5 hybrid, "
+          "scikit-learn dev half; decline rule: the shipped dev split; top 5 reranked, "
           f"structural context, embedder {embedder}):")
     in_use = Params()
     if in_use.learned:

@@ -193,12 +193,15 @@ def score_judged(judge: Judge, questions: Mapping[str, str], answers: Mapping[st
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
-def ragas_table(rows: pd.DataFrame | Sequence[Mapping[str, float]]) -> pd.DataFrame:
+def ragas_table(rows: pd.DataFrame | Sequence[Mapping[str, float]],
+                judge: str = "") -> pd.DataFrame:
     """Mean of each known metric column against its threshold in the 2026 RAG best-practice notes,
     with pass/fail.
 
     Columns: metric (the RAGAS metric), how (judged / exact / approximation), mean over the
-    scored queries, scored, NaN (queries without a score), threshold, result.
+    scored queries, scored, NaN (queries without a score), threshold, result. `judge` names
+    who judged ("judged by Claude", "judged by the offline stand-in"): a table shown or
+    recorded without the text around it must not pass a program's verdicts off as a model's.
     """
     table = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
     out = []
@@ -209,7 +212,8 @@ def ragas_table(rows: pd.DataFrame | Sequence[Mapping[str, float]]) -> pd.DataFr
         mean = float(values.mean()) if values.notna().any() else NAN
         result = "no score" if math.isnan(mean) else \
             ("pass" if mean >= THRESHOLDS[metric] else "fail")
-        out.append({"column": column, "metric": metric, "how": how, "mean": mean,
+        shown = f"{how} by {judge}" if judge and how == "judged" else how
+        out.append({"column": column, "metric": metric, "how": shown, "mean": mean,
                     "scored": int(values.notna().sum()), "NaN": int(values.isna().sum()),
                     "threshold": THRESHOLDS[metric], "result": result})
     return pd.DataFrame(out).set_index("column") if out else pd.DataFrame()

@@ -267,14 +267,14 @@ def format_stats(stats: list[ModelStats]) -> str:
     """The `ragkit cache stats` table: one line per model and endpoint."""
     if not stats:
         return "the call cache is empty"
-    lines = [f"{'model':<26} {'endpoint':<26} {'misses':>6} {'hits':>6} {'tokens in':>10} "
-             f"{'out':>8} {'write':>8} {'read':>9} {'spent $':>11} {'saved $':>11}"]
+    lines = [f"{'model':<26} {'endpoint':<26} {'misses':>6} {'hits':>6} {'tokens in':>12} "
+             f"{'out':>10} {'write':>11} {'read':>12} {'spent $':>11} {'saved $':>11}"]
     for s in stats:
         money = [f"{dollars(v):>11}" if v is not None else f"{'no cost':>11}"
                  for v in (s.dollars_spent, s.dollars_saved)]
-        lines.append(f"{s.model:<26} {s.endpoint:<26} {s.misses:>6} {s.hits:>6} "
-                     f"{s.spent.input:>10} {s.spent.output:>8} {s.spent.cache_write:>8} "
-                     f"{s.spent.cache_read:>9} {money[0]} {money[1]}")
+        lines.append(f"{s.model:<26} {s.endpoint:<26} {s.misses:>6,} {s.hits:>6,} "
+                     f"{s.spent.input:>12,} {s.spent.output:>10,} {s.spent.cache_write:>11,} "
+                     f"{s.spent.cache_read:>12,} {money[0]} {money[1]}")
     if any(s.dollars_spent is None for s in stats):
         lines.append("no cost: replies of the offline stand-in (or a model without a price row)")
     return "\n".join(lines)

@@ -44,6 +44,12 @@ class IndexConfig:
     child_size: int = 128
 
 
+# The reranker `ragkit search`, `eval` and `ask` apply to a hybrid search unless told
+# otherwise (measured: `ragkit.rerank.offline`, benchmarks/bench_rerank.py). Not
+# `SearchConfig`'s own default: a config built in code states its reranker.
+DEFAULT_RERANK = "offline"
+
+
 @dataclass(frozen=True)
 class SearchConfig:
     """How a query is answered: retrievers, fusion, candidate depth per retriever, reranker.

@@ -158,8 +158,9 @@ def round_metrics(table: pd.DataFrame) -> pd.DataFrame:
             continue
         if "$" in str(column):  # as `ragkit.money` prints dollars: $0.00306, not 0.0031
             shown = ["" if pd.isna(v) else dollars(v) for v in table.iloc[:, i].tolist()]
-        elif values.isna().any():
-            shown = ["" if pd.isna(v) else v for v in values.tolist()]
+        elif values.isna().any():  # as text, so 0.710 does not show as 0.71 beside 0.714
+            places = metric_decimals(str(column))
+            shown = ["" if pd.isna(v) else f"{v:.{places}f}" for v in values.tolist()]
         else:
             continue
         out.isetitem(i, pd.Series(shown, index=out.index, dtype=object))

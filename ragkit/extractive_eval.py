@@ -2,8 +2,8 @@
 trade-off curve, and the calibration of its constants.
 
 What it is:
-- `extractive_cases(pipeline, queries, k)`: each question's top-k hits (default: hybrid, as
-  `ragkit ask` searches), assembled exactly as `ragkit.answer.answer` hands them over (parents
+- `extractive_cases(pipeline, queries, k)`: each question's top-k hits (default: hybrid,
+  reranked by `DEFAULT_RERANK`, as `ragkit ask` and `ragkit search` rank them), assembled exactly as `ragkit.answer.answer` hands them over (parents
   lifted, 8K-token budget), and the answerer's `Features` over them (the embedder runs here,
   once; every later score is arithmetic);
 - `quotes_span(query, extract)`: the share of the question's golden spans contained in the
@@ -36,7 +36,7 @@ import pandas as pd
 
 from ragkit.assemble import lift
 from ragkit.assemble import DEFAULT_BUDGET, assemble
-from ragkit.config import SearchConfig
+from ragkit.config import DEFAULT_RERANK, SearchConfig
 from ragkit.documents import Query
 from ragkit.extractive import Extract, Features, Params, choose, features
 from ragkit.pipeline import Pipeline
@@ -66,11 +66,11 @@ class Case:
 
 
 def extractive_cases(pipeline: Pipeline, queries: Sequence[Query], k: int = 5,
-                     config: SearchConfig = SearchConfig(),
+                     config: SearchConfig = SearchConfig(rerank=DEFAULT_RERANK),
                      budget_tokens: int = DEFAULT_BUDGET) -> list[Case]:
     """Each query's features over its top-`k` hits, assembled as the answerer reads them."""
     if not pipeline.has_dense:
-        config = replace(config, mode="bm25")
+        config = replace(config, mode="bm25", rerank="none")
     hits = pipeline.search([q.text for q in queries], k, config) if queries else []
     by_id = {c.id: c for c in pipeline.chunks}
     out = []

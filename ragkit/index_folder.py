@@ -120,6 +120,8 @@ def write_manifest(folder: Path, manifest: dict[str, Any], n_chunks: int,
 def read_manifest(folder: Path) -> dict[str, Any]:
     """index.json as a dict, its format, version, chunk count and embedder record checked."""
     path = folder / "index.json"
+    if not folder.exists():
+        raise RagkitError(f"{folder}: no such index folder")
     if not path.is_file():
         raise RagkitError(f"{folder}: not a ragkit index (no index.json)")
     manifest = _read_json(path)

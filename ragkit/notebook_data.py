@@ -8,6 +8,8 @@ their Markdown describes the run on the shipped data (`data/`). Re-exported by
   reads the shipped data; on other data one visible banner says that the narrative is the
   shipped run's and that this run's numbers are in the tables, figures and Finding lines (on
   the shipped data it shows nothing, so committed outputs stay as they are);
+  `parameters_banner()` (called by `data_banner`) says the same when `ragkit cookbook
+  run|sweep` changed a parameter from its default;
 - `skip_unless(have, why)`: the one way a section that needs something the data lacks
   (Korean questions, a replay log, an example) is skipped — one short visible line, never an
   exception or an empty figure;
@@ -28,6 +30,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
 from collections.abc import Mapping, Sequence, Sized
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -38,16 +42,21 @@ from ragkit.atomic import replace_folder
 from ragkit.chunking import chunk_document
 from ragkit.corpus_cache import corpora_folder
 from ragkit.documents import Chunk, Document, Query
+from ragkit.notebook_params import CHANGED_ENV
 from ragkit.text_stats import joined  # noqa: F401 (re-exported for the notebooks)
 
 if TYPE_CHECKING:
     import pandas as pd
 
+_HANGUL = re.compile(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7a3]")  # as ragkit.lexical
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "data"
 BANNER = ("**Your data ({name}).** The text cells of this notebook describe its run on the "
           "shipped data (`data/`); the numbers of this run are in the tables, figures and "
           "**Finding** lines below.")
+PARAMETERS_BANNER = ("**Your parameters ({given}).** The text cells of this notebook describe "
+                     "its run with the defaults of its `parameters` cell; the numbers of this "
+                     "run are in the tables, figures and **Finding** lines below.")
 
 
 def is_shipped(data_dir: str | Path) -> bool:
@@ -70,9 +79,21 @@ def _show(markdown: str) -> None:
 
 
 def data_banner(data_dir: str | Path) -> None:
-    """Show the banner (see module) when `data_dir` is not the shipped data; else nothing."""
+    """Show the banner (see module) when `data_dir` is not the shipped data; then
+    `parameters_banner`'s."""
     if not is_shipped(data_dir):
         _show(BANNER.format(name=f"`{data_label(data_dir)}`"))
+    parameters_banner()
+
+
+def parameters_banner() -> None:
+    """Show a banner when `ragkit cookbook run|sweep` changed a parameter from its default
+    (`CHANGED_ENV`; with `tokenizer = "words"` notebook 01's sentences compared numbers its
+    tables no longer showed); else nothing."""
+    changed = json.loads(os.environ.get(CHANGED_ENV) or "{}")
+    if changed:
+        _show(PARAMETERS_BANNER.format(
+            given=", ".join(f"`{name} = {value!r}`" for name, value in changed.items())))
 
 
 def skip_unless(have: object, why: str, what: str = "section") -> bool:
@@ -93,8 +114,12 @@ def leaders(values: "pd.Series", decimals: int = 1) -> list[str]:
 
 def korean_questions(questions: Sequence[Query], judgments: Mapping[str, object]
                      ) -> list[Query]:
-    """The judged questions written in Korean (`lang: ko`)."""
-    return [q for q in questions if q.metadata.get("lang") == "ko" and q.id in judgments]
+    """The judged questions written in Korean: `lang: ko`, or without a `lang` field, with
+    Hangul in the text (a question file written by hand seldom says its language; notebook
+    01 said "No Korean questions" beside a table that counted one)."""
+    return [q for q in questions if q.id in judgments and
+            (q.metadata.get("lang") == "ko" or
+             ("lang" not in q.metadata and _HANGUL.search(q.text)))]
 
 
 def replay_path(data_dir: str | Path) -> Path | None:

@@ -97,6 +97,20 @@ def parameters_for(paths: Sequence[Path], parameters: Mapping[str, Any]) -> dict
             for path in paths}
 
 
+# The parameters a run changed from the notebook's defaults, as JSON, for the kernel:
+# `ragkit.notebook_data.data_banner` says that the Markdown describes the default run.
+CHANGED_ENV = "RAGKIT_CHANGED_PARAMETERS"
+_WHERE = ("_dir", "_root", "_folder", "_path")  # where data lies, not what is computed
+
+
+def changed_parameters(notebook: Path, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The given parameters whose value differs from the notebook's default, leaving out
+    those naming where data lies (`data_dir`: `data_banner` judges the data itself)."""
+    declared = declared_parameters(notebook)
+    return {name: value for name, value in given.items()
+            if not name.endswith(_WHERE) and declared.get(name, value) != value}
+
+
 def effective_parameters(notebook: Path, given: Mapping[str, Any]) -> dict[str, Any]:
     """Every declared parameter with the value the run used (the given one, else its default)."""
     return {**declared_parameters(notebook), **given}

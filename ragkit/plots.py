@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ragkit.figure_check import checked, tick_label_problems
+from ragkit.money import dollars
 
 HEADROOM = 1.18      # value axes end this far above the highest bar (room for its label)
 
@@ -54,20 +55,32 @@ def _outside_legend(fig: plt.Figure, handles=None, labels=None, below: bool = Fa
 def metric_bars(table: pd.DataFrame, metrics: Sequence[str] = ("Pass@5", "Pass@10", "Pass@20"),
                 title: str = "", ylabel: str = "Pass@k (%)") -> plt.Figure:
     """Grouped bars: one group per method (row of `table`), one bar per metric; the value
-    axis runs from 0 to just above the highest bar, each bar labelled with its value (two
-    significant digits below 1, else rounded to a whole number)."""
+    axis runs from 0 to just above the highest bar, each bar labelled with its value as
+    tables show it: dollars (a metric named with "$") as `ragkit.money` writes them, three
+    significant digits below 1, else one decimal (rounded to whole numbers, 99.7 read "100"
+    beside a true 100.0, $0.0698 read "0.07")."""
     fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(table)), 3.8), layout="constrained")
     width = 0.8 / len(metrics)
     x = np.arange(len(table))
     values = table[list(metrics)].to_numpy(dtype=float)
     small = np.nanmax(np.abs(values)) < 1 if np.isfinite(values).any() else False
+    labels: list[list[str]] = []
     for i, metric in enumerate(metrics):
         bars = ax.bar(x + (i - (len(metrics) - 1) / 2) * width, table[metric], width,
                       label=metric)
-        ax.bar_label(bars, fmt="%.2g" if small else "%.0f", fontsize=8)
+        shown = [("" if not np.isfinite(v) else dollars(v) if "$" in metric
+                  else f"{v:.3g}" if small else f"{v:.1f}") for v in values[:, i]]
+        labels.append(shown)
+    # side by side, labels longer than "99.7" ran into each other ("$0.00306$0.00306"):
+    # then they stand upright above their bars, with the room that takes
+    upright = len(metrics) > 1 and max((len(t) for row in labels for t in row), default=0) > 4
+    for bars, shown in zip(ax.containers, labels):
+        ax.bar_label(bars, labels=shown, fontsize=8, rotation=90 if upright else 0,
+                     padding=2)
     ax.set_ylabel(ylabel)
     low = float(np.nanmin(values)) if np.isfinite(values).any() else 0.0
-    ax.set_ylim(min(0.0, low * HEADROOM), _top(values))   # bars below 0 stay in view
+    top = _top(values)
+    ax.set_ylim(min(0.0, low * HEADROOM), top * 1.15 if upright else top)
     ax.set_title(title)
     if len(metrics) > 1:
         _outside_legend(fig)
@@ -100,7 +113,9 @@ def _fail_label(fail: float, reduction: float | None) -> str:
     first rung with no failures to reduce)."""
     if reduction is None or np.isnan(reduction):
         return f"{fail:.1f}"
-    return f"{fail:.1f}\n{'−' if reduction >= 0 else '+'}{abs(reduction):.0f}%"
+    if round(reduction) == 0:  # a change under half a percent: "0%", not "−0%"
+        return f"{fail:.1f}\n0%"
+    return f"{fail:.1f}\n{'−' if reduction > 0 else '+'}{abs(reduction):.0f}%"
 
 
 @checked

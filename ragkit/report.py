@@ -23,6 +23,7 @@ from typing import Any
 from ragkit.atomic import write_text
 from ragkit.notebook_data import SHIPPED, data_label
 from ragkit.report_tables import cell_text, number_format, table_html
+from ragkit.text_stats import counted
 
 __all__ = ["cell_text", "number_format", "summary_md", "table_html", "write_report"]
 
@@ -143,8 +144,10 @@ def headline_html(document: dict) -> str:
     groups, rungs, rows = ladder_rows(document)
     notebooks = document["notebooks"]
     failed = [nb for nb in notebooks if nb["status"] == "failed"]
-    state = (f"<span class='ok'>all {len(notebooks)} notebooks ran</span>" if not failed else
-             f"<span class='failed'>{len(failed)} of {len(notebooks)} notebooks failed: "
+    ran = "the notebook ran" if len(notebooks) == 1 else f"all {len(notebooks)} notebooks ran"
+    state = (f"<span class='ok'>{ran}</span>" if not failed else
+             f"<span class='failed'>{len(failed)} of {counted(len(notebooks), 'notebook')} "
+             f"failed: "
              f"{html.escape(', '.join(nb['name'] for nb in failed))}</span>")
     parts = ["<section id='headline'><h2>Headline</h2>", f"<p>{state}.</p>"]
     if rungs:

@@ -37,13 +37,14 @@ from ragkit import index_cache
 from ragkit.atomic import check_target, replace_folder, write_text
 from ragkit.chunking import ChunkerConfig
 from ragkit.documents import RagkitError
-from ragkit.evaluate import round_metrics
+from ragkit.evaluate import metric_decimals, round_metrics
 from ragkit.models import ragkit_home
 from ragkit.notebook_params import effective_parameters, parameters_for
 from ragkit.notebook_runner import RESULTS, execute, is_results, mark, notebook_paths
 from ragkit.record import load_records
 from ragkit.results import datasets_of, folder_hash
 from ragkit.run_progress import progress_seconds
+from ragkit.text_stats import counted
 
 PACKAGE = Path(__file__).resolve().parent
 
@@ -246,8 +247,12 @@ def _write_tables(folder: Path, table: pd.DataFrame, grid: Mapping[str, Sequence
     write_text(folder / "sweep.csv", table.to_csv(index=False))
     shown = round_metrics(table).assign(  # sweep.csv keeps the exact numbers
         error=table["error"].str.replace("|", "\\|", regex=False))
-    lines = [shown.to_markdown(index=False), "",
-             f"{len(table)} points, {reused} reused from earlier runs, "
+    for column in shown.columns:  # every row at the column's decimals: not "100" over "85.7"
+        if column not in grid and shown[column].dtype.kind == "f":
+            places = metric_decimals(str(column))
+            shown[column] = [f"{v:.{places}f}" for v in shown[column]]
+    lines = [shown.to_markdown(index=False, disable_numparse=True), "",
+             f"{counted(len(table), 'point')}, {reused} reused from earlier runs, "
              f"{len(table) - reused} executed."]
     for parameter in grid:
         if panels and len(set(map(str, grid[parameter]))) > 1:  # a fixed one has no axis

@@ -10,8 +10,9 @@ script in `data/generators/` when absent), as the offline reranker's fit takes t
 (`ragkit.train_reranker`).
 
 What it does: builds the default index of each corpus (`IndexConfig()`), reads each
-question's top-5 hybrid passages as `ragkit ask` does (`ragkit.extractive_eval.
-extractive_cases`), computes `ragkit.extractive_scorer.columns` for every quotable unit,
+question's top-5 hybrid passages, not reranked (`ragkit.extractive_eval.extractive_cases`
+with `SearchConfig()`: the order it was fitted on; `ragkit ask` has read the reranked top 5
+since 4 December 2026, measured in `ragkit.extractive`), computes `ragkit.extractive_scorer.columns` for every quotable unit,
 labels a unit 1 when it holds a golden span (white space normalised) or lies inside one
 (units of at least 20 characters), and fits pairwise logistic regression on the questions
 with both kinds of unit (`ragkit.train_reranker.fit`: standardised columns, no intercept,
@@ -33,7 +34,7 @@ import numpy as np
 from ragkit.datasets import load_shipped
 from ragkit.extractive_eval import Case, extractive_cases, normalised
 from ragkit.extractive_scorer import COLUMNS, MODEL_FORMAT, MODEL_PATH, columns
-from ragkit.pipeline import IndexConfig, Pipeline
+from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
 from ragkit.rerank.offline import LinearModel
 from ragkit.train_reranker import (C, DATA, FITTED_ON, HELDOUT, SPLIT, command, data_sha256,
                                    fit, heldout_root)
@@ -61,7 +62,7 @@ def training_groups(data_root: Path = DATA, heldout: Path = HELDOUT):
         answerable = [q for q in data.queries if q.golden]
         questions += len(answerable)
         digests.append(data_sha256(data.documents, data.queries))
-        for case in extractive_cases(pipeline, answerable, K):
+        for case in extractive_cases(pipeline, answerable, K, SearchConfig()):  # as fitted
             y = labels(case)
             if 0 < y.sum() < len(y):
                 groups.append((columns(case.features), y))

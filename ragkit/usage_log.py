@@ -80,8 +80,8 @@ class UsageLog:
                 money = "offline stand-in, no cost" if dollars is None else \
                     f"{money_text(cost(s, model))} without the call cache"
                 saved = ""
-            lines.append(f"{model}: {calls}; tokens in {s.input}, out {s.output}, cache write "
-                         f"{s.cache_write}, cache read {s.cache_read}; {money}{saved}")
+            lines.append(f"{model}: {calls}; tokens in {s.input:,}, out {s.output:,}, cache "
+                         f"write {s.cache_write:,}, cache read {s.cache_read:,}; {money}{saved}")
         return "\n".join(lines) or "no Claude calls"
 
     def reset(self) -> None:

@@ -135,7 +135,7 @@ def test_max_turns_ends_with_a_message_not_an_exception():
     script = Script(*[[use(f"t{i}", "grep", pattern="a")] for i in range(5)])
     result = run(script, max_turns=3)
     assert result.stop_reason == "max_turns" and result.turns == 3 and len(script.requests) == 3
-    assert result.answer.startswith("Stopped after 3 model calls (MAX_TURNS)")
+    assert result.answer.startswith("Stopped after 3 turns (MAX_TURNS)")
     assert result.tool_calls[-1].executed is False
     assert result.messages[-1]["content"][0]["content"].startswith("Not executed: the run "
                                                                    "reached its turn limit")
@@ -220,7 +220,7 @@ def test_ragkit_ask_agent_against_a_loopback_server(tool_modules, monkeypatch, t
     out, err = capsys.readouterr()
     assert "orders/cancel.py:68" in out and "[1] orders/cancel.py:68" in out
     assert "[2] payments/refund.py:39" in out
-    assert "answered after 4 model calls" in err
+    assert "answered after 4 turns" in err
     assert len(trace.read_text().splitlines()) == 4
     assert main(["ask", "--agent", "q"]) == 2
     assert "needs both --agent and --root" in capsys.readouterr().err

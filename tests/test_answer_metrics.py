@@ -109,6 +109,12 @@ def test_score_offline_rows_and_the_table_against_seed_thresholds():
 def test_table_says_no_score_and_uses_seed_thresholds():
     table = ragas_table([{"faithfulness": 0.85, "context_recall": math.nan,
                           "answer_relevancy": 0.79}])
+    assert table.loc["faithfulness", "how"] == "judged"
+    # shown without the notebook's prose (the report), it names who judged
+    named = ragas_table([{"faithfulness": 0.85, "faithfulness_lexical": 0.8}],
+                        judge="the offline stand-in")
+    assert named["how"].tolist() == ["judged by the offline stand-in",
+                                     "approximation: word overlap"]
     assert table["threshold"].to_dict() == {"faithfulness": 0.85, "answer_relevancy": 0.8,
                                             "context_recall": 0.8}
     assert table["result"].to_dict() == {"faithfulness": "pass", "answer_relevancy": "fail",

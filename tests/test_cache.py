@@ -117,7 +117,7 @@ def test_cli_cache_stats_and_clear(tmp_path, monkeypatch, capsys):
     assert main(["cache", "stats", "--model", HAIKU]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2 and lines[1].split() == [
-        HAIKU, "/v1/messages", "1", "1", "2000", "0", "0", "0", "$0.00200", "$0.00200"]
+        HAIKU, "/v1/messages", "1", "1", "2,000", "0", "0", "0", "$0.00200", "$0.00200"]
     assert main(["cache", "clear", "--model", HAIKU]) == 0
     assert "removed 1 cached calls of claude-haiku-4-5" in capsys.readouterr().out
     assert [s.model for s in cache.stats()] == ["claude-3-haiku-20240307"]

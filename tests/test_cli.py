@@ -540,6 +540,13 @@ def test_a_count_of_one_is_singular():
     assert stage.summary() == "reranker offline: reranked 1 query"
 
 
+def test_a_mistyped_index_path_is_named_as_missing(tmp_path, capsys):
+    """It said "not a ragkit index (no index.json)" of a folder that does not exist."""
+    assert main(["ask", "--index", str(tmp_path / "nonexist"), "hello"]) == 2
+    assert capsys.readouterr().err == (f"ragkit: error: {tmp_path / 'nonexist'}: no such "
+                                       f"index folder\n")
+
+
 def test_eval_without_data_and_an_agent_root_that_is_a_file_say_so(tmp_path, capsys):
     assert main(["eval"]) == 2  # it said "(not both)" when neither was given
     assert capsys.readouterr().err == ("ragkit: error: give a DATASET folder, or --run RUN "

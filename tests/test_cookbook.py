@@ -81,6 +81,8 @@ def test_sweep_runs_every_point_plots_reuses_and_raises(tmp_path, monkeypatch):
     md = (tmp_path / "sweep" / "sweep.md").read_text()
     assert "| error " in md.splitlines()[0]
     assert "cell In [4]: ZeroDivisionError: division by zero |" in md
+    # each metric at its column's decimals in every row (it read "20" over "85.7")
+    assert [line.split("|")[2].strip() for line in md.splitlines()[2:4]] == ["20.0", "0.0"]
     assert "2 points, 0 reused from earlier runs, 2 executed." in md
     assert "![recorded metrics against x](sweep_x.png)" in md
     assert (tmp_path / "sweep" / "sweep_x.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -370,7 +372,7 @@ def test_sweep_prints_the_running_points_cells_done(tmp_path, monkeypatch, capfd
     # a notebook that records nothing still makes a sweep (and a reusable point)
     assert (tmp_path / "sweep" / "sweep.csv").read_text().splitlines() == ["x,error", "2,"]
     sweep(str(nb), tmp_path / "sweep", {"x": ["2"]})
-    assert "1 points, 1 reused from earlier runs, 0 executed." in (
+    assert "1 point, 1 reused from earlier runs, 0 executed." in (
         tmp_path / "sweep" / "sweep.md").read_text()
 
 

@@ -141,6 +141,12 @@ def test_a_weak_retrieval_declines_and_says_so(offline):
         f"the closest sentence's similarity to the question, {found.strength:.3f}, is under "
         f"the threshold 1.5")
     assert 0.5 < found.strength < 1.0
+    # a similarity that rounds to the threshold shows the digits that put it under
+    close = extractive.Block(0, 0, "The gate opens at six.", 0.859996, 0.5, 1, False)
+    near = extractive.choose(extractive.Features("When?", False, (close,), 0.5),
+                             Params(threshold=0.86, decline_missing=False))
+    assert near.why == ("the closest sentence's similarity to the question, 0.85999, is "
+                        "under the threshold 0.86")  # it read "0.860 is under 0.86"
 
 
 def test_the_stream_gives_the_same_answer_and_without_an_embedder_the_stand_in_answers(offline):
@@ -252,6 +258,35 @@ def test_ragkit_ask_offline_gives_the_extractive_answer_across_processes(tmp_pat
     assert done.stderr.splitlines()[-1] == (
         "declined because no retrieved passage mentions 'norway'; the passages read, most "
         "relevant first: ship#0, refund#0")
+
+
+
+def test_ask_reads_the_passages_search_ranks(tmp_path, monkeypatch, capsys):
+    """`ragkit search` reranks a hybrid search by default and `ragkit ask` did not: a user saw
+    search put the passage holding the answer first while ask read another file's and
+    declined. ask now searches as search does, `--rerank` included."""
+    if not any(MODELS.glob("*e5-small*")):
+        pytest.skip("the e5-small model is not installed (ragkit models install)")
+    from ragkit.cli import main
+    from ragkit.pipeline import Pipeline
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "models").symlink_to(MODELS)
+    monkeypatch.setenv("RAGKIT_HOME", str(home))
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps({"id": c.doc_id, "title": c.metadata["title"],
+                                        "text": c.text}) + "\n" for c in (REFUND, SHIP)))
+    assert main(["index", str(docs), "--out", str(tmp_path / "idx")]) == 0
+    seen, search = [], Pipeline.search
+    monkeypatch.setattr(Pipeline, "search", lambda self, queries, k, config=None:
+                        seen.append(config.rerank) or search(self, queries, k, config))
+    for extra, rerank in (([], "offline"), (["--rerank", "none"], "none")):
+        assert main(["ask", "--index", str(tmp_path / "idx"), *extra, QUESTION]) == 0
+        assert seen.pop() == rerank
+    capsys.readouterr()
+    assert main(["ask", "--index", str(tmp_path / "idx"), "--rerank", "bogus", QUESTION]) == 2
+    assert "bogus" in capsys.readouterr().err and seen == []
 
 
 def test_the_decline_curve_figure_draws_both_shares():

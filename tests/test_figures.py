@@ -29,7 +29,7 @@ FUSIONS = pd.DataFrame({"Pass@5": [83, 73, 84, 85, 87, 80], "Pass@10": [92, 83, 
                        index=["BM25", "dense", "RRF (k = 60)", "min-max 0.6/0.4",
                               "z-score 0.6/0.4", "1/rank 0.8/0.2 (cookbook)"])
 METHODS = pd.DataFrame({"accuracy %": [9.1, 12.1, 9.1, 9.1, 3.0],
-                        "LLM calls": [1.0, 1.0, 5.0, 1.0, 2.3],
+                        "calls": [1.0, 1.0, 5.0, 1.0, 2.3],
                         "$/query": [0.0031, 0.0012, 0.0037, 0.0095, 0.0060],
                         "$/query uncached": [0.0031, 0.0012, 0.0037, 0.0698, 0.0060]},
                        index=["fixed RAG (top 5)", "CRAG (offline evaluator)",
@@ -90,7 +90,7 @@ def test_a_legend_over_bars_is_found_and_check_refuses_the_figure():
     lambda: plots.rrf_k_curve(RRF_K, chosen=60),                                  # 03.4
     lambda: plots.tradeoff_curve(DEPTH, ["Pass@5", "Pass@10", "Pass@20"], "$", "N"),  # 04.2
     lambda: plots.metric_bars(METHODS, ("accuracy %",), ylabel="accuracy (%)"),   # 06.1, 07.1
-    lambda: plots.metric_bars(METHODS, ("LLM calls",), ylabel="calls"),           # 06.2
+    lambda: plots.metric_bars(METHODS, ("calls",), ylabel="calls"),           # 06.2
     lambda: plots.metric_bars(METHODS, ("$/query", "$/query uncached"), ylabel="USD"),  # 07.2
 ], ids=["01.1", "03.1", "04.1", "03.4", "04.2", "07.1", "06.2", "07.2"])
 def test_the_notebooks_figures_are_readable(figure):
@@ -101,9 +101,19 @@ def test_the_notebooks_figures_are_readable(figure):
 def test_cost_bars_reach_up_the_axis_and_show_their_dollars():
     fig = plots.metric_bars(METHODS, ("$/query", "$/query uncached"), ylabel="USD")
     ax = fig.axes[0]
-    assert ax.get_ylim()[1] == pytest.approx(0.0698 * plots.HEADROOM)
+    assert ax.get_ylim()[1] == pytest.approx(0.0698 * plots.HEADROOM * 1.15)  # labels upright
+    assert {t.get_rotation() for t in ax.texts} == {90.0}
     labels = [t.get_text() for t in ax.texts]
-    assert "0.0095" in labels and "0.07" in labels
+    # as tables write dollars: $0.0698 read "0.07", $0.00306 "0.0031"
+    assert labels[:5] == ["$0.00310", "$0.00120", "$0.00370", "$0.00950", "$0.00600"]
+    assert "$0.0698" in labels
+
+
+def test_bar_labels_keep_the_decimal_that_tells_99_7_from_100():
+    table = pd.DataFrame({"Pass@5": [94.8, 87.7], "Pass@20": [99.7, 100.0]},
+                         index=["rerank", "no rerank"])
+    ax = plots.metric_bars(table, ("Pass@5", "Pass@20")).axes[0]
+    assert [t.get_text() for t in ax.texts] == ["94.8", "87.7", "99.7", "100.0"]
 
 
 def _draws(node: ast.FunctionDef, local: dict[str, ast.FunctionDef], seen=()) -> bool:
@@ -176,6 +186,8 @@ def test_ladder_bars_label_no_reduction_from_no_failures_and_an_increase_with_a_
     assert [t.get_text() for t in fig.axes[0].texts][:4] == [
         "1.2", "5.0\n+300%", "0.0\n−100%", "0.0\n−100%"]  # Fail@20 1.25 → 5.0 → 0
     plt.close(fig)
+    # an unchanged rung reads "0%", not "−0%"
+    assert plots._fail_label(2.9, 0.0) == "2.9\n0%" and plots._fail_label(2.9, -0.3) == "2.9\n0%"
 
 
 def ladder_names() -> list[str]:

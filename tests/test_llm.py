@@ -143,7 +143,7 @@ def test_temperature_goes_in_the_body_and_priced_usage_is_summed():
     # two replies: in 200, out 20, read 4000 → 200·1 + 20·5 + 4000·.1 = 700 µ$
     assert log.dollars(HAIKU) == pytest.approx(0.0007)
     assert log.summary() == (f"{HAIKU}: 2 requests, 0 from the call cache; tokens in 200, "
-                             f"out 20, cache write 0, cache read 4000; $0.000700, $0.00 saved")
+                             f"out 20, cache write 0, cache read 4,000; $0.000700, $0.00 saved")
 
 
 def test_429_then_500_then_success_is_retried_by_the_sdk():

@@ -16,7 +16,8 @@ import pytest
 from ragkit.agent import long_context
 from ragkit.documents import Document
 from ragkit.models import ragkit_home
-from ragkit.notebook_data import BANNER, data_banner, is_shipped, skip_unless
+from ragkit.notebook_data import BANNER, PARAMETERS_BANNER, data_banner, is_shipped, skip_unless
+from ragkit.notebook_params import CHANGED_ENV, changed_parameters
 from tiny_dataset import write_tiny_dataset
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,6 +70,9 @@ def test_every_notebook_completes_on_a_tiny_data_set_and_says_what_it_skipped(tm
         text, errors = _texts(path)
         assert errors == [], f"{path.name}: {errors}"
         assert text.count(BANNER_START) == 1, f"{path.name}: no banner"
+        # the parameters given that differ from the defaults, named once (not data_dir's)
+        assert text.count("**Your parameters (") == 1, path.name
+        assert "`split = 'dev'`" in text and "data_dir =" not in text, path.name
         assert "**Finding:**" in text, path.name
         for line in SKIPS.get(number, []):
             assert line in text, f"{path.name}: {line}"
@@ -142,6 +146,17 @@ def test_the_banner_is_for_other_data_only(tmp_path, monkeypatch):
     assert skip_unless([], "No Korean questions in the test split") is False
     assert shown[-1] == "*No Korean questions in the test split: section skipped.*"
     assert skip_unless([1], "unused") is True and len(shown) == 2
+    # a run that changed a parameter (`ragkit cookbook run -p tokenizer=words`) says so too
+    monkeypatch.setenv(CHANGED_ENV, '{"tokenizer": "words", "every": 2}')
+    data_banner(ROOT / "data")
+    assert shown[-1] == PARAMETERS_BANNER.format(given="`tokenizer = 'words'`, `every = 2`")
+
+
+def test_only_parameters_that_change_what_is_computed_count_as_changed():
+    notebook = ROOT / "notebooks" / "01_retrieval_basics.ipynb"
+    assert changed_parameters(notebook, {"data_dir": "/elsewhere", "tokenizer": "words",
+                                         "k": 20, "split": "dev"}) == {"tokenizer": "words",
+                                                                       "split": "dev"}
 
 
 class _Counter:
@@ -201,3 +216,17 @@ def test_the_example_question_is_one_no_retriever_finds_else_one_most_of_them_mi
                   "hybrid": table([100.0, 0.0, 100.0, 0.0])}
     assert example_question(questions, none_finds).id == "q3"
     assert example_question(questions[:1], {"BM25": table([100.0] * 4)}).id == "q0"
+
+
+def test_a_question_in_hangul_without_a_lang_field_counts_as_korean():
+    """A question file written by hand seldom says `lang`: notebook 01 printed "No Korean
+    questions in the test split" beside a table that counted one."""
+    from ragkit.documents import Query
+    from ragkit.notebook_data import korean_questions
+    questions = [Query("h5", "비밀번호는 몇 자 이상이어야 합니까?"),
+                 Query("e1", "How long is a password?"),
+                 Query("t1", "Translate 비밀번호", metadata={"lang": "en"}),
+                 Query("k1", "몇 자?", metadata={"lang": "ko"}),
+                 Query("k2", "몇 자?", metadata={"lang": "ko"})]
+    judged = {"h5": 1, "e1": 1, "t1": 1, "k1": 1}
+    assert [q.id for q in korean_questions(questions, judged)] == ["h5", "k1"]

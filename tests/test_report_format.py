@@ -34,7 +34,7 @@ LOOPING = pd.DataFrame(  # notebook 05: caching the agent's growing prefix
      "source": ["projection", "projection"]},
     index=pd.Index(["3 file tools (section 2)", "6 tools, search and a note"], name="run"))
 METHODS = pd.DataFrame(  # notebook 07: fixed RAG against long context and the agent
-    {"accuracy %": [9.1, 12.1, 9.1, 9.1, 3.0], "LLM calls": [1.0, 1.0, 5.0, 1.0, 2.3],
+    {"accuracy %": [9.1, 12.1, 9.1, 9.1, 3.0], "calls": [1.0, 1.0, 5.0, 1.0, 2.3],
      "input tokens": [2981.7, 1093.4, 3370.6, 69714.2, 5213.5],
      "output tokens": [15.9, 19.0, 71.9, 15.9, 152.6],
      "$/query": [0.0031, 0.00124, 0.0037, 0.00951, 0.00602],

@@ -62,6 +62,21 @@ def test_timeline_has_a_bar_per_call(traced):
     assert len(fig.axes[0].patches) == 4  # 2 model calls, 2 tool calls
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == \
         ["turn 1", "grep", "nope", "turn 2"]
+    assert "red: is_error" in fig.axes[0].get_xlabel()  # "nope" failed
+
+
+def test_a_call_far_shorter_than_the_run_still_shows_with_its_duration():
+    """Notebook 05's run: one cold grep of 2.4 s, then calls of a few milliseconds, drew
+    seventeen of eighteen rows without a visible bar, and promised red for errors it had not."""
+    records = [{"turn": 1, "started_at": 100.0, "model_seconds": 0.0005, "usage": {},
+                "tool_calls": [{"name": "grep", "seconds": 2.4, "is_error": False}]},
+               {"turn": 2, "started_at": 102.401, "model_seconds": 0.035, "usage": {},
+                "tool_calls": [{"name": "read_file", "seconds": 0.002, "is_error": False}]}]
+    ax = timeline(records).axes[0]
+    total = 102.401 + 0.035 + 0.002 - 100.0
+    assert min(p.get_width() for p in ax.patches) == pytest.approx(total / 200)
+    assert [t.get_text() for t in ax.texts] == [" <1 ms", " 2.4 s", " 35 ms", " 2 ms"]
+    assert ax.get_xlabel() == "seconds since the first call"
 
 
 def test_a_file_that_is_not_a_trace_is_refused(tmp_path, traced):

@@ -3,7 +3,8 @@
 What it is: `run_methods(methods, queries, client)` asks every question of `queries` with
 every method — a callable `(question, llm) -> answer text` — each question through a fresh
 `LLM` with its own usage log, and returns one per-question table per method: correct (below),
-LLM calls (fresh + from the call cache), the four token counters, seconds, and dollars.
+calls to the answerer and judge (fresh + from the call cache: Claude's, or offline the
+stand-in's), the four token counters, seconds, and dollars.
 `comparison_table` averages them per method. The methods: `plain_rag`, `crag_method`,
 `self_rag_method`, `long_context_method`; `agentic_method()` is the agent loop when
 `ragkit.agent.loop` exists, else None (its row then reads "see notebook 05").
@@ -187,7 +188,8 @@ def versus(value: float, other: float, digits: int = 1) -> str:
 def comparison_table(runs: Mapping[str, pd.DataFrame | None],
                      cached_prefix: Mapping[str, int] | None = None,
                      model: str = "claude-haiku-4-5") -> pd.DataFrame:
-    """Per method: accuracy %, LLM calls, input/output tokens, seconds per query and the
+    """Per method: accuracy %, calls (answers and verdicts asked of Claude, or offline of the
+    stand-in), input/output tokens, seconds per query and the
     projected dollars per query, with caching (cached_prefix methods) and without."""
     rows = {}
     for name, table in runs.items():
@@ -196,7 +198,7 @@ def comparison_table(runs: Mapping[str, pd.DataFrame | None],
             continue
         n = len(table)
         mean = table.mean(numeric_only=True)
-        row = {"accuracy %": 100 * table["correct"].mean(), "LLM calls": mean["calls"],
+        row = {"accuracy %": 100 * table["correct"].mean(), "calls": mean["calls"],
                "input tokens": mean["input"], "output tokens": mean["output"],
                "seconds": mean["seconds"], "$/query": mean["$"]}
         prefix = (cached_prefix or {}).get(name)

@@ -273,9 +273,9 @@ def run_agent(question: str, tools: Sequence[Tool], context: ToolContext, *,
 _STOP_WHY = {"max_turns": "the run reached its turn limit (MAX_TURNS) before this call",
              "budget": "the run's token budget was used up before this call"}
 _STOP_MESSAGE = {
-    "max_turns": "Stopped after {turns} model calls (MAX_TURNS) without an answer. Ask a "
+    "max_turns": "Stopped after {turns} turns (MAX_TURNS) without an answer. Ask a "
                  "narrower question, or allow more turns (--max-turns).",
-    "budget": "Stopped after {turns} model calls: the token budget of {budget} tokens was "
+    "budget": "Stopped after {turns} turns: the token budget of {budget} tokens was "
               "used up before an answer. Ask a narrower question or raise the budget.",
     "no_text": "Stopped: the model twice replied with neither text nor tool calls.",
 }

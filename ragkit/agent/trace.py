@@ -105,20 +105,33 @@ def _spans(records: list[dict[str, Any]]) -> list[tuple[str, str, float, float, 
 
 @checked
 def timeline(records: list[dict[str, Any]]):
-    """A matplotlib figure: one bar per model call and per tool call, on the time axis."""
+    """A matplotlib figure: one bar per model turn and per tool call, on the time axis, each
+    labelled with its duration. A bar is drawn at least 1/200 of the run wide: one cold grep
+    of 2.4 s left the other seventeen calls of a run invisible slivers."""
     import matplotlib.pyplot as plt
     spans = _spans(records)
     fig, ax = plt.subplots(figsize=(8, 0.3 * len(spans) + 1.2))
     colours = {"model": "tab:blue", "tool": "tab:orange"}
+    total = max((end for _, _, _, end, _ in spans), default=0.0) or 1.0
     for row, (kind, label, start, end, error) in enumerate(spans):
-        ax.barh(row, max(end - start, 1e-4), left=start,
-                color="tab:red" if error else colours[kind])
+        width = max(end - start, total / 200)
+        ax.barh(row, width, left=start, color="tab:red" if error else colours[kind])
+        ax.text(start + width, row, f" {_duration(end - start)}", va="center", fontsize=8)
     ax.set_yticks(range(len(spans)), [s[1] for s in spans])
+    ax.set_xlim(0, total * 1.15)  # room for the last bar's label
     ax.invert_yaxis()
-    ax.set_xlabel("seconds since the first call (red: is_error)")
-    ax.set_title("Agent run: model calls (blue) and tool calls (orange)")
+    errors = any(s[4] for s in spans)
+    ax.set_xlabel("seconds since the first call" + (" (red: is_error)" if errors else ""))
+    ax.set_title("Agent run: turns (blue) and tool calls (orange)")
     fig.tight_layout()
     return fig
+
+
+def _duration(seconds: float) -> str:
+    """"2.4 s", "35 ms", "<1 ms": a bar's label."""
+    if seconds >= 1:
+        return f"{seconds:.1f} s"
+    return f"{seconds * 1000:.0f} ms" if seconds >= 0.001 else "<1 ms"
 
 
 def to_otel(records: list[dict[str, Any]], tracer_provider: Any, name: str = "ragkit-agent"):

@@ -94,7 +94,7 @@ def tool_choice(results: Mapping[str, AgentResult]) -> pd.DataFrame:
     """Per question: the tools of each tool turn (`a+b → c`), calls, and the answer's start
     (on one line)."""
     rows = [{"question": q, "tools by turn": _per_turn(r) or "(none)",
-             "tool calls": len(r.tool_calls), "model calls": r.turns,
+             "tool calls": len(r.tool_calls), "turns": r.turns,
              "answer": _short(" ".join(r.answer.split()), 110)}
             for q, r in results.items()]
     return pd.DataFrame(rows).set_index("question")
@@ -107,7 +107,7 @@ def loop_vs_runner(manual: AgentResult, runner_text: str,
     calls = sum(map(len, uses))
     tool_turns = sum(bool(u) for u in uses)
     rows = {
-        "model calls": (manual.turns, len(runner_replies)),
+        "turns": (manual.turns, len(runner_replies)),
         "tool calls": (len(manual.tool_calls), calls),
         "calls per tool turn": (round(manual.calls_per_turn, 2),
                                 round(calls / tool_turns, 2) if tool_turns else 0.0),
@@ -148,7 +148,7 @@ def tokens_figure(runs: Mapping[str, list[dict[str, Any]]], model: str):
     ax.axhline(minimum, color="grey", linestyle="--",
                label=f"{model}: shortest cacheable prefix ({minimum:,} tokens)")
     ax.xaxis.get_major_locator().set_params(integer=True)    # turns are whole numbers
-    ax.set_xlabel("turn (model call)")
+    ax.set_xlabel("turn")
     ax.set_ylabel("prompt tokens sent")
     ax.set_title("Every call re-sends the whole conversation")
     # below the axes: inside, "best" can still sit on the prefix line when the prompts are

@@ -6,7 +6,8 @@ import json
 import sys
 from pathlib import Path
 
-from ragkit.cli.options import Help, clamp_k, load_index, positive_int, terminal_text
+from ragkit.cli.options import (DEFAULT_RERANK, Help, clamp_k, load_index, positive_int,
+                                terminal_text)
 from ragkit.documents import RagkitError, check_query_length
 from ragkit.text_stats import counted
 
@@ -29,8 +30,13 @@ def cmd_ask(args: argparse.Namespace) -> None:
     # was calibrated for, so an answer never makes a paid embedding call (`answers_with`)
     local = pipeline.has_dense and answers_with(pipeline.config.embedder)
     mode = "hybrid" if pipeline.has_dense else "bm25"
+    # the passages `ragkit search` ranks first: ask read the hybrid order unreranked, and a
+    # user saw search put the answer first while ask declined on another file
+    rerank = args.rerank or (DEFAULT_RERANK if mode == "hybrid" else "none")
+    if rerank != "none":
+        pipeline.rerank_stage(rerank)  # an unknown reranker is refused before any search
     hits = pipeline.search([args.question], clamp_k(args.k, len(pipeline.chunks)),
-                           SearchConfig(mode=mode))[0]
+                           SearchConfig(mode=mode, rerank=rerank))[0]
     llm = _llm("the offline extractive answerer answered (sentences ranked by a small fitted "
                "scorer over the index's embedder and term coverage; no language model, no "
                "cost)" if local else
@@ -89,7 +95,7 @@ def _ask_agent(args: argparse.Namespace) -> None:
     print(terminal_text(result.answer))
     for number, source in enumerate(result.sources, start=1):
         print(terminal_text(f"[{number}] {source}"))
-    print(f"({result.stop_reason} after {counted(result.turns, 'model call')}, "
+    print(f"({result.stop_reason} after {counted(result.turns, 'turn')}, "
           f"{counted(len(result.tool_calls), 'tool call')}, {result.calls_per_turn:.1f} per tool "
           f"turn)", file=sys.stderr)
 
@@ -134,8 +140,12 @@ def add_parsers(sub) -> None:
     p.add_argument("--root", type=Path, help="folder the agent's file tools may read")
     p.add_argument("--trace", type=Path, metavar="FILE.jsonl",
                    help="write the agent's turns as a JSONL trace")
-    p.add_argument("--max-turns", type=positive_int, default=8, help="agent model calls at most")
+    p.add_argument("--max-turns", type=positive_int, default=8, help="agent turns at most")
     p.add_argument("--k", type=int, default=5, help="passages retrieved (before the budget)")
+    p.add_argument("--rerank", default=None,
+                   help="reranker of the hybrid top 150, as `ragkit search` ranks: offline, "
+                        f"none, claude, voyage:MODEL (default: {DEFAULT_RERANK}; none on an "
+                        f"index without vectors)")
     p.add_argument("--budget", type=int, default=8000, help="prompt tokens for the passages")
     p.add_argument("--stream", action="store_true", help="print the answer as it is written")
     p.set_defaults(func=cmd_ask)

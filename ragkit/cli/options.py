@@ -17,7 +17,7 @@ from ragkit.documents import RagkitError, RagkitWarning
 from ragkit.loaders.folder import escaped
 
 
-DEFAULT_RERANK = "offline"  # measured: ragkit.rerank.offline, benchmarks/bench_rerank.py
+DEFAULT_RERANK = config.DEFAULT_RERANK  # a hybrid search's reranker unless told otherwise
 
 
 class Help(argparse.ArgumentDefaultsHelpFormatter):

@@ -150,10 +150,13 @@ def cmd_tune(args: argparse.Namespace) -> None:
                              sweep_alpha, sweep_rrf_k, sweep_table)
     check_metric(args.metric, args.k)  # bad options are refused before any work
     alphas, rrf_ks = parse_grid(args.alphas), parse_grid(args.rrf_ks, integer=True)
-    data = load_dataset(args.dataset, args.split, skip_bad=args.skip_bad)
+    data = load_dataset(args.dataset, None if args.split == "all" else args.split,
+                        skip_bad=args.skip_bad)
     if args.questions:  # e.g. from `ragkit questions accept`: they replace golden/
         data = _with_questions(data, args.questions)
-    split = args.split or ("dev" if any(q.split == "dev" for q in data.queries) else None)
+    # "all" as in `ragkit eval`: every question, whatever its split
+    split = (None if args.split == "all" else
+             args.split or ("dev" if any(q.split == "dev" for q in data.queries) else None))
     data = data.split(split)
     pipeline = load_index(args.index) if args.index else None
     if pipeline is not None:
@@ -171,8 +174,11 @@ def cmd_tune(args: argparse.Namespace) -> None:
     if not judged:
         raise RagkitError(f"{args.dataset}: no query with golden items to tune on{NO_QUESTIONS}")
     lists = candidate_lists(pipeline, judged, max(args.k, SearchConfig().candidates))
-    print(f"{data.name}: {counted(len(judged), 'judged query', 'judged queries')} of split "
-          f"{split or '(all)'}, {counted(len(pipeline.chunks), 'chunk')}")
+    names = sorted({q.split for q in data.queries if q.split})
+    scored = (f"split {split}" if split else
+              "all splits" + (f" ({', '.join(names)})" if names else ""))
+    print(f"{data.name}: {counted(len(judged), 'judged query', 'judged queries')} of {scored}, "
+          f"{counted(len(pipeline.chunks), 'chunk')}")
     for name, tables, best in (("dense weight α", sweep_alpha(lists, judgments, alphas, args.k),
                                 best_alpha),
                                ("RRF k", sweep_rrf_k(lists, judgments, rrf_ks, args.k),
@@ -222,7 +228,8 @@ def add_parsers(sub) -> None:
                        formatter_class=Help)
     p.add_argument("dataset", type=Path, help="shipped-layout, cookbook or BEIR folder")
     p.add_argument("--split", default=None,
-                   help="queries of this split (default: dev when there is one, else all)")
+                   help="queries of this split, or all (default: dev when there is one, else "
+                        "all)")
     p.add_argument("--metric", default="Pass@5", help="pick the best point by this mean")
     p.add_argument("--alphas", default="0:1:0.1",
                    help="dense weights α (BM25 gets 1 − α): START:STOP:STEP or V1,V2,...")
