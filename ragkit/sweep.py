@@ -158,12 +158,14 @@ def parameter_figure(table: pd.DataFrame, parameter: str, panels: dict[str, list
     for number, (title, names) in enumerate(panels.items()):
         ax = fig.add_subplot(rows, columns, number + 1)
         drawn = []
-        for name in names:
+        for n, name in enumerate(names):
             if name in table:
                 y = [pd.to_numeric(table.loc[table[parameter] == v, name], errors="coerce")
                      .mean() for v in values]
                 drawn += y
-                ax.plot(x, y, marker="o", clip_on=False,  # a point at 100 % drawn whole
+                marker, dashes, size = _STYLES[n % len(_STYLES)]
+                ax.plot(x, y, marker=marker, linestyle=dashes, markersize=size,
+                        clip_on=False,  # a point at 100 % drawn whole
                         label=name.rsplit(" ", 1)[0] if name != title else None)
         ax.set_title(textwrap.fill(title, 48), fontsize=9)  # whole, on two lines if long
         ax.set_xlabel(parameter)
@@ -174,6 +176,12 @@ def parameter_figure(table: pd.DataFrame, parameter: str, panels: dict[str, list
                       frameon=False)
         ax.grid(alpha=0.3)
     return fig
+
+
+# each series its own marker, dash and a smaller marker than the one before: methods that tie
+# at every point (BM25, RRF and hybrid at 100 %) drew one line over the others, hiding them
+_STYLES = (("o", "-", 10.0), ("s", "--", 7.5), ("^", "-.", 5.5), ("D", ":", 4.0),
+           ("v", (0, (5, 1)), 3.0))
 
 
 def _metric_range(ax, title: str, names: Sequence[str], values: list[float]) -> None:

@@ -426,3 +426,9 @@ def test_the_sweep_plot_keeps_metrics_in_range_legends_off_the_lines_and_titles_
     renderer = fig.canvas.get_renderer()
     legend = mrr.get_legend().get_window_extent(renderer)
     assert legend.y1 <= mrr.get_window_extent(renderer).y0  # below the axes, not over lines
+    # series that tie everywhere stay visible: each its own marker and dash, a smaller
+    # marker drawn over a larger one (two lines of 100 % were drawn as one)
+    tied = passes.get_lines()
+    assert [(line.get_marker(), line.get_linestyle()) for line in tied] == [("o", "-"),
+                                                                           ("s", "--")]
+    assert tied[0].get_markersize() > tied[1].get_markersize()

@@ -82,6 +82,9 @@ def test_folder_parameters_given_relative_are_read_from_where_ragkit_runs(tmp_pa
     assert _from_here("data_dir", "../data") == "../data"  # not here: the notebook's, as before
     assert _from_here("docs_dir", "/abs/x") == "/abs/x"
     assert _from_here("question", "docs") == "docs"  # not a folder parameter
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")  # recorded as the folder, not "work/../docs"
+    assert _from_here("docs_dir", "../docs") == str(tmp_path / "docs")
 
 
 def test_notebook_05_runs_on_another_code_folder(tmp_path):

@@ -403,6 +403,23 @@ def test_the_second_view_scores_a_chunk_by_its_best_window_embedding_each_once()
     assert view.scores("refund", []).size == 0
 
 
+
+def test_a_first_query_over_many_fresh_windows_shows_a_bar(monkeypatch):
+    """The first search on a new index sat silent for a minute while the second view embedded
+    150 candidates' windows; from `PROGRESS_TEXTS` windows at once the embedder shows its bar."""
+    from ragkit.rerank import second_view
+    pipeline, second = _second_view_index()
+    asked = []
+    embed = second.embed
+    monkeypatch.setattr(second, "embed", lambda texts, **options: asked.append(
+        options.get("progress", False)) or embed(texts, input_type=options["input_type"]))
+    view = second_view.SecondView(pipeline, second)
+    view.scores("refund", [0])
+    monkeypatch.setattr(second_view, "PROGRESS_TEXTS", 1)
+    view.scores("refund", [1])
+    assert asked == [False, False, True, False]  # windows, query; windows (bar), query
+
+
 def test_index_features_fill_the_second_view_column_and_leave_it_zero_without_vectors(bm25_only):
     from ragkit.rerank.features import IndexFeatures
     pipeline, second = _second_view_index()

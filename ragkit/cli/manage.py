@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from ragkit.cache import CallCache, DamagedCache, format_stats, remove_database
@@ -112,7 +113,7 @@ def _from_here(name: str, value: str) -> str:
     is always here."""
     if not value or Path(value).is_absolute() or not name.endswith(("_dir", "_root", "_folder")):
         return value
-    here = Path(value).expanduser().absolute()
+    here = Path(os.path.normpath(Path(value).expanduser().absolute()))  # no "a/../b" recorded
     return str(here) if name.endswith("_folder") or here.exists() else value
 
 

@@ -30,6 +30,7 @@ from ragkit.embed import get_embedder
 
 MODEL = "auto"  # the second view of every index but a MiniLM one
 MINILM_FAMILY = ("auto", "minilm")  # registry names whose second view is e5-small
+PROGRESS_TEXTS = 500  # windows embedded at once from which a progress bar is shown
 
 
 def view_model(index_embedder: str | None) -> str:
@@ -66,7 +67,10 @@ class SecondView:
         chunks = self.pipeline.chunks
         texts, owners = window_texts(self._measure(), [chunks[p] for p in todo],
                                      self.pipeline.config.window)
-        vectors = self.embedder.embed(texts, input_type="document")
+        # a bar when it takes a while: a first query over fresh chunks embeds up to 150
+        # candidates' windows (1,350 texts, about 30 s on two cores), and ran silently
+        shown = {"progress": True} if len(texts) >= PROGRESS_TEXTS else {}
+        vectors = self.embedder.embed(texts, input_type="document", **shown)
         bounds = np.searchsorted(owners, np.arange(1, len(todo)))  # owners ascend
         self._windows.update(zip(todo, np.split(vectors, bounds)))
 
