@@ -164,7 +164,7 @@ def _note_dominant_document(chunks: Sequence[Chunk], owners: Sequence[int]) -> N
         doc_id = chunks[owner].doc_id
         counts[doc_id] = counts.get(doc_id, 0) + 1
     doc_id, count = max(counts.items(), key=lambda item: item[1])
-    if count * 2 >= len(owners):
+    if len(counts) > 1 and count * 2 >= len(owners):  # one document alone was asked for
         warnings.warn(f"{doc_id} makes {count:,} of the {len(owners):,} windows to embed "
                       f"({100 * count / len(owners):.0f} %); leave it out of the folder if it "
                       f"is not meant to be searched", RagkitWarning, stacklevel=3)

@@ -9,6 +9,7 @@ What it is not: the metrics themselves (`ragkit.evaluate`), or reading and writi
 """
 from __future__ import annotations
 
+import unicodedata
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 
@@ -47,6 +48,17 @@ def score_run(run: Run, judgments: Judgments, k: int) -> pd.DataFrame:
 def qrels_judgments(relevant: Mapping[str, Sequence[str]]) -> Judgments:
     """Judgments from qrels: each relevant id is one golden item, so Pass@k = 100 · R@k."""
     return {qid: [frozenset({ident}) for ident in ids] for qid, ids in relevant.items() if ids}
+
+
+def in_one_form(run: Run, qrels: Mapping[str, Mapping[str, int]]
+                ) -> tuple[Run, dict[str, dict[str, int]]]:
+    """`run` and `qrels` with every query and document id in Unicode's NFC form: a run
+    `ragkit search` wrote carries a macOS file name's NFD id, qrels typed by hand the NFC one,
+    and the two print alike ("retrieves none of the ids judged ... 환불정책.md; 환불정책.md")."""
+    def nfc(text: str) -> str:
+        return unicodedata.normalize("NFC", text)
+    return ({nfc(q): [nfc(d) for d in docs] for q, docs in run.items()},
+            {nfc(q): {nfc(d): grade for d, grade in docs.items()} for q, docs in qrels.items()})
 
 
 def check_run(run: Run, qrels: Mapping[str, Mapping[str, int]], judgments: Judgments,

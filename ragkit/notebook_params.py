@@ -100,15 +100,18 @@ def parameters_for(paths: Sequence[Path], parameters: Mapping[str, Any]) -> dict
 # The parameters a run changed from the notebook's defaults, as JSON, for the kernel:
 # `ragkit.notebook_data.data_banner` says that the Markdown describes the default run.
 CHANGED_ENV = "RAGKIT_CHANGED_PARAMETERS"
-_WHERE = ("_dir", "_root", "_folder", "_path")  # where data lies, not what is computed
+# not what the text describes: the data (`data_banner` judges it), where Anthropic's cookbook
+# set lies, and where a run writes; notebook 05's `code_root` is its subject and counts
+_WHERE = ("data_dir", "cookbook_dir")
 
 
 def changed_parameters(notebook: Path, given: Mapping[str, Any]) -> dict[str, Any]:
     """The given parameters whose value differs from the notebook's default, leaving out
-    those naming where data lies (`data_dir`: `data_banner` judges the data itself)."""
+    `_WHERE` and the folders a run writes (`*_folder`)."""
     declared = declared_parameters(notebook)
     return {name: value for name, value in given.items()
-            if not name.endswith(_WHERE) and declared.get(name, value) != value}
+            if name not in _WHERE and not name.endswith("_folder")
+            and declared.get(name, value) != value}
 
 
 def effective_parameters(notebook: Path, given: Mapping[str, Any]) -> dict[str, Any]:

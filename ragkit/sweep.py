@@ -178,6 +178,36 @@ def parameter_figure(table: pd.DataFrame, parameter: str, panels: dict[str, list
     return fig
 
 
+_SCORES = ("Pass@", "Fail@", "R@", "MRR", "nDCG", "%", "$", "accuracy")  # not counts
+
+
+def _shown(table: pd.DataFrame, grid: Mapping[str, Sequence[Any]]) -> pd.DataFrame:
+    """sweep.md's cells: the swept parameters as given (rounded, α 0.55 and 0.65 both read
+    0.6), each metric at its column's decimals in every row (not "100" over "85.7"), a count
+    that is whole in every row without decimals ("147", not "147.0")."""
+    metrics = [c for c in table.columns if c not in grid]
+    shown = table.copy()
+    shown[metrics] = round_metrics(table[metrics])
+    for column in metrics:
+        values = shown[column]
+        if values.dtype.kind == "f":
+            whole = (values.dropna().size and (values.dropna() % 1 == 0).all()
+                     and not any(m in column for m in _SCORES))
+            places = 0 if whole else metric_decimals(str(column))
+            shown[column] = ["" if v != v else f"{v:.{places}f}" for v in values]
+    return shown
+
+
+def _numeric(values: Sequence[Any]) -> bool:
+    """Whether a column's shown values (blanks aside) are all numbers, as tabulate aligns."""
+    shown = [v for v in values if str(v) != ""]
+    try:
+        [float(v) for v in shown]
+    except (TypeError, ValueError):
+        return False
+    return bool(shown)
+
+
 # each series its own marker, dash and a smaller marker than the one before: methods that tie
 # at every point (BM25, RRF and hybrid at 100 %) drew one line over the others, hiding them
 _STYLES = (("o", "-", 10.0), ("s", "--", 7.5), ("^", "-.", 5.5), ("D", ":", 4.0),
@@ -253,13 +283,11 @@ def _write_tables(folder: Path, table: pd.DataFrame, grid: Mapping[str, Sequence
     """sweep.csv, sweep.md (with the plots and which points were reused), the plots."""
     reused = int(table.pop("reused").sum())
     write_text(folder / "sweep.csv", table.to_csv(index=False))
-    shown = round_metrics(table).assign(  # sweep.csv keeps the exact numbers
+    shown = _shown(table, grid).assign(  # sweep.csv keeps the exact numbers
         error=table["error"].str.replace("|", "\\|", regex=False))
-    for column in shown.columns:  # every row at the column's decimals: not "100" over "85.7"
-        if column not in grid and shown[column].dtype.kind == "f":
-            places = metric_decimals(str(column))
-            shown[column] = [f"{v:.{places}f}" for v in shown[column]]
-    lines = [shown.to_markdown(index=False, disable_numparse=True), "",
+    lines = [shown.to_markdown(index=False, disable_numparse=True,  # numbers right-aligned
+                               colalign=["right" if _numeric(shown[c]) else "left"
+                                         for c in shown.columns]), "",
              f"{counted(len(table), 'point')}, {reused} reused from earlier runs, "
              f"{len(table) - reused} executed."]
     for parameter in grid:

@@ -389,6 +389,20 @@ def test_a_parameter_held_at_one_value_is_tabulated_but_not_plotted(tmp_path):
     assert md.splitlines()[0] == "|   x | data_dir   |   double | error   |"
 
 
+
+def test_sweep_md_keeps_the_swept_values_and_writes_each_column_one_way(tmp_path):
+    """α 0.55 and 0.65 both read 0.6 (round_metrics rounded the swept column too), a count
+    read 147.0, and a metric column mixed "100" and "85.7"."""
+    from ragkit.sweep import _write_tables
+    table = pd.DataFrame({"alpha": [0.55, 0.65], "hybrid Pass@5": [100.0, 85.7],
+                          "hybrid MRR": [0.71, float("nan")], "chunks": [147.0, 147.0],
+                          "error": ["", ""], "reused": [False, False]})
+    _write_tables(tmp_path, table, {"alpha": [0.55, 0.65]}, {})
+    rows = [[cell.strip() for cell in line.split("|")[1:-1]]
+            for line in (tmp_path / "sweep.md").read_text().splitlines()[2:4]]
+    assert rows == [["0.55", "100.0", "0.710", "147", ""], ["0.65", "85.7", "", "147", ""]]
+
+
 def test_a_sweep_point_no_chunker_takes_is_refused_before_any_point_runs(tmp_path,
                                                                         monkeypatch):
     """chunk_size 64 with the notebook's overlap 64 failed only after the sweep had run."""

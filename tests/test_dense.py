@@ -157,3 +157,4 @@ def test_one_document_making_most_of_a_long_embedding_run_is_named_before_it(mon
         warnings.simplefilter("error")  # no share above half, or too few windows: silent
         dense._note_dominant_document(chunks, [0] * 5 + [1] * 5 + [2] * 2)
         dense._note_dominant_document(chunks, [0] * 9)
+        dense._note_dominant_document(chunks, [0] * 30)  # `ragkit index book.pdf`: asked for

@@ -287,6 +287,12 @@ def test_ask_reads_the_passages_search_ranks(tmp_path, monkeypatch, capsys):
     capsys.readouterr()
     assert main(["ask", "--index", str(tmp_path / "idx"), "--rerank", "bogus", QUESTION]) == 2
     assert "bogus" in capsys.readouterr().err and seen == []
+    # a reranker other than the default says what ranked (Claude's stand-in without a key)
+    assert main(["ask", "--index", str(tmp_path / "idx"), "--rerank", "claude", QUESTION]) == 0
+    assert ("reranker claude: reranked 1 query — ANTHROPIC_API_KEY is not set, so the offline "
+            "stand-in ordered them") in capsys.readouterr().err
+    assert main(["ask", "--agent", "--root", str(tmp_path), "--rerank", "none", QUESTION]) == 2
+    assert "--rerank is for an answer from --index" in capsys.readouterr().err
 
 
 def test_the_decline_curve_figure_draws_both_shares():

@@ -213,3 +213,17 @@ def test_a_macos_file_name_matches_the_label_typed_for_it_and_twins_are_refused(
     assert one_error_line(done) == (f"ragkit: error: {tmp_path / 'corpus' / nfc}: the same "
                                     f"name as {nfd} in another Unicode form (NFC/NFD); rename "
                                     f"one")
+
+
+def test_a_run_of_macos_file_names_scores_against_qrels_typed_in_nfc(tmp_path):
+    """`ragkit search --level doc` writes the file's NFD id; qrels typed by hand hold the NFC
+    one. `ragkit eval --run --qrels` said the run "retrieves none of the ids judged"."""
+    import unicodedata
+    nfd, nfc = (unicodedata.normalize(form, "환불정책.md") for form in ("NFD", "NFC"))
+    (tmp_path / "run.txt").write_text(f"q1 Q0 {nfd} 1 2.0 bm25\nq1 Q0 ship.md 2 1.0 bm25\n")
+    (tmp_path / "qrels.txt").write_text(f"q1 0 {nfc} 1\n")
+    done = subprocess.run([RAGKIT, "eval", "--run", str(tmp_path / "run.txt"), "--qrels",
+                           str(tmp_path / "qrels.txt"), "--k", "5"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[2].split()[:2] == ["run", "100.0"]

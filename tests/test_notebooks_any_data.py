@@ -157,6 +157,10 @@ def test_only_parameters_that_change_what_is_computed_count_as_changed():
     assert changed_parameters(notebook, {"data_dir": "/elsewhere", "tokenizer": "words",
                                          "k": 20, "split": "dev"}) == {"tokenizer": "words",
                                                                        "split": "dev"}
+    # notebook 05 has no data banner: another code base is what its text does not describe
+    agentic = ROOT / "notebooks" / "05_agentic_search.ipynb"
+    assert changed_parameters(agentic, {"code_root": "/elsewhere/code"}) == {
+        "code_root": "/elsewhere/code"}
 
 
 class _Counter:

@@ -142,6 +142,14 @@ def test_a_slash_that_ends_an_unquoted_attribute_value_does_not_close_the_elemen
     assert doc.text == "## Install\n\nRun the installer. It takes a minute."
     with pytest.raises(RagkitError, match="nested more than 1,000 deep"):
         _load(tmp_path, "deep.html", "<html><body>" + "<div class=x/>" * 2000)
+    # elements with attributes count too: `<div class="x">` was never matched, so 64,000
+    # of them took 20 s to parse unrefused; a tag of 160,000 "=" is read at once
+    with pytest.raises(RagkitError, match="nested more than 1,000 deep"):
+        _load(tmp_path, "deep.html", "<html><body>" + '<div class="row">' * 2000)
+    import time
+    started = time.monotonic()
+    doc = _load(tmp_path, "eq.html", "<html><body><p>hello</p><div " + "=" * 160_000 + '"/>')
+    assert doc.text == "hello" and time.monotonic() - started < 5
 
 
 def test_a_charset_that_cannot_be_true_or_is_no_codec_falls_back_to_windows_1252(tmp_path):

@@ -77,6 +77,9 @@ def test_a_call_far_shorter_than_the_run_still_shows_with_its_duration():
     assert min(p.get_width() for p in ax.patches) == pytest.approx(total / 200)
     assert [t.get_text() for t in ax.texts] == [" <1 ms", " 2.4 s", " 35 ms", " 2 ms"]
     assert ax.get_xlabel() == "seconds since the first call"
+    # a run whose durations were all recorded as 0 still draws (it raised UnreadableFigure)
+    still = [{"turn": 1, "started_at": 5.0, "model_seconds": 0.0, "usage": {}, "tool_calls": []}]
+    assert [t.get_text() for t in timeline(still).axes[0].texts] == [" <1 ms"]
 
 
 def test_a_file_that_is_not_a_trace_is_refused(tmp_path, traced):

@@ -219,7 +219,8 @@ def test_tune_help_shows_every_default(capsys):
     with pytest.raises(SystemExit):
         main(["tune", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    for shown in ("--split SPLIT queries of this split (default: dev when there is one, else all)",
+    for shown in ("--split SPLIT queries of this split, or all (default: dev when there is "
+                  "one, else all)",
                   "(default: Pass@5)", "(default: 0:1:0.1)", "(default: 1,5,10,20,40,60,100,200)",
                   "--k K results per query (default: 20)", "(default: auto)"):
         assert shown in text, shown

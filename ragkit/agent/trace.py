@@ -112,13 +112,14 @@ def timeline(records: list[dict[str, Any]]):
     spans = _spans(records)
     fig, ax = plt.subplots(figsize=(8, 0.3 * len(spans) + 1.2))
     colours = {"model": "tab:blue", "tool": "tab:orange"}
-    total = max((end for _, _, _, end, _ in spans), default=0.0) or 1.0
+    total = max((end for _, _, _, end, _ in spans), default=0.0)
     for row, (kind, label, start, end, error) in enumerate(spans):
-        width = max(end - start, total / 200)
+        width = max(end - start, total / 200, 1e-6)
         ax.barh(row, width, left=start, color="tab:red" if error else colours[kind])
         ax.text(start + width, row, f" {_duration(end - start)}", va="center", fontsize=8)
     ax.set_yticks(range(len(spans)), [s[1] for s in spans])
-    ax.set_xlim(0, total * 1.15)  # room for the last bar's label
+    if total > 0:  # durations all recorded as 0: matplotlib's own range
+        ax.set_xlim(0, total * 1.15)  # room for the last bar's label
     ax.invert_yaxis()
     errors = any(s[4] for s in spans)
     ax.set_xlabel("seconds since the first call" + (" (red: is_error)" if errors else ""))

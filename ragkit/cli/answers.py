@@ -18,6 +18,9 @@ def cmd_ask(args: argparse.Namespace) -> None:
         raise RagkitError("the question is empty")
     check_query_length(args.question, "the question")
     if args.agent or args.root:
+        if args.rerank is not None:  # docs_search ranks as its tool does; it was ignored
+            raise RagkitError("--rerank is for an answer from --index; the agent's docs_search "
+                              "does not rerank")
         return _ask_agent(args)
     if args.index is None:
         raise RagkitError("ask needs --index DIR, or --agent --root DIR")
@@ -37,6 +40,9 @@ def cmd_ask(args: argparse.Namespace) -> None:
         pipeline.rerank_stage(rerank)  # an unknown reranker is refused before any search
     hits = pipeline.search([args.question], clamp_k(args.k, len(pipeline.chunks)),
                            SearchConfig(mode=mode, rerank=rerank))[0]
+    for stage in pipeline.rerank_stages.values():  # a fallback, or a stand-in for Claude
+        if stage.fallbacks or rerank != DEFAULT_RERANK:
+            print(stage.summary(), file=sys.stderr)
     llm = _llm("the offline extractive answerer answered (sentences ranked by a small fitted "
                "scorer over the index's embedder and term coverage; no language model, no "
                "cost)" if local else

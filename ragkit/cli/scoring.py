@@ -31,12 +31,12 @@ def _eval_run_file(args: argparse.Namespace) -> None:
     """Score a TREC run against qrels: every relevant id is one golden item."""
     # deferred: numpy and pandas load only when a command scores
     from ragkit.datasets import read_qrels, relevant
-    from ragkit.eval_runs import check_run, qrels_judgments, score_run
+    from ragkit.eval_runs import check_run, in_one_form, qrels_judgments, score_run
     from ragkit.runs import read_trec
     if not args.run.is_file():
         raise RagkitError(f"{args.run}: no such file")
     run = {qid: [ident for ident, _ in r] for qid, r in read_trec(args.run).items()}
-    qrels = read_qrels(args.qrels)
+    run, qrels = in_one_form(run, read_qrels(args.qrels))
     judgments = qrels_judgments(relevant(qrels))
     ignored, missing = check_run(run, qrels, judgments, str(args.run), str(args.qrels))
     name = args.run.stem
