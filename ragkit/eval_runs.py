@@ -54,7 +54,8 @@ def in_one_form(run: Run, qrels: Mapping[str, Mapping[str, int]]
                 ) -> tuple[Run, dict[str, dict[str, int]]]:
     """`run` and `qrels` with every query and document id in Unicode's NFC form: a run
     `ragkit search` wrote carries a macOS file name's NFD id, qrels typed by hand the NFC one,
-    and the two print alike ("retrieves none of the ids judged ... 환불정책.md; 환불정책.md")."""
+    and the two print alike ("retrieves none of the ids judged ... run: 환불정책.md; qrels:
+    환불정책.md")."""
     def nfc(text: str) -> str:
         return unicodedata.normalize("NFC", text)
     return ({nfc(q): [nfc(d) for d in docs] for q, docs in run.items()},

@@ -4,10 +4,10 @@ linear sentence scorer, not a language model.
 
 What it is: `extract(question, passages, embedder)` reads the assembled passages
 (`ragkit.assemble`, one block per sentence or line, exactly the `search_result` blocks Claude
-would get) and returns an `Extract`: up to `MAX_QUOTES` quoted units, best first, each with
-its search result and block range, the retrieval `strength`, and whether (and why) it
-declined. `ragkit.answer.answer(..., embedder=...)` uses it without an API key; its `Answer`
-has citations and `model` `MODEL` ("offline-extractive"), never a Claude model name.
+would get) and returns an `Extract`: up to `MAX_QUOTES` quoted units (best first, with their
+search result and blocks), the retrieval `strength`, and whether (and why) it declined.
+`ragkit.answer.answer(..., embedder=...)` uses it without an API key; its `Answer` has
+citations and `model` `MODEL` ("offline-extractive"), never a Claude model name.
 
 1. Units (`ragkit.extractive_units`): a passage's blocks joined back into sentences where the
    blocks cut one (a hard-wrapped line, "e.g."), each heading also offered together with the
@@ -26,9 +26,9 @@ has citations and `model` `MODEL` ("offline-extractive"), never a Claude model n
    the number cue 1 when the question asks for an amount, a time or a count and the unit
    holds a digit; rank 1 the most relevant passage. With `Params(learned=False)` the hand
    rule scores instead: MIX · closeness + (1 − MIX) · coverage + NUMBER_BONUS · cue +
-   RANK_PRIOR / rank (the rule before). The `MAX_QUOTES` best are quoted (ties: the more relevant passage, then the earlier
-   block), skipping a unit quoted already (overlapping chunks repeat sentences) or whose
-   blocks overlap a quoted unit's (the third is often weak, but dropping it costs dev quotes).
+   RANK_PRIOR / rank (the rule before). The `MAX_QUOTES` best are quoted (ties: the more
+   relevant passage, then the earlier block), skipping a unit quoted already (overlapping
+   chunks repeat it) or overlapping a quoted one (a weak third costs less than dropping it).
 4. Strength of the retrieval: STRENGTH_MIX · (the question's IDF mass found anywhere in the
    passages) + (1 − STRENGTH_MIX) · (the best query–unit cosine of the units alone, no
    title: a title that matches the question says what a document is about, not that a
@@ -39,9 +39,10 @@ has citations and `model` `MODEL` ("offline-extractive"), never a Claude model n
    tags: a question about Q3 2022 when no retrieved passage says 2022 is not answered by
    them, however close the rest of its words. `Extract.why` says which rule declined.
 
-Calibration (`python benchmarks/bench_answers.py --calibrate`, dev only, the top 5 of the
-default stack reranked as `ragkit search` ranks, structural context, e5-small): the scorer is fitted on the answerable questions of the shipped dev split and the dev half of the
-held-out scikit-learn questions (`python -m ragkit.train_extractive`); STRENGTH_MIX and
+Calibration (`python benchmarks/bench_answers.py --calibrate`, dev only, the default stack's
+top 5 reranked as `ragkit search` ranks them, e5-small): the scorer is fitted on the
+answerable questions of the shipped dev split and the dev half of the held-out scikit-learn
+questions (`python -m ragkit.train_extractive`); STRENGTH_MIX and
 THRESHOLD then minimise, on the shipped dev split, the percentage points missing from the
 targets, 60 % of answerable questions quoting the span (white space normalised; a question
 with several spans counts the share quoted; declines count as not quoted) and 70 % of
@@ -55,23 +56,22 @@ so only e5-small indexes are answered by this program (`answers_with`):
 |---|---:|---:|---:|
 | the stand-in's rule | 22.6 / 72.7 | 21.4 / 71.4 | 0.0 / 100 |
 | hand rule on the units' own cosines (before) | 54.3 / 54.5 | 46.6 / 71.4 | 38.3 / 80.0 |
-| learned scorer, these constants, hybrid top 5 (before 4 December 2026) | 58.7 / 54.5 | 48.6 / 71.4 | 50.0 / 80.0 |
+| these constants, hybrid top 5 (before 4 December) | 58.7 / 54.5 | 48.6 / 71.4 | 50.0 / 80.0 |
 | learned scorer, never declining | 71.6 / 0 | 65.6 / 0 | 57.4 / 0 |
 | learned scorer, declining on a missing unit only | 69.7 / 9.1 | 64.4 / 64.3 | 54.3 / 60.0 |
 | learned scorer, these constants | 57.2 / 54.5 | 49.0 / 78.6 | 52.1 / 80.0 |
 (held-out test: the scikit-learn test half, never tuned on. Fitted on the hybrid order; on the
-reranked top 5 `ragkit ask` reads since 4 December 2026, dev picks the same constants.) The scorer was chosen on dev:
-out of fold (5 folds over the 147 answerable dev questions, nothing declined;
-`benchmarks/study_extractive.py`) it quotes the span for 66.3 % against 61.2 % for the hand
-rule with titled closeness, its grid re-chosen per fold. On test the missing-unit rule declines 9 of the 14 unanswerable questions for 1.2
-points, the threshold two more for 15.4 (tried and not adopted: README, "Cited answers";
-after changing the default embedder, refit the scorer and re-run the script).
+reranked top 5 `ragkit ask` reads since 4 December, dev picks the same constants.) Chosen on
+dev out of fold (5 folds, 147 answerable questions, nothing declined;
+`benchmarks/study_extractive.py`), the scorer quotes the span for 66.3 % against 61.2 % for
+the hand rule with titled closeness. On test the missing-unit rule declines 9 of the 14
+unanswerable questions for 1.2 points, the threshold two more for 15.4 (what else was tried:
+README, "Cited answers"; after changing the default embedder, refit and re-run the script).
 
 What it is not: a reader. It cannot combine facts or compute, and no retrieval score
-separates answerable from unanswerable questions well (best-cosine ROC AUC 0.56–0.60): an
-unanswerable question about an absent *field* of a named company ("the chief executive of
-Cedarline Health") names nothing the passages lack, so declining it costs answerable ones at
-almost the same rate — see `ragkit.extractive_eval`.
+separates answerable from unanswerable questions well (best-cosine ROC AUC 0.56–0.60): a
+question about an absent *field* of a named company ("the chief executive of Cedarline
+Health") names nothing the passages lack; declining it costs answerable ones alike.
 """
 from __future__ import annotations
 

@@ -3,7 +3,8 @@ trade-off curve, and the calibration of its constants.
 
 What it is:
 - `extractive_cases(pipeline, queries, k)`: each question's top-k hits (default: hybrid,
-  reranked by `DEFAULT_RERANK`, as `ragkit ask` and `ragkit search` rank them), assembled exactly as `ragkit.answer.answer` hands them over (parents
+  reranked by `DEFAULT_RERANK`, as `ragkit ask` and `ragkit search` rank them), assembled
+  exactly as `ragkit.answer.answer` hands them over (parents
   lifted, 8K-token budget), and the answerer's `Features` over them (the embedder runs here,
   once; every later score is arithmetic);
 - `quotes_span(query, extract)`: the share of the question's golden spans contained in the

@@ -12,9 +12,10 @@ script in `data/generators/` when absent), as the offline reranker's fit takes t
 What it does: builds the default index of each corpus (`IndexConfig()`), reads each
 question's top-5 hybrid passages, not reranked (`ragkit.extractive_eval.extractive_cases`
 with `SearchConfig()`: the order it was fitted on; `ragkit ask` has read the reranked top 5
-since 4 December 2026, measured in `ragkit.extractive`), computes `ragkit.extractive_scorer.columns` for every quotable unit,
-labels a unit 1 when it holds a golden span (white space normalised) or lies inside one
-(units of at least 20 characters), and fits pairwise logistic regression on the questions
+since 4 December 2026, measured in `ragkit.extractive`), computes
+`ragkit.extractive_scorer.columns` for every quotable unit, labels a unit 1 when it holds a
+golden span (white space normalised) or lies inside one (units of at least 20 characters),
+and fits pairwise logistic regression on the questions
 with both kinds of unit (`ragkit.train_reranker.fit`: standardised columns, no intercept,
 C = 1). Refitting on the same data writes the same bytes; pin the printed hash as
 `ragkit.extractive_scorer.MODEL_SHA256`.

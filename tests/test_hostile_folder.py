@@ -202,14 +202,16 @@ def test_a_macos_file_name_matches_the_label_typed_for_it_and_twins_are_refused(
          "golden": [{"doc_id": nfc, "span": "환불은 30일 이내에 처리됩니다."}]}) + "\n")
     env = {**os.environ, "RAGKIT_HOME": str(tmp_path / "home")}
     done = subprocess.run([RAGKIT, "eval", str(tmp_path), "--split", "dev", "--mode", "bm25",
-                           "--embedder", "none", "--rerank", "none"], capture_output=True, text=True, timeout=120,
+                           "--embedder", "none", "--rerank", "none"], capture_output=True,
+                          text=True, timeout=120,
                           env=env)
     assert done.returncode == 0, done.stderr
     assert "1 judged query of split dev" in done.stdout
     assert done.stdout.splitlines()[-1].split()[:2] == ["bm25", "100.0"]
     (tmp_path / "corpus" / nfc).write_text("# Twin\n\nAnother file.\n")
     done = subprocess.run([RAGKIT, "eval", str(tmp_path), "--split", "dev", "--mode", "bm25",
-                           "--embedder", "none"], capture_output=True, text=True, timeout=120, env=env)
+                           "--embedder", "none"], capture_output=True, text=True,
+                          timeout=120, env=env)
     assert one_error_line(done) == (f"ragkit: error: {tmp_path / 'corpus' / nfc}: the same "
                                     f"name as {nfd} in another Unicode form (NFC/NFD); rename "
                                     f"one")

@@ -73,7 +73,8 @@ def cmd_review(args: argparse.Namespace) -> None:
     questions = api.read_golden(args.golden)
     _, how = api.review_sheet(questions, args.out)
     done = (f"kept {args.out}: it already reviews these {len(questions)} questions (delete it "
-            f"to start over)" if how == "kept" else f"wrote {counted(len(questions), 'row')} to {args.out}"
+            f"to start over)" if how == "kept" else
+            f"wrote {counted(len(questions), 'row')} to {args.out}"
             + how.removeprefix("written"))  # "; the sheet a reviewer had edited … moved to …"
     print(f"{done}: mark keep yes or no, edit a question or span if needed, then `ragkit "
           f"questions accept {args.out} --golden {args.golden} --out accepted.jsonl`")

@@ -87,9 +87,9 @@ class BatchContextualizer(ClaudeContextualizer):
         who = " (the offline stand-in answers: no cost)" if self.llm.offline else ""
         self._note(f"projection at batch prices ({BATCH_DISCOUNT * 100:.0f} % of list, prices of "
                    f"{BATCH_PRICES_DATE}) for {counted(len(keep), 'request')} over "
-                   f"{counted(len(docs), 'document')}: {money_text(cost.batch_cached)} (batch + cache: every "
-                   f"document's cache hit) to {money_text(cost.batch)} (batch: no cache hit; "
-                   f"caching in a batch is best-effort){who}")
+                   f"{counted(len(docs), 'document')}: {money_text(cost.batch_cached)} "
+                   f"(batch + cache: every document's cache hit) to {money_text(cost.batch)} "
+                   f"(batch: no cache hit; caching in a batch is best-effort){who}")
 
     def _measured(self, runner: MessageBatches) -> None:
         """One line: what the batches cost, from the usage their results report."""
