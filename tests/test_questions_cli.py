@@ -56,15 +56,15 @@ def test_generate_review_edit_accept_and_eval_across_processes(tmp_path, env):
     assert "claude-haiku-4-5: 20 requests, 0 from the call cache" in done.stdout
     rows = [json.loads(line) for line in golden.read_text().splitlines()]
     assert [(r["id"], r["kind"], r["question"]) for r in rows] == [
-        ("gen-001", "lexical", "What does the text state about holding, recessed and reset?"),
-        ("gen-002", "lexical", "What does the text state about second, ethernet and port?"),
-        ("gen-003", "paraphrase", "Which statement concerns two, press and short?"),
-        ("gen-004", "contextual", "In Larkspur refund policy, what is stated about "
+        ("gen-001", "lexical", "What does the text state about opened, items and refunded?"),
+        ("gen-002", "lexical", "What does the text state about first, ethernet and port?"),
+        ("gen-003", "paraphrase", "Which statement concerns original, paid and refunds?"),
+        ("gen-004", "contextual", "In Kestrel gateway manual, what is stated about holding, "
+                                  "recessed and reset?"),
+        ("gen-005", "contextual", "In Larkspur refund policy, what is stated about "
                                   "customers, may and return?"),
-        ("gen-005", "contextual", "In Kestrel gateway manual, what is stated about first, "
-                                  "ethernet and port?"),
-        ("gen-006", "multi-chunk", "What is stated about opened and items, and about refunds "
-                                   "and paid?"),
+        ("gen-006", "multi-chunk", "What is stated about second and ethernet, and about short "
+                                   "and press?"),
         ("gen-007", "unanswerable", rows[6]["question"])]
     assert rows[6]["golden"] == [] and rows[6]["question"].startswith(
         "In Larkspur refund policy, what is stated about ZX-")
@@ -75,8 +75,11 @@ def test_generate_review_edit_accept_and_eval_across_processes(tmp_path, env):
             assert item["span"] in texts[item["doc_id"]]
         for span, passage in zip([g["span"] for g in r["golden"]], r["source"]["passages"]):
             assert span in passage
-    assert rows[0]["source"]["section"] == "Network setup > Factory reset"
-    assert rows[5]["source"]["chunk_ids"] == ["refunds.md#1", "refunds.md#3"]
+    assert rows[0]["source"]["section"] == "Refunds"
+    # the two documents take turns: the first lexical question is on one, the second on the
+    # other (one shuffled list gave both to whichever came up first)
+    assert [r["golden"][0]["doc_id"] for r in rows[:2]] == ["refunds.md", "gateway.md"]
+    assert rows[5]["source"]["chunk_ids"] == ["gateway.md#0", "gateway.md#3"]
 
     # the same run again: every call answered by the paid-call cache
     again = run(env, "questions", "generate", str(docs), "--out", str(golden), "--n", "7",
@@ -92,11 +95,11 @@ def test_generate_review_edit_accept_and_eval_across_processes(tmp_path, env):
     with sheet.open(encoding="utf-8-sig", newline="") as handle:
         table = list(csv.DictReader(handle))
     assert [t["keep"] for t in table] == ["yes"] * 7
-    assert table[0]["source"] == "gateway.md, Network setup > Factory reset"
+    assert table[0]["source"] == "refunds.md, Refunds"
     # the expert: drops gen-001, rewords gen-002, shortens gen-003's span (re-wrapped)
     table[0]["keep"] = "No"
-    table[1]["question"] = "Which address does the second Ethernet port always keep?"
-    table[2]["answer_span"] = "A short press of under two\nseconds only restarts the application"
+    table[1]["question"] = "How does the first Ethernet port get its address?"
+    table[2]["answer_span"] = "Refunds are paid to the original\npayment card"
     table[2]["notes"] = "span cut to the answer"
     with sheet.open("w", encoding="utf-8-sig", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(table[0]))
@@ -109,9 +112,9 @@ def test_generate_review_edit_accept_and_eval_across_processes(tmp_path, env):
     assert done.stdout.startswith(f"kept 6 of 7 questions into {accepted}")
     kept = [json.loads(line) for line in accepted.read_text().splitlines()]
     assert [k["id"] for k in kept] == [f"gen-00{i}" for i in range(2, 8)]
-    assert kept[0]["question"] == "Which address does the second Ethernet port always keep?"
-    assert kept[1]["golden"] == [{"doc_id": "gateway.md", "span": "A short press of under two "
-                                  "seconds only restarts the application"}]
+    assert kept[0]["question"] == "How does the first Ethernet port get its address?"
+    assert kept[1]["golden"] == [{"doc_id": "refunds.md",
+                                  "span": "Refunds are paid to the original payment card"}]
     assert kept[1]["review_notes"] == "span cut to the answer"
 
     assert run(env, "index", str(docs), "--out", str(tmp_path / "idx"), "--embedder", "none",

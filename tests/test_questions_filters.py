@@ -257,3 +257,18 @@ def test_the_progress_bar_counts_the_calls_made_and_names_the_offline_stand_in(t
     (bar,) = bars
     assert bar.label == "questions (offline stand-in)"
     assert 0 < bar.n == bar.total < 3 * 8  # some were dropped, and the bar still ends full
+
+
+def test_a_big_file_gets_no_second_question_before_every_document_has_one():
+    """A 23 MB log among 27 notes gave 24 of 45 questions when the chunks were shuffled as
+    one list; the documents now take turns."""
+    from ragkit.chunking import ChunkerConfig, chunk_documents
+    from ragkit.questions.sample import sample
+    words = " ".join(f"word{i}" for i in range(25))
+    log = Document("log.txt", "\n\n".join(f"Entry {i}: {words} event {i}." for i in range(400)))
+    notes = [Document(f"n{i:02}.md", f"Note {i}: {words} fact {i}.") for i in range(9)]
+    chunks = chunk_documents([log, *notes], ChunkerConfig(64, 0))
+    assert sum(c.doc_id == "log.txt" for c in chunks) > 100
+    for seed in range(3):
+        items = sample([log, *notes], chunks, {"lexical": 10}, seed=seed)
+        assert sorted(item.document.id for item in items) == ["log.txt", *(n.id for n in notes)]
