@@ -149,6 +149,25 @@ def test_a_weak_retrieval_declines_and_says_so(offline):
                         "under the threshold 0.86")  # it read "0.860 is under 0.86"
 
 
+def test_after_the_first_quote_a_unit_touching_the_question_nowhere_is_not_quoted():
+    """A user's answer on the guest Wi-Fi carried two lines of a software licence as quotes
+    2 and 3; a quote after the first now shares a term with the question (its tag's count) or
+    is a number asked for."""
+    blocks = (extractive.Block(0, 0, "The guest network is called orchard-guest.", 0.9, 0.6, 1,
+                               False),
+              extractive.Block(1, 0, "Copyright 2000 Free Software Foundation.", 0.85, 0.0, 2,
+                               True),
+              extractive.Block(0, 1, "Guest passwords change on Mondays.", 0.5, 0.3, 1, False))
+    hand = Params(learned=False, mix=0.5, number_bonus=0.0, rank_prior=0.0, threshold=0.0,
+                  decline_missing=False)
+    asked = extractive.Features("What is the guest network called?", False, blocks, 0.9)
+    assert [b.text for b, _ in asked.scored(hand)][1].startswith("Copyright")  # ranked 2nd
+    assert [q.text for q in extractive.choose(asked, hand).quotes] == [
+        "The guest network is called orchard-guest.", "Guest passwords change on Mondays."]
+    numbers = extractive.Features("How many guests?", True, blocks, 0.9)  # the digit counts
+    assert len(extractive.choose(numbers, hand).quotes) == 3
+
+
 def test_the_stream_gives_the_same_answer_and_without_an_embedder_the_stand_in_answers(offline):
     pieces = list(answer_stream(QUESTION, HITS, CHUNKS, llm=offline, embedder=WORDS))
     final = pieces[-1]
