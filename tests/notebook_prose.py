@@ -104,6 +104,46 @@ def unsupported(nb: dict, constants: list[str]) -> list[str]:
     return problems
 
 
+def _cell_outputs(cell: dict) -> list[str]:
+    return output_texts({"cells": [cell]})
+
+
+def sections(nb: dict) -> list[list[dict]]:
+    """The notebook's cells cut at each Markdown cell that opens a `## ` section."""
+    out: list[list[dict]] = [[]]
+    for cell in nb["cells"]:
+        opens = "".join(cell["source"]).lstrip().startswith("## ")
+        if cell["cell_type"] == "markdown" and opens and out[-1]:
+            out.append([])
+        out[-1].append(cell)
+    return out
+
+
+def unsupported_in_section(nb: dict, constants: list[str]) -> list[str]:
+    """Numbers of a section's Markdown that no output of the same section shows. The
+    introduction and the take-aways summarise the whole notebook and are left out; a number
+    shown only in another section is the wrong quantity or a stale one (a seeded p-value of
+    one comparison quoted for another)."""
+    problems = []
+    parts = sections(nb)
+    for n, part in enumerate(parts):
+        head = "".join(part[0]["source"]) if part[0]["cell_type"] == "markdown" else ""
+        if n == 0 or head.lstrip().startswith("## Take-aways"):
+            continue
+        shown = set().union(set(), *(output_numbers(t) for c in part if c["cell_type"] == "code"
+                                     for t in _cell_outputs(c)))
+        for cell in part:
+            if cell["cell_type"] != "markdown":
+                continue
+            prose = _claim_text("".join(cell["source"]), constants)
+            for m in PROSE_NUMBER.finditer(prose):
+                if not shown_as(m.groupdict(), shown):
+                    start = max(0, m.start() - 40)
+                    context = " ".join(prose[start:m.end() + 20].split())
+                    problems.append(f"{m.group(0)!r} in “…{context}…”")
+    return problems
+
+
 def timings(nb: dict, constants: list[str]) -> list[str]:
     """Times typed into the Markdown (after removing the notebook's constants)."""
     return [m.group(0) for markdown in markdown_cells(nb)
