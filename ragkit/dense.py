@@ -18,6 +18,7 @@ number (`source` names the file) instead of ranking NaN scores.
 from __future__ import annotations
 
 import warnings
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -159,11 +160,8 @@ def _note_dominant_document(chunks: Sequence[Chunk], owners: Sequence[int]) -> N
     log in a folder of notes made 85 % of 94,908 windows, about 45 minutes, unannounced."""
     if len(owners) < DOMINANT_WINDOWS:
         return
-    counts: dict[str, int] = {}
-    for owner in owners:
-        doc_id = chunks[owner].doc_id
-        counts[doc_id] = counts.get(doc_id, 0) + 1
-    doc_id, count = max(counts.items(), key=lambda item: item[1])
+    counts = Counter(chunks[owner].doc_id for owner in owners)
+    doc_id, count = counts.most_common(1)[0]
     if len(counts) > 1 and count * 2 >= len(owners):  # one document alone was asked for
         warnings.warn(f"{doc_id} makes {count:,} of the {len(owners):,} windows to embed "
                       f"({100 * count / len(owners):.0f} %); leave it out of the folder if it "

@@ -17,7 +17,7 @@ chunks (binary gain), as trec_eval / ir_measures compute them. Queries without g
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Iterable, Mapping, Sequence, Set
 from numbers import Integral
 
 import numpy as np
@@ -159,12 +159,16 @@ def round_metrics(table: pd.DataFrame) -> pd.DataFrame:
         if "$" in str(column):  # as `ragkit.money` prints dollars: $0.00306, not 0.0031
             shown = ["" if pd.isna(v) else dollars(v) for v in table.iloc[:, i].tolist()]
         elif values.isna().any():  # as text, so 0.710 does not show as 0.71 beside 0.714
-            places = metric_decimals(str(column))
-            shown = ["" if pd.isna(v) else f"{v:.{places}f}" for v in values.tolist()]
+            shown = fixed_text(values.tolist(), metric_decimals(str(column)))
         else:
             continue
         out.isetitem(i, pd.Series(shown, index=out.index, dtype=object))
     return out
+
+
+def fixed_text(values: Iterable[float], places: int) -> list[str]:
+    """`values` as text with `places` decimals each, NaN (or None) blank."""
+    return ["" if pd.isna(v) else f"{v:.{places}f}" for v in values]
 
 
 def metric_decimals(column: str) -> int:

@@ -37,7 +37,7 @@ from ragkit import index_cache
 from ragkit.atomic import check_target, replace_folder, write_text
 from ragkit.chunking import ChunkerConfig
 from ragkit.documents import RagkitError
-from ragkit.evaluate import metric_decimals, round_metrics
+from ragkit.evaluate import fixed_text, metric_decimals, round_metrics
 from ragkit.models import ragkit_home
 from ragkit.notebook_params import effective_parameters, parameters_for
 from ragkit.notebook_runner import RESULTS, execute, is_results, mark, notebook_paths
@@ -194,7 +194,7 @@ def _shown(table: pd.DataFrame, grid: Mapping[str, Sequence[Any]]) -> pd.DataFra
             whole = (values.dropna().size and (values.dropna() % 1 == 0).all()
                      and not any(m in column for m in _SCORES))
             places = 0 if whole else metric_decimals(str(column))
-            shown[column] = ["" if v != v else f"{v:.{places}f}" for v in values]
+            shown[column] = fixed_text(values, places)
     return shown
 
 

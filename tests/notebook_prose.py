@@ -96,16 +96,19 @@ def unsupported(nb: dict, constants: list[str]) -> list[str]:
             b = {k[2:]: v for k, v in r.groupdict().items() if k.startswith("b_")}
             if not any(shown_as(a, f) and shown_as(b, f) for f in per_output):
                 problems.append(f"range {r.group(0)!r}: no output shows both ends")
-        for m in PROSE_NUMBER.finditer(prose):
-            if not shown_as(m.groupdict(), every):
-                start = max(0, m.start() - 40)
-                context = " ".join(prose[start:m.end() + 20].split())
-                problems.append(f"{m.group(0)!r} in “…{context}…”")
+        problems += _unshown(prose, every)
     return problems
 
 
-def _cell_outputs(cell: dict) -> list[str]:
-    return output_texts({"cells": [cell]})
+def _unshown(prose: str, shown: set[Decimal]) -> list[str]:
+    """Each number of `prose` that `shown` does not hold, with the words around it."""
+    problems = []
+    for m in PROSE_NUMBER.finditer(prose):
+        if not shown_as(m.groupdict(), shown):
+            start = max(0, m.start() - 40)
+            context = " ".join(prose[start:m.end() + 20].split())
+            problems.append(f"{m.group(0)!r} in “…{context}…”")
+    return problems
 
 
 def sections(nb: dict) -> list[list[dict]]:
@@ -130,17 +133,9 @@ def unsupported_in_section(nb: dict, constants: list[str]) -> list[str]:
         head = "".join(part[0]["source"]) if part[0]["cell_type"] == "markdown" else ""
         if n == 0 or head.lstrip().startswith("## Take-aways"):
             continue
-        shown = set().union(set(), *(output_numbers(t) for c in part if c["cell_type"] == "code"
-                                     for t in _cell_outputs(c)))
-        for cell in part:
-            if cell["cell_type"] != "markdown":
-                continue
-            prose = _claim_text("".join(cell["source"]), constants)
-            for m in PROSE_NUMBER.finditer(prose):
-                if not shown_as(m.groupdict(), shown):
-                    start = max(0, m.start() - 40)
-                    context = " ".join(prose[start:m.end() + 20].split())
-                    problems.append(f"{m.group(0)!r} in “…{context}…”")
+        shown = set().union(set(), *map(output_numbers, output_texts({"cells": part})))
+        for markdown in markdown_cells({"cells": part}):
+            problems += _unshown(_claim_text(markdown, constants), shown)
     return problems
 
 

@@ -6,8 +6,8 @@ import json
 import sys
 from pathlib import Path
 
-from ragkit.cli.options import (DEFAULT_RERANK, Help, clamp_k, load_index, positive_int,
-                                terminal_text)
+from ragkit.cli.options import (DEFAULT_RERANK, Help, chosen_rerank, clamp_k, load_index,
+                                positive_int, terminal_text)
 from ragkit.documents import RagkitError, check_query_length
 from ragkit.text_stats import counted
 
@@ -35,9 +35,7 @@ def cmd_ask(args: argparse.Namespace) -> None:
     mode = "hybrid" if pipeline.has_dense else "bm25"
     # the passages `ragkit search` ranks first: ask read the hybrid order unreranked, and a
     # user saw search put the answer first while ask declined on another file
-    rerank = args.rerank or (DEFAULT_RERANK if mode == "hybrid" else "none")
-    if rerank != "none":
-        pipeline.rerank_stage(rerank)  # an unknown reranker is refused before any search
+    rerank = chosen_rerank(args.rerank, mode, pipeline)
     hits = pipeline.search([args.question], clamp_k(args.k, len(pipeline.chunks)),
                            SearchConfig(mode=mode, rerank=rerank))[0]
     for stage in pipeline.rerank_stages.values():  # a fallback, or a stand-in for Claude

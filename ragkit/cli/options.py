@@ -233,6 +233,15 @@ def load_index(path: Path):
     return Pipeline.load(path)
 
 
+def chosen_rerank(asked: str | None, mode: str, pipeline) -> str:
+    """The reranker a search uses: the one asked for, else `DEFAULT_RERANK` for a hybrid
+    search and none otherwise; an unknown name is refused before any search."""
+    rerank = asked or (DEFAULT_RERANK if mode == "hybrid" else "none")
+    if rerank != "none":
+        pipeline.rerank_stage(rerank)
+    return rerank
+
+
 def print_rerank_summary(pipeline) -> None:
     """How many queries each reranker handled, and how many kept the first-stage order."""
     for stage in pipeline.rerank_stages.values():

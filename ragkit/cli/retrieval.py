@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 from ragkit.atomic import check_target
-from ragkit.cli.options import (DEFAULT_RERANK, Help, add_batch_options, add_index_options,
-                                add_search_options, batch_mode, check_same_options, clamp_k,
+from ragkit.cli.options import (Help, add_batch_options, add_index_options, add_search_options,
+                                batch_mode, check_same_options, chosen_rerank, clamp_k,
                                 index_config, load_index, print_rerank_summary, print_usage)
 from ragkit.documents import RagkitError, load_queries_jsonl
 from ragkit.index_owner import refuse_inputs_inside
@@ -125,11 +125,9 @@ def cmd_search(args: argparse.Namespace) -> None:
     check_target(args.out, is_trec_run, "a TREC run", folder=False)
     pipeline = load_index(args.index)
     queries = load_queries_jsonl(args.queries)
-    rerank = args.rerank or (DEFAULT_RERANK if args.mode == "hybrid" else "none")
-    config = SearchConfig(mode=args.mode, fusion=args.fusion, rerank=rerank,
+    config = SearchConfig(mode=args.mode, fusion=args.fusion,
+                          rerank=chosen_rerank(args.rerank, args.mode, pipeline),
                           rerank_candidates=args.rerank_candidates)
-    if rerank != "none":
-        pipeline.rerank_stage(rerank)  # an unknown reranker is refused before any warning
     texts = [q.text for q in queries]
     if args.level == "doc":  # enough chunks to fill k documents, each at its best chunk
         from ragkit.eval_runs import doc_depth, doc_level, docs_of  # deferred: pandas
