@@ -446,3 +446,30 @@ def test_the_sweep_plot_keeps_metrics_in_range_legends_off_the_lines_and_titles_
     assert [(line.get_marker(), line.get_linestyle()) for line in tied] == [("o", "-"),
                                                                            ("s", "--")]
     assert tied[0].get_markersize() > tied[1].get_markersize()
+
+
+@pytest.mark.parametrize("action, shown, absent", [
+    ("run", ("--out", "--notebook", "--param", "--jobs"), ("--fresh",)),
+    ("sweep", ("--out", "--notebook", "--param", "--fresh"), ("--jobs",)),
+    ("refresh", ("--notebook", "--jobs"), ("--out", "--param", "--fresh")),
+])
+def test_each_cookbook_action_shows_its_own_options(capsys, action, shown, absent):
+    with pytest.raises(SystemExit) as done:
+        main(["cookbook", action, "--help"])
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    assert text.startswith(f"usage: ragkit cookbook {action} ")
+    assert all(option in text for option in shown)
+    assert not any(option in text for option in absent)
+
+
+@pytest.mark.parametrize("args", [["refresh", "-p", "x=1"], ["refresh", "--out", "o"],
+                                  ["run", "--fresh"], ["sweep", "--jobs", "2"]])
+def test_an_option_the_action_would_ignore_is_refused(tmp_path, monkeypatch, capsys, args):
+    nb = _notebook(tmp_path / "01_tiny.ipynb", "raise SystemExit('must not run')")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as done:
+        main(["cookbook", *args, "--notebook", str(nb)])
+    assert done.value.code == 2
+    assert f"unrecognized arguments: {' '.join(args[1:])}" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["01_tiny.ipynb"]

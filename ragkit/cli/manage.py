@@ -81,13 +81,11 @@ def _clear_corpora(args: argparse.Namespace) -> None:
 
 def cmd_cookbook(args: argparse.Namespace) -> None:
     from ragkit.cookbook import refresh, run_cookbook, sweep  # deferred: numpy, pandas
-    params = _parse_params(args.param or [])
     if args.action == "refresh":
-        if params:
-            raise RagkitError("refresh runs notebooks with their own parameters; drop --param")
         for path in refresh(args.notebook, jobs=args.jobs):
             print(f"refreshed {path}")
         return
+    params = _parse_params(args.param or [])
     if args.action == "run":
         params = {name: _from_here(name, value) for name, value in params.items()}
         report = run_cookbook(args.out, notebooks=args.notebook, parameters=params,
@@ -166,21 +164,34 @@ def add_parsers(sub) -> None:
 
     p = sub.add_parser("cookbook", help="execute the notebooks with papermill",
                        description=COOKBOOK_HELP, formatter_class=Help)
-    p.add_argument("action", choices=("run", "sweep", "refresh"),
-                   help="run: all notebooks into --out with a report; sweep: one notebook over "
-                        "a parameter grid; refresh: re-execute notebooks in place")
-    p.add_argument("--out", type=Path, default=Path("results"),
-                   help="results folder; replaced only if empty or ragkit's own results")
-    p.add_argument("--notebook", action="append",
-                   help="a notebook path, or its name or number in notebooks/ (e.g. 01); "
-                        "repeat for several (default: all)")
-    p.add_argument("-p", "--param", action="append",
-                   help="NAME=VALUE, a parameter the notebook declares; the value is read as "
-                        "JSON (numbers, true/false, null), else kept as text. run: passed to "
-                        "the notebooks that declare it; sweep: NAME=V1,V2,... one run each")
-    p.add_argument("--jobs", type=int, default=None,
-                   help="run, refresh: notebooks executed at once (default: 2, or 1 on a "
-                        "one-core machine); each notebook's seconds then overlap")
-    p.add_argument("--fresh", action="store_true",
-                   help="sweep: execute every point, even those an earlier sweep completed")
-    p.set_defaults(func=cmd_cookbook)
+    actions = p.add_subparsers(dest="action", required=True, metavar="{run,sweep,refresh}")
+    run = actions.add_parser("run", help="all notebooks (or --notebook ...) into --out with "
+                             "results.json, report.html and summary.md", formatter_class=Help)
+    sweep = actions.add_parser("sweep", help="one notebook once per combination of --param "
+                               "NAME=V1,V2,... with sweep.csv, sweep.md and a plot per "
+                               "parameter", formatter_class=Help)
+    refresh = actions.add_parser("refresh", help="re-execute notebooks in place, with their "
+                                 "own parameters, before committing them", formatter_class=Help)
+    for one in (run, sweep):
+        one.add_argument("--out", type=Path, default=Path("results"),
+                         help="results folder; replaced only if empty or ragkit's own results")
+    for one, many in ((run, "repeat for several (default: all)"),
+                      (sweep, "once (required)"),
+                      (refresh, "repeat for several (default: all)")):
+        one.add_argument("--notebook", action="append",
+                         help=f"a notebook path, or its name or number in notebooks/ (e.g. 01); "
+                              f"{many}")
+    run.add_argument("-p", "--param", action="append",
+                     help="NAME=VALUE, a parameter the notebooks that declare it get; the value "
+                          "is read as JSON (numbers, true/false, null), else kept as text")
+    sweep.add_argument("-p", "--param", action="append",
+                       help="NAME=V1,V2,... one run each combination; values read as JSON "
+                            "(numbers, true/false, null), else kept as text")
+    for one in (run, refresh):
+        one.add_argument("--jobs", type=int, default=None,
+                         help="notebooks executed at once (default: 2, or 1 on a one-core "
+                              "machine); each notebook's seconds then overlap")
+    sweep.add_argument("--fresh", action="store_true",
+                       help="execute every point, even those an earlier sweep completed")
+    for one in (run, sweep, refresh):
+        one.set_defaults(func=cmd_cookbook)
