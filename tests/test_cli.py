@@ -351,15 +351,24 @@ def test_eval_needs_a_dataset_or_a_run_with_qrels(tmp_path, capsys):
     assert "--run and --qrels go together" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("command", ["index", "search", "eval", "cookbook"])
+def _subparser(parser, name: str):
+    import argparse
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices[name]
+
+
+@pytest.mark.parametrize("command", ["index", "search", "eval", "cookbook run",
+                                     "cookbook sweep"])
 def test_help_shows_every_default(command, capsys):
     import argparse
     from ragkit.cli import build_parser
-    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    parser = build_parser()
+    for name in command.split():
+        parser = _subparser(parser, name)
     with pytest.raises(SystemExit):
-        main([command, "--help"])
+        main([*command.split(), "--help"])
     text = " ".join(capsys.readouterr().out.split())  # undo line wrapping
-    shown = [a for a in sub.choices[command]._actions if a.option_strings
+    shown = [a for a in parser._actions if a.option_strings
              and a.default not in (None, False, "", argparse.SUPPRESS)]
     assert shown
     for action in shown:
