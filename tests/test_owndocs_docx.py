@@ -139,3 +139,65 @@ def test_lists_numbered_by_word_get_their_numbers_and_bullets_their_dashes(tmp_p
     assert load_file(path, "steps.docx").text == (
         "1. Unplug the grinder.\n\na. Wear gloves.\n\n2. Lift the hopper.\n\nThen:\n\n"
         "- Brush the burrs.\n\n3. Refit them.")
+
+
+CT = ('<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/'
+      'content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-'
+      'package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/>'
+      '<Override PartName="/{main}" ContentType="application/vnd.openxmlformats-'
+      'officedocument.wordprocessingml.document.main+xml"/></Types>')
+RELS = ('<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/'
+        '2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/'
+        'officeDocument/2006/relationships/officeDocument" Target="{main}"/></Relationships>')
+
+
+def _bare(path: Path, main: str, body: str, prolog: str = "", extra=()) -> Path:
+    """A .docx without docProps (no core properties), its main part at `main`."""
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("[Content_Types].xml", CT.format(main=main))
+        archive.writestr("_rels/.rels", RELS.format(main=main))
+        archive.writestr(main, f'<?xml version="1.0"?>{prolog}<w:document {W}><w:body>{body}'
+                               f'</w:body></w:document>')
+        for name, data in extra:
+            archive.writestr(name, data)
+    return path
+
+
+def test_the_main_part_is_where_the_package_says_and_no_core_part_means_no_title(tmp_path):
+    # before: "not a valid Word file (no word/document.xml)" for Word Online's
+    # word/document2.xml, and every file without docProps/core.xml titled "Word Document"
+    body = _p("The refund window is thirty days.")
+    for main in ("word/document2.xml", "word/document.xml"):
+        document = load_file(_bare(tmp_path / "online.docx", main, body), "online.docx")
+        assert document.title == "online.docx"  # no title property, no heading: its name
+        assert document.text == "The refund window is thirty days."
+
+
+def test_entities_are_refused_in_a_main_part_of_any_name_and_an_svg_may_keep_its_dtd(tmp_path):
+    import pytest
+    from ragkit.documents import RagkitError
+    dtd = '<!DOCTYPE w:document [<!ENTITY inl "X">]>'
+    path = _bare(tmp_path / "a.docx", "word/main.dat", _p("start &inl; end"), dtd)
+    with pytest.raises(RagkitError, match="its XML declares entities"):  # before: "start"
+        load_file(path, "a.docx")
+    svg = '<?xml version="1.0"?><!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "x"><svg/>'
+    path = _bare(tmp_path / "b.docx", "word/document.xml", _p("Logo and text."),
+                 extra=[("word/media/image1.svg", svg)])
+    assert load_file(path, "b.docx").text == "Logo and text."
+
+
+def test_a_small_file_whose_text_unpacks_past_the_limit_is_refused(tmp_path, monkeypatch):
+    # before: an 805 KB file of 200 MB XML was indexed, 3 GB at its peak
+    import pytest
+    from ragkit.documents import RagkitError
+    from ragkit.loaders import docx_archive
+    monkeypatch.setattr(docx_archive, "MAX_XML", 2**20)
+    body = _p("x" * 1000) * 1100  # 1.1 MB of XML, a few KB packed
+    with zipfile.ZipFile(tmp_path / "big.docx", "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("word/document.xml", f"<w:document {W}><w:body>{body}</w:body>"
+                                              f"</w:document>")
+        archive.writestr("word/media/photo.png", b"\x89PNG" + b"\0" * 2**21)  # not text
+    assert (tmp_path / "big.docx").stat().st_size < 50_000
+    with pytest.raises(RagkitError, match=r"big.docx: its text parts would unpack to 1 MB, over "
+                                          r"the 1 MB limit"):
+        load_file(tmp_path / "big.docx", "big.docx")

@@ -173,3 +173,22 @@ def test_a_page_over_the_size_limit_is_one_line(tmp_path, monkeypatch):
     assert str(caught.value) == (f"{tmp_path / 'big.html'}: 2,007 bytes, over the limit of 1,000 "
                                  f"bytes for one text file (split it, or leave it out with "
                                  f"--skip-bad)")
+
+
+def test_end_tags_that_close_nothing_and_a_slash_after_the_name_do_not_get_past_the_depth_check(
+        tmp_path):
+    """`<div></span>` lowered the count though `</span>` closes nothing (HTML ignores it), and
+    `<div/x>` (HTML's `<div x>`) was not read as a tag: 100,000 of either took 30 s to index
+    and 200,000 ran past six minutes. An end tag closes what its element holds as well."""
+    import time
+
+    import pytest
+
+    from ragkit.documents import RagkitError
+    for name, tags in (("stray.html", "<div></span>"), ("slash.html", "<div/x>")):
+        started = time.monotonic()
+        with pytest.raises(RagkitError, match="nested more than 1,000 deep"):
+            _load(tmp_path, name, "<html><body><p>hello</p>" + tags * 100_000 + "x")
+        assert time.monotonic() - started < 5
+    page = ("<html><body>" + "<div><section><b>word</div>" * 3000 + "<p>end</p></body></html>")
+    assert _load(tmp_path, "fine.html", page).text.endswith("end")  # each </div> closes all

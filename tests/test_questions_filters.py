@@ -181,6 +181,11 @@ def test_kind_shares_split_n_by_largest_remainder_and_bad_ones_are_refused():
     assert quotas(7, parse_kinds("lexical=3,contextual=1")) == {"lexical": 5, "contextual": 2}
     with pytest.raises(RagkitError, match="the weight of 'lexical' must be a number > 0"):
         parse_kinds("lexical=0")
+    for huge in ("lexical=inf", "lexical=1e308,paraphrase=1e308"):  # before: NaN quotas, a
+        with pytest.raises(RagkitError, match=r"'lexical' must be a number > 0 and at most "
+                                              r"1e\+06, got '(inf|1e308)'"):  # traceback
+            parse_kinds(huge)
+    assert quotas(3, parse_kinds("lexical=1e6,paraphrase=1")) == {"lexical": 3, "paraphrase": 0}
 
 
 def test_the_source_names_the_page_and_heading_path_of_the_span(tmp_path):

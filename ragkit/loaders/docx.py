@@ -171,6 +171,19 @@ def _blocks(parent):
             yield from _blocks(child)
 
 
+_CORE = ("http://schemas.openxmlformats.org/package/2006/relationships/metadata/"
+         "core-properties")  # python-docx's RELATIONSHIP_TYPE.CORE_PROPERTIES
+
+
+def _core_title(document) -> str | None:
+    """The title property, or None when the file has no core properties part: python-docx
+    then makes default ones titled "Word Document", which every such file was called."""
+    package = document.part.package
+    if not any(rel.reltype == _CORE for rel in package.rels.values()):
+        return None
+    return document.core_properties.title
+
+
 def load(path: Path, rel: str) -> Document:
     """The document of the Word file `path` (id `rel`)."""
     check_zip(path)
@@ -220,7 +233,7 @@ def load(path: Path, rel: str) -> Document:
             for box in boxes:
                 out.paragraph(box)
             number = number if style.startswith("List Number") else 0
-        core_title = document.core_properties.title
+        core_title = _core_title(document)
     except RagkitError:
         raise
     except Exception as exc:  # python-docx and lxml raise many kinds on a damaged file

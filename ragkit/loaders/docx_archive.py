@@ -2,10 +2,11 @@
 
 What it is: `check_zip(path)` refuses, each in one line naming the file, a file that is no
 zip archive (an old binary .doc or a password-protected .docx, told so; a PDF named .docx,
-told so), has no `word/document.xml`, would unpack to more than `MAX_UNPACKED` bytes (a zip
-bomb), or has an XML part that declares a DTD before its root element (Word writes none; a
-billion-laughs file's entities live there). The prolog is read to its root element, past
-comments of any length and in UTF-16 or UTF-32 too.
+told so), would unpack to more than `MAX_UNPACKED` bytes (a zip bomb) or its parts other
+than images to more than `MAX_XML`, has a part (of any name but an image's) that declares a
+DTD before its root element (Word writes none; a billion-laughs file's entities live there),
+or lacks the main part `_rels/.rels` names (`word/document.xml` when it names none). The
+prolog is read to its root element, past comments of any length and in UTF-16 or UTF-32 too.
 
 What it is not: the reader (`ragkit.loaders.docx`), nor a limit on XML depth (lxml, under
 python-docx, refuses XML nested deeper than 256 levels).
@@ -13,6 +14,7 @@ python-docx, refuses XML nested deeper than 256 levels).
 from __future__ import annotations
 
 import codecs
+import re
 import zipfile
 import zlib
 from pathlib import Path
@@ -21,6 +23,10 @@ from ragkit.documents import RagkitError
 
 _PROLOG = 64 * 2**10  # bytes read at a time while looking for a DTD before the root element
 MAX_UNPACKED = 512 * 2**20  # bytes all members would unpack to; a 300-page report is ~5 MB
+# bytes the parts other than images would unpack to: a 3,000-page book's XML is ~30 MB, and
+# 200 MB of it (an 805 KB file) took 3 GB to index
+MAX_XML = 128 * 2**20
+_IMAGES = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".tif", ".tiff", ".emf", ".wmf", ".svg")
 _OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # OLE2: a .doc, or Word's encrypted .docx
 
 
@@ -41,13 +47,36 @@ def check_zip(path: Path) -> None:
             members = archive.infolist()
     except (zipfile.BadZipFile, OSError) as exc:
         raise RagkitError(f"{path}: not a valid Word file (not a zip archive: {exc})") from None
-    if not any(m.filename == "word/document.xml" for m in members):
-        raise RagkitError(f"{path}: not a valid Word file (no word/document.xml)")
     unpacked = sum(m.file_size for m in members)
     if unpacked > MAX_UNPACKED:
         raise RagkitError(f"{path}: would unpack to {unpacked / 2**20:,.0f} MB, over the "
                           f"{MAX_UNPACKED // 2**20} MB limit (a zip bomb?)")
+    xml = sum(m.file_size for m in members if not m.filename.lower().endswith(_IMAGES))
+    if xml > MAX_XML:
+        raise RagkitError(f"{path}: its text parts would unpack to {xml / 2**20:,.0f} MB, over "
+                          f"the {MAX_XML // 2**20} MB limit (indexing holds many times the "
+                          f"text in memory: split the document, or leave it out with "
+                          f"--skip-bad)")
     _check_no_dtd(path, members)
+    main = _main_part(path, members)
+    if main not in {m.filename for m in members}:
+        raise RagkitError(f"{path}: not a valid Word file (no {main})")
+
+
+def _main_part(path: Path, members: list[zipfile.ZipInfo]) -> str:
+    """The document's main part as `_rels/.rels` names it (Word Online writes
+    `word/document2.xml`), else Word's usual `word/document.xml`. Read with a pattern, not
+    an XML parser: the part has passed `_check_no_dtd` but is still the file's word."""
+    if not any(m.filename == "_rels/.rels" and m.file_size <= _PROLOG for m in members):
+        return "word/document.xml"
+    with zipfile.ZipFile(path) as archive:
+        rels = archive.read("_rels/.rels").decode("utf-8", "replace")
+    for tag in re.findall(r"<Relationship\b[^>]*>", rels):
+        if re.search(r"""\bType\s*=\s*["'][^"']*/officeDocument["']""", tag):
+            target = re.search(r"""\bTarget\s*=\s*["']/?([^"']+)["']""", tag)
+            if target:
+                return target.group(1)
+    return "word/document.xml"
 
 
 def _declares_dtd(part) -> bool:
@@ -91,7 +120,9 @@ def _check_no_dtd(path: Path, members: list[zipfile.ZipInfo]) -> None:
     try:
         with zipfile.ZipFile(path) as archive:
             for member in members:
-                if member.filename.endswith((".xml", ".rels")):
+                # any name but an image's: a main part may be "word/main.dat"; an SVG
+                # image may declare its DTD and is never parsed by python-docx
+                if not member.is_dir() and not member.filename.lower().endswith(_IMAGES):
                     with archive.open(member) as part:
                         if _declares_dtd(part):
                             raise RagkitError(f"{path}: not a valid Word file (its XML "

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections import Counter
 from pathlib import Path
 
 from ragkit.documents import Document, RagkitError
@@ -57,7 +58,8 @@ _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
          (codecs.BOM_UTF16_BE, "utf-16"))
 MAX_DEPTH = 1000  # elements open at once; real pages stay under ~100
 # a start or end tag, attributes and all; group 3 a slash before ">" (`_self_closing` decides)
-_TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)(?:\s[^>]*?)?(/)?>")
+# (a slash may part the name from attributes: HTML reads `<div/x>` as `<div x>`)
+_TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)(?:[\s/][^>]*?)??(/)?>")
 _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
          "track", "wbr", "param", "keygen"}  # elements that never hold anything
 # void elements and those whose end tag may be left out: they do not count as nesting
@@ -75,14 +77,24 @@ def _check_depth(path: Path, page: str) -> None:
     """Refuse a page nested deeper than `MAX_DEPTH`: the HTML5 tree builder's work grows
     with the square of the depth (200,000 nested `<div>`s took five minutes to parse). Run
     on the page `_closed` returns, where every `/>` does close its element."""
-    depth = 0
+    open_tags: list[str] = []  # the elements open, innermost last
+    count: Counter[str] = Counter()
     for tag in _TAG.finditer(page):
-        if (tag.group(3) and _self_closing(tag.group(0))) or tag.group(2).lower() in _UNNESTED:
+        name = tag.group(2).lower()
+        if (tag.group(3) and _self_closing(tag.group(0))) or name in _UNNESTED:
             continue
-        depth += -1 if tag.group(1) else 1
-        if depth > MAX_DEPTH:
-            raise RagkitError(f"{path}: elements nested more than {MAX_DEPTH:,} deep "
-                              f"(a hostile page?)")
+        if not tag.group(1):
+            open_tags.append(name)
+            count[name] += 1
+            if len(open_tags) > MAX_DEPTH:
+                raise RagkitError(f"{path}: elements nested more than {MAX_DEPTH:,} deep "
+                                  f"(a hostile page?)")
+        elif count[name]:  # an end tag closes its element and all opened inside it, as
+            while True:   # HTML does; one that closes nothing (`</span>` alone) is ignored
+                inner = open_tags.pop()
+                count[inner] -= 1
+                if inner == name:
+                    break
 
 
 def _self_closing(tag: str) -> bool:

@@ -28,7 +28,9 @@ spread over the cores by `ragkit.document_folder` and small beside embedding the
 Refused, each as one line naming the file: no text layer (a scan: ragkit does no OCR), a
 password it cannot open with the empty password, a damaged file, a stream that would unpack
 past 128 MB or streams past 1 GB together (a decompression bomb; `ragkit.loaders.pdf_streams`
-measures every stream pdfminer decodes before it does). A file whose objects nest too deep for
+measures every stream pdfminer decodes before it does), a page drawing more than 200,000
+characters (`ragkit.loaders.pdf_layout`, which also lays out a page of thousands of scattered
+words without pdfminer's quadratic box grouping). A file whose objects nest too deep for
 Python's stack is "not a valid PDF".
 
 What it is not: OCR, a table extractor (a table comes out as its text lines), nor a reader of
@@ -42,6 +44,7 @@ from pathlib import Path
 
 from ragkit.documents import Document, RagkitError
 from ragkit.loaders.markdown import TextBuilder, squash
+from ragkit.loaders.pdf_layout import page_device
 from ragkit.loaders.pdf_streams import bounded_streams
 
 _NO_TITLE = {"", "untitled", "untitled document", "(unspecified)", "(anonymous)"}
@@ -229,8 +232,6 @@ def _page(out: TextBuilder, boxes: list[tuple[str, float]],
 def load(path: Path, rel: str) -> Document:
     """The document of the PDF file `path` (id `rel`); see the module's refusals."""
     # deferred: pdfminer.six loads only when a PDF is met
-    from pdfminer.converter import PDFPageAggregator
-    from pdfminer.layout import LAParams
     from pdfminer.pdfdocument import PDFDocument, PDFEncryptionError, PDFPasswordIncorrect
     from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
     from pdfminer.pdfpage import PDFPage
@@ -245,7 +246,7 @@ def load(path: Path, rel: str) -> Document:
             heads = _outline(document, {p.pageid: n for n, p in enumerate(pages)})
             info = document.info[0] if document.info else {}
             resources = PDFResourceManager(caching=True)
-            device = PDFPageAggregator(resources, laparams=LAParams(all_texts=True))
+            device = page_device(resources, path, reading)
             interpreter = PDFPageInterpreter(resources, device)
             for n, page in enumerate(pages):
                 reading.page = n + 1

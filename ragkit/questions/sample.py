@@ -34,6 +34,8 @@ MIN_WORDS = 20
 _WORD = re.compile(r"\w+")
 _NAME_KEYS = ("title", "company", "product", "name", "organisation", "organization")
 
+MAX_WEIGHT = 1e6  # a kind's share; a larger weight only overflows the quotas
+
 
 @dataclass(frozen=True)
 class Item:
@@ -58,8 +60,9 @@ def parse_kinds(text: str | None) -> dict[str, float]:
             value = float(weight) if weight else 1.0
         except ValueError:
             value = -1.0
-        if not value > 0:
-            raise RagkitError(f"--kinds: the weight of '{name}' must be a number > 0, "
+        if not 0 < value <= MAX_WEIGHT:  # "inf" and "1e308" made the quotas NaN
+            raise RagkitError(f"--kinds: the weight of '{name}' must be a number > 0 and "
+                              f"at most {MAX_WEIGHT:g}, "
                               f"got '{weight}'")
         shares[name] = value
     if not shares:
