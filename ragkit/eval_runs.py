@@ -17,32 +17,11 @@ import pandas as pd
 
 from ragkit.chunk_table import ChunkTable
 from ragkit.documents import Chunk, RagkitError, RagkitWarning
-from ragkit.evaluate import Judgments, Run, first_relevant_rank, per_query
+from ragkit.evaluate import Judgments, Run, cutoffs, first_relevant_rank, score_run
 from ragkit.fusion import ranked
 from ragkit.text_stats import counted
 
-CUTOFFS = (5, 10, 20)
 PER_QUERY_COLUMNS = ("query", "method", "kind", "first_relevant_rank")
-
-
-def cutoffs(k: int) -> tuple[tuple[int, ...], int]:
-    """The Pass@/R@ cutoffs and the nDCG cutoff that a top-k list can support.
-
-    A metric at a cutoff above k would silently score the top k (a "Pass@20" of a top-5
-    list is a Pass@5), so only the usual 5/10/20 up to k are kept, plus k itself; nDCG is
-    cut at 10, or at k when k < 10. k = 20 gives today's table: 5/10/20 and nDCG@10.
-    """
-    return tuple(sorted({c for c in CUTOFFS if c <= k} | {k})), min(10, k)
-
-
-def score_run(run: Run, judgments: Judgments, k: int) -> pd.DataFrame:
-    """Per-query metrics of the top k of each ranking, at the cutoffs `cutoffs(k)` gives.
-
-    MRR is over the top k too (a first relevant chunk at rank k + 1 scores 0).
-    """
-    ks, ndcg_k = cutoffs(k)
-    return per_query({qid: list(ranked)[:k] for qid, ranked in run.items()}, judgments,
-                     ks, ndcg_k)
 
 
 def qrels_judgments(relevant: Mapping[str, Sequence[str]]) -> Judgments:

@@ -118,6 +118,29 @@ def ndcg_at_k(ranked: Sequence[str], relevant: frozenset[str], k: int) -> float:
     return dcg / ideal if ideal else 0.0
 
 
+CUTOFFS = (5, 10, 20)
+
+
+def cutoffs(k: int) -> tuple[tuple[int, ...], int]:
+    """The Pass@/R@ cutoffs and the nDCG cutoff that a top-k list can support.
+
+    A metric at a cutoff above k would silently score the top k (a "Pass@20" of a top-5
+    list is a Pass@5), so only the usual 5/10/20 up to k are kept, plus k itself; nDCG is
+    cut at 10, or at k when k < 10. k = 20 gives today's table: 5/10/20 and nDCG@10.
+    """
+    return tuple(sorted({c for c in CUTOFFS if c <= k} | {k})), min(10, k)
+
+
+def score_run(run: Run, judgments: Judgments, k: int) -> pd.DataFrame:
+    """Per-query metrics of the top k of each ranking, at the cutoffs `cutoffs(k)` gives.
+
+    MRR is over the top k too (a first relevant chunk at rank k + 1 scores 0).
+    """
+    ks, ndcg_k = cutoffs(k)
+    return per_query({qid: list(ranked)[:k] for qid, ranked in run.items()}, judgments,
+                     ks, ndcg_k)
+
+
 def per_query(run: Run, judgments: Judgments, ks: Sequence[int] = (5, 10, 20),
               ndcg_k: int = 10) -> pd.DataFrame:
     """One row per judged query: Pass@k (×100), R@k, MRR and nDCG@k.

@@ -22,7 +22,7 @@ import pandas as pd
 
 from ragkit.config import DEFAULT_EMBEDDER
 from ragkit.documents import Dataset, Query
-from ragkit.evaluate import judge, per_query, summarize
+from ragkit.evaluate import judge, score_run, summarize
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
 
 # The article's Fail@20 per rung (percent), in ladder order.
@@ -70,7 +70,7 @@ def ladder(data: Dataset, queries: Sequence[Query], indexes: dict[bool, Pipeline
     for rung in rungs:
         if rung.search is not None:
             run = indexes[rung.context].run(judged, k, rung.search)
-            tables[rung.name] = per_query(run, judgments)
+            tables[rung.name] = score_run(run, judgments, k)
     return tables
 
 
@@ -133,5 +133,5 @@ def compare_routes(data: Dataset, queries: Sequence[Query], routes: dict[str, In
             data.documents, config, chunks=data.chunks, progress=False)
         judgments = judge(queries, data.documents, pipeline.chunks)
         judged = [q for q in queries if q.id in judgments]
-        rows[name] = summarize(per_query(pipeline.run(judged, k, search), judgments))
+        rows[name] = summarize(score_run(pipeline.run(judged, k, search), judgments, k))
     return pd.DataFrame(rows).T

@@ -41,7 +41,7 @@ from filelock import FileLock
 from ragkit.atomic import replace_folder
 from ragkit.chunking import chunk_document
 from ragkit.corpus_cache import corpora_folder
-from ragkit.documents import Chunk, Document, Query
+from ragkit.documents import Chunk, Document, Query, RagkitError
 from ragkit.notebook_params import CHANGED_ENV
 from ragkit.text_stats import joined  # noqa: F401 (re-exported for the notebooks)
 
@@ -94,6 +94,16 @@ def parameters_banner() -> None:
     if changed:
         _show(PARAMETERS_BANNER.format(
             given=", ".join(f"`{name} = {value!r}`" for name, value in changed.items())))
+
+
+def check_depth(k: object, needed: int = 20) -> None:
+    """Refuse a ranked-list length `k` below `needed`: a notebook that reports Pass@20 and
+    Fail@20 (the Contextual Retrieval article's measure) cannot get them from a top-10 list,
+    and with `-p k=10` its "Pass@20" columns showed Pass@10 under the wrong name."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < needed:
+        raise RagkitError(f"parameter k = {k!r}: this notebook reports Pass@{needed} and "
+                          f"Fail@{needed}, which need a ranked list of at least {needed}; "
+                          f"give k >= {needed}")
 
 
 def skip_unless(have: object, why: str, what: str = "section") -> bool:

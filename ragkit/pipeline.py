@@ -287,10 +287,11 @@ def _metrics():  # `ragkit.evaluate`, imported when first needed
 def evaluate_configs(pipeline: Pipeline, queries: Sequence[Query], judgments,
                      configs: dict[str, SearchConfig], k: int = 20) -> dict:
     """Per-query metric tables (one DataFrame per named search config) on judged queries."""
-    per_query = _metrics().per_query
+    score_run = _metrics().score_run  # cutoffs up to k: no "Pass@20" of a top-10 list
     judged = [q for q in queries if q.id in judgments]
     mine = {q.id: judgments[q.id] for q in judged}
-    return {name: per_query(pipeline.run(judged, k, cfg), mine) for name, cfg in configs.items()}
+    return {name: score_run(pipeline.run(judged, k, cfg), mine, k)
+            for name, cfg in configs.items()}
 
 
 def compare(pipeline: Pipeline, queries: Sequence[Query], judgments,

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ragkit.documents import Query
-from ragkit.evaluate import Judgments, per_query, summarize
+from ragkit.evaluate import Judgments, cutoffs, score_run, summarize
 from ragkit.pipeline import Pipeline, SearchConfig
 from ragkit.pricing import cost
 from ragkit.rerank_timing import timed_run
@@ -65,9 +65,10 @@ def sweep_candidates(pipeline: Pipeline, queries: Sequence[Query], judgments: Ju
     for depth in depths:
         config = replace(base, rerank=reranker, rerank_candidates=depth)
         run, times[depth] = timed_run(pipeline, judged, k, config)
-        tables[depth] = per_query(run, judgments)
+        tables[depth] = score_run(run, judgments, k)
         means = summarize(tables[depth])
-        rows[depth] = {**{m: float(means[m]) for m in ("Pass@5", "Pass@10", "Pass@20", "MRR")},
+        rows[depth] = {**{m: float(means[m]) for m in (*(f"Pass@{c}" for c in cutoffs(k)[0]),
+                                                       "MRR")},
                        "p50 ms": float(np.percentile(times[depth], 50)),
                        "p95 ms": float(np.percentile(times[depth], 95)),
                        **listwise_projection(pipeline, judged, depth, model, base)}

@@ -42,8 +42,8 @@ def test_ladder_searches_bare_then_contextual_indexes():
     assert all(c.context.startswith("Document: ") for c in indexes[True].chunks)
     rungs = [Rung("bare", False, SearchConfig("bm25")), Rung("context", True, SearchConfig("bm25"))]
     tables = ladder(data, [query], indexes, rungs, k=1)
-    assert tables["bare"]["Pass@5"].tolist() == [0.0]  # "ACME" is only in the opening chunk
-    assert tables["context"]["Pass@5"].tolist() == [100.0]  # the title in the context decides
+    assert tables["bare"]["Pass@1"].tolist() == [0.0]  # "ACME" is only in the opening chunk
+    assert tables["context"]["Pass@1"].tolist() == [100.0]  # the title in the context decides
 
 
 def test_context_routes_and_their_comparison():
@@ -61,7 +61,7 @@ def test_context_routes_and_their_comparison():
     bare = {name: IndexConfig(contextualizer=name, embedder=None) for name in ("none", "structural")}
     table = compare_routes(data, [query], bare, SearchConfig("bm25"), k=1)
     # each document is one chunk whose text names its title, so both routes find it
-    assert table["Pass@5"].tolist() == [100.0, 100.0]
+    assert table["Pass@1"].tolist() == [100.0, 100.0]
 
 
 def test_compare_routes_reuses_an_index_built_with_the_same_config(monkeypatch):
@@ -76,4 +76,4 @@ def test_compare_routes_reuses_an_index_built_with_the_same_config(monkeypatch):
     monkeypatch.setattr(Pipeline, "build", classmethod(lambda *a, **k: pytest.fail("rebuilt")))
     table = compare_routes(data, [query], {"structural": config}, SearchConfig("bm25"), k=1,
                            built=[ready])
-    assert table.loc["structural", "Pass@5"] == 100.0
+    assert table.loc["structural", "Pass@1"] == 100.0

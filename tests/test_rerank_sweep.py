@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragkit.documents import Chunk, Document, Golden, Query
+from ragkit.documents import Chunk, Document, Golden, Query, RagkitError
 from ragkit.evaluate import judge
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
 from ragkit.pricing import Usage, cost
@@ -61,8 +61,38 @@ def test_sweep_candidates_has_one_row_per_depth_and_more_depth_costs_more(pipeli
     sweep = sweep_candidates(pipeline, QUERIES, judgments, (2, 20), k=2,
                              base=SearchConfig("bm25"))
     assert sweep.table.index.tolist() == [2, 20]
-    assert sweep.table.loc[20, "Pass@5"] == 100.0  # each question names its plant
+    assert sweep.table.loc[20, "Pass@2"] == 100.0  # each question names its plant
     assert sweep.table.loc[2, "listwise calls"] == 1.0
     assert (sweep.table.loc[20, "listwise input tokens (est.)"]
             > sweep.table.loc[2, "listwise input tokens (est.)"])
     assert set(sweep.per_query) == {2, 20} and len(sweep.times[20]) == 3
+
+
+def test_metrics_of_a_short_list_are_named_by_its_length(pipeline):
+    """A top-10 list has no Pass@20: `-p k=10` made notebook tables label Pass@10 "Pass@20"
+    (the metrics were cut at 5/10/20 whatever the list's length)."""
+    from ragkit.ladder import compare_routes
+    from ragkit.pipeline import evaluate_configs
+    judgments = judge(QUERIES, DOCS, pipeline.chunks)
+    tables = evaluate_configs(pipeline, QUERIES, judgments, {"bm25": SearchConfig("bm25")}, k=3)
+    assert list(tables["bm25"].columns) == ["Pass@3", "R@3", "MRR", "nDCG@3"]
+    assert list(evaluate_configs(pipeline, QUERIES, judgments, {"b": SearchConfig("bm25")},
+                                 k=20)["b"].columns)[:3] == ["Pass@5", "Pass@10", "Pass@20"]
+    sweep = sweep_candidates(pipeline, QUERIES, judgments, depths=(20,), k=10,
+                             base=SearchConfig("bm25"))
+    assert [c for c in sweep.table.columns if c.startswith("Pass")] == ["Pass@5", "Pass@10"]
+    from ragkit.documents import Dataset
+    routes = compare_routes(Dataset("d", DOCS, []), QUERIES, {"bare": pipeline.config},
+                            k=10, built=[pipeline], search=SearchConfig("bm25"))
+    assert "Pass@20" not in routes.columns and "Pass@10" in routes.columns
+
+
+@pytest.mark.parametrize("k", [10, 19, "20", 20.0, True])
+def test_a_notebook_reporting_pass20_refuses_a_shorter_list(k):
+    from ragkit.cookbook import check_depth
+    with pytest.raises(RagkitError, match=rf"^parameter k = {k!r}: this notebook reports "
+                                          r"Pass@20 and Fail@20, which need a ranked list of "
+                                          r"at least 20; give k >= 20$"):
+        check_depth(k)
+    check_depth(20)
+    check_depth(50)

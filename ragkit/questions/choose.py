@@ -2,7 +2,7 @@
 
 What it is:
 - `config_runs(pipelines, documents, queries, configs)`: the per-question metric table
-  (`ragkit.evaluate.per_query`: Pass@k, R@k, MRR, nDCG) of every configuration, on the same
+  (`ragkit.evaluate.score_run`: Pass@k, R@k, MRR, nDCG) of every configuration, on the same
   judged questions;
 - `method_table(runs, default)`: per configuration its mean `metric` and MRR, the difference
   from `default` with the seeded 95 % bootstrap interval and the paired sign-flip test's
@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ragkit.documents import Document, Query, RagkitError
-from ragkit.evaluate import judge, per_query
+from ragkit.evaluate import judge, score_run
 from ragkit.pipeline import Pipeline, SearchConfig
 from ragkit.stats import paired_test
 from ragkit.text_stats import joined
@@ -47,7 +47,7 @@ def config_runs(pipelines: Mapping[str, Pipeline], documents: Sequence[Document]
         pipeline = pipelines[key]
         judgments = judge(queries, documents, pipeline.chunks)
         judged = [q for q in queries if q.id in judgments]
-        runs[name] = per_query(pipeline.run(judged, k, search), judgments)
+        runs[name] = score_run(pipeline.run(judged, k, search), judgments, k)
     return runs
 
 
