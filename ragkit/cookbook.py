@@ -8,7 +8,7 @@
 - `refresh()`: re-executes notebooks in place (what a contributor runs before committing).
 - `record`, `record_metrics`, `finding` (`ragkit.record`): called from a notebook; store
   a table, number or the one-line finding for the report (a no-op interactively).
-- `data_banner`, `parameters_banner`, `check_depth`, `skip_unless` and what a section needs from the data
+- `data_banner`, `parameters_banner`, `check_depth`, `skip_unless`, `prose` and what a section needs from the data
   (`ragkit.notebook_data`): called from a notebook, so it runs on any folder in the shipped
   layout (`raw_corpus`: the raw files 06 and 07 grep, also for a `documents.jsonl`).
 
@@ -55,8 +55,8 @@ from ragkit.documents import RagkitError
 from ragkit.jobs import check_jobs, default_jobs, run_jobs
 from ragkit.notebook_data import (check_depth, context_example, data_banner, data_label,
                                   document_kind, example_question, is_shipped, joined,
-                                  korean_questions, leaders, parameters_banner, raw_corpus,
-                                  replay_path, skip_unless)
+                                  korean_questions, leaders, parameters_banner, prose,
+                                  raw_corpus, replay_path, skip_unless)
 from ragkit.notebook_params import parameters_for, parse_value
 # MARKER, execute, is_results, notebook_paths: importable from here too, as before
 from ragkit.notebook_runner import MARKER, RESULTS, execute, is_results, mark, notebook_paths
@@ -68,7 +68,8 @@ from ragkit.sweep import sweep
 
 __all__ = ["check_depth", "context_example", "data_banner", "data_label", "document_kind", "example_question",
            "finding", "is_results", "is_shipped", "joined", "korean_questions", "leaders",
-           "notebook_paths", "parameters_banner", "parameters_for", "parse_value", "raw_corpus",
+           "notebook_paths", "parameters_banner", "parameters_for", "parse_value", "prose",
+           "raw_corpus",
            "record",
            "record_metrics", "refresh", "replay_path", "run_cookbook", "skip_unless", "sweep"]
 

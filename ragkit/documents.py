@@ -166,12 +166,6 @@ def parse_golden(items: list, path: Path | str, line: int) -> tuple[Golden, ...]
     return tuple(golden)
 
 
-def _text(obj: dict, key: str) -> str:
-    """An optional text field: absent or null is "" (not the text "None")."""
-    value = obj.get(key)
-    return "" if value is None else str(value)
-
-
 MAX_QUERY_CHARS = 100_000  # a pasted page is a query; a pasted book is a mistake
 
 
@@ -204,8 +198,12 @@ def load_queries_jsonl(path: Path | str, ids: Ids | None = None) -> list[Query]:
         golden = parse_golden(require(obj, "golden", list, path, line, default=[]), path, line)
         meta = {k: v for k, v in obj.items()
                 if k not in {"id", "_id", key, "golden", "answer", "kind", "split"}}
-        queries.append(Query(ident, text, _text(obj, "answer"), _text(obj, "kind"),
-                             _text(obj, "split"), golden, meta, where(path, line)))
+        # labels are text: `"split": 3` was shown as a split "3", `"kind": ["x"]` as "['x']"
+        kind, split, _ = (require(obj, k, str, path, line, default="")
+                          for k in ("kind", "split", "lang"))
+        answer = require(obj, "answer", (str, int, float), path, line, default="")
+        queries.append(Query(ident, text, str(answer), kind, split, golden, meta,
+                             where(path, line)))
     return queries
 
 

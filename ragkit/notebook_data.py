@@ -73,9 +73,27 @@ def data_label(data_dir: str | Path) -> str:
     return "shipped" if is_shipped(data_dir) else Path(data_dir).resolve().name
 
 
+# A dollar sign no formula reader pairs up: JupyterLab 4, nbconvert and GitHub read the text
+# between two "$" as a formula ("($0.01), 12.3 calls … ($0.116" came out as italic
+# run-together letters, the signs gone), and `\$` does not stop JupyterLab's MathJax (the
+# Markdown renderer unescapes it first); an entity alone in its element does.
+DOLLAR = "<span>&#36;</span>"
+
+
+def prose(markdown: str):
+    """`markdown` as IPython's `Markdown`, with every dollar sign written `DOLLAR`."""
+    from IPython.display import Markdown  # deferred: only notebooks display
+    return Markdown(dollars_kept(markdown))
+
+
+def dollars_kept(markdown: str) -> str:
+    """`markdown` with every "$" (or "\\$") written `DOLLAR`, so it stays a dollar sign."""
+    return re.sub(r"\\?\$", DOLLAR, markdown)
+
+
 def _show(markdown: str) -> None:
-    from IPython.display import Markdown, display  # deferred: only notebooks display
-    display(Markdown(markdown))
+    from IPython.display import display  # deferred: only notebooks display
+    display(prose(markdown))
 
 
 def data_banner(data_dir: str | Path) -> None:

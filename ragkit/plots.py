@@ -100,7 +100,9 @@ def kind_heatmap(table: pd.DataFrame, title: str = "", metric: str = "Pass@20") 
     ax.set_yticks(range(len(values)), labels if "queries" in table else values.index)
     for (row, col), value in np.ndenumerate(values.to_numpy(dtype=float)):
         if not np.isnan(value):
-            ax.text(col, row, f"{value:.0f}", ha="center", va="center", fontsize=8)
+            # one decimal, as tables and prose give it; white on the map's dark ends
+            ax.text(col, row, f"{value:.1f}", ha="center", va="center", fontsize=8,
+                    color="white" if value >= 85 or value <= 15 else "black")
     fig.colorbar(image, ax=ax, label=metric)
     ax.set_title(title)
     fig.tight_layout()

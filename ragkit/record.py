@@ -29,6 +29,7 @@ import pandas as pd
 
 from ragkit.atomic import write_text
 from ragkit.documents import RagkitError
+from ragkit.notebook_data import prose
 
 RECORD_ENV = "RAGKIT_RECORD"
 EMPTY = {"tables": {}, "numbers": {}, "values": {}, "finding": None}
@@ -150,8 +151,8 @@ def finding(text: str) -> None:
     text = " ".join(str(text).split())
     if not text:
         raise RagkitError("finding: the text is empty")
-    from IPython.display import Markdown, display
-    display(Markdown(f"**Finding:** {text}"))
+    from IPython.display import display
+    display(prose(f"**Finding:** {text}"))
 
     def change(store: dict) -> None:
         store["finding"] = text

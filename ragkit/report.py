@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ragkit.atomic import write_text
-from ragkit.notebook_data import SHIPPED, data_label
+from ragkit.notebook_data import DOLLAR, SHIPPED, data_label
 from ragkit.report_tables import cell_text, number_format, table_html
 from ragkit.text_stats import counted
 
@@ -60,6 +60,7 @@ CONTEXT_RUNG = "+ contextual BM25 (hybrid)"  # the article's contextual embeddin
 def _markdown(text: str) -> str:
     """Inline Markdown (bold, italics, code, links) as HTML; raw HTML in `text` is escaped."""
     import mistune
+    text = text.replace(DOLLAR, "$")  # a notebook's formula-proof dollar sign, as the sign
     rendered = mistune.create_markdown(escape=True)(text).strip()
     return re.sub(r"^<p>(.*)</p>$", r"\1", rendered, flags=re.S)
 

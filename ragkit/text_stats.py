@@ -75,8 +75,9 @@ def s_stem(term: str) -> str:
 
 
 def joined(names: Sequence[str]) -> str:
-    """"a", "a and b", "a, b and c"."""
-    names = list(names)
+    """"a", "a and b", "a, b and c"; names that hold a comma are set in backticks, so
+    "bm25, `hybrid, no context` and hybrid" does not read as four names."""
+    names = [f"`{n}`" if "," in n else n for n in names]
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 

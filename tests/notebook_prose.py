@@ -15,6 +15,8 @@ import re
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
+from ragkit.notebook_data import DOLLAR
+
 # What is not a claim: code, headings' section numbers, cross-references, model names, years.
 NOT_CLAIMS = [re.compile(p, re.M) for p in (
     r"```.*?```", r"`[^`\n]*`", r"https?://\S+", r"^#+ [^\n]*",
@@ -31,7 +33,9 @@ OUTPUT_NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
 
 
 def markdown_cells(nb: dict) -> list[str]:
-    return ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
+    """Each Markdown cell's text as a reader sees it (the formula-proof dollar sign a "$")."""
+    return ["".join(c["source"]).replace(DOLLAR, "$") for c in nb["cells"]
+            if c["cell_type"] == "markdown"]
 
 
 def output_texts(nb: dict) -> list[str]:
@@ -45,7 +49,8 @@ def output_texts(nb: dict) -> list[str]:
                 value = o.get("data", {}).get(kind)
                 if value is not None and not (kind == "text/plain" and
                                               "image/png" in o.get("data", {})):
-                    out.append("".join(value) if isinstance(value, list) else value)
+                    text = "".join(value) if isinstance(value, list) else value
+                    out.append(text.replace(DOLLAR, "$"))
     return out
 
 

@@ -201,3 +201,19 @@ def test_a_query_longer_than_a_query_may_be_is_one_line(tmp_path):
         load_queries_jsonl(path)
     assert str(caught.value) == (f"{path}:1: field 'text': 140,000 characters, over the "
                                  f"{MAX_QUERY_CHARS:,} a query may have")
+
+
+@pytest.mark.parametrize("field, value, expected", [
+    ("split", 3, "expected str, got int"), ("kind", ["x"], "expected str, got list"),
+    ("lang", 4, "expected str, got int"), ("answer", {"a": 1}, "expected str/int/float, got dict"),
+])
+def test_a_label_of_the_wrong_type_names_file_line_and_field(tmp_path, field, value, expected):
+    # before: `"split": 3` was read as a split named "3" and `"kind": ["x"]` as "['x']"
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"id": "a", "text": "refund window"}\n'
+                    + json.dumps({"id": "b", "text": "refund window", field: value}) + "\n")
+    with pytest.raises(RagkitError) as caught:
+        load_queries_jsonl(path)
+    assert str(caught.value) == f"{path}:2: field '{field}': {expected}"
+    path.write_text(json.dumps({"id": "b", "text": "t", "answer": 42, "kind": None}) + "\n")
+    assert (load_queries_jsonl(path)[0].answer, load_queries_jsonl(path)[0].kind) == ("42", "")

@@ -193,3 +193,13 @@ def test_ladder_bars_label_no_reduction_from_no_failures_and_an_increase_with_a_
 def ladder_names() -> list[str]:
     from ragkit.ladder import default_rungs
     return [rung.name for rung in default_rungs()]
+
+
+def test_heat_map_cells_read_as_the_tables_do_and_stand_out_on_dark_ends():
+    # the map printed 16 beside prose's 15.6, in black on its dark green and red
+    table = pd.DataFrame({"bm25": [12.5, 50.0], "dense": [100.0, 87.5], "queries": [9, 8]},
+                         index=["lexical", "paraphrase"])
+    fig = plots.kind_heatmap(table, "t")
+    texts = {t.get_text(): t.get_color() for t in fig.axes[0].texts}
+    assert texts == {"12.5": "white", "50.0": "black", "100.0": "white", "87.5": "white"}
+    plt.close(fig)

@@ -121,3 +121,12 @@ def test_a_kernel_s_own_stderr_stays_off_the_terminal(tmp_path, capfd):
     assert "KERNEL-NOISE" not in capfd.readouterr().err
     out = nbformat.read(tmp_path / "out.ipynb", as_version=4)
     assert out.cells[0].outputs[0]["text"] == "to the notebook\n"
+
+
+def test_a_notebook_reporting_pass20_stops_at_its_first_cell_on_a_shorter_list(tmp_path):
+    # before: `-p k=10` ran on, labelling Pass@10 "Pass@20" (01, 02, 08) or failing deep in
+    # notebook 03 with "no column 'Pass@20'"
+    run = execute(NOTEBOOKS / "03_hybrid_fusion.ipynb", tmp_path / "03.ipynb", {"k": 10})
+    assert run["error"] == ("cell In [3]: RagkitError: parameter k = 10: this notebook reports "
+                            "Pass@20 and Fail@20, which need a ranked list of at least 20; "
+                            "give k >= 20")

@@ -147,3 +147,24 @@ def test_p_values_are_shown_to_three_decimals():
     from ragkit import round_metrics
     shown = round_metrics(pd.DataFrame({"Pass@5": [91.54], "p": [0.0437], "Holm p": [0.1309]}))
     assert shown.iloc[0].tolist() == [91.5, 0.044, 0.131]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_no_markdown_a_reader_sees_has_a_dollar_sign_a_formula_reader_pairs(path):
+    """JupyterLab, nbconvert and GitHub read the text between two "$" as a formula: "($0.01),
+    12.3 calls … ($0.116" came out as italic run-together letters, the signs gone — and so
+    did `\\$` in JupyterLab 4. Markdown cells write `ragkit.notebook_data.DOLLAR`; Markdown
+    outputs go through `ragkit.cookbook.prose` (findings too)."""
+    nb = load(path)
+    shown = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
+    shown += ["".join(o["data"]["text/markdown"]) for c in nb["cells"]
+              for o in c.get("outputs", []) if "text/markdown" in o.get("data", {})]
+    assert [m.group(0) for text in shown for m in re.finditer(r".{0,30}\$.{0,30}", text)] == []
+
+
+def test_prose_keeps_a_dollar_sign_a_dollar_sign():
+    from ragkit.cookbook import prose
+    from ragkit.notebook_data import DOLLAR, dollars_kept
+    assert dollars_kept("from $0.01 to $0.116, \\$5") == \
+        f"from {DOLLAR}0.01 to {DOLLAR}0.116, {DOLLAR}5"
+    assert prose("costs $3").data == f"costs {DOLLAR}3"

@@ -258,3 +258,12 @@ def test_every_column_of_every_table_is_in_sight_at_1400_px(report, tmp_path):
     assert len(measured) >= len(TABLES) + 2  # the tables, the findings and the environment
     for caption, right, hidden, window, page_width in measured:
         assert hidden <= 1 and right <= window == page_width, (caption, right, hidden, window)
+
+
+def test_a_name_holding_a_comma_is_set_apart_in_a_list_of_names():
+    # notebook 08's finding read "bm25, hybrid + rerank, hybrid, no context and hybrid
+    # weighted_rank" — four names where there were three
+    from ragkit.text_stats import joined
+    assert joined(["bm25", "hybrid, no context", "hybrid"]) == \
+        "bm25, `hybrid, no context` and hybrid"
+    assert joined(["a"]) == "a" and joined(["a", "b"]) == "a and b"
