@@ -8,9 +8,9 @@
 - `refresh()`: re-executes notebooks in place (what a contributor runs before committing).
 - `record`, `record_metrics`, `finding` (`ragkit.record`): called from a notebook; store
   a table, number or the one-line finding for the report (a no-op interactively).
-- `data_banner`, `parameters_banner`, `check_depth`, `skip_unless`, `prose` and what a section needs from the data
-  (`ragkit.notebook_data`): called from a notebook, so it runs on any folder in the shipped
-  layout (`raw_corpus`: the raw files 06 and 07 grep, also for a `documents.jsonl`).
+- `data_banner`, `parameters_banner`, `check_depth`, `skip_unless`, `prose` and what a
+  section needs from the data (`ragkit.notebook_data`): called from a notebook, so it runs
+  on any folder in the shipped layout (`raw_corpus`: the raw files 06 and 07 grep, also for a `documents.jsonl`).
 
 Parameters are checked before anything runs (`ragkit.notebook_params`): a name must be
 declared in the notebook's `parameters` cell (with several notebooks: by at least one of
@@ -66,12 +66,11 @@ from ragkit.report import write_report
 from ragkit.run_progress import progress_seconds
 from ragkit.sweep import sweep
 
-__all__ = ["check_depth", "context_example", "data_banner", "data_label", "document_kind", "example_question",
-           "finding", "is_results", "is_shipped", "joined", "korean_questions", "leaders",
-           "notebook_paths", "parameters_banner", "parameters_for", "parse_value", "prose",
-           "raw_corpus",
-           "record",
-           "record_metrics", "refresh", "replay_path", "run_cookbook", "skip_unless", "sweep"]
+__all__ = ["check_depth", "context_example", "data_banner", "data_label", "document_kind",
+           "example_question", "finding", "is_results", "is_shipped", "joined",
+           "korean_questions", "leaders", "notebook_paths", "parameters_banner",
+           "parameters_for", "parse_value", "prose", "raw_corpus", "record", "record_metrics",
+           "refresh", "replay_path", "run_cookbook", "skip_unless", "sweep"]
 
 
 def now() -> str:
