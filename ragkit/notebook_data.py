@@ -87,8 +87,12 @@ def prose(markdown: str):
 
 
 def dollars_kept(markdown: str) -> str:
-    """`markdown` with every "$" (or "\\$") written `DOLLAR`, so it stays a dollar sign."""
-    return re.sub(r"\\?\$", DOLLAR, markdown)
+    """`markdown` with every "$" (or "\\$") written `DOLLAR`, so it stays a dollar sign —
+    except inside a code span, which shows HTML as typed (a changed `question` parameter
+    "… over $100 …" came out as "<span>&#36;</span>100" in the banner)."""
+    parts = re.split(r"(`+[^`]*`+)", markdown)  # odd items: code spans
+    return "".join(part if i % 2 else re.sub(r"\\?\$", DOLLAR, part)
+                   for i, part in enumerate(parts))
 
 
 def _show(markdown: str) -> None:

@@ -168,3 +168,5 @@ def test_prose_keeps_a_dollar_sign_a_dollar_sign():
     assert dollars_kept("from $0.01 to $0.116, \\$5") == \
         f"from {DOLLAR}0.01 to {DOLLAR}0.116, {DOLLAR}5"
     assert prose("costs $3").data == f"costs {DOLLAR}3"
+    assert dollars_kept("`question = 'over $100?'` costs $3") == \
+        f"`question = 'over $100?'` costs {DOLLAR}3"  # a code span shows HTML as typed

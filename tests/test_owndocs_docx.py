@@ -151,11 +151,13 @@ RELS = ('<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformat
         'officeDocument/2006/relationships/officeDocument" Target="{main}"/></Relationships>')
 
 
-def _bare(path: Path, main: str, body: str, prolog: str = "", extra=()) -> Path:
-    """A .docx without docProps (no core properties), its main part at `main`."""
+def _bare(path: Path, main: str, body: str, prolog: str = "", extra=(), target: str = ""
+          ) -> Path:
+    """A .docx without docProps (no core properties), its main part at `main` (named in
+    `_rels/.rels` as `target`, else as `main`)."""
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("[Content_Types].xml", CT.format(main=main))
-        archive.writestr("_rels/.rels", RELS.format(main=main))
+        archive.writestr("_rels/.rels", RELS.format(main=target or main))
         archive.writestr(main, f'<?xml version="1.0"?>{prolog}<w:document {W}><w:body>{body}'
                                f'</w:body></w:document>')
         for name, data in extra:
@@ -180,10 +182,22 @@ def test_entities_are_refused_in_a_main_part_of_any_name_and_an_svg_may_keep_its
     path = _bare(tmp_path / "a.docx", "word/main.dat", _p("start &inl; end"), dtd)
     with pytest.raises(RagkitError, match="its XML declares entities"):  # before: "start"
         load_file(path, "a.docx")
+    # an image name does not hide the main part from the check (nor from the size limit)
+    path = _bare(tmp_path / "c.docx", "word/main.png", _p("start &inl; end"), dtd)
+    with pytest.raises(RagkitError, match="its XML declares entities"):
+        load_file(path, "c.docx")
     svg = '<?xml version="1.0"?><!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "x"><svg/>'
+    html = '<!DOCTYPE html><html><body><p>Imported.</p></body></html>'  # an altChunk part
     path = _bare(tmp_path / "b.docx", "word/document.xml", _p("Logo and text."),
-                 extra=[("word/media/image1.svg", svg)])
+                 extra=[("word/media/image1.svg", svg), ("word/afchunk1.html", html)])
     assert load_file(path, "b.docx").text == "Logo and text."
+
+
+def test_a_main_part_named_relative_to_the_package_is_found(tmp_path):
+    # before this change's review: Target="./word/document.xml" was "no ./word/document.xml"
+    path = _bare(tmp_path / "d.docx", "word/document.xml", _p("The refund window."),
+                 target="./word/document.xml")
+    assert load_file(path, "d.docx").text == "The refund window."
 
 
 def test_a_small_file_whose_text_unpacks_past_the_limit_is_refused(tmp_path, monkeypatch):

@@ -185,10 +185,20 @@ def test_end_tags_that_close_nothing_and_a_slash_after_the_name_do_not_get_past_
     import pytest
 
     from ragkit.documents import RagkitError
-    for name, tags in (("stray.html", "<div></span>"), ("slash.html", "<div/x>")):
+    for name, tags in (("stray.html", "<div></span>"), ("slash.html", "<div/x>"),
+                       # and from a review of that: an end tag past a scope boundary, a
+                       # slash HTML ignores, a ">" inside a quoted value, names of any
+                       # letters, a quote that is part of a name
+                       ("scope.html", "<div><marquee></div>"),
+                       ("quoted.html", '<div title="/>">'), ("name.html", "<x_y></span>"),
+                       ("colon.html", "<o:x>"), ("quote.html", '<x a"<div>')):
         started = time.monotonic()
         with pytest.raises(RagkitError, match="nested more than 1,000 deep"):
             _load(tmp_path, name, "<html><body><p>hello</p>" + tags * 100_000 + "x")
         assert time.monotonic() - started < 5
+    started = time.monotonic()  # a slash HTML ignores: written as an empty pair, as `<div/>`
+    assert _load(tmp_path, "slash2.html", "<p>a</p>" + "<div/x/>" * 100_000 + "<p>b</p>").text \
+        == "a\n\nb"
+    assert time.monotonic() - started < 20
     page = ("<html><body>" + "<div><section><b>word</div>" * 3000 + "<p>end</p></body></html>")
     assert _load(tmp_path, "fine.html", page).text.endswith("end")  # each </div> closes all

@@ -149,3 +149,29 @@ def test_a_page_drawing_too_many_characters_is_refused_as_it_draws(tmp_path, mon
     assert str(caught.value) == f"{path}: page 1 draws more than 1,000 characters (a hostile file?)"
     _manual(tmp_path / "manual.pdf", "Service Manual")  # an ordinary file is untouched
     assert "Descale the boiler" in load_file(tmp_path / "manual.pdf", "manual.pdf").text
+
+
+def test_lines_pdfminer_splits_and_many_costly_pages_stay_bounded(tmp_path):
+    # from a review: 0.3 pt characters 2 pt apart counted as one run each row but were
+    # separate lines to pdfminer (400 rows: 144 s, 3.2 GB; 1,000: killed at 24 GB), and
+    # five pages of 1,490 scattered words, each under the old bound, took 160 s
+    import time
+
+    from reportlab.pdfgen import canvas
+    pdf = canvas.Canvas(str(tmp_path / "tiny.pdf"), pagesize=(612, 792), invariant=1)
+    pdf.setFont("Helvetica", 0.3)
+    for row in range(400):
+        for col in range(10):
+            pdf.drawString(10 + col * 2, 300 + row * 0.7, "k")
+    pdf.save()
+    pages = canvas.Canvas(str(tmp_path / "pages.pdf"), pagesize=(612, 792), invariant=1)
+    for _ in range(12):
+        pages.setFont("Helvetica", 8)
+        for i in range(390):  # under MAX_RUNS, over COSTLY: full layout until the budget
+            pages.drawString(10 + (i * 13) % 580, 10 + (i * 7) % 770, f"w{i}")
+        pages.showPage()
+    pages.save()
+    started = time.monotonic()
+    assert load_file(tmp_path / "tiny.pdf", "tiny.pdf").text.count("k") == 4000
+    assert len(load_file(tmp_path / "pages.pdf", "pages.pdf").text.split()) > 390
+    assert time.monotonic() - started < 40

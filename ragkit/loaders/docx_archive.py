@@ -3,9 +3,10 @@
 What it is: `check_zip(path)` refuses, each in one line naming the file, a file that is no
 zip archive (an old binary .doc or a password-protected .docx, told so; a PDF named .docx,
 told so), would unpack to more than `MAX_UNPACKED` bytes (a zip bomb) or its parts other
-than images to more than `MAX_XML`, has a part (of any name but an image's) that declares a
-DTD before its root element (Word writes none; a billion-laughs file's entities live there),
-or lacks the main part `_rels/.rels` names (`word/document.xml` when it names none). The
+than images (the main part whatever its name) to more than `MAX_XML`, has a part of any
+name whose DTD, before its root element, has an internal subset (Word writes none; a
+billion-laughs file's entities live there; `<!DOCTYPE html>` of an HTML altChunk part has
+none), or lacks the main part `_rels/.rels` names (`word/document.xml` when it names none). The
 prolog is read to its root element, past comments of any length and in UTF-16 or UTF-32 too.
 
 What it is not: the reader (`ragkit.loaders.docx`), nor a limit on XML depth (lxml, under
@@ -14,10 +15,12 @@ python-docx, refuses XML nested deeper than 256 levels).
 from __future__ import annotations
 
 import codecs
+import posixpath
 import re
 import zipfile
 import zlib
 from pathlib import Path
+from urllib.parse import unquote
 
 from ragkit.documents import RagkitError
 
@@ -51,14 +54,15 @@ def check_zip(path: Path) -> None:
     if unpacked > MAX_UNPACKED:
         raise RagkitError(f"{path}: would unpack to {unpacked / 2**20:,.0f} MB, over the "
                           f"{MAX_UNPACKED // 2**20} MB limit (a zip bomb?)")
-    xml = sum(m.file_size for m in members if not m.filename.lower().endswith(_IMAGES))
+    main = _main_part(path, members)
+    xml = sum(m.file_size for m in members  # the main part counts whatever its name
+              if m.filename == main or not m.filename.lower().endswith(_IMAGES))
     if xml > MAX_XML:
         raise RagkitError(f"{path}: its text parts would unpack to {xml / 2**20:,.0f} MB, over "
                           f"the {MAX_XML // 2**20} MB limit (indexing holds many times the "
                           f"text in memory: split the document, or leave it out with "
                           f"--skip-bad)")
     _check_no_dtd(path, members)
-    main = _main_part(path, members)
     if main not in {m.filename for m in members}:
         raise RagkitError(f"{path}: not a valid Word file (no {main})")
 
@@ -66,16 +70,21 @@ def check_zip(path: Path) -> None:
 def _main_part(path: Path, members: list[zipfile.ZipInfo]) -> str:
     """The document's main part as `_rels/.rels` names it (Word Online writes
     `word/document2.xml`), else Word's usual `word/document.xml`. Read with a pattern, not
-    an XML parser: the part has passed `_check_no_dtd` but is still the file's word."""
+    an XML parser: nothing in the file is trusted yet."""
     if not any(m.filename == "_rels/.rels" and m.file_size <= _PROLOG for m in members):
         return "word/document.xml"
-    with zipfile.ZipFile(path) as archive:
-        rels = archive.read("_rels/.rels").decode("utf-8", "replace")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            rels = archive.read("_rels/.rels").decode("utf-8", "replace")
+    except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, NotImplementedError,
+            zlib.error) as exc:
+        raise RagkitError(f"{path}: not a valid Word file (damaged zip archive: {exc})"
+                          ) from None
     for tag in re.findall(r"<Relationship\b[^>]*>", rels):
         if re.search(r"""\bType\s*=\s*["'][^"']*/officeDocument["']""", tag):
             target = re.search(r"""\bTarget\s*=\s*["']/?([^"']+)["']""", tag)
-            if target:
-                return target.group(1)
+            if target:  # "./word/document.xml", "word%20main.xml": as python-docx resolves
+                return posixpath.normpath(unquote(target.group(1))).lstrip("/")
     return "word/document.xml"
 
 
@@ -106,23 +115,43 @@ def _declares_dtd(part) -> bool:
             text, skip = text[4 if text[1] == "!" else 2:], "-->" if text[1] == "!" else "?>"
             continue
         elif text and not "<!--".startswith(text):  # not a comment's opening, cut short
-            return text.startswith("<!")  # a DOCTYPE, or else the root element (or no XML)
+            # a DOCTYPE, or else the root element (or no XML)
+            return text.startswith("<!") and _has_subset(text, part, decoder)
         more = part.read(_PROLOG)
         if not more:
             return False
         text += decoder.decode(more)
 
 
+def _has_subset(text: str, part, decoder) -> bool:
+    """Whether the DOCTYPE that `text` starts with has an internal subset ("[" before its
+    closing ">", quoted literals aside; unclosed counts as one). Entities are declared only
+    there — lxml under python-docx loads no external DTD — so `<!DOCTYPE html>` (an HTML
+    altChunk part) and an SVG image's `<!DOCTYPE svg PUBLIC …>` pass."""
+    quote, i = "", 2
+    while True:
+        for i in range(i, len(text)):
+            c = text[i]
+            if quote:
+                quote = "" if c == quote else quote
+            elif c in "\"'":
+                quote = c
+            elif c in "[>":
+                return c == "["
+        more = part.read(_PROLOG)
+        if not more:
+            return True
+        text, i = decoder.decode(more), 0
+
+
 def _check_no_dtd(path: Path, members: list[zipfile.ZipInfo]) -> None:
-    """Refuse XML parts that declare a DTD: Word never writes one, and a declared entity
-    is how a billion-laughs file expands (lxml stops it, with a line about "amplification
-    factors") or an external one reaches for a file on this machine."""
+    """Refuse parts whose DTD has an internal subset: Word never writes one, and a declared
+    entity is how a billion-laughs file expands (lxml stops it, with a line about
+    "amplification factors") or an external one reaches for a file on this machine."""
     try:
         with zipfile.ZipFile(path) as archive:
             for member in members:
-                # any name but an image's: a main part may be "word/main.dat"; an SVG
-                # image may declare its DTD and is never parsed by python-docx
-                if not member.is_dir() and not member.filename.lower().endswith(_IMAGES):
+                if not member.is_dir():  # any name: a main part may be "word/main.png"
                     with archive.open(member) as part:
                         if _declares_dtd(part):
                             raise RagkitError(f"{path}: not a valid Word file (its XML "

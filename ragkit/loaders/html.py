@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import codecs
 import re
-from collections import Counter
 from pathlib import Path
 
 from ragkit.documents import Document, RagkitError
@@ -57,16 +56,28 @@ _CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([\w-]+)|<\?xml[^>]+encoding=[
 _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
          (codecs.BOM_UTF16_BE, "utf-16"))
 MAX_DEPTH = 1000  # elements open at once; real pages stay under ~100
-# a start or end tag, attributes and all; group 3 a slash before ">" (`_self_closing` decides)
-# (a slash may part the name from attributes: HTML reads `<div/x>` as `<div x>`)
-_TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)(?:[\s/][^>]*?)??(/)?>")
+# A tag's attributes as HTML's tokenizer reads them: a quote opens a value only after "="
+# (atomic: never taken back to end the tag at a ">" inside `title="/>"`), a quote elsewhere
+# is part of a name (`<x a"<div>` is one tag).
+_ATTRIBUTES = r"""(?:[^>=]|(?>=\s*(?:"[^"]*"|'[^']*'|[^\s>]*)))*?"""
+# a start or end tag, attributes and all; group 3 a slash before ">" (`_self_closing` decides).
+# A name runs to a space, "/" or ">" as HTML reads it (`<x_y>`, `<o:p>`), and a slash may part
+# it from the attributes (`<div/x>` is `<div x>`).
+_TAG = re.compile(rf"<(/?)([a-zA-Z][^\s/>]*)(?:[\s/]{_ATTRIBUTES})??(/)?>")
 _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
          "track", "wbr", "param", "keygen"}  # elements that never hold anything
 # void elements and those whose end tag may be left out: they do not count as nesting
 _UNNESTED = _VOID | {"p", "li", "td", "th", "tr", "dt", "dd", "option", "tbody", "thead",
                      "colgroup"}
 _ASIDE = {"aside", "nav", "header", "footer"}
-_SELF_CLOSED = re.compile(r"<([a-zA-Z][a-zA-Z0-9-]*)(?:\s[^<>]*?)?/>")
+# (its attributes hold no "<" outside values: a run of "<" with no ">" was rescanned from
+# each, and a tag holding one is never a self-closed element's)
+_SELF_CLOSED = re.compile(r"<([a-zA-Z][^\s/<>]*)(?:[\s/]"
+                          + _ATTRIBUTES.replace("[^>=]", "[^<>=]") + r")??/>")
+# elements an end tag does not reach past (HTML's "in scope"): `<div><marquee></div>` leaves
+# the div open
+_SCOPE = {"applet", "caption", "html", "table", "td", "th", "marquee", "object", "template",
+          "mi", "mo", "mn", "ms", "mtext", "annotation-xml", "foreignobject"}
 # an unquoted attribute value takes a slash before ">" as its own: `<a href=/docs/>` opens
 # ("=" left out of the value: tried from every "=" of a tag of 160,000 of them, it took 40 s)
 _UNQUOTED_LAST = re.compile(r"""=\s*[^\s"'>=]*/>$""")
@@ -78,21 +89,28 @@ def _check_depth(path: Path, page: str) -> None:
     with the square of the depth (200,000 nested `<div>`s took five minutes to parse). Run
     on the page `_closed` returns, where every `/>` does close its element."""
     open_tags: list[str] = []  # the elements open, innermost last
-    count: Counter[str] = Counter()
-    for tag in _TAG.finditer(page):
+    at: dict[str, list[int]] = {}  # where each name is open in `open_tags`
+    bounds: list[int] = []  # where scope boundaries are open
+    # no tag ends past the last ">": a page of "<a x" without one was rescanned from each "<"
+    for tag in _TAG.finditer(page, 0, page.rfind(">") + 1):
         name = tag.group(2).lower()
         if (tag.group(3) and _self_closing(tag.group(0))) or name in _UNNESTED:
             continue
         if not tag.group(1):
+            at.setdefault(name, []).append(len(open_tags))
+            bounds += [len(open_tags)] if name in _SCOPE else []
             open_tags.append(name)
-            count[name] += 1
             if len(open_tags) > MAX_DEPTH:
                 raise RagkitError(f"{path}: elements nested more than {MAX_DEPTH:,} deep "
                                   f"(a hostile page?)")
-        elif count[name]:  # an end tag closes its element and all opened inside it, as
-            while True:   # HTML does; one that closes nothing (`</span>` alone) is ignored
+        elif at.get(name) and not (bounds and bounds[-1] > at[name][-1]):
+            # an end tag closes its element and all opened inside it, as HTML does; one
+            # that closes nothing (`</span>` alone, `</div>` past a `<marquee>`) is ignored
+            while True:
                 inner = open_tags.pop()
-                count[inner] -= 1
+                at[inner].pop()
+                if bounds and bounds[-1] == len(open_tags):
+                    bounds.pop()
                 if inner == name:
                     break
 

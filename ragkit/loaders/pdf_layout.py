@@ -6,9 +6,10 @@ loader lays pages out with (`LAParams(all_texts=True)`), which
 - refuses a page that draws more than `MAX_PAGE_CHARS` characters, as it draws them (one
   line naming the file and page): a dense page of small print draws ~10,000; a 3.5 MB file
   of 600,000 one-word text objects on one page had used 3.5 GB when it was stopped;
-- lays a page with more than `MAX_RUNS` runs of text (a run: characters set one after the
-  other on a line; a page of prose has one or two per line, ~50–500 a page) as one box per
-  text line, in plain top-to-bottom, left-to-right order (`boxes_flow=None`), without
+- lays a page with more than `MAX_RUNS` runs of text (a run: characters pdfminer sets on
+  one line; a page of prose has one or two per line, ~50–150 a page, a table one a cell),
+  and any page of more than `COSTLY` once the file's such pages have cost `BUDGET`, as one
+  box per text line, in plain top-to-bottom, left-to-right order (`boxes_flow=None`), without
   pdfminer's grouping of lines into paragraphs and of boxes into a tree. The tree compares
   every pair of boxes and recurses once per level: 4,000 scattered words on one page (a
   23 KB file) took 99 s and then overflowed the stack, read as "not a valid PDF"; and
@@ -24,23 +25,32 @@ from pathlib import Path
 from ragkit.documents import RagkitError
 
 MAX_PAGE_CHARS = 200_000  # characters one page may draw
-MAX_RUNS = 1_500  # runs of text past which a page is laid out without box grouping
+MAX_RUNS = 400  # runs of text past which a page is laid out without box grouping
+# pdfminer's grouping costs about the square of a page's runs: past this sum of squares over
+# a file's pages of more than `COSTLY` runs, later such pages are laid out as `MAX_RUNS` ones
+COSTLY, BUDGET = 200, 600_000
+
+
+def _same_run(a, b) -> bool:
+    """Whether pdfminer would set characters `a` and `b` on one line (its `group_objects`,
+    with the default `line_overlap` 0.5 and `char_margin` 2): they overlap by half the lower
+    one's height and stand closer than twice the wider one's width."""
+    overlap = min(a.y1, b.y1) - max(a.y0, b.y0)
+    apart = max(0.0, b.x0 - a.x1, a.x0 - b.x1)
+    return overlap > 0.5 * min(a.height, b.height) and apart < 2.0 * max(a.width, b.width)
 
 
 def _runs(container) -> int:
     """How many runs of text `container` (a laid-out page or figure, before analysis)
-    draws: a character starts a run unless it sits on the line of the one before, at most
-    three of its widths to the right."""
+    draws: a character starts one unless pdfminer would put it on the line of the one
+    before (`_same_run`)."""
     from pdfminer.layout import LTChar, LTFigure
     runs, last = 0, None
     for item in container:
         if isinstance(item, LTFigure):
             runs, last = runs + _runs(item), None
         elif isinstance(item, LTChar):
-            width = max(item.width, 1.0)
-            if (last is None or abs(item.y0 - last.y0) > max(item.height, 1.0) / 2
-                    or not -width <= item.x0 - last.x1 <= 3 * width):
-                runs += 1
+            runs += last is None or not _same_run(last, item)
             last = item
     return runs
 
@@ -72,6 +82,7 @@ def page_device(resources, path: Path, reading):
 
     class Bounded(PDFPageAggregator):
         chars = 0
+        spent = 0  # the sum of squared runs of this file's costly pages laid out in full
 
         def begin_page(self, page, ctm) -> None:
             self.chars = 0
@@ -85,8 +96,10 @@ def page_device(resources, path: Path, reading):
             return super().render_char(*args, **kwargs)
 
         def end_page(self, page) -> None:
-            self.laparams = full
-            if _runs(self.cur_item) > MAX_RUNS:
+            self.laparams, runs = full, _runs(self.cur_item)
+            if runs > COSTLY:
+                self.spent += runs * runs
+            if runs > MAX_RUNS or (runs > COSTLY and self.spent > BUDGET):
                 self.laparams = flat
                 _one_box_per_line(self.cur_item)
             super().end_page(page)
