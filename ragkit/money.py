@@ -7,12 +7,15 @@ its cents (`$3.84`, `$11.69`); from $100 it is whole dollars (`$118`), with thou
 separators from $1,000 (`$1,020`, `$12,346`: never fewer digits than its integer part).
 Zero is `$0.00`; no nonzero amount prints as `$0.00`; negative amounts are `-$0.0123`.
 
+`dollars_kept(markdown)`: Markdown whose dollar signs no formula reader pairs up (`DOLLAR`).
+
 What it is not: a rounding of stored numbers (results.json, records and caches keep the
 exact floats) nor a currency library: ragkit only prices in US dollars.
 """
 from __future__ import annotations
 
 import math
+import re
 
 SIGNIFICANT = 3
 
@@ -37,3 +40,19 @@ def dollars(value: float, digits: int = SIGNIFICANT) -> str:
     if rounded and _decimals(rounded, digits) < decimals:  # 0.0099996 → 0.0100
         decimals = _decimals(rounded, digits)
     return f"{'-' if value < 0 else ''}${amount:,.{decimals}f}"
+
+
+# A dollar sign no formula reader pairs up: JupyterLab 4, nbconvert and GitHub read the text
+# between two "$" as a formula ("($0.01), 12.3 calls … ($0.116" came out as italic
+# run-together letters, the signs gone), and `\$` does not stop JupyterLab's MathJax (the
+# Markdown renderer unescapes it first); an entity alone in its element does.
+DOLLAR = "<span>&#36;</span>"
+
+
+def dollars_kept(markdown: str) -> str:
+    """`markdown` with every "$" (or "\\$") written `DOLLAR`, so it stays a dollar sign —
+    except inside a code span, which shows HTML as typed (a changed `question` parameter
+    "… over $100 …" came out as "<span>&#36;</span>100" in the banner)."""
+    parts = re.split(r"(`+[^`]*`+)", markdown)  # odd items: code spans
+    return "".join(part if i % 2 else re.sub(r"\\?\$", DOLLAR, part)
+                   for i, part in enumerate(parts))

@@ -42,6 +42,7 @@ from ragkit.atomic import replace_folder
 from ragkit.chunking import chunk_document
 from ragkit.corpus_cache import corpora_folder
 from ragkit.documents import Chunk, Document, Query, RagkitError
+from ragkit.money import dollars_kept
 from ragkit.notebook_params import CHANGED_ENV
 from ragkit.text_stats import joined  # noqa: F401 (re-exported for the notebooks)
 
@@ -73,26 +74,10 @@ def data_label(data_dir: str | Path) -> str:
     return "shipped" if is_shipped(data_dir) else Path(data_dir).resolve().name
 
 
-# A dollar sign no formula reader pairs up: JupyterLab 4, nbconvert and GitHub read the text
-# between two "$" as a formula ("($0.01), 12.3 calls … ($0.116" came out as italic
-# run-together letters, the signs gone), and `\$` does not stop JupyterLab's MathJax (the
-# Markdown renderer unescapes it first); an entity alone in its element does.
-DOLLAR = "<span>&#36;</span>"
-
-
 def prose(markdown: str):
     """`markdown` as IPython's `Markdown`, with every dollar sign written `DOLLAR`."""
     from IPython.display import Markdown  # deferred: only notebooks display
     return Markdown(dollars_kept(markdown))
-
-
-def dollars_kept(markdown: str) -> str:
-    """`markdown` with every "$" (or "\\$") written `DOLLAR`, so it stays a dollar sign —
-    except inside a code span, which shows HTML as typed (a changed `question` parameter
-    "… over $100 …" came out as "<span>&#36;</span>100" in the banner)."""
-    parts = re.split(r"(`+[^`]*`+)", markdown)  # odd items: code spans
-    return "".join(part if i % 2 else re.sub(r"\\?\$", DOLLAR, part)
-                   for i, part in enumerate(parts))
 
 
 def _show(markdown: str) -> None:

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from ragkit.atomic import write_text
-from ragkit.notebook_data import DOLLAR, SHIPPED, data_label
+from ragkit.money import DOLLAR
+from ragkit.notebook_data import SHIPPED, data_label
 from ragkit.report_tables import cell_text, number_format, table_html
 from ragkit.text_stats import counted
 

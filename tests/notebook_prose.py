@@ -15,7 +15,7 @@ import re
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
-from ragkit.notebook_data import DOLLAR
+from ragkit.money import DOLLAR
 
 # What is not a claim: code, headings' section numbers, cross-references, model names, years.
 NOT_CLAIMS = [re.compile(p, re.M) for p in (

@@ -153,7 +153,7 @@ def test_p_values_are_shown_to_three_decimals():
 def test_no_markdown_a_reader_sees_has_a_dollar_sign_a_formula_reader_pairs(path):
     """JupyterLab, nbconvert and GitHub read the text between two "$" as a formula: "($0.01),
     12.3 calls … ($0.116" came out as italic run-together letters, the signs gone — and so
-    did `\\$` in JupyterLab 4. Markdown cells write `ragkit.notebook_data.DOLLAR`; Markdown
+    did `\\$` in JupyterLab 4. Markdown cells write `ragkit.money.DOLLAR`; Markdown
     outputs go through `ragkit.cookbook.prose` (findings too)."""
     nb = load(path)
     shown = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
@@ -164,7 +164,7 @@ def test_no_markdown_a_reader_sees_has_a_dollar_sign_a_formula_reader_pairs(path
 
 def test_prose_keeps_a_dollar_sign_a_dollar_sign():
     from ragkit.cookbook import prose
-    from ragkit.notebook_data import DOLLAR, dollars_kept
+    from ragkit.money import DOLLAR, dollars_kept
     assert dollars_kept("from $0.01 to $0.116, \\$5") == \
         f"from {DOLLAR}0.01 to {DOLLAR}0.116, {DOLLAR}5"
     assert prose("costs $3").data == f"costs {DOLLAR}3"

@@ -17,8 +17,9 @@ as one small wheel; trafilatura, which guesses the main content with heuristics,
 about 70 MB of dependencies (lxml, dateparser, regex, babel, ...). A page marked up with
 `<main>`/`<article>`/`<nav>` — what HTML5 generators write — needs no guessing.
 
-A page nested deeper than `MAX_DEPTH` elements, or over `MAX_HTML_BYTES`, is refused before
-parsing (one line); a `<meta charset>` naming UTF-16 or an unknown codec is not believed.
+A page nested deeper than 1,000 elements (`ragkit.loaders.html_depth`), or over
+`MAX_HTML_BYTES`, is refused before parsing (one line); a `<meta charset>` naming UTF-16 or
+an unknown codec is not believed.
 
 What it is not: a renderer (CSS is ignored: text hidden by a style sheet is kept) nor a
 readability heuristic for pages whose navigation is plain `<div>`s.
@@ -30,6 +31,7 @@ import re
 from pathlib import Path
 
 from ragkit.documents import Document, RagkitError
+from ragkit.loaders.html_depth import check_depth, closed
 from ragkit.loaders.markdown import TextBuilder, squash
 from ragkit.loaders.text import read_regular
 
@@ -55,85 +57,8 @@ _CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([\w-]+)|<\?xml[^>]+encoding=[
                       re.I)
 _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
          (codecs.BOM_UTF16_BE, "utf-16"))
-MAX_DEPTH = 1000  # elements open at once; real pages stay under ~100
-# A tag's attributes as HTML's tokenizer reads them: a quote opens a value only after "="
-# (atomic: never taken back to end the tag at a ">" inside `title="/>"`), a quote elsewhere
-# is part of a name (`<x a"<div>` is one tag).
-_ATTRIBUTES = r"""(?:[^>=]|(?>=\s*(?:"[^"]*"|'[^']*'|[^\s>]*)))*?"""
-# a start or end tag, attributes and all; group 3 a slash before ">" (`_self_closing` decides).
-# A name runs to a space, "/" or ">" as HTML reads it (`<x_y>`, `<o:p>`), and a slash may part
-# it from the attributes (`<div/x>` is `<div x>`).
-_TAG = re.compile(rf"<(/?)([a-zA-Z][^\s/>]*)(?:[\s/]{_ATTRIBUTES})??(/)?>")
-_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
-         "track", "wbr", "param", "keygen"}  # elements that never hold anything
-# void elements and those whose end tag may be left out: they do not count as nesting
-_UNNESTED = _VOID | {"p", "li", "td", "th", "tr", "dt", "dd", "option", "tbody", "thead",
-                     "colgroup"}
 _ASIDE = {"aside", "nav", "header", "footer"}
-# (its attributes hold no "<" outside values: a run of "<" with no ">" was rescanned from
-# each, and a tag holding one is never a self-closed element's)
-_SELF_CLOSED = re.compile(r"<([a-zA-Z][^\s/<>]*)(?:[\s/]"
-                          + _ATTRIBUTES.replace("[^>=]", "[^<>=]") + r")??/>")
-# elements an end tag does not reach past (HTML's "in scope"): `<div><marquee></div>` leaves
-# the div open
-_SCOPE = {"applet", "caption", "html", "table", "td", "th", "marquee", "object", "template",
-          "mi", "mo", "mn", "ms", "mtext", "annotation-xml", "foreignobject"}
-# an unquoted attribute value takes a slash before ">" as its own: `<a href=/docs/>` opens
-# ("=" left out of the value: tried from every "=" of a tag of 160,000 of them, it took 40 s)
-_UNQUOTED_LAST = re.compile(r"""=\s*[^\s"'>=]*/>$""")
 MAX_HTML_BYTES = 64 * 2**20  # one page; parsing holds ~15× its size (52 MB took 808 MB)
-
-
-def _check_depth(path: Path, page: str) -> None:
-    """Refuse a page nested deeper than `MAX_DEPTH`: the HTML5 tree builder's work grows
-    with the square of the depth (200,000 nested `<div>`s took five minutes to parse). Run
-    on the page `_closed` returns, where every `/>` does close its element."""
-    open_tags: list[str] = []  # the elements open, innermost last
-    at: dict[str, list[int]] = {}  # where each name is open in `open_tags`
-    bounds: list[int] = []  # where scope boundaries are open
-    # no tag ends past the last ">": a page of "<a x" without one was rescanned from each "<"
-    for tag in _TAG.finditer(page, 0, page.rfind(">") + 1):
-        name = tag.group(2).lower()
-        if (tag.group(3) and _self_closing(tag.group(0))) or name in _UNNESTED:
-            continue
-        if not tag.group(1):
-            at.setdefault(name, []).append(len(open_tags))
-            bounds += [len(open_tags)] if name in _SCOPE else []
-            open_tags.append(name)
-            if len(open_tags) > MAX_DEPTH:
-                raise RagkitError(f"{path}: elements nested more than {MAX_DEPTH:,} deep "
-                                  f"(a hostile page?)")
-        elif at.get(name) and not (bounds and bounds[-1] > at[name][-1]):
-            # an end tag closes its element and all opened inside it, as HTML does; one
-            # that closes nothing (`</span>` alone, `</div>` past a `<marquee>`) is ignored
-            while True:
-                inner = open_tags.pop()
-                at[inner].pop()
-                if bounds and bounds[-1] == len(open_tags):
-                    bounds.pop()
-                if inner == name:
-                    break
-
-
-def _self_closing(tag: str) -> bool:
-    """Whether a start tag ending in "/>" closes itself as HTML reads it: not when the slash
-    ends an unquoted attribute value (`<a href=/x/>` is a link to "/x/" holding what
-    follows); `<div/>`, `<a name="n"/>` and `<br />` do."""
-    return not _UNQUOTED_LAST.search(tag)
-
-
-def _closed(page: str) -> str:
-    """`page` with each self-closed element that is not void (`<div/>`, `<span .../>`)
-    written as an empty pair (`<div></div>`). HTML ignores that slash — `<div/>` opens a div
-    that swallows what follows, and 200,000 of them hung a build past the depth check, which
-    took them as closed — while inside `<svg>` it closes. Closing them everywhere makes the
-    parse match the check; the text read is the same."""
-    def pair(tag: re.Match) -> str:
-        name = tag.group(1)
-        if name.lower() in _VOID or not _self_closing(tag.group(0)):
-            return tag.group(0)
-        return f"{tag.group(0)[:-2].rstrip()}></{name}>"
-    return _SELF_CLOSED.sub(pair, page)
 
 
 def _decode(raw: bytes) -> str:
@@ -285,8 +210,8 @@ def _guessed_root(tree):
 def load(path: Path, rel: str) -> Document:
     """The document of the HTML file `path` (id `rel`); no body text is one error line."""
     from selectolax.lexbor import LexborHTMLParser  # deferred: only when a page is met
-    page = _closed(_decode(read_regular(path, MAX_HTML_BYTES)))
-    _check_depth(path, page)
+    page = closed(_decode(read_regular(path, MAX_HTML_BYTES)))
+    check_depth(path, page)
     tree = LexborHTMLParser(page)
     title_node = tree.css_first("title")
     title = title_node.text(deep=True) if title_node is not None else ""
