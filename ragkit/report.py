@@ -59,10 +59,9 @@ CONTEXT_RUNG = "+ contextual BM25 (hybrid)"  # the article's contextual embeddin
 
 
 def _markdown(text: str) -> str:
-    """Inline Markdown (bold, italics, code, links) as HTML; raw HTML in `text` is escaped."""
+    """Inline Markdown (bold, italics, code, links) as HTML; raw HTML escaped, `DOLLAR` a $."""
     import mistune
-    text = text.replace(DOLLAR, "$")  # a notebook's formula-proof dollar sign, as the sign
-    rendered = mistune.create_markdown(escape=True)(text).strip()
+    rendered = mistune.create_markdown(escape=True)(text.replace(DOLLAR, "$")).strip()
     return re.sub(r"^<p>(.*)</p>$", r"\1", rendered, flags=re.S)
 
 
