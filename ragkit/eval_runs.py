@@ -1,11 +1,10 @@
 """Evaluating runs from files: what `ragkit eval --run` and `ragkit search --level doc` stand on.
 
-What it is: judgments read from qrels, the cutoffs a top-k run supports, checks that a run and
-its qrels belong together, per-query rows for a CSV, and document-level runs (MaxP over each
-document's chunks).
+What it is: judgments read from qrels, checks that a run and its qrels belong together,
+per-query rows for a CSV, and document-level runs (MaxP over each document's chunks).
 
-What it is not: the metrics themselves (`ragkit.evaluate`), or reading and writing TREC files
-(`ragkit.runs`).
+What it is not: the metrics themselves (`ragkit.evaluate`, whose `score_run` and `cutoffs`
+it passes on), nor reading and writing TREC files (`ragkit.runs`).
 """
 from __future__ import annotations
 
@@ -17,7 +16,9 @@ import pandas as pd
 
 from ragkit.chunk_table import ChunkTable
 from ragkit.documents import Chunk, RagkitError, RagkitWarning
-from ragkit.evaluate import Judgments, Run, cutoffs, first_relevant_rank, score_run
+from ragkit.evaluate import Judgments, Run, first_relevant_rank
+# with the rest here for `ragkit eval --run`, which imports one module when it scores
+from ragkit.evaluate import cutoffs, score_run  # noqa: F401
 from ragkit.fusion import ranked
 from ragkit.text_stats import counted
 

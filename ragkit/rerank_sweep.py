@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ragkit.documents import Query
-from ragkit.evaluate import Judgments, cutoffs, score_run, summarize
+from ragkit.evaluate import Judgments, score_run, summarize
 from ragkit.pipeline import Pipeline, SearchConfig
 from ragkit.pricing import cost
 from ragkit.rerank_timing import timed_run
@@ -67,8 +67,8 @@ def sweep_candidates(pipeline: Pipeline, queries: Sequence[Query], judgments: Ju
         run, times[depth] = timed_run(pipeline, judged, k, config)
         tables[depth] = score_run(run, judgments, k)
         means = summarize(tables[depth])
-        rows[depth] = {**{m: float(means[m]) for m in (*(f"Pass@{c}" for c in cutoffs(k)[0]),
-                                                       "MRR")},
+        rows[depth] = {**{m: float(v) for m, v in means.items()  # Pass@ up to k, as scored
+                          if m.startswith("Pass@") or m == "MRR"},
                        "p50 ms": float(np.percentile(times[depth], 50)),
                        "p95 ms": float(np.percentile(times[depth], 95)),
                        **listwise_projection(pipeline, judged, depth, model, base)}

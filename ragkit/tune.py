@@ -35,8 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ragkit.documents import Document, Query, RagkitError
-from ragkit.eval_runs import cutoffs, score_run
-from ragkit.evaluate import Judgments, judge, summarize, summary_table
+from ragkit.evaluate import Judgments, cutoffs, judge, score_run, summarize, summary_table
 from ragkit.fusion import Ranking, ranked, rrf, weighted_rank, weighted_scores
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig, evaluate_configs
 
@@ -100,7 +99,7 @@ def _judged(lists: CandidateLists, judgments: Judgments) -> Judgments:
 
 def evaluate(lists: CandidateLists, judgments: Judgments, fusions: Mapping, k: int = 20
              ) -> dict:
-    """Per-query metric tables (`ragkit.eval_runs.score_run`), one per named fusion."""
+    """Per-query metric tables (`ragkit.evaluate.score_run`), one per named fusion."""
     mine = _judged(lists, judgments)
     return {name: score_run({qid: [ident for ident, _ in fusion(lists[qid], k)]
                              for qid in mine}, mine, k)

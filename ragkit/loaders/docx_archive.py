@@ -46,15 +46,26 @@ def check_zip(path: Path) -> None:
     if magic.startswith(b"%PDF-"):
         raise RagkitError(f"{path}: not a Word file (it is a PDF: rename it .pdf)")
     try:
-        with zipfile.ZipFile(path) as archive:
-            members = archive.infolist()
+        archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as exc:
         raise RagkitError(f"{path}: not a valid Word file (not a zip archive: {exc})") from None
+    with archive:  # opened once: the sizes, the main part and every part's prolog
+        try:
+            _check_parts(path, archive)
+        except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, NotImplementedError,
+                zlib.error) as exc:
+            raise RagkitError(f"{path}: not a valid Word file (damaged zip archive: {exc})"
+                              ) from None
+
+
+def _check_parts(path: Path, archive: zipfile.ZipFile) -> None:
+    """The refusals of `check_zip` that read the archive's members."""
+    members = archive.infolist()
     unpacked = sum(m.file_size for m in members)
     if unpacked > MAX_UNPACKED:
         raise RagkitError(f"{path}: would unpack to {unpacked / 2**20:,.0f} MB, over the "
                           f"{MAX_UNPACKED // 2**20} MB limit (a zip bomb?)")
-    main = _main_part(path, members)
+    main = _main_part(archive, members)
     xml = sum(m.file_size for m in members  # the main part counts whatever its name
               if m.filename == main or not m.filename.lower().endswith(_IMAGES))
     if xml > MAX_XML:
@@ -62,24 +73,24 @@ def check_zip(path: Path) -> None:
                           f"the {MAX_XML // 2**20} MB limit (indexing holds many times the "
                           f"text in memory: split the document, or leave it out with "
                           f"--skip-bad)")
-    _check_no_dtd(path, members)
+    for member in members:  # any name: a main part may be "word/main.png"
+        if not member.is_dir():
+            with archive.open(member) as part:
+                if _declares_dtd(part):
+                    raise RagkitError(f"{path}: not a valid Word file (its XML declares "
+                                      f"entities, which Word never writes: a billion-laughs "
+                                      f"file?)")
     if main not in {m.filename for m in members}:
         raise RagkitError(f"{path}: not a valid Word file (no {main})")
 
 
-def _main_part(path: Path, members: list[zipfile.ZipInfo]) -> str:
+def _main_part(archive: zipfile.ZipFile, members: list[zipfile.ZipInfo]) -> str:
     """The document's main part as `_rels/.rels` names it (Word Online writes
     `word/document2.xml`), else Word's usual `word/document.xml`. Read with a pattern, not
     an XML parser: nothing in the file is trusted yet."""
     if not any(m.filename == "_rels/.rels" and m.file_size <= _PROLOG for m in members):
         return "word/document.xml"
-    try:
-        with zipfile.ZipFile(path) as archive:
-            rels = archive.read("_rels/.rels").decode("utf-8", "replace")
-    except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, NotImplementedError,
-            zlib.error) as exc:
-        raise RagkitError(f"{path}: not a valid Word file (damaged zip archive: {exc})"
-                          ) from None
+    rels = archive.read("_rels/.rels").decode("utf-8", "replace")
     for tag in re.findall(r"<Relationship\b[^>]*>", rels):
         if re.search(r"""\bType\s*=\s*["'][^"']*/officeDocument["']""", tag):
             target = re.search(r"""\bTarget\s*=\s*["']/?([^"']+)["']""", tag)
@@ -142,22 +153,3 @@ def _has_subset(text: str, part, decoder) -> bool:
         if not more:
             return True
         text, i = decoder.decode(more), 0
-
-
-def _check_no_dtd(path: Path, members: list[zipfile.ZipInfo]) -> None:
-    """Refuse parts whose DTD has an internal subset: Word never writes one, and a declared
-    entity is how a billion-laughs file expands (lxml stops it, with a line about
-    "amplification factors") or an external one reaches for a file on this machine."""
-    try:
-        with zipfile.ZipFile(path) as archive:
-            for member in members:
-                if not member.is_dir():  # any name: a main part may be "word/main.png"
-                    with archive.open(member) as part:
-                        if _declares_dtd(part):
-                            raise RagkitError(f"{path}: not a valid Word file (its XML "
-                                              f"declares entities, which Word never writes: "
-                                              f"a billion-laughs file?)")
-    except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, NotImplementedError,
-            zlib.error) as exc:
-        raise RagkitError(f"{path}: not a valid Word file (damaged zip archive: {exc})"
-                          ) from None

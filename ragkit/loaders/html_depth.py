@@ -18,14 +18,20 @@ from pathlib import Path
 from ragkit.documents import RagkitError
 
 MAX_DEPTH = 1000  # elements open at once; real pages stay under ~100
-# A tag's attributes as HTML's tokenizer reads them: a quote opens a value only after "="
-# (atomic: never taken back to end the tag at a ">" inside `title="/>"`), a quote elsewhere
-# is part of a name (`<x a"<div>` is one tag).
-_ATTRIBUTES = r"""(?:[^>=]|(?>=\s*(?:"[^"]*"|'[^']*'|[^\s>]*)))*?"""
+
+
+def _attributes(outside: str = ">=") -> str:
+    """A tag's attributes as HTML's tokenizer reads them, as a pattern: a quote opens a value
+    only after "=" (atomic: never taken back to end the tag at a ">" inside `title="/>"`), a
+    quote elsewhere is part of a name (`<x a"<div>` is one tag); `outside`: the characters
+    the text outside values lacks."""
+    return rf"""(?:[^{outside}]|(?>=\s*(?:"[^"]*"|'[^']*'|[^\s>]*)))*?"""
+
+
 # a start or end tag, attributes and all; group 3 a slash before ">" (`_self_closing` decides).
 # A name runs to a space, "/" or ">" as HTML reads it (`<x_y>`, `<o:p>`), and a slash may part
 # it from the attributes (`<div/x>` is `<div x>`).
-_TAG = re.compile(rf"<(/?)([a-zA-Z][^\s/>]*)(?:[\s/]{_ATTRIBUTES})??(/)?>")
+_TAG = re.compile(rf"<(/?)([a-zA-Z][^\s/>]*)(?:[\s/]{_attributes()})??(/)?>")
 _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
          "track", "wbr", "param", "keygen"}  # elements that never hold anything
 # void elements and those whose end tag may be left out: they do not count as nesting
@@ -33,8 +39,7 @@ _UNNESTED = _VOID | {"p", "li", "td", "th", "tr", "dt", "dd", "option", "tbody",
                      "colgroup"}
 # (its attributes hold no "<" outside values: a run of "<" with no ">" was rescanned from
 # each, and a tag holding one is never a self-closed element's)
-_SELF_CLOSED = re.compile(r"<([a-zA-Z][^\s/<>]*)(?:[\s/]"
-                          + _ATTRIBUTES.replace("[^>=]", "[^<>=]") + r")??/>")
+_SELF_CLOSED = re.compile(rf"<([a-zA-Z][^\s/<>]*)(?:[\s/]{_attributes('<>=')})??/>")
 # elements an end tag does not reach past (HTML's "in scope"): `<div><marquee></div>` leaves
 # the div open
 _SCOPE = {"applet", "caption", "html", "table", "td", "th", "marquee", "object", "template",
