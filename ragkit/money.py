@@ -52,7 +52,14 @@ DOLLAR = "<span>&#36;</span>"
 def dollars_kept(markdown: str) -> str:
     """`markdown` with every "$" (or "\\$") written `DOLLAR`, so it stays a dollar sign —
     except inside a code span, which shows HTML as typed (a changed `question` parameter
-    "… over $100 …" came out as "<span>&#36;</span>100" in the banner)."""
-    parts = re.split(r"(`+[^`]*`+)", markdown)  # odd items: code spans
-    return "".join(part if i % 2 else re.sub(r"\\?\$", DOLLAR, part)
-                   for i, part in enumerate(parts))
+    "… over $100 …" came out as "<span>&#36;</span>100" in the banner). A code span is
+    CommonMark's: a run of backticks closed by a run of the same length (``a ` $b``)."""
+    out, at = [], 0
+    for span in _CODE_SPAN.finditer(markdown):
+        out += [re.sub(r"\\?\$", DOLLAR, markdown[at:span.start()]), span.group(0)]
+        at = span.end()
+    return "".join(out) + re.sub(r"\\?\$", DOLLAR, markdown[at:])
+
+
+# A run of backticks, the shortest text, and a run of exactly as many (CommonMark code span).
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)

@@ -170,3 +170,7 @@ def test_prose_keeps_a_dollar_sign_a_dollar_sign():
     assert prose("costs $3").data == f"costs {DOLLAR}3"
     assert dollars_kept("`question = 'over $100?'` costs $3") == \
         f"`question = 'over $100?'` costs {DOLLAR}3"  # a code span shows HTML as typed
+    # CommonMark code spans: a backtick run closed by one of the same length
+    assert dollars_kept("``a ` $b`` and $c") == f"``a ` $b`` and {DOLLAR}c"
+    assert dollars_kept("`a`` $b` $c") == f"`a`` $b` {DOLLAR}c"
+    assert dollars_kept("an odd ` then $d") == f"an odd ` then {DOLLAR}d"
