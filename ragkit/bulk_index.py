@@ -90,7 +90,12 @@ def _run(path: Path, config: IndexConfig, handle, rows, workers: int, progress: 
     """Every block chunked, written to `rows` and tokenized, in file order: (the merged
     (term ids, tokens per chunk, vocabulary), each document id's hash, documents, chunks)."""
     from tqdm import tqdm
-    bar = tqdm(desc="index", unit=" docs", disable=not progress, leave=False)
+    with tqdm(desc="index", unit=" docs", disable=not progress, leave=False) as bar:
+        return _run_blocks(path, config, handle, rows, workers, bar)  # bar closed on Ctrl-C
+
+
+def _run_blocks(path: Path, config: IndexConfig, handle, rows, workers: int, bar):
+    """`_run`'s work, `bar` updated with the documents done."""
     block = worker_block(BLOCK)
     threshold = THRESHOLD if block == BLOCK else 2 * block
     head = list(islice(handle, threshold))
@@ -120,7 +125,6 @@ def _run(path: Path, config: IndexConfig, handle, rows, workers: int, progress: 
                 n_docs, n_chunks = n_docs + n[0], n_chunks + n[1]
                 bar.update(n[0])
         found = merged.result()
-    bar.close()
     return found, np.concatenate(keys) if keys else np.empty(0, np.uint64), n_docs, n_chunks
 
 

@@ -114,6 +114,30 @@ def test_interrupted_run_keeps_finished_batches(tmp_path) -> None:
     assert inner.calls == [["text 2", "text 3"], ["text 4"]]  # the first batch was kept
 
 
+def _interrupt_at_third(ids: list[int]) -> np.ndarray:
+    if ids == [3]:
+        raise KeyboardInterrupt("Ctrl-C")
+    return np.zeros(4, np.float32)
+
+
+@pytest.mark.parametrize("run", ["cache", "embed_each"])
+def test_ctrl_c_closes_the_progress_bar_before_the_interrupted_line(tmp_path, capsys, run):
+    """A bar left open was drawn again when it was collected, after the CLI's "ragkit:
+    interrupted" line (seen in a terminal during `ragkit index`)."""
+    import gc
+    from ragkit.embed.minilm import embed_each
+    with pytest.raises(KeyboardInterrupt):
+        if run == "cache":
+            CachedEmbedder(Fake(fail_after=1), tmp_path / "e.sqlite", batch_size=2).embed(
+                [f"text {i}" for i in range(5)], progress=True)
+        else:
+            embed_each([[1], [2], [3], [4]], 8, _interrupt_at_third, 4, 1, "embed x", True)
+    drawn = capsys.readouterr().err
+    gc.collect()
+    assert "2/" in drawn.rsplit("\r", 1)[-1] and drawn.endswith("\n")  # closed where it stood
+    assert capsys.readouterr().err == ""  # nothing drawn after the interruption was handled
+
+
 def test_sqlite_file_uses_wal(tmp_path) -> None:
     CachedEmbedder(Fake(), tmp_path / "e.sqlite").embed(["x"])
     with sqlite3.connect(tmp_path / "e.sqlite") as db:

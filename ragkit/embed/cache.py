@@ -110,22 +110,18 @@ class CachedEmbedder:
         items = list(todo.items())
         lengths = self.inner.token_lengths([t for _, t in items]) if items else []
         items = [items[i] for i in np.argsort(lengths, kind="stable")]
-        bar = None
-        if progress and items:
-            bar = tqdm(total=len(items), desc=f"embed {self.name}", unit="text")
         size = getattr(self.inner, "texts_per_call", None) or self.batch_size  # batch APIs: all
-        for start in range(0, len(items), size):
-            batch = items[start:start + size]
-            with self._lock:
-                stored = self._lookup(db, (k for k, _ in batch))
-                found.update(stored)
-                batch = [(k, t) for k, t in batch if k not in stored]
-                if batch:
-                    self._store(db, batch, input_type, found)
-            if bar is not None:
+        with tqdm(total=len(items), desc=f"embed {self.name}", unit="text",
+                  disable=not (progress and items)) as bar:  # closed on Ctrl-C too
+            for start in range(0, len(items), size):
+                batch = items[start:start + size]
+                with self._lock:
+                    stored = self._lookup(db, (k for k, _ in batch))
+                    found.update(stored)
+                    batch = [(k, t) for k, t in batch if k not in stored]
+                    if batch:
+                        self._store(db, batch, input_type, found)
                 bar.update(min(size, len(items) - start))
-        if bar is not None:
-            bar.close()
 
     def _store(self, db: sqlite3.Connection, batch: list[tuple[str, str]], input_type: str,
                found: dict[str, np.ndarray]) -> None:

@@ -40,23 +40,20 @@ class CachedContextualEmbedder(CachedEmbedder):
         db = self._connect()
         found = self._lookup(db, {k for doc in keys for k in doc})
         todo = [d for d, doc in enumerate(keys) if not all(k in found for k in doc)]
-        bar = None
-        if progress and todo:
-            bar = tqdm(total=len(todo), desc=f"embed {self.name}", unit="doc")
         size = getattr(self.inner, "documents_per_call", DOCUMENTS_PER_COMMIT)  # batch APIs: all
-        for start in range(0, len(todo), size):
-            group = todo[start:start + size]
-            vectors = self.inner.embed_documents([list(documents[d]) for d in group])
-            rows = [(k, np.asarray(v, np.float32)) for d, vs in zip(group, vectors, strict=True)
-                    for k, v in zip(keys[d], vs, strict=True)]
-            with db:
-                db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?)",
-                               [(k, v.tobytes()) for k, v in rows])
-            found.update(rows)
-            if bar is not None:
+        with tqdm(total=len(todo), desc=f"embed {self.name}", unit="doc",
+                  disable=not (progress and todo)) as bar:  # closed on Ctrl-C too
+            for start in range(0, len(todo), size):
+                group = todo[start:start + size]
+                vectors = self.inner.embed_documents([list(documents[d]) for d in group])
+                rows = [(k, np.asarray(v, np.float32))
+                        for d, vs in zip(group, vectors, strict=True)
+                        for k, v in zip(keys[d], vs, strict=True)]
+                with db:
+                    db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?)",
+                                   [(k, v.tobytes()) for k, v in rows])
+                found.update(rows)
                 bar.update(len(group))
-        if bar is not None:
-            bar.close()
         return [np.stack([found[k] for k in doc]) if doc else np.zeros((0, self.dim), np.float32)
                 for doc in keys]
 

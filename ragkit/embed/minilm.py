@@ -116,14 +116,12 @@ def embed_each(ids: list[list[int]], max_tokens: int, one: Callable[[list[int]],
     (the closing special token). Shared by MiniLM and e5-small, which differ in `one`."""
     ids = [x if len(x) <= max_tokens else x[: max_tokens - 1] + x[-1:] for x in ids]
     out = np.zeros((len(ids), dim), dtype=np.float32)
-    bar = tqdm(total=len(ids), desc=label, unit="text") if progress and ids else None
-    with ThreadPoolExecutor(threads) as pool:
+    # closed by `with` on Ctrl-C too: a bar left open redraws after the "interrupted" line
+    with tqdm(total=len(ids), desc=label, unit="text", disable=not (progress and ids)) as bar, \
+            ThreadPoolExecutor(threads) as pool:
         for row, vector in enumerate(pool.map(one, ids)):
             out[row] = vector
-            if bar is not None:
-                bar.update()
-    if bar is not None:
-        bar.close()
+            bar.update()
     return out
 
 

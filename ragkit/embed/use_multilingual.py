@@ -104,15 +104,11 @@ class USEMultilingual:
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        bar = None
-        if progress:
-            bar = tqdm(total=len(texts), desc="embed use-multilingual", unit="text")
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(self.threads) as pool:
+        with tqdm(total=len(texts), desc="embed use-multilingual", unit="text",
+                  disable=not progress) as bar, threadpool_limits(1, user_api="blas"), \
+                ThreadPoolExecutor(self.threads) as pool:  # the bar closed on Ctrl-C too
             for i, row in enumerate(pool.map(lambda t: self._use.encode([t])[0], texts)):
                 out[i] = row
-                if bar is not None:
-                    bar.update(1)
-        if bar is not None:
-            bar.close()
+                bar.update(1)
         return out

@@ -59,21 +59,20 @@ def ingest(client, collection: str, items: Iterator[dict[str, Any]], total: int,
 
     Returns how many rows were inserted (0 when a finished build is run again)."""
     inserted = 0
-    bar = tqdm(total=total, desc=f"milvus {collection}", unit="row", disable=not progress,
-               leave=False)
     pending: list[dict[str, Any]] = []
     size = 0
-    for item in items:
-        pending.append(item)
-        size += _row_bytes(item)
-        if len(pending) >= batch or size >= BATCH_BYTES:
+    with tqdm(total=total, desc=f"milvus {collection}", unit="row", disable=not progress,
+              leave=False) as bar:  # closed on Ctrl-C too
+        for item in items:
+            pending.append(item)
+            size += _row_bytes(item)
+            if len(pending) >= batch or size >= BATCH_BYTES:
+                inserted += _insert_new(client, collection, pending, resume)
+                bar.update(len(pending))
+                pending, size = [], 0
+        if pending:
             inserted += _insert_new(client, collection, pending, resume)
             bar.update(len(pending))
-            pending, size = [], 0
-    if pending:
-        inserted += _insert_new(client, collection, pending, resume)
-        bar.update(len(pending))
-    bar.close()
     return inserted
 
 
