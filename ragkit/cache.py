@@ -98,6 +98,7 @@ class ModelStats:
     saved: Usage  # tokens the hits would have cost again
     dollars_spent: float | None  # None: no price (stand-in replies, unknown model)
     dollars_saved: float | None
+    standin: bool = False  # replies of the offline stand-in: tokens estimated, nothing paid
 
 
 _CONNECTED: set[Path] = set()  # files a CallCache of this process has opened (docstring)
@@ -216,19 +217,21 @@ class CallCache:
             rows = self._db.execute(
                 "SELECT model, endpoint, batch, COUNT(*), SUM(hits), SUM(input), SUM(output), "
                 "SUM(cache_write), SUM(cache_read), SUM(hits * input), SUM(hits * output), "
-                "SUM(hits * cache_write), SUM(hits * cache_read), MIN(priced) FROM calls "
-                "GROUP BY model, endpoint, batch ORDER BY model, endpoint, batch").fetchall()
-        merged: dict[tuple[str, str], ModelStats] = {}
+                "SUM(hits * cache_write), SUM(hits * cache_read), priced > 0 FROM calls "
+                "GROUP BY model, endpoint, batch, priced > 0 ORDER BY model, endpoint, batch"
+            ).fetchall()
+        merged: dict[tuple[str, str, bool], ModelStats] = {}
         for model, endpoint, batch, n, hits, *tokens, priced in rows:
             spent, saved = Usage(*tokens[:4]), Usage(*tokens[4:])
             price_of = batch_cost if batch else cost
             known = bool(priced) and model in PRICES
             row = ModelStats(model, endpoint, n, hits, spent, saved,
                              price_of(spent, model) if known else None,
-                             price_of(saved, model) if known else None)
-            before = merged.get((model, endpoint))
-            merged[(model, endpoint)] = row if before is None else _add(before, row)
-        return list(merged.values())
+                             price_of(saved, model) if known else None, standin=not priced)
+            key = (model, endpoint, row.standin)  # the stand-in's estimates never summed in
+            before = merged.get(key)
+            merged[key] = row if before is None else _add(before, row)
+        return sorted(merged.values(), key=lambda s: (s.model, s.endpoint, s.standin))
 
     def clear(self, model: str | None = None) -> int:
         """Delete every entry (or those of `model`); returns how many were deleted."""
@@ -245,7 +248,7 @@ def _add(a: ModelStats, b: ModelStats) -> ModelStats:
     return ModelStats(a.model, a.endpoint, a.misses + b.misses, a.hits + b.hits,
                       a.spent + b.spent, a.saved + b.saved,
                       plus(a.dollars_spent, b.dollars_spent),
-                      plus(a.dollars_saved, b.dollars_saved))
+                      plus(a.dollars_saved, b.dollars_saved), a.standin)
 
 
 def _add_batch_column(db: sqlite3.Connection) -> None:
@@ -267,14 +270,17 @@ def format_stats(stats: list[ModelStats]) -> str:
     """The `ragkit cache stats` table: one line per model and endpoint."""
     if not stats:
         return "the call cache is empty"
-    lines = [f"{'model':<26} {'endpoint':<26} {'misses':>6} {'hits':>6} {'tokens in':>12} "
+    lines = [f"{'model':<28} {'endpoint':<26} {'misses':>6} {'hits':>6} {'tokens in':>12} "
              f"{'out':>10} {'write':>11} {'read':>12} {'spent $':>11} {'saved $':>11}"]
     for s in stats:
         money = [f"{dollars(v):>11}" if v is not None else f"{'no cost':>11}"
                  for v in (s.dollars_spent, s.dollars_saved)]
-        lines.append(f"{s.model:<26} {s.endpoint:<26} {s.misses:>6,} {s.hits:>6,} "
-                     f"{s.spent.input:>12,} {s.spent.output:>10,} {s.spent.cache_write:>11,} "
-                     f"{s.spent.cache_read:>12,} {money[0]} {money[1]}")
-    if any(s.dollars_spent is None for s in stats):
-        lines.append("no cost: replies of the offline stand-in (or a model without a price row)")
+        lines.append(f"{s.model + (' *' if s.standin else ''):<28} {s.endpoint:<26} "
+                     f"{s.misses:>6,} {s.hits:>6,} {s.spent.input:>12,} {s.spent.output:>10,} "
+                     f"{s.spent.cache_write:>11,} {s.spent.cache_read:>12,} {money[0]} {money[1]}")
+    if any(s.standin for s in stats):
+        lines.append("* answered by the offline stand-in in that model's place (a program, not "
+                     "the model): tokens estimated, one per 4 UTF-8 bytes; nothing paid")
+    if any(s.dollars_spent is None and not s.standin for s in stats):
+        lines.append("no cost: a model without a price row")
     return "\n".join(lines)

@@ -5,7 +5,8 @@
 - `weighted_scores`: a weighted sum of each list's normalised scores (see `normalize`), the
   seeds' dense 0.6 / sparse 0.4 starting point.
 - `weighted_rank`: Anthropic's contextual-embeddings cookbook variant,
-  score(d) = Σ_r w_r / rank_r(d) (0.8 dense / 0.2 BM25 there).
+  score(d) = Σ_r w_r / rank_r(d) (0.8 dense / 0.2 BM25 there; `fuse` uses the weights it is
+  given — `SearchConfig`'s 0.6 / 0.4 unless set — and `ragkit.tune` compares the cookbook's).
 
 A ranking is a list of (id, score) pairs, best first; ranks start at 1. A document missing
 from a list contributes nothing from it.

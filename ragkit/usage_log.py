@@ -4,7 +4,9 @@ What it is: `UsageLog` — thread-safe sums of the four usage counters (input, o
 write, cache read) per model, split into calls sent to the API and calls answered by the
 paid-call cache; `summary()` prints one line per model with tokens and dollars
 (`ragkit.pricing.PRICES`). Replies of an offline backend (the stand-in) are summed but never
-priced ("offline stand-in, no cost"). `run_usage()` is the log every `ragkit.llm.LLM` of the
+priced, and their line says so: "MODEL (answered by the offline stand-in): …; estimated
+tokens in …; no cost" (the stand-in's usage is its one-token-per-4-bytes
+estimate, not a count). `run_usage()` is the log every `ragkit.llm.LLM` of the
 process records to unless given its own.
 What it is not: a client. It imports no SDK, so a command can print a run's usage without
 loading one (`ragkit.llm` re-exports these names).
@@ -70,17 +72,21 @@ class UsageLog:
         lines = []
         for model, row in sorted(self.models.items()):
             s, dollars = row.spent, self.dollars(model)
-            money = "offline stand-in, no cost" if dollars is None else money_text(dollars)
+            unpriced = "no cost" if row.standin else "no price row for this model"
+            money = unpriced if dollars is None else money_text(dollars)
             saved = "" if dollars is None else f", {money_text(cost(row.saved, model))} saved"
             calls = f"{counted(row.requests, 'request')}, {row.cache_hits} from the call cache"
             if row.batch_requests:
                 calls += f" ({counted(row.batch_requests, 'request')} in batches, at batch prices)"
             if not split_cache:
                 s, calls = s + row.saved, counted(row.requests + row.cache_hits, "call")
-                money = "offline stand-in, no cost" if dollars is None else \
+                money = unpriced if dollars is None else \
                     f"{money_text(cost(s, model))} without the call cache"
                 saved = ""
-            lines.append(f"{model}: {calls}; tokens in {s.input:,}, out {s.output:,}, cache "
+            who, tokens = model, "tokens"
+            if row.standin:  # the stand-in's usage is its estimate, never a measurement
+                who, tokens = f"{model} (answered by the offline stand-in)", "estimated tokens"
+            lines.append(f"{who}: {calls}; {tokens} in {s.input:,}, out {s.output:,}, cache "
                          f"write {s.cache_write:,}, cache read {s.cache_read:,}; {money}{saved}")
         return "\n".join(lines) or "no Claude calls"
 

@@ -130,6 +130,18 @@ def test_stand_in_replies_are_reported_without_a_cost(tmp_path, monkeypatch, cap
     assert main(["cache", "stats"]) == 0
     out = capsys.readouterr().out
     assert "no cost" in out and "offline stand-in" in out
+    row = next(line for line in out.splitlines() if "/v1/messages" in line)
+    assert row.startswith(f"{HAIKU} *")  # marked: its token counts are the stand-in's estimate
+    assert "tokens estimated" in out
+
+
+def test_stand_in_and_paid_replies_of_one_model_are_separate_rows(tmp_path):
+    cache = CallCache(tmp_path / "calls.sqlite")
+    cache.put("k1", "/v1/messages", HAIKU, {}, Usage(2000, 0, 0, 0), priced=True)
+    cache.put("k2", "/v1/messages", HAIKU, {}, Usage(4, 0, 0, 0), priced=False)
+    rows = cache.stats()
+    assert [(s.standin, s.spent.input, s.dollars_spent) for s in rows] == [
+        (False, 2000, pytest.approx(0.002)), (True, 4, None)]  # the paid row keeps its price
 
 
 def test_commits_are_not_flushed_one_by_one(tmp_path):

@@ -49,6 +49,19 @@ def test_kinds_splits_and_answers(shipped):
             assert len({g.doc_id for g in query.golden}) >= 2, query.id
 
 
+def test_the_data_card_counts_the_questions_there_are(shipped):
+    """data/README.md's table of kinds: each row's dev and test counts, and the total."""
+    card = (DATA / "README.md").read_text(encoding="utf-8")
+    card = card[card.index("| kind | dev | test |"):]  # not the corpus table above it
+    row = re.compile(r"^\| \**([a-z-]+)\** \| \**(\d+)\** \| \**(\d+)\** \|", re.M)
+    rows = {kind: (int(dev), int(test)) for kind, dev, test in row.findall(card)}
+    counted = Counter((q.kind, q.split) for q in shipped.queries)
+    assert {k: rows[k] for k in KINDS} == {k: (counted[k, "dev"], counted[k, "test"])
+                                           for k in KINDS}
+    assert rows["all"] == (sum(q.split == "dev" for q in shipped.queries),
+                           sum(q.split == "test" for q in shipped.queries))
+
+
 def _reports(shipped) -> dict[str, set[tuple[int, int]]]:
     """Company name -> the (year, quarter) pairs it has a report for."""
     out: dict[str, set[tuple[int, int]]] = {}

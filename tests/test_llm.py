@@ -107,7 +107,9 @@ def test_without_a_key_the_stand_in_answers_through_the_sdk(monkeypatch):
     reply = _ask(llm)
     assert reply.content[0].text == standin.NO_RULE
     assert reply.id.startswith(standin.STANDIN_ID_PREFIX)
-    assert "offline stand-in, no cost" in llm.usage.summary()
+    assert llm.usage.summary().startswith(
+        f"{HAIKU} (answered by the offline stand-in): 1 request")
+    assert llm.usage.summary().endswith("; no cost")
 
 
 def test_with_a_key_the_real_client_reads_the_environment(monkeypatch):
@@ -234,5 +236,5 @@ def test_summary_without_the_cache_split_does_not_depend_on_earlier_runs():
     second.record(HAIKU, Usage(100, 10, 0, 0), cached=True, priced=False)
     assert first.summary() != second.summary()
     assert first.summary(split_cache=False) == second.summary(split_cache=False) == (
-        f"{HAIKU}: 1 call; tokens in 100, out 10, cache write 0, cache read 0; "
-        "offline stand-in, no cost")
+        f"{HAIKU} (answered by the offline stand-in): 1 call; estimated tokens in 100, out 10, "
+        "cache write 0, cache read 0; no cost")

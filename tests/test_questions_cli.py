@@ -53,7 +53,8 @@ def test_generate_review_edit_accept_and_eval_across_processes(tmp_path, env):
                       "kept": ["2", "1", "2", "1", "1", "7"]}
     assert "measured: offline stand-in, no cost" in done.stdout
     # 7 written, 7 answered back, 6 asked without a document (not the unanswerable one)
-    assert "claude-haiku-4-5: 20 requests, 0 from the call cache" in done.stdout
+    assert ("claude-haiku-4-5 (answered by the offline stand-in): 20 requests, 0 from the call "
+            "cache; estimated tokens in ") in done.stdout
     rows = [json.loads(line) for line in golden.read_text().splitlines()]
     assert [(r["id"], r["kind"], r["question"]) for r in rows] == [
         ("gen-001", "lexical", "What does the text state about opened, items and refunded?"),
@@ -85,7 +86,8 @@ def test_generate_review_edit_accept_and_eval_across_processes(tmp_path, env):
     again = run(env, "questions", "generate", str(docs), "--out", str(golden), "--n", "7",
                 "--kinds", KINDS, *CHUNKING)
     assert again.returncode == 0, again.stderr
-    assert "claude-haiku-4-5: 0 requests, 20 from the call cache" in again.stdout
+    assert ("claude-haiku-4-5 (answered by the offline stand-in): 0 requests, 20 from the call "
+            "cache") in again.stdout
     assert [json.loads(line) for line in golden.read_text().splitlines()] == rows
 
     done = run(env, "questions", "review", str(golden), "--out", str(sheet))

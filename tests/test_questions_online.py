@@ -128,8 +128,8 @@ def test_kill_9_mid_run_leaves_no_file_and_the_rerun_resumes_from_the_cache(tmp_
         assert not out.exists()
         done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    line = next(x for x in done.stdout.splitlines() if x.startswith("claude-haiku-4-5: "))
-    sent, cached = (int(w) for w in line.split(";")[0].split()[1::2][:2])
+    line = next(x for x in done.stdout.splitlines() if x.startswith("claude-haiku-4-5"))
+    sent, cached = (int(w) for w in line.split(": ", 1)[1].split(";")[0].split()[0::2][:2])
     assert (sent, cached) == (8, 3), line
     assert len(out.read_text().splitlines()) == 4
 

@@ -131,7 +131,8 @@ def add_search_options(parser: argparse.ArgumentParser, multiple: bool = False) 
     parser.add_argument("--fusion", default="weighted", choices=config.FUSIONS,
                         help="weighted: min-max scores, dense 0.6 / BM25 0.4; "
                              "rrf: reciprocal rank fusion, k = 60; weighted_rank: the "
-                             "cookbook's 0.8 / 0.2 over 1/rank")
+                             "cookbook's sum of weight / rank, with the same 0.6 / 0.4 "
+                             "(the cookbook's 0.8 / 0.2 is in `ragkit tune`)")
     parser.add_argument("--k", type=positive_int, default=20, help="results per query")
     parser.add_argument("--rerank", default=None,
                         help="reranker of the first stage's top --rerank-candidates: offline "
