@@ -21,6 +21,7 @@ from ragkit.loaders import LOADERS
 from ragkit.documents import (Chunk, Dataset, Document, Golden, Query, RagkitError, check_golden,
                               RagkitWarning, check_text, load_documents_jsonl,
                               load_golden, read_jsonl, require, where)
+from ragkit.errors import not_a_file
 from ragkit.runs import decode_id
 from ragkit.text_stats import counted
 
@@ -136,7 +137,7 @@ def read_qrels(path: Path | str) -> Qrels:
     """
     path = Path(path)
     if not path.is_file():
-        raise RagkitError(f"{path}: no such file")
+        raise not_a_file(path)
     qrels: Qrels = {}
     kind = None
     with path.open(encoding="utf-8") as handle:

@@ -12,6 +12,7 @@ naming the file, line and field, so bad data never reaches an index.
 """
 from __future__ import annotations
 
+import difflib
 import re
 import unicodedata
 from dataclasses import dataclass, field, replace
@@ -149,15 +150,26 @@ def load_documents_jsonl(path: Path | str) -> list[Document]:
     return docs
 
 
+GOLDEN_KEYS = ("doc_id", "span", "chunk_id")
+
+
 def parse_golden(items: list, path: Path | str, line: int) -> tuple[Golden, ...]:
     """A line's `golden` list checked: each an object with a `doc_id` (text or a number) and,
-    if given, a text `span` and `chunk_id`; a bad item names file, line and `golden[i]`."""
+    if given, a text `span` and `chunk_id`, and no other key — a misspelled "spam" would make
+    a span label a whole-document one and change every score; a bad item names file, line and
+    `golden[i]`."""
     golden = []
     for i, item in enumerate(items):
         label = f"golden[{i}]"
         doc = item.get("doc_id") if isinstance(item, dict) else None
         if not isinstance(doc, (str, int)) or isinstance(doc, bool):
-            raise RagkitError(f"{where(path, line, label)}: expected an object with 'doc_id'")
+            raise RagkitError(f"{where(path, line, label)}: expected an object with 'doc_id'"
+                              + _misspelt(item, "doc_id"))
+        unknown = [key for key in item if key not in GOLDEN_KEYS]
+        if unknown:
+            raise RagkitError(f"{where(path, line, f'{label}.{unknown[0]}')}: unknown key (a "
+                              f"golden item has {', '.join(GOLDEN_KEYS)})"
+                              + _misspelt({unknown[0]: 0}, *GOLDEN_KEYS))
         for key in ("span", "chunk_id"):
             if not isinstance(item.get(key, ""), str):
                 raise RagkitError(f"{where(path, line, f'{label}.{key}')}: expected str, got "
@@ -178,12 +190,27 @@ def check_query_length(text: str, place: str) -> str:
     return text
 
 
-def load_queries_jsonl(path: Path | str, ids: Ids | None = None) -> list[Query]:
+def _misspelt(obj: Any, *wanted: str) -> str:
+    """" (is 'gloden' a misspelling of 'golden'?)" when a key of `obj` that is not a `wanted`
+    one is close to one."""
+    if not isinstance(obj, dict):
+        return ""
+    for key in obj:
+        close = difflib.get_close_matches(str(key), wanted, n=1, cutoff=0.6)
+        if close and key not in wanted:
+            return f" (is '{key}' a misspelling of '{close[0]}'?)"
+    return ""
+
+
+def load_queries_jsonl(path: Path | str, ids: Ids | None = None,
+                       golden: bool = False) -> list[Query]:
     """Read queries JSONL: `{"id", "text"|"question", "golden"?, "answer"?, "kind"?, "split"?}`.
 
     BEIR's `_id` is read as `id` when a line has no `id`, so BEIR's queries.jsonl works as is.
 
     `ids` carries the ids already read from other files, so duplicates across files are found.
+    `golden`: every line must have its `golden` list ([] for an unanswerable question): in a
+    golden file a missing or misspelled one would silently make a question unanswerable.
     """
     queries, ids = [], ids or Ids("query")
     for line, obj in read_jsonl(path):
@@ -195,14 +222,17 @@ def load_queries_jsonl(path: Path | str, ids: Ids | None = None) -> list[Query]:
                               f"or 'question')")
         text = check_query_length(require(obj, key, str, path, line, non_empty=True),
                                   where(path, line, key))
-        golden = parse_golden(require(obj, "golden", list, path, line, default=[]), path, line)
+        if golden and "golden" not in obj:
+            raise RagkitError(f"{where(path, line, 'golden')}: missing (a golden question has "
+                              f"a list, [] when unanswerable){_misspelt(obj, 'golden')}")
+        items = parse_golden(require(obj, "golden", list, path, line, default=[]), path, line)
         meta = {k: v for k, v in obj.items()
                 if k not in {"id", "_id", key, "golden", "answer", "kind", "split"}}
         # labels are text: `"split": 3` was shown as a split "3", `"kind": ["x"]` as "['x']"
         kind, split, _ = (require(obj, k, str, path, line, default="")
                           for k in ("kind", "split", "lang"))
         answer = require(obj, "answer", (str, int, float), path, line, default="")
-        queries.append(Query(ident, text, str(answer), kind, split, golden, meta,
+        queries.append(Query(ident, text, str(answer), kind, split, items, meta,
                              where(path, line)))
     return queries
 
@@ -212,7 +242,7 @@ def load_golden(path: Path | str) -> list[Query]:
     path = Path(path)
     files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
     ids = Ids("query")
-    return [query for file in files for query in load_queries_jsonl(file, ids)]
+    return [query for file in files for query in load_queries_jsonl(file, ids, golden=True)]
 
 
 def check_golden(queries: list[Query], documents: list[Document],

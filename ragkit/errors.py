@@ -1,8 +1,9 @@
 """The error and warning every ragkit module raises for bad input, and where it names.
 
 What it is: `RagkitError` (a user-facing error: the command line prints its one line and
-exits 2), `RagkitWarning`, and `where(path, line, field)` — the `file:line: field 'x'`
-every message starts with. What it is not: a hierarchy; one class says "your input", the
+exits 2), `RagkitWarning`, `where(path, line, field)` — the `file:line: field 'x'`
+every message starts with — and `not_a_file(path)`, the error for an input that is not a
+regular file. What it is not: a hierarchy; one class says "your input", the
 message says what and where. `ragkit.documents` re-exports all three, as before.
 """
 from __future__ import annotations
@@ -16,6 +17,19 @@ class RagkitError(ValueError):
 
 class RagkitWarning(UserWarning):
     """Input that can be used but deserves a look (e.g. judged queries with no text)."""
+
+
+def not_a_file(path: Path | str) -> RagkitError:
+    """The error for an input file that is not one: a folder, a pipe or device (`<(cat q)`,
+    /dev/stdin: read as a file it could block, or be read once where ragkit reads twice), or
+    nothing — each said as it is, not all as "no such file"."""
+    path = Path(path)
+    if path.is_dir():
+        return RagkitError(f"{path}: a folder, not a file")
+    if path.exists():
+        return RagkitError(f"{path}: not a regular file (a pipe, a device or a socket); save "
+                           f"it to a file and give that")
+    return RagkitError(f"{path}: no such file")
 
 
 def where(path: Path | str, line: int | None = None, field_name: str | None = None) -> str:

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from ragkit.errors import RagkitError, where
+from ragkit.errors import RagkitError, not_a_file, where
 from ragkit.fastjson import NOT_PARSED, fast_json, surrogate_field
 
 
@@ -19,7 +19,7 @@ def read_jsonl(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, object) for each non-blank line; malformed JSON names the line."""
     path = Path(path)
     if not path.is_file():
-        raise RagkitError(f"{path}: no such file")
+        raise not_a_file(path)
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             if number == 1:

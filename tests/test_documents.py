@@ -217,3 +217,43 @@ def test_a_label_of_the_wrong_type_names_file_line_and_field(tmp_path, field, va
     assert str(caught.value) == f"{path}:2: field '{field}': {expected}"
     path.write_text(json.dumps({"id": "b", "text": "t", "answer": 42, "kind": None}) + "\n")
     assert (load_queries_jsonl(path)[0].answer, load_queries_jsonl(path)[0].kind) == ("42", "")
+
+
+@pytest.mark.parametrize("record, error", [
+    # a misspelled "golden" made the question unanswerable: left out of every score, silently
+    ({"id": "q1", "text": "sort by time", "gloden": [{"doc_id": "ls.txt"}]},
+     "g.jsonl:1: field 'golden': missing (a golden question has a list, [] when unanswerable) "
+     "(is 'gloden' a misspelling of 'golden'?)"),
+    ({"id": "q1", "text": "sort by time"},  # a plain queries file given as golden questions
+     "g.jsonl:1: field 'golden': missing (a golden question has a list, [] when unanswerable)"),
+    # a misspelled "span" made a span label a whole-document one: R@5 1.000 became 0.385
+    ({"id": "q1", "text": "sort by time", "golden": [{"doc_id": "ls.txt", "spam": "newest"}]},
+     "g.jsonl:1: field 'golden[0].spam': unknown key (a golden item has doc_id, span, "
+     "chunk_id) (is 'spam' a misspelling of 'span'?)"),
+    ({"id": "q1", "text": "sort by time", "golden": [{"dco_id": "ls.txt"}]},
+     "g.jsonl:1: field 'golden[0]': expected an object with 'doc_id' (is 'dco_id' a "
+     "misspelling of 'doc_id'?)"),
+])
+def test_a_golden_file_refuses_a_missing_or_misspelled_field(tmp_path, record, error):
+    path = _write(tmp_path / "g.jsonl", [record])
+    with pytest.raises(RagkitError) as raised:
+        load_golden(path)
+    assert str(raised.value) == f"{tmp_path}/{error}"
+    assert load_golden(_write(tmp_path / "ok.jsonl", [  # unanswerable: an empty list, extras
+        {"id": "q2", "text": "what?", "golden": [], "source": {"doc": "x"}}]))[0].golden == ()
+
+
+def test_an_input_that_is_not_a_file_is_named_for_what_it_is(tmp_path):
+    """`--queries <(cat q.jsonl)` and a folder were both "no such file"; a FIFO is never opened
+    (opening one with no writer would block)."""
+    import os
+    from ragkit.datasets import read_qrels
+    os.mkfifo(tmp_path / "pipe")
+    expected = {tmp_path / "pipe": "not a regular file (a pipe, a device or a socket); save it "
+                                   "to a file and give that",
+                tmp_path: "a folder, not a file", tmp_path / "gone.jsonl": "no such file"}
+    for path, why in expected.items():
+        for read in (load_queries_jsonl, read_qrels):
+            with pytest.raises(RagkitError) as raised:
+                read(path)
+            assert str(raised.value) == f"{path}: {why}"

@@ -9,6 +9,7 @@ from ragkit.cli.options import (DEFAULT_RERANK, Help, add_index_options, add_sea
                                 check_index_covers, check_same_options, clamp_k, index_config,
                                 load_index, positive_int, print_rerank_summary)
 from ragkit.documents import Dataset, RagkitError, check_golden, load_golden
+from ragkit.errors import not_a_file
 from ragkit.text_stats import counted
 
 
@@ -34,7 +35,7 @@ def _eval_run_file(args: argparse.Namespace) -> None:
     from ragkit.eval_runs import check_run, in_one_form, qrels_judgments, score_run
     from ragkit.runs import read_trec
     if not args.run.is_file():
-        raise RagkitError(f"{args.run}: no such file")
+        raise not_a_file(args.run)
     run = {qid: [ident for ident, _ in r] for qid, r in read_trec(args.run).items()}
     run, qrels = in_one_form(run, read_qrels(args.qrels))
     judgments = qrels_judgments(relevant(qrels))

@@ -41,6 +41,7 @@ from typing import Any
 from ragkit.atomic import write_text
 from ragkit.documents import (RagkitError, RagkitWarning, parse_golden, read_jsonl, require,
                               where)
+from ragkit.errors import not_a_file
 from ragkit.questions.spans import anchor
 
 COLUMNS = ("id", "question", "answer_span", "answer_span_2", "source", "kind", "keep", "notes")
@@ -170,10 +171,12 @@ def review_sheet(questions: Sequence[dict[str, Any]], path: Path | str
 
 
 def _rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+    if not path.is_file():
+        raise not_a_file(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise RagkitError(f"{path}: no such file") from None
+    except FileNotFoundError:  # removed since
+        raise not_a_file(path) from None
     except UnicodeDecodeError as exc:
         raise RagkitError(f"{path}: not UTF-8 text ({exc.reason}); save the sheet as CSV "
                           f"UTF-8") from None
