@@ -42,6 +42,7 @@ from ragkit.chunking import ChunkerConfig, chunk_document
 from ragkit.config import IndexConfig
 from ragkit.contextualize import CONTEXTUALIZERS, get_contextualizer
 from ragkit.documents import Ids, RagkitError, document_of, parse_line
+from ragkit.jsonl import JSONL_SUFFIXES
 from ragkit.index_folder import WHAT, owns_index, write_manifest
 from ragkit.jobs import die_with_parent, worker_block
 from ragkit.lexical import BM25, get_tokenizer
@@ -58,9 +59,11 @@ class Sequential(Exception):
 
 def applies(config: IndexConfig, docs: Path, vectors: object, store: object) -> bool:
     """True when `index_jsonl` builds what `Pipeline.build` + `save` would: a documents JSONL
-    file, no vectors or embedder, the memory store, no parent–child, a built-in
+    file (named so; another file goes the one-process way, which says what it is), no vectors
+    or embedder, the memory store, no parent–child, a built-in
     contextualizer."""
-    return (docs.is_file() and vectors is None and not config.embedder
+    return (docs.is_file() and docs.suffix.lower() in JSONL_SUFFIXES  # else: what is it
+            and vectors is None and not config.embedder
             and store.kind == "memory" and not config.parent_child
             and config.contextualizer in CONTEXTUALIZERS)
 

@@ -16,12 +16,13 @@ import json
 import warnings
 from pathlib import Path
 
-from ragkit.document_folder import TEXT_SUFFIXES, load_file_at, load_folder
+from ragkit.document_folder import TEXT_SUFFIXES, load_file_at, load_folder, readable_types
 from ragkit.loaders import LOADERS
 from ragkit.documents import (Chunk, Dataset, Document, Golden, Query, RagkitError, check_golden,
                               RagkitWarning, check_text, load_documents_jsonl,
                               load_golden, read_jsonl, require, where)
 from ragkit.errors import not_a_file
+from ragkit.jsonl import JSONL_SUFFIXES
 from ragkit.runs import decode_id
 from ragkit.text_stats import counted
 
@@ -224,6 +225,19 @@ def _warn_missing_queries(judged: dict, queries: list[Query], qrels_path: Path,
 ONE_FILE_TEXT = TEXT_SUFFIXES - {".json"}
 
 
+def _check_jsonl_or_unknown(path: Path) -> None:
+    """A file of a suffix no loader reads is read as documents JSONL; when its first text does
+    not open a JSON object either, say that, not "malformed JSON" (`paper.tex` was
+    "paper.tex:1: malformed JSON (Expecting value)")."""
+    if path.suffix.lower() in JSONL_SUFFIXES:
+        return
+    with path.open("rb") as handle:
+        head = handle.read(4096).removeprefix(b"\xef\xbb\xbf").lstrip()
+    if head and not head.startswith(b"{"):
+        raise RagkitError(f"{path}: not a type of file ragkit reads ({readable_types()}), nor "
+                          f"documents JSONL (one JSON object per line)")
+
+
 def load_dataset(path: Path | str, split: str | None = None, skip_bad: bool = False) -> Dataset:
     """Recognise a data set by its files and load it (see the module docstring).
 
@@ -235,6 +249,7 @@ def load_dataset(path: Path | str, split: str | None = None, skip_bad: bool = Fa
     if path.is_file() and path.suffix.lower() in {*LOADERS, *ONE_FILE_TEXT}:  # one document
         return Dataset(path.stem, [load_file_at(path, path.name)], [])
     if path.is_file():
+        _check_jsonl_or_unknown(path)
         return Dataset(path.stem, load_documents_jsonl(path), [])
     if (path / "codebase_chunks.json").is_file():
         return load_cookbook(path)

@@ -14,8 +14,8 @@ does an entry of a stranger's folder that must not be read (`ragkit.loaders.fold
 symbolic link leading out of the folder, nowhere or round in a loop, a FIFO, socket or
 device, a name that is not UTF-8 or holds a control character. A ragkit index inside the
 folder is not read (an index written into the folder it indexes would be, on the next run).
-`file_summary` tabulates a load per file (format, pages, headings, characters, skipped and
-why), for a notebook to show. A folder with a megabyte or more of PDF, HTML and Word files is
+A file of a type ragkit does not read is left out and listed in `Loaded.unread`
+(`unread_note` says it in one line; `ragkit.folder_summary.file_summary` tabulates a load). A folder with a megabyte or more of PDF, HTML and Word files is
 read by one worker process per core (pdfminer is pure Python: 1,000 pages take about 28 CPU
 seconds, `benchmarks/bench_loaders.py`).
 
@@ -38,18 +38,19 @@ from pathlib import Path
 from typing import Any
 
 import ragkit.jobs
-from ragkit.chunking import is_code
-from ragkit.documents import Chunk, Document, RagkitError, RagkitWarning, check_text
+from ragkit.documents import Document, RagkitError, RagkitWarning, check_text
 from ragkit.index_owner import is_index
 from ragkit.jobs import die_with_parent, usable_cores
 from ragkit.loaders import LOADERS, load_file
 from ragkit.loaders.folder import scan, shown
 from ragkit.loaders.text import read_text
+from ragkit.text_stats import counted
 
-TEXT_SUFFIXES = {".md", ".txt", ".rst", ".py", ".ts", ".js", ".java", ".go", ".rs", ".c",
-                 ".h", ".cpp", ".hpp", ".json", ".yaml", ".yml", ".toml", ".sql", ".sh"}
+TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".rst", ".py", ".ts", ".js", ".java",
+                 ".go", ".rs", ".c", ".h", ".cpp", ".hpp", ".json", ".yaml", ".yml", ".toml",
+                 ".sql", ".sh"}
+PROSE_SUFFIXES = (".md", ".markdown", ".txt", ".text", ".rst")  # a "# " line may title them
 _FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
-_HEADING_LINE = re.compile(r"^#{1,6}[ \t]+\S", re.M)
 _UNPRINTABLE = re.compile(r"[\x00-\x08\x0b\x0d-\x1f\x7f-\x9f]")  # all but \t \n \f
 PROGRESS_DELAY = 2.0  # seconds: a load that takes longer shows a progress bar on stderr
 PARALLEL_BYTES = 2**20  # PDF/HTML/Word bytes from which worker processes read them (~300 pages)
@@ -65,11 +66,33 @@ class Skipped:
 
 class Loaded(list):
     """The documents of a folder, in path order — a list, as `load_folder` always returned
-    — and `skipped`: the files left out under `skip_bad`, each with its reason."""
+    — `skipped`: the files left out under `skip_bad`, each with its reason, and `unread`: the
+    files of a type ragkit does not read (`.tex`, `.csv`, images), relative paths."""
 
-    def __init__(self, documents: list[Document], skipped: list[Skipped]) -> None:
+    def __init__(self, documents: list[Document], skipped: list[Skipped],
+                 unread: list[str] | None = None) -> None:
         super().__init__(documents)
         self.skipped = skipped
+        self.unread = unread or []
+
+
+def unread_note(unread: Sequence[str]) -> str:
+    """One line on the files of types ragkit does not read, by suffix, most common first:
+    "left out 6 files of types ragkit does not read: .csv 2, .tex 1, … (it reads …)"; ""
+    for none. Six text files a user expected to be indexed went without a word."""
+    if not unread:
+        return ""
+    kinds = Counter(Path(name).suffix.lower() or "(no suffix)" for name in unread)
+    shown_kinds = ", ".join(f"{suffix} {n}" for suffix, n in kinds.most_common(8))
+    more = ", …" if len(kinds) > 8 else ""
+    what = "files of types" if len(unread) != 1 else "file of a type"
+    return (f"left out {len(unread)} {what} ragkit does not read: {shown_kinds}{more} (it "
+            f"reads {readable_types()})")
+
+
+def readable_types() -> str:
+    """The suffixes a folder's files are read by, as text."""
+    return " ".join(sorted({*TEXT_SUFFIXES, *LOADERS}))
 
 
 def split_front_matter(raw: str) -> tuple[dict[str, str], str]:
@@ -88,7 +111,7 @@ def split_front_matter(raw: str) -> tuple[dict[str, str], str]:
 def _title_of(meta: dict[str, str], text: str, rel: str) -> str:
     if meta.get("title"):
         return meta["title"]
-    if rel.lower().endswith((".md", ".txt", ".rst")):
+    if rel.lower().endswith(PROSE_SUFFIXES):
         heading = re.search(r"^#\s+(.+)$", text, re.M)
         if heading:
             return heading.group(1).strip()
@@ -157,7 +180,8 @@ def _wanted(name: str) -> bool:
     return suffix in TEXT_SUFFIXES or suffix in LOADERS
 
 
-def folder_entries(root: Path) -> list[tuple[Path, str | None]]:
+def folder_entries(root: Path, others: list[Path] | None = None
+                   ) -> list[tuple[Path, str | None]]:
     """Every entry `load_folder` meets, in path order, with None (it is read) or why it is
     not (`ragkit.loaders.folder.scan`: a symbolic link leaving the folder, a FIFO, a name
     that is not UTF-8...). Known suffixes (in any case: a Windows folder's REPORT.PDF,
@@ -169,7 +193,7 @@ def folder_entries(root: Path) -> list[tuple[Path, str | None]]:
     if is_index(root):  # its chunks.jsonl and index.json would be read as documents
         raise RagkitError(f"{root}: a ragkit index folder, not documents; give the folder (or "
                           f"file) of documents it was built from")
-    entries = scan(root, _wanted, is_index)
+    entries = scan(root, _wanted, is_index, others)
     if not any(why is None and path.is_symlink() for path, why in entries):
         return entries
     seen = {p.resolve() for p, why in entries if why is None and not p.is_symlink()}
@@ -226,8 +250,8 @@ def load_folder(root: Path | str, skip_bad: bool = False, progress: bool = True,
     root = Path(root)
     if not root.is_dir():
         raise RagkitError(f"{root}: not a folder")
-    docs, skipped = [], []
-    entries = folder_entries(root)
+    docs, skipped, others = [], [], []
+    entries = folder_entries(root, others)
     files = [path for path, why in entries if why is None]
     with _pool(_workers(files, jobs)) as pool, \
             tqdm(entries, desc="loading", unit="file", disable=not progress, leave=False,
@@ -246,51 +270,9 @@ def load_folder(root: Path | str, skip_bad: bool = False, progress: bool = True,
                     raise
                 skipped.append(Skipped(shown(rel), str(exc)))
                 warnings.warn(f"skipped {exc}", RagkitWarning, stacklevel=2)
+    unread = sorted(p.relative_to(root).as_posix() for p in others)
     if not docs:
-        raise RagkitError(f"{root}: no documents" + (f" ({len(skipped)} files skipped)"
-                                                     if skipped else ""))
-    return Loaded(docs, skipped)
-
-
-def file_summary(docs: list[Document], skipped: list[Skipped] | None = None,
-                 chunks: Sequence[Chunk] | None = None) -> list[dict[str, Any]]:
-    """One row per file of a load, for a table: `file`, `format`, `pages` (PDF), `headings`
-    (`#` lines the heading path is read from; 0 for source files, `ragkit.chunking.is_code`),
-    `chars`, `chunks` (only when the index's `chunks` are given) and `skipped` (why, without
-    the file's name, which is the row's; else ''). `skipped` defaults to `docs.skipped` when
-    `docs` is a `Loaded`."""
-    if skipped is None:
-        skipped = getattr(docs, "skipped", [])
-    counts = Counter(c.doc_id for c in chunks) if chunks is not None else None
-    rows = []
-    for doc in docs:
-        fmt = doc.metadata.get("format") or Path(doc.id).suffix.lstrip(".").lower()
-        pages = doc.metadata.get("pages")
-        rows.append({"file": doc.id, "format": fmt, "pages": len(pages) if pages else None,
-                     "headings": 0 if is_code(doc) else len(_HEADING_LINE.findall(doc.text)),
-                     "chars": len(doc.text), "skipped": ""})
-        if counts is not None:
-            rows[-1]["chunks"] = counts.get(doc.id, 0)
-    for s in skipped:
-        _, named, reason = s.reason.partition(f"{s.path}: ")
-        rows.append({"file": s.path, "format": Path(s.path).suffix.lstrip(".").lower(),
-                     "pages": None, "headings": 0, "chars": 0,
-                     **({"chunks": 0} if counts is not None else {}),
-                     "skipped": reason if named else s.reason})
-    return sorted(rows, key=lambda row: row["file"])
-
-
-def example_chunk(chunks: Sequence[Chunk], formats: Sequence[str] = (".pdf", ".docx", ".html")
-                  ) -> Chunk:
-    """A chunk to show as an example: the first with a context from a file of the first of
-    `formats` the chunks have (a PDF's, when there is one), else the first with a context,
-    else the first chunk. For a notebook reading any folder: a folder without PDFs is not an
-    error. Raises RagkitError for no chunks at all."""
-    if not chunks:
-        raise RagkitError("no chunks: the folder gave no text to show")
-    for suffix in formats:
-        for chunk in chunks:
-            if chunk.context and chunk.doc_id.lower().endswith(suffix):
-                return chunk
-    return next((c for c in chunks if c.context), chunks[0])
-
+        raise RagkitError(f"{root}: no documents" + (f" ({counted(len(skipped), 'file')} "
+                                                     f"skipped)" if skipped else "")
+                          + (f"; {unread_note(unread)}" if unread else ""))
+    return Loaded(docs, skipped, unread)

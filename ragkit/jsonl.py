@@ -15,6 +15,9 @@ from ragkit.errors import RagkitError, not_a_file, where
 from ragkit.fastjson import NOT_PARSED, fast_json, surrogate_field
 
 
+JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")  # a file named so is read as JSON Lines
+
+
 def read_jsonl(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, object) for each non-blank line; malformed JSON names the line."""
     path = Path(path)

@@ -14,7 +14,8 @@ from cli_errors import one_error_line
 from loader_files import bomb_pdf, docx, pdf, raw_pdf, scanned_pdf, zip_bomb_docx
 from ragkit import document_folder
 from ragkit.chunking import chunk_documents
-from ragkit.document_folder import file_summary, load_folder
+from ragkit.document_folder import load_folder
+from ragkit.folder_summary import file_summary
 from ragkit.documents import RagkitError
 from ragkit.loaders import pdf as pdf_loader
 from ragkit.loaders import pdf_streams
@@ -219,6 +220,45 @@ def test_skip_bad_leaves_bad_files_out_and_summarises(tmp_path):
                                ("rules.pdf", "pdf", 2, 3, False),
                                ("scan.pdf", "pdf", None, 0, True)]
     assert rows[1]["chars"] == len(docs[1].text)
+
+
+def test_files_of_other_types_are_named_not_silently_left_out(tmp_path):
+    """A folder's .tex, .org, .csv ... files went without a word; .markdown and .text were among
+    them. One file of another type given alone read as "malformed JSON"."""
+    from ragkit.document_folder import readable_types
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for suffix in ("md", "markdown", "text", "tex", "org", "csv", "tex2"):
+        (folder / f"f.{suffix}").write_text(f"Some words about {suffix}.\n")
+    (folder / "paper.tex").write_text("\\section{Intro}\nRetrieval.\n")
+    docs = load_folder(folder)
+    assert [d.id for d in docs] == ["f.markdown", "f.md", "f.text"]
+    assert docs.unread == ["f.csv", "f.org", "f.tex", "f.tex2", "paper.tex"]
+    unread = "not a type of file ragkit reads"
+    assert [(r["file"], r["skipped"]) for r in file_summary(docs)] == [
+        ("f.csv", unread), ("f.markdown", ""), ("f.md", ""), ("f.org", unread), ("f.tex", unread),
+        ("f.tex2", unread), ("f.text", ""), ("paper.tex", unread)]
+    ragkit = str(Path(sys.executable).parent / "ragkit")
+    done = subprocess.run([ragkit, "index", str(folder), "--out", str(tmp_path / "idx"),
+                           "--embedder", "none"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"indexed 3 documents as 3 chunks into {tmp_path / 'idx'}\n"
+    assert done.stderr.splitlines()[-1] == (
+        f"left out 5 files of types ragkit does not read: .tex 2, .csv 1, .org 1, .tex2 1 "
+        f"(it reads {readable_types()})")
+    alone = subprocess.run([ragkit, "index", str(folder / "paper.tex"), "--out",
+                            str(tmp_path / "x"), "--embedder", "none"],
+                           capture_output=True, text=True)
+    assert one_error_line(alone) == (
+        f"ragkit: error: {folder / 'paper.tex'}: not a type of file ragkit reads "
+        f"({readable_types()}), nor documents JSONL (one JSON object per line)")
+    assert not (tmp_path / "x").exists()
+    only = tmp_path / "only"
+    only.mkdir()
+    (only / "paper.tex").write_text("x\n")
+    with pytest.raises(RagkitError, match=r"only: no documents; left out 1 file of a type "
+                                          r"ragkit does not read: \.tex 1 \(it reads "):
+        load_folder(only)
 
 
 def test_a_slow_load_shows_a_progress_bar(tmp_path, monkeypatch, capsys):

@@ -25,7 +25,8 @@ HOMES = {
         "ragkit.documents": "Chunk Dataset Document Golden Query RagkitError "
                             "load_documents_jsonl load_queries_jsonl",
         "ragkit.datasets": "load_beir load_cookbook load_dataset load_shipped",
-        "ragkit.document_folder": "example_chunk file_summary load_folder",
+        "ragkit.document_folder": "load_folder",
+        "ragkit.folder_summary": "example_chunk file_summary",
         "ragkit.sample_collection": "sample_folder",
         "ragkit.chunking": "ChunkerConfig chunk_document chunk_documents",
         "ragkit.contextualize": "get_contextualizer",

@@ -9,7 +9,8 @@ import pytest
 
 import ragkit.sample_collection as sample
 from ragkit.chunking import chunk_documents
-from ragkit.document_folder import file_summary, load_folder
+from ragkit.document_folder import load_folder
+from ragkit.folder_summary import file_summary
 from ragkit.documents import RagkitError
 
 pytest.importorskip("reportlab")

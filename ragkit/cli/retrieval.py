@@ -45,7 +45,12 @@ def _index(args: argparse.Namespace) -> None:
 
 
 def print_skipped(documents) -> None:
-    """--skip-bad: the files left out, each with why, after the summary line (stderr)."""
+    """After the summary line (stderr): the files of types ragkit does not read, by suffix,
+    and (--skip-bad) the files left out, each with why."""
+    unread = getattr(documents, "unread", [])
+    if unread:
+        from ragkit.document_folder import unread_note  # deferred: the loaders
+        print(unread_note(unread), file=sys.stderr)
     skipped = getattr(documents, "skipped", [])
     if skipped:
         print(f"skipped {len(skipped)} bad file{'s' if len(skipped) > 1 else ''}:",

@@ -112,10 +112,12 @@ def _problem(entry: os.DirEntry, rel: str, real_root: str) -> str | None:
     return not_regular(info.st_mode)
 
 
-def scan(root: Path, wanted: Callable[[str], bool],
-         skip_dir: Callable[[Path], bool]) -> list[tuple[Path, str | None]]:
+def scan(root: Path, wanted: Callable[[str], bool], skip_dir: Callable[[Path], bool],
+         others: list[Path] | None = None) -> list[tuple[Path, str | None]]:
     """(path, None or why it is not read) for each entry under `root` whose name `wanted`
-    accepts, in path order; nothing hidden, nothing under a folder `skip_dir` accepts.
+    accepts, in path order; nothing hidden, nothing under a folder `skip_dir` accepts. The
+    entries `wanted` refuses are appended to `others` when it is given (to say what was left
+    out).
     Walked with a stack, not recursion (`os.walk` and `Path.rglob` raise RecursionError past
     about 1,000 nested folders)."""
     root = Path(root)
@@ -143,6 +145,8 @@ def scan(root: Path, wanted: Callable[[str], bool],
                     folders.append((path, f"{prefix}{entry.name}/"))
             elif wanted(entry.name):
                 found.append((path, _problem(entry, prefix + entry.name, real_root)))
+            elif others is not None:
+                others.append(path)
     return _twins(root, sorted(found, key=lambda entry: entry[0]))
 
 

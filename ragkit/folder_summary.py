@@ -1,0 +1,67 @@
+"""What a folder load gave, for a person to check: one row per file, and a chunk to show.
+
+What it is: `file_summary(docs)` — one row per file (format, pages, headings, characters,
+chunks, and why a file was skipped or not read at all) for a notebook's table — and
+`example_chunk(chunks)`, a chunk worth showing from whatever formats a folder has.
+What it is not: the loading (`ragkit.document_folder.load_folder`).
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ragkit.chunking import is_code
+from ragkit.document_folder import Skipped
+from ragkit.documents import Chunk, Document, RagkitError
+
+UNREAD = "not a type of file ragkit reads"
+_HEADING_LINE = re.compile(r"^#{1,6}[ \t]+\S", re.M)
+
+
+def file_summary(docs: list[Document], skipped: list[Skipped] | None = None,
+                 chunks: Sequence[Chunk] | None = None) -> list[dict[str, Any]]:
+    """One row per file of a load, for a table: `file`, `format`, `pages` (PDF), `headings`
+    (`#` lines the heading path is read from; 0 for source files, `ragkit.chunking.is_code`),
+    `chars`, `chunks` (only when the index's `chunks` are given) and `skipped` (why, without
+    the file's name, which is the row's; else ''). `skipped` defaults to `docs.skipped` when
+    `docs` is a `Loaded`, whose `unread` files (a type ragkit does not read) are rows too."""
+    if skipped is None:
+        skipped = getattr(docs, "skipped", [])
+    skipped = [*skipped, *(Skipped(name, f"{name}: {UNREAD}")
+                           for name in getattr(docs, "unread", []))]
+    counts = Counter(c.doc_id for c in chunks) if chunks is not None else None
+    rows = []
+    for doc in docs:
+        fmt = doc.metadata.get("format") or Path(doc.id).suffix.lstrip(".").lower()
+        pages = doc.metadata.get("pages")
+        rows.append({"file": doc.id, "format": fmt, "pages": len(pages) if pages else None,
+                     "headings": 0 if is_code(doc) else len(_HEADING_LINE.findall(doc.text)),
+                     "chars": len(doc.text), "skipped": ""})
+        if counts is not None:
+            rows[-1]["chunks"] = counts.get(doc.id, 0)
+    for s in skipped:
+        _, named, reason = s.reason.partition(f"{s.path}: ")
+        rows.append({"file": s.path, "format": Path(s.path).suffix.lstrip(".").lower(),
+                     "pages": None, "headings": 0, "chars": 0,
+                     **({"chunks": 0} if counts is not None else {}),
+                     "skipped": reason if named else s.reason})
+    return sorted(rows, key=lambda row: row["file"])
+
+
+def example_chunk(chunks: Sequence[Chunk], formats: Sequence[str] = (".pdf", ".docx", ".html")
+                  ) -> Chunk:
+    """A chunk to show as an example: the first with a context from a file of the first of
+    `formats` the chunks have (a PDF's, when there is one), else the first with a context,
+    else the first chunk. For a notebook reading any folder: a folder without PDFs is not an
+    error. Raises RagkitError for no chunks at all."""
+    if not chunks:
+        raise RagkitError("no chunks: the folder gave no text to show")
+    for suffix in formats:
+        for chunk in chunks:
+            if chunk.context and chunk.doc_id.lower().endswith(suffix):
+                return chunk
+    return next((c for c in chunks if c.context), chunks[0])
+
