@@ -200,7 +200,52 @@ def test_tune_prints_both_sweeps_and_the_best_points(tmp_path, capsys, monkeypat
     assert ("dense weight α: best 0.5 (Pass@5 100.0; 0, 0.25, 0.5, 0.75, 1 tie, the tie rule "
             "picks 0.5); bootstrap 95 % range of the best: 0 … 1, chosen on 20.0 % of resamples"
             ) in out
-    assert out[-1].startswith("RRF k: best 60 (Pass@5 100.0; 1, 60, 200 tie")
+    assert out[-2].startswith("RRF k: best 60 (Pass@5 100.0; 1, 60, 200 tie")
+    assert out[-1] == "  search with it: ragkit search|eval|ask ... --fusion rrf --rrf-k 60"
+    assert "  search with it: ragkit search|eval|ask ... --dense-weight 0.5" in out
+
+
+def test_the_tuned_weight_and_k_are_used_where_a_user_searches(tmp_path, capsys, monkeypatch):
+    """`ragkit tune` printed a best α and RRF k that no command could search with."""
+    from ragkit import embed, models
+    if not models.model_dir().is_dir():
+        pytest.skip("model not installed: run `ragkit models install`")
+    monkeypatch.setattr(embed, "default_cache_path", lambda: tmp_path / "cache.sqlite")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, text in {"a.md": "The kettle boils water in two minutes and switches itself off.",
+                       "b.md": "Heating water: the appliance reaches a rolling boil quickly, "
+                               "then stops on its own.",
+                       "c.md": "Kettle kettle kettle: our kettle catalogue lists every kettle "
+                               "colour and kettle price.",
+                       "d.md": "The toaster browns bread evenly on both sides."}.items():
+        (docs / name).write_text(text + "\n")
+    (tmp_path / "q.jsonl").write_text('{"id": "q1", "text": "how fast does the kettle boil '
+                                      'water"}\n')
+    assert main(["index", str(docs), "--out", str(tmp_path / "idx"), "--embedder", "minilm"]) == 0
+
+    def ranked(*options: str) -> list[tuple[str, float]]:
+        run = tmp_path / "run.trec"
+        assert main(["search", str(tmp_path / "idx"), "--queries", str(tmp_path / "q.jsonl"),
+                     "--out", str(run), "--rerank", "none", *options]) == 0
+        return [(line.split()[2], float(line.split()[4])) for line in run.read_text().splitlines()]
+
+    def order(*options: str) -> list[str]:
+        return [ident for ident, _ in ranked(*options)]
+    bm25, dense, default = order("--mode", "bm25"), order("--mode", "dense"), order()
+    assert order("--dense-weight", "0")[:len(bm25)] == bm25 != default[:len(bm25)]
+    assert order("--dense-weight", "1") == dense != default
+    # b.md: BM25's first, dense's second: 1/(k+1) + 1/(k+2)
+    assert ranked("--fusion", "rrf", "--rrf-k", "1")[0] == ("b.md#0", pytest.approx(1/2 + 1/3))
+    assert ranked("--fusion", "rrf")[0] == ("b.md#0", pytest.approx(1/61 + 1/62))
+    capsys.readouterr()
+    for options, error in ((["--rrf-k", "5"], "--rrf-k does not apply to --fusion weighted "
+                                              "(add --fusion rrf)"),
+                           (["--mode", "bm25", "--dense-weight", "0.3"],
+                            "--dense-weight sets how hybrid search fuses; this search is bm25")):
+        assert main(["search", str(tmp_path / "idx"), "--queries", str(tmp_path / "q.jsonl"),
+                     "--out", str(tmp_path / "x.trec"), *options]) == 2
+        assert capsys.readouterr().err == f"ragkit: error: {error}\n"
 
 
 def test_tune_without_dense_vectors_is_a_one_line_error(tmp_path, capsys):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ragkit.cli.options import (DEFAULT_RERANK, Help, chosen_rerank, clamp_k, load_index,
                                 positive_int, terminal_text)
+from ragkit.cli.fusion import add_fusion_options, fusion_settings
 from ragkit.documents import RagkitError, check_query_length
 from ragkit.text_stats import counted
 
@@ -21,6 +22,9 @@ def cmd_ask(args: argparse.Namespace) -> None:
         if args.rerank is not None:  # docs_search ranks as its tool does; it was ignored
             raise RagkitError("--rerank is for an answer from --index; the agent's docs_search "
                               "does not rerank")
+        if (args.fusion, args.dense_weight, args.rrf_k) != ("weighted", None, None):
+            raise RagkitError("--fusion, --dense-weight and --rrf-k are for an answer from "
+                              "--index; the agent's docs_search fuses as its tool does")
         return _ask_agent(args)
     if args.index is None:
         raise RagkitError("ask needs --index DIR, or --agent --root DIR")
@@ -37,7 +41,8 @@ def cmd_ask(args: argparse.Namespace) -> None:
     # user saw search put the answer first while ask declined on another file
     rerank = chosen_rerank(args.rerank, mode, pipeline)
     hits = pipeline.search([args.question], clamp_k(args.k, len(pipeline.chunks)),
-                           SearchConfig(mode=mode, rerank=rerank))[0]
+                           SearchConfig(mode=mode, rerank=rerank,
+                                        **fusion_settings(args, [mode])))[0]
     for stage in pipeline.rerank_stages.values():  # a fallback, or a stand-in for Claude
         if stage.fallbacks or rerank != DEFAULT_RERANK:
             print(stage.summary(), file=sys.stderr)
@@ -150,6 +155,7 @@ def add_parsers(sub) -> None:
                    help="reranker of the hybrid top 150, as `ragkit search` ranks: offline, "
                         f"none, claude, voyage:MODEL (default: {DEFAULT_RERANK}; none on an "
                         f"index without vectors)")
+    add_fusion_options(p)
     p.add_argument("--budget", type=int, default=8000, help="prompt tokens for the passages")
     p.add_argument("--stream", action="store_true", help="print the answer as it is written")
     p.set_defaults(func=cmd_ask)

@@ -13,6 +13,8 @@ from pathlib import Path
 from ragkit import config  # MODES and FUSIONS: the one list of each, read as parsers are built
 from ragkit.batch_journal import batching
 from ragkit.contextualize.prompts import DEFAULT_MODEL, load_prompt
+from ragkit.cli.argtypes import positive_int  # noqa: F401 (read from here too)
+from ragkit.cli.fusion import add_fusion_options
 from ragkit.documents import RagkitError, RagkitWarning
 from ragkit.loaders.folder import escaped
 
@@ -35,17 +37,6 @@ def terminal_text(text: str) -> str:
     document text, ids and titles from a JSONL file are not cleaned as a folder's files are
     (`ragkit.document_folder`), and a terminal would obey an escape sequence in them."""
     return escaped(text, keep="\n\t")
-
-
-def positive_int(text: str) -> int:
-    """argparse type for counts and cutoffs: a whole number ≥ 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 1, got '{text}'") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def clamp_k(k: int, available: int, unit: str = "chunks") -> int:
@@ -128,11 +119,7 @@ def add_search_options(parser: argparse.ArgumentParser, multiple: bool = False) 
                             help="retrieval mode; repeat to compare (default: all)")
     else:
         parser.add_argument("--mode", default="hybrid", choices=config.MODES, help="retrieval mode")
-    parser.add_argument("--fusion", default="weighted", choices=config.FUSIONS,
-                        help="weighted: min-max scores, dense 0.6 / BM25 0.4; "
-                             "rrf: reciprocal rank fusion, k = 60; weighted_rank: the "
-                             "cookbook's sum of weight / rank, with the same 0.6 / 0.4 "
-                             "(the cookbook's 0.8 / 0.2 is in `ragkit tune`)")
+    add_fusion_options(parser)
     parser.add_argument("--k", type=positive_int, default=20, help="results per query")
     parser.add_argument("--rerank", default=None,
                         help="reranker of the first stage's top --rerank-candidates: offline "

@@ -9,6 +9,7 @@ from ragkit.atomic import check_target
 from ragkit.cli.options import (Help, add_batch_options, add_index_options, add_search_options,
                                 batch_mode, check_same_options, chosen_rerank, clamp_k,
                                 index_config, load_index, print_rerank_summary, print_usage)
+from ragkit.cli.fusion import fusion_settings
 from ragkit.documents import RagkitError, load_queries_jsonl
 from ragkit.index_owner import refuse_inputs_inside
 from ragkit.text_stats import counted
@@ -130,7 +131,7 @@ def cmd_search(args: argparse.Namespace) -> None:
     check_target(args.out, is_trec_run, "a TREC run", folder=False)
     pipeline = load_index(args.index)
     queries = load_queries_jsonl(args.queries)
-    config = SearchConfig(mode=args.mode, fusion=args.fusion,
+    config = SearchConfig(mode=args.mode, **fusion_settings(args, [args.mode]),
                           rerank=chosen_rerank(args.rerank, args.mode, pipeline),
                           rerank_candidates=args.rerank_candidates)
     texts = [q.text for q in queries]

@@ -8,6 +8,7 @@ from ragkit.atomic import check_target, write_text
 from ragkit.cli.options import (DEFAULT_RERANK, Help, add_index_options, add_search_options,
                                 check_index_covers, check_same_options, clamp_k, index_config,
                                 load_index, positive_int, print_rerank_summary)
+from ragkit.cli.fusion import fusion_settings
 from ragkit.documents import Dataset, RagkitError, check_golden, load_golden
 from ragkit.errors import not_a_file
 from ragkit.text_stats import counted
@@ -103,12 +104,13 @@ def _eval_dataset(args: argparse.Namespace) -> None:
                           f"{len(data.queries)} are unanswerable)")
     modes = args.mode or (["bm25", "dense", "hybrid"] if pipeline.has_dense
                           else ["bm25"])
+    fusion = fusion_settings(args, modes)
     rerank = {m: _mode_rerank(m, args.rerank) for m in modes}
     for name in set(rerank.values()) - {"none"}:
         pipeline.rerank_stage(name)  # an unknown reranker is refused before any warning
     depth = clamp_k(args.k, len(pipeline.chunks))  # scored at --k: there is no more to rank
     runs = {(m if rerank[m] == "none" else f"{m}+{rerank[m]}"):
-            pipeline.run(judged, depth, SearchConfig(mode=m, fusion=args.fusion,
+            pipeline.run(judged, depth, SearchConfig(mode=m, **fusion,
                                                      rerank=rerank[m],
                                                      rerank_candidates=args.rerank_candidates))
             for m in modes}
@@ -187,7 +189,9 @@ def cmd_tune(args: argparse.Namespace) -> None:
         choice = best(tables, args.metric)
         print(f"\n{name}")
         print(round_metrics(sweep_table(tables, choice)).to_string())
-        print(f"{name}: {choice}")
+        use = (f"--dense-weight {choice.point:g}" if name.startswith("dense")
+               else f"--fusion rrf --rrf-k {choice.point:g}")
+        print(f"{name}: {choice}\n  search with it: ragkit search|eval|ask ... {use}")
 
 
 EVAL_HELP = """Score retrieval, either of each mode on a data set (its index built here, or
