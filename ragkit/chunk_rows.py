@@ -120,6 +120,20 @@ def read_chunks(path: Path, expected: int) -> list[Chunk]:
     return chunks
 
 
+def row_ok(row: dict) -> bool:
+    """True when the parsed row `row` has every field a `Chunk` needs, of its type — what
+    `parse_chunk` checks, without building the Chunk (a search reading only the ids of its
+    hits still refuses a damaged one)."""
+    for name, (kind, default) in _CHUNK_FIELDS.items():
+        value = row.get(name)
+        if value is None:
+            if default is None or name in row:
+                return False
+        elif type(value) is not kind and (not isinstance(value, kind) or type(value) is bool):
+            return False
+    return True
+
+
 def parse_chunk(path: Path, number: int, line: str) -> Chunk:
     """Row `line` (line `number` of `path`) as a Chunk, every field checked."""
     row = fast_json(line)

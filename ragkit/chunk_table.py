@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from ragkit.chunk_rows import gc_paused, parse_chunk, read_chunks
+from ragkit.chunk_rows import gc_paused, parse_chunk, read_chunks, row_ok
 from ragkit.documents import Chunk, RagkitError, RagkitWarning, where
 
 OFFSETS = "chunks.offsets.npy"  # beside chunks.jsonl
@@ -144,8 +144,9 @@ class ChunkTable(Sequence):
 
     def ids_at(self, positions: np.ndarray) -> list[str]:
         """The chunk ids at `positions` (integers), in that order: only those rows are read.
-        A row orjson reads and whose "id" is a string gives it at once; any other row is
-        parsed in full, so a damaged one is the same error `self[i]` gives."""
+        A row orjson reads whose fields are all there and of their types (`row_ok`) gives its
+        id at once; any other row is parsed in full, so a damaged one — a "doc_id" renamed by
+        hand — is the same error `self[i]` gives (a BM25 search returned it unchecked)."""
         if self._all is not None:
             out = [self._all[i].id for i in positions.tolist()]
         else:
@@ -157,7 +158,7 @@ class ChunkTable(Sequence):
                     row = orjson.loads(self._raw(position))
                 except orjson.JSONDecodeError:
                     row = None
-                ident = row.get("id") if type(row) is dict else None
+                ident = row.get("id") if type(row) is dict and row_ok(row) else None
                 out.append(ident if type(ident) is str
                            else parse_chunk(self.path, position + 1, self._text(position)).id)
         self._seen.update(zip(out, positions.tolist()))  # for `doc_of`

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from pathlib import Path
 
@@ -246,6 +247,8 @@ def load_dataset(path: Path | str, split: str | None = None, skip_bad: bool = Fa
     folder's unreadable files out (`load_folder`; the documents list's `skipped` names them).
     """
     path = Path(path)
+    if path.name in ("", ".."):  # `ragkit eval .` printed ": 2 judged queries": name it
+        path = Path(os.path.abspath(path))
     if path.is_file() and path.suffix.lower() in {*LOADERS, *ONE_FILE_TEXT}:  # one document
         return Dataset(path.stem, [load_file_at(path, path.name)], [])
     if path.is_file():

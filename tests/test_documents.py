@@ -257,3 +257,12 @@ def test_an_input_that_is_not_a_file_is_named_for_what_it_is(tmp_path):
             with pytest.raises(RagkitError) as raised:
                 read(path)
             assert str(raised.value) == f"{path}: {why}"
+
+
+def test_a_data_set_given_as_dot_is_named_after_its_folder(tmp_path, monkeypatch):
+    """`cd mydocs && ragkit eval .` printed ": 2 judged queries" (a name of "")."""
+    (tmp_path / "mydocs").mkdir()
+    (tmp_path / "mydocs" / "a.md").write_text("# A\n\nSome text.\n")
+    monkeypatch.chdir(tmp_path / "mydocs")
+    assert load_dataset(".").name == load_dataset("../mydocs").name == "mydocs"
+    assert [d.id for d in load_dataset(".").documents] == ["a.md"]

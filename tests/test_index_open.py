@@ -103,6 +103,21 @@ def test_a_damaged_row_fails_only_the_search_that_returns_it(copy):
     assert not (copy / "hit.trec").exists()
 
 
+@pytest.mark.parametrize("field", [b'"doc_id"', b'"text"'])
+def test_a_row_with_a_field_renamed_fails_the_search_that_returns_it(copy, field):
+    """Valid JSON with "doc_id" renamed "doc_iX" (same length): a BM25 search read only the
+    ids of its hits and returned the damaged chunk, exit 0."""
+    path = copy / "ix" / "chunks.jsonl"
+    rows = path.read_bytes().splitlines(keepends=True)
+    assert field in rows[200]
+    rows[200] = rows[200].replace(field, field[:-2] + b'X"', 1)
+    path.write_bytes(b"".join(rows))
+    (copy / "hit.jsonl").write_text('{"id": "b", "text": "only200"}\n')
+    line = one_error_line(search(copy, "ix", "hit.jsonl", "hit.trec"))
+    assert line.endswith(f"ix/chunks.jsonl:201: field '{field[1:-1].decode()}': missing"), line
+    assert not (copy / "hit.trec").exists()
+
+
 @pytest.mark.parametrize("damage, message", [
     (lambda p: p.write_bytes(p.read_bytes()[:100]), "chunks.offsets.npy: cannot read"),
     (lambda p: np.save(p, np.load(p)[::-1].copy()), "chunks.offsets.npy: offsets do not rise"),
@@ -217,3 +232,11 @@ def test_the_term_table_is_exact_when_every_hash_collides(tmp_path, monkeypatch)
     table = TermTable(tmp_path)
     assert {t: table[t] for t in TERMS} == {t: i for i, t in enumerate(TERMS)}
     assert "zz" not in table
+
+
+def test_an_empty_queries_file_is_refused_not_an_empty_run(copy):
+    (copy / "empty.jsonl").write_text("\n")
+    line = one_error_line(search(copy, "ix", "empty.jsonl", "empty.trec"))
+    assert line == ("ragkit: error: empty.jsonl: no queries (one JSON object per line, with "
+                    "'id' and 'text')")
+    assert not (copy / "empty.trec").exists()

@@ -131,6 +131,9 @@ def cmd_search(args: argparse.Namespace) -> None:
     check_target(args.out, is_trec_run, "a TREC run", folder=False)
     pipeline = load_index(args.index)
     queries = load_queries_jsonl(args.queries)
+    if not queries:  # it wrote an empty run and said "wrote 0 queries"
+        raise RagkitError(f"{args.queries}: no queries (one JSON object per line, with 'id' "
+                          f"and 'text')")
     config = SearchConfig(mode=args.mode, **fusion_settings(args, [args.mode]),
                           rerank=chosen_rerank(args.rerank, args.mode, pipeline),
                           rerank_candidates=args.rerank_candidates)
