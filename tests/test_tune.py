@@ -269,3 +269,14 @@ def test_tune_help_shows_every_default(capsys):
                   "(default: Pass@5)", "(default: 0:1:0.1)", "(default: 1,5,10,20,40,60,100,200)",
                   "--k K results per query (default: 20)", "(default: auto)"):
         assert shown in text, shown
+
+
+def test_sweep_tables_print_every_row_at_the_metrics_decimals():
+    """pandas printed a column of 1.0 and 0.98 as "1.00" / "0.98" beside "0.957" ones."""
+    import pandas as pd
+    from ragkit.cli.scoring import metrics_text
+    table = pd.DataFrame({"Pass@5": [86.5, 87.0], "R@20": [1.0, 0.98], "MRR": [0.7, 0.75]},
+                         index=[1, 5])
+    assert metrics_text(table).splitlines() == ["  Pass@5  R@20   MRR",
+                                                "1   86.5 1.000 0.700",
+                                                "5   87.0 0.980 0.750"]

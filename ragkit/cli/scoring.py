@@ -121,15 +121,21 @@ def _eval_dataset(args: argparse.Namespace) -> None:
     print_rerank_summary(pipeline)
 
 
+def metrics_text(table) -> str:
+    """`table` as text, each column at its metric's decimals in every row (Pass@k 1, MRR and
+    R@k 3): pandas alone printed a column of 1.0 and 0.98 as "1.00" / "0.98"."""
+    from ragkit.evaluate import metric_decimals  # deferred: pandas
+    return table.to_string(formatters={c: f"{{:.{metric_decimals(str(c))}f}}".format
+                                       for c in table.columns})
+
+
 def _print_and_save(args: argparse.Namespace, runs: dict, tables: dict, judgments,
                     queries: list = ()) -> None:
     """Print the summary table (by query kind too if asked); write the per-query CSV if asked."""
     # deferred: numpy and pandas load only when a command scores
     from ragkit.eval_runs import cutoffs, is_per_query_csv, per_query_rows
-    from ragkit.evaluate import by_kind, metric_decimals, summary_table
-    summary = summary_table(tables)  # Pass@k to 1 decimal, MRR to 3, in every row
-    print(summary.to_string(formatters={c: f"{{:.{metric_decimals(str(c))}f}}".format
-                                        for c in summary.columns}))
+    from ragkit.evaluate import by_kind, summary_table
+    print(metrics_text(summary_table(tables)))
     if args.by_kind and queries:
         ks = cutoffs(args.k)[0]
         for metric in dict.fromkeys((f"Pass@{ks[0]}", f"Pass@{ks[-1]}")):
@@ -147,7 +153,7 @@ def cmd_tune(args: argparse.Namespace) -> None:
     """Sweep the dense weight α and RRF's k on a data set's labelled queries; print the best."""
     # deferred: numpy, pandas and scipy load only when a command builds or reads an index
     from ragkit.datasets import load_dataset
-    from ragkit.evaluate import judge, round_metrics
+    from ragkit.evaluate import judge
     from ragkit.pipeline import Pipeline, SearchConfig
     from ragkit.tune import (best_alpha, best_rrf_k, candidate_lists, check_metric, parse_grid,
                              sweep_alpha, sweep_rrf_k, sweep_table)
@@ -188,7 +194,7 @@ def cmd_tune(args: argparse.Namespace) -> None:
                                 best_rrf_k)):
         choice = best(tables, args.metric)
         print(f"\n{name}")
-        print(round_metrics(sweep_table(tables, choice)).to_string())
+        print(metrics_text(sweep_table(tables, choice)))
         use = (f"--dense-weight {choice.point:g}" if name.startswith("dense")
                else f"--fusion rrf --rrf-k {choice.point:g}")
         print(f"{name}: {choice}\n  search with it: ragkit search|eval|ask ... {use}")
