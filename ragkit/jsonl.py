@@ -16,6 +16,9 @@ from ragkit.fastjson import NOT_PARSED, fast_json, surrogate_field
 
 
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")  # a file named so is read as JSON Lines
+# Files named as another format, said so when their first line is not JSON
+OTHER_FORMATS = {".csv": "a CSV file", ".tsv": "a tab-separated file", ".trec": "a TREC run",
+                 ".xlsx": "a spreadsheet", ".md": "Markdown", ".txt": "text"}
 
 
 def read_jsonl(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -24,11 +27,19 @@ def read_jsonl(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:
     if not path.is_file():
         raise not_a_file(path)
     with path.open("rb") as handle:
+        first = True  # until the first object: a file of another format fails there
         for number, raw in enumerate(handle, start=1):
             if number == 1:
                 raw = raw.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark (Notepad's UTF-8)
-            obj = parse_line(raw, path, number)
+            try:
+                obj = parse_line(raw, path, number)
+            except RagkitError as exc:
+                if first and path.suffix.lower() in OTHER_FORMATS:  # a review sheet swapped in
+                    raise RagkitError(f"{exc}: {path.name} is {OTHER_FORMATS[path.suffix.lower()]}"
+                                      f", not JSON Lines (one JSON object per line)") from None
+                raise
             if obj is not None:
+                first = False
                 yield number, obj
 
 

@@ -266,3 +266,16 @@ def test_a_data_set_given_as_dot_is_named_after_its_folder(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path / "mydocs")
     assert load_dataset(".").name == load_dataset("../mydocs").name == "mydocs"
     assert [d.id for d in load_dataset(".").documents] == ["a.md"]
+
+
+def test_a_file_of_another_format_given_for_jsonl_is_named_so(tmp_path):
+    """`questions accept` with its two files swapped said only "malformed JSON"."""
+    (tmp_path / "review.csv").write_text("id,question,keep\nq1,What?,yes\n")
+    with pytest.raises(RagkitError) as raised:
+        load_queries_jsonl(tmp_path / "review.csv")
+    assert str(raised.value) == (f"{tmp_path / 'review.csv'}:1: malformed JSON (Expecting "
+                                 f"value): review.csv is a CSV file, not JSON Lines (one JSON "
+                                 f"object per line)")
+    (tmp_path / "later.csv").write_text('{"id": "1", "text": "a"}\nnot json\n')
+    with pytest.raises(RagkitError, match=r"later.csv:2: malformed JSON \(Expecting value\)$"):
+        load_queries_jsonl(tmp_path / "later.csv")  # a JSONL file named .csv: its line 2
