@@ -105,7 +105,7 @@ def test_cli_tune_takes_the_questions_and_skip_bad_that_eval_takes(tmp_path, cap
                  "--embedder", "minilm", "--alphas", "0:1:0.5", "--rrf-ks", "60"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "docs: 1 judged query of all splits, 2 chunks"
-    assert out[-1].startswith("RRF k: best 60 (Pass@5 100.0)")
+    assert out[-2].startswith("RRF k: best 60 (Pass@5 100.0)")
     # `--split all` as `ragkit eval` takes it (it was "no queries in split 'all'")
     assert main(["tune", str(folder), "--questions", str(golden), "--skip-bad", "--split",
                  "all", "--embedder", "minilm", "--alphas", "0:1:0.5", "--rrf-ks", "60"]) == 0

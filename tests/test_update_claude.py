@@ -46,7 +46,7 @@ def _requests(home: Path) -> int:
     """Messages requests sent since the call cache was last emptied (`ragkit cache stats`:
     a request answered by the cache is a hit, one sent is stored once, a miss)."""
     stats = _ragkit(home, "cache", "stats").stdout
-    found = re.search(r"claude-haiku-4-5 +/v1/messages +(\d+) ", stats)
+    found = re.search(r"claude-haiku-4-5(?: \*)? +/v1/messages +(\d+) ", stats)
     return int(found[1]) if found else 0
 
 
