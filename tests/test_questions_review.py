@@ -258,3 +258,39 @@ def test_a_sheet_without_a_stamp_is_moved_aside_without_being_called_edited(file
     how = review_sheet(QUESTIONS[:2], sheet)[1]
     assert how == ("written; the sheet there, which no stamp says was written for these "
                    "questions, was moved to review.edited-1.csv")
+
+
+def test_a_notes_file_opening_with_blank_lines_is_never_taken_for_ours(files, capsys, tmp_path):
+    """Five blank lines made a user's notes a "golden file" (accept replaced them); one made a
+    draft a "review sheet" (review moved it aside)."""
+    golden, sheet, _ = files
+    notes, draft = tmp_path / "notes.md", tmp_path / "thesis.txt"
+    notes.write_text("\n\n\n\n\nMy important notes\n")
+    draft.write_text("\nMy thesis draft\n")
+    assert main(["questions", "accept", str(sheet), "--golden", str(golden), "--out",
+                 str(notes)]) == 2
+    assert main(["questions", "review", str(golden), "--out", str(draft)]) == 2
+    assert notes.read_text() == "\n\n\n\n\nMy important notes\n"
+    assert draft.read_text() == "\nMy thesis draft\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "golden.jsonl", "notes.md", "review.csv", "review.csv.sha256", "thesis.txt"]
+
+
+@pytest.mark.parametrize("stamp", ["link", "file", "folder", "fifo"])
+def test_the_sheets_stamp_is_never_written_through_a_link_or_over_a_users_file(
+        files, capsys, tmp_path, stamp):
+    """The stamp `<sheet>.sha256` was a plain write: through a symlink it replaced the file
+    linked to, over a user's file silently; a folder there was a traceback, a FIFO a hang."""
+    import os
+    golden = files[0]
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    target = tmp_path / "new.csv.sha256"
+    {"link": lambda: target.symlink_to(victim), "file": lambda: target.write_text("mine\n"),
+     "folder": target.mkdir, "fifo": lambda: os.mkfifo(target)}[stamp]()
+    assert main(["questions", "review", str(golden), "--out", str(tmp_path / "new.csv")]) == 2
+    assert "new.csv.sha256" in capsys.readouterr().err
+    assert not (tmp_path / "new.csv").exists()  # refused before the sheet is written
+    assert victim.read_text() == "precious\n"
+    if stamp == "file":
+        assert target.read_text() == "mine\n"

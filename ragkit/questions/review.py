@@ -33,12 +33,13 @@ import hashlib
 import io
 import itertools
 import json
+import re
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ragkit.atomic import write_text
+from ragkit.atomic import check_target, write_text
 from ragkit.documents import (RagkitError, RagkitWarning, parse_golden, read_jsonl, require,
                               where)
 from ragkit.errors import not_a_file
@@ -51,21 +52,32 @@ _YES, _NO = {"yes", "y"}, {"no", "n"}
 
 
 def is_golden_file(path: Path) -> bool:
-    """A JSONL file whose first lines are golden questions (or an empty file)."""
+    """A JSONL file whose first non-blank lines are golden questions, or a file of white space
+    only (five blank lines and then a user's notes counted as golden, and were replaced)."""
     try:
-        lines = [line for line in path.read_text(encoding="utf-8").splitlines()[:5]
-                 if line.strip()]
+        lines = [line for line in path.read_text(encoding="utf-8").splitlines()
+                 if line.strip()][:5]
         return all({"question", "golden"} <= json.loads(line).keys() for line in lines)
     except (OSError, UnicodeDecodeError, ValueError, AttributeError):
         return False
 
 
 def is_review_csv(path: Path) -> bool:
-    """A CSV whose header row is the review sheet's (any of the separators `accept` reads)."""
+    """A CSV whose header row is the review sheet's (any of the separators `accept` reads),
+    or a file of white space only (a blank first line and then a thesis draft counted)."""
     try:
-        with path.open(encoding="utf-8-sig", newline="") as handle:
-            header = handle.readline().strip()
-        return header.replace(";", ",").replace("\t", ",") in ("", ",".join(COLUMNS))
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return False
+    header = text.split("\n", 1)[0].strip()
+    return (header.replace(";", ",").replace("\t", ",") == ",".join(COLUMNS)
+            or not text.strip())
+
+
+def is_stamp(path: Path) -> bool:
+    """A sheet's stamp as `write_review` writes it: a sha256 in hex and a newline."""
+    try:
+        return re.fullmatch(r"[0-9a-f]{64}\n?", path.read_text(encoding="ascii")) is not None
     except (OSError, UnicodeDecodeError):
         return False
 
@@ -123,6 +135,9 @@ def _sheet(questions: Sequence[dict[str, Any]]) -> str:
     return "\ufeff" + buffer.getvalue()
 
 
+STAMP = "a review sheet's stamp (the sha256 of the sheet as written)"
+
+
 def _stamp(path: Path) -> Path:
     """The file beside a sheet holding the sha256 of the sheet as written: which questions
     it was written for, whatever the reviewer changed since."""
@@ -132,9 +147,11 @@ def _stamp(path: Path) -> Path:
 def write_review(questions: Sequence[dict[str, Any]], path: Path | str) -> Path:
     """The review sheet for `questions` at `path` (see the module docstring), and its stamp."""
     sheet = _sheet(questions)
+    path = Path(path)
+    check_target(_stamp(path), is_stamp, STAMP, folder=False)  # before the sheet is written
     written = write_text(path, sheet, is_ours=is_review_csv, what="a review sheet")
-    _stamp(written).write_text(hashlib.sha256(sheet.encode("utf-8")).hexdigest() + "\n",
-                               encoding="utf-8")
+    write_text(_stamp(written), hashlib.sha256(sheet.encode("utf-8")).hexdigest() + "\n",
+               is_ours=is_stamp, what=STAMP)  # never through a link, never over a user's file
     return written
 
 
@@ -149,19 +166,18 @@ def review_sheet(questions: Sequence[dict[str, Any]], path: Path | str
     ("written; ... moved to review.edited-1.csv")."""
     path = Path(path)
     fresh = _sheet(questions).encode("utf-8")
+    check_target(_stamp(path), is_stamp, STAMP, folder=False)  # a FIFO there hung the read
     if not (path.is_file() and is_review_csv(path)):
         return write_review(questions, path), "written"
-    try:
-        stamp = _stamp(path).read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
-        stamp = None  # a sheet of unknown questions
+    stamp = _stamp(path).read_text(encoding="ascii").strip() if _stamp(path).exists() else None
     now = path.read_bytes()
     if now != fresh and stamp == hashlib.sha256(fresh).hexdigest():
         return path, "kept"
     if now == fresh or stamp == hashlib.sha256(now).hexdigest():  # nobody changed it
         return write_review(questions, path), "written"
     aside = next(p for n in itertools.count(1)
-                 if not (p := path.with_name(f"{path.stem}.edited-{n}{path.suffix}")).exists())
+                 if not (p := path.with_name(f"{path.stem}.edited-{n}{path.suffix}")).exists()
+                 and not _stamp(p).is_symlink() and not _stamp(p).exists())
     path.replace(aside)
     if stamp is not None:
         _stamp(path).replace(_stamp(aside))
