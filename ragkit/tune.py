@@ -219,20 +219,32 @@ def sweep_table(tables: Mapping[float, pd.DataFrame], choice: Choice | None = No
     return table
 
 
+MAX_POINTS = 2000  # sweep points at most: 0:1:1e-9 filled 23 GB before it was killed
+
+
 def parse_grid(text: str, integer: bool = False) -> tuple:
-    """Sweep points from `START:STOP:STEP` (both ends included) or `V1,V2,...`."""
+    """Sweep points from `START:STOP:STEP` (both ends included when STOP is on the grid;
+    never a point past STOP) or `V1,V2,...`: finite numbers, at most `MAX_POINTS` of them."""
     try:
         if ":" in text:
             start, stop, step = (float(part) for part in text.split(":"))
-            if step <= 0 or stop < start:
+            if not (step > 0 and math.isfinite(start) and math.isfinite(stop)
+                    and start <= stop):
                 raise ValueError
-            count = int(round((stop - start) / step))
+            span = (stop - start) / step
+            # 0:1:0.6 swept 1.2, a point nobody asked for; a span too long is refused below
+            count = math.floor(span + 1e-9) if span <= MAX_POINTS else MAX_POINTS
             values = [round(start + i * step, 10) for i in range(count + 1)]
         else:
             values = [float(part) for part in text.split(",") if part.strip()]
+            if not all(math.isfinite(v) for v in values):
+                raise ValueError
     except ValueError:
-        raise RagkitError(f"expected START:STOP:STEP (STEP > 0) or V1,V2,..., got '{text}'"
-                          ) from None
+        raise RagkitError(f"expected START:STOP:STEP (STEP > 0) or V1,V2,... of finite "
+                          f"numbers, got '{text}'") from None
+    if len(values) > MAX_POINTS:
+        raise RagkitError(f"'{text}' has more than {MAX_POINTS:,} sweep points; give a larger "
+                          f"STEP or fewer values")
     if not values:
         raise RagkitError(f"no sweep points in '{text}'")
     if integer:

@@ -155,13 +155,20 @@ def test_rrf_k_must_be_positive():
     ("0:1:0.1", False, tuple(round(0.1 * i, 10) for i in range(11))),
     ("0.4,0.6", False, (0.4, 0.6)),
     ("1,5,5,60", True, (1, 5, 60)),
+    ("0:1:0.6", False, (0.0, 0.6)),  # never a point past STOP (it swept 1.2)
+    ("10:100:60", True, (10, 70)),  # (it swept 130)
+    ("0:1:0.001", False, tuple(round(0.001 * i, 10) for i in range(1001))),
 ])
 def test_parse_grid(text, integer, expected):
     assert parse_grid(text, integer) == expected
 
 
 @pytest.mark.parametrize("text, integer", [("0:1:0", False), ("1:0:0.1", False),
-                                           ("a,b", False), ("1.5,2", True)])
+                                           ("a,b", False), ("1.5,2", True),
+                                           # tracebacks, or 23 GB then killed, before
+                                           ("inf", True), ("1e400", True), ("nan", True),
+                                           ("0:inf:1", False), ("0:1:1e-9", False),
+                                           ("1:1e12:1", True)])
 def test_parse_grid_refuses_bad_input(text, integer):
     with pytest.raises(RagkitError):
         parse_grid(text, integer)
