@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import warnings
 from pathlib import Path
 
@@ -119,7 +120,20 @@ def _check_fields(fields: list[str], kind: str | None, path: Path, number: int) 
 
 
 def _is_int(text: str) -> bool:
-    return text.strip().lstrip("+-").isdigit()
+    """An integer as int() reads it: one optional sign, ASCII digits ("+-1", "²" are not)."""
+    return re.fullmatch(r"\s*[+-]?[0-9]+\s*", text) is not None
+
+
+def _lines(path: Path):
+    """(number, line) of a text file, a line that is not UTF-8 one error naming it (it was a
+    UnicodeDecodeError traceback)."""
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                yield number, raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise RagkitError(f"{where(path, number)}: not UTF-8 text ({exc.reason})"
+                                  ) from None
 
 
 def read_qrels(path: Path | str) -> Qrels:
@@ -142,27 +156,26 @@ def read_qrels(path: Path | str) -> Qrels:
         raise not_a_file(path)
     qrels: Qrels = {}
     kind = None
-    with path.open(encoding="utf-8") as handle:
-        for number, raw in enumerate(handle, start=1):
-            text = raw.rstrip("\r\n").removeprefix("\ufeff")  # a byte-order mark, if any
-            if not text.strip():
-                continue
-            tab, ws = text.split("\t"), text.split()
-            if kind is None:
-                kind = _qrels_format(tab, ws)
-                if kind == "beir" and tab[0] in _BEIR_HEADER and not _is_int(tab[2]):
-                    continue  # the header line
-            fields = tab if kind == "beir" else ws
-            _check_fields(fields, kind, path, number)
-            if kind == "beir":
-                qid, doc, grade = fields
-            else:  # spelled as a run spells ids (`ragkit.runs.escape_id`)
-                qid, doc, grade = (decode_id(fields[0], path, number, "qid"),
-                                   decode_id(fields[2], path, number, "docid"), fields[3])
-            if not _is_int(grade):
-                name = "score" if kind == "beir" else "rel"
-                raise RagkitError(f"{where(path, number, name)}: not an integer: {grade!r}")
-            qrels.setdefault(qid, {})[doc] = int(grade)
+    for number, raw in _lines(path):
+        text = raw.rstrip("\r\n").removeprefix("\ufeff")  # a byte-order mark, if any
+        if not text.strip():
+            continue
+        tab, ws = text.split("\t"), text.split()
+        if kind is None:
+            kind = _qrels_format(tab, ws)
+            if kind == "beir" and tab[0] in _BEIR_HEADER and not _is_int(tab[2]):
+                continue  # the header line
+        fields = tab if kind == "beir" else ws
+        _check_fields(fields, kind, path, number)
+        if kind == "beir":
+            qid, doc, grade = fields
+        else:  # spelled as a run spells ids (`ragkit.runs.escape_id`)
+            qid, doc, grade = (decode_id(fields[0], path, number, "qid"),
+                               decode_id(fields[2], path, number, "docid"), fields[3])
+        if not _is_int(grade):
+            name = "score" if kind == "beir" else "rel"
+            raise RagkitError(f"{where(path, number, name)}: not an integer: {grade!r}")
+        qrels.setdefault(qid, {})[doc] = int(grade)
     return qrels
 
 

@@ -120,3 +120,18 @@ def test_beir_jsonl_files_read_directly_by_their_id_field(beir):
     queries = load_queries_jsonl(beir / "queries.jsonl")
     assert [(q.id, q.text, q.metadata) for q in queries] == [("t1", "alpha?", {}),
                                                              ("v1", "beta?", {})]
+
+
+@pytest.mark.parametrize("content, error", [
+    (b"q1 0 d1 +-1\n", "a.qrels:1: field 'rel': not an integer: '+-1'"),
+    (b"q1 0 d1 \xc2\xb2\n", "a.qrels:1: field 'rel': not an integer: '\u00b2'"),
+    (b"q1 0 d1 1\nq1 0 caf\xe9 1\n", "a.qrels:2: not UTF-8 text (invalid continuation byte)"),
+    (b"query-id\tcorpus-id\tscore\nq1\td1\t--1\n", "a.qrels:2: field 'score': not an integer: "
+                                                   "'--1'"),
+])
+def test_a_bad_grade_or_byte_in_qrels_is_one_line_not_a_traceback(tmp_path, content, error):
+    from ragkit.datasets import read_qrels
+    (tmp_path / "a.qrels").write_bytes(content)
+    with pytest.raises(RagkitError) as raised:
+        read_qrels(tmp_path / "a.qrels")
+    assert str(raised.value) == f"{tmp_path}/{error}"
