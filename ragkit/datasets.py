@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import warnings
 from pathlib import Path
 
@@ -23,9 +22,8 @@ from ragkit.loaders import LOADERS
 from ragkit.documents import (Chunk, Dataset, Document, Golden, Query, RagkitError, check_golden,
                               RagkitWarning, check_text, load_documents_jsonl,
                               load_golden, read_jsonl, require, where)
-from ragkit.errors import not_a_file
 from ragkit.jsonl import JSONL_SUFFIXES
-from ragkit.runs import decode_id
+from ragkit.qrels import Qrels, read_qrels, relevant  # noqa: F401 (read from here too)
 from ragkit.text_stats import counted
 
 
@@ -54,33 +52,59 @@ def _cookbook_titles(rows: list[tuple[int, dict]]) -> dict[str, str]:
     return titles
 
 
+def _cookbook_field(path: Path, place: str):
+    """A reader of one object's fields in codebase_chunks.json: the field, or one error naming
+    the file, the object's place (`[3].chunks[0]`) and the field."""
+    def field(obj: object, key: str, kind: type):
+        if not isinstance(obj, dict):
+            raise RagkitError(f"{path}: {place}: expected an object")
+        value = obj.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            got = "missing" if key not in obj else f"expected {kind.__name__}, got " \
+                                                   f"{type(value).__name__}"
+            raise RagkitError(f"{path}: {place}.{key}: {got}")
+        return value
+    return field
+
+
 def load_cookbook(root: Path | str) -> Dataset:
     """Anthropic's cookbook data set, with its own chunks and golden chunk ids."""
     root = Path(root)
     chunks_path, eval_path = root / "codebase_chunks.json", root / "evaluation_set.jsonl"
     try:
         raw = json.loads(chunks_path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise RagkitError(f"{chunks_path}: cannot read ({exc})") from None
+    if not isinstance(raw, list):
+        raise RagkitError(f"{chunks_path}: expected a JSON list of documents")
     rows = list(read_jsonl(eval_path))
     titles = _cookbook_titles(rows)
     documents, chunks, chunk_of = [], [], {}
     for i, entry in enumerate(raw):
-        doc_id, uuid = entry["doc_id"], entry["original_uuid"]
-        text = check_text(entry["content"], chunks_path, None, f"[{i}].content")
+        field = _cookbook_field(chunks_path, f"[{i}]")  # every field checked: it was KeyError,
+        doc_id, uuid = field(entry, "doc_id", str), field(entry, "original_uuid", str)  # ...
+        text = check_text(field(entry, "content", str), chunks_path, None, f"[{i}].content")
         documents.append(Document(doc_id, text, titles.get(uuid, ""), {"uuid": uuid}))
         cursor = 0
-        for part in entry["chunks"]:
-            start = text.find(part["content"], cursor)
-            start = start if start >= 0 else max(text.find(part["content"]), 0)
-            end = cursor = start + len(part["content"])
-            chunks.append(Chunk(part["chunk_id"], doc_id, part["content"], "", start, end,
-                                {"original_index": part["original_index"]}))
-            chunk_of[(uuid, part["original_index"])] = (doc_id, part["chunk_id"])
+        for j, part in enumerate(field(entry, "chunks", list)):
+            part_field = _cookbook_field(chunks_path, f"[{i}].chunks[{j}]")
+            content, index = part_field(part, "content", str), part_field(part,
+                                                                          "original_index", int)
+            start = text.find(content, cursor)
+            start = start if start >= 0 else max(text.find(content), 0)
+            end = cursor = start + len(content)
+            chunks.append(Chunk(part_field(part, "chunk_id", str), doc_id, content, "", start,
+                                end, {"original_index": index}))
+            chunk_of[(uuid, index)] = (doc_id, chunks[-1].id)
     queries = []
     for line, obj in rows:
         golden = []
-        for uuid, index in require(obj, "golden_chunk_uuids", list, eval_path, line):
+        for item in require(obj, "golden_chunk_uuids", list, eval_path, line):
+            if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)
+                    and type(item[1]) is int):
+                raise RagkitError(f"{where(eval_path, line, 'golden_chunk_uuids')}: expected "
+                                  f"[document uuid, chunk index] pairs, got {item!r:.60}")
+            uuid, index = item
             if (uuid, index) not in chunk_of:
                 raise RagkitError(f"{where(eval_path, line, 'golden_chunk_uuids')}: "
                                   f"no chunk {index} of document {uuid}")
@@ -90,99 +114,6 @@ def load_cookbook(root: Path | str) -> Dataset:
         queries.append(Query(f"q{line}", text, str(obj.get("answer", "")), "code", "",
                              tuple(golden)))
     return Dataset(root.name, documents, queries, chunks)
-
-
-Qrels = dict[str, dict[str, int]]  # query id -> {document (or chunk) id: grade}
-_BEIR_HEADER = ("query-id", "query_id", "qid")
-
-
-def _qrels_format(fields_tab: list[str], fields_ws: list[str]) -> str | None:
-    """'beir' for 3 tab-separated fields, 'trec' for 4 whitespace-separated ones, else None."""
-    if len(fields_tab) == 3:
-        return "beir"
-    if len(fields_ws) == 4:
-        return "trec"
-    return None
-
-
-_LAYOUT = {"beir": (3, "3 tab-separated fields (query-id, corpus-id, score)"),
-           "trec": (4, "4 whitespace-separated fields (qid iter docid rel)")}
-
-
-def _check_fields(fields: list[str], kind: str | None, path: Path, number: int) -> None:
-    if kind is None:
-        raise RagkitError(f"{where(path, number)}: expected {_LAYOUT['beir'][1]} or "
-                          f"{_LAYOUT['trec'][1]}, got {len(fields)}")
-    count, layout = _LAYOUT[kind]
-    if len(fields) != count:
-        raise RagkitError(f"{where(path, number)}: expected {layout} like the first line, "
-                          f"got {len(fields)}")
-
-
-def _is_int(text: str) -> bool:
-    """An integer as int() reads it: one optional sign, ASCII digits ("+-1", "²" are not)."""
-    return re.fullmatch(r"\s*[+-]?[0-9]+\s*", text) is not None
-
-
-def _lines(path: Path):
-    """(number, line) of a text file, a line that is not UTF-8 one error naming it (it was a
-    UnicodeDecodeError traceback)."""
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                yield number, raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise RagkitError(f"{where(path, number)}: not UTF-8 text ({exc.reason})"
-                                  ) from None
-
-
-def read_qrels(path: Path | str) -> Qrels:
-    """Relevance judgments from TREC qrels or a BEIR TSV, recognised by the first line.
-
-    - TREC (trec_eval's format): `qid iter docid rel`, 4 whitespace-separated fields, `iter`
-      ignored; ids are %-decoded exactly as a run's are (`ragkit.runs.unescape_id`), so
-      `my%20notes#0` judges the chunk a run spells the same way (trec_eval, comparing the
-      text, matches the two as well);
-    - BEIR: `query-id<TAB>corpus-id<TAB>score`, with or without that header line; ids are
-      taken as written (they are the corpus's own ids, spaces and `%` included).
-
-    Every grade is kept (a grade > 0 means relevant; 0 and negative grades are judged
-    non-relevant); a pair judged twice keeps its last grade. What it is not: a scorer —
-    callers decide what a grade means. A wrong field count (or a line of the other format)
-    or a non-integer grade is a `RagkitError` naming file, line and field.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise not_a_file(path)
-    qrels: Qrels = {}
-    kind = None
-    for number, raw in _lines(path):
-        text = raw.rstrip("\r\n").removeprefix("\ufeff")  # a byte-order mark, if any
-        if not text.strip():
-            continue
-        tab, ws = text.split("\t"), text.split()
-        if kind is None:
-            kind = _qrels_format(tab, ws)
-            if kind == "beir" and tab[0] in _BEIR_HEADER and not _is_int(tab[2]):
-                continue  # the header line
-        fields = tab if kind == "beir" else ws
-        _check_fields(fields, kind, path, number)
-        if kind == "beir":
-            qid, doc, grade = fields
-        else:  # spelled as a run spells ids (`ragkit.runs.escape_id`)
-            qid, doc, grade = (decode_id(fields[0], path, number, "qid"),
-                               decode_id(fields[2], path, number, "docid"), fields[3])
-        if not _is_int(grade):
-            name = "score" if kind == "beir" else "rel"
-            raise RagkitError(f"{where(path, number, name)}: not an integer: {grade!r}")
-        qrels.setdefault(qid, {})[doc] = int(grade)
-    return qrels
-
-
-def relevant(qrels: Qrels) -> dict[str, list[str]]:
-    """Query id -> ids graded > 0, in file order; queries with none are left out."""
-    out = {qid: [doc for doc, grade in docs.items() if grade > 0] for qid, docs in qrels.items()}
-    return {qid: docs for qid, docs in out.items() if docs}
 
 
 def beir_splits(root: Path | str) -> list[str]:

@@ -135,3 +135,26 @@ def test_a_bad_grade_or_byte_in_qrels_is_one_line_not_a_traceback(tmp_path, cont
     with pytest.raises(RagkitError) as raised:
         read_qrels(tmp_path / "a.qrels")
     assert str(raised.value) == f"{tmp_path}/{error}"
+
+
+@pytest.mark.parametrize("chunks, golden, error", [
+    ('[{"original_uuid": "u1", "content": "x", "chunks": []}]', '[["u1", 0]]',
+     "codebase_chunks.json: [0].doc_id: missing"),  # was KeyError: 'doc_id'
+    ("[1, 2]", '[["u1", 0]]', "codebase_chunks.json: [0]: expected an object"),
+    ('{"a": 1}', '[["u1", 0]]', "codebase_chunks.json: expected a JSON list of documents"),
+    ('[{"doc_id": "d", "original_uuid": "u1", "content": 5, "chunks": []}]', '[["u1", 0]]',
+     "codebase_chunks.json: [0].content: expected str, got int"),
+    ('[{"doc_id": "d", "original_uuid": "u1", "content": "hello world", "chunks": '
+     '[{"chunk_id": "c0", "content": "hello world", "original_index": 0}]}]', '["u1"]',
+     "evaluation_set.jsonl:1: field 'golden_chunk_uuids': expected [document uuid, chunk "
+     "index] pairs, got 'u1'"),  # was read as characters: "no chunk 1 of document u"
+])
+def test_a_malformed_cookbook_data_set_is_one_line_not_a_traceback(tmp_path, chunks, golden,
+                                                                     error):
+    from ragkit.datasets import load_cookbook
+    (tmp_path / "codebase_chunks.json").write_text(chunks)
+    (tmp_path / "evaluation_set.jsonl").write_text(
+        f'{{"query": "refund", "golden_chunk_uuids": {golden}}}\n')
+    with pytest.raises(RagkitError) as raised:
+        load_cookbook(tmp_path)
+    assert str(raised.value) == f"{tmp_path}/{error}"
