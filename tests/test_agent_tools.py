@@ -193,6 +193,16 @@ def test_attach_and_pragma_are_refused():
         reports_db.query("ATTACH DATABASE ':memory:' AS other")
 
 
+def test_one_huge_value_is_refused_at_once():
+    """A single SQL function call the progress handler cannot interrupt: it took 5 s and
+    2.7 GB past the 2-second limit (text in a document can drive this tool)."""
+    huge = "SELECT length(replace(hex(zeroblob(250000000)), '0', 'ab'))"
+    with pytest.raises(ToolError, match="SQL error: string or blob too big"):
+        reports_db.query(huge)
+    assert reports_db.query("SELECT length(hex(zeroblob(400000)))").splitlines()[-1].strip() \
+        == "800000"  # values up to MAX_VALUE bytes are fine
+
+
 def test_runaway_sql_is_stopped():
     endless = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT MAX(x) FROM c"
     with pytest.raises(ToolError, match="stopped after 0.2 s"):

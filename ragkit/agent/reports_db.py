@@ -107,6 +107,9 @@ def database_file(source: Path | None = None) -> Path:
     return _built[key]
 
 
+MAX_VALUE = 1_000_000  # bytes of one value a query may build (`connect`)
+
+
 def _authorize(action: int, *_: object) -> int:
     return sqlite3.SQLITE_OK if action in _ALLOWED else sqlite3.SQLITE_DENY
 
@@ -119,6 +122,9 @@ def connect(source: Path | None = None, timeout: float = TIMEOUT) -> sqlite3.Con
     conn.set_authorizer(_authorize)
     deadline = time.monotonic() + timeout
     conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+    # one string or blob of at most MAX_VALUE bytes: replace(hex(zeroblob(250000000)), …) is
+    # one step the progress handler cannot stop, and took 5 s and 2.7 GB
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE)
     return conn
 
 
