@@ -141,9 +141,12 @@ def remove_database(path: Path) -> None:
 
 
 def _is_cache_file(path: Path) -> bool:
+    """sqlite's header, an empty file, or a header of zero bytes — a cache whose first page
+    a crash or a full disk zeroed: damaged (`DamagedCache`, which `cache clear` deletes), not
+    a stranger's file to refuse."""
     with open(path, "rb") as handle:
         head = handle.read(len(_SQLITE_MAGIC))
-    return head in (b"", _SQLITE_MAGIC)
+    return head in (b"", _SQLITE_MAGIC, bytes(len(_SQLITE_MAGIC)))
 
 
 class CallCache:

@@ -112,6 +112,24 @@ def test_a_damaged_call_cache_is_one_line_everywhere_and_cache_clear_repairs_it(
     assert asked.returncode == 0, asked.stderr
 
 
+def test_a_zeroed_call_cache_is_damaged_not_a_strangers_file(work):
+    """A cache whose first page was zeroed was refused as "not a ragkit call cache … choose a
+    new path", by `cache clear` too, whose help says it deletes a damaged one."""
+    db = work / "home" / "cache" / "calls.sqlite"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    db.write_bytes(bytes(36864))
+    assert one_error_line(ragkit("cache", "stats")) == (
+        f"ragkit: error: {db}: the call cache is damaged (file is not a database); run "
+        f"`ragkit cache clear` or delete the file (calls are made again, and paid for again, "
+        f"when next needed)")
+    cleared = ragkit("cache", "clear")
+    assert cleared.stdout == (f"removed the damaged call cache {db} (file is not a database); "
+                              f"it starts again empty\n"), cleared.stderr
+    db.write_bytes(b"my notes, not zeros" + bytes(100))  # a stranger's file is still refused
+    assert "is not a ragkit call cache" in one_error_line(ragkit("cache", "clear"))
+    assert db.read_bytes().startswith(b"my notes")
+
+
 def test_cache_clear_embeddings_empties_a_sound_embedding_cache(work):
     from ragkit.embed.cache import CachedEmbedder
     from word_embedder import WordEmbedder
