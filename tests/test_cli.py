@@ -564,3 +564,23 @@ def test_eval_without_data_and_an_agent_root_that_is_a_file_say_so(tmp_path, cap
     assert main(["ask", "--agent", "--root", str(tmp_path / "a.txt"), "q"]) == 2
     assert capsys.readouterr().err == (f"ragkit: error: {tmp_path / 'a.txt'}: --root: a file, "
                                        f"not a folder\n")
+
+
+def test_a_reader_that_stops_early_ends_the_command_quietly(tmp_path):
+    """`ragkit eval --run … | head -1` printed a BrokenPipeError traceback."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    (tmp_path / "r.run").write_text("".join(f"q{i} Q0 d1 1 3.0 t\n" for i in range(3000)))
+    (tmp_path / "r.qrels").write_text("".join(f"q{i} 0 d1 1\n" for i in range(3000)))
+    ragkit = Path(sys.executable).parent / "ragkit"
+    proc = subprocess.Popen([str(ragkit), "tool", "glob", "--root", str(Path(__file__).parent),
+                             "--args", '{"pattern": "**/*"}'], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.read(10)
+    proc.stdout.close()  # as `head -c 10` does
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) in (0, 141) and "Traceback" not in err, err
+    shell = subprocess.run(f"'{ragkit}' eval --run r.run --qrels r.qrels --per-query - | head -1",
+                           shell=True, cwd=tmp_path, capture_output=True, text=True)
+    assert "Traceback" not in shell.stderr and "BrokenPipe" not in shell.stderr, shell.stderr

@@ -26,6 +26,7 @@ Every user error is one line on stderr naming the file, line and field, and exit
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 from concurrent.futures.process import BrokenProcessPool
@@ -68,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         warnings.showwarning = _warnings_to_stderr(warnings.showwarning)
         try:
             status = args.func(args)
+            sys.stdout.flush()  # here, where a closed pipe is caught, not at exit
         except RagkitError as exc:
             print(f"ragkit: error: {scrub(str(exc))}", file=sys.stderr)  # never a key
             return 2
@@ -77,7 +79,17 @@ def main(argv: list[str] | None = None) -> int:
             if not interrupted():
                 raise
             return _interrupted()
+        except BrokenPipeError:  # `ragkit eval … | head -1`: the reader has what it wanted
+            return _pipe_closed()
     return status or 0
+
+
+def _pipe_closed() -> int:
+    """The reader of stdout went away: end quietly as `head`'s other writers do (status 141,
+    128 + SIGPIPE), with stdout pointed at /dev/null so the exit's flush cannot fail too."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 141
 
 
 def _interrupted() -> int:
