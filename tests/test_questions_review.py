@@ -221,6 +221,7 @@ def test_an_edited_sheet_is_kept_when_review_runs_again_and_a_stale_one_is_repla
     ({"golden": [{"doc_id": "refunds.md", "span": 5}]},
      "line 1: field 'golden[0].span': expected str, got int"),
     ({"source": "notadict"}, "line 1: field 'source': expected dict, got str"),
+    ({"source": {"passages": 5}}, "line 1: field 'source.passages': expected a list of texts"),
 ])
 def test_a_bad_golden_line_is_one_error_line_in_review_and_accept(tmp_path, capsys, change,
                                                                   message):
@@ -294,3 +295,19 @@ def test_the_sheets_stamp_is_never_written_through_a_link_or_over_a_users_file(
     assert victim.read_text() == "precious\n"
     if stamp == "file":
         assert target.read_text() == "mine\n"
+
+
+def test_a_question_opening_with_a_quote_and_a_sign_comes_back_as_written(tmp_path):
+    """`'-5 °C' or colder …` lost its leading quote on an untouched sheet's round trip."""
+    question = dict(QUESTIONS[0], question="'-5 °C' or colder: is an opened item refunded?")
+    golden = tmp_path / "g.jsonl"
+    golden.write_text(json.dumps(question) + "\n", encoding="utf-8")
+    write_review([question], tmp_path / "r.csv")
+    assert accept(tmp_path / "r.csv", golden)[0]["question"] == question["question"]
+
+
+def test_a_spreadsheets_empty_rows_are_skipped(files, tmp_path):
+    golden, sheet, _ = files
+    with sheet.open("a", encoding="utf-8", newline="") as handle:
+        handle.write(",,,,,,,\r\n,,,,,,,\r\n")
+    assert [q["id"] for q in accept(sheet, golden)] == ["gen-001", "gen-002", "gen-003"]

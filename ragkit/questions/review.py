@@ -99,17 +99,23 @@ def read_golden(path: Path | str) -> list[dict[str, Any]]:
         seen.add(ident)
         require(obj, "question", str, path, line, non_empty=True)
         parse_golden(require(obj, "golden", list, path, line), path, line)
-        require(obj, "source", dict, path, line, default={})
+        passages = require(obj, "source", dict, path, line, default={}).get("passages", [])
+        if not (isinstance(passages, list) and all(isinstance(p, str) for p in passages)):
+            raise RagkitError(f"{where(path, line, 'source.passages')}: expected a list of "
+                              f"texts")  # an edited span is looked for in them
         out.append({**obj, "id": ident})
     return out
 
 
 def _cell(text: str) -> str:
-    return "'" + text if text.startswith(_FORMULA) else text
+    """`text` as a sheet cell: a leading "'" keeps a spreadsheet from reading "=…" as a
+    formula — and is added too before a text that already opens with "'" and a formula sign
+    (`'-5 °C' or colder…` lost its quote on the way back)."""
+    return "'" + text if text.lstrip("'").startswith(_FORMULA) else text
 
 
 def _uncell(text: str) -> str:
-    return text[1:] if text.startswith("'") and text[1:].startswith(_FORMULA) else text
+    return text[1:] if text.startswith("'") and text.lstrip("'").startswith(_FORMULA) else text
 
 
 def source_text(question: dict[str, Any]) -> str:
@@ -234,6 +240,8 @@ def accept(review_path: Path | str, golden_path: Path | str) -> list[dict[str, A
     fields, rows = _rows(review_path)
     kept, seen = [], set()
     for number, row in enumerate(rows, start=2):
+        if not any(value.strip() for value in row.values()):
+            continue  # a spreadsheet's empty row (",,,,,,,"): nothing to accept or refuse
         at = f"{review_path}: row {number}"
         ident = row.get("id", "").strip()
         if ident not in golden:
