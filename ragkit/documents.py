@@ -174,6 +174,9 @@ def parse_golden(items: list, path: Path | str, line: int) -> tuple[Golden, ...]
             if not isinstance(item.get(key, ""), str):
                 raise RagkitError(f"{where(path, line, f'{label}.{key}')}: expected str, got "
                                   f"{type(item[key]).__name__}")
+            if key in item and not item[key].strip():  # scored as "any chunk of the document"
+                raise RagkitError(f"{where(path, line, f'{label}.{key}')}: empty (leave the "
+                                  f"key out to label the whole document)")
         golden.append(Golden(str(doc), item.get("span", ""), item.get("chunk_id", "")))
     return tuple(golden)
 

@@ -230,6 +230,9 @@ def test_a_label_of_the_wrong_type_names_file_line_and_field(tmp_path, field, va
     ({"id": "q1", "text": "sort by time", "golden": [{"doc_id": "ls.txt", "spam": "newest"}]},
      "g.jsonl:1: field 'golden[0].spam': unknown key (a golden item has doc_id, span, "
      "chunk_id) (is 'spam' a misspelling of 'span'?)"),
+    ({"id": "q1", "text": "sort by time", "golden": [{"doc_id": "ls.txt", "span": " "}]},
+     "g.jsonl:1: field 'golden[0].span': empty (leave the key out to label the whole "
+     "document)"),  # scored as "any chunk of the document", silently
     ({"id": "q1", "text": "sort by time", "golden": [{"dco_id": "ls.txt"}]},
      "g.jsonl:1: field 'golden[0]': expected an object with 'doc_id' (is 'dco_id' a "
      "misspelling of 'doc_id'?)"),
