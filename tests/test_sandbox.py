@@ -51,8 +51,8 @@ def test_paths_that_leave_the_root_are_refused_before_any_open(tree, path, messa
 
 @pytest.mark.parametrize("path, message", [
     ("link-out.txt", "'link-out.txt' is a symbolic link, and these tools never follow links, "
-                     "not even inside the root; read the file it points to by its own path, "
-                     "if that is inside the root"),
+                     "not even inside the root; it points outside the root, which these tools "
+                     "do not read"),
     ("dir-out/secret.txt", "'dir-out' is a symbolic link, and these tools never follow links"),
     ("link-in.txt", "'link-in.txt' is a symbolic link, and these tools never follow links, not "
                     "even inside the root; it points to 'sub/a.txt' — read that path instead"),
@@ -62,6 +62,16 @@ def test_no_symlink_is_followed_and_a_link_inside_names_its_target(tree, path, m
         read(tree, path)
     assert str(caught.value).startswith(message)
     assert str(tree) not in str(caught.value)
+
+
+def test_a_link_in_a_subfolder_to_an_outside_path_is_not_named_as_an_inside_one(tree):
+    """`sub/dirlink` -> /tmp/x was named "it points to 'sub/tmp/x' — read that path instead"."""
+    (tree / "sub" / "dirlink").symlink_to(tree.parent / "outside", target_is_directory=True)
+    with pytest.raises(ToolError) as caught:
+        read(tree, "sub/dirlink/secret.txt")
+    assert str(caught.value) == ("'sub/dirlink' is a symbolic link, and these tools never "
+                                 "follow links, not even inside the root; it points outside "
+                                 "the root, which these tools do not read")
 
 
 def test_paths_that_stay_inside_are_read(tree):

@@ -131,6 +131,8 @@ class Root:
                 target = os.readlink(name, dir_fd=at.fd)
             if target.startswith(self.real + "/"):
                 target, folders = target[len(self.real) + 1:], []
+            elif target.startswith("/"):  # outside the root: "sub/" + "/tmp/x" named sub/tmp/x
+                return "; it points outside the root, which these tools do not read"
             inside = "/".join(parts("/".join(folders + [target])))
         except (OSError, ToolError):
             return "; read the file it points to by its own path, if that is inside the root"
