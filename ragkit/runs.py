@@ -48,6 +48,9 @@ def unescape_id(field: str) -> str:
     return unquote(field, errors="strict") if "%" in field else field
 
 
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
 def trec_score(score: float) -> float:
     """A score as trec_eval compares it: rounded to single precision."""
     return float(np.float32(score))
@@ -105,6 +108,9 @@ def _score(text: str, path: Path | str, number: int) -> float:
         score = math.nan
     if math.isnan(score):
         raise RagkitError(f"{where(path, number, 'score')}: not a number")
+    if math.isfinite(score) and abs(score) > FLOAT32_MAX:  # numpy warned "overflow"
+        raise RagkitError(f"{where(path, number, 'score')}: {text} is beyond single precision "
+                          f"(±3.4e38), where trec_eval compares scores")
     return score
 
 

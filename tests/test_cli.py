@@ -584,3 +584,14 @@ def test_a_reader_that_stops_early_ends_the_command_quietly(tmp_path):
     shell = subprocess.run(f"'{ragkit}' eval --run r.run --qrels r.qrels --per-query - | head -1",
                            shell=True, cwd=tmp_path, capture_output=True, text=True)
     assert "Traceback" not in shell.stderr and "BrokenPipe" not in shell.stderr, shell.stderr
+
+
+def test_an_escape_sequence_in_an_id_is_shown_escaped_not_obeyed(tmp_path, capsys):
+    """A qrels id `q\\x1b[31mRED` reached the terminal raw in eval's warning."""
+    from ragkit.cli import main
+    (tmp_path / "r.run").write_text("q1 Q0 d1 1 3.0 t\n")
+    (tmp_path / "e.qrels").write_text("q\x1b[31mRED 0 d1 1\nq1 0 d1 1\n")
+    assert main(["eval", "--run", str(tmp_path / "r.run"), "--qrels",
+                 str(tmp_path / "e.qrels")]) == 0
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "(q\\x1b[31mRED)" in err

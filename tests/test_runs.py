@@ -58,6 +58,10 @@ def test_bad_lines_name_file_line_and_field(tmp_path):
     path.write_text("q Q0 a b 1 1.0 t\n")
     with pytest.raises(RagkitError, match=r"run.trec:1: expected 6 fields"):
         read_trec(path)
+    path.write_text("q Q0 a 1 1e39 t\n")  # numpy warned "overflow encountered in cast"
+    with pytest.raises(RagkitError, match=r"run.trec:1: field 'score': 1e39 is beyond single "
+                                          r"precision \(±3.4e38\), where trec_eval compares"):
+        read_trec(path)
     path.write_text("q Q0 a%FF 1 1.0 t\n")
     with pytest.raises(RagkitError, match=r"run.trec:1: field 'doc_id': bad %-escape"):
         read_trec(path)

@@ -34,7 +34,7 @@ from concurrent.futures.process import BrokenProcessPool
 from ragkit.cli import answers, manage, questions, retrieval, scoring
 from ragkit.cli.api_options import COMMANDS as API_COMMANDS
 from ragkit.cli.api_options import add_api_options, apply_api_options
-from ragkit.cli.options import Help
+from ragkit.cli.options import Help, terminal_text
 from ragkit.documents import RagkitError, RagkitWarning
 from ragkit.jobs import interrupted, interrupts_in_main_only
 from ragkit.online import scrub
@@ -55,7 +55,7 @@ def _warnings_to_stderr(default):
     """A `warnings.showwarning` printing each `RagkitWarning` as one `ragkit: warning:` line."""
     def show(message, category, filename, lineno, file=None, line=None) -> None:
         if issubclass(category, RagkitWarning):
-            print(f"ragkit: warning: {scrub(str(message))}", file=sys.stderr)
+            print(f"ragkit: warning: {terminal_text(scrub(str(message)))}", file=sys.stderr)
         else:
             default(message, category, filename, lineno, file, line)
     return show
@@ -71,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
             status = args.func(args)
             sys.stdout.flush()  # here, where a closed pipe is caught, not at exit
         except RagkitError as exc:
-            print(f"ragkit: error: {scrub(str(exc))}", file=sys.stderr)  # never a key
+            # never a key; an id or title from a file may hold a terminal's escape sequence
+            print(f"ragkit: error: {terminal_text(scrub(str(exc)))}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback; outputs stay atomic
             return _interrupted()
