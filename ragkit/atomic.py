@@ -142,8 +142,20 @@ def check_target(path: Path | str, is_ours: Recognizer, what: str, folder: bool)
         if not (folder and is_empty_folder(path)) and not is_ours(path):
             raise RagkitError(f"{path}: exists and is not {what}; refusing to overwrite it "
                               f"(choose a new or empty path, or delete it yourself)")
+        if folder and _holds_cwd(path):  # replaced whole: the shell would sit in a deleted one
+            raise RagkitError(f"{path}: is the folder you are in (or holds it), which writing "
+                              f"{what} replaces; give another path, or run from elsewhere")
     _check_parent(path)
     return path
+
+
+def _holds_cwd(path: Path) -> bool:
+    """True when the working directory is `path` or lies beneath it."""
+    try:
+        here, there = Path.cwd().resolve(), path.resolve()
+    except OSError:  # the working directory is gone already
+        return False
+    return here == there or there in here.parents
 
 
 def write_text(path: Path | str, text: str, is_ours: Recognizer | None = None,

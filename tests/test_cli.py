@@ -595,3 +595,21 @@ def test_an_escape_sequence_in_an_id_is_shown_escaped_not_obeyed(tmp_path, capsy
                  str(tmp_path / "e.qrels")]) == 0
     err = capsys.readouterr().err
     assert "\x1b" not in err and "(q\\x1b[31mRED)" in err
+
+
+def test_an_index_is_not_written_over_the_folder_the_user_is_in(tmp_path, monkeypatch, capsys):
+    """`ragkit index ../docs --out .` in an empty folder said it indexed, and left the shell
+    in the deleted old folder (the new one replaced it): `ls` showed nothing."""
+    from ragkit.cli import main
+    docs, here = tmp_path / "docs", tmp_path / "here"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nAlpha text.\n")
+    here.mkdir()
+    monkeypatch.chdir(here)
+    assert main(["index", str(docs), "--out", ".", "--embedder", "none"]) == 2
+    assert capsys.readouterr().err == ("ragkit: error: .: is the folder you are in (or holds "
+                                       "it), which writing a ragkit index replaces; give "
+                                       "another path, or run from elsewhere\n")
+    assert here.is_dir() and list(here.iterdir()) == []
+    monkeypatch.chdir(tmp_path)
+    assert main(["index", str(docs), "--out", "here", "--embedder", "none"]) == 0
