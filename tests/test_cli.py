@@ -613,3 +613,19 @@ def test_an_index_is_not_written_over_the_folder_the_user_is_in(tmp_path, monkey
     assert here.is_dir() and list(here.iterdir()) == []
     monkeypatch.chdir(tmp_path)
     assert main(["index", str(docs), "--out", "here", "--embedder", "none"]) == 0
+
+
+def test_an_empty_questions_file_or_folder_is_named(tmp_path, capsys):
+    """An empty --questions folder said "DATASET: no queries … give labelled questions with
+    --questions FILE", to a user who had given one."""
+    from ragkit.cli import main
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nAlpha text.\n")
+    (tmp_path / "none").mkdir()
+    (tmp_path / "empty.jsonl").write_text("")
+    for given, why in (("none", "no questions (no *.jsonl file in this folder)"),
+                       ("empty.jsonl", "no questions")):
+        assert main(["eval", str(docs), "--questions", str(tmp_path / given), "--mode", "bm25",
+                     "--embedder", "none"]) == 2
+        assert capsys.readouterr().err == f"ragkit: error: {tmp_path / given}: {why}\n"

@@ -68,7 +68,11 @@ NO_QUESTIONS = (" (give labelled questions with --questions FILE, e.g. made by `
 def _with_questions(data, path: Path):
     """The data set's documents with the labelled questions of `path` (a golden JSONL file
     or a folder of them), every span checked against the documents."""
-    queries = check_golden(load_golden(path), data.documents, path)
+    golden = load_golden(path)
+    if not golden:  # it said "DATASET: no queries … give labelled questions with --questions"
+        raise RagkitError(f"{path}: no questions" + (" (no *.jsonl file in this folder)"
+                                                     if path.is_dir() else ""))
+    queries = check_golden(golden, data.documents, path)
     return Dataset(data.name, data.documents, queries, data.chunks)
 
 
