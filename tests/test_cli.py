@@ -629,3 +629,23 @@ def test_an_empty_questions_file_or_folder_is_named(tmp_path, capsys):
         assert main(["eval", str(docs), "--questions", str(tmp_path / given), "--mode", "bm25",
                      "--embedder", "none"]) == 2
         assert capsys.readouterr().err == f"ragkit: error: {tmp_path / given}: {why}\n"
+
+
+def test_search_reads_an_index_without_vectors_with_bm25_by_default(tmp_path, capsys):
+    """`ragkit search` stopped with "use mode 'bm25'" on an index built with --embedder none,
+    where `eval` showed its bm25 row and `ask` used BM25."""
+    from ragkit.cli import main
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Kettle\n\nThe kettle boils water.\n")
+    (docs / "b.md").write_text("# Toaster\n\nThe toaster browns bread.\n")
+    (docs / "c.md").write_text("# Fridge\n\nThe fridge keeps milk cold.\n")
+    (tmp_path / "q.jsonl").write_text('{"id": "q1", "text": "toaster bread"}\n')
+    assert main(["index", str(docs), "--out", str(tmp_path / "ix"), "--embedder", "none"]) == 0
+    argv = ["search", str(tmp_path / "ix"), "--queries", str(tmp_path / "q.jsonl"), "--k", "1",
+            "--out", str(tmp_path / "run.trec")]
+    assert main(argv) == 0
+    line = (tmp_path / "run.trec").read_text().split()
+    assert line[:4] + line[5:] == ["q1", "Q0", "b.md#0", "1", "bm25"]
+    assert main([*argv, "--mode", "hybrid"]) == 2  # asked for, still refused in one line
+    assert "no dense vectors" in capsys.readouterr().err

@@ -118,7 +118,9 @@ def add_search_options(parser: argparse.ArgumentParser, multiple: bool = False) 
         parser.add_argument("--mode", action="append", choices=config.MODES,
                             help="retrieval mode; repeat to compare (default: all)")
     else:
-        parser.add_argument("--mode", default="hybrid", choices=config.MODES, help="retrieval mode")
+        parser.add_argument("--mode", default=None, choices=config.MODES,
+                            help="retrieval mode (default: hybrid; bm25 for an index built "
+                                 "without vectors, as `ragkit ask` reads it)")
     add_fusion_options(parser)
     parser.add_argument("--k", type=positive_int, default=20, help="results per query")
     parser.add_argument("--rerank", default=None,

@@ -134,6 +134,8 @@ def cmd_search(args: argparse.Namespace) -> None:
     if not queries:  # it wrote an empty run and said "wrote 0 queries"
         raise RagkitError(f"{args.queries}: no queries (one JSON object per line, with 'id' "
                           f"and 'text')")
+    if args.mode is None:  # it refused "use mode 'bm25'" where eval and ask used BM25
+        args.mode = "hybrid" if pipeline.has_dense else "bm25"
     config = SearchConfig(mode=args.mode, **fusion_settings(args, [args.mode]),
                           rerank=chosen_rerank(args.rerank, args.mode, pipeline),
                           rerank_candidates=args.rerank_candidates)
