@@ -117,7 +117,8 @@ def check_regular(path: Path | str) -> None:
                           f"writes only regular files and folders, choose another path")
 
 
-def check_target(path: Path | str, is_ours: Recognizer, what: str, folder: bool) -> Path:
+def check_target(path: Path | str, is_ours: Recognizer, what: str, folder: bool,
+                 replaced: bool = True) -> Path:
     """Refuse `path` unless it is absent or ragkit's own `what` (checked before long work).
 
     An empty folder counts as free when a folder is expected. Nothing is created or changed,
@@ -128,6 +129,8 @@ def check_target(path: Path | str, is_ours: Recognizer, what: str, folder: bool)
         is_ours: recognises ragkit's own output of this kind at an existing path.
         what: a few words for the error ("a ragkit index", "a TREC run").
         folder: True when a folder is expected at `path`, False for a file.
+        replaced: the folder is written as a new one swapped in (`replace_folder`), so it may
+            not be the working directory (False: written in place, as a Milvus index is).
     Returns:
         `path` as a Path.
     """
@@ -142,7 +145,7 @@ def check_target(path: Path | str, is_ours: Recognizer, what: str, folder: bool)
         if not (folder and is_empty_folder(path)) and not is_ours(path):
             raise RagkitError(f"{path}: exists and is not {what}; refusing to overwrite it "
                               f"(choose a new or empty path, or delete it yourself)")
-        if folder and _holds_cwd(path):  # replaced whole: the shell would sit in a deleted one
+        if folder and replaced and _holds_cwd(path):  # replaced whole: the shell would sit in a deleted one
             raise RagkitError(f"{path}: is the folder you are in (or holds it), which writing "
                               f"{what} replaces; give another path, or run from elsewhere")
     _check_parent(path)

@@ -17,11 +17,12 @@ import os
 import warnings
 from pathlib import Path
 
-from ragkit.document_folder import TEXT_SUFFIXES, load_file_at, load_folder, readable_types
+from ragkit.document_folder import TEXT_SUFFIXES, load_file_at, load_folder
 from ragkit.loaders import LOADERS
 from ragkit.documents import (Chunk, Dataset, Document, Golden, Query, RagkitError, check_golden,
                               RagkitWarning, check_text, load_documents_jsonl,
                               load_golden, read_jsonl, require, where)
+from ragkit.errors import not_a_file
 from ragkit.jsonl import JSONL_SUFFIXES
 from ragkit.qrels import Qrels, read_qrels, relevant  # noqa: F401 (read from here too)
 from ragkit.text_stats import counted
@@ -166,7 +167,8 @@ def _warn_missing_queries(judged: dict, queries: list[Query], qrels_path: Path,
 
 
 # A file given alone that is one document, as in a folder: a PDF, HTML or Word file, or a
-# text or source file; any other file (.jsonl, .json, no suffix) is a documents JSONL file.
+# text or source file; a .jsonl, .json or .ndjson file, or one that opens with "{", is a
+# documents JSONL file; any other is refused (`_check_jsonl_or_unknown`).
 ONE_FILE_TEXT = TEXT_SUFFIXES - {".json"}
 
 
@@ -179,7 +181,8 @@ def _check_jsonl_or_unknown(path: Path) -> None:
     with path.open("rb") as handle:
         head = handle.read(4096).removeprefix(b"\xef\xbb\xbf").lstrip()
     if head and not head.startswith(b"{"):
-        raise RagkitError(f"{path}: not a type of file ragkit reads ({readable_types()}), nor "
+        raise RagkitError(f"{path}: not a type of file ragkit reads ("
+                          f"{' '.join(sorted({*ONE_FILE_TEXT, *LOADERS}))}), nor "
                           f"documents JSONL (one JSON object per line)")
 
 
@@ -207,4 +210,6 @@ def load_dataset(path: Path | str, split: str | None = None, skip_bad: bool = Fa
         return load_shipped(path, skip_bad)
     if path.is_dir():
         return Dataset(path.name, load_folder(path, skip_bad), [])
+    if path.exists():  # `<(cat docs.jsonl)`, a device: said as it is
+        raise not_a_file(path)
     raise RagkitError(f"{path}: no such file or folder")

@@ -51,6 +51,13 @@ def unescape_id(field: str) -> str:
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
+def _rounds_to_max(score: float) -> bool:
+    """True when `score` rounds to single precision's largest value, not past it
+    ("3.4028235e+38", as numpy prints that value, is a hair above it as a double)."""
+    with np.errstate(over="ignore"):
+        return bool(np.isfinite(np.float32(score)))
+
+
 def trec_score(score: float) -> float:
     """A score as trec_eval compares it: rounded to single precision."""
     return float(np.float32(score))
@@ -108,7 +115,7 @@ def _score(text: str, path: Path | str, number: int) -> float:
         score = math.nan
     if math.isnan(score):
         raise RagkitError(f"{where(path, number, 'score')}: not a number")
-    if math.isfinite(score) and abs(score) > FLOAT32_MAX:  # numpy warned "overflow"
+    if math.isfinite(score) and abs(score) > FLOAT32_MAX and not _rounds_to_max(score):
         raise RagkitError(f"{where(path, number, 'score')}: {text} is beyond single precision "
                           f"(±3.4e38), where trec_eval compares scores")
     return score

@@ -649,3 +649,18 @@ def test_search_reads_an_index_without_vectors_with_bm25_by_default(tmp_path, ca
     assert line[:4] + line[5:] == ["q1", "Q0", "b.md#0", "1", "bm25"]
     assert main([*argv, "--mode", "hybrid"]) == 2  # asked for, still refused in one line
     assert "no dense vectors" in capsys.readouterr().err
+
+
+def test_a_kind_label_with_an_escape_sequence_prints_escaped_in_the_by_kind_table(tmp_path,
+                                                                                 capsys):
+    from ragkit.cli import main
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("The cat sat on the mat.\n")
+    (tmp_path / "g.jsonl").write_text('{"id": "q1", "question": "Where did the cat sit?", '
+                                      '"kind": "\\u001b[31mRED", "golden": [{"doc_id": '
+                                      '"a.txt", "span": "the mat"}]}\n')
+    assert main(["eval", str(docs), "--questions", str(tmp_path / "g.jsonl"), "--mode", "bm25",
+                 "--by-kind", "--embedder", "none", "--k", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\\x1b[31mRED" in out

@@ -251,7 +251,8 @@ def test_files_of_other_types_are_named_not_silently_left_out(tmp_path):
                            capture_output=True, text=True)
     assert one_error_line(alone) == (
         f"ragkit: error: {folder / 'paper.tex'}: not a type of file ragkit reads "
-        f"({readable_types()}), nor documents JSONL (one JSON object per line)")
+        f"({readable_types().replace('.json ', '')}), nor documents JSONL (one JSON object per "
+        f"line)")  # a .json file alone is documents JSONL, not a text document
     assert not (tmp_path / "x").exists()
     only = tmp_path / "only"
     only.mkdir()

@@ -311,3 +311,27 @@ def test_a_spreadsheets_empty_rows_are_skipped(files, tmp_path):
     with sheet.open("a", encoding="utf-8", newline="") as handle:
         handle.write(",,,,,,,\r\n,,,,,,,\r\n")
     assert [q["id"] for q in accept(sheet, golden)] == ["gen-001", "gen-002", "gen-003"]
+
+
+def test_a_whole_document_label_survives_review_and_accept_and_is_scored(tmp_path, capsys):
+    """accept wrote "span": "" for a label without a span, which eval then refused."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("The cat sat on the mat. Cats like warm places.\n")
+    (docs / "b.txt").write_text("Dogs bark at the mailman every morning.\n")
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(json.dumps({"id": "q1", "question": "Where did the cat sit?",
+                                  "golden": [{"doc_id": "a.txt"}]}) + "\n")
+    sheet, out = tmp_path / "review.csv", tmp_path / "accepted.jsonl"
+    assert main(["questions", "review", str(golden), "--out", str(sheet)]) == 0
+    assert main(["questions", "accept", str(sheet), "--golden", str(golden), "--out",
+                 str(out)]) == 0
+    assert json.loads(out.read_text())["golden"] == [{"doc_id": "a.txt"}]
+    assert main(["eval", str(docs), "--questions", str(out), "--mode", "bm25", "--embedder",
+                 "none", "--k", "2"]) == 0
+
+
+def test_an_empty_stamp_is_no_stamp(files, capsys):
+    golden, sheet, _ = files
+    (sheet.parent / "review.csv.sha256").write_text("")  # a crash of the old plain write
+    assert main(["questions", "review", str(golden), "--out", str(sheet)]) == 0

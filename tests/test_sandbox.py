@@ -74,6 +74,20 @@ def test_a_link_in_a_subfolder_to_an_outside_path_is_not_named_as_an_inside_one(
                                  "the root, which these tools do not read")
 
 
+def test_links_named_through_an_alias_root_or_climbing_out_are_named_right(tree, tmp_path):
+    """A link naming the root as the user gave it (a symlinked path) was said to point
+    outside; a relative link climbing out got the vague "if that is inside the root"."""
+    (tmp_path / "alias").symlink_to(tree, target_is_directory=True)
+    (tree / "sub" / "via-alias").symlink_to(tmp_path / "alias" / "sub" / "a.txt")
+    (tree / "sub" / "climbs").symlink_to("../../outside/secret.txt")
+    link = "is a symbolic link, and these tools never follow links, not even inside the root"
+    for name, said in (("via-alias", "it points to 'sub/a.txt' — read that path instead"),
+                       ("climbs", "it points outside the root, which these tools do not read")):
+        with pytest.raises(ToolError) as caught:
+            read(tmp_path / "alias", f"sub/{name}")
+        assert str(caught.value) == f"'sub/{name}' {link}; {said}"
+
+
 def test_paths_that_stay_inside_are_read(tree):
     assert parts("sub/../sub/./a.txt") == ["sub", "a.txt"]
     assert read(tree, "sub/../sub/a.txt") == "alpha\nbeta\n"

@@ -208,8 +208,10 @@ def test_tune_prints_both_sweeps_and_the_best_points(tmp_path, capsys, monkeypat
             "picks 0.5); bootstrap 95 % range of the best: 0 … 1, chosen on 20.0 % of resamples"
             ) in out
     assert out[-2].startswith("RRF k: best 60 (Pass@5 100.0; 1, 60, 200 tie")
-    assert out[-1] == "  search with it: ragkit search|eval|ask ... --fusion rrf --rrf-k 60"
-    assert "  search with it: ragkit search|eval|ask ... --dense-weight 0.5" in out
+    assert out[-1] == ("  search with it: ragkit search|eval|ask ... --fusion rrf --rrf-k 60 "
+                       "(swept without reranking: add --rerank none to reproduce this table)")
+    assert ("  search with it: ragkit search|eval|ask ... --dense-weight 0.5 (swept without "
+            "reranking: add --rerank none to reproduce this table)") in out
 
 
 def test_the_tuned_weight_and_k_are_used_where_a_user_searches(tmp_path, capsys, monkeypatch):

@@ -107,7 +107,7 @@ def database_file(source: Path | None = None) -> Path:
     return _built[key]
 
 
-MAX_VALUE = 1_000_000  # bytes of one value a query may build (`connect`)
+MAX_VALUE = 16_000_000  # bytes of one value a query may read or build (`connect`)
 
 
 def _authorize(action: int, *_: object) -> int:
@@ -171,7 +171,9 @@ def query(sql: str, source: Path | None = None, max_rows: int = MAX_ROWS,
                 raise ToolError("not allowed: this tool only reads tables (no PRAGMA, ATTACH, "
                                 "writes or schema changes); the tables are:\n"
                                 f"{schema(conn)}") from None
-            raise ToolError(f"SQL error: {exc}. The tables are:\n{schema(conn)}") from None
+            cap = (f" (a value may be at most {MAX_VALUE // 1_000_000} MB)"
+                   if "too big" in str(exc) else "")
+            raise ToolError(f"SQL error: {exc}{cap}. The tables are:\n{schema(conn)}") from None
         names = [d[0] for d in cursor.description or ()]
         return _table(names, rows, max_rows, conn, max_chars)
     finally:

@@ -83,11 +83,15 @@ def _kind(mode: int) -> str:
     return "a folder" if stat.S_ISDIR(mode) else _KINDS.get(stat.S_IFMT(mode), "not a file")
 
 
+OUTSIDE = "; it points outside the root, which these tools do not read"
+
+
 class Root:
     """An open descriptor of the tools' root folder; use as `with Root(path) as root:`."""
 
     def __init__(self, path: Path | str) -> None:
         self.real = os.path.realpath(path)  # to show absolute links inside it as relative
+        self.given = os.path.abspath(path)  # as the root was named: a link may name it so
         try:
             self.fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except OSError as exc:
@@ -129,13 +133,19 @@ class Root:
             *folders, name = here.split("/")
             with self.folder(folders, here) as at:
                 target = os.readlink(name, dir_fd=at.fd)
-            if target.startswith(self.real + "/"):
-                target, folders = target[len(self.real) + 1:], []
-            elif target.startswith("/"):  # outside the root: "sub/" + "/tmp/x" named sub/tmp/x
-                return "; it points outside the root, which these tools do not read"
-            inside = "/".join(parts("/".join(folders + [target])))
         except (OSError, ToolError):
             return "; read the file it points to by its own path, if that is inside the root"
+        for root in (self.real, self.given):
+            if target.startswith(root + "/"):
+                target, folders = target[len(root) + 1:], []
+                break
+        else:
+            if target.startswith("/"):  # outside: "sub/" + "/tmp/x" was named sub/tmp/x
+                return OUTSIDE
+        try:
+            inside = "/".join(parts("/".join(folders + [target])))
+        except ToolError:  # "../../outside/x": it climbs out of the root
+            return OUTSIDE
         return f"; it points to '{short(inside)}' — read that path instead"
 
     def folder(self, names: list[str], shown: str) -> _Folder:

@@ -20,7 +20,7 @@ def add_fusion_options(parser: argparse.ArgumentParser) -> None:
                         help="weighted: min-max scores, dense 0.6 / BM25 0.4; "
                              "rrf: reciprocal rank fusion, k = 60; weighted_rank: the "
                              "cookbook's sum of weight / rank, with the same 0.6 / 0.4 "
-                             "(the cookbook's 0.8 / 0.2 is in `ragkit tune`)")
+                             "(notebook 03 compares the cookbook's 0.8 / 0.2)")
     parser.add_argument("--dense-weight", type=share, default=None, metavar="ALPHA",
                         help="the dense list's weight in the weighted fusions, BM25's 1 - ALPHA "
                              "(default 0.6; `ragkit tune` picks one on your questions)")

@@ -17,6 +17,7 @@ from pathlib import Path
 from ragkit import questions as api  # a lazy face: each name loads on first use
 from ragkit.atomic import check_target
 from ragkit.cli.api_options import add_api_options
+from ragkit.cli.retrieval import print_skipped
 from ragkit.cli.options import Help, positive_int
 from ragkit.documents import RagkitError
 from ragkit.pricing import price
@@ -62,10 +63,7 @@ def cmd_generate(args: argparse.Namespace) -> None:
     print(report.usage)
     print(f"wrote {counted(len(questions), 'question')} to {args.out}; review them with `ragkit "
           f"questions review {args.out} --out review.csv`")
-    skipped = getattr(documents, "skipped", [])
-    if skipped:  # as `ragkit index --skip-bad` lists them
-        print(f"skipped {len(skipped)} bad file{'s' if len(skipped) > 1 else ''}:\n" +
-              "\n".join(f"  {entry.reason}" for entry in skipped), file=sys.stderr)
+    print_skipped(documents)  # as `ragkit index` lists them
 
 
 def cmd_review(args: argparse.Namespace) -> None:

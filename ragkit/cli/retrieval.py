@@ -27,7 +27,8 @@ def _index(args: argparse.Namespace) -> None:
     from ragkit.stores import index_target, parse_store
     refuse_inputs_inside(args.out, [args.docs, args.vectors])  # replaced with the old index
     check_target(args.out, index_target(args.store), "a ragkit index",  # refuse before the
-                 folder=True)  # work; a Milvus build interrupted there is resumed
+                 folder=True,  # work; a Milvus build interrupted there is resumed (in place)
+                 replaced=(args.store or "memory").partition(":")[0] == "memory")
     if args.update and is_index(args.out):
         return _update(args)
     store = parse_store(args.store, args.milvus_index)

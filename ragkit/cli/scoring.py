@@ -7,7 +7,7 @@ from pathlib import Path
 from ragkit.atomic import check_target, write_text
 from ragkit.cli.options import (DEFAULT_RERANK, Help, add_index_options, add_search_options,
                                 check_index_covers, check_same_options, clamp_k, index_config,
-                                load_index, positive_int, print_rerank_summary)
+                                load_index, positive_int, print_rerank_summary, terminal_text)
 from ragkit.cli.fusion import fusion_settings
 from ragkit.documents import Dataset, RagkitError, check_golden, load_golden
 from ragkit.errors import not_a_file
@@ -35,6 +35,12 @@ def _eval_run_file(args: argparse.Namespace) -> None:
     from ragkit.datasets import read_qrels, relevant
     from ragkit.eval_runs import check_run, in_one_form, qrels_judgments, score_run
     from ragkit.runs import read_trec
+    asked = [option for option, value in (
+        ("--mode", args.mode), ("--rerank", args.rerank), ("--dense-weight", args.dense_weight),
+        ("--rrf-k", args.rrf_k), ("--fusion", None if args.fusion == "weighted" else 1)) if value]
+    if asked:  # they were silently ignored
+        raise RagkitError(f"{asked[0]} sets how ragkit searches; --run scores a run file as it "
+                          f"was written")
     if not args.run.is_file():
         raise not_a_file(args.run)
     run = {qid: [ident for ident, _ in r] for qid, r in read_trec(args.run).items()}
@@ -70,8 +76,9 @@ def _with_questions(data, path: Path):
     or a folder of them), every span checked against the documents."""
     golden = load_golden(path)
     if not golden:  # it said "DATASET: no queries … give labelled questions with --questions"
-        raise RagkitError(f"{path}: no questions" + (" (no *.jsonl file in this folder)"
-                                                     if path.is_dir() else ""))
+        raise RagkitError(f"{path}: no questions" + (
+            " (no *.jsonl file in this folder)" if path.is_dir()
+            and not any(path.glob("*.jsonl")) else ""))
     queries = check_golden(golden, data.documents, path)
     return Dataset(data.name, data.documents, queries, data.chunks)
 
@@ -88,6 +95,7 @@ def _eval_dataset(args: argparse.Namespace) -> None:
     from ragkit.eval_runs import score_run
     from ragkit.evaluate import judge
     from ragkit.pipeline import Pipeline, SearchConfig
+    fusion_settings(args, args.mode or ["hybrid"])  # a mismatched option: before any work
     data = load_dataset(args.dataset, None if args.split == "all" else args.split,
                         skip_bad=args.skip_bad)
     if args.questions:  # e.g. from `ragkit questions accept`: they replace golden/
@@ -144,7 +152,8 @@ def _print_and_save(args: argparse.Namespace, runs: dict, tables: dict, judgment
         ks = cutoffs(args.k)[0]
         for metric in dict.fromkeys((f"Pass@{ks[0]}", f"Pass@{ks[-1]}")):
             print(f"\n{metric} by query kind")
-            print(by_kind(tables, queries, metric).round(1).to_string())
+            # a kind label from a golden file may hold a terminal's escape sequence
+            print(terminal_text(by_kind(tables, queries, metric).round(1).to_string()))
     if args.per_query:
         kinds = {q.id: q.kind for q in queries}
         rows = per_query_rows(runs, tables, judgments, kinds, args.k)
@@ -201,7 +210,8 @@ def cmd_tune(args: argparse.Namespace) -> None:
         print(metrics_text(sweep_table(tables, choice)))
         use = (f"--dense-weight {choice.point:g}" if name.startswith("dense")
                else f"--fusion rrf --rrf-k {choice.point:g}")
-        print(f"{name}: {choice}\n  search with it: ragkit search|eval|ask ... {use}")
+        print(f"{name}: {choice}\n  search with it: ragkit search|eval|ask ... {use} "
+              f"(swept without reranking: add --rerank none to reproduce this table)")
 
 
 EVAL_HELP = """Score retrieval, either of each mode on a data set (its index built here, or

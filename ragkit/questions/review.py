@@ -75,9 +75,10 @@ def is_review_csv(path: Path) -> bool:
 
 
 def is_stamp(path: Path) -> bool:
-    """A sheet's stamp as `write_review` writes it: a sha256 in hex and a newline."""
+    """A sheet's stamp as `write_review` writes it — a sha256 in hex and a newline — or an
+    empty one (a crash while an older version wrote it non-atomically)."""
     try:
-        return re.fullmatch(r"[0-9a-f]{64}\n?", path.read_text(encoding="ascii")) is not None
+        return re.fullmatch(r"\s*|[0-9a-f]{64}\n?", path.read_text(encoding="ascii")) is not None
     except (OSError, UnicodeDecodeError):
         return False
 
@@ -175,7 +176,8 @@ def review_sheet(questions: Sequence[dict[str, Any]], path: Path | str
     check_target(_stamp(path), is_stamp, STAMP, folder=False)  # a FIFO there hung the read
     if not (path.is_file() and is_review_csv(path)):
         return write_review(questions, path), "written"
-    stamp = _stamp(path).read_text(encoding="ascii").strip() if _stamp(path).exists() else None
+    stamp = _stamp(path).read_text(encoding="ascii").strip() if _stamp(path).exists() else ""
+    stamp = stamp or None  # none, or empty: a sheet of unknown questions
     now = path.read_bytes()
     if now != fresh and stamp == hashlib.sha256(fresh).hexdigest():
         return path, "kept"
@@ -279,6 +281,8 @@ def _kept(original: dict[str, Any], row: dict[str, str], at: str, second: bool
                               f"(golden []); leave its span empty")
     for i, (item, column) in enumerate(zip(items, columns)):
         passage = passages[i] if i < len(passages) else None
+        if "span" not in item and not row.get(column, "").strip():
+            continue  # a whole-document label stays one (it came back with "span": "")
         item["span"] = _span(row.get(column, ""), passage, f"{at}: field '{column}'",
                              str(item.get("span", "")))
     out = {**original, "question": question, "golden": items}

@@ -34,7 +34,7 @@ def save(pipeline, folder: Path | str, spec: StoreSpec, batch: int = milvus_rows
     A refused or failed build removes the folders it created, unless they hold a Milvus Lite
     database with rows already uploaded: that is kept for the re-run to resume."""
     folder = Path(folder)
-    check_target(folder, resumable, WHAT, folder=True)
+    check_target(folder, resumable, WHAT, folder=True, replaced=False)  # written in place
     old = _previous_store(folder)
     ms.check_lengths(pipeline.chunks)
     uri, record_uri = mv.locate(folder, spec.uri)
