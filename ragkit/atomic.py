@@ -145,7 +145,7 @@ def check_target(path: Path | str, is_ours: Recognizer, what: str, folder: bool,
         if not (folder and is_empty_folder(path)) and not is_ours(path):
             raise RagkitError(f"{path}: exists and is not {what}; refusing to overwrite it "
                               f"(choose a new or empty path, or delete it yourself)")
-        if folder and replaced and _holds_cwd(path):  # replaced whole: the shell would sit in a deleted one
+        if folder and replaced and _holds_cwd(path):  # the shell would sit in a deleted one
             raise RagkitError(f"{path}: is the folder you are in (or holds it), which writing "
                               f"{what} replaces; give another path, or run from elsewhere")
     _check_parent(path)

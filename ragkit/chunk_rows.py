@@ -120,18 +120,22 @@ def read_chunks(path: Path, expected: int) -> list[Chunk]:
     return chunks
 
 
+def _problem(row: dict) -> tuple[str, str] | None:
+    """(field, what is wrong) for the first field of `row` a `Chunk` cannot take, or None."""
+    for name, (kind, default) in _CHUNK_FIELDS.items():
+        if name not in row:
+            if default is None:
+                return name, "missing"
+        elif not isinstance(row[name], kind) or (kind is int and isinstance(row[name], bool)):
+            return name, f"expected {kind.__name__}, got {type(row[name]).__name__}"
+    return None
+
+
 def row_ok(row: dict) -> bool:
     """True when the parsed row `row` has every field a `Chunk` needs, of its type — what
     `parse_chunk` checks, without building the Chunk (a search reading only the ids of its
     hits still refuses a damaged one)."""
-    for name, (kind, default) in _CHUNK_FIELDS.items():
-        value = row.get(name)
-        if value is None:
-            if default is None or name in row:
-                return False
-        elif type(value) is not kind and (not isinstance(value, kind) or type(value) is bool):
-            return False
-    return True
+    return _problem(row) is None
 
 
 def parse_chunk(path: Path, number: int, line: str) -> Chunk:
@@ -141,18 +145,11 @@ def parse_chunk(path: Path, number: int, line: str) -> Chunk:
         row = _stdlib_row(path, number, line)
     if not isinstance(row, dict):
         raise RagkitError(f"{where(path, number)}: expected a JSON object")
-    values = {}
-    for name, (kind, default) in _CHUNK_FIELDS.items():
-        if name not in row:
-            if default is None:
-                raise RagkitError(f"{where(path, number, name)}: missing")
-            values[name] = type(default)(default)
-        elif not isinstance(row[name], kind) or (kind is int and isinstance(row[name], bool)):
-            raise RagkitError(f"{where(path, number, name)}: expected {kind.__name__}, "
-                              f"got {type(row[name]).__name__}")
-        else:
-            values[name] = row[name]
-    return Chunk(**values)
+    problem = _problem(row)
+    if problem is not None:
+        raise RagkitError(f"{where(path, number, problem[0])}: {problem[1]}")
+    return Chunk(**{name: row[name] if name in row else type(default)(default)
+                    for name, (_, default) in _CHUNK_FIELDS.items()})
 
 
 def _stdlib_row(path: Path, number: int, line: str) -> Any:

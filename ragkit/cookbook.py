@@ -10,7 +10,8 @@
   a table, number or the one-line finding for the report (a no-op interactively).
 - `data_banner`, `parameters_banner`, `check_depth`, `skip_unless`, `prose` and what a
   section needs from the data (`ragkit.notebook_data`): called from a notebook, so it runs
-  on any folder in the shipped layout (`raw_corpus`: the raw files 06 and 07 grep, also for a `documents.jsonl`).
+  on any folder in the shipped layout (`raw_corpus`: the raw files 06 and 07 grep, also for
+  a `documents.jsonl`).
 
 Parameters are checked before anything runs (`ragkit.notebook_params`): a name must be
 declared in the notebook's `parameters` cell (with several notebooks: by at least one of

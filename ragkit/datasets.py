@@ -17,7 +17,7 @@ import os
 import warnings
 from pathlib import Path
 
-from ragkit.document_folder import TEXT_SUFFIXES, load_file_at, load_folder
+from ragkit.document_folder import TEXT_SUFFIXES, load_file_at, load_folder, readable_types
 from ragkit.loaders import LOADERS
 from ragkit.documents import (Chunk, Dataset, Document, Golden, Query, RagkitError, check_golden,
                               RagkitWarning, check_text, load_documents_jsonl,
@@ -182,7 +182,7 @@ def _check_jsonl_or_unknown(path: Path) -> None:
         head = handle.read(4096).removeprefix(b"\xef\xbb\xbf").lstrip()
     if head and not head.startswith(b"{"):
         raise RagkitError(f"{path}: not a type of file ragkit reads ("
-                          f"{' '.join(sorted({*ONE_FILE_TEXT, *LOADERS}))}), nor "
+                          f"{readable_types(ONE_FILE_TEXT)}), nor "
                           f"documents JSONL (one JSON object per line)")
 
 

@@ -15,7 +15,8 @@ symbolic link leading out of the folder, nowhere or round in a loop, a FIFO, soc
 device, a name that is not UTF-8 or holds a control character. A ragkit index inside the
 folder is not read (an index written into the folder it indexes would be, on the next run).
 A file of a type ragkit does not read is left out and listed in `Loaded.unread`
-(`unread_note` says it in one line; `ragkit.folder_summary.file_summary` tabulates a load). A folder with a megabyte or more of PDF, HTML and Word files is
+(`unread_note` says it in one line; `ragkit.folder_summary.file_summary` tabulates a load).
+A folder with a megabyte or more of PDF, HTML and Word files is
 read by one worker process per core (pdfminer is pure Python: 1,000 pages take about 28 CPU
 seconds, `benchmarks/bench_loaders.py`).
 
@@ -29,7 +30,7 @@ import os
 import re
 import warnings
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
@@ -90,9 +91,10 @@ def unread_note(unread: Sequence[str]) -> str:
             f"reads {readable_types()})")
 
 
-def readable_types() -> str:
-    """The suffixes a folder's files are read by, as text."""
-    return " ".join(sorted({*TEXT_SUFFIXES, *LOADERS}))
+def readable_types(text: Iterable[str] = TEXT_SUFFIXES) -> str:
+    """The suffixes files are read by — a folder's text ones (`text`) and every loader's — as
+    text."""
+    return " ".join(sorted({*text, *LOADERS}))
 
 
 def split_front_matter(raw: str) -> tuple[dict[str, str], str]:

@@ -56,10 +56,11 @@ def dollars_kept(markdown: str) -> str:
     CommonMark's: a run of backticks closed by a run of the same length (``a ` $b``)."""
     out, at = [], 0
     for span in _CODE_SPAN.finditer(markdown):
-        out += [re.sub(r"\\?\$", DOLLAR, markdown[at:span.start()]), span.group(0)]
+        out += [_SIGN.sub(DOLLAR, markdown[at:span.start()]), span.group(0)]
         at = span.end()
-    return "".join(out) + re.sub(r"\\?\$", DOLLAR, markdown[at:])
+    return "".join(out) + _SIGN.sub(DOLLAR, markdown[at:])
 
 
+_SIGN = re.compile(r"\\?\$")  # a dollar sign, escaped or not
 # A run of backticks, the shortest text, and a run of exactly as many (CommonMark code span).
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)

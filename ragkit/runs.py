@@ -48,12 +48,9 @@ def unescape_id(field: str) -> str:
     return unquote(field, errors="strict") if "%" in field else field
 
 
-FLOAT32_MAX = float(np.finfo(np.float32).max)
-
-
-def _rounds_to_max(score: float) -> bool:
-    """True when `score` rounds to single precision's largest value, not past it
-    ("3.4028235e+38", as numpy prints that value, is a hair above it as a double)."""
+def _fits_float32(score: float) -> bool:
+    """True when `score` stays finite in single precision ("3.4028235e+38", as numpy prints
+    its largest value, is a hair above it as a double, and fits)."""
     with np.errstate(over="ignore"):
         return bool(np.isfinite(np.float32(score)))
 
@@ -115,7 +112,7 @@ def _score(text: str, path: Path | str, number: int) -> float:
         score = math.nan
     if math.isnan(score):
         raise RagkitError(f"{where(path, number, 'score')}: not a number")
-    if math.isfinite(score) and abs(score) > FLOAT32_MAX and not _rounds_to_max(score):
+    if math.isfinite(score) and not _fits_float32(score):  # numpy warned "overflow"
         raise RagkitError(f"{where(path, number, 'score')}: {text} is beyond single precision "
                           f"(±3.4e38), where trec_eval compares scores")
     return score

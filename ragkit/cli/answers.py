@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ragkit.cli.options import (DEFAULT_RERANK, Help, chosen_rerank, clamp_k, load_index,
                                 positive_int, terminal_text)
-from ragkit.cli.fusion import add_fusion_options, fusion_settings
+from ragkit.cli.fusion import add_fusion_options, fusion_given, fusion_settings
 from ragkit.documents import RagkitError, check_query_length
 from ragkit.text_stats import counted
 
@@ -22,7 +22,7 @@ def cmd_ask(args: argparse.Namespace) -> None:
         if args.rerank is not None:  # docs_search ranks as its tool does; it was ignored
             raise RagkitError("--rerank is for an answer from --index; the agent's docs_search "
                               "does not rerank")
-        if (args.fusion, args.dense_weight, args.rrf_k) != ("weighted", None, None):
+        if fusion_given(args):
             raise RagkitError("--fusion, --dense-weight and --rrf-k are for an answer from "
                               "--index; the agent's docs_search fuses as its tool does")
         return _ask_agent(args)

@@ -28,6 +28,14 @@ def add_fusion_options(parser: argparse.ArgumentParser) -> None:
                         help="RRF's k, with --fusion rrf (default 60; `ragkit tune` picks one)")
 
 
+def fusion_given(args: argparse.Namespace) -> list[str]:
+    """The fusion options written on the command line (each differing from its default): a
+    command that would ignore them refuses them."""
+    return [option for option, given in (("--fusion", args.fusion != "weighted"),
+                                         ("--dense-weight", args.dense_weight is not None),
+                                         ("--rrf-k", args.rrf_k is not None)) if given]
+
+
 def fusion_settings(args: argparse.Namespace, modes: list[str]) -> dict:
     """The `SearchConfig` fields --fusion, --dense-weight and --rrf-k set. One the search would
     ignore is refused (a weight for RRF, a k for a weighted fusion, either without a hybrid

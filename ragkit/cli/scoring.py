@@ -8,7 +8,7 @@ from ragkit.atomic import check_target, write_text
 from ragkit.cli.options import (DEFAULT_RERANK, Help, add_index_options, add_search_options,
                                 check_index_covers, check_same_options, clamp_k, index_config,
                                 load_index, positive_int, print_rerank_summary, terminal_text)
-from ragkit.cli.fusion import fusion_settings
+from ragkit.cli.fusion import fusion_given, fusion_settings
 from ragkit.documents import Dataset, RagkitError, check_golden, load_golden
 from ragkit.errors import not_a_file
 from ragkit.text_stats import counted
@@ -35,9 +35,8 @@ def _eval_run_file(args: argparse.Namespace) -> None:
     from ragkit.datasets import read_qrels, relevant
     from ragkit.eval_runs import check_run, in_one_form, qrels_judgments, score_run
     from ragkit.runs import read_trec
-    asked = [option for option, value in (
-        ("--mode", args.mode), ("--rerank", args.rerank), ("--dense-weight", args.dense_weight),
-        ("--rrf-k", args.rrf_k), ("--fusion", None if args.fusion == "weighted" else 1)) if value]
+    asked = [*(["--mode"] if args.mode else []), *(["--rerank"] if args.rerank else []),
+             *fusion_given(args)]
     if asked:  # they were silently ignored
         raise RagkitError(f"{asked[0]} sets how ragkit searches; --run scores a run file as it "
                           f"was written")

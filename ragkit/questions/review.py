@@ -176,8 +176,8 @@ def review_sheet(questions: Sequence[dict[str, Any]], path: Path | str
     check_target(_stamp(path), is_stamp, STAMP, folder=False)  # a FIFO there hung the read
     if not (path.is_file() and is_review_csv(path)):
         return write_review(questions, path), "written"
-    stamp = _stamp(path).read_text(encoding="ascii").strip() if _stamp(path).exists() else ""
-    stamp = stamp or None  # none, or empty: a sheet of unknown questions
+    stamp = (_stamp(path).read_text(encoding="ascii").strip()  # none, or empty: a sheet of
+             if _stamp(path).exists() else "") or None  # unknown questions
     now = path.read_bytes()
     if now != fresh and stamp == hashlib.sha256(fresh).hexdigest():
         return path, "kept"

@@ -2,8 +2,8 @@
 
 What it is:
 - `default_configs()`: ten retrieval configurations — BM25, dense, hybrid (weighted min-max
-  0.6 / 0.4, RRF k = 60, the cookbook's weighted 1/rank with 0.6 / 0.4), with and without the offline
-  reranker, over an index with structural context and one without;
+  0.6 / 0.4, RRF k = 60, the cookbook's weighted 1/rank with 0.6 / 0.4), with and without the
+  offline reranker, over an index with structural context and one without;
 - `metric_matrix(...)`: one row per judged question, one column per configuration, the
   per-question metric (MRR by default: graded, so fewer ties than Pass@k);
 - `agreement(human, synthetic)`: each set's mean per configuration and rank, Kendall's

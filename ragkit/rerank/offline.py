@@ -49,8 +49,8 @@ on the shipped test split (95 % interval −1.6 … +3.5, p = 0.62), +1.9 on the
 all three, none of them significantly. Against the reranker shipped before (auto|USE fitted on
 the shipped dev split alone: 95.0 / 100 / .839, 86.3 / 93.5 / .730, 81.9 / 96.8 / .701) it gives
 −0.2 and −0.6 Pass@5 on the shipped test and cookbook sets, +4.3 on the held-out one, and
-Pass@20 95.3 on the cookbook through `ragkit.Pipeline` (was 93.5). Korean test Pass@1 with the reranker is unchanged
-(95.2); without it e5-small's hybrid ranks fewer Korean answers first (81.0 against 95.2).
+Pass@20 95.3 on the cookbook through `ragkit.Pipeline` (was 93.5). Korean test Pass@1 with
+the reranker is unchanged (95.2); without it e5-small's hybrid ranks fewer Korean answers first (81.0 against 95.2).
 The fitted weights say the same as the table: the second view carries most of the weight and
 e5-small's own MaxP almost none once BM25 and MiniLM are in — the two models disagree on
 distractors, which is what the reranker reads. The cookbook targets (Pass@5 ≥ 89) are still
