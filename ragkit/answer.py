@@ -30,6 +30,7 @@ What it is not: a judge of the answer (see `ragkit.evaluate`), nor a multi-turn 
 """
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -38,7 +39,7 @@ from typing import Any
 from ragkit.assemble import (DEFAULT_BUDGET, Assembly, Passage, assemble, blocks, cited_tag,
                              lift)
 from ragkit.chunking import CODE_SUFFIXES
-from ragkit.documents import Chunk
+from ragkit.documents import Chunk, RagkitWarning
 from ragkit.extractive import MODEL as EXTRACTIVE_MODEL, answers_with, extract
 from ragkit.extractive_units import shown
 from ragkit.citation_pages import paged
@@ -172,6 +173,9 @@ def cite(message: Any, messages: Sequence[dict[str, Any]]
 
 
 def _build(question: str, passages: Assembly, body: dict[str, Any], message: Any) -> Answer:
+    if getattr(message, "stop_reason", None) == "max_tokens":
+        warnings.warn(RagkitWarning(f"the answer stopped at max_tokens ({body['max_tokens']}): "
+                                    f"it is cut off"), stacklevel=3)
     text, citations, sources = cite(message, body["messages"])
     return Answer(question, text, citations, sources, passages, Usage.of(message.usage),
                   is_decline(text), message.model)

@@ -164,15 +164,20 @@ def explain(exc: Exception, model: str, client: anthropic.Anthropic | None = Non
             return scrub(f"the Anthropic API rejected the key in ANTHROPIC_API_KEY ({detail})")
         if isinstance(exc, anthropic.NotFoundError) and "model" in str(err.get("message")):
             return scrub(f"the Anthropic API does not know model '{model}' ({detail})")
+        if exc.status_code < 300:  # an `error` event in a stream that had begun
+            return scrub(f"the Anthropic API reported an error mid-reply "
+                         f"({detail.split(' ', 1)[1]}); a reply cut off is not retried")
         if isinstance(exc, (anthropic.RateLimitError, anthropic.InternalServerError)):
-            return scrub(f"the Anthropic API kept failing after the SDK's retries ({detail})")
+            tried = "not retried (retries 0)" if limits.retries == 0 else \
+                f"{limits.tries} with the SDK's back-off"
+            return scrub(f"the Anthropic API kept failing ({detail}; {tried})")
         return scrub(f"the Anthropic API refused the request ({detail})")
     if isinstance(exc, anthropic.APITimeoutError):
         return scrub(f"the Anthropic API{at} did not answer ({limits.describe()}; change "
                      f"with {HOW_TO_CHANGE})")
     if isinstance(exc, anthropic.APIConnectionError):
-        return scrub(f"cannot reach the Anthropic API{at} after {limits.tries} "
-                     f"({exc.__cause__ or exc})")
+        return scrub(f"cannot reach the Anthropic API{at} ({exc.__cause__ or exc}; a request "
+                     f"is tried {limits.tries_up_to}, a reply cut off mid-way is not retried)")
     return scrub(f"malformed reply from the Anthropic API ({type(exc).__name__}: {exc})")
 
 
@@ -249,20 +254,24 @@ class LLM:
 
     def _cached(self, key: str, params: dict[str, Any]) -> Message | None:
         entry = self.cache.get(key) if self.cache else None
-        if entry is None:
+        if entry is None or entry.reply.get("stop_reason") is None:  # None: a cut-off reply
             return None
         self.usage.record(params["model"], entry.usage, cached=True, priced=entry.priced)
         return Message.construct(**entry.reply)  # as the SDK parses a reply
 
     def _keep(self, key: str, params: dict[str, Any], message: Any,
               check: Callable[[Message], str | None] | None) -> Message:
-        """Meter a fresh reply, check it, and store it in the cache."""
+        """Meter a fresh reply, check it, and store it in the cache. A reply without a stop
+        reason (a stream cut before its end) is metered but neither returned nor kept."""
         if not isinstance(message, Message) or not isinstance(message.content, list) \
                 or message.usage is None:
             raise RagkitError(explain(ValueError("no content or usage"), params["model"]))
         usage = Usage.of(message.usage)
         priced = not str(message.id or "").startswith(OFFLINE_ID_PREFIX)
         self.usage.record(params["model"], usage, cached=False, priced=priced)
+        if message.stop_reason is None:  # a stream cut before message_stop: not the answer
+            raise RagkitError(f"the reply from {self.source} broke off before its end (no stop "
+                              f"reason: cut mid-reply); nothing was kept: run again")
         complaint = check(message) if check is not None else None
         if complaint:  # paid for, but not kept: the next run asks again
             raise RagkitError(explain(ValueError(complaint), params["model"]))

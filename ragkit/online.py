@@ -60,6 +60,11 @@ class Budget:
         """"1 attempt", "3 attempts"."""
         return "1 attempt" if self.attempts == 1 else f"{self.attempts} attempts"
 
+    @property
+    def tries_up_to(self) -> str:
+        """"once", "up to 3 times"."""
+        return "once" if self.attempts == 1 else f"up to {self.attempts} times"
+
     def describe(self) -> str:
         """E.g. "3 attempts, each waiting up to 120 s for a reply"."""
         return f"{self.tries}, each waiting up to {self.read:g} s for a reply"

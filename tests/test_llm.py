@@ -163,8 +163,8 @@ def test_429_then_500_then_success_is_retried_by_the_sdk():
 
 @pytest.mark.parametrize("status, kind, message", [
     (401, "authentication_error", "rejected the key in ANTHROPIC_API_KEY"),
-    (429, "rate_limit_error", "kept failing after the SDK's retries (429 rate_limit_error"),
-    (500, "api_error", "kept failing after the SDK's retries (500 api_error"),
+    (429, "rate_limit_error", "kept failing (429 rate_limit_error: model: x ***; 2 attempts with the SDK's back-off)"),
+    (500, "api_error", "kept failing (500 api_error: model: x ***; 2 attempts with the SDK's back-off)"),
     (404, "not_found_error", "does not know model 'claude-haiku-4-5'"),
 ])
 def test_errors_after_retries_are_one_line_without_the_key(monkeypatch, status, kind, message):
@@ -181,6 +181,22 @@ def test_errors_after_retries_are_one_line_without_the_key(monkeypatch, status, 
     assert secret not in str(err.value) and "\n" not in str(err.value)
 
 
+def test_an_error_not_retried_does_not_claim_retries():
+    """With --api-retries 0 a 529 is one request: the line says it was not retried."""
+    sent = []
+
+    def handler(request):
+        sent.append(request)
+        return httpx2.Response(529, json={"type": "error", "error": {
+            "type": "overloaded_error", "message": "Overloaded"}})
+
+    with pytest.raises(RagkitError) as err:
+        _ask(_llm(handler, max_retries=0))
+    assert len(sent) == 1
+    assert str(err.value) == ("the Anthropic API kept failing (529 overloaded_error: Overloaded; "
+                              "not retried (retries 0))")
+
+
 @pytest.mark.parametrize("body", [b"not json", b'{"type": "message"}'])
 def test_a_malformed_reply_is_a_clear_error(body):
     def handler(request):
@@ -191,7 +207,8 @@ def test_a_malformed_reply_is_a_clear_error(body):
 
 
 @pytest.mark.parametrize("failure, message", [
-    (httpx2.ConnectError("refused"), "cannot reach the Anthropic API"),
+    (httpx2.ConnectError("refused"), r"cannot reach the Anthropic API \(refused; a request is "
+                                     r"tried once, a reply cut off mid-way is not retried\)"),
     (httpx2.ReadTimeout("slow"), r"the Anthropic API did not answer \(1 attempt, each waiting "
                                  r"up to 120 s for a reply; change with --api-timeout"),
 ])
@@ -238,3 +255,68 @@ def test_summary_without_the_cache_split_does_not_depend_on_earlier_runs():
     assert first.summary(split_cache=False) == second.summary(split_cache=False) == (
         f"{HAIKU} (answered by the offline stand-in): 1 call; estimated tokens in 100, out 10, "
         "cache write 0, cache read 0; no cost")
+
+
+def _stream_of(reply: dict, cut: bool) -> bytes:
+    """The SSE body streaming `reply`; `cut`: broken off after the text, before the stop
+    reason and `message_stop` (a connection reset mid-reply)."""
+    from ragkit.standin.sse import events, frame
+    sent = events(reply)
+    if cut:
+        sent = [e for e in sent if e[0] not in ("message_delta", "message_stop")]
+    return b"".join(frame(name, data) for name, data in sent)
+
+
+def test_a_stream_cut_before_its_end_is_an_error_and_never_cached(tmp_path):
+    """A reply whose stream broke off ("The refund policy", no stop reason) was printed as
+    the whole answer, cached, and served from the cache on every later run."""
+    from ragkit.cache import CallCache
+    cut, sent = [True], []
+
+    def handler(request):
+        sent.append(request)
+        if not json.loads(request.content).get("stream"):
+            return httpx2.Response(200, json={**REPLY, "stop_reason": None} if cut[0] else REPLY)
+        return httpx2.Response(200, content=_stream_of(REPLY, cut[0]),
+                               headers={"content-type": "text/event-stream"})
+
+    client = make_client(max_retries=0, transport=httpx2.MockTransport(handler))
+    llm = LLM(client, cache=CallCache(tmp_path / "calls.sqlite"), usage=UsageLog())
+    body = dict(model=HAIKU, max_tokens=50, messages=[{"role": "user", "content": "hello"}])
+    with pytest.raises(RagkitError, match=r"broke off before its end \(no stop reason: cut "
+                                          r"mid-reply\); nothing was kept: run again"):
+        list(llm.stream(**body))
+    with pytest.raises(RagkitError, match="broke off before its end"):
+        llm.create(**body)  # not served from the cache: asked again
+    assert len(sent) == 2
+    cut[0] = False
+
+    def run():
+        events = llm.stream(**body)
+        while True:
+            try:
+                next(events)
+            except StopIteration as stop:
+                return stop.value
+
+    assert run().content[0].text == "ok" and len(sent) == 3
+    assert llm.create(**body).content[0].text == "ok" and len(sent) == 3  # now cached
+
+
+def test_a_cut_reply_cached_by_an_earlier_version_is_asked_again(tmp_path):
+    from ragkit.cache import CallCache, request_key
+    from ragkit.pricing import Usage as Counted
+    sent = []
+
+    def handler(request):
+        sent.append(request)
+        return httpx2.Response(200, json=REPLY)
+
+    llm = LLM(make_client(max_retries=0, transport=httpx2.MockTransport(handler)),
+              cache=CallCache(tmp_path / "calls.sqlite"), usage=UsageLog())
+    body = dict(model=HAIKU, max_tokens=50, messages=[{"role": "user", "content": "hello"}])
+    key = request_key("/v1/messages", llm.backend, body)
+    llm.cache.put(key, "/v1/messages", HAIKU, {**REPLY, "stop_reason": None,
+                                               "content": [{"type": "text", "text": "o"}]},
+                  Counted(), True)
+    assert llm.create(**body).content[0].text == "ok" and len(sent) == 1

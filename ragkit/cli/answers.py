@@ -53,12 +53,17 @@ def cmd_ask(args: argparse.Namespace) -> None:
     ask = dict(parents=pipeline.parents, llm=llm, budget_tokens=args.budget,
                embedder=pipeline.embedder if local else None)
     if args.stream:
-        for piece in answer_stream(args.question, hits, pipeline.chunks, **ask):
-            if isinstance(piece, Answer):
-                result = piece
-            else:
-                print(terminal_text(piece), end="", flush=True)
-        print()
+        shown = False
+        try:
+            for piece in answer_stream(args.question, hits, pipeline.chunks, **ask):
+                if isinstance(piece, Answer):
+                    result = piece
+                else:
+                    print(terminal_text(piece), end="", flush=True)
+                    shown = True
+        finally:  # the line ends, also before an error's line when the stream broke off
+            if shown:
+                print(flush=True)
     else:
         result = answer(args.question, hits, pipeline.chunks, **ask)
         print(terminal_text(result.text))

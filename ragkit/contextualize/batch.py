@@ -70,7 +70,10 @@ class BatchContextualizer(ClaudeContextualizer):
         contexts = [[""] * len(chunks) for _, chunks in pairs]
         for (d, i, _), reply in zip(plan, replies):
             contexts[d][i] = _text_of(reply)
+            if reply.stop_reason == "max_tokens":
+                self.cut.append(list(pairs[d][1])[i].id)
         self._measured(runner)
+        self._cut_note()
         return [[replace(chunk, context=context) for chunk, context in zip(chunks, texts)]
                 for (_, chunks), texts in zip(pairs, contexts)]
 

@@ -96,6 +96,7 @@ class ClaudeContextualizer:
         self.context_window = context_window or row.context_window
         self.doc_tokens: dict[str, int] = {}
         self.notes: list[str] = []
+        self.cut: list[str] = []  # chunk ids whose context stopped at max_tokens
         self._lock = threading.Lock()
 
     def __call__(self, doc: Document, chunks: Sequence[Chunk]) -> list[Chunk]:
@@ -113,10 +114,20 @@ class ClaudeContextualizer:
                         for doc, chunks in pairs]
         finally:
             bar.close()
+            self._cut_note()
             if short:
                 self._note(f"{len(short)} document(s) below {self.model}'s minimum cacheable "
                            f"length ({self.min_cacheable} tokens) ran uncached: "
                            + ", ".join(short[:5]) + (", …" if len(short) > 5 else ""))
+
+    def _cut_note(self) -> None:
+        """One line naming the contexts that stopped at `max_tokens` (kept: the same request
+        stops there again; a larger `max_tokens` is a new request)."""
+        if self.cut:
+            self._note(f"{len(self.cut)} context(s) stopped at max_tokens ({self.max_tokens}) "
+                       f"and are cut off: " + ", ".join(self.cut[:5])
+                       + (", …" if len(self.cut) > 5 else ""))
+            self.cut = []
 
     def _note(self, line: str) -> None:
         self.notes.append(line)
@@ -195,6 +206,8 @@ class ClaudeContextualizer:
         except RagkitError as exc:
             raise RagkitError(f"{doc.id}: chunk {chunk.id}: {exc}; {_KEPT}") from None
         with self._lock:
+            if reply.stop_reason == "max_tokens":
+                self.cut.append(chunk.id)
             dollars = self.llm.usage.dollars(self.model)
             bar.set_postfix_str("stand-in, no cost" if dollars is None else money_text(dollars))
             bar.update(1)
