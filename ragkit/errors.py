@@ -15,6 +15,16 @@ class RagkitError(ValueError):
     """A user-facing error: bad input, missing model, unknown name. The message says where."""
 
 
+class PartialResults(RagkitError):
+    """A failure after part of the work succeeded: `kept` maps each input that did get its
+    result (by position, or by request id inside a batch runner) to that result, so a caller
+    that caches keeps what was paid for before the error reaches the user."""
+
+    def __init__(self, message: str, kept: dict) -> None:
+        super().__init__(message)
+        self.kept = kept
+
+
 class RagkitWarning(UserWarning):
     """Input that can be used but deserves a look (e.g. judged queries with no text)."""
 

@@ -16,10 +16,13 @@ results within a 12-hour window:
 3. polling (`GET /batches/{id}`) starts at 1 s and doubles up to `poll` seconds; when the
    job is `completed` (or `failed` / `expired` / `cancelled`: whatever output exists is
    used) the output file (`GET /files/{output_file_id}/content`, JSONL with `custom_id` and
-   `response.body`) is read and matched by custom_id, in any order;
+   `response.body`) is read and matched by custom_id, in any order (a line for an id not
+   sent, or a second line for one, is left out; a line without a 2xx body the caller can
+   use counts as no result; one log line says how many of each);
 4. items without a usable result are retried as `retry` says: "interactive" (the caller's
    `fallback`, the ordinary endpoint at list price), "batch" (one more job) or "none" (the
-   run fails, naming the counts).
+   run fails, naming the counts, with the results that came in a `PartialResults` for the
+   caller to keep).
 
 The vectors go to the caller, which stores them in the embedding cache; the journal record
 is removed once a job's output is read.
@@ -43,6 +46,7 @@ import httpx2
 
 from ragkit.batch_journal import BatchRecord, Journal, split
 from ragkit.documents import RagkitError
+from ragkit.errors import PartialResults
 from ragkit.online import budget, scrub
 from ragkit.voyage import address
 from ragkit.text_stats import counted
@@ -77,6 +81,7 @@ class VoyageBatches:
         self.resumed: list[str] = []
         self.tokens = 0
         self.lost: set[str] = set()  # custom_ids of journaled jobs Voyage no longer knows
+        self.check: Callable[[str, dict], str | None] | None = None
 
     def _request(self, method: str, path: str, missing_ok: bool = False,
                  **kwargs: Any) -> httpx2.Response | None:
@@ -111,9 +116,14 @@ class VoyageBatches:
                 f"command to collect them without sending them again")
 
     def run(self, endpoint: str, params: dict[str, Any], items: Sequence[tuple[str, dict]],
-            fallback: Callable[[list[dict]], list[dict]]) -> dict[str, dict]:
-        """custom_id → response body for every item (see the module docstring)."""
+            fallback: Callable[[list[dict]], list[dict]],
+            check: Callable[[str, dict], str | None] | None = None) -> dict[str, dict]:
+        """custom_id → response body for every item (see the module docstring). `check(id,
+        body)` names what makes a 2xx body unusable (no vectors, the wrong count): such a
+        result counts as none, retried as `retry` says. With `retry` "batch" or "none", what
+        stays without a result is a `PartialResults` holding the bodies that came."""
         needed = dict(items)
+        self.check = check
         done: dict[str, dict] = {}
         with self.journal.submitting():  # two runs at once submit one job between them
             open_ = [r for r in self.journal.open_batches() if r.extra.get("endpoint") ==
@@ -141,10 +151,9 @@ class VoyageBatches:
                 break
         if fresh:
             if self.retry != "interactive":
-                raise RagkitError(f"{self.what}: {len(fresh)} batch request(s) got no usable "
-                                  f"result; the {len(done)} others are in the embedding cache: "
-                                  f"re-run to send the rest again, or use --batch-retry "
-                                  f"interactive")
+                raise PartialResults(f"{self.what}: {len(fresh)} batch request(s) got no usable "
+                                     f"result (re-run to send them again, or use --batch-retry "
+                                     f"interactive)", done)
             self.log(f"{self.what}: {len(fresh)} batch request(s) got no usable result: "
                      f"sending them interactively (list price)")
             for key, body in zip(fresh, fallback([needed[k] for k in fresh]), strict=True):
@@ -217,6 +226,7 @@ class VoyageBatches:
         if not job.get("output_file_id"):
             return
         text = self._request("GET", f"/files/{job['output_file_id']}/content").text
+        strangers, unusable = 0, {}
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
@@ -228,9 +238,34 @@ class VoyageBatches:
                 raise RagkitError(f"{self.what}: Voyage batch {job.get('id')}: output file "
                                   f"{job['output_file_id']} line {number}: not a result ("
                                   f"{exc}); {self._hint()}") from None
-            response = row.get("response") or {}
-            body = response.get("body")
-            if row.get("custom_id") in needed and body and response.get("status_code",
-                                                                        200) < 300:
-                done[row["custom_id"]] = body
-                self.tokens += int((body.get("usage") or {}).get("total_tokens") or 0)
+            key = row.get("custom_id") if isinstance(row.get("custom_id"), str) else None
+            response = row.get("response")
+            status = response.get("status_code", 200) if isinstance(response, dict) else None
+            if key not in needed or key in done:  # not asked for, or a repeat: counted once
+                strangers += 1
+            elif isinstance(status, int) and status >= 300:
+                continue  # an error: no result, retried as `retry` says
+            elif problem := self._problem(key, response):
+                unusable.setdefault(problem, number)
+            else:
+                done[key] = response["body"]
+                self.tokens += int((done[key].get("usage") or {}).get("total_tokens") or 0)
+        if strangers or unusable:
+            first = next(iter(unusable.items()), None)
+            self.log(f"Voyage batch {job.get('id')}: " + "; ".join(filter(None, [
+                strangers and f"{strangers} result(s) for requests it was not sent or given "
+                              f"twice, left out",
+                first and f"results not usable, counted as none (first: line {first[1]}: "
+                          f"{first[0]})"])))
+
+    def _problem(self, key: str, response: Any) -> str | None:
+        """What makes a line that is not an error unusable: no response or body object, a
+        status that is not a number, or `check`'s reason."""
+        if not isinstance(response, dict):
+            return "no response object"
+        if not isinstance(response.get("status_code", 200), int):
+            return f"status_code {response['status_code']!r} is not a number"
+        body = response.get("body")
+        if not isinstance(body, dict) or not body:
+            return "no body object"
+        return self.check(key, body) if self.check else None

@@ -153,3 +153,41 @@ def test_a_document_past_the_context_limit_is_sent_in_parts(voyage):
     assert vectors.shape == (40, 1024)
     (request,) = bodies(voyage, "/v1/contextualizedembeddings")
     assert [len(part) for part in request["inputs"]] == [31, 9]  # 31 × 1002 ≤ 32K < 32 × 1002
+
+
+def _raw(rows: list[np.ndarray]) -> dict:
+    return {"data": [{"index": i, "embedding": base64.b64encode(
+        np.asarray(r, np.float32).tobytes()).decode()} for i, r in enumerate(rows)],
+        "usage": {"total_tokens": 7}}
+
+
+@pytest.mark.parametrize("reply, message", [
+    (_raw([np.full(1024, np.nan)]), "1 vector(s) holding NaN or infinite values (the first: "
+                                    "row 0 of its reply); nothing was kept from that reply"),
+    (_raw([np.zeros(1024)]), "1 vector(s) holding all zeros (the first: row 0 of its reply)"),
+    (_raw([]), "Voyage returned 0 vectors for 1 texts"),
+])
+@pytest.mark.parametrize("input_type", ["document", "query"])
+def test_nan_zero_or_missing_vectors_are_refused_not_kept(voyage, reply, message, input_type):
+    """NaN and all-zero vectors were kept (the index failed only at its first search, or
+    scored every chunk 0; a NaN query vector made every fused score NaN); one vector too few
+    was a traceback."""
+    embedder = get_embedder("voyage:voyage-3.5")
+    voyage.queue.append((200, reply))
+    with pytest.raises(RagkitError) as info:
+        embedder.embed(["one text"], input_type=input_type)
+    assert str(info.value).startswith("voyage:voyage-3.5: Voyage returned ")
+    assert message in str(info.value)
+    got = embedder.embed(["one text"], input_type=input_type)  # nothing bad was cached
+    np.testing.assert_allclose(got[0], vector("one text", 1024), atol=1e-6)
+    assert len(voyage.requests) == 2
+
+
+def test_an_index_with_nan_vectors_is_not_written(voyage, tmp_path, capsys):
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text('{"id": "a", "text": "Refunds within seven days."}\n')
+    voyage.queue.append((200, _raw([np.full(1024, np.nan)])))
+    assert main(["index", str(docs), "--out", str(tmp_path / "idx"),
+                 "--embedder", "voyage:voyage-3.5"]) == 2
+    assert "holding NaN or infinite values" in capsys.readouterr().err
+    assert not (tmp_path / "idx").exists()

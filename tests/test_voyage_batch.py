@@ -29,9 +29,12 @@ from voyage_batch_loopback import vector  # noqa: E402
 class Server(LoopbackProcess):
     """The Voyage Batch API stand-in (tests/voyage_batch_loopback.py) as its own process."""
 
-    def __init__(self, tmp: Path, hold: float, fail: int) -> None:
+    def __init__(self, tmp: Path, hold: float, fail: int, kind: str = "error") -> None:
         super().__init__(HERE / "voyage_batch_loopback.py", tmp / "vstate.json",
-                         tmp / "vrequests.jsonl", hold, fail)
+                         tmp / "vrequests.jsonl", hold, fail, kind)
+
+    def file_lines(self, file_id: str) -> int:
+        return len(json.loads(self.state.read_text())["files"][file_id])
 
     def calls(self, method: str, path: str) -> int:
         return sum(1 for x in self.requests() if x == {"method": method, "path": path})
@@ -39,8 +42,7 @@ class Server(LoopbackProcess):
 
 @pytest.fixture
 def server(tmp_path, request):
-    hold, fail = getattr(request, "param", (0.0, 1))
-    made = Server(tmp_path, hold, fail)
+    made = Server(tmp_path, *getattr(request, "param", (0.0, 1)))
     yield made
     made.stop()
 
@@ -81,13 +83,52 @@ def test_contextualized_batch_vectors_keep_each_documents_chunks_in_order(server
 
 
 @pytest.mark.parametrize("server", [(0.0, 0)], indirect=True)
-def test_retry_none_fails_in_one_line(server, voyage_env):
+def test_retry_none_fails_in_one_line_and_keeps_what_came(server, voyage_env, tmp_path):
+    """The line said the others were in the embedding cache; none were, and the re-run sent
+    all of them again (paid twice)."""
     from ragkit.documents import RagkitError
+    from ragkit.embed.cache import CachedEmbedder
     from ragkit.embed.voyage import VoyageEmbedder
-    with pytest.raises(RagkitError, match=r"1 batch request\(s\) got no usable result; the 2 "
-                                          r"others are in the embedding cache"):
-        VoyageEmbedder("voyage-3.5", batch={"poll": 0.1, "retry": "none",
-                                            "log": lambda line: None}).embed(["a", "b", "c"])
+
+    def embedder(retry: str) -> CachedEmbedder:
+        return CachedEmbedder(VoyageEmbedder("voyage-3.5", batch={
+            "poll": 0.1, "retry": retry, "log": lambda line: None}), tmp_path / "e.sqlite")
+
+    with pytest.raises(RagkitError) as err:
+        embedder("none").embed(["a", "b", "c"])
+    assert str(err.value) == ("voyage:voyage-3.5: 1 batch request(s) got no usable result "
+                              "(re-run to send them again, or use --batch-retry interactive); "
+                              "the 2 others are kept in the embedding cache")
+    got = embedder("none").embed(["a", "b", "c"])
+    assert np.allclose(got, np.stack([_unit(t) for t in "abc"]), atol=1e-6)
+    assert server.file_lines("file-2") == 1  # only the one without a result is sent again
+
+
+@pytest.mark.parametrize("server", [(0.0, 1, kind) for kind in (
+    "nan", "zero", "emptydata", "strresp", "strstatus", "wrongdim")], indirect=True)
+def test_an_unusable_result_is_no_result_not_a_traceback(server, voyage_env):
+    """Each was a traceback (IndexError, KeyError, AttributeError, TypeError, ValueError) or
+    NaN / zero vectors kept, after the journal record was gone: the paid batch was lost."""
+    from ragkit.embed.voyage import VoyageEmbedder
+    lines: list[str] = []
+    texts = ["a", "b", "c"]
+    got = VoyageEmbedder("voyage-3.5", batch={"poll": 0.1, "log": lines.append}).embed(texts)
+    assert np.allclose(got, np.stack([_unit(t) for t in texts]), atol=1e-6)
+    assert server.calls("POST", "/v1/embeddings") == 1  # the unusable one, at once
+    assert any(": results not usable, counted as none (first: line" in line for line in lines)
+
+
+@pytest.mark.parametrize("server", [(0.0, 1, "dup")], indirect=True)
+def test_a_result_given_twice_is_counted_once(server, voyage_env):
+    from ragkit.embed.voyage import VoyageEmbedder
+    lines: list[str] = []
+    texts = ["a", "b", "c"]
+    got = VoyageEmbedder("voyage-3.5", batch={"poll": 0.1, "log": lines.append}).embed(texts)
+    assert np.allclose(got, np.stack([_unit(t) for t in texts]), atol=1e-6)
+    assert server.calls("POST", "/v1/embeddings") == 0
+    assert any("1 result(s) for requests it was not sent or given twice, left out" in line
+               for line in lines)
+    assert any("15 tokens at Voyage's batch price" in line for line in lines)  # 3 × 5, not 20
 
 
 @pytest.mark.parametrize("server", [(3.0, -1)], indirect=True)
@@ -159,3 +200,25 @@ def test_batch_timeout_stops_waiting_in_one_line_and_keeps_the_voyage_journal(se
         embedder.embed(["a", "b"])
     assert [p.name for p in (tmp_path / "home" / "batches" / "voyage").iterdir()] == \
         ["batch-1.json"]
+
+
+@pytest.mark.parametrize("server", [(0.0, 0)], indirect=True)
+def test_contextualized_retry_none_keeps_the_whole_documents_that_came(server, voyage_env,
+                                                                        tmp_path):
+    from ragkit.documents import RagkitError
+    from ragkit.embed.contextual import CachedContextualEmbedder
+    from ragkit.embed.voyage import VoyageContextEmbedder
+    docs = [["alpha one", "alpha two"], ["beta one"], ["gamma one"]]
+
+    def embedder() -> CachedContextualEmbedder:
+        return CachedContextualEmbedder(VoyageContextEmbedder(batch={
+            "poll": 0.1, "retry": "none", "log": lambda line: None}), tmp_path / "e.sqlite")
+
+    with pytest.raises(RagkitError, match=r"got no usable result \(re-run to send them again, "
+                                          r"or use --batch-retry interactive\); the 2 documents "
+                                          r"that came are kept in the embedding cache$"):
+        embedder().embed_documents(docs)
+    got = embedder().embed_documents(docs)
+    for doc, rows in zip(docs, got, strict=True):
+        assert np.allclose(rows, np.stack([_unit(c) for c in doc]), atol=1e-6)
+    assert server.file_lines("file-2") == 1

@@ -118,7 +118,12 @@ class H(BaseHTTPRequestHandler):
             lines = state["files"][job["file"]]
             rows = []
             for i, line in enumerate(reversed(lines)):
-                if job["first"] and len(lines) - 1 - i == self.server.fail:
+                bad = BAD.get(self.server.kind)
+                if job["first"] and len(lines) - 1 - i == self.server.fail and bad:
+                    good = {"status_code": 200, "body": answer(job["endpoint"], line["body"])}
+                    rows += [{"custom_id": line["custom_id"], "response": r}
+                             for r in bad(good)]
+                elif job["first"] and len(lines) - 1 - i == self.server.fail:
                     rows.append({"custom_id": line["custom_id"], "response": {
                         "status_code": 500, "body": None}, "error": {"message": "internal"}})
                 else:
@@ -137,9 +142,25 @@ class H(BaseHTTPRequestHandler):
         self._send({"detail": "not found"}, 404)
 
 
+# The failing row's other shapes (a sixth argument): each the list of responses sent for it.
+BAD = {
+    "nan": lambda r: [{**r, "body": {**r["body"], "data": [
+        {"embedding": [float("nan")] * len(r["body"]["data"][0]["embedding"]), "index": 0}]}}],
+    "zero": lambda r: [{**r, "body": {**r["body"], "data": [
+        {"embedding": [0.0] * len(r["body"]["data"][0]["embedding"]), "index": 0}]}}],
+    "emptydata": lambda r: [{**r, "body": {**r["body"], "data": []}}],
+    "strresp": lambda r: ["oops"],
+    "strstatus": lambda r: [{**r, "status_code": "200"}],
+    "wrongdim": lambda r: [{**r, "body": {**r["body"], "data": [
+        {"embedding": [0.5] * 256, "index": 0}]}}],
+    "dup": lambda r: [r, r],
+}
+
+
 if __name__ == "__main__":
     srv = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[3])), H)
     srv.state, srv.log = sys.argv[1], sys.argv[2]
     srv.hold, srv.fail = float(sys.argv[4]), int(sys.argv[5])
+    srv.kind = sys.argv[6] if len(sys.argv) > 6 else "error"
     open(sys.argv[1] + ".port", "w").write(str(srv.server_address[1]))
     srv.serve_forever()

@@ -34,6 +34,7 @@ from tqdm import tqdm
 
 from ragkit.cache import remove_database, sqlite_errors
 from ragkit.embed.base import Embedder, fingerprint_of
+from ragkit.errors import PartialResults, RagkitError
 from ragkit.models import ragkit_home
 
 BATCH = 256  # texts per inner call and per commit
@@ -126,12 +127,23 @@ class CachedEmbedder:
     def _store(self, db: sqlite3.Connection, batch: list[tuple[str, str]], input_type: str,
                found: dict[str, np.ndarray]) -> None:
         """Embed one batch of (key, text) and commit it in one transaction."""
-        vectors = self.inner.embed([t for _, t in batch], input_type=input_type)
-        vectors = np.asarray(vectors, dtype=np.float32)
+        try:
+            vectors = self.inner.embed([t for _, t in batch], input_type=input_type)
+        except PartialResults as exc:  # what was paid for is kept; a re-run sends the rest
+            self._keep(db, [(batch[i][0], v) for i, v in exc.kept.items()], found)
+            raise RagkitError(f"{exc}; the {len(exc.kept)} others are kept in the embedding "
+                              f"cache") from None
+        self._keep(db, [(k, v) for (k, _), v in zip(batch, vectors, strict=True)], found)
+
+    @staticmethod
+    def _keep(db: sqlite3.Connection, rows: list[tuple[str, np.ndarray]],
+              found: dict[str, np.ndarray]) -> None:
+        """Store (key, vector) rows in one committed transaction."""
+        rows = [(k, np.asarray(v, dtype=np.float32)) for k, v in rows]
         with db:
             db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?)",
-                           [(k, v.tobytes()) for (k, _), v in zip(batch, vectors, strict=True)])
-        found.update((k, v) for (k, _), v in zip(batch, vectors, strict=True))
+                           [(k, v.tobytes()) for k, v in rows])
+        found.update(rows)
 
     def _lookup(self, db: sqlite3.Connection, keys: Iterable[str]) -> dict[str, np.ndarray]:
         keys, found = list(keys), {}

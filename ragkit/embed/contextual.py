@@ -20,6 +20,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ragkit.embed.cache import CachedEmbedder, cache_key
+from ragkit.errors import PartialResults, RagkitError
 
 IN_CONTEXT = "document-in-context"
 DOCUMENTS_PER_COMMIT = 32
@@ -45,14 +46,15 @@ class CachedContextualEmbedder(CachedEmbedder):
                   disable=not (progress and todo)) as bar:  # closed on Ctrl-C too
             for start in range(0, len(todo), size):
                 group = todo[start:start + size]
-                vectors = self.inner.embed_documents([list(documents[d]) for d in group])
-                rows = [(k, np.asarray(v, np.float32))
-                        for d, vs in zip(group, vectors, strict=True)
-                        for k, v in zip(keys[d], vs, strict=True)]
-                with db:
-                    db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?)",
-                                   [(k, v.tobytes()) for k, v in rows])
-                found.update(rows)
+                try:
+                    vectors = self.inner.embed_documents([list(documents[d]) for d in group])
+                except PartialResults as exc:  # the whole documents that came are kept
+                    self._keep(db, [(k, v) for i, vs in exc.kept.items()
+                                    for k, v in zip(keys[group[i]], vs, strict=True)], found)
+                    raise RagkitError(f"{exc}; the {len(exc.kept)} documents that came are "
+                                      f"kept in the embedding cache") from None
+                self._keep(db, [(k, v) for d, vs in zip(group, vectors, strict=True)
+                                for k, v in zip(keys[d], vs, strict=True)], found)
                 bar.update(len(group))
         return [np.stack([found[k] for k in doc]) if doc else np.zeros((0, self.dim), np.float32)
                 for doc in keys]

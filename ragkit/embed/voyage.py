@@ -47,6 +47,8 @@ from typing import Any
 import numpy as np
 
 from ragkit.documents import RagkitError
+from ragkit.embed.voyage_vectors import problem_of, unit_rows
+from ragkit.errors import PartialResults
 from ragkit.voyage import batches, client, estimate_tokens, failure  # noqa: F401
 from ragkit.voyage_batch import VoyageBatches
 
@@ -86,14 +88,6 @@ def _call(what: str, sdk, method: str, **kwargs):
                                       "embedding cache") from None
 
 
-def _unit_rows(rows, dim: int, what: str) -> np.ndarray:
-    out = np.asarray(rows, dtype=np.float32).reshape(len(rows), -1)
-    if out.shape[1] != dim:
-        raise RagkitError(f"{what}: Voyage returned {out.shape[1]}-dim vectors, expected {dim}")
-    norms = np.linalg.norm(out, axis=1, keepdims=True)
-    return out / np.where(norms == 0, 1, norms)
-
-
 class VoyageEmbedder:
     """`voyage:MODEL` (see module docstring)."""
 
@@ -130,7 +124,7 @@ class VoyageEmbedder:
             reply = _call(self._what, self._sdk, "embed", texts=[texts[i] for i in part],
                           model=self.model, input_type=input_type, truncation=True,
                           output_dimension=self.output_dimension)
-            out.append(_unit_rows(reply.embeddings, self.dim, self._what))
+            out.append(unit_rows(reply.embeddings, self.dim, self._what, len(part)))
         return np.concatenate(out)
 
 
@@ -164,10 +158,22 @@ class VoyageEmbedder:
                 self.batch = saved
             return [{"data": [{"embedding": row.tolist(), "index": 0}]} for row in rows]
 
-        got = runner.run("/v1/embeddings", {**self._params(), "truncation": True},
-                         list(dict(zip(keys, ({"input": [t]} for t in texts))).items()), now)
+        def vector(body: dict) -> np.ndarray:
+            data = body.get("data")
+            if not (isinstance(data, list) and data and isinstance(data[0], dict)):
+                raise RagkitError(f"{self._what}: no vector in the result")
+            return unit_rows([data[0].get("embedding")], self.dim, self._what, 1)[0]
+
+        try:
+            got = runner.run("/v1/embeddings", {**self._params(), "truncation": True},
+                             list(dict(zip(keys, ({"input": [t]} for t in texts))).items()),
+                             now, problem_of(vector))
+        except PartialResults as exc:  # the vectors that came, for the embedding cache
+            self._report(runner)
+            raise PartialResults(str(exc), {i: vector(exc.kept[k]) for i, k in enumerate(keys)
+                                            if k in exc.kept}) from None
         self._report(runner)
-        return _unit_rows([got[k]["data"][0]["embedding"] for k in keys], self.dim, self._what)
+        return np.stack([vector(got[k]) for k in keys])
 
 
 class VoyageContextEmbedder(VoyageEmbedder):
@@ -196,8 +202,14 @@ class VoyageContextEmbedder(VoyageEmbedder):
             for part in self._split(list(chunks)):
                 parts.append(part)
                 owner.append(d)
-        vectors = self._parts_by_batch(parts) if self.batch is not None else \
-            self._send(parts, "document")
+        try:
+            vectors = self._parts_by_batch(parts) if self.batch is not None else \
+                self._send(parts, "document")
+        except PartialResults as exc:  # kept: the documents all of whose parts came
+            mine = {d: [i for i, o in enumerate(owner) if o == d] for d in set(owner)}
+            raise PartialResults(str(exc), {d: np.concatenate([exc.kept[i] for i in at])
+                                            for d, at in mine.items()
+                                            if all(i in exc.kept for i in at)}) from None
         out = [[] for _ in documents]
         for d, v in zip(owner, vectors, strict=True):
             out[d].append(v)
@@ -214,17 +226,28 @@ class VoyageContextEmbedder(VoyageEmbedder):
             rows = self._send([b["inputs"][0] for b in bodies], "document")
             return [{"data": [{"data": [{"embedding": v.tolist()} for v in r]}]} for r in rows]
 
-        got = runner.run("/v1/contextualizedembeddings", self._params(),
-                         list(dict(zip(keys, ({"inputs": [p]} for p in parts))).items()), now)
-        self._report(runner)
-        out = []
-        for key, part in zip(keys, parts, strict=True):
-            rows = [e["embedding"] for e in got[key]["data"][0]["data"]]
-            if len(rows) != len(part):
+        size = dict(zip(keys, map(len, parts)))
+
+        def vectors(key: str, body: dict) -> np.ndarray:
+            try:
+                rows = [e["embedding"] for e in body["data"][0]["data"]]
+            except (KeyError, IndexError, TypeError):
+                raise RagkitError(f"{self._what}: no vectors in the result") from None
+            if len(rows) != size[key]:
                 raise RagkitError(f"{self._what}: Voyage's batch returned {len(rows)} vectors "
-                                  f"for a document of {len(part)} chunks")
-            out.append(_unit_rows(rows, self.dim, self._what))
-        return out
+                                  f"for a document of {size[key]} chunks")
+            return unit_rows(rows, self.dim, self._what)
+
+        try:
+            got = runner.run("/v1/contextualizedembeddings", self._params(),
+                             list(dict(zip(keys, ({"inputs": [p]} for p in parts))).items()),
+                             now, problem_of(vectors, by_key=True))
+        except PartialResults as exc:
+            self._report(runner)
+            raise PartialResults(str(exc), {i: vectors(k, exc.kept[k]) for i, k in
+                                            enumerate(keys) if k in exc.kept}) from None
+        self._report(runner)
+        return [vectors(key, got[key]) for key in keys]
 
     def _split(self, chunks: list[str]) -> list[list[str]]:
         """A document's chunks as consecutive parts of at most `max_tokens` estimated tokens."""
@@ -248,7 +271,7 @@ class VoyageContextEmbedder(VoyageEmbedder):
                 if len(result.embeddings) != len(inputs[i]):
                     raise RagkitError(f"{self._what}: Voyage returned {len(result.embeddings)} "
                                       f"vectors for a document of {len(inputs[i])} chunks")
-                out.append(_unit_rows(result.embeddings, self.dim, self._what))
+                out.append(unit_rows(result.embeddings, self.dim, self._what))
         return out
 
     def _requestbatches(self, sizes: list[int], counts: np.ndarray) -> Iterator[range]:
