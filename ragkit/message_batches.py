@@ -242,10 +242,17 @@ class MessageBatches:
     def _collect(self, record: BatchRecord, needed: dict[str, dict],
                  answers: dict[str, Message], check) -> None:
         """Every result of an ended batch into the paid-call cache; needed ones into answers."""
-        outcome = self.outcome
+        outcome, sent, seen, left_out = self.outcome, set(record.custom_ids), set(), 0
         try:
             for line in self.batches.results(record.id):
                 key, result = line.custom_id, line.result
+                if key not in sent or key in seen or (key not in needed and self.llm.cache
+                                                      and self.llm.cache.holds([key])):
+                    # not sent in it, given twice, or kept by the run a download broke off
+                    # in (counted there): never counted or kept twice
+                    left_out += key not in sent or key in seen
+                    continue
+                seen.add(key)
                 if result.type != "succeeded":
                     outcome[key] = result.type
                     continue
@@ -273,3 +280,6 @@ class MessageBatches:
                    else explain(exc, 'batch', self.llm.client))
             raise RagkitError(f"batch {record.id}: reading its results: {why}; "
                               f"{self._resume_hint()}") from None
+        if left_out:
+            self.options.log(f"batch {record.id}: {left_out} result(s) for requests it was not "
+                             f"sent or given twice, left out")

@@ -1,6 +1,6 @@
 """A loopback Message Batches server for the tests: run as a process, killed and restarted.
 
-`python batches_loopback.py STATE LOG PORT HOLD EXPIRE` serves on 127.0.0.1:PORT (0: any;
+`python batches_loopback.py STATE LOG PORT HOLD EXPIRE [MODE]` serves on 127.0.0.1:PORT (0: any;
 the port is written to STATE.port) and keeps its batches in the JSON file STATE, so a
 restarted server still knows them. It asserts the SDK's request shapes (a 400 naming the
 problem otherwise): `requests` a list of {custom_id matching ^[a-zA-Z0-9_-]{1,64}$, unique;
@@ -20,6 +20,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 STATE, LOG, PORT, HOLD, EXPIRE = sys.argv[1], sys.argv[2], int(sys.argv[3]), \
     float(sys.argv[4]), int(sys.argv[5])
+# MODE (optional): "strange" adds to the results a second line for the first request and a
+# line for a request never sent; "cut" breaks the first results download off half-way.
+MODE = sys.argv[6] if len(sys.argv) > 6 else ""
 LOCK = threading.Lock()
 ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
@@ -129,7 +132,23 @@ class H(BaseHTTPRequestHandler):
                     result = {"type": "succeeded",
                               "message": message("batched: " + chunk_of(r["params"])[:60], i)}
                 lines.append(json.dumps({"custom_id": r["custom_id"], "result": result}))
-            return self._send(("\n".join(lines) + "\n").encode(), ctype="application/binary")
+            if MODE == "strange":
+                lines += [lines[0], lines[0].replace(b["requests"][-1]["custom_id"], "f" * 64)]
+            data = ("\n".join(lines) + "\n").encode()
+            if MODE == "cut" and not state.get("cut"):
+                with LOCK:
+                    state["cut"] = True
+                    json.dump(state, open(STATE, "w"))
+                half = len("\n".join(lines[:len(lines) // 2])) + 1
+                self.send_response(200)
+                self.send_header("content-type", "application/binary")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data[:half])
+                self.wfile.flush()
+                self.connection.shutdown(2)
+                return
+            return self._send(data, ctype="application/binary")
         if parts[-1] in state:
             return self._send(self._batch(parts[-1], state[parts[-1]]))
         self._send({"type": "error", "error": {"type": "not_found_error",

@@ -39,9 +39,9 @@ def _docs(path: Path) -> Path:
 class Server(LoopbackProcess):
     """The Message Batches stand-in (tests/batches_loopback.py) as its own process."""
 
-    def __init__(self, tmp: Path, hold: float, expire: int) -> None:
+    def __init__(self, tmp: Path, hold: float, expire: int, mode: str = "") -> None:
         super().__init__(HERE / "batches_loopback.py", tmp / "state.json",
-                         tmp / "requests.jsonl", hold, expire)
+                         tmp / "requests.jsonl", hold, expire, mode)
 
     def calls(self, method: str, path: str) -> list[dict]:
         return [x for x in self.requests() if x["method"] == method and x["path"] == path]
@@ -49,8 +49,7 @@ class Server(LoopbackProcess):
 
 @pytest.fixture
 def server(tmp_path, request):
-    hold, expire = getattr(request, "param", (3.0, 1))
-    made = Server(tmp_path, hold, expire)
+    made = Server(tmp_path, *getattr(request, "param", (3.0, 1)))
     yield made
     made.stop()
 
@@ -216,3 +215,38 @@ def test_batch_timeout_stops_waiting_in_one_line_and_keeps_the_journal(tmp_path,
         made.many(pairs, progress=False)
     assert [p.name for p in (tmp_path / "home" / "batches" / "anthropic").iterdir()] == \
         ["msgbatch_0001.json"]
+
+
+@pytest.mark.parametrize("server", [(0.0, -1, "strange")], indirect=True)
+def test_a_result_given_twice_or_for_a_request_not_sent_is_counted_nowhere(tmp_path, server,
+                                                                           monkeypatch):
+    """8 requests reported "10 results", priced as measured, and the stranger's reply went
+    into the call cache as a paid call."""
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    made, pairs, lines = _contextualize(tmp_path, server, "none")
+    made.many(pairs, progress=False)
+    assert any(line.endswith(": 2 result(s) for requests it was not sent or given twice, "
+                             "left out") for line in lines)
+    assert "; 8 results (tokens in " in lines[-1]
+    assert made.llm.usage.models["claude-haiku-4-5"].requests == 8
+    assert not made.llm.cache.holds(["f" * 64])
+
+
+@pytest.mark.parametrize("server", [(0.0, -1, "cut")], indirect=True)
+def test_a_results_download_cut_off_is_counted_once_when_resumed(tmp_path, server,
+                                                                 monkeypatch):
+    """Run 2 reported 12 results for 8 requests: the ones run 1 cached were counted as
+    spent again and as saved."""
+    from ragkit.documents import RagkitError
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    made, pairs, _ = _contextualize(tmp_path, server, "none")
+    with pytest.raises(RagkitError, match=r"reading its results: cannot reach the Anthropic API .*"
+                                          r"a reply cut off mid-way is not retried"):
+        made.many(pairs, progress=False)
+    first = made.llm.usage.models["claude-haiku-4-5"].requests
+    made, pairs, lines = _contextualize(tmp_path, server, "none")
+    chunks = [c for done in made.many(pairs, progress=False) for c in done]
+    assert len(chunks) == 8 and 0 < first < 8
+    assert len(server.calls("POST", "/v1/messages/batches")) == 1
+    assert f"; {8 - first} results (tokens in " in lines[-1]
+    assert f"; {first} from the call cache" in lines[-1]
