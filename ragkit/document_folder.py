@@ -43,7 +43,7 @@ from ragkit.documents import Document, RagkitError, RagkitWarning, check_text
 from ragkit.index_owner import is_index
 from ragkit.jobs import die_with_parent, usable_cores
 from ragkit.loaders import LOADERS, load_file
-from ragkit.loaders.folder import scan, shown
+from ragkit.loaders.folder import recheck, scan, shown
 from ragkit.loaders.text import read_text
 from ragkit.text_stats import counted
 
@@ -139,6 +139,14 @@ def _printable(doc: Document) -> Document:
         return doc
     return Document(doc.id, clean(doc.text), clean(doc.title),
                     {key: clean(value) for key, value in doc.metadata.items()})
+
+
+def load_listed(path: Path, rel: str, real_root: str) -> Document:
+    """`load_file` of a file the folder's listing accepted, asked again (`recheck`) just
+    before it is opened: a file swapped for a link out of the folder since is refused."""
+    if why := recheck(path, real_root):
+        raise RagkitError(f"{shown(path)}: {why}")
+    return load_file(path, rel) if path.suffix.lower() in LOADERS else _text_file(path, rel)
 
 
 def load_file_at(path: Path, rel: str) -> Document:
@@ -258,15 +266,16 @@ def load_folder(root: Path | str, skip_bad: bool = False, progress: bool = True,
     with _pool(_workers(files, jobs)) as pool, \
             tqdm(entries, desc="loading", unit="file", disable=not progress, leave=False,
                  delay=PROGRESS_DELAY) as bar:
-        pending = {p: pool.submit(load_file, p, p.relative_to(root).as_posix())
+        real_root = os.path.realpath(root)
+        pending = {p: pool.submit(load_listed, p, p.relative_to(root).as_posix(), real_root)
                    for p in files if pool is not None and p.suffix.lower() in LOADERS}
         for path, why in bar:
             rel = path.relative_to(root).as_posix()
             try:
                 if why is not None:
                     raise RagkitError(f"{shown(path)}: {why}")
-                docs.append(_printable(_result(pending[path], path)) if path in pending
-                            else load_file_at(path, rel))
+                docs.append(_printable(_result(pending[path], path) if path in pending
+                                       else load_listed(path, rel, real_root)))
             except RagkitError as exc:
                 if not skip_bad:
                     raise

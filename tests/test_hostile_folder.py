@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from cli_errors import one_error_line
+from ragkit.documents import RagkitWarning
 
 RAGKIT = str(Path(sys.executable).parent / "ragkit")
 OK = "# Depot gate\n\nThe north gate of the depot opens at six in the morning.\n"
@@ -229,3 +230,44 @@ def test_a_run_of_macos_file_names_scores_against_qrels_typed_in_nfc(tmp_path):
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[2].split()[:2] == ["run", "100.0"]
+
+
+@pytest.mark.parametrize("jobs, name", [(1, "z.txt"), (2, "z.html"), (1, "sub")])
+@pytest.mark.parametrize("skip_bad", [False, True])
+def test_a_file_swapped_for_a_link_after_the_listing_is_not_read(tmp_path, monkeypatch, jobs,
+                                                                 name, skip_bad):
+    """The listing refused links out of the folder, but the read followed them: a file swapped
+    for a link to a secret while a slow PDF was read went into the index (so did a folder
+    above it swapped for a link). Each file is checked again just before it is opened."""
+    import ragkit.document_folder as folder_module
+    from ragkit.documents import RagkitError
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "z.html").write_text("<p>root:x:0:0:root</p>")
+    (secret / "z.txt").write_text("root:x:0:0:root")
+    docs = tmp_path / "docs"
+    (docs / "sub").mkdir(parents=True)
+    (docs / "a.md").write_text(OK)
+    target = docs / "sub" / "z.txt" if name == "sub" else docs / name
+    target.write_text(OK if name != "z.html" else "<p>The gate opens at six.</p>")
+    listed = folder_module.folder_entries
+
+    def swapped(*args, **kwargs):
+        entries = listed(*args, **kwargs)
+        if name == "sub":  # the folder above the file becomes a link out
+            os.rename(docs / "sub", tmp_path / "old-sub")
+            os.symlink(secret, docs / "sub")
+        else:
+            target.unlink()
+            os.symlink(secret / name, target)
+        return entries
+
+    monkeypatch.setattr(folder_module, "folder_entries", swapped)
+    refused = r"z\.(txt|html): a symbolic link to .*secret/z\.(txt|html), outside the folder"
+    if not skip_bad:
+        with pytest.raises(RagkitError, match=refused):
+            folder_module.load_folder(docs, progress=False, jobs=jobs)
+        return
+    with pytest.warns(RagkitWarning, match=refused):
+        loaded = folder_module.load_folder(docs, skip_bad=True, progress=False, jobs=jobs)
+    assert [d.id for d in loaded] == ["a.md"]

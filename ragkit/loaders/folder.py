@@ -28,6 +28,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import stat
 import unicodedata
 from collections.abc import Callable
 from pathlib import Path
@@ -85,12 +86,24 @@ def _problem(entry: os.DirEntry, rel: str, real_root: str) -> str | None:
     """Why the entry at `path` is not read, or None (see the module docstring)."""
     if why := _name_problem(rel):
         return why
-    path = entry.path
     try:
         if entry.is_file(follow_symlinks=False):  # the common case, from the listing alone
             return None
+    except OSError as exc:
+        return f"cannot read ({exc.strerror or exc})"
+    return recheck(entry.path, real_root)
+
+
+def recheck(path: str | Path, real_root: str) -> str | None:
+    """Why the file at `path` is not read, from the disk now (its name aside): a link out of
+    the folder (`real_root`, resolved), to a hidden file, to nothing or in a loop, or not a
+    regular file. The folder loader asks again just before each file is opened, so a file
+    swapped for a link to /etc/passwd after the listing (while other files were read) is
+    refused as the listing would have refused it."""
+    try:
         info = os.lstat(path)
-        if entry.is_symlink():
+        linked = stat.S_ISLNK(info.st_mode)
+        if linked:
             try:
                 info = os.stat(path)
             except OSError as exc:
@@ -100,9 +113,10 @@ def _problem(entry: os.DirEntry, rel: str, real_root: str) -> str | None:
                     return (f"a symbolic link to nothing ({shown(os.readlink(path))} does not "
                             f"exist)")
                 raise
-            target = os.path.realpath(path)
-            if not _inside(target, real_root):
-                return _OUTSIDE.format(target=shown(target))
+        target = os.path.realpath(path)  # also through a folder above swapped for a link
+        if not _inside(target, real_root):
+            return _OUTSIDE.format(target=shown(target))
+        if linked:
             hidden = os.path.relpath(target, real_root)
             if any(part.startswith(".") for part in hidden.split(os.sep)):
                 return (f"a symbolic link to {shown(hidden)}, a hidden file of the folder; "
