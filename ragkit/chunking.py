@@ -30,7 +30,7 @@ from pathlib import PurePosixPath
 
 from ragkit.documents import Chunk, Document, RagkitError
 from ragkit.loaders.pages import chunk_pages
-from ragkit.outline import outline
+from ragkit.outline import label, outline
 
 LONGEST = 128  # characters of one token: a longer run of word characters counts as several
 TOKEN = re.compile(rf"\w{{1,{LONGEST}}}|[^\w\s]")
@@ -208,8 +208,8 @@ def section_of(doc: Document, start: int, kind: str) -> list[str]:
 
 
 def _chunk(doc: Document, ident: str, lo: int, hi: int, kind: str, **extra: str) -> Chunk:
-    meta = {"chunker": kind, "title": doc.title or doc.id, "section": section_of(doc, lo, kind),
-            **extra}
+    meta = {"chunker": kind, "title": label(doc.title or doc.id),
+            "section": section_of(doc, lo, kind), **extra}
     if doc.metadata.get("pages"):  # a PDF's page map, cut to the chunk: citations name pages
         meta["pages"] = chunk_pages(doc.metadata["pages"], lo, hi)
     return Chunk(ident, doc.id, doc.text[lo:hi], "", lo, hi, meta)

@@ -28,6 +28,15 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from functools import lru_cache
 
+LABEL_CHARS = 200  # a title, heading or definition as it labels a chunk (`label`)
+
+
+def label(text: str, limit: int = LABEL_CHARS) -> str:
+    """`text` cut to `limit` characters with "…": how a title, heading or definition labels
+    each chunk (metadata, context, answer tags). A 1.2 MB `<title>` was copied into every
+    chunk of its page — a 230 MB index and a megabyte printed by each `ragkit ask`."""
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
 HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$", re.M)
 SYMBOL = re.compile(r"^([ \t]*)(?:pub(?:\([^)]*\))?\s+|export\s+|async\s+)*"
                     r"(class|def|fn|struct|impl|trait|enum|func|function|interface|mod)"
@@ -162,11 +171,13 @@ class Outline:
         if self._first_hash < 0 or self._first_hash >= offset:  # no heading above
             return []
         if offset <= DIRECT:
-            return [title for _, title in scan(HEADING, _heading, self.text, 0, offset, [])]
+            return [label(title) for _, title in scan(HEADING, _heading, self.text, 0, offset,
+                                                      [])]
         if self._headings is None:
             self._headings = _Replay(self.text, self.newlines, HEADING, _heading,
                                      _HEADING_LINES, _HEADING_REACH, 2)
-        return [title for _, title in self._headings.stack(offset, self.line_start(offset))]
+        return [label(title)
+                for _, title in self._headings.stack(offset, self.line_start(offset))]
 
     def symbols(self, offset: int) -> list[str]:
         """Code definitions (by indentation) that enclose `offset`, outermost first."""
@@ -182,7 +193,7 @@ class Outline:
                                         _SYMBOL_LINES, _SYMBOL_REACH, 12)
             stack = self._symbols.stack(offset, line_start)
         current = _SPACE.match(self.text, line_start, offset).end() - line_start
-        return [name for indent, name in stack if indent < current or indent == 0]
+        return [label(name) for indent, name in stack if indent < current or indent == 0]
 
 
 @lru_cache(maxsize=4)

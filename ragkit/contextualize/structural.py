@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragkit.documents import Chunk, Document
-from ragkit.outline import outline
+from ragkit.outline import label, outline
 
 _META_KEYS = ("company", "quarter", "date", "product", "version")
 
@@ -47,11 +47,12 @@ def structural_context(doc: Document, chunk: Chunk) -> str:
 
 def _document_parts(doc: Document) -> list[str]:
     """The sentences every chunk of `doc` shares: title, path, descriptive metadata."""
-    parts = [f"Document: {doc.title or doc.id}."]
+    parts = [f"Document: {label(doc.title or doc.id)}."]
     path = doc.metadata.get("path")
     if path and path != doc.title:
-        parts.append(f"Path: {path}.")
-    facts = [f"{key}: {doc.metadata[key]}" for key in _META_KEYS if doc.metadata.get(key)]
+        parts.append(f"Path: {label(str(path))}.")
+    facts = [f"{key}: {label(str(doc.metadata[key]))}" for key in _META_KEYS
+             if doc.metadata.get(key)]
     if facts:
         parts.append("; ".join(facts) + ".")
     return parts

@@ -199,7 +199,7 @@ def load(path: Path, rel: str) -> Document:
             raise ValueError(f"its main part is {part.content_type}")
         document = part.document
         out, number = TextBuilder(), 0
-        lists, counts = _numbering(document), {}  # Word's lists, and each (list, level)'s count
+        lists, counts = _numbering(document), {}  # Word's lists; each list's count per level
         styles = _Styles(document)
         for n, element in enumerate(_blocks(document.element.body)):
             if n >= MAX_BLOCKS:
@@ -222,10 +222,11 @@ def load(path: Path, rel: str) -> Document:
                 out.paragraph(text, f"{number}. ")
             elif ref := _list_ref(element, found):  # Word's numbering ("List Paragraph")
                 formats = lists.get(ref[0], {})
-                counts[ref] = counts.get(ref, 0) + 1  # Word goes on counting after a break
-                for deeper in [k for k in counts if k[0] == ref[0] and k[1] > ref[1]]:
-                    del counts[deeper]  # a sub-list starts again under each item
-                out.paragraph(text, _marker(formats.get(ref[1], "decimal"), counts[ref]))
+                levels = counts.setdefault(ref[0], {})  # this list's count per level
+                levels[ref[1]] = levels.get(ref[1], 0) + 1  # Word goes on counting after a break
+                for deeper in [k for k in levels if k > ref[1]]:
+                    del levels[deeper]  # a sub-list starts again under each item
+                out.paragraph(text, _marker(formats.get(ref[1], "decimal"), levels[ref[1]]))
             elif style.startswith("List"):
                 out.paragraph(text, "- ")
             else:
