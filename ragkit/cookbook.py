@@ -8,9 +8,9 @@
 - `refresh()`: re-executes notebooks in place (what a contributor runs before committing).
 - `record`, `record_metrics`, `finding` (`ragkit.record`): called from a notebook; store
   a table, number or the one-line finding for the report (a no-op interactively).
-- `data_banner`, `parameters_banner`, `check_depth`, `skip_unless`, `prose` and what a
-  section needs from the data (`ragkit.notebook_data`): called from a notebook, so it runs
-  on any folder in the shipped layout (`raw_corpus`: the raw files 06 and 07 grep, also for
+- `data_banner`, `parameters_banner`, `check_depth`, `check_every`, `skip_unless`, `prose`
+  and what a section needs from the data (`ragkit.notebook_data`): called from a notebook, so
+  it runs on any folder in the shipped layout (`raw_corpus`: the raw files 06 and 07 grep, also for
   a `documents.jsonl`).
 
 Parameters are checked before anything runs (`ragkit.notebook_params`): a name must be
@@ -54,8 +54,8 @@ from ragkit import index_cache
 from ragkit.atomic import check_target, replace_folder, write_text
 from ragkit.documents import RagkitError
 from ragkit.jobs import check_jobs, default_jobs, run_jobs
-from ragkit.notebook_data import (check_depth, context_example, data_banner, data_label,
-                                  document_kind, example_question, is_shipped, joined,
+from ragkit.notebook_data import (check_depth, check_every, context_example, data_banner,
+                                  data_label, document_kind, example_question, is_shipped, joined,
                                   korean_questions, leaders, parameters_banner, prose,
                                   raw_corpus, replay_path, skip_unless)
 from ragkit.notebook_params import parameters_for, parse_value
@@ -67,8 +67,8 @@ from ragkit.report import write_report
 from ragkit.run_progress import progress_seconds
 from ragkit.sweep import sweep
 
-__all__ = ["check_depth", "context_example", "data_banner", "data_label", "document_kind",
-           "example_question", "finding", "is_results", "is_shipped", "joined",
+__all__ = ["check_depth", "check_every", "context_example", "data_banner", "data_label",
+           "document_kind", "example_question", "finding", "is_results", "is_shipped", "joined",
            "korean_questions", "leaders", "notebook_paths", "parameters_banner",
            "parameters_for", "parse_value", "prose", "raw_corpus", "record", "record_metrics",
            "refresh", "replay_path", "run_cookbook", "skip_unless", "sweep"]
@@ -82,7 +82,7 @@ def now() -> str:
 def execute_numbered(number: int, total: int, notebook: Path, output: Path,
                      parameters: dict[str, Any]) -> dict:
     """`execute`, with a start line, progress lines and an end line on stderr
-    ("[2/7] 02_....ipynb: 14/52 cells done (3 min 05 s)", "[2/7] 02_....ipynb: ok (…)")."""
+    ("[2/8] 02_....ipynb: 7/26 cells done (3 min 05 s)", "[2/8] 02_....ipynb: ok (…)")."""
     label = f"[{number}/{total}] {notebook.name}"
     print(f"{label} ...", file=sys.stderr, flush=True)
     result = execute(notebook, output, parameters, progress=label)

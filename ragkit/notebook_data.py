@@ -10,21 +10,19 @@ their Markdown describes the run on the shipped data (`data/`). Re-exported by
   the shipped data it shows nothing, so committed outputs stay as they are);
   `parameters_banner()` (called by `data_banner`) says the same when `ragkit cookbook
   run|sweep` changed a parameter from its default;
-- `skip_unless(have, why)`: the one way a section that needs something the data lacks
-  (Korean questions, a replay log, an example) is skipped — one short visible line, never an
-  exception or an empty figure;
+- `skip_unless(have, why)`: the one way a section that needs what the data lacks (Korean
+  questions, a replay log) is skipped — one short line, never an exception or empty figure;
 - what a section needs, found in the data: `korean_questions`, `replay_path`,
   `document_kind`, `example_question` (01), `context_example` (02);
-- `leaders` and `joined` (from `ragkit.text_stats`): the methods tied at the top, named in a
-  finding;
+- `check_depth(k)`, `check_every(every)`: parameters refused before any work;
+- `leaders`, `joined` (`ragkit.text_stats`): the methods tied at the top, named in a finding;
 - `raw_corpus(data_dir, documents)`: the folder of raw files that grep searches (CRAG's
   fallback in 06, the agent's tools in 07) — `corpus/`, or for a `documents.jsonl` the
-  documents written once as files into `$RAGKIT_HOME/cache/corpora/`.
-  The long-context parts of notebook 07 are in `ragkit.agent.long_context` (`folder_parts`,
-  `fitting_part`).
+  documents written once as files into `$RAGKIT_HOME/cache/corpora/` (07's long-context
+  parts: `ragkit.agent.long_context`).
 
-What it is not: a data loader (`ragkit.datasets`) nor a checker of the layout; data that
-cannot be read fails there, with one line naming the file.
+What it is not: a data loader (`ragkit.datasets`) nor a checker of the layout; unreadable
+data fails there, in one line naming the file.
 """
 from __future__ import annotations
 
@@ -111,6 +109,13 @@ def check_depth(k: object, needed: int = 20) -> None:
         raise RagkitError(f"parameter k = {k!r}: this notebook reports Pass@{needed} and "
                           f"Fail@{needed}, which need a ranked list of at least {needed}; "
                           f"give k >= {needed}")
+
+
+def check_every(every: object) -> None:
+    """Refuse a step `every` (every N-th question) below 1: `[::0]` was "slice step cannot be
+    zero" once the index was built, and a negative step reverses the questions."""
+    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+        raise RagkitError(f"parameter every = {every!r}: give a whole number every >= 1")
 
 
 def skip_unless(have: object, why: str, what: str = "section") -> bool:

@@ -202,10 +202,14 @@ def rrf_k_curve(table: pd.DataFrame, metrics: Sequence[str] = ("Pass@5", "Pass@1
 
 @checked
 def tradeoff_curve(table: pd.DataFrame, metrics: Sequence[str], right: str, xlabel: str,
-                   title: str = "", right_label: str | None = None) -> plt.Figure:
-    """Quality against a price: `metrics` (left axis) and the column `right` (right axis,
-    dashed, e.g. latency or dollars) per sweep point (rows of `table`, log-scaled x)."""
+                   title: str = "", right_label: str | None = None,
+                   left_label: str | None = None) -> plt.Figure:
+    """Quality against a price: `metrics` (left axis, `left_label` naming their unit) and the
+    column `right` (right axis, dashed, e.g. latency or dollars) per sweep point (rows of
+    `table`, log-scaled x)."""
     fig, ax, x = _metric_lines(table, metrics, xlabel, log=True)
+    if left_label:
+        ax.set_ylabel(left_label)
     other = ax.twinx()
     other.plot(x, table[right], color="gray", linestyle="--", marker="s", markersize=4,
                label=right)

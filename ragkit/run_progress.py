@@ -3,7 +3,7 @@
 What it is: a papermill engine (`ENGINE`, nbclient's engine plus a hook on papermill's
 `cell_complete`) and a heartbeat thread that prints one line every
 `RAGKIT_PROGRESS_SECONDS` (default 30) while the notebook runs, e.g.
-`[2/7] 02_contextual_retrieval.ipynb: 14/52 cells done (3 min 05 s)`. Cells are all of the
+`[2/8] 02_contextual_retrieval.ipynb: 7/26 cells done (3 min 05 s)`. Cells are all of the
 notebook's cells, Markdown included, as papermill counts them (plus its injected parameters
 cell when parameters are given).
 

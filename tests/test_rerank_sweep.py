@@ -96,3 +96,18 @@ def test_a_notebook_reporting_pass20_refuses_a_shorter_list(k):
         check_depth(k)
     check_depth(20)
     check_depth(50)
+
+
+@pytest.mark.parametrize("every", [0, -1, "4", 2.0, True])
+def test_a_notebook_sampling_every_nth_question_refuses_a_step_below_one(every):
+    """`-p every=0` stopped notebook 06 with Python's "slice step cannot be zero" after its
+    index was built; notebooks 06 and 07 call this in their first cell."""
+    import nbformat
+    from ragkit.cookbook import check_every
+    with pytest.raises(RagkitError, match=rf"^parameter every = {every!r}: give a whole "
+                                          r"number every >= 1$"):
+        check_every(every)
+    check_every(1)
+    for name in ("06_crag_self_rag", "07_rag_vs_long_context"):
+        cells = nbformat.read(f"notebooks/{name}.ipynb", 4).cells
+        assert "\ncheck_every(every)" in cells[2].source  # before the index is built
