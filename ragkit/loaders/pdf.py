@@ -29,9 +29,11 @@ Refused, each as one line naming the file: no text layer (a scan: ragkit does no
 password it cannot open with the empty password, a damaged file, a stream that would unpack
 past 128 MB or streams past 1 GB together (a decompression bomb; `ragkit.loaders.pdf_streams`
 measures every stream pdfminer decodes before it does), a page drawing more than 200,000
-characters (`ragkit.loaders.pdf_layout`, which also lays out a page of thousands of scattered
-words without pdfminer's quadratic box grouping). A file whose objects nest too deep for
-Python's stack is "not a valid PDF".
+characters, a file drawing more than 10 million or running more than 64 MB of content
+streams (a stream shared by many pages, a form drawn over and over;
+`ragkit.loaders.pdf_layout`, which also lays out a page of thousands of scattered words
+without pdfminer's quadratic box grouping). A file whose objects nest too deep for Python's
+stack is "not a valid PDF".
 
 What it is not: OCR, a table extractor (a table comes out as its text lines), nor a reader of
 rotated or vertical text (it comes out as letters one space apart, "t o p").
@@ -44,7 +46,7 @@ from pathlib import Path
 
 from ragkit.documents import Document, RagkitError
 from ragkit.loaders.markdown import TextBuilder, squash
-from ragkit.loaders.pdf_layout import page_device
+from ragkit.loaders.pdf_layout import page_device, page_interpreter
 from ragkit.loaders.pdf_streams import bounded_streams
 
 _NO_TITLE = {"", "untitled", "untitled document", "(unspecified)", "(anonymous)"}
@@ -233,7 +235,7 @@ def load(path: Path, rel: str) -> Document:
     """The document of the PDF file `path` (id `rel`); see the module's refusals."""
     # deferred: pdfminer.six loads only when a PDF is met
     from pdfminer.pdfdocument import PDFDocument, PDFEncryptionError, PDFPasswordIncorrect
-    from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
+    from pdfminer.pdfinterp import PDFResourceManager
     from pdfminer.pdfpage import PDFPage
     from pdfminer.pdfparser import PDFParser
     logging.getLogger("pdfminer").setLevel(logging.ERROR)  # its per-object warnings
@@ -247,7 +249,7 @@ def load(path: Path, rel: str) -> Document:
             info = document.info[0] if document.info else {}
             resources = PDFResourceManager(caching=True)
             device = page_device(resources, path, reading)
-            interpreter = PDFPageInterpreter(resources, device)
+            interpreter = page_interpreter(resources, device)
             for n, page in enumerate(pages):
                 reading.page = n + 1
                 laid_out.append(_laid_out(interpreter, device, page))

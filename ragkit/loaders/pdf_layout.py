@@ -16,6 +16,13 @@ loader lays pages out with (`LAParams(all_texts=True)`), which
   words that overlap make the line grouping re-add every line at each merge (8,000 took
   117 s in it alone). Laid out this way, 15,000 took 385 s before and now take seconds.
 
+The file as a whole is bounded too (`page_interpreter`): at most `MAX_FILE_CHARS` characters
+drawn, `MAX_STREAM_RUNS` content streams run, `MAX_CONTENT_BYTES` of them run once and
+`MAX_REPEATED_BYTES` run again. pdfminer runs a stream each time a page or form uses it, at
+about 2 µs a byte: 10 pages sharing one 4 MB stream of no-op operators (a 6 KB file) took
+158 s, and a 2.9 KB file drawing each form 4 times, 11 levels deep, 224 s and 2.9 GB. A logo
+form on each of 1,000 pages repeats a few MB; a book's own pages are each run once.
+
 What it is not: a change to ordinary pages, which keep pdfminer's full layout analysis.
 """
 from __future__ import annotations
@@ -25,6 +32,10 @@ from pathlib import Path
 from ragkit.documents import RagkitError
 
 MAX_PAGE_CHARS = 200_000  # characters one page may draw
+MAX_FILE_CHARS = 10_000_000  # characters a whole file may draw (~3,000 pages of prose)
+MAX_CONTENT_BYTES = 256 * 2**20  # content-stream bytes a file may have run, each once
+MAX_REPEATED_BYTES = 16 * 2**20  # bytes of streams run again (a shared page stream, a form)
+MAX_STREAM_RUNS = 100_000  # content streams (pages and form draws) a file may run
 MAX_RUNS = 400  # runs of text past which a page is laid out without box grouping
 # pdfminer's grouping costs about the square of a page's runs: past this sum of squares over
 # a file's pages of more than `COSTLY` runs, later such pages are laid out as `MAX_RUNS` ones
@@ -81,8 +92,11 @@ def page_device(resources, path: Path, reading):
     full, flat = LAParams(all_texts=True), LAParams(all_texts=True, boxes_flow=None)
 
     class Bounded(PDFPageAggregator):
-        chars = 0
+        chars = file_chars = 0
         spent = 0  # the sum of squared runs of this file's costly pages laid out in full
+        interpreted = repeated = runs = 0  # what `page_interpreter` ran of this file
+        seen: set = set()  # (object number, generation) of each stream run
+        where = path, reading
 
         def begin_page(self, page, ctm) -> None:
             self.chars = 0
@@ -90,9 +104,13 @@ def page_device(resources, path: Path, reading):
 
         def render_char(self, *args, **kwargs) -> float:
             self.chars += 1
+            self.file_chars += 1
             if self.chars > MAX_PAGE_CHARS:
                 raise RagkitError(f"{path}: page {reading.page} draws more than "
                                   f"{MAX_PAGE_CHARS:,} characters (a hostile file?)")
+            if self.file_chars > MAX_FILE_CHARS:
+                raise RagkitError(f"{path}: draws more than {MAX_FILE_CHARS:,} characters by "
+                                  f"page {reading.page} (a hostile file?)")
             return super().render_char(*args, **kwargs)
 
         def end_page(self, page) -> None:
@@ -105,3 +123,36 @@ def page_device(resources, path: Path, reading):
             super().end_page(page)
 
     return Bounded(resources, laparams=full)
+
+
+def page_interpreter(resources, device):
+    """pdfminer's page interpreter over `device` (`page_device`'s), counting the bytes of
+    every content stream it runs — a page's, or a form's each time it is drawn — and
+    refusing the file past `MAX_CONTENT_BYTES` (one line naming the file and page)."""
+    from pdfminer.pdfinterp import PDFPageInterpreter
+    from pdfminer.pdftypes import stream_value
+
+    class Counted(PDFPageInterpreter):
+        def execute(self, streams) -> None:
+            device.runs += 1
+            for obj in streams:
+                try:
+                    stream = stream_value(obj)
+                    size = len(stream.get_data())
+                except Exception:  # not a stream: pdfminer's own execute skips or says so
+                    continue
+                again = (stream.objid, stream.genno) in device.seen
+                device.seen.add((stream.objid, stream.genno))
+                device.repeated += size if again else 0
+                device.interpreted += 0 if again else size
+            if (device.interpreted > MAX_CONTENT_BYTES or device.runs > MAX_STREAM_RUNS
+                    or device.repeated > MAX_REPEATED_BYTES):
+                path, reading = device.where
+                raise RagkitError(f"{path}: page {reading.page} runs content streams past a "
+                                  f"bound (over {MAX_STREAM_RUNS:,} streams, "
+                                  f"{MAX_CONTENT_BYTES // 2**20} MB, or "
+                                  f"{MAX_REPEATED_BYTES // 2**20} MB run again: pages sharing "
+                                  f"one stream or forms drawn over and over, a hostile file?)")
+            super().execute(streams)
+
+    return Counted(resources, device)
