@@ -32,11 +32,14 @@ from ragkit.atomic import write_text
 from ragkit.documents import RagkitError, where
 from ragkit.ranking import Ranking
 
-_UNSAFE = re.compile(r"[\s%]")
+# white space, `%`, and what a terminal would obey or hide: control characters (an id's
+# ESC ] 0 ; … BEL retitled the terminal that printed the run), zero-width and bidi marks
+_UNSAFE = re.compile("[\\s%\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 
 
 def escape_id(ident: str) -> str:
-    """An id as a run file spells it: whitespace and `%` percent-encoded (UTF-8 bytes)."""
+    """An id as a run file spells it: whitespace, `%` and control, zero-width and bidi
+    characters percent-encoded (UTF-8 bytes)."""
     # every whitespace character but " " is unprintable: most ids return here (0.3 µs, not 0.85)
     if ident.isprintable() and " " not in ident and "%" not in ident:
         return ident

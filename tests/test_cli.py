@@ -597,6 +597,23 @@ def test_an_escape_sequence_in_an_id_is_shown_escaped_not_obeyed(tmp_path, capsy
     assert "\x1b" not in err and "(q\\x1b[31mRED)" in err
 
 
+def test_an_escape_sequence_in_a_document_id_is_percent_encoded_in_the_run(tmp_path):
+    """A JSONL id `x ESC ]0;pwned BEL y` went raw into the TREC run: `cat run.txt` retitled
+    the terminal. Encoded as the run format encodes white space, it reads back as the id."""
+    from ragkit.cli import main
+    from ragkit.runs import read_trec
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text('{"id": "x\\u001b]0;pwned\\u0007y", "text": "The refund policy allows '
+                    'returns."}\n')
+    (tmp_path / "q.jsonl").write_text('{"id": "q1", "text": "refund"}\n')
+    assert main(["index", str(docs), "--out", str(tmp_path / "idx"), "--embedder", "none"]) == 0
+    assert main(["search", str(tmp_path / "idx"), "--queries", str(tmp_path / "q.jsonl"),
+                 "--out", str(tmp_path / "run.txt"), "--mode", "bm25"]) == 0
+    line = (tmp_path / "run.txt").read_text()
+    assert line.startswith("q1 Q0 x%1B]0;pwned%07y#0 1 ") and "\x1b" not in line
+    assert read_trec(tmp_path / "run.txt")["q1"][0][0] == "x\x1b]0;pwned\x07y#0"
+
+
 def test_an_index_is_not_written_over_the_folder_the_user_is_in(tmp_path, monkeypatch, capsys):
     """`ragkit index ../docs --out .` in an empty folder said it indexed, and left the shell
     in the deleted old folder (the new one replaced it): `ls` showed nothing."""
