@@ -7,8 +7,8 @@ What it is: the one way ragkit puts a file or a folder on disk.
 - `replace_folder(target, is_ours=...)`: a context manager yielding an empty temporary folder
   beside `target`; on a clean exit the new one takes the old `target`'s place in one step
   (Linux: renameat2's exchange; elsewhere the old is renamed aside, the new one in), and only
-  then is the old one deleted. On an error the temporary folder is
-  removed and `target` is untouched.
+  then is the old one deleted. On an error the temporary folder is removed and `target` is
+  untouched.
 
 What it is not: a lock. Two processes writing the same path both succeed; the last rename wins.
 
@@ -27,9 +27,8 @@ leaves under the new one's `.NAME.new-*` name): a build killed with -9 leaves it
 and the next `replace_folder` of the same target removes those whose process (on this host)
 is no longer alive.
 
-Written files and folders get the
-permissions the user's umask gives (0666 / 0777 masked), not `mkstemp`'s private 0600/0700,
-so a teacher's index is readable by the class.
+Written files and folders get the permissions the user's umask gives (0666 / 0777 masked),
+not `mkstemp`'s private 0600/0700, so a teacher's index is readable by the class.
 """
 from __future__ import annotations
 
@@ -145,6 +144,10 @@ def check_target(path: Path | str, is_ours: Recognizer, what: str, folder: bool,
         if not (folder and is_empty_folder(path)) and not is_ours(path):
             raise RagkitError(f"{path}: exists and is not {what}; refusing to overwrite it "
                               f"(choose a new or empty path, or delete it yourself)")
+        if folder and replaced and path.is_symlink():  # the link would become a new folder
+            raise RagkitError(f"{path}: is a symbolic link (to {os.readlink(path)}); writing "
+                              f"{what} replaces the link, not the folder it names: give "
+                              f"that folder itself")
         if folder and replaced and _holds_cwd(path):  # the shell would sit in a deleted one
             raise RagkitError(f"{path}: is the folder you are in (or holds it), which writing "
                               f"{what} replaces; give another path, or run from elsewhere")

@@ -292,3 +292,20 @@ def test_a_hand_edited_bm25_parameter_names_its_file(built, value, message):
     line = refused(ragkit("search", "ix", "--queries", "q.jsonl", "--out", "run.trec",
                           cwd=built))
     assert line == f"ragkit: error: ix/bm25/bm25.json: {message}"
+
+
+def test_out_given_as_a_link_to_an_index_is_refused_not_replaced_by_a_new_folder(tmp_path,
+                                                                                  capsys):
+    """`--out linkidx` (a link to an index) turned the link into a new folder and left the
+    index it named as it was: the user searched the old one."""
+    from ragkit.cli import main
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text('{"id": "a", "text": "Refunds within seven days."}\n')
+    assert main(["index", str(docs), "--out", str(tmp_path / "real"), "--embedder", "none"]) == 0
+    os.symlink("real", tmp_path / "link")
+    capsys.readouterr()
+    assert main(["index", str(docs), "--out", str(tmp_path / "link"), "--embedder", "none"]) == 2
+    assert capsys.readouterr().err == (
+        f"ragkit: error: {tmp_path / 'link'}: is a symbolic link (to real); writing a ragkit "
+        f"index replaces the link, not the folder it names: give that folder itself\n")
+    assert (tmp_path / "link").is_symlink()
