@@ -24,8 +24,7 @@ path is not ours (e.g. which file in an index folder ragkit did not write).
 Temporary folders are named `.NAME.new-PID.HOST-*` (and `.NAME.old-PID.HOST-*` for the one
 being replaced where the swap takes two renames; with the one-step exchange the old folder
 leaves under the new one's `.NAME.new-*` name): a build killed with -9 leaves its own behind,
-and the next `replace_folder` of the same target removes those whose process (on this host)
-is no longer alive.
+and the next `replace_folder` of the same target removes those of dead processes (this host).
 
 Written files and folders get the permissions the user's umask gives (0666 / 0777 masked),
 not `mkstemp`'s private 0600/0700, so a teacher's index is readable by the class.
