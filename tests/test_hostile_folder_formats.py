@@ -178,3 +178,23 @@ def test_pages_sharing_one_huge_stream_are_refused_once_the_file_has_run_too_muc
     (tmp_path / "shared.pdf").write_bytes(_pdf_of(objects))
     assert _refusal(tmp_path).startswith(f"{tmp_path / 'shared.pdf'}: page 5 runs content "
                                          f"streams past a bound")
+
+
+def test_a_pdf_without_pages_or_with_only_a_repeated_top_line_is_told_apart_from_a_scan(
+        tmp_path):
+    """Both were "no text layer (scanned? …)": a file of 0 pages, and 3 pages whose only text
+    is one line in the top band, all of it removed as a running header."""
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "e.pdf").write_bytes(_pdf_of([
+        b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [] /Count 0 >>"]))
+    assert _refusal(tmp_path / "empty") == f"{tmp_path / 'empty' / 'e.pdf'}: has no pages"
+    page = (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << "
+            b"/F1 3 0 R >> >> /Contents 4 0 R >>")
+    (tmp_path / "top").mkdir()
+    (tmp_path / "top" / "notice.pdf").write_bytes(_pdf_of([
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [5 0 R 6 0 R 7 0 R] /Count 3 >>", FONT,
+        _stream(b"BT /F1 12 Tf 72 740 Td (The depot closes at noon on Fridays.) Tj ET"),
+        page, page, page]))
+    doc = load_folder(tmp_path / "top", progress=False)[0]
+    assert "The depot closes at noon on Fridays." in doc.text

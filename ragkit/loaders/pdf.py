@@ -265,7 +265,12 @@ def load(path: Path, rel: str) -> Document:
     except Exception as exc:  # pdfminer raises many kinds on a damaged file
         raise RagkitError(f"{path}: not a valid PDF ({type(exc).__name__}: "
                           f"{str(exc)[:200]})") from None
-    for n, boxes in enumerate(_without_running(laid_out)):
+    if not laid_out:
+        raise RagkitError(f"{path}: has no pages")
+    kept = _without_running(laid_out)
+    if not any(text.strip() for boxes in kept for text, _ in boxes):  # all of it "running":
+        kept = [[(text, top) for text, top, _ in boxes] for boxes in laid_out]  # keep it
+    for n, boxes in enumerate(kept):
         out.page(n + 1)
         # a running header is often the document's name: the title looks at every box
         first = first or next((text for text, *_ in laid_out[n] if len(text) <= 200), "")
