@@ -9,9 +9,9 @@
 - `record`, `record_metrics`, `finding` (`ragkit.record`): called from a notebook; store
   a table, number or the one-line finding for the report (a no-op interactively).
 - `data_banner`, `parameters_banner`, `check_depth`, `check_every`, `skip_unless`, `prose`
-  and what a section needs from the data (`ragkit.notebook_data`): called from a notebook, so
-  it runs on any folder in the shipped layout (`raw_corpus`: the raw files 06 and 07 grep, also for
-  a `documents.jsonl`).
+  and what a section needs from the data (`ragkit.notebook_data`; the checks:
+  `ragkit.notebook_params`): called from a notebook, so it runs on any folder in the shipped
+  layout (`raw_corpus`: the raw files 06 and 07 grep, also for a `documents.jsonl`).
 
 Parameters are checked before anything runs (`ragkit.notebook_params`): a name must be
 declared in the notebook's `parameters` cell (with several notebooks: by at least one of
@@ -54,11 +54,12 @@ from ragkit import index_cache
 from ragkit.atomic import check_target, replace_folder, write_text
 from ragkit.documents import RagkitError
 from ragkit.jobs import check_jobs, default_jobs, run_jobs
-from ragkit.notebook_data import (check_depth, check_every, context_example, data_banner,
-                                  data_label, document_kind, example_question, is_shipped, joined,
-                                  korean_questions, leaders, parameters_banner, prose,
-                                  raw_corpus, replay_path, skip_unless)
-from ragkit.notebook_params import parameters_for, parse_value
+from ragkit.notebook_data import (context_example, data_banner, data_label, document_kind,
+                                  example_question, is_shipped, joined, korean_questions,
+                                  leaders, parameters_banner, prose, raw_corpus, replay_path,
+                                  skip_unless)
+from ragkit.notebook_params import (check_depth, check_every, declared_parameters,
+                                    parameters_for, parse_value)
 # MARKER, execute, is_results, notebook_paths: importable from here too, as before
 from ragkit.notebook_runner import MARKER, RESULTS, execute, is_results, mark, notebook_paths
 from ragkit.record import finding, record, record_metrics
@@ -124,12 +125,14 @@ def run_cookbook(out: Path | str = "results", notebooks: Sequence[str | Path] | 
     return out / "report.html"
 
 
-def _strip_run_metadata(text: str) -> str:
-    """Drop papermill's timings and paths so a committed notebook holds outputs only."""
+def _strip_run_metadata(text: str, path: Path) -> str:
+    """Drop papermill's timings and paths so a committed notebook holds outputs only; record
+    its defaults (`ragkit.notebook_params.edited_parameters` compares with them)."""
     import nbformat
 
     nb = nbformat.reads(text, as_version=4)
     nb.metadata.pop("papermill", None)
+    nb.metadata["ragkit"] = {"defaults": declared_parameters(path)}
     for cell in nb.cells:
         cell.metadata.pop("papermill", None)
         cell.metadata.pop("execution", None)
@@ -157,7 +160,7 @@ def _refresh_one(path: Path) -> Path:
         result = execute(path, scratch / path.name, progress=path.name)
         if result["error"]:
             raise RagkitError(f"{path}: {result['error']}")
-        write_text(path, _strip_run_metadata((scratch / path.name).read_text()))
+        write_text(path, _strip_run_metadata((scratch / path.name).read_text(), path))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return path

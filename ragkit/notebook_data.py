@@ -14,7 +14,6 @@ their Markdown describes the run on the shipped data (`data/`). Re-exported by
   questions, a replay log) is skipped — one short line, never an exception or empty figure;
 - what a section needs, found in the data: `korean_questions`, `replay_path`,
   `document_kind`, `example_question` (01), `context_example` (02);
-- `check_depth(k)`, `check_every(every)`: parameters refused before any work;
 - `leaders`, `joined` (`ragkit.text_stats`): the methods tied at the top, named in a finding;
 - `raw_corpus(data_dir, documents)`: the folder of raw files that grep searches (CRAG's
   fallback in 06, the agent's tools in 07) — `corpus/`, or for a `documents.jsonl` the
@@ -30,6 +29,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 from collections.abc import Mapping, Sequence, Sized
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -41,7 +41,7 @@ from ragkit.chunking import chunk_document
 from ragkit.corpus_cache import corpora_folder
 from ragkit.documents import Chunk, Document, Query, RagkitError
 from ragkit.money import dollars_kept
-from ragkit.notebook_params import CHANGED_ENV
+from ragkit.notebook_params import CHANGED_ENV, edited_parameters
 from ragkit.text_stats import joined  # noqa: F401 (re-exported for the notebooks)
 
 if TYPE_CHECKING:
@@ -88,34 +88,19 @@ def data_banner(data_dir: str | Path) -> None:
     `parameters_banner`'s."""
     if not is_shipped(data_dir):
         _show(BANNER.format(name=f"`{data_label(data_dir)}`"))
-    parameters_banner()
+    parameters_banner(sys._getframe(1).f_globals)  # the notebook's namespace
 
 
-def parameters_banner() -> None:
+def parameters_banner(values: Mapping[str, object] | None = None) -> None:
     """Show a banner when `ragkit cookbook run|sweep` changed a parameter from its default
     (`CHANGED_ENV`; with `tokenizer = "words"` notebook 01's sentences compared numbers its
-    tables no longer showed); else nothing."""
-    changed = json.loads(os.environ.get(CHANGED_ENV) or "{}")
+    tables no longer showed), or `values` differ from the defaults in JupyterLab
+    (`edited_parameters`); else nothing."""
+    changed = json.loads(os.environ.get(CHANGED_ENV) or "{}") if CHANGED_ENV in os.environ \
+        else edited_parameters(values or {})
     if changed:
         _show(PARAMETERS_BANNER.format(
             given=", ".join(f"`{name} = {value!r}`" for name, value in changed.items())))
-
-
-def check_depth(k: object, needed: int = 20) -> None:
-    """Refuse a ranked-list length `k` below `needed`: a notebook that reports Pass@20 and
-    Fail@20 (the Contextual Retrieval article's measure) cannot get them from a top-10 list,
-    and with `-p k=10` its "Pass@20" columns showed Pass@10 under the wrong name."""
-    if isinstance(k, bool) or not isinstance(k, int) or k < needed:
-        raise RagkitError(f"parameter k = {k!r}: this notebook reports Pass@{needed} and "
-                          f"Fail@{needed}, which need a ranked list of at least {needed}; "
-                          f"give k >= {needed}")
-
-
-def check_every(every: object) -> None:
-    """Refuse a step `every` (every N-th question) below 1: `[::0]` was "slice step cannot be
-    zero" once the index was built, and a negative step reverses the questions."""
-    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-        raise RagkitError(f"parameter every = {every!r}: give a whole number every >= 1")
 
 
 def skip_unless(have: object, why: str, what: str = "section") -> bool:

@@ -11,12 +11,20 @@ parameter whose default is a string keeps the text as typed (`-p split=2024` is 
 Types must match the default's: an int default takes whole numbers, a float default any
 number, a bool default only true/false; a `None` default takes anything.
 
+`check_depth(k)` and `check_every(every)`: values a notebook refuses in its first cell.
+
+Edited by hand: `cookbook refresh` records each notebook's defaults in its metadata
+(`metadata.ragkit.defaults`), and `edited_parameters` compares a kernel's values with them in
+a kernel JupyterLab started for that notebook (`JPY_SESSION_NAME`, the notebook's path), so
+its banner shows there too, not only under `ragkit cookbook run`.
+
 What it is not: a schema language — the default's literal is the only declaration.
 """
 from __future__ import annotations
 
 import ast
 import json
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -117,3 +125,39 @@ def changed_parameters(notebook: Path, given: Mapping[str, Any]) -> dict[str, An
 def effective_parameters(notebook: Path, given: Mapping[str, Any]) -> dict[str, Any]:
     """Every declared parameter with the value the run used (the given one, else its default)."""
     return {**declared_parameters(notebook), **given}
+
+
+SESSION_ENV = "JPY_SESSION_NAME"  # the notebook a Jupyter server started this kernel for
+
+
+def edited_parameters(values: Mapping[str, Any]) -> dict[str, Any]:
+    """In a kernel JupyterLab started for a notebook whose defaults `cookbook refresh`
+    recorded: the parameters (but `_WHERE` and `*_folder`) whose value in `values`, the
+    kernel's namespace, differs from them — the `parameters` cell edited by hand, saved or
+    not. Empty anywhere else (papermill and nbval start kernels without a session)."""
+    session = os.environ.get(SESSION_ENV)
+    try:
+        notebook = json.loads(Path(session).read_text(encoding="utf-8")) if session else {}
+        defaults = notebook["metadata"]["ragkit"]["defaults"] if notebook else {}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    return {name: values[name] for name, default in defaults.items()
+            if name in values and name not in _WHERE and not name.endswith("_folder")
+            and values[name] != default}
+
+
+def check_depth(k: object, needed: int = 20) -> None:
+    """Refuse a ranked-list length `k` below `needed`: a notebook that reports Pass@20 and
+    Fail@20 (the Contextual Retrieval article's measure) cannot get them from a top-10 list,
+    and with `-p k=10` its "Pass@20" columns showed Pass@10 under the wrong name."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < needed:
+        raise RagkitError(f"parameter k = {k!r}: this notebook reports Pass@{needed} and "
+                          f"Fail@{needed}, which need a ranked list of at least {needed}; "
+                          f"give k >= {needed}")
+
+
+def check_every(every: object) -> None:
+    """Refuse a step `every` (every N-th question) below 1: `[::0]` was "slice step cannot be
+    zero" once the index was built, and a negative step reverses the questions."""
+    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+        raise RagkitError(f"parameter every = {every!r}: give a whole number every >= 1")

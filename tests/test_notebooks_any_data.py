@@ -234,3 +234,39 @@ def test_a_question_in_hangul_without_a_lang_field_counts_as_korean():
                  Query("k2", "몇 자?", metadata={"lang": "ko"})]
     judged = {"h5": 1, "e1": 1, "t1": 1, "k1": 1}
     assert [q.id for q in korean_questions(questions, judged)] == ["h5", "k1"]
+
+
+def test_parameters_edited_in_jupyterlab_show_the_banner_too(tmp_path):
+    """The banner showed only under `ragkit cookbook run -p`: a student who set
+    `tokenizer = "words"` in JupyterLab's parameters cell read prose that contradicted the
+    tables. A kernel JupyterLab starts for a notebook knows its path (JPY_SESSION_NAME); its
+    defaults are in its metadata. Here the first cells of notebook 01, edited, run in a
+    kernel started as JupyterLab starts it."""
+    import nbformat
+    from nbclient import NotebookClient
+    path = ROOT / "notebooks" / "01_retrieval_basics.ipynb"
+    nb = nbformat.read(path, 4)
+    assert nb.metadata["ragkit"]["defaults"]["tokenizer"] == "auto"
+    cells = nb.cells[:3]
+    assert "tokenizer =" in cells[1].source and "data_banner(data_dir)" in cells[2].source
+    cells[1].source = cells[1].source.replace('tokenizer = "auto"', 'tokenizer = "words"')
+    env = {k: v for k, v in os.environ.items() if k != CHANGED_ENV}
+    shown = []
+    for session in (str(path), None):  # in JupyterLab; elsewhere (papermill, nbval): nothing
+        run = nbformat.v4.new_notebook(cells=[nbformat.from_dict(dict(c)) for c in cells],
+                                       metadata=nb.metadata)
+        NotebookClient(run, timeout=120, kernel_name="python3",
+                       resources={"metadata": {"path": str(path.parent)}}).execute(
+            env={**env, **({"JPY_SESSION_NAME": session} if session else {})})
+        shown.append([o["data"]["text/markdown"] for o in run.cells[2].outputs
+                      if "text/markdown" in o.get("data", {})])
+    assert shown == [[PARAMETERS_BANNER.format(given="`tokenizer = 'words'`")], []]
+
+
+def test_each_notebook_records_the_defaults_of_its_parameters_cell():
+    """What JupyterLab's banner compares with; `ragkit cookbook refresh` writes it."""
+    import nbformat
+    from ragkit.notebook_params import declared_parameters
+    for path in sorted((ROOT / "notebooks").glob("0*.ipynb")):
+        recorded = nbformat.read(path, 4).metadata.get("ragkit", {}).get("defaults")
+        assert recorded == declared_parameters(path), path.name
