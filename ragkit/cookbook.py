@@ -8,8 +8,8 @@
 - `refresh()`: re-executes notebooks in place (what a contributor runs before committing).
 - `record`, `record_metrics`, `finding` (`ragkit.record`): called from a notebook; store
   a table, number or the one-line finding for the report (a no-op interactively).
-- `data_banner`, `parameters_banner`, `check_depth`, `check_every`, `skip_unless`, `prose`
-  and what a section needs from the data (`ragkit.notebook_data`; the checks:
+- `data_banner`, `parameters_banner`, `check_depth`, `check_every`, `live`, `skip_unless`,
+  `prose` and what a section needs from the data (`ragkit.notebook_data`; the checks:
   `ragkit.notebook_params`): called from a notebook, so it runs on any folder in the shipped
   layout (`raw_corpus`: the raw files 06 and 07 grep, also for a `documents.jsonl`).
 
@@ -58,7 +58,7 @@ from ragkit.notebook_data import (context_example, data_banner, data_label, docu
                                   example_question, is_shipped, joined, korean_questions,
                                   leaders, parameters_banner, prose, raw_corpus, replay_path,
                                   skip_unless)
-from ragkit.notebook_params import (check_depth, check_every, declared_parameters,
+from ragkit.notebook_params import (check_depth, check_every, declared_parameters, live,
                                     parameters_for, parse_value)
 # MARKER, execute, is_results, notebook_paths: importable from here too, as before
 from ragkit.notebook_runner import MARKER, RESULTS, execute, is_results, mark, notebook_paths
@@ -70,7 +70,7 @@ from ragkit.sweep import sweep
 
 __all__ = ["check_depth", "check_every", "context_example", "data_banner", "data_label",
            "document_kind", "example_question", "finding", "is_results", "is_shipped", "joined",
-           "korean_questions", "leaders", "notebook_paths", "parameters_banner",
+           "korean_questions", "leaders", "live", "notebook_paths", "parameters_banner",
            "parameters_for", "parse_value", "prose", "raw_corpus", "record", "record_metrics",
            "refresh", "replay_path", "run_cookbook", "skip_unless", "sweep"]
 

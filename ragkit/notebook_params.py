@@ -130,6 +130,13 @@ def effective_parameters(notebook: Path, given: Mapping[str, Any]) -> dict[str, 
 SESSION_ENV = "JPY_SESSION_NAME"  # the notebook a Jupyter server started this kernel for
 
 
+def live() -> bool:
+    """True in a kernel a Jupyter server started for a notebook (JupyterLab): long steps show
+    progress bars there (a first run embeds for minutes). papermill and nbval start kernels
+    without a session, so the committed outputs stay free of bars and timings."""
+    return bool(os.environ.get(SESSION_ENV))
+
+
 def edited_parameters(values: Mapping[str, Any]) -> dict[str, Any]:
     """In a kernel JupyterLab started for a notebook whose defaults `cookbook refresh`
     recorded: the parameters (but `_WHERE` and `*_folder`) whose value in `values`, the

@@ -270,3 +270,19 @@ def test_each_notebook_records_the_defaults_of_its_parameters_cell():
     for path in sorted((ROOT / "notebooks").glob("0*.ipynb")):
         recorded = nbformat.read(path, 4).metadata.get("ragkit", {}).get("defaults")
         assert recorded == declared_parameters(path), path.name
+
+
+def test_long_steps_show_progress_in_jupyterlab_only(monkeypatch):
+    """01's index cell ran 250 s showing only [*] in JupyterLab. Kernels a Jupyter server
+    starts for a notebook show bars; papermill's and nbval's (the committed outputs) do not."""
+    import re
+    from ragkit.cookbook import live
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    assert live() is False
+    monkeypatch.setenv("JPY_SESSION_NAME", str(ROOT / "notebooks" / "01_retrieval_basics.ipynb"))
+    assert live() is True
+    for path in sorted((ROOT / "notebooks").glob("0*.ipynb")):
+        text = path.read_text()
+        assert "progress=False" not in text, path.name
+        assert len(re.findall(r"Pipeline\.build\(|build_indexes\(", text)) <= text.count(
+            "progress=live()"), path.name
