@@ -145,8 +145,10 @@ class MessageBatches:
             fresh = {k: needed[k] for k in failed}
         if not failed:
             return
-        counts = {kind: list(failed.values()).count(kind) for kind in FAILED
-                  if kind in failed.values()}
+        kinds = [kind if kind in FAILED else "of an unknown result type" for kind in
+                 failed.values()]  # a type this version does not know: named, not dropped
+        order = [*FAILED, "of an unknown result type"]
+        counts = {kind: kinds.count(kind) for kind in order if kind in kinds}
         for kind, n in counts.items():
             self.report.failed[kind] = self.report.failed.get(kind, 0) + n
         what = ", ".join(f"{n} {kind}" for kind, n in counts.items())

@@ -21,7 +21,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 STATE, LOG, PORT, HOLD, EXPIRE = sys.argv[1], sys.argv[2], int(sys.argv[3]), \
     float(sys.argv[4]), int(sys.argv[5])
 # MODE (optional): "strange" adds to the results a second line for the first request and a
-# line for a request never sent; "cut" breaks the first results download off half-way.
+# line for a request never sent; "cut" breaks the first results download off half-way;
+# "newtype" gives the expiring request a result type the API does not have today.
 MODE = sys.argv[6] if len(sys.argv) > 6 else ""
 LOCK = threading.Lock()
 ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -127,7 +128,7 @@ class H(BaseHTTPRequestHandler):
             lines = []
             for i, r in enumerate(reversed(b["requests"])):
                 if r["custom_id"] in b["expire"]:
-                    result = {"type": "expired"}
+                    result = {"type": "mystery" if MODE == "newtype" else "expired"}
                 else:
                     result = {"type": "succeeded",
                               "message": message("batched: " + chunk_of(r["params"])[:60], i)}

@@ -250,3 +250,15 @@ def test_a_results_download_cut_off_is_counted_once_when_resumed(tmp_path, serve
     assert len(server.calls("POST", "/v1/messages/batches")) == 1
     assert f"; {8 - first} results (tokens in " in lines[-1]
     assert f"; {first} from the call cache" in lines[-1]
+
+
+@pytest.mark.parametrize("server", [(0.0, 0, "newtype")], indirect=True)
+def test_a_result_type_this_version_does_not_know_is_named(tmp_path, server, monkeypatch):
+    """The line said "1 batch request(s) got no usable reply ()" and the summary "none
+    failed"."""
+    from ragkit.documents import RagkitError
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    made, pairs, _ = _contextualize(tmp_path, server, "none")
+    with pytest.raises(RagkitError, match=r"^1 batch request\(s\) got no usable reply \(1 of "
+                                          r"an unknown result type\); the 7 answered"):
+        made.many(pairs, progress=False)
