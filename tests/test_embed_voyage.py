@@ -114,6 +114,10 @@ def test_missing_key_says_which_variable_to_set(monkeypatch, tmp_path, capsys):
                    "--embedder", "voyage:voyage-3.5"])
     err = capsys.readouterr().err
     assert status == 2 and err.count("\n") == 1 and "set VOYAGE_API_KEY" in err
+    # searching a Voyage index: not told to use 'auto', which cannot read its vectors
+    assert err.endswith("or use an offline embedder ('auto', 'e5-small') to build; an index "
+                        "built with voyage:voyage-3.5 is searched with the key, or by --mode "
+                        "bm25 without it\n")
 
 
 def test_unknown_embedder_lists_names_and_prefixes():

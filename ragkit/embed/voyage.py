@@ -104,7 +104,11 @@ class VoyageEmbedder:
         self.max_tokens = self.limits.context
         self.name = self._what = f"{self.prefix}:{model}"
         self.fingerprint = f"{self.name}@{self.dim}"  # the model id and output size
-        self._sdk = client(f"the {self.name} embedder", "the offline embedder 'auto'")
+        # the alternative fits both uses: a build can choose another embedder, but an index
+        # built with this one is searched with its vectors or by words alone
+        self._sdk = client(f"the {self.name} embedder", f"an offline embedder ('auto', "
+                           f"'e5-small') to build; an index built with {self.name} is searched "
+                           f"with the key, or by --mode bm25 without it")
 
     def token_lengths(self, texts: Sequence[str]) -> list[int]:
         """`estimate_tokens` per text (an estimate: the real tokenizer needs a download)."""
