@@ -31,7 +31,7 @@ class Messages(BaseHTTPRequestHandler):
         if self.path.endswith("/count_tokens"):
             return self._send(json.dumps({"input_tokens": 60}).encode(), "application/json")
         self.server.sent.append(body)
-        mode = self.server.mode
+        mode = self.server.plan.pop(0) if self.server.plan else self.server.mode
         reply = _reply("The refund policy" if mode != "ok" else "Within 21 days.",
                        None if mode == "cut" else "max_tokens" if mode == "max_tokens"
                        else "end_turn")
@@ -58,7 +58,7 @@ class Messages(BaseHTTPRequestHandler):
 @pytest.fixture
 def api(tmp_path, monkeypatch):
     server = ThreadingHTTPServer(("127.0.0.1", 0), Messages)
-    server.mode, server.sent = "cut", []
+    server.mode, server.sent, server.plan = "cut", [], []
     threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{server.server_address[1]}")
     monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
@@ -82,9 +82,10 @@ def test_a_stream_that_breaks_off_is_an_error_and_the_next_run_asks_again(api, c
     assert main(ask + ["--stream"]) == 2
     out, err = capsys.readouterr()
     assert out == "The refund policy\n"  # the line ends before the error's
-    assert err.splitlines()[-1] == (
+    assert err.splitlines()[-3] == (
         f"ragkit: error: the reply from the Anthropic API at {server_url(server)} broke off "
         f"before its end (no stop reason: cut mid-reply); nothing was kept: run again")
+    assert err.splitlines()[-1].startswith("claude-haiku-4-5: 1 request, 0 from the call cache")
     server.mode = "ok"
     assert main(ask) == 0
     assert capsys.readouterr().out.startswith("Within 21 days.")
@@ -118,3 +119,21 @@ def test_a_context_cut_at_max_tokens_is_named(api, capsys, tmp_path):
 
 def server_url(server) -> str:
     return f"http://127.0.0.1:{server.server_address[1]}"
+
+
+def test_what_a_failed_command_paid_for_is_shown_with_its_error(api, capsys, tmp_path):
+    """Contexts paid for before a failure were never shown: only the error line."""
+    server, _ = api
+    server.plan = ["ok"]  # the first context is answered, the second breaks off
+    docs = tmp_path / "two.jsonl"
+    docs.write_text("".join(json.dumps({"id": f"d{i}", "text": f"Refunds take {i} days."})
+                            + "\n" for i in (1, 2)))
+    capsys.readouterr()
+    assert main(["index", str(docs), "--out", str(tmp_path / "ctx"), "--embedder", "none",
+                 "--contextualizer", "claude"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-3].startswith("ragkit: error: d2: chunk d2#0: the reply from the Anthropic API")
+    assert err[-2] == ("ragkit: paid before the error (replies kept in the call cache are not "
+                       "paid for again):")
+    assert err[-1].startswith("claude-haiku-4-5: 2 requests, 0 from the call cache; tokens in "
+                              "100, out 10")

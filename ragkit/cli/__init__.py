@@ -73,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         except RagkitError as exc:
             # never a key; an id or title from a file may hold a terminal's escape sequence
             print(f"ragkit: error: {terminal_text(scrub(str(exc)))}", file=sys.stderr)
+            _spent_before_the_error()
             return 2
         except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback; outputs stay atomic
             return _interrupted()
@@ -83,6 +84,16 @@ def main(argv: list[str] | None = None) -> int:
         except BrokenPipeError:  # `ragkit eval … | head -1`: the reader has what it wanted
             return _pipe_closed()
     return status or 0
+
+
+def _spent_before_the_error() -> None:
+    """The Claude usage a command paid for before it failed (5 contexts before a 529 were
+    paid and never shown): the run's summary lines on stderr, when a paid call was made."""
+    usage = sys.modules.get("ragkit.usage_log")  # loaded only by a command that calls Claude
+    rows = usage.RUN.models.values() if usage is not None else ()
+    if any(row.requests > row.standin for row in rows):
+        print("ragkit: paid before the error (replies kept in the call cache are not paid for "
+              "again):\n" + usage.RUN.summary(), file=sys.stderr)
 
 
 def _pipe_closed() -> int:
