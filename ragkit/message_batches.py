@@ -158,8 +158,13 @@ class MessageBatches:
                               f"send the rest again, or use --batch-retry interactive")
         self.options.log(f"{len(failed)} batch request(s) got no usable reply ({what}): "
                          f"sending them interactively (full price)")
-        for key in failed:
-            answers[key] = self.llm.create(check=check, **needed[key])
+        for n, key in enumerate(failed, start=1):
+            try:
+                answers[key] = self.llm.create(check=check, **needed[key])
+            except RagkitError as exc:  # say where it stopped and that nothing paid is lost
+                raise RagkitError(f"sending batch request {n} of {len(failed)} interactively: "
+                                  f"{exc}; the {len(answers)} answered are in the call cache: "
+                                  f"re-run to send the rest") from None
             self.report.retried += 1
 
     def _submit(self, fresh: dict[str, dict]) -> list[BatchRecord]:

@@ -22,7 +22,8 @@ STATE, LOG, PORT, HOLD, EXPIRE = sys.argv[1], sys.argv[2], int(sys.argv[3]), \
     float(sys.argv[4]), int(sys.argv[5])
 # MODE (optional): "strange" adds to the results a second line for the first request and a
 # line for a request never sent; "cut" breaks the first results download off half-way;
-# "newtype" gives the expiring request a result type the API does not have today.
+# "newtype" gives the expiring request a result type the API does not have today; "refuse"
+# answers every interactive POST /v1/messages with a 400.
 MODE = sys.argv[6] if len(sys.argv) > 6 else ""
 LOCK = threading.Lock()
 ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -115,6 +116,9 @@ class H(BaseHTTPRequestHandler):
                 state[bid] = {"t": time.time(), "requests": body["requests"], "expire": expire}
                 json.dump(state, open(STATE, "w"))
             return self._send(self._batch(bid, state[bid]))
+        if path.endswith("/messages") and MODE == "refuse":
+            return self._send({"type": "error", "error": {"type": "invalid_request_error",
+                                                          "message": "no"}}, 400)
         if path.endswith("/messages"):
             return self._send(message("interactive: " + chunk_of(body)[:60], 0))
         self._send({}, 404)

@@ -262,3 +262,17 @@ def test_a_result_type_this_version_does_not_know_is_named(tmp_path, server, mon
     with pytest.raises(RagkitError, match=r"^1 batch request\(s\) got no usable reply \(1 of "
                                           r"an unknown result type\); the 7 answered"):
         made.many(pairs, progress=False)
+
+
+@pytest.mark.parametrize("server", [(0.0, 0, "refuse")], indirect=True)
+def test_a_failing_interactive_retry_says_what_is_kept(tmp_path, server, monkeypatch):
+    """The line was the API's error alone: no word of which retry failed or that the
+    contexts already answered are kept."""
+    from ragkit.documents import RagkitError
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    made, pairs, _ = _contextualize(tmp_path, server, "interactive")
+    with pytest.raises(RagkitError, match=r"^.*sending batch request 1 of 1 interactively: the "
+                                          r"Anthropic API refused the request \(400 "
+                                          r"invalid_request_error: no\); the 7 answered are in "
+                                          r"the call cache: re-run to send the rest"):
+        made.many(pairs, progress=False)
