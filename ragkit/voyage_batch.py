@@ -156,7 +156,12 @@ class VoyageBatches:
                                      f"interactive)", done)
             self.log(f"{self.what}: {len(fresh)} batch request(s) got no usable result: "
                      f"sending them interactively (list price)")
-            for key, body in zip(fresh, fallback([needed[k] for k in fresh]), strict=True):
+            try:
+                bodies = fallback([needed[k] for k in fresh])
+            except RagkitError as exc:  # the batch's results stay the caller's to keep
+                raise PartialResults(f"{exc} (sending {len(fresh)} request(s) without a batch "
+                                     f"result interactively)", done) from None
+            for key, body in zip(fresh, bodies, strict=True):
                 done[key] = body
         return done
 

@@ -222,3 +222,24 @@ def test_contextualized_retry_none_keeps_the_whole_documents_that_came(server, v
     for doc, rows in zip(docs, got, strict=True):
         assert np.allclose(rows, np.stack([_unit(c) for c in doc]), atol=1e-6)
     assert server.file_lines("file-2") == 1
+
+
+@pytest.mark.parametrize("server", [(0.0, 0, "refuse")], indirect=True)
+def test_a_failing_interactive_fallback_keeps_the_batch_results(server, voyage_env, tmp_path):
+    """The batch's 2 vectors were lost (paid, not cached) when sending the third at once
+    failed; the re-run paid for all three again."""
+    from ragkit.documents import RagkitError
+    from ragkit.embed.cache import CachedEmbedder
+    from ragkit.embed.voyage import VoyageEmbedder
+
+    def embedder() -> CachedEmbedder:
+        return CachedEmbedder(VoyageEmbedder("voyage-3.5", batch={
+            "poll": 0.1, "log": lambda line: None}), tmp_path / "e.sqlite")
+
+    with pytest.raises(RagkitError, match=r"\(sending 1 request\(s\) without a batch result "
+                                          r"interactively\); the 2 others are kept in the "
+                                          r"embedding cache$"):
+        embedder().embed(["a", "b", "c"])
+    got = embedder().embed(["a", "b", "c"])
+    assert np.allclose(got, np.stack([_unit(t) for t in "abc"]), atol=1e-6)
+    assert server.file_lines("file-2") == 1

@@ -106,6 +106,8 @@ class H(BaseHTTPRequestHandler):
                 json.dump(state, open(state_file, "w"))
             return self._send({"id": bid, "object": "batch", "status": "validating"})
         if path in ("/v1/embeddings", "/v1/contextualizedembeddings"):
+            if self.server.kind == "refuse":  # the interactive endpoint fails
+                return self._bad("refused")
             return self._send(answer(path, body))
         self._send({"detail": "not found"}, 404)
 
