@@ -43,7 +43,7 @@ from ragkit.documents import Document, RagkitError, RagkitWarning, check_text
 from ragkit.index_owner import is_index
 from ragkit.jobs import die_with_parent, usable_cores
 from ragkit.loaders import LOADERS, load_file
-from ragkit.loaders.folder import recheck, scan, shown
+from ragkit.loaders.folder import pinned, recheck, scan, shown
 from ragkit.loaders.text import read_text
 from ragkit.text_stats import counted
 
@@ -143,10 +143,16 @@ def _printable(doc: Document) -> Document:
 
 def load_listed(path: Path, rel: str, real_root: str) -> Document:
     """`load_file` of a file the folder's listing accepted, asked again (`recheck`) just
-    before it is opened: a file swapped for a link out of the folder since is refused."""
+    before it is opened, then opened once (`pinned`) and read through that descriptor: a
+    file swapped for a link out of the folder since is refused, however the swap is timed."""
     if why := recheck(path, real_root):
         raise RagkitError(f"{shown(path)}: {why}")
-    return load_file(path, rel) if path.suffix.lower() in LOADERS else _text_file(path, rel)
+    with pinned(path, real_root) as opened:
+        try:
+            return (load_file(opened, rel, path.suffix) if path.suffix.lower() in LOADERS
+                    else _text_file(opened, rel))
+        except RagkitError as exc:  # the loaders name the path they were given
+            raise RagkitError(str(exc).replace(str(opened), str(path))) from None
 
 
 def load_file_at(path: Path, rel: str) -> Document:

@@ -271,3 +271,36 @@ def test_a_file_swapped_for_a_link_after_the_listing_is_not_read(tmp_path, monke
     with pytest.warns(RagkitWarning, match=refused):
         loaded = folder_module.load_folder(docs, skip_bad=True, progress=False, jobs=jobs)
     assert [d.id for d in loaded] == ["a.md"]
+
+
+@pytest.mark.parametrize("swap", ["file", "folder"])
+def test_a_swap_between_the_recheck_and_the_open_is_caught_too(tmp_path, monkeypatch, swap):
+    """A recheck by name only narrowed the window: swapping in a link just after it still
+    read /etc/passwd into the index (12 of 400 tries). The file is opened once, without
+    following a link at its end, and the opened file is what is checked and read."""
+    import ragkit.document_folder as folder_module
+    from ragkit.documents import RagkitError
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "z.txt").write_text("root:x:0:0:root")
+    docs = tmp_path / "docs"
+    (docs / "sub").mkdir(parents=True)
+    (docs / "sub" / "z.txt").write_text(OK)
+    checked = folder_module.recheck
+
+    def then_swapped(path, real_root):
+        why = checked(path, real_root)
+        if swap == "file":
+            os.unlink(path)
+            os.symlink(secret / "z.txt", path)
+        else:
+            os.rename(docs / "sub", tmp_path / "old-sub")
+            os.symlink(secret, docs / "sub")
+        return why
+
+    monkeypatch.setattr(folder_module, "recheck", then_swapped)
+    with pytest.raises(RagkitError) as caught:
+        folder_module.load_folder(docs, progress=False, jobs=1)
+    assert str(caught.value).startswith(f"{docs / 'sub' / 'z.txt'}: ")
+    assert str(caught.value).endswith(f": changed while the folder was read (it now opens "
+                                      f"{secret / 'z.txt'}); run again")

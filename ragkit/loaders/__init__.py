@@ -32,10 +32,11 @@ LOADERS = {".pdf": "pdf", ".html": "html", ".htm": "html", ".xhtml": "html", ".d
            ".docm": "docx", ".dotx": "docx", ".dotm": "docx"}  # Word: documents, templates
 
 
-def load_file(path: Path, rel: str) -> Document:
-    """The document of one PDF, HTML or DOCX file (`LOADERS`); its id is `rel`."""
+def load_file(path: Path, rel: str, suffix: str | None = None) -> Document:
+    """The document of one PDF, HTML or DOCX file (`LOADERS`, by `suffix`, else the path's);
+    its id is `rel`."""
     check_not_empty(path)
-    module = import_module(f"ragkit.loaders.{LOADERS[path.suffix.lower()]}")
+    module = import_module(f"ragkit.loaders.{LOADERS[(suffix or path.suffix).lower()]}")
     return module.load(path, rel)
 
 

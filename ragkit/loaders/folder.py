@@ -16,6 +16,10 @@ whose name `wanted` accepts, each with None (read it) or the reason it is not re
 - a subfolder that cannot be listed (its files would be missed without a word);
 - a second name that differs from another only in its Unicode form (NFC / NFD).
 
+`recheck(path, real_root)` asks the same of one file again just before it is read, and
+`pinned(path, real_root)` opens it once, checks the opened file and hands the loaders
+`/proc/self/fd/N`: a file swapped for a link out of the folder mid-run is never read.
+
 `shown(path)` is a path as an error line may print it: undecodable bytes as `\\xe9`, control
 characters as `\\n`, `\\x1b`; `escaped(text, keep)` the same for any text (`ragkit ask` keeps
 newlines and tabs).
@@ -30,9 +34,11 @@ import os
 import re
 import stat
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+from ragkit.documents import RagkitError
 from ragkit.loaders.text import not_regular
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -80,6 +86,15 @@ def _name_problem(rel: str) -> str | None:
 
 def _inside(target: str, real_root: str) -> bool:
     return target == real_root or target.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def _readable_at(target: str, real_root: str) -> bool:
+    """Whether the resolved path `target` (an opened file's) lies in the folder `real_root`
+    and not in a hidden part of it."""
+    hidden = any(part.startswith(".") for part in
+                 os.path.relpath(target, real_root).split(os.sep)) if _inside(
+        target, real_root) else True
+    return not hidden
 
 
 def _problem(entry: os.DirEntry, rel: str, real_root: str) -> str | None:
@@ -180,3 +195,31 @@ def _twins(root: Path, found: list[tuple[Path, str | None]]) -> list[tuple[Path,
             first[key] = path
         out.append((path, why))
     return out
+
+
+@contextmanager
+def pinned(path: Path, real_root: str) -> Iterator[Path]:
+    """`path` opened once without following a link at its end, the opened file checked to
+    lie in the folder (`/proc/self/fd`, Linux), and given to the loaders as
+    `/proc/self/fd/N`, which reopens that very file whatever the name means by then. Where
+    there is no /proc, `path` itself (the `recheck` just before is all there is)."""
+    fds = Path("/proc/self/fd")
+    if not fds.is_dir():
+        yield path
+        return
+    try:  # an in-folder link (the listing allows them): its target, the final part unfollowed
+        fd = os.open(os.path.realpath(path), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+                     | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:  # ELOOP: a link put at the end since the listing
+        changed = "; did it change while the folder was read?" if exc.errno in (
+            errno.ELOOP, errno.ENOENT) else ""
+        raise RagkitError(f"{shown(path)}: cannot read ({exc.strerror or exc}{changed})"
+                          ) from None
+    try:
+        opened = os.readlink(fds / str(fd))
+        if not _readable_at(opened, real_root) or not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise RagkitError(f"{shown(path)}: changed while the folder was read (it now "
+                              f"opens {shown(opened)}); run again")
+        yield fds / str(fd)
+    finally:
+        os.close(fd)
