@@ -96,8 +96,9 @@ def parameters_banner(values: Mapping[str, object] | None = None) -> None:
     (`CHANGED_ENV`; with `tokenizer = "words"` notebook 01's sentences compared numbers its
     tables no longer showed), or `values` differ from the defaults in JupyterLab
     (`edited_parameters`); else nothing."""
+    values = sys._getframe(1).f_globals if values is None else values  # 05 calls it itself
     changed = json.loads(os.environ.get(CHANGED_ENV) or "{}") if CHANGED_ENV in os.environ \
-        else edited_parameters(values or {})
+        else edited_parameters(values)
     if changed:
         _show(PARAMETERS_BANNER.format(
             given=", ".join(f"`{name} = {value!r}`" for name, value in changed.items())))

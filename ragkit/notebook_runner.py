@@ -30,7 +30,8 @@ from typing import Any
 
 from ragkit.atomic import write_text
 from ragkit.documents import RagkitError
-from ragkit.notebook_params import CHANGED_ENV, changed_parameters, effective_parameters
+from ragkit.notebook_params import (CHANGED_ENV, SESSION_ENV, changed_parameters,
+                                    effective_parameters)
 from ragkit.record import RECORD_ENV, load_records
 from ragkit.results import datasets_of
 from ragkit.run_progress import register
@@ -124,9 +125,11 @@ def execute(notebook: Path, output: Path, parameters: dict[str, Any] | None = No
     output.parent.mkdir(parents=True, exist_ok=True)
     records = output.with_suffix(".records.json").resolve()  # the kernel runs elsewhere
     records.unlink(missing_ok=True)
-    saved = {k: os.environ.get(k) for k in [*NOTEBOOK_ENV, RECORD_ENV, CHANGED_ENV]}
+    saved = {k: os.environ.get(k) for k in [*NOTEBOOK_ENV, RECORD_ENV, CHANGED_ENV,
+                                             SESSION_ENV]}
     changed = json.dumps(changed_parameters(notebook, parameters), default=str)
     os.environ.update({**NOTEBOOK_ENV, RECORD_ENV: str(records), CHANGED_ENV: changed})
+    os.environ.pop(SESSION_ENV, None)  # run from a JupyterLab kernel: its kernel is not one
     started, failure, cpu = time.perf_counter(), None, _child_cpu()
     engine, quiet = register()
     kernel_stderr = tempfile.TemporaryFile()  # the kernel's own log, not the terminal's

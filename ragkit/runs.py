@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import unicodedata
 import stat
 from collections.abc import Mapping
 from pathlib import Path
@@ -32,18 +33,26 @@ from ragkit.atomic import write_text
 from ragkit.documents import RagkitError, where
 from ragkit.ranking import Ranking
 
-# white space, `%`, and what a terminal would obey or hide: control characters (an id's
-# ESC ] 0 ; … BEL retitled the terminal that printed the run), zero-width and bidi marks
-_UNSAFE = re.compile("[\\s%\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+_UNSAFE = re.compile(r"[\s%]")
 
 
 def escape_id(ident: str) -> str:
-    """An id as a run file spells it: whitespace, `%` and control, zero-width and bidi
-    characters percent-encoded (UTF-8 bytes)."""
+    """An id as a run file spells it: white space, `%` and control, format (zero-width,
+    bidi) and unassigned characters percent-encoded (UTF-8 bytes)."""
     # every whitespace character but " " is unprintable: most ids return here (0.3 µs, not 0.85)
     if ident.isprintable() and " " not in ident and "%" not in ident:
         return ident
-    return _UNSAFE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), ident)
+    return "".join("".join(f"%{b:02X}" for b in c.encode()) if _unsafe(c) else c
+                   for c in ident)
+
+
+def _unsafe(char: str) -> bool:
+    """White space, `%`, and what a terminal would obey or hide: control and format
+    characters (an id's ESC ] 0 ; … BEL retitled the terminal that printed the run; zero-width
+    and bidi marks), unassigned or private code points (Unicode categories C* but Cs: a lone
+    surrogate has no UTF-8 bytes to encode, and is written as before)."""
+    category = unicodedata.category(char)
+    return bool(_UNSAFE.match(char)) or (category.startswith("C") and category != "Cs")
 
 
 def unescape_id(field: str) -> str:

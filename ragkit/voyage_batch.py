@@ -135,6 +135,20 @@ class VoyageBatches:
             queued = {k for r in open_ for k in r.custom_ids}
             open_ += self._submit(endpoint, params,
                                   [(k, needed[k]) for k in needed if k not in queued])
+        try:
+            return self._rounds(endpoint, params, needed, open_, done, fallback)
+        except PartialResults:
+            raise
+        except RagkitError as exc:  # a later job failing: the results read so far, whose
+            if not done:  # journal records are gone, stay the caller's to keep
+                raise
+            raise PartialResults(str(exc), done) from None
+
+    def _rounds(self, endpoint: str, params: dict[str, Any], needed: dict[str, dict],
+                open_: list[BatchRecord], done: dict[str, dict],
+                fallback: Callable[[list[dict]], list[dict]]) -> dict[str, dict]:
+        """Wait for the jobs, send again what Voyage lost or (`retry` "batch") what got no
+        result, then as `retry` says (see `run`)."""
         fresh: list[str] = []
         rounds, resent = (2 if self.retry == "batch" else 1), set()
         while True:

@@ -75,6 +75,12 @@ def test_a_gzipped_or_binary_page_named_html_is_refused_not_indexed_as_garbage(t
     assert _refusal(noise) == f"{noise / 'r.html'}: looks binary, not HTML"
     (noise / "r.html").write_bytes(page.replace(b"days", "days at the caf\u00e9".encode("cp1252")))
     assert "caf\u00e9" in load_folder(noise, progress=False)[0].text  # cp1252 text is read
+    # a page labelled ISO-8859-1 whose dialogue is Windows-1252 (as browsers read it): its
+    # quotes were C1 control characters, enough to be taken for binary data
+    line = "<p>\u201cAre you coming?\u201d she asked \u2014 it\u2019s late.</p>\n" * 30
+    (noise / "r.html").write_bytes(b'<meta charset="iso-8859-1">' + line.encode("cp1252"))
+    assert load_folder(noise, progress=False)[0].text.startswith(
+        "\u201cAre you coming?\u201d she asked \u2014 it\u2019s late.")
 
 
 def test_a_megabyte_title_labels_each_chunk_in_200_characters(tmp_path):
@@ -198,3 +204,25 @@ def test_a_pdf_without_pages_or_with_only_a_repeated_top_line_is_told_apart_from
         page, page, page]))
     doc = load_folder(tmp_path / "top", progress=False)[0]
     assert "The depot closes at noon on Fridays." in doc.text
+
+
+def test_pages_laid_out_again_turned_are_not_counted_as_a_stream_run_again(tmp_path,
+                                                                         monkeypatch):
+    """A landscape PDF (/Rotate 90) is laid out a second time, turned; that second run of
+    each page's own stream counted toward the 16 MB run-again bound, and a 230-page report
+    of charts was refused as hostile. Here at a small scale: a 1 KB bound."""
+    import ragkit.loaders.pdf_layout as layout
+    monkeypatch.setattr(layout, "MAX_REPEATED_BYTES", 2**10)
+    pages = 4
+    text = b"".join(b"BT /F1 11 Tf 72 %d Td (Line %d of the quarterly landscape report.) Tj ET\n"
+                    % (700 - 14 * i, i) for i in range(30))
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>",
+               b"<< /Type /Pages /Kids [%s] /Count %d >>"
+               % (b" ".join(b"%d 0 R" % (4 + 2 * i) for i in range(pages)), pages), FONT]
+    for i in range(pages):
+        objects += [b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Rotate 90 "
+                    b"/Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>" % (5 + 2 * i),
+                    _stream(text)]
+    (tmp_path / "landscape.pdf").write_bytes(_pdf_of(objects))
+    doc = load_folder(tmp_path, progress=False)[0]
+    assert "Line 29 of the quarterly landscape report." in doc.text

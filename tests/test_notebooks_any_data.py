@@ -286,3 +286,34 @@ def test_long_steps_show_progress_in_jupyterlab_only(monkeypatch):
         assert "progress=False" not in text, path.name
         assert len(re.findall(r"Pipeline\.build\(|build_indexes\(", text)) <= text.count(
             "progress=live()"), path.name
+
+
+def test_notebook_05s_own_banner_call_reads_its_namespace(monkeypatch):
+    """05 calls parameters_banner() itself (it has no data banner): with no namespace given
+    the JupyterLab comparison saw nothing, and an edited max_turns showed no banner."""
+    shown: list[str] = []
+    monkeypatch.setattr("ragkit.notebook_data._show", shown.append)
+    monkeypatch.delenv(CHANGED_ENV, raising=False)
+    path = ROOT / "notebooks" / "05_agentic_search.ipynb"
+    monkeypatch.setenv("JPY_SESSION_NAME", str(path))
+    import nbformat
+    defaults = nbformat.read(path, 4).metadata["ragkit"]["defaults"]
+    namespace = {**defaults, "max_turns": defaults["max_turns"] + 1}
+    exec("from ragkit.cookbook import parameters_banner\nparameters_banner()", namespace)
+    assert shown == [PARAMETERS_BANNER.format(given=f"`max_turns = {defaults['max_turns'] + 1}`")]
+
+
+def test_a_notebook_run_from_a_jupyterlab_kernel_is_not_taken_for_one(tmp_path, monkeypatch):
+    """`ragkit cookbook run` from a JupyterLab kernel passed JPY_SESSION_NAME on to papermill's
+    kernel: live() was true there and bars went into the recorded notebook."""
+    import nbformat
+    from ragkit.notebook_runner import execute
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "from ragkit.cookbook import live\nprint('live', live())")])
+    nbformat.write(nb, tmp_path / "probe.ipynb")
+    monkeypatch.setenv("JPY_SESSION_NAME", str(ROOT / "notebooks" / "01_retrieval_basics.ipynb"))
+    result = execute(tmp_path / "probe.ipynb", tmp_path / "out" / "probe.ipynb")
+    assert result["error"] == ""
+    ran = nbformat.read(tmp_path / "out" / "probe.ipynb", 4)
+    assert ran.cells[0].outputs[0]["text"] == "live False\n"
+    assert os.environ["JPY_SESSION_NAME"].endswith("01_retrieval_basics.ipynb")  # restored

@@ -119,3 +119,13 @@ def test_a_run_saved_with_a_byte_order_mark_reads_its_first_query(tmp_path):
     run = tmp_path / "bom.run"
     run.write_bytes(b"\xef\xbb\xbfq1 Q0 d1 1 3.0 x\n")
     assert read_trec(run) == {"q1": [("d1", 3.0)]}
+
+
+def test_format_characters_of_every_kind_are_percent_encoded_and_read_back():
+    """The first fix took a list of bidi and zero-width marks and missed the Arabic letter
+    mark, the word joiner and the soft hyphen: every format or control character is encoded."""
+    from ragkit.runs import escape_id, unescape_id
+    for ident, spelled in [("x\u061cy", "x%D8%9Cy"), ("x\u2060y", "x%E2%81%A0y"),
+                           ("x\u00ady", "x%C2%ADy"), ("x\u202ey", "x%E2%80%AEy"),
+                           ("x\x1b]0;t\x07", "x%1B]0;t%07"), ("한국어 문서#1", "한국어%20문서#1")]:
+        assert escape_id(ident) == spelled and unescape_id(spelled) == ident

@@ -59,7 +59,11 @@ _CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([\w-]+)|<\?xml[^>]+encoding=[
 _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
          (codecs.BOM_UTF16_BE, "utf-16"))
 _ASIDE = {"aside", "nav", "header", "footer"}
-_BINARY = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")  # control characters but \t\n\f\r
+_BINARY = re.compile("[\x00-\x08\x0b\x0e-\x1f]")  # C0 control characters but \t\n\f\r
+# labels browsers read as Windows-1252 (WHATWG's encoding standard): its quotes and dashes
+# (bytes 0x91-0x97) would otherwise come out as C1 control characters
+_AS_1252 = {"iso-8859-1", "iso8859-1", "latin1", "latin-1", "l1", "us-ascii", "ascii",
+            "iso_8859-1", "cp819", "ibm819"}
 MAX_HTML_BYTES = 64 * 2**20  # one page; parsing holds ~15× its size (52 MB took 808 MB)
 
 
@@ -82,6 +86,7 @@ def _decode(raw: bytes) -> str:
     # a page whose <meta> is readable as ASCII is not UTF-16 or -32 whatever it says (the
     # WHATWG rule): decoded so, its tags and all turned into CJK characters
     names = [n for n in names if not _codec(n).startswith(("utf-16", "utf-32"))]
+    names = ["cp1252" if n.lower() in _AS_1252 else n for n in names]
     for encoding in names + ["cp1252"]:
         try:
             return raw.decode(encoding)
@@ -93,7 +98,8 @@ def _decode(raw: bytes) -> str:
 def _decoded_page(path: Path, raw: bytes) -> str:
     """`_decode(raw)`, or one line when the bytes are no web page: a gzip file (a page saved by
     `curl` without `--compressed`) or binary data (more than 5 % control characters in its
-    first 4 KB once decoded) — decoded as Windows-1252 they were indexed as garbage."""
+    first 4 KB once decoded; C0 only, as a Windows-1252 page's quotes are C1 in Latin-1) —
+    decoded as Windows-1252 they were indexed as garbage."""
     if raw.startswith(b"\x1f\x8b"):
         raise RagkitError(f"{path}: gzip-compressed, not HTML (saved without decompressing? "
                           f"gunzip it first)")

@@ -29,10 +29,10 @@ Refused, each as one line naming the file: no text layer (a scan: ragkit does no
 password it cannot open with the empty password, a damaged file, a stream that would unpack
 past 128 MB or streams past 1 GB together (a decompression bomb; `ragkit.loaders.pdf_streams`
 measures every stream pdfminer decodes before it does), a page drawing more than 200,000
-characters, a file drawing more than 10 million or running more than 64 MB of content
-streams (a stream shared by many pages, a form drawn over and over;
-`ragkit.loaders.pdf_layout`, which also lays out a page of thousands of scattered words
-without pdfminer's quadratic box grouping). A file whose objects nest too deep for Python's
+characters, a file drawing more than 10 million, or running more than 100,000 content
+streams, 256 MB of them once or 16 MB again (a stream shared by many pages, a form drawn
+over and over; `ragkit.loaders.pdf_layout`, which also lays out a page of thousands of
+scattered words without pdfminer's quadratic box grouping). A file whose objects nest too deep for Python's
 stack is "not a valid PDF".
 
 What it is not: OCR, a table extractor (a table comes out as its text lines), nor a reader of
@@ -178,8 +178,11 @@ def _laid_out(interpreter, device, page) -> list[tuple[str, float, str]]:
         if score <= 0.5:
             break
         if rotate != turn:
-            page.rotate = rotate
-            interpreter.process_page(page)
+            page.rotate, device.relayout = rotate, True  # not counted again (`pdf_layout`)
+            try:
+                interpreter.process_page(page)
+            finally:
+                device.relayout = False
             other = _boxes(device.get_result())
             if _spelled_out(other) < min(score, 0.5):  # reads as words, not a bit better
                 boxes, score = other, _spelled_out(other)

@@ -95,6 +95,7 @@ def page_device(resources, path: Path, reading):
         chars = file_chars = 0
         spent = 0  # the sum of squared runs of this file's costly pages laid out in full
         interpreted = repeated = runs = 0  # what `page_interpreter` ran of this file
+        relayout = False  # True while `ragkit.loaders.pdf` lays a page out again, turned
         seen: set = set()  # (object number, generation) of each stream run
         where = path, reading
 
@@ -134,6 +135,8 @@ def page_interpreter(resources, device):
 
     class Counted(PDFPageInterpreter):
         def execute(self, streams) -> None:
+            if device.relayout:  # the loader laying a page out again, turned: its cost is
+                return super().execute(streams)  # bounded by the page's first run
             device.runs += 1
             for obj in streams:
                 try:
