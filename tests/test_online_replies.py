@@ -137,3 +137,16 @@ def test_what_a_failed_command_paid_for_is_shown_with_its_error(api, capsys, tmp
                        "paid for again):")
     assert err[-1].startswith("claude-haiku-4-5: 2 requests, 0 from the call cache; tokens in "
                               "100, out 10")
+
+
+def test_an_error_shows_only_what_its_own_command_paid(api, capsys, tmp_path):
+    """Commands run one after another in one process (a notebook, a test): the lines after an
+    error summed every earlier command's calls too."""
+    server, index = api
+    server.mode = "ok"
+    assert main(["ask", "--index", str(index), "--k", "1", "how long do refunds take?"]) == 0
+    server.mode = "cut"
+    capsys.readouterr()
+    assert main(["ask", "--index", str(index), "--k", "1", "and exchanges?"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1].startswith(
+        "claude-haiku-4-5: 1 request, 0 from the call cache")

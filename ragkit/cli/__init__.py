@@ -62,6 +62,9 @@ def _warnings_to_stderr(default):
 
 
 def main(argv: list[str] | None = None) -> int:
+    usage = sys.modules.get("ragkit.usage_log")
+    if usage is not None:  # one command, one run: what an earlier `main` call spent is not this
+        usage.RUN.reset()
     args = build_parser().parse_args(argv)
     apply_api_options(args)
     with warnings.catch_warnings(), interrupts_in_main_only():
