@@ -159,9 +159,10 @@ def section_at(section: Sequence[str], before: Sequence[str]) -> list[str]:
     time; a document that skips levels may have a heading kept one step too long.
     """
     path = list(section)
-    for text in before:
-        for match in _HEADING.finditer(text):
-            path = path[:len(match.group(1)) - 1] + [match.group(2)]
+    # as one text: `blocks` cuts "## 2. Cooling-off period" after "2." (a sentence end), so
+    # block by block the heading read as "2."
+    for match in _HEADING.finditer("".join(before)):
+        path = path[:len(match.group(1)) - 1] + [match.group(2)]
     return path
 
 

@@ -39,11 +39,13 @@ def test_the_cited_sentence_is_labelled_with_its_own_heading():
 def test_section_at_follows_the_headings_before_a_block():
     start = ["Manual", "3. Data", "3.1 Modbus", "Limits"]
     assert section_at(start, []) == start
-    assert section_at(start, ["text", "#### Troubleshooting\n"]) == \
+    # blocks as `blocks` cuts them: each keeps the line break after it (they join to the text)
+    assert section_at(start, ["text\n", "#### Troubleshooting\n"]) == \
         ["Manual", "3. Data", "3.1 Modbus", "Troubleshooting"]
     assert section_at(start, ["### 3.2 OPC UA\n", "#### Limits\n", "## 4. Security\n"]) == \
         ["Manual", "4. Security"]
     assert section_at([], ["# Title\n", "text"]) == ["Title"]
+    assert section_at([], ["text.", "# Not a heading\n"]) == []  # mid-line, after a sentence
 
 
 def test_a_chunk_without_headings_keeps_its_section_and_code_comments_are_not_headings():
@@ -51,3 +53,32 @@ def test_a_chunk_without_headings_keeps_its_section_and_code_comments_are_not_he
                  metadata={"title": "src/app.py", "section": ["def pay"]})
     result = answer("What does pay return?", [(code.id, 1.0)], [code], llm=_offline())
     assert all(tag.endswith("| Section: def pay]") for _, tag in result.sources)
+
+
+def test_a_numbered_heading_cut_into_blocks_keeps_its_words():
+    """`blocks` cuts "## 2. Cooling-off period" after "2."; read block by block the source
+    list printed "Returns and Refund Policy / 2. > 2.1 Right to cancel" on the shipped
+    refund policy."""
+    from ragkit.assemble import blocks
+    text = "## 2. Cooling-off period\n\n### 2.1 Right to cancel\n\nYou may cancel."
+    assert blocks(text)[0] == "## 2. "  # why: the heading is two blocks
+    assert section_at(["T"], blocks(text)) == ["T", "2. Cooling-off period",
+                                               "2.1 Right to cancel"]
+
+
+def test_ragkit_ask_names_the_whole_numbered_heading_in_its_sources(tmp_path, monkeypatch,
+                                                                    capsys):
+    from ragkit.cli import main
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    docs = tmp_path / "docs.jsonl"
+    text = ("# Refund policy\n\n## 1. Scope\n\nThis policy covers orders.\n\n"
+            "## 2. Cooling-off period\n\nYou may cancel within 14 days of delivery.")
+    docs.write_text('{"id": "refund", "title": "Refund policy", "text": %s}\n'
+                    % __import__("json").dumps(text))
+    assert main(["index", str(docs), "--out", str(tmp_path / "idx"), "--embedder", "none"]) == 0
+    capsys.readouterr()
+    assert main(["ask", "--index", str(tmp_path / "idx"), "--k", "1",
+                 "Within how many days may I cancel?"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1] == "[1] refund#0 — Refund policy / 2. Cooling-off period"
