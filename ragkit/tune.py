@@ -35,7 +35,8 @@ import numpy as np
 import pandas as pd
 
 from ragkit.documents import Document, Query, RagkitError
-from ragkit.evaluate import Judgments, cutoffs, judge, score_run, summarize, summary_table
+from ragkit.evaluate import (Judgments, cutoffs, judge, metric_decimals, score_run, summarize,
+                             summary_table)
 from ragkit.fusion import Ranking, ranked, rrf, weighted_rank, weighted_scores
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig, evaluate_configs
 
@@ -164,7 +165,8 @@ class Choice:
     def __str__(self) -> str:
         tie = (f"; {', '.join(f'{p:g}' for p in self.tied)} tie, the tie rule picks "
                f"{self.point:g}" if len(self.tied) > 1 else "")
-        return (f"best {self.point:g} ({self.metric} {self.mean:.1f}{tie}); bootstrap 95 % "
+        mean = f"{self.mean:.{metric_decimals(self.metric)}f}"  # MRR 0.810, not 0.8
+        return (f"best {self.point:g} ({self.metric} {mean}{tie}); bootstrap 95 % "
                 f"range of the best: {self.low:g} … {self.high:g}, chosen on "
                 f"{100 * self.share[self.point]:.1f} % of resamples")
 

@@ -335,3 +335,19 @@ def test_an_empty_stamp_is_no_stamp(files, capsys):
     golden, sheet, _ = files
     (sheet.parent / "review.csv.sha256").write_text("")  # a crash of the old plain write
     assert main(["questions", "review", str(golden), "--out", str(sheet)]) == 0
+
+
+def test_a_second_span_added_to_a_one_span_question_is_refused_not_dropped(files, capsys):
+    """An expert's answer_span_2 on a question with one golden span was dropped without a
+    word (exit 0), even a span found nowhere in the passage."""
+    golden, sheet, out = files
+    rows = _rows(sheet)
+    rows[0]["answer_span_2"] = "bogus span added"
+    _save(sheet, rows)
+    assert main(["questions", "accept", str(sheet), "--golden", str(golden), "--out",
+                 str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"ragkit: error: {sheet}: row 2: field 'answer_span_2': 'gen-001' has 1 golden "
+        f"span(s); a second span belongs to a question over two chunks — leave it empty, or "
+        f"write a new question for it\n")
+    assert not out.exists()

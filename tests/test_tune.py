@@ -289,3 +289,13 @@ def test_sweep_tables_print_every_row_at_the_metrics_decimals():
     assert metrics_text(table).splitlines() == ["  Pass@5  R@20   MRR",
                                                 "1   86.5 1.000 0.700",
                                                 "5   87.0 0.980 0.750"]
+
+
+def test_the_best_point_is_printed_at_its_metrics_decimals():
+    """`--metric MRR` printed "best 0.6 (MRR 0.8)" beside a table row of 0.810."""
+    import pandas as pd
+    from ragkit.tune import Choice
+    choice = Choice(0.6, "MRR", 0.8104, 0.4, 0.8, {0.6: 0.5}, (0.6,))
+    assert str(choice).startswith("best 0.6 (MRR 0.810); ")
+    assert str(Choice(0.6, "Pass@5", 87.71, 0.4, 0.8, {0.6: 0.5}, (0.6,))).startswith(
+        "best 0.6 (Pass@5 87.7); ")

@@ -107,7 +107,7 @@ def add_parsers(sub) -> None:
                    help=f"kinds and their shares: 'lexical,contextual' (equal) or "
                         f"'lexical=3,contextual=1' (default: {shares})")
     p.add_argument("--model", default="claude-haiku-4-5", help="Claude model")
-    p.add_argument("--seed", type=int, default=0, help="seed of the chunk sample")
+    p.add_argument("--seed", type=int, default=0, help="seed of the chunk sample (default 0)")
     p.add_argument("--chunk-size", type=int, default=512,
                    help="tokens per chunk: the index's, so spans map onto its chunks")
     p.add_argument("--overlap", type=int, default=64, help="tokens shared by neighbours")

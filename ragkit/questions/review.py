@@ -279,6 +279,12 @@ def _kept(original: dict[str, Any], row: dict[str, str], at: str, second: bool
         if any(row.get(c, "").strip() for c in columns):
             raise RagkitError(f"{at}: field 'answer_span': '{original['id']}' is unanswerable "
                               f"(golden []); leave its span empty")
+    for column in columns[len(items):]:  # a span with no golden item to hold it: not dropped
+        if items and row.get(column, "").strip():
+            raise RagkitError(f"{at}: field '{column}': '{original['id']}' has "
+                              f"{len(items)} golden span(s); a second span belongs to a "
+                              f"question over two chunks — leave it empty, or write a new "
+                              f"question for it")
     for i, (item, column) in enumerate(zip(items, columns)):
         passage = passages[i] if i < len(passages) else None
         if "span" not in item and not row.get(column, "").strip():
