@@ -147,3 +147,31 @@ def test_search_and_ask_clamp_k_across_processes_with_the_default_stack(tmp_path
                           capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     assert CLAMPED in done.stderr.splitlines()
+
+
+def test_the_clamp_warning_counts_one_chunk_in_the_singular(tmp_path, capsys):
+    """It read "k=20 is larger than the index (1 chunks)"."""
+    from ragkit.cli import main
+    docs = tmp_path / "one.jsonl"
+    docs.write_text('{"id": "kettle", "text": "Boil the kettle water."}\n')
+    (tmp_path / "q.jsonl").write_text('{"id": "q1", "text": "kettle"}\n')
+    assert main(["index", str(docs), "--out", str(tmp_path / "idx"), "--embedder", "none"]) == 0
+    capsys.readouterr()
+    assert main(["search", str(tmp_path / "idx"), "--queries", str(tmp_path / "q.jsonl"),
+                 "--mode", "bm25", "--out", str(tmp_path / "run.trec")]) == 0
+    assert capsys.readouterr().err == ("ragkit: warning: k=20 is larger than the index (1 "
+                                       "chunk); returning 1\n")
+
+
+def test_a_query_with_no_hit_is_counted_as_such(tmp_path, capsys):
+    """"wrote 1 query × top 5 chunks" over an empty run: BM25 knew none of its words."""
+    from ragkit.cli import main
+    idx, _ = _small_index(tmp_path)
+    (tmp_path / "q2.jsonl").write_text('{"id": "q1", "text": "zebra"}\n'
+                                       '{"id": "q2", "text": "kettle"}\n')
+    capsys.readouterr()
+    assert main(["search", str(idx), "--queries", str(tmp_path / "q2.jsonl"), "--mode", "bm25",
+                 "--k", "2", "--out", str(tmp_path / "run.trec")]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        f"wrote 2 queries × top 2 chunks to {tmp_path / 'run.trec'} (1 with no hit: no line "
+        f"in the run)")

@@ -17,6 +17,7 @@ from ragkit.cli.argtypes import positive_int  # noqa: F401 (read from here too)
 from ragkit.cli.fusion import add_fusion_options
 from ragkit.documents import RagkitError, RagkitWarning
 from ragkit.loaders.folder import escaped
+from ragkit.text_stats import counted
 
 
 DEFAULT_RERANK = config.DEFAULT_RERANK  # a hybrid search's reranker unless told otherwise
@@ -39,7 +40,7 @@ def terminal_text(text: str) -> str:
     return escaped(text, keep="\n\t")
 
 
-def clamp_k(k: int, available: int, unit: str = "chunks") -> int:
+def clamp_k(k: int, available: int, unit: str = "chunk") -> int:
     """k, or `available` when the index holds fewer, with one warning line saying so.
 
     A k past the index is no error (the default 20 on a small index must work): the index
@@ -47,7 +48,7 @@ def clamp_k(k: int, available: int, unit: str = "chunks") -> int:
     `Pipeline.search`), not here.
     """
     if 0 < available < k:
-        warnings.warn(f"k={k} is larger than the index ({available} {unit}); "
+        warnings.warn(f"k={k} is larger than the index ({counted(available, unit)}); "
                       f"returning {available}", RagkitWarning, stacklevel=2)
         return available
     return k

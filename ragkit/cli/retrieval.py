@@ -144,7 +144,7 @@ def cmd_search(args: argparse.Namespace) -> None:
     if args.level == "doc":  # enough chunks to fill k documents, each at its best chunk
         from ragkit.eval_runs import doc_depth, doc_level, docs_of  # deferred: pandas
         docs, doc_of = docs_of(pipeline.chunks)
-        args.k = clamp_k(args.k, len(set(docs)), "documents")
+        args.k = clamp_k(args.k, len(set(docs)), "document")
         found = pipeline.search(texts, doc_depth(docs, args.k), config)
         rankings = [doc_level(r, doc_of)[:args.k] for r in found]
     else:
@@ -153,8 +153,10 @@ def cmd_search(args: argparse.Namespace) -> None:
     write_trec(args.out, {q.id: r for q, r in zip(queries, rankings)}, tag=args.tag or args.mode)
     print_rerank_summary(pipeline)
     unit = "document" if args.level == "doc" else "chunk"
+    empty = sum(not r for r in rankings)  # BM25 finds nothing for a query of unknown words
     print(f"wrote {counted(len(queries), 'query', 'queries')} × top "
-          f"{counted(args.k, unit)} to {args.out}")
+          f"{counted(args.k, unit)} to {args.out}"
+          + (f" ({empty} with no hit: no line in the run)" if empty else ""))
 
 
 def add_parsers(sub) -> None:
