@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 from anthropic.types import Message
 from tqdm import tqdm
 
+from ragkit.cache import DamagedCache
 from ragkit.contextualize.prompts import (CHUNK_CONTEXT_PROMPT, DEFAULT_MODEL,
                                          DOCUMENT_CONTEXT_PROMPT, PLACEHOLDER)
 from ragkit.documents import Chunk, Document, RagkitError
@@ -160,6 +161,8 @@ class ClaudeContextualizer:
         try:
             tokens = self.llm.count_tokens(model=self.model, messages=[
                 {"role": "user", "content": [document_block(doc.text)]}])
+        except DamagedCache:
+            raise
         except RagkitError as exc:
             raise RagkitError(f"{doc.id}: counting tokens: {exc}{after}") from None
         self.doc_tokens[doc.id] = tokens
@@ -203,6 +206,8 @@ class ClaudeContextualizer:
         request = build_request(self.model, text, chunk.text, self.prompt, self.max_tokens)
         try:
             reply = self.llm.create(check=_need_text, **request)
+        except DamagedCache:  # nothing is kept in a damaged cache: its own line says what to do
+            raise
         except RagkitError as exc:
             raise RagkitError(f"{doc.id}: chunk {chunk.id}: {exc}; {_KEPT}") from None
         with self._lock:

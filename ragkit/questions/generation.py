@@ -46,6 +46,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from ragkit.cache import DamagedCache
 from ragkit.chunking import ChunkerConfig, chunk_documents, is_code, section_of
 from ragkit.config import DEFAULT_EMBEDDER
 from ragkit.datasets import load_dataset
@@ -169,6 +170,8 @@ def documents_of(path: Path | str, skip_bad: bool = False
 def _ask(llm: LLM, request: dict[str, Any], what: str) -> Any:
     try:
         return llm.create(**request)
+    except DamagedCache:  # nothing is kept in a damaged cache: its own line says what to do
+        raise
     except RagkitError as exc:
         raise RagkitError(f"{what}: {exc}; {_KEPT}") from None
 
