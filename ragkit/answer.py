@@ -126,9 +126,11 @@ def _cited_title(result: dict[str, Any], block: int) -> str:
     """The search result's title (its tag) with the Section of its block `block`: the
     heading over the cited sentence, not the one where the chunk starts (`cited_tag`)."""
     content = result.get("content") if isinstance(result.get("content"), list) else []
-    texts = [str(b.get("text", "")) for b in content[:block + 1] if isinstance(b, dict)]
+    texts, end = [str(b.get("text", "")) for b in content if isinstance(b, dict)], block + 1
+    while end < len(texts) and "\n" not in texts[end - 1][len(texts[end - 1].rstrip()):]:
+        end += 1  # to the cited block's line end: "## 2. " | "Cooling-off period\n" read whole
     doc = str(result.get("source", "")).rsplit("#", 1)[0]
-    return cited_tag(str(result.get("title", "")), texts,
+    return cited_tag(str(result.get("title", "")), texts[:end],
                      code=PurePosixPath(doc).suffix.lower() in CODE_SUFFIXES)
 
 

@@ -25,6 +25,15 @@ class PartialResults(RagkitError):
         self.kept = kept
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C after part of the work succeeded: `kept` as in `PartialResults`, so a caller
+    that caches keeps what was paid for before the interruption reaches the user."""
+
+    def __init__(self, message: str, kept: dict) -> None:
+        super().__init__(message)
+        self.kept = kept
+
+
 class RagkitWarning(UserWarning):
     """Input that can be used but deserves a look (e.g. judged queries with no text)."""
 

@@ -46,7 +46,7 @@ from anthropic.types import Message
 from ragkit.batch_journal import BatchRecord, Journal
 from ragkit.batch_run import (FAILED, MAX_BYTES, MAX_REQUESTS, RETRY, BatchOptions,  # noqa: F401
                               BatchPending, BatchReport, split)
-from ragkit.cache import request_key
+from ragkit.cache import DamagedCache, request_key
 from ragkit.documents import RagkitError
 from ragkit.llm import LLM, explain
 from ragkit.llm_backends import OFFLINE_ID_PREFIX
@@ -161,6 +161,8 @@ class MessageBatches:
         for n, key in enumerate(failed, start=1):
             try:
                 answers[key] = self.llm.create(check=check, **needed[key])
+            except DamagedCache:  # its own line says what to do; a re-run cannot help
+                raise
             except RagkitError as exc:  # say where it stopped and that nothing paid is lost
                 raise RagkitError(f"sending batch request {n} of {len(failed)} interactively: "
                                   f"{exc}; the {len(answers)} answered are in the call cache: "

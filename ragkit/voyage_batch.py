@@ -46,7 +46,7 @@ import httpx2
 
 from ragkit.batch_journal import BatchRecord, Journal, split
 from ragkit.documents import RagkitError
-from ragkit.errors import PartialResults
+from ragkit.errors import Interrupted, PartialResults
 from ragkit.online import budget, scrub
 from ragkit.voyage import address
 from ragkit.text_stats import counted
@@ -143,6 +143,10 @@ class VoyageBatches:
             if not done:  # journal records are gone, stay the caller's to keep
                 raise
             raise PartialResults(str(exc), done) from None
+        except KeyboardInterrupt:  # Ctrl-C likewise
+            if not done:
+                raise
+            raise Interrupted("interrupted", done) from None
 
     def _rounds(self, endpoint: str, params: dict[str, Any], needed: dict[str, dict],
                 open_: list[BatchRecord], done: dict[str, dict],

@@ -82,3 +82,15 @@ def test_ragkit_ask_names_the_whole_numbered_heading_in_its_sources(tmp_path, mo
                  "Within how many days may I cancel?"]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[-1] == "[1] refund#0 — Refund policy / 2. Cooling-off period"
+
+
+def test_a_citation_of_a_headings_first_half_reads_the_whole_line():
+    """Cited at the heading's first block ("## 2. "), the section still read "2."."""
+    from ragkit.answer import _cited_title
+    from ragkit.assemble import blocks
+    pieces = blocks("Intro text.\n## 2. Cooling-off period\nYou may cancel within 14 days.\n")
+    assert pieces[1] == "## 2. "
+    result = {"title": "[Source: Terms | Section: Terms]", "source": "terms.md#0",
+              "content": [{"type": "text", "text": p} for p in pieces]}
+    assert _cited_title(result, 1) == "[Source: Terms | Section: Terms > 2. Cooling-off period]"
+    assert _cited_title(result, 0) == "[Source: Terms | Section: Terms]"

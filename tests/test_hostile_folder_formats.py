@@ -78,9 +78,12 @@ def test_a_gzipped_or_binary_page_named_html_is_refused_not_indexed_as_garbage(t
     # a page labelled ISO-8859-1 whose dialogue is Windows-1252 (as browsers read it): its
     # quotes were C1 control characters, enough to be taken for binary data
     line = "<p>\u201cAre you coming?\u201d she asked \u2014 it\u2019s late.</p>\n" * 30
-    (noise / "r.html").write_bytes(b'<meta charset="iso-8859-1">' + line.encode("cp1252"))
-    assert load_folder(noise, progress=False)[0].text.startswith(
-        "\u201cAre you coming?\u201d she asked \u2014 it\u2019s late.")
+    for label, stray in (("iso-8859-1", b""), ("iso-ir-100", b""), ("csisolatin1", b""),
+                         ("iso-8859-1", b"\x81")):  # one byte cp1252 leaves undefined
+        (noise / "r.html").write_bytes(b'<meta charset="%s">' % label.encode()
+                                       + line.encode("cp1252") + stray)
+        assert load_folder(noise, progress=False)[0].text.startswith(
+            "\u201cAre you coming?\u201d she asked \u2014 it\u2019s late."), label
 
 
 def test_a_megabyte_title_labels_each_chunk_in_200_characters(tmp_path):
@@ -213,6 +216,7 @@ def test_pages_laid_out_again_turned_are_not_counted_as_a_stream_run_again(tmp_p
     of charts was refused as hostile. Here at a small scale: a 1 KB bound."""
     import ragkit.loaders.pdf_layout as layout
     monkeypatch.setattr(layout, "MAX_REPEATED_BYTES", 2**10)
+    monkeypatch.setattr(layout, "MAX_FILE_CHARS", 8_000)  # drawn once: ~5,400; turned: twice
     pages = 4
     text = b"".join(b"BT /F1 11 Tf 72 %d Td (Line %d of the quarterly landscape report.) Tj ET\n"
                     % (700 - 14 * i, i) for i in range(30))

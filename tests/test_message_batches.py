@@ -276,3 +276,22 @@ def test_a_failing_interactive_retry_says_what_is_kept(tmp_path, server, monkeyp
                                           r"invalid_request_error: no\); the 7 answered are in "
                                           r"the call cache: re-run to send the rest"):
         made.many(pairs, progress=False)
+
+
+def test_a_damaged_cache_met_while_retrying_interactively_is_its_own_line(tmp_path,
+                                                                          monkeypatch):
+    """The retry wrapped it with "re-run to send the rest", which a re-run cannot honour."""
+    import anthropic
+    from ragkit.cache import CallCache, DamagedCache
+    from ragkit.llm import LLM, UsageLog
+    from ragkit.message_batches import BatchOptions, MessageBatches
+    llm = LLM(anthropic.Anthropic(api_key="k", base_url="http://127.0.0.1:9"),
+              cache=CallCache(tmp_path / "calls.sqlite"), usage=UsageLog())
+    runner = MessageBatches(llm, BatchOptions(retry="interactive", log=lambda line: None))
+    damaged = DamagedCache("calls.sqlite: the call cache is damaged", tmp_path, "malformed")
+    monkeypatch.setattr(runner, "_wait", lambda *a: {"k1": "errored"})
+    monkeypatch.setattr(runner, "_submit", lambda fresh: [])
+    monkeypatch.setattr(llm, "create", lambda **kw: (_ for _ in ()).throw(damaged))
+    with pytest.raises(DamagedCache) as caught:
+        runner._answer({"k1": {"model": "claude-haiku-4-5"}}, [], {}, None, 1)
+    assert str(caught.value) == "calls.sqlite: the call cache is damaged"

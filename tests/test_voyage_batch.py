@@ -243,3 +243,29 @@ def test_a_failing_interactive_fallback_keeps_the_batch_results(server, voyage_e
     got = embedder().embed(["a", "b", "c"])
     assert np.allclose(got, np.stack([_unit(t) for t in "abc"]), atol=1e-6)
     assert server.file_lines("file-2") == 1
+
+
+def test_ctrl_c_after_results_came_keeps_them_in_the_embedding_cache(server, voyage_env,
+                                                                      tmp_path, monkeypatch):
+    """Ctrl-C once a job's output was read (its journal record gone) threw its vectors away:
+    the re-run, told it would send nothing again, paid for them again."""
+    from ragkit.embed.cache import CachedEmbedder
+    from ragkit.embed.voyage import VoyageEmbedder
+    from ragkit.voyage_batch import VoyageBatches
+    rounds = VoyageBatches._rounds
+
+    def then_ctrl_c(self, *args):
+        rounds(self, *args)
+        raise KeyboardInterrupt
+
+    def embedder() -> CachedEmbedder:
+        return CachedEmbedder(VoyageEmbedder("voyage-3.5", batch={
+            "poll": 0.1, "log": lambda line: None}), tmp_path / "e.sqlite")
+
+    monkeypatch.setattr(VoyageBatches, "_rounds", then_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        embedder().embed(["a", "b", "c"])
+    monkeypatch.setattr(VoyageBatches, "_rounds", rounds)
+    got = embedder().embed(["a", "b", "c"])
+    assert np.allclose(got, np.stack([_unit(t) for t in "abc"]), atol=1e-6)
+    assert server.calls("POST", "/v1/batches") == 1  # nothing sent again

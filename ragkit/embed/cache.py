@@ -34,7 +34,7 @@ from tqdm import tqdm
 
 from ragkit.cache import remove_database, sqlite_errors
 from ragkit.embed.base import Embedder, fingerprint_of
-from ragkit.errors import PartialResults, RagkitError
+from ragkit.errors import Interrupted, PartialResults, RagkitError
 from ragkit.models import ragkit_home
 
 BATCH = 256  # texts per inner call and per commit
@@ -129,8 +129,10 @@ class CachedEmbedder:
         """Embed one batch of (key, text) and commit it in one transaction."""
         try:
             vectors = self.inner.embed([t for _, t in batch], input_type=input_type)
-        except PartialResults as exc:  # what was paid for is kept; a re-run sends the rest
+        except (PartialResults, Interrupted) as exc:  # what was paid for is kept
             self._keep(db, [(batch[i][0], v) for i, v in exc.kept.items()], found)
+            if isinstance(exc, Interrupted):  # Ctrl-C as ever; a re-run sends the rest
+                raise KeyboardInterrupt from None
             raise RagkitError(f"{exc}; the {len(exc.kept)} others are kept in the embedding "
                               f"cache") from None
         self._keep(db, [(k, v) for (k, _), v in zip(batch, vectors, strict=True)], found)

@@ -20,7 +20,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ragkit.embed.cache import CachedEmbedder, cache_key
-from ragkit.errors import PartialResults, RagkitError
+from ragkit.errors import Interrupted, PartialResults, RagkitError
 
 IN_CONTEXT = "document-in-context"
 DOCUMENTS_PER_COMMIT = 32
@@ -48,9 +48,11 @@ class CachedContextualEmbedder(CachedEmbedder):
                 group = todo[start:start + size]
                 try:
                     vectors = self.inner.embed_documents([list(documents[d]) for d in group])
-                except PartialResults as exc:  # the whole documents that came are kept
+                except (PartialResults, Interrupted) as exc:  # whole documents are kept
                     self._keep(db, [(k, v) for i, vs in exc.kept.items()
                                     for k, v in zip(keys[group[i]], vs, strict=True)], found)
+                    if isinstance(exc, Interrupted):
+                        raise KeyboardInterrupt from None
                     raise RagkitError(f"{exc}; the {len(exc.kept)} documents that came are "
                                       f"kept in the embedding cache") from None
                 self._keep(db, [(k, v) for d, vs in zip(group, vectors, strict=True)

@@ -48,7 +48,7 @@ import numpy as np
 
 from ragkit.documents import RagkitError
 from ragkit.embed.voyage_vectors import problem_of, unit_rows
-from ragkit.errors import PartialResults
+from ragkit.errors import Interrupted, PartialResults
 from ragkit.voyage import batches, client, estimate_tokens, failure  # noqa: F401
 from ragkit.voyage_batch import VoyageBatches
 
@@ -172,10 +172,10 @@ class VoyageEmbedder:
             got = runner.run("/v1/embeddings", {**self._params(), "truncation": True},
                              list(dict(zip(keys, ({"input": [t]} for t in texts))).items()),
                              now, problem_of(vector))
-        except PartialResults as exc:  # the vectors that came, for the embedding cache
+        except (PartialResults, Interrupted) as exc:  # the vectors that came, for the cache
             self._report(runner)
-            raise PartialResults(str(exc), {i: vector(exc.kept[k]) for i, k in enumerate(keys)
-                                            if k in exc.kept}) from None
+            raise type(exc)(str(exc), {i: vector(exc.kept[k]) for i, k in enumerate(keys)
+                                       if k in exc.kept}) from None
         self._report(runner)
         return np.stack([vector(got[k]) for k in keys])
 
@@ -209,11 +209,11 @@ class VoyageContextEmbedder(VoyageEmbedder):
         try:
             vectors = self._parts_by_batch(parts) if self.batch is not None else \
                 self._send(parts, "document")
-        except PartialResults as exc:  # kept: the documents all of whose parts came
+        except (PartialResults, Interrupted) as exc:  # kept: whole documents that came
             mine = {d: [i for i, o in enumerate(owner) if o == d] for d in set(owner)}
-            raise PartialResults(str(exc), {d: np.concatenate([exc.kept[i] for i in at])
-                                            for d, at in mine.items()
-                                            if all(i in exc.kept for i in at)}) from None
+            raise type(exc)(str(exc), {d: np.concatenate([exc.kept[i] for i in at])
+                                       for d, at in mine.items()
+                                       if all(i in exc.kept for i in at)}) from None
         out = [[] for _ in documents]
         for d, v in zip(owner, vectors, strict=True):
             out[d].append(v)
@@ -246,10 +246,10 @@ class VoyageContextEmbedder(VoyageEmbedder):
             got = runner.run("/v1/contextualizedembeddings", self._params(),
                              list(dict(zip(keys, ({"inputs": [p]} for p in parts))).items()),
                              now, problem_of(vectors, by_key=True))
-        except PartialResults as exc:
+        except (PartialResults, Interrupted) as exc:
             self._report(runner)
-            raise PartialResults(str(exc), {i: vectors(k, exc.kept[k]) for i, k in
-                                            enumerate(keys) if k in exc.kept}) from None
+            raise type(exc)(str(exc), {i: vectors(k, exc.kept[k]) for i, k in
+                                       enumerate(keys) if k in exc.kept}) from None
         self._report(runner)
         return [vectors(key, got[key]) for key in keys]
 

@@ -60,10 +60,18 @@ _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
          (codecs.BOM_UTF16_BE, "utf-16"))
 _ASIDE = {"aside", "nav", "header", "footer"}
 _BINARY = re.compile("[\x00-\x08\x0b\x0e-\x1f]")  # C0 control characters but \t\n\f\r
-# labels browsers read as Windows-1252 (WHATWG's encoding standard): its quotes and dashes
-# (bytes 0x91-0x97) would otherwise come out as C1 control characters
-_AS_1252 = {"iso-8859-1", "iso8859-1", "latin1", "latin-1", "l1", "us-ascii", "ascii",
-            "iso_8859-1", "cp819", "ibm819"}
+# codecs whose labels browsers read as Windows-1252 (WHATWG's encoding standard: every
+# Latin-1 and ASCII label): its quotes and dashes (0x91-0x97) would be C1 controls otherwise
+_AS_1252 = ("iso8859-1", "ascii")
+
+
+def _c1(error: UnicodeDecodeError) -> tuple[str, int]:
+    """The 5 bytes Windows-1252 leaves undefined (0x81, 0x8D, 0x8F, 0x90, 0x9D) as the C1
+    code points browsers give them; one stray byte sent the whole page to Latin-1."""
+    return chr(error.object[error.start]), error.start + 1
+
+
+codecs.register_error("ragkit-c1", _c1)
 MAX_HTML_BYTES = 64 * 2**20  # one page; parsing holds ~15× its size (52 MB took 808 MB)
 
 
@@ -86,13 +94,13 @@ def _decode(raw: bytes) -> str:
     # a page whose <meta> is readable as ASCII is not UTF-16 or -32 whatever it says (the
     # WHATWG rule): decoded so, its tags and all turned into CJK characters
     names = [n for n in names if not _codec(n).startswith(("utf-16", "utf-32"))]
-    names = ["cp1252" if n.lower() in _AS_1252 else n for n in names]
-    for encoding in names + ["cp1252"]:
+    names = ["cp1252" if _codec(n) in _AS_1252 else n for n in names]
+    for encoding in names:
         try:
             return raw.decode(encoding)
         except (LookupError, UnicodeError):  # "undefined" raises a bare UnicodeError
             continue
-    return raw.decode("latin-1")
+    return raw.decode("cp1252", errors="ragkit-c1")
 
 
 def _decoded_page(path: Path, raw: bytes) -> str:

@@ -105,7 +105,7 @@ def page_device(resources, path: Path, reading):
 
         def render_char(self, *args, **kwargs) -> float:
             self.chars += 1
-            self.file_chars += 1
+            self.file_chars += not self.relayout  # a page laid out again: counted once
             if self.chars > MAX_PAGE_CHARS:
                 raise RagkitError(f"{path}: page {reading.page} draws more than "
                                   f"{MAX_PAGE_CHARS:,} characters (a hostile file?)")
