@@ -91,10 +91,8 @@ def _inside(target: str, real_root: str) -> bool:
 def _readable_at(target: str, real_root: str) -> bool:
     """Whether the resolved path `target` (an opened file's) lies in the folder `real_root`
     and not in a hidden part of it."""
-    hidden = any(part.startswith(".") for part in
-                 os.path.relpath(target, real_root).split(os.sep)) if _inside(
-        target, real_root) else True
-    return not hidden
+    parts = os.path.relpath(target, real_root).split(os.sep)
+    return _inside(target, real_root) and not any(part.startswith(".") for part in parts)
 
 
 def _problem(entry: os.DirEntry, rel: str, real_root: str) -> str | None:

@@ -127,9 +127,10 @@ def page_device(resources, path: Path, reading):
 
 
 def page_interpreter(resources, device):
-    """pdfminer's page interpreter over `device` (`page_device`'s), counting the bytes of
-    every content stream it runs — a page's, or a form's each time it is drawn — and
-    refusing the file past `MAX_CONTENT_BYTES` (one line naming the file and page)."""
+    """pdfminer's page interpreter over `device` (`page_device`'s), counting every content
+    stream it runs — a page's, or a form's each time it is drawn — and refusing the file past
+    `MAX_STREAM_RUNS`, `MAX_CONTENT_BYTES` or `MAX_REPEATED_BYTES` (one line naming the file
+    and page); a page laid out again, turned (`device.relayout`), is not counted again."""
     from pdfminer.pdfinterp import PDFPageInterpreter
     from pdfminer.pdftypes import stream_value
 
