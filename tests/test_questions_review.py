@@ -351,3 +351,17 @@ def test_a_second_span_added_to_a_one_span_question_is_refused_not_dropped(files
         f"span(s); a second span belongs to a question over two chunks — leave it empty, or "
         f"write a new question for it\n")
     assert not out.exists()
+
+
+def test_the_source_column_shows_an_ids_escape_sequence_escaped(tmp_path):
+    """A document id with ESC ] 0 ; … BEL went raw into review.csv's source column: `cat`
+    retitled the terminal. The id column, matched on accept, is the generated question id."""
+    question = {**QUESTIONS[0], "source": {**QUESTIONS[0]["source"],
+                                          "doc_id": "x\x1b]0;pwned\x07y.md"}}
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(json.dumps(question) + "\n", encoding="utf-8")
+    sheet = tmp_path / "review.csv"
+    assert main(["questions", "review", str(golden), "--out", str(sheet)]) == 0
+    text = sheet.read_text(encoding="utf-8-sig")
+    assert "\x1b" not in text and "\x07" not in text
+    assert _rows(sheet)[0]["source"].startswith("x\\x1b]0;pwned\\x07y.md, p. 2")

@@ -43,6 +43,7 @@ from ragkit.atomic import check_target, write_text
 from ragkit.documents import (RagkitError, RagkitWarning, parse_golden, read_jsonl, require,
                               where)
 from ragkit.errors import not_a_file
+from ragkit.loaders.folder import escaped
 from ragkit.questions.spans import anchor
 
 COLUMNS = ("id", "question", "answer_span", "answer_span_2", "source", "kind", "keep", "notes")
@@ -120,7 +121,9 @@ def _uncell(text: str) -> str:
 
 
 def source_text(question: dict[str, Any]) -> str:
-    """`doc, p. N, Section > Sub` from a question's source (its first golden doc without)."""
+    """`doc, p. N, Section > Sub` from a question's source (its first golden doc without),
+    control characters of a document id or heading escaped (`\\x1b`): the column is read by
+    people, and `cat review.csv` would obey an escape sequence."""
     source = question.get("source") or {}
     doc = source.get("doc_id") or next((g.get("doc_id") for g in question["golden"]), "")
     parts = [str(doc)]
@@ -128,7 +131,7 @@ def source_text(question: dict[str, Any]) -> str:
         parts.append(f"p. {source['page']}")
     if source.get("section"):
         parts.append(str(source["section"]))
-    return ", ".join(p for p in parts if p)
+    return escaped(", ".join(p for p in parts if p))
 
 
 def _sheet(questions: Sequence[dict[str, Any]]) -> str:
