@@ -149,17 +149,20 @@ def load_listed(path: Path, rel: str, real_root: str) -> Document:
         raise RagkitError(f"{shown(path)}: {why}")
     with pinned(path, real_root) as opened:
         try:
-            return (load_file(opened, rel, path.suffix) if path.suffix.lower() in LOADERS
-                    else _text_file(opened, rel))
+            return _load(opened, rel, path.suffix)
         except RagkitError as exc:  # the loaders name the path they were given
             raise RagkitError(str(exc).replace(str(opened), str(path))) from None
 
 
 def load_file_at(path: Path, rel: str) -> Document:
     """One file of a folder as a document: a text file, or a PDF, HTML or Word file."""
-    if path.suffix.lower() in LOADERS:
-        return _printable(load_file(path, rel))
-    return _printable(_text_file(path, rel))
+    return _printable(_load(path, rel, path.suffix))
+
+
+def _load(path: Path, rel: str, suffix: str) -> Document:
+    """The document of the file at `path`, read as its `suffix` says (`path` may be
+    `/proc/self/fd/N`, which has none)."""
+    return load_file(path, rel, suffix) if suffix.lower() in LOADERS else _text_file(path, rel)
 
 
 @contextmanager

@@ -15,23 +15,22 @@ class RagkitError(ValueError):
     """A user-facing error: bad input, missing model, unknown name. The message says where."""
 
 
-class PartialResults(RagkitError):
-    """A failure after part of the work succeeded: `kept` maps each input that did get its
-    result (by position, or by request id inside a batch runner) to that result, so a caller
-    that caches keeps what was paid for before the error reaches the user."""
+class _Kept:
+    """What part of the work succeeded: `kept` maps each input that did get its result (by
+    position, or by request id inside a batch runner) to that result, so a caller that caches
+    keeps what was paid for before the error or Ctrl-C reaches the user."""
 
     def __init__(self, message: str, kept: dict) -> None:
         super().__init__(message)
         self.kept = kept
 
 
-class Interrupted(KeyboardInterrupt):
-    """Ctrl-C after part of the work succeeded: `kept` as in `PartialResults`, so a caller
-    that caches keeps what was paid for before the interruption reaches the user."""
+class PartialResults(_Kept, RagkitError):
+    """A failure after part of the work succeeded (`_Kept`)."""
 
-    def __init__(self, message: str, kept: dict) -> None:
-        super().__init__(message)
-        self.kept = kept
+
+class Interrupted(_Kept, KeyboardInterrupt):
+    """Ctrl-C after part of the work succeeded (`_Kept`)."""
 
 
 class RagkitWarning(UserWarning):

@@ -118,8 +118,12 @@ def changed_parameters(notebook: Path, given: Mapping[str, Any]) -> dict[str, An
     `_WHERE` and the folders a run writes (`*_folder`)."""
     declared = declared_parameters(notebook)
     return {name: value for name, value in given.items()
-            if name not in _WHERE and not name.endswith("_folder")
-            and declared.get(name, value) != value}
+            if _described(name) and declared.get(name, value) != value}
+
+
+def _described(name: str) -> bool:
+    """Whether the text cells depend on parameter `name`: not the data or output folders."""
+    return name not in _WHERE and not name.endswith("_folder")
 
 
 def effective_parameters(notebook: Path, given: Mapping[str, Any]) -> dict[str, Any]:
@@ -149,8 +153,7 @@ def edited_parameters(values: Mapping[str, Any]) -> dict[str, Any]:
     except (OSError, ValueError, KeyError, TypeError):
         return {}
     return {name: values[name] for name, default in defaults.items()
-            if name in values and name not in _WHERE and not name.endswith("_folder")
-            and values[name] != default}
+            if name in values and _described(name) and values[name] != default}
 
 
 def check_depth(k: object, needed: int = 20) -> None:

@@ -25,6 +25,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
+from typing import NoReturn
 from contextlib import closing
 from pathlib import Path
 
@@ -129,13 +130,20 @@ class CachedEmbedder:
         """Embed one batch of (key, text) and commit it in one transaction."""
         try:
             vectors = self.inner.embed([t for _, t in batch], input_type=input_type)
-        except (PartialResults, Interrupted) as exc:  # what was paid for is kept
-            self._keep(db, [(batch[i][0], v) for i, v in exc.kept.items()], found)
-            if isinstance(exc, Interrupted):  # Ctrl-C as ever; a re-run sends the rest
-                raise KeyboardInterrupt from None
-            raise RagkitError(f"{exc}; the {len(exc.kept)} others are kept in the embedding "
-                              f"cache") from None
+        except (PartialResults, Interrupted) as exc:
+            self._keep_then_raise(db, [(batch[i][0], v) for i, v in exc.kept.items()], found,
+                                  exc, f"the {len(exc.kept)} others")
         self._keep(db, [(k, v) for (k, _), v in zip(batch, vectors, strict=True)], found)
+
+    def _keep_then_raise(self, db: sqlite3.Connection, rows: list[tuple[str, np.ndarray]],
+                         found: dict[str, np.ndarray], exc: PartialResults | Interrupted,
+                         which: str) -> NoReturn:
+        """Store what was paid for before `exc`, then raise it on: Ctrl-C as ever, an error
+        saying `which` vectors are kept (a re-run sends only the rest)."""
+        self._keep(db, rows, found)
+        if isinstance(exc, Interrupted):
+            raise KeyboardInterrupt from None
+        raise RagkitError(f"{exc}; {which} are kept in the embedding cache") from None
 
     @staticmethod
     def _keep(db: sqlite3.Connection, rows: list[tuple[str, np.ndarray]],

@@ -20,7 +20,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ragkit.embed.cache import CachedEmbedder, cache_key
-from ragkit.errors import Interrupted, PartialResults, RagkitError
+from ragkit.errors import Interrupted, PartialResults
 
 IN_CONTEXT = "document-in-context"
 DOCUMENTS_PER_COMMIT = 32
@@ -49,12 +49,9 @@ class CachedContextualEmbedder(CachedEmbedder):
                 try:
                     vectors = self.inner.embed_documents([list(documents[d]) for d in group])
                 except (PartialResults, Interrupted) as exc:  # whole documents are kept
-                    self._keep(db, [(k, v) for i, vs in exc.kept.items()
-                                    for k, v in zip(keys[group[i]], vs, strict=True)], found)
-                    if isinstance(exc, Interrupted):
-                        raise KeyboardInterrupt from None
-                    raise RagkitError(f"{exc}; the {len(exc.kept)} documents that came are "
-                                      f"kept in the embedding cache") from None
+                    self._keep_then_raise(db, [(k, v) for i, vs in exc.kept.items()
+                                               for k, v in zip(keys[group[i]], vs, strict=True)],
+                                          found, exc, f"the {len(exc.kept)} documents that came")
                 self._keep(db, [(k, v) for d, vs in zip(group, vectors, strict=True)
                                 for k, v in zip(keys[d], vs, strict=True)], found)
                 bar.update(len(group))
