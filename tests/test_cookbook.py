@@ -473,3 +473,14 @@ def test_an_option_the_action_would_ignore_is_refused(tmp_path, monkeypatch, cap
     assert done.value.code == 2
     assert f"unrecognized arguments: {' '.join(args[1:])}" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["01_tiny.ipynb"]
+
+
+def test_sweep_usage_shows_notebook_required(tmp_path, capsys):
+    """The usage line says what the help text says: a sweep needs --notebook."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["cookbook", "sweep", "-p", "x=1,2", "--out", str(tmp_path / "out")])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert " --notebook NOTEBOOK " in err.splitlines()[0]  # not "[--notebook NOTEBOOK]"
+    assert err.rstrip().endswith("the following arguments are required: --notebook")
+    assert not (tmp_path / "out").exists()

@@ -179,9 +179,9 @@ def add_parsers(sub) -> None:
         one.add_argument("--out", type=Path, default=Path("results"),
                          help="results folder; replaced only if empty or ragkit's own results")
     for one, many in ((run, "repeat for several (default: all)"),
-                      (sweep, "once (required)"),
+                      (sweep, "once"),
                       (refresh, "repeat for several (default: all)")):
-        one.add_argument("--notebook", action="append",
+        one.add_argument("--notebook", action="append", required=one is sweep,
                          help=f"a notebook path, or its name or number in notebooks/ (e.g. 01); "
                               f"{many}")
     run.add_argument("-p", "--param", action="append",
