@@ -144,11 +144,13 @@ def folder_hash(folder: Path) -> dict[str, Any]:
 
 
 def datasets_of(notebook: Path, parameters: dict[str, Any]) -> dict[str, Path]:
-    """The folders a notebook's `*_dir` parameters name, by a short name (relative to the
-    project when inside it)."""
+    """The folders a notebook's `*_dir` and `*_root` parameters name (its inputs: notebook
+    05's corpus and code folders too), by a short name (relative to the project when inside
+    it). Not `review_folder` and other output folders: their hash would change as they are
+    written."""
     found = {}
     for name, value in parameters.items():
-        if name.endswith("_dir") and isinstance(value, str):
+        if name.endswith(("_dir", "_root")) and isinstance(value, str):
             folder = (notebook.parent / value).resolve()
             if folder.is_dir():
                 try:

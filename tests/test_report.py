@@ -216,3 +216,15 @@ def test_the_headline_ladder_leads_with_the_cookbook_and_says_why_shipped_overst
     assert "49 %; on the public cookbook set" in headline_html(document)
     del nb["tables"]["ladder_shipped"]
     assert overstatement(document) == ""  # nothing to say without the shipped column
+
+
+def test_notebook_05_records_the_hashes_of_its_corpus_and_code_folders():
+    """Notebook 05 reads `corpus_root` and `code_root`; a run records both folders' hashes
+    as it does every `*_dir` notebook's data."""
+    from ragkit.cookbook import notebook_paths
+    from ragkit.notebook_params import effective_parameters
+    from ragkit.results import datasets_of
+    (notebook,) = notebook_paths(["05"])
+    found = datasets_of(notebook, effective_parameters(notebook, {}))
+    assert sorted(found) == ["data/corpus", "data/corpus/code/shopcore"]
+    assert all(path.is_dir() for path in found.values())
