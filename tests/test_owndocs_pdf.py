@@ -175,3 +175,22 @@ def test_lines_pdfminer_splits_and_many_costly_pages_stay_bounded(tmp_path):
     assert load_file(tmp_path / "tiny.pdf", "tiny.pdf").text.count("k") == 4000
     assert len(load_file(tmp_path / "pages.pdf", "pages.pdf").text.split()) > 390
     assert time.monotonic() - started < 40
+
+
+def test_a_word_alone_in_the_bottom_band_is_kept_unless_it_is_a_roman_page_number(tmp_path):
+    """Front matter numbered "xiv" loses its page number; a word of the same letters ("mid",
+    "civic", "dim": a caption or the last line of a tall page) is text and is kept."""
+    from reportlab.pdfgen import canvas
+    path = tmp_path / "words.pdf"
+    pdf = canvas.Canvas(str(path), pagesize=(612, 792), invariant=1)
+    for body, foot in (("The valve sits in the middle position.", "mid"),
+                       ("Preface to the service manual.", "xiv"),
+                       ("Residents pay the civic levy yearly.", "civic")):
+        pdf.drawString(72, 600, body)
+        pdf.drawString(290, 40, foot)
+        pdf.showPage()
+    pdf.save()
+    doc = load_file(path, "words.pdf")
+    assert doc.text == ("The valve sits in the middle position.\n\nmid\n\n"
+                        "Preface to the service manual.\n\n"
+                        "Residents pay the civic levy yearly.\n\ncivic")

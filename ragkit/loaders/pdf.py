@@ -55,7 +55,10 @@ _FILE_TITLE = re.compile(r"^(?:Microsoft (?:Word|PowerPoint|Excel) - )?(.*?)"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 RUNNING_PAGES = 3  # pages a header or footer line recurs on before it counts as one
 MARGIN = 0.125  # the top and bottom bands of a page, as a share of its height
-_PAGE_NUMBER = re.compile(r"^[-–—\s]*(?:page\s*)?(?:\d+|[ivxlcdm]{1,7})(?:\s*(?:/|of)\s*\d+)?"
+# a page number alone in a band: "12", "- 3 -", "Page 2 of 9", or a Roman numeral as front
+# matter is numbered ("xiv"; a well-formed numeral only, so "mid", "civic", "dim" are text)
+_ROMAN = r"(?=[ivxlcdm])m{0,3}(?:cm|cd|d?c{0,3})(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})"
+_PAGE_NUMBER = re.compile(rf"^[-–—\s]*(?:page\s*)?(?:\d+|{_ROMAN})(?:\s*(?:/|of)\s*\d+)?"
                           r"[-–—\s]*$", re.I)
 _ENDS = re.compile(r"^[\d\s|·•–—-]+|[\d\s|·•–—-]+$")  # "12 | Manual", "Manual — 12"
 _LEADER = re.compile(r"(?:\s*\.){4,}\s*")  # "Safety . . . . 1": a contents line's dots
