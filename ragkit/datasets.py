@@ -127,6 +127,8 @@ def load_beir(root: Path | str, split: str = "test") -> Dataset:
 
     Queries without a relevant judgment are dropped. Judged queries missing from
     `queries.jsonl` cannot be asked: they are left out with a `RagkitWarning` that counts them.
+    An `_id` given twice in `queries.jsonl` is refused, as in `corpus.jsonl`: scoring would
+    keep one of its texts and silently drop the other.
     """
     root = Path(root)
     documents = []
@@ -145,8 +147,13 @@ def load_beir(root: Path | str, split: str = "test") -> Dataset:
                           f"{', '.join(beir_splits(root)) or 'none'})")
     judged = relevant(read_qrels(qrels_path))
     queries = []
+    asked: dict[str, int] = {}  # query id -> its line
     for line, obj in read_jsonl(root / "queries.jsonl"):
         ident = str(require(obj, "_id", (str, int), root / "queries.jsonl", line))
+        if ident in asked:
+            raise RagkitError(f"{where(root / 'queries.jsonl', line, '_id')}: duplicate query "
+                              f"id '{ident}' (first at line {asked[ident]})")
+        asked[ident] = line
         if ident in judged:
             text = require(obj, "text", str, root / "queries.jsonl", line, non_empty=True)
             queries.append(Query(ident, text, split=split,

@@ -94,6 +94,16 @@ def test_judged_queries_missing_from_queries_jsonl_are_counted(beir):
     assert [q.id for q in data.queries] == ["v1"]
 
 
+def test_a_query_id_given_twice_in_queries_jsonl_is_refused_with_both_lines(beir):
+    """Scoring keyed by id would keep one text of the two and drop the other unsaid."""
+    _write(beir / "queries.jsonl", ['{"_id": "t1", "text": "alpha?"}',
+                                    '{"_id": "v1", "text": "beta?"}',
+                                    '{"_id": "t1", "text": "alpha, asked again?"}'])
+    with pytest.raises(RagkitError, match=r"queries.jsonl:3: field '_id': duplicate query id "
+                                          r"'t1' \(first at line 1\)"):
+        load_beir(beir)
+
+
 def test_own_documents_jsonl_with_golden_queries(tmp_path):
     _write(tmp_path / "documents.jsonl", [
         '{"id": "refund", "title": "Refund policy", "text": "Refunds within seven days."}',
