@@ -365,3 +365,17 @@ def test_the_source_column_shows_an_ids_escape_sequence_escaped(tmp_path):
     text = sheet.read_text(encoding="utf-8-sig")
     assert "\x1b" not in text and "\x07" not in text
     assert _rows(sheet)[0]["source"].startswith("x\\x1b]0;pwned\\x07y.md, p. 2")
+
+
+def test_accept_refuses_to_write_over_its_own_golden_file(files, capsys):
+    """It replaced the generated set with the kept questions: those marked no were lost, and
+    accepting the same sheet again failed on their ids."""
+    golden, sheet, _ = files
+    before = golden.read_bytes()
+    same = golden.parent / "." / golden.name
+    assert main(["questions", "accept", str(sheet), "--golden", str(golden), "--out",
+                 str(same)]) == 2
+    assert capsys.readouterr().err == (f"ragkit: error: {same}: is the input --golden; its "
+                                       f"questions marked no or without a row would be lost; "
+                                       f"choose another --out\n")
+    assert golden.read_bytes() == before

@@ -80,6 +80,9 @@ def cmd_review(args: argparse.Namespace) -> None:
 
 def cmd_accept(args: argparse.Namespace) -> None:
     check_target(args.out, api.is_golden_file, "a golden questions file", folder=False)
+    if args.out.resolve() == Path(args.golden).resolve():  # the set the sheet's rows name
+        raise RagkitError(f"{args.out}: is the input --golden; its questions marked no or "
+                          f"without a row would be lost; choose another --out")
     total = len(api.read_golden(args.golden))
     kept = api.accept(args.review, args.golden)
     api.write_golden(kept, args.out)
