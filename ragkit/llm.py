@@ -147,10 +147,13 @@ def limits_of(client: anthropic.Anthropic) -> Budget:
     return Budget(seconds, seconds, client.max_retries)
 
 
-def explain(exc: Exception, model: str, client: anthropic.Anthropic | None = None) -> str:
+def explain(exc: Exception, model: str, client: anthropic.Anthropic | None = None,
+            streamed: bool = False) -> str:
     """One line for an SDK failure (after its retries); never contains a key
     (`ragkit.online.scrub`). `client` gives the endpoint and the time and retries spent on
-    a timeout or a dead connection."""
+    a timeout or a dead connection. The SDK retries a reply whose body breaks off like a
+    dropped connection (each try is generated and billed again), but not a stream that has
+    begun (`streamed`): the line says which."""
     base = str(client.base_url) if client is not None else OFFLINE_BASE_URL
     at = "" if base.startswith(OFFLINE_BASE_URL) else f" at {base}"
     limits = limits_of(client) if client is not None else budget()
@@ -176,8 +179,10 @@ def explain(exc: Exception, model: str, client: anthropic.Anthropic | None = Non
         return scrub(f"the Anthropic API{at} did not answer ({limits.describe()}; change "
                      f"with {HOW_TO_CHANGE})")
     if isinstance(exc, anthropic.APIConnectionError):
+        cut = ("a streamed reply cut off mid-way is not retried" if streamed else
+               "also when its reply breaks off before its end")
         return scrub(f"cannot reach the Anthropic API{at} ({exc.__cause__ or exc}; a request "
-                     f"is tried {limits.tries_up_to}, a reply cut off mid-way is not retried)")
+                     f"is tried {limits.tries_up_to}, {cut})")
     return scrub(f"malformed reply from the Anthropic API ({type(exc).__name__}: {exc})")
 
 
@@ -249,7 +254,8 @@ class LLM:
                 yield from events
                 message = events.get_final_message()
         except (anthropic.APIError, ValueError) as exc:
-            raise RagkitError(explain(exc, params["model"], self.client)) from None
+            raise RagkitError(explain(exc, params["model"], self.client, streamed=True)) \
+                from None
         return self._keep(key, params, message, None)
 
     def _cached(self, key: str, params: dict[str, Any]) -> Message | None:

@@ -208,7 +208,7 @@ def test_a_malformed_reply_is_a_clear_error(body):
 
 @pytest.mark.parametrize("failure, message", [
     (httpx2.ConnectError("refused"), r"cannot reach the Anthropic API \(refused; a request is "
-                                     r"tried once, a reply cut off mid-way is not retried\)"),
+                                     r"tried once, also when its reply breaks off before its end\)"),
     (httpx2.ReadTimeout("slow"), r"the Anthropic API did not answer \(1 attempt, each waiting "
                                  r"up to 120 s for a reply; change with --api-timeout"),
 ])
@@ -320,3 +320,53 @@ def test_a_cut_reply_cached_by_an_earlier_version_is_asked_again(tmp_path):
                                                "content": [{"type": "text", "text": "o"}]},
                   Counted(), True)
     assert llm.create(**body).content[0].text == "ok" and len(sent) == 1
+
+
+class _BreaksOff(httpx2.SyncByteStream):
+    """The first half of `body`, then the connection breaks (a reset mid-reply)."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    def __iter__(self):
+        yield self.body[: len(self.body) // 2]
+        raise httpx2.RemoteProtocolError("peer closed connection without sending complete "
+                                         "message body")
+
+
+def test_a_reply_breaking_off_is_asked_again_and_the_error_says_so():
+    """The SDK re-sends a request whose reply body breaks off, as after a dropped connection
+    (each try generated and billed); the line used to say such a reply "is not retried"."""
+    sent = []
+
+    def handler(request):
+        sent.append(request)
+        return httpx2.Response(200, headers={"content-type": "application/json"},
+                               stream=_BreaksOff(json.dumps(REPLY).encode()))
+
+    with pytest.raises(RagkitError) as err:
+        _ask(_llm(handler, max_retries=2))
+    assert len(sent) == 3
+    assert str(err.value) == (
+        "cannot reach the Anthropic API (peer closed connection without sending complete "
+        "message body; a request is tried up to 3 times, also when its reply breaks off "
+        "before its end)")
+
+
+def test_a_stream_breaking_off_is_not_asked_again_and_the_error_says_so():
+    sent = []
+
+    def handler(request):
+        sent.append(request)
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"},
+                               stream=_BreaksOff(_stream_of(REPLY, cut=False)))
+
+    llm = _llm(handler, max_retries=2)
+    with pytest.raises(RagkitError) as err:
+        list(llm.stream(model=HAIKU, max_tokens=50,
+                        messages=[{"role": "user", "content": "hello"}]))
+    assert len(sent) == 1
+    assert str(err.value) == (
+        "cannot reach the Anthropic API (peer closed connection without sending complete "
+        "message body; a request is tried up to 3 times, a streamed reply cut off mid-way "
+        "is not retried)")

@@ -241,7 +241,7 @@ def test_a_results_download_cut_off_is_counted_once_when_resumed(tmp_path, serve
     monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
     made, pairs, _ = _contextualize(tmp_path, server, "none")
     with pytest.raises(RagkitError, match=r"reading its results: cannot reach the Anthropic API .*"
-                                          r"a reply cut off mid-way is not retried"):
+                                          r"also when its reply breaks off before its end"):
         made.many(pairs, progress=False)
     first = made.llm.usage.models["claude-haiku-4-5"].requests
     made, pairs, lines = _contextualize(tmp_path, server, "none")
