@@ -141,3 +141,19 @@ def test_a_bad_kinds_option_and_an_unknown_model_are_one_line_before_any_work(tm
                "claude-nonesuch")
     assert one_error_line(done).startswith("ragkit: error: unknown model 'claude-nonesuch'")
     assert not out.exists() and not (tmp_path / "home" / "cache" / "calls.sqlite").exists()
+
+
+def test_generate_keeping_no_question_writes_nothing_and_says_so(tmp_path, env):
+    """Documents too short for any question: the filter table is printed, then one error line
+    and exit 2 — no empty golden file for `review` (it was written, exit 0, "review them")."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "note.txt").write_text("Short note.\n")
+    out = tmp_path / "golden.jsonl"
+    done = run(env, "questions", "generate", str(docs), "--out", str(out), "--embedder", "none")
+    assert done.returncode == 2
+    assert "kept  " in done.stdout and "review them" not in done.stdout
+    assert done.stderr.rstrip().splitlines()[-1].endswith(
+        f"ragkit: error: no question was kept (see the table and any warning above); nothing "
+        f"was written to {out}")
+    assert not out.exists()

@@ -57,10 +57,13 @@ def cmd_generate(args: argparse.Namespace) -> None:
         embedder=None if args.embedder == "none" else args.embedder,
         dup_threshold=args.dup_threshold, log=lambda line: print(line, file=sys.stderr),
         progress=True)
-    api.write_golden(questions, args.out)
     print(report.table())
     print("\n".join(report.cost_lines()))
     print(report.usage)
+    if not questions:  # an empty golden file to "review" helps no one
+        raise RagkitError(f"no question was kept (see the table and any warning above); "
+                          f"nothing was written to {args.out}")
+    api.write_golden(questions, args.out)
     print(f"wrote {counted(len(questions), 'question')} to {args.out}; review them with `ragkit "
           f"questions review {args.out} --out review.csv`")
     print_skipped(documents)  # as `ragkit index` lists them
