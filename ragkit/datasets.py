@@ -159,6 +159,12 @@ def load_beir(root: Path | str, split: str = "test") -> Dataset:
             queries.append(Query(ident, text, split=split,
                                  golden=tuple(Golden(d) for d in judged[ident])))
     _warn_missing_queries(judged, queries, qrels_path, root / "queries.jsonl")
+    known = {d.id for d in documents}
+    for query in queries:  # in the qrels' own words, not a golden file's `golden[0].doc_id`
+        for gold in query.golden:
+            if gold.doc_id not in known:
+                raise RagkitError(f"{qrels_path}: query '{query.id}': field 'corpus-id': "
+                                  f"'{gold.doc_id}' is not in {root / 'corpus.jsonl'}")
     queries = check_golden(queries, documents, qrels_path)
     return Dataset(root.name, documents, queries)
 

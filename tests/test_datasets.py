@@ -104,6 +104,15 @@ def test_a_query_id_given_twice_in_queries_jsonl_is_refused_with_both_lines(beir
         load_beir(beir)
 
 
+def test_a_judged_corpus_id_not_in_the_corpus_is_named_in_the_qrels_words(beir):
+    _write(beir / "qrels" / "test.tsv", ["query-id\tcorpus-id\tscore", "t1\td1\t1",
+                                         "t1\tmissing-doc\t1"])
+    with pytest.raises(RagkitError) as err:
+        load_beir(beir)
+    assert str(err.value) == (f"{beir / 'qrels' / 'test.tsv'}: query 't1': field 'corpus-id': "
+                              f"'missing-doc' is not in {beir / 'corpus.jsonl'}")
+
+
 def test_own_documents_jsonl_with_golden_queries(tmp_path):
     _write(tmp_path / "documents.jsonl", [
         '{"id": "refund", "title": "Refund policy", "text": "Refunds within seven days."}',
