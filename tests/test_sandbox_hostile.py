@@ -218,3 +218,33 @@ def test_a_50_mb_line_does_not_blow_grep(root):
     assert "huge.txt" in result.content.splitlines()[-1]
     read = run_tool("read_file", {"path": "huge.txt"}, ToolContext(root=root))
     assert read.is_error and "too large to read" in read.content
+
+
+def test_a_name_that_is_not_utf8_is_skipped_and_named_so_the_agent_and_its_trace_go_on(
+        root, tmp_path):
+    """A file named b"bad\\xff refund.md" reached the model's request as a lone surrogate:
+    `ragkit ask --agent` stopped with a UnicodeEncodeError in the cache key or the trace."""
+    from ragkit.agent.loop import run_agent
+    from ragkit.agent.tools import TOOLS
+    from ragkit.agent.trace_file import read_trace
+    from ragkit.llm import LLM
+
+    with open(os.path.join(os.fsencode(root), b"bad\xff refund.md"), "w") as handle:
+        handle.write("refund here\n")
+    context = ToolContext(root=root)
+    note = "[skipped 1 name(s) that are not UTF-8 (shown with \\x escapes): bad\\xff refund.md]"
+    for name, args in (("glob", {"pattern": "**/*"}), ("grep", {"pattern": "refund"}),
+                       ("glob", {"pattern": "nothing*"})):
+        result = run_tool(name, args, context)
+        assert result.content.splitlines()[-1] == note
+        result.content.encode("utf-8")  # no lone surrogate left in the result
+    for name, args in (("read_file", {"path": "bad\udcff refund.md"}),
+                       ("glob", {"pattern": "bad\udcff*"})):
+        result = run_tool(name, args, context)
+        assert result.is_error and "not UTF-8" in result.content and "bad\\xff" in result.content
+        result.content.encode("utf-8")
+    trace = tmp_path / "trace.jsonl"
+    done = run_agent("Where is refund defined?", [TOOLS[n] for n in ("grep", "glob")], context,
+                     llm=LLM(cache=False), trace=trace)
+    results = [c["content"] for r in read_trace(trace) for c in r["tool_calls"]]
+    assert done.turns >= 1 and any("bad\\xff refund.md" in r for r in results)

@@ -2,8 +2,9 @@
 
 What it is:
 - `parts(path)`: a model-given relative path as its components (`.` dropped, `..` applied
-  without touching the disk); absolute paths, `~`, NUL, paths over 4,096 characters, parts over
-  255 and `..` above the root are `ToolError`s;
+  without touching the disk); absolute paths, `~`, NUL, lone surrogates (a name that is not
+  UTF-8), paths over 4,096 characters, parts over 255 and `..` above the root are
+  `ToolError`s;
 - `Root(root)`: an open descriptor of the root folder (a context manager). `Root.folder(parts)`
   and `Root.open_file(parts, shown)` go down one component at a time, each opened relative to
   the descriptor of the folder above with `O_NOFOLLOW` (folders also `O_DIRECTORY`). No symlink
@@ -51,12 +52,32 @@ def short(path: str, width: int = 120) -> str:
     return path if len(path) <= width else f"{path[:width - 40]}…{path[-30:]}"
 
 
+_UNDECODABLE = re.compile(r"[\ud800-\udfff]")  # a byte that is not UTF-8, as Python names it
+
+
+def undecodable(name: str) -> bool:
+    """Whether `name` (as `os` lists it, or as JSON's \\udcXX gives it) holds lone
+    surrogates: bytes that are not UTF-8, which no request, trace or cache key can carry."""
+    return bool(_UNDECODABLE.search(name))
+
+
+def shown_bytes(name: str) -> str:
+    """`name` with its bytes that are not UTF-8 as \\xNN escapes ("bad\\xff.txt"), and any
+    other lone surrogate as \\uXXXX."""
+    return "".join(f"\\x{ord(c) - 0xdc00:02x}" if "\udc80" <= c <= "\udcff" else
+                   f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else c for c in name)
+
+
 def parts(path: str) -> list[str]:
     """The components of `path`, a path relative to the root, or ToolError (see module doc)."""
     if not isinstance(path, str) or not path.strip():
         raise ToolError(f"empty path; {ALLOWED}")
     if "\x00" in path:
         raise ToolError(f"the path contains a NUL character; {ALLOWED}")
+    if undecodable(path):
+        raise ToolError(f"'{short(shown_bytes(path))}' is not UTF-8 text (it holds a lone "
+                        f"surrogate), and these tools read only files whose names are UTF-8; "
+                        f"{ALLOWED}")
     if PurePosixPath(path).is_absolute() or re.match(r"^[A-Za-z]:[\\/]", path) or \
             path.startswith("~"):
         raise ToolError(f"'{short(path)}' is an absolute path, and only files under the root "

@@ -8,7 +8,9 @@ What it is:
   named in the `Listing` for the result to report, so a symlink loop is one more link, not a
   crash. Hidden entries, `__pycache__` and `node_modules` are skipped, and so are names that
   hold a line break or another control character (named, escaped, as skipped): a file called
-  "x\nsub/b.py:1:FAKE" would otherwise print as a hit of its own. The walk is bounded:
+  "x\nsub/b.py:1:FAKE" would otherwise print as a hit of its own; and names that are not
+  UTF-8 (named, bytes escaped), which no request to the model or trace line can carry.
+  The walk is bounded:
   at most `MAX_ENTRIES` directory entries and `WALK_TIMEOUT` seconds (then it stops and says
   so), `MAX_DEPTH` folder levels, and no folder whose path would let a file's path pass
   4,096 characters (those are named as not searched);
@@ -37,7 +39,7 @@ from fnmatch import fnmatchcase
 from itertools import islice
 from pathlib import PurePosixPath
 
-from ragkit.agent.safe_open import MAX_NAME, MAX_PATH, Root, short
+from ragkit.agent.safe_open import MAX_NAME, MAX_PATH, Root, short, shown_bytes, undecodable
 from ragkit.agent.tool import ToolError
 
 MAX_PATTERN = 500  # characters of a regular expression or a glob pattern
@@ -81,6 +83,7 @@ class Listing:
     unsearched: list[str] = field(default_factory=list)  # folders too deep or unreadable
     stopped: str = ""  # '50,000 entries' or '2 s' when a budget ran out
     unprintable: list[str] = field(default_factory=list)  # names with control characters
+    undecodable: list[str] = field(default_factory=list)  # names that are not UTF-8
 
     def notes(self, pattern: str) -> list[str]:
         """One bracketed line per kind of thing left out, for the tool result."""
@@ -99,6 +102,9 @@ class Listing:
             out.append(f"[skipped {len(self.unprintable)} name(s) holding a line break or "
                        f"another control character (shown escaped): "
                        f"{_names(self.unprintable)}]")
+        if self.undecodable:
+            out.append(f"[skipped {len(self.undecodable)} name(s) that are not UTF-8 (shown "
+                       f"with \\x escapes): {_names(self.undecodable)}]")
         if self.stopped:
             top = (self.files or [""])[0].split("/")[0] or "code"
             out.append(f"[stopped after {self.stopped}: the listing is incomplete; narrow the "
@@ -115,6 +121,9 @@ def _names(paths: list[str]) -> str:
 
 def pattern_parts(pattern: str) -> tuple[str, ...]:
     """The parts of a glob `pattern` relative to the root, or ToolError."""
+    if isinstance(pattern, str) and undecodable(pattern):
+        raise ToolError(f"the pattern '{short(shown_bytes(pattern))}' is not UTF-8 text (it "
+                        f"holds a lone surrogate); use the names glob and grep print")
     if not isinstance(pattern, str) or not pattern.strip() or \
             PurePosixPath(pattern).is_absolute() or ".." in pattern.split("/"):
         raise ToolError(f"'{short(pattern)}' is not a pattern relative to the root; use e.g. "
@@ -199,6 +208,9 @@ def glob_paths(root: Root, pattern: str, max_entries: int = MAX_ENTRIES,
             if listing.stopped or entry.name.startswith(".") or entry.name in SKIP_DIRS:
                 continue
             path = (*where, entry.name)
+            if undecodable(entry.name):
+                listing.undecodable.append(shown_bytes("/".join(path)))
+                continue
             if _CONTROL.search(entry.name):
                 listing.unprintable.append("/".join(path).encode("unicode_escape").decode())
                 continue
@@ -246,7 +258,8 @@ def _visit(listing: Listing, stack: list, fd: int, entry: os.DirEntry[str],
 def top_level(root: Root) -> list[str]:
     """The visible folders and regular files directly under `root`, sorted."""
     return [e.name for e in _entries(root.fd) if not e.name.startswith(".")
-            and e.name not in SKIP_DIRS and not _CONTROL.search(e.name) and not e.is_symlink()
+            and e.name not in SKIP_DIRS and not _CONTROL.search(e.name)
+            and not undecodable(e.name) and not e.is_symlink()
             and (e.is_dir(follow_symlinks=False) or e.is_file(follow_symlinks=False))]
 
 
