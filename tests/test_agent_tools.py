@@ -227,6 +227,21 @@ def test_unknown_tool_and_schema_errors_name_the_problem(ctx):
         "invalid arguments for glob: expected a JSON object, got list"
 
 
+def test_a_whole_number_sent_as_a_float_works_like_the_integer(ctx):
+    """JSON Schema counts 5.0 as an integer, so the schema check passed it, and read_file
+    and grep failed with "internal error … TypeError" instead of running."""
+    for name, args in (("read_file", {"path": "notes/it-onboarding-faq.md", "start_line": 2.0,
+                                      "end_line": 4.0}),
+                       ("grep", {"pattern": "calculate_refund", "max_hits": 3.0})):
+        as_float = run(name, args, ctx)
+        as_int = run(name, {k: int(v) if isinstance(v, float) else v for k, v in args.items()},
+                     ctx)
+        assert not as_float.is_error, as_float.content
+        assert as_float.content == as_int.content
+    assert "is not of type 'integer'" in run("grep", {"pattern": "x", "max_hits": 2.5},
+                                             ctx).content
+
+
 def test_writes_are_denied_by_default_and_nothing_is_written(tmp_path):
     context = ToolContext(root=tmp_path, notes=tmp_path / "notes")
     result = run("notes_save", {"title": "Fix", "text": "body"}, context)

@@ -12,7 +12,8 @@ Policies answer `approve(tool, arguments) -> (approved, reason)` and keep a `dec
   be a list, answering that tool's calls in order). Out of answers means no.
 
 `run_tool(name, arguments, context)` never raises: an unknown tool, arguments that fail the
-tool's JSON schema (checked with `jsonschema`: required keys, types, no extra keys), a
+tool's JSON schema (checked with `jsonschema`: required keys, types, no extra keys; a whole
+number sent as `5.0`, which the schema accepts as an integer, reaches the tool as 5), a
 refused write, a `ToolError` or `RagkitError`, and any other exception all become an
 `is_error` result whose text says what went wrong and what to try, so the loop continues
 (platform.claude.com "Handle tool calls": write instructive error messages). A result over
@@ -130,6 +131,15 @@ def check_arguments(tool: Tool, arguments: Any) -> str | None:
             f"{allowed}")
 
 
+def whole_numbers(tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
+    """`arguments` with each integer field given as a whole float (`5.0`, which JSON Schema
+    counts as an integer) turned into an int, so the tool can index and slice with it."""
+    properties = tool.input_schema.get("properties", {})
+    return {name: int(value) if isinstance(value, float) and value.is_integer()
+            and properties.get(name, {}).get("type") == "integer" else value
+            for name, value in arguments.items()}
+
+
 def truncate(result: ToolResult, limit: int) -> ToolResult:
     """`result` within `limit` characters of text, with guidance when something was cut."""
     note = (f"\n[truncated at {limit} characters; ask for less — a more specific pattern, a "
@@ -175,6 +185,7 @@ def run_tool(name: str, arguments: Any, context: ToolContext,
     problem = check_arguments(tool, arguments)
     if problem:
         return ToolResult(problem, is_error=True)
+    arguments = whole_numbers(tool, arguments)
     try:
         result = _execute(tool, arguments, context)
     except (ToolError, RagkitError) as exc:
