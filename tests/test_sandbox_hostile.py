@@ -248,3 +248,21 @@ def test_a_name_that_is_not_utf8_is_skipped_and_named_so_the_agent_and_its_trace
                      llm=LLM(cache=False), trace=trace)
     results = [c["content"] for r in read_trace(trace) for c in r["tool_calls"]]
     assert done.turns >= 1 and any("bad\\xff refund.md" in r for r in results)
+
+
+def test_the_advice_to_narrow_a_flat_folder_names_no_file_as_a_folder(tmp_path):
+    """Over files at the top of the root, glob advised "a folder such as './*'" (the same
+    listing) and "e.g. 'f0004.txt/**/*'", a file taken for a folder."""
+    for number in range(300):
+        (tmp_path / f"f{number:04d}.txt").write_text("match\n", encoding="utf-8")
+    small = ToolContext(root=tmp_path, extra={"walk_max_entries": 250})
+    glob = run_tool("glob", {"pattern": "**/*"}, small).content.splitlines()
+    assert glob[-2:] == [
+        "[truncated: 200 of 250 files shown; use a narrower pattern, e.g. a part of a name "
+        "such as 'f0*.txt']",
+        "[stopped after 250 entries: the listing is incomplete; narrow the pattern to a folder "
+        "or a part of a name, e.g. 'f0*.txt' instead of '**/*']"]
+    grep = run_tool("grep", {"pattern": "match", "max_hits": 2}, ToolContext(root=tmp_path))
+    assert grep.content.splitlines()[-1] == (
+        "[truncated: 2 matching lines shown, and more match; narrow the search with a more "
+        "specific pattern or a path_glob such as 'f0*.txt']")

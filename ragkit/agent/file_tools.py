@@ -34,6 +34,20 @@ def _no_files(root: Root, pattern: str) -> str:
             f"Top-level entries: {', '.join(top) or '(the root is empty)'}")
 
 
+def narrower(path: str) -> str:
+    """A pattern narrower than '**/*' that still finds `path`: its top folder's files
+    ('code/**/*'), or for a file at the top, files named like it ('f000*.txt')."""
+    if "/" in path:
+        return f"{path.split('/')[0]}/**/*"
+    name = PurePosixPath(path)
+    return f"{name.stem[:max(1, len(name.stem) // 2)]}*{name.suffix}"
+
+
+def _notes(listing: Listing, pattern: str) -> list[str]:
+    """`listing.notes`, suggesting a pattern narrower around the first file found."""
+    return listing.notes(pattern, *([narrower(listing.files[0])] if listing.files else []))
+
+
 def _listing(root: Root, pattern: str, ctx: ToolContext) -> Listing:
     """`glob_paths` within the context's walk budgets (`extra`: walk_max_entries, walk_timeout)."""
     return glob_paths(root, pattern, ctx.extra.get("walk_max_entries", MAX_ENTRIES),
@@ -59,7 +73,7 @@ def run_grep(args: dict[str, Any], ctx: ToolContext) -> str:
                                 f"text; search a part of the tree with a narrower path_glob, "
                                 f"e.g. a folder such as '{PurePosixPath(rel).parts[0]}/**/*'")
         missing = "" if listing.files else _no_files(root, where)
-    notes = listing.notes(where)
+    notes = _notes(listing, where)
     if skipped:
         notes.insert(0, f"[skipped {len(skipped)} file(s) that are binary, not UTF-8, over "
                         f"{MAX_FILE_BYTES:,} bytes, hard-linked or unreadable: "
@@ -82,7 +96,7 @@ def run_grep(args: dict[str, Any], ctx: ToolContext) -> str:
                      f"for a question in words")
     if more:
         folder = PurePosixPath(hits[0][0]).parent.as_posix()
-        folder = "**/*.md" if folder == "." else f"{folder}/**/*"
+        folder = narrower(hits[0][0]) if folder == "." else f"{folder}/**/*"
         lines.append(f"[truncated: {len(lines)} matching lines shown, and more match; "
                      f"narrow the search with a more specific pattern or a path_glob such as "
                      f"'{folder}']")
@@ -96,9 +110,12 @@ def run_glob(args: dict[str, Any], ctx: ToolContext) -> str:
         shown = listing.files[:MAX_GLOB] or [_no_files(root, pattern)]
     paths = listing.files
     if len(paths) > MAX_GLOB:
+        folder = PurePosixPath(paths[0]).parent.as_posix()
+        example = f"a folder such as '{folder}/*'" if folder != "." else \
+            f"a part of a name such as '{narrower(paths[0])}'"
         shown.append(f"[truncated: {MAX_GLOB} of {len(paths)} files shown; use a narrower "
-                     f"pattern, e.g. a folder such as '{PurePosixPath(paths[0]).parent}/*']")
-    return "\n".join(shown + listing.notes(pattern))
+                     f"pattern, e.g. {example}]")
+    return "\n".join(shown + _notes(listing, pattern))
 
 
 def run_read_file(args: dict[str, Any], ctx: ToolContext) -> str:

@@ -85,8 +85,9 @@ class Listing:
     unprintable: list[str] = field(default_factory=list)  # names with control characters
     undecodable: list[str] = field(default_factory=list)  # names that are not UTF-8
 
-    def notes(self, pattern: str) -> list[str]:
-        """One bracketed line per kind of thing left out, for the tool result."""
+    def notes(self, pattern: str, example: str = "code/**/*") -> list[str]:
+        """One bracketed line per kind of thing left out, for the tool result; `example`: a
+        narrower pattern to suggest when a budget ran out."""
         out = []
         if self.links:
             out.append(f"[not followed: {len(self.links)} symbolic link(s) — these tools never "
@@ -106,9 +107,9 @@ class Listing:
             out.append(f"[skipped {len(self.undecodable)} name(s) that are not UTF-8 (shown "
                        f"with \\x escapes): {_names(self.undecodable)}]")
         if self.stopped:
-            top = (self.files or [""])[0].split("/")[0] or "code"
             out.append(f"[stopped after {self.stopped}: the listing is incomplete; narrow the "
-                       f"pattern to a folder, e.g. '{top}/**/*' instead of '{short(pattern)}']")
+                       f"pattern to a folder or a part of a name, e.g. '{short(example)}' "
+                       f"instead of '{short(pattern)}']")
         return out
 
 
