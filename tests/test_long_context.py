@@ -85,3 +85,21 @@ def test_accuracy_rule():
     (18.26, 18.24, "above")])              # 18.3 vs 18.2 as displayed
 def test_versus_compares_at_the_displayed_precision(value, other, expected):
     assert versus(value, other) == expected
+
+
+def test_a_method_that_caches_nothing_costs_the_same_uncached():
+    """The uncached column priced the mean tokens cut to whole ones: with k = 1 in notebook
+    06, plain RAG read $0.000709 per query and $0.000707 uncached, as if caching cost more."""
+    import pandas as pd
+
+    from ragkit.agent.compare import comparison_table
+    from ragkit.pricing import Usage, cost
+
+    usages = [Usage(632, 15), Usage(633, 16)]
+    table = pd.DataFrame({"correct": [True, False], "calls": [1, 1],
+                          "input": [u.input for u in usages],
+                          "output": [u.output for u in usages],
+                          "cache write": [0, 0], "cache read": [0, 0], "seconds": [0.1, 0.1],
+                          "$": [cost(u, "claude-haiku-4-5") for u in usages]})
+    row = comparison_table({"plain RAG": table}).loc["plain RAG"]
+    assert row["$/query uncached"] == pytest.approx(row["$/query"], rel=1e-12)

@@ -43,7 +43,7 @@ from ragkit.answer import answer, is_decline
 from ragkit.documents import Query
 from ragkit.evaluate import round_metrics
 from ragkit.llm import LLM, UsageLog, make_client
-from ragkit.pricing import Usage, cost
+from ragkit.pricing import Usage, cost, price
 from ragkit.support import content_tokens, coverage, is_noncommittal
 
 Method = Callable[[str, object], str]
@@ -185,6 +185,15 @@ def versus(value: float, other: float, digits: int = 1) -> str:
     return "above" if a > b else "below" if a < b else "level with"
 
 
+def _uncached(mean: pd.Series, model: str) -> float:
+    """Dollars per query of the mean usage `mean` with every prompt token at the input price:
+    the mean tokens as they are, not cut to whole tokens (a method that caches nothing showed
+    $0.000707 uncached beside its $0.000709)."""
+    row = price(model)
+    prompt = mean["input"] + mean["cache write"] + mean["cache read"]
+    return float(prompt * row.input + mean["output"] * row.output) / 1e6
+
+
 def comparison_table(runs: Mapping[str, pd.DataFrame | None],
                      cached_prefix: Mapping[str, int] | None = None,
                      model: str = "claude-haiku-4-5") -> pd.DataFrame:
@@ -206,8 +215,6 @@ def comparison_table(runs: Mapping[str, pd.DataFrame | None],
             projection = project_cost(prefix, max(int(mean["input"]) - prefix, 0),
                                       int(mean["output"]), n, model)
             row["$/query"] = projection.cached_per_query
-        row["$/query uncached"] = cost(Usage(int(mean["input"] + mean["cache write"]
-                                                 + mean["cache read"]),
-                                             int(mean["output"])), model)
+        row["$/query uncached"] = _uncached(mean, model)
         rows[name] = row
     return pd.DataFrame.from_dict(rows, orient="index")
