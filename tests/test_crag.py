@@ -100,6 +100,22 @@ def test_grep_fallback_ranks_by_rare_keywords(tmp_path):
     assert hits[0].text == "nothing\nrefund window days"
 
 
+def test_grep_fallback_reads_no_file_outside_its_folder_through_a_link(tmp_path):
+    """A link in the corpus to a file outside it put that file's lines (/etc/passwd, a key)
+    into CRAG's passages and so into the prompt."""
+    corpus, outside = tmp_path / "corpus", tmp_path / "outside"
+    corpus.mkdir()
+    outside.mkdir()
+    (outside / "secret.txt").write_text("refund secret token\n", encoding="utf-8")
+    (corpus / "a.md").write_text("refund policy\n", encoding="utf-8")
+    (corpus / "leak.md").symlink_to(outside / "secret.txt")
+    (corpus / "also.md").symlink_to("../outside/secret.txt")
+    (corpus / "same.md").symlink_to("a.md")  # a link inside the folder is read, as the loader
+    grep = C.GrepCorpus(corpus)
+    assert sorted(grep.files) == ["a.md", "same.md"]
+    assert all("secret" not in hit.text for hit in grep("refund secret"))
+
+
 def test_keywords_drop_question_words():
     assert C.keywords("How many days is the refund window at Larkspur?") == [
         "days", "refund", "window", "larkspur"]

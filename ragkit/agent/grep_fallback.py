@@ -19,14 +19,19 @@ class GrepCorpus:
 
     A hit line and one line either side form a passage (`path:line`); passages score the
     IDF (over files) of the distinct keywords they contain, best `limit` returned, at most
-    one per ±1-line window. The agent's sandboxed `grep` tool (`ragkit.agent.tools`) can
-    stand in here: any `Fallback` — query → chunks — plugs into `crag(..., fallback=...)`.
+    one per ±1-line window. A symbolic link to a file outside `root` is not read (as the
+    documents folder loader refuses it). The agent's sandboxed `grep` tool
+    (`ragkit.agent.tools`) can stand in here: any `Fallback` — query → chunks — plugs into
+    `crag(..., fallback=...)`.
     """
 
     def __init__(self, root: Path | str, limit: int = 5) -> None:
         self.root, self.limit = Path(root), limit
         self.files: dict[str, list[str]] = {}
+        inside = self.root.resolve()
         for path in sorted(p for p in self.root.rglob("*") if p.is_file()):
+            if not path.resolve().is_relative_to(inside):
+                continue  # a link out of the corpus: its file would reach the prompts
             try:
                 self.files[path.relative_to(self.root).as_posix()] = \
                     path.read_text(encoding="utf-8").splitlines()
