@@ -200,3 +200,17 @@ def test_lexical_score_is_the_same_in_every_process():
     assert all(child.returncode == 0 for child in children)
     assert len(runs) == 1
     assert float(runs.pop()) == math.fsum(idf[:3] + idf[4:]) / math.fsum(idf)
+
+
+def test_thresholds_are_tuned_from_scored_passages_and_refused_without_both_kinds():
+    import pandas as pd
+    from ragkit.documents import RagkitError
+    rows = pd.DataFrame({"score": [0.9, 0.8, 0.6, 0.3, 0.5, 0.7],
+                         "relevant": [True, True, True, False, False, False]})
+    upper, lower, sweep = C.tune_thresholds(rows)
+    # balanced accuracy 5/6 at 0.55, 0.6, 0.75 and 0.8: the higher cut; all relevant kept to 0.6
+    assert (upper, lower) == (0.8, 0.6)
+    assert sweep.loc[0.8].tolist() == pytest.approx([2 / 3, 1.0, 5 / 6])
+    for relevant, lacking in (([False] * 6, "relevant"), ([True] * 6, "irrelevant")):
+        with pytest.raises(RagkitError, match=f"none of the 6 scored passages is {lacking} "):
+            C.tune_thresholds(rows.assign(relevant=relevant))  # it returned nan, nan

@@ -41,7 +41,7 @@ from ragkit.agent.grep_fallback import GrepCorpus  # noqa: F401 (the default fal
 from ragkit.answer import Answer, answer
 from ragkit.assemble import label
 from ragkit.config import SearchConfig
-from ragkit.documents import Chunk, Query
+from ragkit.documents import Chunk, Query, RagkitError
 from ragkit.lexical import auto
 from ragkit.text_stats import QUESTION_WORDS
 
@@ -181,9 +181,15 @@ def passage_scores(pipeline, queries: Sequence[Query], judgments: Mapping[str, A
 def tune_thresholds(rows: pd.DataFrame, keep: float = 0.95) -> tuple[float, float, pd.DataFrame]:
     """(upper, lower, sweep) from `passage_scores` rows: upper maximises balanced accuracy of
     "score ≥ upper" as a relevance test (ties → the higher cut); lower is the highest cut
-    (0.05 steps) that keeps `keep` of the relevant passages at or above it."""
+    (0.05 steps) that keeps `keep` of the relevant passages at or above it. Rows without a
+    relevant passage, or without an irrelevant one, cannot tune either: a `RagkitError` says
+    which (it returned nan, nan)."""
     cuts = np.round(np.arange(0.05, 1.0, 0.05), 2)
     rel, scores = rows["relevant"].to_numpy(bool), rows["score"].to_numpy(float)
+    for lacking, absent in (("relevant", not rel.any()), ("irrelevant", rel.all())):
+        if absent:
+            raise RagkitError(f"cannot tune CRAG's thresholds: none of the {len(rel)} scored "
+                              f"passages is {lacking} (a cut must separate the two kinds)")
     sweep = pd.DataFrame({
         "cut": cuts,
         "relevant kept": [(scores[rel] >= c).mean() for c in cuts],
