@@ -119,17 +119,21 @@ def test_06_and_07_grep_the_documents_of_a_documents_jsonl(tmp_path):
     assert sorted(p.name for p in data.iterdir()) == ["documents.jsonl", "golden"]
 
 
-def test_07_on_one_question_says_one_question(tmp_path):
-    """A teacher's `every` that leaves one question: the counts read "1 dev question", and the
-    cached cost is not called a read from the cache (one question only writes it)."""
+def test_06_and_07_on_one_question_say_one_question(tmp_path):
+    """A teacher's `every` that leaves one question: the counts read "1 dev question", and
+    07's cached cost is not called a read from the cache (one question only writes it)."""
     data = write_tiny_dataset(tmp_path / "tiny")
-    done = _run(tmp_path, data, "-p", "split=dev", "-p", "every=100", numbers=["07"])
+    done = _run(tmp_path, data, "-p", "split=dev", "-p", "every=100", numbers=["06", "07"])
     assert done.returncode == 0, done.stderr[-3000:]
     text, errors = _texts(next((tmp_path / "results").glob("07_*.ipynb")))
     assert errors == []
     assert "; 1 dev question\n" in text
     assert "it costs" in text and "over 1 question," in text
     assert "1 questions" not in text and "read from the cache" not in text
+    text, errors = _texts(next((tmp_path / "results").glob("06_*.ipynb")))
+    assert errors == []
+    assert "1 dev question (one in 100) for the comparison" in text
+    assert "on 1 dev question." in text and "1 dev questions" not in text
 
 
 def test_a_split_the_data_lacks_is_one_line_naming_the_splits_it_has(tmp_path):
