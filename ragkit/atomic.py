@@ -119,8 +119,10 @@ def check_target(path: Path | str, is_ours: Recognizer, what: str, folder: bool,
                  replaced: bool = True) -> Path:
     """Refuse `path` unless it is absent or ragkit's own `what` (checked before long work).
 
-    An empty folder counts as free when a folder is expected. Nothing is created or changed,
-    so calling it before long work costs nothing when the work then fails.
+    An empty folder counts as free when a folder is expected. A symbolic link is refused
+    (except a folder written in place, `replaced=False`): the rename that writes the output
+    would replace the link, not what it names. Nothing is created or changed, so calling it
+    before long work costs nothing when the work then fails.
 
     Args:
         path: the file or folder about to be written.
@@ -135,6 +137,11 @@ def check_target(path: Path | str, is_ours: Recognizer, what: str, folder: bool,
     path = Path(path)
     if path.is_symlink() or path.exists():
         check_regular(path)
+        if path.is_symlink() and (replaced or not folder):  # a rename replaces the link
+            raise RagkitError(f"{path}: is a symbolic link (to {os.readlink(path)}); writing "
+                              f"{what} replaces the link, not the "
+                              f"{'folder' if folder else 'file'} it names: give that "
+                              f"{'folder' if folder else 'file'} itself")
         if folder and not path.is_dir():
             raise RagkitError(f"{path}: exists and is a file, not {what}; refusing to replace "
                               f"it (choose another path)")
@@ -143,10 +150,6 @@ def check_target(path: Path | str, is_ours: Recognizer, what: str, folder: bool,
         if not (folder and is_empty_folder(path)) and not is_ours(path):
             raise RagkitError(f"{path}: exists and is not {what}; refusing to overwrite it "
                               f"(choose a new or empty path, or delete it yourself)")
-        if folder and replaced and path.is_symlink():  # the link would become a new folder
-            raise RagkitError(f"{path}: is a symbolic link (to {os.readlink(path)}); writing "
-                              f"{what} replaces the link, not the folder it names: give "
-                              f"that folder itself")
         if folder and replaced and _holds_cwd(path):  # the shell would sit in a deleted one
             raise RagkitError(f"{path}: is the folder you are in (or holds it), which writing "
                               f"{what} replaces; give another path, or run from elsewhere")

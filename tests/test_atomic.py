@@ -173,3 +173,23 @@ def test_a_folder_where_a_file_is_expected(tmp_path):
     with pytest.raises(RagkitError, match=r"run: cannot write \(Is a directory\)"):
         write_text(tmp_path / "run", "ours")  # no recogniser: the OS refuses, not a traceback
     assert [p.name for p in tmp_path.iterdir()] == ["run"]  # no temporary file left
+
+
+def test_a_file_output_given_as_a_link_is_refused_and_the_linked_file_kept(tmp_path):
+    """The rename that writes a file replaced the link with a new file, leaving the file it
+    named as it was (an agent trace through a link did so silently); a dangling link read as
+    "exists and is not ..."."""
+    target = tmp_path / "kept.txt"
+    target.write_text("ours, old")
+    link = tmp_path / "link.txt"
+    link.symlink_to(target)
+    with pytest.raises(RagkitError) as err:
+        write_text(link, "ours, new", is_ours=is_ours, what="a test output")
+    assert str(err.value) == (f"{link}: is a symbolic link (to {target}); writing a test output "
+                              f"replaces the link, not the file it names: give that file itself")
+    assert link.is_symlink() and target.read_text() == "ours, old"
+    dangling = tmp_path / "dangling.txt"
+    dangling.symlink_to(tmp_path / "nowhere.txt")
+    with pytest.raises(RagkitError, match="dangling.txt: is a symbolic link"):
+        check_target(dangling, is_ours, "a test output", folder=False)
+    assert write_text(target, "ours, new", is_ours=is_ours).read_text() == "ours, new"
