@@ -355,3 +355,26 @@ def test_ragkit_tool_bad_json_is_one_line_and_status_2(capsys):
     assert main(["tool", "grep", "--root", str(CORPUS), "--args", "{pattern"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("ragkit: error: --args: not valid JSON") and err.count("\n") == 1
+
+
+def test_a_note_title_is_printable_and_bad_text_is_an_instructive_error(tmp_path):
+    """A NUL or escape in the title reached the note's heading; a lone surrogate (JSON's
+    "\\udcff") was an internal UnicodeEncodeError; a failed save named the machine's path."""
+    notes = tmp_path / "outside" / "notes"
+    context = ToolContext(root=tmp_path / "root", notes=notes,
+                          policy=Scripted({"notes_save": True}))
+    (tmp_path / "root").mkdir()
+    saved = run("notes_save", {"title": "Refund\x00 bug\x1b[31m", "text": "body"}, context)
+    assert saved.content == "saved the note 'Refund bug [31m' as notes/refund-bug-31m.md " \
+                            "(4 characters)"
+    assert (notes / "refund-bug-31m.md").read_text() == "# Refund bug [31m\n\nbody\n"
+    bad = run("notes_save", {"title": "Fix", "text": "caf\udce9"}, context)
+    assert bad.is_error and bad.content == (
+        "notes_save: the text holds a lone surrogate ('caf\\xe9'), which is not Unicode text; "
+        "send it as plain text")
+    (tmp_path / "file").write_text("not a folder")
+    context = ToolContext(root=tmp_path / "root", notes=tmp_path / "file" / "notes",
+                          policy=Scripted({"notes_save": True}))
+    failed = run("notes_save", {"title": "Fix", "text": "x"}, context)
+    assert failed.is_error and failed.content == (
+        "notes_save: the note was not saved: …/notes/fix.md: cannot write here, … is a file")

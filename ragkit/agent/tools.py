@@ -28,6 +28,7 @@ from typing import Any
 
 from ragkit.agent import reports_db
 from ragkit.agent.file_tools import MAX_HITS, run_glob, run_grep, run_read_file
+from ragkit.agent.safe_open import short, shown_bytes, undecodable
 from ragkit.agent.tool import Tool, ToolContext, ToolError, ToolResult, block_size
 from ragkit.atomic import write_text
 from ragkit.documents import RagkitError
@@ -94,6 +95,9 @@ def run_reports_sql(args: dict[str, Any], ctx: ToolContext) -> str:
 
 
 # ---------------------------------------------------------------------------- notes
+# control and format characters (NUL, escape, bidi marks) have no place in a one-line title
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+
 def _note_path(folder: Path, title: str) -> Path:
     slug = re.sub(r"\W+", "-", title.lower()).strip("-")[:60] or "note"
     path, number = folder / f"{slug}.md", 2
@@ -102,11 +106,40 @@ def _note_path(folder: Path, title: str) -> Path:
     return path
 
 
+def _shown(path: Path, ctx: ToolContext) -> str:
+    """`path` as the model may see it: relative to the root, else the notes folder's name and
+    the file's (never the machine's absolute path)."""
+    real = path.resolve()
+    root = Path(ctx.root).resolve()
+    return real.relative_to(root).as_posix() if real.is_relative_to(root) else \
+        f"{path.parent.name}/{path.name}"
+
+
+def _scrubbed(message: str, ctx: ToolContext) -> str:
+    """`message` without the machine's folders above the root and the notes folder: paths
+    under the root relative to it, others from the notes folder's name ("…/notes/x.md")."""
+    roots = {str(Path(ctx.root)), str(Path(ctx.root).resolve())}
+    for prefix in sorted(roots, key=len, reverse=True):
+        message = message.replace(prefix + "/", "")
+    notes = Path(ctx.notes or ".")
+    for prefix in sorted({str(notes.parent), str(notes.resolve().parent)}, key=len,
+                         reverse=True):
+        if len(prefix) > 1:  # not "/" itself
+            message = message.replace(prefix, "…")
+    return message
+
+
 def run_notes_save(args: dict[str, Any], ctx: ToolContext) -> str:
+    """Save a new note (never over another file); the title one line of printable text."""
     if ctx.notes is None:
         raise ToolError("notes_save is not available: no notes folder was configured; give "
                         "the note's content in your answer instead")
-    title = " ".join(args["title"].split())
+    for field in ("title", "text"):
+        if undecodable(args[field]):  # no file, request or trace can carry it
+            shown = short(shown_bytes(args[field]))
+            raise ToolError(f"the {field} holds a lone surrogate ('{shown}'), which is not "
+                            f"Unicode text; send it as plain text")
+    title = " ".join(_UNPRINTABLE.sub(" ", args["title"]).split())  # NUL, escape, bidi ...
     if not title:
         raise ToolError("the title is empty; give a short title such as 'Refund bug'")
     path = _note_path(Path(ctx.notes), title)
@@ -114,11 +147,8 @@ def run_notes_save(args: dict[str, Any], ctx: ToolContext) -> str:
         write_text(path, f"# {title}\n\n{args['text'].strip()}\n", is_ours=lambda _: False,
                    what="a new note")
     except RagkitError as exc:
-        raise ToolError(f"the note was not saved: {exc}") from None
-    real = path.resolve()
-    root = Path(ctx.root).resolve()
-    shown = real.relative_to(root).as_posix() if real.is_relative_to(root) else str(path)
-    return f"saved the note '{title}' as {shown} ({len(args['text'])} characters)"
+        raise ToolError(f"the note was not saved: {_scrubbed(str(exc), ctx)}") from None
+    return f"saved the note '{title}' as {_shown(path, ctx)} ({len(args['text'])} characters)"
 
 
 # ---------------------------------------------------------------------------- definitions
