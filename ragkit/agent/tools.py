@@ -98,6 +98,7 @@ def run_reports_sql(args: dict[str, Any], ctx: ToolContext) -> str:
 # control and format characters (NUL, escape, bidi marks) have no place in a one-line title
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 
+
 def _note_path(folder: Path, title: str) -> Path:
     slug = re.sub(r"\W+", "-", title.lower()).strip("-")[:60] or "note"
     path, number = folder / f"{slug}.md", 2
