@@ -150,7 +150,10 @@ def read_stable(folder: Path, read: Callable[[], T], attempts: int = 3) -> T:
     one path at a time: a swap between two opens paired one version's BM25 with the other's
     chunk text (silently), or named a file the swap had just removed "damaged, rebuild it".
     The folder's inode before and after tells: the same, and every file read was one
-    version's; else read again (a file gone meanwhile included)."""
+    version's; else read again (a file gone meanwhile included). A Milvus index is written
+    in place, its index.json replaced last (then the old collection is dropped), so that
+    file's inode counts too: a search that waited for a build's Milvus Lite database then
+    opens the collection the new index.json names."""
     for _ in range(attempts):
         before = _inode(folder)
         try:
@@ -168,12 +171,17 @@ def read_stable(folder: Path, read: Callable[[], T], attempts: int = 3) -> T:
                       f"`ragkit index` is writing it); try again when it is done")
 
 
-def _inode(folder: Path) -> tuple[int, int] | None:
-    try:
-        info = folder.stat()
-    except OSError:
-        return None
-    return info.st_dev, info.st_ino
+def _inode(folder: Path) -> tuple[tuple[int, int] | None, ...]:
+    """(device, inode) of `folder` and of its index.json (None for one that is missing)."""
+    found = []
+    for path in (folder, folder / "index.json"):
+        try:
+            info = path.stat()
+        except OSError:
+            found.append(None)
+        else:
+            found.append((info.st_dev, info.st_ino))
+    return tuple(found)
 
 
 def _valid_record(record: Any) -> bool:
