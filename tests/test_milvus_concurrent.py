@@ -72,3 +72,41 @@ def test_a_search_started_during_a_rebuild_answers_from_the_new_index(tmp_path):
     found = {line.split()[2].split("#")[0] for line in
              (tmp_path / "run.trec").read_text().splitlines()}
     assert found == {f"new{i}" for i in range(4)}
+
+
+HOLD = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+time.sleep(float(sys.argv[2]))
+"""
+
+
+def test_an_open_that_loses_the_race_for_the_database_waits_and_opens(tmp_path, monkeypatch):
+    """Another process took the database between the probe and the open (a build and a
+    search started together): the open failed with "Open local milvus failed"."""
+    from ragkit.stores import milvus_lock, milvus_schema
+    env = _env(tmp_path)
+    folder = _build(tmp_path, env)
+    uri = str(folder / "milvus.db")
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, uri + "/LOCK", "2"],
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline() == "held\n"
+    real = milvus_lock._held
+    probes = []
+
+    def first_probe_misses(lock: Path) -> bool:
+        probes.append(lock)
+        return False if len(probes) == 1 else real(lock)
+
+    monkeypatch.setattr(milvus_lock, "_held", first_probe_misses)
+    started = time.monotonic()
+    try:
+        client = milvus_schema.connect(uri)
+        assert time.monotonic() - started >= 1.0
+        assert len(client.list_collections()) == 1
+    finally:
+        holder.kill()
+        holder.wait()
+        milvus_schema.forget(uri)

@@ -6,9 +6,14 @@ its folder (`<uri>/LOCK`, an exclusive `flock`) for as long as a process has it 
 second `ragkit search` of the same index failed with milvus_lite's 20-line traceback and
 "Open local milvus failed", which hid why.
 
-What it is not: a lock of ragkit's own. The probe takes the lock and lets go at once, so
-another process may still take it between the probe and the open: then the open fails, as
-before, with `ragkit.stores.milvus_schema.connect_error`'s line. Windows is not probed.
+`open_waiting(uri, opener)` opens through `opener` after that wait, and waits and opens
+again when the open failed because another process took the database between the probe and
+the open (a build and a search of one index started together: one of them failed with
+"Open local milvus failed").
+
+What it is not: a lock of ragkit's own. The probe takes the lock and lets go at once (held
+across the open, it would refuse Milvus Lite's own lock in this process). Windows is not
+probed.
 """
 from __future__ import annotations
 
@@ -16,10 +21,13 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from ragkit.documents import RagkitError
 
+T = TypeVar("T")
 WAIT_SECONDS = 60.0  # a search or an update of a small index holds it for seconds
 _POLL = 0.2
 
@@ -44,6 +52,21 @@ def wait_for_lite(uri: str, wait: float | None = None) -> None:
                   f"time); waiting up to {wait:.0f} s", file=sys.stderr)
             told = True
         time.sleep(_POLL)
+
+
+def open_waiting(uri: str, opener: Callable[[], T], attempts: int = 3) -> T:
+    """`opener()`, which opens the Milvus Lite database `uri`, once no other process holds
+    it (`wait_for_lite`); after a failed open that another process holds the database,
+    wait and open again (up to `attempts` opens). Any other failure is raised at once."""
+    for attempt in range(attempts):
+        wait_for_lite(uri)
+        try:
+            return opener()
+        except Exception:
+            lock = Path(uri) / "LOCK"
+            if attempt + 1 == attempts or sys.platform == "win32" or not _held(lock):
+                raise
+    raise AssertionError("unreachable")  # the last attempt returned or raised
 
 
 def _held(lock: Path) -> bool:

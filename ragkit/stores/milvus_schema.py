@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ragkit.documents import Chunk, RagkitError
-from ragkit.stores.milvus_lock import wait_for_lite
+from ragkit.stores.milvus_lock import open_waiting
 
 FORMAT = "ragkit-milvus"
 VERSION = 1
@@ -45,11 +45,13 @@ def connect(uri: str, token: str | None = None):
     uri = _key(uri)
     if uri in _clients:
         return _clients[uri]
-    if is_lite(uri):  # another process may hold it (this one's clients are all in _clients)
-        wait_for_lite(uri)
     MilvusClient = _client_class()
-    try:
-        client = MilvusClient(uri=uri, token=token or "", timeout=TIMEOUT)
+
+    def opener():
+        return MilvusClient(uri=uri, token=token or "", timeout=TIMEOUT)
+
+    try:  # another process may hold a Lite file (this one's clients are all in _clients)
+        client = open_waiting(uri, opener) if is_lite(uri) else opener()
         client.list_collections(timeout=TIMEOUT)
     except Exception as exc:  # pymilvus raises MilvusException, or grpc's RpcError raw
         error = connect_error(uri, exc)
