@@ -37,6 +37,8 @@ BM25 = {"bm25.json", "data.npy", "indices.npy", "indptr.npy", "idf.npy", "doc_le
 _OLD_BM25 = re.compile(r"impact\w*\.npy")  # written by earlier versions, ignored when read
 _BM25_DIR = re.compile(r"bm25(-\w+)?")  # bm25/ of the memory store, bm25-KEY/ of Milvus
 _MILVUS = re.compile(r"\.?milvus\.db(\.\w+)?")  # Milvus Lite's file or folder (and lock)
+# a Milvus build's bm25-KEY/ being written (`ragkit.stale_temp` names), left by a kill -9
+_BM25_TEMP = re.compile(r"\.bm25-\w+\.(new|old)-\d+\.[0-9a-f]{6}-\w+")
 
 
 def is_index(path: Path | str) -> bool:
@@ -88,6 +90,8 @@ def _stranger(folder: Path, listed: set[str] | None) -> str | None:
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
         name = entry.name
         if _MILVUS.fullmatch(name):  # the store's own files, whatever it keeps inside
+            continue
+        if _BM25_TEMP.fullmatch(name) and entry.is_dir(follow_symlinks=False):
             continue
         if entry.is_dir(follow_symlinks=False):
             if not _BM25_DIR.fullmatch(name):

@@ -42,10 +42,12 @@ from ragkit.documents import Chunk
 from ragkit.fusion import with_ties
 from ragkit.lexical import BM25
 from ragkit.ranking import Ranking
+from ragkit.stale_temp import remove_stale
 from ragkit.stores import milvus_schema as ms
 from ragkit.stores.base import StoreSpec
 
 LITE_FILE = "milvus.db"
+_VOCABULARY_TEMP = re.compile(r"\.(bm25-\w+)\.(new|old)-")  # `ragkit.stale_temp` names
 _FIELDS = ["chunk_id", "doc_id", "position", "start", "end", "text", "context", "metadata"]
 _NO_TERMS = ms.PLACEHOLDER - 1  # the sparse query of a text with no known term
 QUERY_BATCH = 64  # queries per search request
@@ -227,7 +229,8 @@ def bm25_model(bm25):
 
 def drop_old(client, folder: Path, old: dict[str, Any] | None, keep: str,
              own_lite: bool = False) -> None:
-    """After a swap: drop the previous collection and its vocabulary folder. In the index's
+    """After a swap: drop the previous collection and its vocabulary folder (and the
+    temporary vocabulary folders of builds killed while writing them). In the index's
     own Milvus Lite file (`own_lite`) every other ragkit collection goes too: the partial
     builds of interrupted runs that were never resumed. Not on a server, where other
     folders' indexes may share the name prefix."""
@@ -241,6 +244,8 @@ def drop_old(client, folder: Path, old: dict[str, Any] | None, keep: str,
     for path in folder.glob("bm25-*"):
         if path.name != f"bm25-{keep.rsplit('_', 1)[-1]}":
             shutil.rmtree(path, ignore_errors=True)
+    for name in {m.group(1) for m in map(_VOCABULARY_TEMP.match, os.listdir(folder)) if m}:
+        remove_stale(folder / name)  # what a build killed while writing it left
 
 
 def token() -> str | None:
