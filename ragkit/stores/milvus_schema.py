@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import tempfile
 from collections.abc import Sequence
@@ -50,14 +51,19 @@ def connect(uri: str, token: str | None = None):
     def opener():
         return MilvusClient(uri=uri, token=token or "", timeout=TIMEOUT)
 
+    logger = logging.getLogger("pymilvus.decorators")  # logs each failed call with its
+    level = logger.level  # traceback, before the one line said below
     try:  # another process may hold a Lite file (this one's clients are all in _clients)
         client = open_waiting(uri, opener) if is_lite(uri) else opener()
+        logger.setLevel(logging.CRITICAL)
         client.list_collections(timeout=TIMEOUT)
     except Exception as exc:  # pymilvus raises MilvusException, or grpc's RpcError raw
         error = connect_error(uri, exc)
         if error is exc:
             raise
         raise error from None
+    finally:
+        logger.setLevel(level)
     _clients[uri] = client
     return client
 
@@ -136,7 +142,11 @@ def connect_error(uri: str, exc: Exception) -> Exception:
             return RagkitError(f"Milvus at {uri} refused the token (MILVUS_TOKEN): "
                                f"{_reason(err)}")
     if isinstance(exc, MilvusException) and is_lite(uri):
-        return RagkitError(f"cannot open the Milvus Lite database {uri}: {_reason(exc)}")
+        damaged = "" if "Open local milvus failed" in str(exc) else (  # it started: can't read
+            f"; the database is damaged: delete {uri} and rebuild the index, or write it to "
+            f"another folder")
+        return RagkitError(f"cannot open the Milvus Lite database {uri}: {_reason(exc)}"
+                           f"{damaged}")
     if isinstance(exc, MilvusException):
         text = str(exc).lower()
         if any(word in text for word in ("auth", "token", "credential", "permission",
