@@ -247,3 +247,22 @@ def test_an_abandoned_interrupted_build_is_dropped_by_the_next_finished_one(tmp_
         [f"bm25-{lite.list_collections()[0].rsplit('_', 1)[-1]}"]
     milvus_schema.forget(str(folder / "milvus.db"))
     milvus_schema.forget(str(folder.parent / "probe.db"))
+
+
+def test_two_index_folders_of_one_name_on_one_milvus_keep_their_own_rows(corpus, tmp_path):
+    """a/idx and b/idx of the same documents in one shared Milvus database were one
+    collection: rebuilding a/idx dropped it, and b/idx said "no collection"."""
+    _, env, small, _, queries = corpus
+    shared = ["--store", f"milvus:{tmp_path / 'shared.db'}", *INDEX]
+    for folder in ("a", "b"):
+        done = ragkit(env, "index", small, "--out", tmp_path / folder / "idx", *shared)
+        assert done.returncode == 0, done.stderr[-2000:]
+    names = [json.loads((tmp_path / f / "idx" / "index.json").read_text())["store"]
+             ["collection"] for f in ("a", "b")]
+    assert names[0] != names[1] and all(n.startswith("ragkit_idx_") for n in names)
+    before = _search(env, tmp_path / "b" / "idx", queries, tmp_path / "b1.trec")
+    rebuilt = ragkit(env, "index", _lines(tmp_path / "other.jsonl", [
+        {"id": "z", "text": "a completely different kettle note"}]),
+        "--out", tmp_path / "a" / "idx", *shared)
+    assert rebuilt.returncode == 0, rebuilt.stderr[-2000:]
+    assert _search(env, tmp_path / "b" / "idx", queries, tmp_path / "b2.trec") == before

@@ -25,6 +25,7 @@ so changing a document changes every chunk's weights: `replace_documents` re-fit
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -210,10 +211,16 @@ def locate(folder: Path, spec_uri: str | None) -> tuple[str, str | None]:
 
 
 def base_name(folder: Path, lite: bool) -> str:
-    """The alias an index answers under: `ragkit` in a Lite file, `ragkit_FOLDER` on a server."""
+    """The alias an index answers under, and its collections' prefix: `ragkit` in the index's
+    own Lite file; on a server or a shared Lite file `ragkit_FOLDER_PATHHASH` — the folder's
+    name and a hash of its absolute path, so two index folders of one name (a/idx, b/idx)
+    never share a collection: rebuilding one dropped the other's rows."""
     if lite:
         return "ragkit"
-    return "ragkit_" + (re.sub(r"\W", "_", folder.resolve().name, flags=re.ASCII) or "index")
+    where = folder.resolve()
+    mark = hashlib.sha256(os.fsencode(where)).hexdigest()[:8]
+    name = re.sub(r"\W", "_", where.name, flags=re.ASCII)[:100] or "index"
+    return f"ragkit_{name}_{mark}"
 
 
 # ---------------------------------------------------------------------------- folder
