@@ -168,6 +168,13 @@ def test_update_refuses_to_remove_most_of_the_index_unless_allowed(tmp_path, mon
     assert (index / "index.json").read_bytes() == before
     assert main(["index", str(one), "--out", str(index), "--update", "--allow-removals"]) == 0
     assert "0 documents added or changed, 2 removed, 1 unchanged" in capsys.readouterr().out
+    # without --update it did nothing, unsaid; now one line, and the index is untouched
+    before = (index / "index.json").read_bytes()
+    assert main(["index", str(docs), "--out", str(index), "--allow-removals"]) == 2
+    assert capsys.readouterr().err == (
+        "ragkit: error: --allow-removals applies to --update (a build without it indexes "
+        "exactly DOCS); add --update, or leave it out\n")
+    assert (index / "index.json").read_bytes() == before
 
 
 def test_update_of_a_one_document_index_that_would_lose_it_asks_too(tmp_path, monkeypatch,

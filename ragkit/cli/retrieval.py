@@ -25,6 +25,9 @@ def _index(args: argparse.Namespace) -> None:
     from ragkit.datasets import load_dataset
     from ragkit.pipeline import Pipeline, is_index
     from ragkit.stores import index_target, parse_store
+    if args.allow_removals and not args.update:  # it would do nothing, unsaid
+        raise RagkitError("--allow-removals applies to --update (a build without it indexes "
+                          "exactly DOCS); add --update, or leave it out")
     refuse_inputs_inside(args.out, [args.docs, args.vectors])  # replaced with the old index
     check_target(args.out, index_target(args.store), "a ragkit index",  # refuse before the
                  folder=True,  # work; a Milvus build interrupted there is resumed (in place)
