@@ -202,3 +202,15 @@ def test_end_tags_that_close_nothing_and_a_slash_after_the_name_do_not_get_past_
     assert time.monotonic() - started < 20
     page = ("<html><body>" + "<div><section><b>word</div>" * 3000 + "<p>end</p></body></html>")
     assert _load(tmp_path, "fine.html", page).text.endswith("end")  # each </div> closes all
+
+
+def test_a_korean_page_labelled_euc_kr_reads_its_cp949_syllables(tmp_path):
+    """Windows writes Korean pages in CP949 and labels them euc-kr (or ks_c_5601-1987, or
+    windows-949, in a `<meta http-equiv>`): a syllable only CP949 has (똠, 샾) failed strict
+    EUC-KR and the whole page was indexed as Windows-1252 mojibake."""
+    for label in ("euc-kr", "EUC-KR", "ks_c_5601-1987", "windows-949", "ksc_5601"):
+        page = (f'<html><head><meta http-equiv="Content-Type" content="text/html; '
+                f'charset={label}"></head><body><p>기숙사에서 똠얌꿍 조리는 금지된다.</p>'
+                f'</body></html>').encode("cp949")
+        doc = _load(tmp_path, f"{label}.html", page)
+        assert doc.text == "기숙사에서 똠얌꿍 조리는 금지된다."

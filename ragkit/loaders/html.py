@@ -19,7 +19,8 @@ about 70 MB of dependencies (lxml, dateparser, regex, babel, ...). A page marked
 
 A page nested deeper than 1,000 elements (`ragkit.loaders.html_depth`), or over
 `MAX_HTML_BYTES`, or gzip-compressed or binary bytes, is refused before parsing (one line); a
-`<meta charset>` naming UTF-16 or an unknown codec is not believed. A title, heading or
+`<meta charset>` naming UTF-16 or an unknown codec is not believed; one naming EUC-KR
+is read as CP949, as browsers read it. A title, heading or
 definition labels each chunk cut to 200 characters (`ragkit.outline.label`).
 
 What it is not: a renderer (CSS is ignored: text hidden by a style sheet is kept) nor a
@@ -60,9 +61,15 @@ _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
          (codecs.BOM_UTF16_BE, "utf-16"))
 _ASIDE = {"aside", "nav", "header", "footer"}
 _BINARY = re.compile("[\x00-\x08\x0b\x0e-\x1f]")  # C0 control characters but \t\n\f\r
-# codecs whose labels browsers read as Windows-1252 (WHATWG's encoding standard: every
-# Latin-1 and ASCII label): its quotes and dashes (0x91-0x97) would be C1 controls otherwise
-_AS_1252 = ("iso8859-1", "ascii")
+# codecs whose labels browsers read as a superset (WHATWG's encoding standard): every Latin-1
+# and ASCII label is Windows-1252 (its quotes and dashes, 0x91-0x97, would be C1 controls
+# otherwise), every EUC-KR label Windows-949 (CP949: Korean pages labelled euc-kr hold its
+# 8,822 added syllables, 똠 or 샾, which strict EUC-KR refused, and the whole page became
+# Windows-1252 mojibake)
+_SUPERSET = {"iso8859-1": "cp1252", "ascii": "cp1252", "euc_kr": "cp949"}
+# EUC-KR labels of the standard that Python does not know
+_KOREAN_LABELS = ("cseuckr", "csksc56011987", "iso-ir-149", "ks_c_5601-1989", "ksc_5601",
+                  "windows-949")
 
 
 def _c1(error: UnicodeDecodeError) -> tuple[str, int]:
@@ -94,7 +101,8 @@ def _decode(raw: bytes) -> str:
     # a page whose <meta> is readable as ASCII is not UTF-16 or -32 whatever it says (the
     # WHATWG rule): decoded so, its tags and all turned into CJK characters
     names = [n for n in names if not _codec(n).startswith(("utf-16", "utf-32"))]
-    names = ["cp1252" if _codec(n) in _AS_1252 else n for n in names]
+    names = ["cp949" if n.lower() in _KOREAN_LABELS else _SUPERSET.get(_codec(n), n)
+             for n in names]
     for encoding in names:
         try:
             return raw.decode(encoding)
