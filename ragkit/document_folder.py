@@ -44,6 +44,7 @@ from ragkit.index_owner import is_index
 from ragkit.jobs import die_with_parent, usable_cores
 from ragkit.loaders import LOADERS, load_file
 from ragkit.loaders.folder import pinned, recheck, scan, shown
+from ragkit.loaders.pages import composed
 from ragkit.loaders.text import read_text
 from ragkit.text_stats import counted
 
@@ -128,10 +129,12 @@ def _text_file(path: Path, rel: str) -> Document:
 
 
 def _printable(doc: Document) -> Document:
-    """`doc` with each control character of its text, title and string metadata but tab,
-    newline and form feed turned into a space: an escape sequence in a file (a heading's
-    `\\x1b[2J`) would otherwise be obeyed by the terminal `ragkit ask` prints the title and
-    quotes on. One character for one keeps a PDF's page offsets right."""
+    """`doc` in NFC (`ragkit.loaders.pages.composed`: macOS writes Hangul decomposed) with
+    each control character of its text, title and string metadata but tab, newline and form
+    feed turned into a space: an escape sequence in a file (a heading's `\\x1b[2J`) would
+    otherwise be obeyed by the terminal `ragkit ask` prints the title and quotes on. One
+    character for one keeps a PDF's page offsets right."""
+    doc = composed(doc)
     def clean(value: Any) -> Any:
         return _UNPRINTABLE.sub(" ", value) if isinstance(value, str) else value
     if not (_UNPRINTABLE.search(doc.text) or _UNPRINTABLE.search(doc.title)

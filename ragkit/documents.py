@@ -100,6 +100,12 @@ class Dataset:
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f]")  # below 32, except \t \n \f \r
 
 
+def composed(text: str) -> str:
+    """`text` in Unicode's NFC form: macOS writes Hangul (and accents) decomposed (NFD), as
+    jamo the embedders read as other words and a typed label or question never matches."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
+
+
 def check_text(text: str, path: Path | str, line: int | None, key: str = "text") -> str:
     """Reject empty and binary text (NUL bytes or mostly control characters)."""
     if not text.strip():
@@ -135,8 +141,8 @@ def document_of(obj: dict, path: Path | str, line: int, ids: Ids) -> Document:
     """The document of one parsed JSONL line, each field checked; its id added to `ids`."""
     ident = str(require(obj, _id_key(obj), (str, int), path, line, non_empty=True))
     ids.add(ident, path, line)
-    text = check_text(require(obj, "text", str, path, line), path, line)
-    title = require(obj, "title", str, path, line, default="")
+    text = composed(check_text(require(obj, "text", str, path, line), path, line))
+    title = composed(require(obj, "title", str, path, line, default=""))
     metadata = require(obj, "metadata", dict, path, line, default={})
     return Document(ident, text, title, metadata)
 
@@ -177,7 +183,7 @@ def parse_golden(items: list, path: Path | str, line: int) -> tuple[Golden, ...]
             if key in item and not item[key].strip():  # scored as "any chunk of the document"
                 raise RagkitError(f"{where(path, line, f'{label}.{key}')}: empty (leave the "
                                   f"key out to label the whole document)")
-        golden.append(Golden(str(doc), item.get("span", ""), item.get("chunk_id", "")))
+        golden.append(Golden(str(doc), composed(item.get("span", "")), item.get("chunk_id", "")))
     return tuple(golden)
 
 
@@ -223,8 +229,8 @@ def load_queries_jsonl(path: Path | str, ids: Ids | None = None,
         if key not in obj:  # neither: name both, as the format allows either
             raise RagkitError(f"{where(path, line, 'text')}: missing (a query needs 'text' "
                               f"or 'question')")
-        text = check_query_length(require(obj, key, str, path, line, non_empty=True),
-                                  where(path, line, key))
+        text = composed(check_query_length(require(obj, key, str, path, line, non_empty=True),
+                                           where(path, line, key)))
         if golden and "golden" not in obj:
             raise RagkitError(f"{where(path, line, 'golden')}: missing (a golden question has "
                               f"a list, [] when unanswerable){_misspelt(obj, 'golden')}")

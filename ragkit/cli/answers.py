@@ -9,7 +9,7 @@ from pathlib import Path
 from ragkit.cli.options import (DEFAULT_RERANK, Help, chosen_rerank, clamp_k, load_index,
                                 positive_int, terminal_text)
 from ragkit.cli.fusion import add_fusion_options, fusion_given, fusion_settings
-from ragkit.documents import RagkitError, check_query_length
+from ragkit.documents import RagkitError, check_query_length, composed
 from ragkit.text_stats import counted
 
 
@@ -17,7 +17,7 @@ def cmd_ask(args: argparse.Namespace) -> None:
     """Search the index, answer with citations, print the numbered sources."""
     if not args.question.strip():
         raise RagkitError("the question is empty")
-    check_query_length(args.question, "the question")
+    args.question = composed(check_query_length(args.question, "the question"))
     if args.agent or args.root:
         if args.rerank is not None:  # docs_search ranks as its tool does; it was ignored
             raise RagkitError("--rerank is for an answer from --index; the agent's docs_search "
