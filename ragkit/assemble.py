@@ -36,9 +36,10 @@ from ragkit.text_stats import estimate_tokens
 
 DEFAULT_BUDGET = 8000
 NO_SECTION = "—"
-# A block ends after a sentence end followed by spaces, or after a line break (with the
-# white space after it), so the blocks of a passage join back to its exact text.
-_BLOCK_END = re.compile(r"(?<=[.!?。])[ \t]+|\n\s*")
+# A block ends after a sentence end (full-width "．！？" too) followed by spaces, or after a
+# line break (with the white space after it), so the blocks of a passage join back to its
+# exact text.
+_BLOCK_END = re.compile(r"(?<=[.!?。．！？])[ \t]+|\n\s*")
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$", re.M)
 _TAG = re.compile(r"\[Source: (?P<title>.*) \| Section: (?P<section>.*)\]", re.S)
 

@@ -57,6 +57,15 @@ def test_a_capitalised_line_a_list_item_and_a_blank_line_end_a_unit():
         "later text"]
 
 
+def test_full_width_stops_end_korean_sentences():
+    """A Korean file typed with full-width punctuation (IME full-width mode): "．", "！" and
+    "？" ended no sentence, so two sentences were one quote."""
+    text = "올해 총 예산은 １２３，０００，０００원이다． 장비 구입비는 ４５％를 차지한다．"
+    assert [shown(u.text) for u in units(text)] == [
+        "올해 총 예산은 １２３，０００，０００원이다．", "장비 구입비는 ４５％를 차지한다．"]
+    assert [shown(u.text) for u in units("정말인가요？ 네！ 그렇다．")] == [
+        "정말인가요？", "네！", "그렇다．"]
+
 def test_a_one_word_answer_is_not_taken_for_an_abbreviation():
     text = "**Can I install software myself?** No. Standard accounts have no administrator rights."
     assert [shown(u.text) for u in units(text)] == [
