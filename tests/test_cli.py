@@ -681,3 +681,24 @@ def test_a_kind_label_with_an_escape_sequence_prints_escaped_in_the_by_kind_tabl
                  "--by-kind", "--embedder", "none", "--k", "1"]) == 0
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\\x1b[31mRED" in out
+
+
+def test_the_by_kind_table_lines_up_korean_kind_labels(tmp_path, capsys):
+    """A Hangul letter takes two terminal columns: pandas counted one, so a row labelled
+    "어휘" ended two columns past the header and the rows of ASCII labels."""
+    import unicodedata
+    from ragkit.cli import main
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("The cat sat on the mat.\n")
+    (tmp_path / "g.jsonl").write_text(
+        '{"id": "q1", "question": "Where did the cat sit?", "kind": "어휘", "golden": '
+        '[{"doc_id": "a.txt", "span": "the mat"}]}\n{"id": "q2", "question": "What sat?", '
+        '"kind": "paraphrase", "golden": [{"doc_id": "a.txt", "span": "The cat"}]}\n',
+        encoding="utf-8")
+    assert main(["eval", str(docs), "--questions", str(tmp_path / "g.jsonl"), "--mode", "bm25",
+                 "--by-kind", "--embedder", "none", "--k", "1"]) == 0
+    table = capsys.readouterr().out.split("by query kind\n")[1].splitlines()[:4]
+    widths = {sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
+              for line in table}
+    assert any("어휘" in line for line in table) and len(widths) == 1, table

@@ -140,6 +140,14 @@ def metrics_text(table) -> str:
                                        for c in table.columns})
 
 
+def wide_text(table) -> str:
+    """`table` as text, a wide character (Hangul, CJK) counted as the two columns a terminal
+    draws it in: a Korean kind label pushed its row's numbers one column right per letter."""
+    import pandas as pd  # deferred: pandas (eval only)
+    with pd.option_context("display.unicode.east_asian_width", True):
+        return table.to_string()
+
+
 def _print_and_save(args: argparse.Namespace, runs: dict, tables: dict, judgments,
                     queries: list = ()) -> None:
     """Print the summary table (by query kind too if asked); write the per-query CSV if asked."""
@@ -152,7 +160,7 @@ def _print_and_save(args: argparse.Namespace, runs: dict, tables: dict, judgment
         for metric in dict.fromkeys((f"Pass@{ks[0]}", f"Pass@{ks[-1]}")):
             print(f"\n{metric} by query kind")
             # a kind label from a golden file may hold a terminal's escape sequence
-            print(terminal_text(by_kind(tables, queries, metric).round(1).to_string()))
+            print(terminal_text(wide_text(by_kind(tables, queries, metric).round(1))))
     if args.per_query:
         kinds = {q.id: q.kind for q in queries}
         rows = per_query_rows(runs, tables, judgments, kinds, args.k)
