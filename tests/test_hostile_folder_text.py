@@ -51,6 +51,17 @@ def test_latin1_names_the_line_and_byte(tmp_path):
     assert message == f"{tmp_path / 'menu.txt'}: not UTF-8 text (line 2: byte 0xe9)"
 
 
+def test_utf8_cut_inside_its_last_character_is_named_as_cut_off(tmp_path):
+    """A Korean file copied short ended inside a three-byte syllable: "not UTF-8 text" sent
+    its owner looking for an encoding problem in a file that is UTF-8. A Latin-1 file
+    ending in "café" (a lone 0xe9 at the end, nothing else but ASCII) stays "not UTF-8"."""
+    message = _refusal(tmp_path, "memo.txt", "회의 안건\n예산 배정".encode()[:-1])
+    assert message == (f"{tmp_path / 'memo.txt'}: UTF-8 text cut off inside its last "
+                       f"character (line 2; a copy or download that did not finish?)")
+    (tmp_path / "memo.txt").unlink()
+    message = _refusal(tmp_path, "menu.txt", "Soup\nCaf\u00e9".encode("latin-1"))
+    assert message == f"{tmp_path / 'menu.txt'}: not UTF-8 text (line 2: byte 0xe9)"
+
 def test_nul_bytes_are_binary_without_a_json_field_in_the_line(tmp_path):
     message = _refusal(tmp_path, "dump.txt", b"Some text\x00and a NUL byte about toasters.\n")
     assert message == f"{tmp_path / 'dump.txt'}: looks binary, not text"

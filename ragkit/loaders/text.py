@@ -10,7 +10,8 @@ memory: a 200 MB text file peaked at 2.9 GB).
 
 What it is not: a guesser of legacy encodings. Latin-1, Windows-1252 or UTF-16 without a
 byte order mark are refused with one line saying which line and byte is not UTF-8 (or that
-the file looks like UTF-16 without a mark), rather than read as mojibake.
+the file looks like UTF-16 without a mark), rather than read as mojibake. UTF-8 text whose
+last character is cut short (a copy that did not finish) is refused as such.
 """
 from __future__ import annotations
 
@@ -98,6 +99,10 @@ def decode_text(raw: bytes, path: Path) -> str:
             raise RagkitError(f"{path}: not {encoding.upper().removesuffix('-SIG')} text, "
                               f"though it starts with that encoding's byte order mark "
                               f"({exc.reason})") from None
+        if exc.reason == "unexpected end of data" and not raw[:exc.start].isascii():
+            # UTF-8 up to a character its last bytes begin: the file, not its encoding, is bad
+            raise RagkitError(f"{path}: UTF-8 text cut off inside its last character (line "
+                              f"{line}; a copy or download that did not finish?)") from None
         raise RagkitError(f"{path}: not UTF-8 text (line {line}: byte "
                           f"0x{raw[exc.start]:02x})") from None
 
