@@ -62,6 +62,14 @@ def test_utf8_cut_inside_its_last_character_is_named_as_cut_off(tmp_path):
     message = _refusal(tmp_path, "menu.txt", "Soup\nCaf\u00e9".encode("latin-1"))
     assert message == f"{tmp_path / 'menu.txt'}: not UTF-8 text (line 2: byte 0xe9)"
 
+
+def test_korean_in_cp949_is_refused_with_the_likely_encoding_named(tmp_path):
+    """Korean Notepad saved CP949 (EUC-KR) for years; the line said only "byte 0xc0"."""
+    message = _refusal(tmp_path, "memo.txt", "회의 안건\n예산은 똠얌꿍 세 그릇이다.\n".encode("cp949"))
+    assert message == (f"{tmp_path / 'memo.txt'}: not UTF-8 text (line 1: byte 0xc0; Korean "
+                       f"in CP949/EUC-KR? save it as UTF-8)")
+
+
 def test_nul_bytes_are_binary_without_a_json_field_in_the_line(tmp_path):
     message = _refusal(tmp_path, "dump.txt", b"Some text\x00and a NUL byte about toasters.\n")
     assert message == f"{tmp_path / 'dump.txt'}: looks binary, not text"

@@ -103,8 +103,21 @@ def decode_text(raw: bytes, path: Path) -> str:
             # UTF-8 up to a character its last bytes begin: the file, not its encoding, is bad
             raise RagkitError(f"{path}: UTF-8 text cut off inside its last character (line "
                               f"{line}; a copy or download that did not finish?)") from None
+        hint = "; Korean in CP949/EUC-KR? save it as UTF-8" if _korean_legacy(raw) else ""
         raise RagkitError(f"{path}: not UTF-8 text (line {line}: byte "
-                          f"0x{raw[exc.start]:02x})") from None
+                          f"0x{raw[exc.start]:02x}{hint})") from None
+
+
+def _korean_legacy(raw: bytes) -> bool:
+    """True when `raw` reads as CP949 (Windows' superset of EUC-KR, what Korean Notepad
+    saved for years) and most of what is not ASCII is Hangul syllables: the refusal then
+    says which encoding it likely is. Not a guess that reads the file: still refused."""
+    try:
+        text = raw.decode("cp949")
+    except UnicodeDecodeError:
+        return False
+    wide = [c for c in text if not c.isascii()]
+    return bool(wide) and sum("\uac00" <= c <= "\ud7a3" for c in wide) >= 0.6 * len(wide)
 
 
 def read_text(path: Path) -> str:
