@@ -214,3 +214,15 @@ def test_a_korean_page_labelled_euc_kr_reads_its_cp949_syllables(tmp_path):
                 f'</body></html>').encode("cp949")
         doc = _load(tmp_path, f"{label}.html", page)
         assert doc.text == "기숙사에서 똠얌꿍 조리는 금지된다."
+
+
+def test_a_page_in_its_declared_charset_with_a_stray_byte_keeps_its_text(tmp_path):
+    """A Korean page cut short (a lone lead byte at its end) failed strict CP949 and was read
+    whole as Windows-1252 mojibake; a browser shows the page with one U+FFFD. A page the
+    declared charset cannot read at all still falls back."""
+    page = ('<html><head><meta charset="euc-kr"></head><body><p>환불은 7일 이내에 '
+            '가능하다.</p></body></html>').encode("cp949") + b"\xb0"
+    assert _load(tmp_path, "cut.html", page).text == "환불은 7일 이내에 가능하다.\n\n\ufffd"
+    noise = b'<html><head><meta charset="euc-kr"></head><body><p>' + b"\xff\x41" * 200 + \
+        b"</p></body></html>"
+    assert "\ufffd" not in _load(tmp_path, "noise.html", noise).text

@@ -20,7 +20,8 @@ about 70 MB of dependencies (lxml, dateparser, regex, babel, ...). A page marked
 A page nested deeper than 1,000 elements (`ragkit.loaders.html_depth`), or over
 `MAX_HTML_BYTES`, or gzip-compressed or binary bytes, is refused before parsing (one line); a
 `<meta charset>` naming UTF-16 or an unknown codec is not believed; one naming EUC-KR
-is read as CP949, as browsers read it. A title, heading or
+is read as CP949, as browsers read it, and a few bytes the named charset cannot read become
+U+FFFD rather than sending the page to Windows-1252. A title, heading or
 definition labels each chunk cut to 200 characters (`ragkit.outline.label`).
 
 What it is not: a renderer (CSS is ignored: text hidden by a style sheet is kept) nor a
@@ -84,8 +85,9 @@ MAX_HTML_BYTES = 64 * 2**20  # one page; parsing holds ~15× its size (52 MB too
 
 def _decode(raw: bytes) -> str:
     """The encoding a byte order mark names (Windows saves "Unicode" pages as UTF-16), else
-    UTF-8, else the charset a `<meta>` or an XML declaration names, else Windows-1252 (what
-    browsers assume)."""
+    UTF-8, else the charset a `<meta>` or an XML declaration names (a few bytes it cannot
+    read become U+FFFD, as in a browser: one stray byte at the end of a Korean page sent the
+    whole page to Windows-1252 mojibake), else Windows-1252 (what browsers assume)."""
     for bom, encoding in _BOMS:
         if raw.startswith(bom):
             try:
@@ -107,7 +109,13 @@ def _decode(raw: bytes) -> str:
         try:
             return raw.decode(encoding)
         except (LookupError, UnicodeError):  # "undefined" raises a bare UnicodeError
+            pass
+        try:  # a few bad bytes (a page cut short) are U+FFFD, as browsers show them
+            text = raw.decode(encoding, errors="replace")
+        except (LookupError, UnicodeError):
             continue
+        if text.count("\ufffd") <= max(8, len(text) // 1000):
+            return text
     return raw.decode("cp1252", errors="ragkit-c1")
 
 
