@@ -52,3 +52,20 @@ def test_a_damaged_milvus_lite_database_is_one_line_saying_to_rebuild(tmp_path, 
     assert line.endswith(f"; the database is damaged: delete {folder / 'milvus.db'} and "
                          f"rebuild the index, or write it to another folder"), line
     assert done.stderr.count("\n") == 1, done.stderr
+
+
+def test_a_read_only_milvus_lite_database_says_why_it_cannot_be_opened(tmp_path, monkeypatch):
+    """Milvus Lite writes its LOCK file even to search: a read-only index folder read only
+    "Open local milvus failed". (Root may write anywhere, so the check is the message's.)"""
+    from pymilvus.exceptions import MilvusException
+    from ragkit.stores import milvus_schema
+    db = tmp_path / "idx" / "milvus.db"
+    db.mkdir(parents=True)
+    failed = MilvusException(message="Open local milvus failed")
+    monkeypatch.setattr(milvus_schema.os, "access", lambda path, mode: path != str(db))
+    assert str(milvus_schema.connect_error(str(db), failed)).endswith(
+        f"Open local milvus failed; Milvus Lite writes its database folder even to search "
+        f"(its LOCK file), and {db} is read-only: make it writable, or copy the index folder "
+        f"somewhere writable")
+    monkeypatch.undo()  # writable: no such advice
+    assert str(milvus_schema.connect_error(str(db), failed)).endswith("Open local milvus failed")

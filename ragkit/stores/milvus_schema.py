@@ -145,6 +145,10 @@ def connect_error(uri: str, exc: Exception) -> Exception:
         damaged = "" if "Open local milvus failed" in str(exc) else (  # it started: can't read
             f"; the database is damaged: delete {uri} and rebuild the index, or write it to "
             f"another folder")
+        if not damaged and Path(uri).is_dir() and not os.access(uri, os.W_OK | os.X_OK):
+            damaged = (f"; Milvus Lite writes its database folder even to search (its LOCK "
+                       f"file), and {uri} is read-only: make it writable, or copy the index "
+                       f"folder somewhere writable")
         return RagkitError(f"cannot open the Milvus Lite database {uri}: {_reason(exc)}"
                            f"{damaged}")
     if isinstance(exc, MilvusException):
