@@ -266,3 +266,20 @@ def test_two_index_folders_of_one_name_on_one_milvus_keep_their_own_rows(corpus,
         "--out", tmp_path / "a" / "idx", *shared)
     assert rebuilt.returncode == 0, rebuilt.stderr[-2000:]
     assert _search(env, tmp_path / "b" / "idx", queries, tmp_path / "b2.trec") == before
+
+
+def test_update_of_a_milvus_index_keeps_a_file_beside_it_as_a_build_does(corpus, tmp_path):
+    """A Milvus index is written in place: a rebuild keeps a user's notes.txt in its folder,
+    and --update refused the same folder as if it were replaced whole."""
+    _, env, small, _, queries = corpus
+    folder = tmp_path / "mv"
+    done = ragkit(env, "index", small, "--out", folder, "--store", "milvus", *INDEX)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (folder / "notes.txt").write_text("mine")
+    more = _lines(tmp_path / "more.jsonl", [*map(json.loads, small.read_text().splitlines()),
+                                            {"id": "e", "text": "the kettle descales monthly"}])
+    updated = ragkit(env, "index", more, "--out", folder, "--update")
+    assert updated.returncode == 0, updated.stderr[-2000:]
+    assert "1 document added or changed, 0 removed, 4 unchanged" in updated.stdout
+    assert (folder / "notes.txt").read_text() == "mine"
+    assert _search(env, folder, queries, tmp_path / "mv.trec").startswith("q1 Q0 ")

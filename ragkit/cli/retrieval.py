@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -29,9 +30,10 @@ def _index(args: argparse.Namespace) -> None:
         raise RagkitError("--allow-removals applies to --update (a build without it indexes "
                           "exactly DOCS); add --update, or leave it out")
     refuse_inputs_inside(args.out, [args.docs, args.vectors])  # replaced with the old index
-    check_target(args.out, index_target(args.store), "a ragkit index",  # refuse before the
+    store_given = _store_of(args)
+    check_target(args.out, index_target(store_given), "a ragkit index",  # refuse before the
                  folder=True,  # work; a Milvus build interrupted there is resumed (in place)
-                 replaced=(args.store or "memory").partition(":")[0] == "memory")
+                 replaced=(store_given or "memory").partition(":")[0] == "memory")
     if args.update and is_index(args.out):
         return _update(args)
     store = parse_store(args.store, args.milvus_index)
@@ -47,6 +49,19 @@ def _index(args: argparse.Namespace) -> None:
     print(f"indexed {counted(len(data.documents), 'document')} as "
           f"{counted(len(pipeline.chunks), 'chunk')} into {args.out}")
     print_skipped(data.documents)
+
+
+def _store_of(args: argparse.Namespace) -> str | None:
+    """--store, or with --update of an index its own store's kind: a Milvus index is updated
+    in place, so a file of the user's beside it stays, as a Milvus build keeps it (--update
+    refused it as if the folder were replaced whole)."""
+    if args.store or not args.update:
+        return args.store
+    try:
+        record = json.loads((Path(args.out) / "index.json").read_text(encoding="utf-8"))
+        return str(record["store"]["kind"])
+    except (OSError, ValueError, KeyError, TypeError):  # no index there, or not readable
+        return None
 
 
 def print_skipped(documents) -> None:
