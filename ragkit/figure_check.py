@@ -205,9 +205,14 @@ def check(fig: Figure) -> Figure:
 
 def checked(function: F) -> F:
     """Decorate a function that returns a `Figure`: the figure is `check`ed before it is
-    returned, and the function is listed in `CHECKED` (tests look there)."""
+    returned, and the function is listed in `CHECKED` (tests look there). Its text is drawn
+    as given, never as TeX math: a title or label holding two `$` (a data folder named
+    `a$b$c`, a question kind, a cost) was set in italics, or stopped the notebook with
+    matplotlib's ParseException."""
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        return check(function(*args, **kwargs))
+        import matplotlib
+        with matplotlib.rc_context({"text.parse_math": False}):
+            return check(function(*args, **kwargs))
     CHECKED.add(f"{function.__module__}.{function.__qualname__}")
     return wrapper  # type: ignore[return-value]

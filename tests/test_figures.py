@@ -203,3 +203,18 @@ def test_heat_map_cells_read_as_the_tables_do_and_stand_out_on_dark_ends():
     texts = {t.get_text(): t.get_color() for t in fig.axes[0].texts}
     assert texts == {"12.5": "white", "50.0": "black", "100.0": "white", "87.5": "white"}
     plt.close(fig)
+
+
+def test_dollar_signs_in_titles_and_labels_are_drawn_as_written_not_as_math(tmp_path):
+    """A data folder named `d$$ata` in a title stopped notebooks 02 and 04 with matplotlib's
+    ParseException; `a $x$ b` as a label was set as TeX italics."""
+    table = pd.DataFrame({"Pass@5": [50.0, 60.0], "Pass@20": [70.0, 80.0]},
+                         index=["a $x$ b", "c$$d"])
+    fig = plots.metric_bars(table, metrics=("Pass@5", "Pass@20"), title="on d$$ata, $5 vs $10")
+    heat = plots.kind_heatmap(pd.DataFrame({"BM25": [50.0, 90.0]},
+                                           index=["$$x^2$$ (3)", "lexical (2)"]), title="$a$")
+    for figure in (fig, heat):
+        figure.savefig(tmp_path / "figure.png")  # drawn again after the function returned
+        texts = [t for t in figure.findobj(plt.Text) if "$" in t.get_text()]
+        assert texts and not any(t.get_parse_math() for t in texts)
+        plt.close(figure)
