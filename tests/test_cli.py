@@ -702,3 +702,18 @@ def test_the_by_kind_table_lines_up_korean_kind_labels(tmp_path, capsys):
     widths = {sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
               for line in table}
     assert any("어휘" in line for line in table) and len(widths) == 1, table
+
+
+def test_ragkit_tool_prints_bidi_overrides_and_c1_controls_escaped_as_json(tmp_path, capsys):
+    """A file's U+202E turned the printed tool_result around in the terminal and its U+009B
+    (a C1 escape) was printed raw; Korean stays as written and the JSON reads back whole."""
+    root = tmp_path / "root"
+    root.mkdir()
+    text = "규정 gate \u202eopens\u202c at six \u009b31m red\n"
+    (root / "note\u2067.md").write_text(text, encoding="utf-8")
+    assert main(["tool", "read_file", "--root", str(root), "--args",
+                 json.dumps({"path": "note\u2067.md"})]) == 0
+    out = capsys.readouterr().out
+    assert not any(c in out for c in "\u202e\u202c\u2067\u009b")
+    assert "규정" in out and "\\u202e" in out and "\\u009b" in out
+    assert "\u202eopens\u202c" in json.loads(out)["content"]

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ragkit.cli.options import (DEFAULT_RERANK, Help, chosen_rerank, clamp_k, load_index,
-                                positive_int, terminal_text)
+                                positive_int, terminal_json, terminal_text)
 from ragkit.cli.fusion import add_fusion_options, fusion_given, fusion_settings
 from ragkit.documents import RagkitError, check_query_length, composed
 from ragkit.text_stats import counted
@@ -129,7 +129,7 @@ def cmd_tool(args: argparse.Namespace) -> int:
                           pipeline=load_index(args.index) if args.index else None,
                           policy=AllowAll() if args.approve else DenyAll())
     result = run_tool(args.name, arguments, context)
-    print(json.dumps(result.block("toolu_cli"), indent=2, ensure_ascii=False))
+    print(terminal_json(result.block("toolu_cli")))
     return 1 if result.is_error else 0
 
 

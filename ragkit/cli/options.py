@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import warnings
 from contextlib import nullcontext
@@ -20,6 +21,7 @@ from ragkit.loaders.folder import escaped
 from ragkit.text_stats import counted
 
 
+_UNSHOWN = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # left raw by json.dumps
 DEFAULT_RERANK = config.DEFAULT_RERANK  # a hybrid search's reranker unless told otherwise
 
 
@@ -38,6 +40,15 @@ def terminal_text(text: str) -> str:
     document text, ids and titles from a JSONL file are not cleaned as a folder's files are
     (`ragkit.document_folder`), and a terminal would obey an escape sequence in them."""
     return escaped(text, keep="\n\t")
+
+
+def terminal_json(value: object) -> str:
+    """`value` as indented JSON, non-ASCII text kept (Korean stays readable), with DEL, the C1
+    control characters and the bidirectional overrides written as `\\u` escapes: `json.dumps`
+    escapes only the C0 ones, so a file's U+202E turned the rest of a printed line around. The
+    escapes are JSON's own, so the output still reads back as the same value."""
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    return _UNSHOWN.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def clamp_k(k: int, available: int, unit: str = "chunk") -> int:
