@@ -13,9 +13,10 @@ What it is:
   (document, page, section), kind, keep (prefilled `yes`), notes. UTF-8 with a byte-order
   mark: Excel reads a CSV without one in the machine's legacy code page and garbles every
   non-ASCII character (Korean, €, curly quotes); LibreOffice, Google Sheets and Python's
-  `utf-8-sig` read it either way. A cell starting with `=`, `+`, `-` or `@` gets a leading
-  `'`, so a spreadsheet shows it as text instead of running it as a formula (OWASP's CSV
-  injection advice); `accept` takes that `'` off again.
+  `utf-8-sig` read it either way. A cell starting with `=`, `+`, `-`, `@`, a tab, a line
+  break or NUL gets a leading `'`, so a spreadsheet shows it as text instead of running it
+  as a formula (OWASP's CSV injection advice, ASVS 1.2.10: a spreadsheet that drops leading
+  white space reads a tab and "=HYPERLINK(…)" as a formula); `accept` takes the `'` off.
 - `accept(review_path, golden_path)`: the questions marked keep `yes`, with the expert's
   edits to question and span. Refused, one line naming the file, row (the spreadsheet's:
   the header is row 1) and field: a missing column, a keep that is not yes/no (y/n, any
@@ -48,7 +49,7 @@ from ragkit.questions.spans import anchor
 
 COLUMNS = ("id", "question", "answer_span", "answer_span_2", "source", "kind", "keep", "notes")
 REQUIRED = ("id", "question", "answer_span", "keep")
-_FORMULA = ("=", "+", "-", "@")
+_FORMULA = ("=", "+", "-", "@", "\t", "\r", "\n", "\0")  # \r reads back as \n
 _YES, _NO = {"yes", "y"}, {"no", "n"}
 
 
