@@ -244,19 +244,41 @@ def _chromium() -> str:
     pytest.skip("no chromium installed (Debian: apt-get install chromium)")
 
 
-def test_every_column_of_every_table_is_in_sight_at_1400_px(report, tmp_path):
+def _measured(folder: Path, tmp_path: Path) -> list[list]:
+    """Each table of `folder`'s report.html drawn by chromium in a 1,400-px window: caption,
+    right edge, pixels scrolled out of sight, window width, page width."""
     browser = _chromium()
-    page = (report / "report.html").read_text().replace("</body>", MEASURE + "</body>")
+    page = (folder / "report.html").read_text().replace("</body>", MEASURE + "</body>")
     (tmp_path / "measure.html").write_text(page)
     dom = subprocess.run(
         [browser, "--headless", "--no-sandbox", "--disable-gpu",
          "--disable-background-networking", "--window-size=1400,900", "--dump-dom",
          (tmp_path / "measure.html").as_uri()],
         capture_output=True, text=True, timeout=60, check=True).stdout
-    measured = json.loads(re.search(r"<title>(.*?)</title>", dom, re.S)[1].replace(
+    return json.loads(re.search(r"<title>(.*?)</title>", dom, re.S)[1].replace(
         "&amp;", "&").replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"'))
+
+
+def test_every_column_of_every_table_is_in_sight_at_1400_px(report, tmp_path):
+    measured = _measured(report, tmp_path)
     assert len(measured) >= len(TABLES) + 2  # the tables, the findings and the environment
     for caption, right, hidden, window, page_width in measured:
+        assert hidden <= 1 and right <= window == page_width, (caption, right, hidden, window)
+
+
+def test_a_long_file_name_wraps_instead_of_pushing_the_other_columns_out_of_sight(tmp_path):
+    """Notebook 08's table of files on a folder holding a long name without spaces drew the
+    name on one line and scrolled every other column out of the window, the reasons for a
+    skipped file squeezed to a word a line beside it."""
+    name = "_".join(["Larkspur", "Vale", "returns", "and", "refund", "policy"] * 4) + ".pdf"
+    files = pd.DataFrame({"format": ["pdf", "md"], "pages": [12, None], "chars": [48213, 0],
+                          "skipped": ["", "its name holds a control character (\\x1b); "
+                                          "rename the file"], "chunks": [31, 0]},
+                         index=pd.Index([name, "notes.md"], name="file"))
+    document = _document()
+    document["notebooks"][0]["tables"] = {"files": table_json(files, "What was extracted")}
+    write_report(document, tmp_path)
+    for caption, right, hidden, window, page_width in _measured(tmp_path, tmp_path):
         assert hidden <= 1 and right <= window == page_width, (caption, right, hidden, window)
 
 
