@@ -278,13 +278,21 @@ def _check_chunking(notebook: Path, params: Mapping[str, Any]) -> None:
                               f"(--param overlap=...) or drop the point") from None
 
 
+def _cell_md(value: Any) -> Any:
+    """A text cell of sweep.md on one line of its row: "|" escaped, a line break a space (a
+    swept folder named `a|b` split its row, every number then under the next column's name,
+    as an error's "|" once did)."""
+    if not isinstance(value, str):
+        return value
+    return " ".join(value.splitlines()).replace("|", "\\|")
+
+
 def _write_tables(folder: Path, table: pd.DataFrame, grid: Mapping[str, Sequence[Any]],
                   panels: dict[str, list[str]]) -> None:
     """sweep.csv, sweep.md (with the plots and which points were reused), the plots."""
     reused = int(table.pop("reused").sum())
     write_text(folder / "sweep.csv", table.to_csv(index=False))
-    shown = _shown(table, grid).assign(  # sweep.csv keeps the exact numbers
-        error=table["error"].str.replace("|", "\\|", regex=False))
+    shown = _shown(table, grid).map(_cell_md)  # sweep.csv keeps the exact numbers and texts
     lines = [shown.to_markdown(index=False, disable_numparse=True,  # numbers right-aligned
                                colalign=["right" if _numeric(shown[c]) else "left"
                                          for c in shown.columns]), "",

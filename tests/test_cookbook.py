@@ -403,6 +403,19 @@ def test_sweep_md_keeps_the_swept_values_and_writes_each_column_one_way(tmp_path
     assert rows == [["0.55", "100.0", "0.710", "147", ""], ["0.65", "85.7", "", "147", ""]]
 
 
+
+def test_a_swept_value_holding_a_pipe_or_a_line_break_keeps_its_row_of_sweep_md(tmp_path):
+    """A data folder named `x|y` split its row: every number of the point stood under the
+    next column's name."""
+    from ragkit.sweep import _write_tables
+    table = pd.DataFrame({"data_dir": ["/d/x|y", "/d/a\nb"], "hybrid Pass@5": [100.0, 85.7],
+                          "error": ["", "cell In [4]: E: a|b"], "reused": [False, False]})
+    _write_tables(tmp_path, table, {"data_dir": ["/d/x|y", "/d/a\nb"]}, {})
+    lines = (tmp_path / "sweep.md").read_text().splitlines()
+    rows = [[c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]] for line in lines[2:4]]
+    assert rows == [["/d/x\\|y", "100.0", ""], ["/d/a b", "85.7", "cell In [4]: E: a\\|b"]]
+    assert lines[4] == "" and "x|y" in (tmp_path / "sweep.csv").read_text()
+
 def test_a_sweep_point_no_chunker_takes_is_refused_before_any_point_runs(tmp_path,
                                                                         monkeypatch):
     """chunk_size 64 with the notebook's overlap 64 failed only after the sweep had run."""
