@@ -19,6 +19,7 @@ import html
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from ragkit.atomic import write_text
 from ragkit.money import DOLLAR
@@ -178,7 +179,7 @@ def headline_html(document: dict) -> str:
             return f"<span class='failed'>failed at {html.escape(nb['error']['line'])}</span>"
         return _markdown(nb["finding"]) if nb["finding"] else "–"
     findings = "".join(
-        f"<tr><td><a href='#nb-{nb['name'][:2]}'>{html.escape(nb['title'])}</a></td>"
+        f"<tr><td><a href='#nb-{_number(nb)}'>{html.escape(nb['title'])}</a></td>"
         f"<td>{found(nb)}</td>"
         f"<td class='{nb['status']}'>{nb['status']}</td>"
         f"<td class='num'>{duration(nb['seconds'])}</td></tr>" for nb in notebooks)
@@ -186,6 +187,11 @@ def headline_html(document: dict) -> str:
                  "<th>notebook</th><th>finding</th><th>status</th><th class='num'>time</th>"
                  f"</tr></thead><tbody>{findings}</tbody></table></div></section>")
     return "".join(parts)
+
+
+def _number(nb: dict) -> str:
+    """A notebook's number (its name's first two characters), as HTML."""
+    return html.escape(nb["name"][:2])
 
 
 def _pngs(executed: Path) -> dict[int, list[str]]:
@@ -199,8 +205,8 @@ def _pngs(executed: Path) -> dict[int, list[str]]:
 
 
 def notebook_html(nb: dict, folder: Path) -> str:
-    number = nb["name"][:2]
-    link = html.escape(nb["executed"])
+    number = _number(nb)
+    link = html.escape(quote(nb["executed"]))  # a file beside the report, never a javascript: URL
     parts = [f"<section id='nb-{number}'><h2>{html.escape(nb['title'])}</h2>",
              f"<p class='meta'><span class='{nb['status']}'>{nb['status']}</span> · "
              f"{duration(nb['seconds'])} · <a href='{link}'>executed notebook</a></p>"]
@@ -284,7 +290,7 @@ def summary_md(document: dict) -> str:
 
 def write_report(document: dict, folder: Path) -> Path:
     """`report.html` (headline, a section per notebook, environment) and `summary.md`."""
-    nav = "".join(f"<a href='#nb-{nb['name'][:2]}'>{html.escape(nb['name'][:2])}</a>"
+    nav = "".join(f"<a href='#nb-{_number(nb)}'>{_number(nb)}</a>"
                   for nb in document["notebooks"])
     page = ["<!doctype html><html lang='en'><head><meta charset='utf-8'>",
             "<meta name='viewport' content='width=device-width, initial-scale=1'>",

@@ -289,3 +289,18 @@ def test_a_name_holding_a_comma_is_set_apart_in_a_list_of_names():
     assert joined(["bm25", "hybrid, no context", "hybrid"]) == \
         "bm25, `hybrid, no context` and hybrid"
     assert joined(["a"]) == "a" and joined(["a", "b"]) == "a and b"
+
+
+def test_a_notebook_named_like_a_script_url_is_linked_as_a_file(tmp_path):
+    """`--notebook javascript:alert(1).ipynb` linked its executed copy as a script URL, and a
+    name opening with "<b" opened a tag where the report shows the notebook's number."""
+    document = _document()
+    first = document["notebooks"][0]
+    document["notebooks"] = [dict(first, name=name, executed=name) for name in
+                             ("javascript:alert(1).ipynb", "<b>_tables.ipynb")]
+    write_report(document, tmp_path)
+    page = (tmp_path / "report.html").read_text()
+    links = re.findall(r"href='([^']*)'", page)
+    assert "javascript%3Aalert%281%29.ipynb" in links and "%3Cb%3E_tables.ipynb" in links
+    assert not any(link.lower().startswith("javascript:") for link in links)
+    assert "<b." not in page and "#nb-&lt;b" in page
