@@ -30,6 +30,7 @@ from typing import Any
 
 from ragkit.atomic import write_text
 from ragkit.documents import RagkitError
+from ragkit.loaders.folder import escaped
 from ragkit.notebook_params import (CHANGED_ENV, SESSION_ENV, changed_parameters,
                                     effective_parameters)
 from ragkit.record import RECORD_ENV, load_records
@@ -87,17 +88,20 @@ def notebook_paths(notebooks: Sequence[str | Path] | None = None) -> list[Path]:
 
 def _failure(exc: Exception, kernel_stderr=None) -> dict[str, Any]:
     """The failing cell and its error (or the exception that stopped papermill), with one
-    `line` for terminals; a kernel that died or never started adds the end of its own stderr
-    (`kernel_stderr`, a file; its last 4,000 bytes) as the traceback."""
+    `line` for terminals, its control characters and bidirectional overrides escaped
+    (`\\x1b`: an error quoting a question or document id of the data sent its escape
+    sequences to the run's stderr and to summary.md); a kernel that died or never started
+    adds the end of its own stderr (`kernel_stderr`, a file; its last 4,000 bytes) as the
+    traceback."""
     # deferred: papermill (and nbclient, jupyter_client) load only when a notebook runs
     from papermill.exceptions import PapermillExecutionError
 
     if isinstance(exc, PapermillExecutionError):
         line = f"cell In [{exc.exec_count}]: {exc.ename}: {exc.evalue}"
         tb = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(exc.traceback or []))
-        return {"line": " ".join(line.split()), "cell": exc.exec_count, "ename": exc.ename,
+        return {"line": escaped(" ".join(line.split())), "cell": exc.exec_count, "ename": exc.ename,
                 "evalue": str(exc.evalue), "source": exc.source or "", "traceback": tb}
-    line = " ".join(f"{type(exc).__name__}: {exc}".split())
+    line = escaped(" ".join(f"{type(exc).__name__}: {exc}".split()))
     said = ""
     if kernel_stderr is not None:
         kernel_stderr.seek(0)

@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ragkit.atomic import write_text
+from ragkit.loaders.folder import escaped
 from ragkit.money import DOLLAR
 from ragkit.notebook_data import SHIPPED, data_label
 from ragkit.report_tables import cell_text, number_format, table_html
@@ -267,13 +268,13 @@ def environment_html(run: dict) -> str:
 
 def summary_md(document: dict) -> str:
     """The headline as Markdown: run line, notebooks with status and finding, the ladder."""
-    def esc(text: str) -> str:
-        return text.replace("|", "\\|")
+    def esc(text: str) -> str:  # a folder name in a finding may hold an escape sequence
+        return escaped(text).replace("|", "\\|")
     lines = ["# ragkit cookbook summary", "", run_line(document["run"]), "",
              "| notebook | status | seconds | finding |", "|---|---|---:|---|"]
     for nb in document["notebooks"]:
         state = f"failed: {nb['error']['line']}" if nb["error"] else "ok"
-        lines.append(f"| {nb['name']} | {esc(state)} | {nb['seconds']:.0f} "
+        lines.append(f"| {esc(nb['name'])} | {esc(state)} | {nb['seconds']:.0f} "
                      f"| {esc(nb['finding'] or '–')} |")
     groups, rungs, rows = ladder_rows(document)
     if rungs:

@@ -228,3 +228,27 @@ def test_notebook_05_records_the_hashes_of_its_corpus_and_code_folders():
     found = datasets_of(notebook, effective_parameters(notebook, {}))
     assert sorted(found) == ["data/corpus", "data/corpus/code/shopcore"]
     assert all(path.is_dir() for path in found.values())
+
+
+def test_an_error_or_finding_quoting_the_datas_escape_sequences_reaches_no_terminal():
+    """A golden file's doc id "\\x1b]0;…\\x07\\x1b[2J" in a failing cell's error cleared the
+    screen from the run's stderr line and from `cat summary.md`; so did a folder name holding
+    an escape in a finding."""
+    from papermill.exceptions import PapermillExecutionError
+
+    from ragkit.notebook_runner import _failure
+    from ragkit.report import summary_md
+    hostile = "no document '\x1b]0;title\x07\x1b[2J\u202emissing.md'"
+    cell = _failure(PapermillExecutionError(3, 4, "load()", "RagkitError", hostile, []))
+    other = _failure(RuntimeError(hostile))
+    for failure in (cell, other):
+        assert "\x1b" not in failure["line"] and "\u202e" not in failure["line"]
+        assert "\\x1b]0;title\\x07\\x1b[2J\\u202emissing.md" in failure["line"]
+    assert cell["evalue"] == hostile  # results.json keeps the exact error
+    run = {"started": "2026-12-02T10:00:00+00:00", "ragkit": "0.1.0", "python": "3.11",
+           "git": {"commit": None, "dirty": None}, "cpu_count": 2, "backends": {},
+           "seconds": 1.0}
+    notebook = {"name": "01_a.ipynb", "error": None, "seconds": 1.0, "tables": {},
+                "finding": "Pass@20 100.0 on the data\x1b[8m hidden split"}
+    text = summary_md({"run": run, "notebooks": [notebook, dict(notebook, error=cell)]})
+    assert "\x1b" not in text and "data\\x1b[8m hidden" in text
