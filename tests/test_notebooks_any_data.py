@@ -334,3 +334,25 @@ def test_a_notebook_run_from_a_jupyterlab_kernel_is_not_taken_for_one(tmp_path, 
     ran = nbformat.read(tmp_path / "out" / "probe.ipynb", 4)
     assert ran.cells[0].outputs[0]["text"] == "live False\n"
     assert os.environ["JPY_SESSION_NAME"].endswith("01_retrieval_basics.ipynb")  # restored
+
+
+def test_01_and_06_print_a_jsonl_files_escape_sequences_escaped(tmp_path):
+    """A documents.jsonl or golden file keeps its control characters (a folder's files are
+    cleaned); 01 and 06 printed a question and passages holding "\\x1b[31m" and U+202E as
+    they were, and JupyterLab coloured and turned around the lines that followed."""
+    data = write_tiny_dataset(tmp_path / "tiny", jsonl=True)
+    for name in ("documents.jsonl", "golden/questions.jsonl"):
+        rows = [json.loads(line) for line in (data / name).read_text().splitlines()]
+        for row in rows:
+            key = "text" if "text" in row else "question"
+            row[key] = "\x1b[31m\u202e" + row[key].replace(". ", ". \x1b[8m", 3)
+        (data / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = _run(tmp_path, data, "-p", "split=dev", numbers=["01", "06"])
+    assert done.returncode == 0, done.stderr[-3000:]
+    for number in ("01", "06"):
+        (path,) = (tmp_path / "results").glob(f"{number}_*.ipynb")
+        printed = "".join("".join(o.get("text", "")) for cell in
+                          json.loads(path.read_text())["cells"]
+                          for o in cell.get("outputs", []) if o["output_type"] == "stream")
+        assert "\\x1b[31m\\u202e" in printed, path.name  # the question, shown escaped
+        assert "\x1b" not in printed and "\u202e" not in printed, path.name
