@@ -20,6 +20,7 @@ from ragkit.figure_check import checked, tick_label_problems
 from ragkit.money import dollars
 
 HEADROOM = 1.18      # value axes end this far above the highest bar (room for its label)
+KIND_WIDTH = 28      # characters a line of a heat map's row label holds
 
 
 def _fit_category_labels(fig: plt.Figure, ax: plt.Axes, labels: Sequence[str]) -> None:
@@ -90,14 +91,23 @@ def metric_bars(table: pd.DataFrame, metrics: Sequence[str] = ("Pass@5", "Pass@1
 
 @checked
 def kind_heatmap(table: pd.DataFrame, title: str = "", metric: str = "Pass@20") -> plt.Figure:
-    """Heat map of a kinds × methods table (as from `ragkit.evaluate.by_kind`)."""
+    """Heat map of a kinds × methods table (as from `ragkit.evaluate.by_kind`). A kind's
+    label is wrapped at `KIND_WIDTH` characters, its row made taller: a question kind of 150
+    characters drew a figure over 20 inches wide, which the report shrank past reading."""
     values = table.drop(columns=["queries"], errors="ignore")
-    fig, ax = plt.subplots(figsize=(1.4 * values.shape[1] + 2.5, 0.45 * len(values) + 1.2))
+    labels = ([f"{k} ({n})" for k, n in zip(values.index, table["queries"])]
+              if "queries" in table else [str(k) for k in values.index])
+    labels = [textwrap.fill(label, KIND_WIDTH) for label in labels]
+    lines = max((label.count("\n") + 1 for label in labels), default=1)
+    fig, ax = plt.subplots(figsize=(1.4 * values.shape[1] + 2.5,
+                                    (0.15 + 0.3 * lines) * len(values) + 1.2))
     image = ax.imshow(values.to_numpy(dtype=float), cmap="RdYlGn", vmin=0, vmax=100,
                       aspect="auto")
     ax.set_xticks(range(values.shape[1]), values.columns)
-    labels = [f"{k} ({n})" for k, n in zip(values.index, table.get("queries", values.index))]
-    ax.set_yticks(range(len(values)), labels if "queries" in table else values.index)
+    ax.set_yticks(range(len(values)), labels)
+    fig.canvas.draw()  # wider by what the labels take past the 1.3 inches a short one does
+    drawn = max((t.get_window_extent().width for t in ax.get_yticklabels()), default=0.0)
+    fig.set_size_inches(fig.get_size_inches() + (max(0.0, drawn / fig.dpi - 1.3), 0.0))
     for (row, col), value in np.ndenumerate(values.to_numpy(dtype=float)):
         if not np.isnan(value):
             # one decimal, as tables and prose give it; white on the map's dark ends

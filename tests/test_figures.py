@@ -218,3 +218,19 @@ def test_dollar_signs_in_titles_and_labels_are_drawn_as_written_not_as_math(tmp_
         texts = [t for t in figure.findobj(plt.Text) if "$" in t.get_text()]
         assert texts and not any(t.get_parse_math() for t in texts)
         plt.close(figure)
+
+
+@pytest.mark.parametrize("methods", [["BM25"],
+                                     ["BM25", "dense", "hybrid (RRF)", "hybrid (0.6/0.4)"]])
+def test_a_long_question_kind_is_wrapped_inside_the_heat_map(methods):
+    """A kind of 150 characters ran far out of the figure: saved for the notebook it made a
+    strip over 20 inches wide that the report shrank past reading."""
+    kind = "comparison across quarterly reports of two companies, " + "W" * 100
+    table = pd.DataFrame({m: [50.0, 90.0, 70.0] for m in methods} | {"queries": [3, 2, 4]},
+                         index=[kind, "lexical", "multi-chunk"])
+    fig = plots.kind_heatmap(table, title="Pass@20 by question kind (test)")
+    drawn = fig.get_tightbbox(fig.canvas.get_renderer())  # inches, all that is drawn
+    assert drawn.x0 >= 0 and drawn.width < 11, drawn  # no label cut off at the left
+    short = plots.kind_heatmap(table.rename(index={kind: "paraphrase"}), title="x")
+    assert list(short.get_size_inches()) == [1.4 * len(methods) + 2.5, 2.55]  # as before
+    plt.close("all")
