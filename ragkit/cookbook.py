@@ -9,7 +9,8 @@
 - `record`, `record_metrics`, `finding` (`ragkit.record`): called from a notebook; store
   a table, number or the one-line finding for the report (a no-op interactively).
 - `data_banner`, `parameters_banner`, `check_depth`, `check_every`, `live`, `skip_unless`,
-  `prose`, `escaped` (text of the data printed with its escape sequences shown, not obeyed)
+  `prose`, `counted` ("1 question", "2 questions"), `escaped` (text of the data printed
+  with its escape sequences shown, not obeyed)
   and what a section needs from the data (`ragkit.notebook_data`; the checks:
   `ragkit.notebook_params`): called from a notebook, so it runs on any folder in the shipped
   layout (`raw_corpus`: the raw files 06 and 07 grep, also for a `documents.jsonl`).
@@ -56,6 +57,7 @@ from ragkit.atomic import check_target, replace_folder, write_text
 from ragkit.documents import RagkitError
 from ragkit.jobs import check_jobs, default_jobs, run_jobs
 from ragkit.loaders.folder import escaped  # notebooks print data text with it
+from ragkit.text_stats import counted  # notebooks count in their prose with it
 from ragkit.notebook_data import (context_example, data_banner, data_label, document_kind,
                                   example_question, is_shipped, joined, korean_questions,
                                   leaders, parameters_banner, prose, raw_corpus, replay_path,
@@ -70,11 +72,11 @@ from ragkit.report import write_report
 from ragkit.run_progress import progress_seconds
 from ragkit.sweep import sweep
 
-__all__ = ["check_depth", "check_every", "context_example", "data_banner", "data_label",
-           "document_kind", "escaped", "example_question", "finding", "is_results", "is_shipped",
-           "joined", "korean_questions", "leaders", "live", "notebook_paths", "parameters_banner",
-           "parameters_for", "parse_value", "prose", "raw_corpus", "record", "record_metrics",
-           "refresh", "replay_path", "run_cookbook", "skip_unless", "sweep"]
+__all__ = ["check_depth", "check_every", "context_example", "counted", "data_banner",
+           "data_label", "document_kind", "escaped", "example_question", "finding", "is_results",
+           "is_shipped", "joined", "korean_questions", "leaders", "live", "notebook_paths",
+           "parameters_banner", "parameters_for", "parse_value", "prose", "raw_corpus", "record",
+           "record_metrics", "refresh", "replay_path", "run_cookbook", "skip_unless", "sweep"]
 
 
 def now() -> str:
