@@ -120,7 +120,7 @@ def check_target(path: Path | str, is_ours: Recognizer, what: str, folder: bool,
     """Refuse `path` unless it is absent or ragkit's own `what` (checked before long work).
 
     An empty folder counts as free when a folder is expected. A symbolic link is refused
-    (except a folder written in place, `replaced=False`): the rename that writes the output
+    (except for output written in place, `replaced=False`): the rename that writes the output
     would replace the link, not what it names. Nothing is created or changed, so calling it
     before long work costs nothing when the work then fails.
 
@@ -129,15 +129,15 @@ def check_target(path: Path | str, is_ours: Recognizer, what: str, folder: bool,
         is_ours: recognises ragkit's own output of this kind at an existing path.
         what: a few words for the error ("a ragkit index", "a TREC run").
         folder: True when a folder is expected at `path`, False for a file.
-        replaced: the folder is written as a new one swapped in (`replace_folder`), so it may
-            not be the working directory (False: written in place, as a Milvus index is).
+        replaced: written as a new file or folder renamed over `path`: not a link, nor (a
+            folder) the working directory. False: in place (a Milvus index, the call cache).
     Returns:
         `path` as a Path.
     """
     path = Path(path)
     if path.is_symlink() or path.exists():
         check_regular(path)
-        if path.is_symlink() and (replaced or not folder):  # a rename replaces the link
+        if path.is_symlink() and replaced:  # a rename replaces the link
             raise RagkitError(f"{path}: is a symbolic link (to {os.readlink(path)}); writing "
                               f"{what} replaces the link, not the "
                               f"{'folder' if folder else 'file'} it names: give that "
@@ -147,7 +147,7 @@ def check_target(path: Path | str, is_ours: Recognizer, what: str, folder: bool,
                               f"it (choose another path)")
         if not folder and path.is_dir():
             raise RagkitError(f"{path}: is a folder; expected a file path for {what}")
-        if not (folder and is_empty_folder(path)) and not is_ours(path):
+        if path.exists() and not (folder and is_empty_folder(path)) and not is_ours(path):
             raise RagkitError(f"{path}: exists and is not {what}; refusing to overwrite it "
                               f"(choose a new or empty path, or delete it yourself)")
         if folder and replaced and _holds_cwd(path):  # the shell would sit in a deleted one

@@ -156,7 +156,7 @@ class CallCache:
         self.path = Path(path) if path is not None else default_cache_path()
         if self.path.resolve() not in _CONNECTED:  # its header read: a descriptor closed
             check_target(self.path, _is_cache_file, "a ragkit call cache (sqlite)",
-                         folder=False)
+                         folder=False, replaced=False)  # sqlite writes it in place
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         with self._guard():

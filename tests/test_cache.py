@@ -70,6 +70,29 @@ def test_refuses_to_use_a_file_that_is_not_a_cache(tmp_path):
     assert notes.read_text() == "my notes"
 
 
+
+def test_a_cache_file_given_as_a_link_is_used_where_it_points(tmp_path):
+    """sqlite writes the cache in place, through a link: a calls.sqlite linked to a bigger
+    disk was refused as "a symbolic link ... give that file itself", and a link to a cache
+    not made yet was a FileNotFoundError traceback."""
+    elsewhere = tmp_path / "big" / "calls.sqlite"
+    elsewhere.parent.mkdir()
+    cache = CallCache(elsewhere)
+    cache.put("k1", "/v1/messages", HAIKU, {"x": 1}, Usage(10, 1, 0, 0), priced=True)
+    cache.close()
+    link = tmp_path / "calls.sqlite"
+    link.symlink_to(elsewhere)
+    cache = CallCache(link)
+    assert cache.get("k1").reply == {"x": 1}
+    cache.close()
+    assert link.is_symlink()
+    dangling = tmp_path / "new.sqlite"
+    dangling.symlink_to(tmp_path / "big" / "new.sqlite")
+    cache = CallCache(dangling)
+    cache.put("k2", "/v1/messages", HAIKU, {"x": 2}, Usage(10, 1, 0, 0), priced=True)
+    cache.close()
+    assert dangling.is_symlink() and (tmp_path / "big" / "new.sqlite").is_file()
+
 def _counting_llm(tmp_path, log):
     sent = []
 
