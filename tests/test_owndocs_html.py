@@ -226,3 +226,13 @@ def test_a_page_in_its_declared_charset_with_a_stray_byte_keeps_its_text(tmp_pat
     noise = b'<html><head><meta charset="euc-kr"></head><body><p>' + b"\xff\x41" * 200 + \
         b"</p></body></html>"
     assert "\ufffd" not in _load(tmp_path, "noise.html", noise).text
+
+
+def test_a_windows_1252_page_labelled_utf_8_keeps_its_accents(tmp_path):
+    """A page whose template says utf-8 but whose text was saved as Windows-1252 (café, é
+    one byte) reads nothing as UTF-8 beyond ASCII: every accent became U+FFFD, where reading
+    it as Windows-1252 keeps them."""
+    page = ('<html><head><meta charset="utf-8"></head><body><p>Our caf\u00e9 serves '
+            'cr\u00e8me br\u00fbl\u00e9e \u2013 na\u00efvely.</p></body></html>').encode("cp1252")
+    assert _load(tmp_path, "menu.html", page).text == \
+        "Our caf\u00e9 serves cr\u00e8me br\u00fbl\u00e9e \u2013 na\u00efvely."

@@ -114,9 +114,16 @@ def _decode(raw: bytes) -> str:
             text = raw.decode(encoding, errors="replace")
         except (LookupError, UnicodeError):
             continue
-        if text.count("\ufffd") <= max(8, len(text) // 1000):
+        bad = text.count("\ufffd")  # kept when the charset read some of what is not ASCII:
+        if bad <= max(8, len(text) // 1000) and _read_some(text, bad):  # else it is mislabelled
             return text
     return raw.decode("cp1252", errors="ragkit-c1")
+
+
+def _read_some(text: str, bad: int) -> bool:
+    """True when `text` holds a character beyond ASCII other than its `bad` U+FFFD: a page
+    labelled UTF-8 but saved as Windows-1252 ('caf\\xe9') reads nothing but U+FFFD so."""
+    return sum(not c.isascii() for c in text) > bad
 
 
 def _decoded_page(path: Path, raw: bytes) -> str:
