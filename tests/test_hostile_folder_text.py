@@ -99,3 +99,11 @@ def test_a_text_file_past_the_size_limit_is_refused_before_it_is_read(tmp_path, 
     message = _refusal(tmp_path, "log.txt", b"line of a log\n" * 100)
     assert message == (f"{tmp_path / 'log.txt'}: 1,400 bytes, over the limit of 1,000 bytes "
                        f"for one text file (split it, or leave it out with --skip-bad)")
+
+
+def test_windows_1252_quotes_before_letters_are_not_named_korean(tmp_path):
+    """'It\x92s' reads in CP949 as a Hangul syllable only CP949 adds (뭩): an English file
+    with curly apostrophes was refused as "Korean in CP949/EUC-KR?"."""
+    raw = "It\u2019s the user\u2019s guide. Don\u2019t panic.\n".encode("cp1252")
+    message = _refusal(tmp_path, "guide.txt", raw)
+    assert message == f"{tmp_path / 'guide.txt'}: not UTF-8 text (line 1: byte 0x92)"

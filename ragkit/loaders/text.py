@@ -110,14 +110,21 @@ def decode_text(raw: bytes, path: Path) -> str:
 
 def _korean_legacy(raw: bytes) -> bool:
     """True when `raw` reads as CP949 (Windows' superset of EUC-KR, what Korean Notepad
-    saved for years) and most of what is not ASCII is Hangul syllables: the refusal then
-    says which encoding it likely is. Not a guess that reads the file: still refused."""
+    saved for years) and most of what is not ASCII is Hangul syllables of EUC-KR's own
+    table (two bytes from 0xA1): the refusal then says which encoding it likely is. Not a
+    guess that reads the file: still refused. CP949's added syllables alone do not count:
+    Windows-1252's quotes before a letter ('It\x92s') read as those."""
     try:
         text = raw.decode("cp949")
     except UnicodeDecodeError:
         return False
     wide = [c for c in text if not c.isascii()]
-    return bool(wide) and sum("\uac00" <= c <= "\ud7a3" for c in wide) >= 0.6 * len(wide)
+    return bool(wide) and sum(_ks_hangul(c) for c in wide) >= 0.6 * len(wide)
+
+
+def _ks_hangul(char: str) -> bool:
+    """True for one of the 2,350 Hangul syllables of KS X 1001 (EUC-KR's table)."""
+    return "\uac00" <= char <= "\ud7a3" and min(char.encode("cp949")) >= 0xA1
 
 
 def read_text(path: Path) -> str:
