@@ -33,13 +33,17 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from ragkit.agent.tool import ToolError
+from ragkit.agent.tool import MAX_OUTPUT, ToolError
 from ragkit.documents import RagkitError
 
 DEFAULT_SOURCE = Path(__file__).resolve().parents[2] / "data" / "reports"
 TIMEOUT = 2.0  # seconds one query may run
 MAX_ROWS = 50  # rows shown; more are reported as truncated
-MAX_CELL = 200  # characters (or bytes) of one value shown; longer ones are cut as fetched
+# characters (or bytes) of one value kept as it is fetched: no more fit in a tool's result;
+# a GROUP BY's group_concat of a thousand characters is shown whole
+MAX_CELL = MAX_OUTPUT
+SHORT_CELL = 200  # ... and in a single row that is still too wide
+_CUT = re.compile(r" … \[[\d,]+ (characters|bytes)\]$")  # what `_clip` adds
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LEADING = re.compile(r"^(\s+|--[^\n]*(\n|$)|/\*.*?\*/)*", re.S)
 _ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION,
@@ -184,13 +188,15 @@ def query(sql: str, source: Path | None = None, max_rows: int = MAX_ROWS,
         conn.close()
 
 
-def _clip(value: object) -> object:
-    """`value`, or its first `MAX_CELL` characters (bytes) and how long it was: fifty 15 MB
-    values took 14 s and 2.3 GB to lay out as a table, and only 4,000 characters are shown."""
-    if isinstance(value, (str, bytes)) and len(value) > MAX_CELL:
-        unit = "characters" if isinstance(value, str) else "bytes"
-        return f"{value[:MAX_CELL]!s} … [{len(value):,} {unit}]"
-    return value
+def _clip(value: object, limit: int = MAX_CELL) -> object:
+    """`value`, or its first `limit` characters (bytes) and how long it was: fifty 15 MB
+    values took 14 s and 2.3 GB to lay out as a table. A value cut before keeps its length."""
+    if not isinstance(value, (str, bytes)) or len(value) <= limit:
+        return value
+    if isinstance(value, str) and (was := _CUT.search(value)):
+        return f"{value[:limit]}{was.group(0)}"
+    unit = "characters" if isinstance(value, str) else "bytes"
+    return f"{value[:limit]!s} … [{len(value):,} {unit}]"
 
 
 def _table(names: list[str], rows: list[tuple], max_rows: int, conn: sqlite3.Connection,
@@ -205,6 +211,9 @@ def _table(names: list[str], rows: list[tuple], max_rows: int, conn: sqlite3.Con
     while max_chars and len(text) > max_chars and shown > 1:
         shown = max(1, shown * max_chars // len(text) - 1)
         text = tabulate(rows[:shown], headers=names, tablefmt="simple", missingval="NULL")
+    if max_chars and len(text) > max_chars:  # one row too wide: its long values cut shorter
+        row = tuple(_clip(value, SHORT_CELL) for value in rows[0])
+        text = tabulate([row], headers=names, tablefmt="simple", missingval="NULL")
     if shown < len(rows):
         return (f"{text}\n[truncated: only the first {shown} rows are shown; select fewer "
                 f"columns, aggregate with GROUP BY, filter with WHERE or add LIMIT]")
