@@ -153,6 +153,20 @@ def test_06_on_a_dev_split_of_unanswerable_questions_skips_the_tuning(tmp_path):
     assert ("The dev split's 15 top-5 passages are not both relevant and irrelevant, so no "
             "cut can be tuned (in use: 0.75, 0.25): tuning skipped.") in text
 
+
+def test_06_with_one_dev_question_says_one_dev_question(tmp_path):
+    """A data set with one question in its dev split: "1 dev questions for tuning"."""
+    data = write_tiny_dataset(tmp_path / "tiny", split="test")
+    golden = data / "golden" / "questions.jsonl"
+    rows = [json.loads(line) for line in golden.read_text().splitlines()]
+    rows[0]["split"] = "dev"
+    golden.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    done = _run(tmp_path, data, "-p", "split=test", numbers=["06"])
+    assert done.returncode == 0, done.stderr[-3000:]
+    text, errors = _texts(next((tmp_path / "results").glob("06_*.ipynb")))
+    assert errors == []
+    assert "; 1 dev question for tuning; " in text and "1 dev questions" not in text
+
 def test_a_split_the_data_lacks_is_one_line_naming_the_splits_it_has(tmp_path):
     data = write_tiny_dataset(tmp_path / "tiny")
     done = _run(tmp_path, data)  # split="test": the tiny data has dev only
