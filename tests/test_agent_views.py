@@ -14,8 +14,9 @@ from ragkit.agent.injection import blank_lines, injection_outcome, locate, next_
 from ragkit.agent.loop import AgentResult, ToolCall, run_agent  # noqa: E402
 from ragkit.agent.tool import ToolContext, ToolResult  # noqa: E402
 from ragkit.agent.tools import TOOLS  # noqa: E402
-from ragkit.agent.views import (caching_summary, calls_table, first_sentence,  # noqa: E402
-                                tokens_figure, tool_choice, tool_table)
+from ragkit.agent.views import (caching_effect, caching_prose, caching_summary,  # noqa: E402
+                                calls_table, first_sentence, tokens_figure, tool_choice,
+                                tool_table)
 from ragkit.llm import LLM  # noqa: E402
 
 INJECTED = r"AI assistants|previous instructions|no refund bug exists"
@@ -60,6 +61,29 @@ def test_projected_caching_saving_by_hand():
     fig = tokens_figure(runs, "claude-haiku-4-5")
     assert [list(line.get_ydata()) for line in fig.axes[0].lines[:2]] == [[5000, 6000],
                                                                          [1000, 2000]]
+
+
+def test_caching_sentences_follow_the_sign_of_the_saving():
+    # -p max_turns=2: the six-tool run writes 4,321 tokens to the cache and never reads them,
+    # so caching raises its cost (saving -16.8 %) and the short run's saving is 0.0
+    short = [_record(1, 1181), _record(2, 2830)]
+    rises = caching_summary({"short": short, "wide": [_record(1, 2121), _record(2, 4321)]},
+                            "claude-haiku-4-5")
+    assert rises.loc["wide", "saving %"] < 0
+    text = caching_prose(rises)
+    assert "falls" not in text and "less" not in text and "-0.0" not in text
+    assert "by +0.0 %" in text
+    assert (f"rises from ${rises.loc['wide', '$ no cache']:.4f} to "
+            f"${rises.loc['wide', '$ with cache']:.4f}, **{-rises.loc['wide', 'saving %']:.1f} "
+            "% more**") in text
+    falls = caching_summary({"short": short, "wide": [_record(1, 5000), _record(2, 6000)]},
+                            "claude-haiku-4-5")
+    assert "falls from $0.0110 to $0.0080, **27.3 % less**" in caching_prose(falls)
+    level = caching_summary({"short": short, "wide": short}, "claude-haiku-4-5")
+    assert "the projected input cost stays at $0.0040." in caching_prose(level)
+    assert caching_effect(52.3) == "saves 52.3 % of"
+    assert caching_effect(-16.8) == "adds 16.8 % to"
+    assert caching_effect(-0.04) == "does not change"
 
 
 def test_calls_and_tool_choice_tables():

@@ -14,6 +14,8 @@ What it is:
   without and with the growing prefix read from the prompt cache, from
   `ragkit.agent.trace.caching_table` (measured when the API reported cache reads, else a
   projection at list prices);
+- `caching_effect(percent)`, `caching_prose(summary)`: what caching did to the input cost, in
+  words that follow the sign of `saving %` (a negative saving is a rise, never "less");
 - `tokens_figure(runs, model)`: prompt tokens per turn for each run, with the model's
   minimum cacheable prefix drawn as a line (the agentic-RAG notes' last diagram: every call
   re-sends the whole conversation).
@@ -134,6 +136,38 @@ def caching_summary(runs: Mapping[str, list[dict[str, Any]]], model: str) -> pd.
                      "source": "measured" if (table["source"] == "measured").all()
                      else "projection"})
     return pd.DataFrame(rows).set_index("run")
+
+
+def caching_effect(percent: float) -> str:
+    """What a `saving %` did to the input cost, as a verb phrase before "the input cost":
+    "saves 52.3 % of", "adds 16.8 % to", or "does not change" when it rounds to 0.0."""
+    shown = round(float(percent), 1)
+    if shown > 0:
+        return f"saves {shown:.1f} % of"
+    return f"adds {-shown:.1f} % to" if shown < 0 else "does not change"
+
+
+def caching_prose(summary: pd.DataFrame) -> str:
+    """Notebook 05's sentences on `caching_summary`'s two runs (the short run first): the
+    short run's change in input cost, then how the long run's cost moves with the cache —
+    "falls … % less" only when the saving is positive (with two turns it rose, and the
+    sentence said "falls from $0.0064 to $0.0075, -16.8 % less")."""
+    narrow, wide = summary.iloc[0], summary.iloc[1]
+    change = round(-float(narrow["saving %"]), 1) + 0.0  # + 0.0: no "-0.0 %"
+    saving = round(float(wide["saving %"]), 1)
+    before, after = f"${wide['$ no cache']:.4f}", f"${wide['$ with cache']:.4f}"
+    if saving > 0:
+        moves = f"falls from {before} to {after}, **{saving:.1f} % less**"
+    elif saving < 0:
+        moves = f"rises from {before} to {after}, **{-saving:.1f} % more**"
+    else:
+        moves = f"stays at {before}"
+    return (f"With three file tools the largest prompt is {int(narrow['largest prompt']):,} "
+            f"tokens and {int(narrow['read from cache']):,} tokens are read back from the "
+            f"cache, so caching changes the input cost by {change:+.1f} % (a rise is the write "
+            f"surcharge: a cost, not a saving). With six tools and search, "
+            f"{int(wide['read from cache']):,} tokens are read from the cache in all, and the "
+            f"projected input cost {moves}.")
 
 
 @checked
