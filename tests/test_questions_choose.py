@@ -72,6 +72,22 @@ def test_the_gain_figure_has_a_bar_per_rival_and_a_symmetric_axis():
     assert axes.get_xlabel() == "Pass@5 minus hybrid's (95 % bootstrap interval)"
 
 
+def test_the_gain_figure_fits_differences_in_mrr():
+    """metric="MRR" (differences of a few hundredths): the axis was at least -1.1 … 1.1 and
+    notebook 08 stopped on UnreadableFigure ("the data reach 17.9% of the x axis")."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from ragkit.plots import gain_intervals
+    runs = runs_of(hybrid=[100, 0, 100, 0, 100, 0], dense=[100, 100, 100, 0, 100, 0],
+                   bm25=[0, 0, 100, 0, 100, 0])
+    table = method_table(runs, "hybrid", metric="MRR", n=2000)
+    axes = gain_intervals(table, title="gains").axes[0]
+    widest = float(table[["95% CI low", "95% CI high"]].abs().max().max())
+    low, high = axes.get_xlim()
+    assert low == -high and widest <= high <= 1.1 * widest + 1e-9
+    assert axes.get_xlabel() == "MRR minus hybrid's (95 % bootstrap interval)"
+
+
 def test_when_every_configuration_ties_the_gain_figure_says_so_instead_of_failing():
     # a handful of easy questions: every rival scores exactly as the default does, so every
     # difference and interval is 0 -- the figure says that in words (it used to raise
