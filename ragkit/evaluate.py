@@ -172,9 +172,18 @@ def round_metrics(table: pd.DataFrame) -> pd.DataFrame:
 
     A value that does not apply (NaN: a reduction from a first rung with no failures, a rung
     not built) shows blank, as in a spreadsheet. For showing only; the recorded and compared
-    numbers stay unrounded.
+    numbers stay unrounded. Columns that hold differences in one metric (named in
+    `table.attrs["metric_columns"]`, the metric in `table.attrs["metric"]`, as
+    `ragkit.questions.method_table` sets them) take that metric's decimals: an MRR gain of
+    0.007 showed as 0.0.
     """
-    out = table.round({column: metric_decimals(str(column)) for column in table.columns})
+    of_metric = set(table.attrs.get("metric_columns", ()))
+    metric = str(table.attrs.get("metric", ""))
+
+    def decimals(column: object) -> int:
+        return metric_decimals(metric if column in of_metric else str(column))
+
+    out = table.round({column: decimals(column) for column in table.columns})
     for i, column in enumerate(out.columns):  # by position: two columns may share a name
         values = out.iloc[:, i]
         if values.dtype.kind != "f":
@@ -182,7 +191,7 @@ def round_metrics(table: pd.DataFrame) -> pd.DataFrame:
         if "$" in str(column):  # as `ragkit.money` prints dollars: $0.00306, not 0.0031
             shown = ["" if pd.isna(v) else dollars(v) for v in table.iloc[:, i].tolist()]
         elif values.isna().any():  # as text, so 0.710 does not show as 0.71 beside 0.714
-            shown = fixed_text(values.tolist(), metric_decimals(str(column)))
+            shown = fixed_text(values.tolist(), decimals(column))
         else:
             continue
         out.isetitem(i, pd.Series(shown, index=out.index, dtype=object))

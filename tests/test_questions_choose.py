@@ -88,6 +88,25 @@ def test_the_gain_figure_fits_differences_in_mrr():
     assert axes.get_xlabel() == "MRR minus hybrid's (95 % bootstrap interval)"
 
 
+def test_with_metric_mrr_the_verdict_and_the_table_show_its_thousandths():
+    """metric="MRR": bm25's 0.844 against hybrid's 0.837 read "+0.0 MRR over hybrid (95 % CI
+    -0.1 … +0.1", and the table's Δ column showed 0.0 and -0.0."""
+    from ragkit.evaluate import round_metrics
+    runs = runs_of(hybrid=[100, 0, 100, 0, 100, 0], dense=[100, 100, 100, 0, 100, 0])
+    runs["dense"]["MRR"] = [1.0, 0.5, 1.0, 0.0, 1.0, 0.0]  # 0.583 against hybrid's 0.500
+    table = method_table(runs, "hybrid", metric="MRR", n=2000)
+    row = table.loc["dense"]
+    assert row["Δ"] == pytest.approx(1 / 12)
+    assert verdict(table).startswith(
+        f"On this folder, dense scores highest, +0.083 MRR over hybrid (95 % CI "
+        f"{row['95% CI low']:+.3f} … {row['95% CI high']:+.3f}, p = ")
+    shown = round_metrics(table)
+    assert shown.loc["dense", "Δ"] == 0.083 and shown.loc["hybrid", "95% CI low"] == ""
+    assert shown.loc["dense", "95% CI high"] == f"{row['95% CI high']:.3f}"
+    passes = round_metrics(method_table(runs, "hybrid", n=2000))  # Pass@5: one decimal
+    assert passes.loc["dense", "Δ"] == 16.7
+
+
 def test_when_every_configuration_ties_the_gain_figure_says_so_instead_of_failing():
     # a handful of easy questions: every rival scores exactly as the default does, so every
     # difference and interval is 0 -- the figure says that in words (it used to raise

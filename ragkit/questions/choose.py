@@ -29,13 +29,14 @@ import numpy as np
 import pandas as pd
 
 from ragkit.documents import Document, Query, RagkitError
-from ragkit.evaluate import judge, score_run
+from ragkit.evaluate import judge, metric_decimals, score_run
 from ragkit.pipeline import Pipeline, SearchConfig
 from ragkit.stats import paired_test
 from ragkit.text_stats import joined
 
 Configs = dict[str, tuple[str, SearchConfig]]  # name -> (index key, search config)
 ALPHA = 0.05
+DIFFERENCES = ("Δ", "95% CI low", "95% CI high")  # in the metric's unit
 
 
 def config_runs(pipelines: Mapping[str, Pipeline], documents: Sequence[Document],
@@ -83,29 +84,32 @@ def method_table(runs: Mapping[str, pd.DataFrame], default: str, metric: str = "
     out["Holm p"] = np.nan
     if p_values:
         out.loc[[name for name, _ in p_values], "Holm p"] = holm([p for _, p in p_values])
-    out.attrs.update(default=default, metric=metric, questions=len(base))
+    out.attrs.update(default=default, metric=metric, questions=len(base),
+                     metric_columns=DIFFERENCES)  # shown with the metric's decimals
     return out.sort_values([metric, "MRR"], ascending=False, kind="stable")
 
 
 def verdict(table: pd.DataFrame) -> str:
     """"On this folder, use …": the best configuration if its gain over the default holds."""
     default, metric, questions = (table.attrs[key] for key in ("default", "metric", "questions"))
+    d = metric_decimals(metric)  # MRR's gains are thousandths: "+0.0 MRR" said nothing
     best = table.index[0]
     row = table.loc[best]
     if best == default or row[metric] <= table.loc[default, metric]:
         rival = table.drop(index=default).iloc[0] if len(table) > 1 else None
         if rival is not None and (table[metric] == table.loc[default, metric]).all():
             return (f"On this folder, use {default}: every configuration ties with it at "
-                    f"{metric} {table.loc[default, metric]:.1f} on its {questions} questions, "
+                    f"{metric} {table.loc[default, metric]:.{d}f} on its {questions} questions, "
                     f"so they cannot tell the configurations apart; more questions, harder "
                     f"ones, or smaller chunks (chunk_size) would.")
         tail = "" if rival is None else (
-            f" (the best other, {rival.name}, {rival['Δ']:+.1f} {metric}, 95 % CI "
-            f"{rival['95% CI low']:+.1f} … {rival['95% CI high']:+.1f})")
+            f" (the best other, {rival.name}, {rival['Δ']:+.{d}f} {metric}, 95 % CI "
+            f"{rival['95% CI low']:+.{d}f} … {rival['95% CI high']:+.{d}f})")
         return (f"On this folder, use {default}: no configuration scores a higher {metric} on "
                 f"its {questions} questions{tail}.")
-    gain = (f"{row['Δ']:+.1f} {metric} over {default} (95 % CI {row['95% CI low']:+.1f} … "
-            f"{row['95% CI high']:+.1f}, p = {row['p']:.3f}, Holm-adjusted {row['Holm p']:.3f})")
+    gain = (f"{row['Δ']:+.{d}f} {metric} over {default} (95 % CI {row['95% CI low']:+.{d}f} "
+            f"… {row['95% CI high']:+.{d}f}, p = {row['p']:.3f}, Holm-adjusted "
+            f"{row['Holm p']:.3f})")
     tied = [str(name) for name in table.index
             if abs(table.loc[name, metric] - row[metric]) < 1e-9]  # the table's order
     if row["95% CI low"] > 0 and row["Holm p"] < ALPHA:
