@@ -7,7 +7,8 @@ goes —
   `sweep_answer_k` (how many chunks to hand the answerer, with tokens and dollars);
 - offline extractive answers: `extractive_cases` (each question's features over its top-k
   passages), `extractive_scores` (answerable quoting the golden span, unanswerable declined),
-  `decline_curve` (both against the decline threshold), `calibrate` (the constants, on dev);
+  `decline_curve` (both against the decline threshold), `extractive_sentence` (the shares
+  against their targets, in words), `calibrate` (the constants, on dev);
 - score: `score_offline` (RAGAS-style columns without a judge: exact against the golden
   chunks, or named approximations), `score_judged` (the same metrics judged through a
   `ragkit.Judge`), `ragas_table` (means against the 2026 RAG best-practice notes' targets);
@@ -33,7 +34,7 @@ _LAZY = {
     "ragkit.answer_runs": ["answer_run", "sweep_answer_k"],
     "ragkit.answer_metrics": ["ragas_table", "score_judged", "score_offline"],
     "ragkit.extractive_eval": ["calibrate", "decline_curve", "extractive_cases",
-                               "extractive_scores"],
+                               "extractive_scores", "extractive_sentence"],
     "ragkit.diagnose": ["Outcome", "diagnose", "span_coverage", "stage_counts"],
     "ragkit.semantic_cache": ["SemanticCache", "load_paraphrases", "replay_log", "sweep"],
 }
@@ -41,7 +42,8 @@ __getattr__, __dir__ = _attach(__name__, _LAZY)
 
 __all__ = [
     "Answer", "Outcome", "SemanticCache", "answer", "answer_run", "calibrate", "decline_curve",
-    "diagnose", "extractive_cases", "extractive_scores", "load_paraphrases",
+    "diagnose", "extractive_cases", "extractive_scores", "extractive_sentence",
+    "load_paraphrases",
     "ragas_table", "replay_log", "score_judged", "score_offline", "span_coverage",
     "stage_counts", "sweep", "sweep_answer_k",
 ]

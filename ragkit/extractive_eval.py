@@ -15,6 +15,9 @@ What it is:
   of unanswerable ones declined (the quantities the answerer is judged by);
 - `decline_curve(cases, thresholds)`: those two shares for a sweep of decline thresholds,
   everything else fixed — answering more against declining more;
+- `extractive_sentence(cases, split, threshold)`: notebook 04's sentence on those shares and
+  the targets; a share with no question behind it (a split without unanswerable questions)
+  is said to be unmeasured, not "nan %";
 - `calibrate(cases, mix_cases=...)`: the constants of `ragkit.extractive`, chosen on the
   cases given (dev only: `python benchmarks/bench_answers.py --calibrate` picks the sentence
   mix on the shipped dev split and the held-out scikit-learn set's dev half, the decline rule
@@ -125,6 +128,34 @@ def decline_curve(cases: Sequence[Case], thresholds: Iterable[float] | None = No
     table = pd.DataFrame(rows).T[[QUOTED, DECLINED]].astype(float)
     table.index.name = "decline threshold"
     return table
+
+
+def extractive_sentence(cases: Sequence[Case], split: str, threshold: float) -> str:
+    """What the answerer did at `threshold` (the `cases` scored at it) against `TARGETS`, in
+    Markdown. Without unanswerable questions it read "declines **nan %** of the 0
+    unanswerable ones … (nan points short)"; now that share is said to be unmeasured."""
+    scores = extractive_scores(cases, Params(threshold=threshold))
+    missing = sum(bool(c.features.missing) for c in cases if not c.answerable)
+    quoted, declined = scores[QUOTED], scores[DECLINED]
+    n_answerable, n_unanswerable = int(scores["answerable"]), int(scores["unanswerable"])
+
+    def target(share: float, goal: float, what: str) -> str:
+        if share != share:  # NaN: no question of that kind
+            return f"{goal:.0f} % {what} (not measured)"
+        gap = "met" if share >= goal else f"{goal - share:.1f} points short"
+        return f"{goal:.0f} % {what} ({gap})"
+
+    does = (f"quotes the golden span for **{quoted:.1f} %** of the {n_answerable} answerable "
+            f"{split} {'question' if n_answerable == 1 else 'questions'}" if n_answerable
+            else f"has no answerable {split} question to quote")
+    declines = (f"declines **{declined:.1f} %** of the {n_unanswerable} unanswerable "
+                f"{'one' if n_unanswerable == 1 else 'ones'}; {missing} of those name a "
+                "quarter, code or name that no retrieved passage holds" if n_unanswerable
+                else f"there is no unanswerable {split} question to decline")
+    joiner = " and " if n_unanswerable else "; "
+    return (f"At the calibrated threshold {threshold}, the extractive answerer {does}{joiner}"
+            f"{declines}. The targets: {target(quoted, TARGETS[0], 'quoted')} and "
+            f"{target(declined, TARGETS[1], 'declined')}.")
 
 
 def shortfall(scores: dict[str, float]) -> float:

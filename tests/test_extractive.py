@@ -18,7 +18,8 @@ from ragkit.documents import Chunk, Golden, Query
 from ragkit.extractive import Params, extract, features
 from ragkit.extractive_decline import distinctive, missing
 from ragkit.extractive_eval import (DECLINED, QUOTED, Case, calibrate, cross_validated,
-                                    decline_curve, extractive_scores, folds, quotes_span)
+                                    decline_curve, extractive_scores, extractive_sentence,
+                                    folds, quotes_span)
 from ragkit.llm import LLM
 from ragkit.pricing import Usage
 from tests.word_embedder import WordEmbedder
@@ -223,6 +224,33 @@ def test_scores_curve_and_calibration_on_small_cases():
     # quotes both spans when nothing is declined, so the first of the grid stays
     assert calibrate(cases, learned=False) == Params(0.3, 0.0, 0.0, 0.25, 0.21,
                                                      learned=False)
+
+
+def test_the_sentence_says_a_share_without_questions_is_unmeasured():
+    """Notebook 04 on data whose split has no unanswerable question read "declines **nan %**
+    of the 0 unanswerable ones … and 70 % declined (nan points short)"."""
+    answerable = [_case("a1", "alpha", ("alpha",), 0.9), _case("a2", "beta", ("beta",), 0.9)]
+    sentence = extractive_sentence(answerable, "dev", 0.5)
+    assert "nan %" not in sentence and "nan points" not in sentence
+    assert sentence.startswith("At the calibrated threshold 0.5, the extractive answerer quotes "
+                               "the golden span for **")
+    assert sentence.endswith("%** of the 2 answerable dev questions; there is no unanswerable "
+                             "dev question to decline. The targets: 60 % quoted ("
+                             f"{extractive_sentence_gap(answerable)}) and 70 % declined "
+                             "(not measured).")
+    both = [*answerable, _case("u1", "gamma", (), 0.9)]
+    assert "questions and declines **" in extractive_sentence(both, "test", 0.5)
+    assert "%** of the 1 unanswerable one; " in extractive_sentence(both, "test", 0.5)
+    assert extractive_sentence(both[2:], "test", 0.5).startswith(
+        "At the calibrated threshold 0.5, the extractive answerer has no answerable test "
+        "question to quote and declines **")
+    assert "60 % quoted (not measured)" in extractive_sentence(both[2:], "test", 0.5)
+
+
+def extractive_sentence_gap(cases: list[Case]) -> str:
+    """"met" or "N points short" for the quoted share of `cases` at threshold 0.5."""
+    quoted = extractive_scores(cases, Params(threshold=0.5))[QUOTED]
+    return "met" if quoted >= 60 else f"{60 - quoted:.1f} points short"
 
 
 def test_folds_deal_both_kinds_apart_and_cross_validation_scores_held_out_folds():

@@ -62,7 +62,8 @@ HOMES = {
         "ragkit.answer": "Answer answer",
         "ragkit.answer_runs": "answer_run sweep_answer_k",
         "ragkit.answer_metrics": "ragas_table score_judged score_offline",
-        "ragkit.extractive_eval": "calibrate decline_curve extractive_cases extractive_scores",
+        "ragkit.extractive_eval": "calibrate decline_curve extractive_cases extractive_scores "
+                                  "extractive_sentence",
         "ragkit.diagnose": "Outcome diagnose span_coverage stage_counts",
         "ragkit.semantic_cache": "SemanticCache load_paraphrases replay_log sweep",
     },
