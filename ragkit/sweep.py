@@ -116,14 +116,21 @@ def _run_point(notebook: Path, target: Path, params: dict, key: str, fresh: bool
 
 def metric_panels(records: Sequence[dict]) -> dict[str, list[str]]:
     """Panel title -> the recorded numbers drawn in it: a table's metric (one per method),
-    or a number recorded alone."""
+    or a number recorded alone. A table's title is its caption if every point gave the same
+    one, else its name (a caption naming a swept split made a panel per split, each the mean
+    over all points)."""
+    captions: dict[str, set[str]] = {}
+    for rec in records:
+        for name, table in rec["tables"].items():
+            captions.setdefault(name, set()).add(table["caption"] or name)
     panels: dict[str, list[str]] = {}
     grouped = set()
     for rec in records:
         for name, table in rec["tables"].items():
             for metric in table["metrics"]:
                 columns = [f"{method} {metric}" for method in table["index"]]
-                key = f"{metric} · {table['caption'] or name}"
+                title = next(iter(captions[name])) if len(captions[name]) == 1 else name
+                key = f"{metric} · {title}"
                 panels.setdefault(key, [])
                 panels[key] += [c for c in columns if c not in panels[key]]
                 grouped.update(columns)

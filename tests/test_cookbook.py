@@ -430,6 +430,25 @@ def test_a_sweep_point_no_chunker_takes_is_refused_before_any_point_runs(tmp_pat
     assert not (tmp_path / "ran.txt").exists() and not (tmp_path / "sweep").exists()
 
 
+def test_a_caption_naming_a_swept_value_makes_one_panel_titled_by_the_table():
+    """A sweep over split: notebook 01's caption "Three retrievers on the dev split" and
+    "… on the test split" made two identical panels, each the mean of both splits, one of
+    them titled "dev"."""
+    from ragkit.sweep import metric_panels
+
+    def point(split: str) -> dict:
+        return {"tables": {"retrieval": {"caption": f"Three retrievers on the {split} split",
+                                         "metrics": ["Pass@5"], "index": ["BM25", "dense"]},
+                           "fixed": {"caption": "The same everywhere", "metrics": ["MRR"],
+                                     "index": ["BM25"]}},
+                "numbers": {}}
+    assert metric_panels([point("dev"), point("test")]) == {
+        "Pass@5 · retrieval": ["BM25 Pass@5", "dense Pass@5"],
+        "MRR · The same everywhere": ["BM25 MRR"]}
+    assert list(metric_panels([point("dev")])) == [
+        "Pass@5 · Three retrievers on the dev split", "MRR · The same everywhere"]
+
+
 def test_the_sweep_plot_keeps_metrics_in_range_legends_off_the_lines_and_titles_whole(tmp_path):
     """From a user's sweep: Pass@5 axes ran to 104 and Fail@20 to −0.04, the MRR panel's
     legend covered a line, and a long caption was cut ("The ladder on docs (19 accepted ques…")."""
