@@ -51,12 +51,12 @@ def _home(tmp_path: Path) -> Path:
     return home
 
 
-def _run(tmp_path: Path, data: Path, *params: str, numbers: list[str] = NOTEBOOKS
-         ) -> subprocess.CompletedProcess:
+def _run(tmp_path: Path, data: Path, *params: str, numbers: list[str] = NOTEBOOKS,
+         embedder: str = "minilm") -> subprocess.CompletedProcess:
     notebooks = [arg for number in numbers for arg in ("--notebook", number)]
     cookbook = ["-p", f"cookbook_dir={tmp_path / 'no-cookbook'}"] if "02" in numbers else []
     args = [RAGKIT, "cookbook", "run", "--out", str(tmp_path / "results"), *notebooks,
-            "-p", f"data_dir={data}", "-p", "embedder=minilm", *cookbook, *params]
+            "-p", f"data_dir={data}", "-p", f"embedder={embedder}", *cookbook, *params]
     env = {**os.environ, "RAGKIT_HOME": str(_home(tmp_path)), "RAGKIT_PROGRESS_SECONDS": "600"}
     return subprocess.run(args, capture_output=True, text=True, env=env, timeout=600, cwd=ROOT)
 
@@ -166,6 +166,46 @@ def test_06_with_one_dev_question_says_one_dev_question(tmp_path):
     text, errors = _texts(next((tmp_path / "results").glob("06_*.ipynb")))
     assert errors == []
     assert "; 1 dev question for tuning; " in text and "1 dev questions" not in text
+
+def _hostile_rules(root: Path) -> Path:
+    """Eight documents of forty near-identical sentences ("The refund rule number 5 says the
+    refund window lasts 5 days .") whose ids, titles and headings carry markup, pipes, bidi
+    overrides and escape sequences; questions whose golden span the answerer never quotes."""
+    mark = ("<script>alert(1)</script>[x](javascript:alert(3)) $$x^2$$ `tick` a|b|c "
+            "\u202eRTL\u202c \x1b[31mRED\x1b[0m ")
+    docs, questions = [], []
+    for i, topic in enumerate(["refund", "shipping", "warranty", "privacy", "travel", "gate",
+                               "lamp", "valve"]):
+        doc_id = f"{mark}doc|{i}/{topic}.md" if i % 2 == 0 else f"d{i}-{topic}.md"
+        text = (f"# {mark} {topic} heading\n\n" + " ".join(
+            f"The {topic} rule number {k} says the {topic} window lasts {k + i} days ."
+            for k in range(12))
+            + f"\n\n## {mark} second\n\n{mark * 3} {topic} details.\n")
+        docs.append({"id": doc_id, "title": f"{mark} title {topic}", "text": text})
+        questions += [{"id": f"{mark}q{i}-{j}", "kind": "lexical", "split": "test",
+                       "question": f"{mark} How many days does the {topic} rule number {j + 5} "
+                                   f"give?", "answer": f"{j + 5 + i} days",
+                       "golden": [{"doc_id": doc_id,
+                                   "span": f"{topic} window lasts {j + 5 + i} days"}]}
+                      for j in range(2)]
+    (root / "golden").mkdir(parents=True)
+    (root / "documents.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    (root / "golden" / "en.jsonl").write_text("".join(json.dumps(q) + "\n" for q in questions))
+    return root
+
+
+def test_04_skips_the_decline_curve_when_nothing_is_quoted_or_declined(tmp_path):
+    """The offline answerer quoting no golden span and declining nothing at any threshold
+    stopped notebook 04 on UnreadableFigure (a curve flat at 0); now one line says so."""
+    data = _hostile_rules(tmp_path / "rules")
+    done = _run(tmp_path, data, "-p", f"cookbook_dir={tmp_path / 'no-cookbook'}",
+                numbers=["04"])
+    assert done.returncode == 0, done.stderr[-3000:]
+    text, errors = _texts(next((tmp_path / "results").glob("04_*.ipynb")))
+    assert errors == []
+    assert ("No golden span quoted and no question declined at any threshold: the curve "
+            "would lie flat at 0") in text
+
 
 def test_a_split_the_data_lacks_is_one_line_naming_the_splits_it_has(tmp_path):
     data = write_tiny_dataset(tmp_path / "tiny")
