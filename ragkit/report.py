@@ -26,7 +26,7 @@ from ragkit.loaders.folder import escaped
 from ragkit.money import DOLLAR
 from ragkit.notebook_data import SHIPPED, data_label
 from ragkit.report_tables import cell_text, number_format, table_html
-from ragkit.text_stats import counted
+from ragkit.text_stats import counted, fewer_failures
 
 __all__ = ["cell_text", "number_format", "summary_md", "table_html", "write_report"]
 
@@ -121,7 +121,7 @@ def overstatement(document: dict) -> str:
               if public is not None else "")
     return (f"The shipped data's column overstates the article's effect: its answers' company, "
             f"quarter and product names sit in titles and front matter, so any context "
-            f"recovers them — {mine:.0f} % fewer failures at “{CONTEXT_RUNG}” against the "
+            f"recovers them — {fewer_failures(mine)} at “{CONTEXT_RUNG}” against the "
             f"article's {article:.0f} %{closer}.")
 
 

@@ -85,3 +85,12 @@ def counted(n: int, noun: str, plural: str = "") -> str:
     """`n` and `noun`, plural unless n is 1 ("1 chunk", "0 chunks"): `plural` when given
     ("1 query", "2 queries"), else `noun` + "s"."""
     return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
+
+
+def fewer_failures(reduction: float, digits: int = 0) -> str:
+    """A relative change of failures in words that follow its sign: 30 → "30 % fewer
+    failures", -200 → "200 % more failures" (not "-200 % fewer"), 0 → "no fewer failures"."""
+    shown = f"{abs(reduction):.{digits}f}"
+    if float(shown) == 0:
+        return "no fewer failures"
+    return f"{shown} % {'fewer' if reduction > 0 else 'more'} failures"

@@ -77,3 +77,13 @@ def test_compare_routes_reuses_an_index_built_with_the_same_config(monkeypatch):
     table = compare_routes(data, [query], {"structural": config}, SearchConfig("bm25"), k=1,
                            built=[ready])
     assert table.loc["structural", "Pass@1"] == 100.0
+
+
+def test_a_rung_that_fails_more_is_said_to_fail_more():
+    """A rung failing more than the first read "-200 % fewer failures" in notebook 02's
+    finding and section 3, and in the report's headline (notebook 08's ladder shows it)."""
+    from ragkit.ladder import fewer_failures
+    assert fewer_failures(30.4) == "30 % fewer failures"
+    assert fewer_failures(22.84, 1) == "22.8 % fewer failures"
+    assert fewer_failures(-200.0) == "200 % more failures"
+    assert fewer_failures(0.04, 1) == fewer_failures(-0.2) == "no fewer failures"
