@@ -23,6 +23,10 @@ interrupted build leaves no workers of several hundred MB each running on.
 `worker_block(default)` is the size of a worker task, which $RAGKIT_WORKER_BLOCK overrides:
 a test knob (a small corpus then uses workers), not a tuning one.
 
+`watched()`: whether a person sees this process's stderr — a terminal, or a kernel a Jupyter
+server started for a notebook (`SESSION_ENV`) — so a progress bar a step shows on its own
+(not asked for by a `progress` argument) never lands in papermill's or nbval's outputs.
+
 What it is not: a scheduler that knows which notebook needs which index; order is the
 numbered order, and a notebook that needs an index another one is building waits for it.
 """
@@ -41,6 +45,13 @@ from contextlib import contextmanager
 from typing import Any
 
 from ragkit.documents import RagkitError
+
+SESSION_ENV = "JPY_SESSION_NAME"  # the notebook a Jupyter server started this kernel for
+
+
+def watched() -> bool:
+    """True when a person sees stderr: a terminal, or a kernel JupyterLab started."""
+    return sys.stderr.isatty() or bool(os.environ.get(SESSION_ENV))
 
 MAX_DEFAULT = 2  # more kernels than this on a laptop mostly wait for the embedding lock
 BLOCK_ENV = "RAGKIT_WORKER_BLOCK"

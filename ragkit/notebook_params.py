@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ragkit.documents import RagkitError, where
+from ragkit.jobs import SESSION_ENV  # the notebook a Jupyter server started this kernel for
 
 
 def parse_value(text: Any) -> Any:
@@ -131,7 +132,6 @@ def effective_parameters(notebook: Path, given: Mapping[str, Any]) -> dict[str, 
     return {**declared_parameters(notebook), **given}
 
 
-SESSION_ENV = "JPY_SESSION_NAME"  # the notebook a Jupyter server started this kernel for
 
 
 def live() -> bool:

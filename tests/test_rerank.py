@@ -414,10 +414,30 @@ def test_a_first_query_over_many_fresh_windows_shows_a_bar(monkeypatch):
     monkeypatch.setattr(second, "embed", lambda texts, **options: asked.append(
         options.get("progress", False)) or embed(texts, input_type=options["input_type"]))
     view = second_view.SecondView(pipeline, second)
+    monkeypatch.setattr(second_view, "watched", lambda: True)  # a terminal, or JupyterLab
     view.scores("refund", [0])
     monkeypatch.setattr(second_view, "PROGRESS_TEXTS", 1)
     view.scores("refund", [1])
     assert asked == [False, False, True, False]  # windows, query; windows (bar), query
+
+
+def test_the_second_views_bar_stays_out_of_a_kernel_no_one_watches(monkeypatch):
+    """papermill's kernel (stderr no terminal, no Jupyter session) kept the bar and its
+    timings in notebook 02's committed output with embedder=minilm."""
+    from ragkit import jobs
+    from ragkit.rerank import second_view
+    pipeline, second = _second_view_index()
+    asked = []
+    embed = second.embed
+    monkeypatch.setattr(second, "embed", lambda texts, **options: asked.append(
+        options.get("progress", False)) or embed(texts, input_type=options["input_type"]))
+    monkeypatch.setattr(second_view, "PROGRESS_TEXTS", 1)
+    monkeypatch.setattr(jobs.sys.stderr, "isatty", lambda: False, raising=False)
+    monkeypatch.delenv(jobs.SESSION_ENV, raising=False)
+    second_view.SecondView(pipeline, second).scores("refund", [0])
+    monkeypatch.setenv(jobs.SESSION_ENV, "notebooks/02_contextual_retrieval.ipynb")
+    second_view.SecondView(pipeline, second).scores("refund", [1])
+    assert asked == [False, False, True, False]  # unwatched: no bar; in JupyterLab: a bar
 
 
 def test_index_features_fill_the_second_view_column_and_leave_it_zero_without_vectors(bm25_only):
