@@ -43,7 +43,7 @@ from ragkit.answer import answer, is_decline
 from ragkit.documents import Query
 from ragkit.evaluate import round_metrics
 from ragkit.llm import LLM, UsageLog, make_client
-from ragkit.pricing import Usage, cost, price
+from ragkit.pricing import Usage, cost, uncached_cost
 from ragkit.support import content_tokens, coverage, is_noncommittal
 
 Method = Callable[[str, object], str]
@@ -189,9 +189,8 @@ def _uncached(mean: pd.Series, model: str) -> float:
     """Dollars per query of the mean usage `mean` with every prompt token at the input price:
     the mean tokens as they are, not cut to whole tokens (a method that caches nothing showed
     $0.000707 uncached beside its $0.000709)."""
-    row = price(model)
-    prompt = mean["input"] + mean["cache write"] + mean["cache read"]
-    return float(prompt * row.input + mean["output"] * row.output) / 1e6
+    means = Usage(*(float(mean[k]) for k in ("input", "output", "cache write", "cache read")))
+    return uncached_cost(means, model)  # pricing's formula, on fractional mean counts
 
 
 def comparison_table(runs: Mapping[str, pd.DataFrame | None],
