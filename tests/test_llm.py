@@ -208,7 +208,8 @@ def test_a_malformed_reply_is_a_clear_error(body):
 
 @pytest.mark.parametrize("failure, message", [
     (httpx2.ConnectError("refused"), r"cannot reach the Anthropic API \(refused; a request is "
-                                     r"tried once, also when its reply breaks off before its end\)"),
+                                     r"tried once, also when its reply breaks off before its "
+                                     r"end\)"),
     (httpx2.ReadTimeout("slow"), r"the Anthropic API did not answer \(1 attempt, each waiting "
                                  r"up to 120 s for a reply; change with --api-timeout"),
 ])
