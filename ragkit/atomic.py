@@ -10,8 +10,7 @@ What it is: the one way ragkit puts a file or a folder on disk.
   then is the old one deleted. On an error the temporary folder is removed and `target` is
   untouched.
 
-What it is not: a lock. Two processes writing the same path both succeed; the last rename wins.
-
+What it is not: a lock (two processes writing one path both succeed; the last rename wins).
 Safety rule: an existing path is replaced only when `is_ours(path)` says it is ragkit's own
 output (an index folder, a TREC run, a results folder, ...); anything else — a user's folder,
 an unrelated file, a file where a folder is expected — is refused with `RagkitError`, before
@@ -21,13 +20,12 @@ anything opens it (opening a FIFO blocks until a writer comes; as root, `/dev/nu
 replaced by a file). A recognizer may itself raise RagkitError to say more precisely why a
 path is not ours (e.g. which file in an index folder ragkit did not write).
 
-Temporary folders are named `.NAME.new-PID.HOST-*` (and `.NAME.old-PID.HOST-*` for the one
-being replaced where the swap takes two renames; with the one-step exchange the old folder
-leaves under the new one's `.NAME.new-*` name): a build killed with -9 leaves its own behind,
-and the next `replace_folder` of the same target removes those of dead processes (this host).
+Temporary folders are named `.NAME.new-PID.HOST-*` (`.NAME.old-…` for the one replaced by a
+two-rename swap; the one-step exchange leaves the old under the new one's name): the next
+`replace_folder` of the target removes those a build killed with -9 left (dead pid, this host).
 
-Written files and folders get the permissions the user's umask gives (0666 / 0777 masked),
-not `mkstemp`'s private 0600/0700, so a teacher's index is readable by the class.
+Written files and folders get the umask's permissions (0666 / 0777 masked), not mkstemp's
+0600/0700: a teacher's index is readable by the class.
 """
 from __future__ import annotations
 
@@ -119,10 +117,9 @@ def check_target(path: Path | str, is_ours: Recognizer, what: str, folder: bool,
                  replaced: bool = True) -> Path:
     """Refuse `path` unless it is absent or ragkit's own `what` (checked before long work).
 
-    An empty folder counts as free when a folder is expected. A symbolic link is refused
-    (except for output written in place, `replaced=False`): the rename that writes the output
-    would replace the link, not what it names. Nothing is created or changed, so calling it
-    before long work costs nothing when the work then fails.
+    An empty folder counts as free when a folder is expected; a symbolic link is refused
+    unless `replaced` is False (a rename would replace the link, not what it names). Nothing
+    is created or changed: calling it before long work costs nothing if the work fails.
 
     Args:
         path: the file or folder about to be written.

@@ -129,11 +129,9 @@ def _text_file(path: Path, rel: str) -> Document:
 
 
 def _printable(doc: Document) -> Document:
-    """`doc` in NFC (`ragkit.loaders.pages.composed`: macOS writes Hangul decomposed) with
-    each control character of its text, title and string metadata but tab, newline and form
-    feed turned into a space: an escape sequence in a file (a heading's `\\x1b[2J`) would
-    otherwise be obeyed by the terminal `ragkit ask` prints the title and quotes on. One
-    character for one keeps a PDF's page offsets right."""
+    """`doc` in NFC (macOS writes Hangul decomposed), each control character of its text,
+    title and string metadata but tab, newline and form feed a space: a file's `\\x1b[2J`
+    would be obeyed by the terminal `ragkit ask` prints on. One for one: page offsets hold."""
     doc = composed(doc)
     def clean(value: Any) -> Any:
         return _UNPRINTABLE.sub(" ", value) if isinstance(value, str) else value

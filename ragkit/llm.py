@@ -29,8 +29,8 @@ What it is:
 
 Time and retries: the real client waits at most 10 s to connect and 120 s for each read,
 and retries twice (`ragkit.online.budget()`; RAGKIT_API_CONNECT_TIMEOUT, RAGKIT_API_TIMEOUT,
-RAGKIT_API_RETRIES or the CLI's --api-timeout / --api-retries), so an endpoint that accepts
-the connection and never answers is given up after about 3 × 120 s, not the SDK's 3 × 600 s.
+RAGKIT_API_RETRIES, --api-timeout / --api-retries): a silent endpoint is given up after about
+3 × 120 s, not the SDK's 3 × 600 s.
 
 What it is not: a retry layer (the SDK's rules apply: 408/409/429/5xx, timeouts and
 connection errors, honouring `retry-after`).
@@ -149,11 +149,8 @@ def limits_of(client: anthropic.Anthropic) -> Budget:
 
 def explain(exc: Exception, model: str, client: anthropic.Anthropic | None = None,
             streamed: bool = False) -> str:
-    """One line for an SDK failure (after its retries); never contains a key
-    (`ragkit.online.scrub`). `client` gives the endpoint and the time and retries spent on
-    a timeout or a dead connection. The SDK retries a reply whose body breaks off like a
-    dropped connection (each try is generated and billed again), but not a stream that has
-    begun (`streamed`): the line says which."""
+    """One line for an SDK failure (after its retries), never with a key (`online.scrub`);
+    `client`: endpoint, time and retries; a reply breaking off is retried unless `streamed`."""
     base = str(client.base_url) if client is not None else OFFLINE_BASE_URL
     at = "" if base.startswith(OFFLINE_BASE_URL) else f" at {base}"
     limits = limits_of(client) if client is not None else budget()
@@ -254,8 +251,7 @@ class LLM:
                 yield from events
                 message = events.get_final_message()
         except (anthropic.APIError, ValueError) as exc:
-            raise RagkitError(explain(exc, params["model"], self.client, streamed=True)) \
-                from None
+            raise RagkitError(explain(exc, params["model"], self.client, True)) from None
         return self._keep(key, params, message, None)
 
     def _cached(self, key: str, params: dict[str, Any]) -> Message | None:

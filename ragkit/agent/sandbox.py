@@ -7,23 +7,19 @@ What it is:
   a path string, and follows no symlink: links, FIFOs, devices and sockets are not listed but
   named in the `Listing` for the result to report, so a symlink loop is one more link, not a
   crash. Hidden entries, `__pycache__` and `node_modules` are skipped, and so are names that
-  hold a line break or another control character (named, escaped, as skipped): a file called
-  "x\nsub/b.py:1:FAKE" would otherwise print as a hit of its own; and names that are not
-  UTF-8 (named, bytes escaped), which no request to the model or trace line can carry.
-  The walk is bounded:
-  at most `MAX_ENTRIES` directory entries and `WALK_TIMEOUT` seconds (then it stops and says
-  so), `MAX_DEPTH` folder levels, and no folder whose path would let a file's path pass
-  4,096 characters (those are named as not searched);
+  hold a control character ("x\nsub/b.py:1:FAKE" would print as a hit of its own) or are not
+  UTF-8 (no request or trace line can carry them), each named, escaped, as skipped. The walk
+  is bounded: at most `MAX_ENTRIES` directory entries and `WALK_TIMEOUT` seconds (then it
+  stops and says so), `MAX_DEPTH` folder levels, and no folder whose path would let a file's
+  path pass 4,096 characters (those are named as not searched);
 - `search(pattern, texts, max_hits, timeout)`: a regular expression over files' lines, bounded
-  in time and output. Python's `re` cannot be interrupted once a match starts, and a pattern
-  such as `(a+)+$` tries about 2^40 ways to match a 40-character 'aaa…!' line (hours), so the
-  search runs in a child Python process (`-I -S`: no site, no environment, no files — it
-  receives the texts on stdin) that is killed at the deadline; the error says whether the
-  pattern was running then or the texts were still being read (a busy machine, many files).
+  in time and output. `re` cannot be interrupted mid-match (`(a+)+$` on a 40-character 'aaa…!'
+  line tries 2^40 ways), so it runs in a child Python (`-I -S`, the texts on stdin) killed at
+  the deadline; the error says whether the pattern or the reading of texts was running then.
 
-What it is not: an operating-system sandbox, nor the reads (`ragkit.agent.safe_open`, where
-the rules on links, hard links and special files are stated). Every refusal is a `ToolError`
-saying what is allowed and what to try instead; no message names the root's absolute path.
+What it is not: an operating-system sandbox, nor the reads (`ragkit.agent.safe_open` states
+the rules on links and special files). Every refusal is a `ToolError` saying what is allowed
+and what to try; no message names the root's absolute path.
 """
 from __future__ import annotations
 
@@ -99,13 +95,11 @@ class Listing:
             out.append(f"[not searched: {len(self.unsearched)} folder(s) nested too deep (over "
                        f"{MAX_DEPTH} levels or {MAX_PATH:,} characters) or not readable: "
                        f"{_names(self.unsearched)}]")
-        if self.unprintable:
-            out.append(f"[skipped {len(self.unprintable)} name(s) holding a line break or "
-                       f"another control character (shown escaped): "
-                       f"{_names(self.unprintable)}]")
-        if self.undecodable:
-            out.append(f"[skipped {len(self.undecodable)} name(s) that are not UTF-8 (shown "
-                       f"with \\x escapes): {_names(self.undecodable)}]")
+        for names, what in ((self.unprintable, "holding a line break or another control "
+                             "character (shown escaped)"),
+                            (self.undecodable, "that are not UTF-8 (shown with \\x escapes)")):
+            if names:
+                out.append(f"[skipped {len(names)} name(s) {what}: {_names(names)}]")
         if self.stopped:
             out.append(f"[stopped after {self.stopped}: the listing is incomplete; narrow the "
                        f"pattern to a folder or a part of a name, e.g. '{short(example)}' "

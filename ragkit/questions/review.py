@@ -14,9 +14,8 @@ What it is:
   mark: Excel reads a CSV without one in the machine's legacy code page and garbles every
   non-ASCII character (Korean, €, curly quotes); LibreOffice, Google Sheets and Python's
   `utf-8-sig` read it either way. A cell starting with `=`, `+`, `-`, `@`, a tab, a line
-  break or NUL gets a leading `'`, so a spreadsheet shows it as text instead of running it
-  as a formula (OWASP's CSV injection advice, ASVS 1.2.10: a spreadsheet that drops leading
-  white space reads a tab and "=HYPERLINK(…)" as a formula); `accept` takes the `'` off.
+  break or NUL gets a leading `'`: a spreadsheet shows it as text, not a formula (OWASP's CSV
+  injection advice, ASVS 1.2.10); `accept` takes the `'` off.
 - `accept(review_path, golden_path)`: the questions marked keep `yes`, with the expert's
   edits to question and span. Refused, one line naming the file, row (the spreadsheet's:
   the header is row 1) and field: a missing column, a keep that is not yes/no (y/n, any
