@@ -19,6 +19,10 @@ meets most. Printed:
    `shortfall`, the missing-unit rule on) chosen on the shipped dev split as shipped, with its
    ablated questions in, and with the scikit-learn dev half (and its ablated questions) in too;
    each scored, quoted % / declined %, on the four sets' own questions.
+3. ROC AUC, on each set's own questions, of retrieval's own scores — the reranker's and the
+   first stage's top score and its gaps to the second and the K-th hit — and of the best
+   cosine's margin over the request's median, mean and second unit. (On ablated questions the
+   min-max-scaled scores would only show that the golden chunk, the top one, was removed.)
 
 Needs the default embedder's model (e5-small) and the held-out scikit-learn set
 (`build/heldout/sklearn`, `data/generators/extract_sklearn_docs.py`); about a minute with the
@@ -91,7 +95,7 @@ def main() -> None:
     if not (SETS["sklearn"] / "golden").is_dir():
         sys.exit(f"no held-out set at {SETS['sklearn']}: run "
                  "data/generators/extract_sklearn_docs.py first")
-    own, made = {}, {}
+    own, made, retrieval = {}, {}, {}
     for name, root in SETS.items():
         data = load_dataset(root)
         pipe = Pipeline.build(data.documents, IndexConfig(embedder=DEFAULT_EMBEDDER),
@@ -100,6 +104,7 @@ def main() -> None:
             queries = [q for q in data.queries if q.split == split]
             own[(name, split)] = ev.extractive_cases(pipe, queries, K)
             made[(name, split)] = ablated(pipe, queries)
+            retrieval[(name, split)] = retrieval_aucs(pipe, own[(name, split)])
     pd.set_option("display.width", 200)
     pd.set_option("display.max_columns", 20)
     table = {}
@@ -126,6 +131,33 @@ def main() -> None:
         rows[name] = row
     print("\n2. the decline rule chosen on … (quoted % / declined %, each set's own questions)")
     print(pd.DataFrame(rows).T.to_string())
+    print("\n3. ROC AUC for 'unanswerable' of retrieval's own scores and the best cosine's "
+          "margins, on each set's own questions")
+    print(pd.DataFrame({f"{k[0]} {k[1]}": scored for k, scored in retrieval.items()})
+          .round(2).to_string())
+
+
+def margins(case: ev.Case) -> dict[str, float]:
+    """The best unit cosine (no title) over the request's median, mean and second unit."""
+    cosines = np.sort([b.cosine for b in case.features.blocks if not b.titled])[::-1]
+    if len(cosines) < 2:
+        return dict.fromkeys(("best - median", "best - mean", "best - second"), 0.0)
+    return {"best - median": cosines[0] - np.median(cosines),
+            "best - mean": cosines[0] - cosines.mean(), "best - second": cosines[0] - cosines[1]}
+
+
+def retrieval_aucs(pipe: Pipeline, cases: list[ev.Case]) -> dict[str, float]:
+    """ROC AUC of the reranker's and the first stage's top-K scores (the top one and its gaps
+    to the second and the K-th) and of `margins`, for "unanswerable"."""
+    texts = [c.query.text for c in cases]
+    rows = [margins(c) for c in cases]
+    for stage, rerank in (("reranker", DEFAULT_RERANK), ("first stage", "none")):
+        for row, hits in zip(rows, pipe.search(texts, K, SearchConfig(rerank=rerank))):
+            top = [score for _, score in hits]
+            row.update({f"{stage} top": top[0], f"{stage} top - second": top[0] - top[1],
+                        f"{stage} top - {K}th": top[0] - top[-1]})
+    unanswerable = [not c.answerable for c in cases]
+    return {name: roc_auc_score(unanswerable, [-r[name] for r in rows]) for name in rows[0]}
 
 
 if __name__ == "__main__":
