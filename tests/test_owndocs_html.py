@@ -236,3 +236,15 @@ def test_a_windows_1252_page_labelled_utf_8_keeps_its_accents(tmp_path):
             'cr\u00e8me br\u00fbl\u00e9e \u2013 na\u00efvely.</p></body></html>').encode("cp1252")
     assert _load(tmp_path, "menu.html", page).text == \
         "Our caf\u00e9 serves cr\u00e8me br\u00fbl\u00e9e \u2013 na\u00efvely."
+
+
+def test_a_korean_page_without_a_charset_is_read_as_cp949_and_a_latin_one_as_before(tmp_path):
+    """A page saved in CP949 with no charset (or one Python does not know) was read as
+    Windows-1252: every Hangul syllable two letters of mojibake, indexed without a word.
+    Browsers detect it; a Windows-1252 page without a charset keeps its accents."""
+    page = ("<html><body><p>환불은 배송 완료일로부터 7일 이내에 신청할 수 있습니다.</p>"
+            "</body></html>").encode("cp949")
+    assert _load(tmp_path, "ko.html", page).text == \
+        "환불은 배송 완료일로부터 7일 이내에 신청할 수 있습니다."
+    latin = "<html><body><p>Crème brûlée, naïve résumé.</p></body></html>".encode("cp1252")
+    assert _load(tmp_path, "fr.html", latin).text == "Crème brûlée, naïve résumé."

@@ -36,7 +36,7 @@ from pathlib import Path
 from ragkit.documents import Document, RagkitError
 from ragkit.loaders.html_depth import check_depth, closed
 from ragkit.loaders.markdown import TextBuilder, squash
-from ragkit.loaders.text import read_regular
+from ragkit.loaders.text import korean_legacy, read_regular
 
 _DROP = ("script", "style", "noscript", "template", "nav", "aside", "form", "iframe", "svg",
          "button", "select", "head", "[role=navigation]", "[role=banner]",
@@ -87,7 +87,8 @@ def _decode(raw: bytes) -> str:
     """The encoding a byte order mark names (Windows saves "Unicode" pages as UTF-16), else
     UTF-8, else the charset a `<meta>` or an XML declaration names (a few bytes it cannot
     read become U+FFFD, as in a browser: one stray byte at the end of a Korean page sent the
-    whole page to Windows-1252 mojibake), else Windows-1252 (what browsers assume)."""
+    whole page to Windows-1252 mojibake), else CP949 for Korean bytes (`korean_legacy`: as a
+    browser's detector reads them), else Windows-1252 (what browsers assume)."""
     for bom, encoding in _BOMS:
         if raw.startswith(bom):
             try:
@@ -117,6 +118,8 @@ def _decode(raw: bytes) -> str:
         bad = text.count("\ufffd")  # kept when the charset read some of what is not ASCII:
         if bad <= max(8, len(text) // 1000) and _read_some(text, bad):  # else it is mislabelled
             return text
+    if korean_legacy(raw):  # Korean without a usable charset: browsers detect CP949 too
+        return raw.decode("cp949")
     return raw.decode("cp1252", errors="ragkit-c1")
 
 

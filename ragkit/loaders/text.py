@@ -103,17 +103,18 @@ def decode_text(raw: bytes, path: Path) -> str:
             # UTF-8 up to a character its last bytes begin: the file, not its encoding, is bad
             raise RagkitError(f"{path}: UTF-8 text cut off inside its last character (line "
                               f"{line}; a copy or download that did not finish?)") from None
-        hint = "; Korean in CP949/EUC-KR? save it as UTF-8" if _korean_legacy(raw) else ""
+        hint = "; Korean in CP949/EUC-KR? save it as UTF-8" if korean_legacy(raw) else ""
         raise RagkitError(f"{path}: not UTF-8 text (line {line}: byte "
                           f"0x{raw[exc.start]:02x}{hint})") from None
 
 
-def _korean_legacy(raw: bytes) -> bool:
+def korean_legacy(raw: bytes) -> bool:
     """True when `raw` reads as CP949 (Windows' superset of EUC-KR, what Korean Notepad
     saved for years) and most of what is not ASCII is Hangul syllables of EUC-KR's own
-    table (two bytes from 0xA1): the refusal then says which encoding it likely is. Not a
-    guess that reads the file: still refused. CP949's added syllables alone do not count:
-    Windows-1252's quotes before a letter ('It\x92s') read as those."""
+    table (two bytes from 0xA1): a text file's refusal then says which encoding it likely
+    is (it is still refused), and a web page without a charset is read so, as browsers
+    detect it. CP949's added syllables alone do not count: Windows-1252's quotes before a
+    letter ('It\x92s') read as those."""
     try:
         text = raw.decode("cp949")
     except UnicodeDecodeError:
