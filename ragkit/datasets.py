@@ -20,7 +20,7 @@ from pathlib import Path
 from ragkit.document_folder import TEXT_SUFFIXES, load_file_at, load_folder, readable_types
 from ragkit.loaders import LOADERS
 from ragkit.documents import (Chunk, Dataset, Document, Golden, Query, RagkitError, check_golden,
-                              RagkitWarning, check_text, load_documents_jsonl,
+                              RagkitWarning, check_text, composed, load_documents_jsonl,
                               load_golden, read_jsonl, require, where)
 from ragkit.errors import not_a_file
 from ragkit.jsonl import JSONL_SUFFIXES
@@ -139,8 +139,9 @@ def load_beir(root: Path | str, split: str = "test") -> Dataset:
             raise RagkitError(f"{where(root / 'corpus.jsonl', line, '_id')}: duplicate id '{ident}'")
         seen.add(ident)
         text = check_text(require(obj, "text", str, root / "corpus.jsonl", line),
-                          root / "corpus.jsonl", line)
-        documents.append(Document(ident, text, str(obj.get("title") or ""), {}))
+                          root / "corpus.jsonl", line)  # NFC, as every document ragkit reads
+        documents.append(Document(ident, composed(text), composed(str(obj.get("title") or "")),
+                                  {}))
     qrels_path = root / "qrels" / f"{split}.tsv"
     if not qrels_path.is_file():
         raise RagkitError(f"{qrels_path}: no such file (splits with qrels: "
@@ -156,7 +157,7 @@ def load_beir(root: Path | str, split: str = "test") -> Dataset:
         asked[ident] = line
         if ident in judged:
             text = require(obj, "text", str, root / "queries.jsonl", line, non_empty=True)
-            queries.append(Query(ident, text, split=split,
+            queries.append(Query(ident, composed(text), split=split,
                                  golden=tuple(Golden(d) for d in judged[ident])))
     _warn_missing_queries(judged, queries, qrels_path, root / "queries.jsonl")
     known = {d.id for d in documents}

@@ -1,4 +1,6 @@
 """Relevance judgments (TREC and BEIR qrels) and BEIR splits, from small files written here."""
+import json
+
 import pytest
 
 from ragkit.datasets import load_beir, load_dataset, read_qrels, relevant
@@ -177,3 +179,17 @@ def test_a_malformed_cookbook_data_set_is_one_line_not_a_traceback(tmp_path, chu
     with pytest.raises(RagkitError) as raised:
         load_cookbook(tmp_path)
     assert str(raised.value) == f"{tmp_path}/{error}"
+
+
+def test_a_beir_set_in_decomposed_hangul_is_read_composed(beir):
+    """A folder, a documents JSONL file and golden questions were read in NFC, a BEIR set
+    not: `ragkit ask` composes its question, so a decomposed BEIR corpus missed it."""
+    import unicodedata
+    text, title, question = "환불은 7일 이내", "환불 규정", "환불은 며칠?"
+    nfd = lambda s: unicodedata.normalize("NFD", s)  # noqa: E731
+    _write(beir / "corpus.jsonl", [json.dumps({"_id": "d1", "text": nfd(text),
+                                               "title": nfd(title)})])
+    _write(beir / "queries.jsonl", [json.dumps({"_id": "t1", "text": nfd(question)})])
+    data = load_beir(beir)
+    assert (data.documents[0].text, data.documents[0].title) == (text, title)
+    assert data.queries[0].text == question
