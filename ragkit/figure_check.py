@@ -1,6 +1,7 @@
 """Is a drawn figure readable? Three checks a reader's eye would make, run on a matplotlib
 `Figure` after drawing it (`problems`), and a decorator (`checked`) that makes a figure
-function refuse to return a figure that fails them.
+function refuse to return a figure that fails them; within `plain_text` (as in `checked`)
+a figure's `$` signs are drawn as written, not as TeX math.
 
 - **Tick labels**: no two tick labels of one axis overlap or nearly touch (their window
   extents, as drawn, less than `LABEL_GAP_PX` apart).
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -203,6 +205,16 @@ def check(fig: Figure) -> Figure:
     return fig
 
 
+@contextmanager
+def plain_text() -> Iterator[None]:
+    """Within it, a figure's text is drawn as written, never as TeX math: a `$` pair in a
+    title, label or tick (a data folder named `a$b_$c`, a cost) was set in italics, or
+    stopped the drawing with matplotlib's ParseException."""
+    import matplotlib  # deferred: matplotlib loads when a figure is drawn
+    with matplotlib.rc_context({"text.parse_math": False}):
+        yield
+
+
 def checked(function: F) -> F:
     """Decorate a function that returns a `Figure`: the figure is `check`ed before it is
     returned, and the function is listed in `CHECKED` (tests look there). Its text is drawn
@@ -211,8 +223,7 @@ def checked(function: F) -> F:
     matplotlib's ParseException."""
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        import matplotlib
-        with matplotlib.rc_context({"text.parse_math": False}):
+        with plain_text():
             return check(function(*args, **kwargs))
     CHECKED.add(f"{function.__module__}.{function.__qualname__}")
     return wrapper  # type: ignore[return-value]

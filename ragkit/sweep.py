@@ -38,6 +38,7 @@ from ragkit.atomic import check_target, replace_folder, write_text
 from ragkit.chunking import ChunkerConfig
 from ragkit.documents import RagkitError
 from ragkit.evaluate import fixed_text, metric_decimals, round_metrics
+from ragkit.figure_check import plain_text
 from ragkit.models import ragkit_home
 from ragkit.notebook_params import effective_parameters, parameters_for
 from ragkit.notebook_runner import RESULTS, execute, is_results, mark, notebook_paths
@@ -148,9 +149,10 @@ def plot_parameter(table: pd.DataFrame, parameter: str, panels: dict[str, list[s
     return path
 
 
+@plain_text()
 def parameter_figure(table: pd.DataFrame, parameter: str, panels: dict[str, list[str]]):
     """Each panel's numbers against `parameter` (mean over the other parameters; failed
-    points left out), a matplotlib Figure drawn without pyplot."""
+    points left out), a matplotlib Figure drawn without pyplot, its text as written."""
     # deferred: matplotlib loads only when a sweep draws its plots
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure

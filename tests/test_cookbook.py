@@ -516,3 +516,16 @@ def test_sweep_usage_shows_notebook_required(tmp_path, capsys):
     assert " --notebook NOTEBOOK " in err.splitlines()[0]  # not "[--notebook NOTEBOOK]"
     assert err.rstrip().endswith("the following arguments are required: --notebook")
     assert not (tmp_path / "out").exists()
+
+
+def test_the_sweep_plot_draws_dollar_signs_of_folder_names_and_captions_as_written(tmp_path):
+    """A sweep over data folders named with `$` (or a caption naming one) stopped after
+    every point had run, on matplotlib's ParseException: "a$b_$c" read as TeX math."""
+    from ragkit.sweep import parameter_figure, plot_parameter
+    table = pd.DataFrame({"data_dir": ["data/a$b_$c", "data/plain"],
+                          "hybrid Pass@5": [90.0, 95.0], "dense Pass@5": [85.0, 80.0]})
+    panels = {"Pass@5 · The ladder on the $5_$ split": ["hybrid Pass@5", "dense Pass@5"]}
+    assert plot_parameter(table, "data_dir", panels, tmp_path / "sweep_data_dir.png").is_file()
+    (ax,) = parameter_figure(table, "data_dir", panels).axes
+    assert ax.get_title() == "Pass@5 · The ladder on the $5_$ split"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["data/a$b_$c", "data/plain"]
