@@ -15,7 +15,8 @@ nbval) the calls store nothing, so notebooks behave the same everywhere.
 The records file: `{"tables": {name: TABLE}, "numbers": {name: number},
 "values": {name: JSON}, "finding": str | null}`, where TABLE is `{"caption", "metrics",
 "index_name", "index", "columns", "data"}` (pandas' "split" layout; NaN is null), plus
-`"column_levels"` when the columns are a two-level (MultiIndex) header.
+`"column_levels"` when the columns are a two-level (MultiIndex) header, and
+`"column_metrics"` (column -> metric) for columns holding differences in one metric.
 """
 from __future__ import annotations
 
@@ -81,7 +82,10 @@ def table_json(table: pd.DataFrame, caption: str = "",
     """A DataFrame as a records TABLE (labels as text, values as JSON numbers or text).
 
     Two-level (MultiIndex) labels are joined by `label`; the columns' levels are also kept
-    as `column_levels` (each column's parts), which the report draws as stacked headers."""
+    as `column_levels` (each column's parts), which the report draws as stacked headers.
+    Columns that hold differences in one metric (`table.attrs["metric_columns"]`, as
+    `ragkit.questions.method_table` sets them) are kept as `column_metrics`, so the report
+    shows them with that metric's decimals (an MRR gain of 0.083 read 0.1)."""
     names = [n for n in table.index.names if n is not None]
     entry = {"caption": caption, "metrics": list(metrics),
              "index_name": " · ".join(map(str, names)) if names else None,
@@ -90,6 +94,10 @@ def table_json(table: pd.DataFrame, caption: str = "",
              "data": [[_cell(v) for v in row] for row in table.itertuples(index=False)]}
     if isinstance(table.columns, pd.MultiIndex):
         entry["column_levels"] = [[str(part) for part in c] for c in table.columns]
+    of_metric, metric = table.attrs.get("metric_columns", ()), table.attrs.get("metric")
+    if of_metric and metric:
+        entry["column_metrics"] = {label(c): str(metric) for c in table.columns
+                                   if c in of_metric}
     return entry
 
 

@@ -128,10 +128,12 @@ def header_rows(entry: dict[str, Any]) -> str:
 
 
 def table_html(entry: dict[str, Any], title: str) -> str:
-    """A recorded table as a captioned HTML table."""
+    """A recorded table as a captioned HTML table; a column of differences in one metric
+    (`column_metrics`) formatted as that metric."""
     caption = entry.get("caption") or ""
     columns, _ = column_levels(entry)
-    forms = [number_format(c, caption) for c in columns]
+    of_metric = entry.get("column_metrics") or {}
+    forms = [number_format(of_metric.get(c, c), caption) for c in columns]
     rows = []
     for name, values in zip(entry["index"], entry["data"]):
         parts = _parts(name)

@@ -36,6 +36,8 @@ _TABLE = {"type": "object", "required": ["caption", "metrics", "index", "columns
                          "columns": {"type": "array", "items": {"type": "string"}},
                          "column_levels": {"type": "array", "items": {
                              "type": "array", "items": {"type": "string"}}},
+                         "column_metrics": {"type": "object",
+                                            "additionalProperties": {"type": "string"}},
                          "data": {"type": "array", "items": {"type": "array"}}}}
 _NOTEBOOK = {
     "type": "object",

@@ -138,3 +138,26 @@ def test_rivals_tied_for_the_top_are_named_together_not_one_winner():
                                "+3.4 Pass@5 over hybrid for bm25 (95 % CI +0.0 … +10.3, "
                                "p = 1.000, Holm-adjusted 1.000), but on 29 questions")
     assert sentence.endswith("within noise: keep hybrid, or add questions before switching.")
+
+
+def test_with_metric_mrr_the_reports_table_shows_the_differences_thousandths():
+    """notebook 08 with metric=MRR: report.html's table formatted Δ and its interval by the
+    caption's "95 %" and read 0.1, 0.0 and -0.0 where the notebook showed 0.083."""
+    import re
+
+    from ragkit.record import table_json
+    from ragkit.report_tables import table_html
+    runs = runs_of(hybrid=[100, 0, 100, 0, 100, 0], dense=[100, 100, 100, 0, 100, 0])
+    runs["dense"]["MRR"] = [1.0, 0.5, 1.0, 0.0, 1.0, 0.0]  # 0.583 against hybrid's 0.500
+    table = method_table(runs, "hybrid", metric="MRR", n=2000)
+    caption = "Every configuration against hybrid on docs: difference in MRR, 95 % interval"
+    page = table_html(table_json(table, caption, ("MRR", "MRR")), "Table 1")
+    cells = dict(zip(["name", *map(str, table.columns)],
+                     re.findall(r"<t[hd][^>]*>([^<]*)</t[hd]>",
+                                page.split("<tbody>")[1].split("</tr>")[0])))
+    row = table.loc["dense"]
+    assert cells["name"] == "dense" and cells["Δ"] == "0.083"
+    assert cells["95% CI low"] == f"{row['95% CI low']:.3f}"
+    assert cells["95% CI high"] == f"{row['95% CI high']:.3f}"
+    passes = method_table(runs, "hybrid", n=2000)  # Pass@5: points, one decimal as before
+    assert ">16.7<" in table_html(table_json(passes, caption.replace("MRR", "Pass@5")), "T")
