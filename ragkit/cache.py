@@ -157,7 +157,8 @@ class CallCache:
         if self.path.resolve() not in _CONNECTED:  # its header read: a descriptor closed
             check_target(self.path, _is_cache_file, "a ragkit call cache (sqlite)",
                          folder=False, replaced=False)  # sqlite writes it in place
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # where sqlite writes it: through a link, the folder of the file it names
+        self.path.resolve().parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         with self._guard():
             self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)

@@ -93,6 +93,21 @@ def test_a_cache_file_given_as_a_link_is_used_where_it_points(tmp_path):
     cache.close()
     assert dangling.is_symlink() and (tmp_path / "big" / "new.sqlite").is_file()
 
+
+def test_a_link_to_a_cache_in_a_folder_not_made_yet_makes_that_folder(tmp_path):
+    """A calls.sqlite linked to a folder on another disk that does not exist yet was "the
+    call cache cannot be used (unable to open database file)": only the link's own folder
+    was made."""
+    link = tmp_path / "home" / "calls.sqlite"
+    link.parent.mkdir()
+    target = tmp_path / "big" / "ragkit" / "calls.sqlite"
+    link.symlink_to(target)
+    cache = CallCache(link)
+    cache.put("k", "/v1/messages", HAIKU, {"x": 1}, Usage(10, 1, 0, 0), priced=True)
+    cache.close()
+    assert link.is_symlink() and target.is_file()
+    assert CallCache(target).get("k").reply == {"x": 1}
+
 def _counting_llm(tmp_path, log):
     sent = []
 
