@@ -42,7 +42,7 @@ th,td{padding:.25rem .6rem;border-bottom:1px solid #e3e7ef;text-align:left;verti
 thead th{border-bottom:2px solid #c9d0dc;background:#f6f8fb;vertical-align:bottom}
 thead th[colspan]{text-align:center;border-bottom:1px solid #c9d0dc}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}td.num{white-space:nowrap}
-tbody th,td{overflow-wrap:anywhere}
+.long{overflow-wrap:anywhere}
 tbody tr:nth-child(even){background:#fafbfd}
 .scroll tbody th:first-child,.scroll thead tr:first-child th:first-child{position:sticky;
  left:0;background:#fff;min-width:6em}

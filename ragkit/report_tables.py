@@ -6,8 +6,9 @@ points of 100 1 decimal, dollars with `ragkit.money.dollars`' 3 significant digi
 significant digits) and `cell_text` prints one cell. A two-level (pandas MultiIndex) header
 is drawn as two header rows, its upper parts spanning their columns — also for results
 written before tables kept `column_levels`, whose labels are the tuples' text. Headers wrap
-(after "_" and "/" too) and the row names stay in sight when a table still scrolls, so a
-1,400-px-wide window shows every column of the cookbook's tables.
+(after "_" and "/" too), a cell's run of 30 characters without a space breaks anywhere
+(`breakable`; shorter words stay whole) and the row names stay in sight when a table still
+scrolls, so a 1,400-px-wide window shows every column of the cookbook's tables.
 
 What it is not: the page (`ragkit.report` lays out sections, styles and the headline) nor
 a rounding of stored numbers: results.json keeps them exact.
@@ -27,6 +28,7 @@ RANK = ("R@", "MRR", "nDCG", "P@")
 POINTS = re.compile(r"Pass@|Fail@|%")
 MONEY = "$"  # the `number_format` of dollars
 TUPLE = re.compile(r"^\(.*,.*\)$")  # a MultiIndex label as results stored it before levels
+LONG = re.compile(r"\S{30,}")  # a name this long without a space may break anywhere
 
 
 def number_format(column: str, caption: str = "") -> str:
@@ -127,6 +129,14 @@ def header_rows(entry: dict[str, Any]) -> str:
     return "".join(rows)
 
 
+def breakable(text: str) -> str:
+    """`text` as HTML, each run of `LONG` characters without a space in a `long` span, which
+    may break anywhere: a 150-character file name pushed every other column of its table
+    out of the window, while shorter words stay whole (a label broken as "embeddin|gs" in a
+    table wider than the window, every cell as narrow as its column's header)."""
+    return LONG.sub(lambda m: f"<span class='long'>{m.group()}</span>", html.escape(text))
+
+
 def table_html(entry: dict[str, Any], title: str) -> str:
     """A recorded table as a captioned HTML table; a column of differences in one metric
     (`column_metrics`) formatted as that metric."""
@@ -138,9 +148,9 @@ def table_html(entry: dict[str, Any], title: str) -> str:
     for name, values in zip(entry["index"], entry["data"]):
         parts = _parts(name)
         cells = "".join(f"<td class='{'num' if _is_number(v) or v is None else ''}'>"
-                        f"{html.escape(cell_text(v, form))}</td>"
+                        f"{breakable(cell_text(v, form))}</td>"
                         for v, form in zip(values, forms))
-        rows.append(f"<tr><th>{html.escape(label(parts) if parts else name)}</th>{cells}</tr>")
+        rows.append(f"<tr><th>{breakable(label(parts) if parts else name)}</th>{cells}</tr>")
     return (f"<figure><figcaption><b>{title}.</b> {html.escape(caption)}</figcaption>"
             f"<div class='scroll'><table><thead>{header_rows(entry)}</thead>"
             f"<tbody>{''.join(rows)}</tbody></table></div></figure>")

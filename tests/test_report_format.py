@@ -304,3 +304,44 @@ def test_a_notebook_named_like_a_script_url_is_linked_as_a_file(tmp_path):
     assert "javascript%3Aalert%281%29.ipynb" in links and "%3Cb%3E_tables.ipynb" in links
     assert not any(link.lower().startswith("javascript:") for link in links)
     assert "<b." not in page and "#nb-&lt;b" in page
+
+
+WORDS = """<script>
+const probe = document.createElement('span');
+probe.style.cssText = 'position:absolute;white-space:nowrap;visibility:hidden';
+document.body.appendChild(probe);
+const broken = [];
+for (const cell of document.querySelectorAll('figure tbody th, figure tbody td')) {
+  const style = getComputedStyle(cell);
+  probe.style.font = style.font;
+  const room = cell.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  for (const word of cell.textContent.split(/\\s+/).filter(w => w && w.length < 30)) {
+    probe.textContent = word;
+    if (probe.getBoundingClientRect().width > room + 1) broken.push(word);
+  }
+}
+document.title = JSON.stringify(broken);
+</script>"""
+
+
+def test_a_table_wider_than_the_window_keeps_its_words_whole(tmp_path):
+    """Twelve columns of metrics scroll in a 900-px window; their row labels and a text
+    cell were squeezed to the width of a header, "embeddings" drawn as "embeddin|gs" and
+    "returns_policy.pdf" as "returns_p|olicy.pdf". Only a name of 30 characters or more
+    may break anywhere."""
+    columns = {f"Pass@{k} {m}": [61.2, 70.4] for k in (5, 10, 20, 50)
+               for m in ("bm25", "dense", "hybrid")}
+    wide = pd.DataFrame({"skipped": ["", "its name holds a control character"], **columns},
+                        index=pd.Index(["contextual embeddings + contextual BM25",
+                                        "returns_policy.pdf"], name="file"))
+    document = _document()
+    document["notebooks"][0]["tables"] = {"wide": table_json(wide, "Retrieval by file")}
+    write_report(document, tmp_path)
+    page = (tmp_path / "report.html").read_text().replace("</body>", WORDS + "</body>")
+    (tmp_path / "words.html").write_text(page)
+    dom = subprocess.run(
+        [_chromium(), "--headless", "--no-sandbox", "--disable-gpu",
+         "--disable-background-networking", "--window-size=900,900", "--dump-dom",
+         (tmp_path / "words.html").as_uri()],
+        capture_output=True, text=True, timeout=60, check=True).stdout
+    assert json.loads(re.search(r"<title>(.*?)</title>", dom, re.S)[1]) == []
