@@ -149,8 +149,9 @@ def extractive_sentence(cases: Sequence[Case], split: str, threshold: float) -> 
             f"{split} {'question' if n_answerable == 1 else 'questions'}" if n_answerable
             else f"has no answerable {split} question to quote")
     declines = (f"declines **{declined:.1f} %** of the {n_unanswerable} unanswerable "
-                f"{'one' if n_unanswerable == 1 else 'ones'}; {missing} of those name a "
-                "quarter, code or name that no retrieved passage holds" if n_unanswerable
+                f"{'one' if n_unanswerable == 1 else 'ones'}; {missing} of those "
+                f"{'names' if missing == 1 else 'name'} a quarter, code or name that no "
+                "retrieved passage holds" if n_unanswerable
                 else f"there is no unanswerable {split} question to decline")
     joiner = " and " if n_unanswerable else "; "
     return (f"At the calibrated threshold {threshold}, the extractive answerer {does}{joiner}"

@@ -89,7 +89,10 @@ def counted(n: int, noun: str, plural: str = "") -> str:
 
 def fewer_failures(reduction: float, digits: int = 0) -> str:
     """A relative change of failures in words that follow its sign: 30 → "30 % fewer
-    failures", -200 → "200 % more failures" (not "-200 % fewer"), 0 → "no fewer failures"."""
+    failures", -200 → "200 % more failures" (not "-200 % fewer"), 0 → "no fewer failures",
+    NaN (no failures to reduce) → "no change measured"."""
+    if reduction != reduction:
+        return "no change measured"
     shown = f"{abs(reduction):.{digits}f}"
     if float(shown) == 0:
         return "no fewer failures"

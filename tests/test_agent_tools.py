@@ -217,7 +217,6 @@ def test_fifty_rows_of_huge_values_come_back_cut_and_at_once():
     assert len(out) <= 3700 and out.splitlines()[-1].startswith("[truncated: only the first")
 
 
-
 def test_a_group_concat_of_a_thousand_characters_is_shown_whole():
     """Each year's revenues joined by a GROUP BY (about 950 characters) were cut to 200
     characters, although the whole table fits in one result."""

@@ -296,7 +296,6 @@ def test_old_indexes_load_and_a_missing_parent_names_the_line(tmp_path):
         Pipeline.load(child)
 
 
-
 def test_ragkit_ask_names_each_heading_a_source_is_cited_under(tmp_path, monkeypatch, capsys):
     """Two sentences of one chunk, cited under two headings: the source line named only one
     (the last citation's) for both."""

@@ -70,7 +70,6 @@ def test_refuses_to_use_a_file_that_is_not_a_cache(tmp_path):
     assert notes.read_text() == "my notes"
 
 
-
 def test_a_cache_file_given_as_a_link_is_used_where_it_points(tmp_path):
     """sqlite writes the cache in place, through a link: a calls.sqlite linked to a bigger
     disk was refused as "a symbolic link ... give that file itself", and a link to a cache

@@ -389,7 +389,6 @@ def test_a_parameter_held_at_one_value_is_tabulated_but_not_plotted(tmp_path):
     assert md.splitlines()[0] == "|   x | data_dir   |   double | error   |"
 
 
-
 def test_sweep_md_keeps_the_swept_values_and_writes_each_column_one_way(tmp_path):
     """α 0.55 and 0.65 both read 0.6 (round_metrics rounded the swept column too), a count
     read 147.0, and a metric column mixed "100" and "85.7"."""
@@ -401,7 +400,6 @@ def test_sweep_md_keeps_the_swept_values_and_writes_each_column_one_way(tmp_path
     rows = [[cell.strip() for cell in line.split("|")[1:-1]]
             for line in (tmp_path / "sweep.md").read_text().splitlines()[2:4]]
     assert rows == [["0.55", "100.0", "0.710", "147", ""], ["0.65", "85.7", "", "147", ""]]
-
 
 
 def test_a_swept_value_holding_a_pipe_or_a_line_break_keeps_its_row_of_sweep_md(tmp_path):

@@ -15,7 +15,6 @@ from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
 from voyage_loopback import KEY, Loopback, serve
 
 
-
 def vector(text: str, dim: int) -> np.ndarray:
     seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
     v = np.random.default_rng(seed).standard_normal(dim).astype(np.float32)

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -245,6 +246,10 @@ def test_the_sentence_says_a_share_without_questions_is_unmeasured():
         "At the calibrated threshold 0.5, the extractive answerer has no answerable test "
         "question to quote and declines **")
     assert "60 % quoted (not measured)" in extractive_sentence(both[2:], "test", 0.5)
+    assert "; 0 of those name a quarter" in extractive_sentence(both, "test", 0.5)
+    named = _case("u2", "gamma", (), 0.9)
+    named = Case(named.query, replace(named.features, missing=("q3 2022",)))
+    assert "; 1 of those names a quarter" in extractive_sentence([named], "test", 0.5)
 
 
 def extractive_sentence_gap(cases: list[Case]) -> str:
@@ -305,7 +310,6 @@ def test_ragkit_ask_offline_gives_the_extractive_answer_across_processes(tmp_pat
     assert done.stderr.splitlines()[-1] == (
         "declined because no retrieved passage mentions 'norway'; the passages read, most "
         "relevant first: ship#0, refund#0")
-
 
 
 def test_ask_reads_the_passages_search_ranks(tmp_path, monkeypatch, capsys):

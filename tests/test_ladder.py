@@ -87,3 +87,4 @@ def test_a_rung_that_fails_more_is_said_to_fail_more():
     assert fewer_failures(22.84, 1) == "22.8 % fewer failures"
     assert fewer_failures(-200.0) == "200 % more failures"
     assert fewer_failures(0.04, 1) == fewer_failures(-0.2) == "no fewer failures"
+    assert fewer_failures(float("nan")) == "no change measured"  # a first rung with none

@@ -181,7 +181,6 @@ def test_a_pdf_whose_streams_together_pass_the_file_limit_is_refused(tmp_path, m
         load_folder(tmp_path)
 
 
-
 def test_the_stream_check_applies_only_inside_its_own_thread(tmp_path, monkeypatch):
     """The check once patched pdfminer for the whole process while a PDF was read: two
     threads at once could leave it installed for good, refusing everyone's streams."""

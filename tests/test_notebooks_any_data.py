@@ -136,7 +136,6 @@ def test_06_and_07_on_one_question_say_one_question(tmp_path):
     assert "on 1 dev question." in text and "1 dev questions" not in text
 
 
-
 def test_06_on_a_dev_split_of_unanswerable_questions_skips_the_tuning(tmp_path):
     """No relevant passage among the dev split's (every dev question unanswerable): CRAG's
     cuts cannot be tuned, and the whole notebook failed on that one cell."""

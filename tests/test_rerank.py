@@ -403,7 +403,6 @@ def test_the_second_view_scores_a_chunk_by_its_best_window_embedding_each_once()
     assert view.scores("refund", []).size == 0
 
 
-
 def test_a_first_query_over_many_fresh_windows_shows_a_bar(monkeypatch):
     """The first search on a new index sat silent for a minute while the second view embedded
     150 candidates' windows; from `PROGRESS_TEXTS` windows at once the embedder shows its bar."""

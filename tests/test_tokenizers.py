@@ -125,7 +125,6 @@ def test_auto_uses_code_without_hangul_and_korean_with_it():
     assert auto("라멘은 ラーメン") == ["라멘", "ラー", "ーメ", "メン"]  # Kana in Korean text
 
 
-
 # ------------------------------------------------------------------ Korean retrieval
 
 
