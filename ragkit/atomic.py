@@ -35,7 +35,7 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -163,9 +163,10 @@ def _holds_cwd(path: Path) -> bool:
     return here == there or there in here.parents
 
 
-def write_text(path: Path | str, text: str, is_ours: Recognizer | None = None,
+def write_text(path: Path | str, text: str | Iterable[str], is_ours: Recognizer | None = None,
                what: str = "ragkit output") -> Path:
-    """Write `text` (UTF-8) to `path` atomically; refuse to replace a file not ours.
+    """Write `text` (UTF-8; or its pieces, written as they come) to `path` atomically; refuse
+    to replace a file not ours.
 
     `is_ours=None` means the caller owns the path outright (e.g. a file inside a folder it
     has already checked) and any existing file there may be replaced.
@@ -180,7 +181,7 @@ def write_text(path: Path | str, text: str, is_ours: Recognizer | None = None,
         raise RagkitError(f"{path}: cannot write ({exc.strerror})") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+            handle.write(text) if isinstance(text, str) else handle.writelines(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o666 & ~_umask())

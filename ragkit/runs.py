@@ -23,7 +23,7 @@ import os
 import re
 import unicodedata
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -98,23 +98,27 @@ def _field(ident: str, what: str) -> str:
     return escape_id(ident)
 
 
-def trec_lines(rankings: Mapping[str, Ranking], tag: str = "ragkit") -> list[str]:
-    """The run's lines: 6 fields each, ids escaped, scores `repr`-exact, ranks from 1."""
+def trec_lines(rankings: Mapping[str, Ranking] | Iterable[tuple[str, Ranking]],
+               tag: str = "ragkit") -> Iterator[str]:
+    """The run's lines, each ending in a newline: 6 fields, ids escaped, scores `repr`-exact,
+    ranks from 1. `rankings` is a mapping or (query id, ranking) pairs, read as they come."""
     tag = _field(tag, "run tag")
-    return [f"{_field(qid, 'query id')} Q0 {_field(ident, 'chunk id')} {rank} "
-            f"{float(score)!r} {tag}"
-            for qid, ranking in rankings.items()
-            for rank, (ident, score) in enumerate(ranking, start=1)]
+    pairs = rankings.items() if isinstance(rankings, Mapping) else rankings
+    for qid, ranking in pairs:
+        query = _field(qid, "query id")
+        for rank, (ident, score) in enumerate(ranking, start=1):
+            yield f"{query} Q0 {_field(ident, 'chunk id')} {rank} {float(score)!r} {tag}\n"
 
 
-def write_trec(path: Path | str, rankings: Mapping[str, Ranking], tag: str = "ragkit") -> Path:
-    """Write {query id: [(chunk id, score), ...]} as a TREC run.
+def write_trec(path: Path | str, rankings: Mapping[str, Ranking] | Iterable[tuple[str, Ranking]],
+               tag: str = "ragkit") -> Path:
+    """Write {query id: [(chunk id, score), ...]} (or such pairs, e.g. made a batch of
+    queries at a time) as a TREC run; lines go to disk as they come, and the file takes its
+    place only once whole.
 
     Refuses (RagkitError) to replace an existing file that is not a TREC run.
     """
-    lines = trec_lines(rankings, tag)
-    return write_text(path, "\n".join(lines) + ("\n" if lines else ""),
-                      is_ours=is_trec_run, what="a TREC run")
+    return write_text(path, trec_lines(rankings, tag), is_ours=is_trec_run, what="a TREC run")
 
 
 def _score(text: str, path: Path | str, number: int) -> float:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from ragkit.atomic import check_target
@@ -14,6 +15,8 @@ from ragkit.cli.fusion import fusion_settings
 from ragkit.documents import RagkitError, load_queries_jsonl
 from ragkit.index_owner import refuse_inputs_inside
 from ragkit.text_stats import counted
+
+SEARCH_HITS = 200_000  # results held at once by `ragkit search` (`batch_size`)
 
 
 def cmd_index(args: argparse.Namespace) -> None:
@@ -158,23 +161,46 @@ def cmd_search(args: argparse.Namespace) -> None:
     config = SearchConfig(mode=args.mode, **fusion_settings(args, [args.mode]),
                           rerank=chosen_rerank(args.rerank, args.mode, pipeline),
                           rerank_candidates=args.rerank_candidates)
-    texts = [q.text for q in queries]
+    doc_of = None
     if args.level == "doc":  # enough chunks to fill k documents, each at its best chunk
-        from ragkit.eval_runs import doc_depth, doc_level, docs_of  # deferred: pandas
+        from ragkit.eval_runs import doc_depth, docs_of  # deferred: pandas
         docs, doc_of = docs_of(pipeline.chunks)
         args.k = clamp_k(args.k, len(set(docs)), "document")
-        found = pipeline.search(texts, doc_depth(docs, args.k), config)
-        rankings = [doc_level(r, doc_of)[:args.k] for r in found]
+        depth = doc_depth(docs, args.k)
     else:
-        args.k = clamp_k(args.k, len(pipeline.chunks))
-        rankings = pipeline.search(texts, args.k, config)
-    write_trec(args.out, {q.id: r for q, r in zip(queries, rankings)}, tag=args.tag or args.mode)
+        args.k = depth = clamp_k(args.k, len(pipeline.chunks))
+    no_hit = [0]  # queries BM25 finds nothing for (unknown words): no line in the run
+    write_trec(args.out, _rankings(pipeline, queries, depth, args.k, config, doc_of, no_hit),
+               tag=args.tag or args.mode)
     print_rerank_summary(pipeline)
     unit = "document" if args.level == "doc" else "chunk"
-    empty = sum(not r for r in rankings)  # BM25 finds nothing for a query of unknown words
+    empty = no_hit[0]
     print(f"wrote {counted(len(queries), 'query', 'queries')} × top "
           f"{counted(args.k, unit)} to {args.out}"
           + (f" ({empty} with no hit: no line in the run)" if empty else ""))
+
+
+def _rankings(pipeline, queries: list, depth: int, k: int, config, doc_of: dict | None,
+              empty: list[int]) -> Iterator[tuple[str, list]]:
+    """(query id, top k) for every query, searched `batch_size(depth)` queries at a time, so
+    a run of many queries or a huge --k never holds every ranking at once; `doc_of` (chunk id
+    → document id) makes document rankings. Counts the empty rankings into `empty[0]`."""
+    step = batch_size(depth)
+    for start in range(0, len(queries), step):
+        part = queries[start:start + step]
+        found = pipeline.search([q.text for q in part], depth, config)
+        if doc_of is not None:
+            from ragkit.eval_runs import doc_level  # deferred: pandas
+            found = [doc_level(r, doc_of)[:k] for r in found]
+        empty[0] += sum(not r for r in found)
+        yield from zip([q.id for q in part], found)
+
+
+def batch_size(depth: int) -> int:
+    """Queries searched together for `depth` results each: about SEARCH_HITS results in all
+    (at least one query), whole blocks of the dense scan's 256 when more than one block."""
+    size = max(1, SEARCH_HITS // depth)
+    return size - size % 256 if size > 256 else size
 
 
 def add_parsers(sub) -> None:
