@@ -52,7 +52,11 @@ def cmd_cache(args: argparse.Namespace) -> None:
         if cache is not None:
             cache.close()
             cache = None
-        remove_database(exc.path)
+        try:
+            remove_database(exc.path)
+        except OSError as error:  # read-only media: one line, not a traceback
+            raise RagkitError(f"{exc.path}: cannot delete the damaged call cache "
+                              f"({error.strerror or error})") from None
         print(f"removed the damaged call cache {exc.path} ({exc.reason}); it starts again "
               f"empty")
     finally:

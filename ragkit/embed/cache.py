@@ -49,13 +49,18 @@ def default_cache_path() -> Path:
 
 def remove_cache(path: Path | None = None) -> int:
     """Delete the embedding cache file (default `default_cache_path()`), damaged or not, once
-    no process is embedding a batch into it (its lock file); returns the bytes freed."""
+    no process is embedding a batch into it (its lock file); returns the bytes freed. A
+    folder that cannot be written (read-only media) is one `RagkitError` line."""
     path = Path(path) if path is not None else default_cache_path()
     if not path.exists():
         return 0
     size = path.stat().st_size
-    with FileLock(str(path) + ".lock"):
-        remove_database(path)
+    try:
+        with FileLock(str(path) + ".lock"):
+            remove_database(path)
+    except OSError as exc:  # a read-only folder was a traceback from the lock file
+        raise RagkitError(f"{path}: cannot delete the embedding cache "
+                          f"({exc.strerror or exc})") from None
     return size
 
 
