@@ -12,7 +12,7 @@ import pytest
 from ragkit import embed
 from ragkit.documents import RagkitError
 from ragkit.embed import CachedEmbedder, Embedder, fingerprint_of, get_embedder
-from ragkit.embed.cache import cache_key
+from ragkit.embed.cache import cache_key, remove_cache
 
 
 class Fake:
@@ -262,3 +262,15 @@ def test_a_damaged_vector_in_the_cache_is_embedded_again(tmp_path, blob) -> None
     again = CachedEmbedder(inner, tmp_path / "e.sqlite")
     again.embed(["a", "b"])
     assert len(inner.calls) == 2
+
+
+def test_a_cache_cleared_after_it_was_opened_starts_again(tmp_path) -> None:
+    # `ragkit cache clear --embeddings` run while a search was starting: the search's first
+    # query failed "the embedding cache cannot be used (no such table: embeddings)"
+    path = tmp_path / "e.sqlite"
+    cached = CachedEmbedder(Fake(), path)
+    assert remove_cache(path) > 0 and not path.exists()
+    assert cached.embed(["a", "b"]).shape == (2, 4)
+    assert CachedEmbedder(Fake(), path).embed(["a"]).shape == (1, 4)
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT count(*) FROM embeddings").fetchone() == (2,)

@@ -185,4 +185,9 @@ class CachedEmbedder:
         if db is None:
             db = self._local.db = sqlite3.connect(self.path, timeout=60)
             db.execute("PRAGMA synchronous=NORMAL")  # WAL: no flush per commit (ragkit.cache)
+            # `cache clear --embeddings` may have deleted the file since __init__: a search
+            # then failed "no such table: embeddings" instead of starting a new cache
+            db.execute("PRAGMA journal_mode=WAL")
+            with db:
+                db.execute(_SCHEMA)
         return db
