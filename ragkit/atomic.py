@@ -166,10 +166,8 @@ def _holds_cwd(path: Path) -> bool:
 def write_text(path: Path | str, text: str | Iterable[str], is_ours: Recognizer | None = None,
                what: str = "ragkit output") -> Path:
     """Write `text` (UTF-8; or its pieces, written as they come) to `path` atomically; refuse
-    to replace a file not ours.
-
-    `is_ours=None` means the caller owns the path outright (e.g. a file inside a folder it
-    has already checked) and any existing file there may be replaced.
+    to replace a file not ours. `is_ours=None`: the caller owns the path outright (a file in
+    a folder it checked), and any existing file there may be replaced.
     """
     path = Path(path)
     if is_ours is not None:
