@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ragkit.atomic import check_target
@@ -161,16 +161,17 @@ def cmd_search(args: argparse.Namespace) -> None:
     config = SearchConfig(mode=args.mode, **fusion_settings(args, [args.mode]),
                           rerank=chosen_rerank(args.rerank, args.mode, pipeline),
                           rerank_candidates=args.rerank_candidates)
-    doc_of = None
+    shape = None
     if args.level == "doc":  # enough chunks to fill k documents, each at its best chunk
-        from ragkit.eval_runs import doc_depth, docs_of  # deferred: pandas
+        from ragkit.eval_runs import doc_depth, doc_level, docs_of  # deferred: pandas
         docs, doc_of = docs_of(pipeline.chunks)
         args.k = clamp_k(args.k, len(set(docs)), "document")
-        depth = doc_depth(docs, args.k)
+        depth, k = doc_depth(docs, args.k), args.k
+        shape = lambda ranking: doc_level(ranking, doc_of)[:k]  # noqa: E731
     else:
         args.k = depth = clamp_k(args.k, len(pipeline.chunks))
     no_hit = [0]  # queries BM25 finds nothing for (unknown words): no line in the run
-    write_trec(args.out, _rankings(pipeline, queries, depth, args.k, config, doc_of, no_hit),
+    write_trec(args.out, _rankings(pipeline, queries, depth, config, shape, no_hit),
                tag=args.tag or args.mode)
     print_rerank_summary(pipeline)
     unit = "document" if args.level == "doc" else "chunk"
@@ -180,18 +181,19 @@ def cmd_search(args: argparse.Namespace) -> None:
           + (f" ({empty} with no hit: no line in the run)" if empty else ""))
 
 
-def _rankings(pipeline, queries: list, depth: int, k: int, config, doc_of: dict | None,
-              empty: list[int]) -> Iterator[tuple[str, list]]:
-    """(query id, top k) for every query, searched `batch_size(depth)` queries at a time, so
-    a run of many queries or a huge --k never holds every ranking at once; `doc_of` (chunk id
-    → document id) makes document rankings. Counts the empty rankings into `empty[0]`."""
+def _rankings(pipeline, queries: list, depth: int, config,
+              shape: Callable[[list], list] | None, empty: list[int]
+              ) -> Iterator[tuple[str, list]]:
+    """(query id, ranking) for every query, searched `batch_size(depth)` queries at a time,
+    so a run of many queries or a huge --k never holds every ranking at once; `shape` turns a
+    chunk ranking into what the run lists (its documents' top k). Counts the empty rankings
+    into `empty[0]`."""
     step = batch_size(depth)
     for start in range(0, len(queries), step):
         part = queries[start:start + step]
         found = pipeline.search([q.text for q in part], depth, config)
-        if doc_of is not None:
-            from ragkit.eval_runs import doc_level  # deferred: pandas
-            found = [doc_level(r, doc_of)[:k] for r in found]
+        if shape is not None:
+            found = [shape(r) for r in found]
         empty[0] += sum(not r for r in found)
         yield from zip([q.id for q in part], found)
 
