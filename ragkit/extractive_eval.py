@@ -44,6 +44,7 @@ from ragkit.config import DEFAULT_RERANK, SearchConfig
 from ragkit.documents import Query
 from ragkit.extractive import Extract, Features, Params, choose, features
 from ragkit.pipeline import Pipeline
+from ragkit.text_stats import counted
 
 QUOTED = "answerable quoting the span %"
 DECLINED = "unanswerable declined %"
@@ -145,8 +146,8 @@ def extractive_sentence(cases: Sequence[Case], split: str, threshold: float) -> 
         gap = "met" if share >= goal else f"{goal - share:.1f} points short"
         return f"{goal:.0f} % {what} ({gap})"
 
-    does = (f"quotes the golden span for **{quoted:.1f} %** of the {n_answerable} answerable "
-            f"{split} {'question' if n_answerable == 1 else 'questions'}" if n_answerable
+    does = (f"quotes the golden span for **{quoted:.1f} %** of the "
+            f"{counted(n_answerable, f'answerable {split} question')}" if n_answerable
             else f"has no answerable {split} question to quote")
     declines = (f"declines **{declined:.1f} %** of the {n_unanswerable} unanswerable "
                 f"{'one' if n_unanswerable == 1 else 'ones'}; {missing} of those "

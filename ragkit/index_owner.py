@@ -43,10 +43,12 @@ _BM25_TEMP = re.compile(r"\.bm25-\w+\.(new|old)-\d+\.[0-9a-f]{6}-\w+")
 
 def is_index(path: Path | str) -> bool:
     """True when `path` holds an `index.json` that parses with `"format": "ragkit-index"`."""
-    return _manifest(Path(path)) is not None
+    return manifest_of(Path(path)) is not None
 
 
-def _manifest(folder: Path) -> dict | None:
+def manifest_of(folder: Path) -> dict | None:
+    """`folder`'s index.json as a dict when it parses as a ragkit index's, else None (no
+    check beyond its format: `ragkit.index_folder.read_manifest` checks it whole)."""
     try:
         manifest = json.loads((folder / "index.json").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
@@ -69,7 +71,7 @@ def owns_index(path: Path | str) -> bool:
     not an index. Raises RagkitError naming the first file ragkit did not write in an index
     folder (so the refusal says what to move)."""
     folder = Path(path)
-    manifest = _manifest(folder)
+    manifest = manifest_of(folder)
     if manifest is None:
         return False
     listed = manifest.get("files")

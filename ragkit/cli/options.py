@@ -17,6 +17,7 @@ from ragkit.contextualize.prompts import DEFAULT_MODEL, load_prompt
 from ragkit.cli.argtypes import positive_int  # noqa: F401 (read from here too)
 from ragkit.cli.fusion import add_fusion_options
 from ragkit.documents import RagkitError, RagkitWarning
+from ragkit.index_owner import manifest_of
 from ragkit.loaders.folder import escaped
 from ragkit.text_stats import counted
 
@@ -216,10 +217,7 @@ def batch_mode(args: argparse.Namespace):
 def _index_config(folder: str) -> dict | None:
     """The config index.json of `folder` records, or None when it is not a readable index
     (`--update` then builds one from the options given)."""
-    try:
-        config = json.loads((Path(folder) / "index.json").read_text(encoding="utf-8"))["config"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+    config = (manifest_of(Path(folder)) or {}).get("config")
     return config if isinstance(config, dict) else None
 
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,7 +12,7 @@ from ragkit.cli.options import (Help, add_batch_options, add_index_options, add_
                                 index_config, load_index, print_rerank_summary, print_usage)
 from ragkit.cli.fusion import fusion_settings
 from ragkit.documents import RagkitError, load_queries_jsonl
-from ragkit.index_owner import refuse_inputs_inside
+from ragkit.index_owner import manifest_of, refuse_inputs_inside
 from ragkit.text_stats import counted
 
 SEARCH_HITS = 200_000  # results held at once by `ragkit search` (`batch_size`)
@@ -60,11 +59,8 @@ def _store_of(args: argparse.Namespace) -> str | None:
     refused it as if the folder were replaced whole)."""
     if args.store or not args.update:
         return args.store
-    try:
-        record = json.loads((Path(args.out) / "index.json").read_text(encoding="utf-8"))
-        return str(record["store"]["kind"])
-    except (OSError, ValueError, KeyError, TypeError):  # no index there, or not readable
-        return None
+    store = (manifest_of(Path(args.out)) or {}).get("store")  # None: no index there
+    return str(store["kind"]) if isinstance(store, dict) and "kind" in store else None
 
 
 def print_skipped(documents) -> None:
