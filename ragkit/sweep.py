@@ -26,7 +26,6 @@ import os
 import re
 import shutil
 import sys
-import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,13 +37,13 @@ from ragkit.atomic import check_target, replace_folder, write_text
 from ragkit.chunking import ChunkerConfig
 from ragkit.documents import RagkitError
 from ragkit.evaluate import fixed_text, metric_decimals, round_metrics
-from ragkit.figure_check import plain_text
 from ragkit.models import ragkit_home
 from ragkit.notebook_params import effective_parameters, parameters_for
 from ragkit.notebook_runner import RESULTS, execute, is_results, mark, notebook_paths
 from ragkit.record import load_records
 from ragkit.results import datasets_of, folder_hash
 from ragkit.run_progress import progress_seconds
+from ragkit.sweep_plots import metric_panels, parameter_figure, plot_parameter  # noqa: F401
 from ragkit.text_stats import counted
 
 PACKAGE = Path(__file__).resolve().parent
@@ -115,78 +114,6 @@ def _run_point(notebook: Path, target: Path, params: dict, key: str, fresh: bool
     return {**result, "reused": False}
 
 
-def metric_panels(records: Sequence[dict]) -> dict[str, list[str]]:
-    """Panel title -> the recorded numbers drawn in it: a table's metric (one per method),
-    or a number recorded alone. A table's title is its caption if every point gave the same
-    one, else its name (a caption naming a swept split made a panel per split, each the mean
-    over all points)."""
-    captions: dict[str, set[str]] = {}
-    for rec in records:
-        for name, table in rec["tables"].items():
-            captions.setdefault(name, set()).add(table["caption"] or name)
-    panels: dict[str, list[str]] = {}
-    grouped = set()
-    for rec in records:
-        for name, table in rec["tables"].items():
-            for metric in table["metrics"]:
-                columns = [f"{method} {metric}" for method in table["index"]]
-                title = next(iter(captions[name])) if len(captions[name]) == 1 else name
-                key = f"{metric} · {title}"
-                panels.setdefault(key, [])
-                panels[key] += [c for c in columns if c not in panels[key]]
-                grouped.update(columns)
-    for rec in records:
-        for name in rec["numbers"]:
-            if name not in grouped:
-                panels.setdefault(name, [name])
-    return panels
-
-
-def plot_parameter(table: pd.DataFrame, parameter: str, panels: dict[str, list[str]],
-                   path: Path) -> Path:
-    """`path`: `parameter_figure` saved as a PNG."""
-    parameter_figure(table, parameter, panels).savefig(path, dpi=90)
-    return path
-
-
-@plain_text()
-def parameter_figure(table: pd.DataFrame, parameter: str, panels: dict[str, list[str]]):
-    """Each panel's numbers against `parameter` (mean over the other parameters; failed
-    points left out), a matplotlib Figure drawn without pyplot, its text as written."""
-    # deferred: matplotlib loads only when a sweep draws its plots
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    columns = len(panels) if len(panels) < 3 else 3
-    rows = -(-len(panels) // columns)
-    fig = Figure(figsize=(4.2 * columns, 4.4 * rows), layout="constrained")
-    FigureCanvasAgg(fig)
-    values = list(dict.fromkeys(table[parameter]))
-    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
-    x = values if numeric else list(range(len(values)))
-    for number, (title, names) in enumerate(panels.items()):
-        ax = fig.add_subplot(rows, columns, number + 1)
-        drawn = []
-        for n, name in enumerate(names):
-            if name in table:
-                y = [pd.to_numeric(table.loc[table[parameter] == v, name], errors="coerce")
-                     .mean() for v in values]
-                drawn += y
-                marker, dashes, size = _STYLES[n % len(_STYLES)]
-                ax.plot(x, y, marker=marker, linestyle=dashes, markersize=size,
-                        clip_on=False,  # a point at 100 % drawn whole
-                        label=name.rsplit(" ", 1)[0] if name != title else None)
-        ax.set_title(textwrap.fill(title, 48), fontsize=9)  # whole, on two lines if long
-        ax.set_xlabel(parameter)
-        ax.set_xticks(x, [str(v) for v in values])
-        _metric_range(ax, title, names, drawn)
-        if len(names) > 1:  # below the axes: inside, it covered the lines it names
-            ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2,
-                      frameon=False)
-        ax.grid(alpha=0.3)
-    return fig
-
-
 _SCORES = ("Pass@", "Fail@", "R@", "MRR", "nDCG", "%", "$", "accuracy")  # not counts
 
 
@@ -215,27 +142,6 @@ def _numeric(values: Sequence[Any]) -> bool:
     except (TypeError, ValueError):
         return False
     return bool(shown)
-
-
-# each series its own marker, dash and a smaller marker than the one before: methods that tie
-# at every point (BM25, RRF and hybrid at 100 %) drew one line over the others, hiding them
-_STYLES = (("o", "-", 10.0), ("s", "--", 7.5), ("^", "-.", 5.5), ("D", ":", 4.0),
-           ("v", (0, (5, 1)), 3.0))
-
-
-def _metric_range(ax, title: str, names: Sequence[str], values: list[float]) -> None:
-    """A percentage (Pass@k, Fail@k, %) stays inside 0 … 100 and a rank measure (R@k, MRR,
-    nDCG) inside 0 … 1: autoscaling put a Pass@5 of 100 under a 104 axis and a Fail@20 of 0
-    above −0.04."""
-    shown = [v for v in values if v == v]  # NaN: a point that failed
-    metric = " ".join([title, *names])
-    top = (100.0 if any(m in metric for m in ("Pass@", "Fail@", "%")) else
-           1.0 if any(m in metric for m in ("R@", "MRR", "nDCG")) else None)
-    if not shown or top is None:
-        return
-    low, high = min(shown), max(shown)
-    pad = max((high - low) * 0.15, top * 0.02)
-    ax.set_ylim(max(0.0, low - pad), min(top, high + pad))
 
 
 def sweep(notebook: str | Path | None, out: Path | str, grid: Mapping[str, Sequence[Any]],

@@ -1,0 +1,111 @@
+"""The plots of `ragkit cookbook sweep`: which recorded numbers share a panel
+(`metric_panels`), and each swept parameter's figure (`parameter_figure`, saved by
+`plot_parameter` as `sweep_<parameter>.png`).
+
+What it is not: the sweep (`ragkit.sweep` runs the points and writes the tables) nor a
+notebook figure (those are `ragkit.plots`, checked by `ragkit.figure_check.checked`); a
+panel keeps a percentage inside 0 … 100 and a rank measure inside 0 … 1, and its text is
+drawn as written (`plain_text`: a swept folder named `a$b_$c` is no TeX).
+"""
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from ragkit.figure_check import plain_text
+
+
+def metric_panels(records: Sequence[dict]) -> dict[str, list[str]]:
+    """Panel title -> the recorded numbers drawn in it: a table's metric (one per method),
+    or a number recorded alone. A table's title is its caption if every point gave the same
+    one, else its name (a caption naming a swept split made a panel per split, each the mean
+    over all points)."""
+    captions: dict[str, set[str]] = {}
+    for rec in records:
+        for name, table in rec["tables"].items():
+            captions.setdefault(name, set()).add(table["caption"] or name)
+    panels: dict[str, list[str]] = {}
+    grouped = set()
+    for rec in records:
+        for name, table in rec["tables"].items():
+            for metric in table["metrics"]:
+                columns = [f"{method} {metric}" for method in table["index"]]
+                title = next(iter(captions[name])) if len(captions[name]) == 1 else name
+                key = f"{metric} · {title}"
+                panels.setdefault(key, [])
+                panels[key] += [c for c in columns if c not in panels[key]]
+                grouped.update(columns)
+    for rec in records:
+        for name in rec["numbers"]:
+            if name not in grouped:
+                panels.setdefault(name, [name])
+    return panels
+
+
+def plot_parameter(table: pd.DataFrame, parameter: str, panels: dict[str, list[str]],
+                   path: Path) -> Path:
+    """`path`: `parameter_figure` saved as a PNG."""
+    parameter_figure(table, parameter, panels).savefig(path, dpi=90)
+    return path
+
+
+@plain_text()
+def parameter_figure(table: pd.DataFrame, parameter: str, panels: dict[str, list[str]]):
+    """Each panel's numbers against `parameter` (mean over the other parameters; failed
+    points left out), a matplotlib Figure drawn without pyplot, its text as written."""
+    # deferred: matplotlib loads only when a sweep draws its plots
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    columns = len(panels) if len(panels) < 3 else 3
+    rows = -(-len(panels) // columns)
+    fig = Figure(figsize=(4.2 * columns, 4.4 * rows), layout="constrained")
+    FigureCanvasAgg(fig)
+    values = list(dict.fromkeys(table[parameter]))
+    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+    x = values if numeric else list(range(len(values)))
+    for number, (title, names) in enumerate(panels.items()):
+        ax = fig.add_subplot(rows, columns, number + 1)
+        drawn = []
+        for n, name in enumerate(names):
+            if name in table:
+                y = [pd.to_numeric(table.loc[table[parameter] == v, name], errors="coerce")
+                     .mean() for v in values]
+                drawn += y
+                marker, dashes, size = _STYLES[n % len(_STYLES)]
+                ax.plot(x, y, marker=marker, linestyle=dashes, markersize=size,
+                        clip_on=False,  # a point at 100 % drawn whole
+                        label=name.rsplit(" ", 1)[0] if name != title else None)
+        ax.set_title(textwrap.fill(title, 48), fontsize=9)  # whole, on two lines if long
+        ax.set_xlabel(parameter)
+        ax.set_xticks(x, [str(v) for v in values])
+        _metric_range(ax, title, names, drawn)
+        if len(names) > 1:  # below the axes: inside, it covered the lines it names
+            ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2,
+                      frameon=False)
+        ax.grid(alpha=0.3)
+    return fig
+
+
+# each series its own marker, dash and a smaller marker than the one before: methods that tie
+# at every point (BM25, RRF and hybrid at 100 %) drew one line over the others, hiding them
+_STYLES = (("o", "-", 10.0), ("s", "--", 7.5), ("^", "-.", 5.5), ("D", ":", 4.0),
+           ("v", (0, (5, 1)), 3.0))
+
+
+def _metric_range(ax, title: str, names: Sequence[str], values: list[float]) -> None:
+    """A percentage (Pass@k, Fail@k, %) stays inside 0 … 100 and a rank measure (R@k, MRR,
+    nDCG) inside 0 … 1: autoscaling put a Pass@5 of 100 under a 104 axis and a Fail@20 of 0
+    above −0.04."""
+    shown = [v for v in values if v == v]  # NaN: a point that failed
+    metric = " ".join([title, *names])
+    top = (100.0 if any(m in metric for m in ("Pass@", "Fail@", "%")) else
+           1.0 if any(m in metric for m in ("R@", "MRR", "nDCG")) else None)
+    if not shown or top is None:
+        return
+    low, high = min(shown), max(shown)
+    pad = max((high - low) * 0.15, top * 0.02)
+    ax.set_ylim(max(0.0, low - pad), min(top, high + pad))
