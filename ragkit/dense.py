@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
+from tqdm import tqdm
 
 from ragkit.windows import windows
 from ragkit.documents import Chunk, RagkitError, RagkitWarning
@@ -33,6 +34,7 @@ from ragkit.ranking import top_k, top_k_rows  # noqa: F401 (their home before ra
 VECTOR_BLOCK = 1 << 16  # vectors per single-threaded product (`similarities`)
 _BLAS = ThreadpoolController()  # found once: `threadpool_limits` rescans libraries per call
 
+BAR_DELAY = 1.0  # seconds before the `windows` bar shows (a fast measure shows none)
 DOMINANT_WINDOWS = 20_000  # windows from which one document's share of them is checked
 
 
@@ -148,7 +150,7 @@ def embed_chunks(embedder, chunks: Sequence[Chunk], window: int, progress: bool
         dim = getattr(embedder, "dim", 0)
         return DenseIndex(np.concatenate([np.zeros((0, dim), np.float32), *vectors]),
                           np.arange(len(chunks)))
-    texts, owners = window_texts(embedder, chunks, window)
+    texts, owners = window_texts(embedder, chunks, window, progress)
     if progress:
         _note_dominant_document(chunks, owners)
     vectors = embedder.embed(texts, input_type="document", progress=progress)
@@ -168,13 +170,18 @@ def _note_dominant_document(chunks: Sequence[Chunk], owners: Sequence[int]) -> N
                       f"is not meant to be searched", RagkitWarning, stacklevel=3)
 
 
-def window_texts(embedder, chunks: Sequence[Chunk], window: int) -> tuple[list[str], list[int]]:
+def window_texts(embedder, chunks: Sequence[Chunk], window: int, progress: bool = False
+                 ) -> tuple[list[str], list[int]]:
     """The (context + window) texts `embed_chunks` embeds, and each one's chunk position:
     windows of `window` tokens, stride `window // 2`, each short enough, context included,
-    for `embedder.max_tokens` (unless the embedder never truncates)."""
+    for `embedder.max_tokens` (unless the embedder never truncates).
+
+    Measuring the windows in the model's tokens is slow at scale (100,000 chunks: about a
+    minute before the first vector), so with `progress` a `windows` bar counts the chunks."""
     texts, owners = [], []
     limit = getattr(embedder, "max_tokens", None) if getattr(embedder, "truncates", True) else None
-    for position, chunk in enumerate(chunks):
+    for position, chunk in enumerate(tqdm(chunks, desc="windows", unit="chunk", leave=False,
+                                          disable=not progress, delay=BAR_DELAY)):
         prefix = f"{chunk.context}\n\n" if chunk.context else ""
 
         def measure(pieces: list[str], prefix: str = prefix) -> list[int]:

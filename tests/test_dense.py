@@ -158,3 +158,23 @@ def test_one_document_making_most_of_a_long_embedding_run_is_named_before_it(mon
         dense._note_dominant_document(chunks, [0] * 5 + [1] * 5 + [2] * 2)
         dense._note_dominant_document(chunks, [0] * 9)
         dense._note_dominant_document(chunks, [0] * 30)  # `ragkit index book.pdf`: asked for
+
+
+def test_measuring_the_windows_of_many_chunks_shows_a_bar(
+        monkeypatch, capsys) -> None:
+    """Cutting 100,000 chunks into windows the model can read (each measured in its tokens)
+    took about a minute between the `loading` bar and the `embed` bar, with nothing on the
+    screen; a `windows` bar counts the chunks now (shown once it lasts `BAR_DELAY`)."""
+    from ragkit import dense
+    from ragkit.documents import Chunk
+    from ragkit.embed import get_embedder
+    monkeypatch.setattr(dense, "BAR_DELAY", 0)
+    chunks = [Chunk(f"d{i}.md#0", f"d{i}.md", f"Sentence number {i} about windows.")
+              for i in range(3)]
+    index = dense.embed_chunks(get_embedder("minilm"), chunks, 96, progress=True)
+    assert list(index.owners) == [0, 1, 2]
+    err = capsys.readouterr().err
+    assert "windows:   0%|          | 0/3 [00:00<?, ?chunk/s]" in err
+    capsys.readouterr()
+    dense.embed_chunks(get_embedder("minilm"), chunks, 96, progress=False)
+    assert "windows" not in capsys.readouterr().err
