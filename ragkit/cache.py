@@ -21,8 +21,8 @@ stand-in reply never answers for the real API.
 
 A damaged file (sqlite: "database disk image is malformed", "file is not a database") is
 one `DamagedCache` line naming it and `ragkit cache clear`, which then deletes the file (it
-cannot be emptied row by row) so the next call starts a new one (`sqlite_errors`, also used
-by the embedding cache). No reply is ever half-read from it.
+cannot be emptied row by row) so the next call starts a new one (`ragkit.sqlite_files`,
+shared with the embedding cache). No reply is ever half-read from it.
 
 What it is not: a semantic cache (no fuzzy matching) nor an expiring one; `ragkit cache
 clear [--model M]` empties it. Safe across threads of one process (one lock); across
@@ -40,8 +40,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,6 +50,8 @@ from ragkit.documents import RagkitError
 from ragkit.models import ragkit_home
 from ragkit.money import dollars
 from ragkit.pricing import PRICES, Usage, batch_cost, cost
+# their home is ragkit.sqlite_files; the call cache's users import them from here
+from ragkit.sqlite_files import DamagedCache, remove_database, sqlite_errors  # noqa: F401
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _SCHEMA = """CREATE TABLE IF NOT EXISTS calls (
@@ -102,42 +103,7 @@ class ModelStats:
 
 
 _CONNECTED: set[Path] = set()  # files a CallCache of this process has opened (docstring)
-_DAMAGE_SIGNS = ("malformed", "not a database", "corrupt", "encrypted")
 CLEAR_CALLS = ("ragkit cache clear", "calls are made again, and paid for again, when next needed")
-
-
-class DamagedCache(RagkitError):
-    """sqlite reports a cache file as damaged: `path` names it, `reason` is sqlite's words."""
-
-    def __init__(self, message: str, path: Path, reason: str) -> None:
-        super().__init__(message)
-        self.path, self.reason = path, reason
-
-
-@contextmanager
-def sqlite_errors(path: Path, what: str, clear: tuple[str, str]) -> Iterator[None]:
-    """Turn a sqlite error on the cache file `path` into one line naming it.
-
-    A damaged file (sqlite: "database disk image is malformed", "file is not a database")
-    is a `DamagedCache` that says what to run, `clear[0]`, or to delete the file, and what
-    that costs, `clear[1]`; any other sqlite error (locked, disk full, read-only) is a
-    `RagkitError` with sqlite's words. Programming errors (`sqlite3.ProgrammingError`,
-    `InterfaceError`) are not caught.
-    """
-    try:
-        yield
-    except sqlite3.DatabaseError as exc:
-        reason = str(exc)
-        if any(sign in reason.lower() for sign in _DAMAGE_SIGNS):
-            raise DamagedCache(f"{path}: the {what} is damaged ({reason}); run `{clear[0]}` or "
-                               f"delete the file ({clear[1]})", path, reason) from None
-        raise RagkitError(f"{path}: the {what} cannot be used ({reason})") from None
-
-
-def remove_database(path: Path) -> None:
-    """Delete a sqlite file with its write-ahead log and shared-memory index."""
-    for part in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-        part.unlink(missing_ok=True)
 
 
 def _is_cache_file(path: Path) -> bool:

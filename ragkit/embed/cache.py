@@ -33,7 +33,7 @@ import numpy as np
 from filelock import FileLock
 from tqdm import tqdm
 
-from ragkit.cache import remove_database, sqlite_errors
+from ragkit.sqlite_files import remove_database, sqlite_errors
 from ragkit.embed.base import Embedder, fingerprint_of
 from ragkit.errors import Interrupted, PartialResults, RagkitError
 from ragkit.models import ragkit_home

@@ -1,0 +1,51 @@
+"""What the two sqlite caches (the paid-call cache, the embedding cache) share about their file.
+
+What it is: `sqlite_errors`, which turns sqlite's errors on a cache file into one line naming
+it (`DamagedCache` for a damaged one), and `remove_database`, which deletes a cache file with
+its write-ahead log and shared-memory index. What it is not: either cache (`ragkit.cache`,
+`ragkit.embed.cache`), nor a general sqlite layer; each cache opens its own connections.
+"""
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ragkit.errors import RagkitError
+
+_DAMAGE_SIGNS = ("malformed", "not a database", "corrupt", "encrypted")
+
+
+class DamagedCache(RagkitError):
+    """sqlite reports a cache file as damaged: `path` names it, `reason` is sqlite's words."""
+
+    def __init__(self, message: str, path: Path, reason: str) -> None:
+        super().__init__(message)
+        self.path, self.reason = path, reason
+
+
+@contextmanager
+def sqlite_errors(path: Path, what: str, clear: tuple[str, str]) -> Iterator[None]:
+    """Turn a sqlite error on the cache file `path` into one line naming it.
+
+    A damaged file (sqlite: "database disk image is malformed", "file is not a database")
+    is a `DamagedCache` that says what to run, `clear[0]`, or to delete the file, and what
+    that costs, `clear[1]`; any other sqlite error (locked, disk full, read-only) is a
+    `RagkitError` with sqlite's words. Programming errors (`sqlite3.ProgrammingError`,
+    `InterfaceError`) are not caught.
+    """
+    try:
+        yield
+    except sqlite3.DatabaseError as exc:
+        reason = str(exc)
+        if any(sign in reason.lower() for sign in _DAMAGE_SIGNS):
+            raise DamagedCache(f"{path}: the {what} is damaged ({reason}); run `{clear[0]}` or "
+                               f"delete the file ({clear[1]})", path, reason) from None
+        raise RagkitError(f"{path}: the {what} cannot be used ({reason})") from None
+
+
+def remove_database(path: Path) -> None:
+    """Delete a sqlite file with its write-ahead log and shared-memory index."""
+    for part in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        part.unlink(missing_ok=True)
