@@ -46,6 +46,12 @@ def sqlite_errors(path: Path, what: str, clear: tuple[str, str]) -> Iterator[Non
 
 
 def remove_database(path: Path) -> None:
-    """Delete a sqlite file with its write-ahead log and shared-memory index."""
+    """Delete a sqlite file with its write-ahead log and shared-memory index.
+
+    Through a symbolic link, the file it names goes, with the -wal and -shm sqlite keeps
+    beside that file, and the link stays: it is the user's choice of where the cache lives,
+    so the next use starts the new file there, as emptying an intact cache keeps both.
+    (Unlinking the link left the old file, damaged or full, where nothing used it.)"""
+    path = path.resolve()
     for part in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
         part.unlink(missing_ok=True)

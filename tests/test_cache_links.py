@@ -1,0 +1,87 @@
+"""A cache path that is a symbolic link (the user keeps the cache elsewhere, on a larger disk):
+`ragkit cache clear` keeps the link and clears the file it names — a damaged call cache, a
+sound one, the embedding cache alike — and the next use starts again through the link."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragkit.cache import CallCache
+from ragkit.embed.cache import CachedEmbedder
+from ragkit.pricing import Usage
+from word_embedder import WordEmbedder
+
+RAGKIT = str(Path(sys.executable).parent / "ragkit")
+
+
+@pytest.fixture
+def linked(tmp_path: Path) -> tuple[Path, Path]:
+    """(RAGKIT_HOME/cache, the folder elsewhere its cache files are linked into)."""
+    (tmp_path / "home" / "cache").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    for name in ("calls.sqlite", "embeddings.sqlite"):
+        (tmp_path / "home" / "cache" / name).symlink_to(tmp_path / "elsewhere" / name)
+    return tmp_path / "home" / "cache", tmp_path / "elsewhere"
+
+
+def ragkit(home: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "VOYAGE_"))}
+    env["RAGKIT_HOME"] = str(home)
+    return subprocess.run([RAGKIT, *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+def fill_calls(path: Path) -> None:
+    cache = CallCache(path)  # replies filling several pages
+    for i in range(40):
+        cache.put(f"key{i}", "/v1/messages", "claude-haiku-4-5", {"text": "x" * 300 + str(i)},
+                  Usage(100, 10, 0, 0), priced=False)
+    cache.close()
+
+
+def test_clearing_a_damaged_linked_call_cache_keeps_the_link_and_deletes_its_file(linked):
+    cache, elsewhere = linked
+    link, target = cache / "calls.sqlite", elsewhere / "calls.sqlite"
+    fill_calls(link)
+    with open(target, "r+b") as handle:  # what a failing disk leaves
+        handle.seek(4096)
+        handle.write(b"\xff" * 8192)
+    cleared = ragkit(cache.parent, "cache", "clear")
+    assert cleared.returncode == 0, cleared.stderr
+    assert cleared.stdout == (f"removed the damaged call cache {link} (database disk image is "
+                              f"malformed); it starts again empty\n")
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert sorted(os.listdir(elsewhere)) == []  # the damaged file, its -wal and -shm
+    stats = ragkit(cache.parent, "cache", "stats")
+    assert (stats.returncode, stats.stdout) == (0, "the call cache is empty\n"), stats.stderr
+    assert link.is_symlink() and target.is_file()  # started again where the link points
+
+
+def test_clearing_a_sound_linked_call_cache_empties_its_file_and_keeps_the_link(linked):
+    cache, elsewhere = linked
+    link = cache / "calls.sqlite"
+    fill_calls(link)
+    cleared = ragkit(cache.parent, "cache", "clear")
+    assert cleared.stdout == f"removed 40 cached calls from {link}\n", cleared.stderr
+    assert link.is_symlink() and (elsewhere / "calls.sqlite").is_file()
+    assert ragkit(cache.parent, "cache", "stats").stdout == "the call cache is empty\n"
+
+
+def test_clearing_a_linked_embedding_cache_keeps_the_link_and_deletes_its_file(linked):
+    cache, elsewhere = linked
+    link, target = cache / "embeddings.sqlite", elsewhere / "embeddings.sqlite"
+    CachedEmbedder(WordEmbedder(["kettle"]), link).embed(["the kettle boils"])
+    size = target.stat().st_size
+    cleared = ragkit(cache.parent, "cache", "clear", "--embeddings")
+    assert cleared.returncode == 0, cleared.stderr
+    assert cleared.stdout == (f"removed the embedding cache {link} ({size / 1e6:.1f} MB); "
+                              f"vectors are embedded again when next needed\n")
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert sorted(os.listdir(elsewhere)) == []
+    again = ragkit(cache.parent, "cache", "clear", "--embeddings")
+    assert again.stdout == f"no embedding cache at {link}\n"
+    CachedEmbedder(WordEmbedder(["kettle"]), link).embed(["the kettle boils"])
+    assert link.is_symlink() and target.is_file()
