@@ -45,13 +45,21 @@ def sqlite_errors(path: Path, what: str, clear: tuple[str, str]) -> Iterator[Non
         raise RagkitError(f"{path}: the {what} cannot be used ({reason})") from None
 
 
-def remove_database(path: Path) -> None:
-    """Delete a sqlite file with its write-ahead log and shared-memory index.
+def remove_database(path: Path) -> int:
+    """Delete a sqlite file with its write-ahead log and shared-memory index; returns the
+    bytes freed, all three counted (a writer killed mid-run leaves its -wal, which holds
+    what it stored since the last checkpoint and can outgrow the file itself).
 
     Through a symbolic link, the file it names goes, with the -wal and -shm sqlite keeps
     beside that file, and the link stays: it is the user's choice of where the cache lives,
     so the next use starts the new file there, as emptying an intact cache keeps both.
     (Unlinking the link left the old file, damaged or full, where nothing used it.)"""
-    path = path.resolve()
+    path, freed = path.resolve(), 0
     for part in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        try:
+            size = part.lstat().st_size
+        except FileNotFoundError:
+            continue
         part.unlink(missing_ok=True)
+        freed += size
+    return freed

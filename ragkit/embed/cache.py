@@ -49,19 +49,18 @@ def default_cache_path() -> Path:
 
 def remove_cache(path: Path | None = None) -> int:
     """Delete the embedding cache file (default `default_cache_path()`), damaged or not, once
-    no process is embedding a batch into it (its lock file); returns the bytes freed. A
-    folder that cannot be written (read-only media) is one `RagkitError` line."""
+    no process is embedding a batch into it (its lock file); returns the bytes freed, its
+    -wal and -shm files counted (`remove_database`). A folder that cannot be written
+    (read-only media) is one `RagkitError` line."""
     path = Path(path) if path is not None else default_cache_path()
     if not path.exists():
         return 0
-    size = path.stat().st_size
     try:
         with FileLock(str(path) + ".lock"):
-            remove_database(path)
+            return remove_database(path)
     except OSError as exc:  # a read-only folder was a traceback from the lock file
         raise RagkitError(f"{path}: cannot delete the embedding cache "
                           f"({exc.strerror or exc})") from None
-    return size
 
 
 def cache_key(name: str, fingerprint: str, max_tokens: int, input_type: str, text: str) -> str:
