@@ -25,13 +25,14 @@ cannot be emptied row by row) so the next call starts a new one (`ragkit.sqlite_
 shared with the embedding cache). No reply is ever half-read from it.
 
 What it is not: a semantic cache (no fuzzy matching) nor an expiring one; `ragkit cache
-clear [--model M]` empties it. Safe across threads of one process (one lock); across
-processes sqlite's own locking applies — which is why the file is never opened outside
-sqlite once this process has a connection to it: closing any descriptor of a file drops
-every POSIX lock the process holds on it, sqlite's included, and another process closing
-its connection then believes it is the last one, checkpoints and resets the write-ahead log
-under the first (sqlite.org/howtocorrupt.html §2.2; seen as "database disk image is
-malformed" with two notebooks run side by side).
+clear [--model M]` empties it. Nor a cache for read-only media: `read_stats` (`ragkit cache
+stats`) reads one there, but serving a reply counts a hit, a write. Safe across threads of
+one process (one lock); across processes sqlite's own locking applies — which is why the
+file is never opened outside sqlite once this process has a connection to it: closing any
+descriptor of a file drops every POSIX lock the process holds on it, sqlite's included, and
+another process closing its connection then believes it is the last one, checkpoints and
+resets the write-ahead log under the first (sqlite.org/howtocorrupt.html §2.2; seen as
+"database disk image is malformed" with two notebooks run side by side).
 """
 from __future__ import annotations
 
@@ -41,17 +42,19 @@ import sqlite3
 import threading
 import time
 from collections.abc import Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragkit.atomic import check_target
+from ragkit.atomic import check_regular, check_target
 from ragkit.documents import RagkitError
 from ragkit.models import ragkit_home
 from ragkit.money import dollars
 from ragkit.pricing import PRICES, Usage, batch_cost, cost
 # their home is ragkit.sqlite_files; the call cache's users import them from here
 from ragkit.sqlite_files import DamagedCache, remove_database, sqlite_errors  # noqa: F401
+from ragkit.sqlite_files import cannot_write, connect_read_only
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _SCHEMA = """CREATE TABLE IF NOT EXISTS calls (
@@ -184,24 +187,7 @@ class CallCache:
         mark existed — at list price; a hit saves what its reply cost (a batch result served
         again saves a batch's price: the same run would batch it again)."""
         with self._lock, self._guard():
-            rows = self._db.execute(
-                "SELECT model, endpoint, batch, COUNT(*), SUM(hits), SUM(input), SUM(output), "
-                "SUM(cache_write), SUM(cache_read), SUM(hits * input), SUM(hits * output), "
-                "SUM(hits * cache_write), SUM(hits * cache_read), priced > 0 FROM calls "
-                "GROUP BY model, endpoint, batch, priced > 0 ORDER BY model, endpoint, batch"
-            ).fetchall()
-        merged: dict[tuple[str, str, bool], ModelStats] = {}
-        for model, endpoint, batch, n, hits, *tokens, priced in rows:
-            spent, saved = Usage(*tokens[:4]), Usage(*tokens[4:])
-            price_of = batch_cost if batch else cost
-            known = bool(priced) and model in PRICES
-            row = ModelStats(model, endpoint, n, hits, spent, saved,
-                             price_of(spent, model) if known else None,
-                             price_of(saved, model) if known else None, standin=not priced)
-            key = (model, endpoint, row.standin)  # the stand-in's estimates never summed in
-            before = merged.get(key)
-            merged[key] = row if before is None else _add(before, row)
-        return sorted(merged.values(), key=lambda s: (s.model, s.endpoint, s.standin))
+            return _stats_of(self._db)
 
     def clear(self, model: str | None = None) -> int:
         """Delete every entry (or those of `model`); returns how many were deleted."""
@@ -209,6 +195,53 @@ class CallCache:
             if model is None:
                 return self._db.execute("DELETE FROM calls").rowcount
             return self._db.execute("DELETE FROM calls WHERE model = ?", (model,)).rowcount
+
+
+def read_stats(path: Path | str | None = None) -> list[ModelStats]:
+    """`CallCache(path).stats()` for `ragkit cache stats`, which only reads: a cache that
+    cannot be written (`cannot_write`: read-only media, an immutable file) is read as it is,
+    and none there is an empty one, nothing created (`CallCache` refused both, "cannot write
+    here"). A file that is not sqlite is refused either way."""
+    path = Path(path) if path is not None else default_cache_path()
+    if not cannot_write(path):
+        cache = CallCache(path)
+        try:
+            return cache.stats()
+        finally:
+            cache.close()
+    check_regular(path)  # a FIFO is never opened
+    if not path.exists():
+        return []
+    if path.is_dir() or (path.resolve() not in _CONNECTED and not _is_cache_file(path)):
+        raise RagkitError(f"{path}: is not a ragkit call cache (sqlite)")
+    with sqlite_errors(path, "call cache", CLEAR_CALLS), closing(connect_read_only(path)) as db:
+        return _stats_of(db)
+
+
+def _stats_of(db: sqlite3.Connection) -> list[ModelStats]:
+    """`CallCache.stats` of the cache `db` is connected to. Read as it is (`read_stats`), a
+    file may have no table yet (an empty one) or no `batch` column (made before it)."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(calls)")}
+    if not columns:
+        return []
+    batch = "batch" if "batch" in columns else "0"
+    rows = db.execute(
+        f"SELECT model, endpoint, {batch} AS b, COUNT(*), SUM(hits), SUM(input), SUM(output), "
+        "SUM(cache_write), SUM(cache_read), SUM(hits * input), SUM(hits * output), "
+        "SUM(hits * cache_write), SUM(hits * cache_read), priced > 0 FROM calls "
+        "GROUP BY model, endpoint, b, priced > 0 ORDER BY model, endpoint, b").fetchall()
+    merged: dict[tuple[str, str, bool], ModelStats] = {}
+    for model, endpoint, in_batch, n, hits, *tokens, priced in rows:
+        spent, saved = Usage(*tokens[:4]), Usage(*tokens[4:])
+        price_of = batch_cost if in_batch else cost
+        known = bool(priced) and model in PRICES
+        row = ModelStats(model, endpoint, n, hits, spent, saved,
+                         price_of(spent, model) if known else None,
+                         price_of(saved, model) if known else None, standin=not priced)
+        key = (model, endpoint, row.standin)  # the stand-in's estimates never summed in
+        before = merged.get(key)
+        merged[key] = row if before is None else _add(before, row)
+    return sorted(merged.values(), key=lambda s: (s.model, s.endpoint, s.standin))
 
 
 def _add(a: ModelStats, b: ModelStats) -> ModelStats:

@@ -1,16 +1,20 @@
 """What the two sqlite caches (the paid-call cache, the embedding cache) share about their file.
 
 What it is: `sqlite_errors`, which turns sqlite's errors on a cache file into one line naming
-it (`DamagedCache` for a damaged one), and `remove_database`, which deletes a cache file with
-its write-ahead log and shared-memory index. What it is not: either cache (`ragkit.cache`,
+it (`DamagedCache` for a damaged one), `remove_database`, which deletes a cache file with
+its write-ahead log and shared-memory index, and, for a cache on read-only media (a cache
+prepared on one machine and mounted read-only elsewhere, an immutable file), `cannot_write`
+to tell and `connect_read_only` to read it. What it is not: either cache (`ragkit.cache`,
 `ragkit.embed.cache`), nor a general sqlite layer; each cache opens its own connections.
 """
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import quote
 
 from ragkit.errors import RagkitError
 
@@ -63,3 +67,33 @@ def remove_database(path: Path) -> int:
         part.unlink(missing_ok=True)
         freed += size
     return freed
+
+
+def cannot_write(path: Path) -> bool:
+    """True when the sqlite file at `path` (through a link, the file it names) or the folder
+    it is in (or would be made in) cannot be written: a read-only mount, an immutable file.
+    The kernel's access(2) answers, so root is told the truth too (a permission bit does not
+    stop root; a read-only mount does). False where nothing says so: the caller then writes
+    as usual, and a failure there is its one-line error."""
+    target = path.resolve()
+    if target.exists():
+        return not (os.access(target, os.W_OK) and os.access(target.parent, os.W_OK | os.X_OK))
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK)
+
+
+def connect_read_only(path: Path, timeout: float = 60) -> sqlite3.Connection:
+    """A connection that only reads the existing sqlite file at `path`.
+
+    A file in WAL mode is read through a shared-memory index (-shm) sqlite creates beside
+    it; where that folder cannot be written, the file is opened as immutable instead (no
+    -shm, no locks: nothing can write it through this mount), and what a -wal left there by
+    a killed writer holds is not seen — entries missed, never wrong ones. Where the folder
+    can be written (an immutable file in it), sqlite reads as usual, with its locks."""
+    target = path.resolve()
+    uri = f"file:{quote(str(target))}?mode=ro"
+    if not os.access(target.parent, os.W_OK | os.X_OK):
+        uri += "&immutable=1"
+    return sqlite3.connect(uri, uri=True, timeout=timeout)

@@ -5,7 +5,7 @@ import argparse
 import os
 from pathlib import Path
 
-from ragkit.cache import CallCache, DamagedCache, format_stats, remove_database
+from ragkit.cache import CallCache, DamagedCache, format_stats, read_stats, remove_database
 from ragkit.cli.options import Help
 from ragkit.corpus_cache import clear_corpora, corpora_folder
 from ragkit.documents import RagkitError
@@ -36,19 +36,16 @@ def cmd_cache(args: argparse.Namespace) -> None:
         return _clear_corpora(args)
     if args.embeddings:
         return _clear_embeddings(args)
+    if args.action == "stats":  # reads only: a cache on read-only media too (`read_stats`)
+        print(format_stats([s for s in read_stats() if args.model in (None, s.model)]))
+        return
     cache = None
     try:
         cache = CallCache()
-        if args.action == "stats":
-            stats = cache.stats()
-            print(format_stats([s for s in stats if args.model in (None, s.model)]))
-            return
         removed = cache.clear(args.model)
         print(f"removed {removed} cached calls" + (f" of {args.model}" if args.model else "")
               + f" from {cache.path}")
     except DamagedCache as exc:
-        if args.action == "stats":
-            raise
         if cache is not None:
             cache.close()
             cache = None

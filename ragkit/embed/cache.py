@@ -15,7 +15,10 @@ general (that is `ragkit.cache`).
 Limits: entries never expire; `ragkit cache clear --embeddings` (`remove_cache`) deletes the
 file to reclaim space. One writer at a time (sqlite locking and the lock file); readers may
 run alongside it. A damaged file (a failing disk, a copy cut short) is one `DamagedCache` line
-naming it and that command, in whatever reads it; vectors are never half-read from it.
+naming it and that command, in whatever reads it; vectors are never half-read from it. A cache
+that cannot be written (`cannot_write`: one prepared on another machine and mounted read-only,
+an immutable file) is read as it is, and the vectors it lacks are embedded and used but not
+kept, with one warning naming it (a search on it stopped: "unable to open database file").
 """
 
 from __future__ import annotations
@@ -24,23 +27,25 @@ import hashlib
 import json
 import sqlite3
 import threading
+import warnings
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager, closing, nullcontext
 from typing import NoReturn
-from contextlib import closing
 from pathlib import Path
 
 import numpy as np
 from filelock import FileLock
 from tqdm import tqdm
 
-from ragkit.sqlite_files import remove_database, sqlite_errors
 from ragkit.embed.base import Embedder, fingerprint_of
-from ragkit.errors import Interrupted, PartialResults, RagkitError
+from ragkit.errors import Interrupted, PartialResults, RagkitError, RagkitWarning
 from ragkit.models import ragkit_home
+from ragkit.sqlite_files import cannot_write, connect_read_only, remove_database, sqlite_errors
 
 BATCH = 256  # texts per inner call and per commit
 CLEAR = ("ragkit cache clear --embeddings", "vectors are embedded again when next needed")
 _SCHEMA = "CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vector BLOB NOT NULL)"
+_NOT_KEPT: set[Path] = set()  # read-only caches this process has warned about: once each
 
 
 def default_cache_path() -> Path:
@@ -79,9 +84,13 @@ class CachedEmbedder:
         self.truncates = getattr(inner, "truncates", True)
         self.path = Path(path) if path is not None else default_cache_path()
         self.batch_size = batch_size
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()  # one connection per thread, kept open
-        self._lock = FileLock(str(self.path) + ".lock")  # one embedding batch at a time
+        self.read_only = cannot_write(self.path)  # then nothing is stored, nor locked
+        self._lock: AbstractContextManager = (  # one embedding batch at a time
+            nullcontext() if self.read_only else FileLock(str(self.path) + ".lock"))
+        if self.read_only:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._guard(), closing(sqlite3.connect(self.path, timeout=60)) as db, db:
             db.execute("PRAGMA journal_mode=WAL")  # stored in the file: set once
             db.execute(_SCHEMA)
@@ -107,7 +116,7 @@ class CachedEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([found[k] for k in keys])
 
-    def _fill(self, db: sqlite3.Connection, todo: dict[str, str], input_type: str,
+    def _fill(self, db: sqlite3.Connection | None, todo: dict[str, str], input_type: str,
               progress: bool, found: dict[str, np.ndarray]) -> None:
         """Embed `todo` in batches of similar length, committing after each batch.
 
@@ -129,7 +138,7 @@ class CachedEmbedder:
                         self._store(db, batch, input_type, found)
                 bar.update(min(size, len(items) - start))
 
-    def _store(self, db: sqlite3.Connection, batch: list[tuple[str, str]], input_type: str,
+    def _store(self, db: sqlite3.Connection | None, batch: list[tuple[str, str]], input_type: str,
                found: dict[str, np.ndarray]) -> None:
         """Embed one batch of (key, text) and commit it in one transaction."""
         try:
@@ -139,7 +148,7 @@ class CachedEmbedder:
                                   exc, f"the {len(exc.kept)} others")
         self._keep(db, [(k, v) for (k, _), v in zip(batch, vectors, strict=True)], found)
 
-    def _keep_then_raise(self, db: sqlite3.Connection, rows: list[tuple[str, np.ndarray]],
+    def _keep_then_raise(self, db: sqlite3.Connection | None, rows: list[tuple[str, np.ndarray]],
                          found: dict[str, np.ndarray], exc: PartialResults | Interrupted,
                          which: str) -> NoReturn:
         """Store what was paid for before `exc`, then raise it on: Ctrl-C as ever, an error
@@ -147,19 +156,30 @@ class CachedEmbedder:
         self._keep(db, rows, found)
         if isinstance(exc, Interrupted):
             raise KeyboardInterrupt from None
+        if self.read_only:
+            raise RagkitError(str(exc)) from None
         raise RagkitError(f"{exc}; {which} are kept in the embedding cache") from None
 
-    @staticmethod
-    def _keep(db: sqlite3.Connection, rows: list[tuple[str, np.ndarray]],
+    def _keep(self, db: sqlite3.Connection | None, rows: list[tuple[str, np.ndarray]],
               found: dict[str, np.ndarray]) -> None:
-        """Store (key, vector) rows in one committed transaction."""
+        """Store (key, vector) rows in one committed transaction; a read-only cache keeps
+        them for this call only, and says so once."""
         rows = [(k, np.asarray(v, dtype=np.float32)) for k, v in rows]
-        with db:
-            db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?)",
-                           [(k, v.tobytes()) for k, v in rows])
+        if db is not None and not self.read_only:
+            with db:
+                db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?)",
+                               [(k, v.tobytes()) for k, v in rows])
+        elif rows and self.path not in _NOT_KEPT:
+            _NOT_KEPT.add(self.path)
+            warnings.warn(RagkitWarning(
+                f"the embedding cache at {self.path} is read-only, so new vectors are not "
+                f"kept (they are embedded again each time they are needed)"), stacklevel=2)
         found.update(rows)
 
-    def _lookup(self, db: sqlite3.Connection, keys: Iterable[str]) -> dict[str, np.ndarray]:
+    def _lookup(self, db: sqlite3.Connection | None,
+                keys: Iterable[str]) -> dict[str, np.ndarray]:
+        if db is None:  # a read-only place without a cache file
+            return {}
         keys, found = list(keys), {}
         for start in range(0, len(keys), 500):
             part = keys[start:start + 500]
@@ -176,12 +196,14 @@ class CachedEmbedder:
                     found[key] = vector
         return found
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self) -> sqlite3.Connection | None:
         """This thread's connection, opened on first use and then kept: opening one per call
         cost ~3 ms, paid thousands of times by callers that embed one text at a time (CRAG's
-        evaluator, the offline judge)."""
+        evaluator, the offline judge). None: a read-only place that holds no cache."""
         db = getattr(self._local, "db", None)
-        if db is None:
+        if db is None and self.read_only:
+            db = self._local.db = self._open_read_only()
+        elif db is None:
             db = self._local.db = sqlite3.connect(self.path, timeout=60)
             db.execute("PRAGMA synchronous=NORMAL")  # WAL: no flush per commit (ragkit.cache)
             # `cache clear --embeddings` may have deleted the file since __init__: a search
@@ -190,3 +212,14 @@ class CachedEmbedder:
             with db:
                 db.execute(_SCHEMA)
         return db
+
+    def _open_read_only(self) -> sqlite3.Connection | None:
+        """The cache file as it is, read only (`connect_read_only`); None when there is none
+        or it holds no table (an empty file)."""
+        if not self.path.exists():
+            return None
+        db = connect_read_only(self.path)
+        if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'embeddings'").fetchone():
+            return db
+        db.close()
+        return None

@@ -1,0 +1,183 @@
+"""Caches on read-only media (a RAGKIT_HOME prepared on one machine and mounted read-only on
+another, an immutable file): cached vectors are read, new ones are embedded and used but not
+kept, with one warning naming the cache, and `ragkit cache stats` reads the call cache.
+
+The home is made read-only by a read-only bind mount in the command's own mount namespace
+(`unshare -rm`; it ends with the command): root's permissions override a chmod, not a
+read-only mount.
+"""
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from contextlib import closing
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragkit.cache import CallCache
+from ragkit.embed.cache import CachedEmbedder
+from ragkit.errors import RagkitWarning
+from ragkit.pricing import Usage
+from word_embedder import WordEmbedder
+
+RAGKIT = str(Path(sys.executable).parent / "ragkit")
+MODELS = Path.home() / ".cache" / "ragkit" / "models"
+DOCS = ('{"id": "a", "text": "the kettle boils water in two minutes"}\n'
+        '{"id": "b", "text": "a toaster browns bread slices"}\n'
+        '{"id": "c", "text": "the kettle has a blue light"}\n')
+MOUNT = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"'
+
+
+def env_for(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "VOYAGE_"))}
+    return {**env, "RAGKIT_HOME": str(home)}
+
+
+def ragkit(home: Path, *args: str, read_only: bool = False) -> subprocess.CompletedProcess:
+    """`ragkit args` with RAGKIT_HOME `home`, mounted read-only for this command alone."""
+    mount = ["unshare", "-rm", "sh", "-c", MOUNT, "sh", str(home)] if read_only else []
+    return subprocess.run([*mount, RAGKIT, *args], capture_output=True, text=True,
+                          env=env_for(home), timeout=120)
+
+
+@pytest.fixture
+def mountable(tmp_path: Path) -> Path:
+    probe = subprocess.run(["unshare", "-rm", "sh", "-c", MOUNT, "sh", str(tmp_path),
+                            "sh", "-c", '! touch "$0/x"', str(tmp_path)],
+                           capture_output=True, text=True)  # mounted, and read-only
+    if probe.returncode != 0:
+        pytest.skip(f"no read-only mount in a namespace of its own here: {probe.stderr}")
+    return tmp_path
+
+
+@pytest.fixture
+def work(mountable: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    tmp_path = mountable
+    if not MODELS.is_dir():
+        pytest.skip("MiniLM is not installed")
+    for home in ("home", "bare"):
+        (tmp_path / home).mkdir()
+        (tmp_path / home / "models").symlink_to(MODELS)
+    (tmp_path / "docs.jsonl").write_text(DOCS)
+    (tmp_path / "q1.jsonl").write_text('{"id": "q1", "text": "kettle boil time"}\n')
+    (tmp_path / "q2.jsonl").write_text('{"id": "q2", "text": "browning bread"}\n')
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def search(home: Path, queries: str, out: str, read_only: bool) -> str:
+    """The search's stderr lines that speak of read-only caches (it must succeed)."""
+    done = ragkit(home, "search", "ix", "--queries", queries, "--mode", "dense", "--out", out,
+                  read_only=read_only)
+    assert done.returncode == 0, done.stderr
+    return "".join(line + "\n" for line in done.stderr.splitlines() if "read-only" in line)
+
+
+def test_a_read_only_home_serves_cached_vectors_and_uses_new_ones_without_keeping_them(work):
+    home, cache = work / "home", work / "home" / "cache"
+    built = ragkit(home, "index", "docs.jsonl", "--out", "ix", "--embedder", "minilm")
+    assert built.returncode == 0, built.stderr
+    assert search(home, "q1.jsonl", "q1.trec", read_only=False) == ""
+    files = {p.name: p.read_bytes() for p in cache.iterdir()}
+
+    assert search(home, "q1.jsonl", "q1-ro.trec", read_only=True) == ""  # all cached
+    assert Path("q1-ro.trec").read_text() == Path("q1.trec").read_text()
+    db = cache / "embeddings.sqlite"
+    assert search(home, "q2.jsonl", "q2-ro.trec", read_only=True) == (
+        f"ragkit: warning: the embedding cache at {db} is read-only, so new vectors are not "
+        f"kept (they are embedded again each time they are needed)\n")
+    assert {p.name: p.read_bytes() for p in cache.iterdir()} == files  # nothing written
+
+    assert search(home, "q2.jsonl", "q2.trec", read_only=False) == ""  # kept now
+    assert Path("q2-ro.trec").read_text() == Path("q2.trec").read_text()
+
+
+def test_a_read_only_home_without_a_cache_searches(work):
+    built = ragkit(work / "home", "index", "docs.jsonl", "--out", "ix", "--embedder", "minilm")
+    assert built.returncode == 0, built.stderr
+    assert search(work / "home", "q1.jsonl", "q1.trec", read_only=False) == ""
+    bare = work / "bare"  # the models, no cache folder
+    db = bare / "cache" / "embeddings.sqlite"
+    assert search(bare, "q1.jsonl", "q1-ro.trec", read_only=True) == (
+        f"ragkit: warning: the embedding cache at {db} is read-only, so new vectors are not "
+        f"kept (they are embedded again each time they are needed)\n")
+    assert Path("q1-ro.trec").read_text() == Path("q1.trec").read_text()
+    assert sorted(p.name for p in bare.iterdir()) == ["models"]
+
+
+def test_cache_stats_reads_a_call_cache_on_read_only_media(mountable):
+    home, cache = mountable / "home", mountable / "home" / "cache"
+    calls = CallCache(cache / "calls.sqlite")
+    for i in range(3):
+        calls.put(f"key{i}", "/v1/messages", "claude-haiku-4-5", {"text": str(i)},
+                  Usage(1000, 100, 0, 0), priced=True, batch=i == 0)
+    calls.get("key1")
+    calls.close()
+    stats = ragkit(home, "cache", "stats")
+    assert stats.returncode == 0, stats.stderr
+    assert stats.stdout.splitlines()[1].split()[:5] == ["claude-haiku-4-5", "/v1/messages",
+                                                        "3", "1", "3,000"]
+    files = {p.name: p.read_bytes() for p in cache.iterdir()}
+    read = ragkit(home, "cache", "stats", read_only=True)
+    assert (read.returncode, read.stdout, read.stderr) == (0, stats.stdout, "")
+    assert {p.name: p.read_bytes() for p in cache.iterdir()} == files
+
+    old_schema = """CREATE TABLE calls (key TEXT PRIMARY KEY, endpoint TEXT NOT NULL, model TEXT
+        NOT NULL, reply TEXT NOT NULL, input INTEGER NOT NULL, output INTEGER NOT NULL,
+        cache_write INTEGER NOT NULL, cache_read INTEGER NOT NULL, priced INTEGER NOT NULL,
+        created REAL NOT NULL, hits INTEGER NOT NULL DEFAULT 0)"""
+    for name in ("old", "copy"):  # made before replies were marked as batch results
+        (mountable / name / "cache").mkdir(parents=True)
+        with closing(sqlite3.connect(mountable / name / "cache" / "calls.sqlite")) as db, db:
+            db.execute(old_schema)
+            db.execute("INSERT INTO calls VALUES ('k', '/v1/messages', 'claude-haiku-4-5', "
+                       "'{}', 1000, 100, 0, 0, 1, 0, 2)")
+    listed = ragkit(mountable / "copy", "cache", "stats")  # the copy gets the column
+    assert "claude-haiku-4-5" in listed.stdout, listed.stderr
+    read = ragkit(mountable / "old", "cache", "stats", read_only=True)
+    assert (read.returncode, read.stdout, read.stderr) == (0, listed.stdout, "")
+
+    bare = mountable / "bare"  # no cache at all: empty, and nothing made
+    bare.mkdir()
+    empty = ragkit(bare, "cache", "stats", read_only=True)
+    assert (empty.returncode, empty.stdout, empty.stderr) == (0, "the call cache is empty\n", "")
+    assert list(bare.iterdir()) == []
+
+
+class Seen(WordEmbedder):
+    """WordEmbedder that records the texts it embeds."""
+
+    def __init__(self) -> None:
+        super().__init__(["kettle"])
+        self.seen: list[str] = []
+
+    def embed(self, texts, *, input_type="document", progress=False) -> np.ndarray:
+        self.seen.extend(texts)
+        return super().embed(texts, input_type=input_type)
+
+
+def test_an_immutable_embedding_cache_is_read_and_not_written(tmp_path):
+    db = tmp_path / "e.sqlite"
+    CachedEmbedder(Seen(), db).embed(["the kettle boils"])
+    if subprocess.run(["chattr", "+i", str(db)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not available here")
+    try:
+        inner = Seen()
+        cached = CachedEmbedder(inner, db)
+        with pytest.warns(RagkitWarning) as caught:
+            out = cached.embed(["the kettle boils", "a new kettle"])
+            cached.embed(["another new kettle"])  # said once
+        assert [str(w.message) for w in caught] == [
+            f"the embedding cache at {db} is read-only, so new vectors are not kept (they are "
+            f"embedded again each time they are needed)"]
+        assert inner.seen == ["a new kettle", "another new kettle"]  # the cached one was read
+        np.testing.assert_array_equal(out, Seen().embed(["the kettle boils", "a new kettle"]))
+    finally:
+        subprocess.run(["chattr", "-i", str(db)], capture_output=True)
+    fresh = Seen()
+    CachedEmbedder(fresh, db).embed(["the kettle boils", "a new kettle"])
+    assert fresh.seen == ["a new kettle"]  # not kept; the one cached before still is
