@@ -2,8 +2,14 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
 
 import pytest
+from agent_fakes import SHOPCORE
+from cli_errors import one_error_line
 from test_agent_loop import Script, run, use
 
 from ragkit.agent.trace import (caching_table, input_tokens_per_turn, read_trace, timeline,
@@ -118,3 +124,31 @@ def test_opentelemetry_spans_with_genai_attributes(traced):
     root = spans["invoke_agent ragkit-agent"]
     assert all(s.parent.span_id == root.context.span_id for s in chats)
     json.dumps(dict(root.attributes))
+
+
+def _ask_agent(tmp_path, trace, **env_extra):
+    """`ragkit ask --agent` in a new process, writing its trace to `trace`."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")}
+    env.update(RAGKIT_HOME=str(tmp_path / "home"), **env_extra)
+    return subprocess.run([sys.executable, "-m", "ragkit.cli", "ask", "--agent", "--root",
+                           str(SHOPCORE), "--trace", str(trace), "--api-retries", "0",
+                           "Find the bug that stores a negative refund amount"],
+                          env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_a_run_failing_on_its_first_turn_keeps_the_previous_trace(tmp_path):
+    trace = tmp_path / "traces" / "run.jsonl"
+    trace.parent.mkdir()
+    assert _ask_agent(tmp_path, trace).returncode == 0  # the offline stand-in: 4 turns
+    before = trace.read_bytes()
+    assert len(before.splitlines()) == 4
+    with socket.socket() as closed:  # a port nothing listens on: the first request fails
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    failed = _ask_agent(tmp_path, trace, ANTHROPIC_API_KEY="x", ANTHROPIC_BASE_URL=url)
+    assert one_error_line(failed).startswith(
+        f"ragkit: error: cannot reach the Anthropic API at {url} (")
+    assert trace.read_bytes() == before
+    assert sorted(p.name for p in trace.parent.iterdir()) == ["run.jsonl"]

@@ -1,9 +1,13 @@
 """Trace files of agent runs: one JSON record per turn, written as each turn ends, read back.
 
-What it is: `TraceWriter(path)` appends one record per turn and flushes (and fsyncs) it, so
+What it is: `TraceWriter(path)` writes one record per turn and flushes (and fsyncs) it, so
 a crash keeps every finished turn; a file is replaced only if it is empty or already a
-ragkit trace (`is_trace`). `turn_record(...)` is the record of one turn: the exact request
-sent, the reply, every tool call with its result, the usage counters and timings.
+ragkit trace (`is_trace`), and only by the first record: the first turn's record replaces
+the old trace in one rename (`ragkit.atomic.write_text`), the later ones are appended. A run
+that fails before its first turn ends (a refused key, an unreachable server) leaves the
+previous trace as it was, not an empty file. `turn_record(...)` is the record of one turn:
+the exact request sent, the reply, every tool call with its result, the usage counters and
+timings.
 `read_trace(path)` reads the records back; a line that is not a record is a clear error.
 
 What it is not: the tables, timelines and OpenTelemetry spans made from the records
@@ -16,7 +20,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from ragkit.atomic import check_target, write_text
 from ragkit.documents import RagkitError
@@ -41,20 +45,27 @@ def is_trace(path: Path) -> bool:
 
 
 class TraceWriter:
-    """Appends one JSON line per record to `path` (replaced only if it is a trace)."""
+    """One JSON line per record at `path`: the first replaces an old trace atomically, the
+    rest are appended. The path is checked at once (a file that is not a trace is refused
+    before the run starts), but nothing is written until there is a record to write."""
 
     def __init__(self, path: Path | str) -> None:
         self.path = check_target(path, is_trace, "a ragkit trace", folder=False)
-        write_text(self.path, "", is_ours=is_trace, what="a ragkit trace")
-        self._handle = open(self.path, "a", encoding="utf-8")
+        self._handle: TextIO | None = None
 
     def write(self, record: dict[str, Any]) -> None:
-        self._handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        line = json.dumps(record, ensure_ascii=False) + "\n"
+        if self._handle is None:  # the first record: the old trace goes only now
+            write_text(self.path, line, is_ours=is_trace, what="a ragkit trace")
+            self._handle = open(self.path, "a", encoding="utf-8")
+            return
+        self._handle.write(line)
         self._handle.flush()
         os.fsync(self._handle.fileno())
 
     def close(self) -> None:
-        self._handle.close()
+        if self._handle is not None:
+            self._handle.close()
 
 
 def turn_record(turn: int, request: dict[str, Any], reply: Any, calls: list[Any],
