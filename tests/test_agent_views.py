@@ -9,14 +9,15 @@ from types import SimpleNamespace  # noqa: E402
 
 import pytest  # noqa: E402
 from agent_fakes import SHOPCORE, executor, file_tools, shopcore_files  # noqa: E402
+from test_agent_loop import Script, run, use  # noqa: E402
 
 from ragkit.agent.injection import blank_lines, injection_outcome, locate, next_actions  # noqa: E402,E501
 from ragkit.agent.loop import AgentResult, ToolCall, run_agent  # noqa: E402
 from ragkit.agent.tool import ToolContext, ToolResult  # noqa: E402
 from ragkit.agent.tools import TOOLS  # noqa: E402
 from ragkit.agent.views import (caching_effect, caching_prose, caching_summary,  # noqa: E402
-                                calls_table, first_sentence, tokens_figure, tool_choice,
-                                tool_table)
+                                calls_per_turn_sentence, calls_table, first_sentence,
+                                tokens_figure, tool_choice, tool_table)
 from ragkit.llm import LLM  # noqa: E402
 
 INJECTED = r"AI assistants|previous instructions|no refund bug exists"
@@ -98,6 +99,23 @@ def test_calls_and_tool_choice_tables():
     row = tool_choice({"q": result}).loc["q"]
     assert (row["tools by turn"], row["tool calls"], row["answer"]) == \
         ("grep+glob → read_file", 3, "First line more")
+
+
+def test_calls_per_turn_leave_out_the_turn_stopped_at_the_limit():
+    # turns 1 and 2 run one grep each; turn 3, the limit, asks for four calls that never run
+    # (before: "6 tool calls over 3 tool turns: 2.00 calls per assistant turn (> 1.0: ...)")
+    script = Script([use("a", "grep", pattern="refund")], [use("b", "grep", pattern="order")],
+                    [use(f"c{i}", "read_file", path="pay/refund.py") for i in range(4)])
+    result = run(script, max_turns=3)
+    assert result.stop_reason == "max_turns" and result.calls_per_turn == 1.0
+    assert calls_per_turn_sentence(result) == (
+        "2 tool calls over 2 tool turns: 1.00 calls per assistant turn (no parallel calls); "
+        "the 4 calls of turn 3 did not run (the turn limit was reached)")
+    answered = run(Script([use("a", "grep", pattern="refund"), use("b", "glob", pattern="*")],
+                          [use("c", "read_file", path="pay/refund.py")]))
+    assert calls_per_turn_sentence(answered) == (
+        "3 tool calls over 2 tool turns: 1.50 calls per assistant turn (> 1.0: parallel calls "
+        "work)")
 
 
 def test_injected_text_is_located_and_blanked_keeping_locations():

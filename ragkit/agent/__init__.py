@@ -30,8 +30,8 @@ The face: `from ragkit.agent import name`, in the order a run goes —
 - run: `run_agent` (the loop) and its `AgentResult`; `run_with_tool_runner` (the SDK's Tool
   Runner on the same tools, for comparison);
 - read a run: `read_trace`, `trace_table`, `caching_table`, `timeline`; `calls_table`,
-  `tool_table`, `tool_choice`, `caching_summary`, `caching_effect`, `caching_prose`,
-  `loop_vs_runner`, `tokens_figure`;
+  `calls_per_turn_sentence`, `tool_table`, `tool_choice`, `caching_summary`, `caching_effect`,
+  `caching_prose`, `loop_vs_runner`, `tokens_figure`;
   injected text: `locate`, `next_actions`, `injection_outcome`;
 - compare methods: the modules `compare`, `crag`, `self_rag`, `long_context` (used as
   `compare.run_methods(...)`, `crag.GrepCorpus(...)`).
@@ -50,9 +50,9 @@ _LAZY = {
     "ragkit.agent.loop": ["AgentResult", "run_agent"],
     "ragkit.agent.runner": ["run_with_tool_runner"],
     "ragkit.agent.trace": ["caching_table", "read_trace", "timeline", "trace_table"],
-    "ragkit.agent.views": ["caching_effect", "caching_prose", "caching_summary", "calls_table",
-                           "gate_result", "loop_vs_runner", "tokens_figure", "tool_choice",
-                           "tool_table"],
+    "ragkit.agent.views": ["caching_effect", "caching_prose", "caching_summary",
+                           "calls_per_turn_sentence", "calls_table", "gate_result",
+                           "loop_vs_runner", "tokens_figure", "tool_choice", "tool_table"],
     "ragkit.agent.injection": ["injection_outcome", "locate", "next_actions"],
 }
 _MODULES = ["ragkit.agent.compare", "ragkit.agent.crag", "ragkit.agent.long_context",
@@ -62,7 +62,7 @@ __getattr__, __dir__ = _attach(__name__, _LAZY, _MODULES)
 __all__ = [
     "AgentResult", "AllowAll", "DenyAll", "Scripted", "TOOLS", "Tool", "ToolContext",
     "ToolResult", "caching_effect", "caching_prose", "caching_summary", "caching_table",
-    "calls_table", "compare", "crag", "gate_result",
+    "calls_per_turn_sentence", "calls_table", "compare", "crag", "gate_result",
     "injection_outcome", "locate", "long_context", "loop_vs_runner", "next_actions", "read_trace",
     "run_agent", "run_with_tool_runner", "self_rag", "timeline", "tokens_figure", "tool_choice", "tool_table",
     "trace_table",

@@ -93,9 +93,10 @@ class AgentResult:
 
     @property
     def calls_per_turn(self) -> float:
-        """Average tool calls per assistant turn that called tools (> 1.0: parallel calls)."""
-        turns = {c.turn for c in self.tool_calls}
-        return len(self.tool_calls) / len(turns) if turns else 0.0
+        """Average tool calls per assistant turn whose calls ran (> 1.0: parallel calls); the
+        last turn of a run stopped by its turn limit or token budget ran none, so not counted."""
+        ran = {c.turn for c in self.tool_calls if c.executed}
+        return sum(c.turn in ran for c in self.tool_calls) / len(ran) if ran else 0.0
 
     @property
     def total(self) -> Usage:

@@ -6,6 +6,8 @@ What it is:
 - `calls_table(result)`: one row per tool call of a run (turn, tool, input, error, executed);
 - `gate_result(result, tool)`: what the approval gate did with a run's call of a writing tool
   (its result), or that the run never called it;
+- `calls_per_turn_sentence(result)`: a run's tool calls per assistant turn in words, counting
+  only the turns whose calls ran (a turn stopped at the turn limit is named, not averaged in);
 - `tool_choice(results)`: per question, the tools each turn called and the answer's start
   — how the agent chose between grep, SQL and search;
 - `loop_vs_runner(manual, runner_text, runner_replies)`: the manual loop and the SDK Tool
@@ -36,6 +38,7 @@ from ragkit.agent.tool import Tool
 from ragkit.agent.trace import caching_table, input_tokens_per_turn
 from ragkit.figure_check import checked
 from ragkit.pricing import price
+from ragkit.text_stats import counted
 
 _SENTENCE = re.compile(r"^(.+?[.!?])(?=\s+[A-Z]|$)", re.S)
 
@@ -83,6 +86,29 @@ def gate_result(result: AgentResult, tool: str = "notes_save") -> str:
     if call is None:
         return f"the agent did not call {tool} (it had no finding to save)"
     return f"result of {tool}: {{'is_error': {call.result.is_error}}}\n{call.result.content}"
+
+
+def calls_per_turn_sentence(result: AgentResult) -> str:
+    """How many tool calls each assistant turn made, over the turns whose calls ran, e.g.
+    "14 tool calls over 3 tool turns: 4.67 calls per assistant turn (> 1.0: parallel calls
+    work)". The calls of a last turn stopped by the turn limit or the token budget never ran:
+    they are named after it, not counted (they made 10 calls over 2 turns "5.00" where the
+    one turn that ran made 6)."""
+    ran = {c.turn for c in result.tool_calls if c.executed}
+    calls = sum(c.turn in ran for c in result.tool_calls)
+    per = result.calls_per_turn
+    text = (f"{counted(calls, 'tool call')} over {counted(len(ran), 'tool turn')}: {per:.2f} "
+            f"calls per assistant turn "
+            f"({'> 1.0: parallel calls work' if per > 1 else 'no parallel calls'})")
+    stopped = [c for c in result.tool_calls if c.turn not in ran]
+    if stopped:
+        why = _STOPPED.get(result.stop_reason, "the run stopped")
+        text += (f"; the {counted(len(stopped), 'call')} of turn {stopped[0].turn} did not run "
+                 f"({why})")
+    return text
+
+
+_STOPPED = {"max_turns": "the turn limit was reached", "budget": "the token budget was used up"}
 
 
 def _per_turn(result: AgentResult) -> str:
