@@ -105,8 +105,9 @@ def test_missing_key_says_which_variable_to_set(monkeypatch, tmp_path, capsys):
     monkeypatch.delenv("VOYAGE_API_KEY", raising=False)
     monkeypatch.delenv("VOYAGE_API_KEY_PATH", raising=False)
     for name in ("voyage:voyage-3.5", "voyage-context:voyage-context-3"):
+        embedder = get_embedder(name, cache=False)  # the key is checked by the first request
         with pytest.raises(RagkitError, match=f"the {name} embedder .* set VOYAGE_API_KEY"):
-            get_embedder(name)
+            embedder.embed(["Refunds?"], input_type="query")
     docs = tmp_path / "docs.jsonl"
     docs.write_text('{"id": "a", "text": "Refunds within seven days."}\n')
     status = main(["index", str(docs), "--out", str(tmp_path / "idx"),

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cli_errors import one_error_line
 from voyage_loopback import Loopback, serve
 
 RAGKIT = str(Path(sys.executable).parent / "ragkit")
@@ -98,3 +99,33 @@ def test_a_voyage_index_is_searched_answered_and_rebuilt_from_other_processes(
                    "--embedder", embedder)
     assert again.returncode == 0, again.stderr
     assert len(voyage.requests) == start  # every document vector came from the cache
+
+
+@pytest.mark.parametrize("embedder", ["voyage:voyage-3.5", "voyage-context:voyage-context-3"])
+def test_cached_query_vectors_search_a_voyage_index_without_the_key(
+        voyage, tmp_path, monkeypatch, embedder):
+    (tmp_path / "docs.jsonl").write_text(DOCS)
+    (tmp_path / "q.jsonl").write_text(QUERIES)
+    assert ragkit("index", tmp_path / "docs.jsonl", "--out", tmp_path / "ix",
+                  "--embedder", embedder).returncode == 0
+    keyed = ragkit("search", tmp_path / "ix", "--queries", tmp_path / "q.jsonl", "--mode",
+                   "dense", "--k", "2", "--out", tmp_path / "keyed.trec")
+    assert keyed.returncode == 0, keyed.stderr
+    start = len(voyage.requests)
+    monkeypatch.delenv("VOYAGE_API_KEY")
+    monkeypatch.delenv("VOYAGE_API_KEY_PATH", raising=False)
+    # every query vector is in the embedding cache: no key needed, no request sent
+    cached = ragkit("search", tmp_path / "ix", "--queries", tmp_path / "q.jsonl", "--mode",
+                    "dense", "--k", "2", "--out", tmp_path / "cached.trec")
+    assert cached.returncode == 0, cached.stderr
+    assert (tmp_path / "cached.trec").read_text() == (tmp_path / "keyed.trec").read_text()
+    # a question not in the cache still needs the key: the same one line as before
+    (tmp_path / "new.jsonl").write_text('{"id": "q3", "text": "bread slices"}\n')
+    new = ragkit("search", tmp_path / "ix", "--queries", tmp_path / "new.jsonl", "--mode",
+                 "dense", "--k", "2", "--out", tmp_path / "new.trec")
+    assert one_error_line(new) == (
+        f"ragkit: error: the {embedder} embedder calls the Voyage API and needs a key: set "
+        f"VOYAGE_API_KEY (or VOYAGE_API_KEY_PATH to a file holding it), or use an offline "
+        f"embedder ('auto', 'e5-small') to build; an index built with {embedder} is searched "
+        f"with the key, or by --mode bm25 without it")
+    assert not (tmp_path / "new.trec").exists() and len(voyage.requests) == start

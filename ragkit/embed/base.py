@@ -7,6 +7,11 @@ leaf, which imports no other part of ragkit. Import them from `ragkit.embed` as 
 
 What it is not: an embedder; the models are `minilm.py`, `use_multilingual.py`, `voyage.py`.
 
+An embedder may also have `prepare()`: what its first request needs (Voyage: the key and
+its client), made ready before a cache shows a progress bar for the texts it must send, so a
+missing key is one line rather than a line after a bar; a cache holding every vector asked
+for never calls it.
+
 Limits: `fingerprint` identifies the exact weights; an embedder without that attribute
 (written before it existed) is identified by its `name` alone — see `fingerprint_of` — so
 changing its weights under the same name is not detected.

@@ -74,6 +74,13 @@ def cache_key(name: str, fingerprint: str, max_tokens: int, input_type: str, tex
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
+def prepare(inner: Embedder) -> None:
+    """`inner.prepare()` when it has one (see `ragkit.embed.base`): before texts are sent."""
+    ready = getattr(inner, "prepare", None)
+    if ready is not None:
+        ready()
+
+
 class CachedEmbedder:
     """Wrap `inner` with a sqlite cache at `path` (see module docstring)."""
 
@@ -123,6 +130,8 @@ class CachedEmbedder:
         Each batch is embedded holding the lock file, after looking its keys up again: a
         process that waited finds what the other one just stored and skips it."""
         items = list(todo.items())
+        if items:
+            prepare(self.inner)
         lengths = self.inner.token_lengths([t for _, t in items]) if items else []
         items = [items[i] for i in np.argsort(lengths, kind="stable")]
         size = getattr(self.inner, "texts_per_call", None) or self.batch_size  # batch APIs: all

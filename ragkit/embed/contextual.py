@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 from tqdm import tqdm
 
-from ragkit.embed.cache import CachedEmbedder, cache_key
+from ragkit.embed.cache import CachedEmbedder, cache_key, prepare
 from ragkit.errors import Interrupted, PartialResults
 
 IN_CONTEXT = "document-in-context"
@@ -41,6 +41,8 @@ class CachedContextualEmbedder(CachedEmbedder):
         db = self._connect()
         found = self._lookup(db, {k for doc in keys for k in doc})
         todo = [d for d, doc in enumerate(keys) if not all(k in found for k in doc)]
+        if todo:
+            prepare(self.inner)
         size = getattr(self.inner, "documents_per_call", DOCUMENTS_PER_COMMIT)  # batch APIs: all
         with tqdm(total=len(todo), desc=f"embed {self.name}", unit="doc",
                   disable=not (progress and todo)) as bar:  # closed on Ctrl-C too

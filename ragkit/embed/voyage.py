@@ -10,8 +10,9 @@ What it is:
   prepending an LLM-written context. `embed_documents` is that call; `embed` sends each text
   as a one-chunk document (questions with `input_type="query"`).
 
-Both check for `VOYAGE_API_KEY` (or the SDK's `VOYAGE_API_KEY_PATH`) when built, before any
-text is read, because the SDK builds a client without a key and fails only on the first call.
+Both check for `VOYAGE_API_KEY` (or the SDK's `VOYAGE_API_KEY_PATH`) before the first request
+(`prepare`; the SDK fails only then, unclearly), not when built: a Voyage index is searched
+without a key while the embedding cache holds every query vector asked for.
 `VOYAGE_BASE_URL` (e.g. `http://127.0.0.1:8000/v1`, no trailing slash) points them at another
 endpoint; the SDK itself has no such variable. Each request waits and retries within
 `ragkit.online.budget()` (by default 3 attempts of up to 120 s each; the SDK retries a 429,
@@ -53,7 +54,6 @@ from ragkit.voyage import batches, client, estimate_tokens, failure  # noqa: F40
 from ragkit.voyage_batch import VoyageBatches
 
 EVERYTHING = 1_000_000_000  # texts handed over per call in batch mode: all of them
-
 
 
 @dataclass(frozen=True)
@@ -104,11 +104,23 @@ class VoyageEmbedder:
         self.max_tokens = self.limits.context
         self.name = self._what = f"{self.prefix}:{model}"
         self.fingerprint = f"{self.name}@{self.dim}"  # the model id and output size
-        # the alternative fits both uses: a build can choose another embedder, but an index
-        # built with this one is searched with its vectors or by words alone
-        self._sdk = client(f"the {self.name} embedder", f"an offline embedder ('auto', "
-                           f"'e5-small') to build; an index built with {self.name} is searched "
-                           f"with the key, or by --mode bm25 without it")
+        self._client: Any = None  # made by the first request (`_sdk`), not here
+
+    @property
+    def _sdk(self) -> Any:
+        """The SDK client, made (and the key checked) when a text must be sent."""
+        self.prepare()
+        return self._client
+
+    def prepare(self) -> None:
+        """Check the key and make the client, once: before the first text is sent."""
+        if self._client is None:
+            # the alternative fits both uses: a build can choose another embedder, but an
+            # index built with this one is searched with its vectors or by words alone
+            self._client = client(f"the {self.name} embedder", f"an offline embedder "
+                                  f"('auto', 'e5-small') to build; an index built with "
+                                  f"{self.name} is searched with the key, or by --mode bm25 "
+                                  f"without it")
 
     def token_lengths(self, texts: Sequence[str]) -> list[int]:
         """`estimate_tokens` per text (an estimate: the real tokenizer needs a download)."""
@@ -130,7 +142,6 @@ class VoyageEmbedder:
                           output_dimension=self.output_dimension)
             out.append(unit_rows(reply.embeddings, self.dim, self._what, len(part)))
         return np.concatenate(out)
-
 
     def _custom_id(self, kind: str, item: Any) -> str:
         """The Batch API custom_id of one request: 64 hex digits of what decides its result."""
