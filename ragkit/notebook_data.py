@@ -40,6 +40,7 @@ from ragkit.atomic import replace_folder
 from ragkit.chunking import chunk_document
 from ragkit.corpus_cache import corpora_folder
 from ragkit.documents import Chunk, Document, Query, RagkitError
+from ragkit.loaders.folder import escaped
 from ragkit.money import dollars_kept
 from ragkit.notebook_params import CHANGED_ENV, edited_parameters
 from ragkit.text_stats import joined  # noqa: F401 (re-exported for the notebooks)
@@ -87,7 +88,7 @@ def data_banner(data_dir: str | Path) -> None:
     """Show the banner (see module) when `data_dir` is not the shipped data; then
     `parameters_banner`'s."""
     if not is_shipped(data_dir):
-        _show(BANNER.format(name=f"`{data_label(data_dir)}`"))
+        _show(BANNER.format(name=code_span(data_label(data_dir))))
     parameters_banner(sys._getframe(1).f_globals)  # the notebook's namespace
 
 
@@ -101,7 +102,18 @@ def parameters_banner(values: Mapping[str, object] | None = None) -> None:
         else edited_parameters(values)
     if changed:
         _show(PARAMETERS_BANNER.format(
-            given=", ".join(f"`{name} = {value!r}`" for name, value in changed.items())))
+            given=", ".join(code_span(f"{name} = {value!r}") for name, value in changed.items())))
+
+
+def code_span(text: str) -> str:
+    """`text` as a CommonMark code span that shows it whole: fenced by one backtick more than
+    its longest run of backticks (padded by a space when it starts or ends with one), line
+    breaks and other control characters escaped. A folder named ``my`data`` closed the
+    banner's single-backtick span early and showed the rest as Markdown."""
+    text = escaped(text)
+    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+    pad = " " if text[:1] == "`" or text[-1:] == "`" else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def skip_unless(have: object, why: str, what: str = "section") -> bool:

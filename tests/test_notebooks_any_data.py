@@ -426,3 +426,22 @@ def test_01_and_06_print_a_jsonl_files_escape_sequences_escaped(tmp_path):
                           for o in cell.get("outputs", []) if o["output_type"] == "stream")
         assert "\\x1b[31m\\u202e" in printed, path.name  # the question, shown escaped
         assert "\x1b" not in printed and "\u202e" not in printed, path.name
+
+
+@pytest.mark.parametrize("name", ["my`data", "`lead", "two``ticks`", "tab\there"])
+def test_the_banner_shows_a_folder_name_with_backticks_whole_in_one_code_span(
+        tmp_path, monkeypatch, name):
+    """A folder named my`data closed the banner's `…` early: JupyterLab showed "my" as code
+    and "data" (and the rest of the sentence up to the next backtick) as Markdown."""
+    from markdown_it import MarkdownIt
+    shown: list[str] = []
+    monkeypatch.setattr("ragkit.notebook_data._show", shown.append)
+    data_banner(write_tiny_dataset(tmp_path / name))
+    html = MarkdownIt("commonmark").render(shown[-1])
+    shown_name = name.replace("\t", "\\t")
+    assert f"<code>{shown_name}</code>" in html.replace("&quot;", '"')
+    assert html.count("<code>") == 2  # the name and `data/`
+    monkeypatch.setenv(CHANGED_ENV, json.dumps({"question": "what is `k`?"}))
+    data_banner(ROOT / "data")
+    html = MarkdownIt("commonmark").render(shown[-1])
+    assert "<code>question = 'what is `k`?'</code>" in html.replace("&#x27;", "'")
