@@ -123,8 +123,12 @@ def beir_splits(root: Path | str) -> list[str]:
 
 
 def load_beir(root: Path | str, split: str = "test") -> Dataset:
-    """A BEIR data set judged by `qrels/<split>.tsv`.
+    """A BEIR data set judged by `qrels/<split>.tsv`, or by every `qrels/*.tsv` for `all`.
 
+    With `all` (the files in name order), a query judged in several files is judged by the
+    union of the documents they grade relevant, and its `split` names those files joined by
+    "+" ("dev+test"): `Dataset.split("test")` of such a set keeps the queries judged in test
+    alone, so to score one split, load that split. `judged_by` names the files read.
     Queries without a relevant judgment are dropped. Judged queries missing from
     `queries.jsonl` cannot be asked: they are left out with a `RagkitWarning` that counts them.
     An `_id` given twice in `queries.jsonl` is refused, as in `corpus.jsonl`: scoring would
@@ -136,17 +140,18 @@ def load_beir(root: Path | str, split: str = "test") -> Dataset:
     for line, obj in read_jsonl(root / "corpus.jsonl"):
         ident = str(require(obj, "_id", (str, int), root / "corpus.jsonl", line))
         if ident in seen:
-            raise RagkitError(f"{where(root / 'corpus.jsonl', line, '_id')}: duplicate id '{ident}'")
+            raise RagkitError(f"{where(root / 'corpus.jsonl', line, '_id')}: duplicate id "
+                              f"'{ident}'")
         seen.add(ident)
         text = check_text(require(obj, "text", str, root / "corpus.jsonl", line),
                           root / "corpus.jsonl", line)  # NFC, as every document ragkit reads
         documents.append(Document(ident, composed(text), composed(str(obj.get("title") or "")),
                                   {}))
-    qrels_path = root / "qrels" / f"{split}.tsv"
-    if not qrels_path.is_file():
-        raise RagkitError(f"{qrels_path}: no such file (splits with qrels: "
-                          f"{', '.join(beir_splits(root)) or 'none'})")
-    judged = relevant(read_qrels(qrels_path))
+    names = beir_splits(root) if split == "all" else [split]
+    if not names:
+        raise RagkitError(f"{root / 'qrels'}: no *.tsv file of judgments (--split all reads "
+                          f"every one)")
+    judged, judged_in = _union_qrels(root, names)
     queries = []
     asked: dict[str, int] = {}  # query id -> its line
     for line, obj in read_jsonl(root / "queries.jsonl"):
@@ -157,17 +162,38 @@ def load_beir(root: Path | str, split: str = "test") -> Dataset:
         asked[ident] = line
         if ident in judged:
             text = require(obj, "text", str, root / "queries.jsonl", line, non_empty=True)
-            queries.append(Query(ident, composed(text), split=split,
+            queries.append(Query(ident, composed(text), split="+".join(judged_in[ident]),
                                  golden=tuple(Golden(d) for d in judged[ident])))
-    _warn_missing_queries(judged, queries, qrels_path, root / "queries.jsonl")
+    source = root / "qrels" / f"{names[0]}.tsv" if len(names) == 1 else root / "qrels"
+    _warn_missing_queries(judged, queries, source, root / "queries.jsonl")
     known = {d.id for d in documents}
     for query in queries:  # in the qrels' own words, not a golden file's `golden[0].doc_id`
-        for gold in query.golden:
-            if gold.doc_id not in known:
-                raise RagkitError(f"{qrels_path}: query '{query.id}': field 'corpus-id': "
-                                  f"'{gold.doc_id}' is not in {root / 'corpus.jsonl'}")
-    queries = check_golden(queries, documents, qrels_path)
-    return Dataset(root.name, documents, queries)
+        for doc, path in judged[query.id].items():
+            if doc not in known:
+                raise RagkitError(f"{path}: query '{query.id}': field 'corpus-id': '{doc}' is "
+                                  f"not in {root / 'corpus.jsonl'}")
+    queries = check_golden(queries, documents, source)
+    return Dataset(root.name, documents, queries,
+                   judged_by=tuple(f"qrels/{name}.tsv" for name in names))
+
+
+def _union_qrels(root: Path, names: list[str]
+                 ) -> tuple[dict[str, dict[str, Path]], dict[str, list[str]]]:
+    """(query id -> each document judged relevant to it in the files `qrels/<name>.tsv`, in
+    file order, with the first file judging it; query id -> the names of those files)."""
+    judged: dict[str, dict[str, Path]] = {}
+    judged_in: dict[str, list[str]] = {}
+    for name in names:
+        path = root / "qrels" / f"{name}.tsv"
+        if not path.is_file():
+            raise RagkitError(f"{path}: no such file (splits with qrels: "
+                              f"{', '.join(beir_splits(root)) or 'none'})")
+        for qid, docs in relevant(read_qrels(path)).items():
+            mine = judged.setdefault(qid, {})
+            for doc in docs:
+                mine.setdefault(doc, path)
+            judged_in.setdefault(qid, []).append(name)
+    return judged, judged_in
 
 
 def _warn_missing_queries(judged: dict, queries: list[Query], qrels_path: Path,
@@ -203,9 +229,10 @@ def _check_jsonl_or_unknown(path: Path) -> None:
 def load_dataset(path: Path | str, split: str | None = None, skip_bad: bool = False) -> Dataset:
     """Recognise a data set by its files and load it (see the module docstring).
 
-    `split` picks a BEIR folder's `qrels/<split>.tsv` (default `test`); other layouts carry
-    the split on each query and ignore it here (use `Dataset.split`). `skip_bad` leaves a
-    folder's unreadable files out (`load_folder`; the documents list's `skipped` names them).
+    `split` picks a BEIR folder's `qrels/<split>.tsv` (default `test`; `all` reads every one,
+    see `load_beir`); other layouts carry the split on each query and ignore it here (use
+    `Dataset.split`). `skip_bad` leaves a folder's unreadable files out (`load_folder`; the
+    documents list's `skipped` names them).
     """
     path = Path(path)
     if path.name in ("", ".."):  # `ragkit eval .` printed ": 2 judged queries": name it

@@ -76,12 +76,16 @@ class Query:
 
 @dataclass
 class Dataset:
-    """Documents and queries that belong together; `chunks` when the source ships its own."""
+    """Documents and queries that belong together; `chunks` when the source ships its own;
+    `judged_by` the judgment files read for the queries (a BEIR folder's `qrels/test.tsv`, as
+    the user names them), so a score can say what it scored; empty when each query carries
+    its own golden items (it is not kept by `split`, which picks queries by their field)."""
 
     name: str
     documents: list[Document]
     queries: list[Query]
     chunks: list[Chunk] | None = None
+    judged_by: tuple[str, ...] = ()
 
     def split(self, name: str | None) -> "Dataset":
         """The same corpus with only the queries of split `name` (all when None)."""

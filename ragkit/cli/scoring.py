@@ -60,10 +60,17 @@ def _split(data, asked: str | None):
     scoring it too would mix training questions into the headline); `all` keeps every query.
     """
     if asked == "all" or (asked is None and not any(q.split == "test" for q in data.queries)):
-        names = sorted({q.split for q in data.queries if q.split})
-        return data, "all splits" + (f" ({', '.join(names)})" if names else "")
+        return data, all_splits(data)
     split = asked or "test"
     return data.split(split), f"split {split}"
+
+
+def all_splits(data) -> str:
+    """How to name a data set scored whole: the judgment files read (a BEIR folder's
+    `qrels/*.tsv`), else the splits its questions name; "all splits (test)" named a BEIR set
+    of which only qrels/test.tsv had been read."""
+    names = list(data.judged_by) or sorted({q.split for q in data.queries if q.split})
+    return "all splits" + (f" ({', '.join(names)})" if names else "")
 
 
 NO_QUESTIONS = (" (give labelled questions with --questions FILE, e.g. made by `ragkit "
@@ -95,8 +102,7 @@ def _eval_dataset(args: argparse.Namespace) -> None:
     from ragkit.evaluate import judge
     from ragkit.pipeline import Pipeline, SearchConfig
     fusion_settings(args, args.mode or ["hybrid"])  # a mismatched option: before any work
-    data = load_dataset(args.dataset, None if args.split == "all" else args.split,
-                        skip_bad=args.skip_bad)
+    data = load_dataset(args.dataset, args.split, skip_bad=args.skip_bad)
     if args.questions:  # e.g. from `ragkit questions accept`: they replace golden/
         data = _with_questions(data, args.questions)
     data, scored = _split(data, args.split)
@@ -236,7 +242,8 @@ def add_parsers(sub) -> None:
     p.add_argument("--split", default=None,
                    help="queries of this split, or all (default: test when the data set has "
                         "one, else all; the offline reranker and the fusion weights were "
-                        "fitted on dev); a BEIR folder reads qrels/SPLIT.tsv (default: test)")
+                        "fitted on dev); a BEIR folder reads qrels/SPLIT.tsv (default: test; "
+                        "all: every qrels/*.tsv, a query judged in two by their union)")
     p.add_argument("--index", type=Path, help="use a saved index instead of building one")
     p.add_argument("--questions", type=Path, metavar="FILE.jsonl",
                    help="score these labelled questions (golden JSONL, e.g. from `ragkit "

@@ -1,0 +1,68 @@
+"""`ragkit eval BEIR --split all` scores the questions of every qrels file, and its first line
+names the files read: it printed "all splits (test)" and scored qrels/test.tsv alone."""
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from ragkit.datasets import load_beir
+
+RAGKIT = Path(sys.executable).parent / "ragkit"
+DOCS = {"d1": "alpha apple", "d2": "bravo banana", "d3": "charlie cherry", "d4": "delta date"}
+# each question's words are in one document only, so BM25 retrieves exactly that one
+QUESTIONS = {"q1": "alpha", "q2": "bravo", "q3": "charlie", "q4": "echo"}
+QRELS = {"test": ["q1\td1\t1", "q2\td2\t1"],
+         "dev": ["q3\td3\t1", "q2\td4\t1", "q1\td4\t0"],  # q2 judged in test and dev
+         "train": ["q4\td1\t1"]}
+
+
+def _beir(root: Path) -> Path:
+    (root / "qrels").mkdir(parents=True)
+    (root / "corpus.jsonl").write_text("".join(
+        json.dumps({"_id": i, "text": t}) + "\n" for i, t in DOCS.items()))
+    (root / "queries.jsonl").write_text("".join(
+        json.dumps({"_id": i, "text": t}) + "\n" for i, t in QUESTIONS.items()))
+    for name, lines in QRELS.items():
+        (root / "qrels" / f"{name}.tsv").write_text(
+            "query-id\tcorpus-id\tscore\n" + "".join(f"{line}\n" for line in lines))
+    return root
+
+
+def _eval(data: Path, split: str, rows: Path) -> tuple[str, dict[str, str]]:
+    done = subprocess.run([str(RAGKIT), "eval", str(data), "--split", split, "--embedder",
+                           "none", "--mode", "bm25", "--k", "5", "--per-query", str(rows)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    summary = dict(zip(lines[1].split(), lines[2].split()[1:]))
+    return lines[0], summary
+
+
+def test_split_all_scores_the_union_of_every_qrels_file(tmp_path: Path) -> None:
+    data = _beir(tmp_path / "beir")
+    rows = tmp_path / "rows.csv"
+    first, summary = _eval(data, "all", rows)
+    assert first == ("beir: 4 judged queries of all splits (qrels/dev.tsv, qrels/test.tsv, "
+                     "qrels/train.tsv), 4 chunks")
+    # q1 100, q2 50 (d2 of test found, d4 of dev not), q3 100, q4 0
+    assert summary["Pass@5"] == "62.5"
+    assert {r["query"]: r["Pass@5"] for r in csv.DictReader(rows.open())} == {
+        "q1": "100.0", "q2": "50.0", "q3": "100.0", "q4": "0.0"}
+    first, summary = _eval(data, "test", rows)
+    assert (first, summary["Pass@5"]) == ("beir: 2 judged queries of split test, 4 chunks",
+                                          "100.0")
+    first, summary = _eval(data, "dev", rows)
+    assert (first, summary["Pass@5"]) == ("beir: 2 judged queries of split dev, 4 chunks",
+                                          "50.0")
+
+
+def test_load_beir_all_unions_the_judgments_and_names_their_files(tmp_path: Path) -> None:
+    data = load_beir(_beir(tmp_path / "beir"), "all")
+    assert [(q.id, q.split, [g.doc_id for g in q.golden]) for q in data.queries] == [
+        ("q1", "test", ["d1"]), ("q2", "dev+test", ["d4", "d2"]), ("q3", "dev", ["d3"]),
+        ("q4", "train", ["d1"])]
+    assert data.judged_by == ("qrels/dev.tsv", "qrels/test.tsv", "qrels/train.tsv")
+    assert load_beir(tmp_path / "beir", "dev").judged_by == ("qrels/dev.tsv",)
