@@ -1,5 +1,6 @@
 """`ragkit eval BEIR --split all` scores the questions of every qrels file, and its first line
-names the files read: it printed "all splits (test)" and scored qrels/test.tsv alone."""
+names the files read: it printed "all splits (test)" and scored qrels/test.tsv alone; `ragkit
+tune` reads a BEIR folder by split as well."""
 from __future__ import annotations
 
 import csv
@@ -8,6 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from ragkit import embed, models
+from ragkit.cli import main
 from ragkit.datasets import load_beir
 
 RAGKIT = Path(sys.executable).parent / "ragkit"
@@ -66,3 +71,25 @@ def test_load_beir_all_unions_the_judgments_and_names_their_files(tmp_path: Path
         ("q4", "train", ["d1"])]
     assert data.judged_by == ("qrels/dev.tsv", "qrels/test.tsv", "qrels/train.tsv")
     assert load_beir(tmp_path / "beir", "dev").judged_by == ("qrels/dev.tsv",)
+
+
+def test_tune_reads_a_beir_folder_by_split(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ragkit tune BEIR` tuned on qrels/test.tsv, called "all splits (test)", with --split
+    all or none; it tunes on dev when there is one (as on other data sets), else every file."""
+    if not models.model_dir().is_dir():
+        pytest.skip("model not installed: run `ragkit models install`")
+    monkeypatch.setattr(embed, "default_cache_path", lambda: tmp_path / "cache.sqlite")
+    data = _beir(tmp_path / "beir")
+    base = ["tune", str(data), "--embedder", "minilm", "--alphas", "0:1:0.5", "--rrf-ks", "60"]
+
+    def first(*more: str) -> str:
+        assert main([*base, *more]) == 0
+        return capsys.readouterr().out.splitlines()[0]
+
+    assert first() == "beir: 2 judged queries of split dev, 4 chunks"
+    assert first("--split", "all") == ("beir: 4 judged queries of all splits (qrels/dev.tsv, "
+                                       "qrels/test.tsv, qrels/train.tsv), 4 chunks")
+    (data / "qrels" / "dev.tsv").unlink()
+    assert first() == ("beir: 3 judged queries of all splits (qrels/test.tsv, "
+                       "qrels/train.tsv), 4 chunks")

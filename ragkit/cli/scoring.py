@@ -178,15 +178,17 @@ def _print_and_save(args: argparse.Namespace, runs: dict, tables: dict, judgment
 def cmd_tune(args: argparse.Namespace) -> None:
     """Sweep the dense weight α and RRF's k on a data set's labelled queries; print the best."""
     # deferred: numpy, pandas and scipy load only when a command builds or reads an index
-    from ragkit.datasets import load_dataset
+    from ragkit.datasets import beir_splits, load_dataset
     from ragkit.evaluate import judge
     from ragkit.pipeline import Pipeline, SearchConfig
     from ragkit.tune import (best_alpha, best_rrf_k, candidate_lists, check_metric, parse_grid,
                              sweep_alpha, sweep_rrf_k, sweep_table)
     check_metric(args.metric, args.k)  # bad options are refused before any work
     alphas, rrf_ks = parse_grid(args.alphas), parse_grid(args.rrf_ks, integer=True)
-    data = load_dataset(args.dataset, None if args.split == "all" else args.split,
-                        skip_bad=args.skip_bad)
+    # a BEIR folder is read by split: dev, as the other layouts default, else every qrels file
+    # (it tuned on qrels/test.tsv alone, whatever --split said)
+    loaded = args.split or ("dev" if "dev" in beir_splits(args.dataset) else "all")
+    data = load_dataset(args.dataset, loaded, skip_bad=args.skip_bad)
     if args.questions:  # e.g. from `ragkit questions accept`: they replace golden/
         data = _with_questions(data, args.questions)
     # "all" as in `ragkit eval`: every question, whatever its split
@@ -209,9 +211,7 @@ def cmd_tune(args: argparse.Namespace) -> None:
     if not judged:
         raise RagkitError(f"{args.dataset}: no query with golden items to tune on{NO_QUESTIONS}")
     lists = candidate_lists(pipeline, judged, max(args.k, SearchConfig().candidates))
-    names = sorted({q.split for q in data.queries if q.split})
-    scored = (f"split {split}" if split else
-              "all splits" + (f" ({', '.join(names)})" if names else ""))
+    scored = f"split {split}" if split else all_splits(data)
     print(f"{data.name}: {counted(len(judged), 'judged query', 'judged queries')} of {scored}, "
           f"{counted(len(pipeline.chunks), 'chunk')}")
     for name, tables, best in (("dense weight α", sweep_alpha(lists, judgments, alphas, args.k),
@@ -268,7 +268,7 @@ def add_parsers(sub) -> None:
     p.add_argument("dataset", type=Path, help="shipped-layout, cookbook or BEIR folder")
     p.add_argument("--split", default=None,
                    help="queries of this split, or all (default: dev when there is one, else "
-                        "all)")
+                        "all); a BEIR folder reads qrels/SPLIT.tsv, or every qrels/*.tsv for all")
     p.add_argument("--metric", default="Pass@5", help="pick the best point by this mean")
     p.add_argument("--alphas", default="0:1:0.1",
                    help="dense weights α (BM25 gets 1 − α): START:STOP:STEP or V1,V2,...")
