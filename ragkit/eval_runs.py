@@ -1,7 +1,8 @@
 """Evaluating runs from files: what `ragkit eval --run` and `ragkit search --level doc` stand on.
 
 What it is: judgments read from qrels, checks that a run and its qrels belong together,
-per-query rows for a CSV, and document-level runs (MaxP over each document's chunks).
+scoring a run a batch of queries at a time, per-query rows for a CSV, and document-level runs
+(MaxP over each document's chunks).
 
 What it is not: the metrics themselves (`ragkit.evaluate`, whose `score_run` and `cutoffs`
 it passes on), nor reading and writing TREC files (`ragkit.runs`).
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import unicodedata
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import pandas as pd
 
@@ -82,20 +83,41 @@ def _examples(ids, n: int = 3) -> str:
     return ", ".join(ids[:n]) + (", ..." if len(ids) > n else "") if ids else "none"
 
 
-def per_query_rows(runs: Mapping[str, Run], tables: Mapping[str, pd.DataFrame],
-                   judgments: Judgments, kinds: Mapping[str, str], k: int) -> pd.DataFrame:
+def first_ranks(run: Run, judgments: Judgments, k: int) -> dict[str, int | None]:
+    """Judged query id -> the rank of the first chunk satisfying any of its golden items
+    within the top k of its ranking in `run` (None when none is there, or no ranking)."""
+    return {qid: first_relevant_rank(list(run.get(qid, ()))[:k], frozenset().union(*items))
+            for qid, items in judgments.items()}
+
+
+def score_batches(runs: Iterable[Run], judgments: Judgments, k: int
+                  ) -> tuple[pd.DataFrame, dict[str, int | None]]:
+    """`score_run`'s table and `first_ranks` of a run that comes a batch of queries at a
+    time, each batch scored and dropped before the next is made: the same rows, in the same
+    order, as the whole run gives, without ever holding it. Every judged query must be in
+    exactly one batch (a query's metrics are its own; the means are taken over the rows)."""
+    tables, ranks = [], {}
+    for run in runs:
+        mine = {qid: judgments[qid] for qid in run}
+        tables.append(score_run(run, mine, k))
+        ranks.update(first_ranks(run, mine, k))
+    return pd.concat(tables), ranks
+
+
+def per_query_rows(ranks: Mapping[str, Mapping[str, int | None]],
+                   tables: Mapping[str, pd.DataFrame], kinds: Mapping[str, str]
+                   ) -> pd.DataFrame:
     """One row per (judged query, method): `PER_QUERY_COLUMNS`, then each metric column.
 
-    `first_relevant_rank` is the rank of the first chunk satisfying any golden item within
-    the top k, empty (NA) when none is there — the column that shows which questions fail.
+    `first_relevant_rank` (`ranks[method][query]`, from `first_ranks`) is the rank of the
+    first chunk satisfying any golden item within the top k, empty (NA) when none is there —
+    the column that shows which questions fail.
     """
     rows = []
     for method, table in tables.items():
         for qid, metrics in table.iterrows():
-            relevant = frozenset().union(*judgments[qid])
-            rank = first_relevant_rank(list(runs[method].get(qid, ()))[:k], relevant)
             rows.append({"query": qid, "method": method, "kind": kinds.get(qid, ""),
-                         "first_relevant_rank": rank, **metrics.to_dict()})
+                         "first_relevant_rank": ranks[method][qid], **metrics.to_dict()})
     out = pd.DataFrame(rows, columns=[*PER_QUERY_COLUMNS, *next(iter(tables.values())).columns])
     out["first_relevant_rank"] = out["first_relevant_rank"].astype("Int64")
     return out

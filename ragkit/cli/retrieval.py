@@ -15,7 +15,7 @@ from ragkit.documents import RagkitError, load_queries_jsonl
 from ragkit.index_owner import manifest_of, refuse_inputs_inside
 from ragkit.text_stats import counted
 
-SEARCH_HITS = 200_000  # results held at once by `ragkit search` (`batch_size`)
+SEARCH_HITS = 200_000  # results held at once by `ragkit search` and `eval` (`batch_size`)
 
 
 def cmd_index(args: argparse.Namespace) -> None:

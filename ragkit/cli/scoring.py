@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
 from pathlib import Path
 
 from ragkit.atomic import check_target, write_text
@@ -9,6 +10,7 @@ from ragkit.cli.options import (DEFAULT_RERANK, Help, add_index_options, add_sea
                                 check_index_covers, check_same_options, clamp_k, index_config,
                                 load_index, positive_int, print_rerank_summary, terminal_text)
 from ragkit.cli.fusion import fusion_given, fusion_settings
+from ragkit.cli.retrieval import batch_size
 from ragkit.documents import Dataset, RagkitError, check_golden, load_golden
 from ragkit.errors import not_a_file
 from ragkit.text_stats import counted
@@ -33,7 +35,7 @@ def _eval_run_file(args: argparse.Namespace) -> None:
     """Score a TREC run against qrels: every relevant id is one golden item."""
     # deferred: numpy and pandas load only when a command scores
     from ragkit.datasets import read_qrels, relevant
-    from ragkit.eval_runs import check_run, in_one_form, qrels_judgments, score_run
+    from ragkit.eval_runs import check_run, first_ranks, in_one_form, qrels_judgments, score_run
     from ragkit.runs import read_trec
     asked = [*(["--mode"] if args.mode else []), *(["--rerank"] if args.rerank else []),
              *fusion_given(args)]
@@ -51,7 +53,7 @@ def _eval_run_file(args: argparse.Namespace) -> None:
     print(f"{args.run}: {counted(len(judgments), 'judged query', 'judged queries')} "
           f"({len(missing)} without results, scored 0), "
           f"{counted(len(ignored), 'run query', 'run queries')} without judgments ignored")
-    _print_and_save(args, {name: run}, tables, judgments)
+    _print_and_save(args, {name: first_ranks(run, judgments, args.k)}, tables)
 
 
 def _split(data, asked: str | None):
@@ -98,7 +100,7 @@ def _eval_dataset(args: argparse.Namespace) -> None:
     """Build (or load) an index of a data set, run each mode on its judged queries, score."""
     # deferred: numpy, pandas and scipy load only when a command builds or reads an index
     from ragkit.datasets import load_dataset
-    from ragkit.eval_runs import score_run
+    from ragkit.eval_runs import score_batches
     from ragkit.evaluate import judge
     from ragkit.pipeline import Pipeline, SearchConfig
     fusion_settings(args, args.mode or ["hybrid"])  # a mismatched option: before any work
@@ -126,15 +128,16 @@ def _eval_dataset(args: argparse.Namespace) -> None:
     for name in set(rerank.values()) - {"none"}:
         pipeline.rerank_stage(name)  # an unknown reranker is refused before any warning
     depth = clamp_k(args.k, len(pipeline.chunks))  # scored at --k: there is no more to rank
-    runs = {(m if rerank[m] == "none" else f"{m}+{rerank[m]}"):
-            pipeline.run(judged, depth, SearchConfig(mode=m, **fusion,
-                                                     rerank=rerank[m],
-                                                     rerank_candidates=args.rerank_candidates))
-            for m in modes}
-    tables = {m: score_run(run, judgments, args.k) for m, run in runs.items()}
+    tables, ranks = {}, {}
+    for m in modes:  # scored a batch of questions at a time, as `ragkit search` searches
+        config = SearchConfig(mode=m, **fusion, rerank=rerank[m],
+                              rerank_candidates=args.rerank_candidates)
+        name = m if rerank[m] == "none" else f"{m}+{rerank[m]}"
+        tables[name], ranks[name] = score_batches(_runs(pipeline, judged, depth, config),
+                                                  judgments, args.k)
     print(f"{data.name}: {counted(len(judgments), 'judged query', 'judged queries')} of "
           f"{scored}, {counted(len(pipeline.chunks), 'chunk')}")
-    _print_and_save(args, runs, tables, judgments, data.queries)
+    _print_and_save(args, ranks, tables, data.queries)
     print_rerank_summary(pipeline)
 
 
@@ -154,9 +157,20 @@ def wide_text(table) -> str:
         return table.to_string()
 
 
-def _print_and_save(args: argparse.Namespace, runs: dict, tables: dict, judgments,
+def _runs(pipeline, queries: list, depth: int, config) -> Iterator[dict[str, list[str]]]:
+    """The run of `queries` at `depth`, made `batch_size` of the deepest list a query holds
+    (its top `depth`, a hybrid's or a reranker's candidates) at a time: never every ranking."""
+    held = max(depth, config.candidates if config.mode == "hybrid" else 0,
+               config.rerank_candidates if config.rerank != "none" else 0)
+    step = batch_size(held)
+    for start in range(0, len(queries), step):
+        yield pipeline.run(queries[start:start + step], depth, config)
+
+
+def _print_and_save(args: argparse.Namespace, ranks: dict, tables: dict,
                     queries: list = ()) -> None:
-    """Print the summary table (by query kind too if asked); write the per-query CSV if asked."""
+    """Print the summary table (by query kind too if asked); write the per-query CSV if asked
+    (`ranks`: each method's `eval_runs.first_ranks`)."""
     # deferred: numpy and pandas load only when a command scores
     from ragkit.eval_runs import cutoffs, is_per_query_csv, per_query_rows
     from ragkit.evaluate import by_kind, summary_table
@@ -169,7 +183,7 @@ def _print_and_save(args: argparse.Namespace, runs: dict, tables: dict, judgment
             print(terminal_text(wide_text(by_kind(tables, queries, metric).round(1))))
     if args.per_query:
         kinds = {q.id: q.kind for q in queries}
-        rows = per_query_rows(runs, tables, judgments, kinds, args.k)
+        rows = per_query_rows(ranks, tables, kinds)
         write_text(args.per_query, rows.to_csv(index=False), is_ours=is_per_query_csv,
                    what="a per-query CSV")
         print(f"per-query metrics: {args.per_query}")
