@@ -229,7 +229,8 @@ def _check_jsonl_or_unknown(path: Path) -> None:
 def load_dataset(path: Path | str, split: str | None = None, skip_bad: bool = False) -> Dataset:
     """Recognise a data set by its files and load it (see the module docstring).
 
-    `split` picks a BEIR folder's `qrels/<split>.tsv` (default `test`; `all` reads every one,
+    `split` picks a BEIR folder's `qrels/<split>.tsv` (default `test`, or every one when it has
+    no `test.tsv`; `all` reads every one,
     see `load_beir`); other layouts carry the split on each query and ignore it here (use
     `Dataset.split`). `skip_bad` leaves a folder's unreadable files out (`load_folder`; the
     documents list's `skipped` names them).
@@ -245,7 +246,8 @@ def load_dataset(path: Path | str, split: str | None = None, skip_bad: bool = Fa
     if (path / "codebase_chunks.json").is_file():
         return load_cookbook(path)
     if (path / "corpus.jsonl").is_file():
-        return load_beir(path, split or "test")
+        # no --split: test when judged, else every file ("qrels/test.tsv: no such file")
+        return load_beir(path, split or ("test" if "test" in beir_splits(path) else "all"))
     if (path / "golden").is_dir() and ((path / "corpus").is_dir()
                                        or (path / "documents.jsonl").is_file()):
         return load_shipped(path, skip_bad)

@@ -36,8 +36,9 @@ def _beir(root: Path) -> Path:
     return root
 
 
-def _eval(data: Path, split: str, rows: Path) -> tuple[str, dict[str, str]]:
-    done = subprocess.run([str(RAGKIT), "eval", str(data), "--split", split, "--embedder",
+def _eval(data: Path, split: str | None, rows: Path) -> tuple[str, dict[str, str]]:
+    given = ["--split", split] if split else []
+    done = subprocess.run([str(RAGKIT), "eval", str(data), *given, "--embedder",
                            "none", "--mode", "bm25", "--k", "5", "--per-query", str(rows)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
@@ -62,6 +63,21 @@ def test_split_all_scores_the_union_of_every_qrels_file(tmp_path: Path) -> None:
     first, summary = _eval(data, "dev", rows)
     assert (first, summary["Pass@5"]) == ("beir: 2 judged queries of split dev, 4 chunks",
                                           "50.0")
+
+
+def test_a_beir_folder_without_test_judgments_is_scored_whole_by_default(
+        tmp_path: Path) -> None:
+    """Without --split, a BEIR folder judged in dev and train only stopped with
+    "qrels/test.tsv: no such file"; a data set without a test split is scored whole."""
+    data = _beir(tmp_path / "beir")
+    first, summary = _eval(data, None, tmp_path / "rows.csv")
+    assert (first, summary["Pass@5"]) == ("beir: 2 judged queries of split test, 4 chunks",
+                                          "100.0")
+    (data / "qrels" / "test.tsv").unlink()
+    first, summary = _eval(data, None, tmp_path / "rows.csv")
+    assert first == ("beir: 3 judged queries of all splits (qrels/dev.tsv, qrels/train.tsv), "
+                     "4 chunks")
+    assert summary["Pass@5"] == "33.3"  # q2 0 (its dev document d4 not found), q3 100, q4 0
 
 
 def test_load_beir_all_unions_the_judgments_and_names_their_files(tmp_path: Path) -> None:
