@@ -61,3 +61,25 @@ def test_batch_size_is_whole_dense_blocks_or_one_query() -> None:
     assert retrieval.batch_size(20) == 9984  # 39 blocks of 256 queries
     assert retrieval.batch_size(1_000_000) == 1
     assert retrieval.batch_size(1000) == 200
+
+
+def test_a_batch_counts_the_reranker_candidates_each_query_holds(
+        small_index: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batches were sized by --k alone: at the default k 20 a query holds the reranker's 150
+    candidates (and a hybrid's), 7.5 times what the batch was sized for."""
+    queries = _queries(tmp_path / "q.jsonl", 25)
+    args = ["search", str(small_index), "--queries", str(queries), "--mode", "bm25",
+            "--rerank", "offline", "--rerank-candidates", "30", "--k", "5"]
+    assert main(args + ["--out", str(tmp_path / "whole.trec")]) == 0
+    batches: list[int] = []
+    search = Pipeline.search
+
+    def recorded(self: Pipeline, texts, k=20, config=None):  # type: ignore[no-untyped-def]
+        batches.append(len(texts))
+        return search(self, texts, k, config)
+
+    monkeypatch.setattr(Pipeline, "search", recorded)
+    monkeypatch.setattr(retrieval, "SEARCH_HITS", 60)
+    assert main(args + ["--out", str(tmp_path / "batched.trec")]) == 0
+    assert batches == [2] * 12 + [1]  # 60 results / 30 candidates each: 2 queries a batch
+    assert (tmp_path / "batched.trec").read_bytes() == (tmp_path / "whole.trec").read_bytes()

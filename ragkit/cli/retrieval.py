@@ -180,11 +180,11 @@ def cmd_search(args: argparse.Namespace) -> None:
 def _rankings(pipeline, queries: list, depth: int, config,
               shape: Callable[[list], list] | None, empty: list[int]
               ) -> Iterator[tuple[str, list]]:
-    """(query id, ranking) for every query, searched `batch_size(depth)` queries at a time,
+    """(query id, ranking) for every query, searched `batch_size` queries at a time,
     so a run of many queries or a huge --k never holds every ranking at once; `shape` turns a
     chunk ranking into what the run lists (its documents' top k). Counts the empty rankings
     into `empty[0]`."""
-    step = batch_size(depth)
+    step = batch_size(held_per_query(depth, config))
     for start in range(0, len(queries), step):
         part = queries[start:start + step]
         found = pipeline.search([q.text for q in part], depth, config)
@@ -192,6 +192,14 @@ def _rankings(pipeline, queries: list, depth: int, config,
             found = [shape(r) for r in found]
         empty[0] += sum(not r for r in found)
         yield from zip([q.id for q in part], found)
+
+
+def held_per_query(depth: int, config) -> int:
+    """Results one query holds while searched: its top `depth`, or a hybrid's or a reranker's
+    candidates when deeper (150 each by default: at the default --k 20, sizing by k alone
+    let a batch hold 7.5 times SEARCH_HITS)."""
+    return max(depth, config.candidates if config.mode == "hybrid" else 0,
+               config.rerank_candidates if config.rerank != "none" else 0)
 
 
 def batch_size(depth: int) -> int:

@@ -10,7 +10,7 @@ from ragkit.cli.options import (DEFAULT_RERANK, Help, add_index_options, add_sea
                                 check_index_covers, check_same_options, clamp_k, index_config,
                                 load_index, positive_int, print_rerank_summary, terminal_text)
 from ragkit.cli.fusion import fusion_given, fusion_settings
-from ragkit.cli.retrieval import batch_size
+from ragkit.cli.retrieval import batch_size, held_per_query
 from ragkit.documents import Dataset, RagkitError, check_golden, load_golden
 from ragkit.errors import not_a_file
 from ragkit.text_stats import counted
@@ -160,9 +160,7 @@ def wide_text(table) -> str:
 def _runs(pipeline, queries: list, depth: int, config) -> Iterator[dict[str, list[str]]]:
     """The run of `queries` at `depth`, made `batch_size` of the deepest list a query holds
     (its top `depth`, a hybrid's or a reranker's candidates) at a time: never every ranking."""
-    held = max(depth, config.candidates if config.mode == "hybrid" else 0,
-               config.rerank_candidates if config.rerank != "none" else 0)
-    step = batch_size(held)
+    step = batch_size(held_per_query(depth, config))
     for start in range(0, len(queries), step):
         yield pipeline.run(queries[start:start + step], depth, config)
 
