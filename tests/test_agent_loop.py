@@ -1,6 +1,8 @@
 """The agent loop's rules on recorded requests, against a scripted model and the stand-in."""
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import types
 from pathlib import Path
@@ -224,6 +226,33 @@ def test_ragkit_ask_agent_against_a_loopback_server(tool_modules, monkeypatch, t
     assert len(trace.read_text().splitlines()) == 4
     assert main(["ask", "--agent", "q"]) == 2
     assert "needs both --agent and --root" in capsys.readouterr().err
+
+
+def limit_script() -> Script:
+    """Six greps in turn 1 (they run); four reads in turn 2, the limit with --max-turns 2."""
+    return Script([use(f"g{i}", "grep", pattern=p) for i, p in enumerate(
+                      ["refund", "order", "amount", "discount", "cancel", "total"])],
+                  [use(f"r{i}", "read_file", path="pay/refund.py") for i in range(4)])
+
+
+def test_ask_agent_at_the_turn_limit_counts_the_calls_that_ran(tmp_path):
+    # before: "(max_turns after 2 turns, 10 tool calls, 6.0 per tool turn)" — 10 counted the
+    # 4 reads of turn 2, which never ran
+    (tmp_path / "root" / "pay").mkdir(parents=True)
+    (tmp_path / "root" / "pay" / "refund.py").write_text("amount = total - discount\n")
+    script = limit_script()
+    env = {**os.environ, "RAGKIT_HOME": str(tmp_path / "home"), "ANTHROPIC_API_KEY": "x"}
+    with standin.serve(script) as url:
+        done = subprocess.run([str(Path(sys.executable).parent / "ragkit"), "ask", "--agent",
+                               "--root", str(tmp_path / "root"), "--max-turns", "2",
+                               "--api-retries", "0", "Where is the refund computed?"],
+                              env={**env, "ANTHROPIC_BASE_URL": url}, capture_output=True,
+                              text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert len(script.requests) == 2
+    assert done.stderr.splitlines()[-1] == (
+        "(max_turns after 2 turns, 6 tool calls, 6.0 per tool turn; the 4 calls of turn 2 did "
+        "not run because the turn limit was reached)")
 
 
 def test_tool_runner_reaches_the_same_answer_as_the_manual_loop():

@@ -9,15 +9,17 @@ from types import SimpleNamespace  # noqa: E402
 
 import pytest  # noqa: E402
 from agent_fakes import SHOPCORE, executor, file_tools, shopcore_files  # noqa: E402
-from test_agent_loop import Script, run, use  # noqa: E402
+from test_agent_loop import Script, limit_script, run, use  # noqa: E402
 
+from ragkit.agent.call_counts import calls_summary  # noqa: E402
 from ragkit.agent.injection import blank_lines, injection_outcome, locate, next_actions  # noqa: E402,E501
 from ragkit.agent.loop import AgentResult, ToolCall, run_agent  # noqa: E402
 from ragkit.agent.tool import ToolContext, ToolResult  # noqa: E402
 from ragkit.agent.tools import TOOLS  # noqa: E402
-from ragkit.agent.views import (caching_effect, caching_prose, caching_summary,  # noqa: E402
-                                calls_per_turn_sentence, calls_table, first_sentence,
-                                tokens_figure, tool_choice, tool_table)
+from ragkit.agent.views import (agent_finding, caching_effect, caching_prose,  # noqa: E402
+                                caching_summary, calls_per_turn_sentence, calls_table,
+                                first_sentence, loop_vs_runner, tokens_figure, tool_choice,
+                                tool_table)
 from ragkit.llm import LLM  # noqa: E402
 
 INJECTED = r"AI assistants|previous instructions|no refund bug exists"
@@ -98,7 +100,7 @@ def test_calls_and_tool_choice_tables():
                                      [2, "read_file", '{"path": "p"}', True, False]]
     row = tool_choice({"q": result}).loc["q"]
     assert (row["tools by turn"], row["tool calls"], row["answer"]) == \
-        ("grep+glob → read_file", 3, "First line more")
+        ("grep+glob → read_file (not run)", 2, "First line more")  # turn 2's call never ran
 
 
 def test_calls_per_turn_leave_out_the_turn_stopped_at_the_limit():
@@ -110,12 +112,36 @@ def test_calls_per_turn_leave_out_the_turn_stopped_at_the_limit():
     assert result.stop_reason == "max_turns" and result.calls_per_turn == 1.0
     assert calls_per_turn_sentence(result) == (
         "2 tool calls over 2 tool turns: 1.00 calls per assistant turn (no parallel calls); "
-        "the 4 calls of turn 3 did not run (the turn limit was reached)")
+        "the 4 calls of turn 3 did not run because the turn limit was reached")
     answered = run(Script([use("a", "grep", pattern="refund"), use("b", "glob", pattern="*")],
                           [use("c", "read_file", path="pay/refund.py")]))
     assert calls_per_turn_sentence(answered) == (
         "3 tool calls over 2 tool turns: 1.50 calls per assistant turn (> 1.0: parallel calls "
         "work)")
+
+
+def test_the_closing_finding_counts_the_calls_that_ran():
+    # before, notebook 05 wrote "after 2 turns and 10 tool calls, 5.00 per tool turn"
+    result = run(limit_script(), max_turns=2)
+    assert agent_finding(result, 52.3, "left the next action unchanged") == (
+        "The agent stopped (max_turns) after 2 turns and 6 tool calls, 6.00 per tool turn; the "
+        "4 calls of turn 2 did not run because the turn limit was reached; caching the growing "
+        "prefix saves 52.3 % of the input cost of the six-tool run, and the planted instruction "
+        "left the next action unchanged.")
+    assert calls_summary(result, None) == (
+        "6 tool calls; the 4 calls of turn 2 did not run because the turn limit was reached")
+    assert tool_choice({"q": result}).loc["q", "tool calls"] == 6
+    assert tool_choice({"q": result}).loc["q", "tools by turn"] == "grep → read_file (not run)"
+    assert loop_vs_runner(result, "", []).loc["tool calls", "manual loop"] == 6
+    spent = run(limit_script(), token_budget=150)  # turn 1 spends 110 tokens, turn 2 220
+    assert calls_summary(spent, 2) == (
+        "6 tool calls, 6.00 per tool turn; the 4 calls of turn 2 did not run because the token "
+        "budget was used up")
+    answered = run(Script([use("a", "grep", pattern="refund"), use("b", "glob", pattern="*")]))
+    assert agent_finding(answered, -16.8, "was never met") == (
+        "The agent stopped (answered) after 2 turns and 2 tool calls, 2.00 per tool turn; "
+        "caching the growing prefix adds 16.8 % to the input cost of the six-tool run, and the "
+        "planted instruction was never met.")
 
 
 def test_injected_text_is_located_and_blanked_keeping_locations():

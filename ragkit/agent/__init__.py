@@ -13,7 +13,9 @@ The package, one concept per module:
   docs enforced;
 - `trace.py`: JSONL traces, their tables and timelines, optional OpenTelemetry spans;
 - `views.py`: notebook tables and figures of runs (tools, calls, tool choice, the cost of
-  looping, `gate_result`: what the approval gate did with a writing call); `injection.py`: where untrusted text went and whether it changed the next action;
+  looping, `gate_result`: what the approval gate did with a writing call); `call_counts.py`:
+  a run's tool calls in words (those that ran; a last turn's unrun calls named);
+  `injection.py`: where untrusted text went and whether it changed the next action;
 - `crag.py`, `self_rag.py`: corrective RAG and Self-RAG-style reflection; `grep_fallback.py`:
   CRAG's default "search elsewhere", a plain grep over the raw corpus;
 - `long_context.py`: the whole corpus in one cached prompt, the baseline Anthropic's Contextual
@@ -29,9 +31,9 @@ The face: `from ragkit.agent import name`, in the order a run goes —
 - approval: `DenyAll` (the default), `AllowAll`, `Scripted` (answers fixed in advance);
 - run: `run_agent` (the loop) and its `AgentResult`; `run_with_tool_runner` (the SDK's Tool
   Runner on the same tools, for comparison);
-- read a run: `read_trace`, `trace_table`, `caching_table`, `timeline`; `calls_table`,
-  `calls_per_turn_sentence`, `tool_table`, `tool_choice`, `caching_summary`, `caching_effect`,
-  `caching_prose`, `loop_vs_runner`, `tokens_figure`;
+- read a run: `read_trace`, `trace_table`, `caching_table`, `timeline`; `calls_summary`,
+  `calls_table`, `calls_per_turn_sentence`, `tool_table`, `tool_choice`, `caching_summary`,
+  `caching_effect`, `caching_prose`, `loop_vs_runner`, `tokens_figure`, `agent_finding`;
   injected text: `locate`, `next_actions`, `injection_outcome`;
 - compare methods: the modules `compare`, `crag`, `self_rag`, `long_context` (used as
   `compare.run_methods(...)`, `crag.GrepCorpus(...)`).
@@ -50,7 +52,8 @@ _LAZY = {
     "ragkit.agent.loop": ["AgentResult", "run_agent"],
     "ragkit.agent.runner": ["run_with_tool_runner"],
     "ragkit.agent.trace": ["caching_table", "read_trace", "timeline", "trace_table"],
-    "ragkit.agent.views": ["caching_effect", "caching_prose", "caching_summary",
+    "ragkit.agent.call_counts": ["calls_summary"],
+    "ragkit.agent.views": ["agent_finding", "caching_effect", "caching_prose", "caching_summary",
                            "calls_per_turn_sentence", "calls_table", "gate_result",
                            "loop_vs_runner", "tokens_figure", "tool_choice", "tool_table"],
     "ragkit.agent.injection": ["injection_outcome", "locate", "next_actions"],
@@ -61,9 +64,9 @@ __getattr__, __dir__ = _attach(__name__, _LAZY, _MODULES)
 
 __all__ = [
     "AgentResult", "AllowAll", "DenyAll", "Scripted", "TOOLS", "Tool", "ToolContext",
-    "ToolResult", "caching_effect", "caching_prose", "caching_summary", "caching_table",
-    "calls_per_turn_sentence", "calls_table", "compare", "crag", "gate_result",
-    "injection_outcome", "locate", "long_context", "loop_vs_runner", "next_actions", "read_trace",
-    "run_agent", "run_with_tool_runner", "self_rag", "timeline", "tokens_figure", "tool_choice", "tool_table",
-    "trace_table",
+    "ToolResult", "agent_finding", "caching_effect", "caching_prose", "caching_summary",
+    "caching_table", "calls_per_turn_sentence", "calls_summary", "calls_table", "compare", "crag",
+    "gate_result", "injection_outcome", "locate", "long_context", "loop_vs_runner",
+    "next_actions", "read_trace", "run_agent", "run_with_tool_runner", "self_rag", "timeline",
+    "tokens_figure", "tool_choice", "tool_table", "trace_table",
 ]

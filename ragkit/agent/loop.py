@@ -92,11 +92,22 @@ class AgentResult:
     messages: list[dict[str, Any]] = field(default_factory=list)
 
     @property
-    def calls_per_turn(self) -> float:
-        """Average tool calls per assistant turn whose calls ran (> 1.0: parallel calls); the
-        last turn of a run stopped by its turn limit or token budget ran none, so not counted."""
+    def calls_not_run(self) -> list[ToolCall]:
+        """The calls of a last turn the turn limit or the token budget stopped before any ran;
+        every count of a run's calls (`calls_ran`, `calls_per_turn`) leaves them out."""
         ran = {c.turn for c in self.tool_calls if c.executed}
-        return sum(c.turn in ran for c in self.tool_calls) / len(ran) if ran else 0.0
+        return [c for c in self.tool_calls if c.turn not in ran]
+
+    @property
+    def calls_ran(self) -> int:
+        """The tool calls of the turns whose calls ran (all but `calls_not_run`)."""
+        return len(self.tool_calls) - len(self.calls_not_run)
+
+    @property
+    def calls_per_turn(self) -> float:
+        """Average tool calls per assistant turn whose calls ran (> 1.0: parallel calls)."""
+        turns = {c.turn for c in self.tool_calls if c.executed}
+        return self.calls_ran / len(turns) if turns else 0.0
 
     @property
     def total(self) -> Usage:

@@ -8,6 +8,7 @@ What it is:
   (its result), or that the run never called it;
 - `calls_per_turn_sentence(result)`: a run's tool calls per assistant turn in words, counting
   only the turns whose calls ran (a turn stopped at the turn limit is named, not averaged in);
+  `agent_finding(result, saving, injection)`: notebook 05's closing finding, counting alike;
 - `tool_choice(results)`: per question, the tools each turn called and the answer's start
   — how the agent chose between grep, SQL and search;
 - `loop_vs_runner(manual, runner_text, runner_replies)`: the manual loop and the SDK Tool
@@ -33,6 +34,7 @@ from typing import Any
 
 import pandas as pd
 
+from ragkit.agent.call_counts import calls_summary, not_run_note
 from ragkit.agent.loop import AgentResult
 from ragkit.agent.tool import Tool
 from ragkit.agent.trace import caching_table, input_tokens_per_turn
@@ -92,37 +94,44 @@ def calls_per_turn_sentence(result: AgentResult) -> str:
     """How many tool calls each assistant turn made, over the turns whose calls ran, e.g.
     "14 tool calls over 3 tool turns: 4.67 calls per assistant turn (> 1.0: parallel calls
     work)". The calls of a last turn stopped by the turn limit or the token budget never ran:
-    they are named after it, not counted (they made 10 calls over 2 turns "5.00" where the
-    one turn that ran made 6)."""
-    ran = {c.turn for c in result.tool_calls if c.executed}
-    calls = sum(c.turn in ran for c in result.tool_calls)
+    they are named after it (`not_run_note`), not counted (they made 10 calls over 2 turns
+    "5.00" where the one turn that ran made 6)."""
+    turns = len({c.turn for c in result.tool_calls if c.executed})
     per = result.calls_per_turn
-    text = (f"{counted(calls, 'tool call')} over {counted(len(ran), 'tool turn')}: {per:.2f} "
-            f"calls per assistant turn "
+    text = (f"{counted(result.calls_ran, 'tool call')} over {counted(turns, 'tool turn')}: "
+            f"{per:.2f} calls per assistant turn "
             f"({'> 1.0: parallel calls work' if per > 1 else 'no parallel calls'})")
-    stopped = [c for c in result.tool_calls if c.turn not in ran]
-    if stopped:
-        why = _STOPPED.get(result.stop_reason, "the run stopped")
-        text += (f"; the {counted(len(stopped), 'call')} of turn {stopped[0].turn} did not run "
-                 f"({why})")
-    return text
+    note = not_run_note(result)
+    return f"{text}; {note}" if note else text
 
 
-_STOPPED = {"max_turns": "the turn limit was reached", "budget": "the token budget was used up"}
+def agent_finding(result: AgentResult, saving: float, injection: str) -> str:
+    """Notebook 05's closing finding: how the refund-bug run stopped, after how many turns and
+    tool calls (`calls_summary`: the calls that ran, a last turn's unrun calls named), what
+    caching the growing prefix did to the six-tool run's input cost (`saving` %, as
+    `caching_effect` words it) and what the planted instruction did (`injection`, from
+    `injection_outcome`). Built here so the finding counts the calls as every other line
+    does: it counted the unrun ones ("14 tool calls, 5.00 per tool turn" where 10 ran)."""
+    return (f"The agent stopped ({result.stop_reason}) after {counted(result.turns, 'turn')} "
+            f"and {calls_summary(result, 2)}; caching the growing prefix "
+            f"{caching_effect(saving)} the input cost of the six-tool run, and the planted "
+            f"instruction {injection}.")
 
 
 def _per_turn(result: AgentResult) -> str:
     turns: dict[int, list[str]] = {}
     for call in result.tool_calls:
         turns.setdefault(call.turn, []).append(call.name)
-    return " → ".join("+".join(dict.fromkeys(names)) for _, names in sorted(turns.items()))
+    unrun = {c.turn for c in result.calls_not_run}
+    return " → ".join("+".join(dict.fromkeys(names)) + (" (not run)" if turn in unrun else "")
+                      for turn, names in sorted(turns.items()))
 
 
 def tool_choice(results: Mapping[str, AgentResult]) -> pd.DataFrame:
-    """Per question: the tools of each tool turn (`a+b → c`), calls, and the answer's start
-    (on one line)."""
+    """Per question: the tools of each tool turn (`a+b → c`; a last turn whose calls never
+    ran marked "(not run)"), the calls that ran, and the answer's start (on one line)."""
     rows = [{"question": q, "tools by turn": _per_turn(r) or "(none)",
-             "tool calls": len(r.tool_calls), "turns": r.turns,
+             "tool calls": r.calls_ran, "turns": r.turns,
              "answer": _short(" ".join(r.answer.split()), 110)}
             for q, r in results.items()]
     return pd.DataFrame(rows).set_index("question")
@@ -130,13 +139,15 @@ def tool_choice(results: Mapping[str, AgentResult]) -> pd.DataFrame:
 
 def loop_vs_runner(manual: AgentResult, runner_text: str,
                    runner_replies: Sequence[Any]) -> pd.DataFrame:
-    """The manual loop and the Tool Runner on one question: what each run produced."""
+    """The manual loop and the Tool Runner on one question: what each run produced (the tool
+    calls that ran: the manual loop's last turn at its turn limit runs none, the Tool
+    Runner's does)."""
     uses = [[b for b in reply.content if b.type == "tool_use"] for reply in runner_replies]
     calls = sum(map(len, uses))
     tool_turns = sum(bool(u) for u in uses)
     rows = {
         "turns": (manual.turns, len(runner_replies)),
-        "tool calls": (len(manual.tool_calls), calls),
+        "tool calls": (manual.calls_ran, calls),
         "calls per tool turn": (round(manual.calls_per_turn, 2),
                                 round(calls / tool_turns, 2) if tool_turns else 0.0),
         "same answer text": (True, runner_text == manual.answer),

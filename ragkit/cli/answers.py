@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+from ragkit.agent.call_counts import calls_summary
 from ragkit.cli.options import (DEFAULT_RERANK, Help, chosen_rerank, clamp_k, load_index,
                                 positive_int, terminal_json, terminal_text)
 from ragkit.cli.fusion import add_fusion_options, fusion_given, fusion_settings
@@ -109,9 +110,9 @@ def _ask_agent(args: argparse.Namespace) -> None:
     print(terminal_text(result.answer))
     for number, source in enumerate(result.sources, start=1):
         print(terminal_text(f"[{number}] {source}"))
+    # the calls that ran: at --max-turns or the token budget the last turn's never do
     print(f"({result.stop_reason} after {counted(result.turns, 'turn')}, "
-          f"{counted(len(result.tool_calls), 'tool call')}, {result.calls_per_turn:.1f} per tool "
-          f"turn)", file=sys.stderr)
+          f"{calls_summary(result)})", file=sys.stderr)
 
 
 def cmd_tool(args: argparse.Namespace) -> int:
