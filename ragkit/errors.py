@@ -1,10 +1,11 @@
 """The error and warning every ragkit module raises for bad input, and where it names.
 
 What it is: `RagkitError` (a user-facing error: the command line prints its one line and
-exits 2), `RagkitWarning`, `where(path, line, field)` — the `file:line: field 'x'`
-every message starts with — and `not_a_file(path)`, the error for an input that is not a
-regular file. What it is not: a hierarchy; one class says "your input", the
-message says what and where. `ragkit.documents` re-exports all three, as before.
+exits 2) and one kind of it, `MissingKey` (a key to set, passed on unwrapped),
+`RagkitWarning`, `where(path, line, field)` — the `file:line: field 'x'` every message starts
+with — and `not_a_file(path)`, the error for an input that is not a regular file. What it is
+not: a hierarchy of inputs; one class says "your input", the message says what and where.
+`ragkit.documents` re-exports all three, as before.
 """
 from __future__ import annotations
 
@@ -13,6 +14,12 @@ from pathlib import Path
 
 class RagkitError(ValueError):
     """A user-facing error: bad input, missing model, unknown name. The message says where."""
+
+
+class MissingKey(RagkitError):
+    """An API key is not set (or its file cannot be read): the line names what to set. Shown
+    as it is, not inside the message of the step it stopped (which document, which chunk):
+    the fix is the same wherever it struck, and before a paid request it strikes first."""
 
 
 class _Kept:

@@ -20,6 +20,7 @@ What it is:
   goes through the paid-call cache (`ragkit.cache`): a hit returns the stored reply through
   the same parsing as a fresh one and counts as tokens saved, not spent. SDK errors left
   after the SDK's own retries become one `RagkitError` line (never with the API key).
+  `before_send()` runs before each request that leaves (a cache miss) and may stop it.
 - `LLM.stream(**params)`: the same through `messages.stream`, yielding the SDK's events.
 - `UsageLog` / `run_usage()` (`ragkit.usage_log`, re-exported): per-model sums of the four
   usage counters of every reply in this process (the run), priced with
@@ -211,6 +212,7 @@ class LLM:
         self.offline = base.startswith(OFFLINE_BASE_URL)
         self.backend = _offline_key(offline_backend()) if self.offline else base
         self._create_args = set(inspect.signature(self.client.messages.create).parameters)
+        self.before_send: Callable[[], None] = lambda: None  # `MessageBatches` calls it too
 
     @property
     def source(self) -> str:
@@ -229,6 +231,7 @@ class LLM:
         cached = self._cached(key, params)
         if cached is not None:
             return cached
+        self.before_send()
         message = _call(params["model"], self.client.messages.create,
                         _sdk_args(params, self._create_args), self.client)
         return self._keep(key, params, message, check)
@@ -245,6 +248,7 @@ class LLM:
         cached = self._cached(key, params)
         if cached is not None:
             return cached
+        self.before_send()
         args = _sdk_args(params, set(inspect.signature(self.client.messages.stream).parameters))
         try:
             with self.client.messages.stream(**args) as events:
@@ -288,6 +292,7 @@ class LLM:
         entry = self.cache.get(key) if self.cache else None
         if entry is not None:
             return int(entry.reply["input_tokens"])
+        self.before_send()
         reply = _call(params["model"], self.client.messages.count_tokens, params,
                       self.client)
         tokens = getattr(reply, "input_tokens", None)

@@ -48,6 +48,7 @@ from ragkit.batch_run import (FAILED, MAX_BYTES, MAX_REQUESTS, RETRY, BatchOptio
                               BatchPending, BatchReport, split)
 from ragkit.cache import DamagedCache, request_key
 from ragkit.documents import RagkitError
+from ragkit.errors import MissingKey
 from ragkit.llm import LLM, explain
 from ragkit.llm_backends import OFFLINE_ID_PREFIX
 from ragkit.pricing import Usage
@@ -110,6 +111,8 @@ class MessageBatches:
             answers, needed, open_ = self.plan(requests)
             queued = {k for r in open_ for k in r.custom_ids}
             fresh = {k: p for k, p in needed.items() if k not in queued}
+            if fresh:  # new batches are paid for: `LLM.before_send` may stop them
+                self.llm.before_send()
             if before is not None:
                 before(set(fresh))
             self._resuming(open_)
@@ -161,7 +164,7 @@ class MessageBatches:
         for n, key in enumerate(failed, start=1):
             try:
                 answers[key] = self.llm.create(check=check, **needed[key])
-            except DamagedCache:  # its own line says what to do; a re-run cannot help
+            except (DamagedCache, MissingKey):  # its own line says what to do
                 raise
             except RagkitError as exc:  # say where it stopped and that nothing paid is lost
                 raise RagkitError(f"sending batch request {n} of {len(failed)} interactively: "

@@ -12,7 +12,7 @@ folder that is not an index); loading reads one version while a build replaces i
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -90,9 +90,13 @@ class Pipeline:
     def _build(cls, documents: Sequence[Document], config: IndexConfig,
                chunks: Sequence[Chunk] | None, progress: bool, embedder, vectors=None,
                vectors_path: Path | str = "vectors") -> "Pipeline":
-        """What `build` does when no shared index serves it: text side, then vectors."""
+        """What `build` does when no shared index serves it: text side, then vectors; the
+        embedder's `prepare` (Voyage: its key) runs before a paid context, not after them."""
+        embeds = vectors is None and bool(config.embedder)
+        embedder = get_embedder(config.embedder) if embeds and embedder is None else embedder
         with gc_paused():
-            pipeline = cls._index_text(documents, config, chunks, progress, embedder)
+            pipeline = cls._index_text(documents, config, chunks, progress, embedder,
+                                       getattr(embedder, "prepare", None) if embeds else None)
         if vectors is not None:
             if not config.embedder:
                 raise RagkitError(f"{vectors_path}: precomputed vectors need the embedder "
@@ -108,9 +112,10 @@ class Pipeline:
 
     @classmethod
     def _index_text(cls, documents: Sequence[Document], config: IndexConfig,
-                    chunks: Sequence[Chunk] | None, progress: bool, embedder) -> "Pipeline":
+                    chunks: Sequence[Chunk] | None, progress: bool, embedder,
+                    before_send: Callable[[], None] | None = None) -> "Pipeline":
         """Chunks, contexts and BM25 (the part that makes a million small objects)."""
-        out, parents = contextualized_chunks(documents, config, chunks, progress)
+        out, parents = contextualized_chunks(documents, config, chunks, progress, before_send)
         bm25 = BM25.fit((c.indexed_text for c in out), tokenizer=config.tokenizer)
         return cls(config, out, bm25, None, embedder, parents=parents)
 

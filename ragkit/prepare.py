@@ -8,7 +8,7 @@ chunks with an index's to find the documents that changed. What it is not: BM25 
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from tqdm import tqdm
 
@@ -29,16 +29,19 @@ def _with_children(pairs: list[tuple[Document, list[Chunk]]], config: IndexConfi
 
 
 def contextualized_chunks(documents: Sequence[Document], config: IndexConfig,
-                          chunks: Sequence[Chunk] | None = None, progress: bool = False
+                          chunks: Sequence[Chunk] | None = None, progress: bool = False,
+                          before_send: Callable[[], None] | None = None
                           ) -> tuple[list[Chunk], dict[str, Chunk] | None]:
     """The chunks an index of `documents` holds (chunked unless `chunks` are given, children
     with parent–child, contextualized) and, with parent–child, child id → parent chunk.
+    `before_send()` runs before each request a paid contextualizer sends (see
+    `get_contextualizer`).
 
     No BM25 and no vectors: what `ragkit.update` compares against an index to find the
     documents that changed."""
     chunker = ChunkerConfig(config.chunk_size, config.overlap)
     contextualize = get_contextualizer(config.contextualizer, config.context_model,
-                                       config.context_prompt)
+                                       config.context_prompt, before_send)
     given: dict[str, list[Chunk]] = {}
     for chunk in chunks or ():
         given.setdefault(chunk.doc_id, []).append(chunk)

@@ -21,6 +21,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ragkit.documents import RagkitError
+from ragkit.errors import MissingKey
 from ragkit.online import HOW_TO_CHANGE, budget, scrub
 
 
@@ -38,10 +39,10 @@ def estimate_tokens(text: str) -> int:
 
 def client(what: str, offline: str) -> Any:
     """A `voyageai.Client` for `what` (e.g. "the voyage:rerank-2.5 reranker"), or a
-    RagkitError naming the missing variable and the `offline` alternative."""
+    `MissingKey` naming the missing variable and the `offline` alternative."""
     if not (os.environ.get("VOYAGE_API_KEY") or os.environ.get("VOYAGE_API_KEY_PATH")):
-        raise RagkitError(f"{what} calls the Voyage API and needs a key: set VOYAGE_API_KEY "
-                          f"(or VOYAGE_API_KEY_PATH to a file holding it), or use {offline}")
+        raise MissingKey(f"{what} calls the Voyage API and needs a key: set VOYAGE_API_KEY "
+                         f"(or VOYAGE_API_KEY_PATH to a file holding it), or use {offline}")
     import voyageai
     limits = budget()
     # voyageai 0.5: `max_retries` is tenacity's stop_after_attempt (attempts, first one
@@ -50,7 +51,7 @@ def client(what: str, offline: str) -> Any:
     made = voyageai.Client(max_retries=limits.attempts, timeout=(limits.connect, limits.read),
                            base_url=os.environ.get("VOYAGE_BASE_URL"))
     if not made.api_key:  # the SDK ignores a VOYAGE_API_KEY_PATH it cannot read
-        raise RagkitError(f"{what}: cannot read the key file named by VOYAGE_API_KEY_PATH")
+        raise MissingKey(f"{what}: cannot read the key file named by VOYAGE_API_KEY_PATH")
     return made
 
 

@@ -16,7 +16,9 @@ import numpy as np
 import pytest
 
 from cli_errors import one_error_line
-from voyage_loopback import Loopback, serve
+from voyage_loopback import KEY, Loopback, serve
+
+from ragkit import standin
 
 RAGKIT = str(Path(sys.executable).parent / "ragkit")
 DOCS = ('{"id": "kettle", "text": "The kettle boils water in two minutes."}\n'
@@ -129,3 +131,42 @@ def test_cached_query_vectors_search_a_voyage_index_without_the_key(
         f"embedder ('auto', 'e5-small') to build; an index built with {embedder} is searched "
         f"with the key, or by --mode bm25 without it")
     assert not (tmp_path / "new.trec").exists() and len(voyage.requests) == start
+
+
+@pytest.mark.parametrize("embedder", ["voyage:voyage-3.5", "voyage-context:voyage-context-3"])
+def test_a_build_without_the_voyage_key_stops_before_claude_writes_a_context(
+        voyage, tmp_path, monkeypatch, embedder):
+    (tmp_path / "docs.jsonl").write_text(DOCS)
+    claude: list[str] = []
+
+    def handler(path, body):
+        claude.append(path)
+        return standin.respond(path, body)
+
+    def build(out: str, *extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([RAGKIT, "index", tmp_path / "docs.jsonl", "--out", tmp_path / out,
+                               "--contextualizer", "claude", "--embedder", embedder, *extra],
+                              capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "ANTHROPIC_API_KEY": "x",
+                                   "ANTHROPIC_BASE_URL": url})
+
+    monkeypatch.delenv("VOYAGE_API_KEY")
+    monkeypatch.delenv("VOYAGE_API_KEY_PATH", raising=False)
+    with standin.serve(handler) as url:
+        for extra in ([], ["--batch"]):  # before: the contexts were paid for, then this line
+            assert one_error_line(build("ix", *extra)) == (
+                f"ragkit: error: the {embedder} embedder calls the Voyage API and needs a key: "
+                f"set VOYAGE_API_KEY (or VOYAGE_API_KEY_PATH to a file holding it), or use an "
+                f"offline embedder ('auto', 'e5-small') to build; an index built with "
+                f"{embedder} is searched with the key, or by --mode bm25 without it")
+            assert claude == [] and voyage.requests == [] and not (tmp_path / "ix").exists()
+        monkeypatch.setenv("VOYAGE_API_KEY", KEY)
+        assert build("ix").returncode == 0
+        asked, embedded = len(claude), len(voyage.requests)
+        assert asked >= 2 and embedded >= 1
+        # no key again, but every context is in the call cache and every vector in the
+        # embedding cache: nothing to send, so the build needs no key
+        monkeypatch.delenv("VOYAGE_API_KEY")
+        again = build("ix2")
+        assert again.returncode == 0, again.stderr
+        assert (len(claude), len(voyage.requests)) == (asked, embedded)

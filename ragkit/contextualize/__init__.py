@@ -38,24 +38,29 @@ def _structural(doc: Document, chunks: Sequence[Chunk]) -> list[Chunk]:
             for c, context in zip(chunks, structural_contexts(doc, chunks))]
 
 
-def _claude(model: str | None = None, prompt: str | None = None) -> Contextualizer:
+def _claude(model: str | None = None, prompt: str | None = None,
+            before_send: Callable[[], None] | None = None) -> Contextualizer:
     # deferred: the Anthropic SDK, ~2 s
     from ragkit.contextualize.batch import BatchContextualizer, ClaudeContextualizer
     options = batch_options()
     if options is not None:
-        return BatchContextualizer(model=model, prompt=prompt, options=options)
-    return ClaudeContextualizer(model=model, prompt=prompt)
+        return BatchContextualizer(model=model, prompt=prompt, options=options,
+                                   before_send=before_send)
+    return ClaudeContextualizer(model=model, prompt=prompt, before_send=before_send)
 
 
 CONTEXTUALIZERS: dict[str, Contextualizer] = {"none": _none, "structural": _structural}
 FACTORIES = {"claude": _claude}  # contextualizers that take options (model, prompt)
 
 
-def get_contextualizer(name: str, model: str | None = None,
-                       prompt: str | None = None) -> Contextualizer:
-    """The contextualizer registered under `name`; `model` and `prompt` are for `claude`."""
+def get_contextualizer(name: str, model: str | None = None, prompt: str | None = None,
+                       before_send: Callable[[], None] | None = None) -> Contextualizer:
+    """The contextualizer registered under `name`; `model`, `prompt` and `before_send` are for
+    `claude`: `before_send()` runs before each request it sends to the paid API (not one the
+    call cache answers, nor the offline stand-in) and may stop it by raising — an index build
+    checks there that its embedder has its key, before the first context is paid for."""
     if name in FACTORIES:
-        return FACTORIES[name](model=model, prompt=prompt)
+        return FACTORIES[name](model=model, prompt=prompt, before_send=before_send)
     try:
         return CONTEXTUALIZERS[name]
     except KeyError:

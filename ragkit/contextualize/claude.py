@@ -42,6 +42,7 @@ from ragkit.cache import DamagedCache
 from ragkit.contextualize.prompts import (CHUNK_CONTEXT_PROMPT, DEFAULT_MODEL,
                                          DOCUMENT_CONTEXT_PROMPT, PLACEHOLDER)
 from ragkit.documents import Chunk, Document, RagkitError
+from ragkit.errors import MissingKey
 from ragkit.llm import LLM, CorpusCost, price, project_corpus_cost
 from ragkit.money import dollars as money_text
 from ragkit.text_stats import estimate_tokens
@@ -85,13 +86,16 @@ class ClaudeContextualizer:
     def __init__(self, model: str | None = None, prompt: str | None = None,
                  llm: LLM | None = None, workers: int = 4, max_tokens: int = 1024,
                  context_window: int | None = None,
-                 log: Callable[[str], None] | None = _stderr) -> None:
+                 log: Callable[[str], None] | None = _stderr,
+                 before_send: Callable[[], None] | None = None) -> None:
         self.model = model or DEFAULT_MODEL
         row = price(self.model)  # an unknown model fails here, before any call
         self.prompt = prompt or CHUNK_CONTEXT_PROMPT
         if PLACEHOLDER not in self.prompt:
             raise RagkitError(f"context prompt: '{PLACEHOLDER}' missing")
         self.llm = llm if llm is not None else LLM()
+        if before_send is not None and not self.llm.offline:  # the stand-in costs nothing
+            self.llm.before_send = before_send  # run before each paid request (`LLM`)
         self.workers, self.max_tokens, self.log = workers, max_tokens, log
         self.min_cacheable = row.min_cacheable
         self.context_window = context_window or row.context_window
@@ -161,7 +165,7 @@ class ClaudeContextualizer:
         try:
             tokens = self.llm.count_tokens(model=self.model, messages=[
                 {"role": "user", "content": [document_block(doc.text)]}])
-        except DamagedCache:
+        except (DamagedCache, MissingKey):  # their own lines say what to do
             raise
         except RagkitError as exc:
             raise RagkitError(f"{doc.id}: counting tokens: {exc}{after}") from None
@@ -206,8 +210,8 @@ class ClaudeContextualizer:
         request = build_request(self.model, text, chunk.text, self.prompt, self.max_tokens)
         try:
             reply = self.llm.create(check=_need_text, **request)
-        except DamagedCache:  # nothing is kept in a damaged cache: its own line says what to do
-            raise
+        except (DamagedCache, MissingKey):  # nothing kept in a damaged cache, nothing sent
+            raise  # without a key: their own lines say what to do
         except RagkitError as exc:
             raise RagkitError(f"{doc.id}: chunk {chunk.id}: {exc}; {_KEPT}") from None
         with self._lock:

@@ -10,7 +10,9 @@ What it is not: an embedder; the models are `minilm.py`, `use_multilingual.py`, 
 An embedder may also have `prepare()`: what its first request needs (Voyage: the key and
 its client), made ready before a cache shows a progress bar for the texts it must send, so a
 missing key is one line rather than a line after a bar; a cache holding every vector asked
-for never calls it.
+for never calls it. An index build also calls it before a paid contextualizer's first request
+to Claude (`Pipeline.build`): new contexts mean new texts to embed, and a missing key found
+after them left the contexts paid for and no index.
 
 Limits: `fingerprint` identifies the exact weights; an embedder without that attribute
 (written before it existed) is identified by its `name` alone — see `fingerprint_of` — so

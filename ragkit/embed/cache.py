@@ -109,6 +109,10 @@ class CachedEmbedder:
     def token_lengths(self, texts: Sequence[str]) -> list[int]:
         return self.inner.token_lengths(texts)
 
+    def prepare(self) -> None:
+        """The inner embedder's `prepare`, asked for by a build before it pays for contexts."""
+        prepare(self.inner)
+
     def embed(self, texts: Sequence[str], *, input_type: str = "document",
               progress: bool = False) -> np.ndarray:
         """Vectors for `texts` in input order; only unseen texts reach the inner embedder."""
