@@ -11,9 +11,10 @@ import pytest  # noqa: E402
 from agent_fakes import SHOPCORE, executor, file_tools, shopcore_files  # noqa: E402
 from test_agent_loop import Script, limit_script, run, use  # noqa: E402
 
-from ragkit.agent.call_counts import calls_summary  # noqa: E402
+from ragkit.agent.result import calls_summary  # noqa: E402
 from ragkit.agent.injection import blank_lines, injection_outcome, locate, next_actions  # noqa: E402,E501
-from ragkit.agent.loop import AgentResult, ToolCall, run_agent  # noqa: E402
+from ragkit.agent.loop import run_agent  # noqa: E402
+from ragkit.agent.result import AgentResult, ToolCall  # noqa: E402
 from ragkit.agent.tool import ToolContext, ToolResult  # noqa: E402
 from ragkit.agent.tools import TOOLS  # noqa: E402
 from ragkit.agent.views import (agent_finding, caching_effect, caching_prose,  # noqa: E402

@@ -54,7 +54,7 @@ HOMES = {
         "ragkit.agent.loop": "AgentResult run_agent",
         "ragkit.agent.runner": "run_with_tool_runner",
         "ragkit.agent.trace": "caching_table read_trace timeline trace_table",
-        "ragkit.agent.call_counts": "calls_summary",
+        "ragkit.agent.result": "calls_summary",
         "ragkit.agent.views": "agent_finding caching_effect caching_prose caching_summary "
                               "calls_per_turn_sentence calls_table gate_result loop_vs_runner "
                               "tokens_figure tool_choice tool_table",

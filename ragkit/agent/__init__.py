@@ -13,8 +13,8 @@ The package, one concept per module:
   docs enforced;
 - `trace.py`: JSONL traces, their tables and timelines, optional OpenTelemetry spans;
 - `views.py`: notebook tables and figures of runs (tools, calls, tool choice, the cost of
-  looping, `gate_result`: what the approval gate did with a writing call); `call_counts.py`:
-  a run's tool calls in words (those that ran; a last turn's unrun calls named);
+  looping, `gate_result`: what the approval gate did with a writing call); `result.py`:
+  a run's `AgentResult` and its tool calls in words (those that ran; unrun calls named);
   `injection.py`: where untrusted text went and whether it changed the next action;
 - `crag.py`, `self_rag.py`: corrective RAG and Self-RAG-style reflection; `grep_fallback.py`:
   CRAG's default "search elsewhere", a plain grep over the raw corpus;
@@ -49,10 +49,10 @@ _LAZY = {
     "ragkit.agent.tool": ["Tool", "ToolContext", "ToolResult"],
     "ragkit.agent.tools": ["TOOLS"],
     "ragkit.agent.gate": ["AllowAll", "DenyAll", "Scripted"],
-    "ragkit.agent.loop": ["AgentResult", "run_agent"],
+    "ragkit.agent.loop": ["run_agent"],
+    "ragkit.agent.result": ["AgentResult", "calls_summary"],
     "ragkit.agent.runner": ["run_with_tool_runner"],
     "ragkit.agent.trace": ["caching_table", "read_trace", "timeline", "trace_table"],
-    "ragkit.agent.call_counts": ["calls_summary"],
     "ragkit.agent.views": ["agent_finding", "caching_effect", "caching_prose", "caching_summary",
                            "calls_per_turn_sentence", "calls_table", "gate_result",
                            "loop_vs_runner", "tokens_figure", "tool_choice", "tool_table"],

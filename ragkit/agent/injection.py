@@ -29,7 +29,8 @@ from typing import Any
 
 import pandas as pd
 
-from ragkit.agent.loop import MAX_TOKENS, SYSTEM, AgentResult
+from ragkit.agent.loop import MAX_TOKENS, SYSTEM
+from ragkit.agent.result import AgentResult
 from ragkit.agent.tool import Tool
 
 _LOCATION = re.compile(r"^(\s*\d+ \| |[^:\n]+:\d+:)")

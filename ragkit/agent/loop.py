@@ -38,12 +38,12 @@ import copy
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ragkit.agent import gate
 from ragkit.agent.tool import Tool, ToolContext, ToolResult
+from ragkit.agent.result import AgentResult, ToolCall
 from ragkit.agent.trace_file import TraceWriter, turn_record
 from ragkit.llm import LLM
 from ragkit.pricing import Usage
@@ -64,54 +64,6 @@ NO_TEXT_NUDGE = ("Your last reply had neither text nor tool calls. Answer the qu
 _CITATION = re.compile(r"(?<![\w/.-])([\w.-]+(?:/[\w.-]+)*\.\w+):(\d+)")
 
 Executor = Callable[[str, dict[str, Any], ToolContext], ToolResult]
-
-
-@dataclass
-class ToolCall:
-    """One `tool_use` block and what answered it."""
-
-    turn: int
-    id: str
-    name: str
-    input: dict[str, Any]
-    result: ToolResult
-    executed: bool
-    seconds: float = 0.0
-
-
-@dataclass
-class AgentResult:
-    """What a run gives back; `messages` is the whole conversation, valid for the API."""
-
-    answer: str
-    sources: list[str]
-    turns: int
-    tool_calls: list[ToolCall]
-    usage: list[Usage]
-    stop_reason: str
-    messages: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def calls_not_run(self) -> list[ToolCall]:
-        """The calls of a last turn the turn limit or the token budget stopped before any ran;
-        every count of a run's calls (`calls_ran`, `calls_per_turn`) leaves them out."""
-        ran = {c.turn for c in self.tool_calls if c.executed}
-        return [c for c in self.tool_calls if c.turn not in ran]
-
-    @property
-    def calls_ran(self) -> int:
-        """The tool calls of the turns whose calls ran (all but `calls_not_run`)."""
-        return len(self.tool_calls) - len(self.calls_not_run)
-
-    @property
-    def calls_per_turn(self) -> float:
-        """Average tool calls per assistant turn whose calls ran (> 1.0: parallel calls)."""
-        turns = {c.turn for c in self.tool_calls if c.executed}
-        return self.calls_ran / len(turns) if turns else 0.0
-
-    @property
-    def total(self) -> Usage:
-        return sum(self.usage, Usage())
 
 
 def sources(text: str) -> list[str]:

@@ -34,8 +34,7 @@ from typing import Any
 
 import pandas as pd
 
-from ragkit.agent.call_counts import calls_summary, not_run_note
-from ragkit.agent.loop import AgentResult
+from ragkit.agent.result import AgentResult, calls_summary, not_run_note
 from ragkit.agent.tool import Tool
 from ragkit.agent.trace import caching_table, input_tokens_per_turn
 from ragkit.figure_check import checked

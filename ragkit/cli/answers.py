@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from ragkit.agent.call_counts import calls_summary
+from ragkit.agent.result import calls_summary
 from ragkit.cli.options import (DEFAULT_RERANK, Help, chosen_rerank, clamp_k, load_index,
                                 positive_int, terminal_json, terminal_text)
 from ragkit.cli.fusion import add_fusion_options, fusion_given, fusion_settings

@@ -1,7 +1,8 @@
-"""A run's tool calls in the words every summary of it uses: `ragkit ask --agent`'s stderr
-line, notebook 05's lines and its closing finding.
+"""What an agent run gives back, and its tool calls in the words every summary of it uses
+(`ragkit ask --agent`'s stderr line, notebook 05's lines and its closing finding).
 
-What it is: `not_run_note(result)` names the calls of a last turn that never ran ("the 4
+What it is: `AgentResult` (the answer, its sources, the turns, each `ToolCall`, the usage
+and why the run stopped) and `ToolCall`; `not_run_note(result)` names the calls of a last turn that never ran ("the 4
 calls of turn 3 did not run because the turn limit was reached", or "" when every turn's
 calls ran); `calls_summary(result, digits)` is "14 tool calls, 4.7 per tool turn", counting
 the calls that ran (`AgentResult.calls_ran`, `.calls_per_turn`), followed by that note.
@@ -16,12 +17,60 @@ loads neither pandas nor the Anthropic SDK, so the command line imports it at st
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import Any
 
+from ragkit.agent.tool import ToolResult
+from ragkit.pricing import Usage
 from ragkit.text_stats import counted
 
-if TYPE_CHECKING:  # the type only: the loop loads the Anthropic SDK, which `ragkit` starts without
-    from ragkit.agent.loop import AgentResult
+@dataclass
+class ToolCall:
+    """One `tool_use` block and what answered it."""
+
+    turn: int
+    id: str
+    name: str
+    input: dict[str, Any]
+    result: ToolResult
+    executed: bool
+    seconds: float = 0.0
+
+
+@dataclass
+class AgentResult:
+    """What a run gives back; `messages` is the whole conversation, valid for the API."""
+
+    answer: str
+    sources: list[str]
+    turns: int
+    tool_calls: list[ToolCall]
+    usage: list[Usage]
+    stop_reason: str
+    messages: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def calls_not_run(self) -> list[ToolCall]:
+        """The calls of a last turn the turn limit or the token budget stopped before any ran;
+        every count of a run's calls (`calls_ran`, `calls_per_turn`) leaves them out."""
+        ran = {c.turn for c in self.tool_calls if c.executed}
+        return [c for c in self.tool_calls if c.turn not in ran]
+
+    @property
+    def calls_ran(self) -> int:
+        """The tool calls of the turns whose calls ran (all but `calls_not_run`)."""
+        return len(self.tool_calls) - len(self.calls_not_run)
+
+    @property
+    def calls_per_turn(self) -> float:
+        """Average tool calls per assistant turn whose calls ran (> 1.0: parallel calls)."""
+        turns = {c.turn for c in self.tool_calls if c.executed}
+        return self.calls_ran / len(turns) if turns else 0.0
+
+    @property
+    def total(self) -> Usage:
+        return sum(self.usage, Usage())
+
 
 STOPPED = {"max_turns": "the turn limit was reached", "budget": "the token budget was used up"}
 
