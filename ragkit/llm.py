@@ -12,21 +12,18 @@ What it is:
      backend raises is `OfflineBackendError` ("the offline stand-in failed (KeyError: …)",
      not retried), never an API that "cannot be reached";
   4. no key and no offline backend registered: one `RagkitError` line saying so.
-  The online path cannot depend on the offline one by construction: this module never
-  imports an offline backend, it asks the registry for one only when it builds an offline
-  client (or names or keys one), and the stand-in is registered by the face that builds
-  clients (the root package), not by anything this module imports.
+  The online path cannot depend on the offline one: this module never imports an offline
+  backend, it asks the registry for one only to build (or name, or key) an offline client,
+  and the stand-in is registered by the face that builds clients (the root package).
 - `LLM`: `create(**params)` and `count_tokens(**params)` in front of a client. Every call
   goes through the paid-call cache (`ragkit.cache`): a hit returns the stored reply through
-  the same parsing as a fresh one and counts as tokens saved, not spent. SDK errors left
-  after the SDK's own retries become one `RagkitError` line (never with the API key).
-  `before_send()` runs before each request that leaves (a cache miss) and may stop it.
+  the same parsing as a fresh one and counts as tokens saved, not spent; `before_send()`
+  runs before a request leaves (a miss) and may stop it. SDK errors left after the SDK's
+  own retries become one `RagkitError` line (never with the API key).
 - `LLM.stream(**params)`: the same through `messages.stream`, yielding the SDK's events.
 - `UsageLog` / `run_usage()` (`ragkit.usage_log`, re-exported): per-model sums of the four
-  usage counters of every reply in this process (the run), priced with
-  `ragkit.pricing.PRICES`; offline replies (their ids start with
-  `ragkit.llm_backends.OFFLINE_ID_PREFIX`) are summed but never priced ("offline stand-in,
-  no cost").
+  usage counters of every reply in this process (the run), priced with `ragkit.pricing.PRICES`;
+  offline replies (ids starting `ragkit.llm_backends.OFFLINE_ID_PREFIX`) are never priced.
 
 Time and retries: the real client waits at most 10 s to connect and 120 s for each read,
 and retries twice (`ragkit.online.budget()`; RAGKIT_API_CONNECT_TIMEOUT, RAGKIT_API_TIMEOUT,
@@ -68,14 +65,12 @@ def _standin_version() -> str:
 @functools.lru_cache(maxsize=None)
 def _offline_key(backend: OfflineBackend) -> str:
     """`offline-stand-in@<version>`: what the paid-call cache keys an offline backend's
-    replies by, taken once per process per backend (the program that answers is loaded
-    once)."""
+    replies by, taken once per process per backend (the program is loaded once)."""
     return f"{backend.name.replace(' ', '-')}@{backend.version()}"
 
 
 def __getattr__(name: str) -> str:
-    """`STANDIN_BACKEND`: `_offline_key` of the registered offline backend (computed on first
-    use: the backend is registered by a face, which may run after this module loads)."""
+    """`STANDIN_BACKEND`: `_offline_key` of the registered offline backend, on first use."""
     if name == "STANDIN_BACKEND":
         return _offline_key(offline_backend())
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -94,9 +94,9 @@ class Pipeline:
         embedder's `prepare` (Voyage: its key) runs before a paid context, not after them."""
         embeds = vectors is None and bool(config.embedder)
         embedder = get_embedder(config.embedder) if embeds and embedder is None else embedder
+        ready = getattr(embedder, "prepare", None) if embeds else None
         with gc_paused():
-            pipeline = cls._index_text(documents, config, chunks, progress, embedder,
-                                       getattr(embedder, "prepare", None) if embeds else None)
+            pipeline = cls._index_text(documents, config, chunks, progress, embedder, ready)
         if vectors is not None:
             if not config.embedder:
                 raise RagkitError(f"{vectors_path}: precomputed vectors need the embedder "
@@ -121,8 +121,7 @@ class Pipeline:
 
     @property
     def embedder(self):
-        """The query/document embedder: the one given, else the registered one named in the
-        config (built on first use and checked against the one the index was made with)."""
+        """The embedder given, else the config's registered one (made on first use, checked)."""
         if self._embedder is None:
             if not self.config.embedder:
                 raise RagkitError("this index has no dense vectors (built with embedder none); "
@@ -146,8 +145,7 @@ class Pipeline:
 
     # ------------------------------------------------------------------ search
     def _bm25(self, texts: Sequence[str], n: int) -> list[Ranking]:
-        """BM25 candidates (the chunks sharing a query term, whatever their score): the top
-        n and every further one tied with the n-th (`Store.bm25_tied`)."""
+        """BM25's top n chunks sharing a query term, and those tied with the n-th."""
         return self.store.bm25_tied(texts, n)
 
     def _dense(self, texts: Sequence[str], depth: int) -> list[Ranking]:
@@ -165,9 +163,8 @@ class Pipeline:
 
     def search(self, texts: Sequence[str], k: int = 20,
                config: SearchConfig = SearchConfig()) -> list[Ranking]:
-        """Top-k (chunk id, score) per query text, in the tie-rule order (`ragkit.fusion`).
-
-        A k larger than the index returns what the index has (the CLI says so on stderr).
+        """Top-k (chunk id, score) per query text, in the tie-rule order (`ragkit.fusion`); a
+        k larger than the index returns what the index has (the CLI says so on stderr).
 
         Single-retriever modes rank that retriever's scores; hybrid fuses each retriever's
         top `config.candidates` (at least k), ties at either cut included. With a reranker,
@@ -239,11 +236,9 @@ class Pipeline:
         """Write the index to `folder`, replacing an existing index there atomically.
 
         Refuses (RagkitError) a file or a non-empty folder that is not a ragkit index. Vectors
-        whose embedder is unknown (loaded from an index that predates the record) are saved
-        without an "embedder" key, as they came, rather than with a guess. `store` (a
-        `ragkit.stores` spec: "memory", the default, "milvus" or "milvus:URI") says where
-        the searchable rows go; Milvus writes are batched, resumable and swapped in whole.
-        """
+        of an unknown embedder (an index older than the record) are saved without an
+        "embedder" key, not with a guess. `store` ("memory", the default, "milvus" or
+        "milvus:URI") says where the searchable rows go (`ragkit.stores`)."""
         spec = parse_store(store)
         if self.store.kind != "memory":
             raise RagkitError("this index lives in Milvus; rebuild it with `ragkit index` "
