@@ -30,33 +30,7 @@ from ragkit.text_stats import counted, fewer_failures
 
 __all__ = ["cell_text", "number_format", "summary_md", "table_html", "write_report"]
 
-STYLE = """
-body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1d2330;
- max-width:64rem;margin:0 auto;padding:1rem 1.5rem 4rem;background:#fff}
-h1{font-size:1.8rem;margin:.5rem 0 0}h2{font-size:1.35rem;margin:2.5rem 0 .3rem;
- border-bottom:2px solid #e3e7ef;padding-bottom:.2rem}h3{font-size:1.05rem;margin:1.4rem 0 .4rem}
-.meta{color:#5b6475;font-size:.9rem;margin:.2rem 0}nav a{margin-right:1rem}
-a{color:#1f5fbf}.scroll{overflow-x:auto}
-table{border-collapse:collapse;font-size:.88rem;margin:.3rem 0 .2rem}
-th,td{padding:.25rem .6rem;border-bottom:1px solid #e3e7ef;text-align:left;vertical-align:top}
-thead th{border-bottom:2px solid #c9d0dc;background:#f6f8fb;vertical-align:bottom}
-thead th[colspan]{text-align:center;border-bottom:1px solid #c9d0dc}
-td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}td.num{white-space:nowrap}
-.long{overflow-wrap:anywhere}
-tbody tr:nth-child(even){background:#fafbfd}
-.scroll tbody th:first-child,.scroll thead tr:first-child th:first-child{position:sticky;
- left:0;background:#fff;min-width:6em}
-.scroll thead tr:first-child th:first-child{background:#f6f8fb}
-.scroll tbody tr:nth-child(even) th:first-child{background:#fafbfd}
-figure{margin:1.2rem 0}figcaption{font-size:.9rem;color:#3b4352;margin:.2rem 0 .4rem}
-figcaption b{color:#1d2330}img{max-width:100%;height:auto;border:1px solid #eef0f4}
-.finding{background:#eef5ff;border-left:4px solid #1f5fbf;padding:.5rem .9rem;margin:.6rem 0}
-.ok{color:#16794a;font-weight:600}.failed{color:#b3261e;font-weight:600}
-.error{background:#fff4f2;border-left:4px solid #b3261e;padding:.5rem .9rem;margin:.8rem 0}
-pre{background:#f6f8fb;padding:.6rem;overflow-x:auto;font-size:.8rem;line-height:1.35}
-code{font-size:.88em;background:#f2f4f8;padding:0 .2em;border-radius:3px}
-ul{padding-left:1.3rem}li{margin:.15rem 0}
-"""
+STYLE = Path(__file__).with_name("report.css")  # the page's styles, inlined in it
 LADDER = ("Fail@20", "reduction %")
 CONTEXT_RUNG = "+ contextual BM25 (hybrid)"  # the article's contextual embeddings + BM25
 
@@ -295,7 +269,8 @@ def write_report(document: dict, folder: Path) -> Path:
                   for nb in document["notebooks"])
     page = ["<!doctype html><html lang='en'><head><meta charset='utf-8'>",
             "<meta name='viewport' content='width=device-width, initial-scale=1'>",
-            f"<title>ragkit cookbook report</title><style>{STYLE}</style></head><body>",
+            "<title>ragkit cookbook report</title>",
+            f"<style>\n{STYLE.read_text(encoding='utf-8')}</style></head><body>",
             "<header><h1>ragkit cookbook report</h1>",
             f"<p class='meta'>{html.escape(run_line(document['run']))}</p>",
             f"<nav class='meta'><a href='#headline'>headline</a>{nav}"
