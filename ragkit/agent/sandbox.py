@@ -2,24 +2,21 @@
 
 What it is:
 - `glob_paths(root, pattern)`: a `Listing` of the regular files under an open `Root`
-  (`ragkit.agent.safe_open`) whose relative path matches `pattern` ('*', '?', '[abc]' within a
-  part, '**' for any number of folders, as pathlib globs). It walks folder descriptors, never
-  a path string, and follows no symlink: links, FIFOs, devices and sockets are not listed but
-  named in the `Listing` for the result to report, so a symlink loop is one more link, not a
-  crash. Hidden entries, `__pycache__` and `node_modules` are skipped, and so are names that
-  hold a control character ("x\nsub/b.py:1:FAKE" would print as a hit of its own) or are not
-  UTF-8 (no request or trace line can carry them), each named, escaped, as skipped. The walk
-  is bounded: at most `MAX_ENTRIES` directory entries and `WALK_TIMEOUT` seconds (then it
-  stops and says so), `MAX_DEPTH` folder levels, and no folder whose path would let a file's
-  path pass 4,096 characters (those are named as not searched);
+  (`ragkit.agent.safe_open`) whose relative path matches `pattern` (pathlib's '*', '?', '[abc]',
+  '**'). It walks folder descriptors, never a path string, and follows no symlink: links, FIFOs,
+  devices and sockets are not listed but named in the `Listing` for the result to report, so a
+  symlink loop is one more link, not a crash. Hidden entries, `__pycache__` and `node_modules`
+  are skipped, and so are names with a control character ("x\nsub/b.py:1:FAKE" would print as a
+  hit of its own) or not UTF-8, each named, escaped, as skipped. The walk stops, and says so,
+  after `MAX_ENTRIES` entries or `WALK_TIMEOUT` seconds; it goes at most `MAX_DEPTH` levels
+  down, and names as not searched a folder whose files' paths would pass 4,096 characters;
 - `search(pattern, texts, max_hits, timeout)`: a regular expression over files' lines, bounded
   in time and output. `re` cannot be interrupted mid-match (`(a+)+$` on a 40-character 'aaa…!'
   line tries 2^40 ways), so it runs in a child Python (`-I -S`, the texts on stdin) killed at
-  the deadline; the error says whether the pattern or the reading of texts was running then.
+  the deadline; the error says which was running then, the pattern or the reading of texts.
 
-What it is not: an operating-system sandbox, nor the reads (`ragkit.agent.safe_open` states
-the rules on links and special files). Every refusal is a `ToolError` saying what is allowed
-and what to try; no message names the root's absolute path.
+What it is not: an operating-system sandbox, nor the reads (`ragkit.agent.safe_open`). Every
+refusal is a `ToolError` saying what is allowed and what to try, never the root's path.
 """
 from __future__ import annotations
 
