@@ -42,7 +42,6 @@ import sqlite3
 import threading
 import time
 from collections.abc import Sequence
-from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,7 +53,7 @@ from ragkit.money import dollars
 from ragkit.pricing import PRICES, Usage, batch_cost, cost
 # their home is ragkit.sqlite_files; the call cache's users import them from here
 from ragkit.sqlite_files import DamagedCache, remove_database, sqlite_errors  # noqa: F401
-from ragkit.sqlite_files import cannot_write, connect_read_only
+from ragkit.sqlite_files import ReadOnlyFile, cannot_write
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _SCHEMA = """CREATE TABLE IF NOT EXISTS calls (
@@ -214,8 +213,12 @@ def read_stats(path: Path | str | None = None) -> list[ModelStats]:
         return []
     if path.is_dir() or (path.resolve() not in _CONNECTED and not _is_cache_file(path)):
         raise RagkitError(f"{path}: is not a ragkit call cache (sqlite)")
-    with sqlite_errors(path, "call cache", CLEAR_CALLS), closing(connect_read_only(path)) as db:
-        return _stats_of(db)
+    reader = ReadOnlyFile(path)  # read right while another process writes it elsewhere
+    try:
+        with sqlite_errors(path, "call cache", CLEAR_CALLS):
+            return reader.read(_stats_of, [])
+    finally:
+        reader.close()
 
 
 def _stats_of(db: sqlite3.Connection) -> list[ModelStats]:

@@ -4,21 +4,25 @@ What it is: `sqlite_errors`, which turns sqlite's errors on a cache file into on
 it (`DamagedCache` for a damaged one), `remove_database`, which deletes a cache file with
 its write-ahead log and shared-memory index, and, for a cache on read-only media (a cache
 prepared on one machine and mounted read-only elsewhere, an immutable file), `cannot_write`
-to tell and `connect_read_only` to read it. What it is not: either cache (`ragkit.cache`,
-`ragkit.embed.cache`), nor a general sqlite layer; each cache opens its own connections.
+to tell and `ReadOnlyFile` to read it (`connect_read_only`). What it is not: either cache
+(`ragkit.cache`, `ragkit.embed.cache`), nor a general sqlite layer; each cache opens its own
+connections.
 """
 from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import quote
 
 from ragkit.errors import RagkitError
 
 _DAMAGE_SIGNS = ("malformed", "not a database", "corrupt", "encrypted")
+READ_ATTEMPTS = 5  # reads of a file another process keeps changing before giving up on it
+T = TypeVar("T")
 
 
 class DamagedCache(RagkitError):
@@ -84,16 +88,89 @@ def cannot_write(path: Path) -> bool:
     return folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK)
 
 
-def connect_read_only(path: Path, timeout: float = 60) -> sqlite3.Connection:
-    """A connection that only reads the existing sqlite file at `path`.
-
-    A file in WAL mode is read through a shared-memory index (-shm) sqlite creates beside
-    it; where that folder cannot be written, the file is opened as immutable instead (no
-    -shm, no locks: nothing can write it through this mount), and what a -wal left there by
-    a killed writer holds is not seen — entries missed, never wrong ones. Where the folder
-    can be written (an immutable file in it), sqlite reads as usual, with its locks."""
+def connect_read_only(path: Path, immutable: bool, timeout: float = 60) -> sqlite3.Connection:
+    """A connection that only reads the existing sqlite file at `path`; `immutable` (see
+    `unlocked`): without sqlite's locks and -shm, and without what a -wal holds — entries
+    missed. Such a connection must not outlive a change to the file (`ReadOnlyFile`)."""
     target = path.resolve()
-    uri = f"file:{quote(str(target))}?mode=ro"
-    if not os.access(target.parent, os.W_OK | os.X_OK):
-        uri += "&immutable=1"
+    uri = f"file:{quote(str(target))}?mode=ro" + ("&immutable=1" if immutable else "")
     return sqlite3.connect(uri, uri=True, timeout=timeout)
+
+
+def unlocked(path: Path) -> bool:
+    """Whether the sqlite file at `path` is read as immutable: a file in WAL mode is read
+    through a shared-memory index (-shm) beside it, which a folder that cannot be written
+    cannot get. With one there (a writer working on the file through a path that can be
+    written, or one killed), sqlite reads through it, the -wal's entries included, as it
+    does beside any writer."""
+    target = path.resolve()
+    return (not os.access(target.parent, os.W_OK | os.X_OK)
+            and not target.with_name(target.name + "-shm").exists())
+
+
+def file_state(path: Path) -> tuple[tuple[int, int, int] | None, ...]:
+    """(inode, size, modification time) of the sqlite file at `path` and of its -wal and -shm,
+    None for each that is absent: what changes when any process writes or replaces them."""
+    target = path.resolve()
+    states: list[tuple[int, int, int] | None] = []
+    for part in (target, target.with_name(target.name + "-wal"),
+                 target.with_name(target.name + "-shm")):
+        try:
+            info = part.stat()
+        except FileNotFoundError:
+            states.append(None)
+        else:
+            states.append((info.st_ino, info.st_size, info.st_mtime_ns))
+    return tuple(states)
+
+
+class ReadOnlyFile:
+    """The sqlite file at `path`, read where it cannot be written, right while another process
+    writes it through a path that can (the machine that owns a cache mounted read-only here).
+
+    Its connection (`connect_read_only`) is kept between reads and opened again when the file
+    changed (`file_state`): an immutable connection keeps the pages it read, and after the
+    owner stored more, those no longer matched the file ("database disk image is malformed"
+    of a sound cache). An immutable read during which the file changed is read again.
+    One per thread, as sqlite connections are."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._db: sqlite3.Connection | None = None
+        self._state: tuple[tuple[int, int, int] | None, ...] = ()
+        self._unlocked = False
+        self._shm_unusable: tuple[tuple[int, int, int] | None, ...] = ()  # in this state
+
+    def read(self, query: Callable[[sqlite3.Connection], T], absent: T) -> T:
+        """`query(connection)` on the file as it is, or `absent` when there is no file (or it
+        changed under every one of READ_ATTEMPTS reads: entries missed, never wrong ones)."""
+        for _ in range(READ_ATTEMPTS):
+            state = file_state(self.path)
+            if state[0] is None:
+                self.close()
+                return absent
+            db = self._db
+            if db is None or state != self._state:
+                self.close()
+                self._unlocked = self._shm_unusable == state or unlocked(self.path)
+                db = self._db = connect_read_only(self.path, self._unlocked)
+                self._state = state
+            try:
+                result = query(db)
+            except sqlite3.DatabaseError:
+                if file_state(self.path) != state:
+                    continue
+                if self._unlocked:
+                    raise  # damaged as it stands, or another error: the caller's one line
+                # a -shm sqlite cannot read by (no -wal beside it): read it as immutable
+                self._shm_unusable = state
+                self.close()
+                continue
+            if not self._unlocked or file_state(self.path) == state:
+                return result
+        return absent
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+        self._db, self._state = None, ()

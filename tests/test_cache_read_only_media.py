@@ -12,6 +12,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from contextlib import closing
 from pathlib import Path
 
@@ -181,3 +182,114 @@ def test_an_immutable_embedding_cache_is_read_and_not_written(tmp_path):
     fresh = Seen()
     CachedEmbedder(fresh, db).embed(["the kettle boils", "a new kettle"])
     assert fresh.seen == ["a new kettle"]  # not kept; the one cached before still is
+
+
+HASHED = '''
+import hashlib
+import numpy as np
+
+
+class Hashed:
+    """A vector of 256 numbers drawn from each text's hash: every text its own."""
+    name, dim, max_tokens, fingerprint = "hashed", 256, 512, "hashed-1"
+
+    def __init__(self):
+        self.sent = 0
+
+    def token_lengths(self, texts):
+        return [len(t) for t in texts]
+
+    def embed(self, texts, *, input_type="document", progress=False):
+        self.sent += len(texts)
+        seeds = [int(hashlib.sha256(t.encode()).hexdigest()[:8], 16) for t in texts]
+        return np.stack([np.random.default_rng(s).standard_normal(self.dim)
+                         for s in seeds]).astype(np.float32)
+'''
+WRITE = """
+import sys
+from hashed import Hashed
+from ragkit.embed.cache import CachedEmbedder
+CachedEmbedder(Hashed(), sys.argv[1]).embed([f"text {i}" for i in range(*map(int, sys.argv[2:]))])
+"""
+READ = """
+import sys, time, warnings
+from pathlib import Path
+import numpy as np
+from hashed import Hashed
+from ragkit.embed.cache import CachedEmbedder
+warnings.simplefilter("ignore")  # the read-only warning: asserted elsewhere
+inner, texts, flags = Hashed(), [f"text {i}" for i in range(int(sys.argv[2]))], Path(sys.argv[3])
+cached = CachedEmbedder(inner, sys.argv[1])
+cached.embed(texts[:200])  # read from the cache, its pages kept by the open connection
+(flags / "read").touch()
+while not (flags / "written").exists():
+    time.sleep(0.05)
+inner.sent = 0
+try:
+    out = cached.embed(texts)
+except Exception as exc:
+    sys.exit(f"{type(exc).__name__}: {exc}")
+wrong = sum(not np.array_equal(a, b) for a, b in zip(out, Hashed().embed(texts)))
+print(cached.read_only, wrong, inner.sent)
+"""
+
+
+def python(home: Path, script: str, *args: object,
+           read_only: bool = False) -> subprocess.Popen:
+    """`python -c script args` with RAGKIT_HOME `home` (mounted read-only for it alone) and
+    the test's `hashed.py` importable."""
+    mount = ["unshare", "-rm", "sh", "-c", MOUNT, "sh", str(home)] if read_only else []
+    return subprocess.Popen([*mount, sys.executable, "-c", script, *map(str, args)],
+                            env={**env_for(home), "PYTHONPATH": str(home.parent)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.fixture
+def hashed_home(mountable: Path) -> Path:
+    """A RAGKIT_HOME with a cache folder, beside `hashed.py` and a folder of flags."""
+    (mountable / "home" / "cache").mkdir(parents=True)
+    (mountable / "flags").mkdir()
+    (mountable / "hashed.py").write_text(HASHED)
+    return mountable / "home"
+
+
+def test_a_read_only_cache_another_process_writes_is_read_right(hashed_home):
+    """A long-lived reader of a cache it cannot write (a kernel on a machine that mounts the
+    cache read-only, while the machine that owns it keeps embedding into it) read the file
+    as immutable: after the owner stored more vectors, the reader's kept pages no longer
+    matched the file, and a sound cache was "damaged (database disk image is malformed);
+    run `ragkit cache clear --embeddings`". It is read again as it is now."""
+    home, flags = hashed_home, hashed_home.parent / "flags"
+    db = home / "cache" / "embeddings.sqlite"
+    assert python(home, WRITE, db, 0, 2000).wait(timeout=120) == 0
+    reader = python(home, READ, db, 6000, flags, read_only=True)
+    for _ in range(1200):
+        if (flags / "read").exists() or reader.poll() is not None:
+            break
+        time.sleep(0.1)
+    writer = python(home, WRITE, db, 2000, 6000)  # the owner embeds 4,000 more, and exits
+    assert writer.wait(timeout=120) == 0, writer.stderr.read() if writer.stderr else ""
+    (flags / "written").touch()
+    out, err = reader.communicate(timeout=120)
+    assert (reader.returncode, out, err) == (0, "True 0 0\n", "")
+
+
+def test_a_read_only_cache_a_killed_writer_left_is_read_with_its_log(hashed_home):
+    """A cache copied or mounted while a writer had it open (or after one was killed) holds
+    vectors in its -wal: the immutable reader did not see them and embedded them again (200
+    of 300, each paid for again with Voyage). They are read through the -shm left beside
+    it; a -shm without its -wal (unusable to sqlite) is read past."""
+    home, flags = hashed_home, hashed_home.parent / "flags"
+    db = home / "cache" / "embeddings.sqlite"
+    assert python(home, WRITE, db, 0, 100).wait(timeout=120) == 0
+    killed = python(home, WRITE + "import os\nos._exit(9)\n", db, 100, 300)
+    assert killed.wait(timeout=120) == 9
+    assert sorted(p.name for p in db.parent.iterdir()) == [
+        "embeddings.sqlite", "embeddings.sqlite-shm", "embeddings.sqlite-wal",
+        "embeddings.sqlite.lock"]
+    (flags / "written").touch()  # READ: no writer to wait for
+    assert python(home, READ, db, 300, flags, read_only=True).communicate(timeout=120) == (
+        "True 0 0\n", "")
+    db.with_name(db.name + "-wal").unlink()  # the 200 vectors it held are gone
+    assert python(home, READ, db, 300, flags, read_only=True).communicate(timeout=120) == (
+        "True 0 200\n", "")

@@ -17,8 +17,9 @@ file to reclaim space. One writer at a time (sqlite locking and the lock file); 
 run alongside it. A damaged file (a failing disk, a copy cut short) is one `DamagedCache` line
 naming it and that command, in whatever reads it; vectors are never half-read from it. A cache
 that cannot be written (`cannot_write`: one prepared on another machine and mounted read-only,
-an immutable file) is read as it is, and the vectors it lacks are embedded and used but not
-kept, with one warning naming it (a search on it stopped: "unable to open database file").
+an immutable file) is read as it is — as it is now, while the machine that owns it writes it
+(`ReadOnlyFile`) — and the vectors it lacks are embedded and used but not kept, with one
+warning naming it (a search on it stopped: "unable to open database file").
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from tqdm import tqdm
 from ragkit.embed.base import Embedder, fingerprint_of
 from ragkit.errors import Interrupted, PartialResults, RagkitError, RagkitWarning
 from ragkit.models import ragkit_home
-from ragkit.sqlite_files import cannot_write, connect_read_only, remove_database, sqlite_errors
+from ragkit.sqlite_files import ReadOnlyFile, cannot_write, remove_database, sqlite_errors
 
 BATCH = 256  # texts per inner call and per commit
 CLEAR = ("ragkit cache clear --embeddings", "vectors are embedded again when next needed")
@@ -192,7 +193,17 @@ class CachedEmbedder:
 
     def _lookup(self, db: sqlite3.Connection | None,
                 keys: Iterable[str]) -> dict[str, np.ndarray]:
-        if db is None:  # a read-only place without a cache file
+        if db is None:  # read only: the file as it is now (`ReadOnlyFile`), if there is one
+            keys = list(keys)
+            return self._reader().read(lambda read: self._rows(read, keys, table=True), {})
+        return self._rows(db, keys)
+
+    def _rows(self, db: sqlite3.Connection, keys: Iterable[str],
+              table: bool = False) -> dict[str, np.ndarray]:
+        """The usable vectors of `keys` in the file `db` reads (`table`: none when it has no
+        table yet, as a file read where it cannot be written may not)."""
+        if table and not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'embeddings'"
+                                    ).fetchone():
             return {}
         keys, found = list(keys), {}
         for start in range(0, len(keys), 500):
@@ -213,11 +224,12 @@ class CachedEmbedder:
     def _connect(self) -> sqlite3.Connection | None:
         """This thread's connection, opened on first use and then kept: opening one per call
         cost ~3 ms, paid thousands of times by callers that embed one text at a time (CRAG's
-        evaluator, the offline judge). None: a read-only place that holds no cache."""
+        evaluator, the offline judge). None where the cache cannot be written: it is read
+        through `_reader`."""
+        if self.read_only:
+            return None
         db = getattr(self._local, "db", None)
-        if db is None and self.read_only:
-            db = self._local.db = self._open_read_only()
-        elif db is None:
+        if db is None:
             db = self._local.db = sqlite3.connect(self.path, timeout=60)
             db.execute("PRAGMA synchronous=NORMAL")  # WAL: no flush per commit (ragkit.cache)
             # `cache clear --embeddings` may have deleted the file since __init__: a search
@@ -227,13 +239,10 @@ class CachedEmbedder:
                 db.execute(_SCHEMA)
         return db
 
-    def _open_read_only(self) -> sqlite3.Connection | None:
-        """The cache file as it is, read only (`connect_read_only`); None when there is none
-        or it holds no table (an empty file)."""
-        if not self.path.exists():
-            return None
-        db = connect_read_only(self.path)
-        if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'embeddings'").fetchone():
-            return db
-        db.close()
-        return None
+    def _reader(self) -> ReadOnlyFile:
+        """This thread's reader of a cache that cannot be written, kept as `_connect` keeps
+        a connection; it reads the file again when another process changed it."""
+        reader = getattr(self._local, "reader", None)
+        if reader is None:
+            reader = self._local.reader = ReadOnlyFile(self.path)
+        return reader
