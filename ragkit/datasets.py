@@ -149,8 +149,10 @@ def load_beir(root: Path | str, split: str = "test") -> Dataset:
                                   {}))
     names = beir_splits(root) if split == "all" else [split]
     if not names:
-        raise RagkitError(f"{root / 'qrels'}: no *.tsv file of judgments (--split all reads "
-                          f"every one)")
+        # not "(--split all reads every one)": said to `ragkit index`, and to an eval or
+        # tune not given --split, of a folder without judgments
+        raise RagkitError(f"{root / 'qrels'}: no judgments (no *.tsv file; the queries of a "
+                          f"BEIR folder are judged by qrels/SPLIT.tsv)")
     judged, judged_in = _union_qrels(root, names)
     queries = []
     asked: dict[str, int] = {}  # query id -> its line

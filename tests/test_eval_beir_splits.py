@@ -109,3 +109,21 @@ def test_tune_reads_a_beir_folder_by_split(tmp_path: Path, capsys: pytest.Captur
     (data / "qrels" / "dev.tsv").unlink()
     assert first() == ("beir: 3 judged queries of all splits (qrels/test.tsv, "
                        "qrels/train.tsv), 4 chunks")
+
+
+def test_a_beir_folder_without_judgments_is_one_line_that_names_no_missing_option(
+        tmp_path: Path) -> None:
+    """A BEIR folder without qrels/*.tsv stopped `ragkit index` (which has no --split) and an
+    eval not given --split with "no *.tsv file of judgments (--split all reads every one)"."""
+    data = _beir(tmp_path / "beir")
+    for tsv in (data / "qrels").iterdir():
+        tsv.unlink()
+    line = (f"ragkit: error: {data / 'qrels'}: no judgments (no *.tsv file; the queries of a "
+            f"BEIR folder are judged by qrels/SPLIT.tsv)")
+    for command in (["eval", str(data), "--embedder", "none"],
+                    ["eval", str(data), "--embedder", "none", "--split", "all"],
+                    ["index", str(data), "--out", str(tmp_path / "ix"), "--embedder", "none"]):
+        done = subprocess.run([str(RAGKIT), *command], capture_output=True, text=True,
+                              timeout=300)
+        assert (done.returncode, done.stdout, done.stderr) == (2, "", line + "\n"), command
+    assert not (tmp_path / "ix").exists()
