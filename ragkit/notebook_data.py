@@ -107,12 +107,13 @@ def parameters_banner(values: Mapping[str, object] | None = None) -> None:
 
 def code_span(text: str) -> str:
     """`text` as a CommonMark code span that shows it whole: fenced by one backtick more than
-    its longest run of backticks (padded by a space when it starts or ends with one), line
-    breaks and other control characters escaped. A folder named ``my`data`` closed the
-    banner's single-backtick span early and showed the rest as Markdown."""
+    its longest run of backticks (padded by a space at a backtick end, or at two space ends,
+    which CommonMark strips), control characters escaped. A folder named ``my`data`` closed
+    the banner's single-backtick span early and showed the rest as Markdown."""
     text = escaped(text)
     fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
-    pad = " " if text[:1] == "`" or text[-1:] == "`" else ""
+    spaced = text[:1] == text[-1:] == " " and text.strip(" ")
+    pad = " " if text[:1] == "`" or text[-1:] == "`" or spaced else ""
     return f"{fence}{pad}{text}{pad}{fence}"
 
 

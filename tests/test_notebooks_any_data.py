@@ -428,7 +428,7 @@ def test_01_and_06_print_a_jsonl_files_escape_sequences_escaped(tmp_path):
         assert "\x1b" not in printed and "\u202e" not in printed, path.name
 
 
-@pytest.mark.parametrize("name", ["my`data", "`lead", "two``ticks`", "tab\there"])
+@pytest.mark.parametrize("name", ["my`data", "`lead", "two``ticks`", "tab\there", " spaced "])
 def test_the_banner_shows_a_folder_name_with_backticks_whole_in_one_code_span(
         tmp_path, monkeypatch, name):
     """A folder named my`data closed the banner's `…` early: JupyterLab showed "my" as code
