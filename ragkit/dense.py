@@ -155,11 +155,25 @@ def embed_chunks(embedder, chunks: Sequence[Chunk], window: int, progress: bool
         dim = getattr(embedder, "dim", 0)
         return DenseIndex(np.concatenate([np.zeros((0, dim), np.float32), *vectors]),
                           np.arange(len(chunks)))
+    _prepare(embedder, chunks, window)
     texts, owners = window_texts(embedder, chunks, window, progress)
     if progress:
         _note_dominant_document(chunks, owners)
     vectors = embedder.embed(texts, input_type="document", progress=progress)
     return DenseIndex(vectors, np.array(owners))
+
+
+def _prepare(embedder, chunks: Sequence[Chunk], window: int) -> None:
+    """What the embedder's first request needs (Voyage: its key), made ready before the
+    windows are measured — unless its cache holds the first chunk's windows, as a rebuild's
+    does: a new build without the key measured them (100,000 chunks: a minute, under a
+    `windows` bar) and only then stopped with its one line."""
+    if not chunks:
+        return
+    if hasattr(embedder, "prepare_for"):  # a cached embedder
+        embedder.prepare_for(window_texts(embedder, chunks[:1], window)[0])
+    elif hasattr(embedder, "prepare"):  # no cache: every text is sent
+        embedder.prepare()
 
 
 def _note_dominant_document(chunks: Sequence[Chunk], owners: Sequence[int]) -> None:

@@ -7,6 +7,7 @@ import hashlib
 import numpy as np
 import pytest
 
+from ragkit import dense
 from ragkit.cli import main
 from ragkit.documents import Document, RagkitError
 from ragkit.embed import get_embedder
@@ -118,6 +119,28 @@ def test_missing_key_says_which_variable_to_set(monkeypatch, tmp_path, capsys):
     assert err.endswith("or use an offline embedder ('auto', 'e5-small') to build; an index "
                         "built with voyage:voyage-3.5 is searched with the key, or by --mode "
                         "bm25 without it\n")
+
+
+def test_a_new_build_without_the_key_stops_before_measuring_its_windows(
+        monkeypatch, tmp_path, capsys):
+    """`ragkit index --embedder voyage:MODEL` without a key measured every window of every
+    chunk under a `windows` bar (40,000 chunks: 14 s) before its one line; the first chunk's
+    windows are looked up first, and a new build (not in the cache) stops at once."""
+    monkeypatch.delenv("VOYAGE_API_KEY", raising=False)
+    monkeypatch.delenv("VOYAGE_API_KEY_PATH", raising=False)
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(dense, "BAR_DELAY", 0)  # any windows bar shows at once
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(f'{{"id": "d{i}", "text": "Refunds take {i} days."}}\n'
+                            for i in range(50)))
+    status = main(["index", str(docs), "--out", str(tmp_path / "idx"), "--embedder",
+                   "voyage:voyage-3.5"])
+    assert (status, capsys.readouterr().err) == (2, (
+        "ragkit: error: the voyage:voyage-3.5 embedder calls the Voyage API and needs a key: "
+        "set VOYAGE_API_KEY (or VOYAGE_API_KEY_PATH to a file holding it), or use an offline "
+        "embedder ('auto', 'e5-small') to build; an index built with voyage:voyage-3.5 is "
+        "searched with the key, or by --mode bm25 without it\n"))
+    assert not (tmp_path / "idx").exists()
 
 
 def test_unknown_embedder_lists_names_and_prefixes():

@@ -12,7 +12,9 @@ its client), made ready before a cache shows a progress bar for the texts it mus
 missing key is one line rather than a line after a bar; a cache holding every vector asked
 for never calls it. An index build also calls it before a paid contextualizer's first request
 to Claude (`Pipeline.build`): new contexts mean new texts to embed, and a missing key found
-after them left the contexts paid for and no index.
+after them left the contexts paid for and no index. A cached embedder's `prepare_for(texts)`
+calls it unless the cache holds `texts`: a build asks with its first chunk's windows before
+measuring the rest (`ragkit.dense`), a minute for 100,000 chunks under a bar.
 
 Limits: `fingerprint` identifies the exact weights; an embedder without that attribute
 (written before it existed) is identified by its `name` alone — see `fingerprint_of` — so

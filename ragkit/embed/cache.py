@@ -114,6 +114,16 @@ class CachedEmbedder:
         """The inner embedder's `prepare`, asked for by a build before it pays for contexts."""
         prepare(self.inner)
 
+    def prepare_for(self, texts: Sequence[str]) -> None:
+        """`prepare` unless the cache holds every one of `texts` (as documents): a build asks
+        with its first chunk's windows before it measures the rest (`ragkit.dense`), so a new
+        build without Voyage's key stops at once, and a rebuild the cache serves needs none."""
+        keys = {cache_key(self.name, self.fingerprint, self.max_tokens, "document", t)
+                for t in texts}
+        with self._guard():
+            if len(self._lookup(self._connect(), keys)) < len(keys):
+                self.prepare()
+
     def embed(self, texts: Sequence[str], *, input_type: str = "document",
               progress: bool = False) -> np.ndarray:
         """Vectors for `texts` in input order; only unseen texts reach the inner embedder."""
