@@ -53,9 +53,8 @@ from ragkit.money import dollars
 from ragkit.pricing import PRICES, Usage, batch_cost, cost
 # their home is ragkit.sqlite_files; the call cache's users import them from here
 from ragkit.sqlite_files import DamagedCache, remove_database, sqlite_errors  # noqa: F401
-from ragkit.sqlite_files import ReadOnlyFile, cannot_write
+from ragkit.sqlite_files import ReadOnlyFile, cannot_write, is_cache_file
 
-_SQLITE_MAGIC = b"SQLite format 3\x00"
 _SCHEMA = """CREATE TABLE IF NOT EXISTS calls (
     key TEXT PRIMARY KEY, endpoint TEXT NOT NULL, model TEXT NOT NULL, reply TEXT NOT NULL,
     input INTEGER NOT NULL, output INTEGER NOT NULL, cache_write INTEGER NOT NULL,
@@ -108,22 +107,13 @@ _CONNECTED: set[Path] = set()  # files a CallCache of this process has opened (d
 CLEAR_CALLS = ("ragkit cache clear", "calls are made again, and paid for again, when next needed")
 
 
-def _is_cache_file(path: Path) -> bool:
-    """sqlite's header, an empty file, or a header of zero bytes — a cache whose first page
-    a crash or a full disk zeroed: damaged (`DamagedCache`, which `cache clear` deletes), not
-    a stranger's file to refuse."""
-    with open(path, "rb") as handle:
-        head = handle.read(len(_SQLITE_MAGIC))
-    return head in (b"", _SQLITE_MAGIC, bytes(len(_SQLITE_MAGIC)))
-
-
 class CallCache:
     """The paid-call cache at `path` (default `default_cache_path()`); see module docstring."""
 
     def __init__(self, path: Path | str | None = None) -> None:
         self.path = Path(path) if path is not None else default_cache_path()
         if self.path.resolve() not in _CONNECTED:  # its header read: a descriptor closed
-            check_target(self.path, _is_cache_file, "a ragkit call cache (sqlite)",
+            check_target(self.path, is_cache_file, "a ragkit call cache (sqlite)",
                          folder=False, replaced=False)  # sqlite writes it in place
         # where sqlite writes it: through a link, the folder of the file it names
         self.path.resolve().parent.mkdir(parents=True, exist_ok=True)
@@ -211,7 +201,7 @@ def read_stats(path: Path | str | None = None) -> list[ModelStats]:
     check_regular(path)  # a FIFO is never opened
     if not path.exists():
         return []
-    if path.is_dir() or (path.resolve() not in _CONNECTED and not _is_cache_file(path)):
+    if path.is_dir() or (path.resolve() not in _CONNECTED and not is_cache_file(path)):
         raise RagkitError(f"{path}: is not a ragkit call cache (sqlite)")
     reader = ReadOnlyFile(path)  # read right while another process writes it elsewhere
     try:

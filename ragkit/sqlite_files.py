@@ -21,6 +21,7 @@ from urllib.parse import quote
 from ragkit.errors import RagkitError
 
 _DAMAGE_SIGNS = ("malformed", "not a database", "corrupt", "encrypted")
+SQLITE_MAGIC = b"SQLite format 3\x00"  # the first 16 bytes of every sqlite file
 READ_ATTEMPTS = 5  # reads of a file another process keeps changing before giving up on it
 T = TypeVar("T")
 
@@ -53,6 +54,15 @@ def sqlite_errors(path: Path, what: str, clear: tuple[str, str]) -> Iterator[Non
         raise RagkitError(f"{path}: the {what} cannot be used ({reason})") from None
 
 
+def is_cache_file(path: Path) -> bool:
+    """sqlite's header, an empty file, or a header of zero bytes — a cache whose first page
+    a crash or a full disk zeroed: damaged (`DamagedCache`, which `cache clear` deletes), not
+    a stranger's file to refuse."""
+    with open(path, "rb") as handle:
+        head = handle.read(len(SQLITE_MAGIC))
+    return head in (b"", SQLITE_MAGIC, bytes(len(SQLITE_MAGIC)))
+
+
 def remove_database(path: Path) -> int:
     """Delete a sqlite file with its write-ahead log and shared-memory index; returns the
     bytes freed, all three counted (a writer killed mid-run leaves its -wal, which holds
@@ -61,9 +71,16 @@ def remove_database(path: Path) -> int:
     Through a symbolic link, the file it names goes, with the -wal and -shm sqlite keeps
     beside that file, and the link stays: it is the user's choice of where the cache lives,
     so the next use starts the new file there, as emptying an intact cache keeps both.
-    (Unlinking the link left the old file, damaged or full, where nothing used it.)"""
-    path, freed = path.resolve(), 0
-    for part in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+    (Unlinking the link left the old file, damaged or full, where nothing used it.) A file
+    that is not a cache (`is_cache_file`) is refused, never deleted: a link made to the
+    wrong file took that file with it."""
+    target, freed = path.resolve(), 0
+    if target.exists() and not (target.is_file() and is_cache_file(target)):
+        named = f" (a link to {target})" if target != path.absolute() else ""
+        raise RagkitError(f"{path}: is not a ragkit cache (sqlite){named}, so it is not deleted; "
+                          f"move or delete it yourself")
+    for part in (target, target.with_name(target.name + "-wal"),
+                 target.with_name(target.name + "-shm")):
         try:
             size = part.lstat().st_size
         except FileNotFoundError:

@@ -85,3 +85,26 @@ def test_clearing_a_linked_embedding_cache_keeps_the_link_and_deletes_its_file(l
     assert again.stdout == f"no embedding cache at {link}\n"
     CachedEmbedder(WordEmbedder(["kettle"]), link).embed(["the kettle boils"])
     assert link.is_symlink() and target.is_file()
+
+
+def test_clearing_a_cache_path_naming_a_file_that_is_not_a_cache_deletes_nothing(linked):
+    """`ragkit cache clear --embeddings` deleted the file the cache path names, whatever it
+    was: a link made to the wrong file (here the user's notes) took the notes with it, and
+    a plain file at the path went too, where the README promises such a file is refused."""
+    cache, elsewhere = linked
+    notes, link = elsewhere / "notes.txt", cache / "embeddings.sqlite"
+    notes.write_text("my notes\n")
+    link.unlink()
+    link.symlink_to(notes)
+    cleared = ragkit(cache.parent, "cache", "clear", "--embeddings")
+    assert (cleared.returncode, cleared.stdout, cleared.stderr) == (2, "", (
+        f"ragkit: error: {link}: is not a ragkit cache (sqlite) (a link to {notes}), so it is "
+        f"not deleted; move or delete it yourself\n"))
+    assert notes.read_text() == "my notes\n" and os.readlink(link) == str(notes)
+    link.unlink()
+    link.write_text("my notes\n")
+    cleared = ragkit(cache.parent, "cache", "clear", "--embeddings")
+    assert (cleared.returncode, cleared.stdout, cleared.stderr) == (2, "", (
+        f"ragkit: error: {link}: is not a ragkit cache (sqlite), so it is not deleted; move "
+        f"or delete it yourself\n"))
+    assert link.read_text() == "my notes\n"
