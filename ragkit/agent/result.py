@@ -1,11 +1,11 @@
 """What an agent run gives back, and its tool calls in the words every summary of it uses
 (`ragkit ask --agent`'s stderr line, notebook 05's lines and its closing finding).
 
-What it is: `AgentResult` (the answer, its sources, the turns, each `ToolCall`, the usage
-and why the run stopped) and `ToolCall`; `not_run_note(result)` names the calls of a last turn that never ran ("the 4
-calls of turn 3 did not run because the turn limit was reached", or "" when every turn's
-calls ran); `calls_summary(result, digits)` is "14 tool calls, 4.7 per tool turn", counting
-the calls that ran (`AgentResult.calls_ran`, `.calls_per_turn`), followed by that note.
+What it is: `AgentResult` (the answer, its sources, the turns, each `ToolCall`, the usage and
+why the run stopped) and `ToolCall`; `not_run_note(result)` names the calls of a last turn that
+never ran ("the 4 calls of turn 3 did not run because the turn limit was reached", or "" when
+every turn's calls ran); `calls_summary(result, digits)` is "14 tool calls, 4.7 per tool turn",
+counting the calls that ran (`AgentResult.calls_ran`, `.calls_per_turn`), followed by that note.
 
 Why: at the turn limit or the token budget the loop stops after the model's reply, before
 that reply's calls run; they stay in `AgentResult.tool_calls` (answered "Not executed", so
