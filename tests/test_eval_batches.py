@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ragkit.cli import main, retrieval
-from ragkit.pipeline import Pipeline
+from test_search_batches import recorded_batches
+
+from ragkit.cli import main
 
 WORDS = "refund shipping invoice support gift price order return account berlin".split()
 
@@ -43,15 +44,7 @@ def test_eval_holds_a_batch_of_rankings_at_a_time(tmp_path: Path, capsys: pytest
     args = ["eval", str(data), "--embedder", "none", "--mode", "bm25", *options, "--by-kind"]
     assert main([*args, "--per-query", str(tmp_path / "whole.csv")]) == 0
     whole = capsys.readouterr().out
-    sizes: list[int] = []
-    run = Pipeline.run
-
-    def recorded(self: Pipeline, queries, k=20, config=None):  # type: ignore[no-untyped-def]
-        sizes.append(len(queries))
-        return run(self, queries, k, config)
-
-    monkeypatch.setattr(Pipeline, "run", recorded)
-    monkeypatch.setattr(retrieval, "SEARCH_HITS", 60)
+    sizes = recorded_batches(monkeypatch, "run")
     assert main([*args, "--per-query", str(tmp_path / "batched.csv")]) == 0
     batched = capsys.readouterr().out
     assert sizes == batches

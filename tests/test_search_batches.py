@@ -71,15 +71,22 @@ def test_a_batch_counts_the_reranker_candidates_each_query_holds(
     args = ["search", str(small_index), "--queries", str(queries), "--mode", "bm25",
             "--rerank", "offline", "--rerank-candidates", "30", "--k", "5"]
     assert main(args + ["--out", str(tmp_path / "whole.trec")]) == 0
-    batches: list[int] = []
-    search = Pipeline.search
-
-    def recorded(self: Pipeline, texts, k=20, config=None):  # type: ignore[no-untyped-def]
-        batches.append(len(texts))
-        return search(self, texts, k, config)
-
-    monkeypatch.setattr(Pipeline, "search", recorded)
-    monkeypatch.setattr(retrieval, "SEARCH_HITS", 60)
+    batches = recorded_batches(monkeypatch, "search")
     assert main(args + ["--out", str(tmp_path / "batched.trec")]) == 0
     assert batches == [2] * 12 + [1]  # 60 results / 30 candidates each: 2 queries a batch
     assert (tmp_path / "batched.trec").read_bytes() == (tmp_path / "whole.trec").read_bytes()
+
+
+def recorded_batches(monkeypatch: pytest.MonkeyPatch, method: str) -> list[int]:
+    """Batches of about 60 results from now on, and the list `Pipeline.<method>` (search or
+    run) appends each call's number of queries to."""
+    sizes: list[int] = []
+    original = getattr(Pipeline, method)
+
+    def recorded(self: Pipeline, queries, k=20, config=None):  # type: ignore[no-untyped-def]
+        sizes.append(len(queries))
+        return original(self, queries, k, config)
+
+    monkeypatch.setattr(Pipeline, method, recorded)
+    monkeypatch.setattr(retrieval, "SEARCH_HITS", 60)
+    return sizes
