@@ -12,7 +12,9 @@ above it, every `RAGKIT_PROGRESS_SECONDS` (30), the running point's cells done.
 Completed points are reused: each finished point is kept under
 `$RAGKIT_HOME/cache/sweeps/`, keyed by the notebook's bytes, the point's parameters, the
 ragkit source, the data sets' hashes and the online/offline backends, so a re-run (or a run
-after an interrupted one) executes only the points whose inputs changed or that failed.
+after an interrupted one) executes only the points whose inputs changed or that failed. A
+point is written beside its place and swapped in whole (`_keep_point`), so sweeps sharing
+one `RAGKIT_HOME` that finish the same point at once both succeed.
 `fresh=True` (`--fresh`) executes every point.
 
 What it is not: a scheduler — points run one after another, each in its own kernel.
@@ -102,16 +104,27 @@ def _run_point(notebook: Path, target: Path, params: dict, key: str, fresh: bool
                 "reused": True}
     result = execute(notebook, target, params, progress=f"{notebook.stem} {_tag(params)}")
     if not result["error"]:
-        tmp = cached.with_name(f".{key}.new")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        shutil.copyfile(target, tmp / "notebook.ipynb")
-        # from the result: a notebook that records nothing leaves no records file
-        (tmp / "records.json").write_text(json.dumps(result["records"], default=str))
-        (tmp / "point.json").write_text(json.dumps({"params": params}, default=str))
-        shutil.rmtree(cached, ignore_errors=True)
-        os.replace(tmp, cached)
+        _keep_point(cached, target, result["records"], params)
     return {**result, "reused": False}
+
+
+def _is_point(path: Path) -> bool:
+    """A completed point's folder in the cache (what `_keep_point` writes)."""
+    return (path / "point.json").is_file()
+
+
+def _keep_point(cached: Path, executed: Path, records: dict, params: Mapping[str, Any]) -> None:
+    """Keep a completed point in the cache folder `cached`, written beside and swapped in
+    whole (`replace_folder`: a staging folder of this process's own). Why: sweeps sharing a
+    `RAGKIT_HOME` (a class on one machine) finish the same point at once; with one staging
+    name for all, one deleted the other's half-written folder and that sweep failed ("cannot
+    write a ragkit results folder (No such file or directory)"). Now each keeps a whole copy,
+    the last one in stays, and a reader finds the old point or the new one, never neither."""
+    with replace_folder(cached, _is_point, "a completed sweep point") as tmp:
+        shutil.copyfile(executed, tmp / "notebook.ipynb")
+        # from the result: a notebook that records nothing leaves no records file
+        (tmp / "records.json").write_text(json.dumps(records, default=str))
+        (tmp / "point.json").write_text(json.dumps({"params": params}, default=str))
 
 
 _SCORES = ("Pass@", "Fail@", "R@", "MRR", "nDCG", "%", "$", "accuracy")  # not counts
