@@ -5,7 +5,8 @@ index it is asked to build — keyed by sha256 of the documents, the chunks give
 `IndexConfig` and the embedder's name and weights fingerprint — and loads it
 (`Pipeline.load`) instead of chunking, contextualizing, fitting BM25 and embedding again; a
 miss builds the index and saves it there. `ragkit cookbook run`, `sweep` and `refresh` set the
-variable to a temporary folder for the command (`shared()`) and delete it at the end, so
+variable to a temporary folder for the command (`shared()`) and delete it at the end (a
+killed command's, at the start of the next), so
 notebooks 02, 03 and 04 (the shipped corpus, structural context, `auto`) and 01 and 06 (no
 context, MiniLM) each build their index once per run instead of once per notebook.
 
@@ -39,8 +40,10 @@ from filelock import FileLock
 from ragkit.config import IndexConfig
 from ragkit.documents import Chunk, Document, RagkitError
 from ragkit.embed import fingerprint_of, get_embedder
+from ragkit.stale_temp import owner, remove_dead
 
 ENV = "RAGKIT_INDEX_CACHE"
+PREFIX = "ragkit-indexes-"  # the shared folder's name in the system's temporary folder
 UNCACHED_CONTEXTUALIZERS = ("claude",)
 
 
@@ -63,11 +66,17 @@ def folder() -> Path | None:
 def shared() -> Iterator[Path]:
     """Set `$RAGKIT_INDEX_CACHE` to a new temporary folder for the block, then delete it.
 
-    Already set (e.g. by an outer command), the block keeps using that folder."""
+    Already set (e.g. by an outer command), the block keeps using that folder. The folder is
+    named by its process (`ragkit-indexes-PID.HOST-*`), and those of a command that no longer
+    runs are deleted first: a run killed with -9, or by SIGTERM or SIGHUP (a closed
+    terminal), never reaches the deletion at the end, and each left its indexes behind for
+    good (up to 57 MB for a run of the shipped notebooks; a tmpfs /tmp holds them in
+    memory)."""
     if folder() is not None:
         yield folder()  # type: ignore[misc]
         return
-    made = Path(tempfile.mkdtemp(prefix="ragkit-indexes-"))
+    remove_dead(Path(tempfile.gettempdir()), PREFIX)
+    made = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{owner()}-"))
     os.environ[ENV] = str(made)
     try:
         yield made

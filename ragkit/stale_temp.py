@@ -4,7 +4,9 @@ What it is: the naming `ragkit.atomic.replace_folder` gives its temporary folder
 `.NAME.new-PID.HOST-XXXXXXXX` for the folder being written (and, after a one-step exchange,
 the old folder being deleted) and `.NAME.old-PID.HOST-XXXXXXXX` for the one being replaced
 by two renames, PID the writing process and HOST a 6-hex hash of the host name
-— and `remove_stale(target)`, which removes those beside `target` whose process is gone.
+— and `remove_stale(target)`, which removes those beside `target` whose process is gone;
+`remove_dead(folder, prefix)` does the same for folders named `PREFIX` + `PID.HOST-*` (a
+command's scratch folder in the system's temporary folder, `ragkit.index_cache.shared`).
 Why: a build killed with -9 (or by the OOM killer) runs no cleanup; its half-written
 folder, often as large as the index, would otherwise stay hidden beside the output for good.
 
@@ -69,6 +71,27 @@ def remove_stale(target: Path) -> list[Path]:
                 or not entry.is_dir(follow_symlinks=False)):
             continue
         if found.group(1) == "old" and not (target.exists() or target.is_symlink()):
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed.append(Path(entry.path))
+    return removed
+
+
+def remove_dead(folder: Path, prefix: str) -> list[Path]:
+    """Remove the folders in `folder` named `prefix` + `PID.HOST-*` (`owner()`) whose process
+    of this host no longer runs; returns them. Folders of a live process, of another host, or
+    named without a pid (by versions before it was recorded) are left."""
+    pattern = re.compile(re.escape(prefix) + r"(\d+)\.([0-9a-f]{6})-")
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    host, me = _host(), os.getpid()
+    for entry in entries:
+        found = pattern.match(entry.name)
+        if (not found or found.group(2) != host or int(found.group(1)) == me
+                or _alive(int(found.group(1))) or not entry.is_dir(follow_symlinks=False)):
             continue
         shutil.rmtree(entry.path, ignore_errors=True)
         removed.append(Path(entry.path))

@@ -1,12 +1,20 @@
 """The run-level index cache: one build per index while `$RAGKIT_INDEX_CACHE` is set."""
 import os
+import subprocess
+import sys
+import time
+from pathlib import Path
 
+import nbformat
 import pytest
+from nbformat.v4 import new_code_cell, new_notebook
 
 from ragkit import embed, index_cache
 from ragkit.documents import Document
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
 from tests.test_pipeline import DOCS, HashEmbedder
+
+RAGKIT = str(Path(sys.executable).parent / "ragkit")
 
 
 @pytest.fixture
@@ -136,3 +144,56 @@ def test_processes_building_the_same_index_build_it_once(tmp_path):
         w.join(30)
     assert [w.exitcode for w in workers] == [0, 0]
     assert sorted(log.read_text().split()) == ["build", "load"]  # the second waited, loaded
+
+
+def _tiny_notebook(path, source):
+    nb = new_notebook()
+    first = new_code_cell("x = 1")
+    first.metadata["tags"] = ["parameters"]
+    nb.cells = [first, new_code_cell(source)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nbformat.write(nb, path)
+    return path
+
+
+def test_the_indexes_of_a_killed_run_go_at_the_next_run_a_live_runs_stay(tmp_path):
+    """kill -9 (or SIGTERM, SIGHUP: a closed terminal) runs no clean-up: each killed run
+    left its folder of built indexes in the temporary folder for good."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp), "RAGKIT_HOME": str(tmp_path / "home")}
+    env.pop(index_cache.ENV, None)
+    said = tmp_path / "shared.txt"
+    slow = _tiny_notebook(tmp_path / "01_slow.ipynb", (
+        "import os, pathlib, time\n"
+        "shared = pathlib.Path(os.environ['RAGKIT_INDEX_CACHE'])\n"
+        "(shared / 'an index').write_text('built')\n"
+        f"pathlib.Path({str(said)!r}).write_text(str(shared))\n"
+        "time.sleep(300)"))
+    quick = _tiny_notebook(tmp_path / "01_quick.ipynb", "print(x)")
+
+    def run(notebook, out):
+        return subprocess.Popen([RAGKIT, "cookbook", "run", "--notebook", str(notebook),
+                                 "--out", str(tmp_path / out), "--jobs", "1"], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+    killed = run(slow, "killed")
+    try:
+        deadline = time.monotonic() + 120
+        while not said.exists() and killed.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert said.exists(), killed.stderr.read() if killed.poll() is not None else "no start"
+        shared = Path(said.read_text())
+        assert (shared / "an index").is_file()
+        beside = run(quick, "beside")  # while the slow run is alive, its indexes stay
+        assert beside.wait(timeout=120) == 0, beside.stderr.read()
+        assert (shared / "an index").is_file()
+    finally:
+        killed.kill()
+        killed.wait(timeout=60)
+    assert (shared / "an index").is_file()  # killed: nothing deleted them
+    after = run(quick, "after")
+    assert after.wait(timeout=120) == 0, after.stderr.read()
+    assert not shared.exists()
+    assert [p.name for p in tmp.iterdir() if p.name.startswith("ragkit-indexes-")] == []
