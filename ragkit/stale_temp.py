@@ -57,20 +57,11 @@ def remove_stale(target: Path) -> list[Path]:
     exists again (before that, the old folder is the only copy and is kept). Folders of a
     live process, of another host, or named by versions that recorded no pid are left.
     Returns the folders removed."""
-    pattern = re.compile(re.escape(f".{target.name}.") + r"(new|old)-(\d+)\.([0-9a-f]{6})-")
+    pattern = re.compile(re.escape(f".{target.name}.")
+                         + r"(?P<kind>new|old)-(?P<pid>\d+)\.(?P<host>[0-9a-f]{6})-")
     removed = []
-    try:
-        entries = list(os.scandir(target.parent))
-    except OSError:
-        return removed
-    host, me = _host(), os.getpid()
-    for entry in entries:
-        found = pattern.match(entry.name)
-        if (not found or found.group(3) != host or int(found.group(2)) == me
-                or _alive(int(found.group(2)))
-                or not entry.is_dir(follow_symlinks=False)):
-            continue
-        if found.group(1) == "old" and not (target.exists() or target.is_symlink()):
+    for entry, found in _dead(target.parent, pattern):
+        if found["kind"] == "old" and not (target.exists() or target.is_symlink()):
             continue
         shutil.rmtree(entry.path, ignore_errors=True)
         removed.append(Path(entry.path))
@@ -81,18 +72,23 @@ def remove_dead(folder: Path, prefix: str) -> list[Path]:
     """Remove the folders in `folder` named `prefix` + `PID.HOST-*` (`owner()`) whose process
     of this host no longer runs; returns them. Folders of a live process, of another host, or
     named without a pid (by versions before it was recorded) are left."""
-    pattern = re.compile(re.escape(prefix) + r"(\d+)\.([0-9a-f]{6})-")
+    pattern = re.compile(re.escape(prefix) + r"(?P<pid>\d+)\.(?P<host>[0-9a-f]{6})-")
     removed = []
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return removed
-    host, me = _host(), os.getpid()
-    for entry in entries:
-        found = pattern.match(entry.name)
-        if (not found or found.group(2) != host or int(found.group(1)) == me
-                or _alive(int(found.group(1))) or not entry.is_dir(follow_symlinks=False)):
-            continue
+    for entry, _ in _dead(folder, pattern):
         shutil.rmtree(entry.path, ignore_errors=True)
         removed.append(Path(entry.path))
     return removed
+
+
+def _dead(folder: Path, pattern: re.Pattern[str]) -> list[tuple[os.DirEntry, re.Match[str]]]:
+    """The folders in `folder` whose name `pattern` matches (groups `pid` and `host`) and
+    whose process of this host, not this one, no longer runs; none when it cannot be read."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    host, me = _host(), os.getpid()
+    return [(entry, found) for entry in entries
+            if (found := pattern.match(entry.name)) and found["host"] == host
+            and int(found["pid"]) != me and not _alive(int(found["pid"]))
+            and entry.is_dir(follow_symlinks=False)]
