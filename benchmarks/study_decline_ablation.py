@@ -20,8 +20,11 @@ meets most. Printed:
    ablated questions in, and with the scikit-learn dev half (and its ablated questions) in too;
    each scored, quoted % / declined %, on the four sets' own questions.
 3. ROC AUC, on each set's own questions, of retrieval's own scores — the reranker's and the
-   first stage's top score and its gaps to the second and the K-th hit — and of the best
-   cosine's margin over the request's median, mean and second unit. (On ablated questions the
+   first stage's top score and its gaps to the second and the K-th hit —, of the best
+   cosine's margin over the request's median, mean and second unit, and of its margin over
+   the question's cosines to a fixed sample of the collection (`BACKGROUND` chunks, seed 0:
+   their mean, its z-score, their top 10's mean) — a question whose embedding is close to
+   everything gets high cosines whether or not a sentence answers it. (On ablated questions the
    min-max-scaled scores would only show that the golden chunk, the top one, was removed.)
 
 Needs the default embedder's model (e5-small) and the held-out scikit-learn set
@@ -51,6 +54,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SETS = {"shipped": ROOT / "data", "sklearn": ROOT / "build" / "heldout" / "sklearn"}
 K = 5
 DEPTH = 60  # hits searched before the golden documents' chunks are left out
+BACKGROUND = 400  # chunks sampled for the question's background cosines (part 3)
 
 
 def ablated(pipe: Pipeline, queries) -> list[ev.Case]:
@@ -146,11 +150,28 @@ def margins(case: ev.Case) -> dict[str, float]:
             "best - mean": cosines[0] - cosines.mean(), "best - second": cosines[0] - cosines[1]}
 
 
+def background(pipe: Pipeline, cases: list[ev.Case]) -> list[dict[str, float]]:
+    """The best unit cosine (no title) over the question's cosines to `BACKGROUND` chunks of
+    the collection drawn with seed 0: their mean, as a z-score, and their top 10's mean."""
+    texts = [c.text for c in pipe.chunks]
+    picked = np.random.default_rng(0).choice(len(texts), min(BACKGROUND, len(texts)),
+                                             replace=False)
+    sample = pipe.embedder.embed([texts[i] for i in picked], input_type="document")
+    queries = pipe.embedder.embed([c.query.text for c in cases], input_type="query")
+    rows = []
+    for case, cosines in zip(cases, queries @ sample.T):
+        best = max((b.cosine for b in case.features.blocks if not b.titled), default=0.0)
+        rows.append({"best - background mean": best - cosines.mean(),
+                     "best, background z-score": (best - cosines.mean()) / cosines.std(),
+                     "best - background top 10": best - np.sort(cosines)[-10:].mean()})
+    return rows
+
+
 def retrieval_aucs(pipe: Pipeline, cases: list[ev.Case]) -> dict[str, float]:
     """ROC AUC of the reranker's and the first stage's top-K scores (the top one and its gaps
-    to the second and the K-th) and of `margins`, for "unanswerable"."""
+    to the second and the K-th), of `margins` and of `background`, for "unanswerable"."""
     texts = [c.query.text for c in cases]
-    rows = [margins(c) for c in cases]
+    rows = [{**margins(c), **b} for c, b in zip(cases, background(pipe, cases))]
     for stage, rerank in (("reranker", DEFAULT_RERANK), ("first stage", "none")):
         for row, hits in zip(rows, pipe.search(texts, K, SearchConfig(rerank=rerank))):
             top = [score for _, score in hits]
