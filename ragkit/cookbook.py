@@ -43,9 +43,7 @@ index twice.
 from __future__ import annotations
 
 import json
-import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
@@ -70,6 +68,7 @@ from ragkit.record import finding, record, record_metrics
 from ragkit.results import build_results, validate
 from ragkit.report import write_report
 from ragkit.run_progress import progress_seconds
+from ragkit.stale_temp import scratch
 from ragkit.sweep import sweep
 
 __all__ = ["check_depth", "check_every", "context_example", "counted", "data_banner",
@@ -77,6 +76,8 @@ __all__ = ["check_depth", "check_every", "context_example", "counted", "data_ban
            "is_shipped", "joined", "korean_questions", "leaders", "live", "notebook_paths",
            "parameters_banner", "parameters_for", "parse_value", "prose", "raw_corpus", "record",
            "record_metrics", "refresh", "replay_path", "run_cookbook", "skip_unless", "sweep"]
+
+REFRESH_PREFIX = ".ragkit-refresh-"  # + PID.HOST-*: where `refresh` executes a notebook
 
 
 def now() -> str:
@@ -158,14 +159,13 @@ def refresh(notebooks: Sequence[str | Path] | None = None, jobs: int | None = No
 
 
 def _refresh_one(path: Path) -> Path:
-    """Re-execute one notebook in place (see `refresh`)."""
-    scratch = Path(tempfile.mkdtemp(prefix=f".{path.stem}.run-", dir=path.parent))
-    try:
-        result = execute(path, scratch / path.name, progress=path.name)
+    """Re-execute one notebook in place (see `refresh`), into a hidden folder beside it
+    (`REFRESH_PREFIX`, named by its process: a refresh killed with -9 or by a closed terminal
+    left it among the user's notebooks for good; the next refresh there deletes it)."""
+    with scratch(path.parent, REFRESH_PREFIX) as folder:
+        result = execute(path, folder / path.name, progress=path.name)
         if result["error"]:
             raise RagkitError(f"{path}: {result['error']}")
-        write_text(path, _strip_run_metadata((scratch / path.name).read_text(), path))
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        write_text(path, _strip_run_metadata((folder / path.name).read_text(), path))
     return path
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -40,7 +39,7 @@ from filelock import FileLock
 from ragkit.config import IndexConfig
 from ragkit.documents import Chunk, Document, RagkitError
 from ragkit.embed import fingerprint_of, get_embedder
-from ragkit.stale_temp import owner, remove_dead
+from ragkit.stale_temp import scratch
 
 ENV = "RAGKIT_INDEX_CACHE"
 PREFIX = "ragkit-indexes-"  # the shared folder's name in the system's temporary folder
@@ -75,14 +74,12 @@ def shared() -> Iterator[Path]:
     if folder() is not None:
         yield folder()  # type: ignore[misc]
         return
-    remove_dead(Path(tempfile.gettempdir()), PREFIX)
-    made = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{owner()}-"))
-    os.environ[ENV] = str(made)
-    try:
-        yield made
-    finally:
-        os.environ.pop(ENV, None)
-        shutil.rmtree(made, ignore_errors=True)
+    with scratch(Path(tempfile.gettempdir()), PREFIX) as made:
+        os.environ[ENV] = str(made)
+        try:
+            yield made
+        finally:
+            os.environ.pop(ENV, None)
 
 
 def key(documents: Sequence[Document], config: IndexConfig, chunks: Sequence[Chunk] | None,

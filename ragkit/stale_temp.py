@@ -5,8 +5,10 @@ What it is: the naming `ragkit.atomic.replace_folder` gives its temporary folder
 the old folder being deleted) and `.NAME.old-PID.HOST-XXXXXXXX` for the one being replaced
 by two renames, PID the writing process and HOST a 6-hex hash of the host name
 — and `remove_stale(target)`, which removes those beside `target` whose process is gone;
-`remove_dead(folder, prefix)` does the same for folders named `PREFIX` + `PID.HOST-*` (a
-command's scratch folder in the system's temporary folder, `ragkit.index_cache.shared`).
+`remove_dead(folder, prefix)` does the same for folders named `PREFIX` + `PID.HOST-*`, and
+`scratch(folder, prefix)` makes such a folder for a block (a command's scratch folder: the
+shared indexes in the system's temporary folder, `ragkit.index_cache.shared`; the notebook
+a `ragkit cookbook refresh` executes beside the one it replaces).
 Why: a build killed with -9 (or by the OOM killer) runs no cleanup; its half-written
 folder, often as large as the index, would otherwise stay hidden beside the output for good.
 
@@ -21,7 +23,10 @@ import os
 import re
 import shutil
 import socket
+import tempfile
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -78,6 +83,19 @@ def remove_dead(folder: Path, prefix: str) -> list[Path]:
         shutil.rmtree(entry.path, ignore_errors=True)
         removed.append(Path(entry.path))
     return removed
+
+
+@contextmanager
+def scratch(folder: Path, prefix: str) -> Iterator[Path]:
+    """A new folder in `folder` named `prefix` + `owner()` + `-*` for the block, deleted after
+    it; those of processes that no longer run (`remove_dead`) are deleted first, since a
+    process killed with -9, SIGTERM or SIGHUP (a closed terminal) never reaches the deletion."""
+    remove_dead(folder, prefix)
+    made = Path(tempfile.mkdtemp(prefix=f"{prefix}{owner()}-", dir=folder))
+    try:
+        yield made
+    finally:
+        shutil.rmtree(made, ignore_errors=True)
 
 
 def _dead(folder: Path, pattern: re.Pattern[str]) -> list[tuple[os.DirEntry, re.Match[str]]]:

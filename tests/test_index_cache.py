@@ -197,3 +197,47 @@ def test_the_indexes_of_a_killed_run_go_at_the_next_run_a_live_runs_stay(tmp_pat
     assert after.wait(timeout=120) == 0, after.stderr.read()
     assert not shared.exists()
     assert [p.name for p in tmp.iterdir() if p.name.startswith("ragkit-indexes-")] == []
+
+
+def test_a_refresh_killed_leaves_no_folder_among_the_notebooks_after_the_next(tmp_path):
+    """`ragkit cookbook refresh` executes a notebook in a hidden folder beside it; killed with
+    -9 (or by a closed terminal) it left that folder, a half-run copy of the notebook, among
+    the user's notebooks for good. The next refresh in that folder deletes it; a live
+    refresh's folder stays."""
+    env = {**os.environ, "RAGKIT_HOME": str(tmp_path / "home")}
+    env.pop(index_cache.ENV, None)
+    books = tmp_path / "notebooks"
+    books.mkdir()
+    said = tmp_path / "started.txt"
+    slow = _tiny_notebook(books / "01_slow.ipynb", (
+        "import pathlib, time\n"
+        f"pathlib.Path({str(said)!r}).write_text('started')\n"
+        "time.sleep(300)"))
+    quick = _tiny_notebook(books / "02_quick.ipynb", "print(x)")
+
+    def refresh(notebook):
+        return subprocess.Popen([RAGKIT, "cookbook", "refresh", "--notebook", str(notebook),
+                                 "--jobs", "1"], env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+
+    def hidden() -> list[str]:
+        return sorted(p.name for p in books.iterdir() if p.name.startswith("."))
+
+    killed = refresh(slow)
+    try:
+        deadline = time.monotonic() + 120
+        while not said.exists() and killed.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert said.exists(), killed.stderr.read() if killed.poll() is not None else "no start"
+        [left] = hidden()
+        beside = refresh(quick)  # while the slow refresh is alive, its folder stays
+        assert beside.wait(timeout=120) == 0, beside.stderr.read()
+        assert hidden() == [left]
+    finally:
+        killed.kill()
+        killed.wait(timeout=60)
+    assert hidden() == [left]  # killed: nothing deleted it
+    after = refresh(quick)
+    assert after.wait(timeout=120) == 0, after.stderr.read()
+    assert hidden() == []
+    assert sorted(p.name for p in books.iterdir()) == ["01_slow.ipynb", "02_quick.ipynb"]
