@@ -121,6 +121,31 @@ def test_calls_per_turn_leave_out_the_turn_stopped_at_the_limit():
         "work)")
 
 
+def test_a_sequential_batch_counts_only_the_calls_that_ran_and_names_the_skipped():
+    # before: "4 tool calls, 2.0 per tool turn" — turn 1's grep and glob never ran
+    script = Script([use("a", "read_file", path="missing.py"),
+                     use("b", "grep", pattern="x"), use("c", "glob", pattern="*")],
+                    [use("d", "grep", pattern="refund")])
+    result = run(script, parallel=False)
+    assert result.stop_reason == "answered" and len(result.tool_calls) == 4
+    assert (result.calls_ran, result.calls_per_turn) == (2, 1.0)
+    assert [c.name for c in result.calls_skipped] == ["grep", "glob"]
+    assert calls_summary(result) == (
+        "2 tool calls, 1.0 per tool turn; turn 1's grep and glob calls were skipped because "
+        "the read_file call before them failed")
+    assert calls_per_turn_sentence(result) == (
+        "2 tool calls over 2 tool turns: 1.00 calls per assistant turn (no parallel calls); "
+        "turn 1's grep and glob calls were skipped because the read_file call before them "
+        "failed")
+    one = run(Script([use("a", "read_file", path="missing.py"), use("b", "grep", pattern="x")],
+                     [use("c", "read_file", path="pay/refund.py")]), max_turns=2,
+              parallel=False)
+    assert calls_summary(one) == (
+        "1 tool call, 1.0 per tool turn; turn 1's grep call was skipped because the read_file "
+        "call before it failed; the 1 call of turn 2 did not run because the turn limit was "
+        "reached")
+
+
 def test_the_closing_finding_counts_the_calls_that_ran():
     # before, notebook 05 wrote "after 2 turns and 10 tool calls, 5.00 per tool turn"
     result = run(limit_script(), max_turns=2)

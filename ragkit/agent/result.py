@@ -2,15 +2,18 @@
 (`ragkit ask --agent`'s stderr line, notebook 05's lines and its closing finding).
 
 What it is: `AgentResult` (the answer, its sources, the turns, each `ToolCall`, the usage and
-why the run stopped) and `ToolCall`; `not_run_note(result)` names the calls of a last turn that
-never ran ("the 4 calls of turn 3 did not run because the turn limit was reached", or "" when
-every turn's calls ran); `calls_summary(result, digits)` is "14 tool calls, 4.7 per tool turn",
-counting the calls that ran (`AgentResult.calls_ran`, `.calls_per_turn`), followed by that note.
+why the run stopped) and `ToolCall`; `not_run_note(result)` names the calls that never ran:
+a last turn's ("the 4 calls of turn 3 did not run because the turn limit was reached") and
+those a sequential batch skipped after a failure ("turn 1's grep and glob calls were skipped
+because the read_file call before them failed"), or "" when every call ran;
+`calls_summary(result, digits)` is "14 tool calls, 4.7 per tool turn", counting the calls that
+ran (`AgentResult.calls_ran`, `.calls_per_turn`), followed by that note.
 
 Why: at the turn limit or the token budget the loop stops after the model's reply, before
-that reply's calls run; they stay in `AgentResult.tool_calls` (answered "Not executed", so
-the conversation is valid for the API), and a count of that list said "10 tool calls, 6.0
-per tool turn" where 6 calls ran in 1 turn.
+that reply's calls run, and in a sequential batch (`parallel=False`) the calls after a failed
+one are skipped; both stay in `AgentResult.tool_calls` (answered "Not executed", so the
+conversation is valid for the API), and a count of that list said "10 tool calls, 6.0 per
+tool turn" where 6 calls ran in 1 turn, or "3 tool calls" where 1 ran.
 
 What it is not: the loop (`ragkit.agent.loop`) or notebook tables (`ragkit.agent.views`); it
 loads neither pandas nor the Anthropic SDK, so the command line imports it at start-up.
@@ -57,9 +60,16 @@ class AgentResult:
         return [c for c in self.tool_calls if c.turn not in ran]
 
     @property
+    def calls_skipped(self) -> list[ToolCall]:
+        """The calls a sequential batch skipped because an earlier call of their turn failed
+        (their turn ran calls, so they are not in `calls_not_run`); counts leave them out."""
+        ran = {c.turn for c in self.tool_calls if c.executed}
+        return [c for c in self.tool_calls if not c.executed and c.turn in ran]
+
+    @property
     def calls_ran(self) -> int:
-        """The tool calls of the turns whose calls ran (all but `calls_not_run`)."""
-        return len(self.tool_calls) - len(self.calls_not_run)
+        """The tool calls that ran (neither in `calls_not_run` nor in `calls_skipped`)."""
+        return sum(c.executed for c in self.tool_calls)
 
     @property
     def calls_per_turn(self) -> float:
@@ -75,22 +85,44 @@ class AgentResult:
 STOPPED = {"max_turns": "the turn limit was reached", "budget": "the token budget was used up"}
 
 
+def _names(names: list[str]) -> str:
+    """"grep", "grep and glob", "grep, glob and read_file"."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def skipped_note(result: AgentResult) -> str:
+    """"turn 1's grep and glob calls were skipped because the read_file call before them
+    failed" (one clause per turn, joined by "; "); "" when a sequential batch skipped none.
+    The failed call is the last one of its turn that ran: the failure stopped the rest."""
+    notes = []
+    for turn in dict.fromkeys(c.turn for c in result.calls_skipped):
+        calls = [c for c in result.tool_calls if c.turn == turn]
+        failed = [c for c in calls if c.executed][-1].name
+        names = [c.name for c in calls if not c.executed]
+        notes.append(f"turn {turn}'s {_names(names)} call{'s were' if len(names) > 1 else ' was'}"
+                     f" skipped because the {failed} call before "
+                     f"{'them' if len(names) > 1 else 'it'} failed")
+    return "; ".join(notes)
+
+
 def not_run_note(result: AgentResult) -> str:
-    """"the 4 calls of turn 3 did not run because the turn limit was reached" (or "the token
-    budget was used up"); "" when every turn's calls ran."""
+    """The calls that did not run, in words: a sequential batch's skipped calls
+    (`skipped_note`), then a last turn's: "the 4 calls of turn 3 did not run because the turn
+    limit was reached" (or "the token budget was used up"); "" when every call ran."""
+    notes = [skipped_note(result)]
     stopped = result.calls_not_run
-    if not stopped:
-        return ""
-    why = STOPPED.get(result.stop_reason, "the run stopped")
-    return (f"the {counted(len(stopped), 'call')} of turn {stopped[0].turn} did not run "
-            f"because {why}")
+    if stopped:
+        why = STOPPED.get(result.stop_reason, "the run stopped")
+        notes.append(f"the {counted(len(stopped), 'call')} of turn {stopped[0].turn} did not "
+                     f"run because {why}")
+    return "; ".join(n for n in notes if n)
 
 
 def calls_summary(result: AgentResult, digits: int | None = 1) -> str:
     """"14 tool calls, 4.7 per tool turn" (the average with `digits` decimals; None leaves it
-    out), counting the calls that ran, then "; " and `not_run_note` when a turn's calls did
-    not run: "6 tool calls, 6.0 per tool turn; the 4 calls of turn 2 did not run because the
-    turn limit was reached"."""
+    out), counting the calls that ran, then "; " and `not_run_note` when calls did not run:
+    "6 tool calls, 6.0 per tool turn; the 4 calls of turn 2 did not run because the turn limit
+    was reached"."""
     text = counted(result.calls_ran, "tool call")
     if digits is not None:
         text += f", {result.calls_per_turn:.{digits}f} per tool turn"

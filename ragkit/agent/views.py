@@ -7,7 +7,8 @@ What it is:
 - `gate_result(result, tool)`: what the approval gate did with a run's call of a writing tool
   (its result), or that the run never called it;
 - `calls_per_turn_sentence(result)`: a run's tool calls per assistant turn in words, counting
-  only the turns whose calls ran (a turn stopped at the turn limit is named, not averaged in);
+  only the calls that ran (a turn stopped at the turn limit, and the calls a sequential batch
+  skipped after a failure, are named, not averaged in);
   `agent_finding(result, saving, injection)`: notebook 05's closing finding, counting alike;
 - `tool_choice(results)`: per question, the tools each turn called and the answer's start
   — how the agent chose between grep, SQL and search;
