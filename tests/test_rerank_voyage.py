@@ -1,12 +1,22 @@
 """The Voyage rerankers through the real voyageai SDK against a loopback HTTP server."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
+from cli_errors import one_error_line
 from ragkit.documents import Chunk, RagkitError, RagkitWarning
 from ragkit.rerank import Candidate, get_reranker
 from ragkit.rerank.voyage import VoyageReranker, estimate_tokens
 from voyage_loopback import KEY, Loopback, serve
+
+NO_KEY = ("the voyage:rerank-2.5 reranker calls the Voyage API and needs a key: set "
+          "VOYAGE_API_KEY (or VOYAGE_API_KEY_PATH to a file holding it), or use the offline "
+          "reranker 'offline'")
 
 
 class Voyage(Loopback):
@@ -82,19 +92,70 @@ def test_lite_model_and_its_price(voyage):
     assert "1 requests, 0 from the call cache; 123 tokens, $0.00000246" in ranker.summary()
 
 
-def test_missing_key_is_named_and_nothing_is_sent(voyage, monkeypatch):
+def test_missing_key_is_named_when_a_call_must_be_sent_and_nothing_is_sent(voyage,
+                                                                         monkeypatch):
     monkeypatch.delenv("VOYAGE_API_KEY")
     monkeypatch.delenv("VOYAGE_API_KEY_PATH", raising=False)
-    with pytest.raises(RagkitError, match="VOYAGE_API_KEY"):
-        get_reranker("voyage:rerank-2.5")
-    assert voyage.requests == []
+    ranker = get_reranker("voyage:rerank-2.5")  # built without the key: the cache may serve
+    with pytest.raises(RagkitError) as caught:
+        ranker.rerank("refunds?", CANDIDATES, k=2)
+    assert str(caught.value) == NO_KEY
+    assert voyage.requests == [] and ranker.requests == 0
 
 
 def test_unreadable_key_file_is_named(voyage, monkeypatch, tmp_path):
     monkeypatch.delenv("VOYAGE_API_KEY")
     monkeypatch.setenv("VOYAGE_API_KEY_PATH", str(tmp_path / "no-such-key-file"))
-    with pytest.raises(RagkitError, match="VOYAGE_API_KEY_PATH"):
-        VoyageReranker("rerank-2.5")
+    with pytest.raises(RagkitError, match="cannot read the key file named by "
+                                          "VOYAGE_API_KEY_PATH"):
+        VoyageReranker("rerank-2.5").rerank("refunds?", CANDIDATES, k=2)
+    assert voyage.requests == []
+
+
+def test_without_a_key_the_cache_is_read_at_the_endpoint_a_key_would_use(voyage,
+                                                                        monkeypatch):
+    monkeypatch.delenv("VOYAGE_BASE_URL")
+    keyed = VoyageReranker("rerank-2.5").backend
+    monkeypatch.delenv("VOYAGE_API_KEY")
+    monkeypatch.delenv("VOYAGE_API_KEY_PATH", raising=False)
+    assert VoyageReranker("rerank-2.5").backend == keyed == "https://api.voyageai.com/v1"
+
+
+def ragkit(*args: str | Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    return subprocess.run([str(Path(sys.executable).parent / "ragkit"), *map(str, args)],
+                          capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_a_search_reranked_from_the_call_cache_needs_no_key(voyage, tmp_path, monkeypatch):
+    # before: the cached search stopped with the no-key line although it sends nothing
+    voyage.score = lambda text: len(text) / 100
+    (tmp_path / "docs.jsonl").write_text(
+        '{"id": "a", "text": "Refunds take seven days."}\n'
+        '{"id": "b", "text": "Refunds of sale items take fourteen days."}\n'
+        '{"id": "c", "text": "Shipping is free."}\n')
+    (tmp_path / "q.jsonl").write_text('{"id": "q1", "text": "refunds days"}\n')
+    assert ragkit("index", tmp_path / "docs.jsonl", "--out", tmp_path / "ix",
+                  "--embedder", "none").returncode == 0
+    search = ("search", tmp_path / "ix", "--mode", "bm25", "--rerank", "voyage:rerank-2.5",
+              "--k", "2", "--queries")
+    keyed = ragkit(*search, tmp_path / "q.jsonl", "--out", tmp_path / "keyed.trec")
+    assert keyed.returncode == 0, keyed.stderr
+    assert [line.split()[2] for line in (tmp_path / "keyed.trec").read_text().splitlines()] \
+        == ["b#0", "a#0"]
+    assert len(bodies(voyage)) == 1
+    monkeypatch.delenv("VOYAGE_API_KEY")
+    monkeypatch.delenv("VOYAGE_API_KEY_PATH", raising=False)
+    cached = ragkit(*search, tmp_path / "q.jsonl", "--out", tmp_path / "cached.trec")
+    assert cached.returncode == 0, cached.stderr
+    assert (tmp_path / "cached.trec").read_text() == (tmp_path / "keyed.trec").read_text()
+    assert "reranker voyage:rerank-2.5: reranked 1 query" in cached.stdout
+    assert len(voyage.requests) == 1
+    # a query the cache does not hold needs the key: one line, no run file, nothing sent
+    (tmp_path / "new.jsonl").write_text('{"id": "q2", "text": "sale refunds"}\n')
+    new = ragkit(*search, tmp_path / "new.jsonl", "--out", tmp_path / "new.trec")
+    assert one_error_line(new) == f"ragkit: error: {NO_KEY}"
+    assert not (tmp_path / "new.trec").exists() and len(voyage.requests) == 1
 
 
 def test_rejected_key_is_one_line_without_the_key(voyage):

@@ -18,7 +18,9 @@ which loads the Anthropic SDK, is imported only when that name is asked for):
 `RerankStage` runs a reranker over many queries and never lets it crash a run: a query whose
 reranker raises, or answers with a malformed list (an unknown or repeated id, a non-numeric
 score, too few or too many entries), keeps its first-stage order, with a `RagkitWarning`; the
-stage counts those fallbacks so the caller can show them.
+stage counts those fallbacks so the caller can show them. A missing API key (`MissingKey`, e.g.
+a Voyage reranker asked to send a call its cache does not hold) is the one failure that ends
+the run: its one line says what to set, and every query would fail alike.
 
 What it is not: a retriever. It never sees chunks the first stage did not return.
 """
@@ -29,6 +31,7 @@ import warnings
 from collections.abc import Callable, Sequence
 
 from ragkit.documents import RagkitError, RagkitWarning
+from ragkit.errors import MissingKey
 from ragkit.fusion import Ranking
 from ragkit.rerank.base import Candidate, Reranker
 from ragkit.rerank.offline import OfflineReranker
@@ -92,7 +95,8 @@ def _check_reply(reply: object, candidates: Sequence[Candidate], k: int) -> Rank
 
 
 class RerankStage:
-    """A reranker applied query by query, falling back to the first-stage order on failure.
+    """A reranker applied query by query, falling back to the first-stage order on failure
+    (but a `MissingKey`, which is raised: module docstring).
 
     `queries` and `fallbacks` count what it did since it was made (shown by the CLI).
     """
@@ -107,6 +111,8 @@ class RerankStage:
         self.queries += 1
         try:
             return _check_reply(self.reranker.rerank(query, candidates, k), candidates, k)
+        except MissingKey:  # its own line says what to set; the same for every query
+            raise
         except Exception as exc:  # noqa: BLE001 - any reranker failure must not end the run
             self.fallbacks += 1
             warnings.warn(f"reranker {self.reranker.name}: {type(exc).__name__}: {exc}; "

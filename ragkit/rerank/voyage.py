@@ -7,10 +7,14 @@ context, as Anthropic's cookbook sends documents to its reranker (`f"{original_c
 \\n\\nContext: {contextualized_content}"`, anthropics/claude-cookbooks,
 capabilities/contextual-embeddings/guide.ipynb); a chunk without a context is sent alone.
 
-Key and endpoint: `VOYAGE_API_KEY` (or the SDK's `VOYAGE_API_KEY_PATH`) is checked when the
-reranker is built, because the SDK builds a client without one and fails only on the first
-call; the key is never printed. `VOYAGE_BASE_URL` (e.g. `http://127.0.0.1:8000/v1`, no
-trailing slash) points it at another endpoint. Each request waits and retries within
+Key and endpoint: `VOYAGE_API_KEY` (or the SDK's `VOYAGE_API_KEY_PATH`) is checked before
+the first request goes out (the SDK fails only then, unclearly), as the Voyage embedders check
+it (`ragkit.voyage.client`), not when the reranker is built: a search whose rerank calls are
+all in the call cache needs no key. Without one, the cache is looked up at the endpoint a key
+would use (`VOYAGE_BASE_URL`, else api.voyageai.com: calls made with a MongoDB Atlas `al-` key
+and no `VOYAGE_BASE_URL` are found only with the key). The key is never printed.
+`VOYAGE_BASE_URL` (e.g. `http://127.0.0.1:8000/v1`, no trailing slash) points it at another
+endpoint. Each request waits and retries within
 `ragkit.online.budget()` (by default 3 attempts of up to 120 s each; the SDK retries a 429,
 502-504 or timeout with exponential back-off); an error left after that is one
 `RagkitError` line (`ragkit.voyage.failure`), never with the key.
@@ -40,10 +44,12 @@ import math
 import threading
 import warnings
 from collections.abc import Iterator, Sequence
+from types import SimpleNamespace
 from typing import Any
 
 from ragkit.cache import CallCache, request_key
 from ragkit.documents import Chunk, RagkitError, RagkitWarning
+from ragkit.errors import MissingKey
 from ragkit.fusion import Ranking
 from ragkit.money import dollars as money_text
 from ragkit.online import scrub
@@ -109,16 +115,29 @@ class VoyageReranker:
 
     def __init__(self, model: str, cache: CallCache | None | bool = True) -> None:
         self.name = f"voyage:{model}"
-        self._sdk = client(f"the {self.name} reranker", "the offline reranker 'offline'")
         if model not in PRICES:
             raise RagkitError(f"unknown Voyage reranker '{model}': no limits or price row "
                               f"(known: {', '.join(PRICES)}; table dated {PRICES_DATE})")
         self.model = model
         self.cache = CallCache() if cache is True else (cache or None)
-        self.backend = address(self._sdk)
+        self._client: Any = None  # made by the first request (`_sdk`), not here
         self._lock = threading.Lock()
+        try:  # the cache key's endpoint; with a key, the client's (it may depend on the key)
+            self.backend = address(self._sdk)
+        except MissingKey:  # no key yet: cached calls need none (module docstring)
+            self.backend = address(SimpleNamespace(api_key=""))
         self.requests = self.cache_hits = self.tokens = self.saved_tokens = 0
         self.fallbacks = self.split_queries = self.cut_documents = self.cut_queries = 0
+
+    @property
+    def _sdk(self) -> Any:
+        """The SDK client, made (and the key checked, `ragkit.voyage.client`) once, when a
+        request must be sent; a `MissingKey` line while no key is set."""
+        with self._lock:
+            if self._client is None:
+                self._client = client(f"the {self.name} reranker",
+                                      "the offline reranker 'offline'")
+            return self._client
 
     @property
     def dollars(self) -> float:
@@ -158,7 +177,8 @@ class VoyageReranker:
             setattr(self, counter, getattr(self, counter) + by)
 
     def _warn(self, query: str, what: str) -> None:
-        warnings.warn(scrub(f"{self.name}: query {query[:60]!r}: {what}", self._sdk.api_key),
+        key = self._client.api_key if self._client is not None else None
+        warnings.warn(scrub(f"{self.name}: query {query[:60]!r}: {what}", key),
                       RagkitWarning, stacklevel=4)
 
     def _fit_query(self, query: str) -> str:
@@ -189,9 +209,10 @@ class VoyageReranker:
             self._count("cache_hits")
             self._count("saved_tokens", entry.usage.input)
             return [(int(i), float(s)) for i, s in entry.reply["results"]]
+        sdk = self._sdk  # the key is checked first: a call never sent is not counted
         self._count("requests")
         try:
-            pairs, tokens = _results(self._call(body), len(docs), top_k)
+            pairs, tokens = _results(self._call(sdk, body), len(docs), top_k)
         except RagkitError:  # a ValueError too, but a failed request, not a bad reply
             raise
         except _MALFORMED as exc:
@@ -204,14 +225,14 @@ class VoyageReranker:
                            Usage(input=tokens), priced=True)
         return pairs
 
-    def _call(self, body: dict[str, Any]) -> Any:
-        """`Client.rerank(**body)`; SDK errors other than a garbled 200 become one RagkitError
+    def _call(self, sdk: Any, body: dict[str, Any]) -> Any:
+        """`sdk.rerank(**body)`; SDK errors other than a garbled 200 become one RagkitError
         line without the key (`ragkit.voyage.failure`)."""
         from voyageai import error
         try:
-            return self._sdk.rerank(**body)
+            return sdk.rerank(**body)
         except error.VoyageError as exc:
             if exc.http_status == 200:  # a reply body that is not JSON
                 raise ValueError(f"not JSON: {str(exc.http_body)[:60]!r}") from None
-            raise failure(self.name, exc, self._sdk,
+            raise failure(self.name, exc, sdk,
                           "re-run: reranked queries are kept in the call cache") from None
