@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -186,12 +187,25 @@ class CallCache:
             return self._db.execute("DELETE FROM calls WHERE model = ?", (model,)).rowcount
 
 
-def read_stats(path: Path | str | None = None) -> list[ModelStats]:
-    """`CallCache(path).stats()` for `ragkit cache stats`, which only reads: a cache that
-    cannot be written (`cannot_write`: read-only media, an immutable file) is read as it is,
-    and none there is an empty one, nothing created (`CallCache` refused both, "cannot write
-    here"). A file that is not sqlite is refused either way."""
+def missing(path: Path | str | None = None) -> str | None:
+    """"no call cache at PATH" (saying where a link there points) when no file is there, for
+    `ragkit cache stats` and `clear`, which make none (they made one, through a link where it
+    points: a disk not mounted); else None, a folder or a stranger's file too (refused)."""
     path = Path(path) if path is not None else default_cache_path()
+    if path.exists():
+        return None
+    named = f" (a link to {os.readlink(path)}, which names no file)" if path.is_symlink() else ""
+    return f"no call cache at {path}{named}"
+
+
+def read_stats(path: Path | str | None = None) -> list[ModelStats]:
+    """`CallCache(path).stats()` for `ragkit cache stats`, which only reads: none there (nor
+    where a link there points, `missing`) is an empty one, nothing created; a cache that
+    cannot be written (`cannot_write`: read-only media, an immutable file) is read as it is
+    (`CallCache` refused it, "cannot write here"). A file that is not sqlite is refused."""
+    path = Path(path) if path is not None else default_cache_path()
+    if missing(path):
+        return []
     if not cannot_write(path):
         cache = CallCache(path)
         try:
@@ -199,8 +213,6 @@ def read_stats(path: Path | str | None = None) -> list[ModelStats]:
         finally:
             cache.close()
     check_regular(path)  # a FIFO is never opened
-    if not path.exists():
-        return []
     if path.is_dir() or (path.resolve() not in _CONNECTED and not is_cache_file(path)):
         raise RagkitError(f"{path}: is not a ragkit call cache (sqlite)")
     reader = ReadOnlyFile(path)  # read right while another process writes it elsewhere

@@ -57,7 +57,36 @@ def test_clearing_a_damaged_linked_call_cache_keeps_the_link_and_deletes_its_fil
     assert sorted(os.listdir(elsewhere)) == []  # the damaged file, its -wal and -shm
     stats = ragkit(cache.parent, "cache", "stats")
     assert (stats.returncode, stats.stdout) == (0, "the call cache is empty\n"), stats.stderr
-    assert link.is_symlink() and target.is_file()  # started again where the link points
+    assert link.is_symlink() and not target.exists()  # stats reads: it makes none
+    CallCache(link).close()
+    assert link.is_symlink() and target.is_file()  # the next use starts again where it points
+
+
+def test_cache_stats_and_clear_through_a_link_to_no_file_make_no_cache(linked):
+    """`ragkit cache stats` and `clear` through a link naming no file (the link a cleared
+    damaged cache leaves, a disk not mounted) made an empty cache where the link points, its
+    folder too; they make none and say so in one line. So with no link and no file."""
+    cache, elsewhere = linked
+    link, target = cache / "calls.sqlite", elsewhere / "calls.sqlite"
+
+    def stats_and_clear(said: str) -> None:
+        stats = ragkit(cache.parent, "cache", "stats")
+        assert (stats.returncode, stats.stdout, stats.stderr) == (
+            0, "the call cache is empty\n", "")
+        for model in ([], ["--model", "claude-haiku-4-5"]):
+            cleared = ragkit(cache.parent, "cache", "clear", *model)
+            assert (cleared.returncode, cleared.stdout, cleared.stderr) == (0, said, "")
+
+    said = f"no call cache at {link} (a link to {target}, which names no file); nothing to clear\n"
+    elsewhere.rmdir()  # the disk is not mounted
+    stats_and_clear(said)
+    assert not elsewhere.exists() and os.readlink(link) == str(target)
+    elsewhere.mkdir()  # mounted, the cache not made yet
+    stats_and_clear(said)
+    assert os.listdir(elsewhere) == [] and os.readlink(link) == str(target)
+    link.unlink()
+    stats_and_clear(f"no call cache at {link}; nothing to clear\n")
+    assert sorted(os.listdir(cache)) == ["embeddings.sqlite"]
 
 
 def test_clearing_a_sound_linked_call_cache_empties_its_file_and_keeps_the_link(linked):

@@ -5,7 +5,8 @@ import argparse
 import os
 from pathlib import Path
 
-from ragkit.cache import CallCache, DamagedCache, format_stats, read_stats, remove_database
+from ragkit.cache import CallCache, DamagedCache, format_stats, missing, read_stats
+from ragkit.cache import remove_database
 from ragkit.cli.options import Help
 from ragkit.corpus_cache import clear_corpora, corpora_folder
 from ragkit.documents import RagkitError
@@ -31,13 +32,18 @@ def cmd_cache(args: argparse.Namespace) -> None:
 
     `clear` removes a call cache sqlite reports as damaged (and its -wal / -shm files): it
     cannot be emptied row by row, and the next call starts a new one. A file that is not a
-    sqlite file at all is refused, not deleted (it may not be ragkit's)."""
+    sqlite file at all is refused, not deleted (it may not be ragkit's). Where there is none
+    (or a link there names no file), `stats` and `clear` say so and make none."""
     if args.corpora:
         return _clear_corpora(args)
     if args.embeddings:
         return _clear_embeddings(args)
     if args.action == "stats":  # reads only: a cache on read-only media too (`read_stats`)
         print(format_stats([s for s in read_stats() if args.model in (None, s.model)]))
+        return
+    absent = missing()  # none made to be emptied, nor where a link to no file points
+    if absent:
+        print(f"{absent}; nothing to clear")
         return
     cache = None
     try:
