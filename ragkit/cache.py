@@ -202,7 +202,8 @@ def read_stats(path: Path | str | None = None) -> list[ModelStats]:
     """`CallCache(path).stats()` for `ragkit cache stats`, which only reads: none there (nor
     where a link there points, `missing`) is an empty one, nothing created; a cache that
     cannot be written (`cannot_write`: read-only media, an immutable file) is read as it is
-    (`CallCache` refused it, "cannot write here"). A file that is not sqlite is refused."""
+    (`CallCache` refused it, "cannot write here"), a damaged one said to be read-only too (no
+    `cache clear` there). A file that is not sqlite is refused."""
     path = Path(path) if path is not None else default_cache_path()
     if missing(path):
         return []
@@ -219,6 +220,11 @@ def read_stats(path: Path | str | None = None) -> list[ModelStats]:
     try:
         with sqlite_errors(path, "call cache", CLEAR_CALLS):
             return reader.read(_stats_of, [])
+    except DamagedCache as exc:  # where `cache clear` cannot delete it: what can be done
+        raise DamagedCache(f"{path}: the call cache is damaged ({exc.reason}) and read-only here "
+                           f"(read-only media, an immutable file): run `{CLEAR_CALLS[0]}` where "
+                           f"it can be written, or copy it into a writable RAGKIT_HOME and clear "
+                           f"it there ({CLEAR_CALLS[1]})", path, exc.reason) from None
     finally:
         reader.close()
 

@@ -149,6 +149,37 @@ def test_cache_stats_reads_a_call_cache_on_read_only_media(mountable):
     assert list(bare.iterdir()) == []
 
 
+def damaged_calls(db: Path) -> None:
+    """A call cache of several pages at `db`, its pages 2 to 3 overwritten (a failing disk)."""
+    calls = CallCache(db)
+    for i in range(40):
+        calls.put(f"key{i}", "/v1/messages", "claude-haiku-4-5", {"text": "x" * 300 + str(i)},
+                  Usage(100, 10, 0, 0), priced=False)
+    calls.close()
+    with open(db, "r+b") as handle:
+        handle.seek(4096)
+        handle.write(b"\xff" * 8192)
+
+
+DAMAGED_READ_ONLY = (
+    "ragkit: error: {db}: the call cache is damaged (database disk image is malformed) and "
+    "read-only here (read-only media, an immutable file): run `ragkit cache clear` where it "
+    "can be written, or copy it into a writable RAGKIT_HOME and clear it there (calls are "
+    "made again, and paid for again, when next needed)\n")
+
+
+def test_cache_stats_says_a_damaged_call_cache_on_read_only_media_is_read_only(mountable):
+    """`ragkit cache stats` on a damaged call cache on read-only media said to run `ragkit
+    cache clear`, which cannot delete it there; it says the cache is read-only here and what
+    can be done, and the files stay as they were."""
+    home, db = mountable / "home", mountable / "home" / "cache" / "calls.sqlite"
+    damaged_calls(db)
+    files = {p.name: p.read_bytes() for p in db.parent.iterdir()}
+    read = ragkit(home, "cache", "stats", read_only=True)
+    assert (read.returncode, read.stdout, read.stderr) == (2, "", DAMAGED_READ_ONLY.format(db=db))
+    assert {p.name: p.read_bytes() for p in db.parent.iterdir()} == files
+
+
 class Seen(WordEmbedder):
     """WordEmbedder that records the texts it embeds."""
 
