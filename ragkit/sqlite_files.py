@@ -126,8 +126,12 @@ def unlocked(path: Path) -> bool:
 
 
 def file_state(path: Path) -> tuple[tuple[int, int, int] | None, ...]:
-    """(inode, size, modification time) of the sqlite file at `path` and of its -wal and -shm,
-    None for each that is absent: what changes when any process writes or replaces them."""
+    """(inode, size, modification time) of the sqlite file at `path` and of its -wal, and the
+    inode of its -shm, None for each that is absent: what changes when another process writes
+    or replaces them. Not the -shm's size or time: readers write there too (their read marks,
+    the index rebuilt), this one included, so a file only this process reads (an immutable one
+    in a folder that can be written) seemed changed under every read, and a damaged one was
+    read as an empty one."""
     target = path.resolve()
     states: list[tuple[int, int, int] | None] = []
     for part in (target, target.with_name(target.name + "-wal"),
@@ -137,7 +141,9 @@ def file_state(path: Path) -> tuple[tuple[int, int, int] | None, ...]:
         except FileNotFoundError:
             states.append(None)
         else:
-            states.append((info.st_ino, info.st_size, info.st_mtime_ns))
+            shm = part.name.endswith("-shm")
+            states.append((info.st_ino, 0, 0) if shm else
+                          (info.st_ino, info.st_size, info.st_mtime_ns))
     return tuple(states)
 
 

@@ -180,6 +180,21 @@ def test_cache_stats_says_a_damaged_call_cache_on_read_only_media_is_read_only(m
     assert {p.name: p.read_bytes() for p in db.parent.iterdir()} == files
 
 
+def test_cache_stats_says_a_damaged_immutable_call_cache_is_read_only(tmp_path):
+    """A damaged immutable call cache in a folder that can be written was "the call cache is
+    empty": each read's own marks in the -shm looked like another process changing the file,
+    until the reads gave up. It is damaged and read-only, as on read-only media."""
+    home, db = tmp_path / "home", tmp_path / "home" / "cache" / "calls.sqlite"
+    damaged_calls(db)
+    if subprocess.run(["chattr", "+i", str(db)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not available here")
+    try:
+        read = ragkit(home, "cache", "stats")
+    finally:
+        subprocess.run(["chattr", "-i", str(db)], capture_output=True)
+    assert (read.returncode, read.stdout, read.stderr) == (2, "", DAMAGED_READ_ONLY.format(db=db))
+
+
 class Seen(WordEmbedder):
     """WordEmbedder that records the texts it embeds."""
 
