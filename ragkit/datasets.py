@@ -122,18 +122,10 @@ def beir_splits(root: Path | str) -> list[str]:
     return sorted(p.stem for p in (Path(root) / "qrels").glob("*.tsv"))
 
 
-def load_beir(root: Path | str, split: str = "test") -> Dataset:
-    """A BEIR data set judged by `qrels/<split>.tsv`, or by every `qrels/*.tsv` for `all`.
-
-    With `all` (the files in name order), a query judged in several files is judged by the
-    union of the documents they grade relevant, and its `split` names those files joined by
-    "+" ("dev+test"): `Dataset.split("test")` of such a set keeps the queries judged in test
-    alone, so to score one split, load that split. `judged_by` names the files read.
-    Queries without a relevant judgment are dropped. Judged queries missing from
-    `queries.jsonl` cannot be asked: they are left out with a `RagkitWarning` that counts them.
-    An `_id` given twice in `queries.jsonl` is refused, as in `corpus.jsonl`: scoring would
-    keep one of its texts and silently drop the other.
-    """
+def _beir_documents(root: Path | str) -> list[Document]:
+    """The documents of a BEIR folder's `corpus.jsonl` alone: its queries and qrels are not
+    read (what `ragkit index` needs; a folder without `qrels/*.tsv` is a corpus all the same).
+    An `_id` given twice is refused with its line."""
     root = Path(root)
     documents = []
     seen = set()
@@ -147,10 +139,27 @@ def load_beir(root: Path | str, split: str = "test") -> Dataset:
                           root / "corpus.jsonl", line)  # NFC, as every document ragkit reads
         documents.append(Document(ident, composed(text), composed(str(obj.get("title") or "")),
                                   {}))
+    return documents
+
+
+def load_beir(root: Path | str, split: str = "test") -> Dataset:
+    """A BEIR data set judged by `qrels/<split>.tsv`, or by every `qrels/*.tsv` for `all`.
+
+    With `all` (the files in name order), a query judged in several files is judged by the
+    union of the documents they grade relevant, and its `split` names those files joined by
+    "+" ("dev+test"): `Dataset.split("test")` of such a set keeps the queries judged in test
+    alone, so to score one split, load that split. `judged_by` names the files read.
+    Queries without a relevant judgment are dropped. Judged queries missing from
+    `queries.jsonl` cannot be asked: they are left out with a `RagkitWarning` that counts them.
+    An `_id` given twice in `queries.jsonl` is refused, as in `corpus.jsonl`: scoring would
+    keep one of its texts and silently drop the other.
+    """
+    root = Path(root)
+    documents = _beir_documents(root)
     names = beir_splits(root) if split == "all" else [split]
     if not names:
-        # not "(--split all reads every one)": said to `ragkit index`, and to an eval or
-        # tune not given --split, of a folder without judgments
+        # not "(--split all reads every one)": said to an eval or tune not given --split of
+        # a folder without judgments (`ragkit index` reads the corpus alone)
         raise RagkitError(f"{root / 'qrels'}: no judgments (no *.tsv file; the queries of a "
                           f"BEIR folder are judged by qrels/SPLIT.tsv)")
     judged, judged_in = _union_qrels(root, names)
@@ -228,14 +237,17 @@ def _check_jsonl_or_unknown(path: Path) -> None:
                           f"documents JSONL (one JSON object per line)")
 
 
-def load_dataset(path: Path | str, split: str | None = None, skip_bad: bool = False) -> Dataset:
+def load_dataset(path: Path | str, split: str | None = None, skip_bad: bool = False,
+                 queries: bool = True) -> Dataset:
     """Recognise a data set by its files and load it (see the module docstring).
 
     `split` picks a BEIR folder's `qrels/<split>.tsv` (default `test`, or every one when it has
     no `test.tsv`; `all` reads every one,
     see `load_beir`); other layouts carry the split on each query and ignore it here (use
     `Dataset.split`). `skip_bad` leaves a folder's unreadable files out (`load_folder`; the
-    documents list's `skipped` names them).
+    documents list's `skipped` names them). `queries=False` (`ragkit index`) reads a BEIR
+    folder's `corpus.jsonl` alone, no query: indexing needs no judgments, and a folder without
+    `qrels/*.tsv` was refused; the other layouts load as with `True`.
     """
     path = Path(path)
     if path.name in ("", ".."):  # `ragkit eval .` printed ": 2 judged queries": name it
@@ -247,6 +259,8 @@ def load_dataset(path: Path | str, split: str | None = None, skip_bad: bool = Fa
         return Dataset(path.stem, load_documents_jsonl(path), [])
     if (path / "codebase_chunks.json").is_file():
         return load_cookbook(path)
+    if (path / "corpus.jsonl").is_file() and not queries:
+        return Dataset(path.name, _beir_documents(path), [])
     if (path / "corpus.jsonl").is_file():
         # no --split: test when judged, else every file ("qrels/test.tsv: no such file")
         return load_beir(path, split or ("test" if "test" in beir_splits(path) else "all"))

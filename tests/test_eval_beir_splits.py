@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 from ragkit import embed, models
 from ragkit.cli import main
 from ragkit.datasets import load_beir
+from ragkit.questions import documents_of
 
 RAGKIT = Path(sys.executable).parent / "ragkit"
 DOCS = {"d1": "alpha apple", "d2": "bravo banana", "d3": "charlie cherry", "d4": "delta date"}
@@ -113,17 +115,56 @@ def test_tune_reads_a_beir_folder_by_split(tmp_path: Path, capsys: pytest.Captur
 
 def test_a_beir_folder_without_judgments_is_one_line_that_names_no_missing_option(
         tmp_path: Path) -> None:
-    """A BEIR folder without qrels/*.tsv stopped `ragkit index` (which has no --split) and an
-    eval not given --split with "no *.tsv file of judgments (--split all reads every one)"."""
+    """A BEIR folder without qrels/*.tsv stopped an eval not given --split with "no *.tsv
+    file of judgments (--split all reads every one)"."""
     data = _beir(tmp_path / "beir")
     for tsv in (data / "qrels").iterdir():
         tsv.unlink()
     line = (f"ragkit: error: {data / 'qrels'}: no judgments (no *.tsv file; the queries of a "
             f"BEIR folder are judged by qrels/SPLIT.tsv)")
     for command in (["eval", str(data), "--embedder", "none"],
-                    ["eval", str(data), "--embedder", "none", "--split", "all"],
-                    ["index", str(data), "--out", str(tmp_path / "ix"), "--embedder", "none"]):
+                    ["eval", str(data), "--embedder", "none", "--split", "all"]):
         done = subprocess.run([str(RAGKIT), *command], capture_output=True, text=True,
                               timeout=300)
         assert (done.returncode, done.stdout, done.stderr) == (2, "", line + "\n"), command
-    assert not (tmp_path / "ix").exists()
+
+
+@pytest.mark.parametrize("judgments", ["no qrels folder", "an empty qrels folder"])
+def test_ragkit_index_indexes_a_beir_folder_without_judgments(tmp_path: Path,
+                                                             judgments: str) -> None:
+    """Indexing needs only corpus.jsonl: `ragkit index` of a BEIR folder without qrels/*.tsv
+    stopped with "qrels: no judgments", and a search of the index finds its documents."""
+    data = _beir(tmp_path / "beir")
+    for tsv in (data / "qrels").iterdir():
+        tsv.unlink()
+    if judgments == "no qrels folder":
+        (data / "qrels").rmdir()
+    index = tmp_path / "ix"
+    done = subprocess.run([str(RAGKIT), "index", str(data), "--out", str(index), "--embedder",
+                           "none"], capture_output=True, text=True, timeout=300)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        0, f"indexed 4 documents as 4 chunks into {index}\n", "")
+    run = tmp_path / "run.trec"
+    found = subprocess.run([str(RAGKIT), "search", str(index), "--queries",
+                            str(data / "queries.jsonl"), "--level", "doc", "--k", "1", "--out",
+                            str(run)], capture_output=True, text=True, timeout=300)
+    assert found.returncode == 0, found.stderr
+    assert [line.split()[:3] for line in run.read_text().splitlines()] == [
+        ["q1", "Q0", "d1"], ["q2", "Q0", "d2"], ["q3", "Q0", "d3"]]  # q4 "echo": no match
+    (data / "corpus.jsonl").write_text((data / "corpus.jsonl").read_text()
+                                       + json.dumps({"_id": "d5", "text": "echo"}) + "\n")
+    updated = subprocess.run([str(RAGKIT), "index", str(data), "--out", str(index), "--update"],
+                             capture_output=True, text=True, timeout=300)
+    assert (updated.returncode, updated.stdout) == (
+        0, f"updated {index}: 1 document added or changed, 0 removed, 4 unchanged; "
+           f"5 chunks\n"), updated.stderr
+
+
+def test_questions_read_the_documents_of_a_beir_folder_without_judgments(
+        tmp_path: Path) -> None:
+    """`ragkit questions generate` reads DOCS as `ragkit index` does: a BEIR folder's corpus
+    without its queries or qrels (it was refused for want of qrels/*.tsv)."""
+    data = _beir(tmp_path / "beir")
+    shutil.rmtree(data / "qrels")
+    documents, chunks = documents_of(data)
+    assert ([(d.id, d.text) for d in documents], chunks) == (list(DOCS.items()), None)

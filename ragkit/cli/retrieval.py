@@ -43,7 +43,7 @@ def _index(args: argparse.Namespace) -> None:
     vectors = _precomputed(args.vectors, config) if args.vectors else None
     if _bulk(args, config, vectors, store):
         return
-    data = load_dataset(args.docs, skip_bad=args.skip_bad)
+    data = load_dataset(args.docs, skip_bad=args.skip_bad, queries=False)
     pipeline = Pipeline.build(data.documents, config, chunks=data.chunks, vectors=vectors,
                               vectors_path=args.vectors or "vectors")
     pipeline.save(args.out, store)
@@ -110,7 +110,7 @@ def _update(args: argparse.Namespace) -> None:
     if args.store and args.store.partition(":")[0] != record["kind"]:
         raise RagkitError(f"{args.out}: --update keeps the index's store ({record['kind']}); "
                           f"write --store {args.store} to another folder")
-    data = load_dataset(args.docs, skip_bad=args.skip_bad)
+    data = load_dataset(args.docs, skip_bad=args.skip_bad, queries=False)
     indexed = {c.doc_id for c in old.chunks}
     had, gone = len(indexed), len(indexed - {d.id for d in data.documents})
     if 2 * gone > had and not args.allow_removals:  # before any work

@@ -163,7 +163,7 @@ def documents_of(path: Path | str, skip_bad: bool = False
     any (Anthropic's cookbook format), to be used instead of chunking. `skip_bad` leaves a
     folder's unreadable files out as `ragkit index --skip-bad` does (the documents list
     then has their `skipped`)."""
-    data = load_dataset(path, skip_bad=skip_bad)
+    data = load_dataset(path, skip_bad=skip_bad, queries=False)
     return data.documents, data.chunks
 
 
