@@ -25,6 +25,7 @@ from ragkit.documents import (Chunk, Dataset, Document, Golden, Query, RagkitErr
 from ragkit.errors import not_a_file
 from ragkit.jsonl import JSONL_SUFFIXES
 from ragkit.qrels import Qrels, read_qrels, relevant  # noqa: F401 (read from here too)
+from ragkit.qrels import judged_at
 from ragkit.text_stats import counted
 
 
@@ -181,8 +182,9 @@ def load_beir(root: Path | str, split: str = "test") -> Dataset:
     for query in queries:  # in the qrels' own words, not a golden file's `golden[0].doc_id`
         for doc, path in judged[query.id].items():
             if doc not in known:
-                raise RagkitError(f"{path}: query '{query.id}': field 'corpus-id': '{doc}' is "
-                                  f"not in {root / 'corpus.jsonl'}")
+                line, field = judged_at(path, query.id, doc) or (None, "corpus-id")
+                raise RagkitError(f"{where(path, line)}: query '{query.id}': field '{field}': "
+                                  f"'{doc}' is not in {root / 'corpus.jsonl'}")
     queries = check_golden(queries, documents, source)
     return Dataset(root.name, documents, queries,
                    judged_by=tuple(f"qrels/{name}.tsv" for name in names))

@@ -1,12 +1,14 @@
 """Relevance judgments: TREC qrels and BEIR's qrels TSV, read line by line.
 
 What it is: `read_qrels(path)` — query id -> {document (or chunk) id: grade}, the format
-recognised by the first line — and `relevant(qrels)`, the ids graded above 0. What it is
-not: a scorer (`ragkit.eval_runs`). `ragkit.datasets` re-exports both, as before.
+recognised by the first line — `relevant(qrels)`, the ids graded above 0, and
+`judged_at(path, qid, doc)`, the line of one judgment, for an error to name. What it is
+not: a scorer (`ragkit.eval_runs`). `ragkit.datasets` re-exports the first two, as before.
 """
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from ragkit.errors import RagkitError, not_a_file, where
@@ -71,10 +73,29 @@ def read_qrels(path: Path | str) -> Qrels:
     callers decide what a grade means. A wrong field count (or a line of the other format)
     or a non-integer grade is a `RagkitError` naming file, line and field.
     """
-    path = Path(path)
+    qrels: Qrels = {}
+    for _, _, qid, doc, grade in _judgments(Path(path)):
+        qrels.setdefault(qid, {})[doc] = grade
+    return qrels
+
+
+def judged_at(path: Path | str, qid: str, doc: str) -> tuple[int, str] | None:
+    """(line, the field naming the document: `corpus-id` or `docid`) of the judgment of `doc`
+    for `qid` in `path` that `read_qrels` keeps (the last), or None when there is none. Read
+    again for an error message, not kept by `read_qrels`: a million judgments would each
+    hold a line number that no caller reads unless something is wrong."""
+    found = None
+    for number, kind, q, d, _ in _judgments(Path(path)):
+        if (q, d) == (qid, doc):
+            found = (number, "corpus-id" if kind == "beir" else "docid")
+    return found
+
+
+def _judgments(path: Path) -> Iterator[tuple[int, str, str, str, int]]:
+    """(line, format, query id, document id, grade) of each judgment of `path`, in file
+    order (`read_qrels`)."""
     if not path.is_file():
         raise not_a_file(path)
-    qrels: Qrels = {}
     kind = None
     for number, raw in _lines(path):
         text = raw.rstrip("\r\n").removeprefix("\ufeff")  # a byte-order mark, if any
@@ -95,8 +116,7 @@ def read_qrels(path: Path | str) -> Qrels:
         if not _is_int(grade):
             name = "score" if kind == "beir" else "rel"
             raise RagkitError(f"{where(path, number, name)}: not an integer: {grade!r}")
-        qrels.setdefault(qid, {})[doc] = int(grade)
-    return qrels
+        yield number, str(kind), qid, doc, int(grade)
 
 
 def relevant(qrels: Qrels) -> dict[str, list[str]]:

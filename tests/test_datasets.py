@@ -1,10 +1,15 @@
 """Relevance judgments (TREC and BEIR qrels) and BEIR splits, from small files written here."""
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from ragkit.datasets import load_beir, load_dataset, read_qrels, relevant
 from ragkit.documents import RagkitError, RagkitWarning
+
+RAGKIT = Path(sys.executable).parent / "ragkit"
 
 
 def _write(path, lines):
@@ -111,8 +116,29 @@ def test_a_judged_corpus_id_not_in_the_corpus_is_named_in_the_qrels_words(beir):
                                          "t1\tmissing-doc\t1"])
     with pytest.raises(RagkitError) as err:
         load_beir(beir)
-    assert str(err.value) == (f"{beir / 'qrels' / 'test.tsv'}: query 't1': field 'corpus-id': "
-                              f"'missing-doc' is not in {beir / 'corpus.jsonl'}")
+    assert str(err.value) == (f"{beir / 'qrels' / 'test.tsv'}:3: query 't1': field "
+                              f"'corpus-id': 'missing-doc' is not in {beir / 'corpus.jsonl'}")
+
+
+def test_a_judged_corpus_id_not_in_the_corpus_names_its_qrels_line(beir):
+    """The line of the judgment the qrels keep (a pair judged twice: its last line), blank
+    lines counted; TREC qrels name their field `docid`; eval says it as one line."""
+    _write(beir / "qrels" / "test.tsv", ["query-id\tcorpus-id\tscore", "t1\tgone\t0", "",
+                                         "t1\td1\t1", "t1\tgone\t2"])
+    with pytest.raises(RagkitError) as err:
+        load_beir(beir)
+    assert str(err.value) == (f"{beir / 'qrels' / 'test.tsv'}:5: query 't1': field "
+                              f"'corpus-id': 'gone' is not in {beir / 'corpus.jsonl'}")
+    _write(beir / "qrels" / "dev.tsv", ["v1 0 d2 1", "v1 0 my%20doc 1"])
+    with pytest.raises(RagkitError) as err:
+        load_beir(beir, "dev")
+    assert str(err.value) == (f"{beir / 'qrels' / 'dev.tsv'}:2: query 'v1': field 'docid': "
+                              f"'my doc' is not in {beir / 'corpus.jsonl'}")
+    done = subprocess.run([str(RAGKIT), "eval", str(beir), "--embedder", "none"],
+                          capture_output=True, text=True, timeout=300)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2, "", f"ragkit: error: {beir / 'qrels' / 'test.tsv'}:5: query 't1': field "
+               f"'corpus-id': 'gone' is not in {beir / 'corpus.jsonl'}\n")
 
 
 def test_own_documents_jsonl_with_golden_queries(tmp_path):
