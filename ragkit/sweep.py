@@ -2,7 +2,8 @@
 
 What it is: `sweep(notebook, out, grid)` executes the notebook once per combination of the
 grid's values into `out/` and writes `sweep.csv` and `sweep.md` (the swept parameters, then
-every number the run recorded, then the error), and `sweep_<parameter>.png` for each swept
+every number the run recorded, then the error; `sweep.csv`'s text cells formula-safe, as
+`ragkit.sheet_cells` writes them), and `sweep_<parameter>.png` for each swept
 parameter: one panel per recorded metric (a `record_metrics` column, one line per method;
 or a number recorded alone) against that parameter's values, averaged over the other
 parameters' values when several are swept. A parameter given one value (`-p data_dir=DIR`)
@@ -45,6 +46,7 @@ from ragkit.notebook_runner import RESULTS, execute, is_results, mark, notebook_
 from ragkit.record import load_records
 from ragkit.results import datasets_of, folder_hash
 from ragkit.run_progress import progress_seconds
+from ragkit.sheet_cells import csv_text
 from ragkit.sweep_plots import metric_panels, parameter_figure, plot_parameter  # noqa: F401
 from ragkit.text_stats import counted
 
@@ -219,7 +221,7 @@ def _write_tables(folder: Path, table: pd.DataFrame, grid: Mapping[str, Sequence
                   panels: dict[str, list[str]]) -> None:
     """sweep.csv, sweep.md (with the plots and which points were reused), the plots."""
     reused = int(table.pop("reused").sum())
-    write_text(folder / "sweep.csv", table.to_csv(index=False))
+    write_text(folder / "sweep.csv", csv_text(table))  # formula-safe text cells
     shown = _shown(table, grid).map(_cell_md)  # sweep.csv keeps the exact numbers and texts
     lines = [shown.to_markdown(index=False, disable_numparse=True,  # numbers right-aligned
                                colalign=["right" if _numeric(shown[c]) else "left"

@@ -13,6 +13,7 @@ from ragkit.cli.fusion import fusion_given, fusion_settings
 from ragkit.cli.retrieval import batch_size, held_per_query
 from ragkit.documents import Dataset, RagkitError, check_golden, load_golden
 from ragkit.errors import not_a_file
+from ragkit.sheet_cells import csv_text
 from ragkit.text_stats import counted
 
 
@@ -182,7 +183,7 @@ def _print_and_save(args: argparse.Namespace, ranks: dict, tables: dict,
     if args.per_query:
         kinds = {q.id: q.kind for q in queries}
         rows = per_query_rows(ranks, tables, kinds)
-        write_text(args.per_query, rows.to_csv(index=False), is_ours=is_per_query_csv,
+        write_text(args.per_query, csv_text(rows), is_ours=is_per_query_csv,
                    what="a per-query CSV")
         print(f"per-query metrics: {args.per_query}")
 

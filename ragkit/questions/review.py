@@ -15,7 +15,8 @@ What it is:
   non-ASCII character (Korean, €, curly quotes); LibreOffice, Google Sheets and Python's
   `utf-8-sig` read it either way. A cell starting with `=`, `+`, `-`, `@`, a tab, a line
   break or NUL gets a leading `'`: a spreadsheet shows it as text, not a formula (OWASP's CSV
-  injection advice, ASVS 1.2.10); `accept` takes the `'` off.
+  injection advice, ASVS 1.2.10; `ragkit.sheet_cells`, every CSV ragkit writes); `accept`
+  takes the `'` off.
 - `accept(review_path, golden_path)`: the questions marked keep `yes`, with the expert's
   edits to question and span. Refused, one line naming the file, row (the spreadsheet's:
   the header is row 1) and field: a missing column, a keep that is not yes/no (y/n, any
@@ -45,10 +46,10 @@ from ragkit.documents import (RagkitError, RagkitWarning, parse_golden, read_jso
 from ragkit.errors import not_a_file
 from ragkit.loaders.folder import escaped
 from ragkit.questions.spans import anchor
+from ragkit.sheet_cells import sheet_cell, unsheet_cell
 
 COLUMNS = ("id", "question", "answer_span", "answer_span_2", "source", "kind", "keep", "notes")
 REQUIRED = ("id", "question", "answer_span", "keep")
-_FORMULA = ("=", "+", "-", "@", "\t", "\r", "\n", "\0")  # \r reads back as \n
 _YES, _NO = {"yes", "y"}, {"no", "n"}
 
 
@@ -109,17 +110,6 @@ def read_golden(path: Path | str) -> list[dict[str, Any]]:
     return out
 
 
-def _cell(text: str) -> str:
-    """`text` as a sheet cell: a leading "'" keeps a spreadsheet from reading "=…" as a
-    formula — and is added too before a text that already opens with "'" and a formula sign
-    (`'-5 °C' or colder…` lost its quote on the way back)."""
-    return "'" + text if text.lstrip("'").startswith(_FORMULA) else text
-
-
-def _uncell(text: str) -> str:
-    return text[1:] if text.startswith("'") and text.lstrip("'").startswith(_FORMULA) else text
-
-
 def source_text(question: dict[str, Any]) -> str:
     """`doc, p. N, Section > Sub` from a question's source (its first golden doc without),
     control characters of a document id or heading escaped (`\\x1b`): the column is read by
@@ -140,7 +130,7 @@ def _sheet(questions: Sequence[dict[str, Any]]) -> str:
     writer.writerow(COLUMNS)
     for q in questions:
         spans = [g.get("span", "") for g in q["golden"]] + ["", ""]
-        writer.writerow([_cell(str(v)) for v in (q["id"], q["question"], spans[0], spans[1],
+        writer.writerow([sheet_cell(str(v)) for v in (q["id"], q["question"], spans[0], spans[1],
                                                  source_text(q), q.get("kind", ""), "yes", "")])
     return "\ufeff" + buffer.getvalue()
 
@@ -220,7 +210,7 @@ def _rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
             raise RagkitError(f"{path}: row 1: missing column '{name}' (the header must name "
                               f"{', '.join(REQUIRED)})")
     reader.fieldnames = fields
-    return fields, [{k: _uncell(v or "") for k, v in row.items() if k} for row in reader]
+    return fields, [{k: unsheet_cell(v or "") for k, v in row.items() if k} for row in reader]
 
 
 def _span(value: str, passage: str | None, label: str, original: str) -> str:
