@@ -29,8 +29,6 @@ Written files and folders get the umask's permissions (0666 / 0777 masked), not 
 """
 from __future__ import annotations
 
-import ctypes
-import functools
 import os
 import shutil
 import stat
@@ -40,6 +38,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ragkit.documents import RagkitError
+from ragkit.rename_exchange import exchange as _exchange
 from ragkit.stale_temp import owner as _owner, remove_stale
 
 Recognizer = Callable[[Path], bool]
@@ -231,7 +230,7 @@ def replace_folder(target: Path | str, is_ours: Recognizer, what: str) -> Iterat
         yield tmp
         _fsync_tree(tmp)
         check_target(shown, is_ours, what, folder=True)
-        _swap(tmp, target)
+        _swap(tmp, target, lambda: check_target(shown, is_ours, what, folder=True))
     except OSError as exc:
         raise RagkitError(f"{shown}: cannot write {what} ({exc.strerror or exc}); "
                           f"nothing was replaced") from None
@@ -239,10 +238,12 @@ def replace_folder(target: Path | str, is_ours: Recognizer, what: str) -> Iterat
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _swap(new: Path, target: Path) -> None:
+def _swap(new: Path, target: Path, recheck: Callable[[], object] | None = None) -> None:
     """Exchange `new` and `target` in one step where the system can (Linux's renameat2
     RENAME_EXCHANGE), else rename `target` aside and `new` in (put back on failure); then
-    delete the old one. With the exchange a reader never finds `target` missing."""
+    delete the old one. With the exchange a reader never finds `target` missing. A `target`
+    another writer put in place meanwhile (the rename onto it fails) is swapped out like an
+    older one, once, after `recheck` (which raises for what is not ours) accepted it."""
     parent = target.parent
     if target.is_dir() and not target.is_symlink() and _exchange(new, target):
         _fsync_dir(parent)
@@ -262,28 +263,13 @@ def _swap(new: Path, target: Path) -> None:
         if aside is not None:
             os.rename(aside / target.name, target)
             aside.rmdir()
+        elif recheck is not None and (target.exists() or target.is_symlink()):
+            recheck()
+            return _swap(new, target)
         raise
     _fsync_dir(parent)
     if aside is not None:
         shutil.rmtree(aside, ignore_errors=True)
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap the two paths atomically (renameat2 with RENAME_EXCHANGE); False where the C
-    library or the file system cannot (then nothing was changed)."""
-    rename = getattr(_libc(), "renameat2", None)
-    if rename is None:
-        return False
-    at_cwd, exchange = -100, 2  # AT_FDCWD, RENAME_EXCHANGE (<linux/fcntl.h>, <linux/fs.h>)
-    return rename(at_cwd, os.fsencode(a), at_cwd, os.fsencode(b), exchange) == 0
-
-
-@functools.cache
-def _libc():
-    try:
-        return ctypes.CDLL(None, use_errno=True)
-    except OSError:
-        return None
 
 
 def _fsync_tree(folder: Path) -> None:

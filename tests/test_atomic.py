@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -128,6 +129,56 @@ def test_failed_rename_puts_the_old_target_back(tmp_path, monkeypatch):
             (tmp / "OURS").write_text("new")
     assert (target / "OURS").read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["idx"]  # the emptied aside folder too
+
+
+def land_during_the_rename(monkeypatch, target, put) -> list[Path]:
+    """Make `put(target)` happen once, when the first `.NAME.new-*` folder is about to be
+    renamed in: another writer's folder lands between the look at `target` and the rename."""
+    real_rename, landed = os.rename, []
+
+    def rename(src, dst):
+        if not landed and os.path.basename(src).startswith(f".{target.name}.new-"):
+            landed.append(Path(src))
+            put(target)
+        real_rename(src, dst)
+
+    monkeypatch.setattr(atomic.os, "rename", rename)
+    return landed
+
+
+@pytest.mark.parametrize("exchange", [True, False], ids=["renameat2", "two renames"])
+def test_two_writers_of_an_absent_folder_both_succeed_and_the_last_one_in_stays(
+        tmp_path, monkeypatch, exchange):
+    """Two sweeps keeping one point: the other's folder landed after this writer looked for
+    the target and before its rename, which then failed "Directory not empty"."""
+    def other_writer(target):
+        with replace_folder(target, is_ours, "a test output") as other:
+            (other / "OURS").write_text("other")
+
+    target = tmp_path / "idx"
+    landed = land_during_the_rename(monkeypatch, target, other_writer)
+    if not exchange:
+        monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)
+    with replace_folder(target, is_ours, "a test output") as tmp:
+        (tmp / "OURS").write_text("new")
+    assert landed == [tmp]
+    assert (target / "OURS").read_text() == "new"
+    assert [p.name for p in tmp_path.iterdir()] == ["idx"]
+
+
+def test_a_user_folder_landing_during_the_rename_is_refused_and_kept(tmp_path, monkeypatch):
+    """Only ragkit's own output is ever swapped out, also when it appears at the last moment."""
+    def user_folder(target):
+        target.mkdir()
+        (target / "cat.jpg").write_bytes(b"\xff\xd8")
+
+    target = tmp_path / "photos"
+    land_during_the_rename(monkeypatch, target, user_folder)
+    with pytest.raises(RagkitError, match=r"photos: exists and is not a test output; refusing"):
+        with replace_folder(target, is_ours, "a test output") as tmp:
+            (tmp / "OURS").write_text("new")
+    assert [p.name for p in target.iterdir()] == ["cat.jpg"]
+    assert [p.name for p in tmp_path.iterdir()] == ["photos"]
 
 
 @pytest.mark.parametrize("mask, folder_mode, file_mode", [(0o022, 0o755, 0o644),
