@@ -13,7 +13,8 @@ What it is not: a semantic cache (no near-duplicate matching) nor a cache of pai
 general (that is `ragkit.cache`).
 
 Limits: entries never expire; `ragkit cache clear --embeddings` (`remove_cache`) deletes the
-file to reclaim space. One writer at a time (sqlite locking and the lock file); readers may
+file to reclaim space (a process embedding meanwhile keeps its next vectors in the new file,
+`_connect`). One writer at a time (sqlite locking and the lock file); readers may
 run alongside it. A damaged file (a failing disk, a copy cut short) is one `DamagedCache` line
 naming it and that command, in whatever reads it; vectors are never half-read from it. A cache
 that cannot be written (`cannot_write`: one prepared on another machine and mounted read-only,
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 import warnings
@@ -67,6 +69,16 @@ def remove_cache(path: Path | None = None) -> int:
     except OSError as exc:  # a read-only folder was a traceback from the lock file
         raise RagkitError(f"{path}: cannot delete the embedding cache "
                           f"({exc.strerror or exc})") from None
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the file at `path` (through a link, the file it names), read without
+    opening it; None when there is none: what tells a file deleted or replaced since."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def cache_key(name: str, fingerprint: str, max_tokens: int, input_type: str, text: str) -> str:
@@ -133,17 +145,18 @@ class CachedEmbedder:
             db = self._connect()
             found = self._lookup(db, set(keys))
             todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in found}  # dedupes
-            self._fill(db, todo, input_type, progress, found)
+            self._fill(todo, input_type, progress, found)
         if not keys:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([found[k] for k in keys])
 
-    def _fill(self, db: sqlite3.Connection | None, todo: dict[str, str], input_type: str,
-              progress: bool, found: dict[str, np.ndarray]) -> None:
+    def _fill(self, todo: dict[str, str], input_type: str, progress: bool,
+              found: dict[str, np.ndarray]) -> None:
         """Embed `todo` in batches of similar length, committing after each batch.
 
         Each batch is embedded holding the lock file, after looking its keys up again: a
-        process that waited finds what the other one just stored and skips it."""
+        process that waited finds what the other one just stored and skips it, and a cache
+        cleared meanwhile is started again, not written deleted (`_connect`)."""
         items = list(todo.items())
         if items:
             prepare(self.inner)
@@ -155,7 +168,8 @@ class CachedEmbedder:
             items = [items[i] for i in np.argsort(lengths, kind="stable")]
             for start in range(0, len(items), size):
                 batch = items[start:start + size]
-                with self._lock:
+                with self._lock:  # `remove_cache` deletes the file only while holding it
+                    db = self._connect()
                     stored = self._lookup(db, (k for k, _ in batch))
                     found.update(stored)
                     batch = [(k, t) for k, t in batch if k not in stored]
@@ -235,10 +249,17 @@ class CachedEmbedder:
         """This thread's connection, opened on first use and then kept: opening one per call
         cost ~3 ms, paid thousands of times by callers that embed one text at a time (CRAG's
         evaluator, the offline judge). None where the cache cannot be written: it is read
-        through `_reader`."""
+        through `_reader`.
+
+        A kept connection to a file deleted or replaced since (`ragkit cache clear
+        --embeddings` while a notebook embeds) is closed and the file at `path` opened: the
+        old one went on taking every later vector, so the next run embedded them again."""
         if self.read_only:
             return None
         db = getattr(self._local, "db", None)
+        if db is not None and self._local.file != _file_id(self.path):
+            db.close()
+            db = self._local.db = None
         if db is None:
             db = self._local.db = sqlite3.connect(self.path, timeout=60)
             db.execute("PRAGMA synchronous=NORMAL")  # WAL: no flush per commit (ragkit.cache)
@@ -247,6 +268,7 @@ class CachedEmbedder:
             db.execute("PRAGMA journal_mode=WAL")
             with db:
                 db.execute(_SCHEMA)
+            self._local.file = _file_id(self.path)
         return db
 
     def _reader(self) -> ReadOnlyFile:
