@@ -3,9 +3,11 @@ process embeds next is kept in the new file."""
 from __future__ import annotations
 
 import os
+import queue
 import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -43,3 +45,44 @@ def test_vectors_embedded_after_a_clear_under_an_open_connection_are_kept(tmp_pa
     assert later.calls == 0  # all three were kept in the file that is there now
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT count(*) FROM embeddings").fetchone() == (3,)
+
+
+def test_a_clear_that_waits_for_a_running_batch_says_so_first(tmp_path):
+    """The clear waits for a batch being embedded (12-26 s with e5-small) and looked hung:
+    it now says so at once, in one line on stderr, and then clears as before."""
+    path = tmp_path / "home" / "cache" / "embeddings.sqlite"
+    CachedEmbedder(WordEmbedder(WORDS), path).embed(["kettle"])  # a cache to clear
+    started, release = threading.Event(), threading.Event()
+
+    class Slow(WordEmbedder):
+        def embed(self, texts, **kwargs):
+            started.set()
+            release.wait(120)
+            return super().embed(texts, **kwargs)
+
+    batch = threading.Thread(target=CachedEmbedder(Slow(WORDS), path).embed, args=(["filter"],))
+    batch.start()  # embedding, holding the lock
+    assert started.wait(60)
+    clear = subprocess.Popen([RAGKIT, "cache", "clear", "--embeddings"],
+                             env=ragkit_env(tmp_path / "home"), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    err: queue.Queue[str] = queue.Queue()
+
+    def read_stderr() -> None:
+        err.put(clear.stderr.readline())
+        err.put(clear.stderr.read())
+
+    threading.Thread(target=read_stderr, daemon=True).start()
+    try:
+        first = err.get(timeout=60)  # while the batch still runs
+    except queue.Empty:
+        first = "(nothing while it waited)"
+    finally:
+        release.set()
+        batch.join(60)
+    out = clear.stdout.read()
+    assert clear.wait(120) == 0
+    assert first == f"waiting for another ragkit process embedding into {path} ...\n"
+    assert err.get(timeout=60) == ""  # that one line only
+    assert out.startswith(f"removed the embedding cache {path} (")
+    assert not path.exists()

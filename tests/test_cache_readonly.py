@@ -22,8 +22,11 @@ class ReadOnlyLock:
     def __init__(self, path: str) -> None:
         self.path = path
 
-    def __enter__(self) -> None:
+    def acquire(self, *args: object, **kwargs: object) -> None:
         _read_only()
+
+    def __enter__(self) -> None:
+        self.acquire()
 
     def __exit__(self, *exc: object) -> None:
         return None

@@ -29,6 +29,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import sys
 import threading
 import warnings
 from collections.abc import Iterable, Sequence
@@ -37,7 +38,7 @@ from typing import NoReturn
 from pathlib import Path
 
 import numpy as np
-from filelock import FileLock
+from filelock import FileLock, Timeout
 from tqdm import tqdm
 
 from ragkit.embed.base import Embedder, fingerprint_of
@@ -59,13 +60,24 @@ def remove_cache(path: Path | None = None) -> int:
     """Delete the embedding cache file (default `default_cache_path()`), damaged or not, once
     no process is embedding a batch into it (its lock file); returns the bytes freed, its
     -wal and -shm files counted (`remove_database`). A folder that cannot be written
-    (read-only media) is one `RagkitError` line."""
+    (read-only media) is one `RagkitError` line. Having to wait for a batch (12-26 s with
+    e5-small; Voyage as long as its call) is said first, in one line on stderr: the clear
+    looked hung."""
     path = Path(path) if path is not None else default_cache_path()
     if not path.exists():
         return 0
+    lock = FileLock(str(path) + ".lock")
     try:
-        with FileLock(str(path) + ".lock"):
+        try:
+            lock.acquire(blocking=False)
+        except Timeout:
+            print(f"waiting for another ragkit process embedding into {path} ...",
+                  file=sys.stderr, flush=True)
+            lock.acquire()
+        try:
             return remove_database(path)
+        finally:
+            lock.release()
     except OSError as exc:  # a read-only folder was a traceback from the lock file
         raise RagkitError(f"{path}: cannot delete the embedding cache "
                           f"({exc.strerror or exc})") from None
