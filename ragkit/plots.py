@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ragkit.figure_check import checked, tick_label_problems
+from ragkit.figure_check import SERIES_STYLES, checked, tick_label_problems
 from ragkit.money import dollars
 
 HEADROOM = 1.18      # value axes end this far above the highest bar (room for its label)
@@ -160,11 +160,14 @@ def ladder_bars(table: pd.DataFrame, title: str = "") -> plt.Figure:
 
 def _metric_lines(table: pd.DataFrame, metrics: Sequence[str], xlabel: str, log: bool
                   ) -> tuple[plt.Figure, plt.Axes, np.ndarray]:
-    """A figure with one line per metric over the sweep points (rows of `table`)."""
+    """A figure with one line per metric over the sweep points (rows of `table`), each in a
+    style of its own (`SERIES_STYLES`): with one marker for all, the answerable questions
+    quoting their span (65.0 %) lay under the unanswerable ones declined (64.3 %)."""
     fig, ax = plt.subplots(figsize=(7.5, 3.8), layout="constrained")
     x = np.asarray(table.index, dtype=float)
-    for metric in metrics:
-        ax.plot(x, table[metric], marker="o", markersize=4, label=metric)
+    for n, metric in enumerate(metrics):
+        marker, size = SERIES_STYLES[n % len(SERIES_STYLES)]
+        ax.plot(x, table[metric], marker=marker, markersize=size, label=metric)
     if log:
         ax.set_xscale("log")
         ax.set_xticks(x, [f"{v:g}" for v in x])

@@ -41,6 +41,12 @@ RRF_K = pd.DataFrame({"Pass@5": [88.5, 88.0, 88.5, 86.5, 87.0, 86.1, 85.1, 85.1]
                      index=[1, 5, 10, 20, 40, 60, 100, 200])
 RERANK = pd.DataFrame({"Pass@5": [84.5, 95.1], "Pass@10": [95.1, 99.7],
                        "Pass@20": [99.0, 100.0]}, index=["no rerank", "rerank offline"])
+# notebook 04's decline curve: the answerable questions quoting their span (65.0 %) lie 0.7
+# points above the unanswerable ones declined (64.3 %) from threshold 0 to 0.75
+DECLINE = pd.DataFrame({"answerable quoting the span %": [65.0] * 16 + [63.7, 55.6, 19.2, 0.0,
+                                                                        0.0],
+                        "unanswerable declined %": [64.3] * 17 + [71.4, 85.7, 100.0, 100.0]},
+                       index=[round(0.05 * i, 2) for i in range(21)])
 DEPTH = pd.DataFrame({"Pass@5": [93.7, 94.3, 95.0, 95.0], "Pass@10": [98.7, 99.4, 99.7, 99.7],
                       "Pass@20": [99.1, 99.7, 100.0, 100.0], "$": [0.010, 0.040, 0.087, 0.130]},
                      index=[20, 50, 100, 150])
@@ -83,6 +89,32 @@ def test_a_legend_over_bars_is_found_and_check_refuses_the_figure():
         check(fig)
 
 
+def test_a_line_under_another_drawn_alike_is_found_and_one_drawn_apart_is_not():
+    fig, ax = plt.subplots()
+    ax.plot([0, 1, 2], [65.0, 65.0, 20.0], marker="o", label="quoting the span %")
+    ax.plot([0, 1, 2], [64.8, 64.8, 90.0], marker="o", label="declined %")
+    assert problems(fig) == ["the line 'quoting the span %' is hidden under 'declined %' "
+                             "(untitled axes)"]
+    with pytest.raises(UnreadableFigure, match="is hidden under"):
+        check(fig)
+    fig, ax = plt.subplots()  # the marker on top another, smaller: the one under it shows
+    ax.plot([0, 1, 2], [65.0, 65.0, 20.0], marker="o", markersize=6, label="quoting the span %")
+    ax.plot([0, 1, 2], [64.8, 64.8, 90.0], marker="s", markersize=4.5, label="declined %")
+    assert problems(fig) == []
+
+
+def test_every_series_of_a_sweep_is_drawn_in_a_style_of_its_own():
+    """Notebook 04's decline curve drew both series with one marker and line: from 0 to 0.75
+    the answerable questions quoting their span (65.0 %) lay hidden under the unanswerable
+    ones declined (64.3 %), so a reader saw one curve where the legend named two."""
+    ax = plots.decline_curve_plot(DECLINE, chosen=0.86).axes[0]
+    styles = [(line.get_marker(), line.get_linestyle(), line.get_markersize())
+              for line in ax.lines if not line.get_label().startswith("_")]
+    assert styles == [("o", "-", 6.0), ("s", "-", 4.5)]
+    ax = plots.alpha_curve(FUSIONS.reset_index(drop=True).rename(lambda i: i / 5)).axes[0]
+    assert [line.get_marker() for line in ax.lines] == ["o", "s", "^"]
+
+
 @pytest.mark.parametrize("figure", [
     lambda: plots.metric_bars(RETRIEVERS),                                        # 01.1
     lambda: plots.metric_bars(FUSIONS),                                           # 03.1
@@ -92,7 +124,8 @@ def test_a_legend_over_bars_is_found_and_check_refuses_the_figure():
     lambda: plots.metric_bars(METHODS, ("accuracy %",), ylabel="accuracy (%)"),   # 06.1, 07.1
     lambda: plots.metric_bars(METHODS, ("calls",), ylabel="calls"),           # 06.2
     lambda: plots.metric_bars(METHODS, ("$/query", "$/query uncached"), ylabel="USD"),  # 07.2
-], ids=["01.1", "03.1", "04.1", "03.4", "04.2", "07.1", "06.2", "07.2"])
+    lambda: plots.decline_curve_plot(DECLINE, chosen=0.86),                      # 04.4
+], ids=["01.1", "03.1", "04.1", "03.4", "04.2", "07.1", "06.2", "07.2", "04.4"])
 def test_the_notebooks_figures_are_readable(figure):
     fig = figure()
     assert problems(fig) == []
