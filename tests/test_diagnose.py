@@ -66,3 +66,7 @@ def test_diagnose_lists_failing_questions_and_an_answered_unanswerable_one():
     counts = stage_counts(table, questions=4)
     assert counts["questions"].tolist() == [0, 0, 1, 1, 2]
     assert counts.loc["total", "% of asked"] == 50.0
+    # the share of the questions diagnosed, named as such: here 4 answerable of more asked
+    answerable = stage_counts(table, questions=4, of="answerable")
+    assert answerable.columns.tolist() == ["questions", "% of answerable"]
+    assert answerable.loc["total"].tolist() == [2, 50.0]

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from selectolax.lexbor import LexborHTMLParser
 
 from ragkit.results import FIGURE, intro
 
@@ -175,6 +176,29 @@ def test_committed_with_the_outputs_of_one_clean_run(path):
         for text in _texts(cell):
             for what, pattern in LEAKS.items():
                 assert not pattern.search(text), f"an output shows {what}: {text[:120]}"
+
+
+def _html_rows(html: str) -> list[list[str]]:
+    """The text of every row of an HTML table, header rows included."""
+    return [[cell.text(strip=True) for cell in row.css("th, td")]
+            for row in LexborHTMLParser(html).css("tr")]
+
+
+def test_04s_failure_shares_that_share_a_name_are_shares_of_as_many_questions():
+    """Notebook 04's failure table showed retrieval's 12 failures as 7.5 "% of asked" (of the
+    159 answerable questions, all retrieval alone diagnoses) beside the same 12 as 6.9 "% of
+    asked" with the answers (of the 173 asked): a share's name says what it is a share of."""
+    path = ROOT / "notebooks" / "04_reranking_and_answers.ipynb"
+    cell = next(c for c in _code(_nb(path)) if '"failure_stages"' in _source(c))
+    rows = _html_rows(next(t for t in _texts(cell) if "<table" in t))
+    names = next(r for r in rows if any(h.startswith("% of ") for h in r))
+    total = [float(v) for v in next(r for r in rows if r[0] == "total")[1:]]
+    of: dict[str, list[float]] = {}
+    for i, name in enumerate(names[1:]):
+        if name.startswith("% of ") and total[i] > 0:  # the count stands left of its share
+            of.setdefault(name, []).append(100 * total[i - 1] / total[i])
+    assert of and all(max(n) - min(n) <= 0.02 * max(n) for n in of.values()), of
+    assert sorted(of) == ["% of answerable", "% of asked"]
 
 
 @contract
