@@ -184,6 +184,19 @@ def _html_rows(html: str) -> list[list[str]]:
             for row in LexborHTMLParser(html).css("tr")]
 
 
+PLACEHOLDER_HEADER = re.compile(r"(col|row|level)_\d+|Unnamed: \d+")
+
+
+@contract
+def test_no_table_header_is_a_name_pandas_made_up(path):
+    """Notebook 06's CRAG actions by dev question were headed "col_0" (pandas' name for an
+    unnamed column axis) over "score" (the column the actions were computed from): a header
+    says what its rows or columns are."""
+    headers = [cell for c in _code(_nb(path)) for t in _texts(c) if "<table" in t
+               for row in _html_rows(t) for cell in row]
+    assert [h for h in headers if PLACEHOLDER_HEADER.fullmatch(h)] == []
+
+
 def test_04s_failure_shares_that_share_a_name_are_shares_of_as_many_questions():
     """Notebook 04's failure table showed retrieval's 12 failures as 7.5 "% of asked" (of the
     159 answerable questions, all retrieval alone diagnoses) beside the same 12 as 6.9 "% of
