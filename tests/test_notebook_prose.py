@@ -119,6 +119,15 @@ def test_sources_are_named_not_numbered():
     assert found == []
 
 
+def test_a_notebook_citing_the_best_practice_notes_says_whose_they_are():
+    """"the 2026 RAG best-practice notes" is no source a student can look up: a notebook that
+    cites them names them (premai.io's production-RAG guide), as the README does."""
+    citing = [p.name for p in NOTEBOOKS
+              if "best-practice notes" in "".join(markdown_cells(load(p)))]
+    assert citing and [name for name in citing if "premai.io's production-RAG guide" not in
+                       "".join(markdown_cells(load(ROOT / "notebooks" / name)))] == []
+
+
 WARNING_LOCATION = re.compile(r"^\S+:\d+: \w*Warning: ", re.M)
 
 
