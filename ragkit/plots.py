@@ -91,7 +91,8 @@ def metric_bars(table: pd.DataFrame, metrics: Sequence[str] = ("Pass@5", "Pass@1
 
 @checked
 def kind_heatmap(table: pd.DataFrame, title: str = "", metric: str = "Pass@20") -> plt.Figure:
-    """Heat map of a kinds × methods table (as from `ragkit.evaluate.by_kind`). A kind's
+    """Heat map of a kinds × methods table (as from `ragkit.evaluate.by_kind`) of a percentage
+    `metric` (its colour scale runs 0 … 100, labelled "Pass@20 (%)"). A kind's
     label is wrapped at `KIND_WIDTH` characters, its row made taller: a question kind of 150
     characters drew a figure over 20 inches wide, which the report shrank past reading."""
     values = table.drop(columns=["queries"], errors="ignore")
@@ -113,7 +114,7 @@ def kind_heatmap(table: pd.DataFrame, title: str = "", metric: str = "Pass@20") 
             # one decimal, as tables and prose give it; white on the map's dark ends
             ax.text(col, row, f"{value:.1f}", ha="center", va="center", fontsize=8,
                     color="white" if value >= 85 or value <= 15 else "black")
-    fig.colorbar(image, ax=ax, label=metric)
+    fig.colorbar(image, ax=ax, label=f"{metric} (%)")  # its unit, as the bars' axis gives it
     ax.set_title(title)
     fig.tight_layout()
     return fig

@@ -235,6 +235,7 @@ def test_heat_map_cells_read_as_the_tables_do_and_stand_out_on_dark_ends():
     fig = plots.kind_heatmap(table, "t")
     texts = {t.get_text(): t.get_color() for t in fig.axes[0].texts}
     assert texts == {"12.5": "white", "50.0": "black", "100.0": "white", "87.5": "white"}
+    assert fig.axes[1].get_ylabel() == "Pass@20 (%)"  # the colour bar's unit, as the bars'
     plt.close(fig)
 
 
