@@ -128,6 +128,13 @@ def test_a_notebook_citing_the_best_practice_notes_says_whose_they_are():
                        "".join(markdown_cells(load(ROOT / "notebooks" / name)))] == []
 
 
+def test_no_notebook_cites_notes_a_student_cannot_look_up():
+    """Notebooks 05 and 06 cited "the agentic-RAG notes" (their table, their diagrams), a
+    source named nowhere a student could find it; the notebooks say it in their own words."""
+    assert [p.name for p in NOTEBOOKS
+            if "agentic-RAG notes" in "".join(markdown_cells(load(p)))] == []
+
+
 WARNING_LOCATION = re.compile(r"^\S+:\d+: \w*Warning: ", re.M)
 
 
