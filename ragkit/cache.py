@@ -25,8 +25,10 @@ cannot be emptied row by row) so the next call starts a new one (`ragkit.sqlite_
 shared with the embedding cache). No reply is ever half-read from it.
 
 What it is not: a semantic cache (no fuzzy matching) nor an expiring one; `ragkit cache
-clear [--model M]` empties it. Nor a cache for read-only media: `read_stats` (`ragkit cache
-stats`) reads one there, but serving a reply counts a hit, a write. Safe across threads of
+clear [--model M]` empties it. Nor a store on read-only media (a RAGKIT_HOME mounted
+read-only, an immutable file): there it is read as it is, each hit served but not counted
+(the count is the one write a hit makes), and a call it does not hold stops the command in
+one line before it is sent, as its reply could not be kept (`CallCache`). Safe across threads of
 one process (one lock); across processes sqlite's own locking applies — which is why the
 file is never opened outside sqlite once this process has a connection to it: closing any
 descriptor of a file drops every POSIX lock the process holds on it, sqlite's included, and
@@ -42,19 +44,21 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ragkit.atomic import check_regular, check_target
+# their home is ragkit.call_stats; `ragkit cache stats` and notebooks import them from here
+from ragkit.call_stats import ModelStats, format_stats, stats_of  # noqa: F401
 from ragkit.documents import RagkitError
 from ragkit.models import ragkit_home
-from ragkit.money import dollars
-from ragkit.pricing import PRICES, Usage, batch_cost, cost
+from ragkit.pricing import Usage
 # their home is ragkit.sqlite_files; the call cache's users import them from here
-from ragkit.sqlite_files import DamagedCache, remove_database, sqlite_errors  # noqa: F401
-from ragkit.sqlite_files import ReadOnlyFile, cannot_write, is_cache_file
+from ragkit.sqlite_files import CacheUnusable, DamagedCache, ReadOnlyCache  # noqa: F401
+from ragkit.sqlite_files import remove_database, sqlite_errors  # noqa: F401
+from ragkit.sqlite_files import ReadOnlyFile, cannot_write, is_cache_file, read_only_errors
 
 _SCHEMA = """CREATE TABLE IF NOT EXISTS calls (
     key TEXT PRIMARY KEY, endpoint TEXT NOT NULL, model TEXT NOT NULL, reply TEXT NOT NULL,
@@ -89,36 +93,38 @@ class Entry:
     priced: bool
 
 
-@dataclass(frozen=True)
-class ModelStats:
-    """What the cache holds for one (model, endpoint): calls made, hits, tokens, dollars."""
-
-    model: str
-    endpoint: str
-    misses: int  # replies stored = requests that were sent
-    hits: int  # requests answered from the cache instead
-    spent: Usage  # tokens of the stored replies
-    saved: Usage  # tokens the hits would have cost again
-    dollars_spent: float | None  # None: no price (stand-in replies, unknown model)
-    dollars_saved: float | None
-    standin: bool = False  # replies of the offline stand-in: tokens estimated, nothing paid
-
-
 _CONNECTED: set[Path] = set()  # files a CallCache of this process has opened (docstring)
 CLEAR_CALLS = ("ragkit cache clear", "calls are made again, and paid for again, when next needed")
+_ELSE = (": set RAGKIT_HOME to a folder that can be written, or run where this cache can be "
+         "written")
+T = TypeVar("T")
 
 
 class CallCache:
-    """The paid-call cache at `path` (default `default_cache_path()`); see module docstring."""
+    """The paid-call cache at `path` (default `default_cache_path()`); see module docstring.
+
+    Where it cannot be written (`read_only`: read-only media, an immutable file) it is read
+    as it is (`ReadOnlyFile`): a hit is served, uncounted; a miss, which would be sent and
+    then kept, and clearing are one `ReadOnlyCache` line, before anything is sent."""
 
     def __init__(self, path: Path | str | None = None) -> None:
         self.path = Path(path) if path is not None else default_cache_path()
+        self._lock = threading.Lock()
+        self._reader: ReadOnlyFile | None = None
+        self._db: sqlite3.Connection
+        self.read_only = cannot_write(self.path)
+        if self.read_only:  # nothing made or changed: checked as `read_stats` did
+            check_regular(self.path)  # a FIFO is never opened
+            if self.path.is_dir() or (self.path.exists() and self.path.resolve() not in
+                                      _CONNECTED and not is_cache_file(self.path)):
+                raise RagkitError(f"{self.path}: is not a ragkit call cache (sqlite)")
+            self._reader = ReadOnlyFile(self.path, shared=True)  # used under `_lock`
+            return
         if self.path.resolve() not in _CONNECTED:  # its header read: a descriptor closed
             check_target(self.path, is_cache_file, "a ragkit call cache (sqlite)",
                          folder=False, replaced=False)  # sqlite writes it in place
         # where sqlite writes it: through a link, the folder of the file it names
         self.path.resolve().parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
         with self._guard():
             self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -129,40 +135,72 @@ class CallCache:
         _CONNECTED.add(self.path.resolve())
 
     def _guard(self):
-        """Every use of the file: a sqlite error is one line (`sqlite_errors`)."""
-        return sqlite_errors(self.path, "call cache", CLEAR_CALLS)
+        """Every use of the file: a sqlite error is one line (`sqlite_errors`; where it cannot
+        be written, a damaged one is said to be read-only too, `read_only_errors`)."""
+        errors = read_only_errors if self.read_only else sqlite_errors
+        return errors(self.path, "call cache", CLEAR_CALLS)
+
+    def _read(self, query: Callable[[sqlite3.Connection], T], absent: T) -> T:
+        """`query(connection)` on the file read as it is (`read_only`); `absent` when there
+        is no file, or no table in it yet."""
+        assert self._reader is not None
+        return self._reader.read(lambda db: query(db) if _has_table(db) else absent, absent)
+
+    def _read_only(self, so: str) -> str:
+        """The line of what a cache that cannot be written here cannot do (`so`)."""
+        return (f"{self.path}: the call cache is read-only here (read-only media, an immutable "
+                f"file), so {so}")
 
     def close(self) -> None:
-        self._db.close()
+        if self._reader is not None:
+            self._reader.close()
+        else:
+            self._db.close()
 
     def get(self, key: str) -> Entry | None:
-        """The stored entry for `key` (counted as a hit), or None."""
+        """The stored entry for `key` (counted as a hit), or None. Where the cache cannot be
+        written, a hit is served uncounted and a miss is a `ReadOnlyCache` line: its reply
+        could not be kept, so nothing is sent (and paid for) to be lost."""
+        select = ("SELECT reply, input, output, cache_write, cache_read, priced FROM calls "
+                  "WHERE key = ?", (key,))
         with self._lock, self._guard():
-            row = self._db.execute("SELECT reply, input, output, cache_write, cache_read, "
-                                   "priced FROM calls WHERE key = ?", (key,)).fetchone()
-            if row is None:
-                return None
-            with self._db:
-                self._db.execute("UPDATE calls SET hits = hits + 1 WHERE key = ?", (key,))
+            if self.read_only:
+                row = self._read(lambda db: db.execute(*select).fetchone(), None)
+                if row is None:
+                    raise ReadOnlyCache(self._read_only(f"a call it does not hold is not sent "
+                                                        f"(its reply could not be kept){_ELSE}"))
+            else:
+                row = self._db.execute(*select).fetchone()
+                if row is None:
+                    return None
+                with self._db:
+                    self._db.execute("UPDATE calls SET hits = hits + 1 WHERE key = ?", (key,))
         return Entry(json.loads(row[0]), Usage(*row[1:5]), bool(row[5]))
 
     def holds(self, keys: Sequence[str]) -> bool:
         """True when every key in `keys` has an entry (no hit is counted: nothing is served)."""
         wanted = set(keys)
-        with self._lock, self._guard():
+        ordered = sorted(wanted)
+
+        def count(db: sqlite3.Connection) -> int:
             found = 0
-            ordered = sorted(wanted)
             for i in range(0, len(ordered), 500):  # within sqlite's bound-variable limit
                 part = ordered[i:i + 500]
-                found += self._db.execute(
+                found += db.execute(
                     f"SELECT COUNT(*) FROM calls WHERE key IN ({','.join('?' * len(part))})",
                     part).fetchone()[0]
+            return found
+        with self._lock, self._guard():
+            found = self._read(count, 0) if self.read_only else count(self._db)
         return found == len(wanted)
 
     def put(self, key: str, endpoint: str, model: str, reply: Any, usage: Usage,
             priced: bool, batch: bool = False) -> None:
         """Store one reply now (its own committed transaction); `batch`: it came through the
-        Message Batches API, billed at `BATCH_DISCOUNT` of the list price."""
+        Message Batches API, billed at `BATCH_DISCOUNT` of the list price. Where the cache
+        cannot be written: a `ReadOnlyCache` line."""
+        if self.read_only:
+            raise ReadOnlyCache(self._read_only(f"this reply cannot be kept{_ELSE}"))
         with self._lock, self._guard(), self._db:
             self._db.execute(
                 "INSERT OR REPLACE INTO calls (key, endpoint, model, reply, input, output, "
@@ -172,15 +210,19 @@ class CallCache:
                  usage.cache_write, usage.cache_read, int(priced), time.time(), int(batch)))
 
     def stats(self) -> list[ModelStats]:
-        """One row per (model, endpoint), sorted by model. Dollars: replies marked as batch
-        results at batch prices (`batch_cost`), the others — and entries stored before the
-        mark existed — at list price; a hit saves what its reply cost (a batch result served
-        again saves a batch's price: the same run would batch it again)."""
+        """One row per (model, endpoint), sorted by model (`stats_of`). Dollars: replies
+        marked as batch results at batch prices (`batch_cost`), the others — and entries
+        stored before the mark existed — at list price; a hit saves what its reply cost (a
+        batch result served again saves a batch's price: the same run would batch it again)."""
         with self._lock, self._guard():
-            return _stats_of(self._db)
+            return self._read(stats_of, []) if self.read_only else stats_of(self._db)
 
     def clear(self, model: str | None = None) -> int:
-        """Delete every entry (or those of `model`); returns how many were deleted."""
+        """Delete every entry (or those of `model`); returns how many were deleted. Where
+        the cache cannot be written: a `ReadOnlyCache` line."""
+        if self.read_only:
+            raise ReadOnlyCache(self._read_only(f"it cannot be cleared: run `{CLEAR_CALLS[0]}` "
+                                                f"where it can be written"))
         with self._lock, self._guard(), self._db:
             if model is None:
                 return self._db.execute("DELETE FROM calls").rowcount
@@ -200,69 +242,22 @@ def missing(path: Path | str | None = None) -> str | None:
 
 def read_stats(path: Path | str | None = None) -> list[ModelStats]:
     """`CallCache(path).stats()` for `ragkit cache stats`, which only reads: none there (nor
-    where a link there points, `missing`) is an empty one, nothing created; a cache that
-    cannot be written (`cannot_write`: read-only media, an immutable file) is read as it is
-    (`CallCache` refused it, "cannot write here"), a damaged one said to be read-only too (no
-    `cache clear` there). A file that is not sqlite is refused."""
+    where a link there points, `missing`) is an empty one, nothing created; one that cannot
+    be written is read as it is (`CallCache.read_only`). A file that is not sqlite is
+    refused."""
     path = Path(path) if path is not None else default_cache_path()
     if missing(path):
         return []
-    if not cannot_write(path):
-        cache = CallCache(path)
-        try:
-            return cache.stats()
-        finally:
-            cache.close()
-    check_regular(path)  # a FIFO is never opened
-    if path.is_dir() or (path.resolve() not in _CONNECTED and not is_cache_file(path)):
-        raise RagkitError(f"{path}: is not a ragkit call cache (sqlite)")
-    reader = ReadOnlyFile(path)  # read right while another process writes it elsewhere
+    cache = CallCache(path)
     try:
-        with sqlite_errors(path, "call cache", CLEAR_CALLS):
-            return reader.read(_stats_of, [])
-    except DamagedCache as exc:  # where `cache clear` cannot delete it: what can be done
-        raise DamagedCache(f"{path}: the call cache is damaged ({exc.reason}) and read-only here "
-                           f"(read-only media, an immutable file): run `{CLEAR_CALLS[0]}` where "
-                           f"it can be written, or copy it into a writable RAGKIT_HOME and clear "
-                           f"it there ({CLEAR_CALLS[1]})", path, exc.reason) from None
+        return cache.stats()
     finally:
-        reader.close()
+        cache.close()
 
 
-def _stats_of(db: sqlite3.Connection) -> list[ModelStats]:
-    """`CallCache.stats` of the cache `db` is connected to. Read as it is (`read_stats`), a
-    file may have no table yet (an empty one) or no `batch` column (made before it)."""
-    columns = {row[1] for row in db.execute("PRAGMA table_info(calls)")}
-    if not columns:
-        return []
-    batch = "batch" if "batch" in columns else "0"
-    rows = db.execute(
-        f"SELECT model, endpoint, {batch} AS b, COUNT(*), SUM(hits), SUM(input), SUM(output), "
-        "SUM(cache_write), SUM(cache_read), SUM(hits * input), SUM(hits * output), "
-        "SUM(hits * cache_write), SUM(hits * cache_read), priced > 0 FROM calls "
-        "GROUP BY model, endpoint, b, priced > 0 ORDER BY model, endpoint, b").fetchall()
-    merged: dict[tuple[str, str, bool], ModelStats] = {}
-    for model, endpoint, in_batch, n, hits, *tokens, priced in rows:
-        spent, saved = Usage(*tokens[:4]), Usage(*tokens[4:])
-        price_of = batch_cost if in_batch else cost
-        known = bool(priced) and model in PRICES
-        row = ModelStats(model, endpoint, n, hits, spent, saved,
-                         price_of(spent, model) if known else None,
-                         price_of(saved, model) if known else None, standin=not priced)
-        key = (model, endpoint, row.standin)  # the stand-in's estimates never summed in
-        before = merged.get(key)
-        merged[key] = row if before is None else _add(before, row)
-    return sorted(merged.values(), key=lambda s: (s.model, s.endpoint, s.standin))
-
-
-def _add(a: ModelStats, b: ModelStats) -> ModelStats:
-    """Two rows of one (model, endpoint) as one; dollars None if either has no price."""
-    def plus(x: float | None, y: float | None) -> float | None:
-        return None if x is None or y is None else x + y
-    return ModelStats(a.model, a.endpoint, a.misses + b.misses, a.hits + b.hits,
-                      a.spent + b.spent, a.saved + b.saved,
-                      plus(a.dollars_spent, b.dollars_spent),
-                      plus(a.dollars_saved, b.dollars_saved), a.standin)
+def _has_table(db: sqlite3.Connection) -> bool:
+    """Whether the file `db` reads has the `calls` table (read as it is, it may have none)."""
+    return db.execute("SELECT 1 FROM sqlite_master WHERE name = 'calls'").fetchone() is not None
 
 
 def _add_batch_column(db: sqlite3.Connection) -> None:
@@ -278,23 +273,3 @@ def _add_batch_column(db: sqlite3.Connection) -> None:
     except sqlite3.OperationalError as exc:
         if "duplicate column" not in str(exc):
             raise
-
-
-def format_stats(stats: list[ModelStats]) -> str:
-    """The `ragkit cache stats` table: one line per model and endpoint."""
-    if not stats:
-        return "the call cache is empty"
-    lines = [f"{'model':<28} {'endpoint':<26} {'misses':>6} {'hits':>6} {'tokens in':>12} "
-             f"{'out':>10} {'write':>11} {'read':>12} {'spent $':>11} {'saved $':>11}"]
-    for s in stats:
-        money = [f"{dollars(v):>11}" if v is not None else f"{'no cost':>11}"
-                 for v in (s.dollars_spent, s.dollars_saved)]
-        lines.append(f"{s.model + (' *' if s.standin else ''):<28} {s.endpoint:<26} "
-                     f"{s.misses:>6,} {s.hits:>6,} {s.spent.input:>12,} {s.spent.output:>10,} "
-                     f"{s.spent.cache_write:>11,} {s.spent.cache_read:>12,} {money[0]} {money[1]}")
-    if any(s.standin for s in stats):
-        lines.append("* answered by the offline stand-in in that model's place (a program, not "
-                     "the model): tokens estimated, one per 4 UTF-8 bytes; nothing paid")
-    if any(s.dollars_spent is None and not s.standin for s in stats):
-        lines.append("no cost: a model without a price row")
-    return "\n".join(lines)

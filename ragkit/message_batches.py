@@ -46,7 +46,7 @@ from anthropic.types import Message
 from ragkit.batch_journal import BatchRecord, Journal
 from ragkit.batch_run import (FAILED, MAX_BYTES, MAX_REQUESTS, RETRY, BatchOptions,  # noqa: F401
                               BatchPending, BatchReport, split)
-from ragkit.cache import DamagedCache, request_key
+from ragkit.cache import CacheUnusable, request_key
 from ragkit.documents import RagkitError
 from ragkit.errors import MissingKey
 from ragkit.llm import LLM, explain
@@ -164,7 +164,7 @@ class MessageBatches:
         for n, key in enumerate(failed, start=1):
             try:
                 answers[key] = self.llm.create(check=check, **needed[key])
-            except (DamagedCache, MissingKey):  # its own line says what to do
+            except (CacheUnusable, MissingKey):  # its own line says what to do
                 raise
             except RagkitError as exc:  # say where it stopped and that nothing paid is lost
                 raise RagkitError(f"sending batch request {n} of {len(failed)} interactively: "

@@ -4,7 +4,9 @@ What it is: `sqlite_errors`, which turns sqlite's errors on a cache file into on
 it (`DamagedCache` for a damaged one), `remove_database`, which deletes a cache file with
 its write-ahead log and shared-memory index, and, for a cache on read-only media (a cache
 prepared on one machine and mounted read-only elsewhere, an immutable file), `cannot_write`
-to tell and `ReadOnlyFile` to read it (`connect_read_only`). What it is not: either cache
+to tell, `ReadOnlyFile` to read it (`connect_read_only`), `read_only_errors` for its errors
+(a damaged one cannot be cleared there) and `ReadOnlyCache` for what it cannot keep. What
+it is not: either cache
 (`ragkit.cache`, `ragkit.embed.cache`), nor a general sqlite layer; each cache opens its own
 connections.
 """
@@ -26,7 +28,13 @@ READ_ATTEMPTS = 5  # reads of a file another process keeps changing before givin
 T = TypeVar("T")
 
 
-class DamagedCache(RagkitError):
+class CacheUnusable(RagkitError):
+    """The cache file itself stops the command, whatever the call: its line says what to do,
+    so a caller passes it on as it is (its "what was obtained is kept in the cache, rerun"
+    would be untrue)."""
+
+
+class DamagedCache(CacheUnusable):
     """sqlite reports a cache file as damaged: `path` names it, `reason` is sqlite's words."""
 
     def __init__(self, message: str, path: Path, reason: str) -> None:
@@ -52,6 +60,26 @@ def sqlite_errors(path: Path, what: str, clear: tuple[str, str]) -> Iterator[Non
             raise DamagedCache(f"{path}: the {what} is damaged ({reason}); run `{clear[0]}` or "
                                f"delete the file ({clear[1]})", path, reason) from None
         raise RagkitError(f"{path}: the {what} cannot be used ({reason})") from None
+
+
+class ReadOnlyCache(CacheUnusable):
+    """A cache that cannot be written here (`cannot_write`) was asked to keep or clear
+    something: what it holds is served, nothing more."""
+
+
+@contextmanager
+def read_only_errors(path: Path, what: str, clear: tuple[str, str]) -> Iterator[None]:
+    """`sqlite_errors` for a cache read where it cannot be written: a damaged one is said to
+    be read-only here too, with what can be done (`clear[0]`, which deletes it, cannot run
+    here)."""
+    try:
+        with sqlite_errors(path, what, clear):
+            yield
+    except DamagedCache as exc:
+        raise DamagedCache(f"{path}: the {what} is damaged ({exc.reason}) and read-only here "
+                           f"(read-only media, an immutable file): run `{clear[0]}` where it "
+                           f"can be written, or copy it into a writable RAGKIT_HOME and clear "
+                           f"it there ({clear[1]})", path, exc.reason) from None
 
 
 def is_cache_file(path: Path) -> bool:
@@ -105,13 +133,15 @@ def cannot_write(path: Path) -> bool:
     return folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK)
 
 
-def connect_read_only(path: Path, immutable: bool, timeout: float = 60) -> sqlite3.Connection:
+def connect_read_only(path: Path, immutable: bool, timeout: float = 60,
+                      shared: bool = False) -> sqlite3.Connection:
     """A connection that only reads the existing sqlite file at `path`; `immutable` (see
     `unlocked`): without sqlite's locks and -shm, and without what a -wal holds — entries
-    missed. Such a connection must not outlive a change to the file (`ReadOnlyFile`)."""
+    missed. Such a connection must not outlive a change to the file (`ReadOnlyFile`).
+    `shared`: usable from any thread (its user serializes the uses)."""
     target = path.resolve()
     uri = f"file:{quote(str(target))}?mode=ro" + ("&immutable=1" if immutable else "")
-    return sqlite3.connect(uri, uri=True, timeout=timeout)
+    return sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=not shared)
 
 
 def unlocked(path: Path) -> bool:
@@ -155,10 +185,11 @@ class ReadOnlyFile:
     changed (`file_state`): an immutable connection keeps the pages it read, and after the
     owner stored more, those no longer matched the file ("database disk image is malformed"
     of a sound cache). An immutable read during which the file changed is read again.
-    One per thread, as sqlite connections are."""
+    One per thread, as sqlite connections are, unless `shared` (its user holds a lock around
+    every read, as the call cache does)."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, path: Path, shared: bool = False) -> None:
+        self.path, self.shared = path, shared
         self._db: sqlite3.Connection | None = None
         self._state: tuple[tuple[int, int, int] | None, ...] = ()
         self._unlocked = False
@@ -176,7 +207,8 @@ class ReadOnlyFile:
             if db is None or state != self._state:
                 self.close()
                 self._unlocked = self._shm_unusable == state or unlocked(self.path)
-                db = self._db = connect_read_only(self.path, self._unlocked)
+                db = self._db = connect_read_only(self.path, self._unlocked,
+                                                  shared=self.shared)
                 self._state = state
             try:
                 result = query(db)

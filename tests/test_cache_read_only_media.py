@@ -1,6 +1,7 @@
 """Caches on read-only media (a RAGKIT_HOME prepared on one machine and mounted read-only on
 another, an immutable file): cached vectors are read, new ones are embedded and used but not
-kept, with one warning naming the cache, and `ragkit cache stats` reads the call cache.
+kept, with one warning naming the cache, `ragkit cache stats` reads the call cache, and the
+calls it holds are served (`ragkit ask`, the claude contextualizer), those it lacks not sent.
 
 The home is made read-only by a read-only bind mount in the command's own mount namespace
 (`unshare -rm`; it ends with the command): root's permissions override a chmod, not a
@@ -13,6 +14,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from pathlib import Path
 
@@ -21,7 +23,7 @@ import pytest
 
 from ragkit.cache import CallCache
 from ragkit.embed.cache import CachedEmbedder
-from ragkit.errors import RagkitWarning
+from ragkit.errors import RagkitError, RagkitWarning
 from ragkit.pricing import Usage
 from word_embedder import WordEmbedder
 
@@ -339,3 +341,86 @@ def test_a_read_only_cache_a_killed_writer_left_is_read_with_its_log(hashed_home
     db.with_name(db.name + "-wal").unlink()  # the 200 vectors it held are gone
     assert python(home, READ, db, 300, flags, read_only=True).communicate(timeout=120) == (
         "True 0 200\n", "")
+
+
+READ_ONLY_MISS = (
+    "ragkit: error: {db}: the call cache is read-only here (read-only media, an immutable "
+    "file), so a call it does not hold is not sent (its reply could not be kept): set "
+    "RAGKIT_HOME to a folder that can be written, or run where this cache can be written\n")
+
+
+@pytest.fixture
+def asked(mountable: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A RAGKIT_HOME whose call cache holds the answer to "how long does the kettle take"
+    from an index of DOCS, and the contexts of DOCS' chunks; the folder it is in."""
+    monkeypatch.chdir(mountable)
+    home = mountable / "home"
+    home.mkdir()
+    Path("docs.jsonl").write_text(DOCS)
+    for args in (["index", "docs.jsonl", "--out", "ix", "--embedder", "none"],
+                 ["index", "docs.jsonl", "--out", "cx", "--embedder", "none",
+                  "--contextualizer", "claude"],
+                 ["ask", "--index", "ix", "--k", "3", "how long does the kettle take"]):
+        done = ragkit(home, *args)
+        assert done.returncode == 0, done.stderr
+    return mountable
+
+
+def test_a_read_only_home_serves_cached_calls_and_sends_no_new_one(asked):
+    """`ragkit ask` and the claude contextualizer stopped on a read-only RAGKIT_HOME ("cannot
+    write here") even when the call cache held every call they needed: serving a hit counted
+    it, a write. A hit is served (uncounted); a call it does not hold is one line, unsent."""
+    home, db = asked / "home", asked / "home" / "cache" / "calls.sqlite"
+    question = ["ask", "--index", "ix", "--k", "3", "how long does the kettle take"]
+    writable = ragkit(home, *question)
+    files = {p.name: p.read_bytes() for p in db.parent.iterdir()}
+    read = ragkit(home, *question, read_only=True)
+    assert (read.returncode, read.stdout, read.stderr) == (0, writable.stdout, writable.stderr)
+    built = ragkit(home, "index", "docs.jsonl", "--out", "cx2", "--embedder", "none",
+                   "--contextualizer", "claude", read_only=True)
+    assert built.returncode == 0, built.stderr
+    assert built.stdout == (
+        "claude-haiku-4-5 (answered by the offline stand-in): 0 requests, 3 from the call cache; "
+        "estimated tokens in 0, out 0, cache write 0, cache read 0; no cost\n"
+        "indexed 3 documents as 3 chunks into cx2\n")
+    assert Path("cx2/chunks.jsonl").read_text() == Path("cx/chunks.jsonl").read_text()
+
+    new = ragkit(home, "ask", "--index", "ix", "--k", "3", "what browns bread", read_only=True)
+    assert (new.returncode, new.stdout) == (2, "")
+    assert new.stderr.splitlines(keepends=True)[-1] == READ_ONLY_MISS.format(db=db)
+    Path("docs.jsonl").write_text(DOCS + '{"id": "d", "text": "a teapot keeps tea warm"}\n')
+    more = ragkit(home, "index", "docs.jsonl", "--out", "cx3", "--embedder", "none",
+                  "--contextualizer", "claude", read_only=True)
+    assert more.returncode == 2 and not Path("cx3").exists()
+    assert more.stderr.splitlines(keepends=True)[-1] == READ_ONLY_MISS.format(db=db)
+    assert {p.name: p.read_bytes() for p in db.parent.iterdir()} == files  # nothing written
+    counted = ragkit(home, "cache", "stats").stdout.splitlines()[1].split()
+    assert counted[:4] == ["claude-haiku-4-5", "*", "/v1/messages", "4"]  # 3 contexts, 1 answer
+    assert counted[4] == "1"  # the writable run's hit; none of the read-only ones
+
+
+def test_an_immutable_call_cache_serves_its_calls_from_any_thread(tmp_path):
+    """An immutable call cache (chattr +i) in a folder that can be written: "the call cache
+    cannot be used (attempt to write a readonly database)" at its first hit. Hits are served
+    (from the threads a contextualizer's workers run in too); a miss is one line, unsent."""
+    db = tmp_path / "calls.sqlite"
+    cache = CallCache(db)
+    for i in range(8):
+        cache.put(f"key{i}", "/v1/messages", "claude-haiku-4-5", {"text": str(i)},
+                  Usage(10, 1, 0, 0), priced=True)
+    cache.close()
+    if subprocess.run(["chattr", "+i", str(db)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not available here")
+    try:
+        cache = CallCache(db)
+        with ThreadPoolExecutor(4) as pool:
+            replies = list(pool.map(lambda i: cache.get(f"key{i}").reply, range(8)))
+        assert replies == [{"text": str(i)} for i in range(8)]
+        assert cache.holds(["key1", "key7"]) and not cache.holds(["key1", "key8"])
+        with pytest.raises(RagkitError) as missed:
+            cache.get("key8")
+        assert f"ragkit: error: {missed.value}\n" == READ_ONLY_MISS.format(db=db)
+        assert [s.hits for s in cache.stats()] == [0]  # served, not counted
+        cache.close()
+    finally:
+        subprocess.run(["chattr", "-i", str(db)], capture_output=True)

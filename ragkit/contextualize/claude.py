@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 from anthropic.types import Message
 from tqdm import tqdm
 
-from ragkit.cache import DamagedCache
+from ragkit.cache import CacheUnusable
 from ragkit.contextualize.prompts import (CHUNK_CONTEXT_PROMPT, DEFAULT_MODEL,
                                          DOCUMENT_CONTEXT_PROMPT, PLACEHOLDER)
 from ragkit.documents import Chunk, Document, RagkitError
@@ -165,7 +165,7 @@ class ClaudeContextualizer:
         try:
             tokens = self.llm.count_tokens(model=self.model, messages=[
                 {"role": "user", "content": [document_block(doc.text)]}])
-        except (DamagedCache, MissingKey):  # their own lines say what to do
+        except (CacheUnusable, MissingKey):  # their own lines say what to do
             raise
         except RagkitError as exc:
             raise RagkitError(f"{doc.id}: counting tokens: {exc}{after}") from None
@@ -210,7 +210,7 @@ class ClaudeContextualizer:
         request = build_request(self.model, text, chunk.text, self.prompt, self.max_tokens)
         try:
             reply = self.llm.create(check=_need_text, **request)
-        except (DamagedCache, MissingKey):  # nothing kept in a damaged cache, nothing sent
+        except (CacheUnusable, MissingKey):  # the cache damaged or read-only, nothing sent
             raise  # without a key: their own lines say what to do
         except RagkitError as exc:
             raise RagkitError(f"{doc.id}: chunk {chunk.id}: {exc}; {_KEPT}") from None

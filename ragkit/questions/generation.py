@@ -46,7 +46,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from ragkit.cache import DamagedCache
+from ragkit.cache import CacheUnusable
 from ragkit.chunking import ChunkerConfig, chunk_documents, is_code, section_of
 from ragkit.config import DEFAULT_EMBEDDER
 from ragkit.datasets import load_dataset
@@ -170,7 +170,7 @@ def documents_of(path: Path | str, skip_bad: bool = False
 def _ask(llm: LLM, request: dict[str, Any], what: str) -> Any:
     try:
         return llm.create(**request)
-    except DamagedCache:  # nothing is kept in a damaged cache: its own line says what to do
+    except CacheUnusable:  # damaged, or read-only here: its own line says what to do
         raise
     except RagkitError as exc:
         raise RagkitError(f"{what}: {exc}; {_KEPT}") from None

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 
 from anthropic.types import Message
 
-from ragkit.cache import DamagedCache
+from ragkit.cache import CacheUnusable
 from ragkit.documents import RagkitError, RagkitWarning
 from ragkit.fusion import Ranking
 from ragkit.llm import LLM, price
@@ -92,7 +92,7 @@ class ClaudeReranker:
     def _window(self, query: str, window: Sequence[Candidate]) -> Permutation:
         try:
             reply = self.llm.create(**self.request(query, window))
-        except DamagedCache:  # nothing is kept in a damaged cache: its own line says what to do
+        except CacheUnusable:  # damaged, or read-only here: its own line says what to do
             raise
         except RagkitError as exc:
             raise RagkitError(f"claude reranker: {exc}; windows answered so far are kept in "
