@@ -59,6 +59,7 @@ from ragkit.pricing import Usage
 from ragkit.sqlite_files import CacheUnusable, DamagedCache, ReadOnlyCache  # noqa: F401
 from ragkit.sqlite_files import remove_database, sqlite_errors  # noqa: F401
 from ragkit.sqlite_files import ReadOnlyFile, cannot_write, is_cache_file, read_only_errors
+from ragkit.sqlite_files import resolved
 
 _SCHEMA = """CREATE TABLE IF NOT EXISTS calls (
     key TEXT PRIMARY KEY, endpoint TEXT NOT NULL, model TEXT NOT NULL, reply TEXT NOT NULL,
@@ -112,19 +113,20 @@ class CallCache:
         self._lock = threading.Lock()
         self._reader: ReadOnlyFile | None = None
         self._db: sqlite3.Connection
+        target = resolved(self.path, "call cache")  # a link loop: one line
         self.read_only = cannot_write(self.path)
         if self.read_only:  # nothing made or changed: checked as `read_stats` did
             check_regular(self.path)  # a FIFO is never opened
-            if self.path.is_dir() or (self.path.exists() and self.path.resolve() not in
-                                      _CONNECTED and not is_cache_file(self.path)):
+            if self.path.is_dir() or (self.path.exists() and target not in _CONNECTED
+                                      and not is_cache_file(self.path)):
                 raise RagkitError(f"{self.path}: is not a ragkit call cache (sqlite)")
             self._reader = ReadOnlyFile(self.path, shared=True)  # used under `_lock`
             return
-        if self.path.resolve() not in _CONNECTED:  # its header read: a descriptor closed
+        if target not in _CONNECTED:  # its header read: a descriptor closed
             check_target(self.path, is_cache_file, "a ragkit call cache (sqlite)",
                          folder=False, replaced=False)  # sqlite writes it in place
         # where sqlite writes it: through a link, the folder of the file it names
-        self.path.resolve().parent.mkdir(parents=True, exist_ok=True)
+        target.parent.mkdir(parents=True, exist_ok=True)
         with self._guard():
             self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -132,7 +134,7 @@ class CallCache:
             with self._db:
                 self._db.execute(_SCHEMA)
             _add_batch_column(self._db)
-        _CONNECTED.add(self.path.resolve())
+        _CONNECTED.add(target)
 
     def _guard(self):
         """Every use of the file: a sqlite error is one line (`sqlite_errors`; where it cannot

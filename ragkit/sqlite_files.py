@@ -5,13 +5,15 @@ it (`DamagedCache` for a damaged one), `remove_database`, which deletes a cache 
 its write-ahead log and shared-memory index, and, for a cache on read-only media (a cache
 prepared on one machine and mounted read-only elsewhere, an immutable file), `cannot_write`
 to tell, `ReadOnlyFile` to read it (`connect_read_only`), `read_only_errors` for its errors
-(a damaged one cannot be cleared there) and `ReadOnlyCache` for what it cannot keep. What
+(a damaged one cannot be cleared there) and `ReadOnlyCache` for what it cannot keep; and
+`resolved`, where a cache path leads (a link loop one line). What
 it is not: either cache
 (`ragkit.cache`, `ragkit.embed.cache`), nor a general sqlite layer; each cache opens its own
 connections.
 """
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -80,6 +82,19 @@ def read_only_errors(path: Path, what: str, clear: tuple[str, str]) -> Iterator[
                            f"(read-only media, an immutable file): run `{clear[0]}` where it "
                            f"can be written, or copy it into a writable RAGKIT_HOME and clear "
                            f"it there ({clear[1]})", path, exc.reason) from None
+
+
+def resolved(path: Path, what: str) -> Path:
+    """`path.resolve()`: where sqlite opens the cache at `path`; a symbolic link that leads
+    back to itself (directly or through others) is one line naming it, not a traceback."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError) as exc:  # Python 3.11: RuntimeError "Symlink loop from"
+        if isinstance(exc, OSError) and exc.errno != errno.ELOOP:
+            raise RagkitError(f"{path}: cannot open the {what} ({exc.strerror or exc})") from None
+        raise RagkitError(f"{path}: is a symbolic link that leads back to itself (a loop), so "
+                          f"no {what} can be opened there; remove the link or point it at a "
+                          f"file") from None
 
 
 def is_cache_file(path: Path) -> bool:

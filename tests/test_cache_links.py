@@ -137,3 +137,38 @@ def test_clearing_a_cache_path_naming_a_file_that_is_not_a_cache_deletes_nothing
         f"ragkit: error: {link}: is not a ragkit cache (sqlite), so it is not deleted; move "
         f"or delete it yourself\n"))
     assert link.read_text() == "my notes\n"
+
+
+def test_a_call_cache_link_that_leads_back_to_itself_is_one_line(tmp_path, monkeypatch):
+    """A calls.sqlite that is a link to itself (or a loop of links) was a RuntimeError
+    traceback ("Symlink loop from ...") in `ragkit ask` and the claude contextualizer; it is
+    one line naming the link, and `ragkit cache stats` and `clear` answer it in one line."""
+    monkeypatch.chdir(tmp_path)
+    home = tmp_path / "home"
+    (home / "cache").mkdir(parents=True)
+    Path("docs.jsonl").write_text('{"id": "a", "text": "the kettle boils water"}\n')
+    built = ragkit(home, "index", "docs.jsonl", "--out", "ix", "--embedder", "none")
+    assert built.returncode == 0, built.stderr
+    link, other = home / "cache" / "calls.sqlite", home / "cache" / "other.sqlite"
+    for points_to in ("calls.sqlite", "other.sqlite"):  # itself; through another link
+        link.symlink_to(points_to)
+        if points_to == "other.sqlite":
+            other.symlink_to("calls.sqlite")
+        said = (f"ragkit: error: {link}: is a symbolic link that leads back to itself (a loop), "
+                f"so no call cache can be opened there; remove the link or point it at a file\n")
+        for args in (["ask", "--index", "ix", "--k", "1", "kettle"],
+                     ["index", "docs.jsonl", "--out", "cx", "--embedder", "none",
+                      "--contextualizer", "claude"]):
+            done = ragkit(home, *args)
+            assert (done.returncode, done.stdout) == (2, ""), done.stderr
+            assert done.stderr.splitlines(keepends=True)[-1] == said, done.stderr
+            assert "Traceback" not in done.stderr
+        stats = ragkit(home, "cache", "stats")
+        assert (stats.returncode, stats.stdout, stats.stderr) == (
+            0, "the call cache is empty\n", "")
+        cleared = ragkit(home, "cache", "clear")
+        assert (cleared.returncode, cleared.stdout, cleared.stderr) == (
+            0, f"no call cache at {link} (a link to {points_to}, which names no file); nothing "
+               f"to clear\n", "")
+        link.unlink()
+    assert not Path("cx").exists() and os.readlink(other) == "calls.sqlite"
