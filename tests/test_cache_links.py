@@ -12,6 +12,7 @@ import pytest
 
 from ragkit.cache import CallCache
 from ragkit.embed.cache import CachedEmbedder
+from ragkit.errors import RagkitError
 from ragkit.pricing import Usage
 from word_embedder import WordEmbedder
 
@@ -172,3 +173,16 @@ def test_a_call_cache_link_that_leads_back_to_itself_is_one_line(tmp_path, monke
                f"to clear\n", "")
         link.unlink()
     assert not Path("cx").exists() and os.readlink(other) == "calls.sqlite"
+
+
+def test_an_embedding_cache_link_that_leads_back_to_itself_is_one_line(tmp_path):
+    """An embeddings.sqlite linked to itself stopped `ragkit index` and `search` with a
+    RuntimeError traceback ("Symlink loop from ..."); it is one line naming the link."""
+    link = tmp_path / "embeddings.sqlite"
+    link.symlink_to("embeddings.sqlite")
+    with pytest.raises(RagkitError) as refused:
+        CachedEmbedder(WordEmbedder(["kettle"]), link)
+    assert str(refused.value) == (f"{link}: is a symbolic link that leads back to itself (a "
+                                  f"loop), so no embedding cache can be opened there; remove "
+                                  f"the link or point it at a file")
+    assert os.readlink(link) == "embeddings.sqlite"

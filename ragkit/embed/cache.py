@@ -44,7 +44,8 @@ from tqdm import tqdm
 from ragkit.embed.base import Embedder, fingerprint_of
 from ragkit.errors import Interrupted, PartialResults, RagkitError, RagkitWarning
 from ragkit.models import ragkit_home
-from ragkit.sqlite_files import ReadOnlyFile, cannot_write, remove_database, sqlite_errors
+from ragkit.sqlite_files import ReadOnlyFile, cannot_write, remove_database, resolved
+from ragkit.sqlite_files import sqlite_errors
 
 BATCH = 256  # texts per inner call and per commit
 CLEAR = ("ragkit cache clear --embeddings", "vectors are embedded again when next needed")
@@ -117,6 +118,7 @@ class CachedEmbedder:
         self.path = Path(path) if path is not None else default_cache_path()
         self.batch_size = batch_size
         self._local = threading.local()  # one connection per thread, kept open
+        resolved(self.path, "embedding cache")  # a link loop: one line, not a traceback
         self.read_only = cannot_write(self.path)  # then nothing is stored, nor locked
         self._lock: AbstractContextManager = (  # one embedding batch at a time
             nullcontext() if self.read_only else FileLock(str(self.path) + ".lock"))
