@@ -148,10 +148,11 @@ class CallCache:
         assert self._reader is not None
         return self._reader.read(lambda db: query(db) if _has_table(db) else absent, absent)
 
-    def _read_only(self, so: str) -> str:
-        """The line of what a cache that cannot be written here cannot do (`so`)."""
-        return (f"{self.path}: the call cache is read-only here (read-only media, an immutable "
-                f"file), so {so}")
+    def _read_only(self, so: str, damaged: str = "") -> str:
+        """The line of what a cache that cannot be written here cannot do (`so`); `damaged`:
+        sqlite's words for the damage it has."""
+        return (f"{self.path}: the call cache is {f'damaged ({damaged}) and ' if damaged else ''}"
+                f"read-only here (read-only media, an immutable file), so {so}")
 
     def close(self) -> None:
         if self._reader is not None:
@@ -222,7 +223,15 @@ class CallCache:
     def clear(self, model: str | None = None) -> int:
         """Delete every entry (or those of `model`); returns how many were deleted. Where
         the cache cannot be written: a `ReadOnlyCache` line."""
-        if self.read_only:
+        if self.read_only:  # a damaged one is said so, as `stats` does (every row is read)
+            try:
+                with self._lock, self._guard():
+                    self._read(stats_of, [])
+            except DamagedCache as exc:
+                raise ReadOnlyCache(self._read_only(
+                    f"it cannot be cleared: run `{CLEAR_CALLS[0]}` where it can be written, or "
+                    f"copy it into a writable RAGKIT_HOME and clear it there ({CLEAR_CALLS[1]})",
+                    exc.reason)) from None
             raise ReadOnlyCache(self._read_only(f"it cannot be cleared: run `{CLEAR_CALLS[0]}` "
                                                 f"where it can be written"))
         with self._lock, self._guard(), self._db:

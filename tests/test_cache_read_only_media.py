@@ -424,3 +424,41 @@ def test_an_immutable_call_cache_serves_its_calls_from_any_thread(tmp_path):
         cache.close()
     finally:
         subprocess.run(["chattr", "-i", str(db)], capture_output=True)
+
+
+CLEAR_READ_ONLY = (
+    "ragkit: error: {db}: the call cache is {damaged}read-only here (read-only media, an "
+    "immutable file), so it cannot be cleared: run `ragkit cache clear` where it can be "
+    "written{copy}\n")
+COPY = (", or copy it into a writable RAGKIT_HOME and clear it there (calls are made again, "
+        "and paid for again, when next needed)")
+
+
+def test_cache_clear_says_a_damaged_read_only_call_cache_cannot_be_cleared(mountable):
+    """`ragkit cache clear` on a damaged immutable call cache said "the call cache cannot be
+    used (attempt to write a readonly database)"; on read-only media, or immutable, it says
+    it is damaged and cannot be cleared there, and what can be done. A sound one: that it
+    cannot be cleared there. The files stay as they were."""
+    home, db = mountable / "home", mountable / "home" / "cache" / "calls.sqlite"
+    damaged_calls(db)
+    files = {p.name: p.read_bytes() for p in db.parent.iterdir()}
+    said = CLEAR_READ_ONLY.format(db=db, damaged="damaged (database disk image is malformed) "
+                                  "and ", copy=COPY)
+    for model in ([], ["--model", "claude-haiku-4-5"]):
+        cleared = ragkit(home, "cache", "clear", *model, read_only=True)
+        assert (cleared.returncode, cleared.stdout, cleared.stderr) == (2, "", said)
+    assert {p.name: p.read_bytes() for p in db.parent.iterdir()} == files
+    sound = mountable / "sound" / "cache" / "calls.sqlite"
+    CallCache(sound).close()
+    cleared = ragkit(sound.parent.parent, "cache", "clear", read_only=True)
+    assert (cleared.returncode, cleared.stdout, cleared.stderr) == (
+        2, "", CLEAR_READ_ONLY.format(db=sound, damaged="", copy=""))
+
+    if subprocess.run(["chattr", "+i", str(db)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not available here")
+    try:
+        cleared = ragkit(home, "cache", "clear")
+    finally:
+        subprocess.run(["chattr", "-i", str(db)], capture_output=True)
+    assert (cleared.returncode, cleared.stdout, cleared.stderr) == (2, "", said)
+    assert db.read_bytes() == files["calls.sqlite"]

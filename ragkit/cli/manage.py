@@ -33,7 +33,9 @@ def cmd_cache(args: argparse.Namespace) -> None:
     `clear` removes a call cache sqlite reports as damaged (and its -wal / -shm files): it
     cannot be emptied row by row, and the next call starts a new one. A file that is not a
     sqlite file at all is refused, not deleted (it may not be ragkit's). Where there is none
-    (or a link there names no file), `stats` and `clear` say so and make none."""
+    (or a link there names no file), `stats` and `clear` say so and make none. One that
+    cannot be written (read-only media, an immutable file) is not cleared: `CallCache.clear`
+    says so in one line, and that it is damaged when it is."""
     if args.corpora:
         return _clear_corpora(args)
     if args.embeddings:
