@@ -462,3 +462,43 @@ def test_cache_clear_says_a_damaged_read_only_call_cache_cannot_be_cleared(mount
         subprocess.run(["chattr", "-i", str(db)], capture_output=True)
     assert (cleared.returncode, cleared.stdout, cleared.stderr) == (2, "", said)
     assert db.read_bytes() == files["calls.sqlite"]
+
+
+DAMAGED_READ = """
+import sys, warnings
+from hashed import Hashed
+from ragkit.embed.cache import CachedEmbedder
+warnings.simplefilter("ignore")  # the read-only warning: asserted elsewhere
+try:
+    CachedEmbedder(Hashed(), sys.argv[1]).embed(["text 1", "a text not cached"])
+except Exception as exc:
+    sys.exit(f"{type(exc).__name__}: {exc}")
+"""
+
+
+def test_a_damaged_embedding_cache_on_read_only_media_is_said_to_be_read_only(hashed_home):
+    """A damaged embedding cache on read-only media (or immutable) said to run `ragkit cache
+    clear --embeddings` or delete the file, neither of which can be done there; it says the
+    cache is read-only here too and what can be done, as the call cache's line does."""
+    home, db = hashed_home, hashed_home / "cache" / "embeddings.sqlite"
+    assert python(home, WRITE, db, 0, 300).wait(timeout=120) == 0
+    assert sorted(p.name for p in db.parent.iterdir()) == [
+        "embeddings.sqlite", "embeddings.sqlite.lock"]  # all in the file itself
+    with open(db, "r+b") as handle:  # pages 2 to 3 overwritten: a failing disk
+        handle.seek(4096)
+        handle.write(b"\xff" * 8192)
+    files = {p.name: p.read_bytes() for p in db.parent.iterdir()}
+    said = (f"DamagedCache: {db}: the embedding cache is damaged (database disk image is "
+            f"malformed) and read-only here (read-only media, an immutable file): run `ragkit "
+            f"cache clear --embeddings` where it can be written, or copy it into a writable "
+            f"RAGKIT_HOME and clear it there (vectors are embedded again when next needed)\n")
+    assert python(home, DAMAGED_READ, db, read_only=True).communicate(timeout=120) == ("", said)
+    assert {p.name: p.read_bytes() for p in db.parent.iterdir()} == files
+    if subprocess.run(["chattr", "+i", str(db)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not available here")
+    try:
+        immutable = python(home, DAMAGED_READ, db).communicate(timeout=120)
+    finally:
+        subprocess.run(["chattr", "-i", str(db)], capture_output=True)
+    assert immutable == ("", said)
+    assert db.read_bytes() == files["embeddings.sqlite"]

@@ -20,7 +20,8 @@ naming it and that command, in whatever reads it; vectors are never half-read fr
 that cannot be written (`cannot_write`: one prepared on another machine and mounted read-only,
 an immutable file) is read as it is — as it is now, while the machine that owns it writes it
 (`ReadOnlyFile`) — and the vectors it lacks are embedded and used but not kept, with one
-warning naming it (a search on it stopped: "unable to open database file").
+warning naming it (a search on it stopped: "unable to open database file"); a damaged one
+there is said to be read-only too (`ragkit cache clear --embeddings` cannot delete it there).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from ragkit.embed.base import Embedder, fingerprint_of
 from ragkit.errors import Interrupted, PartialResults, RagkitError, RagkitWarning
 from ragkit.models import ragkit_home
 from ragkit.sqlite_files import ReadOnlyFile, cannot_write, remove_database, resolved
-from ragkit.sqlite_files import sqlite_errors
+from ragkit.sqlite_files import read_only_errors, sqlite_errors
 
 BATCH = 256  # texts per inner call and per commit
 CLEAR = ("ragkit cache clear --embeddings", "vectors are embedded again when next needed")
@@ -130,8 +131,10 @@ class CachedEmbedder:
             db.execute(_SCHEMA)
 
     def _guard(self):
-        """Around every use of the file: a sqlite error is one line naming it."""
-        return sqlite_errors(self.path, "embedding cache", CLEAR)
+        """Around every use of the file: a sqlite error is one line naming it (a damaged one
+        that cannot be written: read-only here too, `read_only_errors`, not `CLEAR` alone)."""
+        errors = read_only_errors if self.read_only else sqlite_errors
+        return errors(self.path, "embedding cache", CLEAR)
 
     def token_lengths(self, texts: Sequence[str]) -> list[int]:
         return self.inner.token_lengths(texts)
