@@ -162,11 +162,24 @@ def _holds_cwd(path: Path) -> bool:
     return here == there or there in here.parents
 
 
+def _watched(pieces: Iterable[str], path: Path) -> Iterator[str]:
+    """`pieces` as they come; an OSError producing one (a cache or a file read for them) is
+    its own line, not "cannot write" `path`: a write's failure is raised in the writer."""
+    try:
+        yield from pieces
+    except OSError as exc:
+        said = exc.strerror or str(exc)
+        raise RagkitError(f"{exc.filename}: {said}; {path} is left as it was" if exc.filename
+                          else f"{path}: its content could not be made ({said}); the file is "
+                          f"left as it was") from exc
+
+
 def write_text(path: Path | str, text: str | Iterable[str], is_ours: Recognizer | None = None,
                what: str = "ragkit output") -> Path:
     """Write `text` (UTF-8; or its pieces, written as they come) to `path` atomically; refuse
     to replace a file not ours. `is_ours=None`: the caller owns the path outright (a file in
-    a folder it checked), and any existing file there may be replaced.
+    a folder it checked), and any existing file there may be replaced. Only a failure to
+    write says "PATH: cannot write"; the pieces' producer's OSError is its own (`_watched`).
     """
     path = Path(path)
     if is_ours is not None:
@@ -178,7 +191,7 @@ def write_text(path: Path | str, text: str | Iterable[str], is_ours: Recognizer 
         raise RagkitError(f"{path}: cannot write ({exc.strerror})") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text) if isinstance(text, str) else handle.writelines(text)
+            handle.write(text) if isinstance(text, str) else handle.writelines(_watched(text, path))
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o666 & ~_umask())

@@ -244,3 +244,37 @@ def test_a_file_output_given_as_a_link_is_refused_and_the_linked_file_kept(tmp_p
     with pytest.raises(RagkitError, match="dangling.txt: is a symbolic link"):
         check_target(dangling, is_ours, "a test output", folder=False)
     assert write_text(target, "ours, new", is_ours=is_ours).read_text() == "ours, new"
+
+
+def test_a_failure_producing_lazy_content_is_told_apart_from_a_failure_to_write(tmp_path,
+                                                                               monkeypatch):
+    """An OSError raised while lazy content was produced (a cache read for it) was reported as
+    "PATH: cannot write (...)", blaming the output file; it is the producer's own line, and
+    only the write's own failure says "cannot write". The old file is kept either way."""
+    path = tmp_path / "run.txt"
+    path.write_text("ours old")
+
+    def lines(error: OSError):
+        yield "ours new\n"
+        raise error
+
+    for error, said in (
+            (OSError(5, "Input/output error", "/data/cache/embeddings.sqlite"),
+             f"/data/cache/embeddings.sqlite: Input/output error; {path} is left as it was"),
+            (OSError(5, "Input/output error"),
+             f"{path}: its content could not be made (Input/output error); the file is left "
+             f"as it was")):
+        with pytest.raises(RagkitError) as failed:
+            write_text(path, lines(error), is_ours=is_ours, what="a run")
+        assert str(failed.value) == said and failed.value.__cause__ is error
+    assert path.read_text() == "ours old"
+    assert [p.name for p in tmp_path.iterdir()] == ["run.txt"]
+
+    def full(fd):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(atomic.os, "fsync", full)
+    with pytest.raises(RagkitError, match=r"^.*run\.txt: cannot write \(No space left on "
+                                          r"device\)$"):
+        write_text(path, iter(["ours new\n"]), is_ours=is_ours, what="a run")
+    assert path.read_text() == "ours old"
+    assert [p.name for p in tmp_path.iterdir()] == ["run.txt"]
