@@ -3,9 +3,10 @@
 What it is: `load_folder(root)` — every Markdown, text or source file (`TEXT_SUFFIXES`) and
 every PDF, HTML or Word file (`ragkit.loaders.LOADERS`) under `root` becomes a `Document`
 whose id is its posix path relative to `root`. A text file may open with `---`-fenced
-`key: value` front matter, which becomes metadata (and the title), not text. A PDF, HTML or
-Word file's headings become `#` lines of its text, so every format's heading path feeds the
-chunker, the structural contextualizer and the `[Source | Section]` tags alike.
+`key: value` front matter (`ragkit.loaders.front_matter`), which becomes metadata (and the
+title), not text. A PDF, HTML or Word file's headings become `#` lines of its text, so every
+format's heading path feeds the chunker, the structural contextualizer and the
+`[Source | Section]` tags alike.
 
 A file that cannot be read (not UTF-8, empty, binary; a PDF with no text layer, encrypted or
 damaged; a page with no body text; a damaged Word file) stops the load with one line naming
@@ -44,6 +45,7 @@ from ragkit.index_owner import is_index
 from ragkit.jobs import die_with_parent, usable_cores
 from ragkit.loaders import LOADERS, load_file
 from ragkit.loaders.folder import pinned, recheck, scan, shown
+from ragkit.loaders.front_matter import split_front_matter
 from ragkit.loaders.pages import composed
 from ragkit.loaders.text import read_text
 from ragkit.text_stats import counted
@@ -52,7 +54,6 @@ TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".rst", ".py", ".ts", ".js
                  ".go", ".rs", ".c", ".h", ".cpp", ".hpp", ".json", ".yaml", ".yml", ".toml",
                  ".sql", ".sh"}
 PROSE_SUFFIXES = (".md", ".markdown", ".txt", ".text", ".rst")  # a "# " line may title them
-_FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
 _UNPRINTABLE = re.compile(r"[\x00-\x08\x0b\x0d-\x1f\x7f-\x9f]")  # all but \t \n \f
 PROGRESS_DELAY = 2.0  # seconds: a load that takes longer shows a progress bar on stderr
 PARALLEL_BYTES = 2**20  # PDF/HTML/Word bytes from which worker processes read them (~300 pages)
@@ -96,19 +97,6 @@ def readable_types(text: Iterable[str] = TEXT_SUFFIXES) -> str:
     """The suffixes files are read by — a folder's text ones (`text`) and every loader's — as
     text."""
     return " ".join(sorted({*text, *LOADERS}))
-
-
-def split_front_matter(raw: str) -> tuple[dict[str, str], str]:
-    """Split a `---`-fenced block of `key: value` lines off the top of a text file."""
-    match = _FRONT.match(raw)
-    if not match:
-        return {}, raw
-    meta = {}
-    for entry in match.group(1).splitlines():
-        key, sep, value = entry.partition(":")
-        if sep and key.strip():
-            meta[key.strip()] = value.strip()
-    return meta, raw[match.end():].lstrip("\n")
 
 
 def _title_of(meta: dict[str, str], text: str, rel: str) -> str:

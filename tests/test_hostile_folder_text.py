@@ -5,7 +5,10 @@ reads as its text; an unreadable one is one line naming the file and what to do.
 from __future__ import annotations
 
 import io
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -107,3 +110,24 @@ def test_windows_1252_quotes_before_letters_are_not_named_korean(tmp_path):
     raw = "It\u2019s the user\u2019s guide. Don\u2019t panic.\n".encode("cp1252")
     message = _refusal(tmp_path, "guide.txt", raw)
     assert message == f"{tmp_path / 'guide.txt'}: not UTF-8 text (line 1: byte 0x92)"
+
+
+def test_quoted_front_matter_values_are_read_as_yaml_reads_them(tmp_path):
+    """Jekyll, Hugo, Obsidian and Quarto put a title holding ': ' in YAML quotes; the quotes
+    were part of the title that labels every chunk (its context, `[Source | Section]` tag
+    and citation): `Document: "Soil: a primer".`"""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "primer.md").write_text(
+        '---\ntitle: "Soil: a primer \\"draft\\""\nauthor: \'Ana\'\'s lab\'\n'
+        'date: "2024-05-01"\nproduct: plain value\n---\n# Intro\n\nSoil holds water.\n')
+    done = subprocess.run([str(Path(sys.executable).parent / "ragkit"), "index", str(folder),
+                           "--out", str(tmp_path / "idx"), "--embedder", "none"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    (row,) = [json.loads(line) for line in (tmp_path / "idx" / "chunks.jsonl").open()]
+    assert row["metadata"]["title"] == 'Soil: a primer "draft"'
+    assert row["context"] == ('Document: Soil: a primer "draft". Path: primer.md. '
+                              'date: 2024-05-01; product: plain value.')
+    (doc,) = load_folder(folder, progress=False)
+    assert (doc.metadata["author"], doc.metadata["date"]) == ("Ana's lab", "2024-05-01")
