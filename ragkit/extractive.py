@@ -12,8 +12,8 @@ citations and `model` `MODEL` ("offline-extractive"), never a Claude model name.
 1. Units (`ragkit.extractive_units`): a passage's blocks joined back into sentences where the
    blocks cut one (a hard-wrapped line, "e.g."), each heading also offered together with the
    sentence under it, every line of a source file its own unit ("#" a comment there); a
-   heading alone, or a unit without a content term (")"), is never quoted. A quote is one
-   unit (at most `extractive_units.MAX_LINES` lines), an answer at most `MAX_QUOTES` (3).
+   heading alone, a unit without a content term (")") or over `support.MAX_QUOTE_CHARS` (a
+   data dump's line) is never quoted. A quote is one unit, an answer at most `MAX_QUOTES`.
 2. Terms: the question's and each unit's `auto` tokens minus `QUESTION_WORDS`, plural
    endings off (`s_stem`); IDF over the request's blocks, idf(t) = ln(1 + (N − n_t + 0.5) /
    (n_t + 0.5)), as the stand-in does.
@@ -91,7 +91,7 @@ from ragkit.extractive_decline import missing
 from ragkit.extractive_scorer import closeness
 from ragkit.extractive_units import units
 from ragkit.support import question_terms as terms
-from ragkit.support import request_idf, weighted_share
+from ragkit.support import MAX_QUOTE_CHARS, request_idf, weighted_share
 
 MODEL = "offline-extractive"
 NAME = "the offline extractive answerer"
@@ -236,7 +236,7 @@ def features(question: str, passages: Sequence[Passage], embedder) -> Features:
         every_block += [terms(text) for text in mine_blocks]
         for unit in units(passage.text, _is_code(passage)):
             mine = terms(unit.text)
-            if not unit.heading and mine:  # a title alone, or ")" or "in", is no answer
+            if not unit.heading and mine and len(unit.text.strip()) <= MAX_QUOTE_CHARS:
                 quotes.append((r, unit, mine, title))
     idf = request_idf(every_block, asked)
     alone = [u.text for _, u, _, _ in quotes]

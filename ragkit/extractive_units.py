@@ -16,7 +16,7 @@ range a citation can name), so a quote cites `[start, end)` of its search result
 - in a code passage (`code=True`) every line is a unit and "#" starts a comment, not a
   heading, so a comment is quotable.
 A quote is one unit, so it is at most a heading line and one sentence of at most
-`MAX_LINES` lines.
+`MAX_LINES` lines; the answerer quotes none over `ragkit.support.MAX_QUOTE_CHARS`.
 
 What it is not: a sentence parser. A wrapped line that starts with a capital or a number
 stays its own unit, and a passage cut by the chunker mid-sentence keeps its fragment.

@@ -15,8 +15,9 @@ What it is: the text rules shared by the offline RAGAS approximations
   silent (`NONCOMMITTAL` patterns, English and Korean);
 - for the two offline answerers (the stand-in's rule, `ragkit.extractive`): `question_terms`
   (`auto` tokens minus `QUESTION_WORDS`, plural "s" off), `quotable` (a block that is not
-  empty and not a Markdown heading) and `request_idf` (BM25-style IDF of the question's terms
-  over a request's blocks), so both read a question and its passages alike.
+  empty, not a Markdown heading and at most `MAX_QUOTE_CHARS` long) and `request_idf`
+  (BM25-style IDF of the question's terms over a request's blocks), so both read a question
+  and its passages alike.
 
 What it is not: entailment. Word overlap cannot see negation, swapped numbers or a
 paraphrase, so scores built on it are approximations and are named as such.
@@ -31,6 +32,10 @@ from ragkit.lexical import auto
 from ragkit.text_stats import QUESTION_WORDS, s_stem
 
 SUPPORT_THRESHOLD = 0.5
+# a quote's length bound: a block runs to a sentence end or a line break, so a line without
+# a full stop (a data dump, a token list) was quoted whole, a whole passage of it. Longest
+# block: shipped and held-out texts 420, the cookbook set 664 (but a data literal's 3,898)
+MAX_QUOTE_CHARS = 1_000
 _SPLIT = re.compile(r"(?<=[.!?。])\s+|\n+")
 NONCOMMITTAL = re.compile(
     r"\b(?:i|we) (?:don't|do not) know\b|\bnot sure\b|\b(?:cannot|can't|unable to) "
@@ -90,8 +95,10 @@ def question_terms(text: str) -> frozenset[str]:
 
 
 def quotable(text: str) -> bool:
-    """A block an answer may quote: not empty, not a Markdown heading."""
-    return bool(text.strip()) and not text.lstrip().startswith("#")
+    """A block an answer may quote: not empty, not a Markdown heading, and at most
+    `MAX_QUOTE_CHARS` characters (an answer quotes sentences, never a whole passage)."""
+    body = text.strip()
+    return bool(body) and not body.startswith("#") and len(body) <= MAX_QUOTE_CHARS
 
 
 def request_idf(blocks: Sequence[frozenset[str]], asked: Iterable[str]) -> dict[str, float]:

@@ -333,3 +333,22 @@ def test_ragkit_ask_refuses_an_empty_question(tiny_index, capsys, question):
     capsys.readouterr()
     assert main(["ask", "--index", str(tiny_index), question]) == 2
     assert capsys.readouterr() == ("", "ragkit: error: the question is empty\n")
+
+
+def test_the_stand_in_never_quotes_a_line_of_a_data_dump_whole(tmp_path, monkeypatch,
+                                                                 capsys):
+    """A folder's text file of one long line (a token list, a data dump) is a block of its
+    own: the stand-in quoted a whole 4,000-character passage of it as "the answer"."""
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))  # no reply from a call cache
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "readings.txt").write_text(
+        " ".join(f"reading{i} sensor{i % 7}" for i in range(400)) + "\n")
+    (folder / "notes.md").write_text("# Sensors\n\nSensor 3 failed in May.\n")
+    assert main(["index", str(folder), "--out", str(tmp_path / "idx"),
+                 "--embedder", "none"]) == 0
+    capsys.readouterr()
+    assert main(["ask", "--index", str(tmp_path / "idx"),
+                 "sensor3 reading120 reading121 reading122"]) == 0
+    assert capsys.readouterr().out == DECLINE + "\n"

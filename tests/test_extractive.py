@@ -415,3 +415,30 @@ def test_a_sentence_is_ranked_under_its_documents_title_but_strength_reads_it_al
                     learned=False)
     assert found.scored(before)[0][0] is h
     assert found.strength() == pytest.approx(2 / 3)
+
+
+def test_ragkit_ask_offline_never_quotes_a_line_of_a_data_dump_whole(tmp_path):
+    """A text file of one long line (a token list, a data dump) is one unit without a full
+    stop: the extractive answerer quoted a whole passage of it, 4,000 characters, after the
+    sentence that answers. An answer quotes sentences, never a whole passage."""
+    if not any(MODELS.glob("*e5-small*")):
+        pytest.skip("the e5-small model is not installed (ragkit models install)")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "models").symlink_to(MODELS)
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    env["RAGKIT_HOME"] = str(home)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "readings.txt").write_text(
+        " ".join(f"reading{i} sensor{i % 7}" for i in range(400)) + "\n")
+    (docs / "notes.md").write_text(
+        "# Sensors\n\nSensor 3 failed in May. The reading was replaced by hand.\n")
+    subprocess.run([RAGKIT, "index", str(docs), "--out", str(tmp_path / "idx")], check=True,
+                   env=env, capture_output=True)
+    done = subprocess.run([RAGKIT, "ask", "--index", str(tmp_path / "idx"),
+                           "When did sensor 3 fail?"], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "Sensors Sensor 3 failed in May. [1] The reading was replaced by hand. [1]",
+        "[1] notes.md#0 — Sensors"]

@@ -10,9 +10,10 @@ way a careful reader with a highlighter would, by a fixed rule:
 2. Weights: a BM25-style IDF over the request's blocks,
    idf(t) = ln(1 + (N − n_t + 0.5) / (n_t + 0.5)), N blocks, n_t of them containing t — so
    a question term no source mentions weighs the most.
-3. Support of a block (a sentence or line; Markdown headings are never quoted): the share
-   of the question's IDF mass found in the block or in its search result's title (the
-   `[Source | Section]` tag, which carries the document and heading path).
+3. Support of a block (a sentence or line; Markdown headings and blocks over
+   `ragkit.support.MAX_QUOTE_CHARS` are never quoted): the share of the question's IDF mass
+   found in the block or in its search result's title (the `[Source | Section]` tag, which
+   carries the document and heading path).
 4. If the best support is below `THRESHOLD`, the reply is `DECLINE` without citations.
    Otherwise it quotes the best block, then up to two more, best first, that reach the
    threshold and add a question term the quoted ones lack; ties go to the later search
