@@ -11,6 +11,7 @@ from ragkit.contextualize.claude import document_block
 from ragkit.money import dollars
 from ragkit.pricing import Usage, cost
 from ragkit.questions.prompts import ANSWER_HEADER, CLOSED_BOOK_HEADER, WRITE_HEADER
+from ragkit.text_stats import request_tokens
 from questions_corpus import GATEWAY, REFUNDS, write_corpus
 
 BODIES = {"refunds.md": REFUNDS.split("---\n", 2)[2].lstrip("\n"),
@@ -153,3 +154,48 @@ def test_a_rejected_key_is_one_line_without_the_key_and_nothing_is_written(tmp_p
     assert err.startswith("ragkit: error: ") and ": writing a question about " in err
     assert "rejected the key in ANTHROPIC_API_KEY" in err and "sk-ant-secret-123" not in err
     assert not out.exists()
+
+
+def test_a_document_longer_than_the_context_window_sends_the_part_around_each_passage(
+        tmp_path, monkeypatch, capsys):
+    """A folder's 1 MB log (a thesis, a transcript: over 200,000 tokens) went whole into every
+    write request: the API refuses a prompt longer than the model's window, so the first
+    request failed and `ragkit questions generate` stopped. Each request now sends the part
+    of the document around its passage, and fits."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    text = "# Sensor log\n\n" + "\n\n".join(
+        f"Sensor {i} on vineyard row {i % 40} read {i * 7 % 1000} units of moisture at dawn "
+        f"and {i * 11 % 1000} units at dusk." for i in range(12_000)) + "\n"
+    (docs / "log.md").write_text(text)
+    body_text = text.split("\n\n", 1)[1]  # the title line is the document's, kept whole
+    window = 200_000  # claude-haiku-4-5's context window
+    sizes: list[int] = []
+
+    def handler(path: str, body: dict):
+        tokens = request_tokens(body)
+        if path == "/v1/messages":
+            sizes.append(tokens + body["max_tokens"])
+            if tokens + body["max_tokens"] > window:  # as the API refuses it
+                return 400, {"type": "error", "error": {
+                    "type": "invalid_request_error",
+                    "message": f"prompt is too long: {tokens} tokens > {window} maximum"}}
+        return standin.respond(path, body)
+
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "x")
+    with standin.serve(handler) as url:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+        assert main(["questions", "generate", str(docs), "--out", str(tmp_path / "g.jsonl"),
+                     "--n", "3", "--kinds", "lexical", "--embedder", "none"]) == 0
+    err = capsys.readouterr().err
+    assert len(sizes) == 9 and max(sizes) <= window  # 3 written, answered back, closed-book
+    (line,) = [x for x in err.splitlines() if x.startswith("questions: log.md: ")]
+    tokens = request_tokens({"messages": [{"role": "user", "content": [
+        document_block(text)]}]})
+    assert line == (f"questions: log.md: {tokens:,} tokens exceed what claude-haiku-4-5's "
+                    f"context window (200,000 tokens) leaves for a document beside the reply "
+                    f"and the passages: each question sends the part around its passage (3 "
+                    f"parts of whole consecutive chunks)")
+    rows = [json.loads(x) for x in (tmp_path / "g.jsonl").read_text().splitlines()]
+    assert len(rows) == 3 and all(r["golden"][0]["span"] in body_text for r in rows)

@@ -5,9 +5,10 @@ What it is: `generate(documents, n, kinds, model, seed)` → (questions, `Report
    overlap), so a span maps onto what an index of the same folder holds.
 2. `n` chunks are sampled per kind quota with `seed` (`ragkit.questions.sample`).
 3. Claude writes one question per sample (`prompts.WRITE_PROMPT`), the document sent once
-   per question in a block marked for the prompt cache; per document the first request is
-   answered before the rest are sent (so the cache entry exists when they arrive), the rest
-   go through `workers` threads — as the claude contextualizer does.
+   per question in a block marked for the prompt cache (of a document past the context
+   window, the part around the passage: `ragkit.questions.excerpt`); per document text the
+   first request is answered before the rest are sent (so the cache entry exists when they
+   arrive), the rest go through `workers` threads — as the claude contextualizer does.
 4. The filters drop, in this order, and the report counts per kind: a reply that is not the
    JSON asked for; a span not found in its passage; a span that another document holds too
    (except for contextual questions, which name their document); a failed round trip (the question asked
@@ -55,6 +56,7 @@ from ragkit.embed import get_embedder
 from ragkit.llm import LLM, UsageLog, price
 from ragkit.money import dollars
 from ragkit.questions import filters, prompts
+from ragkit.questions.excerpt import excerpts
 from ragkit.questions.report import Report, project_cost
 from ragkit.questions.sample import MIN_WORDS, Item, parse_kinds, quotas, sample
 
@@ -111,8 +113,9 @@ def generate(documents: Sequence[Document], n: int = 100,
                       f"headings)", RagkitWarning, stacklevel=2)
     llm = llm if llm is not None else LLM(usage=UsageLog())
     generator = OFFLINE_GENERATOR if llm.offline else model
+    sent = excerpts(items, chunks, model, llm, log)
     report = Report(asked=wanted, model=model, generator=generator,
-                    projected=project_cost(items, model),
+                    projected=project_cost(items, model, sent),
                     dup_threshold=dup_threshold if embedder is not None else None)
     if log is not None:
         who = (f"the offline stand-in writes them by its documented rule (no cost; {model} "
@@ -138,7 +141,7 @@ def generate(documents: Sequence[Document], n: int = 100,
         return alive
     try:
         with ThreadPoolExecutor(workers) as pool:
-            _write(ask, model, candidates, pool)
+            _write(ask, model, candidates, pool, sent)
             _elsewhere(candidates, documents)
             _round_trip(ask, model, left(2), pool)
             _closed_book(ask, model, left(1), pool)  # (not for unanswerable questions)
@@ -176,17 +179,19 @@ def _ask(llm: LLM, request: dict[str, Any], what: str) -> Any:
         raise RagkitError(f"{what}: {exc}; {_KEPT}") from None
 
 
-def _write(ask: Ask, model: str, candidates: list[Candidate], pool: ThreadPoolExecutor) -> None:
-    """Write every question: per document the first request alone, then the rest at once."""
+def _write(ask: Ask, model: str, candidates: list[Candidate], pool: ThreadPoolExecutor,
+           sent: list[str]) -> None:
+    """Write every question (`sent`: the document text each sends): per document text the
+    first request alone, then the rest at once."""
     futures: list[tuple[Candidate, Future]] = []
     first_done: set[str] = set()
-    for c in candidates:
+    for c, text in zip(candidates, sent):
         doc = c.item.document
-        request = prompts.write_request(model, doc.text, doc.title or doc.id,
+        request = prompts.write_request(model, text, doc.title or doc.id,
                                         [ch.text for ch in c.item.chunks], c.item.kind)
         what = f"{doc.id}: writing a question about {c.item.chunks[0].id}"
-        if doc.id not in first_done:
-            first_done.add(doc.id)
+        if text not in first_done:
+            first_done.add(text)
             _take_question(c, ask(request, what))
         else:
             futures.append((c, pool.submit(ask, request, what)))

@@ -5,10 +5,11 @@ filter's drops, then kept), what was asked per kind, the cost projected before a
 the cost measured after, and `table()` (the text `ragkit questions generate` prints) /
 `frame()` (the same as a DataFrame, for a notebook). `project_cost(items, model)` is the
 projection: estimated tokens (`ragkit.text_stats.estimate_tokens`, one token per 4 UTF-8
-bytes, a lower bound for code and Korean) at the model's list prices, every question
-assumed to reach every check, each document written to the prompt cache by its first
-question and read by the rest — or billed uncached when it is shorter than the model's
-minimum cacheable length, as the API does.
+bytes, a lower bound for code and Korean) of the document text each question sends (a
+part of one past the context window, `ragkit.questions.excerpt`) at the model's list prices,
+every question assumed to reach every check, each such text written to the prompt cache by
+its first question and read by the rest — or billed uncached when it is shorter than the
+model's minimum cacheable length, as the API does.
 
 What it is not: a bill. The measured cost is what the replies' usage says at the dated
 prices (`ragkit.pricing`); offline, the stand-in costs nothing and says so.
@@ -119,22 +120,25 @@ def _call_cost(model: str, prompt: int, out: int, cached: int = 0, written: int 
     return cost(Usage(prompt, out, written, cached), model)
 
 
-def project_cost(items: Sequence[Item], model: str) -> float:
-    """Dollars for writing and checking `items` with `model` (see the module docstring)."""
+def project_cost(items: Sequence[Item], model: str,
+                 sent: Sequence[str] | None = None) -> float:
+    """Dollars for writing and checking `items` with `model` (see the module docstring);
+    `sent`: the document text each item's write request sends (default: its whole document;
+    `ragkit.questions.excerpt` cuts one longer than the context window)."""
     row = price(model)
     total, seen = 0.0, set()
     frame = estimate_tokens(WRITE_PROMPT) + 40  # instruction, title, kind guide
-    for item in items:
-        doc = estimate_tokens(DOCUMENT_CONTEXT_PROMPT.replace("{doc_content}",
-                                                              item.document.text))
+    texts = sent if sent is not None else [item.document.text for item in items]
+    for item, text in zip(items, texts):
+        doc = estimate_tokens(DOCUMENT_CONTEXT_PROMPT.replace("{doc_content}", text))
         passages = estimate_tokens(passages_text([c.text for c in item.chunks]))
         if doc < row.min_cacheable:
             total += _call_cost(model, doc + passages + frame, WRITE_OUT)
-        elif item.document.id in seen:
+        elif text in seen:
             total += _call_cost(model, passages + frame, WRITE_OUT, cached=doc)
         else:
             total += _call_cost(model, passages + frame, WRITE_OUT, written=doc)
-        seen.add(item.document.id)
+        seen.add(text)
         total += _call_cost(model, passages + estimate_tokens(ANSWER_PROMPT) + QUESTION,
                             ANSWER_OUT)
         total += _call_cost(model, estimate_tokens(CLOSED_BOOK_PROMPT) + QUESTION, CLOSED_OUT)
