@@ -165,3 +165,40 @@ def test_eval_on_only_unanswerable_questions_says_so_in_one_line(tmp_path, capsy
     assert capsys.readouterr().err.splitlines()[-1] == (
         f"ragkit: error: {folder}: no question with golden items to score (all 2 are "
         f"unanswerable)")
+
+
+def test_symbolic_links_to_folders_are_named_as_such_not_counted_as_files(tmp_path):
+    """A folder of papers linked in (`papers -> /data/papers`) is not followed, as before, but
+    was reported as "left out 1 file of a type ragkit does not read: (no suffix) 1" — and a
+    folder holding only such a link said "no documents" in the same words."""
+    shared = tmp_path / "shared" / "papers"
+    shared.mkdir(parents=True)
+    (shared / "drip.md").write_text("# Drip irrigation\n\nDrippers save water.\n")
+    folder = tmp_path / "docs"
+    (folder / "inner").mkdir(parents=True)
+    (folder / "note.md").write_text("# Note\n\nA note kept here.\n")
+    (folder / "inner" / "more.md").write_text("# More\n\nMore notes.\n")
+    (folder / "README").write_text("no suffix\n")
+    (folder / "papers").symlink_to(shared)
+    (folder / "inner-link").symlink_to("inner")
+    env = {**os.environ, "RAGKIT_HOME": str(tmp_path / "home")}
+    done = subprocess.run([RAGKIT, "index", str(folder), "--out", str(tmp_path / "idx"),
+                           "--embedder", "none"], capture_output=True, text=True, timeout=120,
+                          env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"indexed 2 documents as 2 chunks into {tmp_path / 'idx'}\n"
+    assert done.stderr.splitlines() == [
+        "left out 1 file of a type ragkit does not read: (no suffix) 1 (it reads .c .cpp "
+        ".docm .docx .dotm .dotx .go .h .hpp .htm .html .java .js .json .markdown .md .pdf "
+        ".py .rs .rst .sh .sql .text .toml .ts .txt .xhtml .yaml .yml)",
+        "left out 2 symbolic links to folders, which ragkit does not follow: inner-link, "
+        "papers (give the folder itself, or copy it in)"]
+    only = tmp_path / "only-links"
+    only.mkdir()
+    (only / "papers").symlink_to(shared)
+    done = subprocess.run([RAGKIT, "index", str(only), "--out", str(tmp_path / "idx2"),
+                           "--embedder", "none"], capture_output=True, text=True, timeout=120,
+                          env=env)
+    assert one_error_line(done) == (
+        f"ragkit: error: {only}: no documents; left out 1 symbolic link to a folder, which "
+        f"ragkit does not follow: papers (give the folder itself, or copy it in)")

@@ -65,11 +65,14 @@ def _store_of(args: argparse.Namespace) -> str | None:
 
 def print_skipped(documents) -> None:
     """After the summary line (stderr): the files of types ragkit does not read, by suffix,
-    and (--skip-bad) the files left out, each with why."""
-    unread = getattr(documents, "unread", [])
-    if unread:
-        from ragkit.document_folder import unread_note  # deferred: the loaders
-        print(unread_note(unread), file=sys.stderr)
+    the symbolic links to folders (not followed), and (--skip-bad) the files left out, each
+    with why."""
+    unread, linked = getattr(documents, "unread", []), getattr(documents, "linked", [])
+    if unread or linked:
+        from ragkit.document_folder import linked_note, unread_note  # deferred: the loaders
+        for note in (unread_note(unread), linked_note(linked)):
+            if note:
+                print(note, file=sys.stderr)
     skipped = getattr(documents, "skipped", [])
     if skipped:
         print(f"skipped {len(skipped)} bad file{'s' if len(skipped) > 1 else ''}:",

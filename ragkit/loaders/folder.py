@@ -1,8 +1,9 @@
 """Which entries of a folder are files ragkit may read, and why the others are not.
 
 What it is: `scan(root, wanted, skip_dir)` walks `root` (hidden entries and the folders
-`skip_dir` names left out, symbolic links to folders not followed) and returns every entry
-whose name `wanted` accepts, each with None (read it) or the reason it is not read:
+`skip_dir` names left out, symbolic links to folders not followed but listed, `linked_note`)
+and returns every entry whose name `wanted` accepts, each with None (read it) or the reason
+it is not read:
 
 - a symbolic link whose target lies outside `root` (a stranger's folder could otherwise
   index `~/.aws/credentials` and send it to an API) or is hidden inside it (`cfg.md ->
@@ -140,11 +141,13 @@ def recheck(path: str | Path, real_root: str) -> str | None:
 
 
 def scan(root: Path, wanted: Callable[[str], bool], skip_dir: Callable[[Path], bool],
-         others: list[Path] | None = None) -> list[tuple[Path, str | None]]:
+         others: list[Path] | None = None,
+         links: list[Path] | None = None) -> list[tuple[Path, str | None]]:
     """(path, None or why it is not read) for each entry under `root` whose name `wanted`
     accepts, in path order; nothing hidden, nothing under a folder `skip_dir` accepts. The
     entries `wanted` refuses are appended to `others` when it is given (to say what was left
-    out).
+    out), the symbolic links to folders among them to `links` when that is given (they were
+    counted as files of no suffix: `linked_note` says what they are).
     Walked with a stack, not recursion (`os.walk` and `Path.rglob` raise RecursionError past
     about 1,000 nested folders)."""
     root = Path(root)
@@ -173,8 +176,28 @@ def scan(root: Path, wanted: Callable[[str], bool], skip_dir: Callable[[Path], b
             elif wanted(entry.name):
                 found.append((path, _problem(entry, prefix + entry.name, real_root)))
             elif others is not None:
-                others.append(path)
+                (links if links is not None and _linked_folder(entry) else others).append(path)
     return _twins(root, sorted(found, key=lambda entry: entry[0]))
+
+
+def _linked_folder(entry: os.DirEntry) -> bool:
+    """Whether `entry` is a symbolic link to a folder (which the walk does not follow)."""
+    try:
+        return entry.is_symlink() and entry.is_dir()
+    except OSError:
+        return False
+
+
+def linked_note(linked: list[str]) -> str:
+    """One line on the symbolic links to folders a walk left out (relative names); "" for
+    none: "left out 2 symbolic links to folders, which ragkit does not follow: papers,
+    shared (give the folder itself, or copy it in)"."""
+    if not linked:
+        return ""
+    names = ", ".join(shown(name) for name in linked[:5]) + (", …" if len(linked) > 5 else "")
+    what = "symbolic links to folders" if len(linked) != 1 else "symbolic link to a folder"
+    return (f"left out {len(linked)} {what}, which ragkit does not follow: {names} (give the "
+            f"folder itself, or copy it in)")
 
 
 def _twins(root: Path, found: list[tuple[Path, str | None]]) -> list[tuple[Path, str | None]]:
