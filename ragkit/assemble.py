@@ -169,7 +169,10 @@ def section_at(section: Sequence[str], before: Sequence[str]) -> list[str]:
 
 def place(title: str, section: str) -> str:
     """`title / section` for people (`ragkit ask`'s source list): a leading heading that
-    repeats the title (a Markdown H1) is left out."""
+    repeats the title (a Markdown H1) is left out, and so is a section that is none
+    (`NO_SECTION`: the passage comes before any heading), which showed as "notes.md / —"."""
+    if section == NO_SECTION:
+        return title
     head, sep, rest = section.partition(" > ")
     if head != title:
         return f"{title} / {section}"
