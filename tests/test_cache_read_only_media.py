@@ -14,8 +14,9 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import closing
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +46,18 @@ def ragkit(home: Path, *args: str, read_only: bool = False) -> subprocess.Comple
     mount = ["unshare", "-rm", "sh", "-c", MOUNT, "sh", str(home)] if read_only else []
     return subprocess.run([*mount, RAGKIT, *args], capture_output=True, text=True,
                           env=env_for(home), timeout=120)
+
+
+@contextmanager
+def immutable(path: Path) -> Iterator[None]:
+    """`path` made immutable (chattr +i) for the block; the test is skipped where chattr
+    cannot (no e2fsprogs, a file system without the flag, not root)."""
+    if subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not available here")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], capture_output=True)
 
 
 @pytest.fixture
@@ -188,12 +201,8 @@ def test_cache_stats_says_a_damaged_immutable_call_cache_is_read_only(tmp_path):
     until the reads gave up. It is damaged and read-only, as on read-only media."""
     home, db = tmp_path / "home", tmp_path / "home" / "cache" / "calls.sqlite"
     damaged_calls(db)
-    if subprocess.run(["chattr", "+i", str(db)], capture_output=True).returncode != 0:
-        pytest.skip("chattr +i is not available here")
-    try:
+    with immutable(db):
         read = ragkit(home, "cache", "stats")
-    finally:
-        subprocess.run(["chattr", "-i", str(db)], capture_output=True)
     assert (read.returncode, read.stdout, read.stderr) == (2, "", DAMAGED_READ_ONLY.format(db=db))
 
 
@@ -212,9 +221,7 @@ class Seen(WordEmbedder):
 def test_an_immutable_embedding_cache_is_read_and_not_written(tmp_path):
     db = tmp_path / "e.sqlite"
     CachedEmbedder(Seen(), db).embed(["the kettle boils"])
-    if subprocess.run(["chattr", "+i", str(db)], capture_output=True).returncode != 0:
-        pytest.skip("chattr +i is not available here")
-    try:
+    with immutable(db):
         inner = Seen()
         cached = CachedEmbedder(inner, db)
         with pytest.warns(RagkitWarning) as caught:
@@ -225,8 +232,6 @@ def test_an_immutable_embedding_cache_is_read_and_not_written(tmp_path):
             f"embedded again each time they are needed)"]
         assert inner.seen == ["a new kettle", "another new kettle"]  # the cached one was read
         np.testing.assert_array_equal(out, Seen().embed(["the kettle boils", "a new kettle"]))
-    finally:
-        subprocess.run(["chattr", "-i", str(db)], capture_output=True)
     fresh = Seen()
     CachedEmbedder(fresh, db).embed(["the kettle boils", "a new kettle"])
     assert fresh.seen == ["a new kettle"]  # not kept; the one cached before still is
@@ -409,9 +414,7 @@ def test_an_immutable_call_cache_serves_its_calls_from_any_thread(tmp_path):
         cache.put(f"key{i}", "/v1/messages", "claude-haiku-4-5", {"text": str(i)},
                   Usage(10, 1, 0, 0), priced=True)
     cache.close()
-    if subprocess.run(["chattr", "+i", str(db)], capture_output=True).returncode != 0:
-        pytest.skip("chattr +i is not available here")
-    try:
+    with immutable(db):
         cache = CallCache(db)
         with ThreadPoolExecutor(4) as pool:
             replies = list(pool.map(lambda i: cache.get(f"key{i}").reply, range(8)))
@@ -422,8 +425,6 @@ def test_an_immutable_call_cache_serves_its_calls_from_any_thread(tmp_path):
         assert f"ragkit: error: {missed.value}\n" == READ_ONLY_MISS.format(db=db)
         assert [s.hits for s in cache.stats()] == [0]  # served, not counted
         cache.close()
-    finally:
-        subprocess.run(["chattr", "-i", str(db)], capture_output=True)
 
 
 CLEAR_READ_ONLY = (
@@ -454,12 +455,8 @@ def test_cache_clear_says_a_damaged_read_only_call_cache_cannot_be_cleared(mount
     assert (cleared.returncode, cleared.stdout, cleared.stderr) == (
         2, "", CLEAR_READ_ONLY.format(db=sound, damaged="", copy=""))
 
-    if subprocess.run(["chattr", "+i", str(db)], capture_output=True).returncode != 0:
-        pytest.skip("chattr +i is not available here")
-    try:
+    with immutable(db):
         cleared = ragkit(home, "cache", "clear")
-    finally:
-        subprocess.run(["chattr", "-i", str(db)], capture_output=True)
     assert (cleared.returncode, cleared.stdout, cleared.stderr) == (2, "", said)
     assert db.read_bytes() == files["calls.sqlite"]
 
@@ -494,11 +491,7 @@ def test_a_damaged_embedding_cache_on_read_only_media_is_said_to_be_read_only(ha
             f"RAGKIT_HOME and clear it there (vectors are embedded again when next needed)\n")
     assert python(home, DAMAGED_READ, db, read_only=True).communicate(timeout=120) == ("", said)
     assert {p.name: p.read_bytes() for p in db.parent.iterdir()} == files
-    if subprocess.run(["chattr", "+i", str(db)], capture_output=True).returncode != 0:
-        pytest.skip("chattr +i is not available here")
-    try:
-        immutable = python(home, DAMAGED_READ, db).communicate(timeout=120)
-    finally:
-        subprocess.run(["chattr", "-i", str(db)], capture_output=True)
-    assert immutable == ("", said)
+    with immutable(db):
+        answered = python(home, DAMAGED_READ, db).communicate(timeout=120)
+    assert answered == ("", said)
     assert db.read_bytes() == files["embeddings.sqlite"]

@@ -277,23 +277,41 @@ def test_folds_deal_both_kinds_apart_and_cross_validation_scores_held_out_folds(
     assert (without[QUOTED], without[DECLINED]) == (0.0, 100.0)
 
 
-def test_ragkit_ask_offline_gives_the_extractive_answer_across_processes(tmp_path):
-    """Index in one process with the default e5-small, ask in another: the extractive
-    answer, its numbered sources, and the stderr line naming the offline answerer."""
+def offline_env(tmp_path: Path) -> dict[str, str]:
+    """An environment with a fresh RAGKIT_HOME that sees the models installed on this machine,
+    and no Claude key (the test is skipped without e5-small)."""
     if not any(MODELS.glob("*e5-small*")):
         pytest.skip("the e5-small model is not installed (ragkit models install)")
     home = tmp_path / "home"
-    home.mkdir()
-    (home / "models").symlink_to(MODELS)
+    if not home.exists():
+        home.mkdir()
+        (home / "models").symlink_to(MODELS)
     env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
     env["RAGKIT_HOME"] = str(home)
+    return env
+
+
+def ask(tmp_path: Path, question: str, *options: str) -> subprocess.CompletedProcess:
+    """`ragkit ask` of the index `tmp_path/idx`, in a process of its own."""
+    return subprocess.run([RAGKIT, "ask", "--index", str(tmp_path / "idx"), *options, question],
+                          env=offline_env(tmp_path), capture_output=True, text=True)
+
+
+def index_and_ask(tmp_path: Path, docs: Path, question: str,
+                  *options: str) -> subprocess.CompletedProcess:
+    """`ragkit index DOCS --out tmp_path/idx`, then `ask`, each in a process of its own."""
+    subprocess.run([RAGKIT, "index", str(docs), "--out", str(tmp_path / "idx")], check=True,
+                   env=offline_env(tmp_path), capture_output=True)
+    return ask(tmp_path, question, *options)
+
+
+def test_ragkit_ask_offline_gives_the_extractive_answer_across_processes(tmp_path):
+    """Index in one process with the default e5-small, ask in another: the extractive
+    answer, its numbered sources, and the stderr line naming the offline answerer."""
     docs = tmp_path / "docs.jsonl"
     docs.write_text("".join(json.dumps({"id": c.doc_id, "title": c.metadata["title"],
                                         "text": c.text}) + "\n" for c in (REFUND, SHIP)))
-    subprocess.run([RAGKIT, "index", str(docs), "--out", str(tmp_path / "idx")], check=True,
-                   env=env, capture_output=True)
-    done = subprocess.run([RAGKIT, "ask", "--index", str(tmp_path / "idx"), "--k", "2",
-                           QUESTION], env=env, capture_output=True, text=True)
+    done = index_and_ask(tmp_path, docs, QUESTION, "--k", "2")
     assert done.returncode == 0, done.stderr
     # ranked by the learned sentence scorer: the answer first, then (a question asking how
     # many days) the other sentence with a digit after the refund policy's longer one
@@ -303,9 +321,7 @@ def test_ragkit_ask_offline_gives_the_extractive_answer_across_processes(tmp_pat
         "[2] ship#0 — Shipping policy"]
     assert "offline extractive answerer" in done.stderr
     # a decline says why on stderr, and which passages were read (the answer may be there)
-    done = subprocess.run([RAGKIT, "ask", "--index", str(tmp_path / "idx"), "--k", "2",
-                           "Which carrier delivers to Norway?"], env=env, capture_output=True,
-                          text=True)
+    done = ask(tmp_path, "Which carrier delivers to Norway?", "--k", "2")
     assert done.stdout == DECLINE + "\n"
     assert done.stderr.splitlines()[-1] == (
         "declined because no retrieved passage mentions 'norway'; the passages read, most "
@@ -421,23 +437,13 @@ def test_ragkit_ask_offline_never_quotes_a_line_of_a_data_dump_whole(tmp_path):
     """A text file of one long line (a token list, a data dump) is one unit without a full
     stop: the extractive answerer quoted a whole passage of it, 4,000 characters, after the
     sentence that answers. An answer quotes sentences, never a whole passage."""
-    if not any(MODELS.glob("*e5-small*")):
-        pytest.skip("the e5-small model is not installed (ragkit models install)")
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "models").symlink_to(MODELS)
-    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
-    env["RAGKIT_HOME"] = str(home)
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "readings.txt").write_text(
         " ".join(f"reading{i} sensor{i % 7}" for i in range(400)) + "\n")
     (docs / "notes.md").write_text(
         "# Sensors\n\nSensor 3 failed in May. The reading was replaced by hand.\n")
-    subprocess.run([RAGKIT, "index", str(docs), "--out", str(tmp_path / "idx")], check=True,
-                   env=env, capture_output=True)
-    done = subprocess.run([RAGKIT, "ask", "--index", str(tmp_path / "idx"),
-                           "When did sensor 3 fail?"], env=env, capture_output=True, text=True)
+    done = index_and_ask(tmp_path, docs, "When did sensor 3 fail?")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         "Sensors Sensor 3 failed in May. [1] The reading was replaced by hand. [1]",
@@ -448,22 +454,11 @@ def test_ragkit_ask_offline_quotes_a_sentence_once_when_two_files_hold_it(tmp_pa
     """A report and its copy (or two overlapping chunks) hold the same sentence, one under its
     heading and one alone: the answer quoted it twice ("Methods Each probe was calibrated …
     [1] Each probe was calibrated … [2]"). It is quoted once; the slot goes to another."""
-    if not any(MODELS.glob("*e5-small*")):
-        pytest.skip("the e5-small model is not installed (ragkit models install)")
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "models").symlink_to(MODELS)
-    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
-    env["RAGKIT_HOME"] = str(home)
     docs = tmp_path / "docs"
     docs.mkdir()
     said = "Each probe was calibrated against a reference thermometer before every run."
     (docs / "report.md").write_text(f"# Methods\n\n{said}\n")
     (docs / "summary.md").write_text(f"{said} Readings were logged every ten minutes.\n")
-    subprocess.run([RAGKIT, "index", str(docs), "--out", str(tmp_path / "idx")], check=True,
-                   env=env, capture_output=True)
-    done = subprocess.run([RAGKIT, "ask", "--index", str(tmp_path / "idx"),
-                           "How was each probe calibrated?"], env=env, capture_output=True,
-                          text=True)
+    done = index_and_ask(tmp_path, docs, "How was each probe calibrated?")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [f"{said} [1]", "[1] summary.md#0 — summary.md"]
