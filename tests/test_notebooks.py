@@ -165,6 +165,35 @@ def test_figures_are_drawn_by_checked_ragkit_functions(path):
                 f"draws or restyles in the cell (do it in ragkit.plots): {source[:80]}"
 
 
+def _template(node: ast.AST) -> str | None:
+    """A string or f-string argument as written, each placeholder as `{expression}`."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else
+                       "{" + ast.unparse(v.value) + "}" for v in node.values)
+    return None
+
+
+NAMED = re.compile(r"\(([^()]*?(\{[^{}()]+\})[^()]*)\)")  # "({contextualizer} context)"
+
+
+@contract
+def test_figures_of_one_kind_name_a_parameter_alike(path):
+    """Notebook 02 titled one ladder figure "(structural context)" and the next "(structural)":
+    figures drawn by one function say a parameter's value in the same words."""
+    named: dict[tuple[str, str], set[str]] = {}
+    for cell in _code(_nb(path)):
+        for call in ast.walk(_tree(cell)):
+            if not isinstance(call, ast.Call):
+                continue
+            function = getattr(call.func, "id", None) or getattr(call.func, "attr", None)
+            for keyword in (k for k in call.keywords if k.arg == "title"):
+                for words, placeholder in NAMED.findall(_template(keyword.value) or ""):
+                    named.setdefault((function, placeholder), set()).add(words)
+    assert {key: words for key, words in named.items() if len(words) > 1} == {}
+
+
 @contract
 def test_committed_with_the_outputs_of_one_clean_run(path):
     nb = _nb(path)
