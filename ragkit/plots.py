@@ -3,9 +3,10 @@
 Plain matplotlib, one function per figure, each returning the `Figure` so a notebook can
 save it. Numbers are drawn on the figure, rounded, so a reader need not squint. Each function
 is `ragkit.figure_check.checked`: it raises `UnreadableFigure` rather than return a figure
-whose tick labels overlap, whose data fill a sliver of an axis or whose legend covers data.
-So the value axes are set from the data, long category labels are wrapped (and tilted if
-still too wide), and legends sit outside the axes.
+whose tick labels overlap, whose data fill a sliver of an axis, whose legend covers data or
+whose twin axes draw two points in one spot. So the value axes are set from the data, long
+category labels are wrapped (and tilted if still too wide), legends sit outside the axes, and
+a price on a right axis is moved off the quality points (`ragkit.figure_layout`).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ragkit.figure_check import SERIES_STYLES, checked, tick_label_problems
+from ragkit.figure_layout import apart
 from ragkit.money import dollars
 
 HEADROOM = 1.18      # value axes end this far above the highest bar (room for its label)
@@ -220,7 +222,8 @@ def tradeoff_curve(table: pd.DataFrame, metrics: Sequence[str], right: str, xlab
                    left_label: str | None = None) -> plt.Figure:
     """Quality against a price: `metrics` (left axis, `left_label` naming their unit) and the
     column `right` (right axis, dashed, e.g. latency or dollars) per sweep point (rows of
-    `table`, log-scaled x)."""
+    `table`, log-scaled x). A price's point never sits on a quality's point
+    (`ragkit.figure_layout.apart`: notebook 04's Pass@k and price at k = 20 were one dot)."""
     fig, ax, x = _metric_lines(table, metrics, xlabel, log=True)
     if left_label:
         ax.set_ylabel(left_label)
@@ -233,6 +236,7 @@ def tradeoff_curve(table: pd.DataFrame, metrics: Sequence[str], right: str, xlab
     extra = other.get_legend_handles_labels()
     _outside_legend(fig, lines[0] + extra[0], lines[1] + extra[1], below=True)
     ax.set_title(title)
+    apart(fig, ax, other)
     return fig
 
 

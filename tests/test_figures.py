@@ -11,6 +11,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
@@ -50,6 +51,12 @@ DECLINE = pd.DataFrame({"answerable quoting the span %": [65.0] * 16 + [63.7, 55
 DEPTH = pd.DataFrame({"Pass@5": [93.7, 94.3, 95.0, 95.0], "Pass@10": [98.7, 99.4, 99.7, 99.7],
                       "Pass@20": [99.1, 99.7, 100.0, 100.0], "$": [0.010, 0.040, 0.087, 0.130]},
                      index=[20, 50, 100, 150])
+
+# notebook 04's chunks handed to the answerer: at k = 20 Pass@k (99.7) and the price ($0.00758)
+BY_K = pd.DataFrame({"Pass@k": [87.1, 94.8, 98.4, 99.7], "cites golden %": [20.8, 23.3, 23.3, 23.3],
+                     "answered %": [27.7, 28.3, 28.9, 28.9],
+                     "$ / query (projected)": [0.00186, 0.00300, 0.00573, 0.00758]},
+                    index=[3, 5, 10, 20])
 
 
 @pytest.fixture(autouse=True)
@@ -125,10 +132,41 @@ def test_every_series_of_a_sweep_is_drawn_in_a_style_of_its_own():
     lambda: plots.metric_bars(METHODS, ("calls",), ylabel="calls"),           # 06.2
     lambda: plots.metric_bars(METHODS, ("$/query", "$/query uncached"), ylabel="USD"),  # 07.2
     lambda: plots.decline_curve_plot(DECLINE, chosen=0.86),                      # 04.4
-], ids=["01.1", "03.1", "04.1", "03.4", "04.2", "07.1", "06.2", "07.2", "04.4"])
+    lambda: plots.tradeoff_curve(BY_K, ["Pass@k", "cites golden %", "answered %"],  # 04.3
+                                 "$ / query (projected)", "k"),
+], ids=["01.1", "03.1", "04.1", "03.4", "04.2", "07.1", "06.2", "07.2", "04.4", "04.3"])
 def test_the_notebooks_figures_are_readable(figure):
     fig = figure()
     assert problems(fig) == []
+
+
+def test_points_in_one_spot_on_twin_axes_are_found():
+    fig, ax = plt.subplots()
+    ax.plot([1, 2, 3], [20.0, 60.0, 99.7], marker="o", label="Pass@k")
+    other = ax.twinx()
+    other.plot([1, 2, 3], [0.002, 0.004, 0.0076], marker="s", markersize=4, label="$")
+    other.set_ylim(0, 0.0076 * 1.04)
+    ax.set_ylim(15, 104)
+    assert problems(fig) == ["a point of 'Pass@k' sits on a point of '$' of the twin axes "
+                             "(untitled axes)"]
+
+
+@pytest.mark.parametrize("table, metrics, right", [
+    (BY_K, ["Pass@k", "cites golden %", "answered %"], "$ / query (projected)"),
+    (DEPTH, ["Pass@5", "Pass@10", "Pass@20"], "$")])
+def test_a_price_on_the_right_axis_stands_apart_from_every_quality_point(table, metrics, right):
+    """Notebook 04 drew Pass@k at k = 20 (99.7 %) and its price ($0.00758) as one dot: the
+    right axis reaches higher until each price point stands clear of the quality points."""
+    fig = plots.tradeoff_curve(table, metrics, right, "k")
+    quality, price = fig.axes
+    dot = fig.dpi / 72  # pixels per point of marker size
+    price_line = price.lines[0]
+    at = price.transData.transform(price_line.get_xydata())
+    for line in quality.lines:
+        xy = quality.transData.transform(line.get_xydata())
+        gap = np.linalg.norm(xy[:, None] - at[None], axis=2).min()
+        assert gap > (line.get_markersize() + price_line.get_markersize()) / 2 * dot, \
+            line.get_label()
 
 
 def test_cost_bars_reach_up_the_axis_and_show_their_dollars():

@@ -195,6 +195,19 @@ def test_figures_of_one_kind_name_a_parameter_alike(path):
 
 
 @contract
+def test_an_axis_holding_pass_at_k_does_not_call_it_a_share_of_questions(path):
+    """Notebook 04 drew Pass@k on an axis labelled "% of questions": Pass@k is the share of a
+    question's golden items found, averaged over questions."""
+    for cell in _code(_nb(path)):
+        source = _source(cell)
+        if FIGURE.match(source.splitlines()[0] if source else "") and "Pass@" in source:
+            labels = [_template(k.value) or "" for call in ast.walk(_tree(cell))
+                      if isinstance(call, ast.Call) for k in call.keywords
+                      if k.arg in ("left_label", "ylabel")]
+            assert not [label for label in labels if "questions" in label], source[:80]
+
+
+@contract
 def test_committed_with_the_outputs_of_one_clean_run(path):
     nb = _nb(path)
     counts = [c.get("execution_count") for c in _code(nb)]
