@@ -167,8 +167,10 @@ def round_metrics(table: pd.DataFrame) -> pd.DataFrame:
     answer scores (faithfulness, answer relevancy, context precision and recall) to three
     decimals, p-values (a column named "p" or ending in " p", e.g. "Holm p") to three, so
     p = 0.04 never shows as 0.0; dollars (a column with "$" in its name) as text, 3 significant
-    digits as `ragkit.money.dollars` prints them ($0.00306, $0.0698, $3.84), everything
-    else (Pass@k, failure rates, intervals, shares in percent, token counts) to one.
+    digits as `ragkit.money.dollars` prints them ($0.00306, $0.0698, $3.84), token counts (a
+    column naming "tokens") as whole numbers (a mean of 10048.4 tokens per query showed its
+    tenth of a token), everything else (Pass@k, failure rates, intervals, shares in percent,
+    calls) to one.
 
     A value that does not apply (NaN: a reduction from a first rung with no failures, a rung
     not built) shows blank, as in a spreadsheet. For showing only; the recorded and compared
@@ -192,6 +194,9 @@ def round_metrics(table: pd.DataFrame) -> pd.DataFrame:
             shown = ["" if pd.isna(v) else dollars(v) for v in table.iloc[:, i].tolist()]
         elif values.isna().any():  # as text, so 0.710 does not show as 0.71 beside 0.714
             shown = fixed_text(values.tolist(), decimals(column))
+        elif decimals(column) == 0:  # whole numbers: 10048, not 10048.0
+            out.isetitem(i, values.astype("int64"))
+            continue
         else:
             continue
         out.isetitem(i, pd.Series(shown, index=out.index, dtype=object))
@@ -205,9 +210,12 @@ def fixed_text(values: Iterable[float], places: int) -> list[str]:
 
 def metric_decimals(column: str) -> int:
     """The decimals `round_metrics` shows a column with: 3 for p-values and rank measures
-    (R@k, MRR, nDCG, answer scores, also as a sweep's "hybrid MRR"), else 1."""
+    (R@k, MRR, nDCG, answer scores, also as a sweep's "hybrid MRR"), 0 for token counts (a
+    column naming "tokens", not a share of them in %), else 1."""
     if column == "p" or column.endswith(" p"):
         return 3
+    if "tokens" in column.replace("_", " ").split() and "%" not in column:
+        return 0
     metric = column.rsplit(" ", 1)[-1]
     rank = ("R@", "MRR", "nDCG", *ANSWER_SCORES)
     return 3 if column.startswith(rank) or metric.startswith(rank) else 1

@@ -258,6 +258,20 @@ def test_round_metrics_keeps_answer_scores_to_three_decimals_and_dollars_to_3_di
         "$ / query (projected)": "$0.00235", "answered %": 28.3}
 
 
+def test_token_counts_are_shown_as_whole_numbers():
+    """Notebooks 04, 06 and 07 showed mean tokens per query as 10048.4 and 2699.9: a tenth of
+    a token is no information. Calls and dollars keep their decimals."""
+    table = pd.DataFrame({"listwise input tokens (est.)": [10048.4, 391.6],
+                          "prompt tokens (est.)": [1774.4, float("nan")],
+                          "listwise calls": [12.34, 1.0], "$ / query": [0.0101768, 0.0397]})
+    shown = round_metrics(table)
+    assert shown.to_dict("list") == {"listwise input tokens (est.)": [10048, 392],
+                                     "prompt tokens (est.)": ["1774", ""],
+                                     "listwise calls": [12.3, 1.0],
+                                     "$ / query": ["$0.0102", "$0.0397"]}
+    assert str(shown["listwise input tokens (est.)"].dtype) == "int64"
+
+
 def test_dollars_are_shown_to_the_three_significant_digits_the_report_prints():
     """Notebook 07's table showed $0.0031 and its report $0.00306 for the same cost."""
     from ragkit.money import dollars

@@ -103,3 +103,19 @@ def test_a_method_that_caches_nothing_costs_the_same_uncached():
                           "$": [cost(u, "claude-haiku-4-5") for u in usages]})
     row = comparison_table({"plain RAG": table}).loc["plain RAG"]
     assert row["$/query uncached"] == pytest.approx(row["$/query"], rel=1e-12)
+
+
+def test_the_comparison_shows_tokens_per_query_as_whole_numbers():
+    """Notebooks 06 and 07 showed 2699.9 input tokens per query: a tenth of a token says
+    nothing. Accuracy and calls keep one decimal, seconds three, dollars three digits."""
+    import pandas as pd
+
+    from ragkit.agent.compare import comparison_table, rounded
+
+    table = pd.DataFrame({"correct": [True, False, False], "calls": [1, 1, 2],
+                          "input": [2700, 2699, 2702], "output": [16, 17, 17],
+                          "cache write": [0, 0, 0], "cache read": [0, 0, 0],
+                          "seconds": [0.0341, 0.0342, 0.0343], "$": [0.0028, 0.0028, 0.0029]})
+    row = rounded(comparison_table({"plain RAG": table})).loc["plain RAG"]
+    assert (row["accuracy %"], row["calls"], row["input tokens"], row["output tokens"],
+            row["seconds"], row["$/query"]) == (33.3, 1.3, 2700, 17, 0.034, "$0.00283")

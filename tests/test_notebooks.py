@@ -239,6 +239,25 @@ def test_no_table_header_is_a_name_pandas_made_up(path):
     assert [h for h in headers if PLACEHOLDER_HEADER.fullmatch(h)] == []
 
 
+def _columns(html: str) -> dict[str, list[str]]:
+    """A shown table's columns by header (one header row), each with its body cells."""
+    rows = _html_rows(html)
+    header = rows[0] if rows else []
+    return {name: [row[i] for row in rows[1:] if len(row) == len(header)]
+            for i, name in enumerate(header) if name}
+
+
+@contract
+def test_token_counts_are_shown_as_whole_numbers(path):
+    """Notebooks 04, 06 and 07 showed mean tokens per query as 10048.4, 1774.4 and 2699.9."""
+    for cell in _code(_nb(path)):
+        for text in (t for t in _texts(cell) if "<table" in t):
+            for name, values in _columns(text).items():
+                if "tokens" in name.replace("_", " ").split() and "$" not in name:
+                    numbers = [v for v in values if re.fullmatch(r"[\d.,]+", v)]
+                    assert all(re.fullmatch(r"[\d,]+", v) for v in numbers), (name, values)
+
+
 def test_04s_failure_shares_that_share_a_name_are_shares_of_as_many_questions():
     """Notebook 04's failure table showed retrieval's 12 failures as 7.5 "% of asked" (of the
     159 answerable questions, all retrieval alone diagnoses) beside the same 12 as 6.9 "% of

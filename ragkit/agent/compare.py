@@ -170,8 +170,8 @@ def run_methods(methods: Mapping[str, Method | None], queries: Sequence[Query], 
 
 def rounded(table: pd.DataFrame) -> pd.DataFrame:
     """A comparison table for display: dollars to 3 significant digits, seconds to 3
-    decimals, the rest to 1 (`ragkit.evaluate.round_metrics`). For showing only; recorded
-    numbers stay unrounded."""
+    decimals, tokens per query whole (2700, not 2699.9), the rest to 1
+    (`ragkit.evaluate.round_metrics`). For showing only; recorded numbers stay unrounded."""
     out = round_metrics(table)
     if "seconds" in table.columns:
         out["seconds"] = table["seconds"].round(3)
