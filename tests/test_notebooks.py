@@ -258,6 +258,18 @@ def test_token_counts_are_shown_as_whole_numbers(path):
                     assert all(re.fullmatch(r"[\d,]+", v) for v in numbers), (name, values)
 
 
+@contract
+def test_a_rate_is_shown_as_a_percentage(path):
+    """Notebook 04's semantic cache showed its hit rate as a fraction (0.653) where every other
+    share in the notebooks is a percentage: a rate's column is named in % and holds them."""
+    for cell in _code(_nb(path)):
+        for text in (t for t in _texts(cell) if "<table" in t):
+            for name, values in _columns(text).items():
+                if re.search(r"\brate\b", name):
+                    assert name.endswith("%"), name
+                    assert max(float(v) for v in values if v) > 1, (name, values)
+
+
 def test_04s_failure_shares_that_share_a_name_are_shares_of_as_many_questions():
     """Notebook 04's failure table showed retrieval's 12 failures as 7.5 "% of asked" (of the
     159 answerable questions, all retrieval alone diagnoses) beside the same 12 as 6.9 "% of

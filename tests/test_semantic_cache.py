@@ -53,6 +53,7 @@ def test_sweep_embeds_once_and_rises_with_a_lower_threshold():
     # cosines to stored queries: "s r m"-"s r" 2/√6 = 0.816 (same label); "m" is orthogonal
     # to "s r"; "s m"-"m" 1/√2 = 0.707 (another label), "s m"-"s r" 0.5. A hit is not stored.
     assert table["hits"].tolist() == [0, 1, 2] and table["false hits"].tolist() == [0, 0, 1]
+    assert table["hit rate %"].tolist() == [0.0, 25.0, 50.0]  # of 4 lookups, in percent
 
 
 def test_replay_log_is_every_query_plus_paraphrases_shuffled_by_seed():
