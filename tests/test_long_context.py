@@ -101,8 +101,28 @@ def test_a_method_that_caches_nothing_costs_the_same_uncached():
                           "output": [u.output for u in usages],
                           "cache write": [0, 0], "cache read": [0, 0], "seconds": [0.1, 0.1],
                           "$": [cost(u, "claude-haiku-4-5") for u in usages]})
-    row = comparison_table({"plain RAG": table}).loc["plain RAG"]
+    row = comparison_table({"plain RAG": table, "long context": table},
+                           cached_prefix={"long context": 600}).loc["plain RAG"]
     assert row["$/query uncached"] == pytest.approx(row["$/query"], rel=1e-12)
+
+
+def test_where_no_method_caches_the_comparison_has_one_price_column():
+    """Notebook 06 showed "$/query uncached" beside "$/query", equal in every row: none of its
+    methods caches, so "uncached" promised a difference there was none of."""
+    import pandas as pd
+
+    from ragkit.agent.compare import comparison_table
+
+    table = pd.DataFrame({"correct": [True], "calls": [1], "input": [600], "output": [15],
+                          "cache write": [0], "cache read": [0], "seconds": [0.1], "$": [0.0007]})
+    plain = comparison_table({"plain RAG": table, "CRAG": table})
+    assert list(plain.columns) == ["accuracy %", "calls", "input tokens", "output tokens",
+                                   "seconds", "$/query"]
+    cached = comparison_table({"plain RAG": table, "long context": table},
+                              cached_prefix={"long context": 500})
+    assert list(cached.columns)[-2:] == ["$/query", "$/query uncached"]
+    read = table.assign(**{"cache read": [500]})  # caching in the usage itself (Claude's)
+    assert "$/query uncached" in comparison_table({"plain RAG": read})
 
 
 def test_the_comparison_shows_tokens_per_query_as_whole_numbers():

@@ -270,6 +270,18 @@ def test_a_rate_is_shown_as_a_percentage(path):
                     assert max(float(v) for v in values if v) > 1, (name, values)
 
 
+@contract
+def test_an_uncached_price_is_shown_only_beside_a_price_it_differs_from(path):
+    """Notebook 06 showed "$/query uncached" equal to "$/query" in every row: none of its
+    methods caches, and the column's name promised a difference there was none of."""
+    for cell in _code(_nb(path)):
+        for text in (t for t in _texts(cell) if "<table" in t):
+            columns = _columns(text)
+            for name in (n for n in columns if n.endswith(" uncached")):
+                cached = columns.get(name.removesuffix(" uncached"))
+                assert cached is None or cached != columns[name], name
+
+
 def test_04s_failure_shares_that_share_a_name_are_shares_of_as_many_questions():
     """Notebook 04's failure table showed retrieval's 12 failures as 7.5 "% of asked" (of the
     159 answerable questions, all retrieval alone diagnoses) beside the same 12 as 6.9 "% of

@@ -197,9 +197,11 @@ def comparison_table(runs: Mapping[str, pd.DataFrame | None],
                      cached_prefix: Mapping[str, int] | None = None,
                      model: str = "claude-haiku-4-5") -> pd.DataFrame:
     """Per method: accuracy %, calls (answers and verdicts asked of Claude, or offline of the
-    stand-in), input/output tokens, seconds per query and the
-    projected dollars per query, with caching (cached_prefix methods) and without."""
-    rows = {}
+    stand-in), input/output tokens, seconds per query and the projected dollars per query
+    (`$/query`), with caching for `cached_prefix` methods; `$/query uncached` beside it only
+    when a method caches (a prefix, or cache reads and writes in its usage): where none did,
+    the column repeated `$/query` under a name that promised a difference."""
+    rows, caches = {}, False
     for name, table in runs.items():
         if table is None:
             rows[name] = {}
@@ -210,10 +212,12 @@ def comparison_table(runs: Mapping[str, pd.DataFrame | None],
                "input tokens": mean["input"], "output tokens": mean["output"],
                "seconds": mean["seconds"], "$/query": mean["$"]}
         prefix = (cached_prefix or {}).get(name)
+        caches = caches or bool(prefix or mean["cache write"] or mean["cache read"])
         if prefix and not (mean["cache write"] or mean["cache read"]):
             projection = project_cost(prefix, max(int(mean["input"]) - prefix, 0),
                                       int(mean["output"]), n, model)
             row["$/query"] = projection.cached_per_query
         row["$/query uncached"] = _uncached(mean, model)
         rows[name] = row
-    return pd.DataFrame.from_dict(rows, orient="index")
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    return table if caches else table.drop(columns="$/query uncached", errors="ignore")
