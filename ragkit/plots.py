@@ -4,9 +4,10 @@ Plain matplotlib, one function per figure, each returning the `Figure` so a note
 save it. Numbers are drawn on the figure, rounded, so a reader need not squint. Each function
 is `ragkit.figure_check.checked`: it raises `UnreadableFigure` rather than return a figure
 whose tick labels overlap, whose data fill a sliver of an axis, whose legend covers data or
-whose twin axes draw two points in one spot. So the value axes are set from the data, long
-category labels are wrapped (and tilted if still too wide), legends sit outside the axes, and
-a price on a right axis is moved off the quality points (`ragkit.figure_layout`).
+whose twin axes draw two points in one spot. So the value axes are set from the data, and
+`ragkit.figure_layout` places the rest: long category labels broken before their parenthesis
+(else wrapped, else tilted), legends outside the axes, a price on a right axis off the
+quality points.
 """
 from __future__ import annotations
 
@@ -17,24 +18,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ragkit.figure_check import SERIES_STYLES, checked, tick_label_problems
-from ragkit.figure_layout import apart
+from ragkit.figure_check import SERIES_STYLES, checked
+from ragkit.figure_layout import apart, fit_category_labels, outside_legend
 from ragkit.money import dollars
 
 HEADROOM = 1.18      # value axes end this far above the highest bar (room for its label)
 KIND_WIDTH = 28      # characters a line of a heat map's row label holds
-
-
-def _fit_category_labels(fig: plt.Figure, ax: plt.Axes, labels: Sequence[str]) -> None:
-    """Category tick labels that do not collide: as they are, else wrapped at spaces to
-    ever narrower lines, else wrapped and tilted 30°."""
-    for width in (None, 18, 14, 11):
-        texts = [str(t) if width is None else textwrap.fill(str(t), width) for t in labels]
-        ax.set_xticks(range(len(texts)), texts)
-        fig.canvas.draw()
-        if not tick_label_problems(fig, fig.canvas.get_renderer()):
-            return
-    plt.setp(ax.get_xticklabels(), rotation=30, ha="right", rotation_mode="anchor")
 
 
 def _top(values: np.ndarray) -> float:
@@ -42,16 +31,6 @@ def _top(values: np.ndarray) -> float:
     finite = values[np.isfinite(values)]
     high = float(finite.max()) if finite.size else 0.0
     return high * HEADROOM if high > 0 else 1.0
-
-
-def _outside_legend(fig: plt.Figure, handles=None, labels=None, below: bool = False) -> None:
-    """The figure's legend outside the axes (right of them, or `below` them)."""
-    args = () if handles is None else (handles, labels)
-    if below:
-        fig.legend(*args, loc="outside lower center", ncols=min(4, len(labels or [1] * 4)),
-                   fontsize=8)
-    else:
-        fig.legend(*args, loc="outside right upper", fontsize=8)
 
 
 @checked
@@ -86,8 +65,8 @@ def metric_bars(table: pd.DataFrame, metrics: Sequence[str] = ("Pass@5", "Pass@1
     ax.set_ylim(min(0.0, low * HEADROOM), top * 1.15 if upright else top)
     ax.set_title(title)
     if len(metrics) > 1:
-        _outside_legend(fig)
-    _fit_category_labels(fig, ax, list(table.index))
+        outside_legend(fig)
+    fit_category_labels(fig, ax, list(table.index), legend=len(metrics) > 1)
     return fig
 
 
@@ -193,7 +172,7 @@ def _sweep_curve(table: pd.DataFrame, metrics: Sequence[str], chosen: float | No
         ax.axvline(chosen, color="gray", linestyle="--", linewidth=1)
         ax.annotate(f"{label} {chosen:g}", (chosen, 1), xycoords=("data", "axes fraction"),
                     xytext=(4, -12), textcoords="offset points", fontsize=8, color="gray")
-    _outside_legend(fig, below=legend_below)
+    outside_legend(fig, below=legend_below)
     ax.set_title(title)
     return fig
 
@@ -234,7 +213,7 @@ def tradeoff_curve(table: pd.DataFrame, metrics: Sequence[str], right: str, xlab
     other.set_ylim(bottom=0)
     lines = ax.get_legend_handles_labels()
     extra = other.get_legend_handles_labels()
-    _outside_legend(fig, lines[0] + extra[0], lines[1] + extra[1], below=True)
+    outside_legend(fig, lines[0] + extra[0], lines[1] + extra[1], below=True)
     ax.set_title(title)
     apart(fig, ax, other)
     return fig

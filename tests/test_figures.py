@@ -180,6 +180,18 @@ def test_cost_bars_reach_up_the_axis_and_show_their_dollars():
     assert "$0.0698" in labels
 
 
+@pytest.mark.parametrize("metrics", [("$/query", "$/query uncached"), ("accuracy %",)])
+def test_long_category_labels_break_before_their_parenthesis_and_read_whole(metrics):
+    """Notebook 07's cost bars wrapped their methods at spaces: "fixed RAG (top / 5)",
+    "agentic (loop / of notebook / 05)". A long label breaks before its parenthesis (its
+    legend goes below the axes when the labels need the room), each part whole."""
+    ax = plots.metric_bars(METHODS, metrics).axes[0]
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert [label.replace("\n(", " (") for label in labels] == list(METHODS.index)
+    assert labels[-1] == "agentic\n(loop of notebook 05)"
+    assert {t.get_rotation() for t in ax.get_xticklabels()} == {0.0}
+
+
 def test_bar_labels_keep_the_decimal_that_tells_99_7_from_100():
     table = pd.DataFrame({"Pass@5": [94.8, 87.7], "Pass@20": [99.7, 100.0]},
                          index=["rerank", "no rerank"])
