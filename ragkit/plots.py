@@ -235,8 +235,9 @@ def decline_curve_plot(table: pd.DataFrame, chosen: float | None = None,
 @checked
 def gain_intervals(table: pd.DataFrame, title: str = "") -> plt.Figure:
     """Each configuration's difference from the default with its 95 % interval (as from
-    `ragkit.questions.method_table`): one horizontal bar per rival, the default's line at 0,
-    so a bar whose whisker crosses the line is a gain (or loss) within noise. When every
+    `ragkit.questions.method_table`): one horizontal bar per rival, all of one colour, the
+    default's line at 0, so a bar whose whisker crosses the line is a gain (or loss) within
+    noise. When every
     rival ties with the default exactly (a few easy questions), the figure says so in words
     instead: there is no bar to draw."""
     rivals = table[table["p"].notna()]
@@ -258,8 +259,9 @@ def gain_intervals(table: pd.DataFrame, title: str = "") -> plt.Figure:
     delta = rivals["Δ"].to_numpy(float)
     errors = np.vstack([delta - rivals["95% CI low"].to_numpy(float),
                         rivals["95% CI high"].to_numpy(float) - delta])
-    ax.barh(y, delta, color=np.where(delta > 0, "tab:green", "tab:gray"), xerr=errors,
-            capsize=3, error_kw={"elinewidth": 1})
+    # one colour: green for Δ > 0 and grey else read as "significant" (notebook 08); whether
+    # a gain is real is the whisker's crossing of 0, and the table's Holm p
+    ax.barh(y, delta, color="tab:blue", xerr=errors, capsize=3, error_kw={"elinewidth": 1})
     ax.axvline(0, color="black", linewidth=1)
     ax.set_yticks(y, list(rivals.index), fontsize=8)
     # from the data alone: a floor of 1 squeezed MRR's differences (-0.32 … +0.07) into a

@@ -67,6 +67,8 @@ def test_the_gain_figure_has_a_bar_per_rival_and_a_symmetric_axis():
     axes = figure.axes[0]
     assert [t.get_text() for t in axes.get_yticklabels()] == ["dense", "bm25"]
     assert sorted(round(p.get_width(), 1) for p in axes.patches) == [-16.7, 16.7]
+    # one colour: a gain in green beside a loss in grey was read as "significant" (notebook 08)
+    assert len({p.get_facecolor() for p in axes.patches}) == 1
     low, high = axes.get_xlim()
     assert low == -high and high >= 100 / 3  # the widest whisker (dense: up to +33.3) in view
     assert axes.get_xlabel() == "Pass@5 minus hybrid's (95 % bootstrap interval)"
