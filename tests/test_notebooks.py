@@ -195,6 +195,20 @@ def test_figures_of_one_kind_name_a_parameter_alike(path):
 
 
 @contract
+def test_a_ladder_that_counts_its_questions_counts_those_its_pass_at_k_is_over(path):
+    """Notebook 08's ladder caption counted 48 accepted questions while its Pass@k was over
+    the 42 answerable ones (unanswerable questions have no Pass@k): a count of questions
+    beside a Pass@k says which questions."""
+    for cell in _code(_nb(path)):
+        for call in _calls(_tree(cell), "record_metrics"):
+            name = _template(call.args[0]) if call.args else None
+            captions = [_template(k.value) or "" for k in call.keywords if k.arg == "caption"]
+            for caption in captions if (name or "").startswith("ladder_") else []:
+                if re.search(r"\}[^{}]*\bquestions\b", caption):
+                    assert "answerable" in caption and "Pass@k" in caption, caption
+
+
+@contract
 def test_an_axis_holding_pass_at_k_does_not_call_it_a_share_of_questions(path):
     """Notebook 04 drew Pass@k on an axis labelled "% of questions": Pass@k is the share of a
     question's golden items found, averaged over questions."""
