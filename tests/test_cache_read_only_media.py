@@ -404,6 +404,28 @@ def test_a_read_only_home_serves_cached_calls_and_sends_no_new_one(asked):
     assert counted[4] == "1"  # the writable run's hit; none of the read-only ones
 
 
+def test_a_read_only_home_reranks_from_the_cache_and_stops_at_a_call_it_lacks(asked):
+    """`ragkit search --rerank claude` on a read-only RAGKIT_HOME: a query whose rerank call
+    the cache lacked kept the first-stage order with a warning, and the run file mixed
+    reranked and unreranked queries. A cached call is served as on a writable home; a missing
+    one stops the search with the cache's one line, and no run file is written."""
+    home, db = asked / "home", asked / "home" / "cache" / "calls.sqlite"
+    kettle = '{"id": "q1", "text": "how long does the kettle take"}\n'
+    Path("one.jsonl").write_text(kettle)
+    Path("two.jsonl").write_text(kettle + '{"id": "q2", "text": "kettle blue light"}\n')
+    search = ["search", "ix", "--mode", "bm25", "--k", "3", "--rerank", "claude", "--queries"]
+    writable = ragkit(home, *search, "one.jsonl", "--out", "run.trec")
+    assert writable.returncode == 0, writable.stderr
+    run = Path("run.trec").read_text()
+    read = ragkit(home, *search, "one.jsonl", "--out", "run.trec", read_only=True)
+    assert (read.returncode, read.stdout, read.stderr) == (0, writable.stdout, writable.stderr)
+    assert Path("run.trec").read_text() == run
+    missed = ragkit(home, *search, "two.jsonl", "--out", "n.trec", read_only=True)
+    assert (missed.returncode, missed.stdout, missed.stderr) == (
+        2, "", READ_ONLY_MISS.format(db=db))
+    assert not Path("n.trec").exists()
+
+
 def test_an_immutable_call_cache_serves_its_calls_from_any_thread(tmp_path):
     """An immutable call cache (chattr +i) in a folder that can be written: "the call cache
     cannot be used (attempt to write a readonly database)" at its first hit. Hits are served

@@ -19,8 +19,10 @@ which loads the Anthropic SDK, is imported only when that name is asked for):
 reranker raises, or answers with a malformed list (an unknown or repeated id, a non-numeric
 score, too few or too many entries), keeps its first-stage order, with a `RagkitWarning`; the
 stage counts those fallbacks so the caller can show them. A missing API key (`MissingKey`, e.g.
-a Voyage reranker asked to send a call its cache does not hold) is the one failure that ends
-the run: its one line says what to set, and every query would fail alike.
+a Voyage reranker asked to send a call its cache does not hold) and a call cache that cannot
+serve the call (`CacheUnusable`: damaged, or read-only here and without it) are the failures
+that end the run: their one line says what to do, and every later query would fail alike (a
+read-only cache's misses kept the first-stage order, and the run file mixed the two).
 
 What it is not: a retriever. It never sees chunks the first stage did not return.
 """
@@ -36,6 +38,7 @@ from ragkit.fusion import Ranking
 from ragkit.rerank.base import Candidate, Reranker
 from ragkit.rerank.offline import OfflineReranker
 from ragkit.rerank.voyage import VoyageReranker
+from ragkit.sqlite_files import CacheUnusable
 from ragkit.text_stats import counted
 
 __all__ = ["PREFIXED", "RERANKERS", "Candidate", "NoRerank", "RerankStage", "Reranker",
@@ -96,7 +99,7 @@ def _check_reply(reply: object, candidates: Sequence[Candidate], k: int) -> Rank
 
 class RerankStage:
     """A reranker applied query by query, falling back to the first-stage order on failure
-    (but a `MissingKey`, which is raised: module docstring).
+    (but a `MissingKey` or `CacheUnusable`, which are raised: module docstring).
 
     `queries` and `fallbacks` count what it did since it was made (shown by the CLI).
     """
@@ -111,7 +114,7 @@ class RerankStage:
         self.queries += 1
         try:
             return _check_reply(self.reranker.rerank(query, candidates, k), candidates, k)
-        except MissingKey:  # its own line says what to set; the same for every query
+        except (MissingKey, CacheUnusable):  # their own line says what to do; every query alike
             raise
         except Exception as exc:  # noqa: BLE001 - any reranker failure must not end the run
             self.fallbacks += 1
