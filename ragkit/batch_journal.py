@@ -38,7 +38,9 @@ process killed in between) is not known here; its requests would be submitted ag
 from __future__ import annotations
 
 import calendar
+import errno
 import json
+import os
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -129,11 +131,26 @@ class Journal:
 
     @contextmanager
     def submitting(self) -> Iterator[None]:
-        """Hold the journal's submit lock: read it, submit, write the records, release."""
+        """Hold the journal's submit lock: read it, submit, write the records, release. A
+        journal folder that cannot be written (a read-only RAGKIT_HOME) is one line, before
+        anything is submitted: a batch the API accepted could not be journaled, and a killed
+        run would pay for it again (it was a traceback from the lock file)."""
         from filelock import FileLock  # deferred: only a batch run takes it
-        self.folder.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(self.folder.parent / f"{self.folder.name}.lock")):
+        lock = FileLock(str(self.folder.parent / f"{self.folder.name}.lock"))
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            if not os.access(self.folder, os.W_OK | os.X_OK):  # its lock's folder may be
+                raise OSError(errno.EACCES, "cannot write in it")
+            lock.acquire()
+        except OSError as exc:
+            raise RagkitError(f"{self.folder}: the batch journal cannot be written here "
+                              f"({exc.strerror or exc}), so no batch is submitted: set "
+                              f"RAGKIT_HOME to a folder that can be written, or run without "
+                              f"--batch") from None
+        try:
             yield
+        finally:
+            lock.release()
 
     def remove(self, record: BatchRecord) -> None:
         """Forget a batch whose results are collected (or that the API no longer knows)."""

@@ -55,7 +55,6 @@ from ragkit.pricing import Usage
 from ragkit.text_stats import counted
 
 
-
 class MessageBatches:
     """Answer Messages API requests through batches (see the module docstring)."""
 
@@ -69,7 +68,7 @@ class MessageBatches:
         self.batches = llm.client.messages.batches
         self.outcome: dict[str, str] = {}  # custom_id → result type of what did not succeed
 
-    def plan(self, requests: Sequence[dict[str, Any]]
+    def plan(self, requests: Sequence[dict[str, Any]], journal: bool = True
              ) -> tuple[dict[str, Message], dict[str, dict], list[BatchRecord]]:
         """(answers from the cache, requests still needed by key, open batches holding some).
 
@@ -77,7 +76,7 @@ class MessageBatches:
         all cached, and another run may finish caching a batch's results in between — read
         the other way round, those requests would look unanswered and their batch gone, and
         would be submitted again."""
-        journaled = self.journal.open_batches()
+        journaled = self.journal.open_batches() if journal else []  # False: unread, none
         answers: dict[str, Message] = {}
         needed: dict[str, dict] = {}
         for params in requests:
@@ -93,7 +92,7 @@ class MessageBatches:
             answers[key] = Message.construct(**entry.reply)
         self.report.from_cache += len(answers)
         open_ = [r for r in journaled if needed.keys() & set(r.custom_ids)]
-        if self.journal.pruned:
+        if journal and self.journal.pruned:
             self.options.log(f"journal: removed {len(self.journal.pruned)} stale batch "
                              f"record(s) from {self.journal.folder} (ended with every result "
                              f"in the call cache, or past the API's 29-day retention)")
@@ -106,7 +105,11 @@ class MessageBatches:
 
         `check(reply)` returns a complaint about an unusable reply (not cached, retried);
         `before(keys)` is called with the keys about to go into new batches, before any is
-        submitted (for a cost projection)."""
+        submitted (for a cost projection). A call cache read-only here answers all, unjournaled
+        (no result could be kept, nor the journal's lock taken; a request it lacks: its line)."""
+        if self.llm.cache and self.llm.cache.read_only:
+            answers = self.plan(requests, journal=False)[0]
+            return [answers[request_key("/v1/messages", self.llm.backend, p)] for p in requests]
         with self.journal.submitting():  # two runs at once submit one batch between them
             answers, needed, open_ = self.plan(requests)
             queued = {k for r in open_ for k in r.custom_ids}

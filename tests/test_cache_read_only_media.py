@@ -426,6 +426,47 @@ def test_a_read_only_home_reranks_from_the_cache_and_stops_at_a_call_it_lacks(as
     assert not Path("n.trec").exists()
 
 
+def test_a_read_only_home_serves_batch_contexts_from_the_cache(asked):
+    """`ragkit index --contextualizer claude --batch` on a read-only RAGKIT_HOME whose call
+    cache held every context was a traceback from the batch journal's lock file (OSError:
+    Read-only file system). The contexts are served from the cache, the journal unread, as
+    without --batch; a context the cache lacks is the cache's one line, nothing written."""
+    home, db = asked / "home", asked / "home" / "cache" / "calls.sqlite"
+    build = ["index", "docs.jsonl", "--embedder", "none", "--contextualizer", "claude",
+             "--batch", "--out"]
+    built = ragkit(home, *build, "cxb", read_only=True)
+    assert built.returncode == 0, built.stderr
+    assert built.stdout == (
+        "claude-haiku-4-5 (answered by the offline stand-in): 0 requests, 3 from the call cache; "
+        "estimated tokens in 0, out 0, cache write 0, cache read 0; no cost\n"
+        "indexed 3 documents as 3 chunks into cxb\n")
+    assert Path("cxb/chunks.jsonl").read_text() == Path("cx/chunks.jsonl").read_text()
+    Path("docs.jsonl").write_text(DOCS + '{"id": "d", "text": "a teapot keeps tea warm"}\n')
+    more = ragkit(home, *build, "cxc", read_only=True)
+    assert (more.returncode, more.stdout) == (2, "")
+    assert more.stderr.splitlines(keepends=True)[-1] == READ_ONLY_MISS.format(db=db)
+    assert not Path("cxc").exists()
+
+
+def test_a_batch_journal_that_cannot_be_written_is_one_line(tmp_path, monkeypatch):
+    """A RAGKIT_HOME whose batch journal folder cannot be written (here: immutable) stopped
+    `ragkit index --batch` with a traceback from the journal's lock file; it is one line
+    naming the folder, before any batch is submitted, and no index is written."""
+    monkeypatch.chdir(tmp_path)
+    Path("docs.jsonl").write_text(DOCS)
+    (tmp_path / "home" / "batches").mkdir(parents=True)
+    with immutable(tmp_path / "home" / "batches"):
+        done = ragkit(tmp_path / "home", "index", "docs.jsonl", "--out", "cx", "--embedder",
+                      "none", "--contextualizer", "claude", "--batch")
+    folder = tmp_path / "home" / "batches" / "anthropic"
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines()[-1] == (
+        f"ragkit: error: {folder}: the batch journal cannot be written here (Operation not "
+        f"permitted), so no batch is submitted: set RAGKIT_HOME to a folder that can be "
+        f"written, or run without --batch")
+    assert not Path("cx").exists()
+
+
 def test_an_immutable_call_cache_serves_its_calls_from_any_thread(tmp_path):
     """An immutable call cache (chattr +i) in a folder that can be written: "the call cache
     cannot be used (attempt to write a readonly database)" at its first hit. Hits are served
