@@ -426,6 +426,25 @@ def test_a_read_only_home_reranks_from_the_cache_and_stops_at_a_call_it_lacks(as
     assert not Path("n.trec").exists()
 
 
+def test_questions_on_a_long_document_pass_a_read_only_cache_line_on_as_it_is(mountable,
+                                                                             monkeypatch):
+    """`ragkit questions generate` counts a document past the context window first; on a
+    read-only RAGKIT_HOME whose cache lacked that count, the cache's line came prefixed
+    "counting a document's tokens: ", unlike every other call's. It is passed on as it is."""
+    monkeypatch.chdir(mountable)
+    (mountable / "home").mkdir()
+    Path("docs").mkdir()
+    Path("docs/log.md").write_text("# Sensor log\n\n" + "\n\n".join(
+        f"Sensor {i} on vineyard row {i % 40} read {i * 7 % 1000} units of moisture at dawn."
+        for i in range(12_000)) + "\n")
+    done = ragkit(mountable / "home", "questions", "generate", "docs", "--out", "g.jsonl",
+                  "--n", "3", "--kinds", "lexical", "--embedder", "none", read_only=True)
+    db = mountable / "home" / "cache" / "calls.sqlite"
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines(keepends=True)[-1] == READ_ONLY_MISS.format(db=db)
+    assert not Path("g.jsonl").exists()
+
+
 def test_a_read_only_home_serves_batch_contexts_from_the_cache(asked):
     """`ragkit index --contextualizer claude --batch` on a read-only RAGKIT_HOME whose call
     cache held every context was a traceback from the batch journal's lock file (OSError:

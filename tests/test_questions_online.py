@@ -199,3 +199,32 @@ def test_a_document_longer_than_the_context_window_sends_the_part_around_each_pa
                     f"parts of whole consecutive chunks)")
     rows = [json.loads(x) for x in (tmp_path / "g.jsonl").read_text().splitlines()]
     assert len(rows) == 3 and all(r["golden"][0]["span"] in body_text for r in rows)
+
+
+def test_a_failed_token_count_of_a_long_document_names_the_document(tmp_path, monkeypatch,
+                                                                     capsys):
+    """A document past the context window is counted before any question is written; a
+    count the API refused said "counting a document's tokens: ..." without naming which of
+    the folder's documents. It names it, and nothing is written."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "log.md").write_text("# Sensor log\n\n" + "\n\n".join(
+        f"Sensor {i} on vineyard row {i % 40} read {i * 7 % 1000} units of moisture at dawn."
+        for i in range(12_000)) + "\n")
+
+    def handler(path: str, body: dict):
+        if path == "/v1/messages/count_tokens":
+            return 400, {"type": "error", "error": {"type": "invalid_request_error",
+                                                    "message": "counting is down"}}
+        return standin.respond(path, body)
+
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "x")
+    with standin.serve(handler) as url:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+        assert main(["questions", "generate", str(docs), "--out", str(tmp_path / "g.jsonl"),
+                     "--n", "3", "--kinds", "lexical", "--embedder", "none"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "ragkit: error: log.md: counting its tokens: the Anthropic API refused the request (400 "
+        "invalid_request_error: counting is down)")
+    assert not (tmp_path / "g.jsonl").exists()

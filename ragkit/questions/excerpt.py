@@ -25,9 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ragkit.cache import DamagedCache
+from ragkit.cache import CacheUnusable
 from ragkit.contextualize.claude import document_block
 from ragkit.documents import Chunk, Document, RagkitError
+from ragkit.errors import MissingKey
 from ragkit.llm import LLM
 from ragkit.pricing import price
 from ragkit.questions.prompts import WRITE_TOKENS
@@ -41,14 +42,14 @@ GAP = "\n\n[…]\n\n"  # between the two parts a multi-chunk question sends
 def excerpts(items: Sequence[Item], chunks: Sequence[Chunk], model: str, llm: LLM,
              log: Callable[[str], None] | None = None) -> list[str]:
     """The document text each item's write request sends (see the module docstring)."""
-    def count(text: str) -> int:
+    def count(doc: Document) -> int:
         try:
             return llm.count_tokens(model=model, messages=[
-                {"role": "user", "content": [document_block(text)]}])
-        except DamagedCache:  # its own line says what to do
+                {"role": "user", "content": [document_block(doc.text)]}])
+        except (CacheUnusable, MissingKey):  # damaged, read-only here, no key: their own line
             raise
         except RagkitError as exc:
-            raise RagkitError(f"counting a document's tokens: {exc}") from None
+            raise RagkitError(f"{doc.id}: counting its tokens: {exc}") from None
     by_doc: dict[str, list[Chunk]] = {}
     for chunk in chunks:
         by_doc.setdefault(chunk.doc_id, []).append(chunk)
@@ -65,7 +66,7 @@ def excerpts(items: Sequence[Item], chunks: Sequence[Chunk], model: str, llm: LL
     return out
 
 
-def _parts(doc: Document, chunks: list[Chunk], model: str, count: Callable[[str], int],
+def _parts(doc: Document, chunks: list[Chunk], model: str, count: Callable[[Document], int],
            log: Callable[[str], None] | None) -> tuple[list[str], dict[str, int]]:
     """([], {}) when `doc` fits whole; else its parts' texts and each chunk's part."""
     window = price(model).context_window
@@ -73,7 +74,7 @@ def _parts(doc: Document, chunks: list[Chunk], model: str, count: Callable[[str]
     room = window - WRITE_TOKENS - FRAME - 2 * longest
     if estimate_tokens(doc.text) <= room // 2:
         return [], {}
-    tokens = count(doc.text)
+    tokens = count(doc)
     if tokens <= room:
         return [], {}
     per_char = tokens / max(len(doc.text), 1)
