@@ -131,3 +131,21 @@ def test_quoted_front_matter_values_are_read_as_yaml_reads_them(tmp_path):
                               'date: 2024-05-01; product: plain value.')
     (doc,) = load_folder(folder, progress=False)
     assert (doc.metadata["author"], doc.metadata["date"]) == ("Ana's lab", "2024-05-01")
+
+
+def test_a_front_matter_escape_naming_no_character_is_kept_as_written(tmp_path):
+    """`title: "Soil \\ud800 primer"` (half a surrogate pair: no character) was read into a
+    title no UTF-8 file can hold, and `ragkit index` of the folder stopped at the save,
+    naming a chunk's metadata rather than the file. The value keeps its text as written,
+    its quotes off, as a value with an escape JSON lacks does."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "primer.md").write_text(
+        '---\ntitle: "Soil \\ud800 primer"\n---\n# Intro\n\nSoil holds water.\n')
+    done = subprocess.run([str(Path(sys.executable).parent / "ragkit"), "index", str(folder),
+                           "--out", str(tmp_path / "idx"), "--embedder", "none"],
+                          capture_output=True, text=True)
+    assert (done.returncode, done.stdout) == (0, f"indexed 1 document as 1 chunk into "
+                                                 f"{tmp_path / 'idx'}\n")
+    (row,) = [json.loads(line) for line in (tmp_path / "idx" / "chunks.jsonl").open()]
+    assert row["metadata"]["title"] == "Soil \\ud800 primer"

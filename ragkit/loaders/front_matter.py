@@ -2,7 +2,9 @@
 
 What it is: `split_front_matter(raw)` → (the values by key, the text after the block). A
 value in YAML quotes is read as YAML reads it, without them: `title: "Soil: a primer"`
-(double quotes, backslash escapes) or `author: 'Ana''s lab'` (single quotes, `''` for `'`).
+(double quotes, backslash escapes) or `author: 'Ana''s lab'` (single quotes, `''` for `'`);
+a double-quoted value with an escape JSON does not read (`\\x41`) or one naming no character
+(`\\ud800`, half a surrogate pair, which no UTF-8 file can hold) loses its quotes alone.
 Jekyll, Hugo, Obsidian and Quarto quote every title that holds `: ` or ` #`; kept, the
 quotes were part of the title in every citation, context and `[Source | Section]` tag.
 
@@ -38,6 +40,7 @@ def unquoted(value: str) -> str:
     if len(value) >= 2 and value[0] == value[-1] == '"':
         try:
             text = json.loads(value)  # JSON's escapes (\" \\ \n \t \uXXXX) are YAML's too
+            str(text).encode("utf-8")  # "\ud800", half a pair: no character (nor in YAML)
         except ValueError:  # an escape JSON lacks (YAML's \e, \x41): the quotes alone go
             return value[1:-1]
         return text if isinstance(text, str) else value[1:-1]
