@@ -202,3 +202,25 @@ def test_symbolic_links_to_folders_are_named_as_such_not_counted_as_files(tmp_pa
     assert one_error_line(done) == (
         f"ragkit: error: {only}: no documents; left out 1 symbolic link to a folder, which "
         f"ragkit does not follow: papers (give the folder itself, or copy it in)")
+
+
+def test_a_link_to_a_folder_named_like_a_document_is_named_as_a_link(tmp_path):
+    """A link to a folder whose name has a suffix ragkit reads (`papers.md -> shared/papers`)
+    was taken for a file and refused, stopping the index: "a symbolic link to …, outside the
+    folder; … (copy the file in to index it)". It is left out and named as the other links to
+    folders are."""
+    shared = tmp_path / "shared" / "papers"
+    shared.mkdir(parents=True)
+    (shared / "drip.md").write_text("# Drip irrigation\n\nDrippers save water.\n")
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "note.md").write_text("# Note\n\nA note kept here.\n")
+    (folder / "papers.md").symlink_to(shared)
+    env = {**os.environ, "RAGKIT_HOME": str(tmp_path / "home")}
+    done = subprocess.run([RAGKIT, "index", str(folder), "--out", str(tmp_path / "idx"),
+                           "--embedder", "none"], capture_output=True, text=True, timeout=120,
+                          env=env)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        0, f"indexed 1 document as 1 chunk into {tmp_path / 'idx'}\n",
+        "left out 1 symbolic link to a folder, which ragkit does not follow: papers.md (give "
+        "the folder itself, or copy it in)\n")

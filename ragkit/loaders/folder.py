@@ -146,8 +146,9 @@ def scan(root: Path, wanted: Callable[[str], bool], skip_dir: Callable[[Path], b
     """(path, None or why it is not read) for each entry under `root` whose name `wanted`
     accepts, in path order; nothing hidden, nothing under a folder `skip_dir` accepts. The
     entries `wanted` refuses are appended to `others` when it is given (to say what was left
-    out), the symbolic links to folders among them to `links` when that is given (they were
-    counted as files of no suffix: `linked_note` says what they are).
+    out), and the symbolic links to folders, whatever their name, to `links` when that is
+    given instead (they were counted as files of no suffix, and one named like a document,
+    `papers.md`, refused as a file: `linked_note` says what they are).
     Walked with a stack, not recursion (`os.walk` and `Path.rglob` raise RecursionError past
     about 1,000 nested folders)."""
     root = Path(root)
@@ -173,10 +174,12 @@ def scan(root: Path, wanted: Callable[[str], bool], skip_dir: Callable[[Path], b
             if is_folder:
                 if not skip_dir(path):
                     folders.append((path, f"{prefix}{entry.name}/"))
+            elif links is not None and _linked_folder(entry):  # `papers.md -> ~/papers` too
+                links.append(path)
             elif wanted(entry.name):
                 found.append((path, _problem(entry, prefix + entry.name, real_root)))
             elif others is not None:
-                (links if links is not None and _linked_folder(entry) else others).append(path)
+                others.append(path)
     return _twins(root, sorted(found, key=lambda entry: entry[0]))
 
 
