@@ -126,7 +126,8 @@ def beir_splits(root: Path | str) -> list[str]:
 def _beir_documents(root: Path | str) -> list[Document]:
     """The documents of a BEIR folder's `corpus.jsonl` alone: its queries and qrels are not
     read (what `ragkit index` needs; a folder without `qrels/*.tsv` is a corpus all the same).
-    An `_id` given twice is refused with its line."""
+    An `_id` given twice is refused with its line, a file without one document by its name
+    (as a documents JSONL is: it was "BM25 needs at least one document", naming nothing)."""
     root = Path(root)
     documents = []
     seen = set()
@@ -140,6 +141,8 @@ def _beir_documents(root: Path | str) -> list[Document]:
                           root / "corpus.jsonl", line)  # NFC, as every document ragkit reads
         documents.append(Document(ident, composed(text), composed(str(obj.get("title") or "")),
                                   {}))
+    if not documents:
+        raise RagkitError(f"{root / 'corpus.jsonl'}: no documents")
     return documents
 
 

@@ -168,3 +168,20 @@ def test_questions_read_the_documents_of_a_beir_folder_without_judgments(
     shutil.rmtree(data / "qrels")
     documents, chunks = documents_of(data)
     assert ([(d.id, d.text) for d in documents], chunks) == (list(DOCS.items()), None)
+
+
+def test_a_beir_corpus_without_a_document_is_named(tmp_path: Path) -> None:
+    """A BEIR folder whose corpus.jsonl holds no document (empty, or blank lines) stopped
+    `ragkit index` with "BM25 needs at least one document; the corpus is empty", naming no
+    file, once its qrels were no longer read first. It is named, as an empty documents JSONL
+    is, by index and eval alike, and no index is written."""
+    data = _beir(tmp_path / "beir")
+    for corpus in ("", "\n\n"):
+        (data / "corpus.jsonl").write_text(corpus)
+        for command in (["index", str(data), "--out", str(tmp_path / "ix"), "--embedder",
+                         "none"], ["eval", str(data), "--embedder", "none"]):
+            done = subprocess.run([str(RAGKIT), *command], capture_output=True, text=True,
+                                  timeout=300)
+            assert (done.returncode, done.stdout, done.stderr) == (
+                2, "", f"ragkit: error: {data / 'corpus.jsonl'}: no documents\n"), command
+    assert not (tmp_path / "ix").exists()
