@@ -29,6 +29,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ragkit.errors import RagkitError
+
 
 def owner() -> str:
     """`PID.HOST` for a temporary folder's name: this process, and a short hash of the host
@@ -89,9 +91,14 @@ def remove_dead(folder: Path, prefix: str) -> list[Path]:
 def scratch(folder: Path, prefix: str) -> Iterator[Path]:
     """A new folder in `folder` named `prefix` + `owner()` + `-*` for the block, deleted after
     it; those of processes that no longer run (`remove_dead`) are deleted first, since a
-    process killed with -9, SIGTERM or SIGHUP (a closed terminal) never reaches the deletion."""
+    process killed with -9, SIGTERM or SIGHUP (a closed terminal) never reaches the deletion.
+    A `folder` that cannot be written is one `RagkitError` line naming it, not a traceback."""
     remove_dead(folder, prefix)
-    made = Path(tempfile.mkdtemp(prefix=f"{prefix}{owner()}-", dir=folder))
+    try:
+        made = Path(tempfile.mkdtemp(prefix=f"{prefix}{owner()}-", dir=folder))
+    except OSError as exc:
+        raise RagkitError(f"{folder}: cannot make a working folder here "
+                          f"({exc.strerror or exc})") from None
     try:
         yield made
     finally:

@@ -12,6 +12,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 from ragkit import embed, index_cache
 from ragkit.documents import Document
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
+from tests.test_cache_read_only_media import immutable
 from tests.test_pipeline import DOCS, HashEmbedder
 
 RAGKIT = str(Path(sys.executable).parent / "ragkit")
@@ -241,3 +242,24 @@ def test_a_refresh_killed_leaves_no_folder_among_the_notebooks_after_the_next(tm
     assert after.wait(timeout=120) == 0, after.stderr.read()
     assert hidden() == []
     assert sorted(p.name for p in books.iterdir()) == ["01_slow.ipynb", "02_quick.ipynb"]
+
+
+def test_a_refresh_in_a_folder_that_cannot_be_written_is_one_line(tmp_path):
+    """`ragkit cookbook refresh` of a notebook in a folder that cannot be written (a read-only
+    checkout; here immutable) stopped with a PermissionError traceback from the hidden folder
+    it executes the notebook in; it is one line naming the folder, the notebook unchanged."""
+    books = tmp_path / "notebooks"
+    books.mkdir()
+    notebook = _tiny_notebook(books / "01_quick.ipynb", "print(x)")
+    before = notebook.read_bytes()
+    env = {**os.environ, "RAGKIT_HOME": str(tmp_path / "home")}
+    env.pop(index_cache.ENV, None)
+    with immutable(books):
+        done = subprocess.run([RAGKIT, "cookbook", "refresh", "--notebook", str(notebook)],
+                              env=env, capture_output=True, text=True, timeout=300)
+    assert (done.returncode, done.stdout, done.stderr.splitlines()[-1]) == (
+        2, "", f"ragkit: error: {books}: cannot make a working folder here (Operation not "
+               f"permitted)")
+    assert "Traceback" not in done.stderr
+    assert notebook.read_bytes() == before and [p.name for p in books.iterdir()] == [
+        "01_quick.ipynb"]
