@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 from ragkit import standin
 from ragkit.cli import main
@@ -156,6 +157,17 @@ def test_a_rejected_key_is_one_line_without_the_key_and_nothing_is_written(tmp_p
     assert not out.exists()
 
 
+def three_lexical(tmp_path: Path, monkeypatch, handler, docs: Path) -> int:
+    """`ragkit questions generate DOCS --n 3 --kinds lexical` against a loopback stand-in
+    answering with `handler`, into tmp_path/g.jsonl; the exit status."""
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "x")
+    with standin.serve(handler) as url:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+        return main(["questions", "generate", str(docs), "--out", str(tmp_path / "g.jsonl"),
+                     "--n", "3", "--kinds", "lexical", "--embedder", "none"])
+
+
 def test_a_document_longer_than_the_context_window_sends_the_part_around_each_passage(
         tmp_path, monkeypatch, capsys):
     """A folder's 1 MB log (a thesis, a transcript: over 200,000 tokens) went whole into every
@@ -182,12 +194,7 @@ def test_a_document_longer_than_the_context_window_sends_the_part_around_each_pa
                     "message": f"prompt is too long: {tokens} tokens > {window} maximum"}}
         return standin.respond(path, body)
 
-    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "x")
-    with standin.serve(handler) as url:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
-        assert main(["questions", "generate", str(docs), "--out", str(tmp_path / "g.jsonl"),
-                     "--n", "3", "--kinds", "lexical", "--embedder", "none"]) == 0
+    assert three_lexical(tmp_path, monkeypatch, handler, docs) == 0
     err = capsys.readouterr().err
     assert len(sizes) == 9 and max(sizes) <= window  # 3 written, answered back, closed-book
     (line,) = [x for x in err.splitlines() if x.startswith("questions: log.md: ")]
@@ -218,12 +225,7 @@ def test_a_failed_token_count_of_a_long_document_names_the_document(tmp_path, mo
                                                     "message": "counting is down"}}
         return standin.respond(path, body)
 
-    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "x")
-    with standin.serve(handler) as url:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
-        assert main(["questions", "generate", str(docs), "--out", str(tmp_path / "g.jsonl"),
-                     "--n", "3", "--kinds", "lexical", "--embedder", "none"]) == 2
+    assert three_lexical(tmp_path, monkeypatch, handler, docs) == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
         "ragkit: error: log.md: counting its tokens: the Anthropic API refused the request (400 "
         "invalid_request_error: counting is down)")
