@@ -55,10 +55,12 @@ def client(what: str, offline: str) -> Any:
     return made
 
 
-def address(sdk: Any) -> str:
-    """The base URL this client sends to (VOYAGE_BASE_URL, or the SDK's choice for the key)."""
+def address(sdk: Any | None) -> str:
+    """The base URL this client sends to (VOYAGE_BASE_URL, or the SDK's choice for the key);
+    `sdk` None: where a client without a key yet would send."""
     from voyageai.util import get_default_base_url
-    return os.environ.get("VOYAGE_BASE_URL") or get_default_base_url(sdk.api_key)
+    return (os.environ.get("VOYAGE_BASE_URL")
+            or get_default_base_url(sdk.api_key if sdk is not None else ""))
 
 
 def failure(what: str, exc: Exception, sdk: Any, hint: str = "") -> RagkitError:

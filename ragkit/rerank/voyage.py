@@ -44,7 +44,6 @@ import math
 import threading
 import warnings
 from collections.abc import Iterator, Sequence
-from types import SimpleNamespace
 from typing import Any
 
 from ragkit.cache import CallCache, request_key
@@ -125,7 +124,7 @@ class VoyageReranker:
         try:  # the cache key's endpoint; with a key, the client's (it may depend on the key)
             self.backend = address(self._sdk)
         except MissingKey:  # no key yet: cached calls need none (module docstring)
-            self.backend = address(SimpleNamespace(api_key=""))
+            self.backend = address(None)
         self.requests = self.cache_hits = self.tokens = self.saved_tokens = 0
         self.fallbacks = self.split_queries = self.cut_documents = self.cut_queries = 0
 
