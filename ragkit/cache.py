@@ -243,8 +243,11 @@ class CallCache:
 def missing(path: Path | str | None = None) -> str | None:
     """"no call cache at PATH" (saying where a link there points) when no file is there, for
     `ragkit cache stats` and `clear`, which make none (they made one, through a link where it
-    points: a disk not mounted); else None, a folder or a stranger's file too (refused)."""
+    points: a disk not mounted); else None, a folder or a stranger's file too (refused).
+    A link loop is not "no file": it is the `resolved` line every command using the cache
+    says (`ragkit ask` said a loop where these two said a link naming no file, or empty)."""
     path = Path(path) if path is not None else default_cache_path()
+    resolved(path, "call cache")
     if path.exists():
         return None
     named = f" (a link to {os.readlink(path)}, which names no file)" if path.is_symlink() else ""
@@ -254,8 +257,8 @@ def missing(path: Path | str | None = None) -> str | None:
 def read_stats(path: Path | str | None = None) -> list[ModelStats]:
     """`CallCache(path).stats()` for `ragkit cache stats`, which only reads: none there (nor
     where a link there points, `missing`) is an empty one, nothing created; one that cannot
-    be written is read as it is (`CallCache.read_only`). A file that is not sqlite is
-    refused."""
+    be written is read as it is (`CallCache.read_only`). A file that is not sqlite, and a
+    link loop, are refused."""
     path = Path(path) if path is not None else default_cache_path()
     if missing(path):
         return []

@@ -57,7 +57,8 @@ def test_clearing_a_damaged_linked_call_cache_keeps_the_link_and_deletes_its_fil
     assert link.is_symlink() and os.readlink(link) == str(target)
     assert sorted(os.listdir(elsewhere)) == []  # the damaged file, its -wal and -shm
     stats = ragkit(cache.parent, "cache", "stats")
-    assert (stats.returncode, stats.stdout) == (0, "the call cache is empty\n"), stats.stderr
+    assert (stats.returncode, stats.stdout) == (
+        0, f"no call cache at {link} (a link to {target}, which names no file)\n"), stats.stderr
     assert link.is_symlink() and not target.exists()  # stats reads: it makes none
     CallCache(link).close()
     assert link.is_symlink() and target.is_file()  # the next use starts again where it points
@@ -66,27 +67,27 @@ def test_clearing_a_damaged_linked_call_cache_keeps_the_link_and_deletes_its_fil
 def test_cache_stats_and_clear_through_a_link_to_no_file_make_no_cache(linked):
     """`ragkit cache stats` and `clear` through a link naming no file (the link a cleared
     damaged cache leaves, a disk not mounted) made an empty cache where the link points, its
-    folder too; they make none and say so in one line. So with no link and no file."""
+    folder too; they make none and say so in one line, the same line (stats said "the call
+    cache is empty", hiding that the link leads nowhere). So with no link and no file."""
     cache, elsewhere = linked
     link, target = cache / "calls.sqlite", elsewhere / "calls.sqlite"
 
-    def stats_and_clear(said: str) -> None:
+    def stats_and_clear(listed: str, said: str) -> None:
         stats = ragkit(cache.parent, "cache", "stats")
-        assert (stats.returncode, stats.stdout, stats.stderr) == (
-            0, "the call cache is empty\n", "")
+        assert (stats.returncode, stats.stdout, stats.stderr) == (0, listed, "")
         for model in ([], ["--model", "claude-haiku-4-5"]):
             cleared = ragkit(cache.parent, "cache", "clear", *model)
             assert (cleared.returncode, cleared.stdout, cleared.stderr) == (0, said, "")
 
-    said = f"no call cache at {link} (a link to {target}, which names no file); nothing to clear\n"
+    none = f"no call cache at {link} (a link to {target}, which names no file)"
     elsewhere.rmdir()  # the disk is not mounted
-    stats_and_clear(said)
+    stats_and_clear(f"{none}\n", f"{none}; nothing to clear\n")
     assert not elsewhere.exists() and os.readlink(link) == str(target)
     elsewhere.mkdir()  # mounted, the cache not made yet
-    stats_and_clear(said)
+    stats_and_clear(f"{none}\n", f"{none}; nothing to clear\n")
     assert os.listdir(elsewhere) == [] and os.readlink(link) == str(target)
     link.unlink()
-    stats_and_clear(f"no call cache at {link}; nothing to clear\n")
+    stats_and_clear("the call cache is empty\n", f"no call cache at {link}; nothing to clear\n")
     assert sorted(os.listdir(cache)) == ["embeddings.sqlite"]
 
 
@@ -143,7 +144,8 @@ def test_clearing_a_cache_path_naming_a_file_that_is_not_a_cache_deletes_nothing
 def test_a_call_cache_link_that_leads_back_to_itself_is_one_line(tmp_path, monkeypatch):
     """A calls.sqlite that is a link to itself (or a loop of links) was a RuntimeError
     traceback ("Symlink loop from ...") in `ragkit ask` and the claude contextualizer; it is
-    one line naming the link, and `ragkit cache stats` and `clear` answer it in one line."""
+    one line naming the link. `ragkit cache stats` said the cache was empty and `clear` that
+    the link named no file, exit 0: they say the same loop line, exit 2, changing nothing."""
     monkeypatch.chdir(tmp_path)
     home = tmp_path / "home"
     (home / "cache").mkdir(parents=True)
@@ -164,25 +166,27 @@ def test_a_call_cache_link_that_leads_back_to_itself_is_one_line(tmp_path, monke
             assert (done.returncode, done.stdout) == (2, ""), done.stderr
             assert done.stderr.splitlines(keepends=True)[-1] == said, done.stderr
             assert "Traceback" not in done.stderr
-        stats = ragkit(home, "cache", "stats")
-        assert (stats.returncode, stats.stdout, stats.stderr) == (
-            0, "the call cache is empty\n", "")
-        cleared = ragkit(home, "cache", "clear")
-        assert (cleared.returncode, cleared.stdout, cleared.stderr) == (
-            0, f"no call cache at {link} (a link to {points_to}, which names no file); nothing "
-               f"to clear\n", "")
+        for args in (["stats"], ["clear"], ["clear", "--model", "claude-haiku-4-5"]):
+            done = ragkit(home, "cache", *args)
+            assert (done.returncode, done.stdout, done.stderr) == (2, "", said)
+        assert os.readlink(link) == points_to
         link.unlink()
     assert not Path("cx").exists() and os.readlink(other) == "calls.sqlite"
 
 
 def test_an_embedding_cache_link_that_leads_back_to_itself_is_one_line(tmp_path):
     """An embeddings.sqlite linked to itself stopped `ragkit index` and `search` with a
-    RuntimeError traceback ("Symlink loop from ..."); it is one line naming the link."""
-    link = tmp_path / "embeddings.sqlite"
+    RuntimeError traceback ("Symlink loop from ..."); it is one line naming the link.
+    `ragkit cache clear --embeddings` said "no embedding cache" (exit 0): the same line."""
+    (tmp_path / "cache").mkdir()
+    link = tmp_path / "cache" / "embeddings.sqlite"
     link.symlink_to("embeddings.sqlite")
+    said = (f"{link}: is a symbolic link that leads back to itself (a loop), so no embedding "
+            f"cache can be opened there; remove the link or point it at a file")
     with pytest.raises(RagkitError) as refused:
         CachedEmbedder(WordEmbedder(["kettle"]), link)
-    assert str(refused.value) == (f"{link}: is a symbolic link that leads back to itself (a "
-                                  f"loop), so no embedding cache can be opened there; remove "
-                                  f"the link or point it at a file")
+    assert str(refused.value) == said
+    cleared = ragkit(tmp_path, "cache", "clear", "--embeddings")
+    assert (cleared.returncode, cleared.stdout, cleared.stderr) == (2, "", f"ragkit: error: "
+                                                                           f"{said}\n")
     assert os.readlink(link) == "embeddings.sqlite"

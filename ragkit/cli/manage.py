@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from ragkit.cache import CallCache, DamagedCache, format_stats, missing, read_stats
-from ragkit.cache import remove_database
+from ragkit.cache import default_cache_path, remove_database
 from ragkit.cli.options import Help
 from ragkit.corpus_cache import clear_corpora, corpora_folder
 from ragkit.documents import RagkitError
@@ -33,17 +33,20 @@ def cmd_cache(args: argparse.Namespace) -> None:
     `clear` removes a call cache sqlite reports as damaged (and its -wal / -shm files): it
     cannot be emptied row by row, and the next call starts a new one. A file that is not a
     sqlite file at all is refused, not deleted (it may not be ragkit's). Where there is none
-    (or a link there names no file), `stats` and `clear` say so and make none. One that
-    cannot be written (read-only media, an immutable file) is not cleared: `CallCache.clear`
-    says so in one line, and that it is damaged when it is."""
+    (or a link there names no file), `stats` and `clear` say so and make none; a link in a
+    loop is the one line `ragkit ask` says (`missing`), exit 2. One that cannot be written
+    (read-only media, an immutable file) is not cleared: `CallCache.clear` says so in one
+    line, and that it is damaged when it is."""
     if args.corpora:
         return _clear_corpora(args)
     if args.embeddings:
         return _clear_embeddings(args)
-    if args.action == "stats":  # reads only: a cache on read-only media too (`read_stats`)
-        print(format_stats([s for s in read_stats() if args.model in (None, s.model)]))
-        return
     absent = missing()  # none made to be emptied, nor where a link to no file points
+    if args.action == "stats":  # reads only: a cache on read-only media too (`read_stats`)
+        linked = absent is not None and default_cache_path().is_symlink()  # where it leads
+        print(absent if linked else format_stats([s for s in read_stats()
+                                                  if args.model in (None, s.model)]))
+        return
     if absent:
         print(f"{absent}; nothing to clear")
         return

@@ -62,10 +62,12 @@ def remove_cache(path: Path | None = None) -> int:
     """Delete the embedding cache file (default `default_cache_path()`), damaged or not, once
     no process is embedding a batch into it (its lock file); returns the bytes freed, its
     -wal and -shm files counted (`remove_database`). A folder that cannot be written
-    (read-only media) is one `RagkitError` line. Having to wait for a batch (12-26 s with
-    e5-small; Voyage as long as its call) is said first, in one line on stderr: the clear
-    looked hung."""
+    (read-only media) is one `RagkitError` line, and so is a link in a loop (`resolved`,
+    as `CachedEmbedder` says it; it was "no embedding cache"). Having to wait for a batch
+    (12-26 s with e5-small; Voyage as long as its call) is said first, in one line on
+    stderr: the clear looked hung."""
     path = Path(path) if path is not None else default_cache_path()
+    resolved(path, "embedding cache")  # a link loop: the line `index` says, not "no cache"
     if not path.exists():
         return 0
     lock = FileLock(str(path) + ".lock")
