@@ -17,7 +17,8 @@ device, a name that is not UTF-8 or holds a control character. A ragkit index in
 folder is not read (an index written into the folder it indexes would be, on the next run).
 A file of a type ragkit does not read is left out and listed in `Loaded.unread`
 (`unread_note` says it in one line; `ragkit.folder_summary.file_summary` tabulates a load),
-a symbolic link to a folder (not followed) in `Loaded.linked` (`linked_note`).
+a symbolic link to a folder (not followed) in `Loaded.linked` (`linked_note`; not one to a
+folder inside, read under its own path).
 A folder with a megabyte or more of PDF, HTML and Word files is
 read by one worker process per core (pdfminer is pure Python: 1,000 pages take about 28 CPU
 seconds, `benchmarks/bench_loaders.py`).

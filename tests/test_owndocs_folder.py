@@ -3,6 +3,7 @@ that is really an old .doc, upper-case suffixes, and a symlink to a file beside 
 file is one line that says what is wrong with it; nothing is read twice."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -191,8 +192,8 @@ def test_symbolic_links_to_folders_are_named_as_such_not_counted_as_files(tmp_pa
         "left out 1 file of a type ragkit does not read: (no suffix) 1 (it reads .c .cpp "
         ".docm .docx .dotm .dotx .go .h .hpp .htm .html .java .js .json .markdown .md .pdf "
         ".py .rs .rst .sh .sql .text .toml .ts .txt .xhtml .yaml .yml)",
-        "left out 2 symbolic links to folders, which ragkit does not follow: inner-link, "
-        "papers (give the folder itself, or copy it in)"]
+        "left out 1 symbolic link to a folder, which ragkit does not follow: papers (give "
+        "the folder itself, or copy it in)"]  # inner-link: its folder is read as `inner`
     only = tmp_path / "only-links"
     only.mkdir()
     (only / "papers").symlink_to(shared)
@@ -202,6 +203,33 @@ def test_symbolic_links_to_folders_are_named_as_such_not_counted_as_files(tmp_pa
     assert one_error_line(done) == (
         f"ragkit: error: {only}: no documents; left out 1 symbolic link to a folder, which "
         f"ragkit does not follow: papers (give the folder itself, or copy it in)")
+
+
+def test_a_link_to_a_folder_the_index_reads_anyway_is_not_named(tmp_path):
+    """A link to a folder inside the indexed one (`latest -> v2`, `here -> .`) was listed
+    among the links not followed, with advice to copy the folder in, though its files were
+    indexed under their own path. It is not named; a link to a hidden folder inside, or to
+    one outside, still is (their files are not read)."""
+    folder = tmp_path / "docs"
+    (folder / "v2").mkdir(parents=True)
+    (folder / ".drafts").mkdir()
+    (folder / "note.md").write_text("# Note\n\nA note kept here.\n")
+    (folder / "v2" / "guide.md").write_text("# Guide\n\nThe second guide.\n")
+    (folder / ".drafts" / "draft.md").write_text("# Draft\n\nNot yet.\n")
+    for name, target in (("latest", "v2"), ("here", "."), ("again", "v2/../v2"),
+                         ("drafts", ".drafts"), ("up", "..")):
+        (folder / name).symlink_to(target)
+    env = {**os.environ, "RAGKIT_HOME": str(tmp_path / "home")}
+    done = subprocess.run([RAGKIT, "index", str(folder), "--out", str(tmp_path / "idx"),
+                           "--embedder", "none"], capture_output=True, text=True, timeout=120,
+                          env=env)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        0, f"indexed 2 documents as 2 chunks into {tmp_path / 'idx'}\n",
+        "left out 2 symbolic links to folders, which ragkit does not follow: drafts, up (give "
+        "the folder itself, or copy it in)\n")
+    ids = sorted(json.loads(line)["doc_id"]
+                 for line in (tmp_path / "idx" / "chunks.jsonl").read_text().splitlines())
+    assert ids == ["note.md", "v2/guide.md"]
 
 
 def test_a_link_to_a_folder_named_like_a_document_is_named_as_a_link(tmp_path):

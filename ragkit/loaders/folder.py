@@ -1,9 +1,9 @@
 """Which entries of a folder are files ragkit may read, and why the others are not.
 
 What it is: `scan(root, wanted, skip_dir)` walks `root` (hidden entries and the folders
-`skip_dir` names left out, symbolic links to folders not followed but listed, `linked_note`)
-and returns every entry whose name `wanted` accepts, each with None (read it) or the reason
-it is not read:
+`skip_dir` names left out, symbolic links to folders not followed but listed, `linked_note`,
+unless the walk reads the folder anyway) and returns every entry whose name `wanted`
+accepts, each with None (read it) or the reason it is not read:
 
 - a symbolic link whose target lies outside `root` (a stranger's folder could otherwise
   index `~/.aws/credentials` and send it to an API) or is hidden inside it (`cfg.md ->
@@ -148,7 +148,8 @@ def scan(root: Path, wanted: Callable[[str], bool], skip_dir: Callable[[Path], b
     entries `wanted` refuses are appended to `others` when it is given (to say what was left
     out), and the symbolic links to folders, whatever their name, to `links` when that is
     given instead (they were counted as files of no suffix, and one named like a document,
-    `papers.md`, refused as a file: `linked_note` says what they are).
+    `papers.md`, refused as a file: `linked_note` says what they are) — but for a link to a
+    folder the walk reads anyway (`_walked`).
     Walked with a stack, not recursion (`os.walk` and `Path.rglob` raise RecursionError past
     about 1,000 nested folders)."""
     root = Path(root)
@@ -175,7 +176,8 @@ def scan(root: Path, wanted: Callable[[str], bool], skip_dir: Callable[[Path], b
                 if not skip_dir(path):
                     folders.append((path, f"{prefix}{entry.name}/"))
             elif links is not None and _linked_folder(entry):  # `papers.md -> ~/papers` too
-                links.append(path)
+                if not _walked(path, real_root, skip_dir):  # else read under its own name
+                    links.append(path)
             elif wanted(entry.name):
                 found.append((path, _problem(entry, prefix + entry.name, real_root)))
             elif others is not None:
@@ -189,6 +191,20 @@ def _linked_folder(entry: os.DirEntry) -> bool:
         return entry.is_symlink() and entry.is_dir()
     except OSError:
         return False
+
+
+def _walked(link: Path, real_root: str, skip_dir: Callable[[Path], bool]) -> bool:
+    """Whether the folder the symbolic link `link` names is walked anyway: inside the folder
+    (`real_root`, resolved), nothing hidden on the way, no folder `skip_dir` accepts. Its files
+    are then read under their own path, and the link is not one to tell of ("copy it in"
+    was wrong advice for files that are indexed)."""
+    target = os.path.realpath(link)
+    if not _inside(target, real_root):
+        return False
+    rel = os.path.relpath(target, real_root)
+    parts = [] if rel == os.curdir else rel.split(os.sep)
+    return not any(part.startswith(".") or skip_dir(Path(real_root, *parts[:i + 1]))
+                   for i, part in enumerate(parts))
 
 
 def linked_note(linked: list[str]) -> str:
