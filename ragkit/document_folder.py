@@ -18,7 +18,8 @@ folder is not read (an index written into the folder it indexes would be, on the
 A file of a type ragkit does not read is left out and listed in `Loaded.unread`
 (`unread_note` says it in one line; `ragkit.folder_summary.file_summary` tabulates a load),
 a symbolic link to a folder (not followed) in `Loaded.linked` (`linked_note`; not one to a
-folder inside, read under its own path).
+folder inside, read under its own path), one of such a name to nothing or in a loop in
+`Loaded.broken` (`broken_note`).
 A folder with a megabyte or more of PDF, HTML and Word files is
 read by one worker process per core (pdfminer is pure Python: 1,000 pages take about 28 CPU
 seconds, `benchmarks/bench_loaders.py`).
@@ -46,7 +47,7 @@ from ragkit.documents import Document, RagkitError, RagkitWarning, check_text
 from ragkit.index_owner import is_index
 from ragkit.jobs import die_with_parent, usable_cores
 from ragkit.loaders import LOADERS, load_file
-from ragkit.loaders.folder import linked_note, pinned, recheck, scan, shown
+from ragkit.loaders.folder import broken_note, linked_note, pinned, recheck, scan, shown
 from ragkit.loaders.front_matter import split_front_matter
 from ragkit.loaders.pages import composed
 from ragkit.loaders.text import read_text
@@ -72,15 +73,16 @@ class Skipped:
 class Loaded(list):
     """The documents of a folder, in path order — a list, as `load_folder` always returned
     — `skipped`: the files left out under `skip_bad`, each with its reason, `unread`: the
-    files of a type ragkit does not read (`.tex`, `.csv`, images), and `linked`: the symbolic
-    links to folders, not followed; relative paths."""
+    files of a type ragkit does not read (`.tex`, `.csv`, images), `linked`: the symbolic
+    links to folders, not followed, and `broken`: those to nothing or in a loop; relative
+    paths."""
 
     def __init__(self, documents: list[Document], skipped: list[Skipped],
-                 unread: list[str] | None = None, linked: list[str] | None = None) -> None:
+                 unread: list[str] | None = None, linked: list[str] | None = None,
+                 broken: list[str] | None = None) -> None:
         super().__init__(documents)
-        self.skipped = skipped
-        self.unread = unread or []
-        self.linked = linked or []
+        self.skipped, self.unread = skipped, unread or []
+        self.linked, self.broken = linked or [], broken or []
 
 
 def unread_note(unread: Sequence[str]) -> str:
@@ -192,8 +194,8 @@ def _wanted(name: str) -> bool:
     return suffix in TEXT_SUFFIXES or suffix in LOADERS
 
 
-def folder_entries(root: Path, others: list[Path] | None = None,
-                   links: list[Path] | None = None) -> list[tuple[Path, str | None]]:
+def folder_entries(root: Path, others: list[Path] | None = None, links: list[Path] | None = None,
+                   broken: list[Path] | None = None) -> list[tuple[Path, str | None]]:
     """Every entry `load_folder` meets, in path order, with None (it is read) or why it is
     not (`ragkit.loaders.folder.scan`: a symbolic link leaving the folder, a FIFO, a name
     that is not UTF-8...). Known suffixes (in any case: a Windows folder's REPORT.PDF,
@@ -205,7 +207,7 @@ def folder_entries(root: Path, others: list[Path] | None = None,
     if is_index(root):  # its chunks.jsonl and index.json would be read as documents
         raise RagkitError(f"{root}: a ragkit index folder, not documents; give the folder (or "
                           f"file) of documents it was built from")
-    entries = scan(root, _wanted, is_index, others, links)
+    entries = scan(root, _wanted, is_index, others, links, broken)
     if not any(why is None and path.is_symlink() for path, why in entries):
         return entries
     seen = {p.resolve() for p, why in entries if why is None and not p.is_symlink()}
@@ -262,8 +264,8 @@ def load_folder(root: Path | str, skip_bad: bool = False, progress: bool = True,
     root = Path(root)
     if not root.is_dir():
         raise RagkitError(f"{root}: not a folder")
-    docs, skipped, others, links = [], [], [], []
-    entries = folder_entries(root, others, links)
+    docs, skipped, others, links, broken = [], [], [], [], []
+    entries = folder_entries(root, others, links, broken)
     files = [path for path, why in entries if why is None]
     with _pool(_workers(files, jobs)) as pool, \
             tqdm(entries, desc="loading", unit="file", disable=not progress, leave=False,
@@ -283,11 +285,11 @@ def load_folder(root: Path | str, skip_bad: bool = False, progress: bool = True,
                     raise
                 skipped.append(Skipped(shown(rel), str(exc)))
                 warnings.warn(f"skipped {exc}", RagkitWarning, stacklevel=2)
-    unread, linked = (sorted(p.relative_to(root).as_posix() for p in found)
-                      for found in (others, links))
+    unread, linked, gone = (sorted(p.relative_to(root).as_posix() for p in found)
+                            for found in (others, links, broken))
     if not docs:
         raise RagkitError(f"{root}: no documents" + (f" ({counted(len(skipped), 'file')} "
                                                      f"skipped)" if skipped else "")
                           + "".join(f"; {note}" for note in (unread_note(unread),
-                                                             linked_note(linked)) if note))
-    return Loaded(docs, skipped, unread, linked)
+                                    linked_note(linked), broken_note(gone)) if note))
+    return Loaded(docs, skipped, unread, linked, gone)

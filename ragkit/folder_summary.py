@@ -19,6 +19,7 @@ from ragkit.documents import Chunk, Document, RagkitError
 
 UNREAD = "not a type of file ragkit reads"
 LINKED = "a symbolic link to a folder, not followed"
+BROKEN = "a broken symbolic link (to nothing, or in a loop)"
 _HEADING_LINE = re.compile(r"^#{1,6}[ \t]+\S", re.M)
 
 
@@ -28,13 +29,14 @@ def file_summary(docs: list[Document], skipped: list[Skipped] | None = None,
     (`#` lines the heading path is read from; 0 for source files, `ragkit.chunking.is_code`),
     `chars`, `chunks` (only when the index's `chunks` are given) and `skipped` (why, without
     the file's name, which is the row's; else ''). `skipped` defaults to `docs.skipped` when
-    `docs` is a `Loaded`, whose `unread` files (a type ragkit does not read) and `linked`
-    folders (symbolic links, not followed) are rows too."""
+    `docs` is a `Loaded`, whose `unread` files (a type ragkit does not read), `linked`
+    folders (symbolic links, not followed) and `broken` links are rows too."""
     if skipped is None:
         skipped = getattr(docs, "skipped", [])
     skipped = [*skipped, *(Skipped(name, f"{name}: {UNREAD}")
                            for name in getattr(docs, "unread", [])),
-               *(Skipped(name, f"{name}: {LINKED}") for name in getattr(docs, "linked", []))]
+               *(Skipped(name, f"{name}: {LINKED}") for name in getattr(docs, "linked", [])),
+               *(Skipped(name, f"{name}: {BROKEN}") for name in getattr(docs, "broken", []))]
     counts = Counter(c.doc_id for c in chunks) if chunks is not None else None
     rows = []
     for doc in docs:

@@ -14,6 +14,7 @@ import pytest
 from cli_errors import one_error_line
 from ragkit.document_folder import load_folder
 from ragkit.documents import Document, RagkitError
+from ragkit.folder_summary import file_summary
 
 RAGKIT = str(Path(sys.executable).parent / "ragkit")
 PAGE = "<html><body><h1>Returns</h1><p>Return unused items within 30 days.</p></body></html>"
@@ -230,6 +231,46 @@ def test_a_link_to_a_folder_the_index_reads_anyway_is_not_named(tmp_path):
     ids = sorted(json.loads(line)["doc_id"]
                  for line in (tmp_path / "idx" / "chunks.jsonl").read_text().splitlines())
     assert ids == ["note.md", "v2/guide.md"]
+
+
+def test_links_to_nothing_or_in_a_loop_are_named_as_broken_links(tmp_path):
+    """A link to nothing or in a loop of a name ragkit does not read was counted among the
+    files of types it does not read ("(no suffix) 2, .csv 2"); it is named as a broken link,
+    after the summary line, in the "no documents" line and in the file table."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "note.md").write_text("# Note\n\nA note kept here.\n")
+    (folder / "data.csv").write_text("a,b\n")
+    (folder / "old-notes").symlink_to("gone")
+    (folder / "loop").symlink_to("loop")
+    (folder / "table.csv").symlink_to("nothing.csv")
+    env = {**os.environ, "RAGKIT_HOME": str(tmp_path / "home")}
+    done = subprocess.run([RAGKIT, "index", str(folder), "--out", str(tmp_path / "idx"),
+                           "--embedder", "none"], capture_output=True, text=True, timeout=120,
+                          env=env)
+    assert (done.returncode, done.stdout) == (
+        0, f"indexed 1 document as 1 chunk into {tmp_path / 'idx'}\n"), done.stderr
+    assert done.stderr.splitlines() == [
+        "left out 1 file of a type ragkit does not read: .csv 1 (it reads .c .cpp .docm .docx "
+        ".dotm .dotx .go .h .hpp .htm .html .java .js .json .markdown .md .pdf .py .rs .rst .sh "
+        ".sql .text .toml .ts .txt .xhtml .yaml .yml)",
+        "left out 3 broken symbolic links (to nothing, or in a loop): loop, old-notes, "
+        "table.csv"]
+    rows = file_summary(load_folder(folder, progress=False))
+    assert [(row["file"], row["skipped"]) for row in rows] == [
+        ("data.csv", "not a type of file ragkit reads"),
+        ("loop", "a broken symbolic link (to nothing, or in a loop)"),
+        ("note.md", ""),
+        ("old-notes", "a broken symbolic link (to nothing, or in a loop)"),
+        ("table.csv", "a broken symbolic link (to nothing, or in a loop)")]
+    (folder / "note.md").unlink()
+    (folder / "data.csv").unlink()
+    done = subprocess.run([RAGKIT, "index", str(folder), "--out", str(tmp_path / "idx2"),
+                           "--embedder", "none"], capture_output=True, text=True, timeout=120,
+                          env=env)
+    assert one_error_line(done) == (
+        f"ragkit: error: {folder}: no documents; left out 3 broken symbolic links (to nothing, "
+        f"or in a loop): loop, old-notes, table.csv")
 
 
 def test_a_link_to_a_folder_named_like_a_document_is_named_as_a_link(tmp_path):

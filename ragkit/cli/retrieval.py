@@ -65,12 +65,14 @@ def _store_of(args: argparse.Namespace) -> str | None:
 
 def print_skipped(documents) -> None:
     """After the summary line (stderr): the files of types ragkit does not read, by suffix,
-    the symbolic links to folders (not followed), and (--skip-bad) the files left out, each
-    with why."""
+    the symbolic links to folders (not followed), those to nothing or in a loop, and
+    (--skip-bad) the files left out, each with why."""
     unread, linked = getattr(documents, "unread", []), getattr(documents, "linked", [])
-    if unread or linked:
-        from ragkit.document_folder import linked_note, unread_note  # deferred: the loaders
-        for note in (unread_note(unread), linked_note(linked)):
+    broken = getattr(documents, "broken", [])
+    if unread or linked or broken:
+        # deferred: the loaders
+        from ragkit.document_folder import broken_note, linked_note, unread_note
+        for note in (unread_note(unread), linked_note(linked), broken_note(broken)):
             if note:
                 print(note, file=sys.stderr)
     skipped = getattr(documents, "skipped", [])

@@ -3,7 +3,8 @@
 What it is: `scan(root, wanted, skip_dir)` walks `root` (hidden entries and the folders
 `skip_dir` names left out, symbolic links to folders not followed but listed, `linked_note`,
 unless the walk reads the folder anyway) and returns every entry whose name `wanted`
-accepts, each with None (read it) or the reason it is not read:
+accepts, each with None (read it) or the reason it is not read (links of other names to
+nothing or in a loop are listed apart, `broken_note`):
 
 - a symbolic link whose target lies outside `root` (a stranger's folder could otherwise
   index `~/.aws/credentials` and send it to an API) or is hidden inside it (`cfg.md ->
@@ -141,15 +142,16 @@ def recheck(path: str | Path, real_root: str) -> str | None:
 
 
 def scan(root: Path, wanted: Callable[[str], bool], skip_dir: Callable[[Path], bool],
-         others: list[Path] | None = None,
-         links: list[Path] | None = None) -> list[tuple[Path, str | None]]:
+         others: list[Path] | None = None, links: list[Path] | None = None,
+         broken: list[Path] | None = None) -> list[tuple[Path, str | None]]:
     """(path, None or why it is not read) for each entry under `root` whose name `wanted`
     accepts, in path order; nothing hidden, nothing under a folder `skip_dir` accepts. The
     entries `wanted` refuses are appended to `others` when it is given (to say what was left
     out), and the symbolic links to folders, whatever their name, to `links` when that is
     given instead (they were counted as files of no suffix, and one named like a document,
     `papers.md`, refused as a file: `linked_note` says what they are) — but for a link to a
-    folder the walk reads anyway (`_walked`).
+    folder the walk reads anyway (`_walked`) — and those `wanted` refuses that lead nowhere
+    or loop to `broken` when that is given (counted as files of no suffix: `broken_note`).
     Walked with a stack, not recursion (`os.walk` and `Path.rglob` raise RecursionError past
     about 1,000 nested folders)."""
     root = Path(root)
@@ -180,6 +182,8 @@ def scan(root: Path, wanted: Callable[[str], bool], skip_dir: Callable[[Path], b
                     links.append(path)
             elif wanted(entry.name):
                 found.append((path, _problem(entry, prefix + entry.name, real_root)))
+            elif broken is not None and _broken_link(entry):
+                broken.append(path)
             elif others is not None:
                 others.append(path)
     return _twins(root, sorted(found, key=lambda entry: entry[0]))
@@ -207,16 +211,40 @@ def _walked(link: Path, real_root: str, skip_dir: Callable[[Path], bool]) -> boo
                    for i, part in enumerate(parts))
 
 
+def _broken_link(entry: os.DirEntry) -> bool:
+    """Whether `entry` is a symbolic link to nothing or in a loop."""
+    try:
+        if not entry.is_symlink():
+            return False
+        os.stat(entry.path)
+    except OSError as exc:
+        return exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)
+    return False
+
+
 def linked_note(linked: list[str]) -> str:
     """One line on the symbolic links to folders a walk left out (relative names); "" for
     none: "left out 2 symbolic links to folders, which ragkit does not follow: papers,
     shared (give the folder itself, or copy it in)"."""
-    if not linked:
+    return _listed(linked, ("symbolic link to a folder", "symbolic links to folders"),
+                   ", which ragkit does not follow", " (give the folder itself, or copy it in)")
+
+
+def broken_note(broken: list[str]) -> str:
+    """One line on the symbolic links to nothing or in a loop a walk left out (relative
+    names, of types ragkit does not read: one named like a document is an error line of
+    its own); "" for none: "left out 2 broken symbolic links (to nothing, or in a loop):
+    old-notes, table.csv"."""
+    return _listed(broken, ("broken symbolic link", "broken symbolic links"),
+                   " (to nothing, or in a loop)", "")
+
+
+def _listed(names: list[str], what: tuple[str, str], said: str, advice: str) -> str:
+    """"left out N `what`[`said`]: the first five `names`…`advice`", or "" for none."""
+    if not names:
         return ""
-    names = ", ".join(shown(name) for name in linked[:5]) + (", …" if len(linked) > 5 else "")
-    what = "symbolic links to folders" if len(linked) != 1 else "symbolic link to a folder"
-    return (f"left out {len(linked)} {what}, which ragkit does not follow: {names} (give the "
-            f"folder itself, or copy it in)")
+    shown_names = ", ".join(shown(n) for n in names[:5]) + (", …" if len(names) > 5 else "")
+    return f"left out {len(names)} {what[len(names) != 1]}{said}: {shown_names}{advice}"
 
 
 def _twins(root: Path, found: list[tuple[Path, str | None]]) -> list[tuple[Path, str | None]]:
