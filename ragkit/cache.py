@@ -94,7 +94,7 @@ class Entry:
     priced: bool
 
 
-_CONNECTED: set[Path] = set()  # files a CallCache of this process has opened (docstring)
+_CONNECTED: set[Path] = set()  # files a CallCache of this process opens, read-only too
 CLEAR_CALLS = ("ragkit cache clear", "calls are made again, and paid for again, when next needed")
 _ELSE = (": set RAGKIT_HOME to a folder that can be written, or run where this cache can be "
          "written")
@@ -121,6 +121,8 @@ class CallCache:
                                       and not is_cache_file(self.path)):
                 raise RagkitError(f"{self.path}: is not a ragkit call cache (sqlite)")
             self._reader = ReadOnlyFile(self.path, shared=True)  # used under `_lock`
+            if self.path.exists():  # read through sqlite from now on: its header not again
+                _CONNECTED.add(target)
             return
         if target not in _CONNECTED:  # its header read: a descriptor closed
             check_target(self.path, is_cache_file, "a ragkit call cache (sqlite)",

@@ -206,6 +206,40 @@ def test_cache_stats_says_a_damaged_immutable_call_cache_is_read_only(tmp_path):
     assert (read.returncode, read.stdout, read.stderr) == (2, "", DAMAGED_READ_ONLY.format(db=db))
 
 
+HELD = """
+import os, sys
+from ragkit.cache import CallCache
+db = sys.argv[1]
+
+def held():  # this process's POSIX locks on the file: sqlite's
+    inode, me = os.stat(db).st_ino, str(os.getpid())
+    return [line.split()[-2:] for line in open("/proc/locks").read().splitlines()
+            if line.split()[4] == me and line.split()[5].endswith(f":{inode}")]
+
+first = CallCache(db)
+first.get("key1")  # its connection holds sqlite's shared lock on the file now
+before = held()
+CallCache(db)  # another cache object in this process, as each LLM() makes
+print(first.read_only, len(before), held() == before)
+"""
+
+
+def test_a_second_read_only_call_cache_keeps_the_locks_of_the_first(tmp_path):
+    """A second CallCache on a call cache that cannot be written read the file's header
+    again: closing that descriptor dropped every lock sqlite held on the file for the first
+    one, so another process closing its connection believed it was the last reader and
+    checkpointed and reset the write-ahead log under it. The header is read once."""
+    db = tmp_path / "calls.sqlite"
+    calls = CallCache(db)
+    calls.put("key1", "/v1/messages", "claude-haiku-4-5", {"text": "1"}, Usage(1, 1, 0, 0),
+              priced=True)
+    calls.close()
+    with immutable(db):
+        done = subprocess.run([sys.executable, "-c", HELD, str(db)], capture_output=True,
+                              text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "True 1 True\n", "")
+
+
 class Seen(WordEmbedder):
     """WordEmbedder that records the texts it embeds."""
 
