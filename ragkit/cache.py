@@ -28,7 +28,8 @@ What it is not: a semantic cache (no fuzzy matching) nor an expiring one; `ragki
 clear [--model M]` empties it. Nor a store on read-only media (a RAGKIT_HOME mounted
 read-only, an immutable file): there it is read as it is, each hit served but not counted
 (the count is the one write a hit makes), and a call it does not hold stops the command in
-one line before it is sent, as its reply could not be kept (`CallCache`). Safe across threads of
+one line before it is sent, as its reply could not be kept (`CallCache`) — but a free one
+(`count_tokens`), sent and not kept. Safe across threads of
 one process (one lock); across processes sqlite's own locking applies — which is why the
 file is never opened outside sqlite once this process has a connection to it: closing any
 descriptor of a file drops every POSIX lock the process holds on it, sqlite's included, and
@@ -162,16 +163,19 @@ class CallCache:
         else:
             self._db.close()
 
-    def get(self, key: str) -> Entry | None:
+    def get(self, key: str, free: bool = False) -> Entry | None:
         """The stored entry for `key` (counted as a hit), or None. Where the cache cannot be
         written, a hit is served uncounted and a miss is a `ReadOnlyCache` line: its reply
-        could not be kept, so nothing is sent (and paid for) to be lost."""
+        could not be kept, so nothing is sent (and paid for) to be lost — but for a `free`
+        call (`count_tokens`), whose miss is None: sent, and not kept, it costs nothing."""
         select = ("SELECT reply, input, output, cache_write, cache_read, priced FROM calls "
                   "WHERE key = ?", (key,))
         with self._lock, self._guard():
             if self.read_only:
                 row = self._read(lambda db: db.execute(*select).fetchone(), None)
                 if row is None:
+                    if free:
+                        return None
                     raise ReadOnlyCache(self._read_only(f"a call it does not hold is not sent "
                                                         f"(its reply could not be kept){_ELSE}"))
             else:

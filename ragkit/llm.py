@@ -282,9 +282,9 @@ class LLM:
         return message
 
     def count_tokens(self, **params: Any) -> int:
-        """`messages.count_tokens` (free; cached so a repeated run sends nothing)."""
+        """`messages.count_tokens`: free, so cached, or sent unkept where the cache is read-only."""
         key = request_key("/v1/messages/count_tokens", self.backend, params)
-        entry = self.cache.get(key) if self.cache else None
+        entry = self.cache.get(key, free=True) if self.cache else None
         if entry is not None:
             return int(entry.reply["input_tokens"])
         self.before_send()
@@ -293,7 +293,7 @@ class LLM:
         tokens = getattr(reply, "input_tokens", None)
         if not isinstance(tokens, int):
             raise RagkitError(explain(ValueError("no input_tokens"), params["model"]))
-        if self.cache:
+        if self.cache and not self.cache.read_only:
             self.cache.put(key, "/v1/messages/count_tokens", params["model"],
                            {"input_tokens": tokens}, Usage(), priced=not self.offline)
         return tokens

@@ -405,6 +405,25 @@ def asked(mountable: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return mountable
 
 
+def test_a_read_only_home_sends_a_token_count_it_does_not_hold_and_keeps_nothing(asked):
+    """A token count (`messages.count_tokens`, free) the read-only call cache did not hold
+    stopped the claude contextualizer as a paid call does ("a call it does not hold is not
+    sent"), though every context was cached. It is sent, not kept, and the index is built."""
+    home, db = asked / "home", asked / "home" / "cache" / "calls.sqlite"
+    with closing(sqlite3.connect(db)) as calls, calls:
+        assert calls.execute("DELETE FROM calls WHERE endpoint = '/v1/messages/count_tokens'"
+                             ).rowcount == 3  # one per document
+    files = {p.name: p.read_bytes() for p in db.parent.iterdir()}
+    built = ragkit(home, "index", "docs.jsonl", "--out", "cx2", "--embedder", "none",
+                   "--contextualizer", "claude", read_only=True)
+    assert (built.returncode, built.stdout) == (0, (
+        "claude-haiku-4-5 (answered by the offline stand-in): 0 requests, 3 from the call cache; "
+        "estimated tokens in 0, out 0, cache write 0, cache read 0; no cost\n"
+        "indexed 3 documents as 3 chunks into cx2\n")), built.stderr
+    assert Path("cx2/chunks.jsonl").read_text() == Path("cx/chunks.jsonl").read_text()
+    assert {p.name: p.read_bytes() for p in db.parent.iterdir()} == files  # nothing kept
+
+
 def test_a_read_only_home_serves_cached_calls_and_sends_no_new_one(asked):
     """`ragkit ask` and the claude contextualizer stopped on a read-only RAGKIT_HOME ("cannot
     write here") even when the call cache held every call they needed: serving a hit counted
