@@ -4,6 +4,10 @@ outputs), and a scan that every function in ragkit that draws a figure is `check
 notebook drawing an unreadable figure fails when nbval re-executes it in `make test`."""
 import ast
 import importlib
+import json
+import resource
+import subprocess
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -108,6 +112,38 @@ def test_a_line_under_another_drawn_alike_is_found_and_one_drawn_apart_is_not():
     ax.plot([0, 1, 2], [65.0, 65.0, 20.0], marker="o", markersize=6, label="quoting the span %")
     ax.plot([0, 1, 2], [64.8, 64.8, 90.0], marker="s", markersize=4.5, label="declined %")
     assert problems(fig) == []
+
+
+# two lines of 5,000 points, "b" drawn over "a" alike; "far" alike too, but 30 points lower
+LONG_LINES = """
+import json
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+from ragkit.figure_check import problems
+fig, ax = plt.subplots()
+x = np.linspace(0, 1, 5000)
+ax.plot(x, 50 + 20 * np.sin(6 * x), marker="o", label="a")
+ax.plot(x, 50 + 20 * np.sin(6 * x), marker="o", label="b")
+ax.plot(x, 20 + 20 * np.sin(6 * x), marker="^", label="far")
+ax.plot(x, 80 + 20 * np.sin(6 * x), marker="^", label="far above")
+print(json.dumps(problems(fig)))
+"""
+MEMORY = 1 << 30  # bytes of address space the check may take, matplotlib and all
+
+
+def _at_most_a_gigabyte() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
+
+
+def test_a_line_of_thousands_of_points_is_checked_in_bounded_memory():
+    """Each point of a line was measured against each point of the line above it: two lines
+    of 5,000 points asked for 9.6 GB. Within 1 GB the hidden one is still found."""
+    done = subprocess.run([sys.executable, "-c", LONG_LINES], capture_output=True, text=True,
+                          timeout=300, preexec_fn=_at_most_a_gigabyte)
+    assert done.returncode == 0, done.stderr[-600:]
+    assert json.loads(done.stdout) == ["the line 'a' is hidden under 'b' (untitled axes)"]
 
 
 def test_every_series_of_a_sweep_is_drawn_in_a_style_of_its_own():
