@@ -13,9 +13,10 @@ a figure's `$` signs are drawn as written, not as TeX math.
   a marker no larger) for `HIDDEN_SHARE` of its points: two series level at most points
   (65.0 and 64.3 % of questions) drew one line, and the reader saw one series where the
   legend named two. `SERIES_STYLES` gives each series a style of its own.
-- **Twin axes**: no marker of a line on one axes touches a marker of a line on its twin (an
-  axes sharing its x axis, e.g. a price on the right): notebook 04's Pass@k at k = 20 (99.7 %)
-  and its dollars per query ($0.00758) were drawn in one spot, and read as neither.
+- **Twin axes**: a line's markers stand `TWIN_GAP_PT` clear of those of a line on its twin
+  (an axes sharing its x axis, e.g. a price on the right): notebook 04's Pass@k (99.7 %) and
+  price ($0.00758) at k = 20 were one dot; its price at N = 150, 9 pt from Pass@20's point,
+  was paired with it.
 
 What it does not judge: colours, titles, whether the chart type suits the data. Why it
 exists: the committed notebooks store figures as PNGs, which no test can read; every figure
@@ -42,6 +43,7 @@ MIN_SPAN = 0.2          # the data must reach a fifth of the view on each axis
 OVERLAP_PX = 1.0        # boxes overlapping by less than this many pixels do not count
 LABEL_GAP_PX = 4.0      # tick labels closer than this many pixels read as one
 HIDDEN_SHARE = 0.5      # a line with half its points under another line is hidden
+TWIN_GAP_PT = 8.0       # points of clear space between markers of lines on twin axes
 # (marker, marker size) per series, each marker smaller than the one before, so a series
 # drawn over another at the same values leaves the one under it in sight (solid lines: a
 # dashed one is a figure's other quantity, e.g. a price on its right axis)
@@ -241,9 +243,9 @@ def _markers(line: Line2D) -> np.ndarray:
 
 
 def twin_point_problems(fig: Figure) -> list[str]:
-    """Markers of a named line that touch markers of a named line on a twin axes (one sharing
-    the x axis): values in two units drawn in one spot. Lines on one axes may meet: there
-    equal heights are equal values."""
+    """Markers of a named line less than `TWIN_GAP_PT` from markers of a named line on a twin
+    axes (one sharing the x axis): values in two units drawn in (or near) one spot. Lines on
+    one axes may meet: there equal heights are equal values."""
     found = []
     axes = _data_axes(fig)
     for i, ax in enumerate(axes):
@@ -251,10 +253,11 @@ def twin_point_problems(fig: Figure) -> list[str]:
             for line in (n for n in ax.lines if not str(n.get_label()).startswith("_")):
                 for other in (n for n in twin.lines if not str(n.get_label()).startswith("_")):
                     a, b = _markers(line), _markers(other)
-                    reach = (line.get_markersize() + other.get_markersize()) / 2 * fig.dpi / 72
-                    if len(a) and len(b) and \
-                            (np.linalg.norm(a[:, None] - b[None], axis=2) <= reach).any():
-                        found.append(f"a point of {line.get_label()!r} sits on a point of "
+                    reach = ((line.get_markersize() + other.get_markersize()) / 2
+                             + TWIN_GAP_PT) * fig.dpi / 72
+                    if len(a) and len(b) and (KDTree(b).query(a)[0] <= reach).any():
+                        found.append(f"a point of {line.get_label()!r} sits less than "
+                                     f"{TWIN_GAP_PT:g} pt from a point of "
                                      f"{other.get_label()!r} of the twin axes "
                                      f"({ax.get_title() or 'untitled axes'})")
     return found

@@ -7,9 +7,10 @@ that `ragkit.plots` makes after drawing, each tried a step at a time until the c
   (notebook 07's "agentic\\n(loop of notebook 05)", where wrapping at spaces made "agentic
   (loop / of notebook / 05)"); a legend right of the axes goes below them when that gives the
   labels room; wrapping at spaces and a tilt come last.
-- `apart(fig, ax, twin)`: a twin axes' points (a price on the right) off the axes' points.
-  Notebook 04 drew Pass@k at k = 20 (99.7 %) and its price ($0.00758) as one dot: the twin's
-  top goes higher (its line lower) and the axes' bottom lower (its lines higher).
+- `apart(fig, ax, twin)`: a twin axes' points (a price on the right) clear of the axes' points
+  (`ragkit.figure_check.TWIN_GAP_PT` between markers). Notebook 04 drew Pass@k at k = 20
+  (99.7 %) and its price ($0.00758) as one dot: the twin's top goes higher (its line lower)
+  and the axes' bottom lower (its lines higher).
 
 What it is not: a check (`ragkit.figure_check` judges; a move that finds no readable layout
 leaves the figure for the check to refuse) nor a figure (`ragkit.plots` draws them). Why
@@ -30,7 +31,7 @@ if TYPE_CHECKING:       # matplotlib is imported when a figure is drawn, not wit
 LABEL_WIDTH = 18     # characters past which a category label is long
 # (share of the axes' span added below it, factor on the twin's top), tried in this order
 APART_STEPS = ((0.0, 1.0), (0.0, 1.25), (0.15, 1.0), (0.15, 1.25), (0.15, 1.5), (0.3, 1.5),
-               (0.3, 2.0))
+               (0.3, 2.0), (0.6, 2.5), (1.0, 3.0))
 
 
 def outside_legend(fig: Figure, handles: Sequence[Any] | None = None,
@@ -79,8 +80,8 @@ def fit_category_labels(fig: Figure, ax: Axes, labels: Sequence[object],
 
 
 def apart(fig: Figure, ax: Axes, twin: Axes) -> None:
-    """Move `twin`'s top up and `ax`'s bottom down (`APART_STEPS`) until no marker of a line
-    of one touches a marker of the other's (`twin_point_problems`); the twin starts at 0.
+    """Move `twin`'s top up and `ax`'s bottom down (`APART_STEPS`) until every marker of a
+    line of one stands clear of the other's (`twin_point_problems`); the twin starts at 0.
     Leaves the last step when none is enough."""
     (low, high), top = ax.get_ylim(), twin.get_ylim()[1]
     for pad, room in APART_STEPS:

@@ -4,7 +4,7 @@ Plain matplotlib, one function per figure, each returning the `Figure` so a note
 save it. Numbers are drawn on the figure, rounded, so a reader need not squint. Each function
 is `ragkit.figure_check.checked`: it raises `UnreadableFigure` rather than return a figure
 whose tick labels overlap, whose data fill a sliver of an axis, whose legend covers data or
-whose twin axes draw two points in one spot. So the value axes are set from the data, and
+whose twin axes draw two points in (or near) one spot. So the value axes are set from the data, and
 `ragkit.figure_layout` places the rest: long category labels broken before their parenthesis
 (else wrapped, else tilted), legends outside the axes, a price on a right axis off the
 quality points.
@@ -201,7 +201,7 @@ def tradeoff_curve(table: pd.DataFrame, metrics: Sequence[str], right: str, xlab
                    left_label: str | None = None) -> plt.Figure:
     """Quality against a price: `metrics` (left axis, `left_label` naming their unit) and the
     column `right` (right axis, dashed, e.g. latency or dollars) per sweep point (rows of
-    `table`, log-scaled x). A price's point never sits on a quality's point
+    `table`, log-scaled x). A price's point stands clear of every quality's point
     (`ragkit.figure_layout.apart`: notebook 04's Pass@k and price at k = 20 were one dot)."""
     fig, ax, x = _metric_lines(table, metrics, xlabel, log=True)
     if left_label:
