@@ -5,8 +5,10 @@ that `ragkit.plots` makes after drawing, each tried a step at a time until the c
 - `fit_category_labels(fig, ax, labels, legend)`: bar categories' tick labels that do not
   collide. A long label is broken before its parenthesis first, so each part reads whole
   (notebook 07's "agentic\\n(loop of notebook 05)", where wrapping at spaces made "agentic
-  (loop / of notebook / 05)"); a legend right of the axes goes below them when that gives the
-  labels room; wrapping at spaces and a tilt come last.
+  (loop / of notebook / 05)"), then after its commas (notebook 06's "Self-RAG\\n(judge
+  prompts,\\nstand-in)", not "Self-RAG (judge / prompts, stand-in)"); a legend right of the
+  axes goes below them when that gives the labels room; wrapping at spaces and a tilt come
+  last.
 - `apart(fig, ax, twin)`: a twin axes' points (a price on the right) clear of the axes' points
   (`ragkit.figure_check.TWIN_GAP_PT` between markers). Notebook 04 drew Pass@k at k = 20
   (99.7 %) and its price ($0.00758) as one dot: the twin's top goes higher (its line lower)
@@ -51,6 +53,12 @@ def broken(label: str, longer: int = 0) -> str:
     return label.replace(" (", "\n(") if len(label) > longer else label
 
 
+def phrased(label: str, longer: int = 0) -> str:
+    """`label` `broken`, and broken after each comma, when over `longer` characters: each
+    phrase read whole ("Self-RAG" over "(judge prompts," over "stand-in)")."""
+    return broken(label, longer).replace(", ", ",\n") if len(label) > longer else label
+
+
 def _readable_ticks(fig: Figure, ax: Axes, texts: Sequence[str]) -> bool:
     ax.set_xticks(range(len(texts)), texts)
     fig.canvas.draw()
@@ -60,12 +68,13 @@ def _readable_ticks(fig: Figure, ax: Axes, texts: Sequence[str]) -> bool:
 def fit_category_labels(fig: Figure, ax: Axes, labels: Sequence[object],
                         legend: bool = False) -> None:
     """Category tick labels that do not collide: as they are; else the long ones (over
-    `LABEL_WIDTH` characters), then all, broken before their parenthesis; else, with a
-    `legend` (the figure's, right of the axes), the same with the legend below them, so the
-    categories have the figure's width; else wrapped at spaces to ever narrower lines; else
-    wrapped and tilted 30°."""
+    `LABEL_WIDTH` characters), then all, broken before their parenthesis; else the long ones
+    broken after their commas too (`phrased`); else, with a `legend` (the figure's, right of
+    the axes), the same with the legend below them, so the categories have the figure's
+    width; else wrapped at spaces to ever narrower lines; else wrapped and tilted 30°."""
     names = [str(t) for t in labels]
-    tries = [names, [broken(t, LABEL_WIDTH) for t in names], [broken(t) for t in names]]
+    tries = [names, [broken(t, LABEL_WIDTH) for t in names], [broken(t) for t in names],
+             [phrased(t, LABEL_WIDTH) for t in names]]
     for below in (False, True) if legend else (False,):
         if below:
             fig.legends[-1].remove()

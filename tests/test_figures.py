@@ -40,6 +40,12 @@ METHODS = pd.DataFrame({"accuracy %": [9.1, 12.1, 9.1, 9.1, 3.0],
                        index=["fixed RAG (top 5)", "CRAG (offline evaluator)",
                               "Self-RAG (offline rules)", "long context (cached)",
                               "agentic (loop of notebook 05)"])
+# notebook 06's methods: two qualifiers too long for one line beside the others
+CRAG_RUNS = pd.DataFrame({"accuracy %": [18.2, 13.6, 13.6, 18.2, 18.2],
+                          "calls": [1.0, 1.0, 40.7, 5.0, 21.0]},
+                         index=["plain RAG", "CRAG (offline evaluator)",
+                                "CRAG (judge prompts, stand-in)", "Self-RAG (offline rules)",
+                                "Self-RAG (judge prompts, stand-in)"])
 RRF_K = pd.DataFrame({"Pass@5": [88.5, 88.0, 88.5, 86.5, 87.0, 86.1, 85.1, 85.1],
                       "Pass@10": [93.7, 93.7, 93.7, 92.3, 92.8, 92.3, 91.8, 91.8],
                       "Pass@20": [99.0, 99.0, 99.0, 98.6, 97.6, 97.6, 97.6, 97.6]},
@@ -164,13 +170,15 @@ def test_every_series_of_a_sweep_is_drawn_in_a_style_of_its_own():
     lambda: plots.metric_bars(RERANK),                                            # 04.1
     lambda: plots.rrf_k_curve(RRF_K, chosen=60),                                  # 03.4
     lambda: plots.tradeoff_curve(DEPTH, ["Pass@5", "Pass@10", "Pass@20"], "$", "N"),  # 04.2
-    lambda: plots.metric_bars(METHODS, ("accuracy %",), ylabel="accuracy (%)"),   # 06.1, 07.1
-    lambda: plots.metric_bars(METHODS, ("calls",), ylabel="calls"),           # 06.2
+    lambda: plots.metric_bars(METHODS, ("accuracy %",), ylabel="accuracy (%)"),   # 07.1
+    lambda: plots.metric_bars(CRAG_RUNS, ("accuracy %",), ylabel="accuracy (%)"),  # 06.1
+    lambda: plots.metric_bars(CRAG_RUNS, ("calls",), ylabel="calls"),          # 06.2
     lambda: plots.metric_bars(METHODS, ("$/query", "$/query uncached"), ylabel="USD"),  # 07.2
     lambda: plots.decline_curve_plot(DECLINE, chosen=0.86),                      # 04.4
     lambda: plots.tradeoff_curve(BY_K, ["Pass@k", "cites golden %", "answered %"],  # 04.3
                                  "$ / query (projected)", "k"),
-], ids=["01.1", "03.1", "04.1", "03.4", "04.2", "07.1", "06.2", "07.2", "04.4", "04.3"])
+], ids=["01.1", "03.1", "04.1", "03.4", "04.2", "07.1", "06.1", "06.2", "07.2", "04.4",
+        "04.3"])
 def test_the_notebooks_figures_are_readable(figure):
     fig = figure()
     assert problems(fig) == []
@@ -238,6 +246,17 @@ def test_long_category_labels_break_before_their_parenthesis_and_read_whole(metr
     labels = [t.get_text() for t in ax.get_xticklabels()]
     assert [label.replace("\n(", " (") for label in labels] == list(METHODS.index)
     assert labels[-1] == "agentic\n(loop of notebook 05)"
+    assert {t.get_rotation() for t in ax.get_xticklabels()} == {0.0}
+
+
+@pytest.mark.parametrize("metric", ["accuracy %", "calls"])
+def test_a_long_qualifier_breaks_after_its_comma_not_mid_phrase(metric):
+    """Notebook 06's methods wrapped at spaces into "CRAG (judge / prompts, stand-in)" and
+    "Self-RAG (offline / rules)": the name, then its qualifier, each phrase whole."""
+    ax = plots.metric_bars(CRAG_RUNS, (metric,), ylabel=metric).axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == [
+        "plain RAG", "CRAG\n(offline evaluator)", "CRAG\n(judge prompts,\nstand-in)",
+        "Self-RAG\n(offline rules)", "Self-RAG\n(judge prompts,\nstand-in)"]
     assert {t.get_rotation() for t in ax.get_xticklabels()} == {0.0}
 
 
