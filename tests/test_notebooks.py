@@ -194,6 +194,27 @@ def test_figures_of_one_kind_name_a_parameter_alike(path):
     assert {key: words for key, words in named.items() if len(words) > 1} == {}
 
 
+SPLIT_NAMED = re.compile(r"\(([^()]*\{\w*split\}[^()]*)\)")  # "({split} split; queries …)"
+
+
+@contract
+def test_figures_and_captions_name_a_split_as_the_prose_does(path):
+    """Notebooks 01 and 03 titled their heat maps "Pass@20 by question kind (test)" beside a
+    table captioned "(test split)", and 03's heading said "(test)": a split in parentheses
+    is named "{split} split" in titles and captions, "test split" in the Markdown."""
+    named = []
+    for cell in _nb(path)["cells"]:
+        if cell["cell_type"] == "markdown":
+            named += re.findall(r"\((?:test|dev|train)\)", _source(cell))
+            continue
+        for call in ast.walk(_tree(cell)):
+            for keyword in (k for k in getattr(call, "keywords", []) if k.arg in
+                            ("title", "caption")):
+                named += [words for words in SPLIT_NAMED.findall(_template(keyword.value) or "")
+                          if not re.search(r"\{\w*split\} split\b", words)]
+    assert named == []
+
+
 @contract
 def test_a_ladder_that_counts_its_questions_counts_those_its_pass_at_k_is_over(path):
     """Notebook 08's ladder caption counted 48 accepted questions while its Pass@k was over
