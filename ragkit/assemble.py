@@ -9,6 +9,10 @@ What it is: the rules of the 2026 RAG best-practice notes (premai.io's productio
 `assemble(hits, chunks, budget_tokens)` applies them to a ranking; `blocks(passage)` cuts a
 passage into the text blocks of its `search_result` block (a block is the smallest unit a
 citation can point at, so one block per sentence or line lets citations quote sentences).
+A sentence or line longer than a quote may be (`MAX_QUOTE_CHARS`, 1,000 characters: a line
+without a full stop, a one-line list of readings) is cut further after each clause — a
+", " or "; " or " - " — so the clause that answers is a block of its own and can be quoted
+and cited; `clause_blocks(passage)` says which blocks are such clauses.
 `cited_tag(tag, texts)` is the tag a citation shows: a passage's tag names the heading path
 where its chunk starts, but a chunk can run on under later headings, so the Section of a
 cited block follows the Markdown heading lines of the passage's text before it
@@ -32,7 +36,7 @@ from dataclasses import dataclass
 
 from ragkit.documents import Chunk, RagkitError
 from ragkit.fusion import Ranking
-from ragkit.text_stats import estimate_tokens
+from ragkit.text_stats import MAX_QUOTE_CHARS, estimate_tokens
 
 DEFAULT_BUDGET = 8000
 NO_SECTION = "—"
@@ -40,6 +44,9 @@ NO_SECTION = "—"
 # line break (with the white space after it), so the blocks of a passage join back to its
 # exact text.
 _BLOCK_END = re.compile(r"(?<=[.!?。．！？])[ \t]+|\n\s*")
+# A sentence over MAX_QUOTE_CHARS is cut after each clause: after ", " or "; " or a dash set
+# off by spaces (" - ", " – ", " — "); a number's comma ("1,000") is no clause end.
+_CLAUSE_END = re.compile(r"(?<=[,;])[ \t]+|[ \t]+[-–—][ \t]+")
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$", re.M)
 _TAG = re.compile(r"\[Source: (?P<title>.*) \| Section: (?P<section>.*)\]", re.S)
 
@@ -137,8 +144,29 @@ def assemble(hits: Ranking, chunks: Mapping[str, Chunk] | Sequence[Chunk],
 
 
 def blocks(text: str) -> list[str]:
-    """`text` cut after each sentence end and line break; the pieces join back to `text`."""
-    cuts = [m.end() for m in _BLOCK_END.finditer(text) if 0 < m.end() < len(text)]
+    """`text` cut after each sentence end and line break, and a sentence over
+    `MAX_QUOTE_CHARS` after each clause; the pieces join back to `text`."""
+    return [piece for piece, _ in _pieces(text)]
+
+
+def clause_blocks(text: str) -> frozenset[int]:
+    """The indices of the blocks of `text` (`blocks`) that are clauses of a sentence or line
+    over `MAX_QUOTE_CHARS`; a long sentence without a clause end is one block, not one."""
+    return frozenset(i for i, (_, clause) in enumerate(_pieces(text)) if clause)
+
+
+def _pieces(text: str) -> list[tuple[str, bool]]:
+    """The blocks of `text`, each with whether it is a clause of a long sentence."""
+    out: list[tuple[str, bool]] = []
+    for sentence in _cut(text, _BLOCK_END):
+        clauses = _cut(sentence, _CLAUSE_END) if len(sentence.strip()) > MAX_QUOTE_CHARS else []
+        out += [(c, True) for c in clauses] if len(clauses) > 1 else [(sentence, False)]
+    return out
+
+
+def _cut(text: str, end: re.Pattern[str]) -> list[str]:
+    """`text` cut after each match of `end`; white space alone joins the piece before it."""
+    cuts = [m.end() for m in end.finditer(text) if 0 < m.end() < len(text)]
     bounds = [0, *cuts, len(text)]
     pieces: list[str] = []
     for lo, hi in zip(bounds, bounds[1:]):

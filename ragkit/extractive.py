@@ -12,8 +12,8 @@ citations and `model` `MODEL` ("offline-extractive"), never a Claude model name.
 1. Units (`ragkit.extractive_units`): a passage's blocks joined back into sentences where the
    blocks cut one (a hard-wrapped line, "e.g."), each heading also offered together with the
    sentence under it, every line of a source file its own unit ("#" a comment there); a
-   heading alone, a unit without a content term (")") or over `support.MAX_QUOTE_CHARS` (a
-   data dump's line) is never quoted. A quote is one unit, an answer at most `MAX_QUOTES`.
+   heading alone, a unit without a content term (")") or over `support.MAX_QUOTE_CHARS`, or
+   a clause of a longer sentence (cut by the blocks) without a question term is never quoted.
 2. Terms: the question's and each unit's `auto` tokens minus `QUESTION_WORDS`, plural
    endings off (`s_stem`); IDF over the request's blocks, idf(t) = ln(1 + (N − n_t + 0.5) /
    (n_t + 0.5)), as the stand-in does.
@@ -29,8 +29,8 @@ citations and `model` `MODEL` ("offline-extractive"), never a Claude model name.
    RANK_PRIOR / rank (the rule before). The `MAX_QUOTES` best are quoted (ties: the more
    relevant passage, then the earlier block), skipping a unit that says what a quoted one
    says (overlapping chunks or a copy repeat it, under its heading or not), overlapping a
-   quoted one, or — after the first — touching the question
-   neither by a term (its tag's too) nor by the number cue (a licence line beside the answer).
+   quoted one, or — after the first — touching the question neither by a term (its tag's too)
+   nor by the number cue (a licence line beside the answer), or a data-like clause.
 4. Strength of the retrieval: STRENGTH_MIX · (the question's IDF mass found anywhere in the
    passages) + (1 − STRENGTH_MIX) · (the best query–unit cosine of the units alone, no
    title: a title that matches the question says what a document is about, not that a
@@ -84,7 +84,7 @@ from ragkit.extractive_decline import missing
 from ragkit.extractive_scorer import closeness
 from ragkit.extractive_units import units
 from ragkit.support import question_terms as terms
-from ragkit.support import MAX_QUOTE_CHARS, request_idf, weighted_share
+from ragkit.support import MAX_QUOTE_CHARS, data_like, request_idf, weighted_share
 
 MODEL = "offline-extractive"
 NAME = "the offline extractive answerer"
@@ -98,7 +98,6 @@ THRESHOLD = 0.86
 DECLINE_MISSING = True
 TITLED_CLOSENESS = True
 LEARNED = True
-
 
 CALIBRATED_FOR = ("e5-small",)  # the registered embedders these constants were fitted with
 
@@ -148,6 +147,7 @@ class Block:
     titled: bool = False  # a heading joined to the sentence under it
     # the cosine of the unit read under its document's title ("title\nunit"); None: `cosine`
     doc_cosine: float | None = None
+    dump: bool = False  # a data-like clause of a long sentence: never a 2nd or 3rd quote
 
     @property
     def stop(self) -> int:
@@ -229,7 +229,8 @@ def features(question: str, passages: Sequence[Passage], embedder) -> Features:
         every_block += [terms(text) for text in mine_blocks]
         for unit in units(passage.text, _is_code(passage)):
             mine = terms(unit.text)
-            if not unit.heading and mine and len(unit.text.strip()) <= MAX_QUOTE_CHARS:
+            if (not unit.heading and mine and len(unit.text.strip()) <= MAX_QUOTE_CHARS
+                    and (mine & asked or not unit.clause)):
                 quotes.append((r, unit, mine, title))
     idf = request_idf(every_block, asked)
     alone = [u.text for _, u, _, _ in quotes]
@@ -242,7 +243,7 @@ def features(question: str, passages: Sequence[Passage], embedder) -> Features:
     out = tuple(Block(r, u.start, u.text, float(c),
                       weighted_share(idf, lambda t, mine=mine | title: t in mine),
                       len(passages) - r, bool(_DIGIT.search(u.text)), u.end, u.titled,
-                      float(d))
+                      float(d), u.clause and data_like(u.text))
                 for (r, u, mine, title), c, d in zip(quotes, cosines, doc_cosines))
     return Features(question, bool(_ASKS_NUMBER.search(question)), out, found,
                     missing(question, passages), tuple(lengths))
@@ -276,7 +277,7 @@ def choose(found: Features, params: Params = Params()) -> Extract:
                        f"question, {shown}, is under the threshold {params.threshold}")
     quotes: list[Block] = []
     for b, _ in scored:
-        touches = b.coverage > 0 or (found.asks_number and b.has_digit)
+        touches = (b.coverage > 0 or (found.asks_number and b.has_digit)) and not b.dump
         if (not quotes or touches) and not any(
                 _said(b) == _said(q)
                 or (q.result == b.result and q.block < b.stop and b.block < q.stop)

@@ -14,9 +14,13 @@ range a citation can name), so a quote cites `[start, end)` of its search result
   default=1.0" with "Regularization parameter."): API references and manuals put the
   answer in the heading that the sentence below it explains;
 - in a code passage (`code=True`) every line is a unit and "#" starts a comment, not a
-  heading, so a comment is quotable.
-A quote is one unit, so it is at most a heading line and one sentence of at most
-`MAX_LINES` lines; the answerer quotes none over `ragkit.support.MAX_QUOTE_CHARS`.
+  heading, so a comment is quotable;
+- a sentence over `MAX_QUOTE_CHARS` (a one-line list of readings) is cut by the blocks at its
+  clauses (`ragkit.assemble.clause_blocks`); each clause is a unit marked `clause`, which
+  the answerer quotes only when it holds a question term, and never as a second or third
+  quote when it is data-like (`ragkit.support.data_like`: "sensor2 reading 15,").
+A quote is one unit, so it is at most a heading line and one sentence (or clause) of at
+most `MAX_LINES` lines; the answerer quotes none over `ragkit.support.MAX_QUOTE_CHARS`.
 
 What it is not: a sentence parser. A wrapped line that starts with a capital or a number
 stays its own unit, and a passage cut by the chunker mid-sentence keeps its fragment.
@@ -26,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ragkit.assemble import blocks
+from ragkit.assemble import blocks, clause_blocks
 
 MAX_LINES = 6
 _HEADING = re.compile(r"^\s*#{1,6}(?:\s|$)")
@@ -47,6 +51,7 @@ class Unit:
     text: str
     heading: bool  # a heading alone: never quoted
     titled: bool = False  # a heading joined to the unit under it
+    clause: bool = False  # holds a clause of a sentence over MAX_QUOTE_CHARS
 
 
 def _joins(unit: list, block: str, code: bool) -> bool:
@@ -75,9 +80,11 @@ def units(text: str, code: bool = False) -> list[Unit]:
             runs[-1][1], runs[-1][2] = i + 1, runs[-1][2] + block
         else:
             runs.append([i, i + 1, block])
-    plain = [Unit(s, e, t, not code and bool(_HEADING.match(t))) for s, e, t in runs
-             if t.strip()]
-    pairs = [Unit(a.start, b.end, a.text + b.text, False, True) for a, b in zip(plain, plain[1:])
+    clauses = clause_blocks(text)
+    plain = [Unit(s, e, t, not code and bool(_HEADING.match(t)), False,
+                  any(i in clauses for i in range(s, e))) for s, e, t in runs if t.strip()]
+    pairs = [Unit(a.start, b.end, a.text + b.text, False, True, a.clause or b.clause)
+             for a, b in zip(plain, plain[1:])
              if a.heading and not b.heading and a.end == b.start]
     return plain + pairs
 

@@ -15,7 +15,9 @@ What it is: the text rules shared by the offline RAGAS approximations
   silent (`NONCOMMITTAL` patterns, English and Korean);
 - for the two offline answerers (the stand-in's rule, `ragkit.extractive`): `question_terms`
   (`auto` tokens minus `QUESTION_WORDS`, plural "s" off), `quotable` (a block that is not
-  empty, not a Markdown heading and at most `MAX_QUOTE_CHARS` long) and `request_idf`
+  empty, not a Markdown heading and at most `MAX_QUOTE_CHARS` long), `data_like` (fewer
+  than half of a text's words are words of letters: "sensor6 reading350", "sensor2 reading
+  15," — a clause of a data dump, never a second or third quote) and `request_idf`
   (BM25-style IDF of the question's terms over a request's blocks), so both read a question
   and its passages alike.
 
@@ -29,13 +31,11 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ragkit.lexical import auto
-from ragkit.text_stats import QUESTION_WORDS, s_stem
+from ragkit.text_stats import MAX_QUOTE_CHARS, QUESTION_WORDS, s_stem
 
 SUPPORT_THRESHOLD = 0.5
-# a quote's length bound: a block runs to a sentence end or a line break, so a line without
-# a full stop (a data dump, a token list) was quoted whole, a whole passage of it. Longest
-# block: shipped and held-out texts 420, the cookbook set 664 (but a data literal's 3,898)
-MAX_QUOTE_CHARS = 1_000
+# a word of letters ("Cooling-off", "don't" too), maybe with punctuation around it
+_WORD = re.compile(r"[^\w\s]*[^\W\d_]+(?:['’-][^\W\d_]+)*[^\w\s]*")
 _SPLIT = re.compile(r"(?<=[.!?。])\s+|\n+")
 NONCOMMITTAL = re.compile(
     r"\b(?:i|we) (?:don't|do not) know\b|\bnot sure\b|\b(?:cannot|can't|unable to) "
@@ -99,6 +99,15 @@ def quotable(text: str) -> bool:
     `MAX_QUOTE_CHARS` characters (an answer quotes sentences, never a whole passage)."""
     body = text.strip()
     return bool(body) and not body.startswith("#") and len(body) <= MAX_QUOTE_CHARS
+
+
+def data_like(text: str) -> bool:
+    """Whether fewer than half of `text`'s words (runs of non-space) are words of letters
+    alone, punctuation around them allowed: readings and tokens ("sensor2 reading 15,"),
+    not a clause that says something ("the boiler pressure limit is 3 bar,"). Not a
+    language test: a list of plain words ("alpha, beta") is not data-like."""
+    words = text.split()
+    return 2 * sum(bool(_WORD.fullmatch(w)) for w in words) < len(words)
 
 
 def request_idf(blocks: Sequence[frozenset[str]], asked: Iterable[str]) -> dict[str, float]:

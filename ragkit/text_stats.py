@@ -14,7 +14,9 @@ What it is:
   (the stand-in's answerer and the offline extractive answerer, `ragkit.extractive`);
 - `joined(names)`: "a", "a and b", "a, b and c" — a list in a sentence (findings, the
   stand-in's questions, notebook 07's "everything but …");
-- `counted(n, noun)`: "1 document", "2 documents" — a count in a sentence.
+- `counted(n, noun)`: "1 document", "2 documents" — a count in a sentence;
+- `MAX_QUOTE_CHARS`: the longest quote an offline answerer makes (`ragkit.support.quotable`),
+  also the length over which `ragkit.assemble.blocks` cuts a sentence at its clauses.
 
 What it is not: a tokenizer. The numbers are estimates and are named as such wherever shown.
 """
@@ -30,6 +32,11 @@ from typing import Any
 QUESTION_WORDS = frozenset("many much get gets mean means tell please happen happens kind "
                            "sort could would something anything someone see want need know "
                            "며칠 몇 얼마 어떻 어디 언제 누구 무엇 궁금하".split())
+
+# a quote's length bound: a block runs to a sentence end or a line break, so a line without
+# a full stop (a data dump, a token list) was quoted whole, a whole passage of it. Longest
+# block: shipped and held-out texts 420, the cookbook set 664 (but a data literal's 3,898)
+MAX_QUOTE_CHARS = 1_000
 
 
 def estimate_tokens(text: str) -> int:

@@ -3,6 +3,10 @@ and parent–child indexes."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from anthropic.types import CitationsSearchResultLocation
@@ -15,6 +19,9 @@ from ragkit.cli import main
 from ragkit.documents import Chunk, Document, RagkitError
 from ragkit.llm import LLM, make_client
 from ragkit.pipeline import IndexConfig, Pipeline
+from tests.test_extractive import plant_log
+
+RAGKIT = Path(sys.executable).parent / "ragkit"
 
 REFUND = Chunk("refund#0", "refund", "Refunds are accepted within 21 days of delivery. Keep "
                "the receipt.\nStore credit never expires.",
@@ -73,6 +80,24 @@ def test_blocks_cut_sentences_and_lines_and_join_back_exactly():
     assert blocks(text) == ["First one. ", "Second one!\n", "A line\n\n  ", "Third: 3.5 kg. ",
                             "End"]
     assert "".join(blocks(text)) == text
+
+
+def test_a_sentence_over_a_quotes_length_is_cut_at_its_clauses():
+    """A sentence or line over 1,000 characters is cut after each ", ", "; " and " - ", so a
+    clause of it can be quoted and cited; a number's comma is no clause end, a shorter
+    sentence keeps its commas, one without a clause end stays whole."""
+    short = "Pumps, valves and gauges are checked; the log - weekly.\n"
+    assert blocks(short) == [short]
+    items = [f"gauge{i} at 1,{i:03d} kPa" for i in range(60)]
+    line = "; ".join(items[:30]) + " - " + ", ".join(items[30:])
+    text = f"Intro. {line}\nEnd.\n"
+    cut = blocks(text)
+    assert "".join(cut) == text and len(cut) == 62
+    assert cut[:3] == ["Intro. ", "gauge0 at 1,000 kPa; ", "gauge1 at 1,001 kPa; "]
+    assert cut[30:32] == ["gauge29 at 1,029 kPa - ", "gauge30 at 1,030 kPa, "]
+    assert cut[-2:] == ["gauge59 at 1,059 kPa\n", "End.\n"]
+    dump = " ".join(f"reading{i}" for i in range(200)) + "\n"
+    assert len(dump) > 1000 and blocks(dump) == [dump]
 
 
 # ------------------------------------------------------------------ request and citations
@@ -352,3 +377,40 @@ def test_the_stand_in_never_quotes_a_line_of_a_data_dump_whole(tmp_path, monkeyp
     assert main(["ask", "--index", str(tmp_path / "idx"),
                  "sensor3 reading120 reading121 reading122"]) == 0
     assert capsys.readouterr().out == DECLINE + "\n"
+
+
+def test_the_stand_in_quotes_the_clause_of_a_long_line_never_a_reading_beside_it(tmp_path):
+    """Without an e5-small index the stand-in's rule answers. It declined the boiler question:
+    the line holding the answer was one block over 1,000 characters. It quotes the clause,
+    and never a reading of such a line: not first for a question the readings' title
+    answers, nor second for the "sensor" the quote before it lacks."""
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    env["RAGKIT_HOME"] = str(tmp_path / "home")
+    plant, wing = tmp_path / "plant", tmp_path / "wing"
+    plant.mkdir()
+    wing.mkdir()
+    (plant / "plant.txt").write_text(plant_log() + "\n")
+    (plant / "notes.md").write_text(
+        "# Maintenance\n\nThe boiler is serviced every spring. Sensor 3 failed in May.\n")
+    readings = ", ".join(f"sensor{i} reading {10 + i * 7 % 40}" for i in range(1, 61))
+    (wing / "readings.md").write_text(
+        f"---\ntitle: East wing boiler pressure\n---\n{readings}\n")
+    (wing / "notes.md").write_text("---\ntitle: East wing boiler\n---\n"
+                                   "The pressure limit is 3 bar. Sensor 3 failed in May.\n")
+
+    def ask(folder: Path, question: str) -> list[str]:
+        index = folder.with_suffix(".idx")
+        if not index.exists():
+            subprocess.run([RAGKIT, "index", str(folder), "--out", str(index), "--embedder",
+                            "none"], check=True, env=env, capture_output=True)
+        done = subprocess.run([RAGKIT, "ask", "--index", str(index), question], env=env,
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.splitlines()
+
+    assert ask(plant, "What is the boiler pressure limit?") == [
+        "the boiler pressure limit is 3 bar, [1]", "[1] plant.txt#0 — plant.txt"]
+    for question in ("What is the east wing boiler pressure?",
+                     "What is the pressure limit of the east wing boiler sensors?"):
+        assert ask(wing, question) == ["The pressure limit is 3 bar. [1]",
+                                       "[1] notes.md#0 — East wing boiler"]

@@ -14,7 +14,7 @@ import pytest
 
 from ragkit import extractive
 from ragkit.answer import DECLINE, answer, answer_stream
-from ragkit.assemble import assemble
+from ragkit.assemble import assemble, blocks
 from ragkit.documents import Chunk, Golden, Query
 from ragkit.extractive import Params, extract, features
 from ragkit.extractive_decline import distinctive, missing
@@ -433,14 +433,17 @@ def test_a_sentence_is_ranked_under_its_documents_title_but_strength_reads_it_al
     assert found.strength() == pytest.approx(2 / 3)
 
 
-def test_ragkit_ask_offline_never_quotes_a_line_of_a_data_dump_whole(tmp_path):
+@pytest.mark.parametrize("between", [" ", ", "])
+def test_ragkit_ask_offline_never_quotes_a_line_of_a_data_dump_whole(tmp_path, between):
     """A text file of one long line (a token list, a data dump) is one unit without a full
     stop: the extractive answerer quoted a whole passage of it, 4,000 characters, after the
-    sentence that answers. An answer quotes sentences, never a whole passage."""
+    sentence that answers. An answer quotes sentences, never a whole passage; and where the
+    line is cut at its clauses (", "), no reading of it ("reading304 sensor3,") is quoted
+    after the sentence that answers either, though it holds the question's "sensor" and "3"."""
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "readings.txt").write_text(
-        " ".join(f"reading{i} sensor{i % 7}" for i in range(400)) + "\n")
+        between.join(f"reading{i} sensor{i % 7}" for i in range(400)) + "\n")
     (docs / "notes.md").write_text(
         "# Sensors\n\nSensor 3 failed in May. The reading was replaced by hand.\n")
     done = index_and_ask(tmp_path, docs, "When did sensor 3 fail?")
@@ -462,3 +465,50 @@ def test_ragkit_ask_offline_quotes_a_sentence_once_when_two_files_hold_it(tmp_pa
     done = index_and_ask(tmp_path, docs, "How was each probe calibrated?")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [f"{said} [1]", "[1] summary.md#0 — summary.md"]
+
+
+def plant_log() -> str:
+    """One line of 60 sensor readings, 1,353 characters without a full stop, with three
+    clauses that say something among them."""
+    parts = [f"sensor{i} reading {10 + i * 7 % 40}" for i in range(1, 61)]
+    parts[20:20] = ["the valve was replaced in 2019"]
+    parts[40:40] = ["the boiler pressure limit is 3 bar"]
+    parts[50:50] = ["the next inspection is due in 2027"]
+    return ", ".join(parts)
+
+
+def test_ragkit_ask_offline_quotes_the_clause_of_a_long_line_that_answers(tmp_path):
+    """The answer sits in one clause of a one-line list of readings over 1,000 characters:
+    the line was one unit, too long to quote, and the answer "I don't know". The line is cut
+    at its clauses; the answer quotes the clause that answers, no reading beside it (though
+    the question asks for a number and each holds one), and no clause without a word of the
+    question ("the next inspection is due in 2027," for the valve)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "plant.txt").write_text(plant_log() + "\n")
+    (docs / "notes.md").write_text(
+        "# Maintenance\n\nThe boiler is serviced every spring. Sensor 3 failed in May.\n")
+    done = index_and_ask(tmp_path, docs, "What is the boiler pressure limit?")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "the boiler pressure limit is 3 bar, [1] Maintenance The boiler is serviced every "
+        "spring. [2]", "[1] plant.txt#0 — plant.txt", "[2] notes.md#0 — Maintenance"]
+    done = ask(tmp_path, "When was the valve replaced?")
+    assert done.stdout.splitlines() == [
+        "the valve was replaced in 2019, [1] Sensor 3 failed in May. [2]",
+        "[1] plant.txt#0 — plant.txt", "[2] notes.md#0 — Maintenance"]
+
+
+def test_a_quoted_clause_cites_exactly_its_block(offline):
+    """A clause of a long line is a citation block of its own: the citation's cited_text is
+    exactly the block it names, the clause, not the 1,353-character line."""
+    log = Chunk("plant#0", "plant", plant_log() + "\n", metadata={"title": "Plant log"})
+    words = WordEmbedder(["boiler", "pressure", "limit", "sensor", "reading", "valve"])
+    result = answer("What is the boiler pressure limit?", [("plant#0", 1.0)], [log],
+                    llm=offline, embedder=words)
+    texts = blocks(log.text)
+    assert "".join(texts) == log.text and len(texts) == 63
+    assert result.text == "the boiler pressure limit is 3 bar, [1]"
+    (cited,) = result.citations
+    assert (cited.start_block_index, cited.end_block_index) == (40, 41)
+    assert cited.cited_text == texts[40] == "the boiler pressure limit is 3 bar, "

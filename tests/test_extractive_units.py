@@ -147,3 +147,15 @@ def test_a_heading_joined_to_its_sentence_does_not_make_retrieval_look_strong():
     assert quoted.cosine == pytest.approx(2 / (3 * 2 ** 0.5), abs=1e-6)
     found = extract(question, passages, WORDS, Params(threshold=0.3))
     assert found.declined and found.strength == pytest.approx(0.0, abs=1e-5)
+
+
+def test_the_clauses_of_a_line_over_a_quotes_length_are_units_marked_as_clauses():
+    """A one-line list of readings over 1,000 characters was one unit, too long to quote: each
+    clause is a unit now, marked so the answerer quotes it only for a word of the question;
+    a line of ordinary length keeps its commas and is one unit."""
+    line = ", ".join(f"sensor{i} reading {i}" for i in range(60)) + ", the limit is 3 bar\n"
+    found = units(f"Log, short; kept whole.\n{line}")
+    assert [(u.text, u.clause) for u in found[:3]] == [
+        ("Log, short; kept whole.\n", False), ("sensor0 reading 0, ", True),
+        ("sensor1 reading 1, ", True)]
+    assert (len(found), found[-1].text, found[-1].clause) == (62, "the limit is 3 bar\n", True)

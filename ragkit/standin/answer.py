@@ -11,12 +11,14 @@ way a careful reader with a highlighter would, by a fixed rule:
    idf(t) = ln(1 + (N − n_t + 0.5) / (n_t + 0.5)), N blocks, n_t of them containing t — so
    a question term no source mentions weighs the most.
 3. Support of a block (a sentence or line; Markdown headings and blocks over
-   `ragkit.support.MAX_QUOTE_CHARS` are never quoted): the share of the question's IDF mass
-   found in the block or in its search result's title (the `[Source | Section]` tag, which
-   carries the document and heading path).
+   `ragkit.support.MAX_QUOTE_CHARS` are never quoted, and a clause of a longer sentence,
+   `ragkit.assemble.clause_blocks`, only when it holds a question term): the share of the
+   question's IDF mass found in the block or in its search result's title (the
+   `[Source | Section]` tag, which carries the document and heading path).
 4. If the best support is below `THRESHOLD`, the reply is `DECLINE` without citations.
    Otherwise it quotes the best block, then up to two more, best first, that reach the
-   threshold and add a question term the quoted ones lack; ties go to the later search
+   threshold and add a question term the quoted ones lack, never a data-like clause
+   (`ragkit.support.data_like`: "sensor2 reading 15,"); ties go to the later search
    result (the most relevant comes last). Each quote is a text block with one
    `search_result_location` citation of exactly that block.
 
@@ -36,9 +38,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragkit.answer import DECLINE, quote_location, result_sources
+from ragkit.assemble import blocks, clause_blocks
 from ragkit.standin.base import Reply
 from ragkit.support import question_terms as _terms
-from ragkit.support import quotable, request_idf, weighted_share
+from ragkit.support import data_like, quotable, request_idf, weighted_share
 
 THRESHOLD = 0.8
 MAX_QUOTES = 3
@@ -54,6 +57,7 @@ class Unit:
     terms: frozenset[str]
     title_terms: frozenset[str]
     quotable: bool
+    clause: bool = False  # a clause of a sentence over MAX_QUOTE_CHARS
 
 
 def _question(request: dict[str, Any]) -> str:
@@ -70,9 +74,14 @@ def _units(results: list[dict[str, Any]]) -> list[Unit]:
     units = []
     for r, result in enumerate(results):
         title = _terms(str(result.get("title", "")))
-        for b, block in enumerate(result.get("content") or []):
-            text = block.get("text", "") if isinstance(block, dict) else ""
-            units.append(Unit(r, b, text, _terms(text), title, quotable(text)))
+        texts = [block.get("text", "") if isinstance(block, dict) else ""
+                 for block in result.get("content") or []]
+        # the clauses of a long sentence, known when these are the blocks `ragkit.answer`
+        # cuts a passage into (another client's blocks are taken as they come)
+        whole = "".join(t for t in texts if isinstance(t, str))
+        clauses = clause_blocks(whole) if blocks(whole) == texts else frozenset()
+        units += [Unit(r, b, text, _terms(text), title, quotable(text), b in clauses)
+                  for b, text in enumerate(texts)]
     return units
 
 
@@ -88,7 +97,8 @@ def ranked(question: str, results: list[dict[str, Any]]) -> list[tuple[Unit, flo
     if not terms or not units:
         return []
     idf = request_idf([u.terms for u in units], terms)
-    return sorted(((u, support(u, idf)) for u in units if u.quotable),
+    return sorted(((u, support(u, idf)) for u in units
+                   if u.quotable and (u.terms & terms or not u.clause)),
                   key=lambda us: (-us[1], -us[0].result, us[0].block))
 
 
@@ -105,7 +115,7 @@ def choose(question: str, results: list[dict[str, Any]],
         if len(chosen) == MAX_QUOTES or score < threshold:
             break
         new = (terms & (unit.terms | unit.title_terms)) - covered
-        if new:
+        if new and not (unit.clause and data_like(unit.text)):
             chosen.append((unit, score))
             covered |= new
     return chosen
