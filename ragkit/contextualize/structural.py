@@ -51,11 +51,17 @@ def _document_parts(doc: Document) -> list[str]:
     path = doc.metadata.get("path")
     if path and path != doc.title:
         parts.append(f"Path: {label(str(path))}.")
-    facts = [f"{key}: {label(str(doc.metadata[key]))}" for key in _META_KEYS
+    facts = [f"{key}: {label(_written(doc.metadata[key]))}" for key in _META_KEYS
              if doc.metadata.get(key)]
     if facts:
         parts.append("; ".join(facts) + ".")
     return parts
+
+
+def _written(value: object) -> str:
+    """A metadata value as a sentence states it: a list (front matter's `product: [A, B]`)
+    as `A, B`, not Python's `['A', 'B']`."""
+    return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
 def structural_contexts(doc: Document, chunks: Sequence[Chunk]) -> list[str]:

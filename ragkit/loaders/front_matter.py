@@ -8,29 +8,107 @@ a double-quoted value with an escape JSON does not read (`\\x41`) or one naming 
 Jekyll, Hugo, Obsidian and Quarto quote every title that holds `: ` or ` #`; kept, the
 quotes were part of the title in every citation, context and `[Source | Section]` tag.
 
-What it is not: a YAML parser. A list or a multi-line value under a key is not read (the
-key is kept, empty), a comment after a value stays in it, and TOML front matter (`+++`,
-Hugo's other form) is text.
+A list — `tags: [a, "b, c"]`, or `- item` lines under the key — is a list of strings
+(before: the first was the text `[a, "b, c"]`, the second empty, and its items holding `: `
+keys of their own). Its items lose control characters, as the loader's string values do:
+an escape sequence would be obeyed by the terminal a context is printed on. A `title` is
+always a string (a list's items joined with `, `): it labels every chunk.
+
+What it is not: a YAML parser. A nested mapping's `key: value` lines are read as top-level
+keys; a list of mappings or a multi-line value under a key is not read (the key is kept,
+empty); a comment after a value stays in it; TOML front matter (`+++`, Hugo's other form)
+is text.
 """
 from __future__ import annotations
 
 import json
 import re
 
+Value = str | list[str]
+
 _FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
+_ITEM = re.compile(r"([ \t]*)-(?:[ \t]+(.*?))?[ \t]*\Z")  # one `- item` line of a block list
+_INDENT = re.compile(r"[ \t]*")
+# one item of a flow list: quoted, or plain (no quote, bracket, brace or comma), then `,` or end
+_FLOW_ITEM = re.compile(r"""[ \t]*("(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^,"'\[\]{}#][^,\[\]{}]*?)"""
+                        r"[ \t]*(?:,|\Z)")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0d-\x1f\x7f-\x9f]")  # all but \t \n \f, as the loader
 
 
-def split_front_matter(raw: str) -> tuple[dict[str, str], str]:
+def split_front_matter(raw: str) -> tuple[dict[str, Value], str]:
     """Split a `---`-fenced block of `key: value` lines off the top of a text file."""
     match = _FRONT.match(raw)
     if not match:
         return {}, raw
-    meta = {}
-    for entry in match.group(1).splitlines():
-        key, sep, value = entry.partition(":")
-        if sep and key.strip():
-            meta[key.strip()] = unquoted(value.strip())
+    meta = yaml_values(match.group(1))
+    if isinstance(meta.get("title"), list):
+        meta["title"] = ", ".join(meta["title"])
     return meta, raw[match.end():].lstrip("\n")
+
+
+def yaml_values(block: str) -> dict[str, Value]:
+    """The `key: value` lines of a `---` block (see the module docstring)."""
+    meta: dict[str, Value] = {}
+    key = ""  # the last key without a value of its own: `- item` lines may follow it
+    key_indent, dash_indent, items = 0, -1, []  # items None: a list not read
+    for entry in block.splitlines():
+        indent = _INDENT.match(entry).end()
+        item = _ITEM.match(entry)
+        if key and item and indent >= key_indent and dash_indent in (-1, indent):
+            dash_indent = indent
+            value = item.group(2) or ""
+            if items is not None and value and not value.startswith("#"):  # not null
+                if _not_scalar(value):
+                    items = None
+                else:
+                    items.append(_clean(unquoted(value)))
+            continue
+        if key and dash_indent >= 0 and (not entry.strip() or entry.lstrip()[:1] == "#"):
+            continue  # a blank or comment line inside the list
+        if key and dash_indent >= 0 and indent > dash_indent:
+            items = None  # an item on more than one line, or a mapping: not read
+            continue
+        if key and dash_indent >= 0:
+            meta[key] = items if items is not None else ""
+        key = ""
+        name, sep, value = entry.partition(":")
+        if sep and name.strip():
+            value = value.strip()
+            flow = flow_list(value) if value.startswith("[") and value.endswith("]") else None
+            meta[name.strip()] = unquoted(value) if flow is None else flow
+            if not value:
+                key, key_indent, dash_indent, items = name.strip(), indent, -1, []
+    if key and dash_indent >= 0:
+        meta[key] = items if items is not None else ""
+    return meta
+
+
+def _not_scalar(value: str) -> bool:
+    """True for a list item YAML reads as no plain string: a mapping (`name: x`), a nested
+    list or mapping, a block scalar (`|`, `>`), an anchor, alias or tag."""
+    if value[:1] in ("'", '"'):
+        return False
+    return (": " in value or value.endswith(":") or value == "-" or value.startswith("- ")
+            or value[:1] in ("[", "{", "|", ">", "&", "*", "!", "?"))
+
+
+def flow_list(value: str) -> list[str] | None:
+    """`[a, "b, c", 'd']` as its strings; None when it holds more than plain or quoted
+    strings (a nested list, a mapping, an empty item)."""
+    inner, items, at = value[1:-1].strip(), [], 0
+    while at < len(inner):
+        match = _FLOW_ITEM.match(inner, at)
+        if not match or ": " in match.group(1):
+            return None
+        items.append(_clean(unquoted(match.group(1).strip())))
+        at = match.end()
+    return items
+
+
+def _clean(text: str) -> str:
+    """`text` with each control character but tab, newline and form feed a space (see the
+    module docstring)."""
+    return _CONTROL.sub(" ", text)
 
 
 def unquoted(value: str) -> str:

@@ -1,0 +1,39 @@
+"""Front matter as static-site generators and note apps write it: YAML lists and Hugo's TOML,
+read through `ragkit index` of a folder (the chunk's context and title) and `load_folder`."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from ragkit import load_folder
+
+RAGKIT = str(Path(sys.executable).parent / "ragkit")
+
+
+def _index(folder: Path, out: Path) -> list[dict]:
+    """The chunk rows of `ragkit index folder` (no embedder: offline, a second)."""
+    done = subprocess.run([RAGKIT, "index", str(folder), "--out", str(out), "--embedder", "none"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in (out / "chunks.jsonl").open(encoding="utf-8")]
+
+
+def test_yaml_lists_are_read_as_lists(tmp_path):
+    """`product: [a, b]` was the text `[a, b]` in every chunk's context, and a `- item` block
+    under a key read as empty (its items, when they held `: `, became keys of their own)."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "setup.md").write_text(
+        '---\ntitle: Setup\nproduct: [Kestrel EG-400, "EG-500, rev. B"]\nversion:\n'
+        '  - "2.1"\n  - 2.2\ntags:\n- hardware\n- "Note: new"\nlinks:\n  - url: x.example\n'
+        'date: 2024-05-01\n---\nPlug the gateway in before you pair it.\n', encoding="utf-8")
+    (row,) = _index(folder, tmp_path / "idx")
+    assert row["context"] == ("Document: Setup. Path: setup.md. date: 2024-05-01; product: "
+                              "Kestrel EG-400, EG-500, rev. B; version: 2.1, 2.2.")
+    (doc,) = load_folder(folder, progress=False)
+    assert doc.metadata == {"title": "Setup", "product": ["Kestrel EG-400", "EG-500, rev. B"],
+                            "version": ["2.1", "2.2"], "tags": ["hardware", "Note: new"],
+                            "links": "", "date": "2024-05-01", "path": "setup.md"}
+    assert doc.text == "Plug the gateway in before you pair it.\n"
