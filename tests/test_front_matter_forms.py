@@ -37,3 +37,29 @@ def test_yaml_lists_are_read_as_lists(tmp_path):
                             "version": ["2.1", "2.2"], "tags": ["hardware", "Note: new"],
                             "links": "", "date": "2024-05-01", "path": "setup.md"}
     assert doc.text == "Plug the gateway in before you pair it.\n"
+
+
+def test_hugo_toml_front_matter_is_metadata_not_text(tmp_path):
+    """Hugo's `+++` TOML block was the opening text of the page's first chunk, and the page's
+    title its file name. A table (`[params]`) is not read; a `+++` block that is not TOML
+    stays text, as before."""
+    folder = tmp_path / "site"
+    folder.mkdir()
+    (folder / "pair.md").write_text(
+        '+++\ntitle = "Pairing: the gateway"\ndate = 2024-05-01\ndraft = false\n'
+        'product = ["Kestrel EG-400", "EG-500"]\nversion = "2.1"\nweight = 10\n'
+        '[params]\ncompany = "Kestrel"\n+++\n\n## Steps\n\nHold the button for five seconds.\n',
+        encoding="utf-8")
+    (folder / "plus.md").write_text("+++\nnot = toml = here\n+++\nBody text.\n",
+                                    encoding="utf-8")
+    pair, plus = _index(folder, tmp_path / "idx")
+    assert pair["metadata"]["title"] == "Pairing: the gateway"
+    assert pair["text"] == "## Steps\n\nHold the button for five seconds."
+    assert pair["context"] == ("Document: Pairing: the gateway. Path: pair.md. date: "
+                               "2024-05-01; product: Kestrel EG-400, EG-500; version: 2.1.")
+    assert (plus["metadata"]["title"], plus["text"]) == (
+        "plus.md", "+++\nnot = toml = here\n+++\nBody text.")
+    docs = load_folder(folder, progress=False)
+    assert docs[0].metadata == {"title": "Pairing: the gateway", "date": "2024-05-01",
+                                "draft": "false", "product": ["Kestrel EG-400", "EG-500"],
+                                "version": "2.1", "weight": "10", "path": "pair.md"}

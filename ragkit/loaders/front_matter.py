@@ -1,32 +1,43 @@
-"""The front matter of a Markdown or text file: `---`-fenced `key: value` lines at its top.
+"""The front matter of a Markdown or text file: a `---` (YAML) or `+++` (TOML) block at its top.
 
-What it is: `split_front_matter(raw)` → (the values by key, the text after the block). A
-value in YAML quotes is read as YAML reads it, without them: `title: "Soil: a primer"`
-(double quotes, backslash escapes) or `author: 'Ana''s lab'` (single quotes, `''` for `'`);
-a double-quoted value with an escape JSON does not read (`\\x41`) or one naming no character
-(`\\ud800`, half a surrogate pair, which no UTF-8 file can hold) loses its quotes alone.
-Jekyll, Hugo, Obsidian and Quarto quote every title that holds `: ` or ` #`; kept, the
-quotes were part of the title in every citation, context and `[Source | Section]` tag.
+What it is: `split_front_matter(raw)` → (the values by key, the text after the block).
 
-A list — `tags: [a, "b, c"]`, or `- item` lines under the key — is a list of strings
-(before: the first was the text `[a, "b, c"]`, the second empty, and its items holding `: `
-keys of their own). Its items lose control characters, as the loader's string values do:
-an escape sequence would be obeyed by the terminal a context is printed on. A `title` is
-always a string (a list's items joined with `, `): it labels every chunk.
+`---`: `key: value` lines. A value in YAML quotes is read as YAML reads it, without them:
+`title: "Soil: a primer"` (double quotes, backslash escapes) or `author: 'Ana''s lab'`
+(single quotes, `''` for `'`); a double-quoted value with an escape JSON does not read
+(`\\x41`) or one naming no character (`\\ud800`, half a surrogate pair, which no UTF-8 file
+can hold) loses its quotes alone. Jekyll, Hugo, Obsidian and Quarto quote every title that
+holds `: ` or ` #`; kept, the quotes were part of the title in every citation, context and
+`[Source | Section]` tag. A list — `tags: [a, "b, c"]`, or `- item` lines under the key —
+is a list of strings (before: the first was the text `[a, "b, c"]`, the second empty, and
+its items holding `: ` keys of their own).
+
+`+++`: Hugo's TOML front matter, read by `tomllib`: a string, number, boolean or date is a
+string (a date in ISO form, `2024-05-01`; a boolean `true`), an array of them a list of
+strings. Before, the block was text: the opening of the page's first chunk, and its title
+the page's file name.
+
+List items lose control characters, as the loader's string values do: an escape sequence
+would be obeyed by the terminal a context is printed on. A `title` is always a string (a
+list's items joined with `, `): it labels every chunk.
 
 What it is not: a YAML parser. A nested mapping's `key: value` lines are read as top-level
 keys; a list of mappings or a multi-line value under a key is not read (the key is kept,
-empty); a comment after a value stays in it; TOML front matter (`+++`, Hugo's other form)
-is text.
+empty); a comment after a value stays in it. Of TOML, a table (`[params]`) and an array of
+tables or of arrays are not read, and a `+++` block that is not TOML stays text, as before
+(the loader has no file name to name in an error line).
 """
 from __future__ import annotations
 
+import datetime
 import json
 import re
+import tomllib
 
 Value = str | list[str]
 
 _FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
+_TOML_FRONT = re.compile(r"\A\+\+\+\n(.*?)\n\+\+\+\n", re.S)
 _ITEM = re.compile(r"([ \t]*)-(?:[ \t]+(.*?))?[ \t]*\Z")  # one `- item` line of a block list
 _INDENT = re.compile(r"[ \t]*")
 # one item of a flow list: quoted, or plain (no quote, bracket, brace or comma), then `,` or end
@@ -36,11 +47,15 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0d-\x1f\x7f-\x9f]")  # all but \t \n \f,
 
 
 def split_front_matter(raw: str) -> tuple[dict[str, Value], str]:
-    """Split a `---`-fenced block of `key: value` lines off the top of a text file."""
+    """Split a `---` (YAML) or `+++` (TOML) block off the top of a text file."""
+    meta: dict[str, Value] | None = None
     match = _FRONT.match(raw)
-    if not match:
+    if match:
+        meta = yaml_values(match.group(1))
+    elif match := _TOML_FRONT.match(raw):
+        meta = toml_values(match.group(1))
+    if match is None or meta is None:
         return {}, raw
-    meta = yaml_values(match.group(1))
     if isinstance(meta.get("title"), list):
         meta["title"] = ", ".join(meta["title"])
     return meta, raw[match.end():].lstrip("\n")
@@ -103,6 +118,32 @@ def flow_list(value: str) -> list[str] | None:
         items.append(_clean(unquoted(match.group(1).strip())))
         at = match.end()
     return items
+
+
+def toml_values(block: str) -> dict[str, Value] | None:
+    """The top-level values of a `+++` block (see the module docstring); None when it is not
+    TOML."""
+    try:
+        data = tomllib.loads(block)
+    except tomllib.TOMLDecodeError:
+        return None
+    meta: dict[str, Value] = {}
+    for key, value in data.items():
+        if isinstance(value, list):
+            if not any(isinstance(item, (list, dict)) for item in value):
+                meta[key] = [_clean(_toml_text(item)) for item in value]
+        elif not isinstance(value, dict):
+            meta[key] = _toml_text(value)
+    return meta
+
+
+def _toml_text(value: object) -> str:
+    """A TOML scalar as text: a boolean as TOML writes it, a date in ISO form."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    return str(value)
 
 
 def _clean(text: str) -> str:
