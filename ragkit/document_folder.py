@@ -51,6 +51,7 @@ from ragkit.loaders.folder import broken_note, linked_note, pinned, recheck, sca
 from ragkit.loaders.front_matter import split_front_matter
 from ragkit.loaders.pages import composed
 from ragkit.loaders.text import read_text
+from ragkit.loaders.underlined import atx_headings
 from ragkit.text_stats import counted
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".rst", ".py", ".ts", ".js", ".java",
@@ -117,6 +118,7 @@ def _title_of(meta: dict[str, str], text: str, rel: str) -> str:
 
 def _text_file(path: Path, rel: str) -> Document:
     meta, text = split_front_matter(read_text(path))
+    text = atx_headings(text, rel)  # underlined Markdown and reStructuredText headings
     check_text(text, path, None, key="")  # a file has no field: "x.txt: looks binary"
     meta = {**meta, "path": rel}
     return Document(rel, text, _title_of(meta, text, rel), meta)

@@ -1,0 +1,74 @@
+"""Headings written by underlining — Markdown's setext headings, reStructuredText's section
+titles — title the document and head its sections, as `#` headings do: through `ragkit index`
+of a folder (each chunk's title and section) and `load_folder` (the text they are read as)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from ragkit import load_folder
+
+RAGKIT = str(Path(sys.executable).parent / "ragkit")
+
+
+def _sections(folder: Path, out: Path) -> list[tuple[str, str, list[str]]]:
+    """(chunk id, title, section) of each chunk of `ragkit index folder`, in small chunks."""
+    done = subprocess.run([RAGKIT, "index", str(folder), "--out", str(out), "--embedder",
+                           "none", "--chunk-size", "16", "--overlap", "0"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in (out / "chunks.jsonl").open(encoding="utf-8")]
+    return [(r["id"], r["metadata"]["title"], r["metadata"]["section"]) for r in rows]
+
+
+MARKDOWN = """---
+product: Kestrel EG-400
+---
+Kestrel EG-400
+guide
+==============
+
+The gateway links sensors to the cloud.
+
+Pairing the gateway
+-------------------
+
+Hold the button for five seconds.
+
+---
+
+- Reset the unit first
+- Then pair it again
+---
+
+| Port | Use |
+|------|-----|
+| 1    | LAN |
+
+```
+Not a heading
+=============
+```
+"""
+
+
+def test_markdown_setext_headings_title_and_section_the_chunks(tmp_path):
+    """`Title` over `=====` and `Section` over `-----` were text: the document was titled by
+    its file name and no chunk had a section. A `---` after a blank line (a thematic break)
+    or after a list item, a table's separator row and a fenced block stay as written."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "guide.md").write_text(MARKDOWN, encoding="utf-8")
+    (folder / "notes.txt").write_text("Plain notes\n===========\n\nText.\n", encoding="utf-8")
+    title, pairing = ["Kestrel EG-400 guide"], ["Kestrel EG-400 guide", "Pairing the gateway"]
+    assert _sections(folder, tmp_path / "idx") == [
+        ("guide.md#0", "Kestrel EG-400 guide", title),
+        *[(f"guide.md#{n}", "Kestrel EG-400 guide", pairing) for n in range(1, 7)],
+        ("notes.txt#0", "notes.txt", [])]
+    guide, notes = load_folder(folder, progress=False)
+    assert guide.text == MARKDOWN.split("---\n", 2)[2].replace(
+        "Kestrel EG-400\nguide\n==============", "# Kestrel EG-400 guide").replace(
+        "Pairing the gateway\n-------------------", "## Pairing the gateway")
+    assert notes.text == "Plain notes\n===========\n\nText.\n"
