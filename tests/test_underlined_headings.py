@@ -72,3 +72,58 @@ def test_markdown_setext_headings_title_and_section_the_chunks(tmp_path):
         "Kestrel EG-400\nguide\n==============", "# Kestrel EG-400 guide").replace(
         "Pairing the gateway\n-------------------", "## Pairing the gateway")
     assert notes.text == "Plain notes\n===========\n\nText.\n"
+
+
+RST = """=====================
+Kestrel EG-400 manual
+=====================
+
+The gateway links sensors to the cloud.
+
+Pairing
+=======
+
+Hold the button for five seconds.
+
+Reset
+-----
+
+Unplug it for ten seconds.
+
+----
+
+- a bullet item
+  -------------
+
+=====  ======
+Port   Use
+=====  ======
+1      LAN
+=====  ======
+
+제목이 긴 절
+=========
+
+Too short an underline, in columns: each Hangul syllable takes two.
+"""
+
+
+def test_rst_section_titles_title_and_section_the_chunks(tmp_path):
+    """reStructuredText's titles (underlined, or over- and underlined) were text: the
+    document was titled by its file name and no chunk had a section. Levels follow the
+    order the styles first appear; a transition, a bullet item, a simple table's borders
+    and an underline shorter than its title (in columns) stay as written."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "manual.rst").write_text(RST, encoding="utf-8")
+    top, pairing = ["Kestrel EG-400 manual"], ["Kestrel EG-400 manual", "Pairing"]
+    reset = [*pairing, "Reset"]
+    assert _sections(folder, tmp_path / "idx") == [
+        ("manual.rst#0", "Kestrel EG-400 manual", top),
+        ("manual.rst#1", "Kestrel EG-400 manual", pairing),
+        *[(f"manual.rst#{n}", "Kestrel EG-400 manual", reset) for n in range(2, 9)]]
+    (doc,) = load_folder(folder, progress=False)
+    assert doc.text == RST.replace(
+        "=====================\nKestrel EG-400 manual\n=====================",
+        "# Kestrel EG-400 manual").replace("Pairing\n=======", "## Pairing").replace(
+        "Reset\n-----", "### Reset")
