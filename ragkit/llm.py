@@ -25,10 +25,10 @@ What it is:
   usage counters of every reply in this process (the run), priced with `ragkit.pricing.PRICES`;
   offline replies (ids starting `ragkit.llm_backends.OFFLINE_ID_PREFIX`) are never priced.
 
-Time and retries: the real client waits at most 10 s to connect and 120 s for each read,
-and retries twice (`ragkit.online.budget()`; RAGKIT_API_CONNECT_TIMEOUT, RAGKIT_API_TIMEOUT,
-RAGKIT_API_RETRIES, --api-timeout / --api-retries): a silent endpoint is given up after about
-3 × 120 s, not the SDK's 3 × 600 s.
+Time and retries: the real client waits at most 10 s to connect, 120 s for each read and 120 s
+for the rest of a begun reply not streamed (`ragkit.whole_reply`), and retries twice
+(`ragkit.online.budget()`; RAGKIT_API_*, --api-timeout / --api-retries): a silent endpoint is
+given up after about 3 × 120 s, not the SDK's 3 × 600 s.
 
 What it is not: a retry layer (the SDK's rules apply: 408/409/429/5xx, timeouts and
 connection errors, honouring `retry-after`).
@@ -49,11 +49,12 @@ from ragkit.cache import CallCache, request_key
 from ragkit.documents import RagkitError
 from ragkit.llm_backends import (OFFLINE_BASE_URL, OFFLINE_ID_PREFIX, OfflineBackend,
                                  offline_backend)
-from ragkit.online import HOW_TO_CHANGE, Budget, budget, scrub
+from ragkit.online import Budget, budget, scrub
 from ragkit.pricing import (PRICES, PRICES_DATE, CorpusCost, CostTable, Price, Usage,  # noqa: F401
                             contextualization_cost, cost, measured_contextualization_cost,
                             price, project_corpus_cost, uncached_cost)
 from ragkit.usage_log import RUN, ModelUsage, UsageLog, run_usage  # noqa: F401
+from ragkit.whole_reply import httpx_hooks, trickled_after
 
 
 def _standin_version() -> str:
@@ -86,17 +87,18 @@ def make_client(max_retries: int | None = None,
     """The real client with a key in the environment; the offline stand-in otherwise.
 
     The real client waits and retries within `ragkit.online.budget()` (connect 10 s, each
-    read 120 s, 2 retries by default, or RAGKIT_API_CONNECT_TIMEOUT / RAGKIT_API_TIMEOUT /
-    RAGKIT_API_RETRIES) instead of the SDK's 600 s per attempt; `max_retries` overrides the
-    retries. `transport` forces an in-process transport (a test's recording or failing
-    handler); without a key or a transport, the registered offline backend's (a RagkitError
-    when none is registered).
+    read 120 s and the rest of a begun reply not streamed 120 s, 2 retries by default; or
+    RAGKIT_API_CONNECT_TIMEOUT / RAGKIT_API_TIMEOUT / RAGKIT_API_RETRIES) instead of the SDK's
+    600 s per attempt; `max_retries` overrides the retries. `transport` forces an in-process
+    transport (a test's recording or failing handler); without a key or a transport, the
+    registered offline backend's (a RagkitError when none is registered).
     """
     limits = budget()
     retries = limits.retries if max_retries is None else max_retries
     timeout = httpx2.Timeout(limits.read, connect=limits.connect)
     if transport is None and has_api_key():
-        return anthropic.Anthropic(max_retries=retries, timeout=timeout)
+        http = anthropic.DefaultHttpxClient(timeout=timeout, event_hooks=httpx_hooks())
+        return anthropic.Anthropic(max_retries=retries, timeout=timeout, http_client=http)
     if transport is None:
         backend = offline_backend()
         transport = _Guarded(backend.transport(), backend.name)
@@ -168,9 +170,8 @@ def explain(exc: Exception, model: str, client: anthropic.Anthropic | None = Non
                 f"{limits.tries} with the SDK's back-off"
             return scrub(f"the Anthropic API kept failing ({detail}; {tried})")
         return scrub(f"the Anthropic API refused the request ({detail})")
-    if isinstance(exc, anthropic.APITimeoutError):
-        return scrub(f"the Anthropic API{at} did not answer ({limits.describe()}; change "
-                     f"with {HOW_TO_CHANGE})")
+    if isinstance(exc, anthropic.APITimeoutError):  # silence, or a reply that trickled in
+        return scrub(f"the Anthropic API{at} {limits.timed_out(trickled_after(exc))}")
     if isinstance(exc, anthropic.APIConnectionError):
         cut = ("a streamed reply cut off mid-way is not retried" if streamed else
                "also when its reply breaks off before its end")

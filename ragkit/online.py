@@ -6,11 +6,19 @@ What it is:
   a client is made (`ragkit index|search|eval|tune|ask|tool --api-timeout S --api-retries N`
   set the same variables for their process):
     RAGKIT_API_CONNECT_TIMEOUT  seconds to open a connection              (default 10)
-    RAGKIT_API_TIMEOUT          seconds to wait for each read             (default 120)
+    RAGKIT_API_TIMEOUT          seconds to wait for each read, and for    (default 120)
+                                the rest of a reply not streamed once it
+                                has begun
     RAGKIT_API_RETRIES          attempts after the first one, on a        (default 2)
                                 timeout, a 429 or a 5xx, with back-off
   A dead endpoint (one that accepts the connection and never answers) is given up after about
   (retries + 1) × timeout plus the SDK's back-off: 3 × 120 s + ~2 s ≈ 6 minutes by default.
+  The timeout is the HTTP libraries' timeout on each read, so alone it would let an endpoint
+  that sends a byte every few seconds hold a call for ever: once a reply that is not streamed
+  begins (its headers are in), the rest of it must also arrive within the timeout
+  (`ragkit.whole_reply`: cut at the next piece after that and retried as a timeout), so such
+  an attempt ends after about 2 × timeout. A streamed reply (`ragkit ask --stream`, a Message
+  Batch's results file) may rightly run for minutes: only each of its reads is bounded.
   Why 120 s: both SDKs wait 600 s by default (anthropic 2.16 `DEFAULT_TIMEOUT`, voyageai
   0.5 `TIMEOUT_SECS`), and a non-streamed Claude reply sends nothing until it is complete —
   a long-context prompt of ~200K tokens with a 1,024-token reply can take a minute, so a
@@ -68,6 +76,18 @@ class Budget:
     def describe(self) -> str:
         """E.g. "3 attempts, each waiting up to 120 s for a reply"."""
         return f"{self.tries}, each waiting up to {self.read:g} s for a reply"
+
+    def timed_out(self, trickled: float | None = None) -> str:
+        """What an API did when its calls timed out, after the SDK's retries: "did not answer
+        (3 attempts, …; change with …)"; or, when `trickled` (`whole_reply.trickled_after`)
+        is the deadline a reply that trickled in was cut at, "was too slow: gave up after
+        120 s: the reply trickled in after it began and was not whole by then (…)"."""
+        if trickled is None:
+            return f"did not answer ({self.describe()}; change with {HOW_TO_CHANGE})"
+        return (f"was too slow: gave up after {trickled:g} s: the reply trickled in after it "
+                f"began and was not whole by then ({self.tries}, each waiting up to "
+                f"{self.read:g} s for a reply to begin and {self.read:g} s more for all of it; "
+                f"change with {HOW_TO_CHANGE})")
 
 
 def _number(name: str, default: float, integer: bool = False) -> float:

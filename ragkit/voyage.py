@@ -4,9 +4,12 @@ and request batching.
 - `client(what, offline)`: a `voyageai.Client` with the time and retry budget of
   `ragkit.online.budget()` (connect 10 s, read 120 s, 3 attempts by default; the SDK's own
   default is one attempt of up to 600 s) and `VOYAGE_BASE_URL` as its `base_url` (the SDK
-  has no such variable). The key (`VOYAGE_API_KEY`, or the SDK's `VOYAGE_API_KEY_PATH`) is
-  checked first, because the SDK builds a client without one and fails only on the first
-  call; the error names the variable and the offline alternative, never the key.
+  has no such variable). Its replies (never streamed) must be whole a read timeout after they
+  begin: the SDK's `voyageai.requestssession` is set to `ragkit.whole_reply.requests_session`
+  (left alone when the application set it, or `voyageai.proxy`, itself). The key
+  (`VOYAGE_API_KEY`, or the SDK's `VOYAGE_API_KEY_PATH`) is checked first, because the SDK
+  builds a client without one and fails only on the first call; the error names the
+  variable and the offline alternative, never the key.
 - `failure(what, exc, sdk)`: the one `RagkitError` line for an SDK error left after its
   retries, passed through `ragkit.online.scrub` (an error body may echo the key).
 - `estimate_tokens(text)`: the SDK's `count_tokens` downloads a tokenizer from a model hub,
@@ -15,6 +18,7 @@ and request batching.
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Iterator, Sequence
@@ -22,7 +26,8 @@ from typing import Any
 
 from ragkit.documents import RagkitError
 from ragkit.errors import MissingKey
-from ragkit.online import HOW_TO_CHANGE, budget, scrub
+from ragkit.online import budget, scrub
+from ragkit.whole_reply import requests_session, trickled_after
 
 
 def estimate_tokens(text: str) -> int:
@@ -44,6 +49,9 @@ def client(what: str, offline: str) -> Any:
         raise MissingKey(f"{what} calls the Voyage API and needs a key: set VOYAGE_API_KEY "
                          f"(or VOYAGE_API_KEY_PATH to a file holding it), or use {offline}")
     import voyageai
+    if voyageai.requestssession is None and voyageai.proxy is None:  # see module docstring
+        retries = voyageai.api_resources.api_requestor.MAX_CONNECTION_RETRIES
+        voyageai.requestssession = functools.partial(requests_session, retries)
     limits = budget()
     # voyageai 0.5: `max_retries` is tenacity's stop_after_attempt (attempts, first one
     # included; it retries timeouts, 429 and 502-504), and `timeout` goes to `requests` as it
@@ -73,9 +81,9 @@ def failure(what: str, exc: Exception, sdk: Any, hint: str = "") -> RagkitError:
     limits, status = budget(), getattr(exc, "http_status", None)
     detail = getattr(exc, "user_message", None) or str(exc)
     tail = f"; {hint}" if hint else ""
-    if isinstance(exc, error.Timeout):
-        text = (f"{what}: the Voyage API at {address(sdk)} did not answer ({limits.describe()}; "
-                f"change with {HOW_TO_CHANGE}){tail}")
+    if isinstance(exc, error.Timeout):  # silence, or a reply that trickled in
+        text = (f"{what}: the Voyage API at {address(sdk)} "
+                f"{limits.timed_out(trickled_after(exc))}{tail}")
     elif isinstance(exc, error.AuthenticationError):
         problem = (f"Voyage refused the API key (HTTP {status})" if status
                    else "no usable Voyage API key was read")

@@ -1,17 +1,22 @@
-"""An API endpoint that accepts the connection and never answers: the installed CLI gives up
-within the configured time and retries, with one line and exit status 2."""
+"""An API endpoint that accepts the connection and never answers, or answers a byte at a time:
+the installed CLI gives up within the configured time and retries, with one line and exit
+status 2."""
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
 import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from cli_errors import one_error_line
+
+from ragkit.standin.sse import events, frame
 
 RAGKIT = str(Path(sys.executable).parent / "ragkit")
 DOCS = ('{"id": "kettle", "text": "The kettle boils water in two minutes."}\n'
@@ -48,14 +53,16 @@ def silent(tmp_path):
     server.close()
 
 
-def ragkit(tmp_path: Path, *args, **env: str) -> tuple[subprocess.CompletedProcess, float]:
-    """Run the CLI with a fresh RAGKIT_HOME and no API settings but `env`; (result, seconds)."""
+def ragkit(tmp_path: Path, *args, wait: float = 90,
+           **env: str) -> tuple[subprocess.CompletedProcess, float]:
+    """Run the CLI with a fresh RAGKIT_HOME and no API settings but `env`; (result, seconds).
+    A run longer than `wait` seconds fails the test (subprocess.TimeoutExpired)."""
     base = {k: v for k, v in os.environ.items()
             if not k.startswith(("ANTHROPIC_", "VOYAGE_", "RAGKIT_API_"))}
     base["RAGKIT_HOME"] = str(tmp_path / "home")
     start = time.monotonic()
     done = subprocess.run([RAGKIT, *map(str, args)], capture_output=True, text=True,
-                          env={**base, **env}, timeout=90)
+                          env={**base, **env}, timeout=wait)
     return done, time.monotonic() - start
 
 
@@ -131,3 +138,104 @@ def test_every_command_that_calls_an_api_shows_the_budget_in_its_help(command):
     text = parser._subparsers._group_actions[0].choices[command].format_help()
     assert "--api-timeout SECONDS" in text and "--api-retries N" in text
     assert "$RAGKIT_API_TIMEOUT or 120" in text and "$RAGKIT_API_RETRIES or 2" in text
+
+
+class Dripping(BaseHTTPRequestHandler):
+    """A Messages or Voyage API that sends its headers at once and then a valid reply in
+    pieces `server.gap` seconds apart: each read is well within a 1 s timeout, the whole reply
+    takes minutes (a streamed one: one event per piece, a few seconds in all)."""
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        self.server.paths.append(self.path)
+        if body.get("stream"):
+            reply = {"id": "msg_1", "type": "message", "role": "assistant",
+                     "model": body["model"], "content": [{"type": "text", "text": "In 21 days."}],
+                     "stop_reason": "end_turn", "stop_sequence": None,
+                     "usage": {"input_tokens": 50, "output_tokens": 5}}
+            pieces, kind = [frame(n, d) for n, d in events(reply)], "text/event-stream"
+        else:
+            data = json.dumps(self._reply(body)).encode()
+            pieces, kind = [data[i:i + 1] for i in range(len(data))], "application/json"
+        self.send_response(200)
+        self.send_header("content-type", kind)
+        self.send_header("content-length", str(sum(map(len, pieces))))
+        self.end_headers()
+        try:
+            for piece in pieces:
+                self.wfile.write(piece)
+                time.sleep(self.server.gap)
+        except OSError:  # the client gave up and closed the connection
+            return
+
+    def _reply(self, body: dict) -> dict:
+        if self.path.endswith("/embeddings"):
+            return {"object": "list", "model": body["model"], "usage": {"total_tokens": 20},
+                    "data": [{"object": "embedding", "index": i, "embedding": [0.5] * 1024}
+                             for i in range(len(body["input"]))]}
+        return {"id": "msg_1", "type": "message", "role": "assistant", "model": body["model"],
+                "content": [{"type": "text", "text": "Kettles boil water in two minutes."}],
+                "stop_reason": "end_turn", "stop_sequence": None,
+                "usage": {"input_tokens": 50, "output_tokens": 9}}
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture
+def dripping():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Dripping)
+    server.paths, server.gap, server.daemon_threads = [], 0.2, True
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_claude_reply_that_trickles_in_is_cut_and_retried_as_a_timeout(
+        tmp_path, dripping, bm25_index):
+    """A reply sent a byte every 0.2 s held `ragkit ask` for as long as it took (each read
+    was within --api-timeout): about a minute per attempt here, for ever from a stuck server."""
+    url = f"http://127.0.0.1:{dripping.server_address[1]}"
+    done, seconds = ragkit(tmp_path, "ask", "--index", bm25_index, "kettle?",
+                           "--api-timeout", "1", "--api-retries", "1", wait=30,
+                           ANTHROPIC_API_KEY="sk-ant-test-0123456789", ANTHROPIC_BASE_URL=url)
+    assert one_error_line(done) == (
+        f"ragkit: error: the Anthropic API at {url} was too slow: gave up after 1 s: the reply "
+        f"trickled in after it began and was not whole by then (2 attempts, each waiting up to "
+        f"1 s for a reply to begin and 1 s more for all of it; change with --api-timeout / "
+        f"RAGKIT_API_TIMEOUT, --api-retries / RAGKIT_API_RETRIES, RAGKIT_API_CONNECT_TIMEOUT)")
+    assert dripping.paths == ["/v1/messages", "/v1/messages"]  # retried, as a timeout is
+    assert seconds < 15  # 2 × (1 s + one more piece) + back-off + start-up, not minutes
+
+
+def test_a_streamed_answer_may_take_longer_than_the_timeout_in_all(
+        tmp_path, dripping, bm25_index):
+    """`ask --stream` prints events as they come: only each read is bounded."""
+    dripping.gap = 0.4  # 9 events: about 3.5 s in all, each read under 1 s
+    done, seconds = ragkit(tmp_path, "ask", "--index", bm25_index, "kettle?", "--stream",
+                           "--api-timeout", "1", "--api-retries", "0", wait=30,
+                           ANTHROPIC_API_KEY="sk-ant-test-0123456789",
+                           ANTHROPIC_BASE_URL=f"http://127.0.0.1:{dripping.server_address[1]}")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("In 21 days.\n")
+    assert dripping.paths == ["/v1/messages"] and seconds > 3
+
+
+def test_a_voyage_reply_that_trickles_in_fails_the_index_and_leaves_no_folder(
+        tmp_path, dripping):
+    (tmp_path / "docs.jsonl").write_text(DOCS)
+    url = f"http://127.0.0.1:{dripping.server_address[1]}/v1"
+    done, seconds = ragkit(tmp_path, "index", tmp_path / "docs.jsonl", "--out", tmp_path / "ix",
+                           "--embedder", "voyage:voyage-3.5", "--api-timeout", "1",
+                           "--api-retries", "1", wait=30,
+                           VOYAGE_API_KEY="pa-test-0123456789abcdefgh", VOYAGE_BASE_URL=url)
+    assert one_error_line(done) == (
+        f"ragkit: error: voyage:voyage-3.5: the Voyage API at {url} was too slow: gave up "
+        f"after 1 s: the reply trickled in after it began and was not whole by then (2 "
+        f"attempts, each waiting up to 1 s for a reply to begin and 1 s more for all of it; "
+        f"change with --api-timeout / RAGKIT_API_TIMEOUT, --api-retries / RAGKIT_API_RETRIES, "
+        f"RAGKIT_API_CONNECT_TIMEOUT); re-run: vectors already embedded are kept in the "
+        f"embedding cache")
+    assert dripping.paths == ["/v1/embeddings", "/v1/embeddings"]
+    assert seconds < 20 and not (tmp_path / "ix").exists()
