@@ -66,15 +66,17 @@ def _readable_ticks(fig: Figure, ax: Axes, texts: Sequence[str]) -> bool:
 
 
 def fit_category_labels(fig: Figure, ax: Axes, labels: Sequence[object],
-                        legend: bool = False) -> None:
-    """Category tick labels that do not collide: as they are; else the long ones (over
-    `LABEL_WIDTH` characters), then all, broken before their parenthesis; else the long ones
-    broken after their commas too (`phrased`); else, with a `legend` (the figure's, right of
-    the axes), the same with the legend below them, so the categories have the figure's
-    width; else wrapped at spaces to ever narrower lines; else wrapped and tilted 30°."""
+                        legend: bool = False, qualified: bool = False) -> None:
+    """Category tick labels that do not collide: as they are (unless `qualified`); else the
+    long ones (over `LABEL_WIDTH` characters), then all, broken before their parenthesis;
+    else the long ones broken after their commas too (`phrased`); else, with a `legend` (the
+    figure's, right of the axes), the same with the legend below them, so the categories
+    have the figure's width; else wrapped at spaces to ever narrower lines; else wrapped and
+    tilted 30°. `qualified` labels start broken: the ladder's rungs read name over qualifier
+    ("+ rerank" over "(top 150 → 20)"); on one line, side by side, they ran together."""
     names = [str(t) for t in labels]
     tries = [names, [broken(t, LABEL_WIDTH) for t in names], [broken(t) for t in names],
-             [phrased(t, LABEL_WIDTH) for t in names]]
+             [phrased(t, LABEL_WIDTH) for t in names]][1 if qualified else 0:]
     for below in (False, True) if legend else (False,):
         if below:
             fig.legends[-1].remove()

@@ -117,7 +117,9 @@ def ladder_bars(table: pd.DataFrame, title: str = "") -> plt.Figure:
     """Fail@20 per rung of Anthropic's Contextual Retrieval ladder (as from
     `ragkit.ladder.ladder_table`), this run beside the article's, each bar labelled with its
     value and its reduction from the first rung. A rung that was not measured shows "not
-    built"."""
+    built". A rung's name stands over its qualifier ("+ rerank" over "(top 150 → 20)"),
+    a long qualifier broken after its commas, else wrapped, else tilted
+    (`ragkit.figure_layout.fit_category_labels`, as every bar chart's categories)."""
     fig, ax = plt.subplots(figsize=(max(7, 1.9 * len(table)), 4))
     x = np.arange(len(table))
     ours = table["Fail@20"].astype(float)
@@ -130,12 +132,13 @@ def ladder_bars(table: pd.DataFrame, title: str = "") -> plt.Figure:
     ax.bar_label(ref, fontsize=8, labels=[
         _fail_label(v, None if i == 0 else r)
         for i, (v, r) in enumerate(zip(table["article Fail@20"], table["article reduction %"]))])
-    ax.set_xticks(x, [name.replace(" (", "\n(") for name in table.index], fontsize=8)
     ax.set_ylabel("Fail@20 = 100 − Pass@20 (%)")
     ax.set_ylim(0, max(float(np.nanmax(ours.to_numpy())) if ours.notna().any() else 0,
                        float(table["article Fail@20"].max())) * 1.3 + 1)
     ax.legend(loc="upper right", fontsize=8)
     ax.set_title(title)
+    ax.tick_params(axis="x", labelsize=8)
+    fit_category_labels(fig, ax, list(table.index), qualified=True)
     fig.tight_layout()
     return fig
 

@@ -341,6 +341,30 @@ def test_ladder_bars_label_no_reduction_from_no_failures_and_an_increase_with_a_
     assert plots._fail_label(2.9, 0.0) == "2.9\n0%" and plots._fail_label(2.9, -0.3) == "2.9\n0%"
 
 
+def test_long_rung_names_break_after_their_commas_and_the_ladder_is_drawn():
+    """Rungs qualified at length ("+ rerank (top 150 → 20, offline cross-encoder)") were
+    broken before their parenthesis only, and side by side their qualifiers overlapped: the
+    ladder was refused. Each phrase now reads whole on a line of its own; the article's
+    rungs keep their name over their qualifier, on one line each."""
+    from ragkit.ladder import Rung, ladder_table
+    names = ["baseline embeddings", "+ contextual embeddings (Claude, stand-in prompts)",
+             "+ contextual BM25 (hybrid, RRF k = 60)",
+             "+ rerank (top 150 → 20, offline cross-encoder)"]
+    runs = {name: pd.DataFrame({"Pass@5": [90.0, 100.0], "Pass@20": [p, 100.0]})
+            for name, p in zip(names, (80.0, 90.0, 100.0, 100.0))}
+    table = ladder_table(runs, [Rung(name, True, None) for name in names])
+    ticks = plots.ladder_bars(table, title="Fail@20 per rung").axes[0].get_xticklabels()
+    assert [t.get_text() for t in ticks] == [
+        "baseline embeddings", "+ contextual embeddings\n(Claude,\nstand-in prompts)",
+        "+ contextual BM25\n(hybrid,\nRRF k = 60)",
+        "+ rerank\n(top 150 → 20,\noffline cross-encoder)"]
+    assert {(t.get_rotation(), t.get_fontsize()) for t in ticks} == {(0.0, 8.0)}
+    table = ladder_table(dict(zip(ladder_names(), runs.values())))
+    assert [t.get_text() for t in plots.ladder_bars(table).axes[0].get_xticklabels()] == [
+        "baseline embeddings", "+ contextual embeddings", "+ contextual BM25\n(hybrid)",
+        "+ rerank\n(top 150 → 20)"]
+
+
 def ladder_names() -> list[str]:
     from ragkit.ladder import default_rungs
     return [rung.name for rung in default_rungs()]
