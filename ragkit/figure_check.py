@@ -7,7 +7,8 @@ a figure's `$` signs are drawn as written, not as TeX math.
   extents, as drawn, less than `LABEL_GAP_PX` apart).
 - **Data in view**: on each axis, the data (lines, bars, markers, images) reaches at least
   `MIN_SPAN` of the view — measured from the origin when the view holds 0, so bars of
-  dollars on a 0–100 axis fail and a flat line far from 0 does not.
+  dollars on a 0–100 axis fail and a flat line far from 0 does not, nor one at 0 (a sweep's
+  Fail@20 of 0 at every point, which no limits could pass).
 - **Legends**: a legend's box covers no bar, no point and no stretch of a line.
 - **Hidden lines**: no named line lies under another drawn in the same style (marker, dashes,
   a marker no larger) for `HIDDEN_SHARE` of its points: two series level at most points
@@ -93,10 +94,6 @@ def tick_label_problems(fig: Figure, renderer) -> list[str]:
     return found
 
 
-def _is_data(transform, ax: Axes) -> bool:
-    return transform == ax.transData
-
-
 def _data_points(ax: Axes) -> np.ndarray:
     """Corners of bars and images and the points of lines and markers, in data coordinates
     (artists drawn in axes coordinates, such as axhline, left out)."""
@@ -104,17 +101,17 @@ def _data_points(ax: Axes) -> np.ndarray:
     from matplotlib.patches import Rectangle
     points = []
     for line in ax.lines:
-        if line.get_visible() and _is_data(line.get_transform(), ax):
+        if line.get_visible() and line.get_transform() == ax.transData:
             points.append(np.asarray(line.get_xydata(), dtype=float))
     for patch in ax.patches:
         if isinstance(patch, Rectangle) and patch.get_visible() and \
-                _is_data(patch.get_data_transform(), ax):
+                patch.get_data_transform() == ax.transData:
             x, y, w, h = patch.get_x(), patch.get_y(), patch.get_width(), patch.get_height()
             points.append(np.array([[x, y], [x + w, y + h]], dtype=float))
     for collection in ax.collections:
         offsets = np.asarray(collection.get_offsets(), dtype=float)
         if collection.get_visible() and len(offsets) and \
-                _is_data(collection.get_offset_transform(), ax):
+                collection.get_offset_transform() == ax.transData:
             points.append(offsets)
     for image in ax.images:
         if isinstance(image, AxesImage) and image.get_visible():
@@ -150,9 +147,9 @@ def span_problems(fig: Figure) -> list[str]:
         for i, (name, view, scale) in enumerate((("x", ax.get_xlim(), ax.get_xscale()),
                                                   ("y", ax.get_ylim(), ax.get_yscale()))):
             values = points[:, i]
-            if values.min() == values.max() and not (scale == "linear" and
-                                                     min(view) <= 0 <= max(view)):
-                continue            # one value, away from 0: a flat line is not blank
+            if values.min() == values.max() and (values.min() == 0 or not (
+                    scale == "linear" and min(view) <= 0 <= max(view))):
+                continue  # one value: a flat line is not blank, even at 0 (no limits fit)
             reach = _reach(values, view, scale)
             if reach < MIN_SPAN:
                 found.append(f"the data reach {reach:.1%} of the {name} axis "
@@ -291,10 +288,8 @@ def plain_text() -> Iterator[None]:
 
 def checked(function: F) -> F:
     """Decorate a function that returns a `Figure`: the figure is `check`ed before it is
-    returned, and the function is listed in `CHECKED` (tests look there). Its text is drawn
-    as given, never as TeX math: a title or label holding two `$` (a data folder named
-    `a$b$c`, a question kind, a cost) was set in italics, or stopped the notebook with
-    matplotlib's ParseException."""
+    returned, its text drawn as written (`plain_text`: a `$` pair is no TeX math), and the
+    function is listed in `CHECKED` (tests look there)."""
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         with plain_text():

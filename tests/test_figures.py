@@ -97,6 +97,21 @@ def test_a_flat_line_far_from_zero_is_not_blank():
     assert problems(fig) == []
 
 
+def test_a_flat_line_at_zero_is_not_blank_and_tiny_bars_from_zero_still_are():
+    """A sweep's Fail@20 of 0 at every point was "the data reach 0.0% of the y axis" on any
+    limits: a figure no layout could make readable. A line along 0 is data in view; a
+    bar of 0.001 on a 0 … 1 axis is still a sliver."""
+    fig, ax = plt.subplots()
+    ax.plot([1, 2, 3], [0.0, 0.0, 0.0], marker="o", clip_on=False)
+    ax.set_ylim(0, 2)
+    assert problems(fig) == []
+    fig, ax = plt.subplots()
+    ax.bar(range(2), [0.0, 0.001])
+    ax.set_ylim(0, 1)
+    assert problems(fig) == ["the data reach 0.1% of the y axis (0 to 0.001 on 0 to 1; "
+                             "untitled axes): set the limits from the data"]
+
+
 def test_a_legend_over_bars_is_found_and_check_refuses_the_figure():
     fig, ax = plt.subplots()
     ax.bar(range(3), [90, 95, 99], label="Pass@20")
