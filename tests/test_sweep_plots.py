@@ -1,0 +1,43 @@
+"""The figures of `ragkit cookbook sweep` (`ragkit.sweep.parameter_figure`, one per swept
+parameter) pass the notebooks' readability check (`ragkit.figure_check.problems`) on the
+numbers real sweeps recorded: every series in sight, the data filling their axes."""
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib import pyplot as plt  # noqa: E402
+
+from ragkit.figure_check import problems  # noqa: E402
+from ragkit.sweep import parameter_figure  # noqa: E402
+
+# notebook 03's BM25 chunkings (chunk size / overlap), Pass@5, swept over split=dev,test
+CHUNKINGS = {"256/0": [76.44, 82.18], "256/32": [74.52, 77.99], "256/51": [72.12, 77.36],
+             "512/0": [77.40, 83.75], "512/64": [81.73, 83.12], "512/102": [78.37, 81.87],
+             "1024/0": [89.90, 91.61], "1024/128": [87.98, 86.16], "1024/205": [87.98, 86.27]}
+
+
+@pytest.fixture(autouse=True)
+def _close():
+    yield
+    plt.close("all")
+
+
+def test_every_series_of_nine_keeps_a_style_of_its_own_and_none_is_hidden():
+    """Styles came in a cycle of five: the sixth chunking (BM25 512/102, 81.87 on test) was
+    drawn as the first (BM25 256/0, 82.18), marker for marker, and hid it."""
+    table = pd.DataFrame({"split": ["dev", "test"]} |
+                         {f"BM25 {name} Pass@5": values for name, values in CHUNKINGS.items()})
+    panels = {"Pass@5 · chunking_bm25": [f"BM25 {name} Pass@5" for name in CHUNKINGS]}
+    fig = parameter_figure(table, "split", panels)
+    assert problems(fig) == []
+    lines = fig.axes[0].get_lines()
+    assert [line.get_label() for line in lines] == [f"BM25 {name}" for name in CHUNKINGS]
+    assert [line.get_marker() for line in lines] == ["o", "s", "^", "D", "v", "P", "X", "<",
+                                                     ">"]
+    assert [line.get_linestyle() for line in lines] == ["-", "--", "-.", ":", "--", "-", "--",
+                                                        "-.", ":"]
+    sizes = [line.get_markersize() for line in lines]
+    assert sizes[0] == 10.0 and sizes[-1] == 3.0
+    assert all(a > b for a, b in zip(sizes, sizes[1:]))  # each drawn over a larger one
