@@ -108,9 +108,11 @@ def _metric_range(ax, title: str, names: Sequence[str], values: list[float]) -> 
     nDCG) inside 0 … 1: autoscaling put a Pass@5 of 100 under a 104 axis and a Fail@20 of 0
     above −0.04. The numbers span at least a quarter of the axis, a flat line 2 % of the
     scale: a margin of 2 % under and over any numbers left notebook 04's MRR (0.810 and
-    0.815, swept over rerank_candidates) a ninth of the axis, and the check refused it."""
+    0.815, swept over rerank_candidates) a ninth of the axis, and the check refused it.
+    The metric is the one the panel is titled by ("MRR · <caption>", `metric_panels`), not
+    its caption: notebook 08's "MRR · … difference in Pass@5 …" drew MRR on 0 … 2.86."""
     shown = [v for v in values if v == v]  # NaN: a point that failed
-    metric = " ".join([title, *names])
+    metric = title.split(" · ")[0] if " · " in title else " ".join([title, *names])
     top = (100.0 if any(m in metric for m in ("Pass@", "Fail@", "%")) else
            1.0 if any(m in metric for m in ("R@", "MRR", "nDCG")) else None)
     if not shown or top is None:

@@ -60,3 +60,18 @@ def test_close_numbers_fill_their_axis():
     assert passes.get_ylim() == pytest.approx((87.74 - 2, 94.81 + 2))  # 2 % of 100, as before
     spread = 0.81473 - 0.80963
     assert mrr.get_ylim() == pytest.approx((0.80963 - 1.5 * spread, 0.81473 + 1.5 * spread))
+
+
+def test_a_rank_measure_keeps_its_scale_when_the_caption_names_a_percentage():
+    """Notebook 08 swept over seed=0,1: its MRR panel, captioned "Every configuration against
+    hybrid …: difference in Pass@5, …", was scaled as a percentage (0 … 2.86), every MRR
+    squeezed into a flat band at the foot of the axis."""
+    table = pd.DataFrame({"seed": [0, 1], "bm25 MRR": [0.844246, 0.862103],
+                          "dense MRR": [0.635957, 0.606506]})
+    caption = ("Every configuration against hybrid on mixed: difference in Pass@5, 95 % "
+               "interval, paired test, Holm-adjusted p")
+    fig = parameter_figure(table, "seed", {f"MRR · {caption}": ["bm25 MRR", "dense MRR"]})
+    assert problems(fig) == []
+    spread = 0.862103 - 0.606506
+    assert fig.axes[0].get_ylim() == pytest.approx((0.606506 - 0.15 * spread,
+                                                     0.862103 + 0.15 * spread))
