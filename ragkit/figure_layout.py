@@ -1,5 +1,6 @@
 """Where a figure's parts go so that `ragkit.figure_check` finds them readable: layout moves
-that `ragkit.plots` makes after drawing, each tried a step at a time until the check passes.
+that `ragkit.plots` and a sweep's figures make after drawing, each tried a step at a time
+until the check passes.
 
 - `outside_legend(fig, ...)`: the figure's legend outside the axes, right of them or below.
 - `fit_category_labels(fig, ax, labels, legend)`: bar categories' tick labels that do not
@@ -8,7 +9,9 @@ that `ragkit.plots` makes after drawing, each tried a step at a time until the c
   (loop / of notebook / 05)"), then after its commas (notebook 06's "Self-RAG\\n(judge
   prompts,\\nstand-in)", not "Self-RAG (judge / prompts, stand-in)"); a legend right of the
   axes goes below them when that gives the labels room; wrapping at spaces and a tilt come
-  last.
+  last. On several axes at once: a sweep's panels share its parameter's values.
+- `fit_number_labels(fig, axes, values, labels)`: number ticks (a sweep's chunk sizes) that
+  do not collide, on a log axis when a linear one crowds the small ones.
 - `apart(fig, ax, twin)`: a twin axes' points (a price on the right) clear of the axes' points
   (`ragkit.figure_check.TWIN_GAP_PT` between markers). Notebook 04 drew Pass@k at k = 20
   (99.7 %) and its price ($0.00758) as one dot: the twin's top goes higher (its line lower)
@@ -59,13 +62,21 @@ def phrased(label: str, longer: int = 0) -> str:
     return broken(label, longer).replace(", ", ",\n") if len(label) > longer else label
 
 
-def _readable_ticks(fig: Figure, ax: Axes, texts: Sequence[str]) -> bool:
-    ax.set_xticks(range(len(texts)), texts)
+def _readable_ticks(fig: Figure, axes: Sequence[Axes], texts: Sequence[str],
+                    at: Sequence[float] | None = None) -> bool:
+    for ax in axes:
+        ax.set_xticks(range(len(texts)) if at is None else at, texts)
     fig.canvas.draw()
     return not tick_label_problems(fig, fig.canvas.get_renderer())
 
 
-def fit_category_labels(fig: Figure, ax: Axes, labels: Sequence[object],
+def _tilt(axes: Sequence[Axes]) -> None:
+    """The last resort: every x tick label turned 30°, its end at its tick."""
+    for tick in (t for ax in axes for t in ax.get_xticklabels()):
+        tick.set(rotation=30, ha="right", rotation_mode="anchor")
+
+
+def fit_category_labels(fig: Figure, ax: Axes | Sequence[Axes], labels: Sequence[object],
                         legend: bool = False, qualified: bool = False) -> None:
     """Category tick labels that do not collide: as they are (unless `qualified`); else the
     long ones (over `LABEL_WIDTH` characters), then all, broken before their parenthesis;
@@ -73,7 +84,9 @@ def fit_category_labels(fig: Figure, ax: Axes, labels: Sequence[object],
     figure's, right of the axes), the same with the legend below them, so the categories
     have the figure's width; else wrapped at spaces to ever narrower lines; else wrapped and
     tilted 30°. `qualified` labels start broken: the ladder's rungs read name over qualifier
-    ("+ rerank" over "(top 150 → 20)"); on one line, side by side, they ran together."""
+    ("+ rerank" over "(top 150 → 20)"); on one line, side by side, they ran together.
+    `ax` may be several axes with these categories (a sweep's panels), each labelled alike."""
+    axes = list(ax) if isinstance(ax, Sequence) else [ax]
     names = [str(t) for t in labels]
     tries = [names, [broken(t, LABEL_WIDTH) for t in names], [broken(t) for t in names],
              [phrased(t, LABEL_WIDTH) for t in names]][1 if qualified else 0:]
@@ -81,13 +94,28 @@ def fit_category_labels(fig: Figure, ax: Axes, labels: Sequence[object],
         if below:
             fig.legends[-1].remove()
             outside_legend(fig, below=True)
-        if any(_readable_ticks(fig, ax, texts) for texts in tries):
+        if any(_readable_ticks(fig, axes, texts) for texts in tries):
             return
     for width in (LABEL_WIDTH, 14, 11):
-        if _readable_ticks(fig, ax, [textwrap.fill(t, width) for t in names]):
+        if _readable_ticks(fig, axes, [textwrap.fill(t, width) for t in names]):
             return
-    for tick in ax.get_xticklabels():
-        tick.set(rotation=30, ha="right", rotation_mode="anchor")
+    _tilt(axes)
+
+
+def fit_number_labels(fig: Figure, axes: Sequence[Axes], values: Sequence[float],
+                      labels: Sequence[str]) -> None:
+    """Ticks at `values` (a swept parameter's numbers, on every axes of `axes`) labelled
+    `labels` that do not collide: on a linear axis; else, all above 0, on a log axis, where
+    doubling values stand evenly apart (chunk sizes 64, 128, … 2048: "64" ran into "128");
+    else tilted 30°. What it is not: for categories, which `fit_category_labels` places."""
+    for log in (False, True) if len(values) and min(values) > 0 else (False,):
+        if log:
+            for ax in axes:
+                ax.set_xscale("log")
+                ax.minorticks_off()
+        if _readable_ticks(fig, axes, labels, values):
+            return
+    _tilt(axes)
 
 
 def apart(fig: Figure, ax: Axes, twin: Axes) -> None:

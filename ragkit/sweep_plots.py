@@ -4,18 +4,26 @@
 
 What it is not: the sweep (`ragkit.sweep` runs the points and writes the tables) nor a
 notebook figure (those are `ragkit.plots`, checked by `ragkit.figure_check.checked`); a
-panel keeps a percentage inside 0 … 100 and a rank measure inside 0 … 1, and its text is
-drawn as written (`plain_text`: a swept folder named `a$b_$c` is no TeX).
+panel keeps a percentage inside 0 … 100 and a rank measure inside 0 … 1, its parameter's
+values are placed as `ragkit.figure_layout` places a bar chart's categories (numbers on a log
+axis when a linear one crowds them), and its text is drawn as written (`plain_text`: a
+swept folder named `a$b_$c` is no TeX).
 """
 from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from ragkit.figure_check import plain_text
+from ragkit.figure_layout import fit_category_labels, fit_number_labels
+
+if TYPE_CHECKING:       # matplotlib loads when a sweep draws its plots, not with ragkit
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 
 def metric_panels(records: Sequence[dict]) -> dict[str, list[str]]:
@@ -53,7 +61,8 @@ def plot_parameter(table: pd.DataFrame, parameter: str, panels: dict[str, list[s
 
 
 @plain_text()
-def parameter_figure(table: pd.DataFrame, parameter: str, panels: dict[str, list[str]]):
+def parameter_figure(table: pd.DataFrame, parameter: str,
+                     panels: dict[str, list[str]]) -> Figure:
     """Each panel's numbers against `parameter` (mean over the other parameters; failed
     points left out), a matplotlib Figure drawn without pyplot, its text as written."""
     # deferred: matplotlib loads only when a sweep draws its plots
@@ -67,8 +76,10 @@ def parameter_figure(table: pd.DataFrame, parameter: str, panels: dict[str, list
     values = list(dict.fromkeys(table[parameter]))
     numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
     x = values if numeric else list(range(len(values)))
+    axes = []
     for number, (title, names) in enumerate(panels.items()):
         ax = fig.add_subplot(rows, columns, number + 1)
+        axes.append(ax)
         drawn = []
         for n, name in enumerate(names):
             if name in table:
@@ -81,13 +92,27 @@ def parameter_figure(table: pd.DataFrame, parameter: str, panels: dict[str, list
                         label=name.rsplit(" ", 1)[0] if name != title else None)
         ax.set_title(textwrap.fill(title, 48), fontsize=9)  # whole, on two lines if long
         ax.set_xlabel(parameter)
-        ax.set_xticks(x, [str(v) for v in values])
         _metric_range(ax, title, names, drawn)
-        if len(names) > 1:  # below the axes: inside, it covered the lines it names
-            ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2,
-                      frameon=False)
         ax.grid(alpha=0.3)
+    if numeric:  # chunk sizes 64 … 2048 crowd a linear axis: then a log one
+        fit_number_labels(fig, axes, values, [str(v) for v in values])
+    else:  # long folder names ran into each other: broken, wrapped, else tilted
+        fit_category_labels(fig, axes, values)
+    for ax, names in zip(axes, panels.values()):
+        if len(names) > 1:
+            _legend_below(fig, ax)
     return fig
+
+
+def _legend_below(fig: Figure, ax: Axes) -> None:
+    """The axes' legend under its tick labels and x label, however tall those are drawn
+    (wrapped, tilted): inside the axes, it covered the lines it names; at a fixed fraction
+    below them, it covered labels wrapped onto two lines."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    below = ax.get_window_extent(renderer).y0 - ax.xaxis.get_tightbbox(renderer).y0
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2,
+              borderaxespad=below * 72 / fig.dpi / 7 + 0.5, frameon=False)
 
 
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*", "h")  # 11 beside 5 dashes:
@@ -103,7 +128,7 @@ def _style(n: int, count: int) -> tuple[str, str | tuple, float]:
             round(10.0 * 0.3 ** (n / max(count - 1, 4)), 2))
 
 
-def _metric_range(ax, title: str, names: Sequence[str], values: list[float]) -> None:
+def _metric_range(ax: Axes, title: str, names: Sequence[str], values: list[float]) -> None:
     """A percentage (Pass@k, Fail@k, %) stays inside 0 … 100 and a rank measure (R@k, MRR,
     nDCG) inside 0 … 1: autoscaling put a Pass@5 of 100 under a 104 axis and a Fail@20 of 0
     above −0.04. The numbers span at least a quarter of the axis, a flat line 2 % of the

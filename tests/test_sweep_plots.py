@@ -75,3 +75,37 @@ def test_a_rank_measure_keeps_its_scale_when_the_caption_names_a_percentage():
     spread = 0.862103 - 0.606506
     assert fig.axes[0].get_ylim() == pytest.approx((0.606506 - 0.15 * spread,
                                                      0.862103 + 0.15 * spread))
+
+
+def test_doubling_chunk_sizes_stand_apart_on_a_log_axis():
+    """Notebook 01 swept over chunk_size=128,256,512,1024,2048 (overlap=32): on a linear
+    axis "128" ran into "256" in every panel, and the check refused the figure."""
+    table = pd.DataFrame({"chunk_size": [128, 256, 512, 1024, 2048],
+                          "BM25 Pass@5": [45.3, 54.4, 58.9, 73.7, 97.0],
+                          "dense Pass@5": [41.8, 47.0, 56.2, 73.0, 91.8]})
+    fig = parameter_figure(table, "chunk_size", {"Pass@5 · retrieval": ["BM25 Pass@5",
+                                                                        "dense Pass@5"]})
+    assert problems(fig) == []
+    (ax,) = fig.axes
+    assert ax.get_xscale() == "log"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["128", "256", "512", "1024", "2048"]
+    assert list(ax.get_xticks()) == [128, 256, 512, 1024, 2048]
+
+
+def test_long_folder_names_wrap_and_the_legend_stays_under_them():
+    """A sweep over data_dir with long folder names: the names ran into each other; wrapped
+    onto two lines, a legend at a fixed distance below the axes covered them."""
+    table = pd.DataFrame({"data_dir": ["data/customer-support-emails",
+                                       "data/product-manuals-2024", "data/legal"],
+                          "BM25 Pass@5": [61.0, 55.5, 70.2], "dense Pass@5": [58.1, 60.4, 66.0]})
+    fig = parameter_figure(table, "data_dir", {"Pass@5 · retrieval": ["BM25 Pass@5",
+                                                                      "dense Pass@5"]})
+    assert problems(fig) == []
+    (ax,) = fig.axes
+    ticks = ax.get_xticklabels()
+    assert [t.get_text() for t in ticks] == ["data/customer-\nsupport-emails",
+                                             "data/product-\nmanuals-2024", "data/legal"]
+    renderer = fig.canvas.get_renderer()
+    legend = ax.get_legend().get_window_extent(renderer)
+    assert legend.y1 <= min(t.get_window_extent(renderer).y0 for t in ticks)
+    assert legend.y1 <= ax.xaxis.label.get_window_extent(renderer).y0
