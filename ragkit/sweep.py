@@ -4,9 +4,11 @@ What it is: `sweep(notebook, out, grid)` executes the notebook once per combinat
 grid's values into `out/` and writes `sweep.csv` and `sweep.md` (the swept parameters, then
 every number the run recorded, then the error; `sweep.csv`'s text cells formula-safe, as
 `ragkit.sheet_cells` writes them), and `sweep_<parameter>.png` for each swept
-parameter: one panel per recorded metric (a `record_metrics` column, one line per method;
-or a number recorded alone) against that parameter's values, averaged over the other
-parameters' values when several are swept. A parameter given one value (`-p data_dir=DIR`)
+parameter, as readable as a notebook's figures (`ragkit.sweep_plots`; one that is not is
+left out, sweep.md says why, and the sweep ends on that line): one panel per recorded
+metric (a `record_metrics` column, one line per method; or a number recorded alone) against
+that parameter's values, averaged over the other parameters' values when several are
+swept. A parameter given one value (`-p data_dir=DIR`)
 is held fixed: it is in the tables but gets no plot. A progress bar over points goes to stderr, and
 above it, every `RAGKIT_PROGRESS_SECONDS` (30), the running point's cells done.
 
@@ -40,6 +42,7 @@ from ragkit.atomic import check_target, replace_folder, write_text
 from ragkit.chunking import ChunkerConfig
 from ragkit.documents import RagkitError
 from ragkit.evaluate import fixed_text, metric_decimals, round_metrics
+from ragkit.figure_check import UnreadableFigure
 from ragkit.models import ragkit_home
 from ragkit.notebook_params import effective_parameters, parameters_for
 from ragkit.notebook_runner import RESULTS, execute, is_results, mark, notebook_paths
@@ -163,8 +166,8 @@ def sweep(notebook: str | Path | None, out: Path | str, grid: Mapping[str, Seque
           fresh: bool = False) -> Path:
     """Execute one notebook for every combination in `grid`; tabulate and plot the numbers.
 
-    Every point runs (or is reused); when some failed, `sweep.md` shows their error and this
-    raises after writing it.
+    Every point runs (or is reused); when some failed, or a plot was not readable (not
+    drawn), `sweep.md` shows their error and this raises after writing it.
     """
     from tqdm.auto import tqdm
 
@@ -187,12 +190,15 @@ def sweep(notebook: str | Path | None, out: Path | str, grid: Mapping[str, Seque
             records.append(res["records"])
             rows.append({**params, **res["records"]["numbers"], "error": res["error"]})
             rows[-1]["reused"] = res["reused"]
-        _write_tables(tmp, pd.DataFrame(rows), grid, metric_panels(records))
+        unreadable = _write_tables(tmp, pd.DataFrame(rows), grid, metric_panels(records))
         mark(tmp, "sweep")
     failed = [_tag({k: row[k] for k in grid}) for row in rows if row["error"]]
     if failed:
         raise RagkitError(f"{len(failed)} of {len(rows)} sweep points failed: "
                           f"{', '.join(failed)} (see {out / 'sweep.md'})")
+    if unreadable:
+        raise RagkitError(f"{'; '.join(unreadable)} (not drawn; the tables are in "
+                          f"{out / 'sweep.md'})")
     return out / "sweep.md"
 
 
@@ -218,8 +224,10 @@ def _cell_md(value: Any) -> Any:
 
 
 def _write_tables(folder: Path, table: pd.DataFrame, grid: Mapping[str, Sequence[Any]],
-                  panels: dict[str, list[str]]) -> None:
-    """sweep.csv, sweep.md (with the plots and which points were reused), the plots."""
+                  panels: dict[str, list[str]]) -> list[str]:
+    """sweep.csv, sweep.md (with the plots and which points were reused), the plots; returns
+    what made a plot unreadable ("sweep_k.png: unreadable figure: …"), that plot not drawn
+    and sweep.md saying so: the tables of a long sweep are kept whatever its figures."""
     reused = int(table.pop("reused").sum())
     write_text(folder / "sweep.csv", csv_text(table))  # formula-safe text cells
     shown = _shown(table, grid).map(_cell_md)  # sweep.csv keeps the exact numbers and texts
@@ -228,9 +236,16 @@ def _write_tables(folder: Path, table: pd.DataFrame, grid: Mapping[str, Sequence
                                          for c in shown.columns]), "",
              f"{counted(len(table), 'point')}, {reused} reused from earlier runs, "
              f"{len(table) - reused} executed."]
+    unreadable = []
     for parameter in grid:
         if panels and len(set(map(str, grid[parameter]))) > 1:  # a fixed one has no axis
             name = f"sweep_{_tag({parameter: ''}).rstrip('=')}.png"
-            plot_parameter(table[table["error"] == ""], parameter, panels, folder / name)
-            lines += ["", f"![recorded metrics against {parameter}]({name})"]
+            try:
+                plot_parameter(table[table["error"] == ""], parameter, panels, folder / name)
+                lines += ["", f"![recorded metrics against {parameter}]({name})"]
+            except UnreadableFigure as exc:
+                problem = " ".join(str(exc).split())  # one line: titles wrap
+                unreadable.append(f"{name}: {problem}")
+                lines += ["", f"{name} not drawn, {problem}"]
     write_text(folder / "sweep.md", "\n".join(lines) + "\n")
+    return unreadable

@@ -3,11 +3,12 @@
 `plot_parameter` as `sweep_<parameter>.png`).
 
 What it is not: the sweep (`ragkit.sweep` runs the points and writes the tables) nor a
-notebook figure (those are `ragkit.plots`, checked by `ragkit.figure_check.checked`); a
-panel keeps a percentage inside 0 … 100 and a rank measure inside 0 … 1, its parameter's
-values are placed as `ragkit.figure_layout` places a bar chart's categories (numbers on a log
-axis when a linear one crowds them), and its text is drawn as written (`plain_text`: a
-swept folder named `a$b_$c` is no TeX).
+notebook figure (those are `ragkit.plots`). Checked as those are
+(`ragkit.figure_check.checked`: tick labels apart, every series in sight, legends off the
+data, the data filling their axes), a panel keeps a percentage inside 0 … 100 and a rank
+measure inside 0 … 1, its parameter's values are placed as `ragkit.figure_layout` places a
+bar chart's categories (numbers on a log axis when a linear one crowds them), and its text
+is drawn as written (`plain_text`: a swept folder named `a$b_$c` is no TeX).
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from ragkit.figure_check import plain_text
+from ragkit.figure_check import checked
 from ragkit.figure_layout import fit_category_labels, fit_number_labels
 
 if TYPE_CHECKING:       # matplotlib loads when a sweep draws its plots, not with ragkit
@@ -60,11 +61,12 @@ def plot_parameter(table: pd.DataFrame, parameter: str, panels: dict[str, list[s
     return path
 
 
-@plain_text()
+@checked
 def parameter_figure(table: pd.DataFrame, parameter: str,
                      panels: dict[str, list[str]]) -> Figure:
     """Each panel's numbers against `parameter` (mean over the other parameters; failed
-    points left out), a matplotlib Figure drawn without pyplot, its text as written."""
+    points left out), a matplotlib Figure drawn without pyplot, its text as written, and
+    readable as a notebook's figures are (`checked`: else `UnreadableFigure`)."""
     # deferred: matplotlib loads only when a sweep draws its plots
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure

@@ -5,10 +5,13 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import nbformat  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib import pyplot as plt  # noqa: E402
+from nbformat.v4 import new_code_cell, new_notebook  # noqa: E402
 
+from ragkit.cli import main  # noqa: E402
 from ragkit.figure_check import problems  # noqa: E402
 from ragkit.sweep import parameter_figure  # noqa: E402
 
@@ -109,3 +112,31 @@ def test_long_folder_names_wrap_and_the_legend_stays_under_them():
     legend = ax.get_legend().get_window_extent(renderer)
     assert legend.y1 <= min(t.get_window_extent(renderer).y0 for t in ticks)
     assert legend.y1 <= ax.xaxis.label.get_window_extent(renderer).y0
+
+
+def test_a_sweep_whose_figure_cannot_be_read_keeps_its_tables_and_says_why_in_one_line(
+        tmp_path, monkeypatch, capsys):
+    """x = 0, 1 and 1000 crowd "0" onto "1" on any axis (0 rules out a log one): the sweep's
+    figure was drawn unreadable and unchecked. Now it is left out, sweep.md and the one line
+    the sweep ends on say why, and the tables are written whole."""
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    nb = new_notebook(cells=[new_code_cell("x = 1"), new_code_cell(
+        "import pandas as pd\nfrom ragkit.cookbook import record_metrics\n"
+        "record_metrics('table', pd.DataFrame({'Pass@5': [50.0 + x / 100]}, index=['bm25']),"
+        " ('Pass@5',))")])
+    nb.cells[0].metadata["tags"] = ["parameters"]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nbformat.write(nb, tmp_path / "01_tiny.ipynb")
+    out = tmp_path / "sweep"
+    assert main(["cookbook", "sweep", "--notebook", str(tmp_path / "01_tiny.ipynb"),
+                 "-p", "x=0,1,1000", "--out", str(out)]) == 2
+    problem = ("unreadable figure: x tick labels '0' and '1' overlap (Pass@5 · table)")
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"ragkit: error: sweep_x.png: {problem} (not drawn; the tables are in "
+        f"{out / 'sweep.md'})")
+    assert (out / "sweep.csv").read_text().splitlines() == [
+        "x,bm25 Pass@5,error", "0,50.0,", "1,50.01,", "1000,60.0,"]
+    md = (out / "sweep.md").read_text()
+    assert md.endswith(f"\n\nsweep_x.png not drawn, {problem}\n")
+    assert not (out / "sweep_x.png").exists()
