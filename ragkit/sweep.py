@@ -5,7 +5,7 @@ grid's values into `out/` and writes `sweep.csv` and `sweep.md` (the swept param
 every number the run recorded, then the error; `sweep.csv`'s text cells formula-safe, as
 `ragkit.sheet_cells` writes them), and `sweep_<parameter>.png` for each swept
 parameter, as readable as a notebook's figures (`ragkit.sweep_plots`; one that is not is
-left out, sweep.md says why, and the sweep ends on that line): one panel per recorded
+left out, and sweep.md and a warning line say why): one panel per recorded
 metric (a `record_metrics` column, one line per method; or a number recorded alone) against
 that parameter's values, averaged over the other parameters' values when several are
 swept. A parameter given one value (`-p data_dir=DIR`)
@@ -31,6 +31,7 @@ import os
 import re
 import shutil
 import sys
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ import pandas as pd
 from ragkit import index_cache
 from ragkit.atomic import check_target, replace_folder, write_text
 from ragkit.chunking import ChunkerConfig
-from ragkit.documents import RagkitError
+from ragkit.documents import RagkitError, RagkitWarning
 from ragkit.evaluate import fixed_text, metric_decimals, round_metrics
 from ragkit.figure_check import UnreadableFigure
 from ragkit.models import ragkit_home
@@ -166,8 +167,10 @@ def sweep(notebook: str | Path | None, out: Path | str, grid: Mapping[str, Seque
           fresh: bool = False) -> Path:
     """Execute one notebook for every combination in `grid`; tabulate and plot the numbers.
 
-    Every point runs (or is reused); when some failed, or a plot was not readable (not
-    drawn), `sweep.md` shows their error and this raises after writing it.
+    Every point runs (or is reused); when some failed, `sweep.md` shows their error and this
+    raises after writing it. A plot that could not be made readable is not drawn: `sweep.md`
+    says why and so does a `RagkitWarning` (the CLI's `ragkit: warning:` line, exit 0) — the
+    numbers of a long sweep are whole whatever its figures.
     """
     from tqdm.auto import tqdm
 
@@ -196,9 +199,9 @@ def sweep(notebook: str | Path | None, out: Path | str, grid: Mapping[str, Seque
     if failed:
         raise RagkitError(f"{len(failed)} of {len(rows)} sweep points failed: "
                           f"{', '.join(failed)} (see {out / 'sweep.md'})")
-    if unreadable:
-        raise RagkitError(f"{'; '.join(unreadable)} (not drawn; the tables are in "
-                          f"{out / 'sweep.md'})")
+    for problem in unreadable:  # the numbers are whole: a warning, not a failed sweep
+        warnings.warn(f"{problem} (not drawn; the tables are in {out / 'sweep.md'})",
+                      RagkitWarning, stacklevel=2)
     return out / "sweep.md"
 
 

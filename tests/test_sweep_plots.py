@@ -117,8 +117,8 @@ def test_long_folder_names_wrap_and_the_legend_stays_under_them():
 def test_a_sweep_whose_figure_cannot_be_read_keeps_its_tables_and_says_why_in_one_line(
         tmp_path, monkeypatch, capsys):
     """x = 0, 1 and 1000 crowd "0" onto "1" on any axis (0 rules out a log one): the sweep's
-    figure was drawn unreadable and unchecked. Now it is left out, sweep.md and the one line
-    the sweep ends on say why, and the tables are written whole."""
+    figure was drawn unreadable and unchecked. Now it is left out, sweep.md and a warning line
+    say why, the tables are written whole and the sweep succeeds (its numbers are whole)."""
     monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
     nb = new_notebook(cells=[new_code_cell("x = 1"), new_code_cell(
         "import pandas as pd\nfrom ragkit.cookbook import record_metrics\n"
@@ -130,11 +130,10 @@ def test_a_sweep_whose_figure_cannot_be_read_keeps_its_tables_and_says_why_in_on
     nbformat.write(nb, tmp_path / "01_tiny.ipynb")
     out = tmp_path / "sweep"
     assert main(["cookbook", "sweep", "--notebook", str(tmp_path / "01_tiny.ipynb"),
-                 "-p", "x=0,1,1000", "--out", str(out)]) == 2
+                 "-p", "x=0,1,1000", "--out", str(out)]) == 0
     problem = ("unreadable figure: x tick labels '0' and '1' overlap (Pass@5 · table)")
-    assert capsys.readouterr().err.splitlines()[-1] == (
-        f"ragkit: error: sweep_x.png: {problem} (not drawn; the tables are in "
-        f"{out / 'sweep.md'})")
+    assert (f"ragkit: warning: sweep_x.png: {problem} (not drawn; the tables are in "
+            f"{out / 'sweep.md'})") in capsys.readouterr().err.splitlines()
     assert (out / "sweep.csv").read_text().splitlines() == [
         "x,bm25 Pass@5,error", "0,50.0,", "1,50.01,", "1000,60.0,"]
     md = (out / "sweep.md").read_text()
