@@ -63,3 +63,18 @@ def test_hugo_toml_front_matter_is_metadata_not_text(tmp_path):
     assert docs[0].metadata == {"title": "Pairing: the gateway", "date": "2024-05-01",
                                 "draft": "false", "product": ["Kestrel EG-400", "EG-500"],
                                 "version": "2.1", "weight": "10", "path": "pair.md"}
+
+
+def test_a_dashed_block_without_keys_is_a_title_not_front_matter(tmp_path):
+    """A reStructuredText file opening with its title over- and underlined by `---` (`FAQ`)
+    lost it as front matter of no key: the document was titled by its next section, which
+    headed the text as its top level. A `---` block holding a `key:` is still front matter."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "faq.rst").write_text("---\nFAQ\n---\n\nThe limit is 3 bar.\n\nReset\n=====\n\n"
+                                    "Unplug it.\n", encoding="utf-8")
+    (folder / "notes.rst").write_text("---\ntitle: Notes\n---\nSome notes.\n", encoding="utf-8")
+    faq, notes = _index(folder, tmp_path / "idx")
+    assert (faq["metadata"]["title"], faq["metadata"]["section"], faq["text"]) == (
+        "FAQ", ["FAQ"], "# FAQ\n\nThe limit is 3 bar.\n\n## Reset\n\nUnplug it.")
+    assert (notes["metadata"]["title"], notes["text"]) == ("Notes", "Some notes.")

@@ -10,7 +10,9 @@ can hold) loses its quotes alone. Jekyll, Hugo, Obsidian and Quarto quote every 
 holds `: ` or ` #`; kept, the quotes were part of the title in every citation, context and
 `[Source | Section]` tag. A list — `tags: [a, "b, c"]`, or `- item` lines under the key —
 is a list of strings (before: the first was the text `[a, "b, c"]`, the second empty, and
-its items holding `: ` keys of their own).
+its items holding `: ` keys of their own). A block without a `key:` line (`---` over `FAQ`
+over `---`: a reStructuredText title) is text, not front matter: it was dropped, and the
+document titled by its next heading.
 
 `+++`: Hugo's TOML front matter, read by `tomllib`: a string, number, boolean or date is a
 string (a date in ISO form, `2024-05-01`; a boolean `true`), an array of them a list of
@@ -43,6 +45,9 @@ _INDENT = re.compile(r"[ \t]*")
 # one item of a flow list: quoted, or plain (no quote, bracket, brace or comma), then `,` or end
 _FLOW_ITEM = re.compile(r"""[ \t]*("(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^,"'\[\]{}#][^,\[\]{}]*?)"""
                         r"[ \t]*(?:,|\Z)")
+# a line of a `---` block that is neither blank nor a comment: a block of such lines without
+# one `key:` is no front matter (`---` / `FAQ` / `---`, a title)
+_KEYLESS = re.compile(r"^[ \t]*[^\s#]", re.M)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0d-\x1f\x7f-\x9f]")  # all but \t \n \f, as the loader
 
 
@@ -52,6 +57,8 @@ def split_front_matter(raw: str) -> tuple[dict[str, Value], str]:
     match = _FRONT.match(raw)
     if match:
         meta = yaml_values(match.group(1))
+        if not meta and _KEYLESS.search(match.group(1)):
+            meta = None  # a reStructuredText title over- and underlined by `---`: text
     elif match := _TOML_FRONT.match(raw):
         meta = toml_values(match.group(1))
     if match is None or meta is None:
