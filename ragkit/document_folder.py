@@ -120,7 +120,9 @@ def _text_file(path: Path, rel: str) -> Document:
     meta, text = split_front_matter(read_text(path))
     text = atx_headings(text, rel)  # underlined Markdown and reStructuredText headings
     check_text(text, path, None, key="")  # a file has no field: "x.txt: looks binary"
-    meta = {**meta, "path": rel}
+    # `pages` is a PDF's page map to the chunker and citations: front matter's (`pages: 320`,
+    # a book's length) stopped the index with a traceback, so a text file keeps none
+    meta = {**{key: value for key, value in meta.items() if key != "pages"}, "path": rel}
     return Document(rel, text, _title_of(meta, text, rel), meta)
 
 

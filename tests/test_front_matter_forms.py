@@ -78,3 +78,23 @@ def test_a_dashed_block_without_keys_is_a_title_not_front_matter(tmp_path):
     assert (faq["metadata"]["title"], faq["metadata"]["section"], faq["text"]) == (
         "FAQ", ["FAQ"], "# FAQ\n\nThe limit is 3 bar.\n\n## Reset\n\nUnplug it.")
     assert (notes["metadata"]["title"], notes["text"]) == ("Notes", "Some notes.")
+
+
+def test_a_pages_key_in_front_matter_does_not_stop_the_index(tmp_path):
+    """`pages: 320` (a book's length) or `pages: [12, 14]` was taken for a PDF's page map by
+    the chunker: `ragkit index` stopped with a ValueError traceback. A text file has no page
+    map; its other keys are read as ever."""
+    folder = tmp_path / "books"
+    folder.mkdir()
+    (folder / "soil.md").write_text("---\ntitle: Soil\npages: 320\nproduct: Loam\n---\n"
+                                    "Soil holds water.\n", encoding="utf-8")
+    (folder / "clay.md").write_text("---\ntitle: Clay\npages: [12, 14]\n---\nClay drains "
+                                    "slowly.\n", encoding="utf-8")
+    clay, soil = _index(folder, tmp_path / "idx")
+    assert (clay["text"], clay["metadata"]) == (
+        "Clay drains slowly.", {"chunker": "prose", "title": "Clay", "section": []})
+    assert (soil["text"], soil["context"]) == (
+        "Soil holds water.", "Document: Soil. Path: soil.md. product: Loam.")
+    assert [doc.metadata for doc in load_folder(folder, progress=False)] == [
+        {"title": "Clay", "path": "clay.md"},
+        {"title": "Soil", "product": "Loam", "path": "soil.md"}]
