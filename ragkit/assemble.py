@@ -45,8 +45,9 @@ NO_SECTION = "—"
 # exact text.
 _BLOCK_END = re.compile(r"(?<=[.!?。．！？])[ \t]+|\n\s*")
 # A sentence over MAX_QUOTE_CHARS is cut after each clause: after ", " or "; " or a dash set
-# off by spaces (" - ", " – ", " — "); a number's comma ("1,000") is no clause end.
-_CLAUSE_END = re.compile(r"(?<=[,;])[ \t]+|[ \t]+[-–—][ \t]+")
+# off by spaces (" - ", " – ", " — "); a number's comma ("1,000") is no clause end. A dash's
+# spaces are tried from the first of a run only: from each, a run of 60,000 took 80 s.
+_CLAUSE_END = re.compile(r"(?<=[,;])[ \t]+|(?<![ \t])[ \t]+[-–—][ \t]+")
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$", re.M)
 _TAG = re.compile(r"\[Source: (?P<title>.*) \| Section: (?P<section>.*)\]", re.S)
 
