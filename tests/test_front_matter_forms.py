@@ -98,3 +98,21 @@ def test_a_pages_key_in_front_matter_does_not_stop_the_index(tmp_path):
     assert [doc.metadata for doc in load_folder(folder, progress=False)] == [
         {"title": "Clay", "path": "clay.md"},
         {"title": "Soil", "product": "Loam", "path": "soil.md"}]
+
+
+def test_front_matter_fences_may_end_in_spaces(tmp_path):
+    """`--- ` (an editor's trailing space; Jekyll reads it) opened no front matter: its lines
+    were text, and the last of them, over the closing `---`, an underlined heading
+    (`## title: Pump guide product: EG-400`). Hugo's `+++ ` likewise."""
+    folder = tmp_path / "site"
+    folder.mkdir()
+    (folder / "pump.md").write_text("--- \ntitle: Pump guide\nproduct: EG-400\n---  \n\nThe "
+                                    "pump moves 12 litres a minute.\n", encoding="utf-8")
+    (folder / "valve.md").write_text('+++\t\ntitle = "Valve guide"\n+++ \nThe valve opens at '
+                                     '3 bar.\n', encoding="utf-8")
+    pump, valve = _index(folder, tmp_path / "idx")
+    assert (pump["text"], pump["context"]) == (
+        "The pump moves 12 litres a minute.",
+        "Document: Pump guide. Path: pump.md. product: EG-400.")
+    assert (valve["metadata"]["title"], valve["text"]) == ("Valve guide",
+                                                           "The valve opens at 3 bar.")

@@ -38,8 +38,10 @@ import tomllib
 
 Value = str | list[str]
 
-_FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
-_TOML_FRONT = re.compile(r"\A\+\+\+\n(.*?)\n\+\+\+\n", re.S)
+# a fence may end in spaces (Jekyll's does), and the closing one the file: unread, the block's
+# last line over `---` was an underlined heading (`## title: Guide product: EG-400`)
+_FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.S)
+_TOML_FRONT = re.compile(r"\A\+\+\+[ \t]*\n(.*?)\n\+\+\+[ \t]*(?:\n|\Z)", re.S)
 _ITEM = re.compile(r"([ \t]*)-(?:[ \t]+(.*?))?[ \t]*\Z")  # one `- item` line of a block list
 _INDENT = re.compile(r"[ \t]*")
 # one item of a flow list: quoted, or plain (no quote, bracket, brace or comma), then `,` or end
