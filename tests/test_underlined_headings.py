@@ -4,6 +4,7 @@ of a folder (each chunk's title and section) and `load_folder` (the text they ar
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -151,3 +152,31 @@ def test_rst_section_titles_title_and_section_the_chunks(tmp_path):
         "=====================\nKestrel EG-400 manual\n=====================",
         "# Kestrel EG-400 manual").replace("Pairing\n=======", "## Pairing").replace(
         "Reset\n-----", "### Reset")
+
+
+def test_sentences_over_a_rule_written_without_a_blank_line_stay_text(tmp_path):
+    """A paragraph of two lines, or one ending in a full stop, directly over `---` (a rule
+    written without the blank line before it: CommonMark reads an underlined heading) was
+    made a `##` heading: a label no offline answer quotes, so `ragkit ask` declined what it
+    had answered. It stays text; a short line over `-----` is still a heading, and any
+    paragraph over `=====` too."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    text = ("Boiler notes\n============\n\nThe boiler is checked every spring.\nIts pressure "
+            "limit is 3 bar.\n---\n\nPumps\n-----\n\nThe pump flow rate is 12 litres a "
+            "minute.\n---\n")
+    (folder / "notes.md").write_text(text, encoding="utf-8")
+    (doc,) = load_folder(folder, progress=False)
+    assert doc.text == text.replace("Boiler notes\n============", "# Boiler notes").replace(
+        "Pumps\n-----", "## Pumps")
+    index = tmp_path / "idx"
+    _sections(folder, index)
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    env["RAGKIT_HOME"] = str(tmp_path / "home")
+    for question, quote in (("What is the boiler pressure limit?",
+                             "Its pressure limit is 3 bar. [1]"),
+                            ("What is the pump flow rate?",
+                             "The pump flow rate is 12 litres a minute. [1]")):
+        done = subprocess.run([RAGKIT, "ask", "--index", str(index), question], env=env,
+                              capture_output=True, text=True)
+        assert (done.returncode, done.stdout.splitlines()[0]) == (0, quote), done.stderr

@@ -8,7 +8,11 @@ is markdown-it-py's answer (CommonMark with GFM tables), not a rule of ours: a `
 blank line is a thematic break (and at the top, front matter, split off before); a heading
 inside a list item or block quote, and text in an HTML block or a code block, is left alone.
 So is one whose first line opens with `|`: a table row without its separator row, which a
-reader means as a table.
+reader means as a table; and one over a line of `-` whose paragraph is more than one line or
+ends with a full stop: sentences over a rule written without the blank line before it
+(`The limit is 3 bar.` over `---`), which as a heading became a label no offline answer
+quotes, and `ragkit ask` declined what it had answered. `=` is no rule: its paragraph is
+always a heading.
 
 A text without such a heading comes back as the same object, unchanged.
 
@@ -20,6 +24,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 from markdown_it import MarkdownIt
+
+_SENTENCE_ENDS = (".", "。")  # a line ending so is a sentence, not a heading's label
 
 
 @lru_cache(maxsize=1)
@@ -41,6 +47,9 @@ def setext_headings(text: str) -> str:
                 or not opened.map or inline.content.startswith("|")):
             continue
         start, end = opened.map  # the paragraph's lines and, last, its underline
+        if opened.markup == "-" and (end - start > 2 or lines[end - 2].rstrip().endswith(
+                _SENTENCE_ENDS)):
+            continue  # sentences over a rule written without a blank line: text, as written
         out.extend(lines[at:start])
         heading = " ".join(line.strip() for line in lines[start:end - 1])
         out.append(("#" if opened.markup == "=" else "##") + " " + heading)
