@@ -15,12 +15,14 @@ import pytest
 import ragkit  # noqa: F401 (registers the offline stand-in)
 from ragkit import standin
 from ragkit.cache import CallCache
+from ragkit.chunking import chunk_documents
+from ragkit.document_folder import load_folder
 from ragkit.documents import Document, RagkitError, RagkitWarning
 from ragkit.llm import LLM, UsageLog, make_client
 from ragkit.questions import documents_of, generate
 from ragkit.questions.filters import closed_book_answers, gives_away, round_trip_ok
 from ragkit.questions.prompts import ANSWER_HEADER, CLOSED_BOOK_HEADER, WRITE_HEADER
-from ragkit.questions.sample import parse_kinds, quotas
+from ragkit.questions.sample import parse_kinds, quotas, sample
 from ragkit.questions.spans import anchor
 from questions_corpus import write_corpus
 from word_embedder import WordEmbedder
@@ -277,3 +279,22 @@ def test_a_big_file_gets_no_second_question_before_every_document_has_one():
     for seed in range(3):
         items = sample([log, *notes], chunks, {"lexical": 10}, seed=seed)
         assert sorted(item.document.id for item in items) == ["log.txt", *(n.id for n in notes)]
+
+
+def test_a_front_matter_list_of_products_names_its_document(tmp_path):
+    """Contextual questions are written about passages that do not name their document. A
+    note whose front matter lists `product: [Kestrel EG-400, EG-500]` and whose text says
+    "Kestrel EG-400" names it: the list's Python text was taken for the name, so the note
+    was drawn for a contextual question its passage answers by name."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    body = " ".join(f"step{i}" for i in range(25))
+    (folder / "a.md").write_text(f"---\nproduct: [Kestrel EG-400, EG-500]\n---\nThe Kestrel "
+                                 f"EG-400 pairs in five seconds: {body}.\n", encoding="utf-8")
+    (folder / "b.md").write_text(f"The unit pairs in five seconds: {body}.\n",
+                                 encoding="utf-8")
+    docs = load_folder(folder, progress=False)
+    chunks = chunk_documents(docs)
+    for seed in range(4):
+        items = sample(docs, chunks, {"contextual": 2}, seed=seed)
+        assert [item.document.id for item in items] == ["b.md"]

@@ -101,8 +101,12 @@ def fit_quotas(wanted: dict[str, int], chunks: int) -> dict[str, int]:
 
 def names_of(doc: Document) -> set[str]:
     """What names a document: its title and name-like metadata (the file name's stem when
-    it has no title of its own), lower-cased, each at least 3 characters."""
-    names = {str(doc.metadata.get(k, "")) for k in _NAME_KEYS}
+    it has no title of its own), lower-cased, each at least 3 characters. A list's items
+    name it each (front matter's `product: [EG-400, EG-500]`): the list's Python text,
+    `['EG-400', 'EG-500']`, was taken for a name no passage holds."""
+    values = [doc.metadata.get(k, "") for k in _NAME_KEYS]
+    names = {str(item) for value in values
+             for item in (value if isinstance(value, list) else [value])}
     if doc.title and doc.title != doc.id:
         names.add(doc.title)
     else:
