@@ -2,11 +2,11 @@
 
 What it is: `load_folder(root)` — every Markdown, text or source file (`TEXT_SUFFIXES`) and
 every PDF, HTML or Word file (`ragkit.loaders.LOADERS`) under `root` becomes a `Document`
-whose id is its posix path relative to `root`. A text file may open with `---`-fenced
-`key: value` front matter (`ragkit.loaders.front_matter`), which becomes metadata (and the
-title), not text. A PDF, HTML or Word file's headings become `#` lines of its text, so every
-format's heading path feeds the chunker, the structural contextualizer and the
-`[Source | Section]` tags alike.
+whose id is its posix path relative to `root`. A Markdown or text file may open with front
+matter (`ragkit.loaders.front_matter`), which becomes metadata (and the title), not text; a
+source or data file's `---` is text (a YAML stream's first document, an SQL banner). A PDF,
+HTML or Word file's headings become `#` lines of its text, so every format's heading path
+feeds the chunker, the structural contextualizer and the `[Source | Section]` tags alike.
 
 A file that cannot be read (not UTF-8, empty, binary; a PDF with no text layer, encrypted or
 damaged; a page with no body text; a damaged Word file) stops the load with one line naming
@@ -117,11 +117,11 @@ def _title_of(meta: dict[str, str], text: str, rel: str) -> str:
 
 
 def _text_file(path: Path, rel: str) -> Document:
-    meta, text = split_front_matter(read_text(path))
+    text = read_text(path)  # front matter tops prose; a YAML or SQL file's `---` is its text
+    meta, text = split_front_matter(text) if rel.lower().endswith(PROSE_SUFFIXES) else ({}, text)
     text = atx_headings(text, rel)  # underlined Markdown and reStructuredText headings
     check_text(text, path, None, key="")  # a file has no field: "x.txt: looks binary"
-    # `pages` is a PDF's page map to the chunker and citations: front matter's (`pages: 320`,
-    # a book's length) stopped the index with a traceback, so a text file keeps none
+    # `pages` is a PDF's page map to the chunker: front matter's (`pages: 320`) stopped it
     meta = {**{key: value for key, value in meta.items() if key != "pages"}, "path": rel}
     return Document(rel, text, _title_of(meta, text, rel), meta)
 

@@ -116,3 +116,21 @@ def test_front_matter_fences_may_end_in_spaces(tmp_path):
         "Document: Pump guide. Path: pump.md. product: EG-400.")
     assert (valve["metadata"]["title"], valve["text"]) == ("Valve guide",
                                                            "The valve opens at 3 bar.")
+
+
+def test_a_yaml_or_sql_files_dashes_are_its_text_not_front_matter(tmp_path):
+    """A Kubernetes YAML stream opens with `---`, and so may an SQL file's comment banner:
+    the first document (the Service) or the banner was read as front matter and left out
+    of the index without a word. Front matter tops Markdown and text files only."""
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    stream = ("---\napiVersion: v1\nkind: Service\nmetadata:\n  name: web\n---\napiVersion: "
+              "apps/v1\nkind: Deployment\n")
+    (folder / "deploy.yaml").write_text(stream, encoding="utf-8")
+    (folder / "schema.sql").write_text("---\n-- Table: users\n---\nCREATE TABLE users (id INT);"
+                                       "\n", encoding="utf-8")
+    deploy, schema = _index(folder, tmp_path / "idx")
+    assert (deploy["text"], deploy["metadata"]["title"]) == (stream.strip(), "deploy.yaml")
+    assert schema["text"] == "---\n-- Table: users\n---\nCREATE TABLE users (id INT);"
+    assert [doc.metadata for doc in load_folder(folder, progress=False)] == [
+        {"path": "deploy.yaml"}, {"path": "schema.sql"}]
