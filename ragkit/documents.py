@@ -21,6 +21,7 @@ from typing import Any
 
 from ragkit.errors import RagkitError, RagkitWarning, where  # noqa: F401 (the names' home)
 from ragkit.jsonl import parse_line, read_jsonl, require  # noqa: F401 (read from here too)
+from ragkit.jsonl import require_page_map
 
 
 @dataclass(frozen=True)
@@ -148,7 +149,10 @@ def document_of(obj: dict, path: Path | str, line: int, ids: Ids) -> Document:
     text = composed(check_text(require(obj, "text", str, path, line), path, line))
     title = composed(require(obj, "title", str, path, line, default=""))
     metadata = require(obj, "metadata", dict, path, line, default={})
+    if "pages" in metadata:
+        require_page_map(metadata["pages"], path, line)
     return Document(ident, text, title, metadata)
+
 
 
 def load_documents_jsonl(path: Path | str) -> list[Document]:

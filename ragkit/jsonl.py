@@ -2,7 +2,8 @@
 
 What it is: `read_jsonl(path)` (number, object) for each non-blank line, `parse_line` for one
 line's bytes (orjson first, the standard library for what orjson refuses), and `require`,
-a field of an object checked for type. What it is not: a schema: the loaders of
+a field of an object checked for type, and `require_page_map`, a document's
+`metadata.pages` checked as a page map. What it is not: a schema: the loaders of
 `ragkit.documents` say which fields a format has. `ragkit.documents` re-exports these.
 """
 from __future__ import annotations
@@ -97,3 +98,23 @@ def require(obj: dict, key: str, kind: type | tuple[type, ...], path: Path | str
     if non_empty and isinstance(value, str) and not value.strip():
         raise RagkitError(f"{where(path, line, key)}: empty")
     return value
+
+
+def require_page_map(pages: Any, path: Path | str, line: int) -> None:
+    """`metadata.pages` is a page map — `[[page, offset], ...]`, whole numbers, offsets
+    ascending — or one line naming the field: citations read it as such, and
+    `{"pages": 5}` stopped `ragkit index` with a TypeError traceback."""
+    pairs = pages if isinstance(pages, list) else [None]
+    ok = all(isinstance(p, list) and len(p) == 2 and all(
+        isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in p) for p in pairs)
+    offsets = [p[1] for p in pairs] if ok else []
+    if not ok or offsets != sorted(offsets):
+        raise RagkitError(f"{where(path, line, 'metadata.pages')}: expected a page map, "
+                          f"[[page, offset], ...] with offsets ascending, "
+                          f"got {_preview(pages)}")
+
+
+def _preview(value: Any, limit: int = 60) -> str:
+    """`value`'s repr, cut to `limit` characters, for an error line."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 1] + "…"

@@ -1,4 +1,7 @@
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -282,3 +285,27 @@ def test_a_file_of_another_format_given_for_jsonl_is_named_so(tmp_path):
     (tmp_path / "later.csv").write_text('{"id": "1", "text": "a"}\nnot json\n')
     with pytest.raises(RagkitError, match=r"later.csv:2: malformed JSON \(Expecting value\)$"):
         load_queries_jsonl(tmp_path / "later.csv")  # a JSONL file named .csv: its line 2
+
+
+@pytest.mark.parametrize("pages, shown", [
+    ("5", "5"), ("[[1, 0], [2]]", "[[1, 0], [2]]"), ("[[1, 40], [2, 0]]", "[[1, 40], [2, 0]]"),
+    ('[["one", 0]]', "[['one', 0]]")])
+def test_a_bad_page_map_in_documents_jsonl_is_one_line_naming_its_field(tmp_path, pages, shown):
+    """`metadata.pages` is the page map citations name pages by: `{"pages": 5}` stopped
+    `ragkit index` with a TypeError traceback; a map of pairs ascending indexes."""
+    ragkit = str(Path(sys.executable).parent / "ragkit")
+    bad, good = tmp_path / "bad.jsonl", tmp_path / "good.jsonl"
+    line = ('{"id": "a", "text": "Pumps move water. The limit is 3 bar.", '
+            '"metadata": {"pages": %s}}\n')
+    bad.write_text(line % pages)
+    good.write_text(line % "[[1, 0], [2, 18]]")
+    done = subprocess.run([ragkit, "index", str(bad), "--out", str(tmp_path / "i1"),
+                           "--embedder", "none"], capture_output=True, text=True)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1].endswith(
+        f"ragkit: error: {bad}:1: field 'metadata.pages': expected a page map, "
+        f"[[page, offset], ...] with offsets ascending, got {shown}")
+    assert not (tmp_path / "i1").exists()
+    done = subprocess.run([ragkit, "index", str(good), "--out", str(tmp_path / "i2"),
+                           "--embedder", "none"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
