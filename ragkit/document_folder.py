@@ -107,8 +107,8 @@ def readable_types(text: Iterable[str] = TEXT_SUFFIXES) -> str:
 
 
 def _title_of(meta: dict[str, str], text: str, rel: str) -> str:
-    if meta.get("title"):
-        return meta["title"]
+    if meta.get("title"):  # one line: a TOML or YAML string may hold line breaks
+        return " ".join(str(meta["title"]).split())
     if rel.lower().endswith(PROSE_SUFFIXES):
         heading = re.search(r"^#\s+(.+)$", text, re.M)
         if heading:

@@ -3,6 +3,7 @@ read through `ragkit index` of a folder (the chunk's context and title) and `loa
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -134,3 +135,25 @@ def test_a_yaml_or_sql_files_dashes_are_its_text_not_front_matter(tmp_path):
     assert schema["text"] == "---\n-- Table: users\n---\nCREATE TABLE users (id INT);"
     assert [doc.metadata for doc in load_folder(folder, progress=False)] == [
         {"path": "deploy.yaml"}, {"path": "schema.sql"}]
+
+
+def test_a_title_written_over_lines_is_one_line_in_the_answers_sources(tmp_path):
+    """A TOML or YAML string title may hold line breaks: `ragkit ask` printed its source as
+    `[1] a.md#0 — Boiler` over a line `guide`."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text('+++\ntitle = """Boiler\nguide"""\n+++\n\n'
+                                 "The boiler pressure limit is 3 bar.\n", encoding="utf-8")
+    (folder / "b.md").write_text('---\ntitle: "Pump\\nmanual"\n---\n\nPumps move water.\n',
+                                 encoding="utf-8")
+    done = subprocess.run([RAGKIT, "index", str(folder), "--out", str(tmp_path / "idx"),
+                           "--embedder", "none"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    asked = subprocess.run([RAGKIT, "ask", "--index", str(tmp_path / "idx"), "--k", "2",
+                            "What is the boiler pressure limit?"], capture_output=True,
+                           text=True, env={k: v for k, v in os.environ.items()
+                                           if k != "ANTHROPIC_API_KEY"})
+    assert asked.returncode == 0, asked.stderr
+    assert asked.stdout.splitlines()[-1] == "[1] a.md#0 — Boiler guide"
+    assert [d.title for d in load_folder(folder, progress=False)] == ["Boiler guide",
+                                                                      "Pump manual"]
