@@ -15,17 +15,17 @@ from typing import Any
 
 from ragkit.contextualize.structural import structural_context
 from ragkit.documents import Chunk, Document
+from ragkit.outline import HEADING
 from ragkit.standin.base import Reply, user_text
 
 _DOCUMENT = re.compile(r"<document>\n?(.*?)\n?</document>", re.S)
 _CHUNK = re.compile(r"<chunk>\n?(.*?)\n?</chunk>", re.S)
-_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.M)
 
 
 def _title(document: str) -> str:
-    heading = _HEADING.search(document)
+    heading = HEADING.search(document)  # linear: a heading's long blank run no longer hangs
     if heading:
-        return heading.group(1)
+        return heading.group(2)
     first = next((line.strip()[:120] for line in document.splitlines() if line.strip()), "")
     return first.rstrip(".")
 
