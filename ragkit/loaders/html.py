@@ -17,12 +17,12 @@ as one small wheel; trafilatura, which guesses the main content with heuristics,
 about 70 MB of dependencies (lxml, dateparser, regex, babel, ...). A page marked up with
 `<main>`/`<article>`/`<nav>` — what HTML5 generators write — needs no guessing.
 
-A page nested deeper than 1,000 elements (`ragkit.loaders.html_depth`), or over
-`MAX_HTML_BYTES`, or gzip-compressed or binary bytes, is refused before parsing (one line); a
-`<meta charset>` naming UTF-16 or an unknown codec is not believed; one naming EUC-KR
-is read as CP949, as browsers read it, and a few bytes the named charset cannot read become
-U+FFFD rather than sending the page to Windows-1252. A title, heading or
-definition labels each chunk cut to 200 characters (`ragkit.outline.label`).
+A page nested deeper than 1,000 elements or with an element of more than 256 attributes
+(`ragkit.loaders.html_depth`), or over `MAX_HTML_BYTES`, or gzip-compressed or binary bytes,
+is refused before parsing (one line); a `<meta charset>` naming UTF-16 or an unknown codec is
+not believed; one naming EUC-KR is read as CP949, as browsers read it, and a few bytes the
+named charset cannot read become U+FFFD rather than sending the page to Windows-1252. A
+title, heading or definition labels each chunk cut to 200 characters (`ragkit.outline.label`).
 
 What it is not: a renderer (CSS is ignored: text hidden by a style sheet is kept) nor a
 readability heuristic for pages whose navigation is plain `<div>`s.

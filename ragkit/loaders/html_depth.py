@@ -1,11 +1,14 @@
-"""The bound on an HTML page's nesting, checked before the HTML5 parser builds its tree.
+"""The bounds on an HTML page's nesting and attributes, checked before the HTML5 parser
+builds its tree.
 
 What it is: `closed(page)` writes each self-closed element that is not void as an empty
 pair, as the parser would otherwise nest what follows inside it; `check_depth(path, page)`
 refuses, in one line naming the file, a page whose elements nest more than `MAX_DEPTH`
 deep, reading tags as HTML's tokenizer does and closing elements as its tree builder does
-(an end tag closes what its element holds, and nothing past a scope boundary) — in time
-linear in the page, so a hostile page is refused in well under a second.
+(an end tag closes what its element holds, and nothing past a scope boundary), or whose
+element holds more than `MAX_ATTRIBUTES` attributes of different names — counting, for
+`<html>` and `<body>`, the names of every such start tag, which the parser adds to the one
+element — in time linear in the page, so a hostile page is refused in well under a second.
 
 What it is not: a parser. Where it and HTML disagree, a review found pages that nested
 10,000 deep unrefused; each such case is a test in tests/test_owndocs_html.py.
@@ -18,6 +21,13 @@ from pathlib import Path
 from ragkit.documents import RagkitError
 
 MAX_DEPTH = 1000  # elements open at once; real pages stay under ~100
+# attributes of different names on one element; real ones hold a few dozen. The parser's time
+# grows with the square of an element's count: 40,000 took 7 s, 80,000 35 s (a 1 MB page), 2
+# million one not parsed in five minutes; 256 on every element of a 60 MB page took 3.7 s
+MAX_ATTRIBUTES = 256
+_MERGED = ("html", "body")  # every start tag of these adds its attributes to the one element
+# an attribute as HTML's tokenizer reads it: a name (a "=" may start it), then maybe a value
+_ATTRIBUTE = re.compile(r"""([^\s/>][^\s/>=]*)(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]*))?""")
 
 
 def _attributes(outside: str = ">=") -> str:
@@ -56,9 +66,12 @@ def check_depth(path: Path, page: str) -> None:
     open_tags: list[str] = []  # the elements open, innermost last
     at: dict[str, list[int]] = {}  # where each name is open in `open_tags`
     bounds: list[int] = []  # where scope boundaries are open
+    merged: dict[str, set[str]] = {name: set() for name in _MERGED}
     # no tag ends past the last ">": a page of "<a x" without one was rescanned from each "<"
     for tag in _TAG.finditer(page, 0, page.rfind(">") + 1):
         name = tag.group(2).lower()
+        if not tag.group(1) and (name in merged or len(tag.group(0)) > 2 * MAX_ATTRIBUTES):
+            _check_attributes(path, tag, merged.get(name, set()))
         if (tag.group(3) and _self_closing(tag.group(0))) or name in _UNNESTED:
             continue
         if not tag.group(1):
@@ -78,6 +91,18 @@ def check_depth(path: Path, page: str) -> None:
                     bounds.pop()
                 if inner == name:
                     break
+
+
+def _check_attributes(path: Path, tag: re.Match, names: set[str]) -> None:
+    """Add the attribute names of the start tag `tag` to `names` (the element's: empty for
+    any element but `<html>` and `<body>`), refusing more than `MAX_ATTRIBUTES` of them. Only
+    a tag longer than twice the bound can hold that many on its own (a name and a space
+    each), so others are not read."""
+    for attribute in _ATTRIBUTE.finditer(tag.string, tag.end(2), tag.end() - 1):
+        names.add(attribute.group(1).lower())
+        if len(names) > MAX_ATTRIBUTES:  # at once: a tag may hold millions
+            raise RagkitError(f"{path}: an element with more than {MAX_ATTRIBUTES} "
+                              f"attributes (<{tag.group(2)}>: a hostile page?)")
 
 
 def _self_closing(tag: str) -> bool:
