@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from ragkit.documents import Chunk, RagkitError
 from ragkit.fusion import Ranking
+from ragkit.outline import label as short_label
 from ragkit.text_stats import MAX_QUOTE_CHARS, estimate_tokens
 
 DEFAULT_BUDGET = 8000
@@ -48,7 +49,10 @@ _BLOCK_END = re.compile(r"(?<=[.!?。．！？])[ \t]+|\n\s*")
 # off by spaces (" - ", " – ", " — "); a number's comma ("1,000") is no clause end. A dash's
 # spaces are tried from the first of a run only: from each, a run of 60,000 took 80 s.
 _CLAUSE_END = re.compile(r"(?<=[,;])[ \t]+|(?<![ \t])[ \t]+[-–—][ \t]+")
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$", re.M)
+# A heading line: its marks, the blanks after them, and the rest of the line, whose closing
+# blanks and `#`s `_heading_title` drops. One pattern doing both, "(.+?)[ \t]*#*[ \t]*$",
+# backtracked over every split of a run of blanks: 10,000 spaces in a heading held `ask`.
+_HEADING = re.compile(r"^(#{1,6})[ \t]+([^\n]+)$", re.M)
 _TAG = re.compile(r"\[Source: (?P<title>.*) \| Section: (?P<section>.*)\]", re.S)
 
 
@@ -192,8 +196,15 @@ def section_at(section: Sequence[str], before: Sequence[str]) -> list[str]:
     # as one text: `blocks` cuts "## 2. Cooling-off period" after "2." (a sentence end), so
     # block by block the heading read as "2."
     for match in _HEADING.finditer("".join(before)):
-        path = path[:len(match.group(1)) - 1] + [match.group(2)]
+        path = path[:len(match.group(1)) - 1] + [_heading_title(match.group(2))]
     return path
+
+
+def _heading_title(rest: str) -> str:
+    """A heading line's title: `rest` (after its marks and blanks) without its closing
+    blanks, `#`s and blanks — its first character at least, as the one pattern read it —
+    cut to a label as the chunks' sections are (`ragkit.outline.label`, 200 characters)."""
+    return short_label(rest.rstrip(" \t").rstrip("#").rstrip(" \t") or rest[:1])
 
 
 def place(title: str, section: str) -> str:

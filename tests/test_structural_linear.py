@@ -245,7 +245,8 @@ def test_a_heading_holding_a_long_blank_run_indexes_in_seconds(tmp_path):
     """A heading line with a run of spaces (a date pushed to the right, a PDF's spacing): the
     heading pattern backtracked over every split of the run at each character of the title,
     in time cubic in the run — 3,200 spaces took 35 s to index, these 10,000 twenty minutes
-    (the chunk sections and the offline stand-in's contexts both read headings)."""
+    (the chunk sections and the offline stand-in's contexts both read headings, and so does
+    `ragkit ask`, whose source line showed the whole 10,000-space heading)."""
     body = "\n\n".join(" ".join(["soil", "samples", "were", "dried"] * 24) for _ in range(10))
     folder = tmp_path / "notes"
     folder.mkdir()
@@ -262,3 +263,9 @@ def test_a_heading_holding_a_long_blank_run_indexes_in_seconds(tmp_path):
     assert [row["metadata"]["section"] for row in rows] == \
         [[title]] * 3 + [[title, "Results"]] * 2
     assert rows[0]["context"] == f"Document: {title}."
+    asked = subprocess.run([str(Path(sys.executable).parent / "ragkit"), "ask", "--index",
+                            str(tmp_path / "idx"), "--k", "2", "were the soil samples dried?"],
+                           capture_output=True, text=True, timeout=60,
+                           env={**env, "RAGKIT_HOME": str(tmp_path / "home")})
+    assert asked.returncode == 0, asked.stderr  # `ask` reads the passages' headings alike,
+    assert f"[1] report.md#0 — {title}" in asked.stdout.splitlines()  # as one label
