@@ -112,6 +112,23 @@ def test_windows_1252_quotes_before_letters_are_not_named_korean(tmp_path):
     assert message == f"{tmp_path / 'guide.txt'}: not UTF-8 text (line 1: byte 0x92)"
 
 
+@pytest.mark.parametrize("data, kind", [
+    (b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n", "a PDF (name it .pdf to have it read)"),
+    (b"PK\x03\x04\x14\x00\x06\x00\x08\x00", "a ZIP archive (a Word file? name it .docx to "
+                                           "have it read)"),
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "a PNG image"),
+    (b"\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00", "a program (ELF)")])
+def test_a_binary_file_named_as_text_is_named_for_what_it_is(tmp_path, data, kind):
+    """A PDF, a Word file, an image or a program named `notes.md` was refused as "not UTF-8
+    text (line 1: byte 0x89)", which sends a user looking for an encoding."""
+    assert _refusal(tmp_path, "notes.md", data) == f"{tmp_path / 'notes.md'}: {kind}, not text"
+
+
+def test_text_that_starts_like_a_binary_signature_is_text(tmp_path):
+    (tmp_path / "gif.md").write_text("GIF89a is a format.\n")
+    assert [d.text for d in load_folder(tmp_path, progress=False)] == ["GIF89a is a format.\n"]
+
+
 def test_quoted_front_matter_values_are_read_as_yaml_reads_them(tmp_path):
     """Jekyll, Hugo, Obsidian and Quarto put a title holding ': ' in YAML quotes; the quotes
     were part of the title that labels every chunk (its context, `[Source | Section]` tag

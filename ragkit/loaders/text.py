@@ -8,6 +8,9 @@ read only when it is a regular file (a FIFO swapped in after the folder was list
 hang the run) of at most `MAX_TEXT_BYTES` (indexing holds about 14 times a file's size in
 memory: a 200 MB text file peaked at 2.9 GB).
 
+A PDF, a Word file, an image or a program named as text is refused as what its first bytes
+say it is (`_SIGNATURES`), when it is not UTF-8.
+
 What it is not: a guesser of legacy encodings. Latin-1, Windows-1252 or UTF-16 without a
 byte order mark are refused with one line saying which line and byte is not UTF-8 (or that
 the file looks like UTF-16 without a mark), rather than read as mojibake. UTF-8 text whose
@@ -27,6 +30,14 @@ MAX_TEXT_BYTES = 256 * 2**20  # one text file; a whole folder is bounded by noth
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
          (codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
          (codecs.BOM_UTF16_BE, "utf-16"))
+# what a file that is not text starts with, said when it does not decode: "not UTF-8 (byte
+# 0x89)" of a PNG named notes.md sends a user looking for an encoding
+_SIGNATURES = ((b"%PDF-", "a PDF (name it .pdf to have it read)"),
+               (b"PK\x03\x04", "a ZIP archive (a Word file? name it .docx to have it read)"),
+               (b"\xd0\xcf\x11\xe0", "an old Office file (.doc, .xls: save it as .docx)"),
+               (b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"),
+               (b"GIF8", "a GIF image"), (b"\x7fELF", "a program (ELF)"),
+               (b"\x1f\x8b", "gzip-compressed"))
 _KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a device",
           stat.S_IFBLK: "a device", stat.S_IFDIR: "a folder"}
 
@@ -85,9 +96,21 @@ def _looks_utf16(raw: bytes) -> bool:
             or (even.count(0) > 0.3 * len(even) and odd.count(0) < 0.05 * len(odd)))
 
 
+def _decodes(raw: bytes) -> bool:
+    """Whether `raw` is UTF-8 without a NUL in its first 4 KB (text, not a binary file)."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return b"\x00" not in raw[:4096]
+
+
 def decode_text(raw: bytes, path: Path) -> str:
     """`raw` as text: by its byte order mark when it has one, else UTF-8 (see the module)."""
     encoding = next((name for bom, name in _BOMS if raw.startswith(bom)), "utf-8")
+    kind = next((kind for magic, kind in _SIGNATURES if raw.startswith(magic)), None)
+    if kind and not _decodes(raw):  # "GIF89a is a format." is text
+        raise RagkitError(f"{path}: {kind}, not text")
     if encoding == "utf-8" and b"\x00" in raw[:4096] and _looks_utf16(raw):
         raise RagkitError(f"{path}: not UTF-8 text (UTF-16 without a byte order mark? save "
                           f"it as UTF-8)")
