@@ -17,6 +17,13 @@ from ragkit.documents import Document, RagkitError
 from ragkit.folder_summary import file_summary
 
 RAGKIT = str(Path(sys.executable).parent / "ragkit")
+
+
+def _index(folder: Path, out: Path) -> subprocess.CompletedProcess:
+    """`ragkit index FOLDER --out OUT --embedder none`, its home beside OUT."""
+    return subprocess.run([RAGKIT, "index", str(folder), "--out", str(out), "--embedder",
+                           "none"], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "RAGKIT_HOME": str(out.parent / "home")})
 PAGE = "<html><body><h1>Returns</h1><p>Return unused items within 30 days.</p></body></html>"
 
 BAD = {
@@ -60,9 +67,7 @@ def test_cli_names_an_empty_file_and_writes_nothing(tmp_path):
     folder.mkdir()
     (folder / "ok.md").write_text("# Fine\n\nA good file beside it.\n")
     (folder / "draft.docx").write_bytes(b"")
-    done = subprocess.run([RAGKIT, "index", str(folder), "--out", str(tmp_path / "idx"),
-                           "--embedder", "none"], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "RAGKIT_HOME": str(tmp_path / "home")})
+    done = _index(folder, tmp_path / "idx")
     assert one_error_line(done) == f"ragkit: error: {folder / 'draft.docx'}: empty file (0 bytes)"
     assert not (tmp_path / "idx").exists()
 
@@ -183,10 +188,7 @@ def test_symbolic_links_to_folders_are_named_as_such_not_counted_as_files(tmp_pa
     (folder / "README").write_text("no suffix\n")
     (folder / "papers").symlink_to(shared)
     (folder / "inner-link").symlink_to("inner")
-    env = {**os.environ, "RAGKIT_HOME": str(tmp_path / "home")}
-    done = subprocess.run([RAGKIT, "index", str(folder), "--out", str(tmp_path / "idx"),
-                           "--embedder", "none"], capture_output=True, text=True, timeout=120,
-                          env=env)
+    done = _index(folder, tmp_path / "idx")
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"indexed 2 documents as 2 chunks into {tmp_path / 'idx'}\n"
     assert done.stderr.splitlines() == [
@@ -198,9 +200,7 @@ def test_symbolic_links_to_folders_are_named_as_such_not_counted_as_files(tmp_pa
     only = tmp_path / "only-links"
     only.mkdir()
     (only / "papers").symlink_to(shared)
-    done = subprocess.run([RAGKIT, "index", str(only), "--out", str(tmp_path / "idx2"),
-                           "--embedder", "none"], capture_output=True, text=True, timeout=120,
-                          env=env)
+    done = _index(only, tmp_path / "idx2")
     assert one_error_line(done) == (
         f"ragkit: error: {only}: no documents; left out 1 symbolic link to a folder, which "
         f"ragkit does not follow: papers (give the folder itself, or copy it in)")
@@ -220,10 +220,7 @@ def test_a_link_to_a_folder_the_index_reads_anyway_is_not_named(tmp_path):
     for name, target in (("latest", "v2"), ("here", "."), ("again", "v2/../v2"),
                          ("drafts", ".drafts"), ("up", "..")):
         (folder / name).symlink_to(target)
-    env = {**os.environ, "RAGKIT_HOME": str(tmp_path / "home")}
-    done = subprocess.run([RAGKIT, "index", str(folder), "--out", str(tmp_path / "idx"),
-                           "--embedder", "none"], capture_output=True, text=True, timeout=120,
-                          env=env)
+    done = _index(folder, tmp_path / "idx")
     assert (done.returncode, done.stdout, done.stderr) == (
         0, f"indexed 2 documents as 2 chunks into {tmp_path / 'idx'}\n",
         "left out 2 symbolic links to folders, which ragkit does not follow: drafts, up (give "
@@ -244,10 +241,7 @@ def test_links_to_nothing_or_in_a_loop_are_named_as_broken_links(tmp_path):
     (folder / "old-notes").symlink_to("gone")
     (folder / "loop").symlink_to("loop")
     (folder / "table.csv").symlink_to("nothing.csv")
-    env = {**os.environ, "RAGKIT_HOME": str(tmp_path / "home")}
-    done = subprocess.run([RAGKIT, "index", str(folder), "--out", str(tmp_path / "idx"),
-                           "--embedder", "none"], capture_output=True, text=True, timeout=120,
-                          env=env)
+    done = _index(folder, tmp_path / "idx")
     assert (done.returncode, done.stdout) == (
         0, f"indexed 1 document as 1 chunk into {tmp_path / 'idx'}\n"), done.stderr
     assert done.stderr.splitlines() == [
@@ -265,9 +259,7 @@ def test_links_to_nothing_or_in_a_loop_are_named_as_broken_links(tmp_path):
         ("table.csv", "a broken symbolic link (to nothing, or in a loop)")]
     (folder / "note.md").unlink()
     (folder / "data.csv").unlink()
-    done = subprocess.run([RAGKIT, "index", str(folder), "--out", str(tmp_path / "idx2"),
-                           "--embedder", "none"], capture_output=True, text=True, timeout=120,
-                          env=env)
+    done = _index(folder, tmp_path / "idx2")
     assert one_error_line(done) == (
         f"ragkit: error: {folder}: no documents; left out 3 broken symbolic links (to nothing, "
         f"or in a loop): loop, old-notes, table.csv")
@@ -285,10 +277,7 @@ def test_a_link_to_a_folder_named_like_a_document_is_named_as_a_link(tmp_path):
     folder.mkdir()
     (folder / "note.md").write_text("# Note\n\nA note kept here.\n")
     (folder / "papers.md").symlink_to(shared)
-    env = {**os.environ, "RAGKIT_HOME": str(tmp_path / "home")}
-    done = subprocess.run([RAGKIT, "index", str(folder), "--out", str(tmp_path / "idx"),
-                           "--embedder", "none"], capture_output=True, text=True, timeout=120,
-                          env=env)
+    done = _index(folder, tmp_path / "idx")
     assert (done.returncode, done.stdout, done.stderr) == (
         0, f"indexed 1 document as 1 chunk into {tmp_path / 'idx'}\n",
         "left out 1 symbolic link to a folder, which ragkit does not follow: papers.md (give "
