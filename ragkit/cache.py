@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
 import threading
 import time
@@ -60,7 +59,7 @@ from ragkit.pricing import Usage
 from ragkit.sqlite_files import CacheUnusable, DamagedCache, ReadOnlyCache  # noqa: F401
 from ragkit.sqlite_files import remove_database, sqlite_errors  # noqa: F401
 from ragkit.sqlite_files import ReadOnlyFile, cannot_write, is_cache_file, read_only_errors
-from ragkit.sqlite_files import resolved
+from ragkit.sqlite_files import absent_line, resolved
 
 _SCHEMA = """CREATE TABLE IF NOT EXISTS calls (
     key TEXT PRIMARY KEY, endpoint TEXT NOT NULL, model TEXT NOT NULL, reply TEXT NOT NULL,
@@ -254,10 +253,7 @@ def missing(path: Path | str | None = None) -> str | None:
     says (`ragkit ask` said a loop where these two said a link naming no file, or empty)."""
     path = Path(path) if path is not None else default_cache_path()
     resolved(path, "call cache")
-    if path.exists():
-        return None
-    named = f" (a link to {os.readlink(path)}, which names no file)" if path.is_symlink() else ""
-    return f"no call cache at {path}{named}"
+    return None if path.exists() else absent_line(path, "call cache")
 
 
 def read_stats(path: Path | str | None = None) -> list[ModelStats]:

@@ -97,6 +97,20 @@ def resolved(path: Path, what: str) -> Path:
                           f"file") from None
 
 
+def absent_line(path: Path, what: str) -> str:
+    """"no WHAT at PATH" for a cache file that is not there, saying where a link there points
+    (to no file), or one `RagkitError` line when a file stands where its folder goes
+    (RAGKIT_HOME/cache a file: `stats` said "empty" where `ask` said it cannot write)."""
+    ancestor = path.parent
+    while not (ancestor.exists() or ancestor.is_symlink()) and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if ancestor.exists() and not ancestor.is_dir():
+        raise RagkitError(f"{path}: no {what} can be there, {ancestor} is a file, not a "
+                          f"folder (move it, or set RAGKIT_HOME elsewhere)")
+    named = f" (a link to {os.readlink(path)}, which names no file)" if path.is_symlink() else ""
+    return f"no {what} at {path}{named}"
+
+
 def is_cache_file(path: Path) -> bool:
     """sqlite's header, an empty file, or a header of zero bytes — a cache whose first page
     a crash or a full disk zeroed: damaged (`DamagedCache`, which `cache clear` deletes), not

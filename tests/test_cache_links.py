@@ -113,7 +113,8 @@ def test_clearing_a_linked_embedding_cache_keeps_the_link_and_deletes_its_file(l
     assert link.is_symlink() and os.readlink(link) == str(target)
     assert sorted(os.listdir(elsewhere)) == []
     again = ragkit(cache.parent, "cache", "clear", "--embeddings")
-    assert again.stdout == f"no embedding cache at {link}\n"
+    assert again.stdout == (f"no embedding cache at {link} (a link to {target}, which names no "
+                            f"file)\n")  # as the call cache's line says where it points
     CachedEmbedder(WordEmbedder(["kettle"]), link).embed(["the kettle boils"])
     assert link.is_symlink() and target.is_file()
 
@@ -190,3 +191,22 @@ def test_an_embedding_cache_link_that_leads_back_to_itself_is_one_line(tmp_path)
     assert (cleared.returncode, cleared.stdout, cleared.stderr) == (2, "", f"ragkit: error: "
                                                                            f"{said}\n")
     assert os.readlink(link) == "embeddings.sqlite"
+
+
+def test_a_file_where_the_cache_folder_goes_is_one_line_for_every_cache_command(tmp_path):
+    """RAGKIT_HOME/cache a file (a download saved under that name): `cache stats` said "the
+    call cache is empty" and `clear` "no call cache …; nothing to clear", exit 0, where `ask`
+    says it cannot write there."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "cache").write_text("not a folder\n")
+    for args, what, name in ((("stats",), "call cache", "calls.sqlite"),
+                             (("clear",), "call cache", "calls.sqlite"),
+                             (("clear", "--embeddings"), "embedding cache", "embeddings.sqlite")):
+        done = ragkit(home, "cache", *args)
+        assert (done.returncode, done.stdout, done.stderr) == (
+            2, "", f"ragkit: error: {home / 'cache' / name}: no {what} can be there, "
+                   f"{home / 'cache'} is a file, not a folder (move it, or set RAGKIT_HOME "
+                   f"elsewhere)\n")
+    assert (home / "cache").read_text() == "not a folder\n"
+

@@ -12,6 +12,7 @@ from ragkit.corpus_cache import clear_corpora, corpora_folder
 from ragkit.documents import RagkitError
 from ragkit.errors import not_a_file
 from ragkit.models import SPECS, install
+from ragkit.sqlite_files import absent_line
 
 
 def cmd_models(args: argparse.Namespace) -> None:
@@ -81,7 +82,7 @@ def _clear_embeddings(args: argparse.Namespace) -> None:
     path = default_cache_path()
     freed = remove_cache(path)
     print(f"removed the embedding cache {path} ({freed / 1e6:.1f} MB); vectors are embedded "
-          f"again when next needed" if freed else f"no embedding cache at {path}")
+          f"again when next needed" if freed else absent_line(path, "embedding cache"))
 
 
 def _clear_corpora(args: argparse.Namespace) -> None:
