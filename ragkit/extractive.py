@@ -98,7 +98,6 @@ THRESHOLD = 0.86
 DECLINE_MISSING = True
 TITLED_CLOSENESS = True
 LEARNED = True
-
 CALIBRATED_FOR = ("e5-small",)  # the registered embedders these constants were fitted with
 
 

@@ -30,8 +30,7 @@ for the rest of a begun reply not streamed (`ragkit.whole_reply`), and retries t
 (`ragkit.online.budget()`; RAGKIT_API_*, --api-timeout / --api-retries): a silent endpoint is
 given up after about 3 × 120 s, not the SDK's 3 × 600 s.
 
-What it is not: a retry layer (the SDK's rules apply: 408/409/429/5xx, timeouts and
-connection errors, honouring `retry-after`).
+What it is not: a retry layer (the SDK's rules: 408/409/429/5xx, timeouts, connections).
 """
 from __future__ import annotations
 
