@@ -157,3 +157,16 @@ def test_a_title_written_over_lines_is_one_line_in_the_answers_sources(tmp_path)
     assert asked.stdout.splitlines()[-1] == "[1] a.md#0 — Boiler guide"
     assert [d.title for d in load_folder(folder, progress=False)] == ["Boiler guide",
                                                                       "Pump manual"]
+
+
+def test_front_matter_closed_by_yamls_document_end_is_metadata(tmp_path):
+    """Pandoc and Jekyll close a `---` block with YAML's `...` too: the block was the text of
+    the first chunk, and the document titled by its file name."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "pump.md").write_text("---\ntitle: Pump guide\nproduct: EG-400\n...\n\nThe pump "
+                                    "moves 12 litres a minute.\n", encoding="utf-8")
+    (pump,) = _index(folder, tmp_path / "idx")
+    assert (pump["text"], pump["context"]) == (
+        "The pump moves 12 litres a minute.",
+        "Document: Pump guide. Path: pump.md. product: EG-400.")

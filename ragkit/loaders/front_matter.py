@@ -39,8 +39,9 @@ import tomllib
 Value = str | list[str]
 
 # a fence may end in spaces (Jekyll's does), and the closing one the file: unread, the block's
-# last line over `---` was an underlined heading (`## title: Guide product: EG-400`)
-_FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.S)
+# last line over `---` was an underlined heading (`## title: Guide product: EG-400`). YAML's
+# document end `...` closes it too (Pandoc and Jekyll read it so): it was text
+_FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)
 _TOML_FRONT = re.compile(r"\A\+\+\+[ \t]*\n(.*?)\n\+\+\+[ \t]*(?:\n|\Z)", re.S)
 _ITEM = re.compile(r"([ \t]*)-(?:[ \t]+(.*?))?[ \t]*\Z")  # one `- item` line of a block list
 _INDENT = re.compile(r"[ \t]*")
