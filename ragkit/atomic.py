@@ -75,14 +75,17 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+def nearest_existing(folder: Path) -> Path:
+    """`folder`, or its nearest ancestor that exists (a link there counts), or the root."""
+    while not (folder.exists() or folder.is_symlink()) and folder != folder.parent:
+        folder = folder.parent
+    return folder
+
+
 def _check_parent(path: Path) -> None:
     """Refuse `path` when its nearest existing ancestor is a file or is not writable.
-
-    Creates nothing, so a refused or failed command leaves no empty folders behind.
-    """
-    ancestor = Path(os.path.abspath(path)).parent
-    while not (ancestor.exists() or ancestor.is_symlink()) and ancestor != ancestor.parent:
-        ancestor = ancestor.parent
+    Creates nothing, so a refused or failed command leaves no empty folders behind."""
+    ancestor = nearest_existing(Path(os.path.abspath(path)).parent)
     if not ancestor.is_dir():
         raise RagkitError(f"{path}: cannot write here, {ancestor} is a file")
     if not os.access(ancestor, os.W_OK | os.X_OK):

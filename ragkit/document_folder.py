@@ -48,7 +48,7 @@ from ragkit.index_owner import is_index
 from ragkit.jobs import die_with_parent, usable_cores
 from ragkit.loaders import LOADERS, load_file
 from ragkit.loaders.folder import broken_note, linked_note, pinned, recheck, scan, shown
-from ragkit.loaders.front_matter import split_front_matter
+from ragkit.loaders.front_matter import UNPRINTABLE, split_front_matter
 from ragkit.loaders.pages import composed
 from ragkit.loaders.text import read_text
 from ragkit.loaders.underlined import atx_headings
@@ -58,7 +58,6 @@ TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".rst", ".py", ".ts", ".js
                  ".go", ".rs", ".c", ".h", ".cpp", ".hpp", ".json", ".yaml", ".yml", ".toml",
                  ".sql", ".sh"}
 PROSE_SUFFIXES = (".md", ".markdown", ".txt", ".text", ".rst")  # a "# " line may title them
-_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b\x0d-\x1f\x7f-\x9f]")  # all but \t \n \f
 PROGRESS_DELAY = 2.0  # seconds: a load that takes longer shows a progress bar on stderr
 PARALLEL_BYTES = 2**20  # PDF/HTML/Word bytes from which worker processes read them (~300 pages)
 
@@ -132,9 +131,9 @@ def _printable(doc: Document) -> Document:
     would be obeyed by the terminal `ragkit ask` prints on. One for one: page offsets hold."""
     doc = composed(doc)
     def clean(value: Any) -> Any:
-        return _UNPRINTABLE.sub(" ", value) if isinstance(value, str) else value
-    if not (_UNPRINTABLE.search(doc.text) or _UNPRINTABLE.search(doc.title)
-            or any(_UNPRINTABLE.search(v) for v in doc.metadata.values() if isinstance(v, str))):
+        return UNPRINTABLE.sub(" ", value) if isinstance(value, str) else value
+    if not (UNPRINTABLE.search(doc.text) or UNPRINTABLE.search(doc.title)
+            or any(UNPRINTABLE.search(v) for v in doc.metadata.values() if isinstance(v, str))):
         return doc
     return Document(doc.id, clean(doc.text), clean(doc.title),
                     {key: clean(value) for key, value in doc.metadata.items()})

@@ -14,6 +14,7 @@ from typing import Any, Iterator
 
 from ragkit.errors import RagkitError, not_a_file, where
 from ragkit.fastjson import NOT_PARSED, fast_json, surrogate_field
+from ragkit.outline import label
 
 
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")  # a file named so is read as JSON Lines
@@ -111,10 +112,5 @@ def require_page_map(pages: Any, path: Path | str, line: int) -> None:
     if not ok or offsets != sorted(offsets):
         raise RagkitError(f"{where(path, line, 'metadata.pages')}: expected a page map, "
                           f"[[page, offset], ...] with offsets ascending, "
-                          f"got {_preview(pages)}")
+                          f"got {label(repr(pages), 60)}")
 
-
-def _preview(value: Any, limit: int = 60) -> str:
-    """`value`'s repr, cut to `limit` characters, for an error line."""
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit - 1] + "…"

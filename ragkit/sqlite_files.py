@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TypeVar
 from urllib.parse import quote
 
+from ragkit.atomic import nearest_existing
 from ragkit.errors import RagkitError
 
 _DAMAGE_SIGNS = ("malformed", "not a database", "corrupt", "encrypted")
@@ -101,9 +102,7 @@ def absent_line(path: Path, what: str) -> str:
     """"no WHAT at PATH" for a cache file that is not there, saying where a link there points
     (to no file), or one `RagkitError` line when a file stands where its folder goes
     (RAGKIT_HOME/cache a file: `stats` said "empty" where `ask` said it cannot write)."""
-    ancestor = path.parent
-    while not (ancestor.exists() or ancestor.is_symlink()) and ancestor != ancestor.parent:
-        ancestor = ancestor.parent
+    ancestor = nearest_existing(path.parent)
     if ancestor.exists() and not ancestor.is_dir():
         raise RagkitError(f"{path}: no {what} can be there, {ancestor} is a file, not a "
                           f"folder (move it, or set RAGKIT_HOME elsewhere)")

@@ -51,7 +51,8 @@ _FLOW_ITEM = re.compile(r"""[ \t]*("(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^,"'\[\]{}#
 # a line of a `---` block that is neither blank nor a comment: a block of such lines without
 # one `key:` is no front matter (`---` / `FAQ` / `---`, a title)
 _KEYLESS = re.compile(r"^[ \t]*[^\s#]", re.M)
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0d-\x1f\x7f-\x9f]")  # all but \t \n \f, as the loader
+# every control character but \t \n \f: a loaded document's (`ragkit.document_folder`) too
+UNPRINTABLE = re.compile(r"[\x00-\x08\x0b\x0d-\x1f\x7f-\x9f]")
 
 
 def split_front_matter(raw: str) -> tuple[dict[str, Value], str]:
@@ -159,7 +160,7 @@ def _toml_text(value: object) -> str:
 def _clean(text: str) -> str:
     """`text` with each control character but tab, newline and form feed a space (see the
     module docstring)."""
-    return _CONTROL.sub(" ", text)
+    return UNPRINTABLE.sub(" ", text)
 
 
 def unquoted(value: str) -> str:
