@@ -32,7 +32,9 @@ fraction of a second.
 """
 from __future__ import annotations
 
+import errno
 import json
+import os
 import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -120,8 +122,8 @@ def write_manifest(folder: Path, manifest: dict[str, Any], n_chunks: int,
 def read_manifest(folder: Path) -> dict[str, Any]:
     """index.json as a dict, its format, version, chunk count and embedder record checked."""
     path = folder / "index.json"
-    if not folder.exists():
-        raise RagkitError(f"{folder}: no such index folder")
+    if not folder.is_dir():
+        raise RagkitError(not_a_folder(folder))
     if not path.is_file():
         raise RagkitError(f"{folder}: not a ragkit index (no index.json)")
     manifest = _read_json(path)
@@ -141,6 +143,27 @@ def read_manifest(folder: Path) -> dict[str, Any]:
         raise RagkitError(f"{where(path, None, 'embedder')}: expected null or an object with "
                           f"name, dim, max_tokens and fingerprint")
     return manifest
+
+
+def not_a_folder(folder: Path) -> str:
+    """The one line for an index path that is no folder: absent, a file, or a symbolic link
+    to nothing, to a file or in a loop — saying where the link points, since the link itself
+    is there to see and "no such index folder" alone sent the user looking for a typo.
+
+    Only reads: a reader never makes the folder a link names (the index commands write one,
+    and refuse to write through a link, `ragkit.atomic.check_target`)."""
+    if not folder.is_symlink():
+        return (f"{folder}: a file, not an index folder" if folder.exists()
+                else f"{folder}: no such index folder")
+    target = os.readlink(folder)
+    try:
+        folder.resolve(strict=True)
+    except (RuntimeError, OSError) as exc:  # Python 3.11: RuntimeError "Symlink loop from"
+        if isinstance(exc, OSError) and exc.errno != errno.ELOOP:
+            return (f"{folder}: no such index folder (a symbolic link to {target}, which names "
+                    f"nothing)")
+        return f"{folder}: no such index folder (a symbolic link that leads back to itself)"
+    return f"{folder}: a symbolic link to {target}, a file, not an index folder"
 
 
 def read_stable(folder: Path, read: Callable[[], T], attempts: int = 3) -> T:
