@@ -77,11 +77,17 @@ class Budget:
         """E.g. "3 attempts, each waiting up to 120 s for a reply"."""
         return f"{self.tries}, each waiting up to {self.read:g} s for a reply"
 
-    def timed_out(self, trickled: float | None = None) -> str:
+    def timed_out(self, trickled: float | None = None, stalled: float | None = None) -> str:
         """What an API did when its calls timed out, after the SDK's retries: "did not answer
-        (3 attempts, …; change with …)"; or, when `trickled` (`whole_reply.trickled_after`)
-        is the deadline a reply that trickled in was cut at, "was too slow: gave up after
-        120 s: the reply trickled in after it began and was not whole by then (…)"."""
+        (3 attempts, …; change with …)"; when `stalled` (`whole_reply.stalled_after`) is the
+        read timeout a reply that began then waited past, "timed out mid-reply: the reply
+        began, then nothing more came for 120 s (…)" (it read "cannot reach", as if no
+        connection had been made); or, when `trickled` (`whole_reply.trickled_after`) is the
+        deadline a reply that trickled in was cut at, "was too slow: gave up after 120 s: the
+        reply trickled in after it began and was not whole by then (…)"."""
+        if stalled is not None and trickled is None:
+            return (f"timed out mid-reply: the reply began, then nothing more came for "
+                    f"{stalled:g} s ({self.describe()}; change with {HOW_TO_CHANGE})")
         if trickled is None:
             return f"did not answer ({self.describe()}; change with {HOW_TO_CHANGE})"
         return (f"was too slow: gave up after {trickled:g} s: the reply trickled in after it "

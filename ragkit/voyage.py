@@ -27,7 +27,7 @@ from typing import Any
 from ragkit.documents import RagkitError
 from ragkit.errors import MissingKey
 from ragkit.online import budget, scrub
-from ragkit.whole_reply import requests_session, trickled_after
+from ragkit.whole_reply import requests_session, stalled_after, trickled_after
 
 
 def estimate_tokens(text: str) -> int:
@@ -81,9 +81,9 @@ def failure(what: str, exc: Exception, sdk: Any, hint: str = "") -> RagkitError:
     limits, status = budget(), getattr(exc, "http_status", None)
     detail = getattr(exc, "user_message", None) or str(exc)
     tail = f"; {hint}" if hint else ""
-    if isinstance(exc, error.Timeout):  # silence, or a reply that trickled in
+    if isinstance(exc, error.Timeout):  # silence, a reply that stalled or trickled in
         text = (f"{what}: the Voyage API at {address(sdk)} "
-                f"{limits.timed_out(trickled_after(exc))}{tail}")
+                f"{limits.timed_out(trickled_after(exc), stalled_after(exc))}{tail}")
     elif isinstance(exc, error.AuthenticationError):
         problem = (f"Voyage refused the API key (HTTP {status})" if status
                    else "no usable Voyage API key was read")

@@ -24,6 +24,10 @@ What it is:
 - `Trickled`: what the cut raises (an `httpx2.ReadTimeout` or a `requests` ReadTimeout, as
   each library's own read timeout, so each SDK treats it as one); `trickled_after(exc)` finds
   it in an SDK error's causes and returns its seconds.
+- `Stalled`: what a read of such a body that waits past the timeout raises (the reply began,
+  then nothing more came), as requests' ReadTimeout; `stalled_after(exc)` finds it. requests
+  itself turns urllib3's read timeout inside a body into a ConnectionError, which voyageai
+  does not retry and `ragkit.voyage.failure` reported as "cannot reach the Voyage API".
 
 What it is not: a limit on a streamed reply. `ragkit ask --stream` and the Message Batches
 results file are read as they arrive and may rightly take minutes: each of their reads still
@@ -44,6 +48,7 @@ from typing import Any
 import httpx2
 import requests
 import requests.adapters
+import urllib3.exceptions
 
 
 class Trickled(Exception):
@@ -60,24 +65,48 @@ class TrickledRequests(Trickled, requests.exceptions.ReadTimeout):
     """`Trickled` as requests raises a read timeout (voyageai retries it as `error.Timeout`)."""
 
 
-def _cut(kind: type[Trickled], seconds: float, **kwargs: Any) -> Trickled:
-    """A `kind` saying the reply was cut `seconds` after it began (`kwargs`: its library's)."""
-    error = kind(f"the reply trickled in and was not whole {seconds:g} s after it began",
+class Stalled(Exception):
+    """A reply that began, then sent nothing more for `seconds` (one read's timeout)."""
+
+    seconds: float = 0.0
+
+
+class StalledRequests(Stalled, requests.exceptions.ReadTimeout):
+    """`Stalled` as requests raises a read timeout (voyageai retries it as `error.Timeout`)."""
+
+
+def _cut(kind: type[Trickled] | type[Stalled], seconds: float, **kwargs: Any) -> Exception:
+    """A `kind` saying the reply was cut `seconds` after it began, or (a `Stalled`) after
+    `seconds` without a byte (`kwargs`: its library's)."""
+    error = kind(f"the reply began, then nothing more came for {seconds:g} s"
+                 if issubclass(kind, Stalled) else
+                 f"the reply trickled in and was not whole {seconds:g} s after it began",
                  **kwargs)
     error.seconds = seconds
     return error
 
 
-def trickled_after(exc: BaseException) -> float | None:
-    """The deadline, in seconds, that cut `exc`'s reply (a `Trickled` among its causes)."""
+def _seconds_of(exc: BaseException, kind: type[Trickled] | type[Stalled]) -> float | None:
+    """The seconds of the first `kind` among `exc` and its causes, or None."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
-        if isinstance(current, Trickled):
+        if isinstance(current, kind):
             return current.seconds
         seen.add(id(current))
         current = current.__cause__ or current.__context__
     return None
+
+
+def trickled_after(exc: BaseException) -> float | None:
+    """The deadline, in seconds, that cut `exc`'s reply (a `Trickled` among its causes)."""
+    return _seconds_of(exc, Trickled)
+
+
+def stalled_after(exc: BaseException) -> float | None:
+    """The read timeout, in seconds, a reply that began waited past (a `Stalled` among
+    `exc`'s causes), or None."""
+    return _seconds_of(exc, Stalled)
 
 
 def asks_for_stream(request: httpx2.Request) -> bool:
@@ -148,7 +177,11 @@ class _TimedRaw:
                decode_content: bool | None = None) -> Iterator[bytes]:
         """The body's pieces as urllib3's `stream` gives them, each as soon as it is in."""
         while True:
-            piece = self.raw.read1(amt, decode_content=decode_content)
+            try:
+                piece = self.raw.read1(amt, decode_content=decode_content)
+            except urllib3.exceptions.ReadTimeoutError:  # requests: a ConnectionError
+                self.raw.close()
+                raise _cut(StalledRequests, self.seconds) from None
             if not piece:
                 return
             if time.monotonic() > self.deadline:

@@ -239,3 +239,52 @@ def test_a_voyage_reply_that_trickles_in_fails_the_index_and_leaves_no_folder(
         f"embedding cache")
     assert dripping.paths == ["/v1/embeddings", "/v1/embeddings"]
     assert seconds < 20 and not (tmp_path / "ix").exists()
+
+
+class Stalling(BaseHTTPRequestHandler):
+    """A Voyage API that sends its headers and the first 100 bytes of a valid reply, then
+    nothing more until the test ends (a server stuck writing, a proxy that lost the rest)."""
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        self.server.paths.append(self.path)
+        data = json.dumps({"object": "list", "model": body["model"],
+                           "data": [{"object": "embedding", "index": i, "embedding": [0.5] * 1024}
+                                    for i in range(len(body["input"]))]}).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data[:100])
+        self.wfile.flush()
+        self.server.done.wait(60)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def test_a_voyage_reply_that_stops_mid_way_is_a_timeout_retried_not_cannot_reach(tmp_path):
+    """requests turns a read timeout inside a body into a ConnectionError: voyageai did not
+    retry it, and the line said "cannot reach the Voyage API … Read timed out"."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Stalling)
+    server.paths, server.done, server.daemon_threads = [], threading.Event(), True
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    (tmp_path / "docs.jsonl").write_text(DOCS)
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    try:
+        done, seconds = ragkit(tmp_path, "index", tmp_path / "docs.jsonl", "--out",
+                               tmp_path / "ix", "--embedder", "voyage:voyage-3.5",
+                               "--api-timeout", "1", "--api-retries", "1", wait=30,
+                               VOYAGE_API_KEY="pa-test-0123456789abcdefgh", VOYAGE_BASE_URL=url)
+    finally:
+        server.done.set()
+        server.shutdown()
+        server.server_close()
+    assert one_error_line(done) == (
+        f"ragkit: error: voyage:voyage-3.5: the Voyage API at {url} timed out mid-reply: the "
+        f"reply began, then nothing more came for 1 s (2 attempts, each waiting up to 1 s for "
+        f"a reply; change with --api-timeout / RAGKIT_API_TIMEOUT, --api-retries / "
+        f"RAGKIT_API_RETRIES, RAGKIT_API_CONNECT_TIMEOUT); re-run: vectors already embedded "
+        f"are kept in the embedding cache")
+    assert server.paths == ["/v1/embeddings", "/v1/embeddings"]  # retried, as a timeout is
+    assert seconds < 20 and not (tmp_path / "ix").exists()
