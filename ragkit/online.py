@@ -49,6 +49,7 @@ ENV_CONNECT, ENV_TIMEOUT, ENV_RETRIES = ("RAGKIT_API_CONNECT_TIMEOUT", "RAGKIT_A
 KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "VOYAGE_API_KEY")
 HOW_TO_CHANGE = (f"--api-timeout / {ENV_TIMEOUT}, --api-retries / {ENV_RETRIES}, "
                  f"{ENV_CONNECT}")
+ONCE_CHANGE = f"--api-timeout / {ENV_TIMEOUT}, {ENV_CONNECT}"  # for a client that never retries
 
 
 @dataclass(frozen=True)
@@ -77,23 +78,29 @@ class Budget:
         """E.g. "3 attempts, each waiting up to 120 s for a reply"."""
         return f"{self.tries}, each waiting up to {self.read:g} s for a reply"
 
-    def timed_out(self, trickled: float | None = None, stalled: float | None = None) -> str:
+    def timed_out(self, trickled: float | None = None, stalled: float | None = None,
+                  retried: bool = True) -> str:
         """What an API did when its calls timed out, after the SDK's retries: "did not answer
         (3 attempts, …; change with …)"; when `stalled` (`whole_reply.stalled_after`) is the
         read timeout a reply that began then waited past, "timed out mid-reply: the reply
         began, then nothing more came for 120 s (…)" (it read "cannot reach", as if no
         connection had been made); or, when `trickled` (`whole_reply.trickled_after`) is the
         deadline a reply that trickled in was cut at, "was too slow: gave up after 120 s: the
-        reply trickled in after it began and was not whole by then (…)"."""
+        reply trickled in after it began and was not whole by then (…)". Not `retried` (a
+        client that tries once, whatever --api-retries says: the Voyage Batch API's), the
+        parentheses say "1 attempt" and leave --api-retries out of what changes it."""
+        tries, how = (self.tries, HOW_TO_CHANGE) if retried else ("1 attempt", ONCE_CHANGE)
         if stalled is not None and trickled is None:
             return (f"timed out mid-reply: the reply began, then nothing more came for "
-                    f"{stalled:g} s ({self.describe()}; change with {HOW_TO_CHANGE})")
+                    f"{stalled:g} s ({tries}, each waiting up to {self.read:g} s for a reply; "
+                    f"change with {how})")
         if trickled is None:
-            return f"did not answer ({self.describe()}; change with {HOW_TO_CHANGE})"
+            return (f"did not answer ({tries}, each waiting up to {self.read:g} s for a reply; "
+                    f"change with {how})")
         return (f"was too slow: gave up after {trickled:g} s: the reply trickled in after it "
-                f"began and was not whole by then ({self.tries}, each waiting up to "
+                f"began and was not whole by then ({tries}, each waiting up to "
                 f"{self.read:g} s for a reply to begin and {self.read:g} s more for all of it; "
-                f"change with {HOW_TO_CHANGE})")
+                f"change with {how})")
 
 
 def _number(name: str, default: float, integer: bool = False) -> float:

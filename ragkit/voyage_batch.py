@@ -28,11 +28,11 @@ The vectors go to the caller, which stores them in the embedding cache; the jour
 is removed once a job's output is read.
 
 Why not the SDK: voyageai 0.5.0 has no files or batch API, so this module speaks HTTP
-(`httpx2`) with the SDK's own base URL (`VOYAGE_BASE_URL` or the key's default, as
-`ragkit.voyage.address`), key and time budget (`ragkit.online.budget()`); errors are one
-line without the key (`ragkit.online.scrub`). The request and file shapes follow Voyage's
-Batch API page (docs.voyageai.com/docs/batch-inference, Public Preview, read 2026-12-02):
-the API may still change.
+(`httpx2`) with the SDK's base URL (`ragkit.voyage.address`), key and time budget
+(`ragkit.online.budget()`, each request tried once; a reply must be whole within the timeout
+of its beginning, `ragkit.whole_reply`, but for the output file, where only each read is
+bounded); errors are one line without the key (`ragkit.online.scrub`). The shapes follow
+docs.voyageai.com/docs/batch-inference (Public Preview, read 2026-12-02): it may change.
 """
 from __future__ import annotations
 
@@ -50,6 +50,7 @@ from ragkit.errors import Interrupted, PartialResults
 from ragkit.online import budget, scrub
 from ragkit.voyage import address
 from ragkit.text_stats import counted
+from ragkit.whole_reply import STREAMED, httpx_hooks, stalled_after, trickled_after
 
 # Per input file, as Voyage announced the Batch API (reported, not on its reference page):
 MAX_LINES = 100_000  # requests
@@ -73,9 +74,10 @@ class VoyageBatches:
         self.log: Callable[[str], None] = options.get("log") or _stderr
         self.base = address(sdk).rstrip("/")
         self.key = sdk.api_key
-        limits = budget()
+        self.limits = limits = budget()
         self.http = httpx2.Client(headers={"Authorization": f"Bearer {self.key}"},
-                                  timeout=httpx2.Timeout(limits.read, connect=limits.connect))
+                                  timeout=httpx2.Timeout(limits.read, connect=limits.connect),
+                                  event_hooks=httpx_hooks())  # one trickling in held it
         self.journal = Journal("voyage", self.base)
         self.created: list[str] = []
         self.resumed: list[str] = []
@@ -85,12 +87,17 @@ class VoyageBatches:
 
     def _request(self, method: str, path: str, missing_ok: bool = False,
                  **kwargs: Any) -> httpx2.Response | None:
-        """The reply; None for a 404 when `missing_ok`; anything else failing is one line."""
+        """The reply; None for a 404 when `missing_ok`; anything else failing is one line
+        (tried once: a POST sent again could submit a job twice; the journal resumes)."""
         try:
             reply = self.http.request(method, f"{self.base}{path}", **kwargs)
         except httpx2.HTTPError as exc:
-            raise RagkitError(scrub(f"{self.what}: cannot reach the Voyage Batch API at "
-                                    f"{self.base} ({exc}); {self._hint()}", self.key)) from None
+            problem = (f"cannot reach the Voyage Batch API at {self.base} ({exc})"
+                       if not isinstance(exc, httpx2.TimeoutException)
+                       or isinstance(exc, httpx2.ConnectTimeout) else
+                       f"the Voyage Batch API at {self.base} " + self.limits.timed_out(
+                           trickled_after(exc), stalled_after(exc), retried=False))
+            raise RagkitError(scrub(f"{self.what}: {problem}; {self._hint()}", self.key)) from None
         if reply.status_code == 404 and missing_ok:
             return None
         if reply.status_code >= 400:
@@ -201,8 +208,7 @@ class VoyageBatches:
             self.journal.write(record)  # before anything waits on it
             self.created.append(job["id"])
             self.log(f"Voyage batch {job['id']}: {counted(len(group), 'request')} submitted "
-                     f"(journal: "
-                     f"{self.journal.path(job['id'])})")
+                     f"(journal: {self.journal.path(job['id'])})")
             made.append(record)
         return made
 
@@ -248,7 +254,8 @@ class VoyageBatches:
         """The job's output lines with a 2xx body, by custom_id (any order)."""
         if not job.get("output_file_id"):
             return
-        text = self._request("GET", f"/files/{job['output_file_id']}/content").text
+        text = self._request("GET", f"/files/{job['output_file_id']}/content",  # may be GBs:
+                             extensions={STREAMED: True}).text  # only each read is bounded
         strangers, unusable = 0, {}
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():

@@ -14,9 +14,10 @@ reply trickled in ...").
 
 What it is:
 - `httpx_hooks()`: event hooks for an `httpx2.Client` (`anthropic.DefaultHttpxClient`, which
-  keeps the SDK's proxies, keep-alive and connection limits; `ragkit.llm.make_client`): the
-  response hook, run once the headers are in, wraps the body of a reply that is not streamed
-  so that a piece arriving past the deadline raises.
+  keeps the SDK's proxies, keep-alive and connection limits, `ragkit.llm.make_client`; the
+  Voyage Batch API client, `ragkit.voyage_batch`): the response hook, run once the headers
+  are in, wraps the body of a reply that is not streamed so that a piece arriving past the
+  deadline raises.
 - `requests_session(connection_retries)`: a `requests.Session` for voyageai 0.5, which reads
   the session from its `voyageai.requestssession` hook (`ragkit.voyage.client`): the SDK's
   own session (an HTTPAdapter with those connection retries on https) plus a response hook
@@ -25,18 +26,20 @@ What it is:
   each library's own read timeout, so each SDK treats it as one); `trickled_after(exc)` finds
   it in an SDK error's causes and returns its seconds.
 - `Stalled`: what a read of such a body that waits past the timeout raises (the reply began,
-  then nothing more came), as requests' ReadTimeout; `stalled_after(exc)` finds it. requests
-  itself turns urllib3's read timeout inside a body into a ConnectionError, which voyageai
-  does not retry and `ragkit.voyage.failure` reported as "cannot reach the Voyage API".
+  then nothing more came), as each library's read timeout; `stalled_after(exc)` finds it.
+  requests itself turns urllib3's read timeout inside a body into a ConnectionError, which
+  voyageai does not retry and `ragkit.voyage.failure` reported as "cannot reach the Voyage
+  API".
 
-What it is not: a limit on a streamed reply. `ragkit ask --stream` and the Message Batches
-results file are read as they arrive and may rightly take minutes: each of their reads still
-waits up to the timeout, with no deadline for the whole. Which calls are streamed is what
-the request asks for (`"stream": true` in its JSON body, an Accept naming another type than
-JSON, or requests' `stream=True`), never what the server answers, so a reply cannot lift its
-deadline by calling itself a stream. Nor does it cut a server that trickles its status line
-and headers: both libraries read those before a hook runs (h11 caps them at 16 KB,
-http.client at 100 lines).
+What it is not: a limit on a streamed reply. `ragkit ask --stream`, the Message Batches
+results file and the Voyage Batch API's output file are read as they arrive and may rightly
+take minutes: each of their reads still waits up to the timeout, with no deadline for the
+whole. Which calls are streamed is what the request asks for (`"stream": true` in its JSON
+body, an Accept naming another type than JSON, requests' `stream=True`, or the request
+extension `STREAMED`, which `ragkit.voyage_batch` fetches the output file with), never what
+the server answers, so a reply cannot lift its deadline by calling itself a stream. Nor does
+it cut a server that trickles its status line and headers: both libraries read those before
+a hook runs (h11 caps them at 16 KB, http.client at 100 lines).
 """
 from __future__ import annotations
 
@@ -49,6 +52,9 @@ import httpx2
 import requests
 import requests.adapters
 import urllib3.exceptions
+
+
+STREAMED = "ragkit_streamed"  # a request extension: its reply may take minutes in all
 
 
 class Trickled(Exception):
@@ -69,6 +75,10 @@ class Stalled(Exception):
     """A reply that began, then sent nothing more for `seconds` (one read's timeout)."""
 
     seconds: float = 0.0
+
+
+class StalledHttpx(Stalled, httpx2.ReadTimeout):
+    """`Stalled` as httpx2 raises a read timeout."""
 
 
 class StalledRequests(Stalled, requests.exceptions.ReadTimeout):
@@ -111,8 +121,11 @@ def stalled_after(exc: BaseException) -> float | None:
 
 def asks_for_stream(request: httpx2.Request) -> bool:
     """True when `request` asks for a reply read as it arrives: `"stream": true` in its JSON
-    body (`messages.stream`, `create(stream=True)`), or an Accept naming neither JSON nor
-    `*/*` (the Message Batches results file asks for `application/binary`)."""
+    body (`messages.stream`, `create(stream=True)`), an Accept naming neither JSON nor
+    `*/*` (the Message Batches results file asks for `application/binary`), or the extension
+    `STREAMED` (the Voyage Batch API's output file, asked for as JSON)."""
+    if request.extensions.get(STREAMED):
+        return True
     accept = request.headers.get("accept", "*/*")
     if "json" not in accept and "*/*" not in accept:
         return True
@@ -142,7 +155,14 @@ class _TimedBody(httpx2.SyncByteStream):
         return getattr(self.body, "elapsed", None)
 
     def __iter__(self) -> Iterator[bytes]:
-        for piece in self.body:
+        pieces = iter(self.body)
+        while True:
+            try:
+                piece = next(pieces)
+            except StopIteration:
+                return
+            except httpx2.ReadTimeout:  # a read past the timeout, which is `seconds` too
+                raise _cut(StalledHttpx, self.seconds, request=self.request) from None
             if time.monotonic() > self.deadline:
                 raise _cut(TrickledHttpx, self.seconds, request=self.request)
             yield piece

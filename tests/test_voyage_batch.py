@@ -269,3 +269,53 @@ def test_ctrl_c_after_results_came_keeps_them_in_the_embedding_cache(server, voy
     got = embedder().embed(["a", "b", "c"])
     assert np.allclose(got, np.stack([_unit(t) for t in "abc"]), atol=1e-6)
     assert server.calls("POST", "/v1/batches") == 1  # nothing sent again
+
+
+def _index_batch(tmp_path: Path, server: Server) -> tuple[subprocess.CompletedProcess, float]:
+    """`ragkit index --embedder voyage:voyage-3.5 --batch --api-timeout 1` of two texts;
+    (result, seconds). A run past 30 s fails the test (subprocess.TimeoutExpired)."""
+    (tmp_path / "docs.jsonl").write_text('{"id": "a", "text": "Revenue grew."}\n'
+                                         '{"id": "b", "text": "Costs fell."}\n')
+    env = {**os.environ, "VOYAGE_API_KEY": "pa-test-key-not-secret",
+           "VOYAGE_BASE_URL": f"http://127.0.0.1:{server.port}/v1",
+           "RAGKIT_HOME": str(tmp_path / "home")}
+    start = time.monotonic()
+    done = subprocess.run([str(RAGKIT), "index", str(tmp_path / "docs.jsonl"), "--out",
+                           str(tmp_path / "ix"), "--embedder", "voyage:voyage-3.5", "--batch",
+                           "--batch-poll", "0.2", "--api-timeout", "1"], env=env,
+                          capture_output=True, text=True, timeout=30)
+    return done, time.monotonic() - start
+
+
+@pytest.mark.parametrize("server, what", [
+    ((0.0, -1, "drip"), "was too slow: gave up after 1 s: the reply trickled in after it began "
+                        "and was not whole by then (1 attempt, each waiting up to 1 s for a "
+                        "reply to begin and 1 s more for all of it;"),
+    ((0.0, -1, "stall"), "timed out mid-reply: the reply began, then nothing more came for 1 s "
+                         "(1 attempt, each waiting up to 1 s for a reply;"),
+], indirect=["server"])
+def test_a_job_status_that_trickles_in_or_stops_is_one_line_and_the_journal_keeps_the_job(
+        tmp_path, server, what):
+    """Polled with each read within --api-timeout, a status sent a byte a second held the run
+    for as long as it took (minutes here, for ever from a stuck server); one that stopped
+    mid-way read 'cannot reach the Voyage Batch API'."""
+    from cli_errors import one_error_line
+    done, seconds = _index_batch(tmp_path, server)
+    journal = tmp_path / "home" / "batches" / "voyage"
+    assert one_error_line(done) == (
+        f"ragkit: error: voyage:voyage-3.5: the Voyage Batch API at http://127.0.0.1:"
+        f"{server.port}/v1 {what} change with --api-timeout / RAGKIT_API_TIMEOUT, "
+        f"RAGKIT_API_CONNECT_TIMEOUT); the journal in {journal} keeps submitted jobs: re-run "
+        f"the same command to collect them without sending them again")
+    assert seconds < 15 and not (tmp_path / "ix").exists()
+    assert [p.name for p in journal.iterdir()] == ["batch-1.json"]
+    assert server.calls("GET", "/v1/batches/batch-1") == 1
+
+
+@pytest.mark.parametrize("server", [(0.0, -1, "slowfile")], indirect=True)
+def test_the_output_file_may_take_longer_than_the_timeout_in_all(tmp_path, server):
+    """It may be many MB: only each of its reads is bounded (five pieces over 1.6 s here)."""
+    done, seconds = _index_batch(tmp_path, server)
+    assert done.returncode == 0, done.stderr
+    assert server.calls("GET", "/v1/files/out-batch-1/content") == 1
+    assert server.calls("POST", "/v1/embeddings") == 0 and seconds > 1.6

@@ -9,8 +9,11 @@ endpoint /v1/embeddings or /v1/contextualizedembeddings, completion_window "12h"
 request_params with model and input_type "document". A job is in_progress for HOLD seconds,
 then completed; its output file lists the results in reverse order, and the line at
 position FAIL of the first job (-1: none) is a 500 error. Interactive POST /v1/embeddings
-and /v1/contextualizedembeddings answer at once. Every vector is `vector(text)`: 1,024
-numbers from the text's sha256, so a test can check which text a vector belongs to.
+and /v1/contextualizedembeddings answer at once. A sixth argument: the failing row's shape
+(`BAD`), "refuse" (the interactive endpoints fail), "drip" or "stall" (every job status is
+sent a byte a second, or stops after 20 bytes) or "slowfile" (the output file comes in five
+pieces 0.4 s apart). Every vector is `vector(text)`: 1,024 numbers from the text's sha256,
+so a test can check which text a vector belongs to.
 Every request is logged as a JSON line {method, path}.
 """
 import hashlib
@@ -55,13 +58,23 @@ class H(BaseHTTPRequestHandler):
         with LOCK, open(self.server.log, "a") as f:
             f.write(json.dumps({"method": self.command, "path": self.path.split("?")[0]}) + "\n")
 
-    def _send(self, obj, status=200):
+    def _send(self, obj, status=200, slow=None):
+        """The reply; `slow` "drip": a byte a second, "stall": 20 bytes then nothing for
+        30 s, "pieces": five pieces 0.4 s apart."""
         data = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
         self.send_response(status)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
         self.end_headers()
-        self.wfile.write(data)
+        size, gap = {"drip": (1, 1.0), "stall": (20, 30.0), "pieces": (len(data) // 5 + 1, 0.4)
+                     }.get(slow, (len(data), 0.0))
+        try:
+            for start in range(0, len(data), size):
+                self.wfile.write(data[start:start + size])
+                self.wfile.flush()
+                time.sleep(gap)
+        except OSError:  # the client gave up and closed the connection
+            pass
 
     def _bad(self, message):
         return self._send({"detail": message}, 400)
@@ -131,7 +144,8 @@ class H(BaseHTTPRequestHandler):
                 else:
                     rows.append({"custom_id": line["custom_id"], "response": {
                         "status_code": 200, "body": answer(job["endpoint"], line["body"])}})
-            return self._send("".join(json.dumps(r) + "\n" for r in rows).encode())
+            return self._send("".join(json.dumps(r) + "\n" for r in rows).encode(),
+                              slow="pieces" if self.server.kind == "slowfile" else None)
         if parts[-2] == "batches" and parts[-1] in state["jobs"]:
             job = state["jobs"][parts[-1]]
             done = time.time() - job["t"] >= self.server.hold
@@ -140,7 +154,8 @@ class H(BaseHTTPRequestHandler):
                                "status": "completed" if done else "in_progress",
                                "request_counts": {"total": n, "completed": n if done else 0,
                                                   "failed": 0},
-                               "output_file_id": f"out-{parts[-1]}" if done else None})
+                               "output_file_id": f"out-{parts[-1]}" if done else None},
+                              slow=self.server.kind)
         self._send({"detail": "not found"}, 404)
 
 
