@@ -1,5 +1,6 @@
-"""`ragkit index` killed with -9 mid-build: its worker processes end with it, and the next
-build of the same folder removes the temporary folder it left.
+"""`ragkit index` killed with -9 mid-build: its worker processes end with it, its resource
+tracker with them and without a warning, and the next build of the same folder removes the
+temporary folder it left.
 
 Real processes throughout: the build runs the installed CLI, with $RAGKIT_WORKER_BLOCK
 lowering the size at which workers start (otherwise 50,000 lines for the block build of a
@@ -96,6 +97,30 @@ def test_a_killed_build_leaves_no_workers_and_its_temporary_folder_is_removed(tm
     assert again.wait(60) == 0, again.stderr.read()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".ix")) == []
     assert json.loads((tmp_path / "ix" / "index.json").read_text())["chunks"] == 1
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one core: files read in-process")
+def test_a_killed_folder_load_leaves_no_leaked_semaphore_warning(tmp_path):
+    """A folder's HTML files are read by spawned workers, whose pool's semaphores the
+    resource tracker of the killed command unlinks: it printed "resource_tracker: There
+    appear to be 5 leaked semaphore objects to clean up at shutdown" to the same terminal,
+    under whatever ran next. It still cleans up (and ends); it says nothing."""
+    (tmp_path / "site").mkdir()
+    for i in range(400):  # 11 MB of HTML: workers, and a load of a few seconds
+        body = "".join(f"<p>Part {j} of page {i}: " + " ".join(f"w{(i * j + k) % 991}"
+                                                              for k in range(80)) + "</p>"
+                       for j in range(60))
+        (tmp_path / "site" / f"p{i}.html").write_text(
+            f"<html><head><title>Page {i}</title></head><body>{body}</body></html>")
+    build = cli(tmp_path, "index", "site", "--out", "ix", "--embedder", "none", text=True)
+    helpers = running_workers(build)  # the tracker and a worker at least
+    os.kill(build.pid, signal.SIGKILL)
+    _, err = build.communicate(timeout=30)  # at EOF: every process holding stderr ended
+    assert "leaked" not in err, err
+    deadline = time.monotonic() + 5
+    while any(map(alive, helpers)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [p for p in helpers if alive(p)]
 
 
 def test_ctrl_c_mid_build_is_one_line_and_leaves_nothing_behind(tmp_path):

@@ -40,6 +40,12 @@ from ragkit.jobs import interrupted, interrupts_in_main_only
 from ragkit.online import scrub
 
 
+# For the resource tracker multiprocessing starts beside a spawned pool (a folder's files read
+# by worker processes, `cookbook run --jobs`): it takes the -W options in `sys.warnoptions`
+# when it starts (`subprocess._args_from_interpreter_flags`), and this one only.
+QUIET_TRACKER = "ignore:resource_tracker:UserWarning:multiprocessing.resource_tracker"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ragkit", description=__doc__.split("\n\n")[0],
                                      formatter_class=Help)
@@ -61,7 +67,22 @@ def _warnings_to_stderr(default):
     return show
 
 
+def quiet_tracker() -> None:
+    """Keep a killed command's resource tracker from warning of "leaked semaphore objects".
+
+    A pool of spawned workers names its queues' semaphores, and multiprocessing starts a
+    tracker process that unlinks any left when the command ends. After `kill -9` the workers
+    end with the command (`ragkit.jobs.die_with_parent`) and the tracker, still writing to
+    the same terminal, unlinks the pool's five semaphores with a UserWarning that appeared
+    under the next command's output as if that one had leaked them. The unlinking is the
+    cleanup itself and still happens; only the warning is left out, and only in the tracker
+    (its message and module named), not in this process or in any warning ragkit prints."""
+    if QUIET_TRACKER not in sys.warnoptions:
+        sys.warnoptions.append(QUIET_TRACKER)
+
+
 def main(argv: list[str] | None = None) -> int:
+    quiet_tracker()  # before any pool starts its tracker
     usage = sys.modules.get("ragkit.usage_log")
     if usage is not None:  # one command, one run: what an earlier `main` call spent is not this
         usage.RUN.reset()
