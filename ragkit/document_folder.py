@@ -52,6 +52,7 @@ from ragkit.loaders.front_matter import UNPRINTABLE, split_front_matter
 from ragkit.loaders.pages import composed
 from ragkit.loaders.text import read_text
 from ragkit.loaders.underlined import atx_headings
+from ragkit.outline import one_line
 from ragkit.text_stats import counted
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".rst", ".py", ".ts", ".js", ".java",
@@ -107,7 +108,7 @@ def readable_types(text: Iterable[str] = TEXT_SUFFIXES) -> str:
 
 def _title_of(meta: dict[str, str], text: str, rel: str) -> str:
     if meta.get("title"):  # one line: a TOML or YAML string may hold line breaks
-        return " ".join(str(meta["title"]).split())
+        return one_line(str(meta["title"]))
     if rel.lower().endswith(PROSE_SUFFIXES):
         heading = re.search(r"^#\s+(.+)$", text, re.M)
         if heading:

@@ -37,6 +37,18 @@ def label(text: str, limit: int = LABEL_CHARS) -> str:
     chunk of its page — a 230 MB index and a megabyte printed by each `ragkit ask`."""
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
+
+def one_line(text: str) -> str:
+    """`text` as a one-line place writes it: each run of white space one space, none at
+    either end. The places: each metadata value and the path in a chunk's structural context
+    (`ragkit.contextualize.structural`), and a document's title where front matter gives it
+    (`ragkit.document_folder`), as it labels each chunk's `[Source: … | Section: …]` tag. A
+    YAML `|` or `>` block scalar or a TOML `\"\"\"` string holds line breaks (and YAML's
+    final newline); written as they were, they broke the line (`product: Kestrel EG-400\\n;
+    version: 2.10\\n.`). The metadata keep them. Not a cut (`label` cuts), and not for a
+    chunk's text or a heading, whose spacing is their own."""
+    return " ".join(text.split())
+
 # A Markdown heading: what `^(#{1,6})\s+(.+?)\s*#*\s*$` (re.M) matches, the same matches,
 # groups and ends, in time linear in the line. That pattern backtracked over every way of
 # splitting a run of white space between its two `\s*` at each character of the title: a

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragkit.documents import Chunk, Document
-from ragkit.outline import label, outline
+from ragkit.outline import label, one_line, outline
 
 _META_KEYS = ("company", "quarter", "date", "product", "version")
 
@@ -46,13 +46,20 @@ def structural_context(doc: Document, chunk: Chunk) -> str:
 
 
 def _document_parts(doc: Document) -> list[str]:
-    """The sentences every chunk of `doc` shares: title, path, descriptive metadata."""
+    """The sentences every chunk of `doc` shares: title, path, descriptive metadata. The
+    path and each metadata value are written on one line (`ragkit.outline.one_line`: a YAML
+    block scalar's or a TOML multi-line string's line breaks are the metadata's, not the
+    context's), a value of blanks left out as an empty one is. The title is put on one line
+    where it is read (`ragkit.document_folder`: front matter's), not here: a title taken
+    from a first heading keeps that heading's spacing, as the chunks' sections and
+    `[Source: …]` tags do (`ragkit.assemble.place` matches the two)."""
     parts = [f"Document: {label(doc.title or doc.id)}."]
     path = doc.metadata.get("path")
     if path and path != doc.title:
-        parts.append(f"Path: {label(str(path))}.")
-    facts = [f"{key}: {label(_written(doc.metadata[key]))}" for key in _META_KEYS
-             if doc.metadata.get(key)]
+        parts.append(f"Path: {label(one_line(str(path)))}.")
+    values = {key: label(one_line(_written(doc.metadata[key]))) for key in _META_KEYS
+              if doc.metadata.get(key)}
+    facts = [f"{key}: {value}" for key, value in values.items() if value]
     if facts:
         parts.append("; ".join(facts) + ".")
     return parts

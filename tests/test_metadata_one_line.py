@@ -1,0 +1,66 @@
+"""A metadata value written where one line is (a chunk's context, its title, the
+`[Source: … | Section: …]` tag) is written on one line: each run of white space one space,
+the ends stripped, while the metadata keep their lines. A YAML `|` / `>` block scalar and a
+TOML `\"\"\"` string carry line breaks (and YAML's final newline); written as they were,
+they broke the context a chunk is embedded and searched with
+(`product: Kestrel EG-400\\n; version: …`). Driven through `ragkit index` and
+`ragkit tool docs_search` (offline)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from ragkit import load_folder
+
+RAGKIT = str(Path(sys.executable).parent / "ragkit")
+
+GUIDE = ("---\ntitle: |\n  Kestrel gateway\n  field guide\nproduct: |\n  Kestrel EG-400\n"
+         "version: >\n  2.10\n  beta\ncompany: \"Acme\\tPumps  Ltd\"\n---\n# Pairing\n\n"
+         "Pair the gateway with the pump before first use.\n")
+PUMP = ("+++\ntitle = \"Pump notes\"\nproduct = \"\"\"\nKestrel EG-400\n  EG-500\n\"\"\"\n+++\n"
+        "# Priming\n\nPrime the pump with two litres of water.\n")
+
+
+def _run(*args: str) -> str:
+    done = subprocess.run([RAGKIT, *args], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _index(docs: Path, out: Path) -> dict[str, dict]:
+    """The chunk rows of `ragkit index docs` (no embedder: offline, a second), by doc id."""
+    _run("index", str(docs), "--out", str(out), "--embedder", "none")
+    rows = [json.loads(line) for line in (out / "chunks.jsonl").open(encoding="utf-8")]
+    return {row["doc_id"]: row for row in rows}
+
+
+def _tags(index: Path, query: str) -> list[str]:
+    """The `[Source: … | Section: …]` tags `docs_search` gives the model, best first."""
+    block = json.loads(_run("tool", "docs_search", "--root", str(index), "--index", str(index),
+                            "--args", json.dumps({"query": query})))
+    return [result["title"] for result in block["content"]]
+
+
+def test_a_block_scalar_is_one_line_in_the_context_and_keeps_its_lines(tmp_path):
+    """`product: |` gave the context `product: Kestrel EG-400\\n; version: 2.10 beta\\n.`,
+    line breaks and all, in the text every chunk is embedded and searched with."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "guide.md").write_text(GUIDE, encoding="utf-8")
+    (folder / "pump.md").write_text(PUMP, encoding="utf-8")
+    rows = _index(folder, tmp_path / "idx")
+    assert rows["guide.md"]["context"] == (
+        "Document: Kestrel gateway field guide. Path: guide.md. company: Acme Pumps Ltd; "
+        "product: Kestrel EG-400; version: 2.10 beta.")
+    assert rows["pump.md"]["context"] == (
+        "Document: Pump notes. Path: pump.md. product: Kestrel EG-400 EG-500.")
+    assert rows["guide.md"]["metadata"]["title"] == "Kestrel gateway field guide"
+    assert sorted(_tags(tmp_path / "idx", "the pump")) == [
+        "[Source: Kestrel gateway field guide | Section: Pairing]",
+        "[Source: Pump notes | Section: Priming]"]
+    guide, pump = load_folder(folder, progress=False)
+    assert (guide.metadata["product"], guide.metadata["version"], guide.metadata["company"],
+            pump.metadata["product"]) == ("Kestrel EG-400\n", "2.10 beta\n", "Acme\tPumps  Ltd",
+                                          "Kestrel EG-400\n  EG-500\n")
