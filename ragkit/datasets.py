@@ -24,6 +24,7 @@ from ragkit.documents import (Chunk, Dataset, Document, Golden, Query, RagkitErr
                               load_golden, read_jsonl, require, where)
 from ragkit.errors import not_a_file
 from ragkit.jsonl import JSONL_SUFFIXES
+from ragkit.outline import one_line
 from ragkit.qrels import Qrels, read_qrels, relevant  # noqa: F401 (read from here too)
 from ragkit.qrels import judged_at
 from ragkit.text_stats import counted
@@ -139,8 +140,8 @@ def _beir_documents(root: Path | str) -> list[Document]:
         seen.add(ident)
         text = check_text(require(obj, "text", str, root / "corpus.jsonl", line),
                           root / "corpus.jsonl", line)  # NFC, as every document ragkit reads
-        documents.append(Document(ident, composed(text), composed(str(obj.get("title") or "")),
-                                  {}))
+        title = one_line(composed(str(obj.get("title") or "")))  # as documents JSONL's
+        documents.append(Document(ident, composed(text), title, {}))
     if not documents:
         raise RagkitError(f"{root / 'corpus.jsonl'}: no documents")
     return documents

@@ -22,6 +22,7 @@ from typing import Any
 from ragkit.errors import RagkitError, RagkitWarning, where  # noqa: F401 (the names' home)
 from ragkit.jsonl import parse_line, read_jsonl, require  # noqa: F401 (read from here too)
 from ragkit.jsonl import require_page_map
+from ragkit.outline import one_line
 
 
 @dataclass(frozen=True)
@@ -143,11 +144,13 @@ def _id_key(obj: dict) -> str:
 
 
 def document_of(obj: dict, path: Path | str, line: int, ids: Ids) -> Document:
-    """The document of one parsed JSONL line, each field checked; its id added to `ids`."""
+    """The document of one parsed JSONL line, each field checked; its id added to `ids`. The
+    title is put on one line (`ragkit.outline.one_line`), as a folder's front matter title
+    is: its line breaks ran the `[Source: … | Section: …]` tag of every chunk over lines."""
     ident = str(require(obj, _id_key(obj), (str, int), path, line, non_empty=True))
     ids.add(ident, path, line)
     text = composed(check_text(require(obj, "text", str, path, line), path, line))
-    title = composed(require(obj, "title", str, path, line, default=""))
+    title = one_line(composed(require(obj, "title", str, path, line, default="")))
     metadata = require(obj, "metadata", dict, path, line, default={})
     if "pages" in metadata:
         require_page_map(metadata["pages"], path, line)

@@ -41,12 +41,12 @@ def label(text: str, limit: int = LABEL_CHARS) -> str:
 def one_line(text: str) -> str:
     """`text` as a one-line place writes it: each run of white space one space, none at
     either end. The places: each metadata value and the path in a chunk's structural context
-    (`ragkit.contextualize.structural`), and a document's title where front matter gives it
-    (`ragkit.document_folder`), as it labels each chunk's `[Source: … | Section: …]` tag. A
-    YAML `|` or `>` block scalar or a TOML `\"\"\"` string holds line breaks (and YAML's
-    final newline); written as they were, they broke the line (`product: Kestrel EG-400\\n;
-    version: 2.10\\n.`). The metadata keep them. Not a cut (`label` cuts), and not for a
-    chunk's text or a heading, whose spacing is their own."""
+    (`ragkit.contextualize.structural`), and a document's title where it is read (front
+    matter, documents JSONL, a BEIR corpus), as it labels each chunk's `[Source: … |
+    Section: …]` tag. A YAML `|` or `>` block scalar, a TOML `\"\"\"` string or a JSONL
+    title holds line breaks (and YAML's final newline); written as they were, they broke the
+    line (`product: Kestrel EG-400\\n; version: 2.10\\n.`). The metadata keep them. Not a
+    cut (`label` cuts), and not for a chunk's text or a heading, whose spacing is their own."""
     return " ".join(text.split())
 
 # A Markdown heading: what `^(#{1,6})\s+(.+?)\s*#*\s*$` (re.M) matches, the same matches,

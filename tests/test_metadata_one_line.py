@@ -1,10 +1,10 @@
 """A metadata value written where one line is (a chunk's context, its title, the
 `[Source: … | Section: …]` tag) is written on one line: each run of white space one space,
-the ends stripped, while the metadata keep their lines. A YAML `|` / `>` block scalar and a
-TOML `\"\"\"` string carry line breaks (and YAML's final newline); written as they were,
-they broke the context a chunk is embedded and searched with
-(`product: Kestrel EG-400\\n; version: …`). Driven through `ragkit index` and
-`ragkit tool docs_search` (offline)."""
+the ends stripped, while the metadata keep their lines. A YAML `|` / `>` block scalar, a TOML
+`\"\"\"` string and a documents JSONL title carry line breaks (and YAML's final newline);
+written as they were, they broke the context a chunk is embedded and searched with
+(`product: Kestrel EG-400\\n; version: …`) and the tag a cited answer shows. Driven through
+`ragkit index` and `ragkit tool docs_search` (offline)."""
 from __future__ import annotations
 
 import json
@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ragkit import load_folder
+from ragkit import load_documents_jsonl, load_folder
 
 RAGKIT = str(Path(sys.executable).parent / "ragkit")
 
@@ -64,3 +64,41 @@ def test_a_block_scalar_is_one_line_in_the_context_and_keeps_its_lines(tmp_path)
     assert (guide.metadata["product"], guide.metadata["version"], guide.metadata["company"],
             pump.metadata["product"]) == ("Kestrel EG-400\n", "2.10 beta\n", "Acme\tPumps  Ltd",
                                           "Kestrel EG-400\n  EG-500\n")
+
+
+def test_a_documents_jsonl_title_with_line_breaks_is_one_line_in_tag_and_context(tmp_path):
+    """A JSONL title `Kestrel gateway\\nfield guide\\n` was the chunk's title as it was: the
+    tag `[Source: Kestrel gateway\\nfield guide\\n | Section: Pairing]` ran over three
+    lines in the prompt and in `ragkit ask`'s sources."""
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text(json.dumps({
+        "id": "g1", "title": "Kestrel gateway\nfield guide\n",
+        "text": "# Pairing\n\nPair the gateway with the pump before first use.",
+        "metadata": {"product": " Kestrel\r\nEG-400\n", "quarter": "\t"}}) + "\n" + json.dumps({
+        "id": "g2", "title": " \n", "text": "# Priming\n\nPrime the pump with water."}) + "\n",
+        encoding="utf-8")
+    rows = _index(docs, tmp_path / "idx")
+    assert [(row["metadata"]["title"], row["context"]) for row in rows.values()] == [
+        ("Kestrel gateway field guide",
+         "Document: Kestrel gateway field guide. product: Kestrel EG-400."),
+        ("g2", "Document: g2.")]  # a title or value of blanks is none, as an empty one is
+    assert sorted(_tags(tmp_path / "idx", "the pump")) == [
+        "[Source: Kestrel gateway field guide | Section: Pairing]",
+        "[Source: g2 | Section: Priming]"]
+    first, second = load_documents_jsonl(docs)  # the title is one line, the metadata as given
+    assert (first.title, first.metadata["product"], second.title) == (
+        "Kestrel gateway field guide", " Kestrel\r\nEG-400\n", "")
+
+
+def test_a_beir_corpus_title_with_line_breaks_is_one_line_in_its_tag(tmp_path):
+    """A BEIR `corpus.jsonl` title is read as a documents JSONL title is: on one line."""
+    beir = tmp_path / "beir"
+    beir.mkdir()
+    (beir / "corpus.jsonl").write_text(json.dumps({
+        "_id": "d1", "title": "Kestrel gateway\n\tfield guide",
+        "text": "Pair the gateway with the pump before first use."}) + "\n", encoding="utf-8")
+    row = _index(beir, tmp_path / "idx")["d1"]
+    assert (row["metadata"]["title"], row["context"]) == (
+        "Kestrel gateway field guide", "Document: Kestrel gateway field guide.")
+    assert _tags(tmp_path / "idx", "the pump") == [
+        "[Source: Kestrel gateway field guide | Section: —]"]

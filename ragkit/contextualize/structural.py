@@ -50,7 +50,7 @@ def _document_parts(doc: Document) -> list[str]:
     path and each metadata value are written on one line (`ragkit.outline.one_line`: a YAML
     block scalar's or a TOML multi-line string's line breaks are the metadata's, not the
     context's), a value of blanks left out as an empty one is. The title is put on one line
-    where it is read (`ragkit.document_folder`: front matter's), not here: a title taken
+    where it is read (front matter, documents JSONL, a BEIR corpus), not here: a title taken
     from a first heading keeps that heading's spacing, as the chunks' sections and
     `[Source: …]` tags do (`ragkit.assemble.place` matches the two)."""
     parts = [f"Document: {label(doc.title or doc.id)}."]
