@@ -12,7 +12,8 @@ citation can point at, so one block per sentence or line lets citations quote se
 A sentence or line longer than a quote may be (`MAX_QUOTE_CHARS`, 1,000 characters: a line
 without a full stop, a one-line list of readings) is cut further after each clause — a
 ", " or "; " or " - " — so the clause that answers is a block of its own and can be quoted
-and cited; `clause_blocks(passage)` says which blocks are such clauses.
+and cited; `clause_blocks(passage)` says which blocks are such clauses, and
+`clause_shown(block)` is such a block as an answer shows it (no separator at its end).
 `cited_tag(tag, texts)` is the tag a citation shows: a passage's tag names the heading path
 where its chunk starts, but a chunk can run on under later headings, so the Section of a
 cited block follows the Markdown heading lines of the passage's text before it
@@ -49,6 +50,9 @@ _BLOCK_END = re.compile(r"(?<=[.!?。．！？])[ \t]+|\n\s*")
 # off by spaces (" - ", " – ", " — "); a number's comma ("1,000") is no clause end. A dash's
 # spaces are tried from the first of a run only: from each, a run of 60,000 took 80 s.
 _CLAUSE_END = re.compile(r"(?<=[,;])[ \t]+|(?<![ \t])[ \t]+[-–—][ \t]+")
+# What a clause block ends with, white space stripped: its clause end, or a comma or
+# semicolon left before the line break that ends its sentence.
+_CLAUSE_TAIL = re.compile(r"[ \t]*(?:[,;]|[ \t][-–—])$")
 # A heading line: its marks, the blanks after them, and the rest of the line, whose closing
 # blanks and `#`s `_heading_title` drops. One pattern doing both, "(.+?)[ \t]*#*[ \t]*$",
 # backtracked over every split of a run of blanks: 10,000 spaces in a heading held `ask`.
@@ -158,6 +162,14 @@ def clause_blocks(text: str) -> frozenset[int]:
     """The indices of the blocks of `text` (`blocks`) that are clauses of a sentence or line
     over `MAX_QUOTE_CHARS`; a long sentence without a clause end is one block, not one."""
     return frozenset(i for i, (_, clause) in enumerate(_pieces(text)) if clause)
+
+
+def clause_shown(text: str) -> str:
+    """A clause block (`clause_blocks`) as an answer shows it: stripped, and without the
+    ", ", "; " or " - " it was cut after, which read as a dangling "… is 3 bar, [1]".
+    Only for clauses: a citation's `cited_text` keeps the exact block, and a sentence or
+    line that is no clause keeps its last character."""
+    return _CLAUSE_TAIL.sub("", text.strip())
 
 
 def _pieces(text: str) -> list[tuple[str, bool]]:

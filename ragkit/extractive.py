@@ -21,8 +21,8 @@ citations and `model` `MODEL` ("offline-extractive"), never a Claude model name.
    signals times weights fitted on dev questions. Closeness is the rank, among the request's
    units, of the index's own embedder's cosine between the question and the unit read under
    its document's title ("title\n" then the unit: a report's "Revenue grew 8 %" names its
-   company only in the title), scaled from 1 (the closest) to 0; coverage the
-   share of the question's IDF mass in the unit or its passage's `[Source | Section]` tag;
+   company only in the title), scaled from 1 (the closest) to 0; coverage the share of the
+   question's IDF mass in the unit or its passage's `[Source | Section]` tag;
    the number cue 1 when the question asks for an amount, a time or a count and the unit
    holds a digit; rank 1 the most relevant passage. With `Params(learned=False)` the hand
    rule scores instead: MIX · closeness + (1 − MIX) · coverage + NUMBER_BONUS · cue +
@@ -44,22 +44,21 @@ citations and `model` `MODEL` ("offline-extractive"), never a Claude model name.
 Calibration (`python benchmarks/bench_answers.py --calibrate`, dev only, the default stack's
 top 5 reranked as `ragkit search` ranks them, e5-small): the scorer is fitted on the
 answerable questions of the shipped dev split and the dev half of the held-out scikit-learn
-questions (`python -m ragkit.train_extractive`); STRENGTH_MIX and
-THRESHOLD then minimise, on the shipped dev split, the percentage points missing from the
-targets, 60 % of answerable questions quoting the span (white space normalised; a question
-with several spans counts the share quoted; declines count as not quoted) and 70 % of
-unanswerable ones declined (`ragkit.extractive_eval.shortfall`). The missing-unit rule was
-adopted after 5-fold cross-validation on dev (`ragkit.extractive_eval.cross_validated`;
-out of fold 52.9 % quoted and 45.5 % declined with it, 54.3 % and 36.4 % without), as was
-leaving heading-and-sentence units out of the strength (40.9 / 36.4 with them). Dev picked
-STRENGTH_MIX 0.0 (the best cosine alone) and THRESHOLD 0.86 — e5-small's cosines run high,
-so only e5-small indexes are answered by this program (`answers_with`). The README ("Cited
-answers") tabulates quoted / declined on dev, the shipped test split and the held-out
-scikit-learn test half for each rule tried: this one quotes the span for 49.6 % of the
-answerable test questions (66.2 % never declining) and declines 78.6 % of the unanswerable
-ones. On test the missing-unit rule declines 9 of the 14 unanswerable questions for 1.2
-points, the threshold two more for 15.4 (after changing the default embedder, refit and
-re-run the script).
+questions (`python -m ragkit.train_extractive`); STRENGTH_MIX and THRESHOLD then minimise, on
+the shipped dev split, the percentage points missing from the targets, 60 % of answerable
+questions quoting the span (white space normalised; a question with several spans counts the
+share quoted; declines count as not quoted) and 70 % of unanswerable ones declined
+(`ragkit.extractive_eval.shortfall`). The missing-unit rule was adopted after 5-fold
+cross-validation on dev (`ragkit.extractive_eval.cross_validated`; out of fold 52.9 % quoted
+and 45.5 % declined with it, 54.3 % and 36.4 % without), as was leaving heading-and-sentence
+units out of the strength (40.9 / 36.4 with them). Dev picked STRENGTH_MIX 0.0 (the best
+cosine alone) and THRESHOLD 0.86 — e5-small's cosines run high, so only e5-small indexes are
+answered by this program (`answers_with`). The README ("Cited answers") tabulates quoted /
+declined on dev, the shipped test split and the held-out scikit-learn test half for each rule
+tried: this one quotes the span for 49.6 % of the answerable test questions (66.2 % never
+declining) and declines 78.6 % of the unanswerable ones. On test the missing-unit rule
+declines 9 of the 14 unanswerable questions for 1.2 points, the threshold two more for 15.4
+(after changing the default embedder, refit and re-run the script).
 
 What it is not: a reader. It cannot combine facts or compute, and no retrieval score
 separates answerable from unanswerable questions well (best-cosine ROC AUC 0.56–0.60): a
@@ -147,6 +146,7 @@ class Block:
     # the cosine of the unit read under its document's title ("title\nunit"); None: `cosine`
     doc_cosine: float | None = None
     dump: bool = False  # a data-like clause of a long sentence: never a 2nd or 3rd quote
+    clause: bool = False  # ends in a clause of a long sentence (shown without its ", ")
 
     @property
     def stop(self) -> int:
@@ -242,7 +242,7 @@ def features(question: str, passages: Sequence[Passage], embedder) -> Features:
     out = tuple(Block(r, u.start, u.text, float(c),
                       weighted_share(idf, lambda t, mine=mine | title: t in mine),
                       len(passages) - r, bool(_DIGIT.search(u.text)), u.end, u.titled,
-                      float(d), u.clause and data_like(u.text))
+                      float(d), u.clause and data_like(u.text), u.clause)
                 for (r, u, mine, title), c, d in zip(quotes, cosines, doc_cosines))
     return Features(question, bool(_ASKS_NUMBER.search(question)), out, found,
                     missing(question, passages), tuple(lengths))

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ragkit.assemble import blocks, clause_blocks
+from ragkit.assemble import blocks, clause_blocks, clause_shown
 
 MAX_LINES = 6
 _HEADING = re.compile(r"^\s*#{1,6}(?:\s|$)")
@@ -89,11 +89,13 @@ def units(text: str, code: bool = False) -> list[Unit]:
     return plain + pairs
 
 
-def shown(text: str) -> str:
+def shown(text: str, clause: bool = False) -> str:
     """A quote as an answer shows it: heading marks dropped, every run of white space (a
-    wrapped line's break) one space. The citation keeps the exact text."""
-    return " ".join(_MARKS.sub("", line).strip() for line in text.splitlines()
-                    if line.strip()).strip()
+    wrapped line's break) one space, and a `clause` unit without the clause end it was cut
+    after (`ragkit.assemble.clause_shown`). The citation keeps the exact text."""
+    out = " ".join(_MARKS.sub("", line).strip() for line in text.splitlines()
+                   if line.strip()).strip()
+    return clause_shown(out) if clause else out
 
 
 _MARKS = re.compile(r"^\s*#{1,6}\s+")

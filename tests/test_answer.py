@@ -395,6 +395,36 @@ def test_the_stand_in_never_quotes_a_line_of_a_data_dump_whole(tmp_path, monkeyp
     assert capsys.readouterr().out == DECLINE + "\n"
 
 
+@pytest.mark.parametrize("between, last, question, quote", [
+    ("; ", "", "What is the boiler pressure limit?", "the boiler pressure limit is 3 bar"),
+    (" - ", "", "What is the boiler pressure limit?", "the boiler pressure limit is 3 bar"),
+    (", ", "the boiler is drained every autumn,", "When is the boiler drained?",
+     "the boiler is drained every autumn")])
+def test_the_stand_in_shows_a_quoted_clause_without_its_separator(tmp_path, monkeypatch,
+                                                                  between, last, question,
+                                                                  quote):
+    """A clause of a long line was shown with the separator it was cut after, "… is 3 bar;
+    [1]", and the line's last clause with its dangling comma. The answer shows the clause
+    alone; `cited_text` keeps the exact block, separator and all."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    env["RAGKIT_HOME"] = str(tmp_path / "home")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "plant.txt").write_text(plant_log(between, last) + "\n")
+    subprocess.run([RAGKIT, "index", str(docs), "--out", str(tmp_path / "idx"), "--embedder",
+                    "none"], check=True, env=env, capture_output=True)
+    done = subprocess.run([RAGKIT, "ask", "--index", str(tmp_path / "idx"), question],
+                          env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [f"{quote} [1]", "[1] plant.txt#0 — plant.txt"]
+    log = Chunk("plant#0", "plant", plant_log(between, last), metadata={"title": "Plant log"})
+    result = answer(question, [("plant#0", 1.0)], [log], llm=LLM(cache=False))
+    (cited,) = result.citations
+    assert result.text == f"{quote} [1]"
+    assert cited.cited_text == (f"{quote}{between}" if not last else last)
+
+
 def test_the_stand_in_quotes_the_clause_of_a_long_line_never_a_reading_beside_it(tmp_path):
     """Without an e5-small index the stand-in's rule answers. It declined the boiler question:
     the line holding the answer was one block over 1,000 characters. It quotes the clause,
@@ -425,7 +455,7 @@ def test_the_stand_in_quotes_the_clause_of_a_long_line_never_a_reading_beside_it
         return done.stdout.splitlines()
 
     assert ask(plant, "What is the boiler pressure limit?") == [
-        "the boiler pressure limit is 3 bar, [1]", "[1] plant.txt#0 — plant.txt"]
+        "the boiler pressure limit is 3 bar [1]", "[1] plant.txt#0 — plant.txt"]
     for question in ("What is the east wing boiler pressure?",
                      "What is the pressure limit of the east wing boiler sensors?"):
         assert ask(wing, question) == ["The pressure limit is 3 bar. [1]",

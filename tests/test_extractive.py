@@ -467,14 +467,15 @@ def test_ragkit_ask_offline_quotes_a_sentence_once_when_two_files_hold_it(tmp_pa
     assert done.stdout.splitlines() == [f"{said} [1]", "[1] summary.md#0 — summary.md"]
 
 
-def plant_log() -> str:
-    """One line of 60 sensor readings, 1,353 characters without a full stop, with three
-    clauses that say something among them."""
+def plant_log(between: str = ", ", last: str = "") -> str:
+    """One line of 60 sensor readings, 1,353 characters without a full stop (with ", "
+    between its clauses), with three clauses that say something among them; `last`, a
+    clause after them all."""
     parts = [f"sensor{i} reading {10 + i * 7 % 40}" for i in range(1, 61)]
     parts[20:20] = ["the valve was replaced in 2019"]
     parts[40:40] = ["the boiler pressure limit is 3 bar"]
     parts[50:50] = ["the next inspection is due in 2027"]
-    return ", ".join(parts)
+    return between.join(parts + [last] if last else parts)
 
 
 def test_ragkit_ask_offline_quotes_the_clause_of_a_long_line_that_answers(tmp_path):
@@ -491,12 +492,32 @@ def test_ragkit_ask_offline_quotes_the_clause_of_a_long_line_that_answers(tmp_pa
     done = index_and_ask(tmp_path, docs, "What is the boiler pressure limit?")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
-        "the boiler pressure limit is 3 bar, [1] Maintenance The boiler is serviced every "
+        "the boiler pressure limit is 3 bar [1] Maintenance The boiler is serviced every "
         "spring. [2]", "[1] plant.txt#0 — plant.txt", "[2] notes.md#0 — Maintenance"]
     done = ask(tmp_path, "When was the valve replaced?")
     assert done.stdout.splitlines() == [
-        "the valve was replaced in 2019, [1] Sensor 3 failed in May. [2]",
+        "the valve was replaced in 2019 [1] Sensor 3 failed in May. [2]",
         "[1] plant.txt#0 — plant.txt", "[2] notes.md#0 — Maintenance"]
+
+
+@pytest.mark.parametrize("between, last", [("; ", ""), (" - ", ""),
+                                           (", ", "the boiler is drained every autumn,")])
+def test_ragkit_ask_offline_shows_a_quoted_clause_without_its_separator(tmp_path, between,
+                                                                        last):
+    """A quoted clause of a long line showed the separator it was cut after ("… is 3 bar;
+    [1]", "… is 3 bar - [1]"), and the line's last clause its dangling comma ("… every
+    autumn, [1]"). The answer shows each clause alone."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "plant.txt").write_text(plant_log(between, last) + "\n")
+    (docs / "notes.md").write_text(
+        "# Maintenance\n\nThe boiler is serviced every spring. Sensor 3 failed in May.\n")
+    done = index_and_ask(tmp_path, docs, "What is the boiler pressure limit?")
+    assert done.returncode == 0, done.stderr
+    drained = " the boiler is drained every autumn [1]" if last else ""
+    assert done.stdout.splitlines() == [
+        "the boiler pressure limit is 3 bar [1] Maintenance The boiler is serviced every "
+        f"spring. [2]{drained}", "[1] plant.txt#0 — plant.txt", "[2] notes.md#0 — Maintenance"]
 
 
 def test_a_quoted_clause_cites_exactly_its_block(offline):
@@ -508,7 +529,7 @@ def test_a_quoted_clause_cites_exactly_its_block(offline):
                     llm=offline, embedder=words)
     texts = blocks(log.text)
     assert "".join(texts) == log.text and len(texts) == 63
-    assert result.text == "the boiler pressure limit is 3 bar, [1]"
+    assert result.text == "the boiler pressure limit is 3 bar [1]"
     (cited,) = result.citations
     assert (cited.start_block_index, cited.end_block_index) == (40, 41)
     assert cited.cited_text == texts[40] == "the boiler pressure limit is 3 bar, "

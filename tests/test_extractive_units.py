@@ -159,3 +159,16 @@ def test_the_clauses_of_a_line_over_a_quotes_length_are_units_marked_as_clauses(
         ("Log, short; kept whole.\n", False), ("sensor0 reading 0, ", True),
         ("sensor1 reading 1, ", True)]
     assert (len(found), found[-1].text, found[-1].clause) == (62, "the limit is 3 bar\n", True)
+
+
+def test_a_clause_is_shown_without_the_separator_it_was_cut_after():
+    """A quoted clause showed its ", " / "; " / " - " ("… is 3 bar, [1]"), and a long line's
+    last clause its dangling comma; a sentence or line that is no clause keeps its end."""
+    line = "; ".join(f"sensor{i} reading {i}" for i in range(60))
+    texts = [u.text for u in units(f"{line}; the limit is 3 bar - set in 2019 —  see the log,\n")]
+    assert texts[-4:] == ["sensor59 reading 59; ", "the limit is 3 bar - ", "set in 2019 —  ",
+                          "see the log,\n"]
+    assert [shown(t, clause=True) for t in texts[-4:]] == [
+        "sensor59 reading 59", "the limit is 3 bar", "set in 2019", "see the log"]
+    assert shown("Dear Sir,\n") == "Dear Sir,"
+    assert shown("1,000, 2,000 ;", clause=True) == "1,000, 2,000"

@@ -20,7 +20,8 @@ way a careful reader with a highlighter would, by a fixed rule:
    threshold and add a question term the quoted ones lack, never a data-like clause
    (`ragkit.support.data_like`: "sensor2 reading 15,"); ties go to the later search
    result (the most relevant comes last). Each quote is a text block with one
-   `search_result_location` citation of exactly that block.
+   `search_result_location` citation of exactly that block; a clause is shown without the
+   ", " / "; " / " - " it was cut after (`ragkit.assemble.clause_shown`).
 
 THRESHOLD (0.8) maximised balanced accuracy (mean of the shares of answerable questions
 answered and unanswerable ones declined) on the shipped dev split, top-5 hybrid hits
@@ -38,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragkit.answer import DECLINE, quote_location, result_sources
-from ragkit.assemble import blocks, clause_blocks
+from ragkit.assemble import blocks, clause_blocks, clause_shown
 from ragkit.standin.base import Reply
 from ragkit.support import question_terms as _terms
 from ragkit.support import data_like, quotable, request_idf, weighted_share
@@ -132,7 +133,13 @@ def rule(request: dict[str, Any]) -> Reply | None:
     chosen = choose(question, results)
     if not chosen:
         return Reply.text(DECLINE)
-    return Reply([{"type": "text", "text": (" " if n else "") + unit.text.strip(),
+    return Reply([{"type": "text", "text": (" " if n else "") + _shown(unit),
                    "citations": [quote_location(results, unit.result, unit.block,
                                                 unit.text)]}
                   for n, (unit, _) in enumerate(chosen)])
+
+
+def _shown(unit: Unit) -> str:
+    """A quote as the reply shows it: stripped, a clause without the ", " it was cut after
+    (`ragkit.assemble.clause_shown`); its citation's `cited_text` keeps the exact block."""
+    return clause_shown(unit.text) if unit.clause else unit.text.strip()
