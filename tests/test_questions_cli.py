@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from questions_corpus import GATEWAY, REFUNDS, write_corpus
+from questions_corpus import BOILER_KO, GATEWAY, REFUNDS, write_corpus
 
 RAGKIT = Path(sys.executable).parent / "ragkit"
 MODELS = Path.home() / ".cache" / "ragkit" / "models"
@@ -33,6 +33,34 @@ def env(tmp_path):
 def run(env, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([str(RAGKIT), *args], env=env, capture_output=True, text=True,
                           timeout=300)
+
+
+def test_generate_writes_korean_questions_for_a_korean_folder(tmp_path, env):
+    """A Korean document got English templates around Korean words ("Which statement
+    concerns 압력, 허용 and 최대?"). Offline, each kind is asked in Korean now, its list
+    joined by 와/과 as the word before asks, and every one passes its filters."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "boiler.md").write_text(BOILER_KO, encoding="utf-8")
+    golden = tmp_path / "golden.jsonl"
+    done = run(env, "questions", "generate", str(docs), "--out", str(golden), "--n", "6",
+               "--kinds", "lexical=1,paraphrase=1,contextual=1,multi-chunk=1,unanswerable=1",
+               *CHUNKING)
+    assert done.returncode == 0, done.stderr
+    kept = next(line for line in done.stdout.splitlines() if line.startswith("kept"))
+    assert kept.split()[1:] == ["1", "1", "1", "1", "1", "5"]
+    rows = [json.loads(line) for line in golden.read_text(encoding="utf-8").splitlines()]
+    assert [(r["kind"], r["lang"], r["question"]) for r in rows] == [
+        ("lexical", "ko", "본문에는 최대, 허용과 압력에 관해 무엇이 적혀 있나요?"),
+        ("paraphrase", "ko", "주변, 배기와 입주민에 관한 내용은 무엇인가요?"),
+        ("contextual", "ko", "한빛아파트 보일러 관리 안내에는 설치, 10과 지나에 관해 무엇이 "
+                             "적혀 있나요?"),
+        ("multi-chunk", "ko", "보일러와 전문, 그리고 신고와 호수에 관해 각각 무엇이 적혀 "
+                              "있나요?"),
+        ("unanswerable", "ko", "한빛아파트 보일러 관리 안내에는 ZX-9686에 관해 무엇이 적혀 "
+                               "있나요?")]
+    assert rows[0]["golden"] == [{"doc_id": "boiler.md", "span": "최대 허용 압력은 3바이며 이를 "
+                                  "넘으면 안전 밸브가 자동으로 열리고 경고등이 켜집니다."}]
 
 
 def test_generate_review_edit_accept_and_eval_across_processes(tmp_path, env):

@@ -20,6 +20,16 @@ review) runs offline and gives the same set on every machine.
     compete with the topic's in the round trip);
   - unanswerable: "In TITLE, what is stated about ZX-HHHH?", HHHH the first four hex digits
     of the passage's sha256, upper case — a code no real corpus is expected to hold; no span.
+  A Korean key sentence (`korean`: more of its words hold Hangul than hold Latin letters
+  alone; for unanswerable, the passage) gets the same kinds in Korean, the list joined by
+  와/과 as the final sound of the word before it asks (`joined_ko`):
+  "본문에는 A, B와 C에 관해 무엇이 적혀 있나요?" (lexical),
+  "C, B와 A에 관한 내용은 무엇인가요?" (paraphrase),
+  "TITLE에는 A, B와 C에 관해 무엇이 적혀 있나요?" (contextual),
+  "A와 B, 그리고 D와 E에 관해 각각 무엇이 적혀 있나요?" (multi-chunk),
+  "TITLE에는 ZX-HHHH에 관해 무엇이 적혀 있나요?" (unanswerable).
+  An English template around Korean words ("What does the text state about 카드, 결제 and
+  카드사?") read as no user would ask.
 - answer (the round trip): if the question holds a code (`CODE`, e.g. ZX-1A2B) the passages
   lack, an empty span; else the quotable sentence of the passages holding the most of the
   question's content terms (`ragkit.support.question_terms`; ties: the earlier), if it
@@ -34,6 +44,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from ragkit.lexical import auto
@@ -44,11 +55,28 @@ from ragkit.text_stats import QUESTION_WORDS, joined
 
 MIN_TERMS = 5
 ANSWER_TERMS = 2
-CODE = re.compile(r"\b[A-Z]{2,}-[0-9A-Z]{3,}\b")
+# no `\b` after it: a Korean particle there is a word character too ("ZX-43A1에")
+CODE = re.compile(r"\b[A-Z]{2,}-[0-9A-Z]{3,}(?![0-9A-Za-z_])")
 _PASSAGE = re.compile(r'<passage n="\d+">\n(.*?)\n</passage>', re.S)
 _TITLE = re.compile(r"<title>(.*?)</title>", re.S)
 _KIND = re.compile(r"^Kind of question: ([\w-]+)\.", re.M)
 _QUESTION = re.compile(r"<question>(.*?)</question>", re.S)
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+_LATIN = re.compile(r"[A-Za-z]")
+# The questions by kind, English and Korean: {topic} a joined list, {title}, {second}; an
+# unanswerable question is the contextual one about its code.
+TEMPLATES = {
+    "en": {"lexical": "What does the text state about {topic}?",
+           "paraphrase": "Which statement concerns {topic}?",
+           "contextual": "In {title}, what is stated about {topic}?",
+           "multi-chunk": "What is stated about {topic}, and about {second}?"},
+    "ko": {"lexical": "본문에는 {topic}에 관해 무엇이 적혀 있나요?",
+           "paraphrase": "{topic}에 관한 내용은 무엇인가요?",
+           "contextual": "{title}에는 {topic}에 관해 무엇이 적혀 있나요?",
+           "multi-chunk": "{topic}, 그리고 {second}에 관해 각각 무엇이 적혀 있나요?"}}
+# A digit's Korean reading ends in a consonant (영 일 삼 육 칠 팔; 십 백 천 만 for a final 0).
+_DIGIT_FINAL = {"0": True, "1": True, "2": False, "3": True, "4": False, "5": False,
+                "6": True, "7": True, "8": True, "9": False}
 
 
 def _candidates(passage: str) -> list[str]:
@@ -74,25 +102,56 @@ def topic(sentence: str, count: int = 3) -> list[str]:
     return out[:count]
 
 
+def korean(text: str) -> bool:
+    """Whether `text` reads as Korean: more of its words (runs of non-space) hold a Hangul
+    syllable than hold Latin letters and no Hangul. Not any Hangul at all: a Korean passage
+    keeps its code names and English terms, an English one may name a Korean thing."""
+    words = text.split()
+    hangul = sum(bool(_HANGUL.search(w)) for w in words)
+    return hangul > sum(bool(_LATIN.search(w)) and not _HANGUL.search(w) for w in words)
+
+
+def _final_consonant(word: str) -> bool | None:
+    """Whether `word` ends in a consonant sound as Korean reads it: its last Hangul
+    syllable's final consonant (받침), a digit's reading; None for anything else (a Latin
+    letter, whose Korean reading no rule here knows)."""
+    last = word[-1:]
+    if _HANGUL.match(last):
+        return (ord(last) - 0xAC00) % 28 != 0
+    return _DIGIT_FINAL.get(last)
+
+
+def joined_ko(words: Sequence[str]) -> str:
+    """"A", "A와 B", "A, B와 C": the particle after the word before the last, 과 after a
+    final consonant and 와 after a vowel (약관과 요금, 카드와 결제, 2024와 이전); "A, B 및 C"
+    when that word ends in a Latin letter (API 및 요금), whose reading no rule here knows."""
+    if len(words) == 1:
+        return words[0]
+    final = _final_consonant(words[-2])
+    pair = (f"{words[-2]} 및 {words[-1]}" if final is None
+            else f"{words[-2]}{'과' if final else '와'} {words[-1]}")
+    return ", ".join([*words[:-2], pair])
+
+
 def write(kind: str, title: str, passages: list[str]) -> dict[str, Any]:
     """The stand-in's written question (see the module docstring)."""
     empty = {"question": "", "answer_span": "", "second_span": "", "answer": "", "kind": kind}
     if kind == "unanswerable":
         code = "ZX-" + hashlib.sha256(passages[0].encode()).hexdigest()[:4].upper()
-        return {**empty, "question": f"In {title}, what is stated about {code}?"}
+        lang = "ko" if korean(passages[0]) else "en"
+        return {**empty, "question": TEMPLATES[lang]["contextual"].format(title=title,
+                                                                          topic=code)}
     keys = [key_sentence(p) for p in passages[:2 if kind == "multi-chunk" else 1]]
     if not all(keys) or not all(topic(key) for key in keys):
         return empty  # no sentence, or only one-letter words (a PDF's vertical text)
+    lang = "ko" if korean(str(keys[0])) else "en"  # the language of the words asked about
+    join = joined_ko if lang == "ko" else joined
     first = topic(keys[0])
-    if kind == "multi-chunk":
-        question = (f"What is stated about {joined(first[:2])}, and about "
-                    f"{joined(topic(keys[1])[:2])}?")
-    elif kind == "paraphrase":
-        question = f"Which statement concerns {joined(first[::-1])}?"
-    elif kind == "contextual":
-        question = f"In {title}, what is stated about {joined(first)}?"
-    else:
-        question = f"What does the text state about {joined(first)}?"
+    words = (first[:2] if kind == "multi-chunk" else first[::-1] if kind == "paraphrase"
+             else first)
+    second = join(topic(keys[1])[:2]) if kind == "multi-chunk" else ""
+    template = TEMPLATES[lang].get(kind, TEMPLATES[lang]["lexical"])
+    question = template.format(topic=join(words), title=title, second=second)
     return {**empty, "question": question, "answer_span": keys[0],
             "second_span": keys[1] if len(keys) > 1 else "", "answer": keys[0]}
 
