@@ -10,10 +10,10 @@ search result and blocks), the retrieval `strength`, and whether (and why) it de
 citations and `model` `MODEL` ("offline-extractive"), never a Claude model name.
 
 1. Units (`ragkit.extractive_units`): a passage's blocks joined back into sentences where the
-   blocks cut one (a hard-wrapped line, "e.g."), each heading also offered together with the
-   sentence under it, every line of a source file its own unit ("#" a comment there); a
-   heading alone, a unit without a content term (")") or over `support.MAX_QUOTE_CHARS`, or
-   a clause of a longer sentence (cut by the blocks) without a question term is never quoted.
+   blocks cut one (a hard-wrapped line, "e.g."), each heading also offered with the sentence
+   under it, every line of a source file its own unit ("#" a comment there); a heading alone,
+   a unit without a content term (")") or over `support.MAX_QUOTE_CHARS`, or a clause of a
+   longer sentence without a question term but bare numbers (`clause_terms`) is never quoted.
 2. Terms: the question's and each unit's `auto` tokens minus `QUESTION_WORDS`, plural
    endings off (`s_stem`); IDF over the request's blocks, idf(t) = ln(1 + (N − n_t + 0.5) /
    (n_t + 0.5)), as the stand-in does.
@@ -83,7 +83,7 @@ from ragkit.extractive_decline import missing
 from ragkit.extractive_scorer import closeness
 from ragkit.extractive_units import units
 from ragkit.support import question_terms as terms
-from ragkit.support import MAX_QUOTE_CHARS, data_like, request_idf, weighted_share
+from ragkit.support import MAX_QUOTE_CHARS, clause_terms, data_like, request_idf, weighted_share
 
 MODEL = "offline-extractive"
 NAME = "the offline extractive answerer"
@@ -217,7 +217,7 @@ def features(question: str, passages: Sequence[Passage], embedder) -> Features:
     """The question's features over `passages` (in request order: the most relevant last).
     Embeds the question (as a query) and every quotable unit (as documents) twice: alone,
     for the strength, and under its document's title, for the closeness."""
-    asked = terms(question)
+    asked, named = terms(question), clause_terms(question)  # named: no bare number
     every_block = []  # the terms of every block, for the request's IDF
     lengths = []  # each passage's number of blocks
     quotes = []  # (result, unit, terms, title terms)
@@ -229,7 +229,7 @@ def features(question: str, passages: Sequence[Passage], embedder) -> Features:
         for unit in units(passage.text, _is_code(passage)):
             mine = terms(unit.text)
             if (not unit.heading and mine and len(unit.text.strip()) <= MAX_QUOTE_CHARS
-                    and (mine & asked or not unit.clause)):
+                    and (mine & named or not unit.clause)):
                 quotes.append((r, unit, mine, title))
     idf = request_idf(every_block, asked)
     alone = [u.text for _, u, _, _ in quotes]

@@ -17,8 +17,10 @@ range a citation can name), so a quote cites `[start, end)` of its search result
   heading, so a comment is quotable;
 - a sentence over `MAX_QUOTE_CHARS` (a one-line list of readings) is cut by the blocks at its
   clauses (`ragkit.assemble.clause_blocks`); each clause is a unit marked `clause`, which
-  the answerer quotes only when it holds a question term, and never as a second or third
-  quote when it is data-like (`ragkit.support.data_like`: "sensor2 reading 15,").
+  the answerer quotes only when it holds a question term that is no bare number
+  (`ragkit.support.clause_terms`: a line of readings has a number in every clause), and
+  never as a second or third quote when it is data-like (`ragkit.support.data_like`:
+  "sensor2 reading 15,").
 A quote is one unit, so it is at most a heading line and one sentence (or clause) of at
 most `MAX_LINES` lines; the answerer quotes none over `ragkit.support.MAX_QUOTE_CHARS`.
 

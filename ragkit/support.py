@@ -14,7 +14,9 @@ What it is: the text rules shared by the offline RAGAS approximations
 - `is_noncommittal(answer)`: the answer says it does not know or that the sources are
   silent (`NONCOMMITTAL` patterns, English and Korean);
 - for the two offline answerers (the stand-in's rule, `ragkit.extractive`): `question_terms`
-  (`auto` tokens minus `QUESTION_WORDS`, plural "s" off), `quotable` (a block that is not
+  (`auto` tokens minus `QUESTION_WORDS`, plural "s" off), `clause_terms` (those of a
+  question without its bare numbers: what a clause of a long line is quoted for),
+  `quotable` (a block that is not
   empty, not a Markdown heading and at most `MAX_QUOTE_CHARS` long), `data_like` (fewer
   than half of a text's words are words of letters: "sensor6 reading350", "sensor2 reading
   15," — a clause of a data dump, never a second or third quote) and `request_idf`
@@ -37,6 +39,10 @@ SUPPORT_THRESHOLD = 0.5
 # a word of letters ("Cooling-off", "don't" too), maybe with punctuation around it
 _WORD = re.compile(r"[^\w\s]*[^\W\d_]+(?:['’-][^\W\d_]+)*[^\w\s]*")
 _SPLIT = re.compile(r"(?<=[.!?。])\s+|\n+")
+# A Latin-script word, codes joined by - . / kept whole ("EG-400", "n_trees", "3.5"); a bare
+# number is one of digits and dots alone ("3", "3.5"; "1,000" is two such words).
+_CODE_WORD = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z0-9_]+(?:[-./][A-Za-z0-9_]+)*")
+_BARE_NUMBER = re.compile(r"[\d.]+")
 NONCOMMITTAL = re.compile(
     r"\b(?:i|we) (?:don't|do not) know\b|\bnot sure\b|\b(?:cannot|can't|unable to) "
     r"(?:answer|say|tell|find)\b|\bno information\b|\bnot (?:mentioned|stated|reported)\b|"
@@ -92,6 +98,16 @@ def question_terms(text: str) -> frozenset[str]:
     """The content terms of a question or a block: `auto` tokens without question words,
     plural endings removed (`s_stem`)."""
     return frozenset(s_stem(t) for t in auto(text) if t not in QUESTION_WORDS)
+
+
+def clause_terms(question: str) -> frozenset[str]:
+    """The `question_terms` of `question` without its bare numbers ("3", "3.5", "1,000"):
+    the terms a clause of a long line (`ragkit.assemble.clause_blocks`) is quoted for. A
+    line of readings has a number in every clause, so "When did sensor 3 fail?" quoted
+    "the boiler pressure limit is 3 bar" for its 3. A code with digits ("EG-400", "v2",
+    "Q3") still counts, and so does a date written with dashes ("2019-05-01")."""
+    return question_terms(_CODE_WORD.sub(
+        lambda m: " " if _BARE_NUMBER.fullmatch(m.group(0)) else m.group(0), question))
 
 
 def quotable(text: str) -> bool:

@@ -425,6 +425,30 @@ def test_the_stand_in_shows_a_quoted_clause_without_its_separator(tmp_path, monk
     assert cited.cited_text == (f"{quote}{between}" if not last else last)
 
 
+def test_the_stand_in_quotes_no_clause_for_a_bare_number_of_the_question(tmp_path):
+    """A bare number was a word of the question for the clauses of a long line: "What is 3
+    in the plant log?" quoted the reading "sensor3 reading 31" for its 3 (and the title's
+    words). It declines; a code with digits ("EG-400") still picks its clause."""
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    env["RAGKIT_HOME"] = str(tmp_path / "home")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "plant.md").write_text("---\ntitle: Plant log\n---\n"
+                                   + plant_log(", ", "the feed pump is an EG-400 unit") + "\n")
+    subprocess.run([RAGKIT, "index", str(docs), "--out", str(tmp_path / "idx"), "--embedder",
+                    "none"], check=True, env=env, capture_output=True)
+
+    def ask(question: str) -> list[str]:
+        done = subprocess.run([RAGKIT, "ask", "--index", str(tmp_path / "idx"), question],
+                              env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.splitlines()
+
+    assert ask("What is 3 in the plant log?") == [DECLINE]
+    assert ask("What is the EG-400?") == ["the feed pump is an EG-400 unit [1]",
+                                          "[1] plant.md#0 — Plant log"]
+
+
 def test_the_stand_in_quotes_the_clause_of_a_long_line_never_a_reading_beside_it(tmp_path):
     """Without an e5-small index the stand-in's rule answers. It declined the boiler question:
     the line holding the answer was one block over 1,000 characters. It quotes the clause,

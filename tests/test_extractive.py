@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ragkit import extractive
+from ragkit import extractive, support
 from ragkit.answer import DECLINE, answer, answer_stream
 from ragkit.assemble import assemble, blocks
 from ragkit.documents import Chunk, Golden, Query
@@ -518,6 +518,33 @@ def test_ragkit_ask_offline_shows_a_quoted_clause_without_its_separator(tmp_path
     assert done.stdout.splitlines() == [
         "the boiler pressure limit is 3 bar [1] Maintenance The boiler is serviced every "
         f"spring. [2]{drained}", "[1] plant.txt#0 — plant.txt", "[2] notes.md#0 — Maintenance"]
+
+
+def test_ragkit_ask_offline_quotes_no_clause_for_a_bare_number_of_the_question(tmp_path):
+    """A bare number was a word of the question for the clauses of a long line: "When did
+    sensor 3 fail?" quoted "the boiler pressure limit is 3 bar" for its 3, though a line of
+    readings has a number in every clause. A code with digits ("EG-400") still counts."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "plant.md").write_text("---\ntitle: Plant log\n---\n"
+                                   + plant_log(", ", "the feed pump is an EG-400 unit") + "\n")
+    (docs / "notes.md").write_text(
+        "# Maintenance\n\nThe boiler is serviced every spring. Sensor 3 failed in May.\n")
+    done = index_and_ask(tmp_path, docs, "When did sensor 3 fail?")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["Sensor 3 failed in May. [1]",
+                                        "[1] notes.md#0 — Maintenance"]
+    done = ask(tmp_path, "What is the EG-400?")
+    assert done.stdout.splitlines() == ["the feed pump is an EG-400 unit [1]",
+                                        "[1] plant.md#0 — Plant log"]
+
+
+def test_the_terms_a_clause_is_quoted_for_are_the_questions_but_its_bare_numbers():
+    assert support.clause_terms("When did sensor 3 fail in 2019 at 1,000 rpm or 3.5 bar?") == {
+        "sensor", "fail", "rpm", "bar"}
+    assert support.clause_terms("Which EG-400 sets n_trees in v2 on 2019-05-01?") == {
+        "eg", "400", "set", "n", "n_trees", "tree", "v", "2", "v2", "2019", "05", "01"}
+    assert support.clause_terms("센서 3은 언제 고장났나요?") == {"센서", "고장", "나"}
 
 
 def test_a_quoted_clause_cites_exactly_its_block(offline):

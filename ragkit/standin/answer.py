@@ -12,7 +12,8 @@ way a careful reader with a highlighter would, by a fixed rule:
    a question term no source mentions weighs the most.
 3. Support of a block (a sentence or line; Markdown headings and blocks over
    `ragkit.support.MAX_QUOTE_CHARS` are never quoted, and a clause of a longer sentence,
-   `ragkit.assemble.clause_blocks`, only when it holds a question term): the share of the
+   `ragkit.assemble.clause_blocks`, only when it holds a question term that is no bare
+   number, `ragkit.support.clause_terms`): the share of the
    question's IDF mass found in the block or in its search result's title (the
    `[Source | Section]` tag, which carries the document and heading path).
 4. If the best support is below `THRESHOLD`, the reply is `DECLINE` without citations.
@@ -42,7 +43,7 @@ from ragkit.answer import DECLINE, quote_location, result_sources
 from ragkit.assemble import blocks, clause_blocks, clause_shown
 from ragkit.standin.base import Reply
 from ragkit.support import question_terms as _terms
-from ragkit.support import data_like, quotable, request_idf, weighted_share
+from ragkit.support import clause_terms, data_like, quotable, request_idf, weighted_share
 
 THRESHOLD = 0.8
 MAX_QUOTES = 3
@@ -98,8 +99,9 @@ def ranked(question: str, results: list[dict[str, Any]]) -> list[tuple[Unit, flo
     if not terms or not units:
         return []
     idf = request_idf([u.terms for u in units], terms)
+    named = clause_terms(question)  # a clause is quoted for a term that is no bare number
     return sorted(((u, support(u, idf)) for u in units
-                   if u.quotable and (u.terms & terms or not u.clause)),
+                   if u.quotable and (u.terms & named or not u.clause)),
                   key=lambda us: (-us[1], -us[0].result, us[0].block))
 
 
