@@ -118,7 +118,8 @@ FRAGMENTS = ["# Title", "## Sub section ##", "### ", "#", "#######", "#\n\nLate 
              "\tdef tabbed():", "pub(crate) fn run<T>()", "pub(", "  pub async fn x", ")",
              "export function f", "export\n\nclass Later", "impl<T> Trait for X", "function",
              "struct S {", "}", "async def g", "mod m;", "interface I", "classy thing",
-             "  " * 40, "x" * 50, "é", "\u2003", "#" * 3 + " " * 30 + "\n" * 3]
+             "  " * 40, "x" * 50, "é", "\u2003", "#" * 3 + " " * 30 + "\n" * 3, "t#",
+             "end ## #"]
 
 
 def _random_text(rng, n):
@@ -269,3 +270,31 @@ def test_a_heading_holding_a_long_blank_run_indexes_in_seconds(tmp_path):
                            env={**env, "RAGKIT_HOME": str(tmp_path / "home")})
     assert asked.returncode == 0, asked.stderr  # `ask` reads the passages' headings alike,
     assert f"[1] report.md#0 — {title}" in asked.stdout.splitlines()  # as one label
+
+
+def test_a_megabyte_heading_line_indexes_in_seconds(tmp_path):
+    """A 3.6 MB heading on one line (a log or a table pasted after `# `): every chunk starting
+    in it rescanned the line from its start for its section and its context, quadratic in the
+    line — 1.2 MB took 21 s to index, this one would take minutes. Its chunks still read the
+    heading cut where they start, as the rescan did (past 200 characters: the same label)."""
+    words = " ".join(["soil", "samples", "were", "dried"] * 150_000)
+    body = "\n\n".join(" ".join(["soil", "samples", "were", "dried"] * 24) for _ in range(10))
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "report.md").write_text(f"# Field report {words}\n\n{body}\n\n"
+                                      f"## Results\n\n{body}\n")
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    done = subprocess.run([str(Path(sys.executable).parent / "ragkit"), "index", str(folder),
+                           "--out", str(tmp_path / "idx"), "--embedder", "none"],
+                          capture_output=True, text=True, timeout=60,
+                          env={**env, "RAGKIT_HOME": str(tmp_path / "home")})
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in (tmp_path / "idx" / "chunks.jsonl").open()]
+    title = f"Field report {words}"[:199] + "…"
+    assert title.endswith(" soil samples were …")
+    assert [row["metadata"]["section"] for row in rows] == \
+        [[title]] * 1342 + [[title, "Results"]] * 3
+    opening = f"Document: {title}. Path: report.md."
+    assert rows[0]["context"] == opening
+    assert {row["context"] for row in rows[1:]} == \
+        {f"{opening} Section: {title}.", f"{opening} Section: {title} > Results."}
