@@ -19,10 +19,10 @@ import re
 from pathlib import PurePosixPath
 
 from ragkit.loaders.rst_titles import rst_headings
-from ragkit.loaders.setext import setext_headings
+from ragkit.loaders.setext import UNDERLINE, setext_headings
 
-# a line that may underline a heading, anywhere: a text without one is left as it is
-_MD_CANDIDATE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$", re.M)
+# a line that may underline a title, anywhere (Markdown's: `UNDERLINE`): a text without one
+# is left as it is
 _RST_CANDIDATE = re.compile(r"^([!-/:-@\[-`{-~])\1*[ \t]*$", re.M)
 
 
@@ -30,7 +30,7 @@ def atx_headings(text: str, name: str) -> str:
     """`text` of the file `name` with its underlined headings as `#` lines (see the module
     docstring); unchanged for a suffix other than `.md`, `.markdown` and `.rst`."""
     suffix = PurePosixPath(name).suffix.lower()
-    if suffix in (".md", ".markdown") and _MD_CANDIDATE.search(text):
+    if suffix in (".md", ".markdown") and UNDERLINE.search(text):
         return setext_headings(text)
     if suffix == ".rst" and _RST_CANDIDATE.search(text):
         return rst_headings(text)
