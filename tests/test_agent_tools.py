@@ -361,6 +361,29 @@ def test_ragkit_tool_prints_the_tool_result_block(capsys):
     assert block["is_error"] is True and "leads outside the root" in block["content"]
 
 
+@pytest.mark.parametrize("pattern, how", [
+    ("**/*load*", "'**/' spans folders, and '**/*' lists every file"),
+    ("*load*", "'**/' spans folders (e.g. '**/*load*')"),
+    ("notes/*.py", "'**/' spans folders (e.g. '**/notes/*.py')")])
+def test_a_glob_that_matches_nothing_suggests_another_pattern(tmp_path, capsys, pattern, how):
+    """A glob of '**/*load*' that found nothing answered "(e.g. '**/*load*')": the very
+    pattern that failed, which the offline agent then took for a file to read. The example
+    is never the failed pattern; where even '**/*' finds nothing, the result says so."""
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "fieldlog.txt").write_text("Field log 2024\n")
+    (tmp_path / "empty").mkdir()
+    assert main(["tool", "glob", "--root", str(tmp_path), "--args",
+                 json.dumps({"pattern": pattern})]) == 0
+    assert json.loads(capsys.readouterr().out)["content"] == (
+        f"no files match '{pattern}'. Patterns are relative to the root and match files only; "
+        f"'*' stays within one folder, {how}. Top-level entries: empty, notes")
+    assert main(["tool", "glob", "--root", str(tmp_path / "empty"), "--args",
+                 '{"pattern": "**/*"}']) == 0
+    assert json.loads(capsys.readouterr().out)["content"] == (
+        "no files match '**/*': the root holds no file these tools can list (hidden files, "
+        "links and special files are left out). Top-level entries: (the root is empty)")
+
+
 def test_ragkit_tool_bad_json_is_one_line_and_status_2(capsys):
     assert main(["tool", "grep", "--root", str(CORPUS), "--args", "{pattern"]) == 2
     err = capsys.readouterr().err

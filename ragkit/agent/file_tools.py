@@ -19,7 +19,7 @@ from typing import Any
 
 from ragkit.agent.safe_open import MAX_FILE_BYTES, Root, parts, read_text
 from ragkit.agent.sandbox import (MAX_ENTRIES, TIMEOUT, WALK_TIMEOUT, Listing, compile_pattern,
-                                  glob_paths, search, top_level)
+                                  glob_paths, pattern_parts, search, top_level)
 from ragkit.agent.tool import ToolContext, ToolError
 
 MAX_HITS, MAX_GLOB, MAX_READ_LINES, MAX_LINE_READ = 200, 200, 200, 1000
@@ -27,11 +27,18 @@ MAX_GREP_CHARS = 20_000_000  # text one grep call may search (the corpus is abou
 
 
 def _no_files(root: Root, pattern: str) -> str:
-    top = top_level(root)[:20]
-    example = pattern if pattern.startswith("**") else f"**/{pattern}"
+    """What to say when `pattern` matched no file: how patterns work, with an example that is
+    never the pattern that just failed ('**/x' for 'x'; '**/*', every file, for a pattern
+    already spanning folders; none when even '**/*' finds nothing), and the top level."""
+    top = ', '.join(top_level(root)[:20]) or '(the root is empty)'
+    parts = pattern_parts(pattern)
+    if parts in (("**",), ("**", "*")):
+        return (f"no files match '{pattern}': the root holds no file these tools can list "
+                f"(hidden files, links and special files are left out). Top-level entries: {top}")
+    how = f"'**/' spans folders (e.g. '**/{pattern}')" if parts[0] != "**" else \
+        "'**/' spans folders, and '**/*' lists every file"
     return (f"no files match '{pattern}'. Patterns are relative to the root and match files "
-            f"only; '*' stays within one folder, '**/' spans folders (e.g. '{example}'). "
-            f"Top-level entries: {', '.join(top) or '(the root is empty)'}")
+            f"only; '*' stays within one folder, {how}. Top-level entries: {top}")
 
 
 def narrower(path: str) -> str:
