@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 from tabulate import tabulate
 from agent_fakes import SHOPCORE, executor, file_tools, note_tool, shopcore_files
+from loader_files import pdf
 
 from ragkit import standin
 from ragkit.agent.loop import SYSTEM, run_agent
@@ -14,6 +15,7 @@ from ragkit.standin import agent, agent_answer, agent_sql
 
 FASTEST = "Which company grew revenue fastest in 2025?"
 REFUND = "Find the bug that stores a negative refund amount"
+TOWING = "What is the maximum towing load of the EG-400?"
 
 
 def _request(question, names, messages=()):
@@ -128,3 +130,30 @@ def test_a_named_file_is_read_from_the_top_and_its_name_is_not_an_identifier():
     turn2 = [c.input for c in result.tool_calls if c.turn == 2 and c.name == "read_file"]
     assert turn2[0] == {"path": "payments/reconcile.py", "start_line": 1, "end_line": 60}
     assert result.sources[0] == "orders/cancel.py:68"
+
+
+@pytest.fixture
+def tractor_docs(tmp_path):
+    """A field log grep can read, and the tractor manual as a PDF, which it cannot."""
+    notes = tmp_path / "docs" / "notes"
+    notes.mkdir(parents=True)
+    (notes / "fieldlog.txt").write_text("Field log 2024\n\nOn 12 June the north field received "
+                                        "18 mm of rain.\nThe tractor EG-400 broke its "
+                                        "hydraulic pump on 14 June.\n")
+    pdf(notes / "tractor_manual.pdf", [[
+        "EG-400 Tractor Manual", "Change the engine oil of the EG-400 every 250 operating hours.",
+        "Never refuel with the engine running.", "The maximum towing load is 3,500 kg."]])
+    return tmp_path / "docs"
+
+
+def test_a_glob_that_matched_nothing_is_never_read_as_a_file(tractor_docs):
+    """The globs for '**/*maximum*', '**/*towing*' and '**/*load*' matched nothing, and the
+    program read their message as a path: read_file('no files match '**/*load*'. Patterns
+    are …'), an error, in place of a file. Only files the searches found are read."""
+    tools = [TOOLS[n] for n in ("grep", "glob", "read_file")]
+    result = run_agent(TOWING, tools, ToolContext(root=tractor_docs), llm=LLM(cache=False))
+    globs = [c for c in result.tool_calls if c.name == "glob"]
+    assert len(globs) == 3 and all(c.result.content.startswith("no files match") for c in globs)
+    reads = [c.input for c in result.tool_calls if c.name == "read_file"]
+    assert reads == [{"path": "notes/fieldlog.txt", "start_line": 1, "end_line": 60}]
+    assert not any(c.result.is_error for c in result.tool_calls)

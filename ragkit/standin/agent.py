@@ -54,7 +54,7 @@ from ragkit.standin import agent_sql
 from ragkit.standin.base import Reply
 from ragkit.standin.agent_answer import DECLINE, NEGATIVE_WORDS, answer, declined  # noqa: F401
 from ragkit.standin.agent_state import (MAX_FOLLOW, META_WORDS, State, definitions,  # noqa: F401
-                                        identifiers, is_test, key_terms, paths,
+                                        identifiers, is_test, key_terms, listed, paths,
                                         question_kind, state_of)
 
 READ_AFTER_DEF = 24
@@ -86,7 +86,7 @@ def search_calls(state: State, offered: set[str]) -> Calls:
 def _named_files(state: State) -> list[str]:
     """Files the question names, as the globs for them found them."""
     named = [p for p in paths(state.question) if "*" not in p]
-    found = [line.strip() for c in state.called("glob") for line in c.output.splitlines()]
+    found = [path for c in state.called("glob") for path in listed(c)]
     return list(dict.fromkeys(f for f in found for p in named
                               if f == p or f.endswith("/" + p.lstrip("/"))))
 
@@ -109,9 +109,8 @@ def follow_calls(state: State, offered: set[str]) -> Calls:
         for path, *_ in state.hits():
             counts[path] = counts.get(path, 0) + 1
         for call in state.called("glob"):
-            for path in call.output.splitlines():
-                if path.strip() and not path.startswith("("):
-                    counts.setdefault(path.strip(), 0)
+            for path in listed(call):
+                counts.setdefault(path, 0)
         best = sorted(counts, key=lambda p: (is_test(p), -counts[p], p))[:MAX_FOLLOW]
         calls += [("read_file", {"path": p, "start_line": 1, "end_line": READ_TOP})
                   for p in best]

@@ -141,10 +141,23 @@ _HIT = re.compile(r"^([^:\n]+):(\d+):(.*)$")
 _NUMBERED = re.compile(r"^\s*(\d+)\s?\|\s?(.*)$")
 _DEF = re.compile(r"^\s*(?:async\s+)?(?:def|class|function|func|fn)\s+([A-Za-z_]\w*)")
 MAX_FOLLOW = 2
+_NO_FILES = ("no files match", "(no files match")  # ragkit's glob, and the tests' small one
 
 
 def is_test(path: str) -> bool:
     return any(p.startswith("test") for p in re.split(r"[/\\]", path)) or "/tests/" in path
+
+
+def listed(call: Call) -> list[str]:
+    """The paths a `glob` result lists, one a line, before its bracketed notes
+    (`[truncated: …]`, `[not followed: …]`). None from an error or from the sentence a glob
+    that matched nothing returns ("no files match '**/*load*'. Patterns are …"): a message is
+    never taken for a path, or the program would try to read it."""
+    lines = [line.strip() for line in call.output.splitlines()]
+    if call.is_error or not lines or lines[0].startswith(_NO_FILES):
+        return []
+    return [line for line in lines
+            if line and not (line.startswith("[") and line.endswith("]"))]
 
 
 def definitions(state: State) -> list[tuple[str, int, str]]:
