@@ -1,6 +1,11 @@
 """The stand-in agent's routes: SQL for aggregation, search for wording, notes, named files."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from tabulate import tabulate
 from agent_fakes import SHOPCORE, executor, file_tools, note_tool, shopcore_files
@@ -16,6 +21,7 @@ from ragkit.standin import agent, agent_answer, agent_sql
 FASTEST = "Which company grew revenue fastest in 2025?"
 REFUND = "Find the bug that stores a negative refund amount"
 TOWING = "What is the maximum towing load of the EG-400?"
+RAGKIT = Path(sys.executable).parent / "ragkit"
 
 
 def _request(question, names, messages=()):
@@ -157,3 +163,21 @@ def test_a_glob_that_matched_nothing_is_never_read_as_a_file(tractor_docs):
     reads = [c.input for c in result.tool_calls if c.name == "read_file"]
     assert reads == [{"path": "notes/fieldlog.txt", "start_line": 1, "end_line": 60}]
     assert not any(c.result.is_error for c in result.tool_calls)
+
+
+def test_a_code_question_the_code_cannot_answer_is_answered_from_the_documents(tractor_docs):
+    """"EG-400" makes the towing question a code question, and the code read (the field log)
+    holds no answer: the program said "I don't know: the searches found no code …" though
+    its docs_search had returned the manual's sentence. It answers from that search."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")}
+    env["RAGKIT_HOME"] = str(tractor_docs.parent / "home")
+    index = tractor_docs.parent / "idx"
+    subprocess.run([RAGKIT, "index", str(tractor_docs), "--out", str(index), "--embedder",
+                    "none"], check=True, env=env, capture_output=True, timeout=120)
+    done = subprocess.run([RAGKIT, "ask", "--agent", "--root", str(tractor_docs), "--index",
+                           str(index), TOWING], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ("From the documents found:\n- “The maximum towing load is 3,500 "
+                           "kg.” [notes/tractor_manual.pdf#0]\n")

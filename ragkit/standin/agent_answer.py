@@ -7,7 +7,10 @@ What it is: `answer(state)` — the final text of the stand-in agent program
   subtraction when the question is about a negative or too small value (`NEGATIVE_WORDS`).
   It quotes the best line as `path:line`, then the best line inside a followed function
   called within 5 lines of it, and says when both subtract the same term (taken off twice).
-  Below `min(2, key terms)` points: `DECLINE`;
+  Below `min(2, key terms)` points: the wording answer from the `docs_search` results the
+  search step asked for (grep cannot read a PDF or Word file; "What is the maximum towing
+  load of the EG-400?" is answered from the manual's PDF), and `DECLINE` only when that
+  declines too;
 - wording: the sentences of the `docs_search` results chosen by the stand-in's extractive
   answer rule (`ragkit.standin.answer.choose`: IDF-weighted term support ≥ 0.8), each with
   its source (`<document path>#<n>`); weak support: `DECLINE`;
@@ -160,6 +163,9 @@ def answer(state: State, offered: set[str]) -> str:
     asked for (see the module docstring)."""
     kind = question_kind(state.question, offered)
     text = {"aggregate": sql_answer, "wording": search_answer}.get(kind, code_answer)(state)
+    if text == DECLINE and state.called("docs_search"):
+        found = search_answer(state)  # the documents grep cannot read: PDF, Word
+        text = text if declined(found) else found
     notes = state.called("notes_save")
     if notes:
         text += "\n\n" + (NOTE_REFUSED if notes[-1].is_error else NOTE_SAVED)
