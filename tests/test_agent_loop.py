@@ -1,6 +1,7 @@
 """The agent loop's rules on recorded requests, against a scripted model and the stand-in."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -253,6 +254,32 @@ def test_ask_agent_at_the_turn_limit_counts_the_calls_that_ran(tmp_path):
     assert done.stderr.splitlines()[-1] == (
         "(max_turns after 2 turns, 6 tool calls, 6.0 per tool turn; the 4 calls of turn 2 did "
         "not run because the turn limit was reached)")
+
+
+def test_one_turn_and_one_file_are_counted_in_the_singular(tmp_path, capsys):
+    """A run stopped at --max-turns 1 said "Stopped after 1 turns", a budget of 1 token "1
+    tokens", and grep over one file "in the 1 files"."""
+    (tmp_path / "root" / "pay").mkdir(parents=True)
+    (tmp_path / "root" / "pay" / "refund.py").write_text("amount = total - discount\n")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")}
+    env["RAGKIT_HOME"] = str(tmp_path / "home")
+    done = subprocess.run([str(Path(sys.executable).parent / "ragkit"), "ask", "--agent",
+                           "--root", str(tmp_path / "root"), "--max-turns", "1",
+                           "Where is the refund computed?"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ("Stopped after 1 turn (MAX_TURNS) without an answer. Ask a narrower "
+                           "question, or allow more turns (--max-turns).\n")
+    assert done.stderr.splitlines()[-1].startswith("(max_turns after 1 turn, 0 tool calls")
+    script = Script(*[[use(f"t{i}", "grep", pattern="a")] for i in range(2)], usage=(100, 10))
+    assert run(script, token_budget=1).answer.startswith(
+        "Stopped after 1 turn: the token budget of 1 token was used up before an answer.")
+    assert main(["tool", "grep", "--root", str(tmp_path / "root"), "--args",
+                 '{"pattern": "zzq"}']) == 0
+    assert json.loads(capsys.readouterr().out)["content"] == (
+        "no lines match 'zzq' in the 1 file of '**/*'; try a shorter or more general pattern, "
+        "(?i) to ignore case, or docs_search for a question in words")
 
 
 def test_tool_runner_reaches_the_same_answer_as_the_manual_loop():

@@ -21,6 +21,7 @@ from ragkit.agent.safe_open import MAX_FILE_BYTES, Root, parts, read_text
 from ragkit.agent.sandbox import (MAX_ENTRIES, TIMEOUT, WALK_TIMEOUT, Listing, compile_pattern,
                                   glob_paths, pattern_parts, search, top_level)
 from ragkit.agent.tool import ToolContext, ToolError
+from ragkit.text_stats import counted
 
 MAX_HITS, MAX_GLOB, MAX_READ_LINES, MAX_LINE_READ = 200, 200, 200, 1000
 MAX_GREP_CHARS = 20_000_000  # text one grep call may search (the corpus is about 0.8 M)
@@ -98,9 +99,9 @@ def run_grep(args: dict[str, Any], ctx: ToolContext) -> str:
     if missing:
         lines.append(missing)
     elif not hits:
-        lines.append(f"no lines match {pattern!r} in the {len(files)} files of '{where}'; try "
-                     f"a shorter or more general pattern, (?i) to ignore case, or docs_search "
-                     f"for a question in words")
+        lines.append(f"no lines match {pattern!r} in the {counted(len(files), 'file')} of "
+                     f"'{where}'; try a shorter or more general pattern, (?i) to ignore case, "
+                     f"or docs_search for a question in words")
     if more:
         folder = PurePosixPath(hits[0][0]).parent.as_posix()
         folder = narrower(hits[0][0]) if folder == "." else f"{folder}/**/*"

@@ -47,6 +47,7 @@ from ragkit.agent.result import AgentResult, ToolCall
 from ragkit.agent.trace_file import TraceWriter, turn_record
 from ragkit.llm import LLM
 from ragkit.pricing import Usage
+from ragkit.text_stats import counted
 
 PARALLEL_PROMPT = ("For maximum efficiency, whenever you need to perform multiple independent "
                    "operations, invoke all relevant tools simultaneously rather than "
@@ -229,7 +230,8 @@ def run_agent(question: str, tools: Sequence[Tool], context: ToolContext, *,
         if writer is not None and writer is not trace:
             writer.close()
     if stop_reason != "answered":
-        answer = _STOP_MESSAGE[stop_reason].format(turns=len(usage), budget=token_budget)
+        answer = _STOP_MESSAGE[stop_reason].format(turns=counted(len(usage), "turn"),
+                                                   budget=counted(token_budget, "token"))
     return AgentResult(answer, sources(answer) if stop_reason == "answered" else [],
                        len(usage), calls, usage, stop_reason, messages)
 
@@ -237,9 +239,9 @@ def run_agent(question: str, tools: Sequence[Tool], context: ToolContext, *,
 _STOP_WHY = {"max_turns": "the run reached its turn limit (MAX_TURNS) before this call",
              "budget": "the run's token budget was used up before this call"}
 _STOP_MESSAGE = {
-    "max_turns": "Stopped after {turns} turns (MAX_TURNS) without an answer. Ask a "
+    "max_turns": "Stopped after {turns} (MAX_TURNS) without an answer. Ask a "
                  "narrower question, or allow more turns (--max-turns).",
-    "budget": "Stopped after {turns} turns: the token budget of {budget} tokens was "
+    "budget": "Stopped after {turns}: the token budget of {budget} was "
               "used up before an answer. Ask a narrower question or raise the budget.",
     "no_text": "Stopped: the model twice replied with neither text nor tool calls.",
 }
