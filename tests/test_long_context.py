@@ -8,6 +8,7 @@ from ragkit.agent.compare import is_correct, key_numbers, versus
 from ragkit.documents import Document, Golden, Query, RagkitError
 from ragkit.llm import LLM, make_client
 from ragkit.standin import transport
+from tests.test_extractive import plant_log
 
 DOCS = [Document("policies/en/refunds.md", "The cooling-off period is 21 days.", "Refunds"),
         Document("manuals/x.md", "ETH2 has the fixed address 192.168.50.1/24.", "Manual")]
@@ -44,6 +45,18 @@ def test_stand_in_answers_from_the_corpus_sentences():
     assert reply.text == "The cooling-off period is 21 days. (source: policies/en/refunds.md)"
     assert not reply.declined and reply.usage.input > 0
     assert lc.ask("Who won the football match on Sunday evening?").declined
+
+
+@pytest.mark.parametrize("between, last, question, quote", [
+    ("; ", "", "What is the boiler pressure limit?", "the boiler pressure limit is 3 bar"),
+    (", ", "the boiler is drained every autumn,", "When is the boiler drained?",
+     "the boiler is drained every autumn")])
+def test_stand_in_quotes_a_clause_of_a_long_line_without_its_separator(between, last,
+                                                                        question, quote):
+    """The long-context reply showed a clause of a line over 1,000 characters with the
+    separator it was cut after, "the boiler pressure limit is 3 bar; (source: plant.txt)"."""
+    lc = L.LongContext([Document("plant.txt", plant_log(between, last), "Plant log")], _llm())
+    assert lc.ask(question).text == f"{quote} (source: plant.txt)"
 
 
 def test_cost_projection_by_hand():

@@ -15,8 +15,11 @@ from ragkit import standin
 from ragkit.agent.loop import SYSTEM, run_agent
 from ragkit.agent.tool import ToolContext
 from ragkit.agent.tools import TOOLS
+from ragkit.documents import Document
 from ragkit.llm import LLM
+from ragkit.pipeline import IndexConfig, Pipeline
 from ragkit.standin import agent, agent_answer, agent_sql
+from tests.test_extractive import plant_log
 
 FASTEST = "Which company grew revenue fastest in 2025?"
 REFUND = "Find the bug that stores a negative refund amount"
@@ -181,3 +184,24 @@ def test_a_code_question_the_code_cannot_answer_is_answered_from_the_documents(t
     assert done.returncode == 0, done.stderr
     assert done.stdout == ("From the documents found:\n- “The maximum towing load is 3,500 "
                            "kg.” [notes/tractor_manual.pdf#0]\n")
+
+
+CLAUSES = [("; ", "", "What is the boiler pressure limit?", "the boiler pressure limit is 3 bar"),
+           (", ", "the boiler is drained every autumn,", "When is the boiler drained?",
+            "the boiler is drained every autumn")]
+
+
+@pytest.mark.parametrize("between, last, question, quote", CLAUSES)
+def test_the_agent_quotes_a_clause_without_its_separator(tmp_path, between, last, question,
+                                                         quote):
+    """A clause of a line over 1,000 characters was quoted with the separator it was cut
+    after, "“the boiler pressure limit is 3 bar;”", where the stand-in's cited answers show
+    the clause alone (`ragkit.standin.answer.shown`)."""
+    log = plant_log(between, last)
+    assert len(log) > 1000 and "\n" not in log
+    index = Pipeline.build([Document("plant.txt", log, "Plant log")], IndexConfig(embedder=None),
+                           progress=False)
+    result = run_agent(question, [TOOLS[n] for n in ("grep", "glob", "read_file", "docs_search")],
+                       ToolContext(root=tmp_path, pipeline=index), llm=LLM(cache=False))
+    assert [c.name for c in result.tool_calls] == ["docs_search"]
+    assert result.answer == f"From the documents found:\n- “{quote}” [plant.txt#0]"

@@ -13,7 +13,8 @@ What it is: `answer(state)` — the final text of the stand-in agent program
   declines too;
 - wording: the sentences of the `docs_search` results chosen by the stand-in's extractive
   answer rule (`ragkit.standin.answer.choose`: IDF-weighted term support ≥ 0.8), each with
-  its source (`<document path>#<n>`); weak support: `DECLINE`;
+  its source (`<document path>#<n>`), a clause of a long line without the ", " it was cut
+  after (`ragkit.standin.answer.shown`); weak support: `DECLINE_SEARCH`;
 - aggregate: one sentence from the `reports_sql` table (`ragkit.standin.agent_sql.answer`);
 - a note was asked for: the answer, then one line saying whether `notes_save` ran — taken
   from the result's `is_error` flag, never from its text.
@@ -29,7 +30,7 @@ from ragkit.answer import result_sources
 from ragkit.standin import agent_sql
 from ragkit.standin.agent_state import (State, definitions, is_test, key_terms, question_kind,
                                         words)
-from ragkit.standin.answer import choose
+from ragkit.standin.answer import choose, shown
 
 DECLINE = ("I don't know: the searches found no code that supports an answer "
            "(offline stand-in: term matching over grep and read_file results).")
@@ -144,7 +145,7 @@ def search_answer(state: State) -> str:
     chosen = choose(state.question, results)
     if not chosen:
         return DECLINE_SEARCH
-    quotes = [f"- “{' '.join(unit.text.split())}” [{results[unit.result].get('source', '')}]"
+    quotes = [f"- “{' '.join(shown(unit).split())}” [{results[unit.result].get('source', '')}]"
               for unit, _ in chosen]
     return "From the documents found:\n" + "\n".join(quotes)
 

@@ -135,13 +135,14 @@ def rule(request: dict[str, Any]) -> Reply | None:
     chosen = choose(question, results)
     if not chosen:
         return Reply.text(DECLINE)
-    return Reply([{"type": "text", "text": (" " if n else "") + _shown(unit),
+    return Reply([{"type": "text", "text": (" " if n else "") + shown(unit),
                    "citations": [quote_location(results, unit.result, unit.block,
                                                 unit.text)]}
                   for n, (unit, _) in enumerate(chosen)])
 
 
-def _shown(unit: Unit) -> str:
-    """A quote as the reply shows it: stripped, a clause without the ", " it was cut after
-    (`ragkit.assemble.clause_shown`); its citation's `cited_text` keeps the exact block."""
+def shown(unit: Unit) -> str:
+    """A quote as a reply shows it: stripped, a clause without the ", " it was cut after
+    (`ragkit.assemble.clause_shown`); a citation's `cited_text` keeps the exact block. The
+    rule of every stand-in quote: this reply's, the agent's and the long-context reply's."""
     return clause_shown(unit.text) if unit.clause else unit.text.strip()

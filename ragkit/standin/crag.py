@@ -12,7 +12,8 @@ Deterministic word-overlap rules (`ragkit.support`), never a model's judgement:
   and ends with a question: the extractive answerer of `ragkit.standin.answer` over the
   documents' sentences and lines, each document a search result titled by its source. The
   quotes come back as plain text naming their source (no citations: the documents are text
-  blocks), or the decline.
+  blocks), a clause of a long line without the ", " it was cut after
+  (`ragkit.standin.answer.shown`), or the decline.
 Other `[ragkit judge: …]` tasks and anything else: None (not mine).
 """
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 from ragkit.agent import crag, self_rag
 from ragkit.answer import DECLINE
 from ragkit.assemble import blocks
-from ragkit.standin.answer import choose
+from ragkit.standin.answer import choose, shown
 from ragkit.standin.base import Reply, user_text
 from ragkit.support import coverage
 
@@ -71,7 +72,7 @@ def _long_context(request: dict[str, Any]) -> Reply | None:
     chosen = choose(texts[-1], results)
     if not chosen:
         return Reply.text(DECLINE)
-    quotes = [f"{unit.text.strip()} (source: {results[unit.result]['source']})"
+    quotes = [f"{shown(unit)} (source: {results[unit.result]['source']})"
               for unit, _ in chosen]
     return Reply.text(" ".join(quotes))
 
