@@ -211,3 +211,19 @@ def test_a_search_that_runs_out_of_time_reading_does_not_blame_the_pattern(monke
     assert str(caught.value) == ("the search for 'refund' ran out of its 0.5 s before matching "
                                  "began (reading 2 files, 2.0 M characters, on a busy machine); "
                                  "narrow path_glob to fewer files")
+
+
+def test_a_missing_path_holding_wildcards_suggests_a_glob_without_them(tree):
+    """The example glob was built from the missing name as written: a path like
+    "**/*load*')" gave "glob(pattern='**/**load*')*')", a pattern of the name's own wildcards
+    and quotes that no model could use. The example keeps the name's letters only."""
+    with pytest.raises(ToolError) as raised:
+        read(tree, "*load*")
+    assert str(raised.value) == ("no such file '*load*'; list files with glob, e.g. "
+                                 "glob(pattern='**/*load*')")
+    with pytest.raises(ToolError) as raised:
+        read(tree, "**/*load*')")
+    assert str(raised.value).endswith("glob(pattern='**/*load*')")
+    with pytest.raises(ToolError) as raised:
+        read(tree, "*")
+    assert str(raised.value) == "no such file '*'; list files with glob, e.g. glob(pattern='**/*')"

@@ -137,9 +137,11 @@ class Root:
             return ToolError(f"'{short(here)}' is a symbolic link, and these tools never follow "
                              f"links, not even inside the root{self._target(here)}")
         if exc.errno == errno.ENOENT:
-            stem = PurePosixPath(shown).stem or "name"
+            # the name's own wildcards or quotes would make the example a broken pattern
+            stem = re.sub(r"[^\w.\- ]", "", PurePosixPath(shown).stem)[:40]
+            example = f"**/*{stem}*" if stem else "**/*"
             return ToolError(f"no such file '{short(shown)}'; list files with glob, e.g. "
-                             f"glob(pattern='**/*{stem[:40]}*')")
+                             f"glob(pattern='{example}')")
         if exc.errno == errno.ENOTDIR:
             return ToolError(f"'{short(here)}' is a file, not a folder, so '{short(shown)}' "
                              f"does not exist; {ALLOWED}")
