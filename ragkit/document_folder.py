@@ -13,8 +13,10 @@ damaged; a page with no body text; a damaged Word file) stops the load with one 
 it — or, with `skip_bad=True`, is left out with a warning and listed in `Loaded.skipped`. So
 does an entry of a stranger's folder that must not be read (`ragkit.loaders.folder`): a
 symbolic link leading out of the folder, nowhere or round in a loop, a FIFO, socket or
-device, a name that is not UTF-8 or holds a control character. A ragkit index inside the
-folder is not read (an index written into the folder it indexes would be, on the next run).
+device, a name that is not UTF-8 or holds a control character. A folder ragkit wrote inside
+the folder — an index, a `ragkit cookbook` results folder — is not read and is listed in
+`Loaded.outputs` (an index written into the folder it indexes would be read on the next
+run, a report would become chunks).
 A file of a type ragkit does not read is left out and listed in `Loaded.unread`
 (`unread_note` says it in one line; `ragkit.folder_summary.file_summary` tabulates a load),
 a symbolic link to a folder (not followed) in `Loaded.linked` (`linked_note`; not one to a
@@ -38,7 +40,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,7 @@ import ragkit.jobs
 from ragkit.documents import Document, RagkitError, RagkitWarning, check_text
 from ragkit.index_owner import is_index
 from ragkit.jobs import die_with_parent, usable_cores
+from ragkit.loaded_folder import Loaded, Skipped, ragkit_output  # noqa: F401 (as before)
 from ragkit.loaders import LOADERS, load_file
 from ragkit.loaders.folder import broken_note, linked_note, pinned, recheck, scan, shown
 from ragkit.loaders.front_matter import UNPRINTABLE, split_front_matter
@@ -61,29 +63,6 @@ TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".rst", ".py", ".ts", ".js
 PROSE_SUFFIXES = (".md", ".markdown", ".txt", ".text", ".rst")  # a "# " line may title them
 PROGRESS_DELAY = 2.0  # seconds: a load that takes longer shows a progress bar on stderr
 PARALLEL_BYTES = 2**20  # PDF/HTML/Word bytes from which worker processes read them (~300 pages)
-
-
-@dataclass(frozen=True)
-class Skipped:
-    """A file `load_folder(..., skip_bad=True)` left out, and why (its error line)."""
-
-    path: str  # relative to the folder
-    reason: str
-
-
-class Loaded(list):
-    """The documents of a folder, in path order — a list, as `load_folder` always returned
-    — `skipped`: the files left out under `skip_bad`, each with its reason, `unread`: the
-    files of a type ragkit does not read (`.tex`, `.csv`, images), `linked`: the symbolic
-    links to folders, not followed, and `broken`: those to nothing or in a loop; relative
-    paths."""
-
-    def __init__(self, documents: list[Document], skipped: list[Skipped],
-                 unread: list[str] | None = None, linked: list[str] | None = None,
-                 broken: list[str] | None = None) -> None:
-        super().__init__(documents)
-        self.skipped, self.unread = skipped, unread or []
-        self.linked, self.broken = linked or [], broken or []
 
 
 def unread_note(unread: Sequence[str]) -> str:
@@ -199,19 +178,28 @@ def _wanted(name: str) -> bool:
 
 
 def folder_entries(root: Path, others: list[Path] | None = None, links: list[Path] | None = None,
-                   broken: list[Path] | None = None) -> list[tuple[Path, str | None]]:
+                   broken: list[Path] | None = None, outputs: dict[Path, str] | None = None
+                   ) -> list[tuple[Path, str | None]]:
     """Every entry `load_folder` meets, in path order, with None (it is read) or why it is
     not (`ragkit.loaders.folder.scan`: a symbolic link leaving the folder, a FIFO, a name
     that is not UTF-8...). Known suffixes (in any case: a Windows folder's REPORT.PDF,
-    NOTES.TXT), nothing hidden, no ragkit index inside the folder (an index written into it
-    would be read back as documents on the next run), each file once — a symlink to a file
-    the folder holds (or that another symlink already gave) is left out, as its text would
-    be a duplicate document that retrieval and a golden set's "in no other document" check
-    would trip over."""
+    NOTES.TXT), nothing hidden, no folder ragkit wrote (`ragkit_output`: an index, a results
+    folder of `ragkit cookbook`; each put in `outputs` with what it is: read back, an index
+    would be documents on the next run, a report chunks), each file once — a symlink to a
+    file the folder holds (or that another symlink already gave) is left out, as its text
+    would be a duplicate document that retrieval and a golden set's "in no other document"
+    check would trip over."""
     if is_index(root):  # its chunks.jsonl and index.json would be read as documents
         raise RagkitError(f"{root}: a ragkit index folder, not documents; give the folder (or "
                           f"file) of documents it was built from")
-    entries = scan(root, _wanted, is_index, others, links, broken)
+
+    def ours(folder: Path) -> bool:  # also asked of the real path a link to a folder names
+        what = ragkit_output(folder)
+        if what is not None and outputs is not None and folder.is_relative_to(root):
+            outputs[folder] = what
+        return what is not None
+
+    entries = scan(root, _wanted, ours, others, links, broken)
     if not any(why is None and path.is_symlink() for path, why in entries):
         return entries
     seen = {p.resolve() for p, why in entries if why is None and not p.is_symlink()}
@@ -222,9 +210,11 @@ def folder_entries(root: Path, others: list[Path] | None = None, links: list[Pat
             if target in seen:
                 continue
             seen.add(target)
-            if any(is_index(folder) for folder in target.parents  # skipped when walked
-                   if folder.is_relative_to(real) and folder != real):
-                why = "a symbolic link into a ragkit index folder, whose files are not read"
+            into = next((what for folder in target.parents  # skipped when walked
+                         if folder.is_relative_to(real) and folder != real
+                         and (what := ragkit_output(folder))), None)
+            if into is not None:
+                why = f"a symbolic link into {into}, whose files are not read"
         kept.append((path, why))
     return kept
 
@@ -268,8 +258,8 @@ def load_folder(root: Path | str, skip_bad: bool = False, progress: bool = True,
     root = Path(root)
     if not root.is_dir():
         raise RagkitError(f"{root}: not a folder")
-    docs, skipped, others, links, broken = [], [], [], [], []
-    entries = folder_entries(root, others, links, broken)
+    docs, skipped, others, links, broken, outputs = [], [], [], [], [], {}
+    entries = folder_entries(root, others, links, broken, outputs)
     files = [path for path, why in entries if why is None]
     with _pool(_workers(files, jobs)) as pool, \
             tqdm(entries, desc="loading", unit="file", disable=not progress, leave=False,
@@ -296,4 +286,6 @@ def load_folder(root: Path | str, skip_bad: bool = False, progress: bool = True,
                                                      f"skipped)" if skipped else "")
                           + "".join(f"; {note}" for note in (unread_note(unread),
                                     linked_note(linked), broken_note(gone)) if note))
-    return Loaded(docs, skipped, unread, linked, gone)
+    ours = [Skipped(rel, f"{rel}: {what}, not read as documents") for rel, what in
+            sorted((p.relative_to(root).as_posix(), what) for p, what in outputs.items())]
+    return Loaded(docs, skipped, unread, linked, gone, ours)

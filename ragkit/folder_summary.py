@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ragkit.chunking import is_code
-from ragkit.document_folder import Skipped
 from ragkit.documents import Chunk, Document, RagkitError
+from ragkit.loaded_folder import Skipped
 
 UNREAD = "not a type of file ragkit reads"
 LINKED = "a symbolic link to a folder, not followed"
@@ -30,13 +30,15 @@ def file_summary(docs: list[Document], skipped: list[Skipped] | None = None,
     `chars`, `chunks` (only when the index's `chunks` are given) and `skipped` (why, without
     the file's name, which is the row's; else ''). `skipped` defaults to `docs.skipped` when
     `docs` is a `Loaded`, whose `unread` files (a type ragkit does not read), `linked`
-    folders (symbolic links, not followed) and `broken` links are rows too."""
+    folders (symbolic links, not followed), `broken` links and `outputs` (folders ragkit
+    wrote, an index or cookbook results, not read) are rows too."""
     if skipped is None:
         skipped = getattr(docs, "skipped", [])
     skipped = [*skipped, *(Skipped(name, f"{name}: {UNREAD}")
                            for name in getattr(docs, "unread", [])),
                *(Skipped(name, f"{name}: {LINKED}") for name in getattr(docs, "linked", [])),
-               *(Skipped(name, f"{name}: {BROKEN}") for name in getattr(docs, "broken", []))]
+               *(Skipped(name, f"{name}: {BROKEN}") for name in getattr(docs, "broken", [])),
+               *getattr(docs, "outputs", [])]
     counts = Counter(c.doc_id for c in chunks) if chunks is not None else None
     rows = []
     for doc in docs:
