@@ -9,8 +9,9 @@ HTML or Word file's headings become `#` lines of its text, so every format's hea
 feeds the chunker, the structural contextualizer and the `[Source | Section]` tags alike.
 
 A file that cannot be read (not UTF-8, empty, binary; a PDF with no text layer, encrypted or
-damaged; a page with no body text; a damaged Word file) stops the load with one line naming
-it — or, with `skip_bad=True`, is left out with a warning and listed in `Loaded.skipped`. So
+damaged; a page with no body text; a damaged Word file; one removed since the folder was
+listed, said so) stops the load with one line naming it — or, with `skip_bad=True`, is left
+out with a warning and listed in `Loaded.skipped`. So
 does an entry of a stranger's folder that must not be read (`ragkit.loaders.folder`): a
 symbolic link leading out of the folder, nowhere or round in a loop, a FIFO, socket or
 device, a name that is not UTF-8 or holds a control character. A folder ragkit wrote inside
@@ -47,7 +48,8 @@ import ragkit.jobs
 from ragkit.documents import Document, RagkitError, RagkitWarning, check_text
 from ragkit.index_owner import is_index
 from ragkit.jobs import die_with_parent, usable_cores
-from ragkit.loaded_folder import Loaded, Skipped, ragkit_output  # noqa: F401 (as before)
+from ragkit.loaded_folder import (Loaded, Skipped,  # noqa: F401 (importable here, as before)
+                                  ragkit_output, removed_while_read)
 from ragkit.loaders import LOADERS, load_file
 from ragkit.loaders.folder import broken_note, linked_note, pinned, recheck, scan, shown
 from ragkit.loaders.front_matter import UNPRINTABLE, split_front_matter
@@ -275,10 +277,11 @@ def load_folder(root: Path | str, skip_bad: bool = False, progress: bool = True,
                 docs.append(_printable(_result(pending[path], path) if path in pending
                                        else load_listed(path, rel, real_root)))
             except RagkitError as exc:
+                said = removed_while_read(path)  # since the listing: not the file's fault
                 if not skip_bad:
-                    raise
-                skipped.append(Skipped(shown(rel), str(exc)))
-                warnings.warn(f"skipped {exc}", RagkitWarning, stacklevel=2)
+                    raise exc if said is None else RagkitError(said) from None
+                skipped.append(Skipped(shown(rel), said or str(exc)))
+                warnings.warn(f"skipped {said or exc}", RagkitWarning, stacklevel=2)
     unread, linked, gone = (sorted(p.relative_to(root).as_posix() for p in found)
                             for found in (others, links, broken))
     if not docs:

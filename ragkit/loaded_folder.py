@@ -11,6 +11,8 @@ What it is:
   the report, results.json, summary.md, the executed notebooks and their records, and any
   sweep's output). Read back as documents, a report became chunks, and notebook 08 asked
   questions about its own earlier report.
+- `removed_while_read(path)`: the line for a file that went away between the listing and
+  its reading ("cannot read (No such file or directory)" read as a fault of the file).
 
 What it is not: the reading (`ragkit.document_folder`), nor the table of a load
 (`ragkit.folder_summary`).
@@ -18,6 +20,7 @@ What it is not: the reading (`ragkit.document_folder`), nor the table of a load
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,3 +71,10 @@ def ragkit_output(folder: Path) -> str | None:
     known = isinstance(by, str) and by.startswith("ragkit cookbook ") and by.isprintable()
     return "a ragkit results folder" + (f" ({by[:40]})" if known else "")
 
+
+def removed_while_read(path: Path) -> str | None:
+    """The error line for a file (or folder) that is no longer there — it was deleted or
+    moved after the folder was listed, not a fault of the file — or None while it is."""
+    if os.path.lexists(path):
+        return None
+    return f"{shown(path)}: removed while the folder was read"
