@@ -11,7 +11,8 @@ feeds the chunker, the structural contextualizer and the `[Source | Section]` ta
 A file that cannot be read (not UTF-8, empty, binary; a PDF with no text layer, encrypted or
 damaged; a page with no body text; a damaged Word file; one removed since the folder was
 listed, said so) stops the load with one line naming it — or, with `skip_bad=True`, is left
-out with a warning and listed in `Loaded.skipped`. So
+out with a warning and listed in `Loaded.skipped` (marked `unreadable` when it is there but
+cannot be opened now: `ragkit.loaded_folder`). So
 does an entry of a stranger's folder that must not be read (`ragkit.loaders.folder`): a
 symbolic link leading out of the folder, nowhere or round in a loop, a FIFO, socket or
 device, a name that is not UTF-8 or holds a control character. A folder ragkit wrote inside
@@ -49,7 +50,7 @@ from ragkit.documents import Document, RagkitError, RagkitWarning, check_text
 from ragkit.index_owner import is_index
 from ragkit.jobs import die_with_parent, usable_cores
 from ragkit.loaded_folder import (Loaded, Skipped,  # noqa: F401 (importable here, as before)
-                                  ragkit_output, removed_while_read)
+                                  ragkit_output, removed_while_read, unreadable_now)
 from ragkit.loaders import LOADERS, load_file
 from ragkit.loaders.folder import broken_note, linked_note, pinned, recheck, scan, shown
 from ragkit.loaders.front_matter import UNPRINTABLE, split_front_matter
@@ -280,7 +281,8 @@ def load_folder(root: Path | str, skip_bad: bool = False, progress: bool = True,
                 said = removed_while_read(path)  # since the listing: not the file's fault
                 if not skip_bad:
                     raise exc if said is None else RagkitError(said) from None
-                skipped.append(Skipped(shown(rel), said or str(exc)))
+                held = (why is None or why.startswith("cannot ")) and unreadable_now(path)
+                skipped.append(Skipped(shown(rel), said or str(exc), held))
                 warnings.warn(f"skipped {said or exc}", RagkitWarning, stacklevel=2)
     unread, linked, gone = (sorted(p.relative_to(root).as_posix() for p in found)
                             for found in (others, links, broken))

@@ -1,8 +1,12 @@
 """What a folder load gave beside its documents: what it left out, and why.
 
 What it is:
-- `Skipped(path, reason)`: a file (or a folder that could not be listed) that
-  `load_folder(..., skip_bad=True)` left out.
+- `Skipped(path, reason, unreadable)`: a file (or a folder that could not be listed) that
+  `load_folder(..., skip_bad=True)` left out. `unreadable` marks one that is there but could
+  not be opened now (`unreadable_now`: its permissions, say): what it holds is unknown, not
+  bad, so `ragkit index --update` keeps the version the index holds (`kept_in_index`,
+  `kept_note`, in its place: `in_folder_order`) where it dropped the document as if the file
+  had been deleted.
 - `Loaded`: the documents, a list, with `skipped`, `unread`, `linked`, `broken` and
   `outputs` (the folders ragkit wrote — an index, a results folder of `ragkit cookbook` —
   which are not read as documents).
@@ -19,8 +23,11 @@ What it is not: the reading (`ragkit.document_folder`), nor the table of a load
 """
 from __future__ import annotations
 
+import errno
+import heapq
 import json
 import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,14 +36,17 @@ from ragkit.index_owner import is_index
 from ragkit.loaders.folder import shown
 
 RESULTS_MARKER = ".ragkit-results"  # `ragkit.notebook_runner.MARKER`, written by run and sweep
+_GONE = (errno.ENOENT, errno.ENOTDIR)
 
 
 @dataclass(frozen=True)
 class Skipped:
-    """A file `load_folder(..., skip_bad=True)` left out, and why (its error line)."""
+    """A file `load_folder(..., skip_bad=True)` left out, and why (its error line);
+    `unreadable`: it is there, but could not be opened now (see the module docstring)."""
 
     path: str  # relative to the folder
     reason: str
+    unreadable: bool = False
 
 
 class Loaded(list):
@@ -78,3 +88,49 @@ def removed_while_read(path: Path) -> str | None:
     if os.path.lexists(path):
         return None
     return f"{shown(path)}: removed while the folder was read"
+
+
+def unreadable_now(path: Path) -> bool:
+    """Whether `path`, a file or folder that is there, cannot be opened (or listed) now: no
+    read permission, too many open files. Not a link changed to lead nowhere or loop, nor a
+    file that opens (its bytes are what is wrong with it)."""
+    try:
+        if os.path.isdir(path) and not os.path.islink(path):
+            with os.scandir(path):
+                return False
+        fd = os.open(os.path.realpath(path), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+                     | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        return exc.errno not in (*_GONE, errno.ELOOP)
+    os.close(fd)
+    return False
+
+
+def kept_in_index(indexed: Iterable[str], documents: Sequence[Document]) -> list[str]:
+    """Of the `indexed` document ids (in index order), those a load `documents` could not
+    open now (`Skipped.unreadable`): the file itself, or every file under a folder that
+    could not be listed. An index update keeps them as they are indexed."""
+    paths = [s.path for s in getattr(documents, "skipped", []) if s.unreadable]
+    if not paths:
+        return []
+    files, folders = set(paths), tuple(f"{path}/" for path in paths)
+    return [doc_id for doc_id in indexed if doc_id in files or doc_id.startswith(folders)]
+
+
+def kept_note(kept: Sequence[str]) -> str:
+    """One line on the documents an update kept as indexed, their files unreadable now."""
+    names = ", ".join(shown(doc_id) for doc_id in kept[:5]) + (", …" if len(kept) > 5 else "")
+    what = ("version of 1 document whose file is" if len(kept) == 1
+            else f"versions of {len(kept)} documents whose files are")
+    return (f"kept the indexed {what} there but cannot be read now: {names} (make "
+            f"{'it' if len(kept) == 1 else 'them'} readable and update again)")
+
+
+def in_folder_order(ids: Sequence[str], kept: Sequence[str]) -> list[str]:
+    """The document ids of a folder load (`ids`, in its path order: `load_folder` sorts the
+    entries by path, part by part) with the `kept` ids among them where a load that could
+    read them would put them — so an update that keeps them leaves the index's chunks in
+    the order a fresh build gives (ties rank by chunk position), not moved to its end."""
+    def parts(doc_id: str) -> list[str]:
+        return doc_id.split("/")
+    return list(heapq.merge(ids, sorted(kept, key=parts), key=parts))

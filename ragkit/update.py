@@ -11,6 +11,9 @@ on Milvus that writes a new collection and swaps it in (`ragkit.stores.milvus`).
 
 `update_index(pipeline, documents)` (`ragkit index --update`) finds which documents were
 added, changed or removed since the index was built and does that, in the documents' order.
+A document whose file is there but could not be opened now (`--skip-bad` left it out, its
+permissions, say: `ragkit.loaded_folder.Skipped.unreadable`) keeps its indexed version, with
+a warning naming it, rather than being removed as if the file were gone.
 On an index whose contexts Claude wrote, a document whose chunks changed in metadata alone
 (its title, say) keeps its contexts and vectors: Claude never read the title, so asking again
 would send the same requests (`relabelled`).
@@ -20,14 +23,16 @@ for deleting rows only), nor for parent–child indexes (rebuild those).
 """
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 import numpy as np
 
 from ragkit.dense import DenseIndex
-from ragkit.documents import Chunk, Document, RagkitError
+from ragkit.documents import Chunk, Document, RagkitError, RagkitWarning
 from ragkit.lexical import BM25
+from ragkit.loaded_folder import in_folder_order, kept_in_index, kept_note
 from ragkit.pipeline import Pipeline
 from ragkit.prepare import contextualized_chunks
 
@@ -150,11 +155,18 @@ def update_index(pipeline, documents: Sequence[Document], chunks: Sequence[Chunk
                  progress: bool = False):
     """(`pipeline` brought up to `documents`, changed, removed): re-indexes only the added and
     changed documents, drops the removed ones, chunks in `documents` order; (None, [], [])
-    when nothing changed. A Milvus-backed index is read back (chunks and window vectors)."""
+    when nothing changed. A Milvus-backed index is read back (chunks and window vectors).
+    An indexed document whose file `documents` (a `Loaded`) could not open now is kept as it
+    is, with a `RagkitWarning` naming it (`ragkit.loaded_folder.kept_in_index`)."""
     if chunks is not None:  # given chunks (a data set's own): index exactly those
         raise RagkitError("updating an index of a data set with its own chunks is not "
                           "supported; rebuild it")
     changed, removed = changed_documents(pipeline, documents)
+    kept = kept_in_index(removed, documents)  # there, but unreadable now: not removed
+    if kept:
+        warnings.warn(kept_note(kept), RagkitWarning, stacklevel=2)
+        held = set(kept)
+        removed = [doc_id for doc_id in removed if doc_id not in held]
     if not changed and not removed:
         return None, [], []
     if pipeline.store.kind != "memory":
@@ -168,5 +180,7 @@ def update_index(pipeline, documents: Sequence[Document], chunks: Sequence[Chunk
                             pipeline.bm25, pipeline.dense, pipeline._embedder,
                             pipeline.embedder_record)
     rest = [d for d in changed if d.id not in relabel]  # BM25 is refitted all the same
-    new = replace_documents(pipeline, rest, removed, progress, [d.id for d in documents])
+    order = in_folder_order([d.id for d in documents], kept)  # where a build puts them
+    new = replace_documents(pipeline, rest, removed, progress, order)
     return new, changed, removed
+
