@@ -35,7 +35,7 @@ from ragkit.documents import Document
 from ragkit.index_owner import is_index
 from ragkit.loaders.folder import shown
 
-RESULTS_MARKER = ".ragkit-results"  # `ragkit.notebook_runner.MARKER`, written by run and sweep
+RESULTS_MARKER = ".ragkit-results"  # written by `ragkit.notebook_runner.mark` (run and sweep)
 _GONE = (errno.ENOENT, errno.ENOTDIR)
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 from ragkit.atomic import write_text
 from ragkit.documents import RagkitError
+from ragkit.loaded_folder import RESULTS_MARKER as MARKER
 from ragkit.loaders.folder import escaped
 from ragkit.notebook_params import (CHANGED_ENV, SESSION_ENV, changed_parameters,
                                     effective_parameters)
@@ -40,7 +41,6 @@ from ragkit.run_progress import register
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 NAME = re.compile(r"^\d\d_[a-z0-9_]+\.ipynb$")
-MARKER = ".ragkit-results"
 RESULTS = "a ragkit results folder"
 NOTEBOOK_ENV = {"IPYKERNEL_CELL_NAME": "<IPY-INPUT>", "PYDEVD_DISABLE_FILE_VALIDATION": "1",
                 "TQDM_MININTERVAL": "1000",
