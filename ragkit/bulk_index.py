@@ -48,6 +48,7 @@ from ragkit.jobs import die_with_parent, worker_block
 from ragkit.lexical import BM25, get_tokenizer
 from ragkit.lexical.parallel import Merge, default_workers
 from ragkit.lexical.termids import TermIds
+from ragkit.progress import progress_bar
 
 BLOCK = 25_000  # lines per task
 THRESHOLD = 2 * BLOCK  # a file of fewer lines than this stays in this process
@@ -92,8 +93,7 @@ def index_jsonl(path: Path, config: IndexConfig, out: Path, workers: int | None 
 def _run(path: Path, config: IndexConfig, handle, rows, workers: int, progress: bool):
     """Every block chunked, written to `rows` and tokenized, in file order: (the merged
     (term ids, tokens per chunk, vocabulary), each document id's hash, documents, chunks)."""
-    from tqdm import tqdm
-    with tqdm(desc="index", unit=" docs", disable=not progress, leave=False) as bar:
+    with progress_bar(desc="index", unit=" docs", disable=not progress, leave=False) as bar:
         return _run_blocks(path, config, handle, rows, workers, bar)  # bar closed on Ctrl-C
 
 

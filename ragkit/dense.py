@@ -24,11 +24,11 @@ from pathlib import Path
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
-from tqdm import tqdm
 
 from ragkit.windows import windows
 from ragkit.documents import Chunk, RagkitError, RagkitWarning
 from ragkit.jobs import threads
+from ragkit.progress import progress_bar
 from ragkit.ranking import top_k, top_k_rows  # noqa: F401 (their home before ragkit.ranking)
 
 VECTOR_BLOCK = 1 << 16  # vectors per single-threaded product (`similarities`)
@@ -199,8 +199,9 @@ def window_texts(embedder, chunks: Sequence[Chunk], window: int, progress: bool 
     minute before the first vector), so with `progress` a `windows` bar counts the chunks."""
     texts, owners = [], []
     limit = getattr(embedder, "max_tokens", None) if getattr(embedder, "truncates", True) else None
-    for position, chunk in enumerate(tqdm(chunks, desc="windows", unit="chunk", leave=False,
-                                          disable=not progress, delay=BAR_DELAY)):
+    bar = progress_bar(chunks, desc="windows", unit="chunk", leave=False, disable=not progress,
+                       delay=BAR_DELAY)
+    for position, chunk in enumerate(bar):
         prefix = f"{chunk.context}\n\n" if chunk.context else ""
 
         def measure(pieces: list[str], prefix: str = prefix) -> list[int]:

@@ -58,6 +58,7 @@ from ragkit.loaders.pages import composed
 from ragkit.loaders.text import read_text
 from ragkit.loaders.underlined import atx_headings
 from ragkit.outline import one_line
+from ragkit.progress import progress_bar
 from ragkit.text_stats import counted
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".rst", ".py", ".ts", ".js", ".java",
@@ -257,7 +258,6 @@ def load_folder(root: Path | str, skip_bad: bool = False, progress: bool = True,
     processes read the PDF, HTML and Word files (`_workers`: by default one per core for a
     folder of at least `PARALLEL_BYTES` of them); the result is the same either way.
     """
-    from tqdm import tqdm  # deferred: only a load shows a bar
     root = Path(root)
     if not root.is_dir():
         raise RagkitError(f"{root}: not a folder")
@@ -265,8 +265,8 @@ def load_folder(root: Path | str, skip_bad: bool = False, progress: bool = True,
     entries = folder_entries(root, others, links, broken, outputs)
     files = [path for path, why in entries if why is None]
     with _pool(_workers(files, jobs)) as pool, \
-            tqdm(entries, desc="loading", unit="file", disable=not progress, leave=False,
-                 delay=PROGRESS_DELAY) as bar:
+            progress_bar(entries, desc="loading", unit="file", disable=not progress,
+                         leave=False, delay=PROGRESS_DELAY) as bar:
         real_root = os.path.realpath(root)
         pending = {p: pool.submit(load_listed, p, p.relative_to(root).as_posix(), real_root)
                    for p in files if pool is not None and p.suffix.lower() in LOADERS}

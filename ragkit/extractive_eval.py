@@ -44,6 +44,7 @@ from ragkit.config import DEFAULT_RERANK, SearchConfig
 from ragkit.documents import Query
 from ragkit.extractive import Extract, Features, Params, choose, features
 from ragkit.pipeline import Pipeline
+from ragkit.progress import progress_bar
 from ragkit.text_stats import counted
 
 QUOTED = "answerable quoting the span %"
@@ -75,14 +76,13 @@ def extractive_cases(pipeline: Pipeline, queries: Sequence[Query], k: int = 5,
                      budget_tokens: int = DEFAULT_BUDGET, progress: bool = False) -> list[Case]:
     """Each query's features over its top-`k` hits, assembled as the answerer reads them
     (`progress`: a bar over the questions, whose sentences a first run embeds)."""
-    from tqdm import tqdm  # deferred: only a run shows a bar
     if not pipeline.has_dense:
         config = replace(config, mode="bm25", rerank="none")
     hits = pipeline.search([q.text for q in queries], k, config) if queries else []
     by_id = {c.id: c for c in pipeline.chunks}
     out = []
-    for query, found in tqdm(list(zip(queries, hits)), desc="answer offline", unit="question",
-                             disable=not progress, leave=False):
+    for query, found in progress_bar(list(zip(queries, hits)), desc="answer offline",
+                                     unit="question", disable=not progress, leave=False):
         chunks = by_id
         if pipeline.parents:
             found, parents = lift(found, pipeline.parents)

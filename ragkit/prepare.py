@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from tqdm import tqdm
 
 from ragkit.chunking import ChunkerConfig, chunk_children, chunk_document
 from ragkit.config import IndexConfig
 from ragkit.contextualize import get_contextualizer
 from ragkit.documents import Chunk, Document
+from ragkit.progress import progress_bar
 
 
 def _with_children(pairs: list[tuple[Document, list[Chunk]]], config: IndexConfig
@@ -51,9 +51,10 @@ def contextualized_chunks(documents: Sequence[Document], config: IndexConfig,
     if hasattr(contextualize, "many"):
         done = contextualize.many(pairs, progress=progress)
     else:
+        # shown only when it lasts: a fast one showed 0/23 and vanished
         done = [contextualize(doc, doc_chunks) for doc, doc_chunks in
-                tqdm(pairs, desc="contextualize", disable=not progress, leave=False,
-                     delay=0.5)]  # shown only when it lasts: a fast one showed 0/23 and vanished
+                progress_bar(pairs, desc="contextualize", disable=not progress, leave=False,
+                             delay=0.5)]
     out: list[Chunk] = [chunk for doc_chunks in done for chunk in doc_chunks]
     del pairs, done  # the chunks before contextualizing, not kept beside their copies
     return out, ({c.id: parents[c.metadata["parent"]] for c in out} if parents else None)

@@ -45,6 +45,7 @@ from ragkit.documents import Chunk, Document, RagkitError
 from ragkit.errors import MissingKey
 from ragkit.llm import LLM, CorpusCost, price, project_corpus_cost
 from ragkit.money import dollars as money_text
+from ragkit.progress import progress_bar
 from ragkit.text_stats import estimate_tokens
 
 if TYPE_CHECKING:
@@ -110,8 +111,9 @@ class ClaudeContextualizer:
     def many(self, pairs: Sequence[tuple[Document, Sequence[Chunk]]],
              progress: bool = True) -> list[list[Chunk]]:
         """Contexts for every (document, chunks) pair, one document after the other."""
-        bar = tqdm(total=sum(len(c) for _, c in pairs), desc=f"contextualize {self.model}",
-                   unit="chunk", disable=not progress, leave=False)
+        bar = progress_bar(total=sum(len(c) for _, c in pairs),
+                           desc=f"contextualize {self.model}", unit="chunk",
+                           disable=not progress, leave=False)
         short: list[str] = []
         try:
             with ThreadPoolExecutor(self.workers) as pool:

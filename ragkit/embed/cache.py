@@ -40,11 +40,11 @@ from pathlib import Path
 
 import numpy as np
 from filelock import FileLock, Timeout
-from tqdm import tqdm
 
 from ragkit.embed.base import Embedder, fingerprint_of
 from ragkit.errors import Interrupted, PartialResults, RagkitError, RagkitWarning
 from ragkit.models import ragkit_home
+from ragkit.progress import progress_bar
 from ragkit.sqlite_files import ReadOnlyFile, cannot_write, remove_database, resolved
 from ragkit.sqlite_files import read_only_errors, sqlite_errors
 
@@ -180,8 +180,8 @@ class CachedEmbedder:
         if items:
             prepare(self.inner)
         size = getattr(self.inner, "texts_per_call", None) or self.batch_size  # batch APIs: all
-        with tqdm(total=len(items), desc=f"embed {self.name}", unit="text",
-                  disable=not (progress and items)) as bar:  # closed on Ctrl-C too
+        with progress_bar(total=len(items), desc=f"embed {self.name}", unit="text",
+                          disable=not (progress and items)) as bar:  # closed on Ctrl-C too
             # measured under the bar: 300,000 windows take about 40 s to measure
             lengths = self.inner.token_lengths([t for _, t in items]) if items else []
             items = [items[i] for i in np.argsort(lengths, kind="stable")]

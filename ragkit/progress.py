@@ -1,0 +1,76 @@
+"""Progress bars that leave a notebook clean: the bar a long ragkit step shows.
+
+What it is: `progress_bar(iterable, **options)`, a tqdm bar (tqdm's options, iteration and
+`update`). In a terminal it is tqdm's own bar on stderr. In a Jupyter kernel (stderr is the
+kernel's stream) it is drawn in one output of the running cell instead, redrawn in place
+(`CellLine`). Why: JupyterLab draws stderr in a pink strip, the colour of an error, and keeps
+every character written to it, so a bar that cleared itself at the end (`leave=False`) left a
+pink strip of spaces, an empty error box, under the cell (notebook 01's index build, 04's
+offline answers, 08's folder load), and a kept bar stayed pink. In the cell's own output a
+cleared bar ends as an empty output (nothing shows) and a kept one (`leave=True`) as its last
+line in plain text: what ran, how many, how long.
+
+What it is not: ipywidgets' bar (`tqdm.notebook`), which needs one more package and its
+JupyterLab extension; nor a bar in notebooks that papermill or nbval run: their steps are
+called with `progress` off (`ragkit.notebook_params.live`), so committed outputs hold none.
+"""
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
+
+KERNEL_STREAM = "ipykernel.iostream"  # the module of a Jupyter kernel's sys.stderr
+
+
+class CellLine:
+    """A file tqdm draws into, shown as one output of the running cell.
+
+    tqdm redraws its line as "\\r" + the bar, and ends with "\\n" (a kept bar) or "\\r", spaces
+    and "\\r" (a cleared one). Only the text after the last "\\r" is the bar as it stands, so
+    that is what the output shows: the bar, its last line, or nothing (no output is made for a
+    bar that never drew, e.g. one under its `delay`)."""
+
+    encoding = "utf-8"  # tqdm draws Unicode blocks, not '#', on a file that says so
+
+    def __init__(self, display: Callable[..., Any]) -> None:
+        self._display = display  # IPython's `display`
+        self._handle: Any = None
+        self._text = ""
+        self.shown = ""  # the line the output shows now
+
+    def write(self, text: str) -> int:
+        self._text = (self._text + text).rsplit("\r", 1)[-1]
+        line = self._text.strip()
+        if line != self.shown:
+            data = {"text/plain": line}
+            if self._handle is None:
+                self._handle = self._display(data, raw=True, display_id=True)
+            else:
+                self._handle.update(data, raw=True)
+            self.shown = line
+        return len(text)
+
+    def flush(self) -> None:
+        """Nothing waits: each write is shown at once."""
+
+
+def cell_display() -> Callable[..., Any] | None:
+    """IPython's `display` when stderr is a Jupyter kernel's stream, else None. A kernel has
+    imported IPython.display already; a terminal never pays for importing it."""
+    if type(sys.stderr).__module__ != KERNEL_STREAM:
+        return None
+    return getattr(sys.modules.get("IPython.display"), "display", None)
+
+
+def progress_bar(iterable: Iterable[Any] | None = None, **options: Any) -> "tqdm":
+    """A tqdm bar over `iterable` with tqdm's `options`, drawn in the running cell's output in
+    a Jupyter kernel and on stderr elsewhere (module docstring). An explicit `file` is kept."""
+    from tqdm import tqdm  # deferred: commands that show no bar start without tqdm
+    display = None if options.get("disable") or "file" in options else cell_display()
+    if display is not None:
+        options["file"] = CellLine(display)
+    return tqdm(iterable, **options)

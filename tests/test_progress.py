@@ -1,0 +1,123 @@
+"""Progress bars in a notebook leave nothing behind; in a terminal they are tqdm's own.
+
+JupyterLab draws a kernel's stderr in a pink strip and keeps every character written to it:
+a bar that cleared itself at the end (`leave=False`: the `windows`, `contextualize`,
+`answer offline` and `loading` bars) left a pink strip of spaces, an empty error box, under
+notebook 01's index cell, 04's offline answers and 08's folder load.
+"""
+from __future__ import annotations
+
+import io
+import os
+import re
+import sys
+import textwrap
+
+import nbformat
+from nbclient import NotebookClient
+
+from ragkit.progress import CellLine, progress_bar
+
+# A notebook's index cell on an embedder whose measuring takes a while, as a large corpus's
+# does: the `windows` bar shows (it waits `ragkit.dense.BAR_DELAY`, 1 s), then clears itself.
+INDEX_CELL = textwrap.dedent("""\
+    import time
+
+    import numpy as np
+    import ragkit
+
+
+    class SlowWords:
+        name, max_tokens, dim, fingerprint = "slow-words", 512, 2, "slow-words-1"
+
+        def token_lengths(self, texts):
+            time.sleep(0.5)
+            return [len(t.split()) for t in texts]
+
+        def embed(self, texts, *, input_type="document", progress=False):
+            return np.full((len(texts), 2), 0.5 ** 0.5, dtype=np.float32)
+
+
+    documents = [ragkit.Document(f"d{i}.md", f"Note {i} about the gateway.") for i in range(3)]
+    pipeline = ragkit.Pipeline.build(documents, ragkit.IndexConfig(contextualizer="none"),
+                                     embedder=SlowWords(), progress=True)
+    print(len(pipeline.chunks), "chunks")
+""")
+
+
+class Recording(NotebookClient):
+    """nbclient, keeping each line a display output was drawn and redrawn with (JupyterLab
+    shows them one after the other; the saved notebook keeps only the last)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.redrawn: list[str] = []
+
+    def output(self, outs, msg, display_id, cell_index):
+        if msg["msg_type"] == "display_data":
+            self.redrawn.append(msg["content"]["data"].get("text/plain", ""))
+        return super().output(outs, msg, display_id, cell_index)
+
+    def _update_display_id(self, display_id, msg) -> None:
+        self.redrawn.append(msg["content"]["data"].get("text/plain", ""))
+        super()._update_display_id(display_id, msg)
+
+
+def test_a_bar_in_a_notebook_leaves_no_stderr_strip(tmp_path):
+    """The index cell as JupyterLab runs it: the `windows` bar is drawn in the cell's own
+    output, redrawn in place, and ends empty — no stderr at all, so no pink strip."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(INDEX_CELL)])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TQDM_")}
+    client = Recording(nb, timeout=180, kernel_name="python3",
+                       resources={"metadata": {"path": str(tmp_path)}})
+    client.execute(env={**env, "RAGKIT_HOME": str(tmp_path / "home")})
+    outputs = nb.cells[0].outputs
+    assert [o.get("name") for o in outputs if o.output_type == "stream"] == ["stdout"]
+    assert [(o.output_type, o.get("data", {}).get("text/plain"), o.get("text")) for o in outputs] \
+        == [("display_data", "", None), ("stream", None, "3 chunks\n")]
+    assert client.redrawn[-1] == ""  # cleared, as tqdm clears it in a terminal
+    assert re.fullmatch(r"windows: +\d+%\|.{10}\| [0-3]/3 \[.*\]", client.redrawn[0])
+
+
+class Handle:
+    """IPython's display handle, recording the output's texts."""
+
+    def __init__(self, shown: list[str]) -> None:
+        self.shown = shown
+
+    def update(self, data: dict, raw: bool) -> None:
+        self.shown.append(data["text/plain"])
+
+
+def test_a_kept_bar_ends_on_its_last_line_in_plain_text():
+    """A kept bar (`leave=True`, the `embed` bars) stays as one line saying what ran."""
+    shown: list[str] = []
+
+    def display(data: dict, raw: bool, display_id: bool) -> Handle:
+        shown.append(data["text/plain"])
+        return Handle(shown)
+
+    line = CellLine(display)
+    with progress_bar(total=4, desc="embed e5", unit="text", file=line, mininterval=0,
+                      disable=False) as bar:  # the suite sets TQDM_DISABLE
+        bar.update(4)
+    assert shown[0] == "embed e5:   0%|          | 0/4 [00:00<?, ?text/s]"
+    assert line.shown == shown[-1]
+    assert shown[-1].startswith("embed e5: 100%|██████████| 4/4 [00:00<00:00, ")
+    never = CellLine(display)
+    with progress_bar(total=4, desc="windows", file=never, delay=60, leave=False,
+                      disable=False) as bar:
+        bar.update(4)  # done before its delay: never drawn, so no output at all
+    assert never.shown == "" and len([s for s in shown if s.startswith("windows")]) == 0
+
+
+def test_outside_a_kernel_the_bar_is_tqdms_own_on_stderr(monkeypatch):
+    """A terminal (or any stderr not a kernel's) keeps tqdm's bar, cleared line and all."""
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    with progress_bar(range(3), desc="windows", leave=False, mininterval=0,
+                      disable=False) as bar:  # the suite sets TQDM_DISABLE
+        for _ in bar:
+            pass
+    assert err.getvalue().startswith("\rwindows:   0%|          | 0/3 [00:00<?, ?it/s]")
+    assert err.getvalue().endswith("\r")
