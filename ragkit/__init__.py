@@ -15,7 +15,7 @@ What it is: the public face of retrieval and its evaluation. Everything below is
   `fusion_methods`, `sweep_alpha`, `sweep_rrf_k`, `sweep_chunking`, `best_alpha`,
   `best_rrf_k`, `sweep_table`;
 - rerank: `sweep_candidates` (how many candidates to rerank), `timed_run`,
-  `rerank_step_times`, `latency_table`;
+  `rerank_step_times`, `latency_table`, `latency_sentence` (what that table shows);
 - evaluate: `judge`, `per_query`, `summarize`, `summary_table`, `by_kind`,
   `confidence_table`, `first_relevant_rank`, `round_metrics`, `bootstrap_ci`, `paired_test`;
   Anthropic's Contextual Retrieval ladder: `default_rungs`, `build_indexes`, `ladder_table`,
@@ -65,7 +65,8 @@ _LAZY = {
     "ragkit.tune": ["best_alpha", "best_rrf_k", "candidate_lists", "fusion_methods",
                     "sweep_alpha", "sweep_chunking", "sweep_rrf_k", "sweep_table"],
     "ragkit.rerank_sweep": ["sweep_candidates"],
-    "ragkit.rerank_timing": ["latency_table", "rerank_step_times", "timed_run"],
+    "ragkit.rerank_timing": ["latency_sentence", "latency_table", "rerank_step_times",
+                             "timed_run"],
     "ragkit.stats": ["paired_test"],
     "ragkit.ladder": ["build_indexes", "compare_routes", "context_routes", "default_rungs",
                       "ladder_table"],
@@ -84,7 +85,8 @@ __all__ = [
     "default_rungs", "evaluate_configs", "example_chunk", "file_summary", "first_relevant_rank",
     "fuse", "fusion_methods",
     "get_contextualizer", "get_tokenizer", "has_api_key", "judge", "ladder_table",
-    "latency_table", "load_beir", "load_cookbook", "load_dataset", "load_documents_jsonl",
+    "latency_sentence", "latency_table", "load_beir", "load_cookbook", "load_dataset",
+    "load_documents_jsonl",
     "load_folder", "load_queries_jsonl", "load_shipped", "make_client", "paired_test",
     "per_query", "price", "projection_table", "rerank_step_times", "round_metrics", "rrf",
     "run_usage", "sample_folder", "seed_cost_table", "summarize", "summary_table", "sweep_alpha",

@@ -37,7 +37,7 @@ HOMES = {
         "ragkit.tune": "best_alpha best_rrf_k candidate_lists fusion_methods sweep_alpha "
                        "sweep_chunking sweep_rrf_k sweep_table",
         "ragkit.rerank_sweep": "sweep_candidates",
-        "ragkit.rerank_timing": "latency_table rerank_step_times timed_run",
+        "ragkit.rerank_timing": "latency_sentence latency_table rerank_step_times timed_run",
         "ragkit.evaluate": "bootstrap_ci by_kind confidence_table first_relevant_rank judge "
                            "per_query round_metrics summarize summary_table",
         "ragkit.stats": "paired_test",

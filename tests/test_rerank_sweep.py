@@ -1,6 +1,7 @@
 """Rerank latency, the rerank-depth sweep and the projected cost of a listwise reranker."""
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from ragkit.documents import Chunk, Document, Golden, Query, RagkitError
@@ -11,7 +12,8 @@ from ragkit.rerank import Candidate
 from ragkit.rerank.claude import ClaudeReranker, projected_usage
 from ragkit.rerank.listwise import build_messages
 from ragkit.rerank_sweep import sweep_candidates
-from ragkit.rerank_timing import latency_table, rerank_step_times, timed_run
+from ragkit.rerank_timing import (latency_sentence, latency_table, rerank_step_times,
+                                  timed_run)
 from ragkit.standin import estimate_tokens, request_tokens
 
 DOCS = [Document(f"doc{i}", f"Report {i}. The widget count for plant {i} is {i * 7} units. "
@@ -37,6 +39,35 @@ def test_latency_table_gives_the_quantiles_of_each_list():
     table = latency_table({"a": [1.0, 2.0, 3.0, 4.0, 100.0]})
     assert table.loc["a"].to_dict() == {"queries": 5, "p50 ms": 3.0,
                                         "p95 ms": pytest.approx(80.8), "mean ms": 22.0}
+
+
+ROWS = {20: "rerank 20", 50: "rerank 50", 100: "rerank 100", 150: "rerank 150"}
+
+
+def _times(medians: list[float]) -> pd.DataFrame:
+    """A latency table with these medians of the reranked search at 20, 50, 100 and 150."""
+    return latency_table({"plain": [1.6, 1.6, 1.6], "step": [4.7, 4.7, 4.7],
+                          **{ROWS[n]: [m, m, m] for n, m in zip(ROWS, medians)}})
+
+
+def test_the_latency_sentence_says_whether_deeper_lists_took_longer():
+    """Notebook 04 said "the reranked search takes longer the more candidates it scores"
+    whatever the run measured, and a run measured 6.9, 11.2, 9.4 and 9.3 ms at the median."""
+    head = ("In this run, hybrid search took 1.6 ms per query at the median, the rerank step "
+            "over 150 candidates 4.7 ms, and the whole reranked search {} ms (p95 at most {} "
+            "ms). Its median by the candidates it reranks: ")
+    assert latency_sentence(_times([6.9, 11.2, 9.4, 9.3]), "plain", "step", ROWS, 150) == (
+        head.format("9.3", "11.2") + "6.9 ms with 20, 11.2 with 50, 9.4 with 100 and 9.3 with "
+        "150: not steadily longer with a deeper list: between these depths the machine's load "
+        "moves one run's medians more than the extra candidates do.")
+    assert latency_sentence(_times([6.5, 6.9, 7.7, 8.0]), "plain", "step", ROWS, 150) == (
+        head.format("8.0", "8.0") + "6.5 ms with 20, 6.9 with 50, 7.7 with 100 and 8.0 with "
+        "150: longer with each deeper list.")
+    # as printed: 7.04 and 7.01 both read 7.0, so the list is not said to rise
+    assert latency_sentence(_times([6.5, 7.04, 7.01, 8.0]), "plain", "step", ROWS, 150) \
+        .endswith("6.5 ms with 20, 7.0 with 50, 7.0 with 100 and 8.0 with 150: not steadily "
+                  "longer with a deeper list: between these depths the machine's load moves one "
+                  "run's medians more than the extra candidates do.")
 
 
 def test_projected_usage_counts_the_windows_rerank_would_send():
