@@ -8,7 +8,7 @@ goes —
 - offline extractive answers: `extractive_cases` (each question's features over its top-k
   passages), `extractive_scores` (answerable quoting the golden span, unanswerable declined),
   `decline_curve` (both against the decline threshold), `extractive_sentence` (the shares
-  against their targets, in words), `calibrate` (the constants, on dev);
+  against this project's goals, in words), `calibrate` (the constants, on dev);
 - score: `score_offline` (RAGAS-style columns without a judge: exact against the golden
   chunks, or named approximations), `score_judged` (the same metrics judged through a
   `ragkit.Judge`), `ragas_table` (means against the 2026 RAG best-practice notes' targets);

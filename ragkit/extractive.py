@@ -45,7 +45,7 @@ Calibration (`python benchmarks/bench_answers.py --calibrate`, dev only, the def
 top 5 reranked as `ragkit search` ranks them, e5-small): the scorer is fitted on the
 answerable questions of the shipped dev split and the dev half of the held-out scikit-learn
 questions (`python -m ragkit.train_extractive`); STRENGTH_MIX and THRESHOLD then minimise, on
-the shipped dev split, the percentage points missing from the targets, 60 % of answerable
+the shipped dev split, the points missing from this project's goals, 60 % of answerable
 questions quoting the span (white space normalised; a question with several spans counts the
 share quoted; declines count as not quoted) and 70 % of unanswerable ones declined
 (`ragkit.extractive_eval.shortfall`). The missing-unit rule was adopted after 5-fold

@@ -16,8 +16,8 @@ What it is:
 - `decline_curve(cases, thresholds)`: those two shares for a sweep of decline thresholds,
   everything else fixed — answering more against declining more;
 - `extractive_sentence(cases, split, threshold)`: notebook 04's sentence on those shares and
-  the targets; a share with no question behind it (a split without unanswerable questions)
-  is said to be unmeasured, not "nan %";
+  this project's goals for them; a share with no question behind it (a split without
+  unanswerable questions) is said to be unmeasured, not "nan %";
 - `calibrate(cases, mix_cases=...)`: the constants of `ragkit.extractive`, chosen on the
   cases given (dev only: `python benchmarks/bench_answers.py --calibrate` picks the sentence
   mix on the shipped dev split and the held-out scikit-learn set's dev half, the decline rule
@@ -53,7 +53,8 @@ DECLINED = "unanswerable declined %"
 MIXES = (0.3, 0.4, 0.5, 0.6, 0.7)
 NUMBER_BONUSES = (0.0, 0.05, 0.1, 0.15, 0.2)
 RANK_PRIORS = (0.0, 0.03, 0.06, 0.1, 0.15)
-# The targets the decline rule is calibrated towards, in percent: QUOTED and DECLINED.
+# This project's own goals for the answerer, which the decline rule is calibrated towards, in
+# percent: QUOTED and DECLINED (set here, not taken from a published source).
 TARGETS = (60.0, 70.0)
 STRENGTH_MIXES = (0.0, 0.25, 0.5, 0.75, 1.0)
 THRESHOLDS = tuple(round(t / 100, 2) for t in range(0, 101))
@@ -156,7 +157,7 @@ def extractive_sentence(cases: Sequence[Case], split: str, threshold: float) -> 
                 else f"there is no unanswerable {split} question to decline")
     joiner = " and " if n_unanswerable else "; "
     return (f"At the calibrated threshold {threshold}, the extractive answerer {does}{joiner}"
-            f"{declines}. The targets: {target(quoted, TARGETS[0], 'quoted')} and "
+            f"{declines}. This project's goals: {target(quoted, TARGETS[0], 'quoted')} and "
             f"{target(declined, TARGETS[1], 'declined')}.")
 
 

@@ -236,7 +236,7 @@ def test_the_sentence_says_a_share_without_questions_is_unmeasured():
     assert sentence.startswith("At the calibrated threshold 0.5, the extractive answerer quotes "
                                "the golden span for **")
     assert sentence.endswith("%** of the 2 answerable dev questions; there is no unanswerable "
-                             "dev question to decline. The targets: 60 % quoted ("
+                             "dev question to decline. This project's goals: 60 % quoted ("
                              f"{extractive_sentence_gap(answerable)}) and 70 % declined "
                              "(not measured).")
     both = [*answerable, _case("u1", "gamma", (), 0.9)]
