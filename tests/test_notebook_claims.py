@@ -55,3 +55,31 @@ def test_04_says_its_thresholds_are_this_projects_goals():
     assert [s for s in sentences if re.search(r"\btargets?\b", re.sub(r"`[^`]*`", "", s), re.I)
             and not any(source in s for source in SOURCES)] == []  # code names aside
     assert len(stated) >= 5  # the printed check, sections 1, 2 and 7, the answerer's sentence
+
+
+def _sections(nb: dict) -> list[tuple[str, list[str]]]:
+    """Each `## ` section's Markdown, joined, and the texts its outputs show."""
+    out: list[tuple[str, list[str]]] = []
+    for cell in nb["cells"]:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "markdown" and source.lstrip().startswith("## ") or not out:
+            out.append(("", []))
+        markdown, outputs = out[-1]
+        if cell["cell_type"] == "markdown":
+            out[-1] = (markdown + "\n" + source, outputs)
+        else:
+            outputs += output_texts({"cells": [cell]})
+    return out
+
+
+def test_01_says_what_each_document_kind_it_counts_is():
+    """01's table of the corpus counted "hostile 3" and no text said what a hostile document
+    is. Each kind the table shows is named in the same section's text."""
+    nb = load(NOTEBOOKS / "01_retrieval_basics.ipynb")
+    (markdown, outputs), = [s for s in _sections(nb) if "document kind" in "".join(s[1])]
+    table = next(t for t in outputs if t.lstrip().startswith("documents"))
+    kinds = [line.split()[0] for line in table.splitlines()[2:]]
+    assert "hostile" in kinds and len(kinds) >= 4
+    text = " ".join(markdown.lower().split())
+    assert [kind for kind in kinds if kind[:5] not in text] == []  # "polic" of "policies"
+
