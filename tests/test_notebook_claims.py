@@ -83,3 +83,18 @@ def test_01_says_what_each_document_kind_it_counts_is():
     text = " ".join(markdown.lower().split())
     assert [kind for kind in kinds if kind[:5] not in text] == []  # "polic" of "policies"
 
+
+def test_notebooks_01_to_04_name_no_notebook_helper_in_their_text():
+    """02 said "`context_example` picks the first [chunk] whose own text lacks a word": a
+    helper of the notebooks (`ragkit.cookbook`), not something a reader calls. The text says
+    what is done; the code cell shows the call."""
+    import ragkit.cookbook
+    helpers = {name for name in dir(ragkit.cookbook)
+               if not name.startswith("_") and callable(getattr(ragkit.cookbook, name))}
+    assert "context_example" in helpers
+    named = [f"{path.name}: {m.group(0)}" for path in sorted(NOTEBOOKS.glob("0[1-4]_*.ipynb"))
+             for markdown in markdown_cells(load(path))
+             for m in re.finditer(r"`(?:ragkit\.cookbook\.)?(\w+)(?:\(\))?`", markdown)
+             if m.group(1) in helpers]
+    assert named == []
+
