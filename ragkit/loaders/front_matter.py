@@ -2,28 +2,17 @@
 
 What it is: `split_front_matter(raw)` → (the values by key, the text after the block).
 
-`---`: YAML, read by PyYAML's safe loader (libyaml's `CSafeLoader` where PyYAML has it), as
-Jekyll, Hugo, Obsidian, Quarto and Pandoc read it: quotes and escapes (`title: "Soil: a
-primer"`, `author: 'Ana''s lab'`), `|` and `>` block scalars with their lines, `[a, "b, c"]`
-and `- item` lines as lists, and a comment (` #` on) left out, after a value or a list item
-(`- EG-400  # old name`) — so `title: Issue #12` is `Issue`, as those tools read it: quote
-it. Each value is its text as written, never one of YAML 1.1's types: `draft: no` is `no`
-(not False, so a product code `NO` stays `NO`), `version: 2.10` is `2.10` (not 2.1), and
-`date: 2024-05-01` is `2024-05-01` (YAML's dates are ISO text already). Why: metadata are
-JSON strings and lists of strings, which a context states as written; so the loader's tree
-of nodes is read, and its construction of types is not. An empty value is "", an empty
-list item is left out; a mapping, or a list holding lists or mappings, is not read (the key
-is kept, empty). Control characters, which YAML refuses, are read as spaces.
-
-One tolerance: YAML refuses a `: ` in an unquoted value, yet Markdown folders hold titles
-written so (`title: Soil: a primer`, which the hand-written reader before this one read),
-and refusing the block would title their documents by file name. So a top-level
-`key: value` line that YAML refuses on its own is read as the text after `key: `, up to a
-` #` comment, without quotes around it: `Soil: a primer`, `[Draft] Pumps`, `@home`, or
-`Soil \\ud800 primer` for `"Soil \\ud800 primer"` (an escape naming no character). Nothing
-else is tolerated: a block YAML refuses even so (a list indented by a tab), and one that is
-not a mapping of keys (`---` over `FAQ` over `---`: a reStructuredText title), stay text, as
-a `+++` block that is not TOML does. A block of blank and comment lines holds no keys.
+`---`: `key: value` lines. A value in YAML quotes is read as YAML reads it, without them:
+`title: "Soil: a primer"` (double quotes, backslash escapes) or `author: 'Ana''s lab'`
+(single quotes, `''` for `'`); a double-quoted value with an escape JSON does not read
+(`\\x41`) or one naming no character (`\\ud800`, half a surrogate pair, which no UTF-8 file
+can hold) loses its quotes alone. Jekyll, Hugo, Obsidian and Quarto quote every title that
+holds `: ` or ` #`; kept, the quotes were part of the title in every citation, context and
+`[Source | Section]` tag. A list — `tags: [a, "b, c"]`, or `- item` lines under the key —
+is a list of strings (before: the first was the text `[a, "b, c"]`, the second empty, and
+its items holding `: ` keys of their own). A block without a `key:` line (`---` over `FAQ`
+over `---`: a reStructuredText title) is text, not front matter: it was dropped, and the
+document titled by its next heading.
 
 `+++`: Hugo's TOML front matter, read by `tomllib`: a string, number, boolean or date is a
 string (a date in ISO form, `2024-05-01`; a boolean `true`), an array of them a list of
@@ -34,18 +23,24 @@ List items lose control characters, as the loader's string values do: an escape 
 would be obeyed by the terminal a context is printed on. A `title` is always a string (a
 list's items joined with `, `): it labels every chunk.
 
-What it is not: a reader of nested metadata. Of TOML, a table (`[params]`) and an array of
-tables or of arrays are not read. A block that is not read is text, not an error line: the
-loader has no file name to name in one.
+A `|` (literal) or `>` (folded) block scalar is its more-indented lines as YAML reads them
+(before: the value `|`, its lines lost); written on one line where a value is (a context, a
+title: `ragkit.outline.one_line`).
+
+What it is not: a YAML parser. A nested mapping's `key: value` lines are read as top-level
+keys; a list of mappings or a plain value over several lines is not read (the key is kept,
+empty); a comment after a value stays in it. Lenient on purpose: Markdown folders hold
+front matter YAML refuses (`title: Soil: a primer`, `title:Guide`, a list indented by a
+tab), and a strict reader turned such a block into the first chunk's text. Of TOML, a table (`[params]`) and an array of
+tables or of arrays are not read, and a `+++` block that is not TOML stays text, as before
+(the loader has no file name to name in an error line).
 """
 from __future__ import annotations
 
 import datetime
+import json
 import re
 import tomllib
-
-import yaml
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 Value = str | list[str]
 
@@ -54,16 +49,17 @@ Value = str | list[str]
 # document end `...` closes it too (Pandoc and Jekyll read it so): it was text
 _FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)
 _TOML_FRONT = re.compile(r"\A\+\+\+[ \t]*\n(.*?)\n\+\+\+[ \t]*(?:\n|\Z)", re.S)
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's, else PyYAML's own
-# a top-level `key: value` line's key and `: `; the value is the rest, up to a ` #` comment
-_KEY = re.compile(r"[^\s#][^:]*:[ \t]+")
-_COMMENT = re.compile(r"[ \t]#")
-_HALF_PAIR = re.compile(r"[\ud800-\udfff]")  # a surrogate: half a pair, no character
+_ITEM = re.compile(r"([ \t]*)-(?:[ \t]+(.*?))?[ \t]*\Z")  # one `- item` line of a block list
+_INDENT = re.compile(r"[ \t]*")
+_BLOCK = re.compile(r"[|>](?:[1-9]?[+-]?|[+-][1-9])\Z")  # a block scalar's header: `|`, `>-`
+# one item of a flow list: quoted, or plain (no quote, bracket, brace or comma), then `,` or end
+_FLOW_ITEM = re.compile(r"""[ \t]*("(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^,"'\[\]{}#][^,\[\]{}]*?)"""
+                        r"[ \t]*(?:,|\Z)")
+# a line of a `---` block that is neither blank nor a comment: a block of such lines without
+# one `key:` is no front matter (`---` / `FAQ` / `---`, a title)
+_KEYLESS = re.compile(r"^[ \t]*[^\s#]", re.M)
 # every control character but \t \n \f: a loaded document's (`ragkit.document_folder`) too
 UNPRINTABLE = re.compile(r"[\x00-\x08\x0b\x0d-\x1f\x7f-\x9f]")
-# what YAML refuses in a value (controls, the form feed, U+FFFE) or takes for a line break
-# (CR, U+0085, U+2028, U+2029): read as a space, as the loader writes each control character
-_NOT_YAML = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufffe\uffff]")
 
 
 def split_front_matter(raw: str) -> tuple[dict[str, Value], str]:
@@ -72,6 +68,8 @@ def split_front_matter(raw: str) -> tuple[dict[str, Value], str]:
     match = _FRONT.match(raw)
     if match:
         meta = yaml_values(match.group(1))
+        if not meta and _KEYLESS.search(match.group(1)):
+            meta = None  # a reStructuredText title over- and underlined by `---`: text
     elif match := _TOML_FRONT.match(raw):
         meta = toml_values(match.group(1))
     if match is None or meta is None:
@@ -81,81 +79,90 @@ def split_front_matter(raw: str) -> tuple[dict[str, Value], str]:
     return meta, raw[match.end():].lstrip("\n")
 
 
-def yaml_values(block: str) -> dict[str, Value] | None:
-    """The top-level values of a `---` block (see the module docstring); None when it is not
-    a YAML mapping, even with the `key: value` lines YAML refuses read as text."""
-    source = _NOT_YAML.sub(" ", block)
-    try:
-        node = _composed(source)
-    except _Refused:
-        tolerated = "\n".join(map(_tolerated, source.split("\n")))
-        if tolerated == source:
+def yaml_values(block: str) -> dict[str, Value]:
+    """The `key: value` lines of a `---` block (see the module docstring)."""
+    meta: dict[str, Value] = {}
+    key = ""  # the last key without a value of its own: `- item` lines may follow it
+    key_indent, dash_indent, items = 0, -1, []  # items None: a list not read
+    scalar: list[str] | None = None  # the lines of a `|` / `>` block scalar under `key`
+    for entry in block.splitlines():
+        indent = _INDENT.match(entry).end()
+        if scalar is not None:
+            if not entry.strip() or indent > key_indent:
+                scalar.append(entry)
+                continue
+            meta[key], scalar, key = block_scalar(style, scalar), None, ""
+        item = _ITEM.match(entry)
+        if key and item and indent >= key_indent and dash_indent in (-1, indent):
+            dash_indent = indent
+            value = item.group(2) or ""
+            if items is not None and value and not value.startswith("#"):  # not null
+                if _not_scalar(value):
+                    items = None
+                else:
+                    items.append(_clean(unquoted(value)))
+            continue
+        if key and dash_indent >= 0 and (not entry.strip() or entry.lstrip()[:1] == "#"):
+            continue  # a blank or comment line inside the list
+        if key and dash_indent >= 0 and indent > dash_indent:
+            items = None  # an item on more than one line, or a mapping: not read
+            continue
+        if key and dash_indent >= 0:
+            meta[key] = items if items is not None else ""
+        key = ""
+        name, sep, value = entry.partition(":")
+        if sep and name.strip():
+            value = value.strip()
+            if _BLOCK.match(value):
+                key, key_indent, scalar, style = name.strip(), indent, [], value
+                continue
+            flow = flow_list(value) if value.startswith("[") and value.endswith("]") else None
+            meta[name.strip()] = unquoted(value) if flow is None else flow
+            if not value:
+                key, key_indent, dash_indent, items = name.strip(), indent, -1, []
+    if scalar is not None:
+        meta[key] = block_scalar(style, scalar)
+    elif key and dash_indent >= 0:
+        meta[key] = items if items is not None else ""
+    return meta
+
+
+def block_scalar(header: str, lines: list[str]) -> str:
+    """A `|` (literal: its lines) or `>` (folded: a paragraph's lines joined by spaces, a
+    blank line a line break) block scalar's more-indented `lines`, as YAML reads them: the
+    common indent off, one final newline (none after `|-` / `>-`)."""
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if not lines:
+        return ""
+    cut = min(_INDENT.match(line).end() for line in lines if line.strip())
+    lines = [line[cut:] for line in lines]
+    text = "\n".join(lines)
+    if header.startswith(">"):
+        text = "\n".join(" ".join(part.split("\n")) for part in re.split(r"\n[ \t]*\n", text))
+    return _clean(text) + ("" if "-" in header else "\n")
+
+
+def _not_scalar(value: str) -> bool:
+    """True for a list item YAML reads as no plain string: a mapping (`name: x`), a nested
+    list or mapping, a block scalar (`|`, `>`), an anchor, alias or tag."""
+    if value[:1] in ("'", '"'):
+        return False
+    return (": " in value or value.endswith(":") or value == "-" or value.startswith("- ")
+            or value[:1] in ("[", "{", "|", ">", "&", "*", "!", "?"))
+
+
+def flow_list(value: str) -> list[str] | None:
+    """`[a, "b, c", 'd']` as its strings; None when it holds more than plain or quoted
+    strings (a nested list, a mapping, an empty item)."""
+    inner, items, at = value[1:-1].strip(), [], 0
+    while at < len(inner):
+        match = _FLOW_ITEM.match(inner, at)
+        if not match or ": " in match.group(1):
             return None
-        try:
-            node = _composed(source := tolerated)
-        except _Refused:
-            return None
-    if node is None:
-        return {}  # blank, or comments alone
-    if not isinstance(node, MappingNode):
-        return None  # a title over- and underlined by `---`, a list: text
-    return {key.value: _node_value(value, source) for key, value in node.value
-            if isinstance(key, ScalarNode) and key.value}
-
-
-class _Refused(Exception):
-    """A block YAML does not read."""
-
-
-def _composed(source: str) -> Node | None:
-    """The YAML node tree of `source` (None: no document), or `_Refused`. Composed, not
-    constructed: a node holds its value as written (see the module docstring). Deep nesting
-    is refused by libyaml and overflows PyYAML's own composer: refused too."""
-    try:
-        return yaml.compose(source, Loader=_LOADER)
-    except (yaml.YAMLError, RecursionError):
-        raise _Refused from None
-
-
-def _tolerated(line: str) -> str:
-    """`line` with its value in YAML quotes when it is a top-level `key: value` line YAML
-    refuses on its own (`title: Soil: a primer`); else as written."""
-    key = _KEY.match(line)
-    value = line[key.end():] if key else ""
-    if comment := _COMMENT.search(value):
-        value = value[:comment.start()]
-    if not value.strip():
-        return line
-    try:
-        _composed(line)
-    except _Refused:
-        return key.group() + "'" + _bare(value.strip()).replace("'", "''") + "'"
-    return line
-
-
-def _node_value(node: Node, source: str) -> Value:
-    """A value as text (a list of them for a list of text); "" for what is not read."""
-    if isinstance(node, ScalarNode):
-        return _text(node, source)
-    if isinstance(node, SequenceNode) and all(isinstance(n, ScalarNode) for n in node.value):
-        return [_clean(_text(n, source)) for n in node.value if n.value or n.style]  # `- `
-    return ""
-
-
-def _text(node: ScalarNode, source: str) -> str:
-    """A scalar's value; as written, its quotes off, where PyYAML's own reader read an escape
-    into half a surrogate pair (`"\\ud800"`: no character, which no UTF-8 file can hold;
-    libyaml refuses it, and the line is read as written)."""
-    if not _HALF_PAIR.search(node.value):
-        return node.value
-    return _bare(source[node.start_mark.index:node.end_mark.index])
-
-
-def _bare(value: str) -> str:
-    """`value` without the quotes around it (`"a \\q"`, an escape YAML has not), if any."""
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-        return value[1:-1]
-    return value
+        items.append(_clean(unquoted(match.group(1).strip())))
+        at = match.end()
+    return items
 
 
 def toml_values(block: str) -> dict[str, Value] | None:
@@ -188,3 +195,17 @@ def _clean(text: str) -> str:
     """`text` with each control character but tab, newline and form feed a space (see the
     module docstring)."""
     return UNPRINTABLE.sub(" ", text)
+
+
+def unquoted(value: str) -> str:
+    """`value` without the YAML quotes around it, its escapes read; else as written."""
+    if len(value) >= 2 and value[0] == value[-1] == "'":
+        return value[1:-1].replace("''", "'")
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        try:
+            text = json.loads(value)  # JSON's escapes (\" \\ \n \t \uXXXX) are YAML's too
+            str(text).encode("utf-8")  # "\ud800", half a pair: no character (nor in YAML)
+        except ValueError:  # an escape JSON lacks (YAML's \e, \x41): the quotes alone go
+            return value[1:-1]
+        return text if isinstance(text, str) else value[1:-1]
+    return value
