@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from ragkit.chunking import ChunkerConfig, chunk_documents
 from ragkit.loaders import load_file
 
@@ -194,3 +196,31 @@ def test_a_word_alone_in_the_bottom_band_is_kept_unless_it_is_a_roman_page_numbe
     assert doc.text == ("The valve sits in the middle position.\n\nmid\n\n"
                         "Preface to the service manual.\n\n"
                         "Residents pay the civic levy yearly.\n\ncivic")
+
+
+@pytest.mark.parametrize("fit, top", [("Fit", None), ("XYZ", None), ("FitH", 660),
+                                      ("FitBH", 660), ("FitR", 660), ("XYZ", 0)])
+def test_a_bookmark_that_no_line_prints_heads_the_place_it_names(tmp_path, fit, top):
+    """reportlab's `bookmarkPage` (and many exporters) write /Fit: a page and no place on
+    it. Such a heading went after its page's text, so each section's text sat under the
+    heading before it (the brake pads under "Part A: Engines"). /FitH, /FitBH and /FitR
+    name a top, read as /XYZ's is; a null or 0 top is the page's top."""
+    from reportlab.pdfgen import canvas
+    path = tmp_path / "manual.pdf"
+    pdf = canvas.Canvas(str(path), invariant=1)
+    pages = [("Part A: Engines", ["Change the oil every 250 hours."]),
+             ("Part B: Brakes", ["Brakes wear with use.", "Inspect the pads every 500 hours."])]
+    for n, (title, lines) in enumerate(pages):  # a top: above page 1's line, under page 2's
+        at = top and (760 if n == 0 else top)
+        pdf.bookmarkPage(title, fit=fit, left=0, top=at, bottom=0, right=612, zoom=0)
+        pdf.addOutlineEntry(title, title, level=0)
+        for n, line in enumerate(lines):
+            pdf.drawString(72, 700 - 60 * n, line)
+        pdf.showPage()
+    pdf.save()
+    doc = load_file(path, "manual.pdf")
+    brakes = ("Brakes wear with use.\n\n# Part B: Brakes" if top else
+              "# Part B: Brakes\n\nBrakes wear with use.")
+    assert doc.text == ("# Part A: Engines\n\nChange the oil every 250 hours.\n\n"
+                        f"{brakes}\n\nInspect the pads every 500 hours.")
+    assert doc.metadata["pages"] == [[1, 0], [2, 52]]

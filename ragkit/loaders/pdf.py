@@ -4,7 +4,8 @@ What it is: pdfminer.six's layout analysis reads each page's text boxes (a box i
 paragraph: wrapped lines joined, a blank line between boxes), also those a figure draws (a
 page imported from another PDF is a Form XObject: its text was lost); each outline (bookmark) entry
 becomes a `#` line at its level, in place of the box that prints it (or, when no box prints
-it, where its destination points): the heading path. `metadata["pages"]` maps each page to
+it, where its destination points: the top of its page for one that names no place on it, a
+/Fit bookmark; `ragkit.loaders.pdf_outline`): the heading path. `metadata["pages"]` maps each page to
 the offset where its text starts (`ragkit.loaders.pages`), so a citation names its page. The
 title is the PDF's Title field, else the first text box of 200 characters or fewer (on a
 cover, the title; an outline's first entry is more often "1 Introduction"), else the file's
@@ -32,8 +33,8 @@ measures every stream pdfminer decodes before it does), a page drawing more than
 characters, a file drawing more than 10 million, or running more than 100,000 content
 streams, 256 MB of them once or 16 MB again (a stream shared by many pages, a form drawn
 over and over; `ragkit.loaders.pdf_layout`, which also lays out a page of thousands of
-scattered words without pdfminer's quadratic box grouping). A file whose objects nest too deep for Python's
-stack is "not a valid PDF".
+scattered words without pdfminer's quadratic box grouping). A file whose objects nest too
+deep for Python's stack is "not a valid PDF".
 
 What it is not: OCR, a table extractor (a table comes out as its text lines), nor a reader of
 rotated or vertical text (it comes out as letters one space apart, "t o p").
@@ -47,6 +48,7 @@ from pathlib import Path
 from ragkit.documents import Document, RagkitError
 from ragkit.loaders.markdown import TextBuilder, squash
 from ragkit.loaders.pdf_layout import page_device, page_interpreter
+from ragkit.loaders.pdf_outline import Head, outline, pdf_text, placed
 from ragkit.loaders.pdf_streams import bounded_streams
 
 _NO_TITLE = {"", "untitled", "untitled document", "(unspecified)", "(anonymous)"}
@@ -81,45 +83,6 @@ def _check_header(path: Path) -> None:
         raise RagkitError(f"{path}: not a PDF (it starts with '{start}': an HTML page named "
                           f".pdf?)")
     raise RagkitError(f"{path}: not a PDF (no %PDF- header in its first 1 KB)")
-
-
-def _text(value) -> str:
-    from pdfminer.utils import decode_text
-    if isinstance(value, bytes):
-        return decode_text(value)
-    return value if isinstance(value, str) else ""
-
-
-def _outline(document, page_index: dict[int, int]) -> dict[int, list[tuple[int, str, float]]]:
-    """Outline entries by page index: (level, title, top or inf), in outline order."""
-    from pdfminer.pdfdocument import PDFNoOutlines
-    from pdfminer.pdftypes import resolve1
-    from pdfminer.psparser import PSLiteral
-    found: dict[int, list[tuple[int, str, float]]] = {}
-    try:
-        entries = list(document.get_outlines())
-    except PDFNoOutlines:
-        return found
-    except Exception:  # a damaged outline: the text is still worth reading, headings aside
-        return found
-    for level, title, dest, action, _ in entries:
-        try:
-            if dest is None and action is not None:
-                dest = resolve1(action).get("D")
-            dest = resolve1(dest)
-            if isinstance(dest, (str, bytes, PSLiteral)):
-                name = dest.name if isinstance(dest, PSLiteral) else dest
-                dest = resolve1(document.get_dest(name))
-            if isinstance(dest, dict):
-                dest = resolve1(dest.get("D"))
-            page = page_index.get(getattr(dest[0], "objid", None))
-            top = dest[3] if len(dest) > 3 and isinstance(dest[3], (int, float)) else None
-        except Exception:  # an entry pointing nowhere is left out
-            continue
-        if page is not None and squash(_text(title)):
-            found.setdefault(page, []).append((level, squash(_text(title)),
-                                               float("inf") if top is None else float(top)))
-    return found
 
 
 _HYPHEN = re.compile(r"(?<=[^\W\d_])[-\u00ad]\n(?=[^\W\d_A-Z])")  # "manip-\nulation"
@@ -219,12 +182,12 @@ def _title(field: str, first: str) -> str:
     return "" if field.casefold() in _NO_TITLE else field
 
 
-def _page(out: TextBuilder, boxes: list[tuple[str, float]],
-          heads: list[tuple[int, str, float]]) -> None:
-    """One page's boxes, each outline entry as a heading in place of the box printing it."""
-    heads = list(heads)
+def _page(out: TextBuilder, boxes: list[tuple[str, float]], heads: list[Head]) -> None:
+    """One page's boxes, each outline entry as a heading in place of the box printing it,
+    or where its destination points (`ragkit.loaders.pdf_outline.placed`)."""
+    heads = placed(boxes, heads)
     for text, top in boxes:
-        while heads and heads[0][2] != float("inf") and top < heads[0][2] - 2 \
+        while heads and top < heads[0][2] - 2 \
                 and not text.casefold().startswith(heads[0][1].casefold()):
             level, title, _ = heads.pop(0)  # its place is passed: no box printed it
             out.heading(level, title)
@@ -251,7 +214,7 @@ def load(path: Path, rel: str) -> Document:
         with path.open("rb") as handle, bounded_streams(path) as reading:
             document = PDFDocument(PDFParser(handle), password="")
             pages = list(PDFPage.create_pages(document))
-            heads = _outline(document, {p.pageid: n for n, p in enumerate(pages)})
+            heads = outline(document, {p.pageid: n for n, p in enumerate(pages)})
             info = document.info[0] if document.info else {}
             resources = PDFResourceManager(caching=True)
             device = page_device(resources, path, reading)
@@ -259,7 +222,7 @@ def load(path: Path, rel: str) -> Document:
             for n, page in enumerate(pages):
                 reading.page = n + 1
                 laid_out.append(_laid_out(interpreter, device, page))
-            title = _text(info.get("Title")) if isinstance(info, dict) else ""
+            title = pdf_text(info.get("Title")) if isinstance(info, dict) else ""
     except (PDFPasswordIncorrect, PDFEncryptionError):
         raise RagkitError(f"{path}: encrypted (opening it needs a password)") from None
     except RagkitError:
