@@ -15,8 +15,10 @@ document — its macros are not run — under any of the Word suffixes (a .dotx 
 is common).
 
 Hostile files are bounded before python-docx opens them (`ragkit.loaders.docx_archive`: no
-zip archive, no `word/document.xml`, a zip bomb, an XML part declaring a DTD), and a body of
-more than `MAX_BLOCKS` paragraphs and tables is one error line too. Each paragraph style is
+zip archive, no `word/document.xml`, a zip bomb, more XML elements than python-docx can
+hold, an XML part declaring a DTD), and a body of more than `MAX_BLOCKS` paragraphs and
+tables is one error line too. A large file's tree is freed once it is read
+(`COLLECT_ELEMENTS`), not left for a later one to add to. Each paragraph style is
 looked up and measured once (`_Styles`): python-docx's own lookup scans every style of the
 file for every paragraph.
 
@@ -25,6 +27,7 @@ comments, nor of page numbers (a Word file has none until it is laid out).
 """
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 from ragkit.documents import Document, RagkitError
@@ -32,6 +35,11 @@ from ragkit.loaders.docx_archive import check_zip
 from ragkit.loaders.markdown import TextBuilder
 
 MAX_BLOCKS = 500_000  # paragraphs and tables of the body; a 1,000-page book has ~20,000
+# XML elements (`check_zip`'s count) past which a file's tree is freed as soon as it is read:
+# python-docx's package, parts and relationships refer to each other, so the tree waited for
+# Python's cycle collector — two files of 4 million one-letter runs read in one process
+# peaked at 1.7 GB, one at 0.94 GB. A full collection costs ~20 ms: small files skip it
+COLLECT_ELEMENTS = 100_000
 _WORD_MAINS = tuple(f"application/{kind}.main+xml" for kind in (
     "vnd.openxmlformats-officedocument.wordprocessingml.template",
     "vnd.ms-word.document.macroEnabled", "vnd.ms-word.template.macroEnabledTemplate"))
@@ -184,62 +192,71 @@ def _core_title(document) -> str | None:
     return document.core_properties.title
 
 
-def load(path: Path, rel: str) -> Document:
-    """The document of the Word file `path` (id `rel`)."""
-    check_zip(path)
+def _read(path: Path) -> tuple[TextBuilder, str | None]:
+    """The body of the Word file `path` as Markdown-shaped blocks, and its title property
+    (`_core_title`); python-docx's and lxml's errors are the caller's to word."""
     # deferred: python-docx (and lxml) only when a Word file is met
     from docx.opc.part import PartFactory
     from docx.package import Package
     from docx.parts.document import DocumentPart
     for kind in _WORD_MAINS:  # python-docx's own registry; docx.Document takes only .docx
         PartFactory.part_type_for.setdefault(kind, DocumentPart)
+    part = Package.open(str(path)).main_document_part
+    if not isinstance(part, DocumentPart):
+        raise ValueError(f"its main part is {part.content_type}")
+    document = part.document
+    out, number = TextBuilder(), 0
+    lists, counts = _numbering(document), {}  # Word's lists; each list's count per level
+    styles = _Styles(document)
+    for n, element in enumerate(_blocks(document.element.body)):
+        if n >= MAX_BLOCKS:
+            raise RagkitError(f"{path}: more than {MAX_BLOCKS:,} paragraphs and tables (a "
+                              f"hostile file?)")
+        if element.tag == _W + "tbl":
+            out.rows([[_cell(cell) for cell in row.iterchildren(_W + "tc")]
+                      for row in element.iterchildren(_W + "tr")])
+            number = 0
+            continue
+        boxes: list[str] = []
+        text = _text(element, boxes)
+        found = styles.of(element)
+        style = (found.name or "") if found is not None else ""
+        level = styles.heading_level(element, found)
+        if level:
+            out.heading(level, text)
+        elif style.startswith("List Number"):
+            number += 1
+            out.paragraph(text, f"{number}. ")
+        elif ref := _list_ref(element, found):  # Word's numbering ("List Paragraph")
+            formats = lists.get(ref[0], {})
+            levels = counts.setdefault(ref[0], {})  # this list's count per level
+            levels[ref[1]] = levels.get(ref[1], 0) + 1  # Word goes on counting after a break
+            for deeper in [k for k in levels if k > ref[1]]:
+                del levels[deeper]  # a sub-list starts again under each item
+            out.paragraph(text, _marker(formats.get(ref[1], "decimal"), levels[ref[1]]))
+        elif style.startswith("List"):
+            out.paragraph(text, "- ")
+        else:
+            out.paragraph(text)
+        for box in boxes:
+            out.paragraph(box)
+        number = number if style.startswith("List Number") else 0
+    return out, _core_title(document)
+
+
+def load(path: Path, rel: str) -> Document:
+    """The document of the Word file `path` (id `rel`)."""
+    elements = check_zip(path)
     try:
-        part = Package.open(str(path)).main_document_part
-        if not isinstance(part, DocumentPart):
-            raise ValueError(f"its main part is {part.content_type}")
-        document = part.document
-        out, number = TextBuilder(), 0
-        lists, counts = _numbering(document), {}  # Word's lists; each list's count per level
-        styles = _Styles(document)
-        for n, element in enumerate(_blocks(document.element.body)):
-            if n >= MAX_BLOCKS:
-                raise RagkitError(f"{path}: more than {MAX_BLOCKS:,} paragraphs and tables (a "
-                                  f"hostile file?)")
-            if element.tag == _W + "tbl":
-                out.rows([[_cell(cell) for cell in row.iterchildren(_W + "tc")]
-                          for row in element.iterchildren(_W + "tr")])
-                number = 0
-                continue
-            boxes: list[str] = []
-            text = _text(element, boxes)
-            found = styles.of(element)
-            style = (found.name or "") if found is not None else ""
-            level = styles.heading_level(element, found)
-            if level:
-                out.heading(level, text)
-            elif style.startswith("List Number"):
-                number += 1
-                out.paragraph(text, f"{number}. ")
-            elif ref := _list_ref(element, found):  # Word's numbering ("List Paragraph")
-                formats = lists.get(ref[0], {})
-                levels = counts.setdefault(ref[0], {})  # this list's count per level
-                levels[ref[1]] = levels.get(ref[1], 0) + 1  # Word goes on counting after a break
-                for deeper in [k for k in levels if k > ref[1]]:
-                    del levels[deeper]  # a sub-list starts again under each item
-                out.paragraph(text, _marker(formats.get(ref[1], "decimal"), levels[ref[1]]))
-            elif style.startswith("List"):
-                out.paragraph(text, "- ")
-            else:
-                out.paragraph(text)
-            for box in boxes:
-                out.paragraph(box)
-            number = number if style.startswith("List Number") else 0
-        core_title = _core_title(document)
+        out, core_title = _read(path)
     except RagkitError:
         raise
     except Exception as exc:  # python-docx and lxml raise many kinds on a damaged file
         raise RagkitError(f"{path}: not a valid Word file ({type(exc).__name__}: "
                           f"{str(exc)[:200]})") from None
+    finally:
+        if elements > COLLECT_ELEMENTS:  # its tree, held in reference cycles: freed now
+            gc.collect()
     text = out.text()
     if not text.strip():
         raise RagkitError(f"{path}: no text")
