@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_errors import one_error_line
 from ragkit.document_folder import load_folder
 from ragkit.documents import RagkitError
 
@@ -122,6 +123,40 @@ def test_a_binary_file_named_as_text_is_named_for_what_it_is(tmp_path, data, kin
     """A PDF, a Word file, an image or a program named `notes.md` was refused as "not UTF-8
     text (line 1: byte 0x89)", which sends a user looking for an encoding."""
     assert _refusal(tmp_path, "notes.md", data) == f"{tmp_path / 'notes.md'}: {kind}, not text"
+
+
+def _sqlite(path: Path) -> None:
+    import sqlite3
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE notes (body TEXT)")
+        db.execute("INSERT INTO notes VALUES ('Descale the kettle monthly.')")
+    db.close()
+
+
+def _random(path: Path) -> None:
+    import random
+    path.write_bytes(random.Random(7).randbytes(6000))
+
+
+def _records(path: Path) -> None:  # a line of text, then records: not UTF-8 on line 2
+    path.write_bytes(b"MAGIC v2\n" + b"\xf8\x00\x13\x07\x00\x00\x91" * 50)
+
+
+@pytest.mark.parametrize("make, why", [(_sqlite, "an SQLite database, not text"),
+                                       (_random, "looks binary, not text"),
+                                       (_records, "looks binary, not text")])
+def test_a_database_or_binary_bytes_named_as_text_are_binary_not_an_encoding(tmp_path, make,
+                                                                           why):
+    """A NUL byte was looked for only once the file had decoded as UTF-8: an SQLite
+    database or random bytes named .txt were "not UTF-8 text (line 2: byte 0xf8)"."""
+    make(tmp_path / "notes.txt")
+    env = {**os.environ, "RAGKIT_HOME": str(tmp_path / "home")}
+    done = subprocess.run([str(Path(sys.executable).parent / "ragkit"), "index",
+                           str(tmp_path / "notes.txt"), "--out", str(tmp_path / "idx"),
+                           "--embedder", "none"], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert one_error_line(done) == f"ragkit: error: {tmp_path / 'notes.txt'}: {why}"
+    assert not (tmp_path / "idx").exists()
 
 
 def test_text_that_starts_like_a_binary_signature_is_text(tmp_path):

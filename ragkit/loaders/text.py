@@ -8,8 +8,11 @@ read only when it is a regular file (a FIFO swapped in after the folder was list
 hang the run) of at most `MAX_TEXT_BYTES` (indexing holds about 14 times a file's size in
 memory: a 200 MB text file peaked at 2.9 GB).
 
-A PDF, a Word file, an image or a program named as text is refused as what its first bytes
-say it is (`_SIGNATURES`), when it is not UTF-8.
+A PDF, a Word file, an image, a program or an SQLite database named as text is refused as
+what its first bytes say it is (`_SIGNATURES`), when it is not UTF-8; any other file with a
+NUL byte in its first 4 KB (and no UTF-16 or UTF-32 byte order mark) as "looks binary",
+before it is decoded: a database or random bytes named .txt were "not UTF-8 text (line 2:
+byte 0xf8)", which sends a user looking for an encoding.
 
 What it is not: a guesser of legacy encodings. Latin-1, Windows-1252 or UTF-16 without a
 byte order mark are refused with one line saying which line and byte is not UTF-8 (or that
@@ -37,7 +40,7 @@ _SIGNATURES = ((b"%PDF-", "a PDF (name it .pdf to have it read)"),
                (b"\xd0\xcf\x11\xe0", "an old Office file (.doc, .xls: save it as .docx)"),
                (b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"),
                (b"GIF8", "a GIF image"), (b"\x7fELF", "a program (ELF)"),
-               (b"\x1f\x8b", "gzip-compressed"))
+               (b"\x1f\x8b", "gzip-compressed"), (b"SQLite format 3\x00", "an SQLite database"))
 _KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a device",
           stat.S_IFBLK: "a device", stat.S_IFDIR: "a folder"}
 
@@ -111,9 +114,11 @@ def decode_text(raw: bytes, path: Path) -> str:
     kind = next((kind for magic, kind in _SIGNATURES if raw.startswith(magic)), None)
     if kind and not _decodes(raw):  # "GIF89a is a format." is text
         raise RagkitError(f"{path}: {kind}, not text")
-    if encoding == "utf-8" and b"\x00" in raw[:4096] and _looks_utf16(raw):
-        raise RagkitError(f"{path}: not UTF-8 text (UTF-16 without a byte order mark? save "
-                          f"it as UTF-8)")
+    if encoding == "utf-8" and b"\x00" in raw[:4096]:  # no text in UTF-8 holds a NUL
+        if _looks_utf16(raw):
+            raise RagkitError(f"{path}: not UTF-8 text (UTF-16 without a byte order mark? "
+                              f"save it as UTF-8)")
+        raise RagkitError(f"{path}: looks binary, not text")
     try:
         return raw.decode(encoding)
     except UnicodeDecodeError as exc:
