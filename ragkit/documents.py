@@ -106,10 +106,15 @@ class Dataset:
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f]")  # below 32, except \t \n \f \r
 
 
+# shown as nothing, inside words: soft hyphen, zero-width space, word joiner, a mid-text BOM
+INVISIBLE = re.compile("[\u00ad\u200b\u2060\ufeff]")  # not U+200C/D: scripts need them
+
+
 def composed(text: str) -> str:
-    """`text` in Unicode's NFC form: macOS writes Hangul (and accents) decomposed (NFD), as
-    jamo the embedders read as other words and a typed label or question never matches."""
-    return text if text.isascii() else unicodedata.normalize("NFC", text)
+    """`text` in Unicode's NFC form without `INVISIBLE` characters: macOS writes Hangul (and
+    accents) decomposed, as jamo the embedders read as other words and a typed question
+    never matches; "water\u00adproofing" was two words to BM25, not "waterproofing"."""
+    return text if text.isascii() else unicodedata.normalize("NFC", INVISIBLE.sub("", text))
 
 
 def check_text(text: str, path: Path | str, line: int | None, key: str = "text") -> str:
