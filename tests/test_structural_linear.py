@@ -22,7 +22,8 @@ from ragkit.outline import HEADING, Outline
 ROOT = Path(__file__).resolve().parent.parent
 
 # --------------------------------------------------------------------------- the reference
-# ragkit's implementation before the outline, verbatim: every chunk rescans text[:offset].
+# ragkit's implementation before the outline, verbatim but for `_stop`: every chunk rescans
+# text[:offset].
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$", re.M)
 _SYMBOL = re.compile(r"^([ \t]*)(?:pub(?:\([^)]*\))?\s+|export\s+|async\s+)*"
@@ -64,8 +65,12 @@ def _old_opening_line(text, limit=160):
     return ""
 
 
+def _stop(sentence):  # one full stop: a title or heading that is a sentence has its own
+    return sentence if sentence.endswith((".", "!", "?")) else sentence + "."
+
+
 def old_structural_contexts(doc, chunks):
-    parts0 = [f"Document: {doc.title or doc.id}."]
+    parts0 = [_stop(f"Document: {doc.title or doc.id}")]
     path = doc.metadata.get("path")
     if path and path != doc.title:
         parts0.append(f"Path: {path}.")
@@ -80,7 +85,7 @@ def old_structural_contexts(doc, chunks):
         parts = list(parts0)
         headings = old_heading_path(doc.text, chunk.start)
         if headings:
-            parts.append("Section: " + " > ".join(headings) + ".")
+            parts.append(_stop("Section: " + " > ".join(headings)))
         symbols = old_enclosing_symbols(doc.text, chunk.start)
         if symbols:
             parts.append("In: " + " > ".join(symbols) + ".")
@@ -298,3 +303,22 @@ def test_a_megabyte_heading_line_indexes_in_seconds(tmp_path):
     assert rows[0]["context"] == opening
     assert {row["context"] for row in rows[1:]} == \
         {f"{opening} Section: {title}.", f"{opening} Section: {title} > Results."}
+
+
+def test_a_title_or_heading_that_ends_a_sentence_gets_no_second_stop(tmp_path):
+    """'Document: What changed in 2.10?. Path: …' was embedded with every chunk."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "notes.md").write_text("---\ntitle: What changed in 2.10?\n---\n"
+                                     "# Why pair again?\n\nOld pairings expire after the update "
+                                     "to version 2.10.\n\nPair each pump again from the menu.\n")
+    done = subprocess.run([str(Path(sys.executable).parent / "ragkit"), "index", str(folder),
+                           "--out", str(tmp_path / "idx"), "--embedder", "none",
+                           "--chunk-size", "16", "--overlap", "0"], capture_output=True,
+                          text=True, timeout=90,
+                          env={**os.environ, "RAGKIT_HOME": str(tmp_path / "home")})
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in (tmp_path / "idx" / "chunks.jsonl").open()]
+    head = "Document: What changed in 2.10? Path: notes.md."
+    assert [row["context"] for row in rows] == [head, f"{head} Section: Why pair again?",
+                                                f"{head} Section: Why pair again?"]

@@ -53,7 +53,7 @@ def _document_parts(doc: Document) -> list[str]:
     where it is read (front matter, documents JSONL, a BEIR corpus), not here: a title taken
     from a first heading keeps that heading's spacing, as the chunks' sections and
     `[Source: …]` tags do (`ragkit.assemble.place` matches the two)."""
-    parts = [f"Document: {label(doc.title or doc.id)}."]
+    parts = [_stopped(f"Document: {label(doc.title or doc.id)}")]
     path = doc.metadata.get("path")
     if path and path != doc.title:
         parts.append(f"Path: {label(one_line(str(path)))}.")
@@ -63,6 +63,13 @@ def _document_parts(doc: Document) -> list[str]:
     if facts:
         parts.append("; ".join(facts) + ".")
     return parts
+
+
+def _stopped(sentence: str) -> str:
+    """`sentence` ended by a full stop, unless it ends in one already (a title or heading
+    that is a sentence, "What changed?"): "Document: Change the oil every 250 hours.."
+    was embedded with every chunk of a PDF titled by its first sentence."""
+    return sentence if sentence.endswith((".", "!", "?")) else sentence + "."
 
 
 def _written(value: object) -> str:
@@ -86,7 +93,7 @@ def structural_contexts(doc: Document, chunks: Sequence[Chunk]) -> list[str]:
         found = outline(doc.text)
         headings = found.headings(chunk.start)
         if headings:
-            parts.append("Section: " + " > ".join(headings) + ".")
+            parts.append(_stopped("Section: " + " > ".join(headings)))
         symbols = found.symbols(chunk.start)
         if symbols:
             parts.append("In: " + " > ".join(symbols) + ".")
