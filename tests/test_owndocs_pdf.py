@@ -224,3 +224,34 @@ def test_a_bookmark_that_no_line_prints_heads_the_place_it_names(tmp_path, fit, 
     assert doc.text == ("# Part A: Engines\n\nChange the oil every 250 hours.\n\n"
                         f"{brakes}\n\nInspect the pads every 500 hours.")
     assert doc.metadata["pages"] == [[1, 0], [2, 52]]
+
+
+def test_a_pdf_that_opens_with_a_sentence_is_titled_by_its_path(tmp_path):
+    """With no Title field and no cover, the first short box was a body sentence: the title
+    of every citation, and a context 'Document: The engine oil … operation.. Path: …'
+    embedded with every chunk. A cover's title (title case, or no full stop) still is."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from loader_files import pdf
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    pdf(folder / "service.pdf", [["The engine oil must be changed every 250 hours.",
+                                  "Use SAE 15W-40 oil."],
+                                 ["The brake pads must be inspected every 500 hours."]])
+    done = subprocess.run([str(Path(sys.executable).parent / "ragkit"), "index", str(folder),
+                           "--out", str(tmp_path / "idx"), "--embedder", "none",
+                           "--chunk-size", "16", "--overlap", "0"], capture_output=True,
+                          text=True, timeout=120,
+                          env={**os.environ, "RAGKIT_HOME": str(tmp_path / "home")})
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in (tmp_path / "idx" / "chunks.jsonl").open()]
+    opens = "Document opens: The engine oil must be changed every 250 hours."
+    assert [row["context"] for row in rows] == ["Document: service.pdf.",
+                                                f"Document: service.pdf. {opens}",
+                                                f"Document: service.pdf. {opens}"]
+    for cover in ("Kestrel Field Systems Ltd.", "EG-400 Tractor Manual", "Why engines fail"):
+        pdf(tmp_path / "cover.pdf", [[cover, "The engine oil must be changed every 250 hours."]])
+        assert load_file(tmp_path / "cover.pdf", "cover.pdf").title == cover

@@ -2,22 +2,29 @@
 
 What it is: pdfminer.six's layout analysis reads each page's text boxes (a box is a
 paragraph: wrapped lines joined, a blank line between boxes), also those a figure draws (a
-page imported from another PDF is a Form XObject: its text was lost); each outline (bookmark) entry
-becomes a `#` line at its level, in place of the box that prints it (or, when no box prints
-it, where its destination points: the top of its page for one that names no place on it, a
-/Fit bookmark; `ragkit.loaders.pdf_outline`): the heading path. `metadata["pages"]` maps each page to
-the offset where its text starts (`ragkit.loaders.pages`), so a citation names its page. The
-title is the PDF's Title field, else the first text box of 200 characters or fewer (on a
-cover, the title; an outline's first entry is more often "1 Introduction"), else the file's
-path. A word hyphenated across two lines of a box is joined when the next line goes on in
-lower case ("manip-" "ulation"), ligature glyphs read as their letters ("ﬁ" as "fi", so
-"different" finds "di\ufb00erent"), and pdfminer's `(cid:N)` marks for glyphs with no text
-are dropped. Running headers and footers are left out: a box in the top or bottom eighth of
-a page that is a page number ("12", "iv", "Page 3 of 9"), or whose text (numbers at its ends
-aside) recurs in that band on `RUNNING_PAGES` or more pages ("Chapter 4: Function reference") —
-else they split paragraphs that run on across pages and repeat in every chunk. A table of
-contents' dot leaders ("Safety . . . . 1") become " … ". A Title field that is a file name
-("Binder1.pdf") or says nothing is not the title; "Microsoft Word - name.docx" is "name".
+page imported from another PDF is a Form XObject: its text was lost); each outline
+(bookmark) entry becomes a `#` line at its level, in place of the box that prints it (or,
+when no box prints it, where its destination points: the top of its page for one that names
+no place on it, a /Fit bookmark; `ragkit.loaders.pdf_outline`): the heading path.
+`metadata["pages"]` maps each page to the offset where its text starts
+(`ragkit.loaders.pages`), so a citation names its page. The title is the PDF's Title field,
+else the first text box of 200 characters or fewer (on a cover, the title; an outline's
+first entry is more often "1 Introduction") unless it reads as a sentence of the body, else
+the file's path. A sentence (four words or more, ending in "." or "!", most of them in lower
+case: "The engine oil must be changed every 250 hours.") is what a page without a cover
+opens with; as the title it was stated in every chunk's context, "Document: The engine oil …
+hours.", and named the file in every citation, where its path ("manual.pdf") says which file
+it is. A cover's title has no full stop or is in title case ("EG-400 Tractor Manual",
+"Kestrel Systems Ltd."). A word hyphenated across two lines of a box is joined when the next
+line goes on in lower case ("manip-" "ulation"), ligature glyphs read as their letters ("ﬁ"
+as "fi", so "different" finds "di\ufb00erent"), and pdfminer's `(cid:N)` marks for glyphs
+with no text are dropped. Running headers and footers are left out: a box in the top or
+bottom eighth of a page that is a page number ("12", "iv", "Page 3 of 9"), or whose text
+(numbers at its ends aside) recurs in that band on `RUNNING_PAGES` or more pages ("Chapter
+4: Function reference") — else they split paragraphs that run on across pages and repeat in
+every chunk. A table of contents' dot leaders ("Safety . . . . 1") become " … ". A Title
+field that is a file name ("Binder1.pdf") or says nothing is not the title; "Microsoft Word
+- name.docx" is "name".
 
 Why pdfminer.six rather than pypdf: on the sample collection (data/generators/
 make_sample_formats.py) both read every word right, but only pdfminer's boxes keep the
@@ -172,7 +179,15 @@ def _without_running(pages: list[list[tuple[str, float, str]]]) -> list[list[tup
             for boxes in pages]
 
 
-def _title(field: str, first: str) -> str:
+def _sentence(text: str) -> bool:
+    """Whether a box reads as a sentence of the body, not a title (module docstring): four
+    words or more, ending in "." or "!" (not "…"), more than half of them in lower case."""
+    words = text.split()
+    lower = sum(word[:1].islower() for word in words)
+    return len(words) >= 4 and text.endswith((".", "!")) and 2 * lower > len(words)
+
+
+def _title(field: str) -> str:
     """The PDF's Title field unless it says nothing or names a file (then the first short
     box): "Microsoft Word - report.docx" is "report", "Binder1.pdf" no title."""
     field = squash(_CONTROL.sub(" ", field))
@@ -247,6 +262,6 @@ def load(path: Path, rel: str) -> Document:
     text = out.text()
     if not text.strip():
         raise RagkitError(f"{path}: no text layer (scanned? ragkit does not OCR)")
-    title = _title(title, "") or first or rel
+    title = _title(title) or (first if not _sentence(first) else "") or rel
     return Document(rel, text, title, {"path": rel, "format": "pdf", "title": title,
                                        "pages": out.pages})
