@@ -2,12 +2,15 @@
 IndexError traceback at the first search (in a process of its own, as a user meets it)."""
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_errors import one_error_line
 
 from ragkit.documents import Document, RagkitError
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
@@ -73,3 +76,31 @@ def test_an_empty_or_cut_array_file_is_the_damaged_line_not_a_numpy_error(index,
     path.write_bytes(b"\x93NUMPY")  # cut inside the header
     with pytest.raises(RagkitError, match=rf"{name}.npy: damaged BM25 index \(.+\); rebuild it"):
         Pipeline.load(index)
+
+
+def _as_user() -> list[str]:
+    """The command prefix that makes a chmod 000 stick: none for a user, setpriv dropping
+    every capability for root (which reads anything)."""
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: chmod 000 does not stop root")
+    return ["setpriv", "--inh-caps=-all", "--bounding-set=-all", "--"]
+
+
+@pytest.mark.parametrize("locked", ["", "bm25.json", "data.npy", "terms.bin"])
+def test_a_bm25_folder_or_file_that_may_not_be_read_is_named_not_called_damaged(index, locked):
+    """It was "damaged BM25 index (PermissionError: … bm25.npz'); rebuild it": a file that
+    does not exist, and advice that does not help."""
+    path = index / "bm25" / locked if locked else index / "bm25"
+    (index.parent / "q.jsonl").write_text('{"id": "q1", "text": "kettle boil time"}\n')
+    path.chmod(0)
+    try:
+        done = subprocess.run([*_as_user(), str(Path(sys.executable).parent / "ragkit"),
+                               "search", str(index), "--queries", str(index.parent / "q.jsonl"),
+                               "--mode", "bm25", "--out", str(index.parent / "run.trec")],
+                              capture_output=True, text=True, timeout=60)
+    finally:
+        path.chmod(0o755 if path.is_dir() or not locked else 0o644)
+    assert one_error_line(done) == f"ragkit: error: {path}: cannot read (Permission denied)"
+    assert not (index.parent / "run.trec").exists()

@@ -11,7 +11,9 @@ and 120 MB at two million terms); one without it (older) builds the dict as befo
 What it is not: a pickle — nothing here executes code from the folder. Nor a trusting
 reader: array lengths, the index pointer and every posting's document number are checked
 against bm25.json on load (one vectorised pass over the postings' document numbers), so a
-damaged file is a RagkitError naming it, not an IndexError at the first search.
+damaged file is a RagkitError naming it, not an IndexError at the first search. A folder
+or file ragkit may not read is "cannot read (Permission denied)" naming it, not "damaged":
+rebuilding would not help.
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from scipy import sparse
 from ragkit.documents import RagkitError
 from ragkit.lexical.bm25_data import BM25Data
 from ragkit.lexical.tokenizers import TOKENIZERS
+from ragkit.term_table import FILES as TERM_FILES
 from ragkit.term_table import TermTable, has_terms, write_terms
 
 Model = TypeVar("Model", bound=BM25Data)
@@ -88,9 +91,29 @@ def _head(meta_path: Path) -> dict | None:
 
 def load(cls: Callable[..., Model], folder: str | Path) -> Model:
     """Read an index `save` wrote into `folder`; a missing file or bad field is a RagkitError
-    naming it. `cls(k1=, b=, epsilon=, tokenizer=)` makes the empty model the arrays go into
-    (`BM25`, which checks the parameters and the tokenizer name before any array is read)."""
+    naming it, and so is a folder or file that may not be read (`_unreadable`).
+    `cls(k1=, b=, epsilon=, tokenizer=)` makes the empty model the arrays go into (`BM25`,
+    which checks the parameters and the tokenizer name before any array is read)."""
     folder = Path(folder)
+    try:
+        return _load(cls, folder)
+    except PermissionError as exc:
+        raise _unreadable(folder, exc) from None
+
+
+def _unreadable(folder: Path, exc: PermissionError) -> RagkitError:
+    """"PATH: cannot read (Permission denied)": the folder when the file in it cannot even be
+    looked at (a chmod 000 folder; the file named may not exist), else the file itself."""
+    path = Path(exc.filename) if exc.filename else folder
+    try:
+        path.stat()
+    except OSError:
+        path = folder
+    return RagkitError(f"{path}: cannot read ({exc.strerror or exc})")
+
+
+def _load(cls: Callable[..., Model], folder: Path) -> Model:
+    """`load`, letting a PermissionError through for it to name."""
     meta_path = folder / "bm25.json"
     npz = folder / "bm25.npz"
     needed = [meta_path, npz] if npz.is_file() else [meta_path, *(folder / f"{n}.npy"
@@ -99,6 +122,8 @@ def load(cls: Callable[..., Model], folder: str | Path) -> Model:
         if not path.is_file():
             raise RagkitError(f"{path}: missing; not a BM25 index folder written by BM25.save")
     terms = not npz.is_file() and has_terms(folder)
+    for path in needed + [folder / name for name in TERM_FILES if terms]:
+        path.open("rb").close()  # one that may not be read: `load` names it
     meta = (_head(meta_path) if terms else None) or _meta(meta_path)
     for name in ("k1", "b", "epsilon", "avgdl"):  # a hand edit: one line naming the field
         value = meta.get(name)
@@ -134,6 +159,8 @@ def _array(path: Path) -> np.ndarray:
     is the "damaged" line, not numpy's EOFError or ValueError."""
     try:
         return np.load(path, mmap_mode="r", allow_pickle=False)
+    except PermissionError:
+        raise  # not damaged: `load` says it cannot be read
     except (EOFError, ValueError, OSError) as exc:
         why = "empty file" if isinstance(exc, EOFError) else str(exc)[:120]
         raise RagkitError(f"{path}: damaged BM25 index ({why}); rebuild it") from None
