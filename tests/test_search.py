@@ -1,6 +1,9 @@
 """Pipeline.search / run: the tie rule in every mode, and refused cutoffs."""
 import re
+import subprocess
+import sys
 import zlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -173,5 +176,28 @@ def test_a_query_with_no_hit_is_counted_as_such(tmp_path, capsys):
     assert main(["search", str(idx), "--queries", str(tmp_path / "q2.jsonl"), "--mode", "bm25",
                  "--k", "2", "--out", str(tmp_path / "run.trec")]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == (
-        f"wrote 2 queries × top 2 chunks to {tmp_path / 'run.trec'} (1 with no hit: no line "
-        f"in the run)")
+        f"wrote 1 chunk for 2 queries to {tmp_path / 'run.trec'} (top 2 asked; 1 with fewer "
+        f"matches; 1 with no hit: no line in the run)")
+    assert len((tmp_path / "run.trec").read_text().splitlines()) == 1
+
+
+@pytest.mark.parametrize("level, k, said", [
+    ("chunk", "20", "wrote 1 chunk for 1 query to {run} (top 3 asked; 1 with fewer matches)"),
+    ("doc", "3", "wrote 1 document for 1 query to {run} (top 3 asked; 1 with fewer matches)"),
+    ("chunk", "1", "wrote 1 query × top 1 chunk to {run}"),
+])
+def test_search_says_how_many_lines_it_wrote_when_bm25_matches_fewer_than_k(
+        tmp_path, level, k, said):
+    """"wrote 1 query × top 8 chunks" over a run of 2 lines: BM25 lists only the chunks that
+    hold a word of the query."""
+    idx, _ = _small_index(tmp_path)
+    (tmp_path / "q1.jsonl").write_text('{"id": "a", "text": "kettle?"}\n')
+    run = tmp_path / "run.trec"
+    done = subprocess.run([str(Path(sys.executable).parent / "ragkit"), "search", str(idx),
+                           "--queries", str(tmp_path / "q1.jsonl"), "--mode", "bm25",
+                           "--level", level, "--k", k, "--out", str(run)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == said.format(run=run)
+    assert [line.split()[2] for line in run.read_text().splitlines()] == (
+        ["kettle#0"] if level == "chunk" else ["kettle"])

@@ -171,31 +171,46 @@ def cmd_search(args: argparse.Namespace) -> None:
         shape = lambda ranking: doc_level(ranking, doc_of)[:k]  # noqa: E731
     else:
         args.k = depth = clamp_k(args.k, len(pipeline.chunks))
-    no_hit = [0]  # queries BM25 finds nothing for (unknown words): no line in the run
-    write_trec(args.out, _rankings(pipeline, queries, depth, config, shape, no_hit),
+    tally = {"lines": 0, "short": 0, "empty": 0}  # what the run holds, counted as written
+    write_trec(args.out, _rankings(pipeline, queries, (depth, args.k), config, shape, tally),
                tag=args.tag or args.mode)
     print_rerank_summary(pipeline)
-    unit = "document" if args.level == "doc" else "chunk"
-    empty = no_hit[0]
-    print(f"wrote {counted(len(queries), 'query', 'queries')} × top "
-          f"{counted(args.k, unit)} to {args.out}"
-          + (f" ({empty} with no hit: no line in the run)" if empty else ""))
+    print(_wrote(len(queries), args.k, "document" if args.level == "doc" else "chunk",
+                 tally, args.out))
 
 
-def _rankings(pipeline, queries: list, depth: int, config,
-              shape: Callable[[list], list] | None, empty: list[int]
+def _wrote(n_queries: int, k: int, unit: str, tally: dict[str, int], out: Path) -> str:
+    """The line that says what the run holds: "N queries × top k" only when every query
+    filled its k, else the lines written (BM25 matches only the chunks holding a query word,
+    so "1 query × top 8 chunks" over 2 lines over-reported)."""
+    queries = counted(n_queries, "query", "queries")
+    notes = [f"{tally['short']} with fewer matches"] if tally["short"] else []
+    if tally["empty"]:
+        notes.append(f"{tally['empty']} with no hit: no line in the run")
+    if not notes:
+        return f"wrote {queries} × top {counted(k, unit)} to {out}"
+    return (f"wrote {counted(tally['lines'], unit)} for {queries} to {out} (top {k} asked; "
+            + "; ".join(notes) + ")")
+
+
+def _rankings(pipeline, queries: list, depth_k: tuple[int, int], config,
+              shape: Callable[[list], list] | None, tally: dict[str, int]
               ) -> Iterator[tuple[str, list]]:
     """(query id, ranking) for every query, searched `batch_size` queries at a time,
     so a run of many queries or a huge --k never holds every ranking at once; `shape` turns a
-    chunk ranking into what the run lists (its documents' top k). Counts the empty rankings
-    into `empty[0]`."""
+    chunk ranking into what the run lists (its documents' top k). `depth_k` is the depth
+    searched and the k listed; `tally` counts the lines yielded, the rankings shorter than k
+    ("short") and the empty ones."""
+    depth, k = depth_k
     step = batch_size(held_per_query(depth, config))
     for start in range(0, len(queries), step):
         part = queries[start:start + step]
         found = pipeline.search([q.text for q in part], depth, config)
         if shape is not None:
             found = [shape(r) for r in found]
-        empty[0] += sum(not r for r in found)
+        tally["lines"] += sum(len(r) for r in found)
+        tally["empty"] += sum(not r for r in found)
+        tally["short"] += sum(0 < len(r) < k for r in found)
         yield from zip([q.id for q in part], found)
 
 
