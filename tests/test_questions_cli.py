@@ -185,3 +185,22 @@ def test_generate_keeping_no_question_writes_nothing_and_says_so(tmp_path, env):
         f"ragkit: error: no question was kept (see the table and any warning above); nothing "
         f"was written to {out}")
     assert not out.exists()
+
+
+def test_a_huge_n_is_capped_at_the_usable_chunks_not_stepped_down_one_at_a_time(tmp_path, env):
+    """`--n 100000000` on a folder with a handful of usable chunks ran for 45 minutes: the
+    quotas were scaled down one question at a time from the number asked."""
+    docs = write_corpus(tmp_path / "docs")
+    small, huge = tmp_path / "small.jsonl", tmp_path / "huge.jsonl"
+    done = run(env, "questions", "generate", str(docs), "--out", str(small), "--n", "7",
+               "--embedder", "none", *CHUNKING)
+    assert done.returncode == 0, done.stderr
+    done = subprocess.run([str(RAGKIT), "questions", "generate", str(docs), "--out", str(huge),
+                           "--n", "100000000", "--embedder", "none", *CHUNKING], env=env,
+                          capture_output=True, text=True, timeout=90)
+    assert done.returncode == 0, done.stderr
+    assert ("ragkit: warning: the documents have usable chunks for 7 of the 100000000 "
+            "questions asked" in done.stderr)
+    kept = next(line for line in done.stdout.splitlines() if line.startswith("kept"))
+    assert kept.split()[1:] == ["2", "2", "2", "1", "0", "7"]
+    assert huge.read_text() == small.read_text()  # the 7 that fit, as `--n 7` writes them
