@@ -204,3 +204,33 @@ def test_a_huge_n_is_capped_at_the_usable_chunks_not_stepped_down_one_at_a_time(
     kept = next(line for line in done.stdout.splitlines() if line.startswith("kept"))
     assert kept.split()[1:] == ["2", "2", "2", "1", "0", "7"]
     assert huge.read_text() == small.read_text()  # the 7 that fit, as `--n 7` writes them
+
+
+SOIL = """---
+title: "Soil: a primer"
+---
+
+pH and liming
+-------------
+
+Most crops grow best at a soil pH between 6.0 and 7.0. Agricultural lime raises the pH of an
+acidic field; apply about 2 tonnes per hectare to raise the pH by one unit in a sandy loam.
+"""
+
+
+def test_a_golden_span_of_a_hard_wrapped_paragraph_is_the_whole_sentence(tmp_path, env):
+    """The offline writer cut at the line break, so the span began mid-sentence ("acidic
+    field; apply …"), where the offline answerer quotes the sentence across the wrapped
+    line (`ragkit.extractive_units`); the span is now that whole sentence."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "soil.md").write_text(SOIL)
+    golden = tmp_path / "golden.jsonl"
+    done = run(env, "questions", "generate", str(docs), "--out", str(golden), "--n", "1",
+               "--kinds", "lexical", "--embedder", "none")
+    assert done.returncode == 0, done.stderr
+    (row,) = [json.loads(line) for line in golden.read_text().splitlines()]
+    assert row["question"] == "What does the text state about acidic, field and apply?"
+    assert row["golden"] == [{"doc_id": "soil.md", "span": (
+        "Agricultural lime raises the pH of an\nacidic field; apply about 2 tonnes per hectare "
+        "to raise the pH by one unit in a sandy loam.")}]

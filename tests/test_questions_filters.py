@@ -20,7 +20,8 @@ from ragkit.document_folder import load_folder
 from ragkit.documents import Document, RagkitError, RagkitWarning
 from ragkit.llm import LLM, UsageLog, make_client
 from ragkit.questions import documents_of, generate
-from ragkit.questions.filters import closed_book_answers, gives_away, round_trip_ok
+from ragkit.questions.filters import (closed_book_answers, gives_away, round_trip_ok,
+                                      whole_units)
 from ragkit.questions.prompts import ANSWER_HEADER, CLOSED_BOOK_HEADER, WRITE_HEADER
 from ragkit.questions.sample import parse_kinds, quotas, sample
 from ragkit.questions.spans import anchor
@@ -298,3 +299,17 @@ def test_a_front_matter_list_of_products_names_its_document(tmp_path):
     for seed in range(4):
         items = sample(docs, chunks, {"contextual": 2}, seed=seed)
         assert [item.document.id for item in items] == ["b.md"]
+
+
+def test_a_span_is_widened_only_at_a_line_break_the_answerer_joins():
+    """A writer's short phrase stays as written; a span cut at a wrapped line's break grows
+    to the sentence the offline answerer quotes; a line starting with a capital is its own."""
+    passage = ("Most crops grow best at a soil pH between 6.0 and 7.0. Agricultural lime "
+               "raises the pH of an\nacidic field; apply about 2 tonnes per hectare.\n"
+               "Lime works slowly\nOver a season.")
+    sentence = ("Agricultural lime raises the pH of an\nacidic field; apply about 2 tonnes per "
+                "hectare.")
+    assert whole_units("acidic field; apply about 2 tonnes per hectare.", passage) == sentence
+    assert whole_units("Agricultural lime raises the pH of an", passage) == sentence
+    assert whole_units("2 tonnes per hectare", passage) == "2 tonnes per hectare"
+    assert whole_units("Over a season.", passage) == "Over a season."

@@ -5,6 +5,12 @@ What it is:
   place whose words match it with different white space (a model often re-wraps a line);
   None when it is not there. A span that is not in its passage cannot be scored. It lives
   in `ragkit.questions.spans`, which the review shares without loading the tokenizers.
+- `whole_units(span, passage, code)`: a span widened to the sentences the offline answerer
+  quotes (`ragkit.extractive_units`), where it starts or ends at a line break those join:
+  a writer that cuts at every line break made "acidic field; apply about 2 tonnes…" of a
+  hard-wrapped "Agricultural lime raises the pH of an / acidic field; …", a golden span
+  starting mid-sentence that no quote of the answerer matches. Not a filter: nothing is
+  dropped, and a span starting or ending mid-line (a short phrase) is kept as written.
 - `found_elsewhere(spans, doc_id, documents)`: a span also occurs verbatim in another
   document (boilerplate: the same sentence in every quarterly report). Only the question's
   own document is labelled, so a retriever that finds the twin would be marked wrong; a
@@ -33,7 +39,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ragkit.assemble import blocks
 from ragkit.documents import Document
+from ragkit.extractive_units import units
 from ragkit.questions.defaults import DUP_THRESHOLD, UNKNOWN
 from ragkit.questions.spans import anchor  # noqa: F401 (one of the filters)
 from ragkit.support import question_terms
@@ -45,6 +53,26 @@ _SPACE = re.compile(r"\s+")
 
 def _norm(text: str) -> str:
     return _SPACE.sub(" ", text).strip().lower()
+
+
+def whole_units(span: str, passage: str, code: bool = False) -> str:
+    """`span`, verbatim in `passage`, widened to whole answerer units where it starts or ends
+    inside one at a block boundary (see the module docstring); else `span` unchanged."""
+    at = passage.find(span)
+    if at < 0 or not span:
+        return span
+    end, bounds = at + len(span), [0]
+    for block in blocks(passage):
+        bounds.append(bounds[-1] + len(block))
+    for unit in units(passage, code):
+        if unit.heading or unit.titled:
+            continue
+        lo, hi, inner = bounds[unit.start], bounds[unit.end], bounds[unit.start + 1:unit.end]
+        if lo < at < hi and any(b <= at and not passage[b:at].strip() for b in inner):
+            at = lo  # starts where a wrapped line of the unit does
+        if lo < end < hi and any(b >= end and not passage[end:b].strip() for b in inner):
+            end = hi  # ends where a wrapped line of the unit does
+    return passage[at:end].strip()
 
 
 def found_elsewhere(spans: Sequence[str], doc_id: str, documents: Sequence[Document]) -> bool:

@@ -10,12 +10,13 @@ What it is: `generate(documents, n, kinds, model, seed)` → (questions, `Report
    first request is answered before the rest are sent (so the cache entry exists when they
    arrive), the rest go through `workers` threads — as the claude contextualizer does.
 4. The filters drop, in this order, and the report counts per kind: a reply that is not the
-   JSON asked for; a span not found in its passage; a span that another document holds too
-   (except for contextual questions, which name their document); a failed round trip (the question asked
-   against its passage(s) alone does not come back to the span); a question answerable
-   from itself (the lexical rule, else a closed-book call); a near-duplicate of an earlier
-   question (cosine of the local embedder, `filters.DUP_THRESHOLD`). Rules:
-   `ragkit.questions.filters`.
+   JSON asked for; a span not found in its passage (one found is widened to the sentences
+   the offline answerer quotes, `filters.whole_units`); a span that another document holds
+   too (except for contextual questions, which name their document); a failed round trip
+   (the question asked against its passage(s) alone does not come back to the span); a
+   question answerable from itself (the lexical rule, else a closed-book call); a
+   near-duplicate of an earlier question (cosine of the local embedder,
+   `filters.DUP_THRESHOLD`). Rules: `ragkit.questions.filters`.
 Every call goes through the paid-call cache (`ragkit.llm.LLM`), so a second run with the
 same documents, seed and options sends nothing. The cost is projected before the first call
 and measured after (`ragkit.questions.report`). Without ANTHROPIC_API_KEY the offline
@@ -218,7 +219,8 @@ def _take_question(c: Candidate, message: Any) -> None:
     if not all(spans):
         c.dropped = "span not verbatim"
         return
-    c.spans = [s for s in spans if s]
+    code = is_code(c.item.document)  # as the answerer cuts it: whole sentences
+    c.spans = [filters.whole_units(s, ch.text, code) for s, ch in zip(spans, c.item.chunks) if s]
     c.answer = c.answer or c.spans[0]
 
 
