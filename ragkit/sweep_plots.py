@@ -29,21 +29,29 @@ if TYPE_CHECKING:       # matplotlib loads when a sweep draws its plots, not wit
 
 def metric_panels(records: Sequence[dict]) -> dict[str, list[str]]:
     """Panel title -> the recorded numbers drawn in it: a table's metric (one per method),
-    or a number recorded alone. A table's title is its caption if every point gave the same
-    one, else its name (a caption naming a swept split made a panel per split, each the mean
-    over all points)."""
+    or a number recorded alone. A table's panels are titled "METRIC · SUBJECT", SUBJECT its
+    caption if every point gave the same one, else its name (a caption naming a swept split
+    made a panel per split, each the mean over all points). Only the caption's subject,
+    before its first ": ", is a title: what follows names the table's other columns, not the
+    one metric a panel draws — notebook 08's MRR panel read "… difference in Pass@5, 95 %
+    interval …" over absolute MRR, its Fail@20 panel "… Pass@k over …". Two tables of one
+    subject are told apart by their names."""
     captions: dict[str, set[str]] = {}
     for rec in records:
         for name, table in rec["tables"].items():
             captions.setdefault(name, set()).add(table["caption"] or name)
+    subjects = {name: next(iter(found)).split(": ", 1)[0] if len(found) == 1 else name
+                for name, found in captions.items()}
+    shared = list(subjects.values())
+    subjects = {name: f"{subject} ({name})" if shared.count(subject) > 1 else subject
+                for name, subject in subjects.items()}
     panels: dict[str, list[str]] = {}
     grouped = set()
     for rec in records:
         for name, table in rec["tables"].items():
             for metric in table["metrics"]:
                 columns = [f"{method} {metric}" for method in table["index"]]
-                title = next(iter(captions[name])) if len(captions[name]) == 1 else name
-                key = f"{metric} · {title}"
+                key = f"{metric} · {subjects[name]}"
                 panels.setdefault(key, [])
                 panels[key] += [c for c in columns if c not in panels[key]]
                 grouped.update(columns)

@@ -13,7 +13,7 @@ from nbformat.v4 import new_code_cell, new_notebook  # noqa: E402
 
 from ragkit.cli import main  # noqa: E402
 from ragkit.figure_check import problems  # noqa: E402
-from ragkit.sweep import parameter_figure  # noqa: E402
+from ragkit.sweep import metric_panels, parameter_figure  # noqa: E402
 
 # notebook 03's BM25 chunkings (chunk size / overlap), Pass@5, swept over split=dev,test
 CHUNKINGS = {"256/0": [76.44, 82.18], "256/32": [74.52, 77.99], "256/51": [72.12, 77.36],
@@ -139,3 +139,35 @@ def test_a_sweep_whose_figure_cannot_be_read_keeps_its_tables_and_says_why_in_on
     md = (out / "sweep.md").read_text()
     assert md.endswith(f"\n\nsweep_x.png not drawn, {problem}\n")
     assert not (out / "sweep_x.png").exists()
+
+
+def test_a_panel_is_titled_by_its_metric_and_the_captions_subject_not_its_other_columns():
+    """Notebook 08 swept over chunk_size: the panels of absolute Pass@5 and MRR were titled
+    "… difference in Pass@5, 95 % interval, paired test, Holm-adjusted p", the Fail@20 panel
+    "… Pass@k over the 5 answerable of the 6 accepted questions". The caption's subject (before
+    its ": ") is the title now; two tables of one subject are told apart by their names."""
+    def point(size: int) -> dict:
+        return {"chunk_size": size, "numbers": {}, "tables": {
+            "ladder_your_folder": {
+                "caption": "The ladder on docs: Pass@k over the 5 answerable of the 6 accepted "
+                           "questions",
+                "metrics": ["Pass@5", "Fail@20"], "index": ["baseline", "+ rerank"]},
+            "folder_configurations": {
+                "caption": "Every configuration against hybrid on docs: difference in Pass@5, "
+                           "95 % interval, paired test, Holm-adjusted p",
+                "metrics": ["Pass@5", "MRR"], "index": ["bm25", "hybrid"]},
+            "twin": {"caption": "The ladder on docs: Pass@k of another set",
+                     "metrics": ["MRR"], "index": ["bm25"]}}}
+    panels = metric_panels([point(128), point(256)])
+    assert panels == {
+        "Pass@5 · The ladder on docs (ladder_your_folder)": ["baseline Pass@5", "+ rerank Pass@5"],
+        "Fail@20 · The ladder on docs (ladder_your_folder)": ["baseline Fail@20",
+                                                              "+ rerank Fail@20"],
+        "Pass@5 · Every configuration against hybrid on docs": ["bm25 Pass@5", "hybrid Pass@5"],
+        "MRR · Every configuration against hybrid on docs": ["bm25 MRR", "hybrid MRR"],
+        "MRR · The ladder on docs (twin)": ["bm25 MRR"]}
+    table = pd.DataFrame({"chunk_size": [128, 256]} | {
+        name: [90.0, 100.0] if "@" in name else [0.8, 0.9]
+        for names in panels.values() for name in names})
+    fig = parameter_figure(table, "chunk_size", panels)
+    assert [ax.get_title().replace("\n", " ") for ax in fig.axes] == list(panels)
