@@ -368,6 +368,38 @@ def test_ragkit_ask_names_each_heading_a_source_is_cited_under(tmp_path, monkeyp
         "[1] refund#0 — Refund policy / Refunds > Deadline; Refund policy / Refunds > Payment"]
 
 
+@pytest.mark.parametrize("option, value, message", [
+    ("--budget", "0", "argument --budget: must be at least 1, got 0"),
+    ("--k", "0", "argument --k: must be at least 1, got 0"),
+])
+def test_ragkit_ask_refuses_a_budget_or_k_below_one_before_it_answers(
+        tiny_index, capsys, option, value, message):
+    """--budget 0 printed "the offline stand-in answered", then the error."""
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        main(["ask", "--index", str(tiny_index), option, value, "Refunds?"])
+    out, err = capsys.readouterr()
+    assert exit_.value.code == 2 and out == "" and "answered" not in err
+    assert err.splitlines()[-1] == f"ragkit ask: error: {message}"
+
+
+def test_ragkit_ask_says_when_the_best_passage_alone_is_over_the_budget(tiny_index, capsys):
+    """--budget 1 answered from a 37-token passage without a word: it is kept on purpose (an
+    answer needs evidence), and one line says so."""
+    capsys.readouterr()
+    args = ["ask", "--index", str(tiny_index), "--k", "3",
+            "Within how many days are refunds accepted?"]
+    assert main([*args, "--budget", "1"]) == 0
+    out, err = capsys.readouterr()
+    assert out == ("Refunds are accepted within 21 days of delivery. [1]\n"
+                   "[1] refund#0 — Refund policy / Refunds > Deadline\n")
+    assert err.splitlines()[-1] == (
+        "ragkit: the best passage alone is 37 tokens, over --budget 1; it was kept (an "
+        "answer needs evidence), 1 less relevant passage left out")
+    assert main([*args, "--budget", "37"]) == 0
+    assert "over --budget" not in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("question", ["", "   ", "\n\t"])
 def test_ragkit_ask_refuses_an_empty_question(tiny_index, capsys, question):
     """A blank question passed every threshold and was answered with three unrelated quotes."""

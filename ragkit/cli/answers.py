@@ -68,6 +68,12 @@ def cmd_ask(args: argparse.Namespace) -> None:
     else:
         result = answer(args.question, hits, pipeline.chunks, **ask)
         print(terminal_text(result.text))
+    if result.passages.over_budget:  # kept on purpose (`ragkit.assemble`), not silently
+        left = len(result.passages.dropped)
+        print(f"ragkit: the best passage alone is {result.passages.tokens} tokens, over "
+              f"--budget {args.budget}; it was kept (an answer needs evidence)"
+              + (f", {counted(left, 'less relevant passage')} left out" if left else ""),
+              file=sys.stderr)
     if result.why:  # the offline answerer declined: say why, and what it read
         read = ", ".join(p.chunk_id for p in reversed(result.passages))  # assembled best last
         print(terminal_text(f"declined because {result.why}; the passages read, most relevant "
@@ -156,13 +162,16 @@ def add_parsers(sub) -> None:
     p.add_argument("--trace", type=Path, metavar="FILE.jsonl",
                    help="write the agent's turns as a JSONL trace")
     p.add_argument("--max-turns", type=positive_int, default=8, help="agent turns at most")
-    p.add_argument("--k", type=int, default=5, help="passages retrieved (before the budget)")
+    p.add_argument("--k", type=positive_int, default=5,
+                   help="passages retrieved (before the budget)")
     p.add_argument("--rerank", default=None,
                    help="reranker of the hybrid top 150, as `ragkit search` ranks: offline, "
                         f"none, claude, voyage:MODEL (default: {DEFAULT_RERANK}; none on an "
                         f"index without vectors)")
     add_fusion_options(p)
-    p.add_argument("--budget", type=int, default=8000, help="prompt tokens for the passages")
+    p.add_argument("--budget", type=positive_int, default=8000,
+                   help="prompt tokens for the passages (the best passage is kept even when "
+                        "alone over it)")
     p.add_argument("--stream", action="store_true", help="print the answer as it is written")
     p.set_defaults(func=cmd_ask)
 
