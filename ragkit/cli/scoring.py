@@ -10,8 +10,9 @@ from ragkit.cli.options import (DEFAULT_RERANK, Help, add_index_options, add_sea
                                 check_index_covers, check_same_options, clamp_k, index_config,
                                 load_index, positive_int, print_rerank_summary, terminal_text)
 from ragkit.cli.fusion import fusion_given, fusion_settings
+from ragkit.cli.golden import with_questions
 from ragkit.cli.retrieval import batch_size, held_per_query
-from ragkit.documents import Dataset, RagkitError, check_golden, load_golden
+from ragkit.documents import RagkitError
 from ragkit.errors import not_a_file
 from ragkit.sheet_cells import csv_text
 from ragkit.text_stats import counted
@@ -80,18 +81,6 @@ NO_QUESTIONS = (" (give labelled questions with --questions FILE, e.g. made by `
                 "questions generate`)")
 
 
-def _with_questions(data, path: Path):
-    """The data set's documents with the labelled questions of `path` (a golden JSONL file
-    or a folder of them), every span checked against the documents."""
-    golden = load_golden(path)
-    if not golden:  # it said "DATASET: no queries … give labelled questions with --questions"
-        raise RagkitError(f"{path}: no questions" + (
-            " (no *.jsonl file in this folder)" if path.is_dir()
-            and not any(path.glob("*.jsonl")) else ""))
-    queries = check_golden(golden, data.documents, path)
-    return Dataset(data.name, data.documents, queries, data.chunks)
-
-
 def _mode_rerank(mode: str, asked: str | None) -> str:
     """The reranker of one mode's row: --rerank if given, else what `ragkit search` uses."""
     return asked or (DEFAULT_RERANK if mode == "hybrid" else "none")
@@ -107,7 +96,7 @@ def _eval_dataset(args: argparse.Namespace) -> None:
     fusion_settings(args, args.mode or ["hybrid"])  # a mismatched option: before any work
     data = load_dataset(args.dataset, args.split, skip_bad=args.skip_bad)
     if args.questions:  # e.g. from `ragkit questions accept`: they replace golden/
-        data = _with_questions(data, args.questions)
+        data = with_questions(data, args.questions)
     data, scored = _split(data, args.split)
     if not data.queries:
         raise RagkitError(f"{args.dataset}: no queries to evaluate{NO_QUESTIONS}")
@@ -203,7 +192,7 @@ def cmd_tune(args: argparse.Namespace) -> None:
     loaded = args.split or ("dev" if "dev" in beir_splits(args.dataset) else "all")
     data = load_dataset(args.dataset, loaded, skip_bad=args.skip_bad)
     if args.questions:  # e.g. from `ragkit questions accept`: they replace golden/
-        data = _with_questions(data, args.questions)
+        data = with_questions(data, args.questions)
     # "all" as in `ragkit eval`: every question, whatever its split
     split = (None if args.split == "all" else
              args.split or ("dev" if any(q.split == "dev" for q in data.queries) else None))

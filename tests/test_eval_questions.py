@@ -1,0 +1,71 @@
+"""`ragkit eval DOCS --questions PATH` as a user meets it, each run its own process: a review
+folder (notebook 08's, or `ragkit questions accept --out accepted.jsonl` beside its sheet)
+scores its accepted set."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+RAGKIT = Path(sys.executable).parent / "ragkit"
+DOCS = {"kettle.md": "# Kettle\n\nThe kettle boils a litre of water in two minutes.\n",
+        "toaster.md": "# Toaster\n\nThe toaster browns four slices of bread at once.\n",
+        "fridge.md": "# Fridge\n\nThe fridge keeps milk cold for a week.\n"}
+
+
+def _question(number: int, doc: str, span: str) -> dict:
+    return {"id": f"gen-{number:03d}", "question": f"What does {doc} say?", "kind": "lexical",
+            "split": "test", "golden": [{"doc_id": doc, "span": span}]}
+
+
+QUESTIONS = [_question(1, "kettle.md", "boils a litre of water"),
+             _question(2, "toaster.md", "browns four slices"),
+             _question(3, "fridge.md", "keeps milk cold")]
+
+
+@pytest.fixture
+def docs(tmp_path) -> Path:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name, text in DOCS.items():
+        (folder / name).write_text(text)
+    return folder
+
+
+def _jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def _eval(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "RAGKIT_HOME": str(tmp_path / "home")}
+    return subprocess.run([str(RAGKIT), "eval", *args, "--mode", "bm25", "--embedder", "none",
+                           "--k", "3"], env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_a_review_folder_scores_its_accepted_questions(tmp_path, docs):
+    """Notebook 08's review folder holds generated.jsonl and accepted.jsonl (the same ids):
+    `--questions FOLDER` read both and stopped at "duplicate query id 'gen-001' (first at
+    accepted.jsonl:1)"."""
+    review = tmp_path / "review"
+    review.mkdir()
+    _jsonl(review / "generated.jsonl", QUESTIONS)
+    (review / "review.csv").write_text("id,question,answer_span,answer_span_2,source,kind,keep,"
+                                       "notes\n")
+    _jsonl(review / "accepted.jsonl", QUESTIONS[:2])  # the expert kept two
+    done = _eval(tmp_path, str(docs), "--questions", str(review))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[0] == (
+        f"ragkit: {review}: a review folder; scoring accepted.jsonl, the reviewed questions "
+        f"(not generated.jsonl)")
+    assert done.stdout.splitlines()[0] == "docs: 2 judged queries of split test, 3 chunks"
+    (review / "review.csv").unlink()  # no sheet: a folder of golden files, read whole
+    done = _eval(tmp_path, str(docs), "--questions", str(review))
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1].startswith("ragkit: error: ") and \
+        "duplicate query id 'gen-001'" in done.stderr
+
