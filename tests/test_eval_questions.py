@@ -1,6 +1,6 @@
 """`ragkit eval DOCS --questions PATH` as a user meets it, each run its own process: a review
 folder (notebook 08's, or `ragkit questions accept --out accepted.jsonl` beside its sheet)
-scores its accepted set."""
+scores its accepted set; a question about a file `--skip-bad` left out is left out too."""
 from __future__ import annotations
 
 import json
@@ -69,3 +69,13 @@ def test_a_review_folder_scores_its_accepted_questions(tmp_path, docs):
     assert done.stderr.splitlines()[-1].startswith("ragkit: error: ") and \
         "duplicate query id 'gen-001'" in done.stderr
 
+
+def test_a_question_about_a_file_skip_bad_left_out_is_left_out_with_a_warning(tmp_path, docs):
+    """It stopped at "no document 'fridge.md'", not saying --skip-bad had skipped the file."""
+    (docs / "fridge.md").write_bytes(b"\x00\x01binary")
+    golden = _jsonl(tmp_path / "accepted.jsonl", QUESTIONS)
+    done = _eval(tmp_path, str(docs), "--questions", str(golden), "--skip-bad")
+    assert done.returncode == 0, done.stderr
+    assert (f"ragkit: warning: {golden}: left out 1 question about 1 file --skip-bad skipped: "
+            f"fridge.md") in done.stderr.splitlines()
+    assert done.stdout.splitlines()[0] == "docs: 2 judged queries of split test, 2 chunks"

@@ -6,16 +6,21 @@ golden JSONL file or a folder of them, where
 - a review folder — `accepted.jsonl` beside `review.csv`, as notebook 08 and `ragkit
   questions accept --out accepted.jsonl` leave them — means its `accepted.jsonl`, the
   reviewed set, with one stderr line saying so (read whole, as any other folder is, the
-  generated set beside it repeated every accepted id: "duplicate query id 'gen-001'").
+  generated set beside it repeated every accepted id: "duplicate query id 'gen-001'");
+- a question whose golden document `--skip-bad` left out is left out too, with one warning
+  line naming the documents: it cannot be scored, and "no document 'notes/soil.md'" did not
+  say that the file had been skipped.
 What it is not: the reader (`ragkit.documents.load_golden`, `check_golden`), whose errors
 name the file, line and field of any other bad question.
 """
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 
-from ragkit.documents import Dataset, RagkitError, check_golden, load_golden
+from ragkit.documents import Dataset, RagkitError, RagkitWarning, check_golden, load_golden
+from ragkit.text_stats import counted
 
 ACCEPTED, SHEET = "accepted.jsonl", "review.csv"
 
@@ -29,6 +34,14 @@ def with_questions(data: Dataset, path: Path) -> Dataset:
         raise RagkitError(f"{path}: no questions" + (
             " (no *.jsonl file in this folder)" if path.is_dir()
             and not any(path.glob("*.jsonl")) else ""))
+    skipped = {entry.path for entry in getattr(data.documents, "skipped", [])}
+    gone = sorted({g.doc_id for q in golden for g in q.golden if g.doc_id in skipped})
+    if gone:
+        kept = [q for q in golden if not any(g.doc_id in skipped for g in q.golden)]
+        warnings.warn(f"{path}: left out {counted(len(golden) - len(kept), 'question')} about "
+                      f"{counted(len(gone), 'file')} --skip-bad skipped: {', '.join(gone)}",
+                      RagkitWarning, stacklevel=2)
+        golden = kept
     return Dataset(data.name, data.documents, check_golden(golden, data.documents, path),
                    data.chunks)
 
