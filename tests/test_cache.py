@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -158,6 +161,33 @@ def test_cli_cache_stats_and_clear(tmp_path, monkeypatch, capsys):
     assert main(["cache", "clear", "--model", HAIKU]) == 0
     assert "removed 1 cached calls of claude-haiku-4-5" in capsys.readouterr().out
     assert [s.model for s in cache.stats()] == ["claude-3-haiku-20240307"]
+
+
+def test_a_model_the_cache_holds_no_call_of_is_answered_with_the_models_it_holds(
+        tmp_path, monkeypatch):
+    """`cache clear --model nonexistent` said "removed 0" and `cache stats --model
+    nonexistent` "the call cache is empty", naming none of the models it holds."""
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path))
+    cache = CallCache()
+    cache.put("k1", "/v1/messages", HAIKU, {}, Usage(20, 0, 0, 0), priced=True)
+    cache.put("k2", "/v1/messages", "claude-3-haiku-20240307", {}, Usage(4, 0, 0, 0), True)
+    cache.close()
+
+    def ragkit(*args: str) -> str:
+        done = subprocess.run([str(Path(sys.executable).parent / "ragkit"), "cache", *args],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+        return done.stdout
+    held = "the cache holds calls of claude-3-haiku-20240307, claude-haiku-4-5"
+    assert ragkit("stats", "--model", "nonexistent") == (
+        f"no cached calls of nonexistent; {held}\n")
+    assert ragkit("clear", "--model", "nonexistent") == (
+        f"removed 0 cached calls of nonexistent from {cache.path}; {held}\n")
+    assert ragkit("clear", "--model", HAIKU) == (
+        f"removed 1 cached calls of {HAIKU} from {cache.path}\n")
+    ragkit("clear")
+    assert ragkit("clear", "--model", HAIKU) == (
+        f"removed 0 cached calls of {HAIKU} from {cache.path}; the cache is empty\n")
 
 
 def test_stand_in_replies_are_reported_without_a_cost(tmp_path, monkeypatch, capsys):

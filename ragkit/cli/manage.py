@@ -45,8 +45,10 @@ def cmd_cache(args: argparse.Namespace) -> None:
     absent = missing()  # none made to be emptied, nor where a link to no file points
     if args.action == "stats":  # reads only: a cache on read-only media too (`read_stats`)
         linked = absent is not None and default_cache_path().is_symlink()  # where it leads
-        print(absent if linked else format_stats([s for s in read_stats()
-                                                  if args.model in (None, s.model)]))
+        rows = [] if linked else read_stats()
+        shown = [s for s in rows if args.model in (None, s.model)]
+        print(absent if linked else format_stats(shown) if shown or not rows else
+              f"no cached calls of {args.model}{_held(rows)}")
         return
     if absent:
         print(f"{absent}; nothing to clear")
@@ -56,7 +58,8 @@ def cmd_cache(args: argparse.Namespace) -> None:
         cache = CallCache()
         removed = cache.clear(args.model)
         print(f"removed {removed} cached calls" + (f" of {args.model}" if args.model else "")
-              + f" from {cache.path}")
+              + f" from {cache.path}" + (_held(cache.stats()) if args.model and not removed
+                                         else ""))
     except DamagedCache as exc:
         if cache is not None:
             cache.close()
@@ -71,6 +74,13 @@ def cmd_cache(args: argparse.Namespace) -> None:
     finally:
         if cache is not None:
             cache.close()
+
+
+def _held(rows) -> str:
+    """"; the cache holds calls of A, B" (or "; the cache is empty"): after a --model that
+    matched no entry, a mistyped name ("removed 0", "the call cache is empty") named none."""
+    names = sorted({row.model for row in rows})
+    return f"; the cache holds calls of {', '.join(names)}" if names else "; the cache is empty"
 
 
 def _clear_embeddings(args: argparse.Namespace) -> None:
