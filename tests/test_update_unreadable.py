@@ -57,7 +57,7 @@ def test_a_file_unreadable_now_keeps_its_indexed_version(tmp_path, docs, locked)
         (docs / locked).chmod(0o755 if locked == "notes" else 0o644)
     assert done.returncode == 0, done.stderr
     assert done.stdout == (f"updated {tmp_path / 'idx'}: 1 document added or changed, "
-                           f"0 removed, 3 unchanged; 5 chunks\n")
+                           f"0 removed, 3 unchanged, 1 kept as indexed; 5 chunks\n")
     assert ("ragkit: warning: kept the indexed version of 1 document whose file is there but "
             "cannot be read now: notes/soil.md (make it readable and update again)"
             ) in done.stderr.splitlines()
@@ -77,3 +77,26 @@ def test_a_file_that_reads_but_is_bad_now_is_still_removed(tmp_path, docs):
     assert done.stdout == (f"updated {tmp_path / 'idx'}: 0 documents added or changed, "
                            f"1 removed, 3 unchanged; 3 chunks\n")
     assert "kept the indexed" not in done.stderr
+
+
+def test_a_locked_folder_holding_most_documents_is_no_removal(tmp_path):
+    """The --update guard counted the documents kept as indexed as removed: a locked folder
+    holding 4 of 7 documents stopped the update with "would remove 4 of the index's 7
+    documents", though nothing would be removed."""
+    more = {f"notes/{name}.md": f"# {name}\n\nNote {name} is about the orchard.\n"
+            for name in ("a", "b", "c")}
+    for name, text in {**FILES, **more}.items():
+        (tmp_path / "docs" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "docs" / name).write_text(text)
+    built = _ragkit(tmp_path, "index", str(tmp_path / "docs"), "--out", str(tmp_path / "idx"),
+                    "--embedder", "none")
+    assert built.returncode == 0, built.stderr
+    (tmp_path / "docs" / "notes").chmod(0)
+    try:
+        done = _ragkit(tmp_path, "index", str(tmp_path / "docs"), "--out",
+                       str(tmp_path / "idx"), "--update", "--skip-bad", user=True)
+    finally:
+        (tmp_path / "docs" / "notes").chmod(0o755)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (f"updated {tmp_path / 'idx'}: 0 documents added or changed, "
+                           f"0 removed, 3 unchanged, 4 kept as indexed\n")

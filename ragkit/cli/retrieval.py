@@ -13,6 +13,7 @@ from ragkit.cli.options import (Help, add_batch_options, add_index_options, add_
 from ragkit.cli.fusion import fusion_settings
 from ragkit.documents import RagkitError, load_queries_jsonl
 from ragkit.index_owner import manifest_of, refuse_inputs_inside
+from ragkit.loaded_folder import kept_in_index
 from ragkit.text_stats import counted
 
 SEARCH_HITS = 200_000  # results held at once by `ragkit search` and `eval` (`batch_size`)
@@ -117,7 +118,8 @@ def _update(args: argparse.Namespace) -> None:
                           f"write --store {args.store} to another folder")
     data = load_dataset(args.docs, skip_bad=args.skip_bad, queries=False)
     indexed = {c.doc_id for c in old.chunks}
-    had, gone = len(indexed), len(indexed - {d.id for d in data.documents})
+    kept = kept_in_index(sorted(indexed), data.documents)  # unreadable now: kept as indexed
+    had, gone = len(indexed), len(indexed - {d.id for d in data.documents} - set(kept))
     if 2 * gone > had and not args.allow_removals:  # before any work
         raise RagkitError(f"{args.out}: --update would remove {gone} of the index's "
                           f"{counted(had, 'document')} ({args.docs} holds "
@@ -130,6 +132,7 @@ def _update(args: argparse.Namespace) -> None:
                  if record["kind"] == "milvus" else None)
     print(f"updated {args.out}: {counted(len(changed), 'document')} added or changed, "
           f"{len(removed)} removed, {len(data.documents) - len(changed)} unchanged"
+          + (f", {len(kept)} kept as indexed" if kept else "")
           + (f"; {counted(len(new.chunks), 'chunk')}" if new is not None else ""))
     print_skipped(data.documents)
 
