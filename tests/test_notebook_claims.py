@@ -6,6 +6,7 @@ from pathlib import Path
 
 from notebook_prose import load, markdown_cells, output_texts
 
+import ragkit.cookbook
 from ragkit.ladder import ARTICLE_FAIL20
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -88,7 +89,6 @@ def test_notebooks_01_to_04_name_no_notebook_helper_in_their_text():
     """02 said "`context_example` picks the first [chunk] whose own text lacks a word": a
     helper of the notebooks (`ragkit.cookbook`), not something a reader calls. The text says
     what is done; the code cell shows the call."""
-    import ragkit.cookbook
     helpers = {name for name in dir(ragkit.cookbook)
                if not name.startswith("_") and callable(getattr(ragkit.cookbook, name))}
     assert "context_example" in helpers

@@ -22,6 +22,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 RAGKIT = Path(sys.executable).parent / "ragkit"
 sys.path.insert(0, str(HERE))
+from cli_errors import one_error_line  # noqa: E402
 from loopback_process import LoopbackProcess  # noqa: E402
 from voyage_batch_loopback import vector  # noqa: E402
 
@@ -299,7 +300,6 @@ def test_a_job_status_that_trickles_in_or_stops_is_one_line_and_the_journal_keep
     """Polled with each read within --api-timeout, a status sent a byte a second held the run
     for as long as it took (minutes here, for ever from a stuck server); one that stopped
     mid-way read 'cannot reach the Voyage Batch API'."""
-    from cli_errors import one_error_line
     done, seconds = _index_batch(tmp_path, server)
     journal = tmp_path / "home" / "batches" / "voyage"
     assert one_error_line(done) == (
