@@ -229,7 +229,7 @@ def run_line(run: dict) -> str:
 
 def environment_html(run: dict) -> str:
     data = "".join(f"<tr><th>{html.escape(k)}</th><td><code>{v['sha256'][:16]}</code></td>"
-                   f"<td class='num'>{v['files']}</td><td class='num'>{v['bytes']:,}</td></tr>"
+                   f"<td class='num'>{v['files']:,}</td><td class='num'>{v['bytes']:,}</td></tr>"
                    for k, v in run["datasets"].items())
     packages = ", ".join(f"{k} {v or 'not installed'}" for k, v in run["packages"].items())
     return ("<section id='environment'><h2>Environment</h2>"

@@ -2,8 +2,10 @@
 
 What it is: `table_html(entry, label)` draws one table; `number_format` decides how a
 column's numbers are rounded by what it measures (p-values and rank measures 3 decimals,
-points of 100 1 decimal, dollars with `ragkit.money.dollars`' 3 significant digits, anything else 3
-significant digits) and `cell_text` prints one cell. A two-level (pandas MultiIndex) header
+points of 100 1 decimal, token counts whole — one decimal only in a column named a mean —,
+dollars with `ragkit.money.dollars`' 3 significant digits, anything else 3 significant
+digits) and `cell_text` prints one cell, every number from 1,000 up with thousands
+separators (a column read 2458 beside 18,559). A two-level (pandas MultiIndex) header
 is drawn as two header rows, its upper parts spanning their columns — also for results
 written before tables kept `column_levels`, whose labels are the tuples' text. Headers wrap
 (after "_" and "/" too), a cell's run of 30 characters without a space breaks anywhere
@@ -21,6 +23,7 @@ import math
 import re
 from typing import Any
 
+from ragkit.evaluate import metric_decimals
 from ragkit.money import dollars
 from ragkit.record import label
 
@@ -34,12 +37,16 @@ LONG = re.compile(r"\S{30,}")  # a name this long without a space may break anyw
 def number_format(column: str, caption: str = "") -> str:
     """The format of a table's numbers, decided by its column name, else its caption:
     p-values (a column named "p" or ending in " p", e.g. "Holm p", as
-    `ragkit.evaluate.round_metrics`) and rank measures (R@k, MRR, nDCG) 3 decimals; points of
-    100 (Pass@k, Fail@k, %) 1 decimal; dollars (a "$" in the name) `MONEY`; anything else 3
-    significant digits. A p-value column is never formatted by its caption: "95 %" there
-    would print p = 0.04 as 0.0."""
+    `ragkit.evaluate.round_metrics`) and rank measures (R@k, MRR, nDCG) 3 decimals; token
+    counts (a column naming "tokens", as `round_metrics` reads it) whole numbers, or one
+    decimal in a column named a mean ("mean tokens"); points of 100 (Pass@k, Fail@k, %) 1
+    decimal; dollars (a "$" in the name) `MONEY`; anything else 3 significant digits. A
+    p-value or token column is never formatted by its caption: "95 %" there would print
+    p = 0.04 as 0.0, and "Pass@k" in a caption printed 10048.4 input tokens per query."""
     if column == "p" or column.endswith(" p"):
         return ".3f"
+    if metric_decimals(column) == 0:  # token counts
+        return ".1f" if "mean" in column.lower().replace("_", " ").split() else ".0f"
     for text in (column, caption):
         if text.startswith(RANK) or text in ("MRR",):
             return ".3f"
@@ -51,7 +58,8 @@ def number_format(column: str, caption: str = "") -> str:
 
 
 def cell_text(value: Any, form: str = ".3g") -> str:
-    """One table cell: numbers formatted (missing as "–"), anything else as text.
+    """One table cell: numbers formatted (missing as "–"), anything else as text; a number
+    from 1,000 up has thousands separators whatever its format (`2,458`, `10,048.4`).
 
     `MONEY` prints `ragkit.money.dollars` (3 significant digits: `$0.0109`, `$1,020`); a
     whole number stays a count even there (a "documents" column of a table in $)."""
@@ -60,12 +68,12 @@ def cell_text(value: Any, form: str = ".3g") -> str:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return str(value)
     if isinstance(value, int):
-        return f"{value:,}" if abs(value) >= 10_000 else str(value)
+        return f"{value:,}"
     if form == MONEY:
         return dollars(value)
     if form == ".3g" and abs(value) >= 1000:
         return f"{value:,.0f}"
-    return format(value, form)
+    return format(value, form if "," in form or form.endswith("g") else "," + form)
 
 
 def _is_number(value: Any) -> bool:

@@ -345,3 +345,38 @@ def test_a_table_wider_than_the_window_keeps_its_words_whole(tmp_path):
          (tmp_path / "words.html").as_uri()],
         capture_output=True, text=True, timeout=60, check=True).stdout
     assert json.loads(re.search(r"<title>(.*?)</title>", dom, re.S)[1]) == []
+
+
+def test_token_counts_are_whole_and_counts_have_thousands_separators_in_every_column(tmp_path):
+    """The report showed 10048.4 listwise input tokens (its caption's "Pass@k" made the
+    column points of 100), 18.1 output tokens beside 2,700 input tokens, and counts under
+    10,000 without separators beside larger ones: 2458 over 18,559 prompt tokens, 3390
+    characters over 30,587. A token count is whole, unless its column is named a mean."""
+    depth = pd.DataFrame(  # notebook 04: the reranker's depth, caption names Pass@k
+        {"Pass@5": [93.4, 94.8], "listwise input tokens (est.)": [10048.40251, 113680.1],
+         "listwise output tokens (est.)": [32.0, 391.4], "mean output tokens": [32.04, 391.44]},
+        index=pd.Index([20, 150], name="rerank candidates N"))
+    windows = pd.DataFrame(  # notebook 07: the corpus against the window, all whole numbers
+        {"documents": [40, 3], "prompt tokens": [18559, 2458], "limit": [197952, 197952]},
+        index=["code/", "notes/"])
+    files = pd.DataFrame({"format": ["html", "html"], "chars": [30587, 3390]},
+                         index=pd.Index(["manuals/api.html", "notes/faq.html"], name="file"))
+    document = _document()
+    document["notebooks"][0]["tables"] = {
+        "depth": table_json(depth, "Pass@k and MRR by rerank depth N"),
+        "methods": table_json(METHODS, "Fixed RAG and long context (dollars projected)"),
+        "windows": table_json(windows, "Estimated prompt tokens of the corpus"),
+        "files": table_json(files, "What was extracted from each file")}
+    write_report(document, tmp_path)
+    shown = {caption.split(". ", 1)[1]: table["body"]
+             for caption, table in _tables((tmp_path / "report.html").read_text()).items()
+             if caption.startswith("Table")}
+    assert shown["Pass@k and MRR by rerank depth N"] == [
+        ["20", "93.4", "10,048", "32", "32.0"], ["150", "94.8", "113,680", "391", "391.4"]]
+    methods = shown["Fixed RAG and long context (dollars projected)"]
+    assert [row[3:5] for row in methods] == [["2,982", "16"], ["1,093", "19"], ["3,371", "72"],
+                                             ["69,714", "16"], ["5,214", "153"]]
+    assert shown["Estimated prompt tokens of the corpus"] == [
+        ["code/", "40", "18,559", "197,952"], ["notes/", "3", "2,458", "197,952"]]
+    assert shown["What was extracted from each file"] == [
+        ["manuals/api.html", "html", "30,587"], ["notes/faq.html", "html", "3,390"]]
