@@ -350,6 +350,31 @@ def test_parameters_edited_in_jupyterlab_show_the_banner_too(tmp_path):
     assert shown == [[PARAMETERS_BANNER.format(given="`tokenizer = 'words'`")], []]
 
 
+def test_05_run_as_jupyterlab_runs_it_shows_no_parameters_banner_on_its_defaults():
+    """05's first code cell replaced `code_root` and `corpus_root` by their resolved paths
+    before `parameters_banner()` compared them with the defaults: a default run in
+    JupyterLab showed "Your parameters (code_root = PosixPath(...), ...)". Its first cells,
+    run in a kernel started as JupyterLab starts one (no papermill), twice as a student
+    re-running a cell would, show no banner."""
+    import nbformat
+    from nbclient import NotebookClient
+    path = ROOT / "notebooks" / "05_agentic_search.ipynb"
+    nb = nbformat.read(path, 4)
+    assert "parameters" in nb.cells[1].metadata.tags
+    assert "parameters_banner()" in nb.cells[2].source
+    run = nbformat.v4.new_notebook(cells=[nbformat.from_dict(dict(c)) for c in nb.cells[:3]]
+                                   + [nbformat.from_dict(dict(nb.cells[2]))],
+                                   metadata=nb.metadata)
+    env = {k: v for k, v in os.environ.items() if k != CHANGED_ENV}
+    NotebookClient(run, timeout=120, kernel_name="python3",
+                   resources={"metadata": {"path": str(path.parent)}}).execute(
+        env={**env, "JPY_SESSION_NAME": str(path)})
+    shown = [o["data"]["text/markdown"] for cell in run.cells[2:] for o in cell.outputs
+             if "text/markdown" in o.get("data", {})]
+    assert shown == []
+    assert [o.get("name") for o in run.cells[2].outputs] == ["stdout"]
+
+
 def test_each_notebook_records_the_defaults_of_its_parameters_cell():
     """What JupyterLab's banner compares with; `ragkit cookbook refresh` writes it."""
     import nbformat
