@@ -109,6 +109,51 @@ def test_cells_import_from_ragkit_and_define_no_project_code(path):
                     f"function {node.name} is more than glue: move it to ragkit"
 
 
+def _from_ragkit(node: ast.AST) -> list[str]:
+    """The names an `import` or `from … import` of ragkit binds (none for another import)."""
+    if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "ragkit":
+        return [a.asname or a.name for a in node.names]
+    if isinstance(node, ast.Import):
+        return [(a.asname or a.name).split(".")[0] for a in node.names
+                if a.name.split(".")[0] == "ragkit"]
+    return []
+
+
+def _bound(tree: ast.AST) -> list[str]:
+    """The names a cell binds in the notebook's namespace but by importing them from ragkit:
+    assignment, `for`, `with … as`, `except … as`, `:=`, `def`, `class` and other imports'
+    targets, not names local to a function, lambda or comprehension body."""
+    names, todo = [], [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.append(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+            continue
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.append(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)) and not _from_ragkit(node):
+            names += [(a.asname or a.name).split(".")[0] for a in node.names]
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+                             ast.GeneratorExp)):
+            continue
+        todo += list(ast.iter_child_nodes(node))
+    return names
+
+
+@contract
+def test_no_cell_binds_a_name_the_notebook_imported_from_ragkit(path):
+    """06 set `judge = "judge prompts, stand-in"` after `from ragkit import judge`: re-running
+    the cell that calls judge() failed with "TypeError: 'str' object is not callable". A name
+    imported from ragkit keeps its meaning in every cell, in any order a reader runs them."""
+    trees = [_tree(cell) for cell in _code(_nb(path))]
+    imported = {name for tree in trees for node in ast.walk(tree) for name in _from_ragkit(node)}
+    rebound = [f"{name} (code cell {n})" for n, tree in enumerate(trees)
+               for name in _bound(tree) if name in imported]
+    assert rebound == [], f"binds names imported from ragkit: {', '.join(rebound)}"
+
+
 @contract
 def test_metric_tables_go_through_record_metrics_with_a_caption(path):
     for cell in _code(_nb(path)):
