@@ -19,7 +19,7 @@ What it is: the public face of retrieval and its evaluation. Everything below is
 - evaluate: `judge`, `per_query`, `summarize`, `summary_table`, `by_kind`,
   `confidence_table`, `first_relevant_rank`, `round_metrics`, `bootstrap_ci`, `paired_test`;
   Anthropic's Contextual Retrieval ladder: `default_rungs`, `build_indexes`, `ladder_table`,
-  `context_routes`, `compare_routes`;
+  `ladder_note`, `context_routes`, `compare_routes`;
 - watch: `zero_results`, `OFF_TOPIC_EXAMPLES` (queries the corpus cannot answer);
 - Claude and its cost: `LLM` (cached, metered calls), `Judge` (versioned judge prompts),
   `has_api_key`, `make_client`, `run_usage`, `price`, `seed_cost_table`.
@@ -69,7 +69,7 @@ _LAZY = {
                              "timed_run"],
     "ragkit.stats": ["paired_test"],
     "ragkit.ladder": ["build_indexes", "compare_routes", "context_routes", "default_rungs",
-                      "ladder_table"],
+                      "ladder_note", "ladder_table"],
     "ragkit.alerts": ["OFF_TOPIC_EXAMPLES", "zero_results"],
     "ragkit.llm": ["LLM", "has_api_key", "make_client", "run_usage"],
     "ragkit.answer_judge": ["Judge"],
@@ -84,9 +84,9 @@ __all__ = [
     "chunk_documents", "compare", "compare_routes", "confidence_table", "context_routes",
     "default_rungs", "evaluate_configs", "example_chunk", "file_summary", "first_relevant_rank",
     "fuse", "fusion_methods",
-    "get_contextualizer", "get_tokenizer", "has_api_key", "judge", "ladder_table",
-    "latency_sentence", "latency_table", "load_beir", "load_cookbook", "load_dataset",
-    "load_documents_jsonl",
+    "get_contextualizer", "get_tokenizer", "has_api_key", "judge", "ladder_note",
+    "ladder_table", "latency_sentence", "latency_table", "load_beir", "load_cookbook",
+    "load_dataset", "load_documents_jsonl",
     "load_folder", "load_queries_jsonl", "load_shipped", "make_client", "paired_test",
     "per_query", "price", "projection_table", "rerank_step_times", "round_metrics", "rrf",
     "run_usage", "sample_folder", "seed_cost_table", "summarize", "summary_table", "sweep_alpha",

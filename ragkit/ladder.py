@@ -7,7 +7,8 @@ embeddings 3.7 % (−35 %) → + contextual BM25 2.9 % (−49 %) → + reranking
 to 20 1.9 % (−67 %). `ladder()` rebuilds those rungs on any data set with ragkit's own
 parts — two indexes (chunks without and with context), searched dense, then hybrid, then
 hybrid + rerank — and `ladder_table()` sets each rung's Fail@20 and its relative reduction
-beside the article's.
+beside the article's (with `counts=True` also the questions each rung fails, and
+`ladder_note` says when the first rung fails too few for its reduction to read as a rate).
 
 What it is not: a reproduction of the article's numbers (other corpus, other models); the
 *shape* — does each rung lower the failure rate, and by how much — is what compares.
@@ -25,9 +26,11 @@ from ragkit.documents import Dataset, Query
 from ragkit.evaluate import judge, score_run, summarize
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
 from ragkit.text_stats import fewer_failures  # noqa: F401 (the notebooks' wording of a rung)
+from ragkit.text_stats import too_few_failures
 
 # The article's Fail@20 per rung (percent), in ladder order.
 ARTICLE_FAIL20 = (5.7, 3.7, 2.9, 1.9)
+FAILED = "failed questions"  # `ladder_table(counts=True)`'s count beside Fail@20
 
 
 @dataclass(frozen=True)
@@ -76,27 +79,54 @@ def ladder(data: Dataset, queries: Sequence[Query], indexes: dict[bool, Pipeline
 
 
 def ladder_table(tables: dict[str, pd.DataFrame],
-                 rungs: Sequence[Rung] | None = None) -> pd.DataFrame:
+                 rungs: Sequence[Rung] | None = None, counts: bool = False) -> pd.DataFrame:
     """Pass@5, Pass@20, Fail@20 and its reduction from the first rung (in percent), per
     rung, beside the article's.
 
     A rung without a table (not built) keeps its row with empty measured cells, so the
-    reader sees the whole ladder.
+    reader sees the whole ladder. With `counts`, a column `FAILED` beside Fail@20 counts the
+    questions each rung fails (a golden passage outside its top 20), and `attrs["questions"]`
+    holds how many were asked: on a folder of 42 questions "-200.0 %" was 1 failed question
+    become 3, which only the counts show (`ladder_note` says so in words).
     """
     rungs = default_rungs() if rungs is None else rungs
-    rows = {}
+    rows, failed = {}, {}
     base = None
     for rung, article in zip(rungs, ARTICLE_FAIL20):
         row = {"Pass@5": np.nan, "Pass@20": np.nan, "Fail@20": np.nan}
         if rung.name in tables:
             summary = summarize(tables[rung.name])
             row = {key: float(summary[key]) for key in row}
+            failed[rung.name] = int((tables[rung.name]["Pass@20"] < 100).sum())
         base = row["Fail@20"] if base is None else base
         row["reduction %"] = 100 * (1 - row["Fail@20"] / base) if base else np.nan
         row["article Fail@20"] = article
         row["article reduction %"] = 100 * (1 - article / ARTICLE_FAIL20[0])
         rows[rung.name] = row
-    return pd.DataFrame(rows).T
+    table = pd.DataFrame(rows).T
+    if counts:
+        table.insert(3, FAILED, pd.array([failed.get(r) for r in table.index], dtype="Int64"))
+        table.attrs["questions"] = len(next(iter(tables.values()))) if tables else 0
+    return table
+
+
+def ladder_note(table: pd.DataFrame) -> str:
+    """Two sentences on a `ladder_table(..., counts=True)`: how many of its questions each
+    rung fails, and whether the first rung fails enough of them for the reduction column to
+    read as a rate (`ragkit.text_stats.too_few_failures`) — one failed question become three
+    is a "reduction" of -200 %, a figure that says more about the one question than the
+    method. Numbers from the table, so the sentence holds on any folder."""
+    built = table[FAILED].dropna()
+    if built.empty:
+        return "No rung of the ladder was built, so no question was scored."
+    asked = table.attrs.get("questions", 0)
+    listed = " → ".join(str(int(n)) for n in built)
+    first = int(built.iloc[0])
+    few = too_few_failures(first)
+    return (f"Failed questions per rung, of the {asked}: {listed} (the table's order). "
+            + (f"Here {few}; read the counts, not the reduction column." if few else
+               f"The first rung fails {first}, so one question more or less moves the "
+               f"reduction by {100 / first:.1f} %: the reduction column reads as a rate."))
 
 
 def context_routes(embedder: str = DEFAULT_EMBEDDER, online_voyage: bool = False,

@@ -20,6 +20,7 @@ import pandas as pd
 
 from ragkit.figure_check import SERIES_STYLES, checked
 from ragkit.figure_layout import apart, fit_category_labels, outside_legend
+from ragkit.ladder import FAILED
 from ragkit.money import dollars
 
 HEADROOM = 1.18      # value axes end this far above the highest bar (room for its label)
@@ -101,32 +102,39 @@ def kind_heatmap(table: pd.DataFrame, title: str = "", metric: str = "Pass@20") 
     return fig
 
 
-def _fail_label(fail: float, reduction: float | None) -> str:
-    """A ladder bar's label: its Fail@20, and its change from the first rung — "−35%" fewer
-    failures, "+300%" more; none when there is no change to state (the first rung, or a
-    first rung with no failures to reduce)."""
-    if reduction is None or np.isnan(reduction):
-        return f"{fail:.1f}"
-    if round(reduction) == 0:  # a change under half a percent: "0%", not "−0%"
-        return f"{fail:.1f}\n0%"
-    return f"{fail:.1f}\n{'−' if reduction > 0 else '+'}{abs(reduction):.0f}%"
+def _fail_label(fail: float, reduction: float | None, failed: object = None) -> str:
+    """A ladder bar's label: its Fail@20, the questions it fails (`failed`, when the table
+    counts them), and its change from the first rung in words that follow the table's
+    "reduction %" — "35% fewer", "200% more" (the bar read "+200%" beside a table's
+    -200.0: one change, two signs); none when there is no change to state (the first rung,
+    or a first rung with no failures to reduce)."""
+    lines = [f"{fail:.1f}"]
+    if failed is not None and not pd.isna(failed):
+        lines.append(f"{int(failed)} failed")
+    if reduction is not None and not np.isnan(reduction):
+        shown = abs(reduction)
+        lines.append("no change" if round(shown) == 0 else
+                     f"{shown:.0f}% {'fewer' if reduction > 0 else 'more'}")
+    return "\n".join(lines)
 
 
 @checked
 def ladder_bars(table: pd.DataFrame, title: str = "") -> plt.Figure:
     """Fail@20 per rung of Anthropic's Contextual Retrieval ladder (as from
     `ragkit.ladder.ladder_table`), this run beside the article's, each bar labelled with its
-    value and its reduction from the first rung. A rung that was not measured shows "not
+    value, the questions it fails when the table counts them (`counts=True`), and its change
+    from the first rung in words ("35% fewer"). A rung that was not measured shows "not
     built". A rung's name stands over its qualifier ("+ rerank" over "(top 150 → 20)"),
     a long qualifier broken after its commas, else wrapped, else tilted
     (`ragkit.figure_layout.fit_category_labels`, as every bar chart's categories)."""
-    fig, ax = plt.subplots(figsize=(max(7, 1.9 * len(table)), 4))
+    fig, ax = plt.subplots(figsize=(max(7, 2.2 * len(table)), 4))
     x = np.arange(len(table))
     ours = table["Fail@20"].astype(float)
+    failed = table[FAILED] if FAILED in table.columns else [None] * len(table)
     bars = ax.bar(x - 0.2, ours.fillna(0), 0.4, label="this run")
     ax.bar_label(bars, fontsize=8, labels=[
-        "not built" if np.isnan(v) else _fail_label(v, None if i == 0 else r)
-        for i, (v, r) in enumerate(zip(ours, table["reduction %"]))])
+        "not built" if np.isnan(v) else _fail_label(v, None if i == 0 else r, n)
+        for i, (v, r, n) in enumerate(zip(ours, table["reduction %"], failed))])
     ref = ax.bar(x + 0.2, table["article Fail@20"], 0.4, label="Anthropic's article",
                  color="lightgray", edgecolor="gray")
     ax.bar_label(ref, fontsize=8, labels=[

@@ -22,11 +22,12 @@ from typing import Any
 from urllib.parse import quote
 
 from ragkit.atomic import write_text
+from ragkit.ladder import FAILED
 from ragkit.loaders.folder import escaped
 from ragkit.money import DOLLAR
 from ragkit.notebook_data import SHIPPED, data_label
 from ragkit.report_tables import cell_text, number_format, table_html
-from ragkit.text_stats import counted, fewer_failures
+from ragkit.text_stats import counted, fewer_failures, too_few_failures
 
 __all__ = ["cell_text", "number_format", "summary_md", "table_html", "write_report"]
 
@@ -101,7 +102,9 @@ def overstatement(document: dict) -> str:
 
 def ladder_rows(document: dict) -> tuple[list[str], list[str], list[list[Any]]]:
     """The headline ladder: group labels, rung names, and per rung the Fail@20 and reduction
-    of each ladder, then the article's (from the first ladder that has them)."""
+    of each ladder, then the article's (from the first ladder that has them). A ladder that
+    counts its failed questions (`ragkit.ladder.FAILED`) shows the count beside Fail@20,
+    "7.1 (3 failed)": a reduction of -200 % from 1 failed question to 3 says little alone."""
     found = ladders(document)
     rungs = list(dict.fromkeys(r for _, t in found for r in t["index"]))
     article = next((t for _, t in found if "article Fail@20" in t["columns"]), None)
@@ -112,10 +115,22 @@ def ladder_rows(document: dict) -> tuple[list[str], list[str], list[list[Any]]]:
         for table, prefix in sources:
             at = table["index"].index(rung) if rung in table["index"] else None
             values = dict(zip(table["columns"], table["data"][at])) if at is not None else {}
-            row += [values.get(prefix + c) for c in LADDER]
+            fail, failed = values.get(prefix + LADDER[0]), values.get(prefix + FAILED)
+            if fail is not None and failed is not None:
+                fail = f"{cell_text(fail, '.1f')} ({failed} failed)"
+            row += [fail, values.get(prefix + LADDER[1])]
         rows.append(row)
     groups = [label for label, _ in found] + (["Anthropic's article"] if article else [])
     return groups, rungs, rows
+
+
+def few_failures_notes(document: dict) -> list[str]:
+    """A sentence for each ladder whose first rung fails too few questions for its reduction
+    to read as a rate (`ragkit.text_stats.too_few_failures`); none without counts."""
+    firsts = [(group, t["data"][0][t["columns"].index(FAILED)]) for group, t in ladders(document)
+              if FAILED in t["columns"] and t["data"]]
+    return [f"{group}: {too_few_failures(n)}; read its failed questions, not its reduction."
+            for group, n in firsts if n is not None and too_few_failures(n)]
 
 
 def headline_html(document: dict) -> str:
@@ -140,14 +155,15 @@ def headline_html(document: dict) -> str:
                 "</td>" for i, v in enumerate(row)) + "</tr>" for rung, row in zip(rungs, rows))
         parts.append(
             "<figure><figcaption><b>The contextual-retrieval ladder.</b> Failure rate "
-            "Fail@20 = 100 − Pass@20 per rung, and its reduction relative to the first rung, "
-            "in every notebook that records a ladder, beside the article's numbers; "
-            f"– marks a rung not built. {legend}</figcaption><div class='scroll'><table><thead>"
+            "Fail@20 = 100 − Pass@20 per rung (in brackets the questions it fails, where a "
+            "notebook counts them), and its reduction relative to the first rung, in every "
+            "notebook that records a ladder, beside the article's numbers; – marks a rung not "
+            f"built. {legend}</figcaption><div class='scroll'><table><thead>"
             f"<tr><th rowspan='2'>rung</th>{top}</tr><tr>{sub}</tr></thead>"
             f"<tbody>{body}</tbody></table></div></figure>")
-        note = overstatement(document)
-        if note:
-            parts.append(f"<p>{html.escape(note)}</p>")
+        for note in [overstatement(document), *few_failures_notes(document)]:
+            if note:
+                parts.append(f"<p>{html.escape(note)}</p>")
 
     def found(nb: dict) -> str:
         if nb["error"]:
@@ -258,8 +274,8 @@ def summary_md(document: dict) -> str:
                   "|---|" + "---:|" * len(header)]
         lines += [f"| {esc(rung)} | " + " | ".join(cell_text(v, ".1f") for v in row) + " |"
                   for rung, row in zip(rungs, rows)]
-        note = overstatement(document)
-        lines += ["", note] if note else []
+        for note in [overstatement(document), *few_failures_notes(document)]:
+            lines += ["", esc(note)] if note else []
     return "\n".join(lines) + "\n"
 
 

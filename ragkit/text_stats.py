@@ -15,6 +15,8 @@ What it is:
 - `joined(names)`: "a", "a and b", "a, b and c" — a list in a sentence (findings, the
   stand-in's questions, notebook 07's "everything but …");
 - `counted(n, noun)`: "1 document", "2 documents" — a count in a sentence;
+- `fewer_failures(reduction)`, `too_few_failures(failed)`: a ladder's relative change of
+  failures in words, and why it means little when the first rung failed few questions;
 - `MAX_QUOTE_CHARS`: the longest quote an offline answerer makes (`ragkit.support.quotable`),
   also the length over which `ragkit.assemble.blocks` cuts a sentence at its clauses.
 
@@ -92,6 +94,25 @@ def counted(n: int, noun: str, plural: str = "") -> str:
     """`n` and `noun`, plural unless n is 1 ("1 chunk", "0 chunks"): `plural` when given
     ("1 query", "2 queries"), else `noun` + "s"."""
     return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
+
+
+# Failed questions a first rung needs before a relative reduction from it reads as a rate:
+# under 10, one question more or less moves the reduction by more than 10 points.
+FEW_FAILURES = 10
+
+
+def too_few_failures(failed: int) -> str:
+    """Why a relative reduction of failures from a first rung that failed `failed` questions
+    means little, or "" from `FEW_FAILURES` up: "the first rung fails 1 question, too few for
+    a relative reduction to mean anything: one question more or less moves it by 100 %" (a
+    ladder read "-200.0 %" where 1 failed question became 3)."""
+    if failed >= FEW_FAILURES:
+        return ""
+    if failed == 0:
+        return "the first rung fails no question, so there is no failure to reduce"
+    return (f"the first rung fails {counted(failed, 'question')}, too few for a relative "
+            f"reduction to mean anything: one question more or less moves it by "
+            f"{100 / failed:.0f} %")
 
 
 def fewer_failures(reduction: float, digits: int = 0) -> str:

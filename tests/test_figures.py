@@ -339,10 +339,11 @@ def test_a_sweep_marks_a_default_it_did_not_pick_as_the_default_above_every_line
         ["chosen 5"]
 
 
-def test_ladder_bars_label_no_reduction_from_no_failures_and_an_increase_with_a_plus():
+def test_ladder_bars_label_no_reduction_from_no_failures_and_an_increase_as_more():
     """A first rung with no failures left its reductions NaN: the bars read "−nan%"; a rung
-    with more failures read "−-300%". Now no percentage, and "+300%" for an increase; the
-    table shows the NaN cells blank (`round_metrics`)."""
+    with more failures read "−-300%". Now no percentage, and "300% more" for an increase
+    (in words, as the table's "reduction %" of -300.0 reads); the table shows the NaN cells
+    blank (`round_metrics`)."""
     from ragkit.evaluate import round_metrics
     from ragkit.ladder import ladder_table
     rungs = [pd.DataFrame({"Pass@5": [100.0, 100.0], "Pass@20": [p, 100.0]})
@@ -359,10 +360,10 @@ def test_ladder_bars_label_no_reduction_from_no_failures_and_an_increase_with_a_
             [100.0] * 3 + [95.0], [100.0, 80.0, 100.0, 100.0], [100.0] * 4, [100.0] * 4)])))
     fig = plots.ladder_bars(table)
     assert [t.get_text() for t in fig.axes[0].texts][:4] == [
-        "1.2", "5.0\n+300%", "0.0\n−100%", "0.0\n−100%"]  # Fail@20 1.25 → 5.0 → 0
+        "1.2", "5.0\n300% more", "0.0\n100% fewer", "0.0\n100% fewer"]  # 1.25 → 5.0 → 0
     plt.close(fig)
-    # an unchanged rung reads "0%", not "−0%"
-    assert plots._fail_label(2.9, 0.0) == "2.9\n0%" and plots._fail_label(2.9, -0.3) == "2.9\n0%"
+    # an unchanged rung reads "no change", not "0% fewer"
+    assert plots._fail_label(2.9, 0.0) == plots._fail_label(2.9, -0.3) == "2.9\nno change"
 
 
 def test_long_rung_names_break_after_their_commas_and_the_ladder_is_drawn():

@@ -88,3 +88,45 @@ def test_a_rung_that_fails_more_is_said_to_fail_more():
     assert fewer_failures(-200.0) == "200 % more failures"
     assert fewer_failures(0.04, 1) == fewer_failures(-0.2) == "no fewer failures"
     assert fewer_failures(float("nan")) == "no change measured"  # a first rung with none
+
+
+def _folder_ladder(failures: list[int], questions: int = 42) -> pd.DataFrame:
+    """Notebook 08's ladder on a folder: each rung fails `failures` of `questions`."""
+    from ragkit.ladder import ladder_table
+    rungs = default_rungs(rerank="offline")
+    return ladder_table({rung.name: _table([100.0] * (questions - n) + [0.0] * n)
+                         for rung, n in zip(rungs, failures)}, rungs, counts=True)
+
+
+def test_a_folders_ladder_counts_failed_questions_and_says_when_too_few_to_reduce():
+    """Notebook 08 on the sample folder: Fail@20 2.4 → 7.1 read as a reduction of -200.0 in
+    the table and "+200%" on the figure, one change with two signs, and nothing said that
+    it was 1 failed question of 42 become 3. The table now counts the failed questions, the
+    figure words the change as the table's column ("200% more"), and a sentence says when
+    the first rung fails too few questions for a relative reduction to mean anything."""
+    import matplotlib.pyplot as plt
+
+    from ragkit import ladder_note
+    from ragkit.plots import ladder_bars
+    table = _folder_ladder([1, 3, 0, 0])
+    assert table["failed questions"].tolist() == [1, 3, 0, 0]
+    assert table["reduction %"].round(1).tolist() == [0.0, -200.0, 100.0, 100.0]
+    assert list(table.columns[2:5]) == ["Fail@20", "failed questions", "reduction %"]
+    assert ladder_note(table) == (
+        "Failed questions per rung, of the 42: 1 → 3 → 0 → 0 (the table's order). Here the "
+        "first rung fails 1 question, too few for a relative reduction to mean anything: one "
+        "question more or less moves it by 100 %; read the counts, not the reduction column.")
+    fig = ladder_bars(table)
+    assert [t.get_text() for t in fig.axes[0].texts] == [
+        "2.4\n1 failed", "7.1\n3 failed\n200% more", "0.0\n0 failed\n100% fewer",
+        "0.0\n0 failed\n100% fewer", "5.7", "3.7\n35% fewer", "2.9\n49% fewer", "1.9\n67% fewer"]
+    plt.close(fig)
+    assert ladder_note(_folder_ladder([20, 15, 10, 5], 159)) == (
+        "Failed questions per rung, of the 159: 20 → 15 → 10 → 5 (the table's order). The "
+        "first rung fails 20, so one question more or less moves the reduction by 5.0 %: the "
+        "reduction column reads as a rate.")
+    assert ladder_note(_folder_ladder([0, 2, 0, 0])).endswith(
+        "Here the first rung fails no question, so there is no failure to reduce; read the "
+        "counts, not the reduction column.")
+    assert "failed questions" not in ladder_table(  # notebook 02's ladder keeps its columns
+        {r.name: _table([100.0, 0.0]) for r in default_rungs()}).columns

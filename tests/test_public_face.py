@@ -41,7 +41,8 @@ HOMES = {
         "ragkit.evaluate": "bootstrap_ci by_kind confidence_table first_relevant_rank judge "
                            "per_query round_metrics summarize summary_table",
         "ragkit.stats": "paired_test",
-        "ragkit.ladder": "build_indexes compare_routes context_routes default_rungs ladder_table",
+        "ragkit.ladder": "build_indexes compare_routes context_routes default_rungs ladder_note "
+                         "ladder_table",
         "ragkit.alerts": "OFF_TOPIC_EXAMPLES zero_results",
         "ragkit.llm": "LLM has_api_key make_client run_usage",
         "ragkit.answer_judge": "Judge",

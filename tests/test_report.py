@@ -218,6 +218,39 @@ def test_the_headline_ladder_leads_with_the_cookbook_and_says_why_shipped_overst
     assert overstatement(document) == ""  # nothing to say without the shipped column
 
 
+def test_the_headline_counts_a_folders_failed_questions_and_says_when_too_few_to_reduce():
+    """Notebook 08's column of the headline read "2.4" then "7.1, -200.0 %" and nothing
+    more: 1 failed question of 42 become 3. A ladder recorded with its counts shows them
+    beside Fail@20, and a line under the table says its reduction means little."""
+    import pandas as pd
+
+    from ragkit.ladder import default_rungs, ladder_table
+    from ragkit.record import table_json
+    from ragkit.report import headline_html, summary_md
+    rungs = default_rungs(rerank="offline")
+    runs = {rung.name: pd.DataFrame({"Pass@5": [100.0] * (42 - n) + [0.0] * n,
+                                     "Pass@20": [100.0] * (42 - n) + [0.0] * n})
+            for rung, n in zip(rungs, (1, 3, 0, 0))}
+    nb = {"name": "08_your_own_documents.ipynb", "title": "08", "status": "ok",
+          "error": None, "finding": "", "seconds": 1.0, "parameters": {},
+          "tables": {"ladder_your_folder": table_json(
+              ladder_table(runs, rungs, counts=True), "The ladder on the sample folder")}}
+    document = {"notebooks": [nb]}
+    cells = re.findall(r"<td class='num'>([^<]*)</td>", headline_html(document))
+    assert cells[:4] == ["2.4 (1 failed)", "0.0 %", "5.7", "0.0 %"]
+    assert cells[4:6] == ["7.1 (3 failed)", "-200.0 %"]
+    note = ("08 · your folder: the first rung fails 1 question, too few for a relative "
+            "reduction to mean anything: one question more or less moves it by 100 %; read "
+            "its failed questions, not its reduction.")
+    assert f"<p>{note}</p>" in headline_html(document)
+    run = {"started": "2026-12-02T10:00:00+00:00", "ragkit": "0.1.0", "python": "3.11",
+           "git": {"commit": None, "dirty": None}, "cpu_count": 2, "backends": {},
+           "seconds": 1.0}
+    text = summary_md({"run": run, **document})
+    assert "| + contextual embeddings | 7.1 (3 failed) | -200.0 | 3.7 | 35.1 |" in text
+    assert text.endswith(note + "\n")
+
+
 def test_notebook_05_records_the_hashes_of_its_corpus_and_code_folders():
     """Notebook 05 reads `corpus_root` and `code_root`; a run records both folders' hashes
     as it does every `*_dir` notebook's data."""
