@@ -296,3 +296,34 @@ def test_tool_runner_reaches_the_same_answer_as_the_manual_loop():
     wrapped = runner_tools(tools, context, executor(tools))
     assert [w.to_dict()["name"] for w in wrapped] == ["grep", "glob", "read_file"]
     assert wrapped[2].to_dict()["input_schema"] == tools[2].input_schema
+
+
+SLOW_JSONSCHEMA = """
+import sys, time
+class SlowImport:  # jsonschema's import built its RFC 3987 grammar in 1 to 6 s
+    def find_spec(self, name, path=None, target=None):
+        if name == "jsonschema":
+            time.sleep(1.5)
+        return None
+sys.meta_path.insert(0, SlowImport())
+from ragkit.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_no_tool_calls_seconds_include_loading_the_argument_checker(tmp_path):
+    """Notebook 05's timeline showed the first grep at 3.2 s and every other call as a
+    sliver: that grep's seconds were the import of jsonschema, the argument checker, on the
+    run's first call. The loop loads it before its first turn; the trace times the tools."""
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    done = subprocess.run([sys.executable, "-c", SLOW_JSONSCHEMA, "ask", "--agent", "--root",
+                           str(SHOPCORE), "--trace", str(tmp_path / "trace.jsonl"),
+                           "Find the bug that stores a negative refund amount"],
+                          env={**env, "RAGKIT_HOME": str(tmp_path / "home")},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    from ragkit.agent.trace import read_trace
+    calls = [call for record in read_trace(tmp_path / "trace.jsonl")
+             for call in record["tool_calls"]]
+    assert [c["name"] for c in calls[:2]] == ["grep", "grep"]
+    assert max(c["seconds"] for c in calls) < 1.0, [c["seconds"] for c in calls]

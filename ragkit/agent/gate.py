@@ -109,14 +109,23 @@ def _log(policy: Any, tool: Tool, arguments: dict[str, Any], approved: bool,
 
 
 # ---------------------------------------------------------------------------- run_tool
+def schema_checker() -> Any:
+    """jsonschema's Draft 2020-12 validator class, the arguments' checker, imported on first
+    use: importing jsonschema builds an RFC 3987 grammar, 1 to 6 seconds once per process.
+    `ragkit.agent.loop.run_agent` asks for it before its first turn, so that second is no
+    tool call's (the first grep of notebook 05's timeline took 3.2 s and made every other
+    bar a sliver). Not a warm-up of the tools themselves: they have nothing to load."""
+    # deferred: importing jsonschema builds an RFC 3987 grammar; only tool calls need it
+    from jsonschema import Draft202012Validator
+    return Draft202012Validator
+
+
 def check_arguments(tool: Tool, arguments: Any) -> str | None:
     """None if `arguments` fit the tool's schema, else a message naming each bad field."""
     if not isinstance(arguments, dict):
         return (f"invalid arguments for {tool.name}: expected a JSON object, got "
                 f"{type(arguments).__name__}")
-    # deferred: importing jsonschema builds an RFC 3987 grammar (~0.8 s); checks pay it once
-    from jsonschema import Draft202012Validator
-    errors = sorted(Draft202012Validator(tool.input_schema).iter_errors(arguments),
+    errors = sorted(schema_checker()(tool.input_schema).iter_errors(arguments),
                     key=lambda e: list(map(str, e.path)))
     if not errors:
         return None

@@ -185,6 +185,7 @@ def run_agent(question: str, tools: Sequence[Tool], context: ToolContext, *,
     """
     llm = llm or LLM()
     run_tool = run_tool or _default_executor()
+    gate.schema_checker()  # loaded now, untimed: no tool call's seconds include its import
     by_name = {t.name: t for t in tools}
     writer = TraceWriter(trace) if isinstance(trace, (str, Path)) else trace
     messages: list[dict[str, Any]] = [{"role": "user", "content": question}]
