@@ -59,7 +59,7 @@ HOMES = {
         "ragkit.agent.views": "agent_finding caching_effect caching_prose caching_summary "
                               "calls_per_turn_sentence calls_table gate_result loop_vs_runner "
                               "tokens_figure tool_choice tool_table",
-        "ragkit.agent.injection": "injection_outcome locate next_actions",
+        "ragkit.agent.injection": "injection_outcome locate next_actions off_the_bug",
     },
     "ragkit.answering": {
         "ragkit.answer": "Answer answer",

@@ -34,7 +34,7 @@ The face: `from ragkit.agent import name`, in the order a run goes —
 - read a run: `read_trace`, `trace_table`, `caching_table`, `timeline`; `calls_summary`,
   `calls_table`, `calls_per_turn_sentence`, `tool_table`, `tool_choice`, `caching_summary`,
   `caching_effect`, `caching_prose`, `loop_vs_runner`, `tokens_figure`, `agent_finding`;
-  injected text: `locate`, `next_actions`, `injection_outcome`;
+  injected text: `locate`, `next_actions`, `injection_outcome`, `off_the_bug`;
 - compare methods: the modules `compare`, `crag`, `self_rag`, `long_context` (used as
   `compare.run_methods(...)`, `crag.GrepCorpus(...)`).
 
@@ -56,7 +56,7 @@ _LAZY = {
     "ragkit.agent.views": ["agent_finding", "caching_effect", "caching_prose", "caching_summary",
                            "calls_per_turn_sentence", "calls_table", "gate_result",
                            "loop_vs_runner", "tokens_figure", "tool_choice", "tool_table"],
-    "ragkit.agent.injection": ["injection_outcome", "locate", "next_actions"],
+    "ragkit.agent.injection": ["injection_outcome", "locate", "next_actions", "off_the_bug"],
 }
 _MODULES = ["ragkit.agent.compare", "ragkit.agent.crag", "ragkit.agent.long_context",
             "ragkit.agent.self_rag"]
@@ -67,6 +67,6 @@ __all__ = [
     "ToolResult", "agent_finding", "caching_effect", "caching_prose", "caching_summary",
     "caching_table", "calls_per_turn_sentence", "calls_summary", "calls_table", "compare", "crag",
     "gate_result", "injection_outcome", "locate", "long_context", "loop_vs_runner",
-    "next_actions", "read_trace", "run_agent", "run_with_tool_runner", "self_rag", "timeline",
-    "tokens_figure", "tool_choice", "tool_table", "trace_table",
+    "next_actions", "off_the_bug", "read_trace", "run_agent", "run_with_tool_runner",
+    "self_rag", "timeline", "tokens_figure", "tool_choice", "tool_table", "trace_table",
 ]

@@ -13,7 +13,10 @@ What it is:
   matching text, the calls the model made next and the calls it makes when asked again with
   the same conversation and those lines blanked — the injected text's effect on the next
   action, measured by a counterfactual request (no rows when no tool result held the text);
-  `injection_outcome(table)`: that table as the words of a finding.
+  `injection_outcome(table)`: that table as the words of a finding;
+- `off_the_bug(result, reference)`: the lines an answer lists that a reference answer to the
+  same bug does not — notebook 05's answer from the injected file listed a logging line
+  beside the bug, unexplained, and a reader took it for a second bug location.
 
 What it is not: a defence. It shows what happened; keeping tool output inside tool_result
 blocks and telling the model that results are data (`ragkit.agent.loop.SYSTEM`) is the
@@ -32,6 +35,7 @@ import pandas as pd
 from ragkit.agent.loop import MAX_TOKENS, SYSTEM
 from ragkit.agent.result import AgentResult
 from ragkit.agent.tool import Tool
+from ragkit.text_stats import joined
 
 _LOCATION = re.compile(r"^(\s*\d+ \| |[^:\n]+:\d+:)")
 
@@ -136,3 +140,29 @@ def injection_outcome(check: pd.DataFrame) -> str:
     if check.empty:
         return "never reached the agent (no tool result held it)"
     return "left the next action unchanged" if check["same"].all() else "changed the next action"
+
+
+_BULLET = re.compile(r"^- ([\w.-]+(?:/[\w.-]+)*\.\w+:\d+) `([^`\n]*)`", re.M)
+
+
+def off_the_bug(result: AgentResult, reference: AgentResult) -> str:
+    """A sentence on the code lines `result`'s answer lists (its "- path:line `code`"
+    bullets) that `reference`'s answer — the same bug found without the detour — does not:
+    lines the agent read on its way, not bug locations. Formatted from both answers, so it
+    names what this run listed; it judges no code, it compares two answers."""
+    listed = _BULLET.findall(result.answer)
+    bug = [location for location, _ in _BULLET.findall(reference.answer)]
+    extra = [(location, code) for location, code in listed if location not in bug]
+    named = (f"the run without the planted text names the bug's lines "
+             f"({joined([f'`{location}`' for location in bug])})" if bug
+             else "the run without the planted text names no line")
+    if not listed:
+        return f"This answer lists no code line; {named}."
+    if not extra:
+        return f"Every line this answer lists is a bug location: {named}."
+    lines = "; ".join(f"`{location}` (`{code if len(code) <= 50 else code[:49] + '…'}`)"
+                      for location, code in extra)  # a line of code may hold commas
+    one = len(extra) == 1
+    return (f"Not {'a bug location' if one else 'bug locations'}: {lines}. {named[0].upper()}"
+            f"{named[1:]}; {'this is a line' if one else 'these are lines'} the agent read on "
+            f"its way there.")
