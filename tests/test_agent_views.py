@@ -40,9 +40,21 @@ def test_tool_table_names_each_tool_its_first_sentence_and_examples():
                                                  "relative paths match a glob pattern.")
     assert table.loc["notes_save", "writes"] == "yes" and table.loc["grep", "writes"] == "no"
     assert table.loc["read_file", "parameters"] == "path*, start_line, end_line"
-    assert table.loc["glob", "input_examples"] == ('{"pattern": "**/refund*.py"}\n'
+    assert table.loc["glob", "input_examples"] == ('{"pattern": "**/refund*.py"}; '
                                                   '{"pattern": "policies/en/*.md"}')
     assert first_sentence("Reads e.g. 'a.b' files. Use it when") == "Reads e.g. 'a.b' files."
+
+
+def test_the_tool_table_reads_as_text_in_a_notebook():
+    """Notebook 05's table of tools showed the examples joined by a literal "\\n" (pandas'
+    HTML escapes a line break) and grep's "Python `re` syntax" with its backticks."""
+    table = tool_table(list(TOOLS.values()))
+    assert table.loc["grep", "what it does"] == (
+        "Search the text files under the root for lines matching a regular expression "
+        "(Python re syntax, case-sensitive; start the pattern with (?i) to ignore case).")
+    page = table.to_html()
+    assert "\\n" not in page and not table["what it does"].str.contains("`").any()
+    assert '{"pattern": "calculate_refund"}; {"pattern": ' in page
 
 
 def test_projected_caching_saving_by_hand():

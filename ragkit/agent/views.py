@@ -58,15 +58,21 @@ def _short(value: Any, limit: int = 90) -> str:
 
 
 def tool_table(tools: Sequence[Tool]) -> pd.DataFrame:
-    """One row per tool: writes?, first sentence, parameters (* = required), examples."""
+    """One row per tool: writes?, first sentence, parameters (* = required), examples.
+
+    Made to be read in a table: the description's Markdown code marks are left out (the
+    model reads them in the definition; the table showed "Python `re` syntax" with its
+    backticks) and the examples are set apart by "; ", not a line break, which pandas'
+    HTML shows as a literal "\\n"."""
     rows = []
     for tool in tools:
         required = set(tool.input_schema.get("required", ()))
         params = ", ".join(f"{n}{'*' if n in required else ''}"
                            for n in tool.input_schema.get("properties", {}))
         rows.append({"tool": tool.name, "writes": "yes" if tool.writes else "no",
-                     "what it does": first_sentence(tool.description), "parameters": params,
-                     "input_examples": "\n".join(json.dumps(e, ensure_ascii=False)
+                     "what it does": first_sentence(tool.description).replace("`", ""),
+                     "parameters": params,
+                     "input_examples": "; ".join(json.dumps(e, ensure_ascii=False)
                                                  for e in tool.input_examples)})
     return pd.DataFrame(rows).set_index("tool")
 
