@@ -135,10 +135,15 @@ def test_strict_definitions_are_sent_with_tool_choice_any():
 
 
 def test_max_turns_ends_with_a_message_not_an_exception():
+    """The message names the limit as a notebook and `run_agent` set it, `max_turns`, and as
+    the command line does: notebook 05 run with `-p max_turns=2` advised "--max-turns", an
+    option a notebook reader has not got, after a constant's name, "(MAX_TURNS)"."""
     script = Script(*[[use(f"t{i}", "grep", pattern="a")] for i in range(5)])
     result = run(script, max_turns=3)
     assert result.stop_reason == "max_turns" and result.turns == 3 and len(script.requests) == 3
-    assert result.answer.startswith("Stopped after 3 turns (MAX_TURNS)")
+    assert result.answer == ("Stopped after 3 turns, the turn limit, without an answer. Ask a "
+                             "narrower question, or allow more turns (max_turns; on the "
+                             "command line --max-turns).")
     assert result.tool_calls[-1].executed is False
     assert result.messages[-1]["content"][0]["content"].startswith("Not executed: the run "
                                                                    "reached its turn limit")
@@ -269,8 +274,9 @@ def test_one_turn_and_one_file_are_counted_in_the_singular(tmp_path, capsys):
                            "Where is the refund computed?"],
                           env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == ("Stopped after 1 turn (MAX_TURNS) without an answer. Ask a narrower "
-                           "question, or allow more turns (--max-turns).\n")
+    assert done.stdout == ("Stopped after 1 turn, the turn limit, without an answer. Ask a "
+                           "narrower question, or allow more turns (max_turns; on the command "
+                           "line --max-turns).\n")
     assert done.stderr.splitlines()[-1].startswith("(max_turns after 1 turn, 0 tool calls")
     script = Script(*[[use(f"t{i}", "grep", pattern="a")] for i in range(2)], usage=(100, 10))
     assert run(script, token_budget=1).answer.startswith(

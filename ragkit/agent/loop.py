@@ -237,11 +237,12 @@ def run_agent(question: str, tools: Sequence[Tool], context: ToolContext, *,
                        len(usage), calls, usage, stop_reason, messages)
 
 
-_STOP_WHY = {"max_turns": "the run reached its turn limit (MAX_TURNS) before this call",
+_STOP_WHY = {"max_turns": "the run reached its turn limit (max_turns) before this call",
              "budget": "the run's token budget was used up before this call"}
 _STOP_MESSAGE = {
-    "max_turns": "Stopped after {turns} (MAX_TURNS) without an answer. Ask a "
-                 "narrower question, or allow more turns (--max-turns).",
+    "max_turns": "Stopped after {turns}, the turn limit, without an answer. Ask a "
+                 "narrower question, or allow more turns (max_turns; on the command line "
+                 "--max-turns).",
     "budget": "Stopped after {turns}: the token budget of {budget} was "
               "used up before an answer. Ask a narrower question or raise the budget.",
     "no_text": "Stopped: the model twice replied with neither text nor tool calls.",
