@@ -88,13 +88,17 @@ def test_caching_sentences_follow_the_sign_of_the_saving():
     assert rises.loc["wide", "saving %"] < 0
     text = caching_prose(rises)
     assert "falls" not in text and "less" not in text and "-0.0" not in text
-    assert "by +0.0 %" in text
+    assert "so caching does not change the input cost. With six tools" in text  # not +0.0 %
     assert (f"rises from ${rises.loc['wide', '$ no cache']:.4f} to "
             f"${rises.loc['wide', '$ with cache']:.4f}, **{-rises.loc['wide', 'saving %']:.1f} "
             "% more**") in text
     falls = caching_summary({"short": short, "wide": [_record(1, 5000), _record(2, 6000)]},
                             "claude-haiku-4-5")
     assert "falls from $0.0110 to $0.0080, **27.3 % less**" in caching_prose(falls)
+    surcharge = caching_summary({"short": [_record(1, 1000), _record(2, 4200)],
+                                 "wide": short}, "claude-haiku-4-5")
+    assert (f"so caching adds {-surcharge.loc['short', 'saving %']:.1f} % to the input cost "
+            "(the write surcharge: a cost, not a saving). With six") in caching_prose(surcharge)
     level = caching_summary({"short": short, "wide": short}, "claude-haiku-4-5")
     assert "the projected input cost stays at $0.0040." in caching_prose(level)
     assert caching_effect(52.3) == "saves 52.3 % of"

@@ -192,11 +192,14 @@ def caching_effect(percent: float) -> str:
 
 def caching_prose(summary: pd.DataFrame) -> str:
     """Notebook 05's sentences on `caching_summary`'s two runs (the short run first): the
-    short run's change in input cost, then how the long run's cost moves with the cache —
-    "falls … % less" only when the saving is positive (with two turns it rose, and the
-    sentence said "falls from $0.0064 to $0.0075, -16.8 % less")."""
+    short run's change in input cost in `caching_effect`'s words ("adds 9.4 % to", "does not
+    change": with two turns it read "changes the input cost by +0.0 % (a rise is …)"), then
+    how the long run's cost moves with the cache — "falls … % less" only when the saving is
+    positive (with two turns it rose, and the sentence said "falls from $0.0064 to $0.0075,
+    -16.8 % less")."""
     narrow, wide = summary.iloc[0], summary.iloc[1]
-    change = round(-float(narrow["saving %"]), 1) + 0.0  # + 0.0: no "-0.0 %"
+    effect = caching_effect(narrow["saving %"])  # "adds 9.4 % to", never "by +0.0 %"
+    why = " (the write surcharge: a cost, not a saving)" if effect.startswith("adds") else ""
     saving = round(float(wide["saving %"]), 1)
     before, after = f"${wide['$ no cache']:.4f}", f"${wide['$ with cache']:.4f}"
     if saving > 0:
@@ -207,8 +210,7 @@ def caching_prose(summary: pd.DataFrame) -> str:
         moves = f"stays at {before}"
     return (f"With three file tools the largest prompt is {int(narrow['largest prompt']):,} "
             f"tokens and {int(narrow['read from cache']):,} tokens are read back from the "
-            f"cache, so caching changes the input cost by {change:+.1f} % (a rise is the write "
-            f"surcharge: a cost, not a saving). With six tools and search, "
+            f"cache, so caching {effect} the input cost{why}. With six tools and search, "
             f"{int(wide['read from cache']):,} tokens are read from the cache in all, and the "
             f"projected input cost {moves}.")
 
