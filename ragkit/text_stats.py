@@ -83,10 +83,11 @@ def s_stem(term: str) -> str:
     return term
 
 
-def joined(names: Sequence[str]) -> str:
+def joined(names: Sequence[str], code: bool = False) -> str:
     """"a", "a and b", "a, b and c"; names that hold a comma are set in backticks, so
-    "bm25, `hybrid, no context` and hybrid" does not read as four names."""
-    names = [f"`{n}`" if "," in n else n for n in names]
+    "bm25, `hybrid, no context` and hybrid" does not read as four names — with `code`,
+    every name is (notebook 08's finding set one configuration's name as code of four)."""
+    names = [f"`{n}`" if code or "," in n else n for n in names]
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 

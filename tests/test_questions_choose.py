@@ -31,7 +31,7 @@ def test_a_clear_winner_replaces_the_default():
     assert table.loc["rerank", "Δ"] == 75.0 and table.loc["bm25", "Δ"] == -25.0
     assert table.loc["rerank", "95% CI low"] > 0 and table.loc["rerank", "Holm p"] < 0.05
     assert np.isnan(table.loc["hybrid", "p"])
-    assert verdict(table).startswith("On this folder, use rerank: +75.0 Pass@5 over hybrid")
+    assert verdict(table).startswith("On this folder, use `rerank`: +75.0 Pass@5 over `hybrid`")
     assert verdict(table).endswith("on 40 questions.")
 
 
@@ -40,15 +40,16 @@ def test_a_gain_within_noise_keeps_the_default():
     table = method_table(runs, "hybrid", n=2000)
     assert table.index[0] == "dense" and table.loc["dense", "Δ"] == pytest.approx(100 / 6)
     sentence = verdict(table)
-    assert sentence.startswith("On this folder, dense scores highest, +16.7 Pass@5 over hybrid")
-    assert "within noise: keep hybrid" in sentence
+    assert sentence.startswith("On this folder, `dense` scores highest, +16.7 Pass@5 over `hybrid`")
+    assert "within noise: keep `hybrid`" in sentence
 
 
 def test_when_nothing_beats_the_default_it_says_so_and_names_the_best_other():
     runs = runs_of(hybrid=[100] * 5 + [0] * 5, bm25=[100] * 3 + [0] * 7)
     sentence = verdict(method_table(runs, "hybrid", n=2000))
-    assert sentence.startswith("On this folder, use hybrid: no configuration scores a higher "
-                               "Pass@5 on its 10 questions (the best other, bm25, -20.0 Pass@5")
+    assert sentence.startswith("On this folder, use `hybrid`: no configuration scores a higher "
+                               "Pass@5 on its 10 questions (the best other, `bm25`, -20.0 "
+                               "Pass@5")
 
 
 def test_a_default_that_was_not_run_is_one_clear_error():
@@ -100,7 +101,7 @@ def test_with_metric_mrr_the_verdict_and_the_table_show_its_thousandths():
     row = table.loc["dense"]
     assert row["Δ"] == pytest.approx(1 / 12)
     assert verdict(table).startswith(
-        f"On this folder, dense scores highest, +0.083 MRR over hybrid (95 % CI "
+        f"On this folder, `dense` scores highest, +0.083 MRR over `hybrid` (95 % CI "
         f"{row['95% CI low']:+.3f} … {row['95% CI high']:+.3f}, p = ")
     shown = round_metrics(table)
     assert shown.loc["dense", "Δ"] == 0.083 and shown.loc["hybrid", "95% CI low"] == ""
@@ -126,7 +127,7 @@ def test_when_every_configuration_ties_the_gain_figure_says_so_instead_of_failin
         "each difference in Pass@5, and each interval, is 0.\n"
         "More questions, or harder ones, are needed to tell them apart."]
     assert verdict(table) == (
-        "On this folder, use hybrid: every configuration ties with it at Pass@5 100.0 on its 7 "
+        "On this folder, use `hybrid`: every configuration ties with it at Pass@5 100.0 on its 7 "
         "questions, so they cannot tell the configurations apart; more questions, harder ones, "
         "or smaller chunks (chunk_size) would.")  # it named "the best other, +0.0"
 
@@ -136,10 +137,20 @@ def test_rivals_tied_for_the_top_are_named_together_not_one_winner():
     runs = runs_of(hybrid=[100] * 27 + [0] * 2, bm25=[100] * 28 + [0], dense=[100] * 28 + [0],
                    rerank=[100] * 27 + [0] * 2)
     sentence = verdict(method_table(runs, "hybrid", n=2000))
-    assert sentence.startswith("On this folder, bm25 and dense tie for the highest Pass@5, "
-                               "+3.4 Pass@5 over hybrid for bm25 (95 % CI +0.0 … +10.3, "
+    assert sentence.startswith("On this folder, `bm25` and `dense` tie for the highest Pass@5, "
+                               "+3.4 Pass@5 over `hybrid` for `bm25` (95 % CI +0.0 … +10.3, "
                                "p = 1.000, Holm-adjusted 1.000), but on 29 questions")
-    assert sentence.endswith("within noise: keep hybrid, or add questions before switching.")
+    assert sentence.endswith("within noise: keep `hybrid`, or add questions before switching.")
+
+
+def test_every_configuration_name_in_the_verdict_is_set_as_code():
+    """Notebook 08's finding read "bm25, hybrid + rerank, `hybrid, no context` and hybrid
+    weighted_rank tie …": one name of four set as code, because it held a comma."""
+    runs = runs_of(hybrid=[100] * 27 + [0] * 2, bm25=[100] * 28 + [0],
+                   **{"hybrid, no context": [100] * 28 + [0], "hybrid + rerank": [100] * 28 + [0]})
+    assert verdict(method_table(runs, "hybrid", n=2000)).startswith(
+        "On this folder, `bm25`, `hybrid, no context` and `hybrid + rerank` tie for the highest "
+        "Pass@5, +3.4 Pass@5 over `hybrid` for `bm25` (95 % CI")
 
 
 def test_with_metric_mrr_the_reports_table_shows_the_differences_thousandths():

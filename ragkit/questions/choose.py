@@ -90,34 +90,37 @@ def method_table(runs: Mapping[str, pd.DataFrame], default: str, metric: str = "
 
 
 def verdict(table: pd.DataFrame) -> str:
-    """"On this folder, use …": the best configuration if its gain over the default holds."""
+    """"On this folder, use …": the best configuration if its gain over the default holds.
+    Every configuration's name is set as code (`hybrid, no context`, `bm25`), so names that
+    hold commas or spaces read as one name each, all alike."""
     default, metric, questions = (table.attrs[key] for key in ("default", "metric", "questions"))
     d = metric_decimals(metric)  # MRR's gains are thousandths: "+0.0 MRR" said nothing
     best = table.index[0]
     row = table.loc[best]
+    dflt, top = f"`{default}`", f"`{best}`"
     if best == default or row[metric] <= table.loc[default, metric]:
         rival = table.drop(index=default).iloc[0] if len(table) > 1 else None
         if rival is not None and (table[metric] == table.loc[default, metric]).all():
-            return (f"On this folder, use {default}: every configuration ties with it at "
+            return (f"On this folder, use {dflt}: every configuration ties with it at "
                     f"{metric} {table.loc[default, metric]:.{d}f} on its {questions} questions, "
                     f"so they cannot tell the configurations apart; more questions, harder "
                     f"ones, or smaller chunks (chunk_size) would.")
         tail = "" if rival is None else (
-            f" (the best other, {rival.name}, {rival['Δ']:+.{d}f} {metric}, 95 % CI "
+            f" (the best other, `{rival.name}`, {rival['Δ']:+.{d}f} {metric}, 95 % CI "
             f"{rival['95% CI low']:+.{d}f} … {rival['95% CI high']:+.{d}f})")
-        return (f"On this folder, use {default}: no configuration scores a higher {metric} on "
+        return (f"On this folder, use {dflt}: no configuration scores a higher {metric} on "
                 f"its {questions} questions{tail}.")
-    gain = (f"{row['Δ']:+.{d}f} {metric} over {default} (95 % CI {row['95% CI low']:+.{d}f} "
+    gain = (f"{row['Δ']:+.{d}f} {metric} over {dflt} (95 % CI {row['95% CI low']:+.{d}f} "
             f"… {row['95% CI high']:+.{d}f}, p = {row['p']:.3f}, Holm-adjusted "
             f"{row['Holm p']:.3f})")
     tied = [str(name) for name in table.index
             if abs(table.loc[name, metric] - row[metric]) < 1e-9]  # the table's order
     if row["95% CI low"] > 0 and row["Holm p"] < ALPHA:
-        also = (f" ({joined(tied[1:])} {'ties' if len(tied) == 2 else 'tie'})"
+        also = (f" ({joined(tied[1:], code=True)} {'ties' if len(tied) == 2 else 'tie'})"
                 if len(tied) > 1 else "")
-        return f"On this folder, use {best}{also}: {gain} on {questions} questions."
-    named = gain.replace(" (", f" for {best} (", 1)  # the gain is the first's
-    lead = (f"{joined(tied)} tie for the highest {metric}, {named}" if len(tied) > 1
-            else f"{best} scores highest, {gain}")
+        return f"On this folder, use {top}{also}: {gain} on {questions} questions."
+    named = gain.replace(" (", f" for {top} (", 1)  # the gain is the first's
+    lead = (f"{joined(tied, code=True)} tie for the highest {metric}, {named}" if len(tied) > 1
+            else f"{top} scores highest, {gain}")
     return (f"On this folder, {lead}, but on {questions} questions that gain is within noise: "
-            f"keep {default}, or add questions before switching.")
+            f"keep {dflt}, or add questions before switching.")
