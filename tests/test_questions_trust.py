@@ -32,6 +32,19 @@ def test_the_default_configurations_are_ten_over_two_context_routes():
     assert configs["hybrid + rerank"][1] == SearchConfig(rerank="offline")
 
 
+def test_the_1_rank_fusion_is_named_by_its_weights_as_notebook_03_names_it():
+    """Notebook 08 called it "hybrid weighted_rank" in its table, figure and finding, where
+    notebook 03 shows the same fusion as "1/rank 0.8/0.2 (cookbook)": one way of naming,
+    by the fusion and its weights (here ragkit's dense 0.6 / BM25 0.4)."""
+    configs = default_configs()
+    assert [name for name in configs if "1/rank" in name] == ["hybrid 1/rank 0.6/0.4"]
+    context, search = configs["hybrid 1/rank 0.6/0.4"]
+    assert (context, search.fusion, search.weights) == (
+        "structural", "weighted_rank", {"dense": 0.6, "bm25": 0.4})
+    from ragkit import fusion_methods
+    assert "1/rank 0.8/0.2 (cookbook)" in fusion_methods()
+
+
 def test_compare_sets_scores_generated_records_against_a_bm25_index():
     documents = [Document("a", "Refunds take five working days to reach the card."),
                  Document("b", "The reset button restores the factory settings.")]

@@ -46,7 +46,12 @@ def default_configs() -> Configs:
         out[f"hybrid{tag}"] = (context, SearchConfig())
         out[f"hybrid rrf{tag}"] = (context, SearchConfig(fusion="rrf"))
         if context == "structural":
-            out["hybrid weighted_rank"] = (context, SearchConfig(fusion="weighted_rank"))
+            # named as notebook 03 names 1/rank fusion by its weights: "1/rank 0.8/0.2
+            # (cookbook)" there is this fusion at the cookbook's weights (08 read "hybrid
+            # weighted_rank", a name 03 never shows)
+            weights = SearchConfig().weights
+            out[f"hybrid 1/rank {weights['dense']:g}/{weights['bm25']:g}"] = (
+                context, SearchConfig(fusion="weighted_rank"))
             out["hybrid + rerank"] = (context, SearchConfig(rerank="offline"))
     return out
 
