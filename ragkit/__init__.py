@@ -5,7 +5,7 @@ What it is: the public face of retrieval and its evaluation. Everything below is
 
 - load: `load_shipped`, `load_cookbook`, `load_beir`, `load_dataset`, `load_folder` (PDF,
   HTML and Word files too) and `file_summary` (what each file gave), `example_chunk` (one
-  to show), `sample_folder` (the mixed-format sample notebook 08 reads), `load_documents_jsonl`, `load_queries_jsonl`; the records `Document`, `Query`, `Golden`,
+  to show) and `chunk_label` (its id and pages), `sample_folder` (the mixed-format sample notebook 08 reads), `load_documents_jsonl`, `load_queries_jsonl`; the records `Document`, `Query`, `Golden`,
   `Dataset`, `Chunk`; `RagkitError`, the one error bad input raises;
 - chunk: `ChunkerConfig`, `chunk_document`, `chunk_documents`;
 - contextualize: `get_contextualizer`; `projection_table` (what Claude's contexts would cost);
@@ -57,7 +57,7 @@ _LAZY = {
     "ragkit.pipeline": ["IndexConfig", "Pipeline", "SearchConfig", "compare", "evaluate_configs"],
     "ragkit.datasets": ["load_beir", "load_cookbook", "load_dataset", "load_shipped"],
     "ragkit.document_folder": ["load_folder"],
-    "ragkit.folder_summary": ["example_chunk", "file_summary"],
+    "ragkit.folder_summary": ["chunk_label", "example_chunk", "file_summary"],
     "ragkit.sample_collection": ["sample_folder"],
     "ragkit.contextualize": ["get_contextualizer"],
     "ragkit.contextualize.claude": ["projection_table"],
@@ -81,7 +81,8 @@ __all__ = [
     "Chunk", "ChunkerConfig", "Dataset", "Document", "Golden", "IndexConfig", "Judge", "LLM",
     "OFF_TOPIC_EXAMPLES", "Pipeline", "Query", "RagkitError", "SearchConfig", "best_alpha",
     "best_rrf_k", "bootstrap_ci", "build_indexes", "by_kind", "candidate_lists", "chunk_document",
-    "chunk_documents", "compare", "compare_routes", "confidence_table", "context_routes",
+    "chunk_documents", "chunk_label", "compare", "compare_routes", "confidence_table",
+    "context_routes",
     "default_rungs", "evaluate_configs", "example_chunk", "file_summary", "first_relevant_rank",
     "fuse", "fusion_methods",
     "get_contextualizer", "get_tokenizer", "has_api_key", "judge", "ladder_note",

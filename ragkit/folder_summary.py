@@ -1,8 +1,9 @@
 """What a folder load gave, for a person to check: one row per file, and a chunk to show.
 
 What it is: `file_summary(docs)` — one row per file (format, pages, headings, characters,
-chunks, and why a file was skipped or not read at all) for a notebook's table — and
-`example_chunk(chunks)`, a chunk worth showing from whatever formats a folder has.
+chunks, and why a file was skipped or not read at all) for a notebook's table —,
+`example_chunk(chunks)`, a chunk worth showing from whatever formats a folder has, and
+`chunk_label(chunk)`, its id and the pages it spans ("…pdf#0, p. 1") as a reader reads them.
 What it is not: the loading (`ragkit.document_folder.load_folder`).
 """
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from ragkit.chunking import is_code
 from ragkit.documents import Chunk, Document, RagkitError
 from ragkit.loaded_folder import Skipped
+from ragkit.loaders.folder import escaped
 
 UNREAD = "not a type of file ragkit reads"
 LINKED = "a symbolic link to a folder, not followed"
@@ -72,3 +74,15 @@ def example_chunk(chunks: Sequence[Chunk], formats: Sequence[str] = (".pdf", ".d
                 return chunk
     return next((c for c in chunks if c.context), chunks[0])
 
+
+
+def chunk_label(chunk: Chunk) -> str:
+    """A chunk's id and, for a PDF's, the pages its text spans as a citation names them —
+    "manuals/guide.pdf#0, p. 1", "…#3, pp. 4–5" — from its page map (`metadata["pages"]`,
+    `[[page, offset], ...]`); notebook 08 printed that map as it is, "(pages [[1, 0]])".
+    Control characters of the id are escaped (`\\x1b`), as every name a notebook prints."""
+    pages = sorted({int(page) for page, _ in chunk.metadata.get("pages") or ()})
+    if not pages:
+        return escaped(chunk.id)
+    span = f"p. {pages[0]}" if len(pages) == 1 else f"pp. {pages[0]}–{pages[-1]}"
+    return f"{escaped(chunk.id)}, {span}"

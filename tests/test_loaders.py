@@ -407,3 +407,22 @@ def test_a_fax_encoded_content_stream_is_not_decoded(tmp_path):
         load_folder(tmp_path)
     assert str(caught.value) == (f"{tmp_path / 'fax.pdf'}: no text layer (scanned? ragkit "
                                  f"does not OCR)")
+
+
+def test_a_chunk_is_labelled_by_its_id_and_the_pages_it_spans_as_a_citation_names_them(
+        tmp_path):
+    """Notebook 08 printed a PDF chunk's page map as it is stored, "(pages [[1, 0]])"; the
+    label names the pages its text spans, "p. 1", "pp. 1–2", as a citation does."""
+    from ragkit import chunk_documents, chunk_label, load_folder
+    from ragkit.chunking import ChunkerConfig
+    words = " ".join(f"word{i}" for i in range(12))
+    pdf(tmp_path / "guide.pdf", [[f"First page {words}."] * 3, [f"Second page {words}."] * 3])
+    (tmp_path / "notes.md").write_text("# Notes\n\nNo pages here.\n")
+    documents = load_folder(tmp_path)
+    one = chunk_documents(documents, ChunkerConfig(size=512, overlap=0))
+    labels = [chunk_label(c) for c in one]
+    assert labels == ["guide.pdf#0, pp. 1–2", "notes.md#0"]
+    small = chunk_documents([d for d in documents if d.id == "guide.pdf"],
+                            ChunkerConfig(size=30, overlap=0))
+    assert chunk_label(small[0]) == "guide.pdf#0, p. 1"
+    assert chunk_label(small[-1]).endswith(", p. 2")

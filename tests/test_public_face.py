@@ -26,7 +26,7 @@ HOMES = {
                             "load_documents_jsonl load_queries_jsonl",
         "ragkit.datasets": "load_beir load_cookbook load_dataset load_shipped",
         "ragkit.document_folder": "load_folder",
-        "ragkit.folder_summary": "example_chunk file_summary",
+        "ragkit.folder_summary": "chunk_label example_chunk file_summary",
         "ragkit.sample_collection": "sample_folder",
         "ragkit.chunking": "ChunkerConfig chunk_document chunk_documents",
         "ragkit.contextualize": "get_contextualizer",
