@@ -5,7 +5,9 @@ What it is: the public face of retrieval and its evaluation. Everything below is
 
 - load: `load_shipped`, `load_cookbook`, `load_beir`, `load_dataset`, `load_folder` (PDF,
   HTML and Word files too) and `file_summary` (what each file gave), `example_chunk` (one
-  to show) and `chunk_label` (its id and pages), `sample_folder` (the mixed-format sample notebook 08 reads), `load_documents_jsonl`, `load_queries_jsonl`; the records `Document`, `Query`, `Golden`,
+  to show) and `chunk_label` (its id and pages), `sample_folder` (the mixed-format sample
+  notebook 08 reads) and `folder_label` (a folder's name in captions),
+  `load_documents_jsonl`, `load_queries_jsonl`; the records `Document`, `Query`, `Golden`,
   `Dataset`, `Chunk`; `RagkitError`, the one error bad input raises;
 - chunk: `ChunkerConfig`, `chunk_document`, `chunk_documents`;
 - contextualize: `get_contextualizer`; `projection_table` (what Claude's contexts would cost);
@@ -58,7 +60,7 @@ _LAZY = {
     "ragkit.datasets": ["load_beir", "load_cookbook", "load_dataset", "load_shipped"],
     "ragkit.document_folder": ["load_folder"],
     "ragkit.folder_summary": ["chunk_label", "example_chunk", "file_summary"],
-    "ragkit.sample_collection": ["sample_folder"],
+    "ragkit.sample_collection": ["folder_label", "sample_folder"],
     "ragkit.contextualize": ["get_contextualizer"],
     "ragkit.contextualize.claude": ["projection_table"],
     "ragkit.lexical": ["get_tokenizer"],
@@ -84,7 +86,7 @@ __all__ = [
     "chunk_documents", "chunk_label", "compare", "compare_routes", "confidence_table",
     "context_routes",
     "default_rungs", "evaluate_configs", "example_chunk", "file_summary", "first_relevant_rank",
-    "fuse", "fusion_methods",
+    "folder_label", "fuse", "fusion_methods",
     "get_contextualizer", "get_tokenizer", "has_api_key", "judge", "ladder_note",
     "ladder_table", "latency_sentence", "latency_table", "load_beir", "load_cookbook",
     "load_dataset", "load_documents_jsonl",

@@ -7,7 +7,10 @@ and it is absent, it renders it first with the project's generator
 documents, each in one format, PDF, HTML and DOCX in turn, plus a scanned PDF and a page of
 navigation that a loader must refuse). The render goes to a temporary sibling folder that is
 renamed into place, so a killed render leaves nothing half-written and two notebooks
-rendering at once keep one copy.
+rendering at once keep one copy. `folder_label(path)`: how captions and titles name the folder
+a run reads — the sample as what it is, "the PDF, HTML and Word sample" (its folder's name,
+`mixed`, told a reader of a figure or of the report's headline nothing), any other folder by
+its name.
 
 What it is not: a download (nothing leaves the machine) nor part of an installed wheel: the
 generator and the corpus live in the source checkout, and rendering PDF and Word files needs
@@ -27,6 +30,7 @@ from ragkit.documents import RagkitError
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "build" / "sample-formats" / "mixed"
 GENERATOR = ROOT / "data" / "generators" / "make_sample_formats.py"
+SAMPLE_LABEL = "the PDF, HTML and Word sample"  # `folder_label` of `SAMPLE`
 
 
 def sample_folder(path: Path | str = SAMPLE) -> Path:
@@ -56,3 +60,14 @@ def sample_folder(path: Path | str = SAMPLE) -> Path:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return path
+
+
+def folder_label(path: Path | str) -> str:
+    """`SAMPLE_LABEL` for the sample collection (by its resolved path), else the folder's name
+    (of its resolved path when the name is empty, as for ".")."""
+    path = Path(path)
+    try:
+        resolved = path.resolve()
+    except OSError:  # a loop of links: named as given
+        return path.name
+    return SAMPLE_LABEL if resolved == SAMPLE.resolve() else (path.name or resolved.name)

@@ -470,3 +470,28 @@ def test_the_banner_shows_a_folder_name_with_backticks_whole_in_one_code_span(
     data_banner(ROOT / "data")
     html = MarkdownIt("commonmark").render(shown[-1])
     assert "<code>question = 'what is `k`?'</code>" in html.replace("&#x27;", "'")
+
+
+def test_08_names_the_sample_by_what_it_is_in_its_titles_and_captions(tmp_path, monkeypatch):
+    """08's tables, figures and the report's headline named the sample by its folder,
+    "mixed" ("Fail@20 per rung, mixed (42 answerable questions)"), which no text explains.
+    Captions and titles name the sample as what it is, and any other folder by its name."""
+    import ast
+
+    import nbformat
+    from ragkit import folder_label
+    from ragkit.sample_collection import SAMPLE
+    assert folder_label(SAMPLE) == "the PDF, HTML and Word sample"
+    monkeypatch.chdir(ROOT / "notebooks")
+    assert folder_label("../build/sample-formats/mixed") == "the PDF, HTML and Word sample"
+    (tmp_path / "docs").mkdir()
+    assert folder_label(tmp_path / "docs") == "docs"
+    monkeypatch.chdir(tmp_path / "docs")
+    assert folder_label(".") == "docs"
+    nb = nbformat.read(ROOT / "notebooks" / "08_your_own_documents.ipynb", 4)
+    named = [ast.unparse(keyword.value) for cell in nb.cells if cell.cell_type == "code"
+             for node in ast.walk(ast.parse(cell.source)) if isinstance(node, ast.Call)
+             for keyword in node.keywords if keyword.arg in ("caption", "title")
+             and isinstance(keyword.value, ast.JoinedStr)]  # the ones formatted per run
+    assert len(named) == 4 and all("{label}" in text for text in named), named
+    assert not any("folder.name" in text for text in named)

@@ -27,7 +27,7 @@ HOMES = {
         "ragkit.datasets": "load_beir load_cookbook load_dataset load_shipped",
         "ragkit.document_folder": "load_folder",
         "ragkit.folder_summary": "chunk_label example_chunk file_summary",
-        "ragkit.sample_collection": "sample_folder",
+        "ragkit.sample_collection": "folder_label sample_folder",
         "ragkit.chunking": "ChunkerConfig chunk_document chunk_documents",
         "ragkit.contextualize": "get_contextualizer",
         "ragkit.contextualize.claude": "projection_table",
