@@ -12,7 +12,7 @@ quality points.
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -36,12 +36,15 @@ def _top(values: np.ndarray) -> float:
 
 @checked
 def metric_bars(table: pd.DataFrame, metrics: Sequence[str] = ("Pass@5", "Pass@10", "Pass@20"),
-                title: str = "", ylabel: str = "Pass@k (%)") -> plt.Figure:
+                title: str = "", ylabel: str = "Pass@k (%)",
+                legend: Mapping[str, str] | None = None) -> plt.Figure:
     """Grouped bars: one group per method (row of `table`), one bar per metric; the value
     axis runs from 0 to just above the highest bar, each bar labelled with its value as
     tables show it: dollars (a metric named with "$") as `ragkit.money` writes them, three
     significant digits below 1, else one decimal (rounded to whole numbers, 99.7 read "100"
-    beside a true 100.0, $0.0698 read "0.07")."""
+    beside a true 100.0, $0.0698 read "0.07"). `legend` names a metric in the legend other
+    than by its column (notebook 07's "$/query" beside "$/query uncached" is the cached
+    cost, which its legend did not say)."""
     fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(table)), 3.8), layout="constrained")
     width = 0.8 / len(metrics)
     x = np.arange(len(table))
@@ -50,7 +53,7 @@ def metric_bars(table: pd.DataFrame, metrics: Sequence[str] = ("Pass@5", "Pass@1
     labels: list[list[str]] = []
     for i, metric in enumerate(metrics):
         bars = ax.bar(x + (i - (len(metrics) - 1) / 2) * width, table[metric], width,
-                      label=metric)
+                      label=(legend or {}).get(metric, metric))
         shown = [("" if not np.isfinite(v) else dollars(v) if "$" in metric
                   else f"{v:.3g}" if small else f"{v:.1f}") for v in values[:, i]]
         labels.append(shown)

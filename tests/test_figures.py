@@ -252,6 +252,24 @@ def test_cost_bars_reach_up_the_axis_and_show_their_dollars():
     assert "$0.0698" in labels
 
 
+def test_the_cost_bars_legend_says_which_cost_is_cached():
+    """Notebook 07's legend read "$/query" beside "$/query uncached": the first is the cost
+    with long context's prefix read from the cache, which only the table's next section
+    said. A legend may name a metric other than by its column."""
+    legend = {"$/query": "$/query cached", "$/query uncached": "$/query uncached"}
+    fig = plots.metric_bars(METHODS, ("$/query", "$/query uncached"), ylabel="USD",
+                            legend=legend)
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["$/query cached",
+                                                                  "$/query uncached"]
+    plain = plots.metric_bars(METHODS, ("$/query", "$/query uncached"), ylabel="USD")
+    assert [t.get_text() for t in plain.legends[0].get_texts()] == ["$/query",
+                                                                   "$/query uncached"]
+    notebook = json.loads((Path(__file__).resolve().parent.parent / "notebooks" /
+                           "07_rag_vs_long_context.ipynb").read_text())
+    assert any("legend={\"$/query\": \"$/query cached\"" in "".join(cell["source"])
+               for cell in notebook["cells"])
+
+
 @pytest.mark.parametrize("metrics", [("$/query", "$/query uncached"), ("accuracy %",)])
 def test_long_category_labels_break_before_their_parenthesis_and_read_whole(metrics):
     """Notebook 07's cost bars wrapped their methods at spaces: "fixed RAG (top / 5)",
