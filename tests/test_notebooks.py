@@ -155,6 +155,26 @@ def test_no_cell_binds_a_name_the_notebook_imported_from_ragkit(path):
 
 
 @contract
+def test_no_prose_sets_two_brackets_side_by_side(path):
+    """07 wrote "The cheapest is CRAG (offline evaluator) ($0.00119)": a method's name ending
+    in brackets, then its price in brackets, read as one aside after another."""
+    nb = _nb(path)
+    texts = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
+    texts += ["".join(o["data"]["text/markdown"]) for c in _code(nb) for o in c.get("outputs", [])
+              if "text/markdown" in o.get("data", {})]
+    assert [t for t in texts if re.search(r"\) \(", t)] == []
+
+
+def test_07_says_in_its_first_lines_every_kind_of_method_its_table_compares():
+    """07's introduction compared long context "with fixed RAG, CRAG and Self-RAG", leaving
+    out the agentic loop its title and table include."""
+    intro = "".join(_nb(ROOT / "notebooks" / "07_rag_vs_long_context.ipynb")["cells"][0]["source"])
+    compared = re.search(r"compares it\s+with (.*?) on the same questions", intro, re.S)[1]
+    for method in ("fixed RAG", "CRAG", "Self-RAG", "agentic"):
+        assert method in compared, method
+
+
+@contract
 def test_metric_tables_go_through_record_metrics_with_a_caption(path):
     for cell in _code(_nb(path)):
         tree = _tree(cell)
