@@ -165,6 +165,24 @@ def test_no_prose_sets_two_brackets_side_by_side(path):
     assert [t for t in texts if re.search(r"\) \(", t)] == []
 
 
+SHOPCORE = ROOT / "data" / "corpus" / "code" / "shopcore"  # the code base 05's agent reads
+
+
+@contract
+def test_a_script_named_in_the_prose_is_this_projects_or_linked(path):
+    """06 weighted Self-RAG's scores "as `run_short_form.py` hard-codes them": a script of
+    another project, named without a link or a word on whose it is. A `.py` file in the
+    Markdown is one of this repository (or of the code base 05 searches), else linked."""
+    for cell in _nb(path)["cells"]:
+        if cell["cell_type"] != "markdown":
+            continue
+        text = "".join(cell["source"])
+        links = " ".join(re.findall(r"\]\((https?://[^)\s]+)\)", text))
+        for name in set(re.findall(r"[\w/.-]+\.py\b", text)):
+            assert (ROOT / name).is_file() or (SHOPCORE / name).is_file() \
+                or name.split("/")[-1] in links, f"{name}: not this project's, and not linked"
+
+
 def test_07_says_in_its_first_lines_every_kind_of_method_its_table_compares():
     """07's introduction compared long context "with fixed RAG, CRAG and Self-RAG", leaving
     out the agentic loop its title and table include."""
