@@ -86,7 +86,7 @@ def test_shipped_corpus_chunks_contexts_and_bm25_arrays_are_unchanged():
     chunks = hashlib.sha256(json.dumps(rows, ensure_ascii=False).encode())
     assert (len(pipeline.chunks), w.shape, w.nnz) == (490, (5387, 490), 74840)
     assert digest.hexdigest() == "490352dcabe874dbff76a458549b472db3c5e7f5e2ef95c20b8b0ba26205b457"
-    assert chunks.hexdigest() == "9bb7737d11d7283804bb52a8ef1584dbaa9799fabac55c6b8fe423e77dc13da4"
+    assert chunks.hexdigest() == "1e93b7e2fd6beca4a1e05426030e0f41324e7b341a48df9b7e0bde6dcdbed41c"
 
 
 def test_shipped_corpus_scores_match_rank_bm25():
