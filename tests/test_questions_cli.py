@@ -218,10 +218,12 @@ acidic field; apply about 2 tonnes per hectare to raise the pH by one unit in a 
 """
 
 
-def test_a_golden_span_of_a_hard_wrapped_paragraph_is_the_whole_sentence(tmp_path, env):
+def test_a_hard_wrapped_sentence_is_asked_about_and_spanned_whole(tmp_path, env):
     """The offline writer cut at the line break, so the span began mid-sentence ("acidic
     field; apply …"), where the offline answerer quotes the sentence across the wrapped
-    line (`ragkit.extractive_units`); the span is now that whole sentence."""
+    line (`ragkit.extractive_units`); the span is now that whole sentence. The question's
+    words came from the fragment still ("… about acidic, field and apply?"): the writer
+    cuts sentences as the answerer does now, so they come from the sentence's start."""
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "soil.md").write_text(SOIL)
@@ -230,7 +232,7 @@ def test_a_golden_span_of_a_hard_wrapped_paragraph_is_the_whole_sentence(tmp_pat
                "--kinds", "lexical", "--embedder", "none")
     assert done.returncode == 0, done.stderr
     (row,) = [json.loads(line) for line in golden.read_text().splitlines()]
-    assert row["question"] == "What does the text state about acidic, field and apply?"
+    assert row["question"] == "What does the text state about agricultural, lime and raises?"
     assert row["golden"] == [{"doc_id": "soil.md", "span": (
         "Agricultural lime raises the pH of an\nacidic field; apply about 2 tonnes per hectare "
         "to raise the pH by one unit in a sandy loam.")}]

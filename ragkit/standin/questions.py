@@ -5,12 +5,19 @@ Recognises a user turn that starts with a `[ragkit questions: NAME v1]` header
 own words, so the generator's whole path (write, round trip, closed book, filters, report,
 review) runs offline and gives the same set on every machine.
 
-- write: the passage's *key sentence* is its quotable sentence (`ragkit.support.sentences`,
-  no Markdown heading, at most 300 characters) with the most distinct content terms, at
-  least `MIN_TERMS` (ties: the earlier); without one the reply has an empty question, which
-  the generator drops as malformed. Its *topic* is its first three distinct content terms
-  (`ragkit.lexical.auto` tokens of two characters or more, minus question words, in
-  order). The answer span is the whole key sentence, verbatim. The question, by kind:
+- write: the passage's *key sentence* is its quotable sentence with the most distinct
+  content terms, at least `MIN_TERMS` (ties: the earlier); without one the reply has an
+  empty question, which the generator drops as malformed. A sentence is a unit the offline
+  answerer quotes (`ragkit.extractive_units.units`: no Markdown heading, no clause of an
+  overlong sentence, at most 300 characters; every line one when the `<title>`, a source
+  file's id, ends in a `ragkit.chunking.CODE_SUFFIXES` suffix, as the answerer cuts a
+  source file's passage), so a hard-wrapped sentence is one sentence, line break kept: a
+  cut at every line break worded the question from a fragment ("What does the text state
+  about acidic, field and apply?") while the golden span, widened by
+  `ragkit.questions.filters.whole_units`, was the whole sentence. Its *topic* is its
+  first three distinct content terms (`ragkit.lexical.auto` tokens of two characters or
+  more, minus question words, in order). The answer span is the whole key sentence,
+  verbatim. The question, by kind:
   - lexical: "What does the text state about A, B and C?"
   - paraphrase: "Which statement concerns C, B and A?" (the topic reversed: the stand-in
     cannot paraphrase, it only reorders);
@@ -32,10 +39,11 @@ review) runs offline and gives the same set on every machine.
   카드사?") read as no user would ask.
 - answer (the round trip): if the question holds a code (`CODE`, e.g. ZX-1A2B) the passages
   lack, an empty span; else the quotable sentence of the passages holding the most of the
-  question's content terms (`ragkit.support.question_terms`; ties: the earlier), if it
-  holds at least `ANSWER_TERMS` of them (all, for a question with fewer), else an empty
-  span. A count, not a share: a contextual question also names its document's title,
-  whose words its passage does not hold.
+  question's content terms (`ragkit.support.question_terms`; the writer's sentences, then
+  the lines as a source file's, since the request names no document; ties: the earlier),
+  if it holds at least `ANSWER_TERMS` of them (all, for a question with fewer), else an
+  empty span. A count, not a share: a contextual question also names its document's
+  title, whose words its passage does not hold.
 - closed-book: always `UNKNOWN` (the stand-in knows nothing beyond the request), so offline
   only the lexical give-away rule can drop a question as answerable from itself.
 """
@@ -45,12 +53,15 @@ import hashlib
 import json
 import re
 from collections.abc import Sequence
+from pathlib import PurePosixPath
 from typing import Any
 
+from ragkit.chunking import CODE_SUFFIXES
+from ragkit.extractive_units import units
 from ragkit.lexical import auto
 from ragkit.questions.prompts import ANSWER_HEADER, CLOSED_BOOK_HEADER, UNKNOWN, WRITE_HEADER
 from ragkit.standin.base import Reply, user_text
-from ragkit.support import question_terms, quotable, sentences
+from ragkit.support import question_terms, quotable
 from ragkit.text_stats import QUESTION_WORDS, joined
 
 MIN_TERMS = 5
@@ -79,14 +90,22 @@ _DIGIT_FINAL = {"0": True, "1": True, "2": False, "3": True, "4": False, "5": Fa
                 "6": True, "7": True, "8": True, "9": False}
 
 
-def _candidates(passage: str) -> list[str]:
-    return [s for s in sentences(passage) if quotable(s) and len(s) <= 300]
+def _candidates(passage: str, code: bool = False) -> list[str]:
+    """The passage's sentences a question may be written from or answered with, stripped:
+    its answerer units (`ragkit.extractive_units.units`), not a rule of the stand-in's own,
+    so a wrapped line does not cut a sentence the answerer quotes whole. Not a heading
+    (alone or joined to its sentence: a title is no answer) nor a clause of an overlong
+    sentence (no whole sentence, and the stand-in asks about sentences)."""
+    return [u.text.strip() for u in units(passage, code)
+            if not (u.heading or u.titled or u.clause) and quotable(u.text)
+            and len(u.text.strip()) <= 300]
 
 
-def key_sentence(passage: str) -> str | None:
-    """The passage's quotable sentence with the most distinct content terms (≥ MIN_TERMS)."""
+def key_sentence(passage: str, code: bool = False) -> str | None:
+    """The passage's quotable sentence with the most distinct content terms (≥ MIN_TERMS);
+    `code`: a source file's passage, every line a sentence, as the answerer cuts it."""
     best, most = None, MIN_TERMS - 1
-    for sentence in _candidates(passage):
+    for sentence in _candidates(passage, code):
         count = len(question_terms(sentence))
         if count > most:
             best, most = sentence, count
@@ -141,7 +160,8 @@ def write(kind: str, title: str, passages: list[str]) -> dict[str, Any]:
         lang = "ko" if korean(passages[0]) else "en"
         return {**empty, "question": TEMPLATES[lang]["contextual"].format(title=title,
                                                                           topic=code)}
-    keys = [key_sentence(p) for p in passages[:2 if kind == "multi-chunk" else 1]]
+    source = PurePosixPath(title).suffix.lower() in CODE_SUFFIXES  # a source file's id
+    keys = [key_sentence(p, source) for p in passages[:2 if kind == "multi-chunk" else 1]]
     if not all(keys) or not all(topic(key) for key in keys):
         return empty  # no sentence, or only one-letter words (a PDF's vertical text)
     lang = "ko" if korean(str(keys[0])) else "en"  # the language of the words asked about
@@ -166,7 +186,8 @@ def answer(question: str, passages: list[str]) -> str:
         return ""
     best, most = "", min(ANSWER_TERMS, len(asked)) - 1
     for passage in passages:
-        for sentence in _candidates(passage):
+        # no title here to tell a source file by: its sentences, then its lines as code's
+        for sentence in _candidates(passage) + _candidates(passage, code=True):
             found = len(asked & question_terms(sentence))
             if found > most:
                 best, most = sentence, found
