@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import unicodedata
 import warnings
 from pathlib import Path
 
@@ -35,13 +36,33 @@ def load_shipped(root: Path | str, skip_bad: bool = False) -> Dataset:
 
     The project's own data uses a `corpus/` folder; a `documents.jsonl` beside `golden/`
     (one `{"id", "text", "title"?, "metadata"?}` per line) lets users label their own corpus.
+    `skip_bad` leaves out a bad file of `corpus/` and the questions about it (`without_skipped`).
     """
     root = Path(root)
     jsonl = root / "documents.jsonl"
     documents = (load_documents_jsonl(jsonl) if jsonl.is_file()
                  else load_folder(root / "corpus", skip_bad))
-    queries = check_golden(load_golden(root / "golden"), documents, root / "golden")
-    return Dataset(root.name, documents, queries)
+    queries = without_skipped(load_golden(root / "golden"), documents, root / "golden")
+    return Dataset(root.name, documents, check_golden(queries, documents, root / "golden"))
+
+
+def without_skipped(queries: list[Query], documents: list[Document],
+                    source: Path) -> list[Query]:
+    """`queries` without those about a file `skip_bad` left out (`load_folder`'s `skipped`),
+    with one `RagkitWarning` naming the files: they cannot be scored, and "no document
+    'fridge.md'" did not say the file was skipped. Not a check: a question about a file that
+    is not there at all is still refused by `check_golden`."""
+    skipped = {unicodedata.normalize("NFC", e.path) for e in getattr(documents, "skipped", [])}
+    gone = [{g.doc_id for g in query.golden if unicodedata.normalize("NFC", g.doc_id) in skipped}
+            for query in queries]
+    files = sorted(set().union(*gone))
+    if not files:
+        return queries
+    kept = [query for query, left in zip(queries, gone) if not left]
+    warnings.warn(f"{source}: left out {counted(len(queries) - len(kept), 'question')} about "
+                  f"{counted(len(files), 'file')} --skip-bad skipped: {', '.join(files)}",
+                  RagkitWarning, stacklevel=3)
+    return kept
 
 
 def _cookbook_titles(rows: list[tuple[int, dict]]) -> dict[str, str]:

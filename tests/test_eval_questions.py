@@ -1,6 +1,7 @@
 """`ragkit eval DOCS --questions PATH` as a user meets it, each run its own process: a review
 folder (notebook 08's, or `ragkit questions accept --out accepted.jsonl` beside its sheet)
-scores its accepted set; a question about a file `--skip-bad` left out is left out too."""
+scores its accepted set; a question about a file `--skip-bad` left out is left out too, as
+it is from a shipped-layout data set's `golden/` (`corpus/` beside it)."""
 from __future__ import annotations
 
 import json
@@ -79,3 +80,23 @@ def test_a_question_about_a_file_skip_bad_left_out_is_left_out_with_a_warning(tm
     assert (f"ragkit: warning: {golden}: left out 1 question about 1 file --skip-bad skipped: "
             f"fridge.md") in done.stderr.splitlines()
     assert done.stdout.splitlines()[0] == "docs: 2 judged queries of split test, 2 chunks"
+
+
+def test_a_shipped_golden_question_about_a_file_skip_bad_left_out_is_left_out(tmp_path, docs):
+    """A data set of `corpus/` and `golden/` stopped at "no document 'fridge.md'" under
+    --skip-bad, as --questions did; its questions about the skipped file are left out now."""
+    (docs / "fridge.md").write_bytes(b"\x00\x01binary")
+    docs.rename(tmp_path / "corpus")
+    (tmp_path / "golden").mkdir()
+    golden = _jsonl(tmp_path / "golden" / "test.jsonl", QUESTIONS)
+    done = _eval(tmp_path, str(tmp_path), "--skip-bad")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[:2] == [
+        f"ragkit: warning: skipped {tmp_path / 'corpus' / 'fridge.md'}: looks binary, not text",
+        f"ragkit: warning: {golden.parent}: left out 1 question about 1 file --skip-bad "
+        f"skipped: fridge.md"]
+    assert done.stdout.splitlines()[0] == f"{tmp_path.name}: 2 judged queries of split test, " \
+                                          "2 chunks"
+    kept = _eval(tmp_path, str(tmp_path))  # without the option: the first bad file, exit 2
+    assert kept.returncode == 2 and kept.stderr.splitlines() == [
+        f"ragkit: error: {tmp_path / 'corpus' / 'fridge.md'}: looks binary, not text"]
