@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import unicodedata
 import warnings
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from ragkit.documents import (Chunk, Dataset, Document, Golden, Query, RagkitErr
                               load_golden, read_jsonl, require, where)
 from ragkit.errors import not_a_file
 from ragkit.jsonl import JSONL_SUFFIXES
+from ragkit.loaded_folder import without_skipped
 from ragkit.outline import one_line
 from ragkit.qrels import Qrels, read_qrels, relevant  # noqa: F401 (read from here too)
 from ragkit.qrels import judged_at
@@ -44,25 +44,6 @@ def load_shipped(root: Path | str, skip_bad: bool = False) -> Dataset:
                  else load_folder(root / "corpus", skip_bad))
     queries = without_skipped(load_golden(root / "golden"), documents, root / "golden")
     return Dataset(root.name, documents, check_golden(queries, documents, root / "golden"))
-
-
-def without_skipped(queries: list[Query], documents: list[Document],
-                    source: Path) -> list[Query]:
-    """`queries` without those about a file `skip_bad` left out (`load_folder`'s `skipped`),
-    with one `RagkitWarning` naming the files: they cannot be scored, and "no document
-    'fridge.md'" did not say the file was skipped. Not a check: a question about a file that
-    is not there at all is still refused by `check_golden`."""
-    skipped = {unicodedata.normalize("NFC", e.path) for e in getattr(documents, "skipped", [])}
-    gone = [{g.doc_id for g in query.golden if unicodedata.normalize("NFC", g.doc_id) in skipped}
-            for query in queries]
-    files = sorted(set().union(*gone))
-    if not files:
-        return queries
-    kept = [query for query, left in zip(queries, gone) if not left]
-    warnings.warn(f"{source}: left out {counted(len(queries) - len(kept), 'question')} about "
-                  f"{counted(len(files), 'file')} --skip-bad skipped: {', '.join(files)}",
-                  RagkitWarning, stacklevel=3)
-    return kept
 
 
 def _cookbook_titles(rows: list[tuple[int, dict]]) -> dict[str, str]:

@@ -17,6 +17,9 @@ What it is:
   questions about its own earlier report.
 - `removed_while_read(path)`: the line for a file that went away between the listing and
   its reading ("cannot read (No such file or directory)" read as a fault of the file).
+- `without_skipped(queries, documents, source)`: labelled questions without those about a
+  file the load left out, with one warning naming the files (`ragkit eval --skip-bad`, for a
+  data set's golden/ and for `--questions` alike).
 
 What it is not: the reading (`ragkit.document_folder`), nor the table of a load
 (`ragkit.folder_summary`).
@@ -27,13 +30,16 @@ import errno
 import heapq
 import json
 import os
+import unicodedata
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragkit.documents import Document
+from ragkit.documents import Document, Query, RagkitWarning
 from ragkit.index_owner import is_index
 from ragkit.loaders.folder import shown
+from ragkit.text_stats import counted
 
 RESULTS_MARKER = ".ragkit-results"  # written by `ragkit.notebook_runner.mark` (run and sweep)
 _GONE = (errno.ENOENT, errno.ENOTDIR)
@@ -134,3 +140,22 @@ def in_folder_order(ids: Sequence[str], kept: Sequence[str]) -> list[str]:
     def parts(doc_id: str) -> list[str]:
         return doc_id.split("/")
     return list(heapq.merge(ids, sorted(kept, key=parts), key=parts))
+
+
+def without_skipped(queries: list[Query], documents: list[Document],
+                    source: Path) -> list[Query]:
+    """`queries` without those about a file `skip_bad` left out (`load_folder`'s `skipped`),
+    with one `RagkitWarning` naming the files: they cannot be scored, and "no document
+    'fridge.md'" did not say the file was skipped. Not a check: a question about a file that
+    is not there at all is still refused by `check_golden`."""
+    skipped = {unicodedata.normalize("NFC", e.path) for e in getattr(documents, "skipped", [])}
+    gone = [{g.doc_id for g in query.golden if unicodedata.normalize("NFC", g.doc_id) in skipped}
+            for query in queries]
+    files = sorted(set().union(*gone))
+    if not files:
+        return queries
+    kept = [query for query, left in zip(queries, gone) if not left]
+    warnings.warn(f"{source}: left out {counted(len(queries) - len(kept), 'question')} about "
+                  f"{counted(len(files), 'file')} --skip-bad skipped: {', '.join(files)}",
+                  RagkitWarning, stacklevel=3)
+    return kept

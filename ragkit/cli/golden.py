@@ -16,11 +16,10 @@ name the file, line and field of any other bad question.
 from __future__ import annotations
 
 import sys
-import warnings
 from pathlib import Path
 
-from ragkit.documents import Dataset, RagkitError, RagkitWarning, check_golden, load_golden
-from ragkit.text_stats import counted
+from ragkit.documents import Dataset, RagkitError, check_golden, load_golden
+from ragkit.loaded_folder import without_skipped
 
 ACCEPTED, SHEET = "accepted.jsonl", "review.csv"
 
@@ -34,14 +33,7 @@ def with_questions(data: Dataset, path: Path) -> Dataset:
         raise RagkitError(f"{path}: no questions" + (
             " (no *.jsonl file in this folder)" if path.is_dir()
             and not any(path.glob("*.jsonl")) else ""))
-    skipped = {entry.path for entry in getattr(data.documents, "skipped", [])}
-    gone = sorted({g.doc_id for q in golden for g in q.golden if g.doc_id in skipped})
-    if gone:
-        kept = [q for q in golden if not any(g.doc_id in skipped for g in q.golden)]
-        warnings.warn(f"{path}: left out {counted(len(golden) - len(kept), 'question')} about "
-                      f"{counted(len(gone), 'file')} --skip-bad skipped: {', '.join(gone)}",
-                      RagkitWarning, stacklevel=2)
-        golden = kept
+    golden = without_skipped(golden, data.documents, path)
     return Dataset(data.name, data.documents, check_golden(golden, data.documents, path),
                    data.chunks)
 
