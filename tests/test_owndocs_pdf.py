@@ -4,6 +4,7 @@ of contents with dot leaders, a code sample whose line starts with `#`. Made her
 reportlab, laid out the way the real files that showed these were."""
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -131,11 +132,10 @@ def _scattered(path: Path, words: int) -> Path:
 
 def test_a_page_of_thousands_of_scattered_words_is_read_in_seconds_whole(tmp_path):
     # before: 4,000 words took 99 s and then "not a valid PDF (objects nested too deep)";
-    # 15,000 took 385 s
-    import time
+    # 15,000 took 385 s. The bound guards against that only, with room for a busy machine
     started = time.monotonic()
     document = load_file(_scattered(tmp_path / "strewn.pdf", 4000), "strewn.pdf")
-    assert time.monotonic() - started < 20
+    assert time.monotonic() - started < 60
     assert sorted(document.text.split()) == sorted(f"w{i}" for i in range(4000))
 
 
@@ -156,9 +156,9 @@ def test_a_page_drawing_too_many_characters_is_refused_as_it_draws(tmp_path, mon
 def test_lines_pdfminer_splits_and_many_costly_pages_stay_bounded(tmp_path):
     # from a review: 0.3 pt characters 2 pt apart counted as one run each row but were
     # separate lines to pdfminer (400 rows: 144 s, 3.2 GB; 1,000: killed at 24 GB), and
-    # five pages of 1,490 scattered words, each under the old bound, took 160 s
-    import time
-
+    # five pages of 1,490 scattered words, each under the old bound, took 160 s. The bound
+    # below guards against that blow-up only: both loads take about 10 s here, and up to 44 s
+    # on a machine with other work on both cores
     from reportlab.pdfgen import canvas
     pdf = canvas.Canvas(str(tmp_path / "tiny.pdf"), pagesize=(612, 792), invariant=1)
     pdf.setFont("Helvetica", 0.3)
@@ -176,7 +176,7 @@ def test_lines_pdfminer_splits_and_many_costly_pages_stay_bounded(tmp_path):
     started = time.monotonic()
     assert load_file(tmp_path / "tiny.pdf", "tiny.pdf").text.count("k") == 4000
     assert len(load_file(tmp_path / "pages.pdf", "pages.pdf").text.split()) > 390
-    assert time.monotonic() - started < 40
+    assert time.monotonic() - started < 120
 
 
 def test_a_word_alone_in_the_bottom_band_is_kept_unless_it_is_a_roman_page_number(tmp_path):
