@@ -193,9 +193,10 @@ def folder_entries(root: Path, others: list[Path] | None = None, links: list[Pat
     file the folder holds (or that another symlink already gave) is left out, as its text
     would be a duplicate document that retrieval and a golden set's "in no other document"
     check would trip over."""
-    if is_index(root):  # its chunks.jsonl and index.json would be read as documents
-        raise RagkitError(f"{root}: a ragkit index folder, not documents; give the folder (or "
-                          f"file) of documents it was built from")
+    what = ragkit_output(root)  # an index's chunks.jsonl, a report, read as documents
+    if what is not None:
+        raise RagkitError(f"{root}: {what}, not documents; give the folder (or file) of "
+                          f"documents it was " + ("built from" if is_index(root) else "run on"))
 
     def ours(folder: Path) -> bool:  # also asked of the real path a link to a folder names
         what = ragkit_output(folder)

@@ -66,3 +66,15 @@ def test_a_folder_with_a_file_of_that_name_but_no_marker_of_ragkit_is_read(tmp_p
     (docs / "results" / ".ragkit-results").write_text("my notes about results\n")
     loaded = load_folder(docs, progress=False)
     assert [doc.id for doc in loaded] == ["results/summary.md"] and loaded.outputs == []
+
+
+def test_a_results_folder_given_as_the_documents_is_refused_in_one_line(tmp_path):
+    """An index folder given as the documents was refused, a results folder was read: its
+    report, results and summary became the index's documents."""
+    _results(tmp_path / "results", "run")
+    done = _index(tmp_path / "results", tmp_path / "idx")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (f"ragkit: error: {tmp_path / 'results'}: a ragkit results folder "
+                           f"(ragkit cookbook run), not documents; give the folder (or file) "
+                           f"of documents it was run on\n")
+    assert not (tmp_path / "idx").exists()
