@@ -43,14 +43,10 @@ def label(text: str, limit: int = LABEL_CHARS) -> str:
 
 
 def one_line(text: str) -> str:
-    """`text` as a one-line place writes it: each run of white space one space, none at
-    either end. The places: each metadata value and the path in a chunk's structural context
-    (`ragkit.contextualize.structural`), and a document's title where it is read (front
-    matter, documents JSONL, a BEIR corpus), as it labels each chunk's `[Source: … |
-    Section: …]` tag. A YAML `|` or `>` block scalar, a TOML `\"\"\"` string or a JSONL
-    title holds line breaks (and YAML's final newline); written as they were, they broke the
-    line (`product: Kestrel EG-400\\n; version: 2.10\\n.`). The metadata keep them. Not a
-    cut (`label` cuts), and not for a chunk's text or a heading, whose spacing is their own."""
+    """`text` on one line: each run of white space one space, none at either end. For a
+    metadata value or path in a structural context, a title where it is read (its chunks'
+    `[Source: …]` tag), a loader's block: a block scalar's or a JSONL title's line breaks
+    broke those lines. Not a cut (`label`); not for chunk text or headings (own spacing)."""
     return " ".join(text.split())
 
 # A Markdown heading: what `^(#{1,6})\s+(.+?)\s*#*\s*$` (re.M) matches, the same matches,

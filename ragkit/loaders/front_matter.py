@@ -31,9 +31,9 @@ What it is not: a YAML parser. A nested mapping's `key: value` lines are read as
 keys; a list of mappings or a plain value over several lines is not read (the key is kept,
 empty); a comment after a value stays in it. Lenient on purpose: Markdown folders hold
 front matter YAML refuses (`title: Soil: a primer`, `title:Guide`, a list indented by a
-tab), and a strict reader turned such a block into the first chunk's text. Of TOML, a table (`[params]`) and an array of
-tables or of arrays are not read, and a `+++` block that is not TOML stays text, as before
-(the loader has no file name to name in an error line).
+tab), and a strict reader turned such a block into the first chunk's text. Of TOML, a
+table (`[params]`) and an array of tables or of arrays are not read, and a `+++` block that
+is not TOML stays text, as before (the loader has no file name to name in an error line).
 """
 from __future__ import annotations
 

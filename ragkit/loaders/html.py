@@ -35,8 +35,9 @@ from pathlib import Path
 
 from ragkit.documents import Document, RagkitError
 from ragkit.loaders.html_depth import check_depth, closed
-from ragkit.loaders.markdown import TextBuilder, squash
+from ragkit.loaders.markdown import TextBuilder
 from ragkit.loaders.text import korean_legacy, read_regular
+from ragkit.outline import one_line
 
 _DROP = ("script", "style", "noscript", "template", "nav", "aside", "form", "iframe", "svg",
          "button", "select", "head", "[role=navigation]", "[role=banner]",

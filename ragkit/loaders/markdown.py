@@ -14,14 +14,7 @@ What it is not: a Markdown escaper beyond that (`*`, `_`, `|` in text are kept a
 """
 from __future__ import annotations
 
-import re
-
-_SPACE = re.compile(r"\s+")
-
-
-def squash(text: str) -> str:
-    """White space runs as one space, ends stripped."""
-    return _SPACE.sub(" ", text).strip()
+from ragkit.outline import one_line
 
 
 class TextBuilder:
@@ -49,14 +42,14 @@ class TextBuilder:
             self.pages.append([number, start])
 
     def heading(self, level: int, text: str) -> None:
-        text = squash(text)
+        text = one_line(text)
         if text:
             level = min(max(level, 1), 6)
             self.headings.append((level, text))
             self._add("#" * level + " " + text)
 
     def paragraph(self, text: str, prefix: str = "") -> None:
-        text = squash(text)
+        text = one_line(text)
         if text:
             self._add(prefix + ("\\" + text if not prefix and text.startswith("#") else text))
 
@@ -69,8 +62,8 @@ class TextBuilder:
 
     def rows(self, rows: list[list[str]]) -> None:
         """A table: one `| a | b |` line per row with any text."""
-        lines = ["| " + " | ".join(squash(c) for c in row) + " |" for row in rows
-                 if any(squash(c) for c in row)]
+        lines = ["| " + " | ".join(one_line(c) for c in row) + " |" for row in rows
+                 if any(one_line(c) for c in row)]
         if lines:
             self._add("\n".join(lines))
 
@@ -80,6 +73,6 @@ class TextBuilder:
     def title(self, *candidates: str | None) -> str:
         """The first non-empty candidate, else the first heading, else ''."""
         for candidate in candidates:
-            if candidate and squash(candidate):
-                return squash(candidate)
+            if candidate and one_line(candidate):
+                return one_line(candidate)
         return self.headings[0][1] if self.headings else ""

@@ -53,10 +53,11 @@ import re
 from pathlib import Path
 
 from ragkit.documents import Document, RagkitError
-from ragkit.loaders.markdown import TextBuilder, squash
+from ragkit.loaders.markdown import TextBuilder
 from ragkit.loaders.pdf_layout import page_device, page_interpreter
 from ragkit.loaders.pdf_outline import Head, outline, pdf_text, placed
 from ragkit.loaders.pdf_streams import bounded_streams
+from ragkit.outline import one_line
 
 _NO_TITLE = {"", "untitled", "untitled document", "(unspecified)", "(anonymous)"}
 _FILE_TITLE = re.compile(r"^(?:Microsoft (?:Word|PowerPoint|Excel) - )?(.*?)"
@@ -101,9 +102,9 @@ _LIGATURES = str.maketrans({chr(0xFB00 + n): s for n, s in enumerate(
 
 def _clean(text: str) -> str:
     """A box's text: a word hyphenated across lines joined (when the next line goes on in
-    lower case), unmappable glyphs dropped, white space squashed."""
+    lower case), unmappable glyphs dropped, white space as one space (`ragkit.outline.one_line`)."""
     text = _HYPHEN.sub("", text.translate(_LIGATURES))
-    return squash(_LEADER.sub(" … ", _CID.sub("", text)))
+    return one_line(_LEADER.sub(" … ", _CID.sub("", text)))
 
 
 def _text_boxes(layout):
@@ -190,7 +191,7 @@ def _sentence(text: str) -> bool:
 def _title(field: str) -> str:
     """The PDF's Title field unless it says nothing or names a file (then the first short
     box): "Microsoft Word - report.docx" is "report", "Binder1.pdf" no title."""
-    field = squash(_CONTROL.sub(" ", field))
+    field = one_line(_CONTROL.sub(" ", field))
     match = _FILE_TITLE.match(field)
     if match and (match.group(2) or match.group(1) != field):
         field = match.group(1).strip() if not re.fullmatch(r"\w*\d+", match.group(1)) else ""

@@ -17,7 +17,7 @@ colours, styles or open and closed state.
 """
 from __future__ import annotations
 
-from ragkit.loaders.markdown import squash
+from ragkit.outline import one_line
 
 Head = tuple[int, str, float | None]  # an outline entry: (level, title, top or None)
 # where in a destination its top is, by its kind (PDF 32000-1, 12.3.2.2): [page /XYZ left
@@ -75,8 +75,8 @@ def outline(document, page_index: dict[int, int]) -> dict[int, list[Head]]:
             top = _top(dest)
         except Exception:  # an entry pointing nowhere is left out
             continue
-        if page is not None and squash(pdf_text(title)):
-            found.setdefault(page, []).append((level, squash(pdf_text(title)), top))
+        if page is not None and one_line(pdf_text(title)):
+            found.setdefault(page, []).append((level, one_line(pdf_text(title)), top))
     return found
 
 
