@@ -19,6 +19,8 @@ from ragkit.datasets import load_dataset
 from ragkit.documents import Chunk, Document
 from ragkit.outline import HEADING, Outline
 
+RAGKIT = str(Path(sys.executable).parent / "ragkit")
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # --------------------------------------------------------------------------- the reference
@@ -247,6 +249,26 @@ def test_the_heading_pattern_matches_as_the_backtracking_one_did():
     assert compared == 40_000
 
 
+def _indexed(tmp_path: Path, name: str, text: str, *options: str,
+             timeout: float = 90) -> list[dict]:
+    """The chunk rows of `ragkit index` (no embedder, no API key) of a folder holding `name`,
+    within `timeout` seconds; the index is `tmp_path / "idx"`, the home `tmp_path / "home"`."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / name).write_text(text)
+    done = subprocess.run([RAGKIT, "index", str(folder), "--out", str(tmp_path / "idx"),
+                           "--embedder", "none", *options], capture_output=True, text=True,
+                          timeout=timeout, env=_env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in (tmp_path / "idx" / "chunks.jsonl").open()]
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    """The environment without ANTHROPIC_API_KEY, ragkit's home under `tmp_path`."""
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    return {**env, "RAGKIT_HOME": str(tmp_path / "home")}
+
+
 def test_a_heading_holding_a_long_blank_run_indexes_in_seconds(tmp_path):
     """A heading line with a run of spaces (a date pushed to the right, a PDF's spacing): the
     heading pattern backtracked over every split of the run at each character of the title,
@@ -254,25 +276,15 @@ def test_a_heading_holding_a_long_blank_run_indexes_in_seconds(tmp_path):
     (the chunk sections and the offline stand-in's contexts both read headings, and so does
     `ragkit ask`, whose source line showed the whole 10,000-space heading)."""
     body = "\n\n".join(" ".join(["soil", "samples", "were", "dried"] * 24) for _ in range(10))
-    folder = tmp_path / "notes"
-    folder.mkdir()
-    (folder / "report.md").write_text(f"# Field report{' ' * 10_000}March 2025\n\n{body}\n\n"
-                                      f"## Results\n\n{body}\n")
-    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
-    done = subprocess.run([str(Path(sys.executable).parent / "ragkit"), "index", str(folder),
-                           "--out", str(tmp_path / "idx"), "--embedder", "none",
-                           "--contextualizer", "claude"], capture_output=True, text=True,
-                          timeout=90, env={**env, "RAGKIT_HOME": str(tmp_path / "home")})
-    assert done.returncode == 0, done.stderr
-    rows = [json.loads(line) for line in (tmp_path / "idx" / "chunks.jsonl").open()]
+    rows = _indexed(tmp_path, "report.md", f"# Field report{' ' * 10_000}March 2025\n\n"
+                    f"{body}\n\n## Results\n\n{body}\n", "--contextualizer", "claude")
     title = "Field report" + " " * 187 + "…"  # its label: 199 characters and an ellipsis
     assert [row["metadata"]["section"] for row in rows] == \
         [[title]] * 3 + [[title, "Results"]] * 2
     assert rows[0]["context"] == f"Document: {title}."
-    asked = subprocess.run([str(Path(sys.executable).parent / "ragkit"), "ask", "--index",
-                            str(tmp_path / "idx"), "--k", "2", "were the soil samples dried?"],
-                           capture_output=True, text=True, timeout=60,
-                           env={**env, "RAGKIT_HOME": str(tmp_path / "home")})
+    asked = subprocess.run([RAGKIT, "ask", "--index", str(tmp_path / "idx"), "--k", "2",
+                            "were the soil samples dried?"], capture_output=True, text=True,
+                           timeout=60, env=_env(tmp_path))
     assert asked.returncode == 0, asked.stderr  # `ask` reads the passages' headings alike,
     assert f"[1] report.md#0 — {title}" in asked.stdout.splitlines()  # as one label
 
@@ -284,17 +296,8 @@ def test_a_megabyte_heading_line_indexes_in_seconds(tmp_path):
     heading cut where they start, as the rescan did (past 200 characters: the same label)."""
     words = " ".join(["soil", "samples", "were", "dried"] * 150_000)
     body = "\n\n".join(" ".join(["soil", "samples", "were", "dried"] * 24) for _ in range(10))
-    folder = tmp_path / "notes"
-    folder.mkdir()
-    (folder / "report.md").write_text(f"# Field report {words}\n\n{body}\n\n"
-                                      f"## Results\n\n{body}\n")
-    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
-    done = subprocess.run([str(Path(sys.executable).parent / "ragkit"), "index", str(folder),
-                           "--out", str(tmp_path / "idx"), "--embedder", "none"],
-                          capture_output=True, text=True, timeout=60,
-                          env={**env, "RAGKIT_HOME": str(tmp_path / "home")})
-    assert done.returncode == 0, done.stderr
-    rows = [json.loads(line) for line in (tmp_path / "idx" / "chunks.jsonl").open()]
+    rows = _indexed(tmp_path, "report.md", f"# Field report {words}\n\n{body}\n\n"
+                    f"## Results\n\n{body}\n", timeout=60)
     title = f"Field report {words}"[:199] + "…"
     assert title.endswith(" soil samples were …")
     assert [row["metadata"]["section"] for row in rows] == \
@@ -307,18 +310,10 @@ def test_a_megabyte_heading_line_indexes_in_seconds(tmp_path):
 
 def test_a_title_or_heading_that_ends_a_sentence_gets_no_second_stop(tmp_path):
     """'Document: What changed in 2.10?. Path: …' was embedded with every chunk."""
-    folder = tmp_path / "notes"
-    folder.mkdir()
-    (folder / "notes.md").write_text("---\ntitle: What changed in 2.10?\n---\n"
-                                     "# Why pair again?\n\nOld pairings expire after the update "
-                                     "to version 2.10.\n\nPair each pump again from the menu.\n")
-    done = subprocess.run([str(Path(sys.executable).parent / "ragkit"), "index", str(folder),
-                           "--out", str(tmp_path / "idx"), "--embedder", "none",
-                           "--chunk-size", "16", "--overlap", "0"], capture_output=True,
-                          text=True, timeout=90,
-                          env={**os.environ, "RAGKIT_HOME": str(tmp_path / "home")})
-    assert done.returncode == 0, done.stderr
-    rows = [json.loads(line) for line in (tmp_path / "idx" / "chunks.jsonl").open()]
+    rows = _indexed(tmp_path, "notes.md", "---\ntitle: What changed in 2.10?\n---\n"
+                    "# Why pair again?\n\nOld pairings expire after the update to version "
+                    "2.10.\n\nPair each pump again from the menu.\n",
+                    "--chunk-size", "16", "--overlap", "0")
     head = "Document: What changed in 2.10? Path: notes.md."
     assert [row["context"] for row in rows] == [head, f"{head} Section: Why pair again?",
                                                 f"{head} Section: Why pair again?"]
