@@ -47,7 +47,6 @@ from typing import Any
 
 import ragkit.jobs
 from ragkit.documents import Document, RagkitError, RagkitWarning, check_text
-from ragkit.index_owner import is_index
 from ragkit.jobs import die_with_parent, usable_cores
 from ragkit.loaded_folder import (Loaded, Skipped,  # noqa: F401 (importable here, as before)
                                   ragkit_output, removed_while_read, unreadable_now)
@@ -196,7 +195,7 @@ def folder_entries(root: Path, others: list[Path] | None = None, links: list[Pat
     what = ragkit_output(root)  # an index's chunks.jsonl, a report, read as documents
     if what is not None:
         raise RagkitError(f"{root}: {what}, not documents; give the folder (or file) of "
-                          f"documents it was " + ("built from" if is_index(root) else "run on"))
+                          f"documents it was " + ("run on" if "results" in what else "built from"))
 
     def ours(folder: Path) -> bool:  # also asked of the real path a link to a folder names
         what = ragkit_output(folder)
