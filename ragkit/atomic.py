@@ -298,4 +298,3 @@ def _fsync_tree(folder: Path) -> None:
             finally:
                 os.close(fd)
         _fsync_dir(Path(root))
-

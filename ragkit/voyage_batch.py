@@ -21,18 +21,17 @@ results within a 12-hour window:
    use counts as no result; one log line says how many of each);
 4. items without a usable result are retried as `retry` says: "interactive" (the caller's
    `fallback`, the ordinary endpoint at list price), "batch" (one more job) or "none" (the
-   run fails, naming the counts, with the results that came in a `PartialResults` for the
-   caller to keep).
+   run fails, naming the counts, the results that came in a `PartialResults` to keep).
 
-The vectors go to the caller, which stores them in the embedding cache; the journal record
-is removed once a job's output is read.
+The vectors go to the caller (its embedding cache keeps them); a job's journal record goes
+once its output is read.
 
 Why not the SDK: voyageai 0.5.0 has no files or batch API, so this module speaks HTTP
 (`httpx2`) with the SDK's base URL (`ragkit.voyage.address`), key and time budget
-(`ragkit.online.budget()`, each request tried once; a reply must be whole within the timeout
-of its beginning, `ragkit.whole_reply`, but for the output file, where only each read is
-bounded); errors are one line without the key (`ragkit.online.scrub`). The shapes follow
-docs.voyageai.com/docs/batch-inference (Public Preview, read 2026-12-02): it may change.
+(`ragkit.online.budget()`, each request tried once, each reply whole within the timeout,
+`ragkit.whole_reply`, the output file per read); errors are one line without the key
+(`ragkit.online.scrub`). The shapes follow docs.voyageai.com/docs/batch-inference (Public
+Preview, read 2026-12-02): it may change.
 """
 from __future__ import annotations
 
