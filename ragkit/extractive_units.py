@@ -6,7 +6,9 @@ consecutive blocks of `ragkit.assemble.blocks` (one block per sentence or line, 
 range a citation can name), so a quote cites `[start, end)` of its search result exactly:
 - a sentence that the blocks cut in two is one unit again: a hard-wrapped line ("… for one
   to be considered\\nas in the neighborhood of the other.") when the line ends mid-sentence
-  (a letter, digit, comma or closing quote) and the next starts in lower case; a cut after
+  (a letter, digit, comma or closing quote) and the next starts in lower case, or, after a
+  line ending in a letter or comma, with a number and a lower-case word ("… 20 percent clay
+  and\\n40 percent silt.", never a list item "1. Do this"); a cut after
   an abbreviation ("e.g.", "i.e.", "etc.") or after a bare list number ("2."); a heading
   line cut at a full stop ("## 2. Cooling-off period"). At most `MAX_LINES` lines a unit;
 - a Markdown heading is a unit of its own, never quoted alone (a title is not an answer),
@@ -24,8 +26,10 @@ range a citation can name), so a quote cites `[start, end)` of its search result
 A quote is one unit, so it is at most a heading line and one sentence (or clause) of at
 most `MAX_LINES` lines; the answerer quotes none over `ragkit.support.MAX_QUOTE_CHARS`.
 
-What it is not: a sentence parser. A wrapped line that starts with a capital or a number
-stays its own unit, and a passage cut by the chunker mid-sentence keeps its fragment.
+What it is not: a sentence parser. A wrapped line that starts with a capital, a list number
+("1. ", "2) "), a number with no lower-case word after it ("2024 Annual Report", "0x0BU,"), or
+a number after a line ending in a digit (lines of readings) stays its own unit, and a passage
+cut by the chunker mid-sentence keeps its fragment.
 """
 from __future__ import annotations
 
@@ -42,6 +46,10 @@ _ABBREVIATION = re.compile(r"(?:^|[\s(])(?:e\.g|i\.e|etc|cf|vs|approx|incl|fig)\
 _ENUMERATOR = re.compile(r"^(?:\d{1,3}|[A-Za-z])[.)]$")
 _OPEN_END = re.compile(r"[^\W_]$|[,`'\")]$")
 _LOWER_START = re.compile(r"[a-z(`'\":]")
+# A wrapped line going on with a number and a lower-case word ("40 percent silt", "2.5 tonnes",
+# "40% of"); a list number ("1. ") is a block of its own, "2024 Annual" and "0x0BU," no prose.
+_NUMBER_START = re.compile(r"\d+(?:[.,:/]\d+)*(?:%|[^\W\d_A-Z]+)?\s+[^\W\d_A-Z]")
+_WORD_END = re.compile(r"[^\W\d_]$|,$")
 
 
 @dataclass(frozen=True)
@@ -69,6 +77,8 @@ def _joins(unit: list, block: str, code: bool) -> bool:
                     or _ENUMERATOR.match(line.strip()))
     if gap.count("\n") > 1 or _HEADING.match(line) or _STRUCTURE.match(line.lstrip()):
         return False
+    if _NUMBER_START.match(block):
+        return bool(_WORD_END.search(body))
     return bool(_OPEN_END.search(body) and _LOWER_START.match(block)
                 and not _STRUCTURE.match(block))
 

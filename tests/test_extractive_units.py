@@ -172,3 +172,38 @@ def test_a_clause_is_shown_without_the_separator_it_was_cut_after():
         "sensor59 reading 59", "the limit is 3 bar", "set in 2019", "see the log"]
     assert shown("Dear Sir,\n") == "Dear Sir,"
     assert shown("1,000, 2,000 ;", clause=True) == "1,000, 2,000"
+
+
+LOAM = Chunk("loam#0", "soils/loam.md",
+             "Loam is a soil of about 20 percent clay and\n"
+             "40 percent silt, the rest sand. Dig it over in spring\n"
+             "2.5 tonnes of compost to the hectare.\n"
+             "To improve it:\n"
+             "1. Test the pH.\n"
+             "2) Spread lime in\n"
+             "2024 Annual Report\n",
+             metadata={"title": "Loam", "section": []})
+
+
+def test_a_wrapped_line_starting_with_a_number_joins_its_sentence_and_a_list_item_does_not():
+    """"40 percent silt, …" was a unit of its own, so the answerer quoted a sentence from its
+    middle; a list number ("1. ", "2) ") and a number before a capital still start a unit."""
+    assert [(u.start, u.end, shown(u.text)) for u in units(LOAM.text)] == [
+        (0, 2, "Loam is a soil of about 20 percent clay and 40 percent silt, the rest sand."),
+        (2, 4, "Dig it over in spring 2.5 tonnes of compost to the hectare."),
+        (4, 5, "To improve it:"), (5, 7, "1. Test the pH."), (7, 8, "2) Spread lime in"),
+        (8, 9, "2024 Annual Report")]
+
+
+def test_the_sentence_a_number_line_continues_is_quoted_whole():
+    """Before, the quote began mid-sentence: "40 percent silt, the rest sand." [1]."""
+    chunk = Chunk("loam#1", "soils/loam.md",
+                  "Clay soils drain slowly.\nLoam is a soil of about 20 percent clay and\n"
+                  "40 percent silt, the rest sand.\n", metadata={"title": "Loam", "section": []})
+    words = WordEmbedder(["silt", "loam", "clay", "percent", "soil", "sand"])
+    found = extract("How much silt is in loam?",
+                    list(assemble([(chunk.id, 1.0)], [chunk])), words, Params(threshold=0.0))
+    assert [shown(q.text) for q in found.quotes] == [
+        "Loam is a soil of about 20 percent clay and 40 percent silt, the rest sand.",
+        "Clay soils drain slowly."]
+    assert (found.quotes[0].block, found.quotes[0].stop) == (1, 3)

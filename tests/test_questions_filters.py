@@ -313,3 +313,14 @@ def test_a_span_is_widened_only_at_a_line_break_the_answerer_joins():
     assert whole_units("Agricultural lime raises the pH of an", passage) == sentence
     assert whole_units("2 tonnes per hectare", passage) == "2 tonnes per hectare"
     assert whole_units("Over a season.", passage) == "Over a season."
+
+
+def test_a_span_cut_where_a_wrapped_line_starts_with_a_number_grows_to_its_sentence():
+    """A line going on with a number ("40 percent silt") joins its sentence for the span as
+    for the answerer; a numbered list item stays a span of its own."""
+    passage = ("Loam is a soil of about 20 percent clay and\n40 percent silt, the rest sand.\n"
+               "To improve it:\n1. Test the pH.\n")
+    sentence = "Loam is a soil of about 20 percent clay and\n40 percent silt, the rest sand."
+    assert whole_units("40 percent silt, the rest sand.", passage) == sentence
+    assert whole_units("Loam is a soil of about 20 percent clay and", passage) == sentence
+    assert whole_units("1. Test the pH.", passage) == "1. Test the pH."
