@@ -12,6 +12,9 @@ What it is:
   from a question's terms (by the stand-in's answerer and CRAG's keyword query);
 - `s_stem(term)`: plural endings off, so `refunds` in a question finds `refund` in a passage
   (the stand-in's answerer and the offline extractive answerer, `ragkit.extractive`);
+- `reads_korean(text)`: whether a text reads as Korean — more of its words hold a Hangul
+  syllable than hold Latin letters alone — for the language a generated question is labelled
+  (`lang`) and the language the offline stand-in writes it in, one rule for both;
 - `joined(names)`: "a", "a and b", "a, b and c" — a list in a sentence (findings, the
   stand-in's questions, notebook 07's "everything but …");
 - `counted(n, noun)`: "1 document", "2 documents" — a count in a sentence;
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -39,6 +43,8 @@ QUESTION_WORDS = frozenset("many much get gets mean means tell please happen hap
 # a full stop (a data dump, a token list) was quoted whole, a whole passage of it. Longest
 # block: shipped and held-out texts 420, the cookbook set 664 (but a data literal's 3,898)
 MAX_QUOTE_CHARS = 1_000
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+_LATIN = re.compile(r"[A-Za-z]")
 
 
 def estimate_tokens(text: str) -> int:
@@ -81,6 +87,15 @@ def s_stem(term: str) -> str:
     if term.endswith("s") and not term.endswith(("us", "ss")):
         return term[:-1]
     return term
+
+
+def reads_korean(text: str) -> bool:
+    """Whether `text` reads as Korean: more of its words (runs of non-space) hold a Hangul
+    syllable than hold Latin letters and no Hangul. Not any Hangul at all: a Korean passage
+    keeps its code names and English terms, an English one may quote a Korean word."""
+    words = text.split()
+    hangul = sum(bool(_HANGUL.search(w)) for w in words)
+    return hangul > sum(bool(_LATIN.search(w)) and not _HANGUL.search(w) for w in words)
 
 
 def joined(names: Sequence[str], code: bool = False) -> str:

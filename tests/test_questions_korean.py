@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from ragkit.standin.questions import answer, joined_ko, korean, write
+import ragkit  # noqa: F401 (registers the offline stand-in)
+from ragkit.documents import Document
+from ragkit.llm import LLM
+from ragkit.questions import generate
+from ragkit.standin.questions import answer, joined_ko, write
+from ragkit.text_stats import reads_korean
 
 TITLE = "한빛아파트 보일러 관리 안내"
 PRESSURE = ("최대 허용 압력은 3바이며 이를 넘으면 안전 밸브가 자동으로 열리고 경고등이 켜집니다. "
@@ -36,7 +41,7 @@ def test_an_english_passage_keeps_the_english_questions():
         "What does the text state about boiler, pressure and limit?")
     assert write("unanswerable", "Manual", [passage])["question"].startswith(
         "In Manual, what is stated about ZX-")
-    assert korean("API 호출 한도는 분당 100회입니다.") and not korean(passage)
+    assert reads_korean("API 호출 한도는 분당 100회입니다.") and not reads_korean(passage)
 
 
 def test_the_korean_list_takes_the_particle_its_last_but_one_word_asks_for():
@@ -46,3 +51,17 @@ def test_the_korean_list_takes_the_particle_its_last_but_one_word_asks_for():
     assert joined_ko(["요금", "2024", "이전"]) == "요금, 2024와 이전"
     assert joined_ko(["설치", "10", "지나"]) == "설치, 10과 지나"
     assert joined_ko(["tv", "nv", "55q"]) == "tv, nv 및 55q"
+
+
+def test_a_question_is_labelled_korean_by_most_of_its_words_not_by_any_hangul(monkeypatch):
+    """An English question asking about a Korean word was labelled `lang: ko` (any Hangul
+    character made it Korean); the label follows the rule the stand-in writes by."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    english = ("The 안전밸브 opens when the boiler pressure passes the limit of three bar, and "
+               "the warning lamp stays lit until a technician resets the valve by hand.")
+    documents = [Document("boiler.md", f"# Boiler\n\n{english}\n", "Boiler"),
+                 Document("boiler-ko.md", f"# 보일러\n\n{PRESSURE}\n", "보일러")]
+    records, _ = generate(documents, n=2, kinds="lexical", llm=LLM(cache=False), embedder=None)
+    assert [(r["source"]["doc_id"], r["question"], r["lang"]) for r in records] == [
+        ("boiler.md", "What does the text state about 안전, 밸브 and opens?", "en"),
+        ("boiler-ko.md", "본문에는 최대, 허용과 압력에 관해 무엇이 적혀 있나요?", "ko")]

@@ -25,7 +25,9 @@ whole path runs, deterministically, and the records say `"generator": "offline s
 rule"`, never a model's name.
 
 The records are the shipped golden sets' (`data/README.md`): `id`, `question`, `kind`,
-`split` ("test"), `lang`, `answer`, `golden` [{`doc_id`, `span`}] ([] when unanswerable),
+`split` ("test"), `lang` ("ko" when the question reads as Korean by
+`ragkit.text_stats.reads_korean`, most of its words, not any Hangul in it: an English question
+may quote a Korean word), `answer`, `golden` [{`doc_id`, `span`}] ([] when unanswerable),
 plus `source` (document, chunk ids, title, the heading path or code definitions in force at
 the span, its page when the document has a page map — `metadata["pages"]`, as PDFs are
 loaded — and the passage text, which `accept` checks an edited span against) and
@@ -37,7 +39,6 @@ RAG practice notes' golden set mixes all three; review the output (`ragkit quest
 """
 from __future__ import annotations
 
-import re
 import warnings
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
@@ -60,11 +61,11 @@ from ragkit.questions import filters, prompts
 from ragkit.questions.excerpt import excerpts
 from ragkit.questions.report import Report, project_cost
 from ragkit.questions.sample import MIN_WORDS, Item, parse_kinds, quotas, sample
+from ragkit.text_stats import reads_korean
 
 DEFAULT_MODEL = "claude-haiku-4-5"
 OFFLINE_GENERATOR = "offline stand-in rule"
 _KEPT = "replies obtained so far are kept in the call cache, rerun to continue"
-_HANGUL = re.compile(r"[\uac00-\ud7a3]")
 Ask = Callable[[dict[str, Any], str], Any]  # one call: (request, what it is for) -> reply
 
 
@@ -290,6 +291,6 @@ def record(number: int, c: Candidate, generator: str) -> dict[str, Any]:
         source["page"] = page
     source["passages"] = [ch.text for ch in c.item.chunks]
     return {"id": f"gen-{number:03d}", "question": c.question, "kind": c.item.kind,
-            "split": "test", "lang": "ko" if _HANGUL.search(c.question) else "en",
+            "split": "test", "lang": "ko" if reads_korean(c.question) else "en",
             "answer": c.answer, "golden": [{"doc_id": doc.id, "span": s} for s in c.spans],
             "source": source, "generator": generator}

@@ -27,9 +27,10 @@ review) runs offline and gives the same set on every machine.
     compete with the topic's in the round trip);
   - unanswerable: "In TITLE, what is stated about ZX-HHHH?", HHHH the first four hex digits
     of the passage's sha256, upper case — a code no real corpus is expected to hold; no span.
-  A Korean key sentence (`korean`: more of its words hold Hangul than hold Latin letters
-  alone; for unanswerable, the passage) gets the same kinds in Korean, the list joined by
-  와/과 as the final sound of the word before it asks (`joined_ko`):
+  A Korean key sentence (`ragkit.text_stats.reads_korean`: more of its words hold Hangul
+  than hold Latin letters alone, the rule the generator's `lang` label uses; for
+  unanswerable, the passage) gets the same kinds in Korean, the list joined by 와/과 as the
+  final sound of the word before it asks (`joined_ko`):
   "본문에는 A, B와 C에 관해 무엇이 적혀 있나요?" (lexical),
   "C, B와 A에 관한 내용은 무엇인가요?" (paraphrase),
   "TITLE에는 A, B와 C에 관해 무엇이 적혀 있나요?" (contextual),
@@ -62,7 +63,7 @@ from ragkit.lexical import auto
 from ragkit.questions.prompts import ANSWER_HEADER, CLOSED_BOOK_HEADER, UNKNOWN, WRITE_HEADER
 from ragkit.standin.base import Reply, user_text
 from ragkit.support import question_terms, quotable
-from ragkit.text_stats import QUESTION_WORDS, joined
+from ragkit.text_stats import QUESTION_WORDS, joined, reads_korean
 
 MIN_TERMS = 5
 ANSWER_TERMS = 2
@@ -73,7 +74,6 @@ _TITLE = re.compile(r"<title>(.*?)</title>", re.S)
 _KIND = re.compile(r"^Kind of question: ([\w-]+)\.", re.M)
 _QUESTION = re.compile(r"<question>(.*?)</question>", re.S)
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
-_LATIN = re.compile(r"[A-Za-z]")
 # The questions by kind, English and Korean: {topic} a joined list, {title}, {second}; an
 # unanswerable question is the contextual one about its code.
 TEMPLATES = {
@@ -121,15 +121,6 @@ def topic(sentence: str, count: int = 3) -> list[str]:
     return out[:count]
 
 
-def korean(text: str) -> bool:
-    """Whether `text` reads as Korean: more of its words (runs of non-space) hold a Hangul
-    syllable than hold Latin letters and no Hangul. Not any Hangul at all: a Korean passage
-    keeps its code names and English terms, an English one may name a Korean thing."""
-    words = text.split()
-    hangul = sum(bool(_HANGUL.search(w)) for w in words)
-    return hangul > sum(bool(_LATIN.search(w)) and not _HANGUL.search(w) for w in words)
-
-
 def _final_consonant(word: str) -> bool | None:
     """Whether `word` ends in a consonant sound as Korean reads it: its last Hangul
     syllable's final consonant (받침), a digit's reading; None for anything else (a Latin
@@ -157,14 +148,14 @@ def write(kind: str, title: str, passages: list[str]) -> dict[str, Any]:
     empty = {"question": "", "answer_span": "", "second_span": "", "answer": "", "kind": kind}
     if kind == "unanswerable":
         code = "ZX-" + hashlib.sha256(passages[0].encode()).hexdigest()[:4].upper()
-        lang = "ko" if korean(passages[0]) else "en"
+        lang = "ko" if reads_korean(passages[0]) else "en"
         return {**empty, "question": TEMPLATES[lang]["contextual"].format(title=title,
                                                                           topic=code)}
     source = PurePosixPath(title).suffix.lower() in CODE_SUFFIXES  # a source file's id
     keys = [key_sentence(p, source) for p in passages[:2 if kind == "multi-chunk" else 1]]
     if not all(keys) or not all(topic(key) for key in keys):
         return empty  # no sentence, or only one-letter words (a PDF's vertical text)
-    lang = "ko" if korean(str(keys[0])) else "en"  # the language of the words asked about
+    lang = "ko" if reads_korean(str(keys[0])) else "en"  # the language of the words asked about
     join = joined_ko if lang == "ko" else joined
     first = topic(keys[0])
     words = (first[:2] if kind == "multi-chunk" else first[::-1] if kind == "paraphrase"
