@@ -23,7 +23,7 @@ from ragkit.questions import documents_of, generate
 from ragkit.questions.filters import (closed_book_answers, gives_away, round_trip_ok,
                                       whole_units)
 from ragkit.questions.prompts import ANSWER_HEADER, CLOSED_BOOK_HEADER, WRITE_HEADER
-from ragkit.questions.sample import parse_kinds, quotas, sample
+from ragkit.questions.sample import names_document, names_of, parse_kinds, quotas, sample
 from ragkit.questions.spans import anchor
 from questions_corpus import write_corpus
 from word_embedder import WordEmbedder
@@ -324,3 +324,29 @@ def test_a_span_cut_where_a_wrapped_line_starts_with_a_number_grows_to_its_sente
     assert whole_units("40 percent silt, the rest sand.", passage) == sentence
     assert whole_units("Loam is a soil of about 20 percent clay and", passage) == sentence
     assert whole_units("1. Test the pH.", passage) == "1. Test the pH."
+
+
+def test_a_name_wrapped_over_two_lines_names_its_document(tmp_path):
+    """A hard-wrapped passage that breaks "Kestrel EG-400" after "Kestrel" names its
+    document as much as one that does not: it was drawn for a contextual question (whose
+    passage must not name its document), and a title wrapped in two lines was one name
+    with a line break that no passage holds."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    wrapped = ("It collects readings from machines and sensors on a factory floor. The Kestrel\n"
+               "EG-400 stores them when the network is down, evaluates alert rules locally\n"
+               "and forwards the data to cloud or on-premises systems.\n")
+    (folder / "a.md").write_text("---\ntitle: Quick start\nproduct: Kestrel EG-400\n---\n"
+                                 + wrapped, encoding="utf-8")
+    (folder / "b.md").write_text(wrapped.replace("The Kestrel\nEG-400", "The\ngateway"),
+                                 encoding="utf-8")
+    docs = load_folder(folder, progress=False)
+    chunks = chunk_documents(docs)
+    assert names_of(docs[0]) == {"quick start", "kestrel eg-400"}
+    assert [names_document(c, docs[0] if c.doc_id == "a.md" else docs[1]) for c in chunks] == [
+        True, False]
+    for seed in range(4):
+        items = sample(docs, chunks, {"contextual": 2}, seed=seed)
+        assert [item.document.id for item in items] == ["b.md"]
+    pdf = Document("eg400.pdf", wrapped, "Kestrel EG-400\nEdge Gateway", {})
+    assert names_of(pdf) == {"kestrel eg-400 edge gateway"}

@@ -32,6 +32,7 @@ from ragkit.questions.defaults import DEFAULT_SHARES, KINDS
 
 MIN_WORDS = 20
 _WORD = re.compile(r"\w+")
+_SPACE = re.compile(r"\s+")
 _NAME_KEYS = ("title", "company", "product", "name", "organisation", "organization")
 
 MAX_WEIGHT = 1e6  # a kind's share; a larger weight only overflows the quotas
@@ -103,9 +104,10 @@ def fit_quotas(wanted: dict[str, int], chunks: int) -> dict[str, int]:
 
 def names_of(doc: Document) -> set[str]:
     """What names a document: its title and name-like metadata (the file name's stem when
-    it has no title of its own), lower-cased, each at least 3 characters. A list's items
-    name it each (front matter's `product: [EG-400, EG-500]`): the list's Python text,
-    `['EG-400', 'EG-500']`, was taken for a name no passage holds."""
+    it has no title of its own), lower-cased, every run of white space one space, each at
+    least 3 characters. A list's items name it each (front matter's `product: [EG-400,
+    EG-500]`): the list's Python text, `['EG-400', 'EG-500']`, was taken for a name no
+    passage holds. A title wrapped over two lines (a PDF's) is one name, not "…\\n…"."""
     values = [doc.metadata.get(k, "") for k in _NAME_KEYS]
     names = {str(item) for value in values
              for item in (value if isinstance(value, list) else [value])}
@@ -113,12 +115,15 @@ def names_of(doc: Document) -> set[str]:
         names.add(doc.title)
     else:
         names.add(PurePosixPath(doc.id).stem.replace("_", " ").replace("-", " "))
-    return {n.strip().lower() for n in names if len(n.strip()) >= 3}
+    folded = (_SPACE.sub(" ", n).strip().lower() for n in names)
+    return {n for n in folded if len(n) >= 3}
 
 
 def names_document(chunk: Chunk, doc: Document) -> bool:
-    """True when the chunk's text names its document (any of `names_of`, ignoring case)."""
-    text = chunk.text.lower()
+    """True when the chunk's text names its document (any of `names_of`, ignoring case and
+    white space: "the Kestrel\\nEG-400" of a hard-wrapped passage names "Kestrel EG-400", so
+    its chunk is no contextual question's, whose passage must not name its document)."""
+    text = _SPACE.sub(" ", chunk.text.lower())
     return any(name in text for name in names_of(doc))
 
 
