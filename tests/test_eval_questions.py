@@ -64,11 +64,56 @@ def test_a_review_folder_scores_its_accepted_questions(tmp_path, docs):
         f"ragkit: {review}: a review folder; scoring accepted.jsonl, the reviewed questions "
         f"(not generated.jsonl)")
     assert done.stdout.splitlines()[0] == "docs: 2 judged queries of split test, 3 chunks"
-    (review / "review.csv").unlink()  # no sheet: a folder of golden files, read whole
+
+
+
+def _accept(tmp_path: Path, review: Path, sheet: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "RAGKIT_HOME": str(tmp_path / "home")}
+    return subprocess.run([str(RAGKIT), "questions", "accept", str(sheet), "--golden",
+                           str(review / "generated.jsonl"), "--out",
+                           str(tmp_path / "out.jsonl")],
+                          check=False, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_a_review_folder_whose_sheet_was_renamed_or_deleted_says_so_in_one_line(tmp_path, docs):
+    """Without `review.csv` the folder was read whole and stopped at "duplicate query id
+    'gen-001' (first at accepted.jsonl:1)", and `questions accept` said only "a folder, not
+    a file" or "no such file". A sheet saved under another name still marks the folder; a
+    deleted one is named, with the file to give."""
+    review = tmp_path / "review"
+    review.mkdir()
+    _jsonl(review / "generated.jsonl", QUESTIONS)
+    _jsonl(review / "accepted.jsonl", QUESTIONS[:2])
+    sheet = review / "review-final.csv"  # saved as … by a spreadsheet
+    sheet.write_text("id,question,answer_span,answer_span_2,source,kind,keep,notes\n")
     done = _eval(tmp_path, str(docs), "--questions", str(review))
-    assert done.returncode == 2
-    assert done.stderr.splitlines()[-1].startswith("ragkit: error: ") and \
-        "duplicate query id 'gen-001'" in done.stderr
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[0] == (
+        f"ragkit: {review}: a review folder; scoring accepted.jsonl, the reviewed questions "
+        f"(not generated.jsonl)")
+    assert done.stdout.splitlines()[0] == "docs: 2 judged queries of split test, 3 chunks"
+    for given, said in [
+            (review / "review.csv", (f"{review / 'review.csv'}: no such file; the review "
+                                     f"sheet beside it: {sheet} (renamed?)")),
+            (review, f"{review}: a folder, not a file; its review sheet: {sheet}")]:
+        done = _accept(tmp_path, review, given)
+        assert (done.returncode, done.stderr) == (2, f"ragkit: error: {said}\n")
+    sheet.unlink()
+    done = _eval(tmp_path, str(docs), "--questions", str(review))
+    assert (done.returncode, done.stderr) == (2, (
+        f"ragkit: error: {review}: accepted.jsonl and generated.jsonl both hold question "
+        f"'gen-001', and no review sheet is beside them to say accepted.jsonl is the reviewed "
+        f"set (review.csv deleted?); give --questions {review / 'accepted.jsonl'}\n"))
+    done = _accept(tmp_path, review, review / "review.csv")
+    assert (done.returncode, done.stderr) == (2, (
+        f"ragkit: error: {review / 'review.csv'}: no such file; no review sheet is beside it; "
+        f"`ragkit questions review {review / 'generated.jsonl'} --out {review / 'review.csv'}` "
+        f"writes one\n"))
+    assert not (tmp_path / "out.jsonl").exists()
+    (review / "generated.jsonl").unlink()  # no twin: a folder of golden files, read whole
+    done = _eval(tmp_path, str(docs), "--questions", str(review))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "docs: 2 judged queries of split test, 3 chunks"
 
 
 def test_a_question_about_a_file_skip_bad_left_out_is_left_out_with_a_warning(tmp_path, docs):

@@ -1,15 +1,24 @@
 """`--questions` of `ragkit eval` and `tune`: the labelled questions that replace a data
-set's golden/, checked against its documents.
+set's golden/, checked against its documents; and a review folder as the command line meets
+it.
 
 What it is: `with_questions(data, path)` → the data set with the questions of `path`, a
 golden JSONL file or a folder of them, where
-- a review folder — `accepted.jsonl` beside `review.csv`, as notebook 08 and `ragkit
+- a review folder — `accepted.jsonl` beside its review sheet (`review.csv`, or the sheet
+  saved under another name: any CSV with the sheet's header), as notebook 08 and `ragkit
   questions accept --out accepted.jsonl` leave them — means its `accepted.jsonl`, the
   reviewed set, with one stderr line saying so (read whole, as any other folder is, the
   generated set beside it repeated every accepted id: "duplicate query id 'gen-001'");
+- a folder with `accepted.jsonl`, no review sheet and another golden file repeating its ids
+  (a review folder whose sheet was deleted) is refused in one line naming the folder, what
+  is missing and the file to give; it stopped at "duplicate query id 'gen-001'";
 - a question whose golden document `--skip-bad` left out is left out too, with one warning
   line naming the documents: it cannot be scored, and "no document 'notes/soil.md'" did not
   say that the file had been skipped.
+`sheet_missing(path, golden)`: the one line `ragkit questions accept` gives for a review
+sheet that is not a file — a review folder given for its sheet, a sheet renamed or deleted —
+naming the review sheets where it looked, or the command that writes one ("review: a folder,
+not a file" and "review/review.csv: no such file" said nothing of the sheet beside it).
 What it is not: the reader (`ragkit.documents.load_golden`, `check_golden`), whose errors
 name the file, line and field of any other bad question.
 """
@@ -19,7 +28,9 @@ import sys
 from pathlib import Path
 
 from ragkit.documents import Dataset, RagkitError, check_golden, load_golden
+from ragkit.errors import not_a_file
 from ragkit.loaded_folder import without_skipped
+from ragkit.questions.review import is_review_csv
 
 ACCEPTED, SHEET = "accepted.jsonl", "review.csv"
 
@@ -38,13 +49,50 @@ def with_questions(data: Dataset, path: Path) -> Dataset:
                    data.chunks)
 
 
+def sheets_in(folder: Path) -> list[Path]:
+    """The review sheets in `folder`: regular `*.csv` files with the sheet's header row."""
+    return sorted(p for p in folder.glob("*.csv") if p.is_file() and p.stat().st_size
+                  and is_review_csv(p))
+
+
+def sheet_missing(path: Path, golden: Path) -> RagkitError:
+    """Why the review sheet `path` cannot be read, when it is not a file (module docstring)."""
+    if path.exists() and not path.is_dir():  # a pipe or a device
+        return not_a_file(path)
+    found = ", ".join(map(str, sheets_in(path if path.is_dir() else path.parent)))
+    if found:
+        hint = (f"its review sheet: {found}" if path.is_dir() else
+                f"the review sheet beside it: {found} (renamed?)")
+    else:
+        hint = (f"no review sheet is {'in' if path.is_dir() else 'beside'} it; `ragkit "
+                f"questions review {golden} --out {path / SHEET if path.is_dir() else path}` "
+                f"writes one")
+    return RagkitError(f"{not_a_file(path)}; {hint}")
+
+
 def _golden_file(path: Path) -> Path:
     """`path`, or the accepted set of a review folder (see the module docstring)."""
     accepted = path / ACCEPTED
-    if not (path.is_dir() and accepted.is_file() and (path / SHEET).is_file()):
+    if not (path.is_dir() and accepted.is_file()):
         return path
-    others = sorted(p.name for p in path.glob("*.jsonl") if p.name != ACCEPTED)
+    others = sorted(p for p in path.glob("*.jsonl") if p.name != ACCEPTED)
+    if not ((path / SHEET).is_file() or sheets_in(path)):
+        _sheetless(path, accepted, others)
+        return path
     if others:
         print(f"ragkit: {path}: a review folder; scoring {ACCEPTED}, the reviewed questions "
-              f"(not {', '.join(others)})", file=sys.stderr)
+              f"(not {', '.join(p.name for p in others)})", file=sys.stderr)
     return accepted
+
+
+def _sheetless(path: Path, accepted: Path, others: list[Path]) -> None:
+    """Refuse a folder whose golden files repeat an id of its `accepted.jsonl` while no
+    review sheet says it is a review folder (module docstring); else return."""
+    ids = {query.id for query in load_golden(accepted)}
+    for other in others:
+        twin = next((query.id for query in load_golden(other) if query.id in ids), None)
+        if twin is not None:
+            raise RagkitError(
+                f"{path}: {ACCEPTED} and {other.name} both hold question '{twin}', and no "
+                f"review sheet is beside them to say {ACCEPTED} is the reviewed set ({SHEET} "
+                f"deleted?); give --questions {accepted}")
