@@ -53,7 +53,7 @@ from ragkit.pricing import (PRICES, PRICES_DATE, CorpusCost, CostTable, Price, U
                             contextualization_cost, cost, measured_contextualization_cost,
                             price, project_corpus_cost, uncached_cost)
 from ragkit.usage_log import RUN, ModelUsage, UsageLog, run_usage  # noqa: F401
-from ragkit.whole_reply import httpx_hooks, trickled_after
+from ragkit.whole_reply import httpx_hooks, stalled_after, trickled_after
 
 
 def _standin_version() -> str:
@@ -169,8 +169,9 @@ def explain(exc: Exception, model: str, client: anthropic.Anthropic | None = Non
                 f"{limits.tries} with the SDK's back-off"
             return scrub(f"the Anthropic API kept failing ({detail}; {tried})")
         return scrub(f"the Anthropic API refused the request ({detail})")
-    if isinstance(exc, anthropic.APITimeoutError):  # silence, or a reply that trickled in
-        return scrub(f"the Anthropic API{at} {limits.timed_out(trickled_after(exc))}")
+    if isinstance(exc, anthropic.APITimeoutError):  # silence, a reply that stalled or trickled
+        return scrub(f"the Anthropic API{at} "
+                     f"{limits.timed_out(trickled_after(exc), stalled_after(exc))}")
     if isinstance(exc, anthropic.APIConnectionError):
         cut = ("a streamed reply cut off mid-way is not retried" if streamed else
                "also when its reply breaks off before its end")
@@ -288,8 +289,7 @@ class LLM:
         if entry is not None:
             return int(entry.reply["input_tokens"])
         self.before_send()
-        reply = _call(params["model"], self.client.messages.count_tokens, params,
-                      self.client)
+        reply = _call(params["model"], self.client.messages.count_tokens, params, self.client)
         tokens = getattr(reply, "input_tokens", None)
         if not isinstance(tokens, int):
             raise RagkitError(explain(ValueError("no input_tokens"), params["model"]))

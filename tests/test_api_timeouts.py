@@ -241,16 +241,15 @@ def test_a_voyage_reply_that_trickles_in_fails_the_index_and_leaves_no_folder(
     assert seconds < 20 and not (tmp_path / "ix").exists()
 
 
-class Stalling(BaseHTTPRequestHandler):
-    """A Voyage API that sends its headers and the first 100 bytes of a valid reply, then
-    nothing more until the test ends (a server stuck writing, a proxy that lost the rest)."""
+class Stalling(Dripping):
+    """A Messages or Voyage API that sends its headers and the first 100 bytes of a valid
+    reply, then nothing more until the test ends (a server stuck writing, a proxy that lost
+    the rest)."""
 
     def do_POST(self) -> None:  # noqa: N802 (http.server's name)
         body = json.loads(self.rfile.read(int(self.headers["content-length"])))
         self.server.paths.append(self.path)
-        data = json.dumps({"object": "list", "model": body["model"],
-                           "data": [{"object": "embedding", "index": i, "embedding": [0.5] * 1024}
-                                    for i in range(len(body["input"]))]}).encode()
+        data = json.dumps(self._reply(body)).encode()
         self.send_response(200)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
@@ -263,28 +262,49 @@ class Stalling(BaseHTTPRequestHandler):
         pass
 
 
-def test_a_voyage_reply_that_stops_mid_way_is_a_timeout_retried_not_cannot_reach(tmp_path):
-    """requests turns a read timeout inside a body into a ConnectionError: voyageai did not
-    retry it, and the line said "cannot reach the Voyage API … Read timed out"."""
+@pytest.fixture
+def stalling():
     server = ThreadingHTTPServer(("127.0.0.1", 0), Stalling)
     server.paths, server.done, server.daemon_threads = [], threading.Event(), True
     threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    yield server
+    server.done.set()
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_voyage_reply_that_stops_mid_way_is_a_timeout_retried_not_cannot_reach(
+        tmp_path, stalling):
+    """requests turns a read timeout inside a body into a ConnectionError: voyageai did not
+    retry it, and the line said "cannot reach the Voyage API … Read timed out"."""
     (tmp_path / "docs.jsonl").write_text(DOCS)
-    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    try:
-        done, seconds = ragkit(tmp_path, "index", tmp_path / "docs.jsonl", "--out",
-                               tmp_path / "ix", "--embedder", "voyage:voyage-3.5",
-                               "--api-timeout", "1", "--api-retries", "1", wait=30,
-                               VOYAGE_API_KEY="pa-test-0123456789abcdefgh", VOYAGE_BASE_URL=url)
-    finally:
-        server.done.set()
-        server.shutdown()
-        server.server_close()
+    url = f"http://127.0.0.1:{stalling.server_address[1]}/v1"
+    done, seconds = ragkit(tmp_path, "index", tmp_path / "docs.jsonl", "--out",
+                           tmp_path / "ix", "--embedder", "voyage:voyage-3.5",
+                           "--api-timeout", "1", "--api-retries", "1", wait=30,
+                           VOYAGE_API_KEY="pa-test-0123456789abcdefgh", VOYAGE_BASE_URL=url)
     assert one_error_line(done) == (
         f"ragkit: error: voyage:voyage-3.5: the Voyage API at {url} timed out mid-reply: the "
         f"reply began, then nothing more came for 1 s (2 attempts, each waiting up to 1 s for "
         f"a reply; change with --api-timeout / RAGKIT_API_TIMEOUT, --api-retries / "
         f"RAGKIT_API_RETRIES, RAGKIT_API_CONNECT_TIMEOUT); re-run: vectors already embedded "
         f"are kept in the embedding cache")
-    assert server.paths == ["/v1/embeddings", "/v1/embeddings"]  # retried, as a timeout is
+    assert stalling.paths == ["/v1/embeddings", "/v1/embeddings"]  # retried, as a timeout is
     assert seconds < 20 and not (tmp_path / "ix").exists()
+
+
+def test_a_claude_reply_that_stops_mid_way_says_so_not_did_not_answer(
+        tmp_path, stalling, bm25_index):
+    """The reply began, then stalled: retried as a timeout, and the line said the API "did not
+    answer", as if no reply had begun."""
+    url = f"http://127.0.0.1:{stalling.server_address[1]}"
+    done, seconds = ragkit(tmp_path, "ask", "--index", bm25_index, "kettle?",
+                           "--api-timeout", "1", "--api-retries", "1", wait=30,
+                           ANTHROPIC_API_KEY="sk-ant-test-0123456789", ANTHROPIC_BASE_URL=url)
+    assert one_error_line(done) == (
+        f"ragkit: error: the Anthropic API at {url} timed out mid-reply: the reply began, then "
+        f"nothing more came for 1 s (2 attempts, each waiting up to 1 s for a reply; change "
+        f"with --api-timeout / RAGKIT_API_TIMEOUT, --api-retries / RAGKIT_API_RETRIES, "
+        f"RAGKIT_API_CONNECT_TIMEOUT)")
+    assert stalling.paths == ["/v1/messages", "/v1/messages"]  # retried, as a timeout is
+    assert seconds < 15
