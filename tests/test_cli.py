@@ -6,6 +6,7 @@ import sys
 import numpy as np
 import pytest
 
+from ragkit import cli
 from ragkit.cli import main
 from ragkit.runs import is_trec_run, read_trec
 
@@ -717,3 +718,23 @@ def test_ragkit_tool_prints_bidi_overrides_and_c1_controls_escaped_as_json(tmp_p
     assert not any(c in out for c in "\u202e\u202c\u2067\u009b")
     assert "규정" in out and "\\u202e" in out and "\\u009b" in out
     assert "\u202eopens\u202c" in json.loads(out)["content"]
+
+
+def test_main_leaves_sys_warnoptions_as_it_found_them(tmp_path, capsys, monkeypatch):
+    """The resource tracker's -W option was appended to `sys.warnoptions` for the rest of the
+    process: a caller's own spawned workers and interpreters inherited it after `main`
+    returned. It is there while a command runs (when a pool may start the tracker), only."""
+    run = _run_file(tmp_path / "run.trec", {"q1": ["d1", "d2"]})
+    qrels = _lines(tmp_path / "qrels.txt", ["q1 0 d1 1"])
+    monkeypatch.setattr(sys, "warnoptions", ["default::DeprecationWarning"])
+    seen = []
+    apply = cli.apply_api_options
+    monkeypatch.setattr(cli, "apply_api_options",
+                        lambda args: (seen.append(list(sys.warnoptions)), apply(args)))
+    for _ in range(2):
+        assert main(["eval", "--run", str(run), "--qrels", str(qrels), "--k", "5"]) == 0
+        assert sys.warnoptions == ["default::DeprecationWarning"]
+    assert main(["eval", "--run", str(tmp_path / "missing.trec"), "--qrels", str(qrels)]) == 2
+    assert sys.warnoptions == ["default::DeprecationWarning"]
+    assert seen == [["default::DeprecationWarning", cli.QUIET_TRACKER]] * 3
+    capsys.readouterr()

@@ -26,9 +26,11 @@ Every user error is one line on stderr naming the file, line and field, and exit
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import warnings
+from collections.abc import Iterator
 from concurrent.futures.process import BrokenProcessPool
 
 from ragkit.cli import answers, manage, questions, retrieval, scoring
@@ -67,8 +69,10 @@ def _warnings_to_stderr(default):
     return show
 
 
-def quiet_tracker() -> None:
-    """Keep a killed command's resource tracker from warning of "leaked semaphore objects".
+@contextlib.contextmanager
+def quiet_tracker() -> Iterator[None]:
+    """While a command runs, keep a killed command's resource tracker from warning of "leaked
+    semaphore objects".
 
     A pool of spawned workers names its queues' semaphores, and multiprocessing starts a
     tracker process that unlinks any left when the command ends. After `kill -9` the workers
@@ -76,13 +80,27 @@ def quiet_tracker() -> None:
     the same terminal, unlinks the pool's five semaphores with a UserWarning that appeared
     under the next command's output as if that one had leaked them. The unlinking is the
     cleanup itself and still happens; only the warning is left out, and only in the tracker
-    (its message and module named), not in this process or in any warning ragkit prints."""
-    if QUIET_TRACKER not in sys.warnoptions:
+    (its message and module named), not in this process or in any warning ragkit prints.
+    The option is taken out of `sys.warnoptions` when the command ends (unless the caller
+    had put it there): a program calling `main` in-process keeps its own -W options for the
+    interpreters and workers it starts afterwards, and each call scopes its own."""
+    added = QUIET_TRACKER not in sys.warnoptions
+    if added:
         sys.warnoptions.append(QUIET_TRACKER)
+    try:
+        yield
+    finally:
+        if added and QUIET_TRACKER in sys.warnoptions:
+            sys.warnoptions.remove(QUIET_TRACKER)
 
 
 def main(argv: list[str] | None = None) -> int:
-    quiet_tracker()  # before any pool starts its tracker
+    with quiet_tracker():  # before any pool starts its tracker
+        return _run(argv)
+
+
+def _run(argv: list[str] | None) -> int:
+    """`main` within `quiet_tracker`: one command, its errors as one line each."""
     usage = sys.modules.get("ragkit.usage_log")
     if usage is not None:  # one command, one run: what an earlier `main` call spent is not this
         usage.RUN.reset()
