@@ -8,7 +8,12 @@ every character written to it, so a bar that cleared itself at the end (`leave=F
 pink strip of spaces, an empty error box, under the cell (notebook 01's index build, 04's
 offline answers, 08's folder load), and a kept bar stayed pink. In the cell's own output a
 cleared bar ends as an empty output (nothing shows) and a kept one (`leave=True`) as its last
-line in plain text: what ran, how many, how long.
+line in plain text: what ran, how many, how long. A bar may be updated from worker threads
+(the `contextualize` and `questions` bars count calls made by a thread pool): the output is
+drawn as the cell the bar was made in, whichever thread updates it. Why: a Jupyter kernel
+sends output from a thread that has no request of its own as output of the last request
+that reached it, which may be another cell's (a subshell's) or a widget's message, not this
+cell, so JupyterLab drew those updates elsewhere or nowhere.
 
 What it is not: ipywidgets' bar (`tqdm.notebook`), which needs one more package and its
 JupyterLab extension; nor a bar in notebooks that papermill or nbval run: their steps are
@@ -16,6 +21,7 @@ called with `progress` off (`ragkit.notebook_params.live`), so committed outputs
 """
 from __future__ import annotations
 
+import contextvars
 import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -32,12 +38,15 @@ class CellLine:
     tqdm redraws its line as "\\r" + the bar, and ends with "\\n" (a kept bar) or "\\r", spaces
     and "\\r" (a cleared one). Only the text after the last "\\r" is the bar as it stands, so
     that is what the output shows: the bar, its last line, or nothing (no output is made for a
-    bar that never drew, e.g. one under its `delay`)."""
+    bar that never drew, e.g. one under its `delay`). Each output is sent in the context
+    variables of the thread that made the line (the kernel's parent request is one), so
+    updates from worker threads reach the same cell (module docstring)."""
 
     encoding = "utf-8"  # tqdm draws Unicode blocks, not '#', on a file that says so
 
     def __init__(self, display: Callable[..., Any]) -> None:
         self._display = display  # IPython's `display`
+        self._context = contextvars.copy_context()  # the running cell's request, among others
         self._handle: Any = None
         self._text = ""
         self.shown = ""  # the line the output shows now
@@ -46,13 +55,17 @@ class CellLine:
         self._text = (self._text + text).rsplit("\r", 1)[-1]
         line = self._text.strip()
         if line != self.shown:
-            data = {"text/plain": line}
-            if self._handle is None:
-                self._handle = self._display(data, raw=True, display_id=True)
-            else:
-                self._handle.update(data, raw=True)
+            # a copy each time: one context cannot be entered by two threads at once
+            self._context.copy().run(self._show, {"text/plain": line})
             self.shown = line
         return len(text)
+
+    def _show(self, data: dict[str, str]) -> None:
+        """Make the output, or redraw it, with `data`."""
+        if self._handle is None:
+            self._handle = self._display(data, raw=True, display_id=True)
+        else:
+            self._handle.update(data, raw=True)
 
     def flush(self) -> None:
         """Nothing waits: each write is shown at once."""

@@ -9,8 +9,9 @@ left out, and sweep.md and a warning line say why): one panel per recorded
 metric (a `record_metrics` column, one line per method; or a number recorded alone) against
 that parameter's values, averaged over the other parameters' values when several are
 swept. A parameter given one value (`-p data_dir=DIR`)
-is held fixed: it is in the tables but gets no plot. A progress bar over points goes to stderr, and
-above it, every `RAGKIT_PROGRESS_SECONDS` (30), the running point's cells done.
+is held fixed: it is in the tables but gets no plot. A progress bar over points goes to stderr
+(`ragkit.progress`: in a notebook, to the cell's output), and above it, every
+`RAGKIT_PROGRESS_SECONDS` (30), the running point's cells done.
 
 Completed points are reused: each finished point is kept under
 `$RAGKIT_HOME/cache/sweeps/`, keyed by the notebook's bytes, the point's parameters, the
@@ -30,7 +31,6 @@ import json
 import os
 import re
 import shutil
-import sys
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -47,6 +47,7 @@ from ragkit.figure_check import UnreadableFigure
 from ragkit.models import ragkit_home
 from ragkit.notebook_params import effective_parameters, parameters_for
 from ragkit.notebook_runner import RESULTS, execute, is_results, mark, notebook_paths
+from ragkit.progress import progress_bar
 from ragkit.record import load_records
 from ragkit.results import datasets_of, folder_hash
 from ragkit.run_progress import progress_seconds
@@ -172,8 +173,6 @@ def sweep(notebook: str | Path | None, out: Path | str, grid: Mapping[str, Seque
     says why and so does a `RagkitWarning` (the CLI's `ragkit: warning:` line, exit 0) — the
     numbers of a long sweep are whole whatever its figures.
     """
-    from tqdm.auto import tqdm
-
     if not notebook:
         raise RagkitError("sweep needs --notebook PATH")
     check_grid(grid)
@@ -187,7 +186,7 @@ def sweep(notebook: str | Path | None, out: Path | str, grid: Mapping[str, Seque
     fingerprint = source_fingerprint()
     with replace_folder(out, is_results, RESULTS) as tmp, index_cache.shared():
         rows, records = [], []
-        for params in tqdm(points, desc=f"sweep {path.stem}", unit="point", file=sys.stderr):
+        for params in progress_bar(points, desc=f"sweep {path.stem}", unit="point"):
             res = _run_point(path, tmp / f"{path.stem}__{_tag(params)}.ipynb", params,
                              point_key(path, params, fingerprint), fresh)
             records.append(res["records"])

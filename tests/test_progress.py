@@ -121,3 +121,67 @@ def test_outside_a_kernel_the_bar_is_tqdms_own_on_stderr(monkeypatch):
             pass
     assert err.getvalue().startswith("\rwindows:   0%|          | 0/3 [00:00<?, ?it/s]")
     assert err.getvalue().endswith("\r")
+
+
+# A bar updated by worker threads (the `contextualize` bar's Claude calls, `questions`' calls)
+# while another request reaches the kernel: a widget's comm message, a cell of a subshell.
+# The kernel makes that request the parent of output from any thread that has none of its own.
+THREADS_CELL = textwrap.dedent("""\
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ragkit.progress import progress_bar
+
+    bar = progress_bar(total=3, desc="calls", mininterval=0, disable=False)
+    other = {"header": {"msg_id": "another-request", "msg_type": "comm_msg", "session": "s",
+                        "username": "u", "date": "", "version": "5.3"}}
+    arrived = threading.Thread(target=get_ipython().set_parent, args=(other,))
+    arrived.start()
+    arrived.join()
+    with ThreadPoolExecutor(1) as pool:
+        for _ in range(3):
+            pool.submit(bar.update, 1).result()
+    bar.close()
+""")
+
+
+def test_a_bar_updated_by_worker_threads_is_drawn_in_its_own_cell(tmp_path):
+    """Each update from a worker thread went out as the other request's output: JupyterLab
+    (and nbclient) drew none of them in the cell, whose bar jumped from 0/3 to its end."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(THREADS_CELL)])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TQDM_")}
+    client = Recording(nb, timeout=120, kernel_name="python3",
+                       resources={"metadata": {"path": str(tmp_path)}})
+    client.execute(env={**env, "RAGKIT_HOME": str(tmp_path / "home")})
+    counts = [re.search(r"\| (\d)/3 \[", line).group(1) for line in client.redrawn]
+    assert list(dict.fromkeys(counts)) == ["0", "1", "2", "3"], client.redrawn
+    (output,) = nb.cells[0].outputs
+    assert output.data["text/plain"].startswith("calls: 100%|██████████| 3/3 [")
+
+
+SWEEP_CELL = textwrap.dedent("""\
+    from ragkit.cookbook import sweep
+
+    sweep("01_tiny.ipynb", "sweep", {"x": ["1", "2"]})
+""")
+
+
+def test_a_sweep_run_in_a_notebook_draws_its_bar_in_the_cell(tmp_path):
+    """`sweep`'s bar over points was tqdm.auto's on stderr: in a notebook a pink strip (and,
+    without ipywidgets, a warning about them), where every other ragkit bar is in the cell."""
+    point = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+    point.cells[0].metadata["tags"] = ["parameters"]
+    point.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                    "language": "python"}
+    nbformat.write(point, tmp_path / "01_tiny.ipynb")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(SWEEP_CELL)])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TQDM_")}
+    client = Recording(nb, timeout=180, kernel_name="python3",
+                       resources={"metadata": {"path": str(tmp_path)}})
+    client.execute(env={**env, "RAGKIT_HOME": str(tmp_path / "home")})
+    outputs = nb.cells[0].outputs
+    drawn = [o.data["text/plain"] for o in outputs if o.output_type == "display_data"]
+    assert len(drawn) == 1 and drawn[0].startswith("sweep 01_tiny: 100%|██████████| 2/2 ["), \
+        outputs
+    assert not [o.text for o in outputs if o.get("name") == "stderr" and "sweep" in o.text]
+    assert client.redrawn[0] == "sweep 01_tiny:   0%|          | 0/2 [00:00<?, ?point/s]"

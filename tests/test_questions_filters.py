@@ -5,7 +5,6 @@ one kind of reply (the written question, the round-trip quote, the closed-book a
 way a careless model might, and the report must count the drop under that filter."""
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Callable
 
@@ -13,7 +12,7 @@ import httpx2
 import pytest
 
 import ragkit  # noqa: F401 (registers the offline stand-in)
-from ragkit import standin
+from ragkit import progress, standin
 from ragkit.cache import CallCache
 from ragkit.chunking import chunk_documents
 from ragkit.document_folder import load_folder
@@ -247,24 +246,29 @@ def test_a_folder_smaller_than_the_quotas_keeps_every_kinds_share():
 def test_the_progress_bar_counts_the_calls_made_and_names_the_offline_stand_in(tmp_path,
                                                                               monkeypatch):
     """The bar counted three calls a question, so it stopped at 22/60 when filters dropped
-    some, and named claude-haiku-4-5 while the offline stand-in wrote them."""
-    from ragkit.questions import generation
-    bars = []
+    some, and named claude-haiku-4-5 while the offline stand-in wrote them. In a notebook it
+    is drawn in the cell's output (`ragkit.progress`): it went to the kernel's stderr, a pink
+    strip under the cell."""
+    shown: list[str] = []
 
-    class Bar(generation.tqdm):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **{**kwargs, "file": io.StringIO()})
-            self.label = kwargs.get("desc")
-            bars.append(self)
+    class Handle:
+        def update(self, data: dict, raw: bool) -> None:
+            shown.append(data["text/plain"])
 
-    monkeypatch.setattr(generation, "tqdm", Bar)
+    def display(data: dict, raw: bool, display_id: bool) -> Handle:
+        shown.append(data["text/plain"])
+        return Handle()
+
+    monkeypatch.setattr(progress, "cell_display", lambda: display)  # as in a Jupyter kernel
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     docs, chunks = documents_of(write_corpus(tmp_path / "docs"))
     generate(docs, n=8, chunks=chunks, chunk_size=48, overlap=8, embedder=None,
              llm=LLM(cache=False), progress=True)
-    (bar,) = bars
-    assert bar.label == "questions (offline stand-in)"
-    assert 0 < bar.n == bar.total < 3 * 8  # some were dropped, and the bar still ends full
+    assert shown[0] == "questions (offline stand-in):   0%|          | 0/21 [00:00<?, ?call/s]"
+    assert shown[-1] == ""  # cleared at the end (`leave=False`)
+    # 7 usable chunks, 21 calls planned; one question dropped before its closed-book call:
+    # 20 calls made, and the bar still ends full
+    assert shown[-2].startswith("questions (offline stand-in): 100%|██████████| 20/20 [")
 
 
 def test_a_big_file_gets_no_second_question_before_every_document_has_one():

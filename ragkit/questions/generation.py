@@ -39,6 +39,7 @@ RAG practice notes' golden set mixes all three; review the output (`ragkit quest
 """
 from __future__ import annotations
 
+import threading
 import warnings
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
@@ -46,8 +47,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from tqdm import tqdm
 
 from ragkit.cache import CacheUnusable
 from ragkit.chunking import ChunkerConfig, chunk_documents, is_code, section_of
@@ -57,6 +56,7 @@ from ragkit.documents import Chunk, Document, RagkitError, RagkitWarning
 from ragkit.embed import get_embedder
 from ragkit.llm import LLM, UsageLog, price
 from ragkit.money import dollars
+from ragkit.progress import progress_bar
 from ragkit.questions import filters, prompts
 from ragkit.questions.excerpt import excerpts
 from ragkit.questions.report import Report, project_cost
@@ -100,7 +100,8 @@ def generate(documents: Sequence[Document], n: int = 100,
     `kinds`: None (the default shares), `"lexical,contextual"`, `"lexical=3,contextual=1"`,
     a list of kind names or a {kind: weight} dict. `embedder`: a registered name, an
     embedder object, or None to skip the near-duplicate filter. `log` receives the
-    projection line before the first call; `progress` shows a bar of the calls.
+    projection line before the first call; `progress` shows a bar of the calls
+    (`ragkit.progress`: in a notebook, in the cell's output).
     """
     if n <= 0:
         raise RagkitError(f"n must be at least 1, got {n}")
@@ -128,12 +129,15 @@ def generate(documents: Sequence[Document], n: int = 100,
     candidates = [Candidate(item) for item in items]
     # three calls a question (write, round trip, closed book); a question a filter drops
     # makes no more, so the total is recounted after each step (the bar stopped at 22/60)
-    bar = tqdm(total=3 * len(items), desc="questions (offline stand-in)" if llm.offline
-               else f"questions {model}", unit="call", leave=False, disable=not progress)
+    bar = progress_bar(total=3 * len(items), desc="questions (offline stand-in)"
+                       if llm.offline else f"questions {model}", unit="call", leave=False,
+                       disable=not progress)
+    counting = threading.Lock()  # calls end in several threads at once
 
     def ask(request: dict[str, Any], what: str) -> Any:
         reply = _ask(llm, request, what)
-        bar.update(1)
+        with counting:
+            bar.update(1)
         return reply
 
     def left(calls_each: int) -> list[Candidate]:
