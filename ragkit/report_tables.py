@@ -4,8 +4,10 @@ What it is: `table_html(entry, label)` draws one table; `number_format` decides 
 column's numbers are rounded by what it measures (p-values and rank measures 3 decimals,
 points of 100 1 decimal, token counts whole — one decimal only in a column named a mean —,
 dollars with `ragkit.money.dollars`' 3 significant digits, anything else 3 significant
-digits) and `cell_text` prints one cell, every number from 1,000 up with thousands
-separators (a column read 2458 beside 18,559). A two-level (pandas MultiIndex) header
+digits; a count of calls, turns and the like 3 significant digits whatever the caption, so
+a whole number reads as one) and `cell_text` prints one cell, every number from 1,000 up with
+thousands separators (a column read 2458 beside 18,559), a row or column label that is a
+number too (`number_label`: 07's "1000" queries). A two-level (pandas MultiIndex) header
 is drawn as two header rows, its upper parts spanning their columns — also for results
 written before tables kept `column_levels`, whose labels are the tuples' text. Headers wrap
 (after "_" and "/" too), a cell's run of 30 characters without a space breaks anywhere
@@ -32,6 +34,8 @@ POINTS = re.compile(r"Pass@|Fail@|%")
 MONEY = "$"  # the `number_format` of dollars
 TUPLE = re.compile(r"^\(.*,.*\)$")  # a MultiIndex label as results stored it before levels
 LONG = re.compile(r"\S{30,}")  # a name this long without a space may break anywhere
+COUNTS = {"calls", "turns", "documents", "chunks", "queries", "questions", "files", "pages"}
+NUMBER = re.compile(r"^(-?)([1-9]\d{3,})(\.\d+)?$")  # a label that is a number from 1000 up
 
 
 def number_format(column: str, caption: str = "") -> str:
@@ -41,12 +45,17 @@ def number_format(column: str, caption: str = "") -> str:
     counts (a column naming "tokens", as `round_metrics` reads it) whole numbers, or one
     decimal in a column named a mean ("mean tokens"); points of 100 (Pass@k, Fail@k, %) 1
     decimal; dollars (a "$" in the name) `MONEY`; anything else 3 significant digits. A
-    p-value or token column is never formatted by its caption: "95 %" there would print
-    p = 0.04 as 0.0, and "Pass@k" in a caption printed 10048.4 input tokens per query."""
+    p-value, token or other count column (naming one of `COUNTS`, e.g. "listwise calls") is
+    never formatted by its caption: "95 %" there would print p = 0.04 as 0.0, and "Pass@k"
+    in a caption printed 10048.4 input tokens and 1.0 calls per query (a mean of 12.3 calls
+    keeps its decimal)."""
     if column == "p" or column.endswith(" p"):
         return ".3f"
+    words = column.lower().replace("_", " ").split()
     if metric_decimals(column) == 0:  # token counts
-        return ".1f" if "mean" in column.lower().replace("_", " ").split() else ".0f"
+        return ".1f" if "mean" in words else ".0f"
+    if COUNTS.intersection(words) and not POINTS.search(column) and "$" not in column:
+        return ".3g"
     for text in (column, caption):
         if text.startswith(RANK) or text in ("MRR",):
             return ".3f"
@@ -74,6 +83,17 @@ def cell_text(value: Any, form: str = ".3g") -> str:
     if form == ".3g" and abs(value) >= 1000:
         return f"{value:,.0f}"
     return format(value, form if "," in form or form.endswith("g") else "," + form)
+
+
+def number_label(text: str) -> str:
+    """A row or column label as shown: one that is a number from 1,000 up with thousands
+    separators ("1000" → "1,000", "12500.5" → "12,500.5"), any other left as it is (an id
+    such as "00123" or "v1000" is not a number)."""
+    found = NUMBER.match(text)
+    if not found:
+        return text
+    sign, whole, decimals = found.groups()
+    return f"{sign}{int(whole):,}{decimals or ''}"
 
 
 def _is_number(value: Any) -> bool:
@@ -130,7 +150,8 @@ def header_rows(entry: dict[str, Any]) -> str:
                 end += 1
             span = f" colspan='{end - start}'" if end - start > 1 else ""
             align = " class='num'" if all(numeric[start:end]) else ""
-            cells.append(f"<th{align}{span}>{_header(levels[start][level])}</th>")
+            text = number_label(levels[start][level])
+            cells.append(f"<th{align}{span}>{_header(text)}</th>")
             start = end
         first = (f"<th rowspan='{depth}'>{corner}</th>" if depth > 1 else f"<th>{corner}</th>")
         rows.append(f"<tr>{first if level == 0 else ''}{''.join(cells)}</tr>")
@@ -158,7 +179,8 @@ def table_html(entry: dict[str, Any], title: str) -> str:
         cells = "".join(f"<td class='{'num' if _is_number(v) or v is None else ''}'>"
                         f"{breakable(cell_text(v, form))}</td>"
                         for v, form in zip(values, forms))
-        rows.append(f"<tr><th>{breakable(label(parts) if parts else name)}</th>{cells}</tr>")
+        name = label(parts) if parts else number_label(name)
+        rows.append(f"<tr><th>{breakable(name)}</th>{cells}</tr>")
     return (f"<figure><figcaption><b>{title}.</b> {html.escape(caption)}</figcaption>"
             f"<div class='scroll'><table><thead>{header_rows(entry)}</thead>"
             f"<tbody>{''.join(rows)}</tbody></table></div></figure>")

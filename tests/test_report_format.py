@@ -380,3 +380,34 @@ def test_token_counts_are_whole_and_counts_have_thousands_separators_in_every_co
         ["code/", "40", "18,559", "197,952"], ["notes/", "3", "2,458", "197,952"]]
     assert shown["What was extracted from each file"] == [
         ["manuals/api.html", "html", "30,587"], ["notes/faq.html", "html", "3,390"]]
+
+
+def test_number_row_labels_have_separators_and_a_count_of_calls_stays_a_count(tmp_path):
+    """Notebook 07's cost table read "1000" queries beside "$0.00714"; notebook 04's depth
+    sweep printed 1.0 listwise calls (its caption's "Pass@k" made the column points of 100)
+    where the notebook shows 1 and 12.3."""
+    costs = pd.DataFrame(  # notebook 07: the cost as queries add up, rows are query counts
+        {"$/query cached": [0.0872, 0.0151, 0.00786, 0.00714],
+         "$/query uncached": [0.0698] * 4, "saving %": [-25.0, 78.4, 88.7, 89.8]},
+        index=pd.Index([1, 10, 100, 1000], name="queries"))
+    depth = pd.DataFrame(  # notebook 04: the reranker's depth, caption names Pass@k
+        {"Pass@5": [93.4, 93.9, 94.5, 94.8], "MRR": [0.809, 0.815, 0.814, 0.817],
+         "listwise calls": [1.0, 4.0, 9.0, 12.3]},
+        index=pd.Index([20, 50, 100, 1500], name="rerank candidates N"))
+    document = _document()
+    document["notebooks"][0]["tables"] = {
+        "costs": table_json(costs, "Long context: projected cost per query, cached vs "
+                                   "uncached, as queries add up"),
+        "depth": table_json(depth, "Pass@k and MRR by rerank depth N")}
+    write_report(document, tmp_path)
+    shown = {caption.split(". ", 1)[1]: table["body"]
+             for caption, table in _tables((tmp_path / "report.html").read_text()).items()
+             if caption.startswith("Table")}
+    assert shown["Long context: projected cost per query, cached vs uncached, as queries "
+                 "add up"] == [["1", "$0.0872", "$0.0698", "-25.0"],
+                               ["10", "$0.0151", "$0.0698", "78.4"],
+                               ["100", "$0.00786", "$0.0698", "88.7"],
+                               ["1,000", "$0.00714", "$0.0698", "89.8"]]
+    assert shown["Pass@k and MRR by rerank depth N"] == [
+        ["20", "93.4", "0.809", "1"], ["50", "93.9", "0.815", "4"],
+        ["100", "94.5", "0.814", "9"], ["1,500", "94.8", "0.817", "12.3"]]
