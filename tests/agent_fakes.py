@@ -33,7 +33,7 @@ def file_tools(files: dict[str, str]) -> list[Tool]:
         pattern = args["pattern"].removeprefix("**/")
         found = [p for p in sorted(files) if fnmatch.fnmatch(p, pattern)
                  or fnmatch.fnmatch(p.rsplit("/", 1)[-1], pattern)]
-        return "\n".join(found) or "(no files match)"
+        return "\n".join(found) or "[no files match]"
 
     def read_file(args: dict[str, Any], context: ToolContext) -> str:
         if args["path"] not in files:

@@ -363,8 +363,9 @@ def test_ragkit_tool_prints_the_tool_result_block(capsys):
 
 @pytest.mark.parametrize("pattern, how", [
     ("**/*load*", "'**/' spans folders, and '**/*' lists every file"),
-    ("*load*", "'**/' spans folders (e.g. '**/*load*')"),
-    ("notes/*.py", "'**/' spans folders (e.g. '**/notes/*.py')")])
+    ("*load*", "'**/' spans folders: '**/*load*' finds nothing either"),
+    ("notes/*.py", ("'**/' spans folders: '**/notes/*.py' finds nothing either; no file name "
+                    "ends in '.py'"))])
 def test_a_glob_that_matches_nothing_suggests_another_pattern(tmp_path, capsys, pattern, how):
     """A glob of '**/*load*' that found nothing answered "(e.g. '**/*load*')": the very
     pattern that failed, which the offline agent then took for a file to read. The example
@@ -375,13 +376,47 @@ def test_a_glob_that_matches_nothing_suggests_another_pattern(tmp_path, capsys, 
     assert main(["tool", "glob", "--root", str(tmp_path), "--args",
                  json.dumps({"pattern": pattern})]) == 0
     assert json.loads(capsys.readouterr().out)["content"] == (
-        f"no files match '{pattern}'. Patterns are relative to the root and match files only; "
-        f"'*' stays within one folder, {how}. Top-level entries: empty, notes")
+        f"[no files match '{pattern}'. Patterns are relative to the root, match files only and "
+        f"are case-sensitive; '*' stays within one folder, {how}. Top-level entries: empty, "
+        f"notes]")
     assert main(["tool", "glob", "--root", str(tmp_path / "empty"), "--args",
                  '{"pattern": "**/*"}']) == 0
     assert json.loads(capsys.readouterr().out)["content"] == (
-        "no files match '**/*': the root holds no file these tools can list (hidden files, "
-        "links and special files are left out). Top-level entries: (the root is empty)")
+        "[no files match '**/*': the root holds no file these tools can list (hidden files, "
+        "links and special files are left out). Top-level entries: (the root is empty)]")
+
+
+@pytest.fixture
+def refund_root(tmp_path):
+    """Two refund policies, one named in capitals, and a module, in three folders."""
+    for path in ("notes/RefundPolicy.md", "policies/refund-policy.md", "code/refund.py",
+                 "code/REFUND_RULES.PY"):
+        (tmp_path / path).parent.mkdir(exist_ok=True)
+        (tmp_path / path).write_text("Refunds within 21 days.\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize("pattern, hints", [
+    ("refund*.md", ("'**/' spans folders: '**/refund*.md' finds 1 file "
+                    "(policies/refund-policy.md); names that match but for the case of a "
+                    "letter: notes/RefundPolicy.md; '**/*.md' lists 2 files")),
+    ("**/*.MD", ("'**/' spans folders, and '**/*' lists every file; names that match but for "
+                 "the case of a letter: notes/RefundPolicy.md, policies/refund-policy.md")),
+    ("**/refund_rules.py", ("'**/' spans folders, and '**/*' lists every file; names that "
+                            "match but for the case of a letter: code/REFUND_RULES.PY; "
+                            "'**/*.py' lists 1 file")),
+    ("*.pdf", "'**/' spans folders: '**/*.pdf' finds nothing either")])
+def test_a_glob_without_a_match_names_near_misses_and_the_suffix_alone(refund_root, pattern,
+                                                                      hints):
+    """A pattern without '**' that matched nothing was told only to put '**/' before itself,
+    whatever that finds: never that 'RefundPolicy.md' differs from 'refund*.md' only in case
+    (patterns are case-sensitive), nor how many files the suffix alone would list. One line,
+    bracketed as the listing's other notes are: a result with no path line found nothing."""
+    result = run("glob", {"pattern": pattern}, ToolContext(root=refund_root))
+    assert not result.is_error and result.content == (
+        f"[no files match '{pattern}'. Patterns are relative to the root, match files only and "
+        f"are case-sensitive; '*' stays within one folder, {hints}. Top-level entries: code, "
+        f"notes, policies]")
 
 
 def test_ragkit_tool_bad_json_is_one_line_and_status_2(capsys):

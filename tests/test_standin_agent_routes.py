@@ -18,7 +18,7 @@ from ragkit.agent.tools import TOOLS
 from ragkit.documents import Document
 from ragkit.llm import LLM
 from ragkit.pipeline import IndexConfig, Pipeline
-from ragkit.standin import agent, agent_answer, agent_sql
+from ragkit.standin import agent, agent_answer, agent_sql, agent_state
 from tests.test_extractive import plant_log
 
 FASTEST = "Which company grew revenue fastest in 2025?"
@@ -162,10 +162,24 @@ def test_a_glob_that_matched_nothing_is_never_read_as_a_file(tractor_docs):
     tools = [TOOLS[n] for n in ("grep", "glob", "read_file")]
     result = run_agent(TOWING, tools, ToolContext(root=tractor_docs), llm=LLM(cache=False))
     globs = [c for c in result.tool_calls if c.name == "glob"]
-    assert len(globs) == 3 and all(c.result.content.startswith("no files match") for c in globs)
+    assert len(globs) == 3 and all(c.result.content.startswith("[no files match") for c in globs)
     reads = [c.input for c in result.tool_calls if c.name == "read_file"]
     assert reads == [{"path": "notes/fieldlog.txt", "start_line": 1, "end_line": 60}]
     assert not any(c.result.is_error for c in result.tool_calls)
+
+
+def test_the_program_tells_a_glob_that_found_nothing_by_its_form_not_its_words(tractor_docs):
+    """It spotted a glob that matched nothing by the words "no files match" at its start;
+    a result is now read by its form alone — a line is a path or a bracketed note — so the
+    glob's hint may name near misses and be reworded without a message read as a path."""
+    for pattern in ("**/*towing*", "*.PDF", "notes/*.py"):
+        result = TOOLS["glob"].run({"pattern": pattern}, ToolContext(root=tractor_docs))
+        assert agent_state.listed(agent_state.Call("glob", {"pattern": pattern}, result)) == []
+    for worded in ("[nothing matched; try notes/fieldlog.txt]", "[]"):
+        assert agent_state.listed(agent_state.Call("glob", {}, worded)) == []
+    listing = TOOLS["glob"].run({"pattern": "notes/*"}, ToolContext(root=tractor_docs))
+    assert agent_state.listed(agent_state.Call("glob", {}, listing)) == [
+        "notes/fieldlog.txt", "notes/tractor_manual.pdf"]
 
 
 def test_a_code_question_the_code_cannot_answer_is_answered_from_the_documents(tractor_docs):

@@ -17,29 +17,61 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Any
 
-from ragkit.agent.safe_open import MAX_FILE_BYTES, Root, parts, read_text
+from ragkit.agent.safe_open import MAX_FILE_BYTES, Root, parts, read_text, short
 from ragkit.agent.sandbox import (MAX_ENTRIES, TIMEOUT, WALK_TIMEOUT, Listing, compile_pattern,
-                                  glob_paths, pattern_parts, search, top_level)
+                                  glob_paths, matches, pattern_parts, search, top_level)
 from ragkit.agent.tool import ToolContext, ToolError
 from ragkit.text_stats import counted
 
 MAX_HITS, MAX_GLOB, MAX_READ_LINES, MAX_LINE_READ = 200, 200, 200, 1000
 MAX_GREP_CHARS = 20_000_000  # text one grep call may search (the corpus is about 0.8 M)
+NEAR = 3  # names a no-match hint shows
 
 
-def _no_files(root: Root, pattern: str) -> str:
-    """What to say when `pattern` matched no file: how patterns work, with an example that is
-    never the pattern that just failed ('**/x' for 'x'; '**/*', every file, for a pattern
-    already spanning folders; none when even '**/*' finds nothing), and the top level."""
+def _no_files(root: Root, pattern: str, ctx: ToolContext) -> str:
+    """What to say when `pattern` matched no file, as one bracketed line: a note, as the
+    listing's other notes are, so a result without a path line is one that found nothing —
+    which is what a program reading results goes by (the offline stand-in), never these
+    words. It says how patterns work, with examples that are never the pattern that just
+    failed and that say what they find: '**/x' for 'x' (spanning folders), names that match
+    but for their case (patterns are case-sensitive), the suffix alone ('**/*.md', if that
+    is not what failed) and the top level. Where even '**/*' finds nothing, it says so. Not
+    a spelling corrector: of a near miss, only the case of its letters is forgiven."""
     top = ', '.join(top_level(root)[:20]) or '(the root is empty)'
     parts = pattern_parts(pattern)
     if parts in (("**",), ("**", "*")):
-        return (f"no files match '{pattern}': the root holds no file these tools can list "
-                f"(hidden files, links and special files are left out). Top-level entries: {top}")
-    how = f"'**/' spans folders (e.g. '**/{pattern}')" if parts[0] != "**" else \
-        "'**/' spans folders, and '**/*' lists every file"
-    return (f"no files match '{pattern}'. Patterns are relative to the root and match files "
-            f"only; '*' stays within one folder, {how}. Top-level entries: {top}")
+        return (f"[no files match '{pattern}': the root holds no file these tools can list "
+                f"(hidden files, links and special files are left out). Top-level entries: "
+                f"{top}]")
+    every = _listing(root, "**/*", ctx)
+    anywhere = parts if parts[0] == "**" else ("**", *parts)
+    found = [f for f in every.files if matches(anywhere, tuple(f.split("/")))]
+    exact = set(found)
+    if anywhere == parts:
+        hints = ["'**/' spans folders, and '**/*' lists every file"]
+    else:
+        hints = [f"'**/' spans folders: '**/{pattern}' finds " + (
+            f"{counted(len(found), 'file')} ({_some(found)})" if found else "nothing either")]
+    folded = tuple(part.lower() for part in anywhere)
+    near = [f for f in every.files if f not in exact
+            and matches(folded, tuple(f.lower().split("/")))]
+    if near:
+        hints.append(f"names that match but for the case of a letter: {_some(near)}")
+    suffix = PurePosixPath(parts[-1]).suffix
+    if suffix and not set(suffix) & set("*?[") and anywhere != ("**", f"*{suffix}"):
+        same = [f for f in every.files if f.endswith(suffix)]
+        hints.append(f"'**/*{suffix}' lists {counted(len(same), 'file')}" if same else
+                     f"no file name ends in '{suffix}'")
+    if every.stopped:
+        hints.append(f"these hints looked at part of the tree (stopped after {every.stopped})")
+    return (f"[no files match '{pattern}'. Patterns are relative to the root, match files "
+            f"only and are case-sensitive; '*' stays within one folder, {'; '.join(hints)}. "
+            f"Top-level entries: {top}]")
+
+
+def _some(paths: list[str]) -> str:
+    """The first few of `paths`, for a hint: "a.md, b.md, c.md, …"."""
+    return ", ".join(short(p, 80) for p in paths[:NEAR]) + (", …" if len(paths) > NEAR else "")
 
 
 def narrower(path: str) -> str:
@@ -80,7 +112,7 @@ def run_grep(args: dict[str, Any], ctx: ToolContext) -> str:
                 raise ToolError(f"'{where}' covers more than {MAX_GREP_CHARS:,} characters of "
                                 f"text; search a part of the tree with a narrower path_glob, "
                                 f"e.g. a folder such as '{PurePosixPath(rel).parts[0]}/**/*'")
-        missing = "" if listing.files else _no_files(root, where)
+        missing = "" if listing.files else _no_files(root, where, ctx)
     notes = _notes(listing, where)
     if skipped:
         notes.insert(0, f"[skipped {len(skipped)} file(s) that are binary, not UTF-8, over "
@@ -115,7 +147,7 @@ def run_glob(args: dict[str, Any], ctx: ToolContext) -> str:
     pattern = args["pattern"]
     with Root(ctx.root) as root:
         listing = _listing(root, pattern, ctx)
-        shown = listing.files[:MAX_GLOB] or [_no_files(root, pattern)]
+        shown = listing.files[:MAX_GLOB] or [_no_files(root, pattern, ctx)]
     paths = listing.files
     if len(paths) > MAX_GLOB:
         folder = PurePosixPath(paths[0]).parent.as_posix()

@@ -141,7 +141,6 @@ _HIT = re.compile(r"^([^:\n]+):(\d+):(.*)$")
 _NUMBERED = re.compile(r"^\s*(\d+)\s?\|\s?(.*)$")
 _DEF = re.compile(r"^\s*(?:async\s+)?(?:def|class|function|func|fn)\s+([A-Za-z_]\w*)")
 MAX_FOLLOW = 2
-_NO_FILES = ("no files match", "(no files match")  # ragkit's glob, and the tests' small one
 
 
 def is_test(path: str) -> bool:
@@ -149,12 +148,13 @@ def is_test(path: str) -> bool:
 
 
 def listed(call: Call) -> list[str]:
-    """The paths a `glob` result lists, one a line, before its bracketed notes
-    (`[truncated: …]`, `[not followed: …]`). None from an error or from the sentence a glob
-    that matched nothing returns ("no files match '**/*load*'. Patterns are …"): a message is
-    never taken for a path, or the program would try to read it."""
+    """The paths a `glob` result lists, one a line, beside its bracketed notes
+    (`[truncated: …]`, `[not followed: …]`, and `[no files match …]`, all a glob that
+    matched nothing returns). None from an error. Only the result's form is read — a line
+    is a path or a bracketed note — never its words, so a message is never taken for a
+    path (the program would try to read it), however the tool words it."""
     lines = [line.strip() for line in call.output.splitlines()]
-    if call.is_error or not lines or lines[0].startswith(_NO_FILES):
+    if call.is_error:
         return []
     return [line for line in lines
             if line and not (line.startswith("[") and line.endswith("]"))]
