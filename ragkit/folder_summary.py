@@ -17,6 +17,7 @@ from typing import Any
 from ragkit.chunking import is_code
 from ragkit.documents import Chunk, Document, RagkitError
 from ragkit.loaded_folder import Skipped
+from ragkit.loaders import LOADERS
 from ragkit.loaders.folder import escaped
 
 UNREAD = "not a type of file ragkit reads"
@@ -27,7 +28,8 @@ _HEADING_LINE = re.compile(r"^#{1,6}[ \t]+\S", re.M)
 
 def file_summary(docs: list[Document], skipped: list[Skipped] | None = None,
                  chunks: Sequence[Chunk] | None = None) -> list[dict[str, Any]]:
-    """One row per file of a load, for a table: `file`, `format`, `pages` (PDF), `headings`
+    """One row per file of a load, for a table: `file`, `format` (`file_format`), `pages`
+    (PDF), `headings`
     (`#` lines the heading path is read from; 0 for source files, `ragkit.chunking.is_code`),
     `chars`, `chunks` (only when the index's `chunks` are given) and `skipped` (why, without
     the file's name, which is the row's; else ''). `skipped` defaults to `docs.skipped` when
@@ -44,20 +46,29 @@ def file_summary(docs: list[Document], skipped: list[Skipped] | None = None,
     counts = Counter(c.doc_id for c in chunks) if chunks is not None else None
     rows = []
     for doc in docs:
-        fmt = doc.metadata.get("format") or Path(doc.id).suffix.lstrip(".").lower()
         pages = doc.metadata.get("pages")
-        rows.append({"file": doc.id, "format": fmt, "pages": len(pages) if pages else None,
+        rows.append({"file": doc.id, "format": file_format(doc.id),
+                     "pages": len(pages) if pages else None,
                      "headings": 0 if is_code(doc) else len(_HEADING_LINE.findall(doc.text)),
                      "chars": len(doc.text), "skipped": ""})
         if counts is not None:
             rows[-1]["chunks"] = counts.get(doc.id, 0)
     for s in skipped:
         _, named, reason = s.reason.partition(f"{s.path}: ")
-        rows.append({"file": s.path, "format": Path(s.path).suffix.lstrip(".").lower(),
+        rows.append({"file": s.path, "format": file_format(s.path),
                      "pages": None, "headings": 0, "chars": 0,
                      **({"chunks": 0} if counts is not None else {}),
                      "skipped": reason if named else s.reason})
     return sorted(rows, key=lambda row: row["file"])
+
+
+def file_format(name: str) -> str:
+    """The format a file named `name` is read as: its loader's ("html" for `.htm`, "docx" for
+    a Word template), else its suffix ("md", "py"). Not the document's `format` metadata: a
+    Markdown file's front matter may hold a `format:` key of its own (`format: slides`),
+    which stays in the metadata under that name but named the file's format in the table."""
+    suffix = Path(name).suffix.lower()
+    return LOADERS.get(suffix) or suffix.lstrip(".")
 
 
 def example_chunk(chunks: Sequence[Chunk], formats: Sequence[str] = (".pdf", ".docx", ".html")

@@ -170,3 +170,20 @@ def test_front_matter_closed_by_yamls_document_end_is_metadata(tmp_path):
     assert (pump["text"], pump["context"]) == (
         "The pump moves 12 litres a minute.",
         "Document: Pump guide. Path: pump.md. product: EG-400.")
+
+
+def test_a_format_key_in_front_matter_is_metadata_not_the_files_format(tmp_path):
+    """`format: slides` in a Markdown file's front matter named the file's format in the
+    folder summary: the table said "slides" for a Markdown file. The column says what the
+    file is read as; the key stays in the document's metadata under its own name."""
+    from ragkit.folder_summary import file_summary
+    folder = tmp_path / "talks"
+    folder.mkdir()
+    (folder / "kickoff.md").write_text("---\ntitle: Kickoff\nformat: slides\n---\n"
+                                       "# Goals\n\nShip the pump app in May.\n", encoding="utf-8")
+    (folder / "notes.htm").write_text("<html><body><h1>Notes</h1><p>Ship in May.</p>"
+                                      "</body></html>", encoding="utf-8")
+    docs = load_folder(folder, progress=False)
+    assert [(row["file"], row["format"], row["headings"]) for row in file_summary(docs)] == [
+        ("kickoff.md", "md", 1), ("notes.htm", "html", 1)]
+    assert docs[0].metadata == {"title": "Kickoff", "format": "slides", "path": "kickoff.md"}
