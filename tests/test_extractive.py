@@ -17,7 +17,7 @@ from ragkit.answer import DECLINE, answer, answer_stream
 from ragkit.assemble import assemble, blocks
 from ragkit.documents import Chunk, Golden, Query
 from ragkit.extractive import Params, extract, features
-from ragkit.extractive_decline import distinctive, missing
+from ragkit.extractive_decline import distinctive, fold, missing
 from ragkit.extractive_eval import (DECLINED, QUOTED, Case, calibrate, cross_validated,
                                     decline_curve, extractive_scores, extractive_sentence,
                                     folds, quotes_span)
@@ -92,6 +92,29 @@ def test_distinctive_units_are_quarters_codes_acronyms_and_names():
     assert distinctive("누리온 TV NV-65Q의 화면 주사율은 몇 Hz예요?") == ("tv", "nv-65q", "hz")
     # a word starting a sentence is not a name, nor is "I"
     assert distinctive("I lost the slip. Can I still claim the taxi ride?") == ()
+
+
+def test_a_dash_or_quote_typed_another_way_is_still_mentioned():
+    """A report writes "2022–23" (en dash); a user types "2022-23". Hyphen, en dash, em dash,
+    minus sign and non-breaking hyphen are one character to the missing-unit rule, either way
+    round, and curly quotes and apostrophes are straight ones."""
+    losses = Chunk("annual#0", "annual", "Winter losses over 2022\u201323 were 19.3 percent. "
+                   "Amitraz resistance was found in three apiaries.",
+                   metadata={"title": "Annual report 2023", "section": ["Losses"]})
+    passages = list(assemble([("annual#0", 1.0)], {losses.id: losses}))
+    for dash in "-\u2010\u2011\u2013\u2014\u2212":
+        assert missing(f"What were winter losses in 2022{dash}23?", passages) == ()
+    assert missing("What were winter losses in 2023-24?", passages) == ("2023-24",)
+    typed = Chunk("typed#0", "typed", "Winter losses over 2022-23 were 19.3 percent.",
+                  metadata={"title": "Notes", "section": []})
+    assert missing("What were winter losses in 2022\u201323?",
+                   list(assemble([("typed#0", 1.0)], {typed.id: typed}))) == ()
+    assert distinctive("What were winter losses in 2022\u201323?") == ("2022-23",)
+    assert fold("\u201cO\u2019Neill\u2019s rule\u201d \u2018a\u2019 2022\u201423") == (
+        "\"O'Neill's rule\" 'a' 2022-23")
+    words = WordEmbedder(["winter", "losses", "percent", "amitraz"])
+    found = extract("What were winter losses in 2022-23?", passages, words, Params(threshold=0.0))
+    assert not found.declined and found.why == ""
 
 
 def test_a_quarter_no_passage_covers_is_declined_though_retrieval_looks_strong():
