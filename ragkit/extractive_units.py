@@ -10,7 +10,9 @@ range a citation can name), so a quote cites `[start, end)` of its search result
   line ending in a letter or comma, with a number and a lower-case word ("… 20 percent clay
   and\\n40 percent silt.", never a list item "1. Do this"); a cut after
   an abbreviation ("e.g.", "i.e.", "etc.") or after a bare list number ("2."); a heading
-  line cut at a full stop ("## 2. Cooling-off period"). At most `MAX_LINES` lines a unit;
+  line cut at a full stop ("## 2. Cooling-off period"); a numbered or bulleted list item
+  ("4. … drops from 3 to 2\nmites per 100 bees.") joins its wrapped lines by the same rules,
+  though the next item still starts a unit. At most `MAX_LINES` lines a unit;
 - a Markdown heading is a unit of its own, never quoted alone (a title is not an answer),
   and is offered once more joined to the unit after it, as one quote ("### C : float,
   default=1.0" with "Regularization parameter."): API references and manuals put the
@@ -42,6 +44,8 @@ MAX_LINES = 6
 _HEADING = re.compile(r"^\s*#{1,6}(?:\s|$)")
 # A line that starts a structure of its own: a list item, a table row, a doctest, a fence.
 _STRUCTURE = re.compile(r"^\s*(?:[-*+•]\s|\d+[.)]\s|[①-⑳]|\||>>>|```|#)")
+# A bulleted or numbered list item: its own unit, but its hard-wrapped lines are part of it.
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+•]\s|\d+[.)]\s|[①-⑳])")
 _ABBREVIATION = re.compile(r"(?:^|[\s(])(?:e\.g|i\.e|etc|cf|vs|approx|incl|fig)\.$", re.I)
 _ENUMERATOR = re.compile(r"^(?:\d{1,3}|[A-Za-z])[.)]$")
 _OPEN_END = re.compile(r"[^\W_]$|[,`'\")]$")
@@ -75,7 +79,8 @@ def _joins(unit: list, block: str, code: bool) -> bool:
     if "\n" not in gap:  # cut on one line after a full stop
         return bool(_HEADING.match(line) or _ABBREVIATION.search(line)
                     or _ENUMERATOR.match(line.strip()))
-    if gap.count("\n") > 1 or _HEADING.match(line) or _STRUCTURE.match(line.lstrip()):
+    if gap.count("\n") > 1 or _HEADING.match(line) or (
+            _STRUCTURE.match(line.lstrip()) and not _LIST_ITEM.match(line.lstrip())):
         return False
     if _NUMBER_START.match(block):
         return bool(_WORD_END.search(body))

@@ -207,3 +207,37 @@ def test_the_sentence_a_number_line_continues_is_quoted_whole():
         "Loam is a soil of about 20 percent clay and 40 percent silt, the rest sand.",
         "Clay soils drain slowly."]
     assert (found.quotes[0].block, found.quotes[0].stop) == (1, 3)
+
+
+MINUTES = Chunk("minutes#0", "records/meeting-minutes-2025-03.txt",
+                "Minutes of the meeting\n\n"
+                "3. The chair opened the meeting.\n"
+                "4. Ines Okafor presented the updated varroa calendar; the August threshold "
+                "drops from 3 to 2\n"
+                "mites per 100 bees.\n"
+                "5. The meeting closed at nine.\n"
+                "- Bulleted notes wrap the same way: the October check is\n"
+                "  done by two members.\n"
+                "- | a table row after a bullet\n"
+                "| a | b\n"
+                "c |\n", metadata={"title": "Minutes", "section": []})
+
+
+def test_a_wrapped_list_item_is_one_unit_and_the_next_item_starts_another():
+    """A numbered item was quoted without its wrapped line ("… drops from 3 to 2" with no
+    "mites per 100 bees."): a list item's continuation joins the item; a table row's does
+    not."""
+    assert [(u.start, u.end, shown(u.text)) for u in units(MINUTES.text)] == [
+        (0, 1, "Minutes of the meeting"), (1, 3, "3. The chair opened the meeting."),
+        (3, 6, ("4. Ines Okafor presented the updated varroa calendar; the August threshold "
+                "drops from 3 to 2 mites per 100 bees.")),
+        (6, 8, "5. The meeting closed at nine."),
+        (8, 10, ("- Bulleted notes wrap the same way: the October check is done by two "
+                 "members.")),
+        (10, 11, "- | a table row after a bullet"), (11, 12, "| a | b"), (12, 13, "c |")]
+    words = WordEmbedder(["august", "threshold", "varroa", "mites", "bees", "calendar"])
+    found = extract("What is the August varroa threshold?",
+                    list(assemble([(MINUTES.id, 1.0)], [MINUTES])), words, Params(threshold=0.0))
+    assert shown(found.quotes[0].text) == (
+        "4. Ines Okafor presented the updated varroa calendar; the August threshold drops "
+        "from 3 to 2 mites per 100 bees.")
