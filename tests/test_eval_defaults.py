@@ -51,6 +51,19 @@ def test_eval_without_a_test_split_scores_every_query(tmp_path, capsys):
         "data: 3 judged queries of all splits (dev), 3 chunks", ["d1", "t1", "t2"])
 
 
+def test_eval_says_the_unanswerable_questions_are_not_scored(tmp_path, capsys):
+    """"2 judged queries" for a file of 4 read like lost questions: the 2 with no golden
+    items (unanswerable) have nothing to rank against, and the count says so."""
+    data = _data(tmp_path / "data")
+    with (data / "golden" / "en.jsonl").open("a") as f:
+        for qid in ("u1", "u2"):
+            f.write(json.dumps({"id": qid, "question": "Which oven bakes pizza?",
+                                "split": "test", "kind": "unanswerable", "golden": []}) + "\n")
+    assert _scored(capsys, ["eval", str(data), "--embedder", "none"], tmp_path) == (
+        ("data: 2 judged queries of split test, 3 chunks; 2 unanswerable questions (no golden "
+         "items) not scored"), ["t1", "t2"])
+
+
 def _rows(out):
     """The method names of the printed summary table (rows after its header line)."""
     lines = out.splitlines()

@@ -7,7 +7,7 @@ from ragkit.cli import main
 from ragkit.documents import RagkitError
 from ragkit.fusion import fuse
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
-from ragkit.tune import (best_alpha, best_rrf_k, candidate_lists, convex, fusion_methods,
+from ragkit.tune import (Choice, best_alpha, best_rrf_k, candidate_lists, convex, fusion_methods,
                          parse_grid, sweep_alpha, sweep_chunking, sweep_rrf_k, sweep_table)
 from test_pipeline import DOCS, HashEmbedder
 
@@ -208,10 +208,12 @@ def test_tune_prints_both_sweeps_and_the_best_points(tmp_path, capsys, monkeypat
             "picks 0.5); bootstrap 95 % range of the best: 0 … 1, chosen on 20.0 % of resamples"
             ) in out
     assert out[-2].startswith("RRF k: best 60 (Pass@5 100.0; 1, 60, 200 tie")
-    assert out[-1] == ("  search with it: ragkit search|eval|ask ... --fusion rrf --rrf-k 60 "
-                       "(swept without reranking: add --rerank none to reproduce this table)")
-    assert ("  search with it: ragkit search|eval|ask ... --dense-weight 0.5 (swept without "
-            "reranking: add --rerank none to reproduce this table)") in out
+    # a tie is no evidence against the defaults (dense 0.6, k 60): keep them, not "0.5"
+    assert out[-1] == ("  all 3 tie on Pass@5: keep the default 60 (--fusion rrf, no --rrf-k "
+                       "needed) (swept without reranking: add --rerank none to reproduce this "
+                       "table)")
+    assert ("  all 5 tie on Pass@5: keep the default 0.6 (no --dense-weight needed) (swept "
+            "without reranking: add --rerank none to reproduce this table)") in out
 
 
 def test_the_tuned_weight_and_k_are_used_where_a_user_searches(tmp_path, capsys, monkeypatch):
@@ -294,8 +296,24 @@ def test_sweep_tables_print_every_row_at_the_metrics_decimals():
 def test_the_best_point_is_printed_at_its_metrics_decimals():
     """`--metric MRR` printed "best 0.6 (MRR 0.8)" beside a table row of 0.810."""
     import pandas as pd
-    from ragkit.tune import Choice
     choice = Choice(0.6, "MRR", 0.8104, 0.4, 0.8, {0.6: 0.5}, (0.6,))
     assert str(choice).startswith("best 0.6 (MRR 0.810); ")
     assert str(Choice(0.6, "Pass@5", 87.71, 0.4, 0.8, {0.6: 0.5}, (0.6,))).startswith(
         "best 0.6 (Pass@5 87.7); ")
+
+
+def test_a_tie_with_the_default_keeps_the_default():
+    """`ragkit tune` advised "--dense-weight 0.5" when every α tied, unlike the 0.6 it searches
+    with by default, on no evidence; a point better than the default is still advised."""
+    better = Choice(0.3, "Pass@5", 90.0, 0.2, 0.4, {0.3: 0.9, 0.6: 0.1}, (0.3,))
+    assert better.advice(0.6, "--dense-weight") == (
+        "search with it: ragkit search|eval|ask ... --dense-weight 0.3")
+    shared = Choice(0.5, "Pass@5", 90.0, 0.5, 0.6, {0.1: 0.0, 0.5: 0.5, 0.6: 0.5}, (0.5, 0.6))
+    assert shared.advice(0.6, "--dense-weight") == (
+        "the default ties on Pass@5: keep the default 0.6 (no --dense-weight needed)")
+    flat = Choice(60, "MRR", 0.5, 1, 200, {1: 1 / 3, 60: 1 / 3, 200: 1 / 3}, (1, 60, 200))
+    assert flat.advice(60, "--rrf-k", "--fusion rrf, ") == (
+        "all 3 tie on MRR: keep the default 60 (--fusion rrf, no --rrf-k needed)")
+    assert Choice(10, "MRR", 0.5, 1, 10, {1: 0.0, 10: 1.0}, (10,)).advice(
+        60, "--rrf-k", "--fusion rrf ") == (
+        "search with it: ragkit search|eval|ask ... --fusion rrf --rrf-k 10")

@@ -126,9 +126,17 @@ def _eval_dataset(args: argparse.Namespace) -> None:
         tables[name], ranks[name] = score_batches(_runs(pipeline, judged, depth, config),
                                                   judgments, args.k)
     print(f"{data.name}: {counted(len(judgments), 'judged query', 'judged queries')} of "
-          f"{scored}, {counted(len(pipeline.chunks), 'chunk')}")
+          f"{scored}, {counted(len(pipeline.chunks), 'chunk')}{_unscored(data.queries, judged)}")
     _print_and_save(args, ranks, tables, data.queries)
     print_rerank_summary(pipeline)
+
+
+def _unscored(queries: list, judged: list) -> str:
+    """"; 2 unanswerable questions (no golden items) not scored" when some of `queries` are
+    not `judged`: retrieval has nothing to rank them against, so the count says why "9 judged
+    queries" of a file of 11. Empty when every query is judged."""
+    n = len(queries) - len(judged)
+    return f"; {counted(n, 'unanswerable question')} (no golden items) not scored" if n else ""
 
 
 def metrics_text(table) -> str:
@@ -215,7 +223,7 @@ def cmd_tune(args: argparse.Namespace) -> None:
     lists = candidate_lists(pipeline, judged, max(args.k, SearchConfig().candidates))
     scored = f"split {split}" if split else all_splits(data)
     print(f"{data.name}: {counted(len(judged), 'judged query', 'judged queries')} of {scored}, "
-          f"{counted(len(pipeline.chunks), 'chunk')}")
+          f"{counted(len(pipeline.chunks), 'chunk')}{_unscored(data.queries, judged)}")
     for name, tables, best in (("dense weight α", sweep_alpha(lists, judgments, alphas, args.k),
                                 best_alpha),
                                ("RRF k", sweep_rrf_k(lists, judgments, rrf_ks, args.k),
@@ -223,9 +231,10 @@ def cmd_tune(args: argparse.Namespace) -> None:
         choice = best(tables, args.metric)
         print(f"\n{name}")
         print(metrics_text(sweep_table(tables, choice)))
-        use = (f"--dense-weight {choice.point:g}" if name.startswith("dense")
-               else f"--fusion rrf --rrf-k {choice.point:g}")
-        print(f"{name}: {choice}\n  search with it: ragkit search|eval|ask ... {use} "
+        advice = (choice.advice(SearchConfig().weights["dense"], "--dense-weight")
+                  if name.startswith("dense") else
+                  choice.advice(SearchConfig().rrf_k, "--rrf-k", "--fusion rrf, "))
+        print(f"{name}: {choice}\n  {advice} "
               f"(swept without reranking: add --rerank none to reproduce this table)")
 
 
