@@ -30,6 +30,7 @@ import pandas as pd
 from ragkit.agent.trace_file import FORMAT, TraceWriter, is_trace, read_trace, turn_record
 from ragkit.documents import RagkitError
 from ragkit.figure_check import checked
+from ragkit.memory import out_of_memory
 from ragkit.pricing import Usage, price
 
 
@@ -140,7 +141,9 @@ def to_otel(records: list[dict[str, Any]], tracer_provider: Any, name: str = "ra
     `chat MODEL` span per call and one `execute_tool NAME` span per tool call."""
     try:
         from opentelemetry.trace import Status, StatusCode, set_span_in_context
-    except ImportError:
+    except ImportError as exc:
+        if out_of_memory(exc):  # installed, but out of memory: not advice to pip install
+            raise
         raise RagkitError("OpenTelemetry export needs opentelemetry-sdk: "
                           "pip install 'ragkit[otel]'") from None
     tracer = tracer_provider.get_tracer("ragkit.agent")

@@ -38,7 +38,8 @@ from ragkit.cli.api_options import COMMANDS as API_COMMANDS
 from ragkit.cli.api_options import add_api_options, apply_api_options
 from ragkit.cli.options import Help, terminal_text
 from ragkit.documents import RagkitError, RagkitWarning
-from ragkit.jobs import interrupted, interrupts_in_main_only
+from ragkit.jobs import interrupted, interrupts_in_main_only, usable_cores
+from ragkit.memory import blas_threads, describe, out_of_memory
 from ragkit.online import scrub
 
 
@@ -46,6 +47,10 @@ from ragkit.online import scrub
 # by worker processes, `cookbook run --jobs`): it takes the -W options in `sys.warnoptions`
 # when it starts (`subprocess._args_from_interpreter_flags`), and this one only.
 QUIET_TRACKER = "ignore:resource_tracker:UserWarning:multiprocessing.resource_tracker"
+BLAS_ENV = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")  # OpenBLAS reads
+STEPS = {"index": "building the index", "search": "searching", "eval": "evaluating",
+         "tune": "tuning", "ask": "answering", "tool": "running the tool",
+         "questions": "making questions", "cookbook": "running the notebooks"}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -94,8 +99,29 @@ def quiet_tracker() -> Iterator[None]:
             sys.warnoptions.remove(QUIET_TRACKER)
 
 
+@contextlib.contextmanager
+def fitting_blas() -> Iterator[None]:
+    """While a command runs under an address-space limit (`ulimit -v`), start OpenBLAS with
+    one thread per GiB of it (`ragkit.memory.blas_threads`) unless a thread count is set.
+
+    Why: when numpy loads, OpenBLAS starts a thread per core, each reserving about 40 MB of
+    address space; one that cannot start makes OpenBLAS send its own process SIGINT, which
+    read as "ragkit: interrupted" (Ctrl-C) under `prlimit --as=150M`. Fewer threads fit, and
+    a shortage later is a MemoryError, said as one. Without a limit nothing changes; the
+    variable is taken back when the command ends (its workers have inherited it)."""
+    threads = blas_threads(usable_cores())
+    added = threads is not None and not any(os.environ.get(name) for name in BLAS_ENV)
+    if added:
+        os.environ["OPENBLAS_NUM_THREADS"] = str(threads)
+    try:
+        yield
+    finally:
+        if added:
+            os.environ.pop("OPENBLAS_NUM_THREADS", None)
+
+
 def main(argv: list[str] | None = None) -> int:
-    with quiet_tracker():  # before any pool starts its tracker
+    with quiet_tracker(), fitting_blas():  # before any pool starts, before numpy loads
         return _run(argv)
 
 
@@ -125,6 +151,12 @@ def _run(argv: list[str] | None) -> int:
             return _interrupted()
         except BrokenPipeError:  # `ragkit eval … | head -1`: the reader has what it wanted
             return _pipe_closed()
+        except Exception as exc:  # MemoryError, or an import or thread it made fail
+            if not out_of_memory(exc):
+                raise
+            step = STEPS.get(args.command, f"running ragkit {args.command}")
+            print(f"ragkit: error: {describe(exc, step)}", file=sys.stderr)
+            return 2
     return status or 0
 
 

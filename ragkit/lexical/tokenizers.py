@@ -10,7 +10,7 @@ What it is not: no stemming, no lemmatization (except Korean morphemes), no syno
 dictionary word segmentation for Chinese or Japanese (bigrams stand in for it).
 
 Limits: `korean` needs kiwipiepy and its model (the `kiwipiepy-model` package) and costs
-about 2 s to load once per process. Words are Python `\\w` runs, which exclude combining
+about 2 s to load once per process (`ragkit.lexical.kiwi`). Words are Python `\\w` runs, which exclude combining
 marks: after NFKC most Latin accents are precomposed, but scripts written with combining
 vowel signs (Devanagari, Thai, ...) are split at each sign, and Thai runs are not segmented.
 
@@ -36,6 +36,7 @@ from functools import lru_cache, wraps
 from typing import Callable, Iterator
 
 from ragkit.documents import RagkitError
+from ragkit.lexical.kiwi import load as _kiwi
 
 Tokenizer = Callable[[str], list[str]]
 
@@ -233,19 +234,6 @@ def ascii_units(text: str) -> list[str] | None:
 
 compound_tokens = _compound_tokens
 UNIT_TOKENIZERS = frozenset({"code", "auto"})  # names whose ASCII text `ascii_units` splits
-
-
-@lru_cache(maxsize=1)
-def _kiwi():
-    """The process-wide Kiwi analyser, created on first use (loads the model, ~2 s)."""
-    try:
-        from kiwipiepy import Kiwi  # deferred: only the Korean tokenizers need it (~2 s model)
-    except ImportError as err:  # pragma: no cover - kiwipiepy is a dependency
-        raise RagkitError(
-            "the 'korean' tokenizer needs kiwipiepy and kiwipiepy-model: "
-            "pip install kiwipiepy kiwipiepy-model"
-        ) from err
-    return Kiwi()
 
 
 @_memo

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ragkit.documents import Chunk, RagkitError
+from ragkit.memory import out_of_memory
 from ragkit.stores.milvus_lock import open_waiting
 
 FORMAT = "ragkit-milvus"
@@ -82,7 +83,9 @@ def _client_class():
               if name in os.environ}
     try:
         from pymilvus import MilvusClient  # deferred: pymilvus, ~0.7 s, only for Milvus
-    except ImportError:
+    except ImportError as exc:
+        if out_of_memory(exc):  # installed, but out of memory: not advice to pip install
+            raise
         raise RagkitError("the milvus store needs pymilvus and milvus-lite: "
                           "pip install pymilvus milvus-lite") from None
     except Exception as exc:  # pymilvus reads other settings from the environment on import
