@@ -20,9 +20,9 @@ anything opens it (opening a FIFO blocks until a writer comes; as root, `/dev/nu
 replaced by a file). A recognizer may itself raise RagkitError to say more precisely why a
 path is not ours (e.g. which file in an index folder ragkit did not write).
 
-Temporary folders are named `.NAME.new-PID.HOST-*` (`.NAME.old-…` for the one replaced by a
-two-rename swap; the one-step exchange leaves the old under the new one's name): the next
-`replace_folder` of the target removes those a build killed with -9 left (dead pid, this host).
+Temporary folders are named `.NAME.new-PID.HOST-*` (`.NAME.old-…`: the one a two-rename swap
+replaces), files `.NAME.PID.HOST-*.tmp`: the next write of the target removes those a
+process killed with -9 left (dead pid, this host).
 
 Written files and folders get the umask's permissions (0666 / 0777 masked), not mkstemp's
 0600/0700: a teacher's index is readable by the class.
@@ -39,7 +39,7 @@ from pathlib import Path
 
 from ragkit.documents import RagkitError
 from ragkit.rename_exchange import exchange as _exchange
-from ragkit.stale_temp import owner as _owner, remove_stale
+from ragkit.stale_temp import owner as _owner, remove_stale, remove_stale_files
 
 Recognizer = Callable[[Path], bool]
 
@@ -188,8 +188,9 @@ def write_text(path: Path | str, text: str | Iterable[str], is_ours: Recognizer 
     if is_ours is not None:
         check_target(path, is_ours, what, folder=False)
     parent = _writable_parent(path)
+    remove_stale_files(path)  # what a writer killed mid-write left beside it
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{_owner()}-", suffix=".tmp", dir=parent)
     except OSError as exc:
         raise RagkitError(f"{path}: cannot write ({exc.strerror})") from None
     try:

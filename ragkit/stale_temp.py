@@ -5,12 +5,15 @@ What it is: the naming `ragkit.atomic.replace_folder` gives its temporary folder
 the old folder being deleted) and `.NAME.old-PID.HOST-XXXXXXXX` for the one being replaced
 by two renames, PID the writing process and HOST a 6-hex hash of the host name
 — and `remove_stale(target)`, which removes those beside `target` whose process is gone;
-`remove_dead(folder, prefix)` does the same for folders named `PREFIX` + `PID.HOST-*`, and
+`remove_stale_files(target)` those of the temporary files `ragkit.atomic.write_text` names
+`.NAME.PID.HOST-XXXXXXXX.tmp`; `remove_dead(folder, prefix)` does the same for folders named
+`PREFIX` + `PID.HOST-*`, and
 `scratch(folder, prefix)` makes such a folder for a block (a command's scratch folder: the
 shared indexes in the system's temporary folder, `ragkit.index_cache.shared`; the notebook
 a `ragkit cookbook refresh` executes beside the one it replaces).
 Why: a build killed with -9 (or by the OOM killer) runs no cleanup; its half-written
-folder, often as large as the index, would otherwise stay hidden beside the output for good.
+folder, often as large as the index, would otherwise stay hidden beside the output for good
+— as a killed `ragkit search` left its half-written run, `.run.trec.XXXXXXXX.tmp`.
 
 What it is not: a lock, nor a sweeper of other names. Folders of a live process, of
 another host (a shared disk), or written by versions that did not record a pid are left;
@@ -75,6 +78,23 @@ def remove_stale(target: Path) -> list[Path]:
     return removed
 
 
+def remove_stale_files(target: Path) -> list[Path]:
+    """Remove the temporary files beside `target` whose writer died mid-write:
+    `.NAME.PID.HOST-XXXXXXXX.tmp` (`ragkit.atomic.write_text`) of a process of this host that
+    no longer runs. Files of a live process, of another host, or named by versions that
+    recorded no pid (`.NAME.XXXXXXXX.tmp`) are left. Returns the files removed."""
+    pattern = re.compile(re.escape(f".{target.name}.")
+                         + r"(?P<pid>\d+)\.(?P<host>[0-9a-f]{6})-[a-z0-9_]+\.tmp\Z")
+    removed = []
+    for entry, _ in _dead(target.parent, pattern, folders=False):
+        try:
+            os.unlink(entry.path)
+        except OSError:  # gone already, or not ours to remove: left as it is
+            continue
+        removed.append(Path(entry.path))
+    return removed
+
+
 def remove_dead(folder: Path, prefix: str) -> list[Path]:
     """Remove the folders in `folder` named `prefix` + `PID.HOST-*` (`owner()`) whose process
     of this host no longer runs; returns them. Folders of a live process, of another host, or
@@ -105,9 +125,11 @@ def scratch(folder: Path, prefix: str) -> Iterator[Path]:
         shutil.rmtree(made, ignore_errors=True)
 
 
-def _dead(folder: Path, pattern: re.Pattern[str]) -> list[tuple[os.DirEntry, re.Match[str]]]:
-    """The folders in `folder` whose name `pattern` matches (groups `pid` and `host`) and
-    whose process of this host, not this one, no longer runs; none when it cannot be read."""
+def _dead(folder: Path, pattern: re.Pattern[str], folders: bool = True
+          ) -> list[tuple[os.DirEntry, re.Match[str]]]:
+    """The folders (or, `folders` False, regular files) in `folder` whose name `pattern`
+    matches (groups `pid` and `host`) and whose process of this host, not this one, no
+    longer runs; none when it cannot be read."""
     try:
         entries = list(os.scandir(folder))
     except OSError:
@@ -116,4 +138,5 @@ def _dead(folder: Path, pattern: re.Pattern[str]) -> list[tuple[os.DirEntry, re.
     return [(entry, found) for entry in entries
             if (found := pattern.match(entry.name)) and found["host"] == host
             and int(found["pid"]) != me and not _alive(int(found["pid"]))
-            and entry.is_dir(follow_symlinks=False)]
+            and (entry.is_dir(follow_symlinks=False) if folders
+                 else entry.is_file(follow_symlinks=False))]
