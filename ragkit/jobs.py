@@ -112,6 +112,13 @@ def worker_block(default: int) -> int:
 
 
 _INTERRUPTED = threading.Event()  # set by `interrupts_in_main_only`'s handler in the main process
+_TERMINATED = threading.Event()  # the same, when the signal was SIGTERM
+STOPPING = (signal.SIGINT, signal.SIGTERM)  # Ctrl-C; `timeout`, `docker stop`, a CI cancel
+
+
+def terminated() -> bool:
+    """Whether the interruption `interrupts_in_main_only` raised came from SIGTERM."""
+    return _TERMINATED.is_set()
 
 
 def interrupted(grace: float = 0.2) -> bool:
@@ -122,7 +129,7 @@ def interrupted(grace: float = 0.2) -> bool:
     and break the pool before this process has run its own handler, so the command sees
     `BrokenProcessPool` instead of KeyboardInterrupt; the command line asks this before
     calling a broken pool a crash."""
-    if _INTERRUPTED.is_set() or signal.SIGINT in signal.sigpending():
+    if _INTERRUPTED.is_set() or set(STOPPING) & signal.sigpending():
         return True
     try:
         time.sleep(grace)
@@ -134,7 +141,9 @@ def interrupted(grace: float = 0.2) -> bool:
 @contextmanager
 def interrupts_in_main_only() -> Iterator[None]:
     """While open, Ctrl-C is KeyboardInterrupt in this process and a quiet exit (status 130)
-    in any process forked from it. Forked workers inherit the handler at the instant of fork,
+    in any process forked from it; so is SIGTERM (status 143; `terminated()` then says so), so
+    `timeout`, `docker stop` or a cancelled CI job leave no half-written output either (its
+    default ended the process where it stood, leaving its temporary file). Forked workers inherit the handler at the instant of fork,
     so even one still starting up (before its pool initializer runs) prints no traceback; the
     process that opened it alone reports the interruption. A KeyboardInterrupt that lands where
     Python cannot raise it (an at-fork hook while a worker starts, a `__del__`), which would
@@ -149,8 +158,10 @@ def interrupts_in_main_only() -> Iterator[None]:
 
     def interrupt(signum: int, frame: object) -> None:
         if os.getpid() != main:
-            os._exit(130)
+            os._exit(128 + signum)
         _INTERRUPTED.set()
+        if signum == signal.SIGTERM:
+            _TERMINATED.set()
         raise KeyboardInterrupt
 
     def again() -> None:  # once the hook has returned, so it is raised in the command's code
@@ -165,13 +176,15 @@ def interrupts_in_main_only() -> Iterator[None]:
             hook(report)
 
     done = threading.Event()
+    _TERMINATED.clear()
     hook, sys.unraisablehook = sys.unraisablehook, unraisable
-    previous = signal.signal(signal.SIGINT, interrupt)
+    previous = {number: signal.signal(number, interrupt) for number in STOPPING}
     try:
         yield
     finally:
         done.set()
-        signal.signal(signal.SIGINT, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
         sys.unraisablehook = hook
 
 
@@ -181,9 +194,11 @@ def die_with_parent(parent: int) -> None:
     Linux: the parent-death signal (SIGKILL) through prctl; everywhere: a daemon thread that
     ends the worker within half a second of its parent pid changing (the parent died and the
     worker was handed to another). Also ends it at once if the parent is already gone.
-    Ctrl-C reaches the whole terminal group: a worker then exits quietly (status 130) and the
-    parent alone says it was interrupted, instead of one traceback per worker."""
+    Ctrl-C reaches the whole terminal group: a worker then exits quietly (status 130; SIGTERM
+    sent to the group, 143) and the parent alone says it was interrupted, instead of one
+    traceback per worker."""
     signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(143))
     if sys.platform.startswith("linux"):
         try:
             libc = ctypes.CDLL(None, use_errno=True)

@@ -38,7 +38,7 @@ from ragkit.cli.api_options import COMMANDS as API_COMMANDS
 from ragkit.cli.api_options import add_api_options, apply_api_options
 from ragkit.cli.options import Help, terminal_text
 from ragkit.documents import RagkitError, RagkitWarning
-from ragkit.jobs import interrupted, interrupts_in_main_only, usable_cores
+from ragkit.jobs import interrupted, interrupts_in_main_only, terminated, usable_cores
 from ragkit.memory import blas_threads, describe, out_of_memory
 from ragkit.online import scrub
 
@@ -143,7 +143,7 @@ def _run(argv: list[str] | None) -> int:
             print(f"ragkit: error: {terminal_text(scrub(str(exc)))}", file=sys.stderr)
             _spent_before_the_error()
             return 2
-        except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback; outputs stay atomic
+        except KeyboardInterrupt:  # Ctrl-C, SIGTERM: one line, not a traceback; outputs atomic
             return _interrupted()
         except BrokenProcessPool:  # workers ended by the same Ctrl-C a moment earlier
             if not interrupted():
@@ -179,6 +179,11 @@ def _pipe_closed() -> int:
 
 
 def _interrupted() -> int:
-    print("\nragkit: interrupted; nothing half-written was kept (paid calls and "
-          "embeddings made so far are cached, so re-running resumes)", file=sys.stderr)
-    return 130
+    """Ctrl-C's line and status 130 (after a new line: the terminal has echoed ^C), or
+    SIGTERM's (`timeout`, `docker stop`), `terminated`, and 143: 128 + the signal, as a shell
+    reports a process that signal ended."""
+    stop = terminated()
+    print(f"{'' if stop else chr(10)}ragkit: {'terminated' if stop else 'interrupted'}; "
+          f"nothing half-written was kept (paid calls and embeddings made so far are cached, "
+          f"so re-running resumes)", file=sys.stderr)
+    return 143 if stop else 130
