@@ -140,7 +140,8 @@ def test_binary_huge_and_non_utf8_files_are_refused_with_guidance(tree, monkeypa
         read(tree, "img.png")
     with pytest.raises(ToolError, match="not UTF-8 text .*offset 3"):
         read(tree, "latin1.txt")
-    with pytest.raises(ToolError, match=r"too large to read \(101 bytes; the limit is 100\).*grep"):
+    with pytest.raises(ToolError, match=r"too large to read whole \(101 bytes; the limit is "
+                                        r"100\); give start_line and end_line"):
         read(tree, "big.txt")
     with pytest.raises(ToolError, match="is a folder.*glob"):
         read(tree, "sub")
@@ -153,11 +154,10 @@ def test_binary_huge_and_non_utf8_files_are_refused_with_guidance(tree, monkeypa
 def test_grep_skips_unreadable_files_and_says_so(tree):
     (tree / "blob.bin").write_bytes(b"beta\x00\x01")
     result = run_tool("grep", {"pattern": "beta", "path_glob": "*.bin"}, ToolContext(root=tree))
-    assert result.content == ("no lines match 'beta' in the 0 files of '*.bin'; try a shorter "
-                              "or more general pattern, (?i) to ignore case, or docs_search "
-                              "for a question in words\n"
-                              "[skipped 1 file(s) that are binary, not UTF-8, over 1,000,000 "
-                              "bytes, hard-linked or unreadable: blob.bin]")
+    assert result.content == ("no file was searched: 1 file of '*.bin' could not be searched "
+                              "(named below)\n"
+                              "[skipped 1 file(s) that are binary, not UTF-8, hard-linked or "
+                              "unreadable: blob.bin]")
 
 
 def test_catastrophic_regex_is_stopped_at_the_deadline(tree):

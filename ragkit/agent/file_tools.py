@@ -7,17 +7,20 @@ only) and every listing bounded by `ragkit.agent.sandbox` (entries, seconds, dep
 result is capped to the context's output budget with a message that says how to search more
 narrowly, and names what was left out (links, special files, folders too deep, a budget that
 ran out). Budgets can be lowered per context: `extra` keys `grep_timeout`, `walk_timeout`,
-`walk_max_entries`.
+`walk_max_entries`. A file over `MAX_FILE_BYTES` is skipped by grep, which names it as not
+searched, and read by read_file only by line range, streamed (`ragkit.agent.line_window`).
 
 What it is not: the tool definitions (descriptions, schemas, examples — `ragkit.agent.tools`)
 or the approval and schema checks (`ragkit.agent.gate`).
 """
 from __future__ import annotations
 
+import os
 from pathlib import PurePosixPath
 from typing import Any
 
-from ragkit.agent.safe_open import MAX_FILE_BYTES, Root, parts, read_text, short
+from ragkit.agent.line_window import Window, read_window
+from ragkit.agent.safe_open import MAX_FILE_BYTES, Root, TooLarge, parts, read_text, short
 from ragkit.agent.sandbox import (MAX_ENTRIES, TIMEOUT, WALK_TIMEOUT, Listing, compile_pattern,
                                   glob_paths, matches, pattern_parts, search, top_level)
 from ragkit.agent.tool import ToolContext, ToolError
@@ -98,14 +101,14 @@ def run_grep(args: dict[str, Any], ctx: ToolContext) -> str:
     pattern, where = args["pattern"], args.get("path_glob", "**/*")
     max_hits = args.get("max_hits", 50)
     compile_pattern(pattern)
-    files, skipped, size = [], [], 0
+    files, skipped, large, size = [], [], [], 0
     with Root(ctx.root) as root:
         listing = _listing(root, where, ctx)
         for rel in listing.files:
             try:
                 files.append((rel, read_text(root, rel.split("/"), rel)))
-            except ToolError:
-                skipped.append(rel)
+            except ToolError as exc:
+                (large if isinstance(exc, TooLarge) else skipped).append(rel)
                 continue
             size += len(files[-1][1])
             if size > MAX_GREP_CHARS:
@@ -115,9 +118,12 @@ def run_grep(args: dict[str, Any], ctx: ToolContext) -> str:
         missing = "" if listing.files else _no_files(root, where, ctx)
     notes = _notes(listing, where)
     if skipped:
-        notes.insert(0, f"[skipped {len(skipped)} file(s) that are binary, not UTF-8, over "
-                        f"{MAX_FILE_BYTES:,} bytes, hard-linked or unreadable: "
-                        f"{', '.join(skipped[:5])}]")
+        notes.insert(0, f"[skipped {len(skipped)} file(s) that are binary, not UTF-8, "
+                        f"hard-linked or unreadable: {', '.join(skipped[:5])}]")
+    if large:
+        notes.insert(0, f"[not searched: {counted(len(large), 'file')} over {MAX_FILE_BYTES:,} "
+                        f"bytes, which read_file reads in parts with start_line and end_line: "
+                        f"{', '.join(large[:5])}]")
     hits, more = search(pattern, files, max_hits, ctx.extra.get("grep_timeout", TIMEOUT))
     lines, used = [], 0
     budget = ctx.max_output - 300 - sum(len(n) + 1 for n in notes)  # room for the notes
@@ -130,6 +136,13 @@ def run_grep(args: dict[str, Any], ctx: ToolContext) -> str:
         used += len(line) + 1
     if missing:
         lines.append(missing)
+    elif not hits and (large or skipped):  # not "nothing matched": some were not searched
+        unread = len(large) + len(skipped)
+        lines.append(f"no file was searched: {counted(unread, 'file')} of '{where}' could "
+                     f"not be searched (named below)" if not files else
+                     f"no lines match {pattern!r} in the {counted(len(files), 'file')} "
+                     f"searched of '{where}'; {counted(unread, 'other file')} could not be "
+                     f"searched (named below)")
     elif not hits:
         lines.append(f"no lines match {pattern!r} in the {counted(len(files), 'file')} of "
                      f"'{where}'; try a shorter or more general pattern, (?i) to ignore case, "
@@ -158,12 +171,33 @@ def run_glob(args: dict[str, Any], ctx: ToolContext) -> str:
     return "\n".join(shown + _notes(listing, pattern))
 
 
+def _window(root: Root, names: list[str], shown: str, args: dict[str, Any]) -> Window:
+    """The lines read_file may show of the file — from `start_line`, at most
+    `MAX_READ_LINES` — read whole, or streamed when it is over `MAX_FILE_BYTES` and a line
+    range was given (without one it is refused, its message saying how to read it)."""
+    start = args.get("start_line", 1)
+    last = start + MAX_READ_LINES - 1
+    if "end_line" in args:
+        last = max(start, min(last, args["end_line"]))
+    try:
+        lines = read_text(root, names, shown).splitlines()
+    except TooLarge:
+        if "start_line" not in args and "end_line" not in args:
+            raise
+        fd = root.open_file(names, shown)
+        try:
+            return read_window(fd, shown, start, last, MAX_LINE_READ)
+        finally:
+            os.close(fd)
+    return Window(start, last, MAX_LINE_READ, lines[start - 1:last], len(lines))
+
+
 def run_read_file(args: dict[str, Any], ctx: ToolContext) -> str:
     names = parts(args["path"])
     shown = "/".join(names) or "."
     with Root(ctx.root) as root:
-        lines = read_text(root, names, shown).splitlines()
-    total, start = len(lines), args.get("start_line", 1)
+        window = _window(root, names, shown, args)
+    total, start = window.total, args.get("start_line", 1)
     end = min(args.get("end_line", total), total)
     if total == 0:
         return f"{shown} is empty (0 lines)"
@@ -174,7 +208,7 @@ def run_read_file(args: dict[str, Any], ctx: ToolContext) -> str:
         raise ToolError(f"end_line {args['end_line']} is before start_line {start}")
     rows, used, budget = [], 0, ctx.max_output - 200
     for number in range(start, min(end, start + MAX_READ_LINES - 1) + 1):
-        text = lines[number - 1]
+        text = window.rows[number - start]
         if len(text) > MAX_LINE_READ:
             text = text[:MAX_LINE_READ] + " … [line cut]"
         row = f"{number:>4} | {text}"
@@ -183,7 +217,8 @@ def run_read_file(args: dict[str, Any], ctx: ToolContext) -> str:
         rows.append(row)
         used += len(row) + 1
     last = start + len(rows) - 1
-    out = [f"{shown}: lines {start}–{last} of {total}", *rows]
+    of = total if window.complete else f"more than {total:,}"
+    out = [f"{shown}: lines {start}–{last} of {of}", *rows]
     if last < end:
         out.append(f"[truncated: read lines {last + 1}–{min(end, last + len(rows))} next]")
     return "\n".join(out)

@@ -12,7 +12,7 @@ What it is:
   fail; it never reads outside. What is checked is the opened file (`fstat` of the descriptor),
   not a path that may have changed since;
 - `read_text(root, parts, shown)`: a file's UTF-8 text, reading at most `MAX_FILE_BYTES + 1`
-  bytes whatever `stat` says.
+  bytes whatever `stat` says (`TooLarge` beyond: `ragkit.agent.line_window` reads a range).
 
 The rule, and its limits. Only regular files are read: FIFOs, devices and sockets are refused
 from `lstat` before anything is opened (opening one can block or have side effects), and again
@@ -37,7 +37,7 @@ from types import TracebackType
 
 from ragkit.agent.tool import ToolError
 
-MAX_FILE_BYTES = 1_000_000  # files above this are refused by read_file and skipped by grep
+MAX_FILE_BYTES = 1_000_000  # above this grep skips a file and read_file reads it by line range
 MAX_PATH = 4096  # characters of a path (Linux PATH_MAX)
 MAX_NAME = 255  # characters of one path part (NAME_MAX)
 ALLOWED = "give a path relative to the root, e.g. 'code/shopcore/payments/refund.py'"
@@ -233,6 +233,10 @@ class _Folder:
         os.close(self.fd)
 
 
+class TooLarge(ToolError):
+    """A file over `MAX_FILE_BYTES`: grep skips it, read_file reads it by line range."""
+
+
 def read_capped(fd: int, cap: int) -> bytes:
     """At most `cap + 1` bytes from `fd` (one more than `cap` tells 'too large')."""
     chunks, size = [], 0
@@ -256,9 +260,9 @@ def read_text(root: Root, names: list[str], shown: str) -> str:
     finally:
         os.close(fd)
     if len(data) > MAX_FILE_BYTES:
-        raise ToolError(f"'{short(shown)}' is too large to read ({size:,} bytes; the limit is "
-                        f"{MAX_FILE_BYTES:,}); find the lines you need with grep "
-                        f"(path_glob='{short(shown)}') instead")
+        raise TooLarge(f"'{short(shown)}' is too large to read whole ({size:,} bytes; the "
+                       f"limit is {MAX_FILE_BYTES:,}); give start_line and end_line to read it "
+                       f"in parts of up to 200 lines (e.g. start_line=1, end_line=200)")
     if b"\x00" in data:
         raise ToolError(f"'{short(shown)}' is a binary file (it contains NUL bytes); these "
                         f"tools read text files only — look for a text file that describes it "
