@@ -425,6 +425,17 @@ def test_ragkit_tool_bad_json_is_one_line_and_status_2(capsys):
     assert err.startswith("ragkit: error: --args: not valid JSON") and err.count("\n") == 1
 
 
+@pytest.mark.parametrize("given, said", [
+    ("[" * 60_000 + "]" * 60_000, "malformed JSON (nested too deeply)"),
+    ('{"pattern": ' + "[" * 60_000 + "]" * 60_000 + "}", "malformed JSON (nested too deeply)"),
+    ('{"pattern": "x", "max_hits": ' + "9" * 5_000 + "}",
+     "a number of over 4,300 digits; write it as a string")])
+def test_ragkit_tool_json_python_cannot_read_is_one_line_as_in_jsonl_files(capsys, given, said):
+    """A RecursionError (or ValueError) traceback; the JSONL readers' words instead."""
+    assert main(["tool", "grep", "--root", str(CORPUS), "--args", given]) == 2
+    assert capsys.readouterr().err == f"ragkit: error: --args: {said}\n"
+
+
 def test_a_note_title_is_printable_and_bad_text_is_an_instructive_error(tmp_path):
     """A NUL or escape in the title reached the note's heading; a lone surrogate (JSON's
     "\\udcff") was an internal UnicodeEncodeError; a failed save named the machine's path."""

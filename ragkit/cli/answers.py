@@ -132,6 +132,11 @@ def cmd_tool(args: argparse.Namespace) -> int:
         arguments = json.loads(args.args)
     except json.JSONDecodeError as exc:
         raise RagkitError(f"--args: not valid JSON ({exc})") from None
+    except RecursionError:  # as the JSONL readers say it: deeper than Python's stack
+        raise RagkitError("--args: malformed JSON (nested too deeply)") from None
+    except ValueError:  # an integer of over 4,300 digits (Python's limit on reading one)
+        raise RagkitError("--args: a number of over 4,300 digits; write it as a string") \
+            from None
     context = ToolContext(root=args.root, notes=args.notes,
                           pipeline=load_index(args.index) if args.index else None,
                           policy=AllowAll() if args.approve else DenyAll())
