@@ -11,6 +11,9 @@ What it is:
 - `files_of(folder)`: the list a new index.json records.
 - `refuse_inputs_inside(out, inputs)`: an input that lives inside `--out` (which is replaced
   whole) is refused before anything is read.
+- `refuse_output_in_index(path, option)`: an output (a run, a per-query CSV, a golden file,
+  another index, …) that would be written inside an index folder is refused before any work:
+  the next re-index of that folder refused it as a file ragkit did not write there.
 
 Why refuse rather than keep strangers: an index folder is swapped in whole (crash-safe,
 `ragkit.atomic.replace_folder`); carrying a user's files across the swap would move them
@@ -126,3 +129,26 @@ def refuse_inputs_inside(out: Path | str, inputs: Iterable[Path | str | None]) -
         if real.startswith(root.rstrip(os.sep) + os.sep):
             raise RagkitError(f"{given}: is inside --out {out}, which indexing replaces "
                               f"whole; move it out of {out} first, or choose another --out")
+
+
+def refuse_output_in_index(path: Path | str, option: str) -> None:
+    """Refuse writing `path` (given as `option`, e.g. "--out") inside an index folder — an
+    ancestor holding a ragkit index.json, through links too. Accepted, it made the next
+    `ragkit index` of that folder refuse ("not written by ragkit, but inside the index
+    folder"), as the folder is replaced whole. Creates and changes nothing."""
+    folder = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+    while True:
+        if manifest_of(Path(folder)) is not None:
+            shown = os.path.relpath(folder) if _below(folder, os.getcwd()) else folder
+            raise RagkitError(f"{path}: is inside the index folder {shown}, which re-indexing "
+                              f"replaces whole (and refuses what it did not write); give "
+                              f"{option} a path outside it")
+        above = os.path.dirname(folder)
+        if above == folder:
+            return
+        folder = above
+
+
+def _below(path: str, folder: str) -> bool:
+    """Whether `path` is `folder` or lies beneath it (both absolute)."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)

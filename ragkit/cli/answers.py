@@ -11,6 +11,7 @@ from ragkit.cli.options import (DEFAULT_RERANK, Help, chosen_rerank, clamp_k, lo
                                 positive_int, terminal_json, terminal_text)
 from ragkit.cli.fusion import add_fusion_options, fusion_given, fusion_settings
 from ragkit.documents import RagkitError, check_query_length, composed
+from ragkit.index_owner import refuse_output_in_index
 from ragkit.text_stats import counted
 
 
@@ -106,6 +107,8 @@ def _ask_agent(args: argparse.Namespace) -> None:
     if not args.root.is_dir():
         raise RagkitError(f"{args.root}: --root: " + ("a file, not a folder" if args.root.exists()
                                                         else "no such folder"))
+    if args.trace is not None:
+        refuse_output_in_index(args.trace, "--trace")
     pipeline = load_index(args.index) if args.index is not None else None
     names = ["grep", "glob", "read_file"] + (["docs_search"] if pipeline is not None else [])
     llm = _llm("the offline stand-in program drives the loop (a fixed search-read-answer "

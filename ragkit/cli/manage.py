@@ -11,6 +11,7 @@ from ragkit.cli.options import Help
 from ragkit.corpus_cache import clear_corpora, corpora_folder
 from ragkit.documents import RagkitError
 from ragkit.errors import not_a_file
+from ragkit.index_owner import refuse_output_in_index
 from ragkit.models import SPECS, install
 from ragkit.sqlite_files import absent_line
 
@@ -112,6 +113,7 @@ def cmd_cookbook(args: argparse.Namespace) -> None:
             print(f"refreshed {path}")
         return
     params = _parse_params(args.param or [])
+    refuse_output_in_index(args.out, "--out")  # a results folder
     if args.action == "run":
         params = {name: _from_here(name, value) for name, value in params.items()}
         report = run_cookbook(args.out, notebooks=args.notebook, parameters=params,

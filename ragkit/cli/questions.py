@@ -21,6 +21,7 @@ from ragkit.cli.golden import sheet_missing
 from ragkit.cli.retrieval import print_skipped
 from ragkit.cli.options import Help, positive_int
 from ragkit.documents import RagkitError
+from ragkit.index_owner import refuse_output_in_index
 from ragkit.pricing import price
 from ragkit.questions import defaults  # constants only: no SDK, no numpy
 from ragkit.questions.sample import parse_kinds  # no SDK, no numpy
@@ -46,6 +47,7 @@ def _unit(text: str) -> float:
 
 
 def cmd_generate(args: argparse.Namespace) -> None:
+    refuse_output_in_index(args.out, "--out")
     check_target(args.out, api.is_golden_file, "a golden questions file", folder=False)
     if args.out.resolve() == Path(args.docs).resolve():
         raise RagkitError(f"{args.out}: is the input DOCS; choose another --out")
@@ -71,6 +73,7 @@ def cmd_generate(args: argparse.Namespace) -> None:
 
 
 def cmd_review(args: argparse.Namespace) -> None:
+    refuse_output_in_index(args.out, "--out")
     check_target(args.out, api.is_review_csv, "a review sheet", folder=False)
     questions = api.read_golden(args.golden)
     _, how = api.review_sheet(questions, args.out)
@@ -83,6 +86,7 @@ def cmd_review(args: argparse.Namespace) -> None:
 
 
 def cmd_accept(args: argparse.Namespace) -> None:
+    refuse_output_in_index(args.out, "--out")
     check_target(args.out, api.is_golden_file, "a golden questions file", folder=False)
     if args.out.resolve() == Path(args.golden).resolve():  # the set the sheet's rows name
         raise RagkitError(f"{args.out}: is the input --golden; its questions marked no or "

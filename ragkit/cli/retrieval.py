@@ -12,7 +12,7 @@ from ragkit.cli.options import (Help, add_batch_options, add_index_options, add_
                                 index_config, load_index, print_rerank_summary, print_usage)
 from ragkit.cli.fusion import fusion_settings
 from ragkit.documents import RagkitError, load_queries_jsonl
-from ragkit.index_owner import manifest_of, refuse_inputs_inside
+from ragkit.index_owner import manifest_of, refuse_inputs_inside, refuse_output_in_index
 from ragkit.loaded_folder import kept_in_index
 from ragkit.text_stats import counted
 
@@ -33,6 +33,7 @@ def _index(args: argparse.Namespace) -> None:
         raise RagkitError("--allow-removals applies to --update (a build without it indexes "
                           "exactly DOCS); add --update, or leave it out")
     refuse_inputs_inside(args.out, [args.docs, args.vectors])  # replaced with the old index
+    refuse_output_in_index(args.out, "--out")  # another index's re-index would refuse it
     store_given = _store_of(args)
     check_target(args.out, index_target(store_given), "a ragkit index",  # refuse before the
                  folder=True,  # work; a Milvus build interrupted there is resumed (in place)
@@ -154,6 +155,7 @@ def cmd_search(args: argparse.Namespace) -> None:
     # deferred: numpy, pandas and scipy load only when a command builds or reads an index
     from ragkit.pipeline import SearchConfig
     from ragkit.runs import is_trec_run, write_trec
+    refuse_output_in_index(args.out, "--out")
     check_target(args.out, is_trec_run, "a TREC run", folder=False)
     pipeline = load_index(args.index)
     queries = load_queries_jsonl(args.queries)

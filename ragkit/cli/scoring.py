@@ -14,6 +14,7 @@ from ragkit.cli.golden import with_questions
 from ragkit.cli.retrieval import batch_size, held_per_query
 from ragkit.documents import RagkitError
 from ragkit.errors import not_a_file
+from ragkit.index_owner import refuse_output_in_index
 from ragkit.sheet_cells import csv_text
 from ragkit.text_stats import counted
 
@@ -26,6 +27,7 @@ def cmd_eval(args: argparse.Namespace) -> None:
         raise RagkitError("give a DATASET folder, or --run RUN --qrels QRELS" +
                           (" (not both)" if args.dataset is not None else ""))
     if args.per_query:
+        refuse_output_in_index(args.per_query, "--per-query")
         check_target(args.per_query, is_per_query_csv, "a per-query CSV", folder=False)
     if args.run:
         _eval_run_file(args)
