@@ -69,26 +69,32 @@ def read_qrels(path: Path | str) -> Qrels:
       taken as written (they are the corpus's own ids, spaces and `%` included).
 
     Every grade is kept (a grade > 0 means relevant; 0 and negative grades are judged
-    non-relevant); a pair judged twice keeps its last grade. What it is not: a scorer —
-    callers decide what a grade means. A wrong field count (or a line of the other format)
-    or a non-integer grade is a `RagkitError` naming file, line and field.
+    non-relevant). What it is not: a scorer — callers decide what a grade means. A wrong
+    field count (or a line of the other format), a non-integer grade, or a (query, document)
+    pair judged twice is a `RagkitError` naming file, line and field — the second judgment
+    both lines, as a run listing a document twice for a query is refused: the last grade
+    silently won, and a file of two merged sets was scored as one.
     """
     qrels: Qrels = {}
-    for _, _, qid, doc, grade in _judgments(Path(path)):
-        qrels.setdefault(qid, {})[doc] = grade
+    for number, kind, qid, doc, grade in _judgments(Path(path)):
+        judged = qrels.setdefault(qid, {})
+        if doc in judged:  # found again to name it: no line is kept per judgment
+            first, field = judged_at(path, qid, doc) or (0, "")
+            raise RagkitError(f"{where(path, number, field)}: '{doc}' is judged for query "
+                              f"'{qid}' already (line {first}); keep one of the two lines")
+        judged[doc] = grade
     return qrels
 
 
 def judged_at(path: Path | str, qid: str, doc: str) -> tuple[int, str] | None:
-    """(line, the field naming the document: `corpus-id` or `docid`) of the judgment of `doc`
-    for `qid` in `path` that `read_qrels` keeps (the last), or None when there is none. Read
-    again for an error message, not kept by `read_qrels`: a million judgments would each
-    hold a line number that no caller reads unless something is wrong."""
-    found = None
+    """(line, the field naming the document: `corpus-id` or `docid`) of the (first) judgment
+    of `doc` for `qid` in `path`, or None when there is none. Read again for an error
+    message, not kept by `read_qrels`: a million judgments would each hold a line number
+    that no caller reads unless something is wrong."""
     for number, kind, q, d, _ in _judgments(Path(path)):
         if (q, d) == (qid, doc):
-            found = (number, "corpus-id" if kind == "beir" else "docid")
-    return found
+            return number, "corpus-id" if kind == "beir" else "docid"
+    return None
 
 
 def _judgments(path: Path) -> Iterator[tuple[int, str, str, str, int]]:

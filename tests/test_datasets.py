@@ -19,10 +19,33 @@ def _write(path, lines):
 
 def test_trec_qrels_keep_every_grade(tmp_path):
     path = _write(tmp_path / "qrels.txt", ["q1 0 d1 1", "q1 0 d2 0", "q1\t0\td3\t2", "",
-                                           "q2 Q0 d1 -1", "q3 0 d4 1", "q3 0 d4 0"])
+                                           "q2 Q0 d1 -1", "q3 0 d4 0"])
     qrels = read_qrels(path)
     assert qrels == {"q1": {"d1": 1, "d2": 0, "d3": 2}, "q2": {"d1": -1}, "q3": {"d4": 0}}
-    assert relevant(qrels) == {"q1": ["d1", "d3"]}  # grades > 0; a repeated pair keeps its last
+    assert relevant(qrels) == {"q1": ["d1", "d3"]}  # grades > 0
+
+
+@pytest.mark.parametrize("lines, said", [
+    (["q1 0 d1 1", "q1 0 d2 0", "q2 0 d1 1", "", "q1 0 d1 2"],
+     "qrels.txt:5: field 'docid': 'd1' is judged for query 'q1' already (line 1)"),
+    (["query-id\tcorpus-id\tscore", "q1\tdoc one\t1", "q1\tdoc one\t1"],
+     "qrels.txt:3: field 'corpus-id': 'doc one' is judged for query 'q1' already (line 2)"),
+    (["q%201 0 my%20notes#0 1", "q%201 0 my%20notes#0 0"],  # ids as a run spells them
+     "qrels.txt:2: field 'docid': 'my notes#0' is judged for query 'q 1' already (line 1)"),
+])
+def test_a_pair_judged_twice_is_refused_naming_both_lines(tmp_path, monkeypatch, lines, said):
+    """The last grade silently won (a file of two merged judgment sets scored as one); a run
+    listing a document twice for a query was refused already."""
+    monkeypatch.chdir(tmp_path)
+    _write(tmp_path / "qrels.txt", lines)
+    with pytest.raises(RagkitError) as err:
+        read_qrels("qrels.txt")
+    assert str(err.value) == f"{said}; keep one of the two lines"
+    _write(tmp_path / "run.trec", ["q1 Q0 d1 1 2.0 bm25"])
+    done = subprocess.run([str(RAGKIT), "eval", "--run", "run.trec", "--qrels", "qrels.txt"],
+                          capture_output=True, text=True, timeout=300)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2, "", f"ragkit: error: {said}; keep one of the two lines\n")
 
 
 @pytest.mark.parametrize("header", [["query-id\tcorpus-id\tscore"], []])
@@ -121,9 +144,9 @@ def test_a_judged_corpus_id_not_in_the_corpus_is_named_in_the_qrels_words(beir):
 
 
 def test_a_judged_corpus_id_not_in_the_corpus_names_its_qrels_line(beir):
-    """The line of the judgment the qrels keep (a pair judged twice: its last line), blank
-    lines counted; TREC qrels name their field `docid`; eval says it as one line."""
-    _write(beir / "qrels" / "test.tsv", ["query-id\tcorpus-id\tscore", "t1\tgone\t0", "",
+    """The line of the judgment, blank lines counted; TREC qrels name their field `docid`;
+    eval says it as one line."""
+    _write(beir / "qrels" / "test.tsv", ["query-id\tcorpus-id\tscore", "t1\td2\t0", "",
                                          "t1\td1\t1", "t1\tgone\t2"])
     with pytest.raises(RagkitError) as err:
         load_beir(beir)
