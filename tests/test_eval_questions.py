@@ -145,3 +145,25 @@ def test_a_shipped_golden_question_about_a_file_skip_bad_left_out_is_left_out(tm
     kept = _eval(tmp_path, str(tmp_path))  # without the option: the first bad file, exit 2
     assert kept.returncode == 2 and kept.stderr.splitlines() == [
         f"ragkit: error: {tmp_path / 'corpus' / 'fridge.md'}: looks binary, not text"]
+
+
+@pytest.mark.parametrize("how", ["null", "absent"])
+def test_a_question_without_a_split_left_out_of_the_split_scored_is_warned_of(tmp_path, docs,
+                                                                               how):
+    """`"split": null` beside questions of split test: the default split, test, dropped it
+    without a word (3 questions, "2 judged queries"). One warning line names its file, line
+    and field; `--split all` scores it and says nothing."""
+    rows = [dict(q) for q in QUESTIONS]
+    rows[1]["split"] = None
+    if how == "absent":
+        del rows[1]["split"]
+    golden = _jsonl(tmp_path / "golden.jsonl", rows)
+    done = _eval(tmp_path, str(docs), "--questions", str(golden))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        f"ragkit: warning: {golden}:2: field 'split': null or missing, so split 'test' leaves "
+        f"this question out; give each question a split, or score every one with --split all"]
+    assert done.stdout.splitlines()[0] == "docs: 2 judged queries of split test, 3 chunks"
+    every = _eval(tmp_path, str(docs), "--questions", str(golden), "--split", "all")
+    assert (every.returncode, every.stderr) == (0, "")
+    assert every.stdout.splitlines()[0] == "docs: 3 judged queries of all splits (test), 3 chunks"

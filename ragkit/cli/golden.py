@@ -15,6 +15,8 @@ golden JSONL file or a folder of them, where
 - a question whose golden document `--skip-bad` left out is left out too, with one warning
   line naming the documents: it cannot be scored, and "no document 'notes/soil.md'" did not
   say that the file had been skipped.
+`warn_unsplit(data, name)`: one warning line when scoring split `name` leaves out questions
+that have no split (`"split": null`, or none given): the count shrank, unsaid.
 `sheet_missing(path, golden)`: the one line `ragkit questions accept` gives for a review
 sheet that is not a file — a review folder given for its sheet, a sheet renamed or deleted —
 naming the review sheets where it looked, or the command that writes one ("review: a folder,
@@ -25,9 +27,10 @@ name the file, line and field of any other bad question.
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 
-from ragkit.documents import Dataset, RagkitError, check_golden, load_golden
+from ragkit.documents import Dataset, RagkitError, RagkitWarning, check_golden, load_golden
 from ragkit.errors import not_a_file
 from ragkit.loaded_folder import without_skipped
 from ragkit.questions.review import is_review_csv
@@ -47,6 +50,19 @@ def with_questions(data: Dataset, path: Path) -> Dataset:
     golden = without_skipped(golden, data.documents, path)
     return Dataset(data.name, data.documents, check_golden(golden, data.documents, path),
                    data.chunks)
+
+
+def warn_unsplit(data: Dataset, name: str | None) -> None:
+    """Warn, naming the first one's file, line and field, when split `name` (None: every
+    question) leaves out questions that name no split — `"split": null` or no `split` —
+    which `eval --questions` dropped without a word while their neighbours were scored."""
+    unsplit = [q for q in data.queries if not q.split] if name is not None else []
+    if not unsplit or len(unsplit) == len(data.queries):  # none left out, or no splits at all
+        return
+    more = f" (and {len(unsplit) - 1} more without a split)" if len(unsplit) > 1 else ""
+    warnings.warn(f"{unsplit[0].origin or data.name}: field 'split': null or missing, so "
+                  f"split '{name}' leaves this question out{more}; give each question a "
+                  f"split, or score every one with --split all", RagkitWarning, stacklevel=2)
 
 
 def sheets_in(folder: Path) -> list[Path]:

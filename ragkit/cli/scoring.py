@@ -10,7 +10,7 @@ from ragkit.cli.options import (DEFAULT_RERANK, Help, add_index_options, add_sea
                                 check_index_covers, check_same_options, clamp_k, index_config,
                                 load_index, positive_int, print_rerank_summary, terminal_text)
 from ragkit.cli.fusion import fusion_given, fusion_settings
-from ragkit.cli.golden import with_questions
+from ragkit.cli.golden import warn_unsplit, with_questions
 from ragkit.cli.retrieval import batch_size, held_per_query
 from ragkit.documents import RagkitError
 from ragkit.errors import not_a_file
@@ -68,6 +68,7 @@ def _split(data, asked: str | None):
     if asked == "all" or (asked is None and not any(q.split == "test" for q in data.queries)):
         return data, all_splits(data)
     split = asked or "test"
+    warn_unsplit(data, split)
     return data.split(split), f"split {split}"
 
 
@@ -206,6 +207,7 @@ def cmd_tune(args: argparse.Namespace) -> None:
     # "all" as in `ragkit eval`: every question, whatever its split
     split = (None if args.split == "all" else
              args.split or ("dev" if any(q.split == "dev" for q in data.queries) else None))
+    warn_unsplit(data, split)
     data = data.split(split)
     pipeline = load_index(args.index) if args.index else None
     if pipeline is not None:
