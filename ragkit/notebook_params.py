@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -46,16 +47,40 @@ def parse_value(text: Any) -> Any:
         return text
 
 
+def _not_a_notebook(notebook: Path) -> str | None:
+    """Why `notebook` is no Jupyter notebook — not UTF-8, not JSON, JSON without a `cells`
+    list — or None. Said in these words, never with the file's text: papermill's error
+    quoted its first bytes (`/etc/passwd`'s first line), after a UserWarning and its source
+    line about the file's extension."""
+    try:
+        text = notebook.read_bytes().decode("utf-8")
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    except UnicodeDecodeError:
+        return "not a Jupyter notebook (its bytes are not UTF-8 text)"
+    try:
+        cells = json.loads(text.removeprefix("\ufeff")).get("cells")
+    except (ValueError, RecursionError, AttributeError):  # not JSON, too deep, not an object
+        return "not a Jupyter notebook (its text is not a JSON object)"
+    return None if isinstance(cells, list) else "not a Jupyter notebook (no list of cells)"
+
+
 def declared_parameters(notebook: Path) -> dict[str, Any]:
     """The names assigned in the notebook's `parameters` cell, with their default values.
 
-    A default that is not a literal (an expression) is kept as its source text.
+    A default that is not a literal (an expression) is kept as its source text. A file that
+    is no notebook is one line saying so (`_not_a_notebook`).
     """
     import papermill
 
+    wrong = _not_a_notebook(Path(notebook))
+    if wrong is not None:
+        raise RagkitError(f"{notebook}: {wrong}")
     try:
-        found = papermill.inspect_notebook(str(notebook))
-    except Exception as exc:  # unreadable JSON, no kernel named, ...: the user's file
+        with warnings.catch_warnings():  # "the file is not specified with any extension"
+            warnings.simplefilter("ignore", UserWarning)
+            found = papermill.inspect_notebook(str(notebook))
+    except Exception as exc:  # no kernel named, ...: the user's file
         raise RagkitError(f"{notebook}: cannot read its parameters ({exc})") from None
     defaults = {}
     for name, info in found.items():

@@ -5,6 +5,8 @@ before anything executes, so those tests run no kernel. The report itself: test_
 """
 import json
 import re
+import subprocess
+import sys
 
 import nbformat
 import pandas as pd
@@ -527,3 +529,25 @@ def test_the_sweep_plot_draws_dollar_signs_of_folder_names_and_captions_as_writt
     (ax,) = parameter_figure(table, "data_dir", panels).axes
     assert ax.get_title() == "Pass@5 · The ladder on the $5_$ split"
     assert [t.get_text() for t in ax.get_xticklabels()] == ["data/a$b_$c", "data/plain"]
+
+
+@pytest.mark.parametrize("name, content, why", [
+    ("passwd", b"root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1::/usr/sbin:/bin/sh\n",
+     "not a Jupyter notebook (its text is not a JSON object)"),
+    ("list.ipynb", b"[1, 2]", "not a Jupyter notebook (its text is not a JSON object)"),
+    ("data.ipynb", b'{"rows": [1, 2]}', "not a Jupyter notebook (no list of cells)"),
+    ("image.ipynb", b"\x89PNG\r\n\x1a\n\xb4\x00", "not a Jupyter notebook (its bytes are not "
+                                                  "UTF-8 text)"),
+])
+def test_a_file_that_is_no_notebook_is_one_clean_line_without_its_content(
+        tmp_path, monkeypatch, name, content, why):
+    """`cookbook run --notebook /etc/passwd`: papermill's UserWarning about the extension and
+    its source line reached stderr before the error, which quoted the file's first bytes."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / name).write_bytes(content)
+    done = subprocess.run([sys.executable, "-c", "import sys; from ragkit.cli import main; "
+                           "sys.exit(main())", "cookbook", "run", "--notebook", name, "--out",
+                           "results"], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2, "", f"ragkit: error: {name}: {why}\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
