@@ -219,16 +219,25 @@ def _heading_title(rest: str) -> str:
     return short_label(rest.rstrip(" \t").rstrip("#").rstrip(" \t") or rest[:1])
 
 
+def _section_shown(title: str, section: str) -> str:
+    """`section` as `place` shows it under `title`: "" when it is none or only repeats the
+    title; a leading heading that repeats the title, or is the title's head before its
+    subtitle ("Varroa control" of "Varroa control: the treatment calendar"), left out."""
+    if section == NO_SECTION:
+        return ""
+    head, sep, rest = section.partition(" > ")
+    if head != title and not re.match(rf"{re.escape(head)}\s*(?::|\s[-–—])\s", title):
+        return section
+    return rest if sep else ""
+
+
 def place(title: str, section: str) -> str:
     """`title / section` for people (`ragkit ask`'s source list): a leading heading that
-    repeats the title (a Markdown H1) is left out, and so is a section that is none
-    (`NO_SECTION`: the passage comes before any heading), which showed as "notes.md / —"."""
-    if section == NO_SECTION:
-        return title
-    head, sep, rest = section.partition(" > ")
-    if head != title:
-        return f"{title} / {section}"
-    return f"{title} / {rest}" if sep else title
+    repeats the title (a Markdown H1, or the title's head before a subtitle) is left out,
+    and so is a section that is none (`NO_SECTION`: the passage comes before any heading),
+    which showed as "notes.md / —"."""
+    shown = _section_shown(title, section)
+    return f"{title} / {shown}" if shown else title
 
 
 def tag_place(tag: str) -> str:
@@ -236,6 +245,25 @@ def tag_place(tag: str) -> str:
     that is no tag comes back as it is."""
     match = _TAG.fullmatch(tag)
     return place(match["title"], match["section"]) if match else tag
+
+
+def tags_place(tags: Sequence[str]) -> str:
+    """`tag_place` of one source's cited tags, the title said once: "Refund policy /
+    Deadline; Payment", not "Refund policy / Deadline; Refund policy / Payment" (sentences
+    cited under two headings of one chunk). Each section once, in `tags` order; tags of
+    other titles, or no tags, are shown whole after a "; "."""
+    parsed = [_TAG.fullmatch(tag) for tag in tags]
+    title = parsed[0]["title"] if parsed and parsed[0] else None
+    shown: list[str] = []
+    for tag, match in zip(tags, parsed):
+        one = (_section_shown(title, match["section"]) if match and match["title"] == title
+               else tag_place(tag))
+        if one not in shown:
+            shown.append(one)
+    if title is None:
+        return "; ".join(shown)
+    sections = "; ".join(s for s in shown if s)
+    return f"{title} / {sections}" if sections else title
 
 
 def cited_tag(tag: str, before: Sequence[str], code: bool = False) -> str:

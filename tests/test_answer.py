@@ -15,7 +15,7 @@ from anthropic.types import CitationsSearchResultLocation
 from ragkit import standin
 from ragkit.answer import DECLINE, answer, cite, result_sources
 from ragkit.assemble import lift
-from ragkit.assemble import Passage, assemble, blocks
+from ragkit.assemble import Passage, assemble, blocks, tag_place, tags_place
 from ragkit.cli import main
 from ragkit.documents import Chunk, Document, RagkitError
 from ragkit.llm import LLM, make_client
@@ -271,6 +271,27 @@ def test_a_source_is_placed_without_repeating_its_title():
     assert place("Q2 Reports > Revenue") == "Q2 Report / Q2 Reports > Revenue"
 
 
+def test_a_source_cited_under_two_headings_names_its_title_once():
+    """The sources list printed "[1] guides/varroa-treatment.md#0 — Varroa control: the
+    cooperative's treatment calendar / Varroa control > Treatment thresholds; Varroa control:
+    the cooperative's treatment calendar / Varroa control": the title twice, and the H1 that
+    is the title's head before its subtitle each time."""
+    title = "Varroa control: the cooperative's treatment calendar"
+    tags = [f"[Source: {title} | Section: Varroa control > Treatment thresholds]",
+            f"[Source: {title} | Section: Varroa control]"]
+    assert tags_place(tags) == f"{title} / Treatment thresholds"
+    assert tags_place([*tags, f"[Source: {title} | Section: Varroa control > Sampling]",
+                       f"[Source: {title} | Section: Varroa control > Treatment thresholds]"]
+                      ) == f"{title} / Treatment thresholds; Sampling"
+    assert tag_place(tags[1]) == title
+    assert tags_place(["[Source: Q2 Report | Section: Revenue]",
+                       "[Source: Q2 Report | Section: —]"]) == "Q2 Report / Revenue"
+    assert tags_place(["notes.md"]) == "notes.md"
+    # a heading that only starts like the title is kept: no subtitle follows it
+    assert tag_place("[Source: Varroa controls | Section: Varroa control]") == (
+        "Varroa controls / Varroa control")
+
+
 def test_ragkit_ask_declines_and_a_bad_index_is_one_line(tiny_index, tmp_path, capsys):
     assert main(["ask", "--index", str(tiny_index), "Which carrier delivers to Norway?"]) == 0
     assert capsys.readouterr().out == DECLINE + "\n"
@@ -365,7 +386,7 @@ def test_ragkit_ask_names_each_heading_a_source_is_cited_under(tmp_path, monkeyp
     assert main(["ask", "--index", str(tmp_path / "idx"), "--k", "1", "Refunds?"]) == 0
     assert capsys.readouterr().out.splitlines() == [
         "Accepted within 21 days [1] and paid within 21 days. [1]",
-        "[1] refund#0 — Refund policy / Refunds > Deadline; Refund policy / Refunds > Payment"]
+        "[1] refund#0 — Refund policy / Refunds > Deadline; Refunds > Payment"]
 
 
 @pytest.mark.parametrize("option, value, message", [

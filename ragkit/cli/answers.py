@@ -32,7 +32,7 @@ def cmd_ask(args: argparse.Namespace) -> None:
         raise RagkitError("ask needs --index DIR, or --agent --root DIR")
     # deferred: numpy and the Anthropic client load only when a question is asked
     from ragkit.answer import Answer, answer, answer_stream, answers_with
-    from ragkit.assemble import tag_place
+    from ragkit.assemble import tags_place
     from ragkit.pipeline import SearchConfig
     pipeline = load_index(args.index)
     # the extractive answerer embeds the passages' sentences: only with the local model it
@@ -84,15 +84,13 @@ def cmd_ask(args: argparse.Namespace) -> None:
     for citation in result.citations:
         if citation.page is not None and citation.page not in pages.get(citation.chunk_id, []):
             pages.setdefault(citation.chunk_id, []).append(citation.page)
-        place = tag_place(citation.title)
-        if place not in places.setdefault(citation.chunk_id, []):
-            places[citation.chunk_id].append(place)
+        places.setdefault(citation.chunk_id, []).append(citation.title)
     for number, (ident, tag) in enumerate(result.sources, start=1):
         # the tags of the cited sentences: their heading paths, not where the chunk starts
         cited = sorted(pages.get(ident, []))
         where = (f", p. {cited[0]}" if len(cited) == 1 else
                  f", pp. {', '.join(map(str, cited))}" if cited else "")
-        shown = "; ".join(places.get(ident) or [tag_place(tag)])
+        shown = tags_place(places.get(ident) or [tag])  # the title once, then its sections
         print(terminal_text(f"[{number}] {ident} — {shown}{where}"))
 
 
