@@ -8,7 +8,7 @@ import json
 import pytest
 
 from ragkit.cli import main
-from ragkit.questions import accept, review_sheet, write_review
+from ragkit.questions import accept, review_sheet, sheet_preview, write_review
 
 PASSAGE = ("Opened items are refunded at 80 percent of the price when they come back within "
            "14 days together with the original receipt.")
@@ -396,3 +396,22 @@ def test_a_cell_opening_with_a_tab_return_or_nul_before_a_formula_is_guarded_too
         "'" + lead + " is it refunded?", "'" + lead + "kind"]
     back = accept(tmp_path / "r.csv", golden)[0]["question"]
     assert back == " ".join(question["question"].split())  # white space as accept reads it
+
+
+def test_the_sheet_preview_shows_each_span_on_one_line(tmp_path):
+    """Notebook 08's preview of the review sheet showed "The refractometer in the\\nhoney
+    house …": a hard-wrapped span's line break, as pandas prints one. The preview puts every
+    cell on one line; the sheet keeps the span exactly as the document has it."""
+    wrapped = "The refractometer in the\nhoney house  is checked each spring."
+    asked = {**QUESTIONS[0], "question": "Where is the refractometer\nkept?",
+             "golden": [{"doc_id": "honey.md", "span": wrapped}]}
+    sheet = write_review([asked, QUESTIONS[1]], tmp_path / "review.csv")
+    preview = sheet_preview(sheet, 1)
+    assert list(preview.columns) == ["id", "question", "answer_span", "answer_span_2", "source",
+                                     "kind", "keep", "notes"]
+    assert preview.to_dict("records") == [{
+        "id": "gen-001", "question": "Where is the refractometer kept?",
+        "answer_span": "The refractometer in the honey house is checked each spring.",
+        "answer_span_2": "", "source": "refunds.md, p. 2, Refunds > Opened items",
+        "kind": "paraphrase", "keep": "yes", "notes": ""}]
+    assert _rows(sheet)[0]["answer_span"] == wrapped

@@ -8,7 +8,8 @@ What it is, for a notebook or a script (the command line is `ragkit questions`):
 - `write_golden(questions, path)` / `read_golden(path)`: the JSONL `ragkit eval --questions`
   reads;
 - `write_review(questions, path)`: the sheet a domain expert marks keep yes/no
-  (`review_sheet`: the same, but a sheet already reviewing these questions is kept);
+  (`review_sheet`: the same, but a sheet already reviewing these questions is kept;
+  `sheet_preview(path, n)`: its first rows as a table, each cell on one line);
   `accept(review_path, golden_path)`: the kept questions, edits checked
   (`ragkit.questions.review`);
 - `compare_sets(documents, human, synthetic)`: does a synthetic set rank retrieval
@@ -33,7 +34,7 @@ _LAZY = {
     "ragkit.questions.trust": ["Agreement", "agreement", "as_queries", "compare_sets",
                                "default_configs", "metric_matrix"],
     "ragkit.questions.review": ["accept", "is_golden_file", "is_review_csv", "read_golden",
-                                "review_sheet", "source_text", "write_golden",
+                                "review_sheet", "sheet_preview", "source_text", "write_golden",
                                 "write_review"],
 }
 __getattr__, __dir__ = _attach(__name__, _LAZY)
@@ -42,4 +43,4 @@ __all__ = ["DEFAULT_MODEL", "DEFAULT_SHARES", "DUP_THRESHOLD", "KINDS", "OFFLINE
            "STAGES", "Agreement", "Report", "accept", "agreement", "as_queries",
            "compare_sets", "config_runs", "default_configs", "documents_of", "generate", "is_golden_file",
            "is_review_csv", "method_table", "metric_matrix", "read_golden", "review_sheet",
-           "source_text", "verdict", "write_golden", "write_review"]
+           "sheet_preview", "source_text", "verdict", "write_golden", "write_review"]

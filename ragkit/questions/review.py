@@ -38,7 +38,7 @@ import re
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragkit.atomic import check_target, write_text
 from ragkit.documents import (RagkitError, RagkitWarning, parse_golden, read_jsonl, require,
@@ -47,6 +47,9 @@ from ragkit.errors import not_a_file
 from ragkit.loaders.folder import escaped
 from ragkit.questions.spans import anchor
 from ragkit.sheet_cells import sheet_cell, unsheet_cell
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 COLUMNS = ("id", "question", "answer_span", "answer_span_2", "source", "kind", "keep", "notes")
 REQUIRED = ("id", "question", "answer_span", "keep")
@@ -185,6 +188,17 @@ def review_sheet(questions: Sequence[dict[str, Any]], path: Path | str
     what = ("a reviewer had edited there, for other questions," if stamp is not None else
             "there, which no stamp says was written for these questions,")
     return write_review(questions, path), f"written; the sheet {what} was moved to {aside.name}"
+
+
+def sheet_preview(path: Path | str, n: int = 4) -> pd.DataFrame:
+    """The first `n` rows of the review sheet at `path` as a notebook shows them: every cell
+    on one line, its line breaks and runs of blanks one space (a span read straight from the
+    CSV showed "the\\nhoney house"). Only a view: the sheet keeps the exact spans `accept`
+    checks. A bad sheet is refused as `accept` refuses it, one line naming the file."""
+    import pandas as pd  # deferred: pandas only for a notebook's table
+    fields, rows = _rows(Path(path))
+    return pd.DataFrame([[" ".join(row.get(f, "").split()) for f in fields] for row in rows[:n]],
+                        columns=fields)
 
 
 def _rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
