@@ -193,12 +193,10 @@ def _ranges(text: str, tokens: Tokens, lo: int, hi: int, config: ChunkerConfig,
 
 
 def section_of(doc: Document, start: int, kind: str) -> list[str]:
-    """Where a chunk starting at `start` sits: the Markdown heading path in force at its first
-    line of text, past the heading lines it opens with (prose; at most `OPENING_HEADINGS` of
-    them: a document of thousands of heading lines in a row once made every chunk walk to the
-    end of the run, 100,000 lines in 8.7 s) — a heading line it starts inside counts whole
-    (`ragkit.outline.Outline.headings`) — or the code definitions enclosing it (code). The
-    structural context of a chunk states the same path (`ragkit.contextualize.structural`)."""
+    """Where a chunk starting at `start` sits: the Markdown heading path in force after the
+    heading lines it opens with (prose; at most `OPENING_HEADINGS` of them: a document of
+    thousands of heading lines in a row once made every chunk walk to the end of the run,
+    100,000 lines in 8.7 s), or the code definitions enclosing it (code)."""
     if kind == "code":
         return outline(doc.text).symbols(start)
     for _ in range(OPENING_HEADINGS):

@@ -3,35 +3,31 @@ force there, found without rescanning the text before it.
 
 What it is: `Outline(text)` scans a document once and then answers `headings(offset)` and
 `symbols(offset)` for any number of offsets, each in time proportional to the text near the
-offset (or to the depth of the heading path), not to the offset. Chunk contexts
-(`ragkit.contextualize.structural`) and chunk sections (`ragkit.chunking`) ask for every
-chunk; rescanning `text[:offset]` each time made both quadratic in a document's length
-(1 / 2 / 4 MB took 5 / 11 / 38 s to contextualize, a 50 MB one-line file did not finish in
-ten minutes).
+offset, not to the offset. Chunk contexts (`ragkit.contextualize.structural`) and chunk
+sections (`ragkit.chunking`) ask for every chunk; rescanning `text[:offset]` each time made
+both quadratic in a document's length (1 / 2 / 4 MB took 5 / 11 / 38 s to contextualize,
+a 50 MB one-line file did not finish in ten minutes).
 
-The rules. Headings: the path in force at the line holding `offset` — every heading that
-`HEADING` finds in the whole text starting at or before that line's start, so a heading line
-the offset sits on counts, whole. (Before, the answer was that of scanning `text[:offset]`: a
-chunk starting at a heading's `#` got the heading before it as its section, and one starting
-inside a heading line got that heading cut where the chunk starts, "Segment" for "Segment
-results".) Symbols: what scanning `text[:offset]` with `SYMBOL` finds, as ragkit always did.
+What it is not: a parser, nor a new rule. The answers are exactly those of scanning
+`text[:offset]` with `HEADING` / `SYMBOL` (what ragkit always did), quirks included: a chunk
+that starts inside a heading line sees that heading cut at its start.
 
-What it is not: a parser. Whether a document's `#` lines are headings at all (not a source
-file's comments) is the caller's to decide (`ragkit.chunking.is_code`).
-
-How: the headings are the whole text's matches, each linked to the match under it on the
-stack, so the path at a line is a bisection and a walk up those links. For symbols, a scan of
-`text[:offset]` finds the same matches as a scan of the whole text, except where a match
-attempt (only at line starts: the pattern opens with `^`) reads at or past `offset`, where
-the cut text ends. A relaxed pattern, greedy where the real one backtracks, bounds how far
-each line start's attempt can read (`_Replay.reach`). The whole-text matches before the
-first line start whose bound passes `offset` are kept, the stack there a walk up their
-links; only the text from that line start to `offset` is scanned again, cut. Offsets up to
-`DIRECT` are simply rescanned: cheaper than an outline for the many small documents.
+How: a scan of `text[:offset]` finds the same matches as a scan of the whole text, except
+where a match attempt (only at line starts: both patterns open with `^`) reads at or past
+`offset`, where the cut text ends. A relaxed pattern, greedy where the real one backtracks,
+bounds how far each line start's attempt can read (`_Replay.reach`). The whole-text matches
+before the first line start whose bound passes `offset` are kept, each linked to the match
+under it on the stack, so the stack there is a walk up those links; only the text from that
+line start to `offset` is scanned again, cut. Offsets up to `DIRECT` are simply rescanned:
+cheaper than an outline for the many small documents. Where that line is a heading and
+`offset` sits in its title's line, the cut scan's one match is read off the title instead
+(`_TitleLine`): scanning again from the line start for every chunk of a 1 MB one-line heading
+was quadratic (21 s to index it).
 """
 from __future__ import annotations
 
 import re
+from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from functools import lru_cache
@@ -74,12 +70,16 @@ DIRECT = 4096  # offsets up to this are rescanned directly (bounded work per chu
 
 # Line starts whose attempt may read past their own line, and a bound of what it reads:
 # every part of the real pattern, each taken greedily and as far as it can go.
+_HEADING_LINES = re.compile(r"^#", re.M)
+_HEADING_REACH = re.compile(r"#*\s*[^\n]*\s*#*\s*")
 _KEYWORDS = r"(?:pub|export|async|class|def|fn|struct|impl|trait|enum|func|function|interface|mod)"
 _SYMBOL_LINES = re.compile(rf"^[ \t]*{_KEYWORDS}", re.M)
 _SYMBOL_REACH = re.compile(r"[ \t]*(?:(?:pub(?:\([^)]*\)?)?|export|async)\s*)*"
                            r"(?:(?:class|def|fn|struct|impl|trait|enum|func|function|interface"
                            r"|mod)\w*(?:<[^>\n]*>?)?\s*\w*)?")
 _SPACE = re.compile(r"\s*")
+_WORD = re.compile(r"\S+")
+_HASHES = re.compile(r"#+")
 
 Stack = list[tuple[int, str]]  # (level or indent, label), outermost first
 
@@ -107,13 +107,14 @@ def scan(pattern: re.Pattern, entry: Callable[[re.Match], tuple[int, str]], text
     return stack
 
 
-class _Matches:
-    """One pattern's whole-text matches in order, each linked to the match under it on the
-    stack (its parent), so the stack after any of them is a walk up the links."""
+class _Replay:
+    """One pattern's whole-text matches, replayed as a scan of `text[:offset]` would see them."""
 
-    def __init__(self, text: str, pattern: re.Pattern,
-                 entry: Callable[[re.Match], tuple[int, str]]) -> None:
-        self.text, self.pattern, self.entry = text, pattern, entry
+    def __init__(self, text: str, newlines: list[int], pattern: re.Pattern,
+                 entry: Callable[[re.Match], tuple[int, str]], lines: re.Pattern,
+                 reach: re.Pattern, slack: int) -> None:
+        self.text, self.newlines, self.pattern, self.entry = text, newlines, pattern, entry
+        self._reach, self.slack = reach, slack
         self.starts: list[int] = []
         self.ends: list[int] = []
         self.items: list[tuple[int, str]] = []
@@ -128,25 +129,6 @@ class _Matches:
             self.starts.append(match.start())
             self.ends.append(match.end())
             self.items.append((key, label))
-
-    def chain(self, top: int) -> Stack:
-        """The stack after match `top` (none for -1), outermost first."""
-        chain: Stack = []
-        while top >= 0:
-            chain.append(self.items[top])
-            top = self.parents[top]
-        chain.reverse()
-        return chain
-
-
-class _Replay(_Matches):
-    """One pattern's whole-text matches, replayed as a scan of `text[:offset]` would see them."""
-
-    def __init__(self, text: str, newlines: list[int], pattern: re.Pattern,
-                 entry: Callable[[re.Match], tuple[int, str]], lines: re.Pattern,
-                 reach: re.Pattern, slack: int) -> None:
-        super().__init__(text, pattern, entry)
-        self.newlines, self._reach, self.slack = newlines, reach, slack
         # line starts whose attempt may read past their own line, with the running maximum
         # of what they read (non-decreasing, so the first one reaching an offset bisects)
         self.far: list[int] = []
@@ -168,6 +150,12 @@ class _Replay(_Matches):
 
     def stack(self, offset: int, line_start: int) -> Stack:
         """The stack a scan of `text[:offset]` ends with; `line_start` is offset's line's."""
+        chain, resume = self.cut(offset, line_start)
+        return scan(self.pattern, self.entry, self.text, resume, offset, chain)
+
+    def cut(self, offset: int, line_start: int) -> tuple[Stack, int]:
+        """The stack of the whole-text matches a scan of `text[:offset]` shares, and where
+        that scan must go on, cut at `offset`, to end as it does (`stack`)."""
         first = offset  # the first line start whose attempt may read at or past offset
         i = bisect_right(self.far_reach, offset)
         if i < len(self.far) and self.far[i] < offset:
@@ -175,8 +163,50 @@ class _Replay(_Matches):
         if line_start < first and self.reach(line_start) > offset:
             first = line_start
         top = bisect_left(self.starts, first) - 1  # the last match that reads before offset
-        resume = max(first, self.ends[top]) if top >= 0 else first
-        return scan(self.pattern, self.entry, self.text, resume, offset, self.chain(top))
+        chain: Stack = []
+        resume = first
+        if top >= 0:
+            resume = max(first, self.ends[top])
+            node = top
+            while node >= 0:
+                chain.append(self.items[node])
+                node = self.parents[node]
+            chain.reverse()
+        return chain, resume
+
+
+class _TitleLine:
+    """A heading's title line, read as a scan of the text cut inside it reads it.
+
+    `title(offset)`: the title the heading pattern takes from the text cut at `offset`, a
+    position in the line after the title's first character: the line up to `offset` less
+    what the closing part takes (white space, `#`s, white space), at least one character.
+    Only its first `LABEL_CHARS + 1` characters come back, all `label` reads of it, so no
+    answer copies a megabyte. The line's runs of non-space characters are indexed once (two
+    integers a run), and each offset costs a bisection, not a read of the line.
+    """
+
+    def __init__(self, text: str, start: int, end: int) -> None:
+        self.text, self.start = text, start
+        self.words = array("q")  # starts and ends of the runs of non-space characters
+        self.ends = array("q")
+        for match in _WORD.finditer(text, start, end):
+            self.words.append(match.start())
+            self.ends.append(match.end())
+        self.hashes = array("q", (m.start() for m in _HASHES.finditer(text, start, end)))
+
+    def title(self, offset: int) -> str:
+        i = bisect_left(self.words, offset) - 1  # the last run starting before offset
+        last = min(self.ends[i], offset) - 1  # the last non-space character before offset
+        end = last + 1
+        if self.text[last] == "#":  # closing `#`s: the title ends before them and the space
+            hashes = self.hashes[bisect_right(self.hashes, last) - 1]
+            if hashes > self.words[i]:
+                end = hashes
+            else:
+                end = self.ends[i - 1] if i else self.start + 1
+        end = max(end, self.start + 1)
+        return self.text[self.start:min(end, self.start + LABEL_CHARS + 1)]
 
 
 class Outline:
@@ -188,9 +218,10 @@ class Outline:
     def __init__(self, text: str) -> None:
         self.text = text
         self._newlines: list[int] | None = None
-        self._headings: _Matches | None = None
+        self._headings: _Replay | None = None
         self._symbols: _Replay | None = None
         self._first_hash = text.find("#")
+        self._titles: dict[int, tuple[int, int, int, _TitleLine | None] | None] = {}
 
     @property
     def newlines(self) -> list[int]:
@@ -199,30 +230,57 @@ class Outline:
         return self._newlines
 
     def line_start(self, offset: int) -> int:
-        """Where the line holding `offset` starts (after the last newline before it); a
-        bisection past `DIRECT`, where reading back to the newline could cross a long line
-        for every offset in it."""
-        if offset <= DIRECT:
-            return self.text.rfind("\n", 0, offset) + 1
+        """Where the line holding `offset` starts (after the last newline before it)."""
         i = bisect_left(self.newlines, offset)
         return self.newlines[i - 1] + 1 if i else 0
 
     def headings(self, offset: int) -> list[str]:
-        """Markdown headings in force at the line holding `offset`, outermost first: those
-        starting at or before the line's start, a heading on that line included whole."""
-        if self._first_hash < 0 or self._first_hash > offset:  # no heading above
+        """Markdown headings in force at `offset`, outermost first."""
+        if self._first_hash < 0 or self._first_hash >= offset:  # no heading above
             return []
-        line_start = self.line_start(offset)
+        if offset <= DIRECT:
+            return [label(title) for _, title in scan(HEADING, _heading, self.text, 0, offset,
+                                                      [])]
         if self._headings is None:
-            self._headings = _Matches(self.text, HEADING, _heading)
-        top = bisect_right(self._headings.starts, line_start) - 1
-        return [label(title) for _, title in self._headings.chain(top)]
+            self._headings = _Replay(self.text, self.newlines, HEADING, _heading,
+                                     _HEADING_LINES, _HEADING_REACH, 2)
+        chain, resume = self._headings.cut(offset, self.line_start(offset))
+        read = self._title(resume, offset)
+        if read is None:
+            chain = scan(HEADING, _heading, self.text, resume, offset, chain)
+        else:
+            push(chain, *read)
+        return [label(title) for _, title in chain]
+
+    def _title(self, resume: int, offset: int) -> tuple[int, str] | None:
+        """The one match a scan of `text[resume:offset]` finds when `resume` starts a heading
+        and `offset` is in its title's line after its first character (that match reads to
+        `offset`); None where the scan must be run."""
+        if resume not in self._titles:
+            self._titles[resume] = None
+            text = self.text
+            if text.startswith("#", resume) and (not resume or text[resume - 1] == "\n"):
+                level = _HASHES.match(text, resume).end() - resume
+                start = _SPACE.match(text, resume + level).end()
+                if level <= 6 and resume + level < start < len(text):
+                    i = bisect_left(self.newlines, start)
+                    end = self.newlines[i] if i < len(self.newlines) else len(text)
+                    self._titles[resume] = (level, start, end, None)
+        found = self._titles[resume]
+        if found is None or not found[1] < offset <= found[2]:
+            return None
+        level, start, end, line = found
+        if line is None:
+            line = _TitleLine(self.text, start, end)
+            self._titles[resume] = (level, start, end, line)
+        return level, line.title(offset)
 
     def symbols(self, offset: int) -> list[str]:
         """Code definitions (by indentation) that enclose `offset`, outermost first."""
         if offset == 0:
             return []
-        line_start = self.line_start(offset)
+        line_start = self.line_start(offset) if offset > DIRECT else \
+            self.text.rfind("\n", 0, offset) + 1
         if offset <= DIRECT:
             stack = scan(SYMBOL, _symbol, self.text, 0, offset, [])
         else:

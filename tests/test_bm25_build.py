@@ -84,9 +84,9 @@ def test_shipped_corpus_chunks_contexts_and_bm25_arrays_are_unchanged():
     rows = [[c.id, c.doc_id, c.text, c.context, c.start, c.end, c.metadata]
             for c in pipeline.chunks]
     chunks = hashlib.sha256(json.dumps(rows, ensure_ascii=False).encode())
-    assert (len(pipeline.chunks), w.shape, w.nnz) == (490, (5387, 490), 74802)
-    assert digest.hexdigest() == "6613d758403b289c48f67803b70428636c203184886c2f6ebabb5eb60e266c22"
-    assert chunks.hexdigest() == "4ed59e0f77d67accf0c74d77b0bc7e3410a7b7dbbbbc200eadad545e730c5da5"
+    assert (len(pipeline.chunks), w.shape, w.nnz) == (490, (5387, 490), 74833)
+    assert digest.hexdigest() == "b3d5cc69bc6bfa7a2476ad051d885d9a452bbbdc1fffd2b050083028e648166f"
+    assert chunks.hexdigest() == "6e46b5af5e87246b945ac450e41c8b58f39ff09995b1d2c3cd0594350af80136"
 
 
 def test_shipped_corpus_scores_match_rank_bm25():

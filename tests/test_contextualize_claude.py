@@ -23,10 +23,9 @@ DOC = Document("widget", TEXT, title="Widget manual")
 PIECES = ["# Widget manual", "## Setup\n\nPlug it in.", "Wipe it dry."]
 CHUNKS = [Chunk(f"widget#{i}", "widget", p, start=TEXT.index(p), end=TEXT.index(p) + len(p))
           for i, p in enumerate(PIECES)]
-# structural_context of each chunk from the document text alone (title = first heading; the
-# second chunk opens with its heading, which is its section):
+# structural_context of each chunk from the document text alone (title = first heading):
 EXPECTED = ["Document: Widget manual.",
-            "Document: Widget manual. Section: Widget manual > Setup.",
+            "Document: Widget manual. Section: Widget manual.",
             "Document: Widget manual. Section: Widget manual > Care."]
 
 

@@ -1,5 +1,5 @@
 """Structural contexts and chunk sections in one pass over a document: the same answers as
-rescanning the text before every chunk (the rules written that way below, as the reference),
+rescanning the text before every chunk (the implementation kept below as the reference),
 without its quadratic cost."""
 import json
 import os
@@ -24,11 +24,8 @@ RAGKIT = str(Path(sys.executable).parent / "ragkit")
 ROOT = Path(__file__).resolve().parent.parent
 
 # --------------------------------------------------------------------------- the reference
-# ragkit's implementation before the outline, but for `_stop`, for reading no headings in a
-# source file (its `#` lines are comments) and for the heading rule: the headings in force at
-# an offset's line, those starting at or before its start (a heading on that line counts
-# whole; the rescan of text[:offset] missed a heading starting at the offset and cut one the
-# offset sits in). Every chunk rescans the text from its start.
+# ragkit's implementation before the outline, verbatim but for `_stop` and for reading no
+# headings in a source file (its `#` lines are comments): every chunk rescans text[:offset].
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$", re.M)
 _SYMBOL = re.compile(r"^([ \t]*)(?:pub(?:\([^)]*\))?\s+|export\s+|async\s+)*"
@@ -39,13 +36,10 @@ _HEADING_LINE = re.compile(r"[ \t]*#{1,6}[ \t][^\n]*\n?\s*")
 
 
 def old_heading_path(text, offset):
-    line_start = text.rfind("\n", 0, offset) + 1
-    if text.find("#", 0, line_start + 1) < 0:
+    if text.find("#", 0, offset) < 0:
         return []
     stack = []
-    for match in _HEADING.finditer(text):
-        if match.start() > line_start:
-            break
+    for match in _HEADING.finditer(text, 0, offset):
         level = len(match.group(1))
         stack = [(lvl, title) for lvl, title in stack if lvl < level]
         stack.append((level, match.group(2)))
@@ -91,7 +85,7 @@ def old_structural_contexts(doc, chunks):
             out.append(" ".join(parts0))
             continue
         parts = list(parts0)
-        headings = [] if is_code(doc) else old_section_of(doc, chunk.start, "prose")
+        headings = [] if is_code(doc) else old_heading_path(doc.text, chunk.start)
         if headings:
             parts.append(_stop("Section: " + " > ".join(headings)))
         symbols = old_enclosing_symbols(doc.text, chunk.start)
@@ -298,8 +292,8 @@ def test_a_heading_holding_a_long_blank_run_indexes_in_seconds(tmp_path):
 def test_a_megabyte_heading_line_indexes_in_seconds(tmp_path):
     """A 3.6 MB heading on one line (a log or a table pasted after `# `): every chunk starting
     in it rescanned the line from its start for its section and its context, quadratic in the
-    line — 1.2 MB took 21 s to index, this one would take minutes. Its chunks read the heading
-    they start in, whole, cut to its 200-character label."""
+    line — 1.2 MB took 21 s to index, this one would take minutes. Its chunks still read the
+    heading cut where they start, as the rescan did (past 200 characters: the same label)."""
     words = " ".join(["soil", "samples", "were", "dried"] * 150_000)
     body = "\n\n".join(" ".join(["soil", "samples", "were", "dried"] * 24) for _ in range(10))
     rows = _indexed(tmp_path, "report.md", f"# Field report {words}\n\n{body}\n\n"

@@ -1,11 +1,9 @@
 """A deterministic contextualizer built from a document's own structure.
 
 What it is: the offline stand-in for Claude-written contexts. For each chunk it states the
-document's title and descriptive metadata (company, date, …), the Markdown heading path in
-force at the chunk's first line of text (its section, `ragkit.chunking.section_of`: a
-heading the chunk opens with included; before, the heading before it was stated), the code
-symbols (class / function) that enclose it, and — when the chunk does not open the document
-— the document's first line, which often says what it is about.
+document's title and descriptive metadata (company, date, …), the Markdown heading path
+above the chunk, the code symbols (class / function) that enclose it, and — when the chunk
+does not open the document — the document's first line, which often says what it is about.
 Headings come only from Markdown-shaped documents (Markdown, text, what the PDF, HTML and
 Word loaders write), never from a source file (`ragkit.chunking.is_code`): there a `#` line
 is a comment, and a Python comment above a function was stated as the section of its chunk.
@@ -20,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragkit.chunking import is_code, section_of
+from ragkit.chunking import is_code
 from ragkit.documents import Chunk, Document
 from ragkit.outline import label, one_line, outline
 
@@ -28,7 +26,7 @@ _META_KEYS = ("company", "quarter", "date", "product", "version")
 
 
 def heading_path(text: str, offset: int) -> list[str]:
-    """Markdown headings in force at the line holding `offset`, outermost first."""
+    """Markdown headings in force at `offset`, outermost first."""
     return outline(text).headings(offset)
 
 
@@ -99,7 +97,7 @@ def structural_contexts(doc: Document, chunks: Sequence[Chunk]) -> list[str]:
             continue
         parts = list(shared)
         found = outline(doc.text)
-        headings = [] if code else section_of(doc, chunk.start, "prose")
+        headings = [] if code else found.headings(chunk.start)
         if headings:
             parts.append(_stopped("Section: " + " > ".join(headings)))
         symbols = found.symbols(chunk.start)
