@@ -84,9 +84,9 @@ def test_shipped_corpus_chunks_contexts_and_bm25_arrays_are_unchanged():
     rows = [[c.id, c.doc_id, c.text, c.context, c.start, c.end, c.metadata]
             for c in pipeline.chunks]
     chunks = hashlib.sha256(json.dumps(rows, ensure_ascii=False).encode())
-    assert (len(pipeline.chunks), w.shape, w.nnz) == (490, (5387, 490), 74833)
-    assert digest.hexdigest() == "b3d5cc69bc6bfa7a2476ad051d885d9a452bbbdc1fffd2b050083028e648166f"
-    assert chunks.hexdigest() == "6e46b5af5e87246b945ac450e41c8b58f39ff09995b1d2c3cd0594350af80136"
+    assert (len(pipeline.chunks), w.shape, w.nnz) == (490, (5387, 490), 74840)
+    assert digest.hexdigest() == "490352dcabe874dbff76a458549b472db3c5e7f5e2ef95c20b8b0ba26205b457"
+    assert chunks.hexdigest() == "1e93b7e2fd6beca4a1e05426030e0f41324e7b341a48df9b7e0bde6dcdbed41c"
 
 
 def test_shipped_corpus_scores_match_rank_bm25():

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ragkit import outline as outline_module
-from ragkit.chunking import ChunkerConfig, chunk_document, is_code, section_of
+from ragkit.chunking import ChunkerConfig, chunk_document, section_of
 from ragkit.contextualize.structural import structural_contexts
 from ragkit.datasets import load_dataset
 from ragkit.documents import Chunk, Document
@@ -24,8 +24,8 @@ RAGKIT = str(Path(sys.executable).parent / "ragkit")
 ROOT = Path(__file__).resolve().parent.parent
 
 # --------------------------------------------------------------------------- the reference
-# ragkit's implementation before the outline, verbatim but for `_stop` and for reading no
-# headings in a source file (its `#` lines are comments): every chunk rescans text[:offset].
+# ragkit's implementation before the outline, verbatim but for `_stop`: every chunk rescans
+# text[:offset].
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$", re.M)
 _SYMBOL = re.compile(r"^([ \t]*)(?:pub(?:\([^)]*\))?\s+|export\s+|async\s+)*"
@@ -85,7 +85,7 @@ def old_structural_contexts(doc, chunks):
             out.append(" ".join(parts0))
             continue
         parts = list(parts0)
-        headings = [] if is_code(doc) else old_heading_path(doc.text, chunk.start)
+        headings = old_heading_path(doc.text, chunk.start)
         if headings:
             parts.append(_stop("Section: " + " > ".join(headings)))
         symbols = old_enclosing_symbols(doc.text, chunk.start)

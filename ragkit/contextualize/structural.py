@@ -4,9 +4,6 @@ What it is: the offline stand-in for Claude-written contexts. For each chunk it 
 document's title and descriptive metadata (company, date, …), the Markdown heading path
 above the chunk, the code symbols (class / function) that enclose it, and — when the chunk
 does not open the document — the document's first line, which often says what it is about.
-Headings come only from Markdown-shaped documents (Markdown, text, what the PDF, HTML and
-Word loaders write), never from a source file (`ragkit.chunking.is_code`): there a `#` line
-is a comment, and a Python comment above a function was stated as the section of its chunk.
 
 What it is not: a summary. It cannot resolve "the previous quarter" into a number the way a
 model reading the whole document can; it only restores the labels the chunker cut off.
@@ -18,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragkit.chunking import is_code
 from ragkit.documents import Chunk, Document
 from ragkit.outline import label, one_line, outline
 
@@ -84,10 +80,8 @@ def _written(value: object) -> str:
 
 def structural_contexts(doc: Document, chunks: Sequence[Chunk]) -> list[str]:
     """`structural_context` of each chunk of `doc`, the document's part built once (a chunk
-    opening the document has no heading, symbol or opening line to add: it gets just that;
-    a source file's chunks get no heading, only their definitions)."""
+    opening the document has no heading, symbol or opening line to add: it gets just that)."""
     shared = _document_parts(doc)
-    code = is_code(doc)
     head = " ".join(shared)
     out = []
     opening = None
@@ -97,7 +91,7 @@ def structural_contexts(doc: Document, chunks: Sequence[Chunk]) -> list[str]:
             continue
         parts = list(shared)
         found = outline(doc.text)
-        headings = [] if code else found.headings(chunk.start)
+        headings = found.headings(chunk.start)
         if headings:
             parts.append(_stopped("Section: " + " > ".join(headings)))
         symbols = found.symbols(chunk.start)
