@@ -52,11 +52,17 @@ def test_a_review_folder_scores_its_accepted_questions(tmp_path, docs):
     """Notebook 08's review folder holds generated.jsonl and accepted.jsonl (the same ids):
     `--questions FOLDER` read both and stopped at "duplicate query id 'gen-001' (first at
     accepted.jsonl:1)"."""
+    _scores_accepted(tmp_path, docs, "review.csv")
+
+
+def _scores_accepted(tmp_path: Path, docs: Path, sheet_name: str) -> Path:
+    """A review folder whose sheet is `sheet_name`, scored by `eval --questions FOLDER`: the
+    two accepted questions, said so on stderr."""
     review = tmp_path / "review"
     review.mkdir()
     _jsonl(review / "generated.jsonl", QUESTIONS)
-    (review / "review.csv").write_text("id,question,answer_span,answer_span_2,source,kind,keep,"
-                                       "notes\n")
+    (review / sheet_name).write_text("id,question,answer_span,answer_span_2,source,kind,keep,"
+                                     "notes\n")
     _jsonl(review / "accepted.jsonl", QUESTIONS[:2])  # the expert kept two
     done = _eval(tmp_path, str(docs), "--questions", str(review))
     assert done.returncode == 0, done.stderr
@@ -64,7 +70,7 @@ def test_a_review_folder_scores_its_accepted_questions(tmp_path, docs):
         f"ragkit: {review}: a review folder; scoring accepted.jsonl, the reviewed questions "
         f"(not generated.jsonl)")
     assert done.stdout.splitlines()[0] == "docs: 2 judged queries of split test, 3 chunks"
-
+    return review
 
 
 def _accept(tmp_path: Path, review: Path, sheet: Path) -> subprocess.CompletedProcess:
@@ -80,18 +86,8 @@ def test_a_review_folder_whose_sheet_was_renamed_or_deleted_says_so_in_one_line(
     'gen-001' (first at accepted.jsonl:1)", and `questions accept` said only "a folder, not
     a file" or "no such file". A sheet saved under another name still marks the folder; a
     deleted one is named, with the file to give."""
-    review = tmp_path / "review"
-    review.mkdir()
-    _jsonl(review / "generated.jsonl", QUESTIONS)
-    _jsonl(review / "accepted.jsonl", QUESTIONS[:2])
-    sheet = review / "review-final.csv"  # saved as … by a spreadsheet
-    sheet.write_text("id,question,answer_span,answer_span_2,source,kind,keep,notes\n")
-    done = _eval(tmp_path, str(docs), "--questions", str(review))
-    assert done.returncode == 0, done.stderr
-    assert done.stderr.splitlines()[0] == (
-        f"ragkit: {review}: a review folder; scoring accepted.jsonl, the reviewed questions "
-        f"(not generated.jsonl)")
-    assert done.stdout.splitlines()[0] == "docs: 2 judged queries of split test, 3 chunks"
+    review = _scores_accepted(tmp_path, docs, "review-final.csv")  # saved as … by a spreadsheet
+    sheet = review / "review-final.csv"
     for given, said in [
             (review / "review.csv", (f"{review / 'review.csv'}: no such file; the review "
                                      f"sheet beside it: {sheet} (renamed?)")),
