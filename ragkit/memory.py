@@ -39,7 +39,8 @@ except ImportError:  # Windows: no address-space limit to read
 
 MB = 1 << 20
 BLAS_SPAN = 1 << 30  # address space per OpenBLAS thread allowed under a limit (1 GiB)
-_MAPPING = ("failed to map segment", "cannot allocate memory", "can't start new thread")
+_MAPPING = ("failed to map segment", "cannot allocate memory")  # a library not mapped
+_THREAD = "can't start new thread"
 
 
 class OutOfMemory(MemoryError):
@@ -99,9 +100,9 @@ def _memory_fault(exc: BaseException) -> bool:
     if isinstance(exc, OSError) and exc.errno == errno.ENOMEM:
         return True
     text = str(exc).lower()
-    if isinstance(exc, RuntimeError) and "can't start new thread" in text:
+    if isinstance(exc, RuntimeError) and _THREAD in text:
         return address_limit() is not None  # else it may be the limit on processes
-    return isinstance(exc, (ImportError, OSError)) and any(m in text for m in _MAPPING[:2])
+    return isinstance(exc, (ImportError, OSError)) and any(m in text for m in _MAPPING)
 
 
 def out_of_memory(exc: BaseException) -> bool:
@@ -109,13 +110,12 @@ def out_of_memory(exc: BaseException) -> bool:
     return any(_memory_fault(e) for e in _chain(exc))
 
 
-def _reason(exc: BaseException) -> str:
-    """The memory fault in `exc`'s chain, in a few words."""
-    fault = next(e for e in _chain(exc) if _memory_fault(e))
+def _reason(fault: BaseException) -> str:
+    """A memory fault (`_memory_fault`), in a few words."""
     text = str(fault).strip()
     if isinstance(fault, MemoryError):
         return text or "an allocation failed"
-    if "can't start new thread" in text:
+    if _THREAD in text:
         return "a thread could not start"
     return "a shared library could not be mapped into memory"
 
@@ -130,8 +130,9 @@ def _loading(tb: TracebackType | None) -> str | None:
     if found is None:
         return None
     parts = os.path.normpath(found).split(os.sep)
-    if "site-packages" in parts:
-        return parts[parts.index("site-packages") + 1].removesuffix(".py").split(".")[0]
+    site = next((n for n, p in enumerate(parts) if p in ("site-packages", "dist-packages")), None)
+    if site is not None:  # dist-packages: Debian's and Ubuntu's system Python
+        return parts[site + 1].removesuffix(".py").split(".")[0]
     if "ragkit" in parts:
         tail = parts[len(parts) - parts[::-1].index("ragkit") - 1:]
         return ".".join(tail).removesuffix(".py").removesuffix(".__init__")
@@ -142,7 +143,7 @@ def describe(exc: BaseException, step: str) -> str:
     """The one line for `exc` (an `out_of_memory` one) struck while `step` was running."""
     fault = next(e for e in _chain(exc) if _memory_fault(e))
     package = None if isinstance(fault, OutOfMemory) else _loading(fault.__traceback__)
-    why = _reason(exc)
+    why = _reason(fault)
     limit = address_limit()
     if limit is not None and not isinstance(fault, OutOfMemory):
         why += f"; the address space is limited to {megabytes(limit)} by ulimit -v"

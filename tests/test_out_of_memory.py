@@ -184,3 +184,15 @@ def test_under_an_address_space_limit_openblas_starts_one_thread_per_gib(limit, 
                           env={**env, **given}, preexec_fn=limited, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [threads, "None"]  # taken back when the command ends
+
+
+@pytest.mark.parametrize("site", ["site-packages", "dist-packages"])
+def test_the_package_an_import_ran_out_of_memory_in_is_named_under_either_site_folder(site):
+    """Debian's and Ubuntu's system Python installs into dist-packages: the line read
+    "out of memory while loading __init__" there, not "loading numpy"."""
+    path = f"/usr/lib/python3/{site}/numpy/__init__.py"
+    try:
+        exec(compile("raise MemoryError()", path, "exec"), {})
+    except MemoryError as exc:
+        said = memory.describe(exc, "searching")
+    assert said.startswith("out of memory while loading numpy (an allocation failed")
