@@ -45,11 +45,8 @@ Recognizer = Callable[[Path], bool]
 
 
 def _umask() -> int:
-    """The process umask.
-
-    Read from /proc on Linux, because the portable way (set it, put it back) briefly
-    changes it for every thread of the process.
-    """
+    """The process umask, read from /proc on Linux: the portable way (set it, put it back)
+    briefly changes it for every thread of the process."""
     try:
         with open("/proc/self/status", encoding="ascii") as status:
             for line in status:

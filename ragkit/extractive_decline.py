@@ -62,7 +62,8 @@ def distinctive(question: str) -> tuple[str, ...]:
     """The units of `question` that name one thing: quarters ("q3 2025"), numbers and codes
     (a digit or an underscore: "2022", "eg-400", "n_trees"), acronyms and mixed case
     ("graphql", "onnx") and capitalised names not starting a sentence ("cedarline"), lower
-    case, in question order, dashes and quotes folded (`fold`). Not Hangul words: Korean has no capitals to tell a name by."""
+    case, in question order, dashes and quotes folded (`fold`). Not Hangul words: Korean has
+    no capitals to tell a name by."""
     question = fold(question)
     units = [_canonical(m.group(0)) for m in _QUARTER.finditer(question)]
     text = _QUARTER.sub(" ", question)

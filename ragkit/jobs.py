@@ -143,14 +143,14 @@ def interrupts_in_main_only() -> Iterator[None]:
     """While open, Ctrl-C is KeyboardInterrupt in this process and a quiet exit (status 130)
     in any process forked from it; so is SIGTERM (status 143; `terminated()` then says so), so
     `timeout`, `docker stop` or a cancelled CI job leave no half-written output either (its
-    default ended the process where it stood, leaving its temporary file). Forked workers inherit the handler at the instant of fork,
-    so even one still starting up (before its pool initializer runs) prints no traceback; the
-    process that opened it alone reports the interruption. A KeyboardInterrupt that lands where
-    Python cannot raise it (an at-fork hook while a worker starts, a `__del__`), which would
-    be printed as "Exception ignored … Traceback" and lost, is not printed but sent again, so
-    it is raised in the command's own code and reported once. The command line opens this
-    around each command; outside the main thread (where handlers cannot be set) it does
-    nothing."""
+    default ended the process where it stood, leaving its temporary file). Forked workers
+    inherit the handler at the instant of fork, so even one still starting up (before its pool
+    initializer runs) prints no traceback; the process that opened it alone reports the
+    interruption. A KeyboardInterrupt that lands where Python cannot raise it (an at-fork hook
+    while a worker starts, a `__del__`), which would be printed as "Exception ignored …
+    Traceback" and lost, is not printed but sent again, so it is raised in the command's own
+    code and reported once. The command line opens this around each command; outside the main
+    thread (where handlers cannot be set) it does nothing."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return

@@ -10,9 +10,10 @@ What it is not: no stemming, no lemmatization (except Korean morphemes), no syno
 dictionary word segmentation for Chinese or Japanese (bigrams stand in for it).
 
 Limits: `korean` needs kiwipiepy and its model (the `kiwipiepy-model` package) and costs
-about 2 s to load once per process (`ragkit.lexical.kiwi`). Words are Python `\\w` runs, which exclude combining
-marks: after NFKC most Latin accents are precomposed, but scripts written with combining
-vowel signs (Devanagari, Thai, ...) are split at each sign, and Thai runs are not segmented.
+about 2 s to load once per process (`ragkit.lexical.kiwi`). Words are Python `\\w` runs,
+which exclude combining marks: after NFKC most Latin accents are precomposed, but scripts
+written with combining vowel signs (Devanagari, Thai, ...) are split at each sign, and Thai
+runs are not segmented.
 
 Tokenizer choice, measured (benchmarks/bench_tokenizers.py, Anthropic's cookbook code
 corpus, BM25 Pass@5/10/20): words 59.7/68.0/77.0, english 71.3/78.2/83.0, code

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 COLUMNS = ("id", "question", "answer_span", "answer_span_2", "source", "kind", "keep", "notes")
 REQUIRED = ("id", "question", "answer_span", "keep")
 _YES, _NO = {"yes", "y"}, {"no", "n"}
+STAMP = "a review sheet's stamp (the sha256 of the sheet as written)"
 
 
 def is_golden_file(path: Path) -> bool:
@@ -138,9 +139,6 @@ def _sheet(questions: Sequence[dict[str, Any]]) -> str:
     return "\ufeff" + buffer.getvalue()
 
 
-STAMP = "a review sheet's stamp (the sha256 of the sheet as written)"
-
-
 def _stamp(path: Path) -> Path:
     """The file beside a sheet holding the sha256 of the sheet as written: which questions
     it was written for, whatever the reviewer changed since."""
@@ -158,8 +156,7 @@ def write_review(questions: Sequence[dict[str, Any]], path: Path | str) -> Path:
     return written
 
 
-def review_sheet(questions: Sequence[dict[str, Any]], path: Path | str
-                 ) -> tuple[Path, str]:
+def review_sheet(questions: Sequence[dict[str, Any]], path: Path | str) -> tuple[Path, str]:
     """(`path`, how): "kept" — the sheet already at `path`, when a reviewer changed it and it
     was written for these very questions (its stamp, `<sheet>.sha256`, is the hash of the
     sheet these questions make: a regenerated set with the same ids and sources is not the
@@ -273,8 +270,7 @@ def accept(review_path: Path | str, golden_path: Path | str) -> list[dict[str, A
     return kept
 
 
-def _kept(original: dict[str, Any], row: dict[str, str], at: str, second: bool
-          ) -> dict[str, Any]:
+def _kept(original: dict[str, Any], row: dict[str, str], at: str, second: bool) -> dict[str, Any]:
     """One kept question with the row's question and span edits checked."""
     question = " ".join(row.get("question", "").split())
     if not question:
@@ -282,10 +278,9 @@ def _kept(original: dict[str, Any], row: dict[str, str], at: str, second: bool
     items = [dict(g) for g in original["golden"]]
     passages = (original.get("source") or {}).get("passages") or []
     columns = ["answer_span", "answer_span_2"] if second else ["answer_span"]
-    if not items:
-        if any(row.get(c, "").strip() for c in columns):
-            raise RagkitError(f"{at}: field 'answer_span': '{original['id']}' is unanswerable "
-                              f"(golden []); leave its span empty")
+    if not items and any(row.get(c, "").strip() for c in columns):
+        raise RagkitError(f"{at}: field 'answer_span': '{original['id']}' is unanswerable "
+                          f"(golden []); leave its span empty")
     for column in columns[len(items):]:  # a span with no golden item to hold it: not dropped
         if items and row.get(column, "").strip():
             raise RagkitError(f"{at}: field '{column}': '{original['id']}' has "
