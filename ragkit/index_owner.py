@@ -136,19 +136,10 @@ def refuse_output_in_index(path: Path | str, option: str) -> None:
     ancestor holding a ragkit index.json, through links too. Accepted, it made the next
     `ragkit index` of that folder refuse ("not written by ragkit, but inside the index
     folder"), as the folder is replaced whole. Creates and changes nothing."""
-    folder = os.path.realpath(os.path.dirname(os.path.abspath(path)))
-    while True:
-        if manifest_of(Path(folder)) is not None:
-            shown = os.path.relpath(folder) if _below(folder, os.getcwd()) else folder
+    start = Path(os.path.realpath(os.path.dirname(os.path.abspath(path))))
+    for folder in (start, *start.parents):
+        if manifest_of(folder) is not None:
+            shown = os.path.relpath(folder) if folder.is_relative_to(os.getcwd()) else folder
             raise RagkitError(f"{path}: is inside the index folder {shown}, which re-indexing "
                               f"replaces whole (and refuses what it did not write); give "
                               f"{option} a path outside it")
-        above = os.path.dirname(folder)
-        if above == folder:
-            return
-        folder = above
-
-
-def _below(path: str, folder: str) -> bool:
-    """Whether `path` is `folder` or lies beneath it (both absolute)."""
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
