@@ -31,7 +31,9 @@ from ragkit.jobs import threads
 from ragkit.progress import progress_bar
 from ragkit.ranking import top_k, top_k_rows  # noqa: F401 (their home before ragkit.ranking)
 
-VECTOR_BLOCK = 1 << 16  # vectors per single-threaded product (`similarities`)
+VECTOR_BLOCK = 1 << 16  # vectors per single-threaded block of products (`similarities`)
+QUERY_GROUP = 8  # query rows per product: a row scores alike in any place of it
+SUB_BLOCK = 2048  # vectors per product, read from cache by every query group
 _BLAS = ThreadpoolController()  # found once: `threadpool_limits` rescans libraries per call
 
 BAR_DELAY = 1.0  # seconds before the `windows` bar shows (a fast measure shows none)
@@ -114,28 +116,41 @@ class DenseIndex:
 
 
 def similarities(queries: np.ndarray, vectors: np.ndarray) -> np.ndarray:
-    """queries @ vectors.T, the same bit for bit on any number of cores.
+    """queries @ vectors.T, the same bit for bit on any number of cores and in any company.
 
     A multi-threaded BLAS splits a product by its core count and the parts' sums round
     differently (measured: 82,278 of 1.5M scores change from 1 to 2 threads), so a near tie
     could rank one way on a laptop and the other in CI. Here each block of VECTOR_BLOCK
-    vectors is one single-threaded product; blocks run on the usable cores. One query is
-    computed as two rows: alone it takes BLAS's matrix-vector path, whose sums round unlike
-    the matrix product's (18,487 of 20,000 scores differed), so a question asked alone
-    (`ragkit ask`, a last batch of one) scored unlike the same question in `ragkit eval`."""
-    if len(queries) == 1:
-        return similarities(np.vstack([queries, queries]), vectors)[:1]
+    vectors is single-threaded; blocks run on the usable cores. A BLAS also rounds a row by
+    the product's row count: one row takes the matrix-vector path (18,487 of 20,000 scores
+    differed), and OpenBLAS's AVX2 kernels round a row of a 2-, 4-, 8- or 16-row product four
+    different ways. So queries go through in groups of exactly QUERY_GROUP rows, the last
+    padded with zeros, where a row's scores do not depend on its place or its company: a
+    question asked alone (`ragkit ask`, a last batch of one) scores as in `ragkit eval`. Each
+    group meets SUB_BLOCK vectors at a time, so a batch reads the vectors from memory once;
+    a batch costs about twice one big product (256 queries × 300k vectors: 0.92 s against
+    0.45 s, 2 cores), one query the same (53 ms)."""
+    n = len(queries)
+    rows = -(-n // QUERY_GROUP) * QUERY_GROUP
+    padded = np.zeros((rows, queries.shape[1]), dtype=np.float32)
+    padded[:n] = queries
+    out = np.empty((rows, len(vectors)), dtype=np.float32)
+
+    def block(lo: int) -> None:
+        end = min(lo + VECTOR_BLOCK, len(vectors))
+        for start in range(lo, end, SUB_BLOCK):
+            stop = min(start + SUB_BLOCK, end)
+            part = vectors[start:stop].T
+            for g in range(0, rows, QUERY_GROUP):
+                np.matmul(padded[g:g + QUERY_GROUP], part, out=out[g:g + QUERY_GROUP,
+                                                                 start:stop])
+
     with _BLAS.limit(limits=1, user_api="blas"):
         if len(vectors) <= VECTOR_BLOCK:
-            return queries @ vectors.T
-        out = np.empty((len(queries), len(vectors)), dtype=np.float32)
-
-        def block(lo: int) -> None:
-            hi = lo + VECTOR_BLOCK
-            np.matmul(queries, vectors[lo:hi].T, out=out[:, lo:hi])
-
-        list(threads().map(block, range(0, len(vectors), VECTOR_BLOCK)))
-        return out
+            block(0)
+        else:
+            list(threads().map(block, range(0, len(vectors), VECTOR_BLOCK)))
+    return out[:n]
 
 
 def embed_chunks(embedder, chunks: Sequence[Chunk], window: int, progress: bool

@@ -46,7 +46,7 @@ from ragkit.rerank.offline import LinearModel
 COLUMNS = ("closeness", "closeness_gap", "coverage", "rank_prior", "number", "length",
            "position", "word_pairs", "titled")
 MODEL_PATH = Path(__file__).with_name("extractive_model.json")
-MODEL_SHA256 = "05b8fc9c8689fdc5889d35c3f26e1ab9a9a600d289122ba78a004e2f67e90f8e"
+MODEL_SHA256 = "764b5f95be6af55b226351dd577dbda2cf67bf83f5bbd407d5693b27426a24f5"
 MODEL_FORMAT = "ragkit.extractive.linear"
 TRAINER = "ragkit.train_extractive"
 

@@ -17,7 +17,8 @@ since 4 December 2026, measured in `ragkit.extractive`), computes
 golden span (white space normalised) or lies inside one (units of at least 20 characters),
 and fits pairwise logistic regression on the questions
 with both kinds of unit (`ragkit.train_reranker.fit`: standardised columns, no intercept,
-C = 1). Refitting on the same data writes the same bytes; pin the printed hash as
+C = 1). Refitting on the same data on the same kind of CPU writes the same bytes
+(`--check` accepts numbers within `ragkit.train_reranker.RTOL`); pin the printed hash as
 `ragkit.extractive_scorer.MODEL_SHA256`.
 
 What it is not: a search over signals — the nine columns were chosen by cross-validation on

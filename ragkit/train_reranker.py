@@ -20,7 +20,10 @@ for every judged dev question (`SearchConfig()`: hybrid, weighted 0.6/0.4 fusion
 (scikit-learn, every relevant × non-relevant pair of a question, standardised features, no
 intercept, L2 with C = 1). The file records the sha256 of the training data (documents, dev
 questions and their golden items), so it says what it was fitted on; refitting on the same
-data writes the same bytes. Pin the printed file hash as `offline.MODEL_SHA256`.
+data on the same kind of CPU writes the same bytes. Pin the printed file hash as
+`offline.MODEL_SHA256`. `--check` accepts a refit whose numbers agree to RTOL: ONNX Runtime's
+and OpenBLAS's kernels differ by instruction set, and an AVX2 machine refits the AVX-512
+machine's file with the 5th or 6th of its 6 digits moved (measured, both models).
 
 What it is not: a hyper-parameter search. The feature set was chosen by cross-validation
 over dev questions (see `ragkit.rerank.offline`); the test split and the cookbook set are
@@ -56,6 +59,7 @@ HELDOUT = ROOT / "build" / "heldout"
 EXTRACTORS = {"sklearn": ROOT / "data" / "generators" / "extract_sklearn_docs.py",
               "pycode": ROOT / "data" / "generators" / "extract_python_source.py"}
 FITTED_ON = ("sklearn",)  # the held-out sets whose dev half joins the fit (module docstring)
+RTOL = 1e-4  # how far a refit's numbers may lie from the file's and still reproduce it
 
 
 def data_sha256(documents, queries) -> str:
@@ -152,10 +156,29 @@ def is_model_file(path: Path, fmt: str = MODEL_FORMAT) -> bool:
         return False
 
 
+def largest_difference(old: str, new: str) -> float | None:
+    """The largest relative difference between the numbers of two model files' JSON, or
+    None when they differ in anything else (a key, a string, a count, a list's length)."""
+    def walk(a, b) -> float | None:
+        if float in (type(a), type(b)) and {type(a), type(b)} <= {int, float}:
+            return abs(a - b) / max(abs(a), abs(b), 1e-12)
+        if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+            parts = [walk(a[key], b[key]) for key in a]
+        elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+            parts = [walk(x, y) for x, y in zip(a, b)]
+        else:
+            return 0.0 if a == b and type(a) is type(b) else None
+        return None if None in parts else max(parts, default=0.0)
+    try:
+        return walk(json.loads(old), json.loads(new))
+    except ValueError:
+        return None
+
+
 def command(argv: list[str] | None, module: str, doc: str, model_path: Path,
             refit: Callable[[Path, Path], LinearModel], what: str, pin: str) -> int:
     """The command line of a training script (`module`): refit with `refit(data, heldout)`,
-    then write the model file, or with --check compare it byte for byte."""
+    then write the model file, or with --check compare it (numbers to RTOL)."""
     parser = argparse.ArgumentParser(prog=f"python -m {module}",
                                      description=doc.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DATA, help="the shipped data folder")
@@ -164,16 +187,23 @@ def command(argv: list[str] | None, module: str, doc: str, model_path: Path,
                              "absent)")
     parser.add_argument("--out", type=Path, default=model_path, help="model file to write")
     parser.add_argument("--check", action="store_true",
-                        help="write nothing; exit 1 unless the refit equals --out byte for byte")
+                        help="write nothing; exit 1 unless the refit equals --out (numbers to RTOL)")
     args = parser.parse_args(argv)
     model = refit(args.data, args.heldout)
     text = model.to_json()
     digest = hashlib.sha256(text.encode()).hexdigest()
     if args.check:
-        same = args.out.is_file() and args.out.read_text(encoding="utf-8") == text
-        print(f"{args.out}: {'reproduced exactly' if same else 'DIFFERS from the refit'} "
-              f"(refit sha256 {digest})")
-        return 0 if same else 1
+        old = args.out.read_text(encoding="utf-8") if args.out.is_file() else ""
+        gap = largest_difference(old, text) if old else None
+        if old == text:
+            verdict = "reproduced exactly"
+        elif gap is not None and gap <= RTOL:
+            verdict = (f"reproduced to {RTOL:g} (largest relative difference {gap:.1e}: this "
+                       "CPU's floating-point kernels round the last digits differently)")
+        else:
+            verdict = "DIFFERS from the refit"
+        print(f"{args.out}: {verdict} (refit sha256 {digest})")
+        return 0 if verdict.startswith("reproduced") else 1
     try:
         write_text(args.out, text, is_ours=lambda path: is_model_file(path, model.fmt),
                    what=f"a {what} model file")

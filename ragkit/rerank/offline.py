@@ -143,7 +143,7 @@ from ragkit.rerank.base import Candidate
 from ragkit.rerank.features import FEATURES, IndexFeatures, feature_matrix, from_signals
 
 MODEL_PATH = Path(__file__).with_name("offline_model.json")
-MODEL_SHA256 = "ca62f1a66fd013289cf6e5c21c6775a5475776a21c0b88289d0f3015f8225042"
+MODEL_SHA256 = "8b586f016c3a48c0d3cb23126a22e75d2b3ea95080d12ad360c4004b1044c816"
 MODEL_FORMAT = "ragkit.rerank.linear"
 
 
