@@ -51,6 +51,7 @@ from typing import Any
 
 from ragkit.atomic import write_text
 from ragkit.documents import RagkitError
+from ragkit.jsonl import parse_json
 from ragkit.models import ragkit_home
 
 RETENTION = {"anthropic": 29 * 86400}  # seconds an API keeps a batch's results after creation
@@ -179,7 +180,7 @@ class Journal:
         records = []
         for path in sorted(self.folder.glob("*.json")):
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
+                data = parse_json(path.read_text(encoding="utf-8"), path)
                 record = BatchRecord(**data)
                 if not isinstance(record.custom_ids, list) or not record.id:
                     raise TypeError("no id or custom_ids")

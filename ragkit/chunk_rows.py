@@ -24,6 +24,7 @@ import orjson
 
 from ragkit.documents import Chunk, RagkitError, where
 from ragkit.fastjson import NOT_PARSED, fast_json
+from ragkit.jsonl import parse_json
 
 # chunks.jsonl field -> (type, default); a default of None marks a required field.
 _CHUNK_FIELDS: dict[str, tuple[type, Any]] = {
@@ -154,7 +155,4 @@ def parse_chunk(path: Path, number: int, line: str) -> Chunk:
 
 def _stdlib_row(path: Path, number: int, line: str) -> Any:
     """A row orjson refused, read by the standard library (NaN, big integers), or its error."""
-    try:
-        return json.loads(line)
-    except json.JSONDecodeError as err:
-        raise RagkitError(f"{where(path, number)}: invalid JSON ({err.msg})") from None
+    return parse_json(line, Path(path), number)

@@ -12,7 +12,6 @@
 """
 from __future__ import annotations
 
-import json
 import os
 import warnings
 from pathlib import Path
@@ -23,7 +22,7 @@ from ragkit.documents import (Chunk, Dataset, Document, Golden, Query, RagkitErr
                               RagkitWarning, check_text, composed, load_documents_jsonl,
                               load_golden, read_jsonl, require, where)
 from ragkit.errors import not_a_file
-from ragkit.jsonl import JSONL_SUFFIXES
+from ragkit.jsonl import JSONL_SUFFIXES, read_json
 from ragkit.loaded_folder import without_skipped
 from ragkit.outline import one_line
 from ragkit.qrels import Qrels, read_qrels, relevant  # noqa: F401 (read from here too)
@@ -77,9 +76,9 @@ def load_cookbook(root: Path | str) -> Dataset:
     root = Path(root)
     chunks_path, eval_path = root / "codebase_chunks.json", root / "evaluation_set.jsonl"
     try:
-        raw = json.loads(chunks_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RagkitError(f"{chunks_path}: cannot read ({exc})") from None
+        raw = read_json(chunks_path)
+    except OSError as exc:
+        raise RagkitError(f"{chunks_path}: cannot read ({exc.strerror or exc})") from None
     if not isinstance(raw, list):
         raise RagkitError(f"{chunks_path}: expected a JSON list of documents")
     rows = list(read_jsonl(eval_path))

@@ -50,6 +50,7 @@ from ragkit.documents import Chunk, RagkitError, where
 from ragkit.embed.base import fingerprint_of
 from ragkit.index_owner import (FORMAT, WHAT, files_of, is_index, owns_index,  # noqa: F401
                                 refuse_inputs_inside)
+from ragkit.jsonl import read_json
 from ragkit.lexical import BM25
 
 T = TypeVar("T")
@@ -126,7 +127,7 @@ def read_manifest(folder: Path) -> dict[str, Any]:
         raise RagkitError(not_a_folder(folder))
     if not path.is_file():
         raise RagkitError(f"{folder}: not a ragkit index (no index.json)")
-    manifest = _read_json(path)
+    manifest = read_json(path)
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise RagkitError(f"{where(path, None, 'format')}: not a ragkit index "
                           f"(expected \"format\": \"{FORMAT}\")")
@@ -211,15 +212,6 @@ def _valid_record(record: Any) -> bool:
     return (isinstance(record, dict) and isinstance(record.get("name"), str)
             and isinstance(record.get("dim"), int) and isinstance(record.get("fingerprint"), str)
             and isinstance(record.get("max_tokens", 0), (int, type(None))))
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise RagkitError(f"{path}: not UTF-8 text") from None
-    except json.JSONDecodeError as err:
-        raise RagkitError(f"{where(path, err.lineno)}: invalid JSON ({err.msg})") from None
 
 
 def read_parents(folder: Path, manifest: dict[str, Any], chunks: Sequence[Chunk]

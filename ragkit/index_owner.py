@@ -23,13 +23,13 @@ What it is not: a check of an index's content (`ragkit.index_folder` reads and c
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
 
 from ragkit.documents import RagkitError
+from ragkit.jsonl import read_json
 
 FORMAT = "ragkit-index"
 WHAT = "a ragkit index"
@@ -53,8 +53,8 @@ def manifest_of(folder: Path) -> dict | None:
     """`folder`'s index.json as a dict when it parses as a ragkit index's, else None (no
     check beyond its format: `ragkit.index_folder.read_manifest` checks it whole)."""
     try:
-        manifest = json.loads((folder / "index.json").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        manifest = read_json(folder / "index.json")
+    except (OSError, ValueError):  # RagkitError too: not JSON, or too deep to read
         return None
     return manifest if isinstance(manifest, dict) and manifest.get("format") == FORMAT else None
 

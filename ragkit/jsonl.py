@@ -1,7 +1,8 @@
 """JSON Lines read line by line, each failure one line naming the file, the line and the field.
 
 What it is: `read_jsonl(path)` (number, object) for each non-blank line, `parse_line` for one
-line's bytes (orjson first, the standard library for what orjson refuses), and `require`,
+line's bytes (orjson first, the standard library for what orjson refuses), `parse_json` and
+`read_json`, JSON of any source read or refused in one line (every JSON reader's), `require`,
 a field of an object checked for type, and `require_page_map`, a document's
 `metadata.pages` checked as a page map. What it is not: a schema: the loaders of
 `ragkit.documents` say which fields a format has. `ragkit.documents` re-exports these.
@@ -58,26 +59,51 @@ def parse_line(raw: bytes, path: Path, number: int) -> dict[str, Any] | None:
 
 
 def _strict_json(raw: bytes, path: Path, number: int) -> Any:
-    """Parse a line orjson refused with the standard library (which also reads NaN and big
-    integers), or name the file and line of its failure: bad UTF-8, bad JSON, nesting too
-    deep for Python's stack, or a lone surrogate (`\\ud800` escaped alone: not text any file
-    can hold, so every later write of it would fail)."""
-    try:
-        obj = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise RagkitError(f"{where(path, number)}: not UTF-8 text ({exc.reason})") from None
-    except json.JSONDecodeError as exc:
-        raise RagkitError(f"{where(path, number)}: malformed JSON ({exc.msg})") from None
-    except RecursionError:
-        raise RagkitError(f"{where(path, number)}: malformed JSON (nested too deeply)") from None
-    except ValueError:  # an integer of over 4,300 digits (Python's limit on reading one)
-        raise RagkitError(f"{where(path, number)}: a number of over 4,300 digits; write it as "
-                          f"a string") from None
+    """A line orjson refused, parsed by `parse_json` (the standard library also reads NaN and
+    big integers), refused when it holds a lone surrogate (`\\ud800` escaped alone: not text
+    any file can hold, so every later write of it would fail)."""
+    obj = parse_json(raw, path, number)
     key = surrogate_field(raw, obj)
     if key is not None:
         raise RagkitError(f"{where(path, number, key)}: holds a lone surrogate (an escaped "
                           f"\\ud800-\\udfff without its pair), not text")
     return obj
+
+
+class MalformedJSON(RagkitError):
+    """Text that is no JSON at all (a syntax error, bytes that are not UTF-8), as `parse_json`
+    raises it: a caller that reads such text otherwise (`-p name=words` is a string) can tell
+    it from JSON that is too deep or holds too long a number, which stays an error."""
+
+
+def parse_json(raw: bytes | str, place: Path | str, line: int | None = None) -> Any:
+    """`raw` parsed by the standard library, or one RagkitError naming `place` — a file (a
+    `Path`: a syntax error names the file's line, or `line`, that of a JSONL row) or an
+    option (`"--args"`) — and why: not UTF-8, malformed JSON (`MalformedJSON`), nested deeper
+    than Python's stack (`[` × 100,000 raised RecursionError, a traceback, at every reader
+    that called `json.loads` itself), a number of over 4,300 digits. Every reader of JSON a
+    user gave or a disk holds goes through here. What it is not: a check of the value's
+    shape, which each reader makes (`parse_line`: an object; `read_manifest`: its fields)."""
+    where_it = where(place, line)
+    try:
+        return json.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
+    except UnicodeDecodeError as exc:
+        raise MalformedJSON(f"{where_it}: not UTF-8 text ({exc.reason})") from None
+    except json.JSONDecodeError as exc:
+        if line is None and isinstance(place, Path):
+            where_it = where(place, exc.lineno)
+        raise MalformedJSON(f"{where_it}: malformed JSON ({exc.msg})") from None
+    except RecursionError:
+        raise RagkitError(f"{where_it}: malformed JSON (nested too deeply)") from None
+    except ValueError:  # an integer of over 4,300 digits (Python's limit on reading one)
+        raise RagkitError(f"{where_it}: a number of over 4,300 digits; write it as a "
+                          f"string") from None
+
+
+def read_json(path: Path | str) -> Any:
+    """The JSON file at `path` (an `index.json`, a model, a marker) by `parse_json`; OSError
+    is left to the caller, which knows whether a missing file is an error or an answer."""
+    return parse_json(Path(path).read_bytes(), Path(path))
 
 
 def require(obj: dict, key: str, kind: type | tuple[type, ...], path: Path | str, line: int,

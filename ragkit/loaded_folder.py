@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import errno
 import heapq
-import json
 import os
 import unicodedata
 import warnings
@@ -38,6 +37,7 @@ from pathlib import Path
 
 from ragkit.documents import Document, Query, RagkitWarning
 from ragkit.index_owner import is_index
+from ragkit.jsonl import read_json
 from ragkit.loaders.folder import shown
 from ragkit.text_stats import counted
 
@@ -78,8 +78,8 @@ def ragkit_output(folder: Path) -> str | None:
     if is_index(folder):
         return "a ragkit index folder"
     try:
-        marker = json.loads((folder / RESULTS_MARKER).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        marker = read_json(folder / RESULTS_MARKER)
+    except (OSError, ValueError):  # RagkitError too: not JSON, or too deep to read
         return None
     if not isinstance(marker, dict) or not isinstance(marker.get("files"), list):
         return None

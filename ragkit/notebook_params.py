@@ -23,7 +23,6 @@ What it is not: a schema language — the default's literal is the only declarat
 from __future__ import annotations
 
 import ast
-import json
 import os
 import warnings
 from collections.abc import Mapping, Sequence
@@ -32,18 +31,21 @@ from typing import Any
 
 from ragkit.documents import RagkitError, where
 from ragkit.jobs import SESSION_ENV  # the notebook a Jupyter server started this kernel for
+from ragkit.jsonl import MalformedJSON, parse_json, read_json
 
 
-def parse_value(text: Any) -> Any:
+def parse_value(text: Any, place: str = "parameter") -> Any:
     """A parameter value as typed: JSON numbers/booleans/null, else the string itself.
 
-    Non-strings (values given from Python) pass through unchanged.
+    Non-strings (values given from Python) pass through unchanged. JSON nested too deeply for
+    Python's stack, or a number of over 4,300 digits, is one error naming `place` (it was a
+    RecursionError traceback), not the string: read as text it would be a silent surprise.
     """
     if not isinstance(text, str):
         return text
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
+        return parse_json(text, place)
+    except MalformedJSON:
         return text
 
 
@@ -59,8 +61,8 @@ def _not_a_notebook(notebook: Path) -> str | None:
     except UnicodeDecodeError:
         return "not a Jupyter notebook (its bytes are not UTF-8 text)"
     try:
-        cells = json.loads(text.removeprefix("\ufeff")).get("cells")
-    except (ValueError, RecursionError, AttributeError):  # not JSON, too deep, not an object
+        cells = parse_json(text.removeprefix("\ufeff"), notebook).get("cells")
+    except (ValueError, AttributeError):  # not JSON or too deep (RagkitError), not an object
         return "not a Jupyter notebook (its text is not a JSON object)"
     return None if isinstance(cells, list) else "not a Jupyter notebook (no list of cells)"
 
@@ -99,7 +101,7 @@ def _type_name(value: Any) -> str:
 
 def typed_value(notebook: Path, name: str, given: Any, default: Any) -> Any:
     """`given` (text or a Python value) read and checked against `default`'s type."""
-    value = parse_value(given)
+    value = parse_value(given, where(notebook, field_name=name))
     if default is None:
         return value
     if isinstance(default, str):
@@ -173,7 +175,7 @@ def edited_parameters(values: Mapping[str, Any]) -> dict[str, Any]:
     not. Empty anywhere else (papermill and nbval start kernels without a session)."""
     session = os.environ.get(SESSION_ENV)
     try:
-        notebook = json.loads(Path(session).read_text(encoding="utf-8")) if session else {}
+        notebook = read_json(session) if session else {}
         defaults = notebook["metadata"]["ragkit"]["defaults"] if notebook else {}
     except (OSError, ValueError, KeyError, TypeError):
         return {}

@@ -30,6 +30,7 @@ from typing import Any
 
 from ragkit.atomic import write_text
 from ragkit.documents import RagkitError
+from ragkit.jsonl import read_json
 from ragkit.loaded_folder import RESULTS_MARKER as MARKER
 from ragkit.loaders.folder import escaped
 from ragkit.notebook_params import (CHANGED_ENV, SESSION_ENV, changed_parameters,
@@ -185,7 +186,7 @@ def is_results(path: Path) -> bool:
     itself, so a file a user added to a results folder keeps it from being replaced.
     """
     try:
-        written = set(json.loads((path / MARKER).read_text())["files"])
+        written = set(read_json(path / MARKER)["files"])
         entries = list(path.iterdir())
     except (OSError, ValueError, KeyError, TypeError):
         return False

@@ -30,6 +30,7 @@ import pandas as pd
 
 from ragkit.atomic import write_text
 from ragkit.documents import RagkitError
+from ragkit.jsonl import read_json
 from ragkit.notebook_data import prose
 
 RECORD_ENV = "RAGKIT_RECORD"
@@ -40,7 +41,7 @@ def load_records(path: Path) -> dict[str, Any]:
     """The records file at `path`, or empty records when it was never written."""
     if not path.is_file():
         return json.loads(json.dumps(EMPTY))
-    return {**json.loads(json.dumps(EMPTY)), **json.loads(path.read_text())}
+    return {**json.loads(json.dumps(EMPTY)), **read_json(path)}
 
 
 def _update(change) -> None:

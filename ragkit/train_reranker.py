@@ -46,6 +46,7 @@ from ragkit.atomic import write_text
 from ragkit.datasets import load_shipped
 from ragkit.documents import RagkitError
 from ragkit.evaluate import judge
+from ragkit.jsonl import parse_json, read_json
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
 from ragkit.rerank.features import FEATURES, IndexFeatures
 from ragkit.rerank.offline import MODEL_FORMAT, MODEL_PATH, LinearModel
@@ -151,7 +152,7 @@ def training_groups(data_root: Path = DATA, heldout: Path = HELDOUT):
 def is_model_file(path: Path, fmt: str = MODEL_FORMAT) -> bool:
     """True for a file a training script wrote (a JSON object with the format tag `fmt`)."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8")).get("format") == fmt
+        return read_json(path).get("format") == fmt
     except (OSError, ValueError, AttributeError):
         return False
 
@@ -170,7 +171,7 @@ def largest_difference(old: str, new: str) -> float | None:
             return 0.0 if a == b and type(a) is type(b) else None
         return None if None in parts else max(parts, default=0.0)
     try:
-        return walk(json.loads(old), json.loads(new))
+        return walk(parse_json(old, "old model"), parse_json(new, "new model"))
     except ValueError:
         return None
 

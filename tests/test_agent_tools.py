@@ -422,7 +422,7 @@ def test_a_glob_without_a_match_names_near_misses_and_the_suffix_alone(refund_ro
 def test_ragkit_tool_bad_json_is_one_line_and_status_2(capsys):
     assert main(["tool", "grep", "--root", str(CORPUS), "--args", "{pattern"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("ragkit: error: --args: not valid JSON") and err.count("\n") == 1
+    assert err.startswith("ragkit: error: --args: malformed JSON") and err.count("\n") == 1
 
 
 @pytest.mark.parametrize("given, said", [

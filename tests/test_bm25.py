@@ -190,5 +190,5 @@ def test_save_refuses_custom_tokenizer_and_load_names_missing_file(tmp_path):
 def test_load_rejects_bad_json_with_its_line(tmp_path):
     BM25.fit(["a b"]).save(tmp_path)
     (tmp_path / "bm25.json").write_text('{\n"format": "ragkit.bm25",\n oops}', encoding="utf-8")
-    with pytest.raises(ValueError, match="bm25.json, line 3: invalid JSON"):
+    with pytest.raises(ValueError, match="bm25.json:3: malformed JSON"):
         BM25.load(tmp_path)

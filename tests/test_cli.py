@@ -446,7 +446,7 @@ def test_corrupt_index_is_one_line_error(files, tmp_path, capsys):
     (tmp_path / "idx" / "index.json").write_text("{not json")
     assert main(["search", str(tmp_path / "idx"), "--queries", str(queries), "--mode", "bm25",
                  "--out", str(tmp_path / "run.trec")]) == 2
-    assert "idx/index.json:1: invalid JSON" in _one_line_error(capsys)
+    assert "idx/index.json:1: malformed JSON" in _one_line_error(capsys)
     assert not (tmp_path / "run.trec").exists()
     assert main(["index", str(docs), "--out", str(tmp_path / "idx"), "--embedder", "none"]) == 2
     assert "idx: exists and is not a ragkit index" in _one_line_error(capsys)

@@ -99,7 +99,7 @@ def test_a_damaged_row_fails_only_the_search_that_returns_it(copy):
     assert (copy / "other.trec").read_text().split()[2] == "d17#0"
     (copy / "hit.jsonl").write_text('{"id": "b", "text": "only200"}\n')
     line = one_error_line(search(copy, "ix", "hit.jsonl", "hit.trec"))
-    assert line.endswith("ix/chunks.jsonl:201: invalid JSON (Expecting value)"), line
+    assert line.endswith("ix/chunks.jsonl:201: malformed JSON (Expecting value)"), line
     assert not (copy / "hit.trec").exists()
 
 
@@ -141,7 +141,7 @@ def test_a_chunks_file_cut_short_names_its_last_line(copy):
     path = copy / "ix" / "chunks.jsonl"
     path.write_bytes(path.read_bytes()[:-40])
     line = one_error_line(search(copy, "ix"))
-    assert line.endswith(f"ix/chunks.jsonl:{N_DOCS}: invalid JSON (Unterminated string "
+    assert line.endswith(f"ix/chunks.jsonl:{N_DOCS}: malformed JSON (Unterminated string "
                          f"starting at)"), line
 
 

@@ -197,7 +197,7 @@ def test_index_written_before_embedder_and_metadata_were_recorded_loads(pipeline
 def test_corrupt_index_json_names_file_and_line(pipeline, tmp_path):
     folder = saved(pipeline, tmp_path)
     (folder / "index.json").write_text('{\n  "format": "ragkit-index",\n  "version": 1,,\n}')
-    with pytest.raises(RagkitError, match=r"idx/index.json:3: invalid JSON \(Expecting"):
+    with pytest.raises(RagkitError, match=r"idx/index.json:3: malformed JSON \(Expecting"):
         Pipeline.load(folder)
     assert not is_index(folder)
     (folder / "index.json").unlink()
@@ -225,7 +225,7 @@ def test_chunks_that_are_not_json_or_absent(pipeline, tmp_path):
     folder = saved(pipeline, tmp_path)
     path = folder / "chunks.jsonl"
     path.write_text(path.read_text() + '{"id": "x", "doc_id"\n')
-    with pytest.raises(RagkitError, match=r"chunks.jsonl:4: invalid JSON"):
+    with pytest.raises(RagkitError, match=r"chunks.jsonl:4: malformed JSON"):
         Pipeline.load(folder)
     path.unlink()
     with pytest.raises(RagkitError, match=r"chunks.jsonl: missing"):

@@ -241,7 +241,7 @@ def test_a_changed_model_file_is_a_clear_error(tmp_path):
     with pytest.raises(RagkitError, match="field 'features'"):
         OfflineReranker(edited, sha256=None)
     edited.write_text("{not json")
-    with pytest.raises(RagkitError, match="invalid JSON"):
+    with pytest.raises(RagkitError, match="malformed JSON"):
         OfflineReranker(edited, sha256=None)
     with pytest.raises(RagkitError, match="cannot read the reranker model"):
         OfflineReranker(tmp_path / "absent.json")

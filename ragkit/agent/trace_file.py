@@ -24,6 +24,7 @@ from typing import Any, TextIO
 
 from ragkit.atomic import check_target, write_text
 from ragkit.documents import RagkitError
+from ragkit.jsonl import MalformedJSON, parse_json
 from ragkit.pricing import Usage
 
 FORMAT = "ragkit-agent-trace/1"
@@ -39,7 +40,7 @@ def is_trace(path: Path) -> bool:
     if not first.strip():
         return True
     try:
-        return json.loads(first).get("format") == FORMAT
+        return parse_json(first, path).get("format") == FORMAT
     except (ValueError, AttributeError):
         return False
 
@@ -91,8 +92,8 @@ def read_trace(path: Path | str) -> list[dict[str, Any]]:
     records = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         try:
-            record = json.loads(line)
-        except ValueError:
+            record = parse_json(line, path, number)
+        except MalformedJSON:
             raise RagkitError(f"{path}:{number}: not JSON (a trace has one record per line)") \
                 from None
         if not isinstance(record, dict) or record.get("format") != FORMAT:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from ragkit.cli.options import (DEFAULT_RERANK, Help, chosen_rerank, clamp_k, lo
 from ragkit.cli.fusion import add_fusion_options, fusion_given, fusion_settings
 from ragkit.documents import RagkitError, check_query_length, composed
 from ragkit.index_owner import refuse_output_in_index
+from ragkit.jsonl import parse_json
 from ragkit.text_stats import counted
 
 
@@ -129,15 +129,7 @@ def cmd_tool(args: argparse.Namespace) -> int:
     from ragkit.agent.tool import ToolContext
     if not args.root.is_dir():
         raise RagkitError(f"--root {args.root}: not a folder")
-    try:
-        arguments = json.loads(args.args)
-    except json.JSONDecodeError as exc:
-        raise RagkitError(f"--args: not valid JSON ({exc})") from None
-    except RecursionError:  # as the JSONL readers say it: deeper than Python's stack
-        raise RagkitError("--args: malformed JSON (nested too deeply)") from None
-    except ValueError:  # an integer of over 4,300 digits (Python's limit on reading one)
-        raise RagkitError("--args: a number of over 4,300 digits; write it as a string") \
-            from None
+    arguments = parse_json(args.args, "--args")
     context = ToolContext(root=args.root, notes=args.notes,
                           pipeline=load_index(args.index) if args.index else None,
                           policy=AllowAll() if args.approve else DenyAll())

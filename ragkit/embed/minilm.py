@@ -28,7 +28,6 @@ weights from https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -41,6 +40,7 @@ from tokenizers import Tokenizer
 from ragkit import models
 from ragkit.documents import RagkitError
 from ragkit.jobs import usable_cores
+from ragkit.jsonl import read_json
 from ragkit.progress import progress_bar
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ class MiniLM:
     def __init__(self, folder: Path | None = None, threads: int | None = None) -> None:
         self.folder = folder = models.verify(folder)
         self.threads = threads or min(MAX_THREADS, usable_cores())
-        self.config = json.loads((folder / "config.json").read_text())
+        self.config = read_json(folder / "config.json")
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         # tokenizer.json ships with truncation 128 and fixed padding 128: undo both.
         self.tokenizer.no_padding()

@@ -17,7 +17,6 @@ rebuilding would not help.
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -27,6 +26,7 @@ import orjson
 from scipy import sparse
 
 from ragkit.documents import RagkitError
+from ragkit.jsonl import parse_json, read_json
 from ragkit.lexical.bm25_data import BM25Data
 from ragkit.lexical.tokenizers import TOKENIZERS
 from ragkit.term_table import FILES as TERM_FILES
@@ -62,11 +62,7 @@ def save(model: BM25Data, folder: str | Path) -> Path:
 
 
 def _meta(meta_path: Path) -> dict:
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise RagkitError(
-            f"{meta_path}, line {err.lineno}: invalid JSON ({err.msg})") from None
+    meta = read_json(meta_path)
     if meta.get("format") != "ragkit.bm25" or meta.get("version") != 1:
         raise RagkitError(f"{meta_path}: fields 'format'/'version' are "
                           f"{meta.get('format')!r}/{meta.get('version')!r}, "
@@ -83,8 +79,8 @@ def _head(meta_path: Path) -> dict | None:
     if cut < 0:
         return None
     try:
-        meta = json.loads(head[:cut] + b"}")
-    except (ValueError, UnicodeDecodeError):
+        meta = parse_json(head[:cut] + b"}", meta_path)
+    except ValueError:  # RagkitError too: not JSON, or too deep to read
         return None
     return meta if meta.get("format") == "ragkit.bm25" and meta.get("version") == 1 else None
 

@@ -44,6 +44,7 @@ from ragkit.atomic import check_target, write_text
 from ragkit.documents import (RagkitError, RagkitWarning, parse_golden, read_jsonl, require,
                               where)
 from ragkit.errors import not_a_file
+from ragkit.jsonl import parse_json
 from ragkit.loaders.folder import escaped
 from ragkit.questions.spans import anchor
 from ragkit.sheet_cells import sheet_cell, unsheet_cell
@@ -63,7 +64,7 @@ def is_golden_file(path: Path) -> bool:
     try:
         lines = [line for line in path.read_text(encoding="utf-8").splitlines()
                  if line.strip()][:5]
-        return all({"question", "golden"} <= json.loads(line).keys() for line in lines)
+        return all({"question", "golden"} <= parse_json(line, path).keys() for line in lines)
     except (OSError, UnicodeDecodeError, ValueError, AttributeError):
         return False
 

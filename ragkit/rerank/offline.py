@@ -139,6 +139,7 @@ import numpy as np
 
 from ragkit.documents import RagkitError, where
 from ragkit.fusion import Ranking
+from ragkit.jsonl import parse_json
 from ragkit.rerank.base import Candidate
 from ragkit.rerank.features import FEATURES, IndexFeatures, feature_matrix, from_signals
 
@@ -188,10 +189,7 @@ class LinearModel:
             raise RagkitError(f"{path}: sha256 {digest[:12]}… does not match the pinned "
                               f"{sha256[:12]}…; the model file was changed — reinstall ragkit, "
                               f"or refit it with `python -m {trainer}`")
-        try:
-            record = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise RagkitError(f"{where(path)}: invalid JSON ({exc})") from None
+        record = parse_json(raw, Path(path))
         if not isinstance(record, dict) or record.get("format") != fmt:
             raise RagkitError(f"{where(path, None, 'format')}: not a {fmt} model")
         if record.get("features") != features:

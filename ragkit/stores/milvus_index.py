@@ -19,6 +19,7 @@ from typing import Any
 from ragkit.atomic import check_target, replace_folder, write_text
 from ragkit.chunk_rows import chunk_line
 from ragkit.documents import Chunk, RagkitError
+from ragkit.jsonl import read_json
 from ragkit.index_folder import (FORMAT, FORMAT_VERSION, WHAT, is_index, read_bm25,
                                  read_parents)
 from ragkit.stores import milvus as mv
@@ -153,7 +154,7 @@ def _previous_store(folder: Path) -> dict[str, Any] | None:
     refused rather than mixed with a Milvus one."""
     if not is_index(folder):
         return None
-    store = json.loads((folder / "index.json").read_text(encoding="utf-8")).get("store")
+    store = read_json(folder / "index.json").get("store")
     if not store or store.get("kind") != "milvus":
         raise RagkitError(f"{folder}: holds an in-memory index; write the Milvus index to "
                           f"another folder, or delete this one first")
