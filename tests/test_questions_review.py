@@ -8,6 +8,7 @@ import json
 import pytest
 
 from ragkit.cli import main
+from ragkit.documents import RagkitError
 from ragkit.questions import accept, review_sheet, sheet_preview, write_review
 
 PASSAGE = ("Opened items are refunded at 80 percent of the price when they come back within "
@@ -415,3 +416,33 @@ def test_the_sheet_preview_shows_each_span_on_one_line(tmp_path):
         "answer_span_2": "", "source": "refunds.md, p. 2, Refunds > Opened items",
         "kind": "paraphrase", "keep": "yes", "notes": ""}]
     assert _rows(sheet)[0]["answer_span"] == wrapped
+
+
+def test_accept_from_python_names_the_sheet_or_golden_set_it_expects(files):
+    """From Python, a folder given for the sheet or the golden set said only "review: a
+    folder, not a file"; the line now says what was expected and where it is, as the
+    command line's did for the sheet."""
+    golden, sheet, _ = files
+    folder = sheet.parent
+    with pytest.raises(RagkitError) as raised:
+        accept(folder, golden)
+    assert str(raised.value) == f"{folder}: a folder, not a file; its review sheet: {sheet}"
+    with pytest.raises(RagkitError) as raised:
+        accept(folder / "gone.csv", golden)
+    assert str(raised.value) == (f"{folder / 'gone.csv'}: no such file; the review sheet "
+                                 f"beside it: {sheet} (renamed?)")
+    with pytest.raises(RagkitError) as raised:
+        accept(sheet, folder)
+    assert str(raised.value) == (f"{folder}: a folder, not a file; expected the golden "
+                                 f"questions JSONL file (golden.jsonl in it), the one the "
+                                 f"review sheet was written from")
+
+
+def test_accept_on_the_command_line_names_a_golden_folder_too(files, capsys):
+    golden, sheet, out = files
+    assert main(["questions", "accept", str(sheet), "--golden", str(golden.parent),
+                 "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"ragkit: error: {golden.parent}: a folder, not a file; expected the golden questions "
+        f"JSONL file (golden.jsonl in it), the one the review sheet was written from\n")
+    assert not out.exists()

@@ -17,10 +17,8 @@ golden JSONL file or a folder of them, where
   say that the file had been skipped.
 `warn_unsplit(data, name)`: one warning line when scoring split `name` leaves out questions
 that have no split (`"split": null`, or none given): the count shrank, unsaid.
-`sheet_missing(path, golden)`: the one line `ragkit questions accept` gives for a review
-sheet that is not a file — a review folder given for its sheet, a sheet renamed or deleted —
-naming the review sheets where it looked, or the command that writes one ("review: a folder,
-not a file" and "review/review.csv: no such file" said nothing of the sheet beside it).
+`sheet_missing(path, golden)` (from `ragkit.questions.sheets`, as `accept` gives it): the
+one line for a review sheet that is not a file, naming the review sheets where it looked.
 What it is not: the reader (`ragkit.documents.load_golden`, `check_golden`), whose errors
 name the file, line and field of any other bad question.
 """
@@ -31,11 +29,10 @@ import warnings
 from pathlib import Path
 
 from ragkit.documents import Dataset, RagkitError, RagkitWarning, check_golden, load_golden
-from ragkit.errors import not_a_file
 from ragkit.loaded_folder import without_skipped
-from ragkit.questions.review import is_review_csv
+from ragkit.questions.sheets import SHEET, sheets_in
 
-ACCEPTED, SHEET = "accepted.jsonl", "review.csv"
+ACCEPTED = "accepted.jsonl"
 
 
 def with_questions(data: Dataset, path: Path) -> Dataset:
@@ -63,27 +60,6 @@ def warn_unsplit(data: Dataset, name: str | None) -> None:
     warnings.warn(f"{unsplit[0].origin or data.name}: field 'split': null or missing, so "
                   f"split '{name}' leaves this question out{more}; give each question a "
                   f"split, or score every one with --split all", RagkitWarning, stacklevel=2)
-
-
-def sheets_in(folder: Path) -> list[Path]:
-    """The review sheets in `folder`: regular `*.csv` files with the sheet's header row."""
-    return sorted(p for p in folder.glob("*.csv") if p.is_file() and p.stat().st_size
-                  and is_review_csv(p))
-
-
-def sheet_missing(path: Path, golden: Path) -> RagkitError:
-    """Why the review sheet `path` cannot be read, when it is not a file (module docstring)."""
-    if path.exists() and not path.is_dir():  # a pipe or a device
-        return not_a_file(path)
-    found = ", ".join(map(str, sheets_in(path if path.is_dir() else path.parent)))
-    if found:
-        hint = (f"its review sheet: {found}" if path.is_dir() else
-                f"the review sheet beside it: {found} (renamed?)")
-    else:
-        hint = (f"no review sheet is {'in' if path.is_dir() else 'beside'} it; `ragkit "
-                f"questions review {golden} --out {path / SHEET if path.is_dir() else path}` "
-                f"writes one")
-    return RagkitError(f"{not_a_file(path)}; {hint}")
 
 
 def _golden_file(path: Path) -> Path:

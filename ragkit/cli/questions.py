@@ -17,7 +17,6 @@ from pathlib import Path
 from ragkit import questions as api  # a lazy face: each name loads on first use
 from ragkit.atomic import check_target
 from ragkit.cli.api_options import add_api_options
-from ragkit.cli.golden import sheet_missing
 from ragkit.cli.retrieval import print_skipped
 from ragkit.cli.options import Help, positive_int
 from ragkit.documents import RagkitError
@@ -91,10 +90,8 @@ def cmd_accept(args: argparse.Namespace) -> None:
     if args.out.resolve() == Path(args.golden).resolve():  # the set the sheet's rows name
         raise RagkitError(f"{args.out}: is the input --golden; its questions marked no or "
                           f"without a row would be lost; choose another --out")
-    if not args.review.is_file():
-        raise sheet_missing(args.review, args.golden)
+    kept = api.accept(args.review, args.golden)  # a missing sheet: `sheet_missing`'s line
     total = len(api.read_golden(args.golden))
-    kept = api.accept(args.review, args.golden)
     api.write_golden(kept, args.out)
     print(f"kept {len(kept)} of {total} questions into {args.out}; score them with `ragkit "
           f"eval DOCS --questions {args.out}`")

@@ -33,9 +33,10 @@ _LAZY = {
     "ragkit.questions.choose": ["config_runs", "method_table", "verdict"],
     "ragkit.questions.trust": ["Agreement", "agreement", "as_queries", "compare_sets",
                                "default_configs", "metric_matrix"],
-    "ragkit.questions.review": ["accept", "is_golden_file", "is_review_csv", "read_golden",
+    "ragkit.questions.review": ["accept", "is_golden_file", "read_golden",
                                 "review_sheet", "sheet_preview", "source_text", "write_golden",
                                 "write_review"],
+    "ragkit.questions.sheets": ["is_review_csv"],
 }
 __getattr__, __dir__ = _attach(__name__, _LAZY)
 

@@ -46,13 +46,14 @@ from ragkit.documents import (RagkitError, RagkitWarning, parse_golden, read_jso
 from ragkit.errors import not_a_file
 from ragkit.jsonl import parse_json
 from ragkit.loaders.folder import escaped
+from ragkit.questions.sheets import (COLUMNS, golden_missing, is_review_csv,  # noqa: F401
+                                    sheet_missing)
 from ragkit.questions.spans import anchor
 from ragkit.sheet_cells import sheet_cell, unsheet_cell
 
 if TYPE_CHECKING:
     import pandas as pd
 
-COLUMNS = ("id", "question", "answer_span", "answer_span_2", "source", "kind", "keep", "notes")
 REQUIRED = ("id", "question", "answer_span", "keep")
 _YES, _NO = {"yes", "y"}, {"no", "n"}
 STAMP = "a review sheet's stamp (the sha256 of the sheet as written)"
@@ -67,18 +68,6 @@ def is_golden_file(path: Path) -> bool:
         return all({"question", "golden"} <= parse_json(line, path).keys() for line in lines)
     except (OSError, UnicodeDecodeError, ValueError, AttributeError):
         return False
-
-
-def is_review_csv(path: Path) -> bool:
-    """A CSV whose header row is the review sheet's (any of the separators `accept` reads),
-    or a file of white space only (a blank first line and then a thesis draft counted)."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError):
-        return False
-    header = text.split("\n", 1)[0].strip()
-    return (header.replace(";", ",").replace("\t", ",") == ",".join(COLUMNS)
-            or not text.strip())
 
 
 def is_stamp(path: Path) -> bool:
@@ -99,6 +88,8 @@ def write_golden(questions: Sequence[dict[str, Any]], path: Path | str) -> Path:
 def read_golden(path: Path | str) -> list[dict[str, Any]]:
     """The golden JSONL's questions, each checked: id, question, golden list (each item an
     object with a doc_id), source (an object, if given)."""
+    if not Path(path).is_file():
+        raise golden_missing(Path(path))
     out, seen = [], set()
     for line, obj in read_jsonl(path):
         ident = str(require(obj, "id", (str, int), path, line))
@@ -243,6 +234,8 @@ def _span(value: str, passage: str | None, label: str, original: str) -> str:
 def accept(review_path: Path | str, golden_path: Path | str) -> list[dict[str, Any]]:
     """The kept questions of a review sheet, with the expert's edits (module docstring)."""
     review_path = Path(review_path)
+    if not review_path.is_file():
+        raise sheet_missing(review_path, golden_path)
     golden = {q["id"]: q for q in read_golden(golden_path)}
     fields, rows = _rows(review_path)
     kept, seen = [], set()

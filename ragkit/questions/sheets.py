@@ -1,0 +1,61 @@
+"""Where a review sheet is, and the one line for a sheet or golden file that is not a file.
+
+What it is: `COLUMNS` (the sheet's header) and `is_review_csv(path)`; `sheets_in(folder)`,
+the review sheets in a folder; `sheet_missing(path, golden)`, the error for a review sheet
+that is not a file — a review folder given for its sheet, a sheet renamed or deleted —
+naming the sheets where it looked, or the command that writes one; `golden_missing(path)`,
+the error for a golden set that is not a file, saying it is the JSONL the sheet was written
+from. Both `accept` (from Python) and `ragkit questions accept` give them: from Python it
+said only "review: a folder, not a file", nothing of the sheet inside it.
+What it is not: the sheet's reader or writer (`ragkit.questions.review`).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ragkit.errors import RagkitError, not_a_file
+
+COLUMNS = ("id", "question", "answer_span", "answer_span_2", "source", "kind", "keep", "notes")
+SHEET = "review.csv"  # the sheet's name in a review folder (notebook 08, the README)
+
+
+def is_review_csv(path: Path) -> bool:
+    """A CSV whose header row is the review sheet's (any of the separators `accept` reads),
+    or a file of white space only (a blank first line and then a thesis draft counted)."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return False
+    header = text.split("\n", 1)[0].strip()
+    return (header.replace(";", ",").replace("\t", ",") == ",".join(COLUMNS)
+            or not text.strip())
+
+
+def sheets_in(folder: Path) -> list[Path]:
+    """The review sheets in `folder`: regular `*.csv` files with the sheet's header row."""
+    return sorted(p for p in folder.glob("*.csv") if p.is_file() and p.stat().st_size
+                  and is_review_csv(p))
+
+
+def sheet_missing(path: Path, golden: Path | str) -> RagkitError:
+    """Why the review sheet `path` cannot be read, when it is not a file (module docstring)."""
+    if path.exists() and not path.is_dir():  # a pipe or a device
+        return not_a_file(path)
+    found = ", ".join(map(str, sheets_in(path if path.is_dir() else path.parent)))
+    if found:
+        hint = (f"its review sheet: {found}" if path.is_dir() else
+                f"the review sheet beside it: {found} (renamed?)")
+    else:
+        hint = (f"no review sheet is {'in' if path.is_dir() else 'beside'} it; `ragkit "
+                f"questions review {golden} --out {path / SHEET if path.is_dir() else path}` "
+                f"writes one")
+    return RagkitError(f"{not_a_file(path)}; {hint}")
+
+
+def golden_missing(path: Path) -> RagkitError:
+    """Why the golden set `path` cannot be read, when it is not a file: a folder names the
+    JSONL files in it (`generated.jsonl` beside a sheet), one of which is likely meant."""
+    found = sorted(p.name for p in path.glob("*.jsonl")) if path.is_dir() else []
+    given = f" ({', '.join(found[:5])} in it)" if found else ""
+    return RagkitError(f"{not_a_file(path)}; expected the golden questions JSONL file"
+                       f"{given}, the one the review sheet was written from")
