@@ -6,7 +6,9 @@ the old folder being deleted) and `.NAME.old-PID.HOST-XXXXXXXX` for the one bein
 by two renames, PID the writing process and HOST a 6-hex hash of the host name
 — and `remove_stale(target)`, which removes those beside `target` whose process is gone;
 `remove_stale_files(target)` those of the temporary files `ragkit.atomic.write_text` names
-`.NAME.PID.HOST-XXXXXXXX.tmp`; `remove_dead(folder, prefix)` does the same for folders named
+`.NAME.PID.HOST-XXXXXXXX.tmp`, and the unnamed `.NAME.XXXXXXXX.tmp` earlier versions left,
+when every mark of theirs is there (mkstemp's mode 0600, this user's, a day old);
+`remove_dead(folder, prefix)` does the same for folders named
 `PREFIX` + `PID.HOST-*`, and
 `scratch(folder, prefix)` makes such a folder for a block (a command's scratch folder: the
 shared indexes in the system's temporary folder, `ragkit.index_cache.shared`; the notebook
@@ -16,7 +18,8 @@ folder, often as large as the index, would otherwise stay hidden beside the outp
 — as a killed `ragkit search` left its half-written run, `.run.trec.XXXXXXXX.tmp`.
 
 What it is not: a lock, nor a sweeper of other names. Folders of a live process, of
-another host (a shared disk), or written by versions that did not record a pid are left;
+another host (a shared disk), or written by versions that did not record a pid (but the
+files above) are left;
 a pid reused by a new process counts as alive, so a stale folder may survive but a live
 one is never removed.
 """
@@ -26,13 +29,17 @@ import os
 import re
 import shutil
 import socket
+import stat
 import tempfile
+import time
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from ragkit.errors import RagkitError
+
+UNNAMED_AGE = 24 * 3600  # an earlier version's unnamed temporary file: stale after a day
 
 
 def owner() -> str:
@@ -81,18 +88,47 @@ def remove_stale(target: Path) -> list[Path]:
 def remove_stale_files(target: Path) -> list[Path]:
     """Remove the temporary files beside `target` whose writer died mid-write:
     `.NAME.PID.HOST-XXXXXXXX.tmp` (`ragkit.atomic.write_text`) of a process of this host that
-    no longer runs. Files of a live process, of another host, or named by versions that
-    recorded no pid (`.NAME.XXXXXXXX.tmp`) are left. Returns the files removed."""
+    no longer runs, and the unnamed `.NAME.XXXXXXXX.tmp` of earlier versions once provably
+    theirs (`_unnamed_leftovers`). Files of a live process or of another host are left.
+    Returns the files removed."""
     pattern = re.compile(re.escape(f".{target.name}.")
                          + r"(?P<pid>\d+)\.(?P<host>[0-9a-f]{6})-[a-z0-9_]+\.tmp\Z")
     removed = []
-    for entry, _ in _dead(target.parent, pattern, folders=False):
+    dead = [entry.path for entry, _ in _dead(target.parent, pattern, folders=False)]
+    for path in [*dead, *_unnamed_leftovers(target)]:
         try:
-            os.unlink(entry.path)
+            os.unlink(path)
         except OSError:  # gone already, or not ours to remove: left as it is
             continue
-        removed.append(Path(entry.path))
+        removed.append(Path(path))
     return removed
+
+
+def _unnamed_leftovers(target: Path) -> list[str]:
+    """The `.NAME.XXXXXXXX.tmp` files beside `target` that earlier versions' `write_text` left
+    when killed mid-write (`tempfile.mkstemp`: 8 of `[a-z0-9_]`), counted as theirs only
+    when every mark of such a file is there: a regular file of one link, this user's, with
+    mkstemp's mode 0600 (a write that finished was given the umask's mode, then renamed), and
+    untouched for `UNNAMED_AGE` seconds (no pid says whether its writer still runs; a day
+    outlasts any write). A file of the user's own of that name and mode is kept while fresh,
+    as is any other file: the name alone proves nothing (`.run.trec.backup01.tmp`)."""
+    pattern = re.compile(re.escape(f".{target.name}.") + r"[a-z0-9_]{8}\.tmp\Z")
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        return []
+    old, found = time.time() - UNNAMED_AGE, []
+    for entry in entries:
+        if not pattern.match(entry.name) or not entry.is_file(follow_symlinks=False):
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if (info.st_nlink == 1 and info.st_uid == os.getuid()
+                and stat.S_IMODE(info.st_mode) == 0o600 and info.st_mtime < old):
+            found.append(entry.path)
+    return found
 
 
 def remove_dead(folder: Path, prefix: str) -> list[Path]:

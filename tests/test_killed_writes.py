@@ -5,6 +5,7 @@ it once that process is gone; a `ragkit search` killed while writing a big run l
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -109,3 +110,33 @@ def _wait_until_two(folder: Path, process: subprocess.Popen) -> list[str]:
         assert process.poll() is None and time.monotonic() < deadline, "no temporary file"
         time.sleep(0.01)
     return _temporary(folder)
+
+
+def test_an_earlier_versions_unnamed_file_is_removed_only_when_provably_its(tmp_path):
+    """`.NAME.XXXXXXXX.tmp` (mkstemp's, before pids were recorded) stayed for good. Removed
+    when every mark of a killed write is there — mkstemp's mode 0600, this user's, one link, a
+    day untouched; a fresh one (its writer may still run), a file of another mode (a user's),
+    a hard link, a link, or another name is kept."""
+    target = tmp_path / "report.csv"
+    day_old = time.time() - 2 * 24 * 3600
+
+    def made(name: str, mode: int = 0o600, mtime: float = day_old) -> Path:
+        path = tmp_path / name
+        path.write_text("qid Q0 d1 1 0.5 bm25\n")
+        path.chmod(mode)
+        os.utime(path, (mtime, mtime))
+        return path
+
+    killed = made(".report.csv.k3x_9abz.tmp")
+    kept = [made(".report.csv.fresh001.tmp", mtime=time.time()),  # its writer may run yet
+            made(".report.csv.backup01.tmp", mode=0o644),  # a user's, by its mode
+            made(".report.csv.abcdefghi.tmp"),  # 9 characters: not mkstemp's
+            made(".other.csv.abcdefgh.tmp")]  # another file's
+    linked = made(".report.csv.linked01.tmp")
+    os.link(linked, tmp_path / "mine.csv")  # a second name: the user's too
+    (tmp_path / ".report.csv.symlink1.tmp").symlink_to(killed.name)
+    write_text(target, "ours\n")
+    assert not killed.exists()
+    assert _temporary(tmp_path) == sorted([*(p.name for p in kept), linked.name,
+                                           ".report.csv.symlink1.tmp"])
+    assert target.read_text() == "ours\n"
