@@ -5,12 +5,14 @@ sample collection's place in a source checkout (`SAMPLE`, `build/sample-formats/
 and it is absent, it renders it first with the project's generator
 (`data/generators/make_sample_formats.py --mixed`: twelve of the shipped corpus's English
 documents, each in one format, PDF, HTML and DOCX in turn, plus a scanned PDF and a page of
-navigation that a loader must refuse). The render goes to a temporary sibling folder that is
-renamed into place, so a killed render leaves nothing half-written and two notebooks
-rendering at once keep one copy. `folder_label(path)`: how captions and titles name the folder
-a run reads — the sample as what it is, "the PDF, HTML and Word sample" (its folder's name,
-`mixed`, told a reader of a figure or of the report's headline nothing), any other folder by
-its name.
+navigation that a loader must refuse). The render goes to a temporary sibling folder,
+`.mixed.render-PID.HOST-XXXXXXXX` (`ragkit.stale_temp.scratch`), that is renamed into
+place, so a killed render leaves nothing half-written, two notebooks rendering at once keep
+one copy, and the folder a render killed with -9 left (`.mixed-XXXXXXXX` stayed for good) is
+removed by the next render once its process is gone, never one a live render writes.
+`folder_label(path)`: how captions and titles name the folder a run reads — the sample as
+what it is, "the PDF, HTML and Word sample" (its folder's name, `mixed`, told a reader of a
+figure or of the report's headline nothing), any other folder by its name.
 
 What it is not: a download (nothing leaves the machine) nor part of an installed wheel: the
 generator and the corpus live in the source checkout, and rendering PDF and Word files needs
@@ -19,13 +21,12 @@ the dev extra's reportlab and python-docx (`make setup` installs it).
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from ragkit.documents import RagkitError
+from ragkit.stale_temp import scratch
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "build" / "sample-formats" / "mixed"
@@ -45,8 +46,7 @@ def sample_folder(path: Path | str = SAMPLE) -> Path:
         raise RagkitError(f"{path}: the sample collection is rendered by {GENERATOR}, which "
                           f"only a source checkout of ragkit has")
     path.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".mixed-", dir=path.parent))
-    try:
+    with scratch(path.parent, f".{path.name}.render-") as staging:  # deleted after, if left
         done = subprocess.run([sys.executable, str(GENERATOR), "--mixed", "--out",
                                str(staging)], capture_output=True, text=True, timeout=600)
         if done.returncode:
@@ -57,8 +57,6 @@ def sample_folder(path: Path | str = SAMPLE) -> Path:
         except OSError:
             if not path.is_dir():  # not another render that finished first: a real failure
                 raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return path
 
 

@@ -2,7 +2,9 @@
 or not at all."""
 from __future__ import annotations
 
+import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ from ragkit.chunking import chunk_documents
 from ragkit.document_folder import load_folder
 from ragkit.folder_summary import file_summary
 from ragkit.documents import RagkitError
+from ragkit.stale_temp import owner
 
 pytest.importorskip("reportlab")
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,6 +59,48 @@ def test_a_failed_render_leaves_no_folder_and_says_why(tmp_path, monkeypatch):
         sample.sample_folder(target)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.py"]
 
+
+SLOW = ("import sys, time, pathlib\n"
+        "time.sleep(1)\n"
+        "pathlib.Path(sys.argv[-1], 'doc.html').write_text('<p>rendered</p>')\n")
+
+
+def test_a_killed_renders_folder_is_removed_and_a_live_ones_kept(tmp_path, monkeypatch):
+    """The staging folder was `.mixed-XXXXXXXX`, named by no process: one a render killed
+    with -9 left stayed for good. Named by pid and host now, it is removed by the next render
+    once its process is gone; a live render's is left to it."""
+    target = tmp_path / "mixed"
+    generator = tmp_path / "render.py"
+    generator.write_text(SLOW)
+    monkeypatch.setattr(sample, "SAMPLE", target)
+    monkeypatch.setattr(sample, "GENERATOR", generator)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    host = owner().split(".")[1]
+    try:
+        for pid in (int(gone.stdout), live.pid):
+            (tmp_path / f".mixed.render-{pid}.{host}-abcdefgh").mkdir()
+            (tmp_path / f".mixed.render-{pid}.{host}-abcdefgh" / "half.pdf").write_text("x")
+        assert sample.sample_folder(target) == target
+        assert sorted(p.name for p in tmp_path.iterdir()) == [
+            f".mixed.render-{live.pid}.{host}-abcdefgh", "mixed", "render.py"]
+    finally:
+        live.kill()
+        live.wait(timeout=30)
+    assert [p.name for p in target.iterdir()] == ["doc.html"]
+
+
+def test_two_renders_at_once_keep_one_folder_and_leave_nothing(tmp_path, monkeypatch):
+    target = tmp_path / "mixed"
+    generator = tmp_path / "render.py"
+    generator.write_text(SLOW)
+    monkeypatch.setattr(sample, "SAMPLE", target)
+    monkeypatch.setattr(sample, "GENERATOR", generator)
+    with ThreadPoolExecutor(2) as pool:
+        assert list(pool.map(sample.sample_folder, [target, target])) == [target, target]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mixed", "render.py"]
+    assert (target / "doc.html").read_text() == "<p>rendered</p>"
 
 def test_another_missing_folder_is_one_clear_error(tmp_path):
     with pytest.raises(RagkitError, match=r"elsewhere: no such folder"):
