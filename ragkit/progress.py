@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextvars
 import sys
+import warnings
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -82,8 +83,10 @@ def cell_display() -> Callable[..., Any] | None:
 def progress_bar(iterable: Iterable[Any] | None = None, **options: Any) -> "tqdm":
     """A tqdm bar over `iterable` with tqdm's `options`, drawn in the running cell's output in
     a Jupyter kernel and on stderr elsewhere (module docstring). An explicit `file` is kept."""
-    from tqdm import tqdm  # deferred: commands that show no bar start without tqdm
+    from tqdm import TqdmMonitorWarning, tqdm  # deferred: commands that show no bar start
     display = None if options.get("disable") or "file" in options else cell_display()
     if display is not None:
         options["file"] = CellLine(display)
-    return tqdm(iterable, **options)
+    with warnings.catch_warnings():  # no thread left to start (out of memory): the bar works,
+        warnings.simplefilter("ignore", TqdmMonitorWarning)  # and the error is one line
+        return tqdm(iterable, **options)

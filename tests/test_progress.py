@@ -14,7 +14,9 @@ import sys
 import textwrap
 
 import nbformat
+import tqdm as tqdm_module
 from nbclient import NotebookClient
+from tqdm import _monitor
 
 from ragkit.progress import CellLine, progress_bar
 
@@ -185,3 +187,16 @@ def test_a_sweep_run_in_a_notebook_draws_its_bar_in_the_cell(tmp_path):
         outputs
     assert not [o.text for o in outputs if o.get("name") == "stderr" and "sweep" in o.text]
     assert client.redrawn[0] == "sweep 01_tiny:   0%|          | 0/2 [00:00<?, ?point/s]"
+
+
+def test_a_bar_that_cannot_start_its_monitor_thread_warns_nothing(monkeypatch, recwarn):
+    """Under an address-space limit tqdm's monitor thread fails to start and tqdm printed a
+    three-line TqdmMonitorWarning above ragkit's one out-of-memory line."""
+    def no_thread(*args, **kwargs):
+        raise RuntimeError("can't start new thread")
+    monkeypatch.setattr(_monitor.TMonitor, "__init__", no_thread)
+    monkeypatch.setattr(tqdm_module.tqdm, "monitor", None)
+    monkeypatch.setattr(tqdm_module.tqdm, "monitor_interval", 10)
+    bar = progress_bar(range(3), disable=False, file=io.StringIO())
+    assert list(bar) == [0, 1, 2]
+    assert [w.category.__name__ for w in recwarn] == []
