@@ -247,7 +247,7 @@ def extracted(question: str, passages: Assembly, body: dict[str, Any], embedder)
         return Answer(question, DECLINE, (), (), passages, Usage(), True, EXTRACTIVE_MODEL,
                       found.why)
     results = result_sources(body["messages"])
-    reply = _Reply(tuple(_Text((" " if n else "") + shown(q.text, q.clause),
+    reply = _Reply(tuple(_Text((" " if n else "") + shown(q.text, q.clause, q.titled),
                                (quote_location(results, q.result, q.block, q.text, q.stop),))
                          for n, q in enumerate(found.quotes)))
     text, citations, sources = cite(reply, body["messages"])

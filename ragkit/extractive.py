@@ -9,11 +9,10 @@ search result and blocks), the retrieval `strength`, and whether (and why) it de
 `ragkit.answer.answer(..., embedder=...)` uses it without an API key; its `Answer` has
 citations and `model` `MODEL` ("offline-extractive"), never a Claude model name.
 
-1. Units (`ragkit.extractive_units`): a passage's blocks joined back into sentences where the
-   blocks cut one (a hard-wrapped line, "e.g."), each heading also offered with the sentence
-   under it, every line of a source file its own unit ("#" a comment there); a heading alone,
-   a unit without a content term (")") or over `support.MAX_QUOTE_CHARS`, or a clause of a
-   longer sentence without a question term but bare numbers (`clause_terms`) is never quoted.
+1. Units (`ragkit.extractive_units`): sentences rejoined where the blocks cut one, each
+   heading also offered with the sentence under it, every line of a source file its own unit;
+   a heading alone, a unit without a content term (")") or over `support.MAX_QUOTE_CHARS`, or
+   a long sentence's clause without a question term but bare numbers is never quoted.
 2. Terms: the question's and each unit's `auto` tokens minus `QUESTION_WORDS`, plural
    endings off (`s_stem`); IDF over the request's blocks, idf(t) = ln(1 + (N − n_t + 0.5) /
    (n_t + 0.5)), as the stand-in does.
@@ -30,7 +29,10 @@ citations and `model` `MODEL` ("offline-extractive"), never a Claude model name.
    relevant passage, then the earlier block), skipping a unit that says what a quoted one
    says (overlapping chunks or a copy repeat it, under its heading or not), overlapping a
    quoted one, or — after the first — touching the question neither by a term (its tag's too)
-   nor by the number cue (a licence line beside the answer), or a data-like clause.
+   nor by the number cue (a licence line beside the answer), or a data-like clause. A heading
+   stays in its quote only where it holds a `=` value or a question term its sentence lacks
+   (`extractive_units.heading_adds`; "Losses" over "Winter losses …" was noise): else the
+   sentence is quoted and cited alone.
 4. Strength of the retrieval: STRENGTH_MIX · (the question's IDF mass found anywhere in the
    passages) + (1 − STRENGTH_MIX) · (the best query–unit cosine of the units alone, no
    title: a title that matches the question says what a document is about, not that a
@@ -70,7 +72,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import PurePosixPath
 
@@ -81,7 +83,7 @@ from ragkit.chunking import CODE_SUFFIXES
 from ragkit import extractive_scorer as scorer
 from ragkit.extractive_decline import missing
 from ragkit.extractive_scorer import closeness
-from ragkit.extractive_units import units
+from ragkit.extractive_units import heading_adds, under_heading, units
 from ragkit.support import question_terms as terms
 from ragkit.support import MAX_QUOTE_CHARS, clause_terms, data_like, request_idf, weighted_share
 
@@ -102,10 +104,9 @@ CALIBRATED_FOR = ("e5-small",)  # the registered embedders these constants were 
 
 def answers_with(embedder_name: str | None) -> bool:
     """True when an index built with the registered embedder `embedder_name` is answered by
-    this program: one the constants were calibrated with (`CALIBRATED_FOR`; THRESHOLD is a
-    cosine, and MiniLM's cosines run far lower than e5-small's, so it would decline nearly
-    everything), and never a paid API embedder (`voyage:…`), whose sentence embeddings would
-    make an offline answer a paid call. Any other index gets the offline stand-in's rule."""
+    this program: one the constants were calibrated with (`CALIBRATED_FOR`: THRESHOLD is a
+    cosine, MiniLM's run far lower), never a paid API embedder (`voyage:…`: every offline
+    answer a paid call). Any other index gets the offline stand-in's rule."""
     return embedder_name in CALIBRATED_FOR
 
 # A question asking for an amount, a duration, a count or a date (English and Korean).
@@ -147,6 +148,7 @@ class Block:
     doc_cosine: float | None = None
     dump: bool = False  # a data-like clause of a long sentence: never a 2nd or 3rd quote
     clause: bool = False  # ends in a clause of a long sentence (shown without its ", ")
+    body: int = 0  # a titled unit's first block under its heading; 0 otherwise
 
     @property
     def stop(self) -> int:
@@ -242,7 +244,7 @@ def features(question: str, passages: Sequence[Passage], embedder) -> Features:
     out = tuple(Block(r, u.start, u.text, float(c),
                       weighted_share(idf, lambda t, mine=mine | title: t in mine),
                       len(passages) - r, bool(_DIGIT.search(u.text)), u.end, u.titled,
-                      float(d), u.clause and data_like(u.text), u.clause)
+                      float(d), u.clause and data_like(u.text), u.clause, u.body)
                 for (r, u, mine, title), c, d in zip(quotes, cosines, doc_cosines))
     return Features(question, bool(_ASKS_NUMBER.search(question)), out, found,
                     missing(question, passages), tuple(lengths))
@@ -275,13 +277,15 @@ def choose(found: Features, params: Params = Params()) -> Extract:
         return Extract((), strength, True, f"the closest sentence's similarity to the "
                        f"question, {shown}, is under the threshold {params.threshold}")
     quotes: list[Block] = []
+    asked = terms(found.question)
     for b, _ in scored:
         touches = (b.coverage > 0 or (found.asks_number and b.has_digit)) and not b.dump
         if (not quotes or touches) and not any(
                 _said(b) == _said(q)
                 or (q.result == b.result and q.block < b.stop and b.block < q.stop)
                 for q in quotes):
-            quotes.append(b)
+            quotes.append(b if not b.titled or heading_adds(b.text, asked) else replace(
+                b, block=b.body, text=under_heading(b.text), titled=False, body=0))
             if len(quotes) == MAX_QUOTES:
                 break
     return Extract(tuple(quotes), strength, False)
@@ -290,7 +294,7 @@ def choose(found: Features, params: Params = Params()) -> Extract:
 def _said(unit: Block) -> str:
     """What quoting `unit` says: its text, white space normalised, without a heading line it
     is joined to (so a sentence offered under its heading and alone is quoted once)."""
-    text = unit.text.split("\n", 1)[1] if unit.titled and "\n" in unit.text else unit.text
+    text = under_heading(unit.text) if unit.titled and "\n" in unit.text else unit.text
     return " ".join(text.split())
 
 

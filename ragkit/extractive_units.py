@@ -16,7 +16,9 @@ range a citation can name), so a quote cites `[start, end)` of its search result
 - a Markdown heading is a unit of its own, never quoted alone (a title is not an answer),
   and is offered once more joined to the unit after it, as one quote ("### C : float,
   default=1.0" with "Regularization parameter."): API references and manuals put the
-  answer in the heading that the sentence below it explains;
+  answer in the heading that the sentence below it explains. The answerer keeps the heading
+  only where it adds to the sentence (`heading_adds`: a `=` value, a question term the
+  sentence lacks), and `shown` sets it apart ("Heading — sentence");
 - in a code passage (`code=True`) every line is a unit and "#" starts a comment, not a
   heading, so a comment is quotable;
 - a sentence over `MAX_QUOTE_CHARS` (a one-line list of readings) is cut by the blocks at its
@@ -39,6 +41,7 @@ import re
 from dataclasses import dataclass
 
 from ragkit.assemble import blocks, clause_blocks, clause_shown
+from ragkit.support import question_terms
 
 MAX_LINES = 6
 _HEADING = re.compile(r"^\s*#{1,6}(?:\s|$)")
@@ -66,6 +69,7 @@ class Unit:
     heading: bool  # a heading alone: never quoted
     titled: bool = False  # a heading joined to the unit under it
     clause: bool = False  # holds a clause of a sentence over MAX_QUOTE_CHARS
+    body: int = 0  # a titled unit's first block under its heading; 0 otherwise
 
 
 def _joins(unit: list, block: str, code: bool) -> bool:
@@ -100,19 +104,42 @@ def units(text: str, code: bool = False) -> list[Unit]:
     clauses = clause_blocks(text)
     plain = [Unit(s, e, t, not code and bool(_HEADING.match(t)), False,
                   any(i in clauses for i in range(s, e))) for s, e, t in runs if t.strip()]
-    pairs = [Unit(a.start, b.end, a.text + b.text, False, True, a.clause or b.clause)
+    pairs = [Unit(a.start, b.end, a.text + b.text, False, True, a.clause or b.clause, b.start)
              for a, b in zip(plain, plain[1:])
              if a.heading and not b.heading and a.end == b.start]
     return plain + pairs
 
 
-def shown(text: str, clause: bool = False) -> str:
+def shown(text: str, clause: bool = False, titled: bool = False) -> str:
     """A quote as an answer shows it: heading marks dropped, every run of white space (a
     wrapped line's break) one space, and a `clause` unit without the clause end it was cut
-    after (`ragkit.assemble.clause_shown`). The citation keeps the exact text."""
+    after (`ragkit.assemble.clause_shown`). A `titled` quote (a heading and the sentence
+    under it) shows them apart, "Heading — sentence": run together, "Losses Winter losses
+    over …" read as one garbled sentence. The citation keeps the exact text."""
+    if titled:
+        head, _, rest = text.lstrip().partition("\n")
+        if rest.strip():
+            return f"{shown(head)} — {shown(rest, clause)}"
     out = " ".join(_MARKS.sub("", line).strip() for line in text.splitlines()
                    if line.strip()).strip()
     return clause_shown(out) if clause else out
 
 
 _MARKS = re.compile(r"^\s*#{1,6}\s+")
+# A heading's value: "C : float, default=1.0", "n_jobs = None".
+_VALUE = re.compile(r"\S\s*=\s*\S")
+
+
+def heading_adds(text: str, asked: frozenset[str]) -> bool:
+    """Whether the heading of a titled unit's `text` says something its sentence does not:
+    a `=` value, or a term of the question (`asked`, `ragkit.support.question_terms`) that
+    the sentence lacks. Only then does the answerer quote the heading with its sentence; a
+    heading that repeats the sentence ("Losses" over "Winter losses …") is noise there."""
+    head, _, rest = text.partition("\n")
+    return bool(_VALUE.search(head)
+                or (question_terms(head) - question_terms(rest)) & asked)
+
+
+def under_heading(text: str) -> str:
+    """A titled unit's `text` without its heading line: exactly its sentence's blocks."""
+    return text.split("\n", 1)[1].lstrip()

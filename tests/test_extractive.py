@@ -472,7 +472,7 @@ def test_ragkit_ask_offline_never_quotes_a_line_of_a_data_dump_whole(tmp_path, b
     done = index_and_ask(tmp_path, docs, "When did sensor 3 fail?")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
-        "Sensors Sensor 3 failed in May. [1] The reading was replaced by hand. [1]",
+        "Sensor 3 failed in May. [1] The reading was replaced by hand. [1]",
         "[1] notes.md#0 — Sensors"]
 
 
@@ -515,8 +515,8 @@ def test_ragkit_ask_offline_quotes_the_clause_of_a_long_line_that_answers(tmp_pa
     done = index_and_ask(tmp_path, docs, "What is the boiler pressure limit?")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
-        "the boiler pressure limit is 3 bar [1] Maintenance The boiler is serviced every "
-        "spring. [2]", "[1] plant.txt#0 — plant.txt", "[2] notes.md#0 — Maintenance"]
+        "the boiler pressure limit is 3 bar [1] The boiler is serviced every spring. [2]",
+        "[1] plant.txt#0 — plant.txt", "[2] notes.md#0 — Maintenance"]
     done = ask(tmp_path, "When was the valve replaced?")
     assert done.stdout.splitlines() == [
         "the valve was replaced in 2019 [1] Sensor 3 failed in May. [2]",
@@ -539,8 +539,8 @@ def test_ragkit_ask_offline_shows_a_quoted_clause_without_its_separator(tmp_path
     assert done.returncode == 0, done.stderr
     drained = " the boiler is drained every autumn [1]" if last else ""
     assert done.stdout.splitlines() == [
-        "the boiler pressure limit is 3 bar [1] Maintenance The boiler is serviced every "
-        f"spring. [2]{drained}", "[1] plant.txt#0 — plant.txt", "[2] notes.md#0 — Maintenance"]
+        f"the boiler pressure limit is 3 bar [1] The boiler is serviced every spring. [2]"
+        f"{drained}", "[1] plant.txt#0 — plant.txt", "[2] notes.md#0 — Maintenance"]
 
 
 def test_ragkit_ask_offline_quotes_no_clause_for_a_bare_number_of_the_question(tmp_path):
@@ -583,3 +583,53 @@ def test_a_quoted_clause_cites_exactly_its_block(offline):
     (cited,) = result.citations
     assert (cited.start_block_index, cited.end_block_index) == (40, 41)
     assert cited.cited_text == texts[40] == "the boiler pressure limit is 3 bar, "
+
+
+def test_ragkit_ask_offline_quotes_a_heading_only_where_it_adds_and_then_apart(tmp_path):
+    """A heading was run into the sentence under it: "Losses Winter losses over 2022–23 …"
+    read as one garbled sentence. A heading is quoted with its sentence only where it holds a
+    word of the question the sentence lacks ("Wi-Fi"), or a `=` value, and then shown apart
+    from it ("Heading — sentence"); elsewhere the sentence is quoted, and cited, alone."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "annual.md").write_text(
+        "# Losses\n\nWinter losses over 2022\u201323 were 19.3 percent.\n\n"
+        "# Wi-Fi\n\nThe guest password is printed on the back of the router.\n")
+    (docs / "forest.md").write_text(
+        "### n_estimators : int, default=100\n\nThe number of trees in the forest.\n")
+    done = index_and_ask(tmp_path, docs, "What were winter losses in 2022-23?")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "Winter losses over 2022\u201323 were 19.3 percent. [1] The guest password is printed "
+        "on the back of the router. [1]", "[1] annual.md#0 — Losses / Wi-Fi"]
+    assert ask(tmp_path, "Where is the guest Wi-Fi password printed?").stdout.splitlines() == [
+        "Wi-Fi — The guest password is printed on the back of the router. [1]",
+        "[1] annual.md#0 — Losses / Wi-Fi"]
+    assert ask(tmp_path, "How many trees does the forest have?").stdout.splitlines() == [
+        "n_estimators : int, default=100 — The number of trees in the forest. [1] Winter "
+        "losses over 2022\u201323 were 19.3 percent. [2]",
+        "[1] forest.md#0 — forest.md / n_estimators : int, default=100 > n_estimators : int, "
+        "default=100", "[2] annual.md#0 — Losses"]
+
+
+
+@pytest.mark.parametrize("text, question, kept", [
+    ("## Losses\n\nWinter losses over 2022\u201323 were 19.3 percent.\n",
+     "What were winter losses in 2022-23?", False),
+    ("## Winter\n\nLosses over 2022\u201323 were 19.3 percent.\n",
+     "What were winter losses in 2022-23?", True),
+    ("### alpha : float, default=1.0\n\nConstant that multiplies the penalty.\n",
+     "What does the penalty constant multiply?", True)])
+def test_a_heading_is_quoted_only_where_it_adds_else_the_sentence_is_cited_alone(
+        text, question, kept):
+    """The heading-and-sentence unit ranks first. "Losses" says nothing "Winter losses …"
+    does not: the quote is the sentence alone, citing its own block, not the heading's.
+    "Winter" holds a word of the question the sentence lacks, "default=1.0" a value: kept."""
+    titled = extractive.Block(0, 0, text, 0.9, 1.0, 1, True, end=2, titled=True, body=1)
+    plain = extractive.Block(0, 1, blocks(text)[1], 0.9, 0.5, 1, True)
+    hand = Params(learned=False, threshold=0.0, decline_missing=False)
+    found = extractive.Features(question, True, (titled, plain), 1.0)
+    assert found.scored(hand)[0][0] is titled
+    bare = replace(titled, block=1, text=blocks(text)[1], titled=False, body=0)
+    assert extractive.choose(found, hand).quotes == ((titled,) if kept else (bare,))
+    assert bare.text == text.split("\n\n", 1)[1]

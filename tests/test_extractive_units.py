@@ -95,8 +95,9 @@ def test_a_heading_that_holds_the_answer_is_quoted_with_its_sentence():
     found = extract("What is the default min_samples?",
                     list(assemble([(DBSCAN.id, 1.0)], [DBSCAN])), WORDS, Params(threshold=0.0))
     first = found.quotes[0]
-    assert shown(first.text) == ("min_samples : int, default=5 The number of samples in a "
-                                 "neighborhood for a point to be considered as a core point.")
+    assert first.titled and shown(first.text, first.clause, first.titled) == (
+        "min_samples : int, default=5 — The number of samples in a neighborhood for a point "
+        "to be considered as a core point.")  # run together, the heading read as its start
     assert (first.block, first.stop) == (6, 9)
     assert first.text.startswith("### min_samples : int, default=5\n\n")
 
