@@ -9,7 +9,8 @@ import pytest
 
 from ragkit.cli import main
 from ragkit.documents import RagkitError
-from ragkit.questions import accept, review_sheet, sheet_preview, write_review
+from ragkit.questions import (accept, question_preview, review_sheet, sheet_preview,
+                              write_review)
 
 PASSAGE = ("Opened items are refunded at 80 percent of the price when they come back within "
            "14 days together with the original receipt.")
@@ -446,3 +447,28 @@ def test_accept_on_the_command_line_names_a_golden_folder_too(files, capsys):
         f"ragkit: error: {golden.parent}: a folder, not a file; expected the golden questions "
         f"JSONL file (golden.jsonl in it), the one the review sheet was written from\n")
     assert not out.exists()
+
+
+def test_the_generated_questions_table_shows_each_span_on_one_line():
+    """Notebook 08's table of generated questions showed a span of the API reference's JSON
+    example as `"id": "whk_51Ba",\\n          "url": …`: pandas prints a line break in a cell
+    as a literal `\\n`. Each cell is one line there; the records keep the span exact."""
+    span = ('"id": "whk_51Ba",\n      "url": "https://hooks.shop.example/fernway",\n'
+            '      "failures_24h": 0')
+    webhook = {**QUESTIONS[0], "kind": "contextual", "question": "In Fernway Commerce API,\n"
+               "what is stated about whk_51Ba?",
+               "golden": [{"doc_id": "manuals/fernway-api-reference.md", "span": span}],
+               "source": {"doc_id": "manuals/fernway-api-reference.md",
+                          "section": "Webhooks > List subscriptions"}}
+    table = question_preview([webhook, QUESTIONS[1]])
+    assert table.index.name == "kind" and list(table.columns) == [
+        "question", "answer span", "source"]
+    assert table.reset_index().to_dict("records") == [
+        {"kind": "contextual", "question": "In Fernway Commerce API, what is stated about "
+         "whk_51Ba?", "answer span": '"id": "whk_51Ba", "url": '
+         '"https://hooks.shop.example/fernway", "failures_24h": 0',
+         "source": "manuals/fernway-api-reference.md, Webhooks > List subscriptions"},
+        {"kind": "unanswerable", "question": "What is the refund for a parcel lost at sea?",
+         "answer span": "(none: unanswerable)", "source": "refunds.md, Refunds"}]
+    assert webhook["golden"][0]["span"] == span  # a view: the record is not touched
+    assert list(question_preview([]).columns) == ["question", "answer span", "source"]

@@ -9,7 +9,8 @@ What it is, for a notebook or a script (the command line is `ragkit questions`):
   reads;
 - `write_review(questions, path)`: the sheet a domain expert marks keep yes/no
   (`review_sheet`: the same, but a sheet already reviewing these questions is kept;
-  `sheet_preview(path, n)`: its first rows as a table, each cell on one line);
+  `sheet_preview(path, n)`: its first rows as a table, each cell on one line;
+  `question_preview(questions)`: generated questions as a table, each cell on one line);
   `accept(review_path, golden_path)`: the kept questions, edits checked
   (`ragkit.questions.review`);
 - `compare_sets(documents, human, synthetic)`: does a synthetic set rank retrieval
@@ -30,6 +31,7 @@ _LAZY = {
     "ragkit.questions.generation": ["DEFAULT_MODEL", "OFFLINE_GENERATOR", "documents_of",
                                   "generate"],
     "ragkit.questions.report": ["STAGES", "Report"],
+    "ragkit.questions.preview": ["question_preview"],
     "ragkit.questions.choose": ["config_runs", "method_table", "verdict"],
     "ragkit.questions.trust": ["Agreement", "agreement", "as_queries", "compare_sets",
                                "default_configs", "metric_matrix"],
@@ -43,5 +45,6 @@ __getattr__, __dir__ = _attach(__name__, _LAZY)
 __all__ = ["DEFAULT_MODEL", "DEFAULT_SHARES", "DUP_THRESHOLD", "KINDS", "OFFLINE_GENERATOR",
            "STAGES", "Agreement", "Report", "accept", "agreement", "as_queries",
            "compare_sets", "config_runs", "default_configs", "documents_of", "generate", "is_golden_file",
-           "is_review_csv", "method_table", "metric_matrix", "read_golden", "review_sheet",
+           "is_review_csv", "method_table", "metric_matrix", "question_preview", "read_golden",
+           "review_sheet",
            "sheet_preview", "source_text", "verdict", "write_golden", "write_review"]
