@@ -20,7 +20,9 @@ range a citation can name), so a quote cites `[start, end)` of its search result
   only where it adds to the sentence (`heading_adds`: a `=` value, a question term the
   sentence lacks), and `shown` sets it apart ("Heading — sentence");
 - in a code passage (`code=True`) every line is a unit and "#" starts a comment, not a
-  heading, so a comment is quotable;
+  heading, so a comment is quotable; but inside a triple-quoted string (a docstring) the
+  lines are prose and a sentence's wrapped lines join as above, from the opening line on:
+  a quote began mid-sentence ("them when ``SHOPCORE_ENV=production``.");
 - a sentence over `MAX_QUOTE_CHARS` (a one-line list of readings) is cut by the blocks at its
   clauses (`ragkit.assemble.clause_blocks`); each clause is a unit marked `clause`, which
   the answerer quotes only when it holds a question term that is no bare number
@@ -57,6 +59,7 @@ _LOWER_START = re.compile(r"[a-z(`'\":]")
 # "40% of"); a list number ("1. ") is a block of its own, "2024 Annual" and "0x0BU," no prose.
 _NUMBER_START = re.compile(r"\d+(?:[.,:/]\d+)*(?:%|[^\W\d_A-Z]+)?\s+[^\W\d_A-Z]")
 _WORD_END = re.compile(r"[^\W\d_]$|,$")
+_TRIPLE = re.compile(r"\"\"\"|'''")
 
 
 @dataclass(frozen=True)
@@ -96,11 +99,14 @@ def units(text: str, code: bool = False) -> list[Unit]:
     """The units of a passage's `text` in order, with the heading-and-sentence pairs after
     the plain units (see the module docstring). Empty blocks are no unit."""
     runs: list[list] = []
+    inside = False  # in a code passage, within a triple-quoted string (a docstring)
     for i, block in enumerate(blocks(text)):
-        if runs and runs[-1][1] == i and _joins(runs[-1], block, code):
+        prose = inside and not _TRIPLE.match(block.lstrip())  # not its closing quotes' line
+        if runs and runs[-1][1] == i and _joins(runs[-1], block, code and not prose):
             runs[-1][1], runs[-1][2] = i + 1, runs[-1][2] + block
         else:
             runs.append([i, i + 1, block])
+        inside = code and inside != (len(_TRIPLE.findall(block)) % 2 == 1)
     clauses = clause_blocks(text)
     plain = [Unit(s, e, t, not code and bool(_HEADING.match(t)), False,
                   any(i in clauses for i in range(s, e))) for s, e, t in runs if t.strip()]

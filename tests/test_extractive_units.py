@@ -242,3 +242,34 @@ def test_a_wrapped_list_item_is_one_unit_and_the_next_item_starts_another():
     assert shown(found.quotes[0].text) == (
         "4. Ines Okafor presented the updated varroa calendar; the August threshold drops "
         "from 3 to 2 mites per 100 bees.")
+
+
+def test_a_docstring_sentence_wrapped_over_lines_of_a_source_file_is_one_unit():
+    """In a source file every line was a unit, docstring lines too: an answer quoted "them
+    when ``SHOPCORE_ENV=production``." (shopcore/config.py), the end of a sentence begun two
+    lines up. Inside a triple-quoted string the lines are prose and join as a sentence; code
+    lines, the closing quotes and a comment stay their own units."""
+    text = ('"""Runtime settings read from environment variables.\n\n'
+            "Every setting has a safe default for local development, so tests need no\n"
+            "environment at all. Secrets (gateway key, webhook secret, API token secret) have\n"
+            "no default in production mode: :func:`load_settings` refuses to start without\n"
+            "them when ``SHOPCORE_ENV=production``.\n"
+            '"""\n'
+            "import os\n"
+            "def env(name: str,\n"
+            "        default: str) -> str:\n"
+            "    '''Read ``name``, or\n"
+            "    ``default`` when it is unset.'''\n"
+            "    # the prefix\n"
+            "    return os.environ.get(name, default)\n")
+    assert [(u.start, u.end, " ".join(u.text.split())) for u in units(text, code=True)] == [
+        (0, 1, '"""Runtime settings read from environment variables.'),
+        (1, 3, "Every setting has a safe default for local development, so tests need no "
+               "environment at all."),
+        (3, 6, "Secrets (gateway key, webhook secret, API token secret) have no default in "
+               "production mode: :func:`load_settings` refuses to start without them when "
+               "``SHOPCORE_ENV=production``."),
+        (6, 7, '"""'), (7, 8, "import os"), (8, 9, "def env(name: str,"),
+        (9, 10, "default: str) -> str:"),
+        (10, 12, "'''Read ``name``, or ``default`` when it is unset.'''"),
+        (12, 13, "# the prefix"), (13, 14, "return os.environ.get(name, default)")]
