@@ -46,7 +46,7 @@ from ragkit.rerank.offline import LinearModel
 COLUMNS = ("closeness", "closeness_gap", "coverage", "rank_prior", "number", "length",
            "position", "word_pairs", "titled")
 MODEL_PATH = Path(__file__).with_name("extractive_model.json")
-MODEL_SHA256 = "764b5f95be6af55b226351dd577dbda2cf67bf83f5bbd407d5693b27426a24f5"
+MODEL_SHA256 = "4cb04037cbb7892ca0e62c5796c8fadce5f900531389c984a1a5292686edd4f3"
 MODEL_FORMAT = "ragkit.extractive.linear"
 TRAINER = "ragkit.train_extractive"
 
