@@ -29,14 +29,22 @@ test: $(STAMP)
 	IPYKERNEL_CELL_NAME='<IPY-INPUT>' $(BIN)/python -m pytest
 
 # JupyterLab on the notebooks, with the project's kernel: the `python3` kernel of .venv
-# (JUPYTER_PATH puts .venv's kernelspecs before any in your home folder). Jupyter refuses to
-# start as root unless told --allow-root (containers and CI machines run as root), so it is
-# added for root only. LAB_DIR and LAB_ARGS (e.g. LAB_ARGS='--no-browser --port 9999')
+# (JUPYTER_PATH puts .venv's kernelspecs before any in your home folder). Its root is the
+# folder above LAB_DIR (the project for notebooks/), so the file browser reaches what the
+# notebooks write to ../build/ (notebook 08's review sheet); the page still opens on LAB_DIR
+# (/lab/tree/<its name>: the folder in the file browser, or a notebook opened). Jupyter
+# refuses to start as root unless told --allow-root (containers and CI machines run as root),
+# so it is added for root only. LAB_DIR and LAB_ARGS (e.g. LAB_ARGS='--no-browser --port 9999')
 # point it elsewhere.
 LAB_DIR  ?= notebooks/
 LAB_ARGS ?=
+lab_path := $(abspath $(LAB_DIR))
 lab: $(STAMP)
-	JUPYTER_PATH=$(CURDIR)/$(VENV)/share/jupyter exec $(BIN)/jupyter lab $(LAB_DIR) \
+	@[ -e '$(lab_path)' ] \
+	  || { echo "make lab: LAB_DIR=$(LAB_DIR): no such file or folder" >&2; exit 2; }
+	JUPYTER_PATH=$(CURDIR)/$(VENV)/share/jupyter exec $(BIN)/jupyter lab \
+	  '--ServerApp.root_dir=$(dir $(lab_path))' \
+	  '--LabApp.default_url=/lab/tree/$(notdir $(lab_path))' \
 	  $$(if [ "$$(id -u)" = 0 ]; then echo --allow-root; fi) $(LAB_ARGS)
 
 # Re-execute the notebooks in place (commit them with these offline outputs).

@@ -1,26 +1,36 @@
 """`make lab` in a real browser: JupyterLab starts (as root too), the notebook's kernel connects
-and a cell's output reaches the page.
+and a cell's output reaches the page; the page opens on the notebooks folder and its file
+browser reaches the review sheet notebook 08 writes to `../build/`.
 
 What a person does: `make lab`, open notebook 01, run its first code cell. Here JupyterLab is
 started by `make lab` itself (on loopback, a free port, a token, no browser of its own, and
 Jupyter's runtime, config, data and workspace folders in a temporary folder) on a copy of
-notebook 01, so the shipped notebook is never touched. Headless Chromium (Debian's `chromium`
-and `chromium-driver`, driven by selenium through /usr/bin/chromedriver; nothing is
-downloaded) runs the first code cell, the parameters, then a probe cell added to the copy that
-prints two of those parameters, and the test reads the probe's output from the page. A kernel
-whose websocket never connects leaves the page at "Connecting" and the test fails.
+notebook 01 in a `notebooks/` folder of a temporary project, so the shipped notebook is never
+touched. Headless Chromium (Debian's `chromium` and `chromium-driver`, driven by selenium
+through /usr/bin/chromedriver; nothing is downloaded) runs the first code cell, the parameters,
+then a probe cell added to the copy that prints two of those parameters, and the test reads the
+probe's output from the page. A kernel whose websocket never connects leaves the page at
+"Connecting" and the test fails.
+
+A second test opens the page Jupyter itself would open (its `jpserver-*-open.html`): the file
+browser must show the notebooks folder, and a review sheet where notebook 08's `review_folder`
+puts it (`../build/notebook-08`, outside the notebooks folder) must be reachable, both through
+the contents API and by clicking through the file browser from its root.
 
 Skipped (with the reason) only where no browser is installed; `.ci/run` installs one.
 """
 from __future__ import annotations
 
+import ast
 import json
 import os
+import posixpath
 import shutil
 import signal
 import socket
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -33,6 +43,8 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--window-size=1280,900"]
 PROBE = "print('probe', k * chunk_size, split)"
+TOKEN = "ragkit-lab-test"
+SHEET = "id,question,answer_span,keep\r\nq1,What is BM25?,a ranking function,yes\r\n"
 
 pytestmark = pytest.mark.skipif(
     not (os.access(CHROMIUM, os.X_OK) and os.access(CHROMEDRIVER, os.X_OK)),
@@ -60,6 +72,16 @@ def _notebook_copy(folder: Path) -> Path:
     return path
 
 
+def _review_folder() -> str:
+    """Notebook 08's `review_folder` default, read from its parameters cell."""
+    nb = nbformat.read(ROOT / "notebooks" / "08_your_own_documents.ipynb", as_version=4)
+    cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+    for node in ast.parse(cell.source).body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "review_folder":
+            return ast.literal_eval(node.value)
+    raise AssertionError("notebook 08 has no review_folder parameter")
+
+
 def _wait_for_server(port: int, token: str, lab: subprocess.Popen, log: Path) -> None:
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
@@ -77,19 +99,23 @@ def _wait_for_server(port: int, token: str, lab: subprocess.Popen, log: Path) ->
 
 @pytest.fixture
 def lab(tmp_path):
-    """`make lab` on a folder holding the notebook copy; yields (url, log path)."""
-    work = tmp_path / "notebooks"
-    work.mkdir()
+    """`make lab` on a project folder's `notebooks/` holding the notebook copy, with a review
+    sheet where notebook 08 writes it; yields (server URL, Jupyter's runtime folder, log)."""
+    work = tmp_path / "project" / "notebooks"
+    work.mkdir(parents=True)
     _notebook_copy(work)
+    sheet = work / _review_folder() / "review.csv"
+    sheet.parent.mkdir(parents=True)
+    sheet.write_bytes(SHEET.encode())
     jupyter = tmp_path / "jupyter"
-    port, token = _free_port(), "ragkit-lab-test"
+    port = _free_port()
     env = {**os.environ,
            "JUPYTER_RUNTIME_DIR": str(jupyter / "runtime"),
            "JUPYTER_CONFIG_DIR": str(jupyter / "config"),
            "JUPYTER_DATA_DIR": str(jupyter / "data"),
            "JUPYTERLAB_SETTINGS_DIR": str(jupyter / "settings"),
            "JUPYTERLAB_WORKSPACES_DIR": str(jupyter / "workspaces")}
-    args = (f"--no-browser --ip=127.0.0.1 --port={port} --IdentityProvider.token={token} "
+    args = (f"--no-browser --ip=127.0.0.1 --port={port} --IdentityProvider.token={TOKEN} "
             "--ServerApp.port_retries=0 --LabApp.news_url=None "
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate")
     log = tmp_path / "lab.log"
@@ -100,8 +126,8 @@ def lab(tmp_path):
                                  f"LAB_ARGS={args}"], env=env, stdout=out,
                                 stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        _wait_for_server(port, token, proc, log)
-        yield f"http://127.0.0.1:{port}/lab/tree/01_retrieval_basics.ipynb?token={token}", log
+        _wait_for_server(port, TOKEN, proc, log)
+        yield f"http://127.0.0.1:{port}", jupyter / "runtime", log
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)
@@ -136,8 +162,8 @@ def test_make_lab_runs_the_first_cell_of_notebook_01_in_a_browser(lab, browser):
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import WebDriverWait
 
-    url, log = lab
-    browser.get(url)
+    server, _, log = lab
+    browser.get(f"{server}/lab/tree/notebooks/01_retrieval_basics.ipynb?token={TOKEN}")
     status = "//*[contains(@class, 'jp-StatusBar')]//*[contains(text(), '| Idle')]"
     try:  # the kernel's websocket connected and the kernel answered
         WebDriverWait(browser, 90).until(lambda d: d.find_elements(By.XPATH, status))
@@ -166,4 +192,55 @@ def test_make_lab_runs_the_first_cell_of_notebook_01_in_a_browser(lab, browser):
     prompts = [c.find_element(By.CSS_SELECTOR, ".jp-InputPrompt").text for c in
                browser.find_elements(By.CSS_SELECTOR, ".jp-Notebook .jp-CodeCell")[:2]]
     assert prompts == ["[1]:", "[2]:"]
+    assert "Traceback" not in log.read_text()
+
+
+def test_make_lab_opens_on_the_notebooks_and_reaches_the_review_sheet(lab, browser):
+    from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    server, runtime, log = lab
+    folder = posixpath.normpath(posixpath.join("notebooks", _review_folder()))
+    assert folder == "build/notebook-08"
+    sheet_url = f"{server}/api/contents/{folder}/review.csv?token={TOKEN}"
+    try:  # the sheet notebook 08 writes is inside JupyterLab's root
+        with urllib.request.urlopen(sheet_url, timeout=10) as reply:
+            assert (reply.status, json.load(reply)["content"]) == (200, SHEET)
+    except urllib.error.HTTPError as error:
+        pytest.fail(f"{sheet_url} answered {error.code}: JupyterLab cannot reach {folder}/")
+
+    # the page Jupyter opens in a browser (the file its log names), token and all
+    browser.get(next(runtime.glob("jpserver-*-open.html")).as_uri())
+
+    def shown(driver) -> tuple:  # read in one script: the listing re-renders while it refreshes
+        return tuple(driver.execute_script(
+            "const b = document.querySelector('.jp-FileBrowser');"
+            "const crumbs = b && b.querySelector('.jp-BreadCrumbs');"
+            "return [crumbs ? crumbs.textContent : null, b ? Array.from(b.querySelectorAll("
+            "'.jp-DirListing-content .jp-DirListing-itemText'), e => e.textContent) : []];"))
+
+    def double_click(name: str) -> bool:  # as a reader opens a folder
+        ActionChains(browser).double_click(browser.find_element(
+            By.XPATH, "//*[contains(@class, 'jp-FileBrowser')]//*[contains(@class, "
+                      f"'jp-DirListing-itemText')][normalize-space()='{name}']")).perform()
+        return True
+
+    def wait_for(crumb: str, names: list[str]) -> None:
+        try:
+            WebDriverWait(browser, 60).until(lambda d: shown(d) == (crumb, names))
+        except TimeoutException:
+            pytest.fail(f"the file browser shows {shown(browser)!r}, not {(crumb, names)!r}:\n"
+                        f"{log.read_text()[-3000:]}")
+
+    wait_for("/notebooks/", ["01_retrieval_basics.ipynb"])  # the breadcrumbs, the listing
+    assert browser.current_url == f"{server}/lab/tree/notebooks"
+    browser.find_element(By.CSS_SELECTOR, ".jp-FileBrowser .jp-BreadCrumbs-home").click()
+    wait_for("/", ["build", "notebooks"])
+    for name, path, names in [("build", "/build/", ["notebook-08"]),
+                              ("notebook-08", "/build/notebook-08/", ["review.csv"])]:
+        WebDriverWait(browser, 10, ignored_exceptions=[StaleElementReferenceException]) \
+            .until(lambda _: double_click(name))
+        wait_for(path, names)
     assert "Traceback" not in log.read_text()

@@ -446,8 +446,10 @@ def test_python3_kernel_is_this_environments_python():
 
 
 def test_make_lab_opens_the_notebooks_with_the_environments_jupyter(tmp_path):
-    """`make lab` runs .venv's jupyter on notebooks/ with .venv's kernelspecs first, and adds
-    --allow-root exactly when run as root (Jupyter refuses root otherwise)."""
+    """`make lab` runs .venv's jupyter with .venv's kernelspecs first, its root at the project
+    (so the file browser reaches build/, where notebook 08 writes its review sheet) and the page
+    opening on notebooks/, and adds --allow-root exactly when run as root (Jupyter refuses root
+    otherwise)."""
     fake = tmp_path / "bin"
     fake.mkdir()
     (fake / "jupyter").write_text('#!/bin/sh\necho "JUPYTER_PATH=$JUPYTER_PATH"\necho "$@"\n')
@@ -456,5 +458,19 @@ def test_make_lab_opens_the_notebooks_with_the_environments_jupyter(tmp_path):
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     root = " --allow-root" if os.getuid() == 0 else ""
-    assert done.stdout.splitlines() == [f"JUPYTER_PATH={ROOT}/.venv/share/jupyter",
-                                        f"lab notebooks/{root}"]
+    assert done.stdout.splitlines() == [
+        f"JUPYTER_PATH={ROOT}/.venv/share/jupyter",
+        f"lab --ServerApp.root_dir={ROOT}/ --LabApp.default_url=/lab/tree/notebooks{root}"]
+
+
+def test_make_lab_names_a_missing_lab_dir_and_starts_nothing(tmp_path):
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "jupyter").write_text('#!/bin/sh\necho started\n')
+    (fake / "jupyter").chmod(0o755)
+    done = subprocess.run(["make", "-s", "-o", ".venv/.installed", "lab", f"BIN={fake}",
+                           "LAB_DIR=no-such-folder"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines()[0] == \
+        "make lab: LAB_DIR=no-such-folder: no such file or folder"
