@@ -31,8 +31,7 @@ citations and `model` `MODEL` ("offline-extractive"), never a Claude model name.
    quoted one, or — after the first — touching the question neither by a term (its tag's too)
    nor by the number cue (a licence line beside the answer), or a data-like clause. A heading
    stays in its quote only where it holds a `=` value or a question term its sentence lacks
-   (`extractive_units.heading_adds`; "Losses" over "Winter losses …" was noise): else the
-   sentence is quoted and cited alone.
+   (`extractive_units.heading_adds`): else the sentence is quoted and cited alone.
 4. Strength of the retrieval: STRENGTH_MIX · (the question's IDF mass found anywhere in the
    passages) + (1 − STRENGTH_MIX) · (the best query–unit cosine of the units alone, no
    title: a title that matches the question says what a document is about, not that a
@@ -56,11 +55,8 @@ and 45.5 % declined with it, 54.3 % and 36.4 % without), as was leaving heading-
 units out of the strength (40.9 / 36.4 with them). Dev picked STRENGTH_MIX 0.0 (the best
 cosine alone) and THRESHOLD 0.86 — e5-small's cosines run high, so only e5-small indexes are
 answered by this program (`answers_with`). The README ("Cited answers") tabulates quoted /
-declined on dev, the shipped test split and the held-out scikit-learn test half for each rule
-tried: this one quotes the span for 49.6 % of the answerable test questions (66.2 % never
-declining) and declines 78.6 % of the unanswerable ones. On test the missing-unit rule
-declines 9 of the 14 unanswerable questions for 1.2 points, the threshold two more for 15.4
-(after changing the default embedder, refit and re-run the script).
+declined for each rule tried; notebook 04 section 7 prints this one's on the shipped test
+split (after changing the default embedder, refit and re-run the script).
 
 What it is not: a reader. It cannot combine facts or compute, and no retrieval score
 separates answerable from unanswerable questions well (best-cosine ROC AUC 0.56–0.60): a

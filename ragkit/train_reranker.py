@@ -188,7 +188,8 @@ def command(argv: list[str] | None, module: str, doc: str, model_path: Path,
                              "absent)")
     parser.add_argument("--out", type=Path, default=model_path, help="model file to write")
     parser.add_argument("--check", action="store_true",
-                        help="write nothing; exit 1 unless the refit equals --out (numbers to RTOL)")
+                        help="write nothing; exit 1 unless the refit equals --out (numbers to "
+                             "RTOL)")
     args = parser.parse_args(argv)
     model = refit(args.data, args.heldout)
     text = model.to_json()
