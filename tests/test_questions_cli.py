@@ -71,8 +71,9 @@ def test_generate_review_edit_accept_and_eval_across_processes(tmp_path, env):
                "--kinds", KINDS, *CHUNKING)
     assert done.returncode == 0, done.stderr
     assert "the offline stand-in writes them by its documented rule" in done.stderr
-    counts = {line[:29].strip(): line[29:].split() for line in done.stdout.splitlines()[1:10]}
+    counts = {line[:29].strip(): line[29:].split() for line in done.stdout.splitlines()[1:11]}
     assert counts == {"asked": ["2", "1", "2", "1", "1", "7"],
+                      "no usable chunk": ["0"] * 6,
                       "generated": ["2", "1", "2", "1", "1", "7"],
                       **{stage: ["0"] * 6 for stage in (
                           "malformed reply", "span not verbatim",
@@ -206,6 +207,61 @@ def test_a_huge_n_is_capped_at_the_usable_chunks_not_stepped_down_one_at_a_time(
     assert kept.split()[1:] == ["2", "2", "2", "1", "0", "7"]
     assert huge.read_text() == small.read_text()  # the 7 that fit, as `--n 7` writes them
 
+
+def table_of(stdout: str) -> dict[str, list[int]]:
+    """The filter table `generate` prints: its label → the numbers (kinds, then all)."""
+    lines = stdout.splitlines()
+    end = next(i for i, line in enumerate(lines) if line.startswith("kept"))
+    return {line[:29].strip(): [int(v) for v in line[29:].split()] for line in lines[1:end + 1]}
+
+
+def test_the_table_accounts_for_every_question_asked_and_a_kind_without_chunks(tmp_path, env):
+    """A folder with fewer usable chunks than asked: the table said 20 asked and 2 generated,
+    and multi-chunk (no two separate chunks of one document: each file is one chunk) a
+    column of 0s, with no row saying where the rest went. Each column adds up now."""
+    docs = write_corpus(tmp_path / "docs")
+    done = run(env, "questions", "generate", str(docs), "--out", str(tmp_path / "g.jsonl"),
+               "--n", "20", "--embedder", "none", "--chunk-size", "512", "--overlap", "8")
+    assert done.returncode == 0, done.stderr
+    table = table_of(done.stdout)
+    assert table["asked"] == [5, 5, 5, 3, 2, 20]
+    assert table["no usable chunk"] == [4, 4, 5, 3, 2, 18]
+    assert table["generated"] == [1, 1, 0, 0, 0, 2] and table["kept"] == [1, 1, 0, 0, 0, 2]
+    drops = [v for label, v in table.items() if label not in ("asked", "generated")]
+    assert [sum(column) for column in zip(*drops)] == table["asked"]
+    assert "multi-chunk question needs two separate chunks of one document" in done.stdout
+
+
+def test_a_kind_written_in_place_of_a_contextual_one_is_counted_below_zero(tmp_path, env):
+    """Every chunk names its document, so the contextual question was written as a lexical
+    one: the table showed lexical 1 asked and 2 generated, contextual 1 asked and 0."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "kestrel.md").write_text(KESTREL)
+    done = run(env, "questions", "generate", str(docs), "--out", str(tmp_path / "g.jsonl"),
+               "--n", "2", "--kinds", "lexical=1,contextual=1", "--embedder", "none",
+               *CHUNKING)
+    assert done.returncode == 0, done.stderr
+    table = table_of(done.stdout)
+    assert (table["asked"], table["no usable chunk"], table["generated"], table["kept"]) == (
+        [1, 1, 2], [-1, 1, 0], [2, 0, 2], [2, 0, 2])
+    assert ("no usable chunk below 0: written in place of the contextual or multi-chunk "
+            "questions that had no chunk") in done.stdout
+
+
+KESTREL = """---
+title: Kestrel
+---
+# Setup
+
+The Kestrel gateway keeps the fixed service address 192.168.50.1 so that a laptop can always
+reach the configuration pages during commissioning.
+
+# Reset
+
+Holding the Kestrel reset button for ten seconds restores every factory setting, clears the
+stored certificates and reboots the device into commissioning mode.
+"""
 
 SOIL = """---
 title: "Soil: a primer"

@@ -64,7 +64,7 @@ def _dropped(report, stage: str) -> int:
 
 def test_the_unaltered_stand_in_passes_every_filter(tmp_path):
     questions, report = _run(tmp_path)
-    assert [report.total(s) for s in report.counts] == [3, 0, 0, 0, 0, 0, 0, 3]
+    assert [report.total(s) for s in report.counts] == [0, 3, 0, 0, 0, 0, 0, 0, 3]
     assert [q["id"] for q in questions] == ["gen-001", "gen-002", "gen-003"]
     frame = report.frame()  # the table a notebook shows: stages by kinds and all
     assert list(frame.columns) == ["lexical", "paraphrase", "all"]
@@ -210,6 +210,9 @@ def test_a_folder_too_small_for_questions_stops_with_one_line_not_a_keyerror(tmp
     with pytest.warns(RagkitWarning, match="usable chunks for 0 of the 10"):
         records, report = generate(docs, n=10, seed=0)
     assert records == []
+    frame = report.frame()  # every question asked is in a row: none had a usable chunk
+    assert frame.loc["no usable chunk"].tolist() == frame.loc["asked"].tolist() == [
+        3, 3, 2, 1, 1, 10]
     with pytest.raises(RagkitError) as caught:
         report.require_kept()
     assert str(caught.value) == (

@@ -159,6 +159,7 @@ def generate(documents: Sequence[Document], n: int = 100,
     for c in candidates:
         report.count("generated", c.item.kind)
         report.count(c.dropped or "kept", c.item.kind)
+    report.settle()
     report.measured = llm.usage.dollars(model)
     report.usage = llm.usage.summary()
     kept = [c for c in candidates if c.dropped is None]

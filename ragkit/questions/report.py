@@ -1,8 +1,9 @@
 """What a generation run reports: the count each filter dropped, per kind, and the cost.
 
-What it is: `Report` — `counts[stage][kind]` for the stages in `STAGES` (generated, then each
-filter's drops, then kept), what was asked per kind, the cost projected before any call and
-the cost measured after, and `table()` (the text `ragkit questions generate` prints) /
+What it is: `Report` — `counts[stage][kind]` for the stages in `STAGES` (asked but no usable
+chunk, generated, then each filter's drops, then kept: every kind's column adds up to what
+was asked), what was asked per kind, the cost projected before any call and the cost
+measured after, and `table()` (the text `ragkit questions generate` prints) /
 `frame()` (the same as a DataFrame, for a notebook). `project_cost(items, model)` is the
 projection: estimated tokens (`ragkit.text_stats.estimate_tokens`, one token per 4 UTF-8
 bytes, a lower bound for code and Korean) of the document text each question sends (a
@@ -32,10 +33,11 @@ from ragkit.text_stats import estimate_tokens
 if TYPE_CHECKING:
     import pandas as pd
 
-STAGES = ("generated", "malformed reply", "span not verbatim", "span in another document",
+NO_CHUNK = "no usable chunk"  # asked, not written: the corpus had no chunk for it
+STAGES = (NO_CHUNK, "generated", "malformed reply", "span not verbatim", "span in another document",
           "round-trip failed",
           "answerable from the question", "near-duplicate", "kept")
-FILTERS = STAGES[1:-1]
+FILTERS = STAGES[2:-1]
 # Assumed reply lengths (tokens) for the projection: a question with its span and answer,
 # a round-trip quote, a closed-book "UNKNOWN" or one sentence.
 WRITE_OUT, ANSWER_OUT, CLOSED_OUT, QUESTION = 120, 60, 20, 25
@@ -61,6 +63,17 @@ class Report:
     def count(self, stage: str, kind: str) -> None:
         self.counts[stage][kind] = self.counts[stage].get(kind, 0) + 1
 
+    def settle(self) -> None:
+        """Count what was asked and not written, per kind, once `generated` is counted: every
+        row then adds up (asked = no usable chunk + each filter's drops + kept). It was left
+        out, so a folder with few usable chunks showed 20 asked and 7 generated, and a kind
+        with none (multi-chunk without two separate chunks of one document) a column of 0s,
+        without a reason. Negative for a kind that was written in place of `contextual` or
+        `multi-chunk` questions without a chunk (`ragkit.questions.sample`): the row's `all`
+        is still the questions not written."""
+        self.counts[NO_CHUNK] = {k: self.asked[k] - self.counts["generated"].get(k, 0)
+                                 for k in self.asked}
+
     def total(self, stage: str) -> int:
         return sum(self.counts[stage].values())
 
@@ -80,7 +93,22 @@ class Report:
             values = [self.counts[stage].get(k, 0) for k in kinds]
             rows.append(f"{label:<{width}} " + " ".join(f"{v:>12}" for v in
                                                          [*values, sum(values)]))
-        return "\n".join(rows)
+        return "\n".join([*rows, *self.notes()])
+
+    def notes(self) -> list[str]:
+        """The lines under the table that say what `no usable chunk` means, when it counts
+        any: why a kind had none, and what a negative count is."""
+        short = self.counts[NO_CHUNK]
+        if not any(short.values()):
+            return []
+        lines = [f"{NO_CHUNK}: asked, not written; each chunk is used once and needs "
+                 f"{MIN_WORDS} words outside headings, a contextual question's must not "
+                 f"name its document, a multi-chunk question needs two separate chunks of "
+                 f"one document"]
+        if any(v < 0 for v in short.values()):
+            lines.append(f"{NO_CHUNK} below 0: written in place of the contextual or "
+                         f"multi-chunk questions that had no chunk")
+        return lines
 
     def cost_lines(self) -> list[str]:
         """The projection and the measurement, one line each."""
