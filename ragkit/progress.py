@@ -15,9 +15,18 @@ sends output from a thread that has no request of its own as output of the last 
 that reached it, which may be another cell's (a subshell's) or a widget's message, not this
 cell, so JupyterLab drew those updates elsewhere or nowhere.
 
+A note (`note(line)`, `note_writer()`): one line a long step says on the way (the
+`claude` contextualizer's documents run uncached, a running notebook's cells done). In a
+terminal it is a line on stderr, written above any bar there (`tqdm.write`); stdout stays
+the command's data. In a Jupyter kernel it is a plain-text output of the running cell, for
+the same pink-strip reason, sent in that cell's context so a line a heartbeat thread writes
+reaches the cell (`CellNotes`).
+
 What it is not: ipywidgets' bar (`tqdm.notebook`), which needs one more package and its
 JupyterLab extension; nor a bar in notebooks that papermill or nbval run: their steps are
-called with `progress` off (`ragkit.notebook_params.live`), so committed outputs hold none.
+called with `progress` off (`ragkit.notebook_params.live`), so committed outputs hold none;
+nor a log: notes are not kept anywhere (a caller keeps its own, e.g. the contextualizer's
+`notes`).
 """
 from __future__ import annotations
 
@@ -90,3 +99,39 @@ def progress_bar(iterable: Iterable[Any] | None = None, **options: Any) -> "tqdm
     with warnings.catch_warnings():  # no thread left to start (out of memory): the bar works,
         warnings.simplefilter("ignore", TqdmMonitorWarning)  # and the error is one line
         return tqdm(iterable, **options)
+
+
+class CellNotes:
+    """Note lines, each shown as one plain-text output of the cell running when this was made.
+
+    Each output is sent in the context variables of the thread that made it, as `CellLine`
+    sends a bar's, so a line written from another thread (a heartbeat) reaches that cell. Not
+    redrawn: every line stays, as it does on a terminal."""
+
+    def __init__(self, display: Callable[..., Any]) -> None:
+        self._display = display  # IPython's `display`
+        self._context = contextvars.copy_context()
+
+    def __call__(self, line: str) -> None:
+        # a copy each time: one context cannot be entered by two threads at once
+        self._context.copy().run(self._display, {"text/plain": line}, raw=True)
+
+
+def stderr_note(line: str) -> None:
+    """`line` on stderr, above a tqdm bar drawn there (cleared, the line, redrawn)."""
+    from tqdm import tqdm  # deferred: commands that show no bar start without tqdm
+    tqdm.write(line, file=sys.stderr)
+    sys.stderr.flush()  # a whole line at once, also when stderr is a pipe (`| tee`)
+
+
+def note_writer() -> Callable[[str], None]:
+    """Where note lines go, decided now, in the thread of the running cell: its output in a
+    Jupyter kernel (`CellNotes`), else stderr (`stderr_note`). Make it before handing it to
+    another thread; a thread of the kernel's own has no cell to find."""
+    display = cell_display()
+    return stderr_note if display is None else CellNotes(display)
+
+
+def note(line: str) -> None:
+    """One note line, now, from the running cell's thread (module docstring)."""
+    note_writer()(line)

@@ -129,6 +129,17 @@ def test_short_documents_are_reported_as_uncached(tmp_path):
                                     "length (4096 tokens) ran uncached: widget (22 tokens)"]
 
 
+def test_on_a_terminal_notes_are_stderr_lines_and_stdout_stays_clean(tmp_path, capsys):
+    """The default `log` off a Jupyter kernel: each note a line on stderr (in a notebook it is
+    the cell's plain output, tests/test_progress.py); stdout is a command's data."""
+    client = make_client(max_retries=2, transport=httpx2.MockTransport(Recorder()))
+    llm = LLM(client, cache=CallCache(tmp_path / "calls.sqlite"), usage=UsageLog())
+    ClaudeContextualizer(llm=llm)(DOC, CHUNKS)
+    assert capsys.readouterr() == ("", "1 document(s) below claude-haiku-4-5's minimum "
+                                   "cacheable length (4096 tokens) ran uncached: widget "
+                                   "(22 tokens)\n")
+
+
 def test_a_document_over_the_context_window_is_split_never_truncated(tmp_path):
     recorder = Recorder()
     # 22 tokens over 61 characters; longest chunk 21 chars ≈ 7.6 tokens. Budget = 323 - 100

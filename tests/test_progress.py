@@ -200,3 +200,31 @@ def test_a_bar_that_cannot_start_its_monitor_thread_warns_nothing(monkeypatch, r
     bar = progress_bar(range(3), disable=False, file=io.StringIO())
     assert list(bar) == [0, 1, 2]
     assert [w.category.__name__ for w in recwarn] == []
+
+
+NOTE_CELL = textwrap.dedent("""\
+    from ragkit.contextualize.claude import ClaudeContextualizer
+    from ragkit.documents import Chunk, Document
+
+    text = "# Widget manual\\n\\nPlug it in."
+    chunks = [Chunk("widget#0", "widget", text, start=0, end=len(text))]
+    contexts = ClaudeContextualizer()(Document("widget", text), chunks)
+    print(contexts[0].context)
+""")
+
+
+def test_a_contextualizer_note_in_a_notebook_is_plain_cell_output(tmp_path):
+    """The `claude` contextualizer's notes (here: a document too short for the prompt cache)
+    went to stderr with `tqdm.write`: a pink strip under the cell, the colour of an error."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(NOTE_CELL)])
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("TQDM_") and k != "ANTHROPIC_API_KEY"}  # the offline stand-in
+    client = Recording(nb, timeout=180, kernel_name="python3",
+                       resources={"metadata": {"path": str(tmp_path)}})
+    client.execute(env={**env, "RAGKIT_HOME": str(tmp_path / "home")})
+    outputs = nb.cells[0].outputs
+    assert [(o.output_type, o.get("data", {}).get("text/plain"), o.get("text")) for o in outputs] \
+        == [("display_data", "1 document(s) below claude-haiku-4-5's minimum cacheable length "
+                             "(4096 tokens) ran uncached: widget (14 tokens)", None),
+            ("stream", None, "Document: Widget manual.\n")]
+

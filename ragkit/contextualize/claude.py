@@ -14,7 +14,8 @@ is usable only once the first reply has begun, so parallel first calls would all
 cache write), then send the rest through a pool of `workers` threads. Every reply goes
 through the paid-call cache, so a rerun sends nothing and an interrupted run resumes.
 
-Reported (one line each, on stderr, and kept in `notes`):
+Reported (one line each, kept in `notes` and passed to `log`; by default `ragkit.progress.note`:
+on stderr in a terminal, in a notebook the running cell's plain output, not a pink stderr strip):
 - documents below the model's minimum cacheable length: the API runs them uncached and says
   nothing, so the cost is the uncached one;
 - documents longer than the context window (less `max_tokens` and room for one chunk and
@@ -28,7 +29,6 @@ works. The prompt text is part of every request, hence of every cache key.
 """
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -45,7 +45,7 @@ from ragkit.documents import Chunk, Document, RagkitError
 from ragkit.errors import MissingKey
 from ragkit.llm import LLM, CorpusCost, price, project_corpus_cost
 from ragkit.money import dollars as money_text
-from ragkit.progress import progress_bar
+from ragkit.progress import note, progress_bar
 from ragkit.text_stats import estimate_tokens
 
 if TYPE_CHECKING:
@@ -77,17 +77,13 @@ def _need_text(message: Message) -> str | None:
     return None if _text_of(message) else "the reply has no text block"
 
 
-def _stderr(line: str) -> None:
-    tqdm.write(line, file=sys.stderr)
-
-
 class ClaudeContextualizer:
     """A contextualizer (document, chunks) → chunks with Claude's contexts; see module doc."""
 
     def __init__(self, model: str | None = None, prompt: str | None = None,
                  llm: LLM | None = None, workers: int = 4, max_tokens: int = 1024,
                  context_window: int | None = None,
-                 log: Callable[[str], None] | None = _stderr,
+                 log: Callable[[str], None] | None = note,
                  before_send: Callable[[], None] | None = None) -> None:
         self.model = model or DEFAULT_MODEL
         row = price(self.model)  # an unknown model fails here, before any call
