@@ -1,8 +1,9 @@
 """Progress of a notebook while `ragkit cookbook run` executes it: cells done out of the total.
 
 What it is: a papermill engine (`ENGINE`, nbclient's engine plus a hook on papermill's
-`cell_complete`) and a heartbeat thread that prints one line every
-`RAGKIT_PROGRESS_SECONDS` (default 30) while the notebook runs, e.g.
+`cell_complete`) and a heartbeat thread that writes one line every
+`RAGKIT_PROGRESS_SECONDS` (default 30) while the notebook runs (on stderr; in a Jupyter kernel,
+as the running cell's plain output: `ragkit.progress.note`), e.g.
 `[2/8] 02_contextual_retrieval.ipynb: 7/26 cells done (3 min 05 s)`. Cells are all of the
 notebook's cells, Markdown included, as papermill counts them (plus its injected parameters
 cell when parameters are given).
@@ -18,12 +19,12 @@ What it is not: an estimate of time left (cells differ too much in cost).
 from __future__ import annotations
 
 import os
-import sys
 import threading
 import time
-from typing import Any, TextIO
+from typing import Any
 
 from ragkit.documents import RagkitError
+from ragkit.progress import note_writer
 
 ENV = "RAGKIT_PROGRESS_SECONDS"
 DEFAULT_SECONDS = 30.0
@@ -51,12 +52,15 @@ def _elapsed(seconds: float) -> str:
 
 
 class CellProgress:
-    """Counts completed cells; a daemon thread prints `label: done/total cells done (t)`
-    every `every` seconds until `stop()`."""
+    """Counts completed cells; a daemon thread writes `label: done/total cells done (t)`
+    every `every` seconds until `stop()`, as a note (`ragkit.progress.note_writer`, chosen
+    when this is made, in the caller's thread): on stderr in a terminal, above sweep's bar
+    (stdout is the command's data), and in a Jupyter kernel (`sweep` called from a cell) the
+    cell's plain output, where stderr would be a pink strip, the colour of an error."""
 
-    def __init__(self, label: str, total: int, every: float, stream: TextIO | None = None):
+    def __init__(self, label: str, total: int, every: float) -> None:
         self.label, self.total, self.every = label, total, every
-        self.stream = stream or sys.stderr
+        self._write = note_writer()
         self.done = 0
         self._started = time.monotonic()
         self._stop = threading.Event()
@@ -80,11 +84,8 @@ class CellProgress:
                 f"({_elapsed(time.monotonic() - self._started)})")
 
     def _beat(self) -> None:
-        from tqdm import tqdm  # clears and redraws a bar of this process (sweep's points)
-
         while not self._stop.wait(self.every):
-            tqdm.write(self.line(), file=self.stream)
-            self.stream.flush()
+            self._write(self.line())
 
 
 def register() -> tuple[str, type]:

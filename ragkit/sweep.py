@@ -11,7 +11,8 @@ that parameter's values, averaged over the other parameters' values when several
 swept. A parameter given one value (`-p data_dir=DIR`)
 is held fixed: it is in the tables but gets no plot. A progress bar over points goes to stderr
 (`ragkit.progress`: in a notebook, to the cell's output), and above it, every
-`RAGKIT_PROGRESS_SECONDS` (30), the running point's cells done.
+`RAGKIT_PROGRESS_SECONDS` (30), the running point's cells done (in a notebook, plain lines
+of the cell's output below the bar).
 
 Completed points are reused: each finished point is kept under
 `$RAGKIT_HOME/cache/sweeps/`, keyed by the notebook's bytes, the point's parameters, the
@@ -102,7 +103,7 @@ def _run_point(notebook: Path, target: Path, params: dict, key: str, fresh: bool
     """Execute one point into `target`, or copy it from the cache; keep it there if it passed.
 
     While it executes, its cells done go to stderr every `RAGKIT_PROGRESS_SECONDS`
-    (`ragkit.run_progress`), above the bar over points."""
+    (`ragkit.run_progress`), above the bar over points; in a notebook, to the cell's output."""
     cached = _cache_dir() / key
     if not fresh and (cached / "point.json").is_file():
         shutil.copyfile(cached / "notebook.ipynb", target)

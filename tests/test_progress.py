@@ -228,3 +228,31 @@ def test_a_contextualizer_note_in_a_notebook_is_plain_cell_output(tmp_path):
                              "(4096 tokens) ran uncached: widget (14 tokens)", None),
             ("stream", None, "Document: Widget manual.\n")]
 
+
+POINT_SLEEP_CELL = "import time\n\ntime.sleep(3)"
+
+
+def test_a_sweep_in_a_notebook_shows_its_cells_done_as_plain_cell_output(tmp_path):
+    """While a point runs, `sweep` says every `RAGKIT_PROGRESS_SECONDS` how many of its cells
+    are done: on stderr, so a sweep called from a cell stacked pink strips under it."""
+    point = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1"),
+                                            nbformat.v4.new_code_cell(POINT_SLEEP_CELL)])
+    point.cells[0].metadata["tags"] = ["parameters"]
+    point.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                    "language": "python"}
+    nbformat.write(point, tmp_path / "01_tiny.ipynb")
+    cell = SWEEP_CELL.replace('["1", "2"]', '["2"]')
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell)])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TQDM_")}
+    client = Recording(nb, timeout=180, kernel_name="python3",
+                       resources={"metadata": {"path": str(tmp_path)}})
+    client.execute(env={**env, "RAGKIT_HOME": str(tmp_path / "home"),
+                        "RAGKIT_PROGRESS_SECONDS": "0.5"})
+    outputs = nb.cells[0].outputs
+    assert [o.text for o in outputs if o.get("name") == "stderr"] == []
+    notes = [o.data["text/plain"] for o in outputs if o.output_type == "display_data"
+             and "cells done" in o.data["text/plain"]]
+    # papermill's injected parameters cell makes 3 cells; the point sleeps 3 s in its last,
+    # its 2 others done: lines every 0.5 s, however long the point's kernel took to start
+    assert [n for n in notes if n.startswith("01_tiny x=2: 2/3 cells done (")], notes
+    assert all(re.fullmatch(r"01_tiny x=2: [0-3]/3 cells done \(\d+ s\)", n) for n in notes)
