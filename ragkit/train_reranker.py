@@ -22,7 +22,7 @@ intercept, L2 with C = 1). The file records the sha256 of the training data (doc
 questions and their golden items), so it says what it was fitted on; refitting on the same
 data on the same kind of CPU writes the same bytes. Pin the printed file hash as
 `offline.MODEL_SHA256`. `--check` accepts a refit whose numbers agree to RTOL: ONNX Runtime's
-and OpenBLAS's kernels differ by instruction set, and an AVX2 machine refits the AVX-512
+and OpenBLAS's kernels differ by instruction set, and an AVX2-only machine refitted another
 machine's file with the 5th or 6th of its 6 digits moved (measured, both models).
 
 What it is not: a hyper-parameter search. The feature set was chosen by cross-validation
@@ -188,8 +188,8 @@ def command(argv: list[str] | None, module: str, doc: str, model_path: Path,
                              "absent)")
     parser.add_argument("--out", type=Path, default=model_path, help="model file to write")
     parser.add_argument("--check", action="store_true",
-                        help="write nothing; exit 1 unless the refit equals --out (numbers to "
-                             "RTOL)")
+                        help=f"write nothing; exit 1 unless the refit equals --out (its "
+                             f"numbers to {RTOL:g})")
     args = parser.parse_args(argv)
     model = refit(args.data, args.heldout)
     text = model.to_json()
