@@ -14,22 +14,18 @@ What it is not: the runner (`ragkit.message_batches`), nor the journal of open b
 """
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ragkit.batch_journal import split as split_items
 from ragkit.documents import RagkitError
 from ragkit.pricing import Usage, batch_cost
+from ragkit.progress import note
 
 MAX_REQUESTS = 100_000  # per batch (Message Batches API limit)
 MAX_BYTES = 256_000_000  # per batch: the API's 256 MB, counted as JSON bytes of the requests
 RETRY = ("interactive", "batch", "none")
 FAILED = ("errored", "expired", "canceled", "missing", "unusable", "lost")
-
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
 
 
 @dataclass
@@ -39,7 +35,7 @@ class BatchOptions:
     poll: float = 60.0  # longest wait between two status checks, seconds
     timeout: float | None = None  # stop waiting after this many seconds (journal kept)
     retry: str = "interactive"  # what to do with errored / expired requests: RETRY
-    log: Callable[[str], None] = _stderr
+    log: Callable[[str], None] = note  # stderr, or a notebook cell's plain output
 
     def __post_init__(self) -> None:
         if self.retry not in RETRY:

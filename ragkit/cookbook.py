@@ -43,7 +43,6 @@ index twice.
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
@@ -64,6 +63,7 @@ from ragkit.notebook_params import (check_depth, check_every, declared_parameter
                                     parameters_for, parse_value)
 # MARKER, execute, is_results, notebook_paths: importable from here too, as before
 from ragkit.notebook_runner import MARKER, RESULTS, execute, is_results, mark, notebook_paths
+from ragkit.progress import note
 from ragkit.record import finding, record, record_metrics
 from ragkit.results import build_results, validate
 from ragkit.report import write_report
@@ -87,14 +87,14 @@ def now() -> str:
 
 def execute_numbered(number: int, total: int, notebook: Path, output: Path,
                      parameters: dict[str, Any]) -> dict:
-    """`execute`, with a start line, progress lines and an end line on stderr
-    ("[2/8] 02_....ipynb: 7/26 cells done (3 min 05 s)", "[2/8] 02_....ipynb: ok (…)")."""
+    """`execute`, with a start line, progress lines and an end line as notes
+    ("[2/8] 02_....ipynb: 7/26 cells done (3 min 05 s)", "[2/8] 02_....ipynb: ok (…)"):
+    stderr in a terminal, the cell's plain output in a Jupyter kernel (`ragkit.progress`)."""
     label = f"[{number}/{total}] {notebook.name}"
-    print(f"{label} ...", file=sys.stderr, flush=True)
+    note(f"{label} ...")
     result = execute(notebook, output, parameters, progress=label)
-    print(f"{label}: {result['error'] or 'ok'} "
-          f"({result['seconds']:.0f} s, CPU {result['cpu_seconds']:.0f} s)",
-          file=sys.stderr, flush=True)
+    note(f"{label}: {result['error'] or 'ok'} "
+         f"({result['seconds']:.0f} s, CPU {result['cpu_seconds']:.0f} s)")
     return result
 
 
@@ -104,8 +104,9 @@ def run_cookbook(out: Path | str = "results", notebooks: Sequence[str | Path] | 
 
     The report is written either way; the error then names the notebooks that failed.
     Progress (a line as each notebook starts and ends, and its cells done every
-    `RAGKIT_PROGRESS_SECONDS`, default 30) goes to stderr. `jobs` notebooks run at once
-    (default `ragkit.jobs.default_jobs()`, 2 on a multi-core machine).
+    `RAGKIT_PROGRESS_SECONDS`, default 30) goes to stderr (a cell's output in a kernel).
+    `jobs` notebooks run at once (default `ragkit.jobs.default_jobs()`, 2 on a multi-core
+    machine).
     """
     out, paths = Path(out), notebook_paths(notebooks)
     jobs = default_jobs() if jobs is None else check_jobs(jobs)

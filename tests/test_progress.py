@@ -256,3 +256,42 @@ def test_a_sweep_in_a_notebook_shows_its_cells_done_as_plain_cell_output(tmp_pat
     # its 2 others done: lines every 0.5 s, however long the point's kernel took to start
     assert [n for n in notes if n.startswith("01_tiny x=2: 2/3 cells done (")], notes
     assert all(re.fullmatch(r"01_tiny x=2: [0-3]/3 cells done \(\d+ s\)", n) for n in notes)
+
+
+CLEAR_CELL = textwrap.dedent("""\
+    import sqlite3
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from ragkit.embed.cache import remove_cache
+
+    path = Path.cwd() / "embeddings.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE embeddings (key TEXT PRIMARY KEY, vector BLOB NOT NULL)")
+    db.close()
+    holder = subprocess.Popen(  # another ragkit process embedding a batch: it holds the lock
+        [sys.executable, "-c", "import sys, time; from filelock import FileLock; "
+         "lock = FileLock(sys.argv[1]); lock.acquire(); print('held', flush=True); "
+         "time.sleep(1)", f"{path}.lock"], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline() == "held\\n"
+    freed = remove_cache(path)
+    print(holder.wait(), freed > 0, path.exists())
+""")
+
+
+def test_clearing_the_embedding_cache_in_a_notebook_says_it_waits_as_plain_cell_output(
+        tmp_path):
+    """`remove_cache` says it waits for another process's embedding batch: that line went to
+    stderr, a pink strip under the cell, the colour of an error, over a wait that is none."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(CLEAR_CELL)])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TQDM_")}
+    client = Recording(nb, timeout=120, kernel_name="python3",
+                       resources={"metadata": {"path": str(tmp_path)}})
+    client.execute(env={**env, "RAGKIT_HOME": str(tmp_path / "home")})
+    path = tmp_path.resolve() / "embeddings.sqlite"
+    assert [(o.output_type, o.get("data", {}).get("text/plain"), o.get("text"))
+            for o in nb.cells[0].outputs] \
+        == [("display_data", f"waiting for another ragkit process embedding into {path} ...",
+             None),
+            ("stream", None, "0 True False\n")]

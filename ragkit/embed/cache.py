@@ -30,7 +30,6 @@ import hashlib
 import json
 import os
 import sqlite3
-import sys
 import threading
 import warnings
 from collections.abc import Iterable, Sequence
@@ -44,7 +43,7 @@ from filelock import FileLock, Timeout
 from ragkit.embed.base import Embedder, fingerprint_of
 from ragkit.errors import Interrupted, PartialResults, RagkitError, RagkitWarning
 from ragkit.models import ragkit_home
-from ragkit.progress import progress_bar
+from ragkit.progress import note, progress_bar
 from ragkit.sqlite_files import ReadOnlyFile, cannot_write, remove_database, resolved
 from ragkit.sqlite_files import read_only_errors, sqlite_errors
 
@@ -64,8 +63,9 @@ def remove_cache(path: Path | None = None) -> int:
     -wal and -shm files counted (`remove_database`). A folder that cannot be written
     (read-only media) is one `RagkitError` line, and so is a link in a loop (`resolved`,
     as `CachedEmbedder` says it; it was "no embedding cache"). Having to wait for a batch
-    (12-26 s with e5-small; Voyage as long as its call) is said first, in one line on
-    stderr: the clear looked hung."""
+    (12-26 s with e5-small; Voyage as long as its call) is said first, in one line
+    (`ragkit.progress.note`: stderr, or the cell's plain output in a notebook, not a pink
+    strip): the clear looked hung."""
     path = Path(path) if path is not None else default_cache_path()
     resolved(path, "embedding cache")  # a link loop: the line `index` says, not "no cache"
     if not path.exists():
@@ -75,8 +75,7 @@ def remove_cache(path: Path | None = None) -> int:
         try:
             lock.acquire(blocking=False)
         except Timeout:
-            print(f"waiting for another ragkit process embedding into {path} ...",
-                  file=sys.stderr, flush=True)
+            note(f"waiting for another ragkit process embedding into {path} ...")
             lock.acquire()
         try:
             return remove_database(path)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from ragkit.atomic import check_target, replace_folder, write_text
 from ragkit.chunk_rows import chunk_line
 from ragkit.documents import Chunk, RagkitError
 from ragkit.jsonl import read_json
+from ragkit.progress import note
 from ragkit.index_folder import (FORMAT, FORMAT_VERSION, WHAT, is_index, read_bm25,
                                  read_parents)
 from ragkit.stores import milvus as mv
@@ -54,8 +54,8 @@ def save(pipeline, folder: Path | str, spec: StoreSpec, batch: int = milvus_rows
                        manifest, old)
     except BaseException:
         if uploading and progress:
-            print(f"ragkit: the build stopped; the rows uploaded so far stay in Milvus at "
-                  f"{uri}: run the same command again to resume", file=sys.stderr)
+            note(f"ragkit: the build stopped; the rows uploaded so far stay in Milvus at "
+                 f"{uri}: run the same command again to resume")
         if made is not None and not (uploading and spec.uri is None):
             if spec.uri is None:
                 ms.forget(uri)
@@ -90,8 +90,8 @@ def _upload(client, name: str, pipeline, n_rows: int, batch: int, progress: bool
                                   milvus_rows.rows(pipeline.chunks, weights, pipeline.dense),
                                   n_rows, batch, progress, resume=before > 0)
     if before and progress:
-        print(f"ragkit: resumed Milvus collection {name}: {n_rows - inserted} of {n_rows} "
-              f"rows were already there; uploaded {inserted}", file=sys.stderr)
+        note(f"ragkit: resumed Milvus collection {name}: {n_rows - inserted} of {n_rows} "
+             f"rows were already there; uploaded {inserted}")
     client.flush(name)
     client.load_collection(name)
 

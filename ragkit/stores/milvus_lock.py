@@ -1,10 +1,11 @@
 """Milvus Lite's one-process rule, waited for and said in one line.
 
 What it is: `wait_for_lite(uri)` — before ragkit opens a Milvus Lite database, wait (up to
-`WAIT_SECONDS`, saying so once on stderr) while another process holds it. Milvus Lite locks
-its folder (`<uri>/LOCK`, an exclusive `flock`) for as long as a process has it open, and a
-second `ragkit search` of the same index failed with milvus_lite's 20-line traceback and
-"Open local milvus failed", which hid why.
+`WAIT_SECONDS`, saying so once, `ragkit.progress.note`: stderr, or a notebook cell's plain
+output) while another process holds it. Milvus Lite locks its folder (`<uri>/LOCK`, an
+exclusive `flock`) for as long as a process has it open, and a second `ragkit search` of the
+same index failed with milvus_lite's 20-line traceback and "Open local milvus failed", which
+hid why.
 
 `open_waiting(uri, opener)` opens through `opener` after that wait, and waits and opens
 again when the open failed because another process took the database between the probe and
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ragkit.documents import RagkitError
+from ragkit.progress import note
 
 T = TypeVar("T")
 WAIT_SECONDS = 60.0  # a search or an update of a small index holds it for seconds
@@ -48,8 +50,8 @@ def wait_for_lite(uri: str, wait: float | None = None) -> None:
                               f"in one process at a time) for over {wait:.0f} s; wait for it "
                               f"to finish, or serve the index from a Milvus server")
         if not told:
-            print(f"ragkit: {uri} is in use by another process (Milvus Lite allows one at a "
-                  f"time); waiting up to {wait:.0f} s", file=sys.stderr)
+            note(f"ragkit: {uri} is in use by another process (Milvus Lite allows one at a "
+                 f"time); waiting up to {wait:.0f} s")
             told = True
         time.sleep(_POLL)
 
