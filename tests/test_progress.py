@@ -65,15 +65,31 @@ class Recording(NotebookClient):
         super()._update_display_id(display_id, msg)
 
 
+def run_cell(tmp_path, source: str, timeout: int = 180, drop: tuple[str, ...] = (),
+             **env: str) -> tuple[list, Recording]:
+    """`source` run as one cell in a real kernel in `tmp_path` (no TQDM_ settings, a fresh
+    RAGKIT_HOME, the variables in `drop` unset, `env` added): its outputs and the client."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
+    base = {k: v for k, v in os.environ.items() if not k.startswith("TQDM_") and k not in drop}
+    client = Recording(nb, timeout=timeout, kernel_name="python3",
+                       resources={"metadata": {"path": str(tmp_path)}})
+    client.execute(env={**base, "RAGKIT_HOME": str(tmp_path / "home"), **env})
+    return nb.cells[0].outputs, client
+
+
+def write_point(tmp_path, *sources: str) -> None:
+    """A tiny notebook to sweep, 01_tiny.ipynb: `sources` as cells, the first the parameters."""
+    point = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in sources])
+    point.cells[0].metadata["tags"] = ["parameters"]
+    point.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                    "language": "python"}
+    nbformat.write(point, tmp_path / "01_tiny.ipynb")
+
+
 def test_a_bar_in_a_notebook_leaves_no_stderr_strip(tmp_path):
     """The index cell as JupyterLab runs it: the `windows` bar is drawn in the cell's own
     output, redrawn in place, and ends empty — no stderr at all, so no pink strip."""
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(INDEX_CELL)])
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TQDM_")}
-    client = Recording(nb, timeout=180, kernel_name="python3",
-                       resources={"metadata": {"path": str(tmp_path)}})
-    client.execute(env={**env, "RAGKIT_HOME": str(tmp_path / "home")})
-    outputs = nb.cells[0].outputs
+    outputs, client = run_cell(tmp_path, INDEX_CELL)
     assert [o.get("name") for o in outputs if o.output_type == "stream"] == ["stdout"]
     assert [(o.output_type, o.get("data", {}).get("text/plain"), o.get("text")) for o in outputs] \
         == [("display_data", "", None), ("stream", None, "3 chunks\n")]
@@ -150,14 +166,10 @@ THREADS_CELL = textwrap.dedent("""\
 def test_a_bar_updated_by_worker_threads_is_drawn_in_its_own_cell(tmp_path):
     """Each update from a worker thread went out as the other request's output: JupyterLab
     (and nbclient) drew none of them in the cell, whose bar jumped from 0/3 to its end."""
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(THREADS_CELL)])
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TQDM_")}
-    client = Recording(nb, timeout=120, kernel_name="python3",
-                       resources={"metadata": {"path": str(tmp_path)}})
-    client.execute(env={**env, "RAGKIT_HOME": str(tmp_path / "home")})
+    outputs, client = run_cell(tmp_path, THREADS_CELL, timeout=120)
     counts = [re.search(r"\| (\d)/3 \[", line).group(1) for line in client.redrawn]
     assert list(dict.fromkeys(counts)) == ["0", "1", "2", "3"], client.redrawn
-    (output,) = nb.cells[0].outputs
+    (output,) = outputs
     assert output.data["text/plain"].startswith("calls: 100%|██████████| 3/3 [")
 
 
@@ -171,17 +183,8 @@ SWEEP_CELL = textwrap.dedent("""\
 def test_a_sweep_run_in_a_notebook_draws_its_bar_in_the_cell(tmp_path):
     """`sweep`'s bar over points was tqdm.auto's on stderr: in a notebook a pink strip (and,
     without ipywidgets, a warning about them), where every other ragkit bar is in the cell."""
-    point = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
-    point.cells[0].metadata["tags"] = ["parameters"]
-    point.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                    "language": "python"}
-    nbformat.write(point, tmp_path / "01_tiny.ipynb")
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(SWEEP_CELL)])
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TQDM_")}
-    client = Recording(nb, timeout=180, kernel_name="python3",
-                       resources={"metadata": {"path": str(tmp_path)}})
-    client.execute(env={**env, "RAGKIT_HOME": str(tmp_path / "home")})
-    outputs = nb.cells[0].outputs
+    write_point(tmp_path, "x = 1")
+    outputs, client = run_cell(tmp_path, SWEEP_CELL)
     drawn = [o.data["text/plain"] for o in outputs if o.output_type == "display_data"]
     assert len(drawn) == 1 and drawn[0].startswith("sweep 01_tiny: 100%|██████████| 2/2 ["), \
         outputs
@@ -216,13 +219,7 @@ NOTE_CELL = textwrap.dedent("""\
 def test_a_contextualizer_note_in_a_notebook_is_plain_cell_output(tmp_path):
     """The `claude` contextualizer's notes (here: a document too short for the prompt cache)
     went to stderr with `tqdm.write`: a pink strip under the cell, the colour of an error."""
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(NOTE_CELL)])
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("TQDM_") and k != "ANTHROPIC_API_KEY"}  # the offline stand-in
-    client = Recording(nb, timeout=180, kernel_name="python3",
-                       resources={"metadata": {"path": str(tmp_path)}})
-    client.execute(env={**env, "RAGKIT_HOME": str(tmp_path / "home")})
-    outputs = nb.cells[0].outputs
+    outputs, _ = run_cell(tmp_path, NOTE_CELL, drop=("ANTHROPIC_API_KEY",))  # the stand-in
     assert [(o.output_type, o.get("data", {}).get("text/plain"), o.get("text")) for o in outputs] \
         == [("display_data", "1 document(s) below claude-haiku-4-5's minimum cacheable length "
                              "(4096 tokens) ran uncached: widget (14 tokens)", None),
@@ -235,20 +232,9 @@ POINT_SLEEP_CELL = "import time\n\ntime.sleep(3)"
 def test_a_sweep_in_a_notebook_shows_its_cells_done_as_plain_cell_output(tmp_path):
     """While a point runs, `sweep` says every `RAGKIT_PROGRESS_SECONDS` how many of its cells
     are done: on stderr, so a sweep called from a cell stacked pink strips under it."""
-    point = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1"),
-                                            nbformat.v4.new_code_cell(POINT_SLEEP_CELL)])
-    point.cells[0].metadata["tags"] = ["parameters"]
-    point.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                    "language": "python"}
-    nbformat.write(point, tmp_path / "01_tiny.ipynb")
-    cell = SWEEP_CELL.replace('["1", "2"]', '["2"]')
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell)])
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TQDM_")}
-    client = Recording(nb, timeout=180, kernel_name="python3",
-                       resources={"metadata": {"path": str(tmp_path)}})
-    client.execute(env={**env, "RAGKIT_HOME": str(tmp_path / "home"),
-                        "RAGKIT_PROGRESS_SECONDS": "0.5"})
-    outputs = nb.cells[0].outputs
+    write_point(tmp_path, "x = 1", POINT_SLEEP_CELL)
+    outputs, _ = run_cell(tmp_path, SWEEP_CELL.replace('["1", "2"]', '["2"]'),
+                          RAGKIT_PROGRESS_SECONDS="0.5")
     assert [o.text for o in outputs if o.get("name") == "stderr"] == []
     notes = [o.data["text/plain"] for o in outputs if o.output_type == "display_data"
              and "cells done" in o.data["text/plain"]]
@@ -284,14 +270,10 @@ def test_clearing_the_embedding_cache_in_a_notebook_says_it_waits_as_plain_cell_
         tmp_path):
     """`remove_cache` says it waits for another process's embedding batch: that line went to
     stderr, a pink strip under the cell, the colour of an error, over a wait that is none."""
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(CLEAR_CELL)])
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TQDM_")}
-    client = Recording(nb, timeout=120, kernel_name="python3",
-                       resources={"metadata": {"path": str(tmp_path)}})
-    client.execute(env={**env, "RAGKIT_HOME": str(tmp_path / "home")})
+    outputs, _ = run_cell(tmp_path, CLEAR_CELL, timeout=120)
     path = tmp_path.resolve() / "embeddings.sqlite"
     assert [(o.output_type, o.get("data", {}).get("text/plain"), o.get("text"))
-            for o in nb.cells[0].outputs] \
+            for o in outputs] \
         == [("display_data", f"waiting for another ragkit process embedding into {path} ...",
              None),
             ("stream", None, "0 True False\n")]

@@ -31,8 +31,7 @@ may quote a Korean word), `answer`, `golden` [{`doc_id`, `span`}] ([] when unans
 plus `source` (document, chunk ids, title, the heading path or code definitions in force at
 the span, its page when the document has a page map — `metadata["pages"]`, as PDFs are
 loaded — and the passage text, which `accept` checks an edited span against) and
-`generator`.
-`ragkit eval` reads them as they are.
+`generator`. `ragkit eval` reads them as they are.
 
 What it is not: a substitute for questions from domain experts and from production — the
 RAG practice notes' golden set mixes all three; review the output (`ragkit questions review`).
