@@ -34,8 +34,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 NO_CHUNK = "no usable chunk"  # asked, not written: the corpus had no chunk for it
-STAGES = (NO_CHUNK, "generated", "malformed reply", "span not verbatim", "span in another document",
-          "round-trip failed",
+STAGES = (NO_CHUNK, "generated", "malformed reply", "span not verbatim",
+          "span in another document", "round-trip failed",
           "answerable from the question", "near-duplicate", "kept")
 FILTERS = STAGES[2:-1]
 # Assumed reply lengths (tokens) for the projection: a question with its span and answer,
