@@ -93,9 +93,13 @@ def remove_stale_files(target: Path) -> list[Path]:
     Returns the files removed."""
     pattern = re.compile(re.escape(f".{target.name}.")
                          + r"(?P<pid>\d+)\.(?P<host>[0-9a-f]{6})-[a-z0-9_]+\.tmp\Z")
+    try:
+        entries = list(os.scandir(target.parent))  # read once for both kinds of file
+    except OSError:
+        return []
     removed = []
-    dead = [entry.path for entry, _ in _dead(target.parent, pattern, folders=False)]
-    for path in [*dead, *_unnamed_leftovers(target)]:
+    dead = [entry.path for entry, _ in _dead(target.parent, pattern, False, entries)]
+    for path in [*dead, *_unnamed_leftovers(target, entries)]:
         try:
             os.unlink(path)
         except OSError:  # gone already, or not ours to remove: left as it is
@@ -104,7 +108,7 @@ def remove_stale_files(target: Path) -> list[Path]:
     return removed
 
 
-def _unnamed_leftovers(target: Path) -> list[str]:
+def _unnamed_leftovers(target: Path, entries: list[os.DirEntry]) -> list[str]:
     """The `.NAME.XXXXXXXX.tmp` files beside `target` that earlier versions' `write_text` left
     when killed mid-write (`tempfile.mkstemp`: 8 of `[a-z0-9_]`), counted as theirs only
     when every mark of such a file is there: a regular file of one link, this user's, with
@@ -113,10 +117,6 @@ def _unnamed_leftovers(target: Path) -> list[str]:
     outlasts any write). A file of the user's own of that name and mode is kept while fresh,
     as is any other file: the name alone proves nothing (`.run.trec.backup01.tmp`)."""
     pattern = re.compile(re.escape(f".{target.name}.") + r"[a-z0-9_]{8}\.tmp\Z")
-    try:
-        entries = list(os.scandir(target.parent))
-    except OSError:
-        return []
     old, found = time.time() - UNNAMED_AGE, []
     for entry in entries:
         if not pattern.match(entry.name) or not entry.is_file(follow_symlinks=False):
@@ -161,15 +161,16 @@ def scratch(folder: Path, prefix: str) -> Iterator[Path]:
         shutil.rmtree(made, ignore_errors=True)
 
 
-def _dead(folder: Path, pattern: re.Pattern[str], folders: bool = True
-          ) -> list[tuple[os.DirEntry, re.Match[str]]]:
-    """The folders (or, `folders` False, regular files) in `folder` whose name `pattern`
-    matches (groups `pid` and `host`) and whose process of this host, not this one, no
-    longer runs; none when it cannot be read."""
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return []
+def _dead(folder: Path, pattern: re.Pattern[str], folders: bool = True,
+          entries: list[os.DirEntry] | None = None) -> list[tuple[os.DirEntry, re.Match[str]]]:
+    """The folders (or, `folders` False, regular files) in `folder` (its `entries`, when the
+    caller has read them) whose name `pattern` matches (groups `pid` and `host`) and whose
+    process of this host, not this one, no longer runs; none when it cannot be read."""
+    if entries is None:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            return []
     host, me = _host(), os.getpid()
     return [(entry, found) for entry in entries
             if (found := pattern.match(entry.name)) and found["host"] == host

@@ -196,7 +196,7 @@ def command(argv: list[str] | None, module: str, doc: str, model_path: Path,
     digest = hashlib.sha256(text.encode()).hexdigest()
     if args.check:
         old = args.out.read_text(encoding="utf-8") if args.out.is_file() else ""
-        gap = largest_difference(old, text) if old else None
+        gap = None if old == text or not old else largest_difference(old, text)
         if old == text:
             verdict = "reproduced exactly"
         elif gap is not None and gap <= RTOL:

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from ragkit import load_folder
+from ragkit.folder_summary import file_summary
 
 RAGKIT = str(Path(sys.executable).parent / "ragkit")
 
@@ -176,7 +177,6 @@ def test_a_format_key_in_front_matter_is_metadata_not_the_files_format(tmp_path)
     """`format: slides` in a Markdown file's front matter named the file's format in the
     folder summary: the table said "slides" for a Markdown file. The column says what the
     file is read as; the key stays in the document's metadata under its own name."""
-    from ragkit.folder_summary import file_summary
     folder = tmp_path / "talks"
     folder.mkdir()
     (folder / "kickoff.md").write_text("---\ntitle: Kickoff\nformat: slides\n---\n"
