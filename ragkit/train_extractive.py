@@ -26,20 +26,17 @@ dev (`benchmarks/study_extractive.py`); the test splits are never read here.
 """
 from __future__ import annotations
 
-import hashlib
 import sys
 from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 
-from ragkit.datasets import load_shipped
 from ragkit.extractive_eval import Case, extractive_cases, normalised
 from ragkit.extractive_scorer import COLUMNS, MODEL_FORMAT, MODEL_PATH, columns
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
 from ragkit.rerank.offline import LinearModel
-from ragkit.train_reranker import (C, DATA, FITTED_ON, HELDOUT, SPLIT, command, data_sha256,
-                                   fit, heldout_root)
+from ragkit.train_reranker import C, DATA, HELDOUT, SPLIT, command, dev_sets, dev_sha256, fit
 
 K = 5
 SHORTEST_INSIDE = 20  # a unit this long or longer lying inside a golden span counts as it
@@ -56,21 +53,19 @@ def labels(case: Case) -> np.ndarray:
 def training_groups(data_root: Path = DATA, heldout: Path = HELDOUT):
     """Per answerable dev question with both kinds of unit, (columns, labels); and the
     record of what they came from."""
-    sets = [load_shipped(data_root).split(SPLIT),
-            *(load_shipped(heldout_root(name, heldout)).split(SPLIT) for name in FITTED_ON)]
-    groups, digests, questions = [], [], 0
+    sets = dev_sets(data_root, heldout)
+    groups, questions = [], 0
     for data in sets:
         pipeline = Pipeline.build(data.documents, IndexConfig(), progress=False)
         answerable = [q for q in data.queries if q.golden]
         questions += len(answerable)
-        digests.append(data_sha256(data.documents, data.queries))
         for case in extractive_cases(pipeline, answerable, K, SearchConfig()):  # as fitted
             y = labels(case)
             if 0 < y.sum() < len(y):
                 groups.append((columns(case.features), y))
     trained_on = {"data": "ragkit shipped data and held-out scikit-learn docstrings, "
                           f"split {SPLIT}, answerable questions",
-                  "data_sha256": hashlib.sha256(" ".join(digests).encode()).hexdigest(),
+                  "data_sha256": dev_sha256(sets),
                   "questions": questions, "units": int(sum(len(y) for _, y in groups)),
                   "index": asdict(IndexConfig()), "passages": f"top {K}, hybrid",
                   "method": f"pairwise logistic regression, standardised columns, C={C}"}

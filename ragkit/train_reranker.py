@@ -23,7 +23,10 @@ questions and their golden items), so it says what it was fitted on; refitting o
 data on the same kind of CPU writes the same bytes. Pin the printed file hash as
 `offline.MODEL_SHA256`. `--check` accepts a refit whose numbers agree to RTOL: ONNX Runtime's
 and OpenBLAS's kernels differ by instruction set, and an AVX2-only machine refitted another
-machine's file with the 5th or 6th of its 6 digits moved (measured, both models).
+machine's file with the 5th or 6th of its 6 digits moved (measured, both models). A refit or
+a check that reproduces writes `offline_model.sources.json` beside the model: the code it ran
+on (`ragkit.fit_sources`), which the test suite compares with the code as it is — a refit
+costs ~11 minutes of two cores on a cold embedding cache, too much for every test run.
 
 What it is not: a hyper-parameter search. The feature set was chosen by cross-validation
 over dev questions (see `ragkit.rerank.offline`); the test split and the cookbook set are
@@ -46,6 +49,7 @@ from ragkit.atomic import write_text
 from ragkit.datasets import load_shipped
 from ragkit.documents import RagkitError
 from ragkit.evaluate import judge
+from ragkit.fit_sources import imported_sources, write_record
 from ragkit.jsonl import parse_json, read_json
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
 from ragkit.rerank.features import FEATURES, IndexFeatures
@@ -69,6 +73,18 @@ def data_sha256(documents, queries) -> str:
               "queries": [[q.id, q.text, [[g.doc_id, g.span, g.chunk_id] for g in q.golden]]
                           for q in queries]}
     return hashlib.sha256(json.dumps(record, ensure_ascii=False).encode()).hexdigest()
+
+
+def dev_sets(data_root: Path = DATA, heldout: Path = HELDOUT) -> list:
+    """The dev split of the shipped data and of each held-out set in `FITTED_ON`."""
+    return [load_shipped(data_root).split(SPLIT),
+            *(load_shipped(heldout_root(name, heldout)).split(SPLIT) for name in FITTED_ON)]
+
+
+def dev_sha256(sets) -> str:
+    """sha256 of every dev set's `data_sha256`: what a model's `data_sha256` records."""
+    digests = [data_sha256(data.documents, data.queries) for data in sets]
+    return hashlib.sha256(" ".join(digests).encode()).hexdigest()
 
 
 def pairs(groups: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
@@ -131,17 +147,15 @@ def training_groups(data_root: Path = DATA, heldout: Path = HELDOUT):
     """Per dev question (features, labels) of every set, and the record of what they came
     from."""
     config = SearchConfig()
-    sets = [load_shipped(data_root).split(SPLIT),
-            *(load_shipped(heldout_root(name, heldout)).split(SPLIT) for name in FITTED_ON)]
-    groups, digests, questions = [], [], 0
+    sets = dev_sets(data_root, heldout)
+    groups, questions = [], 0
     for data in sets:
         mine, judged = _groups(data, config)
         groups += mine
         questions += len(judged)
-        digests.append(data_sha256(data.documents, data.queries))
     trained_on = {"data": "ragkit shipped data and held-out scikit-learn docstrings, "
                           f"split {SPLIT}",
-                  "data_sha256": hashlib.sha256(" ".join(digests).encode()).hexdigest(),
+                  "data_sha256": dev_sha256(sets),
                   "questions": questions, "candidates": int(sum(len(y) for _, y in groups)),
                   "index": asdict(IndexConfig()),
                   "first_stage": {k: v for k, v in asdict(config).items() if k != "rerank"},
@@ -179,7 +193,8 @@ def largest_difference(old: str, new: str) -> float | None:
 def command(argv: list[str] | None, module: str, doc: str, model_path: Path,
             refit: Callable[[Path, Path], LinearModel], what: str, pin: str) -> int:
     """The command line of a training script (`module`): refit with `refit(data, heldout)`,
-    then write the model file, or with --check compare it (numbers to RTOL)."""
+    then write the model file, or with --check compare it (numbers to RTOL); either way, on
+    success, record the ragkit code it ran on beside it (`ragkit.fit_sources`)."""
     parser = argparse.ArgumentParser(prog=f"python -m {module}",
                                      description=doc.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DATA, help="the shipped data folder")
@@ -188,8 +203,9 @@ def command(argv: list[str] | None, module: str, doc: str, model_path: Path,
                              "absent)")
     parser.add_argument("--out", type=Path, default=model_path, help="model file to write")
     parser.add_argument("--check", action="store_true",
-                        help=f"write nothing; exit 1 unless the refit equals --out (its "
-                             f"numbers to {RTOL:g})")
+                        help=f"leave --out as it is; exit 1 unless the refit equals it (its "
+                             f"numbers to {RTOL:g}), else record the code it was checked "
+                             f"against beside it (ragkit.fit_sources)")
     args = parser.parse_args(argv)
     model = refit(args.data, args.heldout)
     text = model.to_json()
@@ -205,14 +221,18 @@ def command(argv: list[str] | None, module: str, doc: str, model_path: Path,
         else:
             verdict = "DIFFERS from the refit"
         print(f"{args.out}: {verdict} (refit sha256 {digest})")
-        return 0 if verdict.startswith("reproduced") else 1
-    try:
-        write_text(args.out, text, is_ours=lambda path: is_model_file(path, model.fmt),
-                   what=f"a {what} model file")
-    except RagkitError as exc:  # one line, not a traceback: the file is the user's
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(f"wrote {args.out}: sha256 {digest} (pin it as {pin})")
+        if not verdict.startswith("reproduced"):
+            return 1
+    else:
+        try:
+            write_text(args.out, text, is_ours=lambda path: is_model_file(path, model.fmt),
+                       what=f"a {what} model file")
+        except RagkitError as exc:  # one line, not a traceback: the file is the user's
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(f"wrote {args.out}: sha256 {digest} (pin it as {pin})")
+    record = write_record(args.out, imported_sources())
+    print(f"wrote {record}: the code it was {'checked' if args.check else 'fitted'} against")
     return 0
 
 
