@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import pytest
 from ragkit import extractive, support
 from ragkit.answer import DECLINE, answer, answer_stream
 from ragkit.assemble import assemble, blocks
+from ragkit.cli import main
 from ragkit.documents import Chunk, Golden, Query
 from ragkit.extractive import Params, extract, features
 from ragkit.extractive_decline import distinctive, fold, missing
@@ -314,27 +316,53 @@ def offline_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def ask(tmp_path: Path, question: str, *options: str) -> subprocess.CompletedProcess:
-    """`ragkit ask` of the index `tmp_path/idx`, in a process of its own."""
-    return subprocess.run([RAGKIT, "ask", "--index", str(tmp_path / "idx"), *options, question],
-                          env=offline_env(tmp_path), capture_output=True, text=True)
+Run = Callable[..., subprocess.CompletedProcess]
 
 
-def index_and_ask(tmp_path: Path, docs: Path, question: str,
+@pytest.fixture
+def processes(tmp_path) -> Run:
+    """`ragkit ARGS…` in a process of its own, offline (`offline_env`)."""
+    env = offline_env(tmp_path)
+    return lambda *args: subprocess.run([RAGKIT, *args], env=env, capture_output=True, text=True)
+
+
+@pytest.fixture
+def here(tmp_path, monkeypatch, capsys) -> Run:
+    """`ragkit ARGS…` run in this process, offline, as a CompletedProcess: the answer a user
+    reads, without a new interpreter and model load per command (one test crosses processes
+    with `processes`, as a user's index and ask do)."""
+    monkeypatch.setenv("RAGKIT_HOME", offline_env(tmp_path)["RAGKIT_HOME"])
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        capsys.readouterr()
+        code = main(list(args))
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(list(args), code, out, err)
+    return run
+
+
+def ask(run: Run, tmp_path: Path, question: str, *options: str) -> subprocess.CompletedProcess:
+    """`ragkit ask` of the index `tmp_path/idx`."""
+    return run("ask", "--index", str(tmp_path / "idx"), *options, question)
+
+
+def index_and_ask(run: Run, tmp_path: Path, docs: Path, question: str,
                   *options: str) -> subprocess.CompletedProcess:
-    """`ragkit index DOCS --out tmp_path/idx`, then `ask`, each in a process of its own."""
-    subprocess.run([RAGKIT, "index", str(docs), "--out", str(tmp_path / "idx")], check=True,
-                   env=offline_env(tmp_path), capture_output=True)
-    return ask(tmp_path, question, *options)
+    """`ragkit index DOCS --out tmp_path/idx`, then `ask`."""
+    built = run("index", str(docs), "--out", str(tmp_path / "idx"))
+    assert built.returncode == 0, built.stderr
+    return ask(run, tmp_path, question, *options)
 
 
-def test_ragkit_ask_offline_gives_the_extractive_answer_across_processes(tmp_path):
+def test_ragkit_ask_offline_gives_the_extractive_answer_across_processes(tmp_path,
+                                                                           processes):
     """Index in one process with the default e5-small, ask in another: the extractive
     answer, its numbered sources, and the stderr line naming the offline answerer."""
     docs = tmp_path / "docs.jsonl"
     docs.write_text("".join(json.dumps({"id": c.doc_id, "title": c.metadata["title"],
                                         "text": c.text}) + "\n" for c in (REFUND, SHIP)))
-    done = index_and_ask(tmp_path, docs, QUESTION, "--k", "2")
+    done = index_and_ask(processes, tmp_path, docs, QUESTION, "--k", "2")
     assert done.returncode == 0, done.stderr
     # ranked by the learned sentence scorer: the answer first, then (a question asking how
     # many days) the other sentence with a digit after the refund policy's longer one
@@ -344,7 +372,7 @@ def test_ragkit_ask_offline_gives_the_extractive_answer_across_processes(tmp_pat
         "[2] ship#0 — Shipping policy"]
     assert "offline extractive answerer" in done.stderr
     # a decline says why on stderr, and which passages were read (the answer may be there)
-    done = ask(tmp_path, "Which carrier delivers to Norway?", "--k", "2")
+    done = ask(processes, tmp_path, "Which carrier delivers to Norway?", "--k", "2")
     assert done.stdout == DECLINE + "\n"
     assert done.stderr.splitlines()[-1] == (
         "declined because no retrieved passage mentions 'norway'; the passages read, most "
@@ -357,7 +385,6 @@ def test_ask_reads_the_passages_search_ranks(tmp_path, monkeypatch, capsys):
     declined. ask now searches as search does, `--rerank` included."""
     if not any(MODELS.glob("*e5-small*")):
         pytest.skip("the e5-small model is not installed (ragkit models install)")
-    from ragkit.cli import main
     from ragkit.pipeline import Pipeline
     home = tmp_path / "home"
     home.mkdir()
@@ -457,7 +484,7 @@ def test_a_sentence_is_ranked_under_its_documents_title_but_strength_reads_it_al
 
 
 @pytest.mark.parametrize("between", [" ", ", "])
-def test_ragkit_ask_offline_never_quotes_a_line_of_a_data_dump_whole(tmp_path, between):
+def test_ragkit_ask_offline_never_quotes_a_line_of_a_data_dump_whole(tmp_path, between, here):
     """A text file of one long line (a token list, a data dump) is one unit without a full
     stop: the extractive answerer quoted a whole passage of it, 4,000 characters, after the
     sentence that answers. An answer quotes sentences, never a whole passage; and where the
@@ -469,14 +496,14 @@ def test_ragkit_ask_offline_never_quotes_a_line_of_a_data_dump_whole(tmp_path, b
         between.join(f"reading{i} sensor{i % 7}" for i in range(400)) + "\n")
     (docs / "notes.md").write_text(
         "# Sensors\n\nSensor 3 failed in May. The reading was replaced by hand.\n")
-    done = index_and_ask(tmp_path, docs, "When did sensor 3 fail?")
+    done = index_and_ask(here, tmp_path, docs, "When did sensor 3 fail?")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         "Sensor 3 failed in May. [1] The reading was replaced by hand. [1]",
         "[1] notes.md#0 — Sensors"]
 
 
-def test_ragkit_ask_offline_quotes_a_sentence_once_when_two_files_hold_it(tmp_path):
+def test_ragkit_ask_offline_quotes_a_sentence_once_when_two_files_hold_it(tmp_path, here):
     """A report and its copy (or two overlapping chunks) hold the same sentence, one under its
     heading and one alone: the answer quoted it twice ("Methods Each probe was calibrated …
     [1] Each probe was calibrated … [2]"). It is quoted once; the slot goes to another."""
@@ -485,7 +512,7 @@ def test_ragkit_ask_offline_quotes_a_sentence_once_when_two_files_hold_it(tmp_pa
     said = "Each probe was calibrated against a reference thermometer before every run."
     (docs / "report.md").write_text(f"# Methods\n\n{said}\n")
     (docs / "summary.md").write_text(f"{said} Readings were logged every ten minutes.\n")
-    done = index_and_ask(tmp_path, docs, "How was each probe calibrated?")
+    done = index_and_ask(here, tmp_path, docs, "How was each probe calibrated?")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [f"{said} [1]", "[1] summary.md#0 — summary.md"]
 
@@ -501,7 +528,7 @@ def plant_log(between: str = ", ", last: str = "") -> str:
     return between.join(parts + [last] if last else parts)
 
 
-def test_ragkit_ask_offline_quotes_the_clause_of_a_long_line_that_answers(tmp_path):
+def test_ragkit_ask_offline_quotes_the_clause_of_a_long_line_that_answers(tmp_path, here):
     """The answer sits in one clause of a one-line list of readings over 1,000 characters:
     the line was one unit, too long to quote, and the answer "I don't know". The line is cut
     at its clauses; the answer quotes the clause that answers, no reading beside it (though
@@ -512,12 +539,12 @@ def test_ragkit_ask_offline_quotes_the_clause_of_a_long_line_that_answers(tmp_pa
     (docs / "plant.txt").write_text(plant_log() + "\n")
     (docs / "notes.md").write_text(
         "# Maintenance\n\nThe boiler is serviced every spring. Sensor 3 failed in May.\n")
-    done = index_and_ask(tmp_path, docs, "What is the boiler pressure limit?")
+    done = index_and_ask(here, tmp_path, docs, "What is the boiler pressure limit?")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         "the boiler pressure limit is 3 bar [1] The boiler is serviced every spring. [2]",
         "[1] plant.txt#0 — plant.txt", "[2] notes.md#0 — Maintenance"]
-    done = ask(tmp_path, "When was the valve replaced?")
+    done = ask(here, tmp_path, "When was the valve replaced?")
     assert done.stdout.splitlines() == [
         "the valve was replaced in 2019 [1] Sensor 3 failed in May. [2]",
         "[1] plant.txt#0 — plant.txt", "[2] notes.md#0 — Maintenance"]
@@ -526,7 +553,7 @@ def test_ragkit_ask_offline_quotes_the_clause_of_a_long_line_that_answers(tmp_pa
 @pytest.mark.parametrize("between, last", [("; ", ""), (" - ", ""),
                                            (", ", "the boiler is drained every autumn,")])
 def test_ragkit_ask_offline_shows_a_quoted_clause_without_its_separator(tmp_path, between,
-                                                                        last):
+                                                                        last, here):
     """A quoted clause of a long line showed the separator it was cut after ("… is 3 bar;
     [1]", "… is 3 bar - [1]"), and the line's last clause its dangling comma ("… every
     autumn, [1]"). The answer shows each clause alone."""
@@ -535,7 +562,7 @@ def test_ragkit_ask_offline_shows_a_quoted_clause_without_its_separator(tmp_path
     (docs / "plant.txt").write_text(plant_log(between, last) + "\n")
     (docs / "notes.md").write_text(
         "# Maintenance\n\nThe boiler is serviced every spring. Sensor 3 failed in May.\n")
-    done = index_and_ask(tmp_path, docs, "What is the boiler pressure limit?")
+    done = index_and_ask(here, tmp_path, docs, "What is the boiler pressure limit?")
     assert done.returncode == 0, done.stderr
     drained = " the boiler is drained every autumn [1]" if last else ""
     assert done.stdout.splitlines() == [
@@ -543,7 +570,7 @@ def test_ragkit_ask_offline_shows_a_quoted_clause_without_its_separator(tmp_path
         f"{drained}", "[1] plant.txt#0 — plant.txt", "[2] notes.md#0 — Maintenance"]
 
 
-def test_ragkit_ask_offline_quotes_no_clause_for_a_bare_number_of_the_question(tmp_path):
+def test_ragkit_ask_offline_quotes_no_clause_for_a_bare_number_of_the_question(tmp_path, here):
     """A bare number was a word of the question for the clauses of a long line: "When did
     sensor 3 fail?" quoted "the boiler pressure limit is 3 bar" for its 3, though a line of
     readings has a number in every clause. A code with digits ("EG-400") still counts."""
@@ -553,11 +580,11 @@ def test_ragkit_ask_offline_quotes_no_clause_for_a_bare_number_of_the_question(t
                                    + plant_log(", ", "the feed pump is an EG-400 unit") + "\n")
     (docs / "notes.md").write_text(
         "# Maintenance\n\nThe boiler is serviced every spring. Sensor 3 failed in May.\n")
-    done = index_and_ask(tmp_path, docs, "When did sensor 3 fail?")
+    done = index_and_ask(here, tmp_path, docs, "When did sensor 3 fail?")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["Sensor 3 failed in May. [1]",
                                         "[1] notes.md#0 — Maintenance"]
-    done = ask(tmp_path, "What is the EG-400?")
+    done = ask(here, tmp_path, "What is the EG-400?")
     assert done.stdout.splitlines() == ["the feed pump is an EG-400 unit [1]",
                                         "[1] plant.md#0 — Plant log"]
 
@@ -585,7 +612,7 @@ def test_a_quoted_clause_cites_exactly_its_block(offline):
     assert cited.cited_text == texts[40] == "the boiler pressure limit is 3 bar, "
 
 
-def test_ragkit_ask_offline_quotes_a_heading_only_where_it_adds_and_then_apart(tmp_path):
+def test_ragkit_ask_offline_quotes_a_heading_only_where_it_adds_and_then_apart(tmp_path, here):
     """A heading was run into the sentence under it: "Losses Winter losses over 2022–23 …"
     read as one garbled sentence. A heading is quoted with its sentence only where it holds a
     word of the question the sentence lacks ("Wi-Fi"), or a `=` value, and then shown apart
@@ -597,15 +624,15 @@ def test_ragkit_ask_offline_quotes_a_heading_only_where_it_adds_and_then_apart(t
         "# Wi-Fi\n\nThe guest password is printed on the back of the router.\n")
     (docs / "forest.md").write_text(
         "### n_estimators : int, default=100\n\nThe number of trees in the forest.\n")
-    done = index_and_ask(tmp_path, docs, "What were winter losses in 2022-23?")
+    done = index_and_ask(here, tmp_path, docs, "What were winter losses in 2022-23?")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         "Winter losses over 2022\u201323 were 19.3 percent. [1] The guest password is printed "
         "on the back of the router. [1]", "[1] annual.md#0 — Losses / Wi-Fi"]
-    assert ask(tmp_path, "Where is the guest Wi-Fi password printed?").stdout.splitlines() == [
+    assert ask(here, tmp_path, "Where is the guest Wi-Fi password printed?").stdout.splitlines() == [
         "Wi-Fi — The guest password is printed on the back of the router. [1]",
         "[1] annual.md#0 — Losses / Wi-Fi"]
-    assert ask(tmp_path, "How many trees does the forest have?").stdout.splitlines() == [
+    assert ask(here, tmp_path, "How many trees does the forest have?").stdout.splitlines() == [
         "n_estimators : int, default=100 — The number of trees in the forest. [1] Winter "
         "losses over 2022\u201323 were 19.3 percent. [2]",
         "[1] forest.md#0 — forest.md / n_estimators : int, default=100 > n_estimators : int, "
