@@ -629,7 +629,8 @@ def test_ragkit_ask_offline_quotes_a_heading_only_where_it_adds_and_then_apart(t
     assert done.stdout.splitlines() == [
         "Winter losses over 2022\u201323 were 19.3 percent. [1] The guest password is printed "
         "on the back of the router. [1]", "[1] annual.md#0 — Losses / Wi-Fi"]
-    assert ask(here, tmp_path, "Where is the guest Wi-Fi password printed?").stdout.splitlines() == [
+    wifi = ask(here, tmp_path, "Where is the guest Wi-Fi password printed?")
+    assert wifi.stdout.splitlines() == [
         "Wi-Fi — The guest password is printed on the back of the router. [1]",
         "[1] annual.md#0 — Losses / Wi-Fi"]
     assert ask(here, tmp_path, "How many trees does the forest have?").stdout.splitlines() == [
