@@ -8,8 +8,8 @@ cores when the embedding cache is cold, as on a fresh machine — too much for e
 So the check runs where the code changes, and what it ran against is recorded: after a refit
 that reproduces the model file (or writes it), the script writes beside it
 `<model>.sources.json`, the sha256 of every ragkit module the fit had imported, each read as
-code (docstrings, comments and layout left out, and the `MODEL_SHA256` pins, since pinning a
-new file moves no fitted number). `changed(model)` names the modules that differ now; the
+code (docstrings, comments, blank lines and trailing spaces left out, and the `MODEL_SHA256`
+pins, since pinning a new file moves no fitted number). `changed(model)` names the modules that differ now; the
 test suite asserts there are none, so a change that could move the numbers fails the suite
 until the check is run again.
 
@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import io
 import json
 import sys
+import tokenize
 from pathlib import Path
 
 from ragkit.atomic import write_text
@@ -50,26 +52,46 @@ def _is_pin(node: ast.stmt) -> bool:
     return any(isinstance(t, ast.Name) and t.id in PINS for t in targets)
 
 
-def _code_only(tree: ast.AST) -> ast.AST:
-    """`tree` without docstrings and without assignments to a pin."""
-    for node in ast.walk(tree):
+def _is_docstring(node: ast.AST, first: ast.stmt) -> bool:
+    return (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str))
+
+
+def _cuts(text: str, lines: list[bytes]) -> list[tuple[int, int, int, int]]:
+    """(first line, first byte, last line, end byte) of each docstring, pin and comment."""
+    cuts = []
+    for node in ast.walk(ast.parse(text)):
         body = getattr(node, "body", None)
-        if not isinstance(body, list):
+        if not isinstance(body, list) or not body:
             continue
-        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                and body and isinstance(body[0], ast.Expr)
-                and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)):
-            body = body[1:]
-        node.body = [n for n in body if not _is_pin(n)] or [ast.Pass()]
-    return tree
+        for stmt in body:
+            if _is_pin(stmt) or (stmt is body[0] and _is_docstring(node, stmt)):
+                cuts.append((stmt.lineno, stmt.col_offset, stmt.end_lineno or stmt.lineno,
+                             stmt.end_col_offset or 0))  # ast's columns count UTF-8 bytes
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type == tokenize.COMMENT:  # tokenize's columns count characters
+            (row, col), (_, end) = token.start, token.end
+            line = lines[row - 1].decode("utf-8")
+            cuts.append((row, len(line[:col].encode()), row, len(line[:end].encode())))
+    return cuts
 
 
 def source_digest(path: Path) -> str:
-    """sha256 of the code of one Python file, read as code: the same for a file whose only
-    change is a docstring, a comment, its layout or a `MODEL_SHA256` pin."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    return hashlib.sha256(ast.unparse(_code_only(tree)).encode()).hexdigest()
+    """sha256 of the code of one Python file: its lines without docstrings, comments,
+    `MODEL_SHA256` pins, trailing spaces and blank lines. Cut by the positions Python's own
+    parser and tokenizer give, not by re-printing the parsed tree (`ast.unparse` writes
+    f-strings differently from one Python to the next), so every Python gives one digest."""
+    text = path.read_text(encoding="utf-8")
+    lines = [line.encode() for line in text.splitlines(keepends=True)]
+    kept = [bytearray(line) for line in lines]
+    for row, col, last, end in _cuts(text, lines):
+        for r in range(row, last + 1):
+            lo = col if r == row else 0
+            hi = end if r == last else len(kept[r - 1])
+            kept[r - 1][lo:hi] = b" " * (hi - lo)  # blanked in place: later cuts keep columns
+    code = [line.rstrip() for line in kept if line.strip()]
+    return hashlib.sha256(b"\n".join(code)).hexdigest()
 
 
 def imported_sources(root: Path = ROOT) -> dict[str, str]:

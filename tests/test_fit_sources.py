@@ -12,11 +12,13 @@ from ragkit.errors import RagkitError
 
 UNITS = '''"""Answer units."""
 MODEL_SHA256 = "aaaa"
+SEP = f"{'.'} "  # « a sentence's end »
 
 
 def units(text: str) -> list[str]:
-    """Split `text` into sentences."""
-    return text.split(". ")  # one per sentence
+    """Split `text`
+    into sentences."""
+    return text.split(SEP)  # one per sentence
 '''
 
 
@@ -36,12 +38,14 @@ def test_a_change_to_the_code_is_named_and_nothing_else_counts(tmp_path):
     units, model, sources = _tree(tmp_path)
     assert fit_sources.write_record(model, sources) == tmp_path / "ragkit" / "model.sources.json"
     assert fit_sources.changed(model, tmp_path) == []
-    units.write_text(UNITS.replace('"""Split `text` into sentences."""', '"""Sentences."""')
-                     .replace("# one per sentence", "# each").replace('"aaaa"', '"bbbb"')
-                     .replace("def units(text: str)", "def units(text:   str)"))
+    units.write_text(UNITS.replace('"""Split `text`\n    into sentences."""', '"""Sentences."""')
+                     .replace("# one per sentence", "# each").replace('"aaaa"', '"bbbbbb"')
+                     .replace("# « a sentence's end »", "")
+                     .replace("def units", "\n\ndef units").replace("str]:", "str]:   "))
     assert fit_sources.changed(model, tmp_path) == []
-    units.write_text(UNITS.replace('split(". ")', 'split(". ", 9)'))
-    assert fit_sources.changed(model, tmp_path) == ["ragkit/units.py"]
+    for edit in ('split(SEP, 9)', 'split(SEP)  # one per sentence\n    return []'):
+        units.write_text(UNITS.replace('split(SEP)  # one per sentence', edit))
+        assert fit_sources.changed(model, tmp_path) == ["ragkit/units.py"]
     units.write_text(UNITS)
     (tmp_path / "ragkit" / "other.py").unlink()
     assert fit_sources.changed(model, tmp_path) == ["ragkit/other.py"]
