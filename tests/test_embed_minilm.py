@@ -115,6 +115,9 @@ def test_measuring_texts_does_not_load_the_runtime(model: MiniLM) -> None:
     assert fresh.embed([]).shape == (0, 384) and fresh.session is None
     np.testing.assert_array_equal(fresh.embed(["hello world"]), model.embed(["hello world"]))
     assert fresh.session is not None
+    # every MiniLM of a process shares one session and tokenizer (a notebook builds many
+    # pipelines; each built its own session again, ~1.4 s)
+    assert fresh.session is model.session and fresh.tokenizer is model.tokenizer
 
 
 def test_token_lengths_and_truncation(model: MiniLM) -> None:

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tokenizers import Regex, Tokenizer, normalizers, pre_tokenizers
@@ -44,6 +45,7 @@ from tokenizers import models as token_models
 from ragkit import models
 from ragkit.documents import RagkitError
 from ragkit.embed.e5_format import E5File, read_e5
+from ragkit.embed.loaded import shared
 from ragkit.embed.minilm import MAX_THREADS, _Builder, embed_each, encoder
 from ragkit.jobs import usable_cores
 
@@ -74,13 +76,16 @@ class E5Small:
     @property
     def file(self) -> E5File:
         if self._file is None:
-            f = read_e5(self.path)
-            if f.hidden != self.dim or f.max_positions < MAX_TOKENS:
-                raise RagkitError(f"{f.path}: hidden size {f.hidden} and {f.max_positions} "
-                                  f"positions; e5-small needs {self.dim} and {MAX_TOKENS}")
-            self._tokenizer, self._normalize = _tokenizer(f)
-            self._file = f
+            self._file, self._tokenizer, self._normalize = shared("e5-small file", self.path,
+                                                                  self._read)
         return self._file
+
+    def _read(self) -> tuple[E5File, Tokenizer, dict[int, str]]:
+        f = read_e5(self.path)
+        if f.hidden != self.dim or f.max_positions < MAX_TOKENS:
+            raise RagkitError(f"{f.path}: hidden size {f.hidden} and {f.max_positions} "
+                              f"positions; e5-small needs {self.dim} and {MAX_TOKENS}")
+        return (f, *_tokenizer(f))
 
     def _ids(self, texts: Sequence[str], input_type: str) -> list[list[int]]:
         """Token ids of each text with its prefix, between <s> and </s>, untruncated."""
@@ -104,7 +109,8 @@ class E5Small:
             raise RagkitError(f"input_type must be 'document' or 'query', not {input_type!r}")
         ids = self._ids(list(texts), input_type)
         if ids and self.session is None:
-            self.session = self._load()
+            self._positions, self._type, self.session = shared("e5-small session", self.path,
+                                                               self._load)
         return embed_each(ids, MAX_TOKENS, self._one, self.dim, self.threads, "embed e5-small",
                           progress)
 
@@ -119,16 +125,17 @@ class E5Small:
         x = f.q4_rows("emb.word", ids, f.hidden) + self._positions[: len(ids)] + self._type
         return x[None].astype(np.float32)
 
-    def _load(self):
-        """The ONNX Runtime session over the unpacked weights (about 2 s with the imports)."""
+    def _load(self) -> tuple[np.ndarray, np.ndarray, Any]:
+        """(position rows, token-type row, the ONNX Runtime session over the unpacked
+        weights): about 2 s with the imports, once per process (`loaded.shared`)."""
         import onnxruntime  # deferred: with onnx, seconds to import (as in minilm.py)
         f = self.file
-        self._positions = f.f32("emb.pos", (f.max_positions, f.hidden))
-        self._type = f.f32("emb.type", (f.tensors["emb.type"][1] // f.hidden, f.hidden))[0]
+        positions = f.f32("emb.pos", (f.max_positions, f.hidden))
+        token_type = f.f32("emb.type", (f.tensors["emb.type"][1] // f.hidden, f.hidden))[0]
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = options.inter_op_num_threads = 1  # one core a text
-        return onnxruntime.InferenceSession(_graph(f).SerializeToString(), options,
-                                            providers=["CPUExecutionProvider"])
+        return positions, token_type, onnxruntime.InferenceSession(
+            _graph(f).SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
 def _tokenizer(f: E5File) -> tuple[Tokenizer, dict[int, str]]:

@@ -39,6 +39,7 @@ from tokenizers import Tokenizer
 
 from ragkit import models
 from ragkit.documents import RagkitError
+from ragkit.embed.loaded import shared
 from ragkit.jobs import usable_cores
 from ragkit.jsonl import read_json
 from ragkit.progress import progress_bar
@@ -69,14 +70,19 @@ class MiniLM:
         self.folder = folder = models.verify(folder)
         self.threads = threads or min(MAX_THREADS, usable_cores())
         self.config = read_json(folder / "config.json")
-        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        # tokenizer.json ships with truncation 128 and fixed padding 128: undo both.
-        self.tokenizer.no_padding()
-        self.tokenizer.no_truncation()
+        self.tokenizer = shared("minilm tokenizer", folder / "tokenizer.json", self._tokenizer)
         self.session = None  # made on the first `embed`: measuring texts needs only the tokenizer
 
+    def _tokenizer(self) -> Tokenizer:
+        tokenizer = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
+        # tokenizer.json ships with truncation 128 and fixed padding 128: undo both.
+        tokenizer.no_padding()
+        tokenizer.no_truncation()
+        return tokenizer
+
     def _load(self):
-        """The ONNX Runtime session over `_graph` (about 3 s with the imports)."""
+        """The ONNX Runtime session over `_graph` (about 3 s with the imports), once per
+        process (`loaded.shared`)."""
         import onnxruntime  # deferred: with onnx, seconds to import (note at the top)
         graph = _graph(load_file(str(self.folder / "model.safetensors")), self.config)
         options = onnxruntime.SessionOptions()
@@ -100,7 +106,8 @@ class MiniLM:
             raise RagkitError(f"input_type must be 'document' or 'query', not {input_type!r}")
         ids = [e.ids for e in self.tokenizer.encode_batch(list(texts))]
         if ids and self.session is None:
-            self.session = self._load()
+            self.session = shared("minilm session", self.folder / "model.safetensors",
+                                  self._load)
         return embed_each(ids, MAX_TOKENS, self._one, self.dim, self.threads, "embed minilm",
                           progress)
 
