@@ -125,9 +125,19 @@ def test_refresh_rewrites_in_place_without_run_metadata(tmp_path):
 
 
 def test_two_jobs_run_notebooks_side_by_side_and_report_in_order(tmp_path, capfd):
-    stamp = ("import os, time\nfrom ragkit.cookbook import record\n"
-             "record('started', time.time()); time.sleep(2); record('ended', time.time())\n"
-             "record('worker', os.getppid())")
+    # each notebook waits (up to a minute) until both have started: run side by side, both
+    # end after both started, however long a loaded machine takes to start a kernel; run one
+    # after the other, the first ends before the second starts (a fixed 2 s sleep failed
+    # when the second kernel took 3 s longer to start on a loaded machine)
+    meet = tmp_path / "meet"
+    meet.mkdir()
+    stamp = ("import os, pathlib, time\nfrom ragkit.cookbook import record\n"
+             f"meet = pathlib.Path({str(meet)!r})\n"
+             "record('started', time.time()); (meet / str(os.getpid())).touch()\n"
+             "deadline = time.time() + 60\n"
+             "while len(list(meet.iterdir())) < 2 and time.time() < deadline:\n"
+             "    time.sleep(0.05)\n"
+             "record('ended', time.time()); record('worker', os.getppid())")
     first = _notebook(tmp_path / "nb" / "01_a.ipynb", stamp)
     second = _notebook(tmp_path / "nb" / "02_b.ipynb", stamp, "assert x == 2, 'x is 1'")
     with pytest.raises(RagkitError, match=r"notebooks failed: 02_b.ipynb"):
