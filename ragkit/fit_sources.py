@@ -9,9 +9,9 @@ So the check runs where the code changes, and what it ran against is recorded: a
 that reproduces the model file (or writes it), the script writes beside it
 `<model>.sources.json`, the sha256 of every ragkit module the fit had imported, each read as
 code (docstrings, comments, blank lines and trailing spaces left out, and the `MODEL_SHA256`
-pins, since pinning a new file moves no fitted number). `changed(model)` names the modules that differ now; the
-test suite asserts there are none, so a change that could move the numbers fails the suite
-until the check is run again.
+pins, since pinning a new file moves no fitted number). `changed(model)` names the modules
+that differ now; the test suite asserts there are none, so a change that could move the
+numbers fails the suite until the check is run again.
 
 What it is not: proof that the numbers moved — a changed module may move nothing, and the
 check then says "reproduced" and records the new code. Nor does it see an installed package
@@ -83,7 +83,7 @@ def source_digest(path: Path) -> str:
     parser and tokenizer give, not by re-printing the parsed tree (`ast.unparse` writes
     f-strings differently from one Python to the next), so every Python gives one digest."""
     text = path.read_text(encoding="utf-8")
-    lines = [line.encode() for line in text.splitlines(keepends=True)]
+    lines = text.encode().splitlines(keepends=True)  # as the parser counts: \n, \r\n, \r
     kept = [bytearray(line) for line in lines]
     for row, col, last, end in _cuts(text, lines):
         for r in range(row, last + 1):

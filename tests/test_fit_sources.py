@@ -72,3 +72,15 @@ def test_a_strangers_file_in_the_records_place_is_kept(tmp_path):
     with pytest.raises(RagkitError, match="model.sources.json"):
         fit_sources.write_record(model, sources)
     assert json.loads(record.read_text()) == {"mine": 1}
+
+
+def test_a_line_break_python_does_not_count_leaves_the_cuts_in_place(tmp_path):
+    """str.splitlines also breaks at a form feed or U+2028 inside a string, which Python's
+    parser does not: the comment after it was cut from the wrong line."""
+    path = tmp_path / "m.py"
+    path.write_text('X = "a\x0cb\u2028c"\nY = 1  # a comment\n')
+    bare = fit_sources.source_digest(path)
+    path.write_text('X = "a\x0cb\u2028c"\nY = 1\n')
+    assert fit_sources.source_digest(path) == bare
+    path.write_text('X = "a\x0cb\u2028c"\nY = 2\n')
+    assert fit_sources.source_digest(path) != bare
