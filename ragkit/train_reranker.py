@@ -203,9 +203,9 @@ def command(argv: list[str] | None, module: str, doc: str, model_path: Path,
                              "absent)")
     parser.add_argument("--out", type=Path, default=model_path, help="model file to write")
     parser.add_argument("--check", action="store_true",
-                        help=f"leave --out as it is; exit 1 unless the refit equals it (its "
-                             f"numbers to {RTOL:g}), else record the code it was checked "
-                             f"against beside it (ragkit.fit_sources)")
+                        help=f"leave --out as it is: exit 1 unless the refit equals it (its "
+                             f"numbers to {RTOL:g}); when it does, record beside it the code "
+                             f"it was checked against (ragkit.fit_sources)")
     args = parser.parse_args(argv)
     model = refit(args.data, args.heldout)
     text = model.to_json()
