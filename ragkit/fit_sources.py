@@ -29,7 +29,7 @@ import tokenize
 from pathlib import Path
 
 from ragkit.atomic import write_text
-from ragkit.jsonl import read_json
+from ragkit.jsonl import has_format, read_json
 
 ROOT = Path(__file__).resolve().parents[1]
 PINS = frozenset({"MODEL_SHA256"})  # names whose value is a file's hash, not a fitted number
@@ -117,10 +117,7 @@ def write_record(model: Path, sources: dict[str, str]) -> Path:
 
 def _is_record(path: Path) -> bool:
     """True for a file `write_record` wrote."""
-    try:
-        return read_json(path).get("format") == FORMAT
-    except (OSError, ValueError, AttributeError):
-        return False
+    return has_format(path, FORMAT)
 
 
 def changed(model: Path, root: Path = ROOT) -> list[str]:

@@ -106,6 +106,15 @@ def read_json(path: Path | str) -> Any:
     return parse_json(Path(path).read_bytes(), Path(path))
 
 
+def has_format(path: Path | str, fmt: str) -> bool:
+    """True for a readable JSON object whose `format` is `fmt` (a file ragkit wrote, which it
+    may replace); False for anything else, a missing file included."""
+    try:
+        return read_json(path).get("format") == fmt
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def require(obj: dict, key: str, kind: type | tuple[type, ...], path: Path | str, line: int,
             default: Any = ..., non_empty: bool = False) -> Any:
     """Fetch `obj[key]` checking its type; a missing or wrong field names file, line, field."""

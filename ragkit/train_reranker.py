@@ -50,7 +50,7 @@ from ragkit.datasets import load_shipped
 from ragkit.documents import RagkitError
 from ragkit.evaluate import judge
 from ragkit.fit_sources import imported_sources, write_record
-from ragkit.jsonl import parse_json, read_json
+from ragkit.jsonl import has_format, parse_json
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
 from ragkit.rerank.features import FEATURES, IndexFeatures
 from ragkit.rerank.offline import MODEL_FORMAT, MODEL_PATH, LinearModel
@@ -163,14 +163,6 @@ def training_groups(data_root: Path = DATA, heldout: Path = HELDOUT):
     return groups, trained_on
 
 
-def is_model_file(path: Path, fmt: str = MODEL_FORMAT) -> bool:
-    """True for a file a training script wrote (a JSON object with the format tag `fmt`)."""
-    try:
-        return read_json(path).get("format") == fmt
-    except (OSError, ValueError, AttributeError):
-        return False
-
-
 def largest_difference(old: str, new: str) -> float | None:
     """The largest relative difference between the numbers of two model files' JSON, or
     None when they differ in anything else (a key, a string, a count, a list's length)."""
@@ -225,7 +217,7 @@ def command(argv: list[str] | None, module: str, doc: str, model_path: Path,
             return 1
     else:
         try:
-            write_text(args.out, text, is_ours=lambda path: is_model_file(path, model.fmt),
+            write_text(args.out, text, is_ours=lambda path: has_format(path, model.fmt),
                        what=f"a {what} model file")
         except RagkitError as exc:  # one line, not a traceback: the file is the user's
             print(f"error: {exc}", file=sys.stderr)
