@@ -24,6 +24,7 @@ from ragkit.extractive_eval import (DECLINED, QUOTED, Case, calibrate, cross_val
                                     decline_curve, extractive_scores, extractive_sentence,
                                     folds, quotes_span)
 from ragkit.llm import LLM
+from ragkit.pipeline import Pipeline
 from ragkit.pricing import Usage
 from tests.word_embedder import WordEmbedder
 
@@ -319,6 +320,14 @@ def offline_env(tmp_path: Path) -> dict[str, str]:
 Run = Callable[..., subprocess.CompletedProcess]
 
 
+def shop_documents(tmp_path: Path) -> Path:
+    """`tmp_path/docs.jsonl`: the refund and shipping policies (REFUND, SHIP) as documents."""
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps({"id": c.doc_id, "title": c.metadata["title"],
+                                        "text": c.text}) + "\n" for c in (REFUND, SHIP)))
+    return docs
+
+
 @pytest.fixture
 def processes(tmp_path) -> Run:
     """`ragkit ARGS…` in a process of its own, offline (`offline_env`)."""
@@ -359,9 +368,7 @@ def test_ragkit_ask_offline_gives_the_extractive_answer_across_processes(tmp_pat
                                                                            processes):
     """Index in one process with the default e5-small, ask in another: the extractive
     answer, its numbered sources, and the stderr line naming the offline answerer."""
-    docs = tmp_path / "docs.jsonl"
-    docs.write_text("".join(json.dumps({"id": c.doc_id, "title": c.metadata["title"],
-                                        "text": c.text}) + "\n" for c in (REFUND, SHIP)))
+    docs = shop_documents(tmp_path)
     done = index_and_ask(processes, tmp_path, docs, QUESTION, "--k", "2")
     assert done.returncode == 0, done.stderr
     # ranked by the learned sentence scorer: the answer first, then (a question asking how
@@ -379,21 +386,12 @@ def test_ragkit_ask_offline_gives_the_extractive_answer_across_processes(tmp_pat
         "relevant first: ship#0, refund#0")
 
 
-def test_ask_reads_the_passages_search_ranks(tmp_path, monkeypatch, capsys):
+def test_ask_reads_the_passages_search_ranks(tmp_path, monkeypatch, capsys, here):
     """`ragkit search` reranks a hybrid search by default and `ragkit ask` did not: a user saw
     search put the passage holding the answer first while ask read another file's and
-    declined. ask now searches as search does, `--rerank` included."""
-    if not any(MODELS.glob("*e5-small*")):
-        pytest.skip("the e5-small model is not installed (ragkit models install)")
-    from ragkit.pipeline import Pipeline
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "models").symlink_to(MODELS)
-    monkeypatch.setenv("RAGKIT_HOME", str(home))
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    docs = tmp_path / "docs.jsonl"
-    docs.write_text("".join(json.dumps({"id": c.doc_id, "title": c.metadata["title"],
-                                        "text": c.text}) + "\n" for c in (REFUND, SHIP)))
+    declined. ask now searches as search does, `--rerank` included (`here`: offline, in this
+    process)."""
+    docs = shop_documents(tmp_path)
     assert main(["index", str(docs), "--out", str(tmp_path / "idx")]) == 0
     seen, search = [], Pipeline.search
     monkeypatch.setattr(Pipeline, "search", lambda self, queries, k, config=None:
