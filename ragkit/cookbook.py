@@ -59,8 +59,8 @@ from ragkit.notebook_data import (context_example, data_banner, data_label, docu
                                   example_question, is_shipped, joined, korean_questions,
                                   leaders, parameters_banner, prose, raw_corpus, replay_path,
                                   skip_unless)
-from ragkit.notebook_params import (check_depth, check_every, declared_parameters, live,
-                                    parameters_for, parse_value)
+from ragkit.notebook_params import (check_depth, check_every, check_splits, declared_parameters,
+                                    live, parameters_for, parse_value)
 # MARKER, execute, is_results, notebook_paths: importable from here too, as before
 from ragkit.notebook_runner import MARKER, RESULTS, execute, is_results, mark, notebook_paths
 from ragkit.progress import note
@@ -112,6 +112,7 @@ def run_cookbook(out: Path | str = "results", notebooks: Sequence[str | Path] | 
     jobs = default_jobs() if jobs is None else check_jobs(jobs)
     progress_seconds()  # a bad RAGKIT_PROGRESS_SECONDS is refused before anything runs
     shares = parameters_for(paths, parameters or {})
+    check_splits(shares)  # one line for a split the data lacks, not one per notebook
     check_target(out, is_results, RESULTS, folder=True)  # before the first notebook runs
     started, clock = now(), time.perf_counter()
     with replace_folder(out, is_results, RESULTS) as tmp, index_cache.shared():

@@ -12,6 +12,8 @@ Types must match the default's: an int default takes whole numbers, a float defa
 number, a bool default only true/false; a `None` default takes anything.
 
 `check_depth(k)` and `check_every(every)`: values a notebook refuses in its first cell.
+`check_splits`: a `split` (or `tune_split`) the data's questions lack, refused before any
+kernel starts — each notebook reading it stopped on its own cell with the same error.
 
 Edited by hand: `cookbook refresh` records each notebook's defaults in its metadata
 (`metadata.ragkit.defaults`), and `edited_parameters` compares a kernel's values with them in
@@ -29,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ragkit.documents import RagkitError, where
+from ragkit.documents import RagkitError, load_golden, where
 from ragkit.jobs import SESSION_ENV  # the notebook a Jupyter server started this kernel for
 from ragkit.jsonl import MalformedJSON, parse_json, read_json
 
@@ -157,6 +159,41 @@ def _described(name: str) -> bool:
 def effective_parameters(notebook: Path, given: Mapping[str, Any]) -> dict[str, Any]:
     """Every declared parameter with the value the run used (the given one, else its default)."""
     return {**declared_parameters(notebook), **given}
+
+
+SPLIT_PARAMETERS = ("split", "tune_split")
+
+
+def check_splits(shares: Mapping[Path, Mapping[str, Any]]) -> None:
+    """Refuse a split that the questions of a notebook's `data_dir` lack, naming the splits
+    they have and the notebooks and parameters that asked for it — before any kernel starts:
+    a run on data with a dev split only stopped every notebook on its own cell, the same error
+    printed once per notebook, each after seconds of starting a kernel.
+
+    `data_dir` is read as the notebook reads it (relative to the notebook's folder). Only its
+    `golden/` question files are read, not its documents; a folder without `golden/`, or with
+    question files that cannot be read, is left to the notebook, whose cells say what it lacks.
+    """
+    asked: dict[tuple[Path, str], list[str]] = {}
+    for notebook, given in shares.items():
+        values = effective_parameters(notebook, given)
+        if not isinstance(values.get("data_dir"), str):
+            continue
+        data = Path(notebook.parent, values["data_dir"])
+        for name in SPLIT_PARAMETERS:
+            if isinstance(values.get(name), str):
+                asked.setdefault((data, values[name]), []).append(f"{notebook.name} ({name})")
+    splits: dict[Path, set[str]] = {}
+    for (data, split), readers in asked.items():
+        if data not in splits:
+            try:
+                golden = load_golden(data / "golden") if (data / "golden").is_dir() else []
+            except RagkitError:
+                golden = []
+            splits[data] = {query.split for query in golden}
+        if splits[data] and split not in splits[data]:
+            raise RagkitError(f"{data.name}: no queries in split '{split}' (splits: "
+                              f"{sorted(splits[data])}), asked for by {', '.join(readers)}")
 
 
 

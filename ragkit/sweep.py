@@ -46,7 +46,7 @@ from ragkit.documents import RagkitError, RagkitWarning
 from ragkit.evaluate import fixed_text, metric_decimals, round_metrics
 from ragkit.figure_check import UnreadableFigure
 from ragkit.models import ragkit_home
-from ragkit.notebook_params import effective_parameters, parameters_for
+from ragkit.notebook_params import check_splits, effective_parameters, parameters_for
 from ragkit.notebook_runner import RESULTS, execute, is_results, mark, notebook_paths
 from ragkit.progress import progress_bar
 from ragkit.record import load_records
@@ -183,6 +183,7 @@ def sweep(notebook: str | Path | None, out: Path | str, grid: Mapping[str, Seque
               for values in itertools.product(*grid.values())]
     for params in points:  # a point the notebook would refuse is refused before any runs
         _check_chunking(path, params)
+        check_splits({path: params})
     check_target(out, is_results, RESULTS, folder=True)
     fingerprint = source_fingerprint()
     with replace_folder(out, is_results, RESULTS) as tmp, index_cache.shared():

@@ -19,6 +19,7 @@ from ragkit.cli import main
 from ragkit.cookbook import (MARKER, is_results, notebook_paths, parameters_for,
                              parse_value, refresh, run_cookbook, sweep)
 from ragkit.documents import RagkitError
+from tiny_dataset import write_tiny_dataset
 
 TABLE = ("import pandas as pd\nfrom ragkit.cookbook import record, record_metrics\n"
          "record_metrics('table', pd.DataFrame({'Pass@5': [x * 10.0]}, index=['bm25']),"
@@ -438,6 +439,21 @@ def test_a_sweep_point_no_chunker_takes_is_refused_before_any_point_runs(tmp_pat
     assert str(caught.value) == ("sweep point chunk_size=64: overlap must be between 0 and half "
                                  "the chunk size (32), got 64; sweep overlap too (--param "
                                  "overlap=...) or drop the point")
+    assert not (tmp_path / "ran.txt").exists() and not (tmp_path / "sweep").exists()
+
+
+def test_a_sweep_over_a_split_the_data_lacks_is_refused_before_any_point_runs(tmp_path,
+                                                                             monkeypatch):
+    """The split is read from the data folder the notebook names (relative to the notebook);
+    a point asking for one its questions lack is one line, and nothing runs."""
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    write_tiny_dataset(tmp_path / "tiny")
+    nb = _notebook(tmp_path / "01_tiny.ipynb", "open('ran.txt', 'a').write('x')",
+                   params='data_dir = "tiny"\nsplit = "dev"')
+    with pytest.raises(RagkitError) as caught:
+        sweep(str(nb), tmp_path / "sweep", {"split": ["dev", "test"]})
+    assert str(caught.value) == ("tiny: no queries in split 'test' (splits: ['dev']), asked "
+                                 "for by 01_tiny.ipynb (split)")
     assert not (tmp_path / "ran.txt").exists() and not (tmp_path / "sweep").exists()
 
 

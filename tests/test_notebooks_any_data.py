@@ -207,18 +207,21 @@ def test_04_skips_the_decline_curve_when_nothing_is_quoted_or_declined(tmp_path)
 
 
 def test_a_split_the_data_lacks_is_one_line_naming_the_splits_it_has(tmp_path):
-    """Each notebook stops on its own line (01 in its 4th cell, 07 in its 5th; the other
-    four read the split as 01 does)."""
+    """Refused before any kernel starts, in one line naming the notebooks that read it: each
+    notebook stopped on its own cell with the same error (six lines, a kernel each)."""
     data = write_tiny_dataset(tmp_path / "tiny")
-    done = _run(tmp_path, data, numbers=["01", "07"])  # split="test": the tiny data has dev only
+    done = _run(tmp_path, data, numbers=["01", "03", "07"])  # split="test": tiny has dev only
     assert done.returncode == 2
-    said = sorted(line.split("] ", 1)[1].rsplit(" (", 1)[0] for line in done.stderr.splitlines()
-                  if "no queries in split" in line)  # "[1/2] NAME: cell …: … (3 s, CPU 2 s)"
-    assert said == [
-        f"{name}: cell In [{cell}]: RagkitError: tiny: no queries in split 'test' "
-        "(splits: ['dev'])"
-        for name, cell in (("01_retrieval_basics.ipynb", 4), ("07_rag_vs_long_context.ipynb", 5))]
-    assert "Traceback" not in done.stderr
+    assert done.stderr.splitlines() == [
+        "ragkit: error: tiny: no queries in split 'test' (splits: ['dev']), asked for by "
+        "01_retrieval_basics.ipynb (split), 03_hybrid_fusion.ipynb (split), "
+        "07_rag_vs_long_context.ipynb (split)"]
+    assert not (tmp_path / "results").exists()
+    (tmp_path / "again").mkdir()
+    tuned = _run(tmp_path / "again", data, "-p", "split=dev", "-p", "tune_split=train", numbers=["03"])
+    assert tuned.stderr.splitlines() == [
+        "ragkit: error: tiny: no queries in split 'train' (splits: ['dev']), asked for by "
+        "03_hybrid_fusion.ipynb (tune_split)"]
 
 
 @pytest.mark.parametrize("number", NOTEBOOKS)
