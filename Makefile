@@ -35,16 +35,20 @@ test: $(STAMP)
 # (/lab/tree/<its name>: the folder in the file browser, or a notebook opened). Jupyter
 # refuses to start as root unless told --allow-root (containers and CI machines run as root),
 # so it is added for root only. LAB_DIR and LAB_ARGS (e.g. LAB_ARGS='--no-browser --port 9999')
-# point it elsewhere.
+# point it elsewhere; LAB_DIR may hold spaces (read by the shell from the environment, never
+# split by make), and the page's address is percent-encoded.
 LAB_DIR  ?= notebooks/
 LAB_ARGS ?=
-lab_path := $(abspath $(LAB_DIR))
+export LAB_DIR
 lab: $(STAMP)
-	@[ -e '$(lab_path)' ] \
-	  || { echo "make lab: LAB_DIR=$(LAB_DIR): no such file or folder" >&2; exit 2; }
+	@[ -e "$$LAB_DIR" ] \
+	  || { echo "make lab: LAB_DIR=$$LAB_DIR: no such file or folder" >&2; exit 2; }; \
+	if [ -d "$$LAB_DIR" ]; then path=$$(cd -- "$$LAB_DIR" && pwd); \
+	else path=$$(cd -- "$$(dirname -- "$$LAB_DIR")" && pwd)/$$(basename -- "$$LAB_DIR"); fi; \
+	root=$$(dirname -- "$$path"); name=$$(basename -- "$$path"); \
+	page=$$(printf '%s' "$$name" | sed 's/%/%25/g; s/ /%20/g; s/#/%23/g; s/?/%3F/g'); \
 	JUPYTER_PATH=$(CURDIR)/$(VENV)/share/jupyter exec $(BIN)/jupyter lab \
-	  '--ServerApp.root_dir=$(dir $(lab_path))' \
-	  '--LabApp.default_url=/lab/tree/$(notdir $(lab_path))' \
+	  "--ServerApp.root_dir=$${root%/}/" "--LabApp.default_url=/lab/tree/$$page" \
 	  $$(if [ "$$(id -u)" = 0 ]; then echo --allow-root; fi) $(LAB_ARGS)
 
 # Re-execute the notebooks in place (commit them with these offline outputs).

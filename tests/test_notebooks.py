@@ -463,6 +463,25 @@ def test_make_lab_opens_the_notebooks_with_the_environments_jupyter(tmp_path):
         f"lab --ServerApp.root_dir={ROOT}/ --LabApp.default_url=/lab/tree/notebooks{root}"]
 
 
+def test_make_lab_opens_a_lab_dir_whose_name_holds_spaces(tmp_path):
+    """make split "my notes/08 draft.ipynb" at its spaces: its root and page were three
+    words each, and Jupyter opened elsewhere or refused the argument."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "jupyter").write_text('#!/bin/sh\nfor a in "$@"; do echo "$a"; done\n')
+    (fake / "jupyter").chmod(0o755)
+    notebook = tmp_path / "my notes" / "08 draft #2.ipynb"
+    notebook.parent.mkdir()
+    notebook.write_text("{}")
+    done = subprocess.run(["make", "-s", "-o", ".venv/.installed", "lab", f"BIN={fake}",
+                           f"LAB_DIR={notebook}"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[:3] == [
+        "lab", f"--ServerApp.root_dir={tmp_path}/my notes/",
+        "--LabApp.default_url=/lab/tree/08%20draft%20%232.ipynb"]
+
+
 def test_make_lab_names_a_missing_lab_dir_and_starts_nothing(tmp_path):
     fake = tmp_path / "bin"
     fake.mkdir()
