@@ -40,7 +40,7 @@ from ragkit.assemble import (DEFAULT_BUDGET, Assembly, Passage, assemble, blocks
                              lift)
 from ragkit.chunking import CODE_SUFFIXES
 from ragkit.documents import Chunk, RagkitWarning
-from ragkit.extractive import MODEL as EXTRACTIVE_MODEL, answers_with, extract
+from ragkit.extractive import MODEL as EXTRACTIVE_MODEL, answers_with, extract, is_code
 from ragkit.extractive_units import shown
 from ragkit.citation_pages import paged
 from ragkit.fusion import Ranking
@@ -246,8 +246,9 @@ def extracted(question: str, passages: Assembly, body: dict[str, Any], embedder)
     if found.declined:
         return Answer(question, DECLINE, (), (), passages, Usage(), True, EXTRACTIVE_MODEL,
                       found.why)
-    results = result_sources(body["messages"])
-    reply = _Reply(tuple(_Text((" " if n else "") + shown(q.text, q.clause, q.titled),
+    results, read = result_sources(body["messages"]), list(passages)
+    reply = _Reply(tuple(_Text((" " if n else "") + shown(q.text, q.clause, q.titled,
+                                                           is_code(read[q.result])),
                                (quote_location(results, q.result, q.block, q.text, q.stop),))
                          for n, q in enumerate(found.quotes)))
     text, citations, sources = cite(reply, body["messages"])

@@ -224,7 +224,7 @@ def features(question: str, passages: Sequence[Passage], embedder) -> Features:
         mine_blocks = blocks(passage.text)
         lengths.append(len(mine_blocks))
         every_block += [terms(text) for text in mine_blocks]
-        for unit in units(passage.text, _is_code(passage)):
+        for unit in units(passage.text, is_code(passage)):
             mine = terms(unit.text)
             if (not unit.heading and mine and len(unit.text.strip()) <= MAX_QUOTE_CHARS
                     and (mine & named or not unit.clause)):
@@ -246,7 +246,7 @@ def features(question: str, passages: Sequence[Passage], embedder) -> Features:
                     missing(question, passages), tuple(lengths))
 
 
-def _is_code(passage: Passage) -> bool:
+def is_code(passage: Passage) -> bool:
     """A passage of a source file (`ragkit.chunking.CODE_SUFFIXES`): "#" is a comment."""
     return PurePosixPath(passage.doc_id).suffix.lower() in CODE_SUFFIXES
 

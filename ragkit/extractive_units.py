@@ -116,18 +116,20 @@ def units(text: str, code: bool = False) -> list[Unit]:
     return plain + pairs
 
 
-def shown(text: str, clause: bool = False, titled: bool = False) -> str:
+def shown(text: str, clause: bool = False, titled: bool = False, code: bool = False) -> str:
     """A quote as an answer shows it: heading marks dropped, every run of white space (a
     wrapped line's break) one space, and a `clause` unit without the clause end it was cut
     after (`ragkit.assemble.clause_shown`). A `titled` quote (a heading and the sentence
     under it) shows them apart, "Heading — sentence": run together, "Losses Winter losses
-    over …" read as one garbled sentence. The citation keeps the exact text."""
+    over …" read as one garbled sentence. In a source file (`code`) a "#" opens a comment,
+    not a heading, and stays: "# retried three times" was shown as "retried three times", a
+    comment read as code. The citation keeps the exact text."""
     if titled:
         head, _, rest = text.lstrip().partition("\n")
         if rest.strip():
             return f"{shown(head)} — {shown(rest, clause)}"
-    out = " ".join(_MARKS.sub("", line).strip() for line in text.splitlines()
-                   if line.strip()).strip()
+    out = " ".join((line if code else _MARKS.sub("", line)).strip()
+                   for line in text.splitlines() if line.strip()).strip()
     return clause_shown(out) if clause else out
 
 

@@ -128,6 +128,25 @@ def test_a_code_comment_is_quotable_and_a_lone_bracket_is_not():
     assert all(q.text.strip() not in (")", "return (") for q in found.quotes)
 
 
+def test_a_quoted_code_comment_keeps_its_hash_in_the_answer_and_a_heading_loses_its_own(
+        offline):
+    """In a source file "#" opens a comment: the answer showed the comment's words alone, read
+    as code; a Markdown heading's "#" marks still go."""
+    code = Chunk("returns#0", "shopcore/returns.py",
+                 "def refund_shipping(order):\n"
+                 "    # Shipping is paid back only if the parcel never left the warehouse.\n"
+                 "    return order.status == 'paid'\n",
+                 metadata={"title": "shopcore/returns.py", "section": []})
+    notes = Chunk("returns#1", "returns.md", "# Shipping is paid back\n\nOnly for parcels "
+                  "that never left the warehouse.\n", metadata={"title": "Returns", "section": []})
+    said = answer("Is shipping paid back for a returned parcel?", [(code.id, 1.0)], [code],
+                  llm=offline, embedder=WORDS)
+    assert said.text.startswith("# Shipping is paid back only if the parcel never left the "
+                                "warehouse. [1]")
+    assert shown(notes.text, titled=True) == ("Shipping is paid back — Only for parcels that "
+                                              "never left the warehouse.")
+
+
 def test_a_sentence_with_an_abbreviation_is_one_quote():
     text = ("Bulky items, e.g. sofas and beds, are collected within 10 days. "
             "Small items go by post.")
