@@ -464,8 +464,8 @@ def test_make_lab_opens_the_notebooks_with_the_environments_jupyter(tmp_path):
 
 
 def test_make_lab_opens_a_lab_dir_whose_name_holds_spaces(tmp_path):
-    """make split "my notes/08 draft.ipynb" at its spaces: its root and page were three
-    words each, and Jupyter opened elsewhere or refused the argument."""
+    """make split "my notes/08 draft #2.ipynb" at its spaces: its root and page were
+    several words each, and Jupyter opened elsewhere or refused the argument."""
     fake = tmp_path / "bin"
     fake.mkdir()
     (fake / "jupyter").write_text('#!/bin/sh\nfor a in "$@"; do echo "$a"; done\n')

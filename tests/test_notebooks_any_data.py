@@ -218,7 +218,8 @@ def test_a_split_the_data_lacks_is_one_line_naming_the_splits_it_has(tmp_path):
         "07_rag_vs_long_context.ipynb (split)"]
     assert not (tmp_path / "results").exists()
     (tmp_path / "again").mkdir()
-    tuned = _run(tmp_path / "again", data, "-p", "split=dev", "-p", "tune_split=train", numbers=["03"])
+    tuned = _run(tmp_path / "again", data, "-p", "split=dev", "-p", "tune_split=train",
+                 numbers=["03"])
     assert tuned.stderr.splitlines() == [
         "ragkit: error: tiny: no queries in split 'train' (splits: ['dev']), asked for by "
         "03_hybrid_fusion.ipynb (tune_split)"]
