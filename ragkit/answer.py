@@ -33,12 +33,11 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 from typing import Any
 
 from ragkit.assemble import (DEFAULT_BUDGET, Assembly, Passage, assemble, blocks, cited_tag,
                              lift)
-from ragkit.chunking import CODE_SUFFIXES
+from ragkit.chunking import is_code_name
 from ragkit.documents import Chunk, RagkitWarning
 from ragkit.extractive import MODEL as EXTRACTIVE_MODEL, answers_with, extract, is_code
 from ragkit.extractive_units import shown
@@ -130,8 +129,7 @@ def _cited_title(result: dict[str, Any], block: int) -> str:
     while end < len(texts) and "\n" not in texts[end - 1][len(texts[end - 1].rstrip()):]:
         end += 1  # to the cited block's line end: "## 2. " | "Cooling-off period\n" read whole
     doc = str(result.get("source", "")).rsplit("#", 1)[0]
-    return cited_tag(str(result.get("title", "")), texts[:end],
-                     code=PurePosixPath(doc).suffix.lower() in CODE_SUFFIXES)
+    return cited_tag(str(result.get("title", "")), texts[:end], code=is_code_name(doc))
 
 
 class _Numbering:

@@ -164,7 +164,11 @@ def trim(text: str, start: int, end: int) -> tuple[int, int]:
 
 def is_code(doc: Document) -> bool:
     """True for source files, judged by the suffix of the document's path or id."""
-    name = str(doc.metadata.get("path") or doc.id)
+    return is_code_name(str(doc.metadata.get("path") or doc.id))
+
+
+def is_code_name(name: str) -> bool:
+    """True for the path or id of a source file: its suffix is one of `CODE_SUFFIXES`."""
     if "." not in name:  # no suffix (the common case, without building a path object)
         return False
     return PurePosixPath(name).suffix.lower() in CODE_SUFFIXES

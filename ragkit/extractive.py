@@ -70,12 +70,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
-from pathlib import PurePosixPath
 
 import numpy as np
 
 from ragkit.assemble import Passage, blocks
-from ragkit.chunking import CODE_SUFFIXES
+from ragkit.chunking import is_code_name
 from ragkit import extractive_scorer as scorer
 from ragkit.extractive_decline import missing
 from ragkit.extractive_scorer import closeness
@@ -248,7 +247,7 @@ def features(question: str, passages: Sequence[Passage], embedder) -> Features:
 
 def is_code(passage: Passage) -> bool:
     """A passage of a source file (`ragkit.chunking.CODE_SUFFIXES`): "#" is a comment."""
-    return PurePosixPath(passage.doc_id).suffix.lower() in CODE_SUFFIXES
+    return is_code_name(passage.doc_id)
 
 
 def _cosines(question: str, texts: list[str], embedder) -> np.ndarray:

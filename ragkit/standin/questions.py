@@ -54,10 +54,9 @@ import hashlib
 import json
 import re
 from collections.abc import Sequence
-from pathlib import PurePosixPath
 from typing import Any
 
-from ragkit.chunking import CODE_SUFFIXES
+from ragkit.chunking import is_code_name
 from ragkit.extractive_units import units
 from ragkit.lexical import auto
 from ragkit.questions.prompts import ANSWER_HEADER, CLOSED_BOOK_HEADER, UNKNOWN, WRITE_HEADER
@@ -151,7 +150,7 @@ def write(kind: str, title: str, passages: list[str]) -> dict[str, Any]:
         lang = "ko" if reads_korean(passages[0]) else "en"
         return {**empty, "question": TEMPLATES[lang]["contextual"].format(title=title,
                                                                           topic=code)}
-    source = PurePosixPath(title).suffix.lower() in CODE_SUFFIXES  # a source file's id
+    source = is_code_name(title)  # a source file's id
     keys = [key_sentence(p, source) for p in passages[:2 if kind == "multi-chunk" else 1]]
     if not all(keys) or not all(topic(key) for key in keys):
         return empty  # no sentence, or only one-letter words (a PDF's vertical text)
