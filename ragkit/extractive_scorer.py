@@ -46,7 +46,7 @@ from ragkit.rerank.offline import LinearModel
 COLUMNS = ("closeness", "closeness_gap", "coverage", "rank_prior", "number", "length",
            "position", "word_pairs", "titled")
 MODEL_PATH = Path(__file__).with_name("extractive_model.json")
-MODEL_SHA256 = "4cb04037cbb7892ca0e62c5796c8fadce5f900531389c984a1a5292686edd4f3"
+MODEL_SHA256 = "40767a69d4f9601e278603c33970fff48ed13e455fb9f448a0477f23b35ed484"
 MODEL_FORMAT = "ragkit.extractive.linear"
 TRAINER = "ragkit.train_extractive"
 

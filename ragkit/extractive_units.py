@@ -19,6 +19,9 @@ range a citation can name), so a quote cites `[start, end)` of its search result
   answer in the heading that the sentence below it explains. The answerer keeps the heading
   only where it adds to the sentence (`heading_adds`: a `=` value, a question term the
   sentence lacks), and `shown` sets it apart ("Heading — sentence");
+- a Markdown table's header row (the row above its `| --- |` rule) is never quoted either,
+  nor offered under the heading above the table: "Status LED codes — | LED | State |
+  Meaning |" was quoted beside the row that answered. Its body rows are units of their own;
 - in a code passage (`code=True`) every line is a unit and "#" starts a comment, not a
   heading, so a comment is quotable; but inside a triple-quoted string (a docstring) the
   lines are prose and a sentence's wrapped lines join as above, from the opening line on:
@@ -60,6 +63,9 @@ _LOWER_START = re.compile(r"[a-z(`'\":]")
 _NUMBER_START = re.compile(r"\d+(?:[.,:/]\d+)*(?:%|[^\W\d_A-Z]+)?\s+[^\W\d_A-Z]")
 _WORD_END = re.compile(r"[^\W\d_]$|,$")
 _TRIPLE = re.compile(r"\"\"\"|'''")
+# A table's delimiter row, "| --- | :---: |" (GitHub-flavoured Markdown); a bare "---" is none.
+_CELL = r"\s*:?-+:?\s*"
+_TABLE_RULE = re.compile(rf"^\s*(?:\|?{_CELL}(?:\|{_CELL})+\|?|\|{_CELL}\|)\s*$")
 
 
 @dataclass(frozen=True)
@@ -69,7 +75,7 @@ class Unit:
     start: int
     end: int
     text: str
-    heading: bool  # a heading alone: never quoted
+    heading: bool  # a heading alone, or a table's header or delimiter row: never quoted
     titled: bool = False  # a heading joined to the unit under it
     clause: bool = False  # holds a clause of a sentence over MAX_QUOTE_CHARS
     body: int = 0  # a titled unit's first block under its heading; 0 otherwise
@@ -108,11 +114,15 @@ def units(text: str, code: bool = False) -> list[Unit]:
             runs.append([i, i + 1, block])
         inside = code and inside != (len(_TRIPLE.findall(block)) % 2 == 1)
     clauses = clause_blocks(text)
-    plain = [Unit(s, e, t, not code and bool(_HEADING.match(t)), False,
-                  any(i in clauses for i in range(s, e))) for s, e, t in runs if t.strip()]
+    runs = [run for run in runs if run[2].strip()]
+    rules = {i for i, run in enumerate(runs) if _TABLE_RULE.match(run[2])}
+    plain = [Unit(s, e, t, i in rules or (i + 1 in rules and "|" in t)
+                  or (not code and bool(_HEADING.match(t))), False,
+                  any(i in clauses for i in range(s, e))) for i, (s, e, t) in enumerate(runs)]
     pairs = [Unit(a.start, b.end, a.text + b.text, False, True, a.clause or b.clause, b.start)
              for a, b in zip(plain, plain[1:])
-             if a.heading and not b.heading and a.end == b.start]
+             if a.heading and not code and _HEADING.match(a.text) and not b.heading
+             and a.end == b.start]
     return plain + pairs
 
 

@@ -147,6 +147,36 @@ def test_a_quoted_code_comment_keeps_its_hash_in_the_answer_and_a_heading_loses_
                                               "never left the warehouse.")
 
 
+LEDS = Chunk("eg400#14", "manuals/eg400.md",
+             "## Appendix A. Status LED codes\n\n| LED | State | Meaning |\n| --- | --- | --- |\n"
+             "| PWR | green | Power is present on at least one input |\n"
+             "| STATUS | blinking amber | A destination cannot be reached; data is being buffered |\n"
+             "| STATUS | red | Hardware fault; contact support |\n",
+             metadata={"title": "EG-400 manual", "section": []})
+
+
+def test_a_tables_header_row_is_never_quoted_nor_offered_under_the_heading_above_it():
+    """The shipped manual's LED question was answered with its row and "Appendix A. Status LED
+    codes — | LED | State | Meaning |": the header row under the heading, read as a sentence."""
+    found = units(LEDS.text)
+    assert [(u.text.strip(), u.heading) for u in found if not u.titled] == [
+        ("## Appendix A. Status LED codes", True), ("| LED | State | Meaning |", True),
+        ("| --- | --- | --- |", True),
+        ("| PWR | green | Power is present on at least one input |", False),
+        ("| STATUS | blinking amber | A destination cannot be reached; data is being buffered |",
+         False), ("| STATUS | red | Hardware fault; contact support |", False)]
+    assert not [u for u in found if u.titled]  # no heading over a prose sentence here
+    words = WordEmbedder(["status", "led", "blinking", "amber", "mean", "destination", "state"])
+    quotes = [shown(q.text) for q in extract("What does a blinking amber STATUS LED mean?",
+                                             list(assemble([(LEDS.id, 1.0)], [LEDS])), words,
+                                             Params(threshold=0.0)).quotes]
+    assert quotes[0] == ("| STATUS | blinking amber | A destination cannot be reached; data is "
+                         "being buffered |")
+    assert not [q for q in quotes if "Meaning" in q or "---" in q], quotes
+    # a bare "---" (a rule, a setext underline) is no table: the line above stays a sentence
+    assert not any(u.heading for u in units("Text | with a pipe.\n---\nMore text.\n"))
+
+
 def test_a_sentence_with_an_abbreviation_is_one_quote():
     text = ("Bulky items, e.g. sofas and beds, are collected within 10 days. "
             "Small items go by post.")
