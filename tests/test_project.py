@@ -41,9 +41,9 @@ def test_ci_runs_the_readme_test_command():
 
 
 def test_package_metadata_builds_without_deprecation_warnings(tmp_path):
-    """The set-up's editable install (uv's or pip's) builds ragkit's metadata: that build must say nothing
-    (a deprecated `project.license` table printed ~55 lines of warnings) and must carry the
-    licence as an SPDX expression. Built with this environment's setuptools, which must be
+    """The set-up's editable install (uv's or pip's) builds ragkit's metadata: that build must
+    say nothing (a deprecated `project.license` table printed ~55 lines of warnings) and must
+    carry the licence as an SPDX expression. Built with this environment's setuptools, which must be
     one the build-system table accepts, from a copy so the checkout is left as it was."""
     import shutil
     import subprocess
