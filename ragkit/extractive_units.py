@@ -115,14 +115,14 @@ def units(text: str, code: bool = False) -> list[Unit]:
         inside = code and inside != (len(_TRIPLE.findall(block)) % 2 == 1)
     clauses = clause_blocks(text)
     runs = [run for run in runs if run[2].strip()]
-    rules = {i for i, run in enumerate(runs) if _TABLE_RULE.match(run[2])}
-    plain = [Unit(s, e, t, i in rules or (i + 1 in rules and "|" in t)
-                  or (not code and bool(_HEADING.match(t))), False,
+    marks = {i for i, run in enumerate(runs) if not code and _HEADING.match(run[2])}
+    table = {i for i, run in enumerate(runs) if _TABLE_RULE.match(run[2])}
+    table |= {i - 1 for i in table if i and "|" in runs[i - 1][2]}  # its header row
+    plain = [Unit(s, e, t, i in marks or i in table, False,
                   any(i in clauses for i in range(s, e))) for i, (s, e, t) in enumerate(runs)]
     pairs = [Unit(a.start, b.end, a.text + b.text, False, True, a.clause or b.clause, b.start)
-             for a, b in zip(plain, plain[1:])
-             if a.heading and not code and _HEADING.match(a.text) and not b.heading
-             and a.end == b.start]
+             for i, (a, b) in enumerate(zip(plain, plain[1:]))
+             if i in marks and not b.heading and a.end == b.start]
     return plain + pairs
 
 
