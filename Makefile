@@ -14,7 +14,7 @@ STAMP  := $(VENV)/.installed
 # compileall does ragkit's own: where PYTHONDONTWRITEBYTECODE is set (as in many CI and
 # container images) Python never writes it itself, so every process — each `ragkit` command,
 # notebook kernel and test worker — compiled pandas, matplotlib and ragkit again from source
-# (importing them took 5.4 s instead of 2.3 s; a fresh-clone `make test` ran 38 min, not 26).
+# (importing them took 5.4 s, not 2.3 s; a cold fresh-clone `make test` took 38 min, not 29).
 $(STAMP): pyproject.toml
 	@echo "set-up 1/4: creating the virtual environment $(VENV)/"
 	@$(PYTHON) -m venv $(VENV)
