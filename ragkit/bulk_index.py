@@ -28,7 +28,7 @@ import os
 from array import array
 from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from dataclasses import asdict
 from itertools import islice
 from pathlib import Path
@@ -44,7 +44,7 @@ from ragkit.contextualize import CONTEXTUALIZERS, get_contextualizer
 from ragkit.documents import Ids, RagkitError, document_of, parse_line
 from ragkit.jsonl import JSONL_SUFFIXES
 from ragkit.index_folder import WHAT, owns_index, write_manifest
-from ragkit.jobs import die_with_parent, worker_block
+from ragkit.jobs import die_with_parent, worker_block, worker_pool
 from ragkit.lexical import BM25, get_tokenizer
 from ragkit.lexical.parallel import Merge, default_workers
 from ragkit.lexical.termids import TermIds
@@ -114,8 +114,7 @@ def _run_blocks(path: Path, config: IndexConfig, handle, rows, workers: int, bar
             bar.update(found[3])
         found = (*terms.arrays(), terms.terms())
     else:
-        with ProcessPoolExecutor(workers, initializer=_fresh_worker,
-                                 initargs=(os.getpid(),)) as pool:
+        with worker_pool(workers, initializer=_fresh_worker) as pool:
             pending: deque[Future] = deque()
             for first, lines in _blocks(head, handle, block):
                 pending.append(pool.submit(_worker_block, path, first, lines, config))

@@ -33,13 +33,11 @@ What it is not: a crawler (no links followed), OCR, nor a watcher: re-read the f
 """
 from __future__ import annotations
 
-import multiprocessing
 import os
 import re
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from pathlib import Path
@@ -47,7 +45,7 @@ from typing import Any
 
 import ragkit.jobs
 from ragkit.documents import Document, RagkitError, RagkitWarning, check_text
-from ragkit.jobs import die_with_parent, usable_cores
+from ragkit.jobs import usable_cores, worker_pool
 from ragkit.loaded_folder import (Loaded, Skipped,  # noqa: F401 (importable here, as before)
                                   ragkit_output, removed_while_read, unreadable_now)
 from ragkit.loaders import LOADERS, load_file
@@ -154,8 +152,7 @@ def _pool(workers: int) -> Iterator:
         yield None
         return
     # spawned, not forked: the caller (a notebook kernel) may hold threads
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=die_with_parent, initargs=(os.getpid(),))
+    pool = worker_pool(workers, "spawn")
     try:
         yield pool
     finally:

@@ -20,6 +20,8 @@ BM25 tokenizing stage, the block-by-block index build): a worker ends as soon as
 that started it ends, even by kill -9 or the OOM killer — through Linux's parent-death
 signal, and elsewhere a watchdog thread that checks the parent pid twice a second — so an
 interrupted build leaves no workers of several hundred MB each running on.
+`worker_pool(n)` is every such pool: its workers finish writing a result before a Ctrl-C or
+SIGTERM ends them (`_WholeResults`), so the pool is never left reading half a message.
 `worker_block(default)` is the size of a worker task, which $RAGKIT_WORKER_BLOCK overrides:
 a test knob (a small corpus then uses workers), not a tuning one.
 
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import ctypes
 import multiprocessing
+import multiprocessing.queues
 import os
 import signal
 import sys
@@ -94,9 +97,7 @@ def run_jobs(fn: Callable[..., Any], calls: Sequence[tuple], jobs: int) -> list[
     jobs = min(check_jobs(jobs), max(1, len(calls)))
     if jobs == 1:
         return [fn(*args) for args in calls]
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(jobs, mp_context=context, initializer=die_with_parent,
-                             initargs=(os.getpid(),)) as pool:
+    with worker_pool(jobs, "spawn") as pool:
         futures = [pool.submit(fn, *args) for args in calls]
         return [f.result() for f in futures]
 
@@ -188,6 +189,68 @@ def interrupts_in_main_only() -> Iterator[None]:
         sys.unraisablehook = hook
 
 
+def worker_pool(workers: int, method: str | None = None,
+                initializer: Callable[[int], None] | None = None) -> ProcessPoolExecutor:
+    """A ProcessPoolExecutor of `workers` processes started by `method` (None: the platform's
+    default), each set up by `initializer(parent pid)` (default `die_with_parent`), whose
+    workers finish writing a result before a signal ends them (`_WholeResults`)."""
+    return ProcessPoolExecutor(workers, mp_context=_Context(method),
+                               initializer=initializer or die_with_parent,
+                               initargs=(os.getpid(),))
+
+
+class _Context:
+    """A multiprocessing context that is `method`'s but for its result queue."""
+
+    def __init__(self, method: str | None) -> None:
+        self._base = multiprocessing.get_context(method)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._base, name)
+
+    def SimpleQueue(self) -> _WholeResults:  # noqa: N802 (multiprocessing's name)
+        return _WholeResults(ctx=self._base)
+
+
+SEND_GRACE = 2.0  # seconds a signalled worker may take to finish writing a result
+_SENDING = False  # in a worker: a result is being written to the parent
+_STOP = 0  # in a worker: the exit status of a signal that came meanwhile
+
+
+class _WholeResults(multiprocessing.queues.SimpleQueue):
+    """The queue a pool's workers send their results through, never cut mid-message.
+
+    Why: Ctrl-C or SIGTERM sent to the process group ends each worker at once (`_stop`); one
+    ended while writing a result larger than the pipe holds (a block of chunk rows) left half a
+    message, and the parent's pool read the rest of it forever: the command, told to stop,
+    never ended (Python 3.11's ProcessPoolExecutor; about one SIGTERM'd index build in four). A
+    signal that comes while a worker writes now ends it once the message is whole."""
+
+    def put(self, obj: Any) -> None:
+        global _SENDING
+        _SENDING = True
+        try:
+            super().put(obj)
+        finally:
+            _SENDING = False
+            if _STOP:
+                os._exit(_STOP)
+
+
+def _stop(signum: int, frame: object) -> None:
+    """A worker's Ctrl-C and SIGTERM: exit quietly (128 + the signal), after the result it is
+    writing, if any (`_WholeResults`), but within `SEND_GRACE` seconds whatever happens: a
+    pool that saw another worker end stops reading and signals the rest, and a worker waiting
+    for its message to be read would then be waited for forever."""
+    global _STOP
+    if not _SENDING:
+        os._exit(128 + signum)
+    _STOP = 128 + signum
+    timer = threading.Timer(SEND_GRACE, os._exit, (_STOP,))
+    timer.daemon = True
+    timer.start()
+
+
 def die_with_parent(parent: int) -> None:
     """In a new worker process: end it when process `parent` (the one that started it) ends.
 
@@ -197,8 +260,8 @@ def die_with_parent(parent: int) -> None:
     Ctrl-C reaches the whole terminal group: a worker then exits quietly (status 130; SIGTERM
     sent to the group, 143) and the parent alone says it was interrupted, instead of one
     traceback per worker."""
-    signal.signal(signal.SIGINT, lambda *_: os._exit(130))
-    signal.signal(signal.SIGTERM, lambda *_: os._exit(143))
+    for number in STOPPING:
+        signal.signal(number, _stop)
     if sys.platform.startswith("linux"):
         try:
             libc = ctypes.CDLL(None, use_errno=True)

@@ -87,3 +87,57 @@ def test_an_index_build_sent_sigterm_leaves_no_temporary_folder(tmp_path, group)
     assert (build.returncode, err.splitlines()[-1:]) == (143, [LINE])
     assert "Traceback" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.jsonl"]
+
+
+def _send(queue, size: int) -> None:
+    """A pool worker's last act: its signal handlers set, one result of `size` bytes sent."""
+    from ragkit.jobs import die_with_parent
+    die_with_parent(os.getppid())
+    queue.put(b"r" * size)
+
+
+def _signalled_mid_result(size: int, read: bool) -> tuple[int | None, bytes | None, float]:
+    """A worker sending a result larger than the pipe holds, signalled (SIGTERM, as a CI
+    cancel sends the whole group) while the message is half written: (its exit status, what
+    the pool reads — None if reading it never ended — and seconds from the signal to its
+    exit). Without `read`, nothing reads the message, as in a pool that saw another worker
+    end and stopped reading."""
+    import threading
+    from ragkit.jobs import _Context
+    context = _Context("spawn")
+    queue = context.SimpleQueue()
+    worker = context.Process(target=_send, args=(queue, size))
+    worker.start()
+    time.sleep(3)  # started, and blocked in the write: the pipe holds 64 KiB of the message
+    assert worker.is_alive()
+    signalled = time.monotonic()
+    os.kill(worker.pid, signal.SIGTERM)
+    got: list[bytes] = []
+    if read:
+        reader = threading.Thread(target=lambda: got.append(queue.get()), daemon=True)
+        reader.start()
+        reader.join(10)
+    worker.join(10)
+    took = time.monotonic() - signalled
+    if worker.is_alive():
+        worker.kill()
+    return worker.exitcode, got[0] if got else None, took
+
+
+def test_a_worker_signalled_while_sending_its_result_sends_all_of_it_then_exits():
+    """SIGTERM to a build's process group ended a worker mid-way through writing a block's
+    rows; the pool then read the rest of that message forever, and the build told to stop
+    never ended (the index-build test above hung one run in four). The message is now whole,
+    and the worker then exits as signalled."""
+    status, result, _ = _signalled_mid_result(4 << 20, read=True)
+    assert result == b"r" * (4 << 20)
+    assert status == 143
+
+
+def test_a_signalled_worker_whose_result_is_never_read_still_exits():
+    """The pool stops reading once it sees a worker end, and signals the others: a worker
+    mid-way through its message then exits within the grace, not never."""
+    from ragkit.jobs import SEND_GRACE
+    status, result, took = _signalled_mid_result(4 << 20, read=False)
+    assert result is None and status == 143
+    assert took < SEND_GRACE + 5
