@@ -108,7 +108,12 @@ def _signalled_mid_result(size: int, read: bool) -> tuple[int | None, bytes | No
     queue = context.SimpleQueue()
     worker = context.Process(target=_send, args=(queue, size))
     worker.start()
-    time.sleep(3)  # started, and blocked in the write: the pipe holds 64 KiB of the message
+    # until the message has begun: the worker is then inside its write, which the pipe's
+    # 64 KiB cannot hold
+    deadline = time.monotonic() + 60
+    while not queue._reader.poll(0.05):
+        assert worker.is_alive() and time.monotonic() < deadline
+    time.sleep(0.2)
     assert worker.is_alive()
     signalled = time.monotonic()
     os.kill(worker.pid, signal.SIGTERM)
