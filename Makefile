@@ -28,9 +28,9 @@ $(STAMP): pyproject.toml
 	       $(BIN)/python -m pip install --quiet --upgrade pip \
 	       && $(BIN)/python -W 'ignore:Editable installation.:UserWarning' \
 	            -m pip install --quiet -e '.[dev]'; }
+	@$(BIN)/python -m compileall -q ragkit >/dev/null
 	@echo "set-up 4/4: installing the embedding models (all-MiniLM-L6-v2, multilingual-e5-small)"
 	@$(BIN)/ragkit models install
-	@$(BIN)/python -m compileall -q ragkit >/dev/null
 	@touch $(STAMP)
 	@echo "set-up done: $(VENV)/ is ready"
 

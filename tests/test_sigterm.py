@@ -10,12 +10,14 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from ragkit.cli import main
+from ragkit.jobs import SEND_GRACE, _Context, die_with_parent
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals")
 
@@ -91,7 +93,6 @@ def test_an_index_build_sent_sigterm_leaves_no_temporary_folder(tmp_path, group)
 
 def _send(queue, size: int) -> None:
     """A pool worker's last act: its signal handlers set, one result of `size` bytes sent."""
-    from ragkit.jobs import die_with_parent
     die_with_parent(os.getppid())
     queue.put(b"r" * size)
 
@@ -102,8 +103,6 @@ def _signalled_mid_result(size: int, read: bool) -> tuple[int | None, bytes | No
     the pool reads — None if reading it never ended — and seconds from the signal to its
     exit). Without `read`, nothing reads the message, as in a pool that saw another worker
     end and stopped reading."""
-    import threading
-    from ragkit.jobs import _Context
     context = _Context("spawn")
     queue = context.SimpleQueue()
     worker = context.Process(target=_send, args=(queue, size))
@@ -142,7 +141,6 @@ def test_a_worker_signalled_while_sending_its_result_sends_all_of_it_then_exits(
 def test_a_signalled_worker_whose_result_is_never_read_still_exits():
     """The pool stops reading once it sees a worker end, and signals the others: a worker
     mid-way through its message then exits within the grace, not never."""
-    from ragkit.jobs import SEND_GRACE
     status, result, took = _signalled_mid_result(4 << 20, read=False)
     assert result is None and status == 143
     assert took < SEND_GRACE + 5
