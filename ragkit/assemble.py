@@ -35,6 +35,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from ragkit.config_keys import within
 from ragkit.documents import Chunk, RagkitError
 from ragkit.fusion import Ranking
 from ragkit.outline import label as short_label
@@ -275,6 +276,20 @@ def cited_tag(tag: str, before: Sequence[str], code: bool = False) -> str:
         return tag
     start = match["section"]
     path = section_at([] if start == NO_SECTION else start.split(" > "), before)
+    return f"[Source: {match['title']} | Section: {' > '.join(path) or NO_SECTION}]"
+
+
+def config_cited_tag(tag: str, name: str, texts: Sequence[str], block: int) -> str:
+    """`tag` of a passage of the configuration file `name` (its blocks `texts`) with the
+    Section enclosing block `block`: the keys or table over the cited line
+    (`ragkit.config_keys.within`), "deploy.yaml / database" for "pool_size: 25", where the
+    passage's own Section is where the chunk starts."""
+    match = _TAG.fullmatch(tag)
+    if not match:
+        return tag
+    start = match["section"]
+    outer = [] if start == NO_SECTION else start.split(" > ")
+    path = within(name, outer, "".join(texts), sum(map(len, texts[:block])))
     return f"[Source: {match['title']} | Section: {' > '.join(path) or NO_SECTION}]"
 
 

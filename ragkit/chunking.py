@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from ragkit.config_keys import is_config_name, key_path
 from ragkit.documents import Chunk, Document, RagkitError
 from ragkit.loaders.pages import chunk_pages
 from ragkit.outline import label, outline
@@ -162,16 +163,24 @@ def trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+def doc_name(doc: Document) -> str:
+    """The document's path, else its id: what its kind is judged by."""
+    return str(doc.metadata.get("path") or doc.id)
+
+
 def is_code(doc: Document) -> bool:
-    """True for source files, judged by the suffix of the document's path or id."""
-    return is_code_name(str(doc.metadata.get("path") or doc.id))
+    """True for source and configuration files, judged by the suffix of the document's path
+    or id (`is_code_name`)."""
+    return is_code_name(doc_name(doc))
 
 
 def is_code_name(name: str) -> bool:
-    """True for the path or id of a source file: its suffix is one of `CODE_SUFFIXES`."""
+    """True for the path or id of a source file — its suffix is one of `CODE_SUFFIXES` — or
+    of a configuration file (`ragkit.config_keys.CONFIG_SUFFIXES`: YAML, TOML, JSON), which is
+    read as code is: line by line, a "#" line a comment, never a Markdown heading."""
     if "." not in name:  # no suffix (the common case, without building a path object)
         return False
-    return PurePosixPath(name).suffix.lower() in CODE_SUFFIXES
+    return PurePosixPath(name).suffix.lower() in CODE_SUFFIXES or is_config_name(name)
 
 
 def _ranges(text: str, tokens: Tokens, lo: int, hi: int, config: ChunkerConfig,
@@ -200,8 +209,12 @@ def section_of(doc: Document, start: int, kind: str) -> list[str]:
     """Where a chunk starting at `start` sits: the Markdown heading path in force after the
     heading lines it opens with (prose; at most `OPENING_HEADINGS` of them: a document of
     thousands of heading lines in a row once made every chunk walk to the end of the run,
-    100,000 lines in 8.7 s), or the code definitions enclosing it (code)."""
+    100,000 lines in 8.7 s), the code definitions enclosing it (code), or the keys or table
+    enclosing it (a configuration file, `ragkit.config_keys.key_path`)."""
     if kind == "code":
+        name = doc_name(doc)
+        if is_config_name(name):
+            return [label(key) for key in key_path(name, doc.text, start)]
         return outline(doc.text).symbols(start)
     for _ in range(OPENING_HEADINGS):
         line = _HEADING_LINE.match(doc.text, start)

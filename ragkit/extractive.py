@@ -78,7 +78,7 @@ from ragkit.chunking import is_code_name
 from ragkit import extractive_scorer as scorer
 from ragkit.extractive_decline import missing
 from ragkit.extractive_scorer import closeness
-from ragkit.extractive_units import heading_adds, under_heading, units
+from ragkit.extractive_units import heading_adds, readings, under_heading, units
 from ragkit.support import question_terms as terms
 from ragkit.support import MAX_QUOTE_CHARS, clause_terms, data_like, request_idf, weighted_share
 
@@ -212,8 +212,9 @@ class Extract:
 
 def features(question: str, passages: Sequence[Passage], embedder) -> Features:
     """The question's features over `passages` (in request order: the most relevant last).
-    Embeds the question (as a query) and every quotable unit (as documents) twice: alone,
-    for the strength, and under its document's title, for the closeness."""
+    Embeds the question (as a query) and every quotable unit (as documents; a configuration
+    file's line under its keys, `readings`) twice: alone, for the strength, and under its
+    document's title, for the closeness."""
     asked, named = terms(question), clause_terms(question)  # named: no bare number
     every_block = []  # the terms of every block, for the request's IDF
     lengths = []  # each passage's number of blocks
@@ -223,14 +224,16 @@ def features(question: str, passages: Sequence[Passage], embedder) -> Features:
         mine_blocks = blocks(passage.text)
         lengths.append(len(mine_blocks))
         every_block += [terms(text) for text in mine_blocks]
-        for unit in units(passage.text, is_code(passage)):
+        found = units(passage.text, is_code(passage))
+        read = readings(passage.doc_id, passage.section, passage.text, found)
+        for unit, reading in zip(found, read):
             mine = terms(unit.text)
             if (not unit.heading and mine and len(unit.text.strip()) <= MAX_QUOTE_CHARS
                     and (mine & named or not unit.clause)):
-                quotes.append((r, unit, mine, title))
+                quotes.append((r, unit, mine, title, reading))
     idf = request_idf(every_block, asked)
-    alone = [u.text for _, u, _, _ in quotes]
-    framed = [f"{passages[r].title}\n{u.text}" for r, u, _, _ in quotes]
+    alone = [reading for *_, reading in quotes]
+    framed = [f"{passages[r].title}\n{reading}" for r, _, _, _, reading in quotes]
     both = _cosines(question, alone + framed, embedder)
     cosines, doc_cosines = both[:len(alone)], both[len(alone):]
     every = (frozenset().union(*every_block, *(terms(p.tag) for p in passages))
@@ -240,7 +243,7 @@ def features(question: str, passages: Sequence[Passage], embedder) -> Features:
                       weighted_share(idf, lambda t, mine=mine | title: t in mine),
                       len(passages) - r, bool(_DIGIT.search(u.text)), u.end, u.titled,
                       float(d), u.clause and data_like(u.text), u.clause, u.body)
-                for (r, u, mine, title), c, d in zip(quotes, cosines, doc_cosines))
+                for (r, u, mine, title, _), c, d in zip(quotes, cosines, doc_cosines))
     return Features(question, bool(_ASKS_NUMBER.search(question)), out, found,
                     missing(question, passages), tuple(lengths))
 

@@ -43,9 +43,11 @@ cut by the chunker mid-sentence keeps its fragment.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragkit.assemble import blocks, clause_blocks, clause_shown
+from ragkit.assemble import NO_SECTION, blocks, clause_blocks, clause_shown
+from ragkit.config_keys import is_config_name, within
 from ragkit.support import question_terms
 
 MAX_LINES = 6
@@ -161,3 +163,23 @@ def heading_adds(text: str, asked: frozenset[str]) -> bool:
 def under_heading(text: str) -> str:
     """A titled unit's `text` without its heading line: exactly its sentence's blocks."""
     return text.split("\n", 1)[1].lstrip()
+
+
+def readings(name: str, section: str, text: str, found: Sequence[Unit]) -> list[str]:
+    """What each unit of `found` (the units of the passage `text` of document `name`, whose
+    section is `section`) is embedded as: its text, or in a configuration file
+    (`ragkit.config_keys`) its line under the keys enclosing it, "database > pool_size: 25".
+    Alone, "pool_size: 25" names the setting without what it belongs to: e5-small's cosine to
+    "What is the database pool size?" was 0.837 alone and 0.886 under its key. The quote and
+    its citation keep the line as written."""
+    if not is_config_name(name):
+        return [unit.text for unit in found]
+    offsets = [0]
+    for block in blocks(text):
+        offsets.append(offsets[-1] + len(block))
+    outer = [] if section == NO_SECTION else section.split(" > ")
+    out = []
+    for unit in found:
+        path = within(name, outer, text, offsets[unit.start])
+        out.append(" > ".join([*path, unit.text.strip()]))
+    return out

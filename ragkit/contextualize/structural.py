@@ -2,8 +2,9 @@
 
 What it is: the offline stand-in for Claude-written contexts. For each chunk it states the
 document's title and descriptive metadata (company, date, …), the Markdown heading path
-above the chunk, the code symbols (class / function) that enclose it, and — when the chunk
-does not open the document — the document's first line, which often says what it is about.
+above the chunk, the code symbols (class / function) or a configuration file's keys
+(`ragkit.config_keys`) that enclose it, and — when the chunk does not open the document —
+the document's first line, which often says what it is about.
 
 What it is not: a summary. It cannot resolve "the previous quarter" into a number the way a
 model reading the whole document can; it only restores the labels the chunker cut off.
@@ -15,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ragkit.chunking import doc_name
+from ragkit.config_keys import is_config_name, key_path
 from ragkit.documents import Chunk, Document
 from ragkit.outline import label, one_line, outline
 
@@ -91,10 +94,12 @@ def structural_contexts(doc: Document, chunks: Sequence[Chunk]) -> list[str]:
             continue
         parts = list(shared)
         found = outline(doc.text)
-        headings = found.headings(chunk.start)
+        config = is_config_name(doc_name(doc))  # a "# " line is a comment, not a heading
+        headings = [] if config else found.headings(chunk.start)
         if headings:
             parts.append(_stopped("Section: " + " > ".join(headings)))
-        symbols = found.symbols(chunk.start)
+        symbols = ([label(key) for key in key_path(doc_name(doc), doc.text, chunk.start)]
+                   if config else found.symbols(chunk.start))
         if symbols:
             parts.append("In: " + " > ".join(symbols) + ".")
         if opening is None:

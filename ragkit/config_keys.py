@@ -1,0 +1,115 @@
+"""Where a line of a configuration file sits: the keys or the table that enclose it.
+
+What it is: `is_config_name(name)` — a YAML, TOML or JSON file, by its suffix — and
+`key_path(name, text, offset)`, the labels in force at `offset`: for YAML and pretty-printed
+JSON the keys above it that open a nested block, by indentation ("database" for
+"  pool_size: 25" under "database:"; "spec > containers" under a Kubernetes file's two), for
+TOML the `[table]` header in force ("tool.pytest.ini_options"). The chunker gives them to a
+configuration file's chunks as their section (`ragkit.chunking.section_of`) and the structural
+contextualizer states them ("In: database."). Before, such a file was read as prose: a YAML
+comment ("# Owned by the platform team") was a Markdown heading and the section of every chunk
+below it, and its `key: value` lines were run together into one sentence.
+
+What it is not: a parser. Nothing is validated, and a file that does not parse (a template
+holding `{{ }}`) still gets its sections; flow mappings on one line (`a: {b: 1}`), anchors and
+block scalars are lines like any other; a minified JSON file has no sections. PyYAML and
+tomllib were not used: they give values, not the offsets a chunk needs.
+"""
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import PurePosixPath
+
+CONFIG_SUFFIXES = frozenset({".json", ".yaml", ".yml", ".toml"})
+LINE_READ = 4096  # characters read back to a line's start: bounded work per chunk
+DEPTH = 8  # innermost labels kept: a section is a label, not the whole nesting
+# A TOML table header, "[tool.ruff]" or "[[servers]]", with an optional comment.
+_TABLE = re.compile(r"^[ \t]*+\[\[?+[ \t]*+([^\[\]\n#]+?)[ \t]*+\]\]?+[ \t]*+(?:#[^\n]*+)?$",
+                    re.M)
+# A YAML or JSON key opening a nested block: "database:", "- spec:", '"servers": [' — a key
+# with a value on its own line ("port: 8443") opens nothing. Possessive throughout: a line is
+# read once, whatever runs of spaces it holds.
+_INDENT = re.compile(r"[ \t]*+(?:-[ \t]++)?+")
+_BLOCK_KEY = re.compile(r"""^([ \t]*+(?:-[ \t]++)?+)("[^"\n]*+"|'[^'\n]*+'|[^\s#:"'\[\]{},-]"""
+                        r"""[^:#\n]*+):[ \t]*+(?:[\[{][ \t]*+)?(?:#[^\n]*+)?$""", re.M)
+
+
+def is_config_name(name: str) -> bool:
+    """True for the path or id of a configuration file: its suffix is in `CONFIG_SUFFIXES`."""
+    return "." in name and PurePosixPath(name).suffix.lower() in CONFIG_SUFFIXES
+
+
+class _Keys:
+    """Every block key of one text with the key enclosing it, found in one pass."""
+
+    def __init__(self, text: str, toml: bool) -> None:
+        self.toml = toml
+        self.starts: list[int] = []  # offset of each key's line
+        self.indents: list[int] = []
+        self.labels: list[str] = []
+        self.parents: list[int] = []  # index of the enclosing key, -1 for none
+        stack: list[int] = []
+        for m in (_TABLE if toml else _BLOCK_KEY).finditer(text):
+            indent = 0 if toml else len(m.group(1).expandtabs(4))
+            while stack and (toml or self.indents[stack[-1]] >= indent):
+                stack.pop()
+            self.parents.append(stack[-1] if stack else -1)
+            stack.append(len(self.starts))
+            self.starts.append(m.start())
+            self.indents.append(indent)
+            name = m.group(1) if toml else m.group(2)
+            self.labels.append(" ".join(name.strip().strip("\"'").split()))
+
+    def chain(self, text: str, offset: int) -> list[int]:
+        """The keys in force at `offset`, outermost first: those less indented than its line,
+        or opened on that very line (a chunk starting at "database:" is about the database)."""
+        line_start = text.rfind("\n", max(0, offset - LINE_READ), offset) + 1
+        if not line_start and offset > LINE_READ:  # inside a very long line: all keys above
+            line_start, indent = offset, 1 << 30
+        else:  # the line's indentation, read from its first LINE_READ characters at most
+            indent = len(_INDENT.match(text, line_start, line_start + LINE_READ).group()
+                         .expandtabs(4))
+        key = bisect.bisect_right(self.starts, offset) - 1
+        out: list[int] = []
+        while key >= 0 and len(out) < DEPTH:
+            if self.toml or self.indents[key] < indent or self.starts[key] >= line_start:
+                out.append(key)
+            key = self.parents[key]
+        return out[::-1]
+
+
+@lru_cache(maxsize=4)
+def _keys(text: str, toml: bool) -> _Keys:
+    return _Keys(text, toml)
+
+
+def key_path(name: str, text: str, offset: int) -> list[str]:
+    """The keys (YAML, JSON) or the table (TOML) enclosing `offset` of the configuration file
+    `name` holding `text`, outermost first, at most `DEPTH` of them."""
+    keys = _keys(text, _is_toml(name))
+    return [keys.labels[k] for k in keys.chain(text, offset)]
+
+
+def within(name: str, outer: Sequence[str], text: str, offset: int) -> list[str]:
+    """`key_path` at `offset` of a chunk's `text` whose section is `outer` (the path at the
+    chunk's start): the keys the chunk itself opens above `offset`, under `outer` unless the
+    outermost of them is a top-level key or a TOML table (which replace it). A key on the
+    chunk's first line is in `outer` already. An approximation: the chunk's first line lost its
+    indentation when it was cut, so a key less indented than the chunk's start but not
+    top-level is read as nested under `outer`."""
+    keys = _keys(text, toml := _is_toml(name))
+    chain = keys.chain(text, offset)
+    first_line = text.find("\n") if "\n" in text[:LINE_READ] else LINE_READ
+    if chain and keys.starts[chain[0]] < first_line:
+        chain = chain[1:]
+    if not chain:
+        return list(outer)
+    labels = [keys.labels[k] for k in chain]
+    return labels if toml or keys.indents[chain[0]] == 0 else [*outer, *labels][-DEPTH:]
+
+
+def _is_toml(name: str) -> bool:
+    return PurePosixPath(name).suffix.lower() == ".toml"

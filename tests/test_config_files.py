@@ -1,0 +1,183 @@
+"""Configuration files (YAML, TOML, JSON) in a user's folder are read as configuration: a
+chunk's section is the keys or table enclosing it, a "# " line is a comment, never a Markdown
+heading, and each `key: value` line is its own quotable unit, read under its keys. They were
+read as prose: a YAML comment ("# Owned by the platform team") was the section of every chunk
+below it, and an answer quoted "name: billing-api replicas: 4 port: 8443" as one sentence."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from ragkit.assemble import config_cited_tag
+from ragkit.chunking import ChunkerConfig, chunk_document, is_code_name
+from ragkit.config_keys import is_config_name, key_path, within
+from ragkit.contextualize.structural import structural_contexts
+from ragkit.documents import Document
+from ragkit.extractive_units import readings, units
+from tests.test_extractive import offline_env
+
+RAGKIT = str(Path(sys.executable).parent / "ragkit")
+
+DEPLOY = """\
+# Deployment settings for the billing service
+# Owned by the platform team
+service:
+  name: billing-api
+  replicas: 4
+  port: 8443
+# Database connection
+database:
+  host: db.internal.example
+  pool_size: 25
+  timeout_seconds: 30
+# Retry policy for outgoing webhooks
+webhooks:
+  max_retries: 7
+  backoff: exponential
+"""
+PYPROJECT = """\
+[project]
+name = "ledgerline"
+version = "2.4.1"
+
+# Lint settings
+[tool.ruff]
+line-length = 100
+
+[tool.pytest.ini_options]
+testpaths = ["tests"]
+timeout = 45
+"""
+K8S = """\
+apiVersion: apps/v1
+kind: Deployment
+spec:
+  template:
+    spec:
+      containers:
+        - name: web
+          image: nginx:1.25
+          ports:
+            - containerPort: 80
+"""
+TSCONFIG = """\
+{
+  "compilerOptions": {
+    "target": "es2020",
+    "paths": {
+      "@app/*": ["src/*"]
+    }
+  },
+  "include": [
+    "src"
+  ]
+}
+"""
+
+
+def at(text: str, needle: str) -> int:
+    return text.index(needle)
+
+
+def test_a_config_file_is_known_by_its_suffix_and_read_as_code_is():
+    for name in ("deploy.yaml", "ci/Build.YML", "pyproject.toml", "tsconfig.json"):
+        assert is_config_name(name) and is_code_name(name)
+    for name in ("notes.md", "yaml", "readme.txt", "deploy.yaml.md"):
+        assert not is_config_name(name)
+
+
+def test_keys_enclosing_a_line_are_read_by_indentation_and_tables_by_header():
+    assert key_path("d.yaml", DEPLOY, at(DEPLOY, "pool_size")) == ["database"]
+    assert key_path("d.yaml", DEPLOY, at(DEPLOY, "database:")) == ["database"]  # opened here
+    assert key_path("d.yaml", DEPLOY, at(DEPLOY, "replicas")) == ["service"]
+    assert key_path("d.yaml", DEPLOY, at(DEPLOY, "# Retry")) == []  # a comment: no key
+    assert key_path("d.yaml", DEPLOY, at(DEPLOY, "# Owned")) == []
+    assert key_path("k.yml", K8S, at(K8S, "image")) == ["spec", "template", "spec",
+                                                        "containers"]
+    assert key_path("k.yml", K8S, at(K8S, "containerPort")) == [
+        "spec", "template", "spec", "containers", "ports"]
+    assert key_path("k.yml", K8S, at(K8S, "kind")) == []
+    assert key_path("p.toml", PYPROJECT, at(PYPROJECT, "timeout")) == [
+        "tool.pytest.ini_options"]
+    assert key_path("p.toml", PYPROJECT, at(PYPROJECT, "line-length")) == ["tool.ruff"]
+    assert key_path("p.toml", PYPROJECT, at(PYPROJECT, "[tool.ruff]")) == ["tool.ruff"]
+    assert key_path("t.json", TSCONFIG, at(TSCONFIG, '"target"')) == ["compilerOptions"]
+    assert key_path("t.json", TSCONFIG, at(TSCONFIG, '"@app')) == ["compilerOptions", "paths"]
+    assert key_path("t.json", TSCONFIG, at(TSCONFIG, '"src"\n')) == ["include"]
+
+
+def test_a_very_long_line_and_deep_nesting_are_read_once():
+    """A key line of ten million spaces, and 50,000 nested keys: each read in one pass (the
+    key pattern is possessive), and a path keeps its `DEPTH` innermost keys."""
+    long_line = "a" + " " * 10_000_000 + ":\n" + "x: 1\n" * 3
+    assert key_path("b.yaml", long_line, len(long_line) - 2) == []
+    deep = "".join("  " * i + f"k{i}:\n" for i in range(50_000))
+    assert key_path("d.yaml", deep, len(deep) - 2) == [f"k{i}" for i in range(49_992, 50_000)]
+
+
+def test_within_a_chunk_the_keys_it_opens_replace_or_extend_its_section():
+    chunk = DEPLOY[at(DEPLOY, "replicas"):]  # cut mid-"service:", its indentation trimmed
+    assert within("d.yaml", ["service"], chunk, at(chunk, "port")) == ["service"]
+    assert within("d.yaml", ["service"], chunk, at(chunk, "pool_size")) == ["database"]
+    nested = K8S[at(K8S, "spec:\n      containers"):]
+    assert within("k.yml", ["spec", "template", "spec"], nested, at(nested, "image")) == [
+        "spec", "template", "spec", "containers"]
+
+
+def test_a_config_files_chunks_have_its_keys_as_section_and_context():
+    """Small chunks of the YAML file: each chunk's section is the key over its first line
+    (it was the comment above it, "Database connection", or "Owned by the platform team"),
+    and the structural context says "In: database." with no "Section:"."""
+    doc = Document("deploy.yaml", DEPLOY, "deploy.yaml", {"path": "deploy.yaml"})
+    chunks = chunk_document(doc, ChunkerConfig(size=16, overlap=0))
+    assert [c.metadata["chunker"] for c in chunks] == ["code"] * len(chunks)
+    sections = {c.text.split("\n", 1)[0].strip(): c.metadata["section"] for c in chunks}
+    assert sections["host: db.internal.example"] == ["database"]
+    assert sections["name: billing-api"] == ["service"]
+    assert sections["# Retry policy for outgoing webhooks"] == []  # a comment, then the key
+    contexts = dict(zip((c.text.split("\n", 1)[0].strip() for c in chunks),
+                        structural_contexts(doc, chunks)))
+    assert "In: database." in contexts["host: db.internal.example"]
+    assert not any("Section:" in context for context in contexts.values())
+
+
+def test_each_line_is_a_unit_read_under_its_keys_and_cited_under_them():
+    found = units(DEPLOY, code=True)
+    read = dict(zip((u.text.strip() for u in found),
+                    readings("deploy.yaml", "—", DEPLOY, found)))
+    assert read["pool_size: 25"] == "database > pool_size: 25"
+    assert read["replicas: 4"] == "service > replicas: 4"
+    assert read["# Owned by the platform team"] == "# Owned by the platform team"
+    prose = units("Backups run nightly.\n")
+    assert readings("guide.md", "—", "Backups run nightly.\n", prose) == ["Backups run nightly.\n"]
+    texts = [u.text for u in found if u.end == u.start + 1]
+    block = next(i for i, t in enumerate(texts) if t.strip() == "max_retries: 7")
+    assert config_cited_tag("[Source: deploy.yaml | Section: —]", "deploy.yaml", texts,
+                            block) == "[Source: deploy.yaml | Section: webhooks]"
+
+
+def test_ragkit_ask_offline_answers_from_a_config_file_across_processes(tmp_path):
+    """Index a folder with a YAML and a TOML file in one process, ask in another: the answer
+    quotes the setting's line and cites the file under its keys."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "deploy.yaml").write_text(DEPLOY)
+    (docs / "pyproject.toml").write_text(PYPROJECT)
+    env = offline_env(tmp_path)
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([RAGKIT, *args], env=env, capture_output=True, text=True,
+                              timeout=300)
+    built = run("index", str(docs), "--out", str(tmp_path / "idx"))
+    assert built.returncode == 0, built.stderr
+    done = run("ask", "--index", str(tmp_path / "idx"), "What is the database pool size?")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "pool_size: 25 [1] # Database connection [1] database: [1]",
+        "[1] deploy.yaml#0 — deploy.yaml / database"]
+    done = run("ask", "--index", str(tmp_path / "idx"), "What is the pytest timeout?")
+    assert done.stdout.splitlines()[1:] == [
+        "[1] pyproject.toml#0 — pyproject.toml / tool.pytest.ini_options",
+        "[2] deploy.yaml#0 — deploy.yaml / database"]
+    assert done.stdout.startswith("timeout = 45 [1]")
