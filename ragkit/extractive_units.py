@@ -12,7 +12,10 @@ range a citation can name), so a quote cites `[start, end)` of its search result
   an abbreviation ("e.g.", "i.e.", "etc.") or after a bare list number ("2."); a heading
   line cut at a full stop ("## 2. Cooling-off period"); a numbered or bulleted list item
   ("4. … drops from 3 to 2\nmites per 100 bees.") joins its wrapped lines by the same rules,
-  though the next item still starts a unit. At most `MAX_LINES` lines a unit;
+  though the next item still starts a unit. Korean has no lower case: a line ending in a
+  particle, a connective ending or a comma ("… 2일 이내에", "… 출고되며,") joins the next
+  when that starts in Hangul (a quote stopped at "… 2일 이내에"). At most `MAX_LINES` lines a
+  unit;
 - a Markdown heading is a unit of its own, never quoted alone (a title is not an answer),
   and is offered once more joined to the unit after it, as one quote ("### C : float,
   default=1.0" with "Regularization parameter."): API references and manuals put the
@@ -65,6 +68,11 @@ _LOWER_START = re.compile(r"[a-z(`'\":]")
 _NUMBER_START = re.compile(r"\d+(?:[.,:/]\d+)*(?:%|[^\W\d_A-Z]+)?\s+[^\W\d_A-Z]")
 _WORD_END = re.compile(r"[^\W\d_]$|,$")
 _TRIPLE = re.compile(r"\"\"\"|'''")
+# Korean has no lower case to tell a wrapped line by: a line ending in a particle or a
+# connective ending ("… 2일 이내에", "… 출고되며", "고객센터나") or a comma goes on, when the
+# next line starts in Hangul; one ending in a noun ("환불 정책") or a full stop does not.
+_HANGUL_START = re.compile(r"[\uac00-\ud7a3]")
+_KOREAN_OPEN_END = re.compile(r"[은는이가을를에의와과도로고며서면나게및등,]$")
 # A table's delimiter row, "| --- | :---: |" (GitHub-flavoured Markdown); a bare "---" is none.
 _CELL = r"\s*:?-+:?\s*"
 _TABLE_RULE = re.compile(rf"^\s*(?:\|?{_CELL}(?:\|{_CELL})+\|?|\|{_CELL}\|)\s*$")
@@ -99,6 +107,8 @@ def _joins(unit: list, block: str, code: bool) -> bool:
         return False
     if _NUMBER_START.match(block):
         return bool(_WORD_END.search(body))
+    if _HANGUL_START.match(block) and not _STRUCTURE.match(block):
+        return bool(_KOREAN_OPEN_END.search(body))
     return bool(_OPEN_END.search(body) and _LOWER_START.match(block)
                 and not _STRUCTURE.match(block))
 

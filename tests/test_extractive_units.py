@@ -66,6 +66,21 @@ def test_full_width_stops_end_korean_sentences():
     assert [shown(u.text) for u in units("정말인가요？ 네！ 그렇다．")] == [
         "정말인가요？", "네！", "그렇다．"]
 
+def test_a_wrapped_korean_line_joins_after_a_particle_or_connective_ending():
+    """Korean has no lower case, so a hard-wrapped Korean sentence was never joined: the
+    answer quoted "… 영업일 기준 2일 이내에", half a sentence. A line ending in a noun (a
+    title) or a full stop still ends its unit, and so does a list item's start."""
+    text = ("주문한 상품은 결제 완료 후 영업일 기준 2일 이내에\n"
+            "출고되며, 제주와 도서 산간 지역은 하루가 더 걸립니다.\n"
+            "반품 신청은 7일 이내에 고객센터나\n앱에서 할 수 있습니다.\n"
+            "환불 정책\n구매 후 30일 동안 환불됩니다.\n"
+            "다음 항목에\n- 해당하면 안 됩니다.\n")
+    assert [shown(u.text) for u in units(text)] == [
+        "주문한 상품은 결제 완료 후 영업일 기준 2일 이내에 출고되며, 제주와 도서 산간 "
+        "지역은 하루가 더 걸립니다.", "반품 신청은 7일 이내에 고객센터나 앱에서 할 수 있습니다.",
+        "환불 정책", "구매 후 30일 동안 환불됩니다.", "다음 항목에", "- 해당하면 안 됩니다."]
+
+
 def test_a_one_word_answer_is_not_taken_for_an_abbreviation():
     text = "**Can I install software myself?** No. Standard accounts have no administrator rights."
     assert [shown(u.text) for u in units(text)] == [
