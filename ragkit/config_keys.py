@@ -26,6 +26,10 @@ from pathlib import PurePosixPath
 CONFIG_SUFFIXES = frozenset({".json", ".yaml", ".yml", ".toml"})
 LINE_READ = 4096  # characters read back to a line's start: bounded work per chunk
 DEPTH = 8  # innermost labels kept: a section is a label, not the whole nesting
+# Deeper keys passed over on the way up from a line to the keys enclosing it: a line under
+# more than this many deeper keys (a nest no real file has) gets no section, where every
+# chunk after a nest 10,000 deep walked all of it.
+PASSED = 64
 # A TOML table header, "[tool.ruff]" or "[[servers]]", with an optional comment.
 _TABLE = re.compile(r"^[ \t]*+\[\[?+[ \t]*+([^\[\]\n#]+?)[ \t]*+\]\]?+[ \t]*+(?:#[^\n]*+)?$",
                     re.M)
@@ -74,7 +78,9 @@ class _Keys:
                          .expandtabs(4))
         key = bisect.bisect_right(self.starts, offset) - 1
         out: list[int] = []
-        while key >= 0 and len(out) < DEPTH:
+        for _ in range(DEPTH + PASSED):  # bounded work per chunk, however deep the nesting
+            if key < 0 or len(out) == DEPTH:
+                break
             if self.toml or self.indents[key] < indent or self.starts[key] >= line_start:
                 out.append(key)
             key = self.parents[key]

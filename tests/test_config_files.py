@@ -108,6 +108,12 @@ def test_a_very_long_line_and_deep_nesting_are_read_once():
     assert key_path("b.yaml", long_line, len(long_line) - 2) == []
     deep = "".join(" " * i + f"k{i}:\n" for i in range(3_000))
     assert key_path("d.yaml", deep, len(deep) - 2) == [f"k{i}" for i in range(2_992, 3_000)]
+    # a line back at indentation 1 under 3,000 deeper keys: no section, after 72 steps up
+    # (its key, k0, is 2,999 steps up: every chunk after the nest walked all of them)
+    flat = deep + " x: 1\n"
+    assert key_path("d.yaml", flat, len(flat) - 2) == []
+    shallow = "".join(" " * i + f"k{i}:\n" for i in range(40)) + " x: 1\n"
+    assert key_path("d.yaml", shallow, len(shallow) - 2) == ["k0"]
 
 
 def test_within_a_chunk_the_keys_it_opens_replace_or_extend_its_section():
