@@ -104,6 +104,8 @@ def parse_json(text: str) -> dict[str, Any]:
         value = json.loads(text[start:end + 1])
     except ValueError as exc:
         raise Malformed(f"invalid JSON ({exc})") from None
+    except RecursionError:  # "[" × 100,000: a traceback, not a malformed reply
+        raise Malformed("invalid JSON (nested too deeply)") from None
     if not isinstance(value, dict):
         raise Malformed("the reply's JSON is not an object")
     return value

@@ -259,10 +259,11 @@ class VoyageBatches:
                 row = json.loads(line)
                 if not isinstance(row, dict):
                     raise ValueError("not an object")
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:  # RecursionError: "[" × 100,000
+                why = exc if isinstance(exc, ValueError) else "nested too deeply"
                 raise RagkitError(f"{self.what}: Voyage batch {job.get('id')}: output file "
                                   f"{job['output_file_id']} line {number}: not a result ("
-                                  f"{exc}); {self._hint()}") from None
+                                  f"{why}); {self._hint()}") from None
             key = row.get("custom_id") if isinstance(row.get("custom_id"), str) else None
             response = row.get("response")
             status = response.get("status_code", 200) if isinstance(response, dict) else None

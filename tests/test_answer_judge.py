@@ -92,6 +92,7 @@ def test_majority_is_nan_on_a_tie_or_no_valid_vote():
     (lambda text: "Sure! The statements are supported.", "no JSON object"),
     (lambda text: text[: len(text) // 2], "no JSON object|invalid JSON"),
     (lambda text: (text, "max_tokens"), "cut off at max_tokens"),
+    (lambda text: '{"a": ' + "[" * 100_000 + "}", r"invalid JSON \(nested too deeply\)"),
     (lambda text: json.dumps({"verdicts": [{"statement": 1, "verdict": 1},
                                            {"statement": 7, "verdict": 1}]}),
      "unknown statement 7"),

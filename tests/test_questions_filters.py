@@ -72,10 +72,11 @@ def test_the_unaltered_stand_in_passes_every_filter(tmp_path):
     assert "near-duplicate (not checked)" in report.table()  # no embedder given
 
 
-def test_a_reply_that_is_not_the_json_asked_for_is_dropped_as_malformed(tmp_path):
+@pytest.mark.parametrize("text", ["Sorry, here is a question: what is a refund?",
+                                  '{"a": ' + "[" * 100_000 + "}"])  # was a traceback
+def test_a_reply_that_is_not_the_json_asked_for_is_dropped_as_malformed(tmp_path, text):
     def alter(kind, reply):
-        return _with(reply, "Sorry, here is a question: what is a refund?") \
-            if kind == "write" else reply
+        return _with(reply, text) if kind == "write" else reply
     questions, report = _run(tmp_path, alter)
     assert (questions, _dropped(report, "malformed reply")) == ([], 3)
 

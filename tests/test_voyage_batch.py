@@ -119,6 +119,20 @@ def test_an_unusable_result_is_no_result_not_a_traceback(server, voyage_env):
     assert any(": results not usable, counted as none (first: line" in line for line in lines)
 
 
+@pytest.mark.parametrize("server", [(0.0, 1, "deep")], indirect=True)
+def test_an_output_line_nested_too_deeply_is_one_error_and_the_job_is_kept(server, voyage_env,
+                                                                            tmp_path):
+    """A line of 100,000 "[" in the output file raised RecursionError: a traceback."""
+    from ragkit.documents import RagkitError
+    from ragkit.embed.voyage import VoyageEmbedder
+    embedder = VoyageEmbedder("voyage-3.5", batch={"poll": 0.1, "log": lambda line: None})
+    with pytest.raises(RagkitError, match=r"output file out-\S+ line 2: not a result \(nested "
+                       r"too deeply\); "):
+        embedder.embed(["a", "b", "c"])
+    assert [p.name for p in (tmp_path / "home" / "batches" / "voyage").glob("*.json")] == [
+        "batch-1.json"]  # a re-run fetches the job's results again, it does not pay twice
+
+
 @pytest.mark.parametrize("server", [(0.0, 1, "dup")], indirect=True)
 def test_a_result_given_twice_is_counted_once(server, voyage_env):
     from ragkit.embed.voyage import VoyageEmbedder

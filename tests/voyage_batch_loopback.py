@@ -10,7 +10,7 @@ request_params with model and input_type "document". A job is in_progress for HO
 then completed; its output file lists the results in reverse order, and the line at
 position FAIL of the first job (-1: none) is a 500 error. Interactive POST /v1/embeddings
 and /v1/contextualizedembeddings answer at once. A sixth argument: the failing row's shape
-(`BAD`), "refuse" (the interactive endpoints fail), "drip" or "stall" (every job status is
+(`BAD`; "deep": a line of 100,000 "["), "refuse" (the interactive endpoints fail), "drip" or "stall" (every job status is
 sent a byte a second, or stops after 20 bytes) or "slowfile" (the output file comes in five
 pieces 0.4 s apart). Every vector is `vector(text)`: 1,024 numbers from the text's sha256,
 so a test can check which text a vector belongs to.
@@ -136,15 +136,16 @@ class H(BaseHTTPRequestHandler):
                 bad = BAD.get(self.server.kind)
                 if job["first"] and len(lines) - 1 - i == self.server.fail and bad:
                     good = {"status_code": 200, "body": answer(job["endpoint"], line["body"])}
-                    rows += [{"custom_id": line["custom_id"], "response": r}
-                             for r in bad(good)]
+                    rows += [r if isinstance(r, Raw) else {"custom_id": line["custom_id"],
+                                                           "response": r} for r in bad(good)]
                 elif job["first"] and len(lines) - 1 - i == self.server.fail:
                     rows.append({"custom_id": line["custom_id"], "response": {
                         "status_code": 500, "body": None}, "error": {"message": "internal"}})
                 else:
                     rows.append({"custom_id": line["custom_id"], "response": {
                         "status_code": 200, "body": answer(job["endpoint"], line["body"])}})
-            return self._send("".join(json.dumps(r) + "\n" for r in rows).encode(),
+            return self._send("".join((r if isinstance(r, Raw) else json.dumps(r)) + "\n"
+                                      for r in rows).encode(),
                               slow="pieces" if self.server.kind == "slowfile" else None)
         if parts[-2] == "batches" and parts[-1] in state["jobs"]:
             job = state["jobs"][parts[-1]]
@@ -159,8 +160,13 @@ class H(BaseHTTPRequestHandler):
         self._send({"detail": "not found"}, 404)
 
 
+class Raw(str):
+    """An output file's line sent as it is, not as JSON."""
+
+
 # The failing row's other shapes (a sixth argument): each the list of responses sent for it.
 BAD = {
+    "deep": lambda r: [Raw("[" * 100_000)],
     "nan": lambda r: [{**r, "body": {**r["body"], "data": [
         {"embedding": [float("nan")] * len(r["body"]["data"][0]["embedding"]), "index": 0}]}}],
     "zero": lambda r: [{**r, "body": {**r["body"], "data": [

@@ -147,6 +147,6 @@ def reply_json(message: Message) -> dict[str, Any] | None:
         return None
     try:
         value = json.loads(found.group(0))
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deeply
         return None
     return value if isinstance(value, dict) else None
