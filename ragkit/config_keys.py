@@ -11,13 +11,16 @@ comment ("# Owned by the platform team") was a Markdown heading and the section 
 below it, and its `key: value` lines were run together into one sentence.
 
 What it is not: a parser. Nothing is validated, and a file that does not parse (a template
-holding `{{ }}`) still gets its sections; flow mappings on one line (`a: {b: 1}`), anchors and
-block scalars are lines like any other; a minified JSON file has no sections. PyYAML and
-tomllib were not used: they give values, not the offsets a chunk needs.
+holding `{{ }}`) still gets its sections; a block scalar's lines (under "init: |") are text,
+never keys, but a flow mapping on one line (`a: {b: 1}`) opens nothing, an alias merged in
+(`<<: *db`) brings no keys, a TOML multi-line string's `[x]` line reads as a table, and a
+minified JSON file has no sections. PyYAML and tomllib were not used: they give values, not
+the offsets a chunk needs.
 """
 from __future__ import annotations
 
 import bisect
+import math
 import re
 from collections.abc import Sequence
 from functools import lru_cache
@@ -30,15 +33,25 @@ DEPTH = 8  # innermost labels kept: a section is a label, not the whole nesting
 # more than this many deeper keys (a nest no real file has) gets no section, where every
 # chunk after a nest 10,000 deep walked all of it.
 PASSED = 64
-# A TOML table header, "[tool.ruff]" or "[[servers]]", with an optional comment.
-_TABLE = re.compile(r"^[ \t]*+\[\[?+[ \t]*+([^\[\]\n#]+?)[ \t]*+\]\]?+[ \t]*+(?:#[^\n]*+)?$",
-                    re.M)
-# A YAML or JSON key opening a nested block: "database:", "- spec:", '"servers": [' — a key
-# with a value on its own line ("port: 8443") opens nothing. Possessive throughout: a line is
-# read once, whatever runs of spaces it holds.
+# A TOML table header, "[tool.ruff]", "[[servers]]", '[servers."beta.eu"]', with an optional
+# comment: dotted bare or quoted keys, so an array's row ('["10.0.0.0", "10.0.0.255"]') is
+# none. Possessive throughout: a line is read once, whatever runs of spaces it holds.
+_TOML_KEY = r"""(?:[A-Za-z0-9_-]++|"[^"\n]*+"|'[^'\n]*+')"""
+_TABLE = re.compile(rf"^[ \t]*+\[\[?+[ \t]*+({_TOML_KEY}(?:[ \t]*+\.[ \t]*+{_TOML_KEY})*+)"
+                    rf"[ \t]*+\]\]?+[ \t]*+(?:#[^\n]*+)?\r?$", re.M)
+# A YAML or JSON key opening a nested block: "database:", "- spec:", '"servers": [', a key
+# with an anchor or a tag ("db: &db", "cache: !!map") or a block scalar ("init: |"): a key
+# with a value on its own line ("port: 8443") opens nothing.
 _INDENT = re.compile(r"[ \t]*+(?:-[ \t]++)?+")
 _BLOCK_KEY = re.compile(r"""^([ \t]*+(?:-[ \t]++)?+)("[^"\n]*+"|'[^'\n]*+'|[^\s#:"'\[\]{},-]"""
-                        r"""[^:#\n]*+):[ \t]*+(?:[\[{][ \t]*+)?(?:#[^\n]*+)?$""", re.M)
+                        r"""[^:#\n]*+):(?:[ \t]++[&!][^\s#]*+)*+[ \t]*+(?:([|>][-+0-9]*+)|"""
+                        r"""[\[{])?+[ \t]*+(?:#[^\n]*+)?\r?$""", re.M)
+
+
+@lru_cache(maxsize=64)
+def _scalar_body(indent: int) -> re.Pattern:
+    """The lines of a block scalar under a key at `indent`: blank, or indented further."""
+    return re.compile(rf"(?:\r?\n(?:[ \t]*+(?=\r?\n|\Z)| {{{indent + 1},}}[^\n]*+))*+")
 
 
 def is_config_name(name: str) -> bool:
@@ -56,7 +69,10 @@ class _Keys:
         self.labels: list[str] = []
         self.parents: list[int] = []  # index of the enclosing key, -1 for none
         stack: list[int] = []
+        text_until = -1  # the end of a block scalar's lines: text, no keys
         for m in (_TABLE if toml else _BLOCK_KEY).finditer(text):
+            if m.start() < text_until:
+                continue
             indent = 0 if toml else len(m.group(1).expandtabs(4))
             while stack and (toml or self.indents[stack[-1]] >= indent):
                 stack.pop()
@@ -64,8 +80,13 @@ class _Keys:
             stack.append(len(self.starts))
             self.starts.append(m.start())
             self.indents.append(indent)
-            name = m.group(1) if toml else m.group(2)
-            self.labels.append(" ".join(name.strip().strip("\"'").split()))
+            name = " ".join((m.group(1) if toml else m.group(2)).split())
+            quoted = not toml and len(name) > 1 and name[0] == name[-1] and name[0] in "\"'"
+            self.labels.append(name[1:-1] if quoted else name)
+            if not toml and m.group(3):  # "init: |": the lines under it are its text
+                text_until = _scalar_body(indent).match(text, m.end()).end()
+        # the file's indentation step: what a level of nesting adds (`within`)
+        self.step = math.gcd(*(i for i in self.indents if i)) or 2
 
     def chain(self, text: str, offset: int) -> list[int]:
         """The keys in force at `offset`, outermost first: those less indented than its line,
@@ -101,11 +122,11 @@ def key_path(name: str, text: str, offset: int) -> list[str]:
 
 def within(name: str, outer: Sequence[str], text: str, offset: int) -> list[str]:
     """`key_path` at `offset` of a chunk's `text` whose section is `outer` (the path at the
-    chunk's start): the keys the chunk itself opens above `offset`, under `outer` unless the
-    outermost of them is a top-level key or a TOML table (which replace it). A key on the
-    chunk's first line is in `outer` already. An approximation: the chunk's first line lost its
-    indentation when it was cut, so a key less indented than the chunk's start but not
-    top-level is read as nested under `outer`."""
+    chunk's start): the keys the chunk itself opens above `offset`, under as many of `outer`
+    as the outermost one's indentation has steps of the file's (a TOML table replaces
+    `outer`). A key on the chunk's first line is in `outer` already. An approximation: the
+    chunk's first line lost its indentation when it was cut, and a file indented unevenly
+    (or a list item's "- ") may put a key under more or fewer of `outer` than it is."""
     keys = _keys(text, toml := _is_toml(name))
     chain = keys.chain(text, offset)
     first_line = text.find("\n") if "\n" in text[:LINE_READ] else LINE_READ
@@ -114,7 +135,21 @@ def within(name: str, outer: Sequence[str], text: str, offset: int) -> list[str]
     if not chain:
         return list(outer)
     labels = [keys.labels[k] for k in chain]
-    return labels if toml or keys.indents[chain[0]] == 0 else [*outer, *labels][-DEPTH:]
+    if toml:
+        return labels
+    # the outermost key the chunk opens sits under as many of `outer` as its indentation
+    # has steps: "cache:" two spaces in, in a chunk begun in "services > api > environment",
+    # is under "services" alone
+    return [*outer[:keys.indents[chain[0]] // keys.step], *labels][-DEPTH:]
+
+
+def opens_block(name: str, line: str) -> bool:
+    """True when `line` of the configuration file `name` is a key that opens a block, or a
+    TOML table header, and says nothing else: a label, like a heading, never an answer."""
+    if not is_config_name(name):
+        return False
+    pattern = _TABLE if _is_toml(name) else _BLOCK_KEY
+    return bool(pattern.fullmatch(line.strip()))
 
 
 def _is_toml(name: str) -> bool:

@@ -11,8 +11,9 @@ citations and `model` `MODEL` ("offline-extractive"), never a Claude model name.
 
 1. Units (`ragkit.extractive_units`): sentences rejoined where the blocks cut one, each
    heading also offered with the sentence under it, every line of a source file its own unit;
-   a heading alone, a unit without a content term (")") or over `support.MAX_QUOTE_CHARS`, or
-   a long sentence's clause without a question term but bare numbers is never quoted.
+   a heading alone (or a configuration file's bare key, "database:"), a unit without a
+   content term (")") or over `support.MAX_QUOTE_CHARS`, or a long sentence's clause
+   without a question term but bare numbers is never quoted.
 2. Terms: the question's and each unit's `auto` tokens minus `QUESTION_WORDS`, plural
    endings off (`s_stem`); IDF over the request's blocks, idf(t) = ln(1 + (N − n_t + 0.5) /
    (n_t + 0.5)), as the stand-in does.
@@ -75,6 +76,7 @@ import numpy as np
 
 from ragkit.assemble import Passage, blocks
 from ragkit.chunking import is_code_name
+from ragkit.config_keys import opens_block
 from ragkit import extractive_scorer as scorer
 from ragkit.extractive_decline import missing
 from ragkit.extractive_scorer import closeness
@@ -229,6 +231,7 @@ def features(question: str, passages: Sequence[Passage], embedder) -> Features:
         for unit, reading in zip(found, read):
             mine = terms(unit.text)
             if (not unit.heading and mine and len(unit.text.strip()) <= MAX_QUOTE_CHARS
+                    and not opens_block(passage.doc_id, unit.text)
                     and (mine & named or not unit.clause)):
                 quotes.append((r, unit, mine, title, reading))
     idf = request_idf(every_block, asked)

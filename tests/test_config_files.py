@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ragkit.assemble import config_cited_tag
 from ragkit.chunking import ChunkerConfig, chunk_document, is_code_name
-from ragkit.config_keys import is_config_name, key_path, within
+from ragkit.config_keys import is_config_name, key_path, opens_block, within
 from ragkit.contextualize.structural import structural_contexts
 from ragkit.documents import Document
 from ragkit.extractive_units import readings, units
@@ -101,11 +101,57 @@ def test_keys_enclosing_a_line_are_read_by_indentation_and_tables_by_header():
     assert key_path("t.json", TSCONFIG, at(TSCONFIG, '"src"\n')) == ["include"]
 
 
+COMPOSE = """\
+services:
+  web:
+    image: nginx:1.25
+    port: 8080
+  db: &db
+    image: postgres:16
+    port: 5432
+  init: |
+    CREATE TABLE users:
+      id int
+  cache: !!map
+    port: 6379
+"""
+SERVERS = """\
+[servers.alpha]
+allowed_ranges = [
+  ["10.0.0.0", "10.0.0.255"],
+  ["192.168.0.0", "192.168.0.255"]
+]
+max_connections = 500
+[servers."beta.eu"]
+max_connections = 200
+"""
+
+
+def test_anchors_tags_block_scalars_array_rows_quoted_keys_and_crlf():
+    """A key with an anchor or a tag opens its block ("db: &db": the db's port was cited
+    under "web"); a block scalar's lines are text, never keys; an array's row is no TOML
+    table (it took over the section, and the answer quoted the next table's value); a quoted
+    key keeps both quotes; Windows line ends still end a key's line."""
+    assert key_path("c.yaml", COMPOSE, at(COMPOSE, "port: 5432")) == ["services", "db"]
+    assert key_path("c.yaml", COMPOSE, at(COMPOSE, "id int")) == ["services", "init"]
+    assert key_path("c.yaml", COMPOSE, at(COMPOSE, "port: 6379")) == ["services", "cache"]
+    assert key_path("s.toml", SERVERS, at(SERVERS, "max_connections = 500")) == [
+        "servers.alpha"]
+    assert key_path("s.toml", SERVERS, at(SERVERS, "max_connections = 200")) == [
+        'servers."beta.eu"']
+    crlf = DEPLOY.replace("\n", "\r\n")
+    assert key_path("d.yaml", crlf, at(crlf, "pool_size")) == ["database"]
+    assert key_path("p.toml", PYPROJECT.replace("\n", "\r\n"), at(PYPROJECT, "line-length")
+                    ) == ["tool.ruff"]
+
+
 def test_a_very_long_line_and_deep_nesting_are_read_once():
     """A key line of ten million spaces, and 3,000 nested keys: each read in one pass (the
     key pattern is possessive), and a path keeps its `DEPTH` innermost keys."""
     long_line = "a" + " " * 10_000_000 + ":\n" + "x: 1\n" * 3
     assert key_path("b.yaml", long_line, len(long_line) - 2) == []
+    header = "[a" + " " * 1_000_000 + "x\nk = 1\n"  # 200,000 spaces took 23 s
+    assert key_path("b.toml", header, len(header) - 2) == []
     deep = "".join(" " * i + f"k{i}:\n" for i in range(3_000))
     assert key_path("d.yaml", deep, len(deep) - 2) == [f"k{i}" for i in range(2_992, 3_000)]
     # a line back at indentation 1 under 3,000 deeper keys: no section, after 72 steps up
@@ -123,6 +169,12 @@ def test_within_a_chunk_the_keys_it_opens_replace_or_extend_its_section():
     nested = K8S[at(K8S, "spec:\n      containers"):]
     assert within("k.yml", ["spec", "template", "spec"], nested, at(nested, "image")) == [
         "spec", "template", "spec", "containers"]
+    # a chunk begun deep in one service: the next services are under "services" alone
+    deep = "API_KEY: x\n      LOG: y\n  worker:\n    image: w\n  cache:\n    maxmemory: 1g\n"
+    outer = ["services", "api", "environment"]
+    assert within("c.yaml", outer, deep, at(deep, "LOG")) == outer
+    assert within("c.yaml", outer, deep, at(deep, "image")) == ["services", "worker"]
+    assert within("c.yaml", outer, deep, at(deep, "maxmemory")) == ["services", "cache"]
 
 
 def test_a_config_files_chunks_have_its_keys_as_section_and_context():
@@ -167,10 +219,19 @@ def test_ragkit_ask_offline_answers_from_a_config_file(tmp_path, here):
     done = index_and_ask(here, tmp_path, docs, "What is the database pool size?")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
-        "pool_size: 25 [1] # Database connection [1] database: [1]",
+        "pool_size: 25 [1] # Database connection [1]",  # never the bare key "database:"
         "[1] deploy.yaml#0 — deploy.yaml / database"]
     done = ask(here, tmp_path, "What is the pytest timeout?")
     assert done.stdout.splitlines()[1:] == [
         "[1] pyproject.toml#0 — pyproject.toml / tool.pytest.ini_options",
         "[2] deploy.yaml#0 — deploy.yaml / database"]
     assert done.stdout.startswith("timeout = 45 [1]")
+    assert "[tool.pytest.ini_options]" not in done.stdout  # a table header is a label
+
+
+def test_a_bare_key_or_table_header_is_a_label_and_a_key_with_a_value_is_not():
+    assert opens_block("d.yaml", "  database:\n") and opens_block("d.yaml", '"paths": {')
+    assert opens_block("p.toml", "[tool.ruff]") and opens_block("p.toml", "[[servers]]")
+    assert not opens_block("d.yaml", "pool_size: 25") and not opens_block("p.toml", "a = 1")
+    assert not opens_block("d.yaml", "# Database connection")
+    assert not opens_block("notes.md", "Refunds:")  # a prose line ending in a colon

@@ -68,17 +68,21 @@ def test_full_width_stops_end_korean_sentences():
 
 def test_a_wrapped_korean_line_joins_after_a_particle_or_connective_ending():
     """Korean has no lower case, so a hard-wrapped Korean sentence was never joined: the
-    answer quoted "… 영업일 기준 2일 이내에", half a sentence. A line ending in a noun (a
-    title) or a full stop still ends its unit, and so does a list item's start."""
+    answer quoted "… 영업일 기준 2일 이내에", half a sentence. A line ending in a noun — a
+    title, a list line, a table row, even one ending in a syllable that is also a particle
+    (문의, 결과, 증명서) — or a full stop still ends its unit, and so does a list item."""
     text = ("주문한 상품은 결제 완료 후 영업일 기준 2일 이내에\n"
             "출고되며, 제주와 도서 산간 지역은 하루가 더 걸립니다.\n"
-            "반품 신청은 7일 이내에 고객센터나\n앱에서 할 수 있습니다.\n"
-            "환불 정책\n구매 후 30일 동안 환불됩니다.\n"
-            "다음 항목에\n- 해당하면 안 됩니다.\n")
+            "반품 신청은 7일 이내에 고객센터에서\n할 수 있습니다.\n"
+            "배송 문의\n주문 후 2일 이내에 출고됩니다.\n검사 결과\n모두 정상입니다.\n"
+            "재직증명서\n가족관계증명서\n서울\t김민서\n부산\t이지도\n"
+            "- 여행자 보험 증서\n다음 항목에\n- 해당하면 안 됩니다.\n")
     assert [shown(u.text) for u in units(text)] == [
         "주문한 상품은 결제 완료 후 영업일 기준 2일 이내에 출고되며, 제주와 도서 산간 "
-        "지역은 하루가 더 걸립니다.", "반품 신청은 7일 이내에 고객센터나 앱에서 할 수 있습니다.",
-        "환불 정책", "구매 후 30일 동안 환불됩니다.", "다음 항목에", "- 해당하면 안 됩니다."]
+        "지역은 하루가 더 걸립니다.", "반품 신청은 7일 이내에 고객센터에서 할 수 있습니다.",
+        "배송 문의", "주문 후 2일 이내에 출고됩니다.", "검사 결과", "모두 정상입니다.",
+        "재직증명서", "가족관계증명서", "서울\t김민서", "부산\t이지도", "- 여행자 보험 증서",
+        "다음 항목에", "- 해당하면 안 됩니다."]
 
 
 def test_a_one_word_answer_is_not_taken_for_an_abbreviation():
