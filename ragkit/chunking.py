@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from ragkit.config_keys import is_config_name, key_path
+from ragkit.config_keys import is_config_name, key_path, line_start
 from ragkit.documents import Chunk, Document, RagkitError
 from ragkit.loaders.pages import chunk_pages
 from ragkit.outline import label, outline
@@ -225,6 +225,8 @@ def section_of(doc: Document, start: int, kind: str) -> list[str]:
 
 
 def _chunk(doc: Document, ident: str, lo: int, hi: int, kind: str, **extra: str) -> Chunk:
+    if kind == "code" and is_config_name(doc_name(doc)):
+        lo = line_start(doc.text, lo)  # its indentation says where the line sits
     meta = {"chunker": kind, "title": label(doc.title or doc.id),
             "section": section_of(doc, lo, kind), **extra}
     if doc.metadata.get("pages"):  # a PDF's page map, cut to the chunk: citations name pages

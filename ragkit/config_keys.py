@@ -20,7 +20,6 @@ the offsets a chunk needs.
 from __future__ import annotations
 
 import bisect
-import math
 import re
 from collections.abc import Sequence
 from functools import lru_cache
@@ -71,8 +70,8 @@ class _Keys:
         stack: list[int] = []
         text_until = -1  # the end of a block scalar's lines: text, no keys
         for m in (_TABLE if toml else _BLOCK_KEY).finditer(text):
-            if m.start() < text_until:
-                continue
+            if m.start() < text_until or (toml and m.group(1).isdigit()):
+                continue  # a block scalar's line; an array's row "[8443]"
             indent = 0 if toml else len(m.group(1).expandtabs(4))
             while stack and (toml or self.indents[stack[-1]] >= indent):
                 stack.pop()
@@ -85,8 +84,6 @@ class _Keys:
             self.labels.append(name[1:-1] if quoted else name)
             if not toml and m.group(3):  # "init: |": the lines under it are its text
                 text_until = _scalar_body(indent).match(text, m.end()).end()
-        # the file's indentation step: what a level of nesting adds (`within`)
-        self.step = math.gcd(*(i for i in self.indents if i)) or 2
 
     def chain(self, text: str, offset: int) -> list[int]:
         """The keys in force at `offset`, outermost first: those less indented than its line,
@@ -95,8 +92,7 @@ class _Keys:
         if not line_start and offset > LINE_READ:  # inside a very long line: all keys above
             line_start, indent = offset, 1 << 30
         else:  # the line's indentation, read from its first LINE_READ characters at most
-            indent = len(_INDENT.match(text, line_start, line_start + LINE_READ).group()
-                         .expandtabs(4))
+            indent = _indent_at(text, line_start)
         key = bisect.bisect_right(self.starts, offset) - 1
         out: list[int] = []
         for _ in range(DEPTH + PASSED):  # bounded work per chunk, however deep the nesting
@@ -122,25 +118,47 @@ def key_path(name: str, text: str, offset: int) -> list[str]:
 
 def within(name: str, outer: Sequence[str], text: str, offset: int) -> list[str]:
     """`key_path` at `offset` of a chunk's `text` whose section is `outer` (the path at the
-    chunk's start): the keys the chunk itself opens above `offset`, under as many of `outer`
-    as the outermost one's indentation has steps of the file's (a TOML table replaces
-    `outer`). A key on the chunk's first line is in `outer` already. An approximation: the
-    chunk's first line lost its indentation when it was cut, and a file indented unevenly
-    (or a list item's "- ") may put a key under more or fewer of `outer` than it is."""
+    chunk's start; `line_start` keeps the chunk's first line whole, indentation included):
+    the keys the chunk itself opens above `offset`, under as many of `outer` as enclose their
+    indentation, or as many as enclose the line's own. A TOML table replaces `outer`.
+    The indentation of `outer`'s keys is not in the chunk, so it is taken as even: the
+    chunk's first line sits one step under the last of them (a JSON file's braces add a
+    level). A file indented unevenly, or a list item's "- ", may put a line under more or
+    fewer of `outer` than it is."""
     keys = _keys(text, toml := _is_toml(name))
     chain = keys.chain(text, offset)
-    first_line = text.find("\n") if "\n" in text[:LINE_READ] else LINE_READ
+    first_line = text.find("\n", 0, LINE_READ) % (LINE_READ + 1)  # -1: no newline
     if chain and keys.starts[chain[0]] < first_line:
-        chain = chain[1:]
-    if not chain:
-        return list(outer)
+        chain = chain[1:]  # a key on the chunk's first line is in `outer` already
     labels = [keys.labels[k] for k in chain]
     if toml:
-        return labels
-    # the outermost key the chunk opens sits under as many of `outer` as its indentation
-    # has steps: "cache:" two spaces in, in a chunk begun in "services > api > environment",
-    # is under "services" alone
-    return [*outer[:keys.indents[chain[0]] // keys.step], *labels][-DEPTH:]
+        return labels or list(outer)
+    if offset < first_line and not labels:
+        return list(outer)
+    braces = int(PurePosixPath(name).suffix.lower() == ".json")  # the root "{" indents
+    levels = len(outer) + braces  # how many steps in the chunk's first line sits
+    first = _indent_at(text, 0)
+    step = first // levels if levels and first >= levels else 2
+
+    def enclosing(indent: int) -> list[str]:
+        return list(outer[:max(0, indent // step - braces)])
+    if labels:
+        return [*enclosing(keys.indents[chain[0]]), *labels][-DEPTH:]
+    line = text.rfind("\n", max(0, offset - LINE_READ), offset) + 1
+    return enclosing(_indent_at(text, line)) if line else list(outer)
+
+
+def line_start(text: str, offset: int) -> int:
+    """Where the line holding `offset` starts (at most `LINE_READ` characters back, else
+    `offset`): a configuration file's chunk starts there, so its first line keeps its
+    indentation, which says where it sits."""
+    found = text.rfind("\n", max(0, offset - LINE_READ), offset)
+    return found + 1 if found >= 0 or offset <= LINE_READ else offset
+
+
+def _indent_at(text: str, line: int) -> int:
+    """The indentation of the line starting at `line` (its first `LINE_READ` characters)."""
+    return len(_INDENT.match(text, line, line + LINE_READ).group().expandtabs(4))
 
 
 def opens_block(name: str, line: str) -> bool:

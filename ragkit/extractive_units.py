@@ -13,9 +13,10 @@ range a citation can name), so a quote cites `[start, end)` of its search result
   line cut at a full stop ("## 2. Cooling-off period"); a numbered or bulleted list item
   ("4. … drops from 3 to 2\nmites per 100 bees.") joins its wrapped lines by the same rules,
   though the next item still starts a unit. Korean has no lower case: a line ending in a
-  particle or a connective ending that ends no common noun, or a comma ("… 2일 이내에",
-  "… 출고되며,"), joins the next when that starts in Hangul (a quote stopped at "… 2일
-  이내에"); a title ("배송 문의") or a list line ("재직증명서") does not. At most `MAX_LINES` lines a
+  particle, a connective ending or a comma ("… 2일 이내에", "… 출고되며,") joins the next
+  when that starts in Hangul (a quote stopped at "… 2일 이내에"), and so does a title or a
+  list line ending in a noun that ends in such a syllable ("배송 문의", "재직증명서"); a
+  table's row (a tab) does not. At most `MAX_LINES` lines a
   unit;
 - a Markdown heading is a unit of its own, never quoted alone (a title is not an answer),
   and is offered once more joined to the unit after it, as one quote ("### C : float,
@@ -70,14 +71,15 @@ _NUMBER_START = re.compile(r"\d+(?:[.,:/]\d+)*(?:%|[^\W\d_A-Z]+)?\s+[^\W\d_A-Z]"
 _WORD_END = re.compile(r"[^\W\d_]$|,$")
 _TRIPLE = re.compile(r"\"\"\"|'''")
 # Korean has no lower case to tell a wrapped line by: a line ending in a particle or a
-# connective ending ("… 2일 이내에", "… 출고되며", "고객센터에서") or a comma goes on, when
-# the next line starts in Hangul; one ending in a noun or a full stop does not. Only endings
-# no common noun has: 의, 과, 서, 도, 고, 이, 가 end titles and list lines too ("배송 문의",
-# "검사 결과", "재직증명서"), and those were joined to the line after them.
+# connective ending ("… 2일 이내에", "… 상품이", "… 누르면", "고객센터나") or a comma goes on,
+# when the next line starts in Hangul; one ending in a full stop or another syllable does
+# not. Some nouns end in such a syllable too ("배송 문의", "검사 결과"): a title or a list
+# line ending in one is joined to the line after it, a quote one line too long, where a
+# sentence cut in two quoted half an answer. A line holding a tab (a table's row) never joins.
 _HANGUL_START = re.compile(r"[\uac00-\ud7a3]")
-_KOREAN_OPEN_END = re.compile(r"(?:[은는을를에며및,]|에서|으로|에게|까지|부터|처럼|하고|되고|이고|"
-                              r"하며|되며|이며|지만|는데|은데|면서|므로|거나|이나|해서|어서|아서|"
-                              r"도록|려면|으면|하면|되면|이면)$")
+_KOREAN_OPEN_END = re.compile(r"[은는이가을를에의와과도로고며서면나게및,]$")
+
+
 # A table's delimiter row, "| --- | :---: |" (GitHub-flavoured Markdown); a bare "---" is none.
 _CELL = r"\s*:?-+:?\s*"
 _TABLE_RULE = re.compile(rf"^\s*(?:\|?{_CELL}(?:\|{_CELL})+\|?|\|{_CELL}\|)\s*$")
@@ -113,7 +115,7 @@ def _joins(unit: list, block: str, code: bool) -> bool:
     if _NUMBER_START.match(block):
         return bool(_WORD_END.search(body))
     if _HANGUL_START.match(block) and not _STRUCTURE.match(block):
-        return bool(_KOREAN_OPEN_END.search(body))
+        return bool(_KOREAN_OPEN_END.search(body)) and "\t" not in line + block
     return bool(_OPEN_END.search(body) and _LOWER_START.match(block)
                 and not _STRUCTURE.match(block))
 

