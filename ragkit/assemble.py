@@ -275,8 +275,13 @@ def cited_tag(tag: str, before: Sequence[str], code: bool = False) -> str:
     if code or not match:
         return tag
     start = match["section"]
-    path = section_at([] if start == NO_SECTION else start.split(" > "), before)
+    path = section_at(section_list(start), before)
     return f"[Source: {match['title']} | Section: {' > '.join(path) or NO_SECTION}]"
+
+
+def section_list(section: str) -> list[str]:
+    """A passage's Section as its labels: "A > B" is ["A", "B"], `NO_SECTION` none."""
+    return [] if section == NO_SECTION else section.split(" > ")
 
 
 def config_cited_tag(tag: str, name: str, texts: Sequence[str], block: int) -> str:
@@ -287,9 +292,8 @@ def config_cited_tag(tag: str, name: str, texts: Sequence[str], block: int) -> s
     match = _TAG.fullmatch(tag)
     if not match:
         return tag
-    start = match["section"]
-    outer = [] if start == NO_SECTION else start.split(" > ")
-    path = within(name, outer, "".join(texts), sum(map(len, texts[:block])))
+    path = within(name, section_list(match["section"]), "".join(texts),
+                  sum(map(len, texts[:block])))
     return f"[Source: {match['title']} | Section: {' > '.join(path) or NO_SECTION}]"
 
 

@@ -88,17 +88,17 @@ class _Keys:
     def chain(self, text: str, offset: int) -> list[int]:
         """The keys in force at `offset`, outermost first: those less indented than its line,
         or opened on that very line (a chunk starting at "database:" is about the database)."""
-        line_start = text.rfind("\n", max(0, offset - LINE_READ), offset) + 1
-        if not line_start and offset > LINE_READ:  # inside a very long line: all keys above
-            line_start, indent = offset, 1 << 30
+        begins = text.rfind("\n", max(0, offset - LINE_READ), offset) + 1
+        if not begins and offset > LINE_READ:  # inside a very long line: all keys above
+            begins, indent = offset, 1 << 30
         else:  # the line's indentation, read from its first LINE_READ characters at most
-            indent = _indent_at(text, line_start)
+            indent = _indent_at(text, begins)
         key = bisect.bisect_right(self.starts, offset) - 1
         out: list[int] = []
         for _ in range(DEPTH + PASSED):  # bounded work per chunk, however deep the nesting
             if key < 0 or len(out) == DEPTH:
                 break
-            if self.toml or self.indents[key] < indent or self.starts[key] >= line_start:
+            if self.toml or self.indents[key] < indent or self.starts[key] >= begins:
                 out.append(key)
             key = self.parents[key]
         return out[::-1]
@@ -127,7 +127,8 @@ def within(name: str, outer: Sequence[str], text: str, offset: int) -> list[str]
     fewer of `outer` than it is."""
     keys = _keys(text, toml := _is_toml(name))
     chain = keys.chain(text, offset)
-    first_line = text.find("\n", 0, LINE_READ) % (LINE_READ + 1)  # -1: no newline
+    newline = text.find("\n", 0, LINE_READ)
+    first_line = newline if newline >= 0 else LINE_READ  # where the chunk's first line ends
     if chain and keys.starts[chain[0]] < first_line:
         chain = chain[1:]  # a key on the chunk's first line is in `outer` already
     labels = [keys.labels[k] for k in chain]

@@ -16,8 +16,7 @@ range a citation can name), so a quote cites `[start, end)` of its search result
   particle, a connective ending or a comma ("… 2일 이내에", "… 출고되며,") joins the next
   when that starts in Hangul (a quote stopped at "… 2일 이내에"), and so does a title or a
   list line ending in a noun that ends in such a syllable ("배송 문의", "재직증명서"); a
-  table's row (a tab) does not. At most `MAX_LINES` lines a
-  unit;
+  table's row (a tab) does not. At most `MAX_LINES` lines a unit;
 - a Markdown heading is a unit of its own, never quoted alone (a title is not an answer),
   and is offered once more joined to the unit after it, as one quote ("### C : float,
   default=1.0" with "Regularization parameter."): API references and manuals put the
@@ -51,7 +50,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragkit.assemble import NO_SECTION, blocks, clause_blocks, clause_shown
+from ragkit.assemble import blocks, clause_blocks, clause_shown, section_list
 from ragkit.config_keys import is_config_name, within
 from ragkit.support import question_terms
 
@@ -78,8 +77,6 @@ _TRIPLE = re.compile(r"\"\"\"|'''")
 # sentence cut in two quoted half an answer. A line holding a tab (a table's row) never joins.
 _HANGUL_START = re.compile(r"[\uac00-\ud7a3]")
 _KOREAN_OPEN_END = re.compile(r"[은는이가을를에의와과도로고며서면나게및,]$")
-
-
 # A table's delimiter row, "| --- | :---: |" (GitHub-flavoured Markdown); a bare "---" is none.
 _CELL = r"\s*:?-+:?\s*"
 _TABLE_RULE = re.compile(rf"^\s*(?:\|?{_CELL}(?:\|{_CELL})+\|?|\|{_CELL}\|)\s*$")
@@ -194,7 +191,7 @@ def readings(name: str, section: str, text: str, found: Sequence[Unit]) -> list[
     offsets = [0]
     for block in blocks(text):
         offsets.append(offsets[-1] + len(block))
-    outer = [] if section == NO_SECTION else section.split(" > ")
+    outer = section_list(section)
     out = []
     for unit in found:
         path = within(name, outer, text, offsets[unit.start])

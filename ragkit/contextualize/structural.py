@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragkit.chunking import doc_name
-from ragkit.config_keys import is_config_name, key_path
+from ragkit.chunking import doc_name, section_of
+from ragkit.config_keys import is_config_name
 from ragkit.documents import Chunk, Document
 from ragkit.outline import label, one_line, outline
 
@@ -86,6 +86,7 @@ def structural_contexts(doc: Document, chunks: Sequence[Chunk]) -> list[str]:
     opening the document has no heading, symbol or opening line to add: it gets just that)."""
     shared = _document_parts(doc)
     head = " ".join(shared)
+    config = is_config_name(doc_name(doc))  # a "# " line is a comment, not a heading
     out = []
     opening = None
     for chunk in chunks:
@@ -94,12 +95,11 @@ def structural_contexts(doc: Document, chunks: Sequence[Chunk]) -> list[str]:
             continue
         parts = list(shared)
         found = outline(doc.text)
-        config = is_config_name(doc_name(doc))  # a "# " line is a comment, not a heading
         headings = [] if config else found.headings(chunk.start)
         if headings:
             parts.append(_stopped("Section: " + " > ".join(headings)))
-        symbols = ([label(key) for key in key_path(doc_name(doc), doc.text, chunk.start)]
-                   if config else found.symbols(chunk.start))
+        symbols = (section_of(doc, chunk.start, "code") if config
+                   else found.symbols(chunk.start))
         if symbols:
             parts.append("In: " + " > ".join(symbols) + ".")
         if opening is None:
