@@ -69,14 +69,16 @@ _LOWER_START = re.compile(r"[a-z(`'\":]")
 _NUMBER_START = re.compile(r"\d+(?:[.,:/]\d+)*(?:%|[^\W\d_A-Z]+)?\s+[^\W\d_A-Z]")
 _WORD_END = re.compile(r"[^\W\d_]$|,$")
 _TRIPLE = re.compile(r"\"\"\"|'''")
-# Korean has no lower case to tell a wrapped line by: a line ending in a particle or a
-# connective ending ("… 2일 이내에", "… 상품이", "… 누르면", "고객센터나") or a comma goes on,
-# when the next line starts in Hangul; one ending in a full stop or another syllable does
-# not. Some nouns end in such a syllable too ("배송 문의", "검사 결과"): a title or a list
+# Korean has no lower case to tell a wrapped line by: a line ending in a particle, a
+# connective or adnominal ending ("… 2일 이내에", "… 상품이", "… 누르면", "고객센터나",
+# "변경할 수") or a comma goes on, when the next line starts in Hangul (or, after a Hangul
+# syllable, a Latin letter); one ending in a full stop or another syllable does not. Some nouns end in such a syllable too ("배송 문의", "검사 결과"): a title or a list
 # line ending in one is joined to the line after it, a quote one line too long, where a
 # sentence cut in two quoted half an answer. A line holding a tab (a table's row) never joins.
 _HANGUL_START = re.compile(r"[\uac00-\ud7a3]")
-_KOREAN_OPEN_END = re.compile(r"[은는이가을를에의와과도로고며서면나게및,]$")
+_HANGUL_END = re.compile(r"[\uac00-\ud7a3]$")
+_LETTER_START = re.compile(r"[\uac00-\ud7a3A-Za-z]")  # "… 보관 개수는 / HARBOR_KEEP …"
+_KOREAN_OPEN_END = re.compile(r"[은는이가을를에의와과도로고며서면나게및수할될한된인,]$")
 # A table's delimiter row, "| --- | :---: |" (GitHub-flavoured Markdown); a bare "---" is none.
 _CELL = r"\s*:?-+:?\s*"
 _TABLE_RULE = re.compile(rf"^\s*(?:\|?{_CELL}(?:\|{_CELL})+\|?|\|{_CELL}\|)\s*$")
@@ -111,7 +113,8 @@ def _joins(unit: list, block: str, code: bool) -> bool:
         return False
     if _NUMBER_START.match(block):
         return bool(_WORD_END.search(body))
-    if _HANGUL_START.match(block) and not _STRUCTURE.match(block):
+    if ((_HANGUL_START.match(block) or _HANGUL_END.search(body) and _LETTER_START.match(block))
+            and not _STRUCTURE.match(block)):
         return bool(_KOREAN_OPEN_END.search(body)) and "\t" not in line + block
     return bool(_OPEN_END.search(body) and _LOWER_START.match(block)
                 and not _STRUCTURE.match(block))

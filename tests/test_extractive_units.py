@@ -74,6 +74,8 @@ def test_full_width_stops_end_korean_sentences():
     ("주말과 공휴일에도", "고객센터 상담이 가능합니다."),
     ("수집된 정보는 회사의", "개인정보 처리방침에 따라 보관됩니다."),
     ("세척 후에는 직사광선을 피해 서늘하게", "보관하세요."),
+    ("포트 번호는 docker-compose.yaml 파일에서 변경할 수", "있습니다."),
+    ("백업 보관 개수는", "HARBOR_BACKUP_KEEP 환경 변수로 바꿀 수 있습니다."),
 ])
 def test_a_wrapped_korean_line_joins_after_a_particle_or_connective_ending(first, second):
     """Korean has no lower case, so a hard-wrapped Korean sentence was never joined: the
