@@ -72,9 +72,10 @@ _TRIPLE = re.compile(r"\"\"\"|'''")
 # Korean has no lower case to tell a wrapped line by: a line ending in a particle, a
 # connective or adnominal ending ("… 2일 이내에", "… 상품이", "… 누르면", "고객센터나",
 # "변경할 수") or a comma goes on, when the next line starts in Hangul (or, after a Hangul
-# syllable, a Latin letter); one ending in a full stop or another syllable does not. Some nouns end in such a syllable too ("배송 문의", "검사 결과"): a title or a list
-# line ending in one is joined to the line after it, a quote one line too long, where a
-# sentence cut in two quoted half an answer. A line holding a tab (a table's row) never joins.
+# syllable, a Latin letter); one ending in a full stop or another syllable does not. Some
+# nouns end in such a syllable too ("배송 문의", "검사 결과"): a title or a list line ending
+# in one is joined to the line after it, a quote one line too long, where a sentence cut in
+# two quoted half an answer. A line holding a tab (a table's row) never joins.
 _HANGUL_START = re.compile(r"[\uac00-\ud7a3]")
 _HANGUL_END = re.compile(r"[\uac00-\ud7a3]$")
 _LETTER_START = re.compile(r"[\uac00-\ud7a3A-Za-z]")  # "… 보관 개수는 / HARBOR_KEEP …"
