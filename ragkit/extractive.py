@@ -41,7 +41,8 @@ citations and `model` `MODEL` ("offline-extractive"), never a Claude model name.
    `distinctive` unit of the question — a quarter ("Q3 2022" = "third quarter of 2022"), a
    number or code, an acronym, a capitalised name — is in none of the passages' texts and
    tags: a question about Q3 2022 when no retrieved passage says 2022 is not answered by
-   them, however close the rest of its words. `Extract.why` says which rule declined.
+   them, however close the rest of its words. `Extract.why` says which rule declined (the threshold's, with the quote it would have led
+   with: the user may judge it).
 
 Calibration (`python benchmarks/bench_answers.py --calibrate`, dev only, the default stack's
 top 5 reranked as `ragkit search` ranks them, e5-small): the scorer is fitted on the
@@ -80,13 +81,14 @@ from ragkit.config_keys import opens_block
 from ragkit import extractive_scorer as scorer
 from ragkit.extractive_decline import missing
 from ragkit.extractive_scorer import closeness
-from ragkit.extractive_units import heading_adds, readings, under_heading, units
+from ragkit.extractive_units import heading_adds, readings, shown, under_heading, units
 from ragkit.support import question_terms as terms
 from ragkit.support import MAX_QUOTE_CHARS, clause_terms, data_like, request_idf, weighted_share
 
 MODEL = "offline-extractive"
 NAME = "the offline extractive answerer"
 MAX_QUOTES = 3
+QUOTE_SHOWN = 160  # characters of the quote a threshold decline names
 # the hand rule's (`Params(learned=False)`); on the units' own cosines they were 0.5, 0.2, 0.1
 MIX = 0.7
 NUMBER_BONUS = 0.1
@@ -272,11 +274,15 @@ def choose(found: Features, params: Params = Params()) -> Extract:
     if params.decline_missing and found.missing:
         return Extract((), strength, True, "no retrieved passage mentions "
                        + ", ".join(f"'{unit}'" for unit in found.missing))
-    if strength < params.threshold:
-        shown = (f"{strength:.3f}" if round(strength, 3) < params.threshold else  # not "0.860
+    if strength < params.threshold:  # the quote it would have led with: the user can judge
+        value = (f"{strength:.3f}" if round(strength, 3) < params.threshold else  # not "0.860
                  f"{math.floor(strength * 1e5) / 1e5:.5f}")  # is under 0.86": 0.85999
+        best = scored[0][0]
+        first = shown(best.text, best.clause, best.titled)
+        first = first if len(first) <= QUOTE_SHOWN else first[:QUOTE_SHOWN - 1] + "…"
         return Extract((), strength, True, f"the closest sentence's similarity to the "
-                       f"question, {shown}, is under the threshold {params.threshold}")
+                       f"question, {value}, is under the threshold {params.threshold}; it "
+                       f"would have quoted first: '{first}'")
     quotes: list[Block] = []
     asked = terms(found.question)
     for b, _ in scored:

@@ -167,14 +167,21 @@ def test_a_weak_retrieval_declines_and_says_so(offline):
     found = extract(QUESTION, list(assemble(HITS, CHUNKS)), WORDS, Params(threshold=1.5))
     assert found.declined and found.why == (
         f"the closest sentence's similarity to the question, {found.strength:.3f}, is under "
-        f"the threshold 1.5")
+        f"the threshold 1.5; it would have quoted first: 'Refunds are accepted within 21 days "
+        f"of delivery.'")
     assert 0.5 < found.strength < 1.0
     # a similarity that rounds to the threshold shows the digits that put it under
     close = extractive.Block(0, 0, "The gate opens at six.", 0.859996, 0.5, 1, False)
     near = extractive.choose(extractive.Features("When?", False, (close,), 0.5),
                              Params(threshold=0.86, decline_missing=False))
     assert near.why == ("the closest sentence's similarity to the question, 0.85999, is "
-                        "under the threshold 0.86")  # it read "0.860 is under 0.86"
+                        "under the threshold 0.86; it would have quoted first: 'The gate opens "
+                        "at six.'")  # it read "0.860 is under 0.86"
+    long = extractive.Block(0, 0, "The gate opens " + "very " * 60 + "early.", 0.5, 0.5, 1,
+                            False)
+    far = extractive.choose(extractive.Features("When?", False, (long,), 0.5),
+                            Params(threshold=0.86, decline_missing=False))
+    assert far.why.endswith(f"first: '{('The gate opens ' + 'very ' * 60)[:159]}…'")
 
 
 def test_after_the_first_quote_a_unit_touching_the_question_nowhere_is_not_quoted():
