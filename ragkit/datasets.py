@@ -263,7 +263,14 @@ def load_dataset(path: Path | str, split: str | None = None, skip_bad: bool = Fa
         return Dataset(path.stem, [load_file_at(path, path.name)], [])
     if path.is_file():
         _check_jsonl_or_unknown(path)
-        return Dataset(path.stem, load_documents_jsonl(path), [])
+        try:
+            return Dataset(path.stem, load_documents_jsonl(path), [])
+        except RagkitError as exc:  # package.json given alone: say how it was read
+            if path.suffix.lower() != ".json":
+                raise
+            raise RagkitError(f"{exc} (a .json file given alone is read as documents JSONL, "
+                              f"one {{\"id\", \"text\"}} object per line; to index it as a "
+                              f"configuration file, give the folder that holds it)") from None
     if (path / "codebase_chunks.json").is_file():
         return load_cookbook(path)
     if (path / "corpus.jsonl").is_file() and not queries:

@@ -242,3 +242,24 @@ def test_a_beir_set_in_decomposed_hangul_is_read_composed(beir):
     data = load_beir(beir)
     assert (data.documents[0].text, data.documents[0].title) == (text, title)
     assert data.queries[0].text == question
+
+
+@pytest.mark.parametrize("text, said", [
+    ('{\n  "name": "harbor-web",\n  "version": "1.0.0"\n}\n',
+     "package.json:1: malformed JSON (Expecting property name enclosed in double quotes)"),
+    ('{"name": "harbor-web"}\n', "package.json:1: field 'id': missing"),
+])
+def test_a_json_file_given_alone_that_is_no_documents_jsonl_says_how_it_was_read(tmp_path, text,
+                                                                                 said):
+    """`ragkit index package.json` said "malformed JSON" of a valid file: a .json file given
+    alone is read as documents JSONL, and the error now says so, and how to index it as a
+    configuration file."""
+    (tmp_path / "package.json").write_text(text)
+    with pytest.raises(RagkitError) as caught:
+        load_dataset(tmp_path / "package.json")
+    assert str(caught.value) == (
+        f"{tmp_path / said} (a .json file given alone is read as documents JSONL, one "
+        '{"id", "text"} object per line; to index it as a configuration file, give the folder '
+        "that holds it)")
+    docs = load_dataset(tmp_path).documents  # its folder: read as a configuration file
+    assert [d.id for d in docs] == ["package.json"] and '"harbor-web"' in docs[0].text
