@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragkit.assemble import (DEFAULT_BUDGET, Assembly, Passage, assemble, blocks, cited_tag,
-                             config_cited_tag, lift)
+                             lift)
 from ragkit.chunking import is_code_name
 from ragkit.config_keys import is_config_name
 from ragkit.documents import Chunk, RagkitWarning
@@ -130,9 +130,8 @@ def _cited_title(result: dict[str, Any], block: int) -> str:
     while end < len(texts) and "\n" not in texts[end - 1][len(texts[end - 1].rstrip()):]:
         end += 1  # to the cited block's line end: "## 2. " | "Cooling-off period\n" read whole
     doc = str(result.get("source", "")).rsplit("#", 1)[0]
-    if is_config_name(doc):
-        return config_cited_tag(str(result.get("title", "")), doc, texts, block)
-    return cited_tag(str(result.get("title", "")), texts[:end], code=is_code_name(doc))
+    return cited_tag(str(result.get("title", "")), texts[:end], code=is_code_name(doc),
+                     config=doc if is_config_name(doc) else "")
 
 
 class _Numbering:

@@ -267,34 +267,27 @@ def tags_place(tags: Sequence[str]) -> str:
     return f"{title} / {sections}" if sections else title
 
 
-def cited_tag(tag: str, before: Sequence[str], code: bool = False) -> str:
+def cited_tag(tag: str, before: Sequence[str], code: bool = False, config: str = "") -> str:
     """`tag` (`[Source: … | Section: …]`) with the Section in force after the texts `before`
     (the passage's blocks up to and including a cited one). Code passages keep their tag:
-    their Section names enclosing definitions, and a `#` line in code is a comment."""
+    their Section names enclosing definitions, and a `#` line in code is a comment. A
+    passage of the configuration file named `config` gets the keys or table over the cited
+    line (`ragkit.config_keys.within`): "deploy.yaml / database" for "pool_size: 25"."""
     match = _TAG.fullmatch(tag)
-    if code or not match:
+    if not match or (code and not config):
         return tag
-    start = match["section"]
-    path = section_at(section_list(start), before)
+    start = section_list(match["section"])
+    if config:
+        text = "".join(before)
+        path = within(config, start, text, len(text) - len(before[-1]))
+    else:
+        path = section_at(start, before)
     return f"[Source: {match['title']} | Section: {' > '.join(path) or NO_SECTION}]"
 
 
 def section_list(section: str) -> list[str]:
     """A passage's Section as its labels: "A > B" is ["A", "B"], `NO_SECTION` none."""
     return [] if section == NO_SECTION else section.split(" > ")
-
-
-def config_cited_tag(tag: str, name: str, texts: Sequence[str], block: int) -> str:
-    """`tag` of a passage of the configuration file `name` (its blocks `texts`) with the
-    Section enclosing block `block`: the keys or table over the cited line
-    (`ragkit.config_keys.within`), "deploy.yaml / database" for "pool_size: 25", where the
-    passage's own Section is where the chunk starts."""
-    match = _TAG.fullmatch(tag)
-    if not match:
-        return tag
-    path = within(name, section_list(match["section"]), "".join(texts),
-                  sum(map(len, texts[:block])))
-    return f"[Source: {match['title']} | Section: {' > '.join(path) or NO_SECTION}]"
 
 
 def lift(hits: Ranking, parents: Mapping[str, Chunk]) -> tuple[Ranking, dict[str, Chunk]]:

@@ -11,9 +11,9 @@ citations and `model` `MODEL` ("offline-extractive"), never a Claude model name.
 
 1. Units (`ragkit.extractive_units`): sentences rejoined where the blocks cut one, each
    heading also offered with the sentence under it, every line of a source file its own unit;
-   a heading alone (or a configuration file's bare key, "database:"), a unit without a
-   content term (")") or over `support.MAX_QUOTE_CHARS`, or a long sentence's clause
-   without a question term but bare numbers is never quoted.
+   a heading or a config file's bare key alone, a unit without a content term (")") or over
+   `support.MAX_QUOTE_CHARS`, or a long sentence's clause without a question term but bare
+   numbers is never quoted.
 2. Terms: the question's and each unit's `auto` tokens minus `QUESTION_WORDS`, plural
    endings off (`s_stem`); IDF over the request's blocks, idf(t) = ln(1 + (N − n_t + 0.5) /
    (n_t + 0.5)), as the stand-in does.
@@ -41,8 +41,7 @@ citations and `model` `MODEL` ("offline-extractive"), never a Claude model name.
    `distinctive` unit of the question — a quarter ("Q3 2022" = "third quarter of 2022"), a
    number or code, an acronym, a capitalised name — is in none of the passages' texts and
    tags: a question about Q3 2022 when no retrieved passage says 2022 is not answered by
-   them, however close the rest of its words. `Extract.why` says which rule declined (the threshold's, with the quote it would have led
-   with: the user may judge it).
+   them, however close the rest of its words. `Extract.why` says which rule declined.
 
 Calibration (`python benchmarks/bench_answers.py --calibrate`, dev only, the default stack's
 top 5 reranked as `ragkit search` ranks them, e5-small): the scorer is fitted on the
@@ -67,7 +66,6 @@ Health") names nothing the passages lack; declining it costs answerable ones ali
 """
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -79,7 +77,7 @@ from ragkit.assemble import Passage, blocks
 from ragkit.chunking import is_code_name
 from ragkit.config_keys import opens_block
 from ragkit import extractive_scorer as scorer
-from ragkit.extractive_decline import missing
+from ragkit.extractive_decline import missing, under_threshold
 from ragkit.extractive_scorer import closeness
 from ragkit.extractive_units import heading_adds, readings, shown, under_heading, units
 from ragkit.support import question_terms as terms
@@ -88,7 +86,6 @@ from ragkit.support import MAX_QUOTE_CHARS, clause_terms, data_like, request_idf
 MODEL = "offline-extractive"
 NAME = "the offline extractive answerer"
 MAX_QUOTES = 3
-QUOTE_SHOWN = 160  # characters of the quote a threshold decline names
 # the hand rule's (`Params(learned=False)`); on the units' own cosines they were 0.5, 0.2, 0.1
 MIX = 0.7
 NUMBER_BONUS = 0.1
@@ -275,14 +272,9 @@ def choose(found: Features, params: Params = Params()) -> Extract:
         return Extract((), strength, True, "no retrieved passage mentions "
                        + ", ".join(f"'{unit}'" for unit in found.missing))
     if strength < params.threshold:  # the quote it would have led with: the user can judge
-        value = (f"{strength:.3f}" if round(strength, 3) < params.threshold else  # not "0.860
-                 f"{math.floor(strength * 1e5) / 1e5:.5f}")  # is under 0.86": 0.85999
         best = scored[0][0]
-        first = shown(best.text, best.clause, best.titled)
-        first = first if len(first) <= QUOTE_SHOWN else first[:QUOTE_SHOWN - 1] + "…"
-        return Extract((), strength, True, f"the closest sentence's similarity to the "
-                       f"question, {value}, is under the threshold {params.threshold}; it "
-                       f"would have quoted first: '{first}'")
+        return Extract((), strength, True, under_threshold(
+            strength, params.threshold, shown(best.text, best.clause, best.titled)))
     quotes: list[Block] = []
     asked = terms(found.question)
     for b, _ in scored:

@@ -18,12 +18,14 @@ the question's other terms) was tried and not adopted: `benchmarks/study_extract
 """
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 
 from ragkit.assemble import Passage
 
 _DIGIT = re.compile(r"\d")
+QUOTE_SHOWN = 160  # characters of the quote a threshold decline names
 # A quarter of a year, as questions and reports write it: "Q3 2025", "Q3 FY2025", "third
 # quarter of 2025", "third-quarter 2025" are all the unit "q3 2025".
 _ORDINAL = {"first": "1", "second": "2", "third": "3", "fourth": "4"}
@@ -87,3 +89,15 @@ def missing(question: str, passages: Sequence[Passage]) -> tuple[str, ...]:
         return any(re.search(rf"(?<![a-z0-9_]){re.escape(f)}(?![a-z0-9_])", text)
                    for f in forms)
     return tuple(u for u in distinctive(question) if not held(u))
+
+
+def under_threshold(strength: float, threshold: float, first: str) -> str:
+    """The reason for a decline under the similarity threshold, naming the quote the answerer
+    would have led with (`first`, cut to `QUOTE_SHOWN` characters): the answer may be there,
+    and the user can judge it. A similarity that rounds to the threshold shows the digits
+    that put it under ("0.85999", not "0.860 is under 0.86")."""
+    value = (f"{strength:.3f}" if round(strength, 3) < threshold else
+             f"{math.floor(strength * 1e5) / 1e5:.5f}")
+    first = first if len(first) <= QUOTE_SHOWN else first[:QUOTE_SHOWN - 1] + "…"
+    return (f"the closest sentence's similarity to the question, {value}, is under the "
+            f"threshold {threshold}; it would have quoted first: '{first}'")
