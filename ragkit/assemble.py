@@ -279,7 +279,7 @@ def cited_tag(tag: str, before: Sequence[str], code: bool = False, config: str =
     start = section_list(match["section"])
     if config:
         text = "".join(before)
-        path = within(config, start, text, len(text) - len(before[-1]))
+        path = within(config, start, text, len(text) - len(before[-1]) if before else 0)
     else:
         path = section_at(start, before)
     return f"[Source: {match['title']} | Section: {' > '.join(path) or NO_SECTION}]"
