@@ -38,9 +38,8 @@ from typing import Any
 from ragkit.assemble import (DEFAULT_BUDGET, Assembly, Passage, assemble, blocks, cited_tag,
                              lift)
 from ragkit.chunking import is_code_name
-from ragkit.config_keys import is_config_name
 from ragkit.documents import Chunk, RagkitWarning
-from ragkit.extractive import MODEL as EXTRACTIVE_MODEL, answers_with, extract, is_code
+from ragkit.extractive import MODEL as EXTRACTIVE_MODEL, answers_with, extract
 from ragkit.extractive_units import shown
 from ragkit.citation_pages import paged
 from ragkit.fusion import Ranking
@@ -130,8 +129,7 @@ def _cited_title(result: dict[str, Any], block: int) -> str:
     while end < len(texts) and "\n" not in texts[end - 1][len(texts[end - 1].rstrip()):]:
         end += 1  # to the cited block's line end: "## 2. " | "Cooling-off period\n" read whole
     doc = str(result.get("source", "")).rsplit("#", 1)[0]
-    return cited_tag(str(result.get("title", "")), texts[:end], code=is_code_name(doc),
-                     config=doc if is_config_name(doc) else "")
+    return cited_tag(str(result.get("title", "")), texts[:end], doc)
 
 
 class _Numbering:
@@ -248,7 +246,7 @@ def extracted(question: str, passages: Assembly, body: dict[str, Any], embedder)
                       found.why)
     results, read = result_sources(body["messages"]), list(passages)
     reply = _Reply(tuple(_Text((" " if n else "") + shown(q.text, q.clause, q.titled,
-                                                           is_code(read[q.result])),
+                                                           is_code_name(read[q.result].doc_id)),
                                (quote_location(results, q.result, q.block, q.text, q.stop),))
                          for n, q in enumerate(found.quotes)))
     text, citations, sources = cite(reply, body["messages"])

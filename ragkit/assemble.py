@@ -35,7 +35,8 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from ragkit.config_keys import within
+from ragkit.chunking import is_code_name
+from ragkit.config_keys import is_config_name, within
 from ragkit.documents import Chunk, RagkitError
 from ragkit.fusion import Ranking
 from ragkit.outline import label as short_label
@@ -267,19 +268,20 @@ def tags_place(tags: Sequence[str]) -> str:
     return f"{title} / {sections}" if sections else title
 
 
-def cited_tag(tag: str, before: Sequence[str], code: bool = False, config: str = "") -> str:
+def cited_tag(tag: str, before: Sequence[str], name: str = "") -> str:
     """`tag` (`[Source: … | Section: …]`) with the Section in force after the texts `before`
-    (the passage's blocks up to and including a cited one). Code passages keep their tag:
-    their Section names enclosing definitions, and a `#` line in code is a comment. A
-    passage of the configuration file named `config` gets the keys or table over the cited
-    line (`ragkit.config_keys.within`): "deploy.yaml / database" for "pool_size: 25"."""
+    (the passage's blocks up to and including a cited one) of document `name`. A source
+    file's passage keeps its tag: its Section names enclosing definitions, and a `#` line in
+    code is a comment. A configuration file's gets the keys or table over the cited line
+    (`ragkit.config_keys.within`): "deploy.yaml / database" for "pool_size: 25"."""
     match = _TAG.fullmatch(tag)
-    if not match or (code and not config):
+    config = is_config_name(name)
+    if not match or (is_code_name(name) and not config):
         return tag
     start = section_list(match["section"])
     if config:
         text = "".join(before)
-        path = within(config, start, text, len(text) - len(before[-1]) if before else 0)
+        path = within(name, start, text, len(text) - len(before[-1]) if before else 0)
     else:
         path = section_at(start, before)
     return f"[Source: {match['title']} | Section: {' > '.join(path) or NO_SECTION}]"

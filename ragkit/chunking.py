@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from ragkit.config_keys import is_config_name, key_path, line_start
+from ragkit.config_keys import CONFIG_SUFFIXES, is_config_name, key_path, line_start
 from ragkit.documents import Chunk, Document, RagkitError
 from ragkit.loaders.pages import chunk_pages
 from ragkit.outline import label, outline
@@ -180,7 +180,8 @@ def is_code_name(name: str) -> bool:
     read as code is: line by line, a "#" line a comment, never a Markdown heading."""
     if "." not in name:  # no suffix (the common case, without building a path object)
         return False
-    return PurePosixPath(name).suffix.lower() in CODE_SUFFIXES or is_config_name(name)
+    suffix = PurePosixPath(name).suffix.lower()
+    return suffix in CODE_SUFFIXES or suffix in CONFIG_SUFFIXES
 
 
 def _ranges(text: str, tokens: Tokens, lo: int, hi: int, config: ChunkerConfig,

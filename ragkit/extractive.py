@@ -55,9 +55,8 @@ cross-validation on dev (`ragkit.extractive_eval.cross_validated`; out of fold 5
 and 45.5 % declined with it, 54.3 % and 36.4 % without), as was leaving heading-and-sentence
 units out of the strength (40.9 / 36.4 with them). Dev picked STRENGTH_MIX 0.0 (the best
 cosine alone) and THRESHOLD 0.86 — e5-small's cosines run high, so only e5-small indexes are
-answered by this program (`answers_with`). The README ("Cited answers") tabulates quoted /
-declined for each rule tried; notebook 04 section 7 prints this one's on the shipped test
-split (after changing the default embedder, refit and re-run the script).
+answered by this program (`answers_with`). README "Cited answers" tabulates each rule
+tried; notebook 04 section 7 prints this one's (refit and re-run after changing embedder).
 
 What it is not: a reader. It cannot combine facts or compute, and no retrieval score
 separates answerable from unanswerable questions well (best-cosine ROC AUC 0.56–0.60): a
@@ -75,7 +74,7 @@ import numpy as np
 
 from ragkit.assemble import Passage, blocks
 from ragkit.chunking import is_code_name
-from ragkit.config_keys import opens_block
+from ragkit.config_keys import is_config_name, opens_block
 from ragkit import extractive_scorer as scorer
 from ragkit.extractive_decline import missing, under_threshold
 from ragkit.extractive_scorer import closeness
@@ -213,9 +212,8 @@ class Extract:
 
 def features(question: str, passages: Sequence[Passage], embedder) -> Features:
     """The question's features over `passages` (in request order: the most relevant last).
-    Embeds the question (as a query) and every quotable unit (as documents; a configuration
-    file's line under its keys, `readings`) twice: alone, for the strength, and under its
-    document's title, for the closeness."""
+    Embeds the question and every quotable unit (a config file's line under its keys,
+    `readings`) twice: alone, for the strength, and under its document's title."""
     asked, named = terms(question), clause_terms(question)  # named: no bare number
     every_block = []  # the terms of every block, for the request's IDF
     lengths = []  # each passage's number of blocks
@@ -225,12 +223,14 @@ def features(question: str, passages: Sequence[Passage], embedder) -> Features:
         mine_blocks = blocks(passage.text)
         lengths.append(len(mine_blocks))
         every_block += [terms(text) for text in mine_blocks]
-        found = units(passage.text, is_code(passage))
-        read = readings(passage.doc_id, passage.section, passage.text, found)
+        found = units(passage.text, is_code_name(passage.doc_id))  # code: '#' a comment
+        config = is_config_name(passage.doc_id)
+        read = readings(passage.doc_id, passage.section, mine_blocks, found) if config else [
+            unit.text for unit in found]
         for unit, reading in zip(found, read):
             mine = terms(unit.text)
             if (not unit.heading and mine and len(unit.text.strip()) <= MAX_QUOTE_CHARS
-                    and not opens_block(passage.doc_id, unit.text)
+                    and not (config and opens_block(passage.doc_id, unit.text))
                     and (mine & named or not unit.clause)):
                 quotes.append((r, unit, mine, title, reading))
     idf = request_idf(every_block, asked)
@@ -248,11 +248,6 @@ def features(question: str, passages: Sequence[Passage], embedder) -> Features:
                 for (r, u, mine, title, _), c, d in zip(quotes, cosines, doc_cosines))
     return Features(question, bool(_ASKS_NUMBER.search(question)), out, found,
                     missing(question, passages), tuple(lengths))
-
-
-def is_code(passage: Passage) -> bool:
-    """A passage of a source file (`ragkit.chunking.CODE_SUFFIXES`): "#" is a comment."""
-    return is_code_name(passage.doc_id)
 
 
 def _cosines(question: str, texts: list[str], embedder) -> np.ndarray:

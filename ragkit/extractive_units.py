@@ -51,7 +51,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ragkit.assemble import blocks, clause_blocks, clause_shown, section_list
-from ragkit.config_keys import is_config_name, within
+from ragkit.config_keys import within
 from ragkit.support import question_terms
 
 MAX_LINES = 6
@@ -183,21 +183,17 @@ def under_heading(text: str) -> str:
     return text.split("\n", 1)[1].lstrip()
 
 
-def readings(name: str, section: str, text: str, found: Sequence[Unit]) -> list[str]:
-    """What each unit of `found` (the units of the passage `text` of document `name`, whose
-    section is `section`) is embedded as: its text, or in a configuration file
-    (`ragkit.config_keys`) its line under the keys enclosing it, "database > pool_size: 25".
-    Alone, "pool_size: 25" names the setting without what it belongs to: e5-small's cosine to
-    "What is the database pool size?" was 0.837 alone and 0.886 under its key. The quote and
-    its citation keep the line as written."""
-    if not is_config_name(name):
-        return [unit.text for unit in found]
+def readings(name: str, section: str, pieces: Sequence[str], found: Sequence[Unit]
+             ) -> list[str]:
+    """What each unit of `found` (the units of a passage of the configuration file `name`,
+    its blocks `pieces`, its section `section`) is embedded as: its line under the keys
+    enclosing it (`ragkit.config_keys`), "database > pool_size: 25". Alone, "pool_size: 25"
+    names the setting without what it belongs to: e5-small's cosine to "What is the database
+    pool size?" was 0.837 alone and 0.886 under its key. The quote and its citation keep the
+    line as written. Other files' units are embedded as they are."""
     offsets = [0]
-    for block in blocks(text):
+    for block in pieces:
         offsets.append(offsets[-1] + len(block))
-    outer = section_list(section)
-    out = []
-    for unit in found:
-        path = within(name, outer, text, offsets[unit.start])
-        out.append(" > ".join([*path, unit.text.strip()]))
-    return out
+    outer, text = section_list(section), "".join(pieces)
+    return [" > ".join([*within(name, outer, text, offsets[unit.start]), unit.text.strip()])
+            for unit in found]

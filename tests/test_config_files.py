@@ -5,7 +5,7 @@ read as prose: a YAML comment ("# Owned by the platform team") was the section o
 below it, and an answer quoted "name: billing-api replicas: 4 port: 8443" as one sentence."""
 from __future__ import annotations
 
-from ragkit.assemble import cited_tag
+from ragkit.assemble import blocks, cited_tag
 from ragkit.chunking import ChunkerConfig, chunk_document, is_code_name
 from ragkit.config_keys import is_config_name, key_path, opens_block, within
 from ragkit.contextualize.structural import structural_contexts
@@ -220,16 +220,14 @@ def test_a_config_files_chunks_have_its_keys_as_section_and_context():
 def test_each_line_is_a_unit_read_under_its_keys_and_cited_under_them():
     found = units(DEPLOY, code=True)
     read = dict(zip((u.text.strip() for u in found),
-                    readings("deploy.yaml", "—", DEPLOY, found)))
+                    readings("deploy.yaml", "—", blocks(DEPLOY), found)))
     assert read["pool_size: 25"] == "database > pool_size: 25"
     assert read["replicas: 4"] == "service > replicas: 4"
     assert read["# Owned by the platform team"] == "# Owned by the platform team"
-    prose = units("Backups run nightly.\n")
-    assert readings("guide.md", "—", "Backups run nightly.\n", prose) == ["Backups run nightly.\n"]
     texts = [u.text for u in found if u.end == u.start + 1]
     block = next(i for i, t in enumerate(texts) if t.strip() == "max_retries: 7")
-    assert cited_tag("[Source: deploy.yaml | Section: —]", texts[:block + 1], code=True,
-                     config="deploy.yaml") == "[Source: deploy.yaml | Section: webhooks]"
+    assert cited_tag("[Source: deploy.yaml | Section: —]", texts[:block + 1],
+                     "deploy.yaml") == "[Source: deploy.yaml | Section: webhooks]"
 
 
 def test_ragkit_ask_offline_answers_from_a_config_file(tmp_path, here):

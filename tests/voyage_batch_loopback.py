@@ -10,9 +10,9 @@ request_params with model and input_type "document". A job is in_progress for HO
 then completed; its output file lists the results in reverse order, and the line at
 position FAIL of the first job (-1: none) is a 500 error. Interactive POST /v1/embeddings
 and /v1/contextualizedembeddings answer at once. A sixth argument: the failing row's shape
-(`BAD`; "deep": a line of 100,000 "["), "refuse" (the interactive endpoints fail), "drip" or "stall" (every job status is
-sent a byte a second, or stops after 20 bytes) or "slowfile" (the output file comes in five
-pieces 0.4 s apart). Every vector is `vector(text)`: 1,024 numbers from the text's sha256,
+(`BAD`; "deep": a line of 100,000 "["), "refuse" (the interactive endpoints fail), "drip"
+or "stall" (every job status is sent a byte a second, or stops after 20 bytes) or
+"slowfile" (the output file comes in five pieces 0.4 s apart). Every vector is `vector(text)`: 1,024 numbers from the text's sha256,
 so a test can check which text a vector belongs to.
 Every request is logged as a JSON line {method, path}.
 """
