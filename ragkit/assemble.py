@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from ragkit.chunking import is_code_name
 from ragkit.config_keys import is_config_name, within
 from ragkit.documents import Chunk, RagkitError
+from ragkit.fences import unfenced
 from ragkit.fusion import Ranking
 from ragkit.outline import label as short_label
 from ragkit.text_stats import MAX_QUOTE_CHARS, estimate_tokens
@@ -46,8 +47,12 @@ DEFAULT_BUDGET = 8000
 NO_SECTION = "—"
 # A block ends after a sentence end (full-width "．！？" too) followed by spaces, or after a
 # line break (with the white space after it), so the blocks of a passage join back to its
-# exact text.
-_BLOCK_END = re.compile(r"(?<=[.!?。．！？])[ \t]+|\n\s*")
+# exact text. A sentence end may be closed by up to two emphasis marks, quotes or brackets:
+# an FAQ's "**When do I get my laptop?** Your laptop is …" was one block, question and answer.
+_END = "[.!?。．！？]"
+_CLOSE = "[*_\"'”’)]"
+_BLOCK_END = re.compile(rf"(?:(?<={_END})|(?<={_END}{_CLOSE})|(?<={_END}{_CLOSE}{_CLOSE}))"
+                        r"[ \t]+|\n\s*")
 # A sentence over MAX_QUOTE_CHARS is cut after each clause: after ", " or "; " or a dash set
 # off by spaces (" - ", " – ", " — "); a number's comma ("1,000") is no clause end. A dash's
 # spaces are tried from the first of a run only: from each, a run of 60,000 took 80 s.
@@ -209,7 +214,7 @@ def section_at(section: Sequence[str], before: Sequence[str]) -> list[str]:
     path = list(section)
     # as one text: `blocks` cuts "## 2. Cooling-off period" after "2." (a sentence end), so
     # block by block the heading read as "2."
-    for match in _HEADING.finditer("".join(before)):
+    for match in _HEADING.finditer(unfenced("".join(before))):  # no fenced `# comment`
         path = path[:len(match.group(1)) - 1] + [_heading_title(match.group(2))]
     return path
 

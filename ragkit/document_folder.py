@@ -45,6 +45,7 @@ from typing import Any
 
 import ragkit.jobs
 from ragkit.documents import Document, RagkitError, RagkitWarning, check_text
+from ragkit.fences import unfenced
 from ragkit.jobs import usable_cores, worker_pool
 from ragkit.loaded_folder import (Loaded, Skipped,  # noqa: F401 (importable here, as before)
                                   ragkit_output, removed_while_read, unreadable_now)
@@ -90,7 +91,7 @@ def _title_of(meta: dict[str, str], text: str, rel: str) -> str:
     if meta.get("title"):  # one line: a TOML or YAML string may hold line breaks
         return one_line(str(meta["title"]))
     if rel.lower().endswith(PROSE_SUFFIXES):
-        heading = re.search(r"^#\s+(.+)$", text, re.M)
+        heading = re.search(r"^#\s+(.+)$", unfenced(text), re.M)  # no fenced `# comment`
         if heading:
             return heading.group(1).strip()
     return rel

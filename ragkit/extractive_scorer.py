@@ -46,7 +46,7 @@ from ragkit.rerank.offline import LinearModel
 COLUMNS = ("closeness", "closeness_gap", "coverage", "rank_prior", "number", "length",
            "position", "word_pairs", "titled")
 MODEL_PATH = Path(__file__).with_name("extractive_model.json")
-MODEL_SHA256 = "40767a69d4f9601e278603c33970fff48ed13e455fb9f448a0477f23b35ed484"
+MODEL_SHA256 = "5e84207a5dc0d6d79236c29bc5c19ce854107ffbe35027ab2d43dae2ad189947"
 MODEL_FORMAT = "ragkit.extractive.linear"
 TRAINER = "ragkit.train_extractive"
 

@@ -23,6 +23,12 @@ range a citation can name), so a quote cites `[start, end)` of its search result
   answer in the heading that the sentence below it explains. The answerer keeps the heading
   only where it adds to the sentence (`heading_adds`: a `=` value, a question term the
   sentence lacks), and `shown` sets it apart ("Heading — sentence");
+- a question ("**When do I get my laptop?**", "Q. 백업은 얼마나 자주 실행되나요?": a unit
+  ending in "?" once emphasis marks are set aside) is never quoted either: an FAQ's
+  question line was quoted as the answer to the question it restates, while the sentence
+  after it answered. A reply of one to three words on its line stays with its question
+  ("**Can I install software myself?** No." is one unit, and no question). Not in a source
+  file, where "?" is an operator (Rust's `read()?`, a SQL placeholder);
 - a Markdown table's header row (the row above its `| --- |` rule) is never quoted either,
   nor offered under the heading above the table: "Status LED codes — | LED | State |
   Meaning |" was quoted beside the row that answered. Its body rows are units of their own;
@@ -83,6 +89,11 @@ _KOREAN_OPEN_END = re.compile(r"[은는이가을를에의와과도로고며서�
 # A table's delimiter row, "| --- | :---: |" (GitHub-flavoured Markdown); a bare "---" is none.
 _CELL = r"\s*:?-+:?\s*"
 _TABLE_RULE = re.compile(rf"^\s*(?:\|?{_CELL}(?:\|{_CELL})+\|?|\|{_CELL}\|)\s*$")
+# A question: "?" (or the full-width "？") last, before emphasis marks and a closing quote.
+_QUESTION = re.compile(r"[?\uff1f][*_\"')\u201d\u2019]*\s*$")
+# A reply of one to three words ("No.", "Yes, always.", "아니요."): it stays with the question
+# it answers, "**Can I install software myself?** No." one unit, which is no question.
+_SHORT_REPLY = re.compile(r"^[*_]*\w+(?:,?[ \t]+\w+){0,2}[.!][*_]*\s*$")
 
 
 @dataclass(frozen=True)
@@ -92,7 +103,7 @@ class Unit:
     start: int
     end: int
     text: str
-    heading: bool  # a heading alone, or a table's header or delimiter row: never quoted
+    heading: bool  # a heading alone, a question, a table's header or rule row: never quoted
     titled: bool = False  # a heading joined to the unit under it
     clause: bool = False  # holds a clause of a sentence over MAX_QUOTE_CHARS
     body: int = 0  # a titled unit's first block under its heading; 0 otherwise
@@ -108,7 +119,8 @@ def _joins(unit: list, block: str, code: bool) -> bool:
     line = body.rsplit("\n", 1)[-1]
     if "\n" not in gap:  # cut on one line after a full stop
         return bool(_HEADING.match(line) or _ABBREVIATION.search(line)
-                    or _ENUMERATOR.match(line.strip()))
+                    or _ENUMERATOR.match(line.strip())
+                    or _QUESTION.search(line) and _SHORT_REPLY.match(block))
     if gap.count("\n") > 1 or _HEADING.match(line) or (
             _STRUCTURE.match(line.lstrip()) and not _LIST_ITEM.match(line.lstrip())):
         return False
@@ -138,7 +150,8 @@ def units(text: str, code: bool = False) -> list[Unit]:
     marks = {i for i, run in enumerate(runs) if not code and _HEADING.match(run[2])}
     table = {i for i, run in enumerate(runs) if _TABLE_RULE.match(run[2])}
     table |= {i - 1 for i in table if i and "|" in runs[i - 1][2]}  # its header row
-    plain = [Unit(s, e, t, i in marks or i in table, False,
+    asks = {i for i, run in enumerate(runs) if not code and _QUESTION.search(run[2])}
+    plain = [Unit(s, e, t, i in marks or i in table or i in asks, False,
                   any(i in clauses for i in range(s, e))) for i, (s, e, t) in enumerate(runs)]
     pairs = [Unit(a.start, b.end, a.text + b.text, False, True, a.clause or b.clause, b.start)
              for i, (a, b) in enumerate(zip(plain, plain[1:]))

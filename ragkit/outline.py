@@ -10,7 +10,9 @@ a 50 MB one-line file did not finish in ten minutes).
 
 What it is not: a parser, nor a new rule. The answers are exactly those of scanning
 `text[:offset]` with `HEADING` / `SYMBOL` (what ragkit always did), quirks included: a chunk
-that starts inside a heading line sees that heading cut at its start.
+that starts inside a heading line sees that heading cut at its start. Headings are read from
+the text with fenced code blocks' `#` lines blanked (`ragkit.fences.unfenced`): a shell
+comment in a README's code block is no heading.
 
 How: a scan of `text[:offset]` finds the same matches as a scan of the whole text, except
 where a match attempt (only at line starts: both patterns open with `^`) reads at or past
@@ -31,6 +33,8 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from functools import lru_cache
+
+from ragkit.fences import unfenced
 
 LABEL_CHARS = 200  # a title, heading or definition as it labels a chunk (`label`)
 
@@ -217,10 +221,11 @@ class Outline:
 
     def __init__(self, text: str) -> None:
         self.text = text
+        self.marked = unfenced(text)  # what headings are read from: no fenced `# comment`
         self._newlines: list[int] | None = None
         self._headings: _Replay | None = None
         self._symbols: _Replay | None = None
-        self._first_hash = text.find("#")
+        self._first_hash = self.marked.find("#")
         self._titles: dict[int, tuple[int, int, int, _TitleLine | None] | None] = {}
 
     @property
@@ -239,15 +244,15 @@ class Outline:
         if self._first_hash < 0 or self._first_hash >= offset:  # no heading above
             return []
         if offset <= DIRECT:
-            return [label(title) for _, title in scan(HEADING, _heading, self.text, 0, offset,
-                                                      [])]
+            return [label(title) for _, title in scan(HEADING, _heading, self.marked, 0,
+                                                      offset, [])]
         if self._headings is None:
-            self._headings = _Replay(self.text, self.newlines, HEADING, _heading,
+            self._headings = _Replay(self.marked, self.newlines, HEADING, _heading,
                                      _HEADING_LINES, _HEADING_REACH, 2)
         chain, resume = self._headings.cut(offset, self.line_start(offset))
         read = self._title(resume, offset)
         if read is None:
-            chain = scan(HEADING, _heading, self.text, resume, offset, chain)
+            chain = scan(HEADING, _heading, self.marked, resume, offset, chain)
         else:
             push(chain, *read)
         return [label(title) for _, title in chain]
@@ -258,7 +263,7 @@ class Outline:
         `offset`); None where the scan must be run."""
         if resume not in self._titles:
             self._titles[resume] = None
-            text = self.text
+            text = self.marked
             if text.startswith("#", resume) and (not resume or text[resume - 1] == "\n"):
                 level = _HASHES.match(text, resume).end() - resume
                 start = _SPACE.match(text, resume + level).end()
@@ -271,7 +276,7 @@ class Outline:
             return None
         level, start, end, line = found
         if line is None:
-            line = _TitleLine(self.text, start, end)
+            line = _TitleLine(self.marked, start, end)
             self._titles[resume] = (level, start, end, line)
         return level, line.title(offset)
 

@@ -666,3 +666,32 @@ def test_a_heading_is_quoted_only_where_it_adds_else_the_sentence_is_cited_alone
     bare = replace(titled, block=1, text=blocks(text)[1], titled=False, body=0)
     assert extractive.choose(found, hand).quotes == ((titled,) if kept else (bare,))
     assert bare.text == text.split("\n\n", 1)[1]
+
+
+def test_ragkit_ask_offline_never_quotes_an_faq_question_line(tmp_path, here):
+    """An FAQ puts each question before its answer ("**When do I get my laptop?** Your
+    laptop is ready …", "Q. … 실행되나요?" over "A. …"): the question line restates the
+    user's question, is closest to it, and was quoted as the answer. A unit ending in "?" is
+    never quoted; the answer's sentences are."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "it-faq.md").write_text(
+        "# IT onboarding FAQ\n\n"
+        "**When do I get my laptop?** Your laptop is ready at the service desk on your first "
+        "morning. Bring your ID.\n\n"
+        "**How do I reset my password?** Use the self-service portal; a reset link is sent "
+        "to your phone.\n")
+    (docs / "backup-faq.md").write_text(
+        "# 백업 FAQ\n\nQ. 백업은 얼마나 자주 실행되나요?\nA. 매일 새벽 2시에 전체 백업이 "
+        "실행됩니다.\n\nQ. 백업은 얼마 동안 보관되나요?\nA. 30일 동안 보관됩니다.\n")
+    done = index_and_ask(here, tmp_path, docs, "When do I get my laptop?")
+    assert done.returncode == 0, done.stderr
+    answer = done.stdout.splitlines()[0]
+    assert answer.startswith("Your laptop is ready at the service desk on your first "
+                             "morning. [1]")
+    assert "?" not in answer
+    done = ask(here, tmp_path, "백업은 얼마나 자주 실행되나요?")
+    answer = done.stdout.splitlines()[0]
+    assert answer.startswith("A. 매일 새벽 2시에 전체 백업이 실행됩니다. [1]")
+    assert "?" not in answer
+

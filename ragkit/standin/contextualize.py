@@ -15,6 +15,7 @@ from typing import Any
 
 from ragkit.contextualize.structural import structural_context
 from ragkit.documents import Chunk, Document
+from ragkit.fences import unfenced
 from ragkit.outline import HEADING
 from ragkit.standin.base import Reply, user_text
 
@@ -23,7 +24,7 @@ _CHUNK = re.compile(r"<chunk>\n?(.*?)\n?</chunk>", re.S)
 
 
 def _title(document: str) -> str:
-    heading = HEADING.search(document)  # linear: a heading's long blank run no longer hangs
+    heading = HEADING.search(unfenced(document))  # linear; a fenced `# comment` is none
     if heading:
         return heading.group(2)
     first = next((line.strip()[:120] for line in document.splitlines() if line.strip()), "")
