@@ -4,7 +4,7 @@ retrieved passage mentions is not answered by them.
 What it is: `distinctive(question)` — the units of a question that name one thing (a quarter
 "Q3 2022" = "third quarter of 2022", a number or code, an acronym, a capitalised name) — and
 `missing(question, passages)`, those of them that no passage (text or `[Source | Section]`
-tag) holds as a whole word. Both sides are compared on a folded form (`fold`): a hyphen, en
+tag) holds as a whole word or a part of an identifier ("jwt" in `jwt_expiry_minutes`). Both sides are compared on a folded form (`fold`): a hyphen, en
 dash, em dash, minus sign or non-breaking hyphen is one "-", curly quotes and apostrophes are
 straight ones, a no-break space is a space — "2022-23" typed on a keyboard is held by a report's
 "2022–23". `ragkit.extractive.choose` declines when `missing` is not empty
@@ -81,14 +81,27 @@ def distinctive(question: str) -> tuple[str, ...]:
 
 def missing(question: str, passages: Sequence[Passage]) -> tuple[str, ...]:
     """The `distinctive` units of `question` that none of `passages` (text or
-    `[Source | Section]` tag) holds as a whole word; a plural's "s" may be absent."""
-    text = _canonical("\n".join(f"{p.tag}\n{p.text}" for p in passages))
+    `[Source | Section]` tag) holds as a whole word, or as a part of an identifier
+    (`_parts`); a plural's "s" may be absent."""
+    raw = "\n".join(f"{p.tag}\n{p.text}" for p in passages)
+    texts = (_canonical(raw), _canonical(_parts(raw)))
 
     def held(unit: str) -> bool:
         forms = {unit, unit[:-1]} if unit.endswith("s") and len(unit) > 3 else {unit}
         return any(re.search(rf"(?<![a-z0-9_]){re.escape(f)}(?![a-z0-9_])", text)
-                   for f in forms)
+                   for f in forms for text in texts)
     return tuple(u for u in distinctive(question) if not held(u))
+
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def _parts(text: str) -> str:
+    """`text` with its identifiers cut into words: at "_" and where camel case starts a
+    word ("jwt_expiry_minutes", "apiTimeoutSeconds", "SMTPHost": "jwt expiry minutes", "api
+    Timeout Seconds", "SMTP Host"). A configuration file names "the JWT expiry" so, and the
+    question's "jwt" was declined as mentioned by no passage."""
+    return _CAMEL.sub(" ", text.replace("_", " "))
 
 
 def under_threshold(strength: float, threshold: float, first: str) -> str:

@@ -120,6 +120,23 @@ def test_a_dash_or_quote_typed_another_way_is_still_mentioned():
     assert not found.declined and found.why == ""
 
 
+
+def test_an_acronym_written_inside_an_identifier_is_mentioned():
+    """A configuration file names the JWT expiry `jwt_expiry_minutes` and the API timeout
+    `apiTimeoutSeconds`: "jwt" and "api" were declined as mentioned by no passage, with the
+    answer in the top one. Identifiers are cut at "_" and at camel case for the rule; a
+    unit that is itself an identifier ("n_trees") is still looked for whole."""
+    config = Chunk("auth#0", "config/auth.yaml",
+                   "jwt_expiry_minutes: 45\napiTimeoutSeconds: 30\nSMTPHost: mail.example\n"
+                   "n_trees: 100\n", metadata={"title": "auth.yaml", "section": []})
+    passages = list(assemble([("auth#0", 1.0)], {config.id: config}))
+    assert missing("What is the JWT expiry in minutes?", passages) == ()
+    assert missing("What is the API timeout?", passages) == ()
+    assert missing("Which SMTP host is used?", passages) == ()
+    assert missing("What is n_trees?", passages) == ()
+    assert missing("What is the LDAP server?", passages) == ("ldap",)
+    assert missing("What is the SSO provider?", passages) == ("sso",)
+
 def test_a_quarter_no_passage_covers_is_declined_though_retrieval_looks_strong():
     """The passage says "the third quarter of 2024" (its tag "Q3"): a question about Q3 2022
     finds every term but the year, so only the missing unit declines it."""
