@@ -209,14 +209,18 @@ def section_at(section: Sequence[str], before: Sequence[str]) -> list[str]:
 
     What it assumes: the starting path's headings have levels 1, 2, 3, ... in order (a tag
     keeps titles, not levels), true of documents that nest their headings one level at a
-    time; a document that skips levels may have a heading kept one step too long.
+    time; in a document that skips levels (an HTML page's `<h1>` then `<h3>`s) one of them
+    may be kept one step too long. The headings read from `before` keep their own levels:
+    taken as levels 1, 2, 3, the second `###` of a page was nested under the first.
     """
-    path = list(section)
+    path = list(enumerate(section, 1))  # (level, title)
     # as one text: `blocks` cuts "## 2. Cooling-off period" after "2." (a sentence end), so
     # block by block the heading read as "2."
     for match in _HEADING.finditer(unfenced("".join(before))):  # no fenced `# comment`
-        path = path[:len(match.group(1)) - 1] + [_heading_title(match.group(2))]
-    return path
+        level = len(match.group(1))
+        path = [kept for kept in path if kept[0] < level] + [
+            (level, _heading_title(match.group(2)))]
+    return [title for _, title in path]
 
 
 def _heading_title(rest: str) -> str:

@@ -35,8 +35,8 @@ citations and `model` `MODEL` ("offline-extractive"), never a Claude model name.
    (`extractive_units.heading_adds`): else the sentence is quoted and cited alone.
 4. Strength of the retrieval: STRENGTH_MIX · (the question's IDF mass found anywhere in the
    passages) + (1 − STRENGTH_MIX) · (the best query–unit cosine of the units alone, no
-   title: a title that matches the question says what a document is about, not that a
-   sentence of it answers; heading-and-sentence units left out for the same reason). The
+   title: a title says what a document is about, not that a sentence of it answers; so is
+   a heading over its sentence, left out, but for an FAQ's question over its answer). The
    answer is the decline when the strength is below THRESHOLD, or (DECLINE_MISSING) when a
    `distinctive` unit of the question — a quarter ("Q3 2022" = "third quarter of 2022"), a
    number or code, an acronym, a capitalised name — is in none of the passages' texts and
@@ -78,7 +78,8 @@ from ragkit.config_keys import is_config_name, opens_block
 from ragkit import extractive_scorer as scorer
 from ragkit.extractive_decline import missing, under_threshold
 from ragkit.extractive_scorer import closeness
-from ragkit.extractive_units import heading_adds, readings, shown, under_heading, units
+from ragkit.extractive_units import (asked_above, heading_adds, readings, shown,
+                                     under_heading, units)
 from ragkit.support import question_terms as terms
 from ragkit.support import MAX_QUOTE_CHARS, clause_terms, data_like, request_idf, weighted_share
 
@@ -195,8 +196,9 @@ class Features:
         """How strong the retrieval is: IDF coverage of the question by all the passages
         mixed with the best query–sentence cosine. A heading joined to its sentence is left
         out: its words say what the section is about ("Rate limits"), not that a sentence
-        of it answers."""
-        best = max((b.cosine for b in self.blocks if not b.titled), default=0.0)
+        of it answers; but not a question over its answer (an FAQ's: `asked_above`)."""
+        best = max((b.cosine for b in self.blocks if not b.titled or asked_above(b.text)),
+                   default=0.0)
         return params.strength_mix * self.found + (1 - params.strength_mix) * best
 
 

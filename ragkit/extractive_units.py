@@ -26,9 +26,11 @@ range a citation can name), so a quote cites `[start, end)` of its search result
 - a question ("**When do I get my laptop?**", "Q. 백업은 얼마나 자주 실행되나요?": a unit
   ending in "?" once emphasis marks are set aside) is never quoted either: an FAQ's
   question line was quoted as the answer to the question it restates, while the sentence
-  after it answered. A reply of one to three words on its line stays with its question
-  ("**Can I install software myself?** No." is one unit, and no question). Not in a source
-  file, where "?" is an operator (Rust's `read()?`, a SQL placeholder);
+  after it answered. A question on a line of its own (an HTML `<dt>` or `<summary>`, "Q.
+  …?") is offered joined to the unit after it, as a heading is; a reply of one to three
+  words on the question's line stays with it ("**Can I install software myself?** No." is
+  one unit, and no question). Not in a source file, where "?" is an operator (Rust's
+  `read()?`, a SQL placeholder);
 - a Markdown table's header row (the row above its `| --- |` rule) is never quoted either,
   nor offered under the heading above the table: "Status LED codes — | LED | State |
   Meaning |" was quoted beside the row that answered. Its body rows are units of their own;
@@ -155,7 +157,8 @@ def units(text: str, code: bool = False) -> list[Unit]:
                   any(i in clauses for i in range(s, e))) for i, (s, e, t) in enumerate(runs)]
     pairs = [Unit(a.start, b.end, a.text + b.text, False, True, a.clause or b.clause, b.start)
              for i, (a, b) in enumerate(zip(plain, plain[1:]))
-             if i in marks and not b.heading and a.end == b.start]
+             if (i in marks or i in asks and "\n" in a.text) and not b.heading
+             and a.end == b.start]
     return plain + pairs
 
 
@@ -189,6 +192,12 @@ def heading_adds(text: str, asked: frozenset[str]) -> bool:
     head, _, rest = text.partition("\n")
     return bool(_VALUE.search(head)
                 or (question_terms(head) - question_terms(rest)) & asked)
+
+
+def asked_above(text: str) -> bool:
+    """Whether a titled unit's `text` is a question over its answer: its heading line (a
+    Markdown heading, or a question on a line of its own) ends in "?"."""
+    return bool(_QUESTION.search(text.lstrip().partition("\n")[0]))
 
 
 def under_heading(text: str) -> str:

@@ -46,6 +46,9 @@ def test_section_at_follows_the_headings_before_a_block():
         ["Manual", "4. Security"]
     assert section_at([], ["# Title\n", "text"]) == ["Title"]
     assert section_at([], ["text.", "# Not a heading\n"]) == []  # mid-line, after a sentence
+    # a page that skips levels (<h1>, then <h3>s): the <h3>s are siblings, not nested
+    assert section_at(["FAQ"], ["### Abroad?\n", "Yes.\n", "### Cost?\n"]) == ["FAQ", "Cost?"]
+    assert section_at([], ["# FAQ\n", "### Abroad?\n", "## Orders\n"]) == ["FAQ", "Orders"]
 
 
 def test_a_chunk_without_headings_keeps_its_section_and_code_comments_are_not_headings():

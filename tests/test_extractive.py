@@ -689,7 +689,8 @@ def test_ragkit_ask_offline_never_quotes_an_faq_question_line(tmp_path, here):
     """An FAQ puts each question before its answer ("**When do I get my laptop?** Your
     laptop is ready …", "Q. … 실행되나요?" over "A. …"): the question line restates the
     user's question, is closest to it, and was quoted as the answer. A unit ending in "?" is
-    never quoted; the answer's sentences are."""
+    never quoted alone: the answer's sentences are, or a question on a line of its own with
+    the answer under it ("Q. … — A. …")."""
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "it-faq.md").write_text(
@@ -710,5 +711,44 @@ def test_ragkit_ask_offline_never_quotes_an_faq_question_line(tmp_path, here):
     done = ask(here, tmp_path, "백업은 얼마나 자주 실행되나요?")
     answer = done.stdout.splitlines()[0]
     assert answer.startswith("A. 매일 새벽 2시에 전체 백업이 실행됩니다. [1]")
-    assert "?" not in answer
+    assert answer.count("?") == answer.count("? — A. ")
 
+
+
+GREENLEAF = """<!DOCTYPE html><html lang="en"><head><title>Shipping FAQ | Greenleaf</title></head>
+<body><main><h1>Shipping FAQ</h1>
+<h3>Do you ship abroad?</h3><p>We ship to Belgium and Germany only. Other countries are not
+served.</p>
+<h3>How much is shipping?</h3><p>Shipping costs 6.50 euros per box; orders over 60 euros ship
+free.</p>
+<details><summary>Do you use plastic packaging?</summary><p>No. Boxes are lined with
+compostable paper and returned boxes are reused.</p></details>
+<dl><dt>Is there a minimum order?</dt><dd>The minimum order is one standard box.</dd>
+<dt>Can I order for a friend?</dt><dd>Yes, enter their address as the delivery address and
+yours for billing.</dd></dl></main></body></html>
+"""
+
+
+def test_ragkit_ask_offline_answers_an_html_faq_with_the_answer_under_its_question(tmp_path,
+                                                                                    here):
+    """An HTML FAQ (`<h1>` over `<h3>` questions, `<details>`/`<summary>`, `<dl>`): the answer
+    quoted the question back ("Do you use plastic packaging? [1]", nothing else); left out,
+    the answer alone was too far from the question and `ask` declined. A question on a line
+    of its own is offered with the answer under it, as a heading is, and that pair counts
+    towards the similarity threshold. The citation's section keeps the `<h3>`s siblings: the
+    second was nested under the first ("Do you ship abroad? > How much is shipping?")."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "shipping.html").write_text(GREENLEAF)
+    done = index_and_ask(here, tmp_path, docs, "Do you use plastic packaging?")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Do you use plastic packaging? — No. [1]")
+    done = ask(here, tmp_path, "Can I order for a friend?")
+    assert done.stdout.startswith("Can I order for a friend? — Yes, enter their address as the "
+                                  "delivery address and yours for billing. [1]")
+    done = ask(here, tmp_path, "How much is shipping?")
+    assert done.stdout.splitlines() == [
+        "Shipping costs 6.50 euros per box; orders over 60 euros ship free. [1] We ship to "
+        "Belgium and Germany only. [1] Other countries are not served. [1]",
+        "[1] shipping.html#0 — Shipping FAQ | Greenleaf / Shipping FAQ > How much is shipping?; "
+        "Shipping FAQ > Do you ship abroad?"]

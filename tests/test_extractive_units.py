@@ -351,15 +351,18 @@ def test_a_docstring_sentence_wrapped_over_lines_of_a_source_file_is_one_unit():
 
 def test_a_question_is_no_unit_to_quote_but_in_source_code():
     """`units` marks a unit ending in "?" (after emphasis marks or a closing quote) as never
-    quoted, and keeps a reply of a few words with its question (no question then); in a
-    source file "?" is an operator and the line stays quotable."""
+    quoted, keeps a reply of a few words with its question (no question then) and offers a
+    question on a line of its own with the unit after it; in a source file "?" is an
+    operator and the line stays quotable."""
     found = units("**When do I get my laptop?** It is ready on your first morning.\n\n"
                   "**Can I install software myself?** No. Ask the desk.\n\n"
                   "Q. 보관 기간은요？\nA. 30일입니다.\n")
-    assert [(u.text.strip(), u.heading) for u in found] == [
+    assert [(u.text.strip(), u.heading) for u in found if not u.titled] == [
         ("**When do I get my laptop?**", True), ("It is ready on your first morning.", False),
         ("**Can I install software myself?** No.", False), ("Ask the desk.", False),
         ("Q. 보관 기간은요？", True), ("A. 30일입니다.", False)]
+    # a question on a line of its own is offered with the answer under it, as a heading is
+    assert [u.text for u in found if u.titled] == ["Q. 보관 기간은요？\nA. 30일입니다.\n"]
     code = units("let size = read(path)?\nquery = 'SELECT * FROM t WHERE id = ?'\n",
                  code=True)
     assert [u.heading for u in code] == [False, False]
