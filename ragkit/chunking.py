@@ -41,6 +41,9 @@ Measure = Callable[[Sequence[str]], list[int]]  # texts -> their lengths in a mo
 CODE_SUFFIXES = {".py", ".ts", ".js", ".java", ".go", ".rs", ".c", ".h", ".cpp", ".hpp",
                  ".cc", ".cs", ".rb", ".php", ".kt", ".swift", ".scala", ".sh", ".sql"}
 
+# Source files named without a suffix, in lower case: a build or container recipe.
+CODE_NAMES = {"dockerfile", "containerfile", "makefile", "gnumakefile", "jenkinsfile",
+              "vagrantfile", "procfile"}
 _HEADING_LINE = re.compile(r"[ \t]*#{1,6}[ \t][^\n]*\n?\s*")
 OPENING_HEADINGS = 64  # heading lines a chunk may open with before its section is read
 
@@ -175,11 +178,12 @@ def is_code(doc: Document) -> bool:
 
 
 def is_code_name(name: str) -> bool:
-    """True for the path or id of a source file — its suffix is one of `CODE_SUFFIXES` — or
-    of a configuration file (`ragkit.config_keys.CONFIG_SUFFIXES`: YAML, TOML, JSON), which is
-    read as code is: line by line, a "#" line a comment, never a Markdown heading."""
+    """True for the path or id of a source file — its suffix is one of `CODE_SUFFIXES`, or
+    it is named as one of `CODE_NAMES` is (`Dockerfile`) — or of a configuration file
+    (`ragkit.config_keys.CONFIG_SUFFIXES`: YAML, TOML, JSON), which is read as code is: line by
+    line, a "#" line a comment, never a Markdown heading."""
     if "." not in name:  # no suffix (the common case, without building a path object)
-        return False
+        return name.rpartition("/")[2].lower() in CODE_NAMES
     suffix = PurePosixPath(name).suffix.lower()
     return suffix in CODE_SUFFIXES or suffix in CONFIG_SUFFIXES
 

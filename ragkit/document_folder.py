@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import ragkit.jobs
+from ragkit.chunking import CODE_NAMES
 from ragkit.documents import Document, RagkitError, RagkitWarning, check_text
 from ragkit.fences import unfenced
 from ragkit.jobs import usable_cores, worker_pool
@@ -74,7 +75,10 @@ def unread_note(unread: Sequence[str]) -> str:
     if not unread:
         return ""
     kinds = Counter(Path(name).suffix.lower() or "(no suffix)" for name in unread)
-    shown_kinds = ", ".join(f"{suffix} {n}" for suffix, n in kinds.most_common(8))
+    bare = sorted({Path(name).name for name in unread if not Path(name).suffix})
+    named = {"(no suffix)": f" ({', '.join(bare[:3])}{', …' if len(bare) > 3 else ''})"}
+    shown_kinds = ", ".join(f"{suffix} {n}{named.get(suffix, '')}"
+                            for suffix, n in kinds.most_common(8))
     more = ", …" if len(kinds) > 8 else ""
     what = "files of types" if len(unread) != 1 else "file of a type"
     return (f"left out {len(unread)} {what} ragkit does not read: {shown_kinds}{more} (it "
@@ -174,8 +178,9 @@ def _result(future, path: Path) -> Document:
 
 
 def _wanted(name: str) -> bool:
-    suffix = Path(name).suffix.lower()
-    return suffix in TEXT_SUFFIXES or suffix in LOADERS
+    path = Path(name)
+    suffix = path.suffix.lower()
+    return suffix in TEXT_SUFFIXES or suffix in LOADERS or path.name.lower() in CODE_NAMES
 
 
 def folder_entries(root: Path, others: list[Path] | None = None, links: list[Path] | None = None,

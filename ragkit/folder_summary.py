@@ -64,11 +64,12 @@ def file_summary(docs: list[Document], skipped: list[Skipped] | None = None,
 
 def file_format(name: str) -> str:
     """The format a file named `name` is read as: its loader's ("html" for `.htm`, "docx" for
-    a Word template), else its suffix ("md", "py"). Not the document's `format` metadata: a
-    Markdown file's front matter may hold a `format:` key of its own (`format: slides`),
-    which stays in the metadata under that name but named the file's format in the table."""
+    a Word template), else its suffix ("md", "py"), else its name in lower case ("dockerfile").
+    Not the document's `format` metadata: a Markdown file's front matter may hold a `format:`
+    key of its own (`format: slides`), which stays in the metadata under that name but named
+    the file's format in the table."""
     suffix = Path(name).suffix.lower()
-    return LOADERS.get(suffix) or suffix.lstrip(".")
+    return LOADERS.get(suffix) or suffix.lstrip(".") or Path(name).name.lower()
 
 
 def example_chunk(chunks: Sequence[Chunk], formats: Sequence[str] = (".pdf", ".docx", ".html")

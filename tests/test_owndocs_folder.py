@@ -14,7 +14,7 @@ import pytest
 from cli_errors import one_error_line
 from ragkit.document_folder import load_folder
 from ragkit.documents import Document, RagkitError
-from ragkit.folder_summary import file_summary
+from ragkit.folder_summary import file_format, file_summary
 
 RAGKIT = str(Path(sys.executable).parent / "ragkit")
 
@@ -192,7 +192,8 @@ def test_symbolic_links_to_folders_are_named_as_such_not_counted_as_files(tmp_pa
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"indexed 2 documents as 2 chunks into {tmp_path / 'idx'}\n"
     assert done.stderr.splitlines() == [
-        "left out 1 file of a type ragkit does not read: (no suffix) 1 (it reads .c .cpp "
+        "left out 1 file of a type ragkit does not read: (no suffix) 1 (README) (it reads .c "
+        ".cpp "
         ".docm .docx .dotm .dotx .go .h .hpp .htm .html .java .js .json .markdown .md .pdf "
         ".py .rs .rst .sh .sql .text .toml .ts .txt .xhtml .yaml .yml)",
         "left out 1 symbolic link to a folder, which ragkit does not follow: papers (give "
@@ -282,3 +283,26 @@ def test_a_link_to_a_folder_named_like_a_document_is_named_as_a_link(tmp_path):
         0, f"indexed 1 document as 1 chunk into {tmp_path / 'idx'}\n",
         "left out 1 symbolic link to a folder, which ragkit does not follow: papers.md (give "
         "the folder itself, or copy it in)\n")
+
+
+def test_a_dockerfile_and_a_makefile_are_read_as_code_and_unread_files_without_suffix_named(
+        tmp_path):
+    """A Dockerfile and a Makefile were left out as "(no suffix) 2", unnamed, and a question
+    about the port the image exposes was declined. They are read as source files (each line
+    a unit, a "#" line a comment, never a heading); a file without a suffix ragkit does not
+    read is named."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "Dockerfile").write_text("# Build stage\nFROM python:3.12-slim\nEXPOSE 8080\n")
+    (folder / "Makefile").write_text("# Targets\ntest:\n\tpytest -q\n")
+    (folder / "LICENSE").write_text("Permission is granted.\n")
+    done = _index(folder, tmp_path / "idx")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"indexed 2 documents as 2 chunks into {tmp_path / 'idx'}\n"
+    assert done.stderr.startswith(
+        "left out 1 file of a type ragkit does not read: (no suffix) 1 (LICENSE) (it reads ")
+    rows = [json.loads(line) for line in (tmp_path / "idx" / "chunks.jsonl").read_text(
+        ).splitlines()]
+    assert sorted((r["doc_id"], r["metadata"]["chunker"], r["metadata"]["section"])
+                  for r in rows) == [("Dockerfile", "code", []), ("Makefile", "code", [])]
+    assert file_format("build/Dockerfile") == "dockerfile"
