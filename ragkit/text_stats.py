@@ -107,9 +107,9 @@ def joined(names: Sequence[str], code: bool = False) -> str:
 
 
 def counted(n: int, noun: str, plural: str = "") -> str:
-    """`n` and `noun`, plural unless n is 1 ("1 chunk", "0 chunks"): `plural` when given
-    ("1 query", "2 queries"), else `noun` + "s"."""
-    return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
+    """`n` (thousands separated: "8,931 chunks") and `noun`, plural unless n is 1 ("1 chunk",
+    "0 chunks"): `plural` when given ("1 query", "2 queries"), else `noun` + "s"."""
+    return f"{n} {noun}" if n == 1 else f"{n:,} {plural or noun + 's'}"
 
 
 # Failed questions a first rung needs before a relative reduction from it reads as a rate:

@@ -545,6 +545,8 @@ def test_a_count_of_one_is_singular():
     from ragkit.text_stats import counted
     assert [counted(n, "chunk") for n in (0, 1, 2)] == ["0 chunks", "1 chunk", "2 chunks"]
     assert [counted(n, "query", "queries") for n in (1, 2)] == ["1 query", "2 queries"]
+    # a large count is read at a glance: "indexed 8931 chunks" was not
+    assert counted(8931, "chunk") == "8,931 chunks"
     stage = RerankStage(OfflineReranker())
     stage.queries = 1
     assert stage.summary() == "reranker offline: reranked 1 query"
