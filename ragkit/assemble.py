@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from ragkit.chunking import is_code_name
 from ragkit.config_keys import is_config_name, within
 from ragkit.documents import Chunk, RagkitError
-from ragkit.fences import unfenced
+from ragkit.fences import passage_unfenced
 from ragkit.fusion import Ranking
 from ragkit.outline import label as short_label
 from ragkit.text_stats import MAX_QUOTE_CHARS, estimate_tokens
@@ -47,12 +47,14 @@ DEFAULT_BUDGET = 8000
 NO_SECTION = "—"
 # A block ends after a sentence end (full-width "．！？" too) followed by spaces, or after a
 # line break (with the white space after it), so the blocks of a passage join back to its
-# exact text. A sentence end may be closed by up to two emphasis marks, quotes or brackets:
-# an FAQ's "**When do I get my laptop?** Your laptop is …" was one block, question and answer.
+# exact text. A sentence end closed by up to two emphasis marks, quotes or brackets ends one
+# too where a sentence starts after it (a capital, a digit, Hangul): an FAQ's "**When do I get
+# my laptop?** Your laptop is …" was one block, question and answer; 'He said "No." and left'
+# and 'Fruit (apples, etc.) are' are not cut.
 _END = "[.!?。．！？]"
 _CLOSE = "[*_\"'”’)]"
-_BLOCK_END = re.compile(rf"(?:(?<={_END})|(?<={_END}{_CLOSE})|(?<={_END}{_CLOSE}{_CLOSE}))"
-                        r"[ \t]+|\n\s*")
+_BLOCK_END = re.compile(rf"(?<={_END})[ \t]+|(?:(?<={_END}{_CLOSE})|(?<={_END}{_CLOSE}{_CLOSE}))"
+                        r"[ \t]+(?=[*_\"'“‘(]*[A-Z0-9\uac00-\ud7a3])|\n\s*")
 # A sentence over MAX_QUOTE_CHARS is cut after each clause: after ", " or "; " or a dash set
 # off by spaces (" - ", " – ", " — "); a number's comma ("1,000") is no clause end. A dash's
 # spaces are tried from the first of a run only: from each, a run of 60,000 took 80 s.
@@ -216,7 +218,7 @@ def section_at(section: Sequence[str], before: Sequence[str]) -> list[str]:
     path = list(enumerate(section, 1))  # (level, title)
     # as one text: `blocks` cuts "## 2. Cooling-off period" after "2." (a sentence end), so
     # block by block the heading read as "2."
-    for match in _HEADING.finditer(unfenced("".join(before))):  # no fenced `# comment`
+    for match in _HEADING.finditer(passage_unfenced("".join(before))):  # no fenced comment
         level = len(match.group(1))
         path = [kept for kept in path if kept[0] < level] + [
             (level, _heading_title(match.group(2)))]

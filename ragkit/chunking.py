@@ -26,10 +26,12 @@ import string
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 from ragkit.config_keys import CONFIG_SUFFIXES, is_config_name, key_path, line_start
 from ragkit.documents import Chunk, Document, RagkitError
+from ragkit.fences import unfenced
 from ragkit.loaders.pages import chunk_pages
 from ragkit.outline import label, outline
 
@@ -108,10 +110,15 @@ class Tokens:
         return bisect_left(self.starts, offset)
 
 
+_unfenced = lru_cache(maxsize=4)(unfenced)  # each split of a document asks again
+
+
 def _cut_points(text: str, start: int, end: int, separator: re.Pattern) -> list[int]:
-    """Offsets inside (start, end) where `separator` lets a new piece begin."""
+    """Offsets inside (start, end) where `separator` lets a new piece begin; a heading
+    line, never one inside a Markdown code fence (`ragkit.fences.unfenced`)."""
     points = []
-    for match in separator.finditer(text, start, end):
+    read = _unfenced(text) if separator is PROSE_SEPARATORS[0] else text
+    for match in separator.finditer(read, start, end):
         point = match.start() if separator.pattern.startswith("^") else match.end()
         if start < point < end:
             points.append(point)
@@ -182,8 +189,9 @@ def is_code_name(name: str) -> bool:
     it is named as one of `CODE_NAMES` is (`Dockerfile`) — or of a configuration file
     (`ragkit.config_keys.CONFIG_SUFFIXES`: YAML, TOML, JSON), which is read as code is: line by
     line, a "#" line a comment, never a Markdown heading."""
-    if "." not in name:  # no suffix (the common case, without building a path object)
-        return name.rpartition("/")[2].lower() in CODE_NAMES
+    base = name.rpartition("/")[2]  # "my.proj/Dockerfile" has no suffix
+    if "." not in base:  # no suffix (the common case, without building a path object)
+        return base.lower() in CODE_NAMES
     suffix = PurePosixPath(name).suffix.lower()
     return suffix in CODE_SUFFIXES or suffix in CONFIG_SUFFIXES
 

@@ -4,12 +4,12 @@ retrieved passage mentions is not answered by them.
 What it is: `distinctive(question)` — the units of a question that name one thing (a quarter
 "Q3 2022" = "third quarter of 2022", a number or code, an acronym, a capitalised name) — and
 `missing(question, passages)`, those of them that no passage (text or `[Source | Section]`
-tag) holds as a whole word or a part of an identifier ("jwt" in `jwt_expiry_minutes`). Both sides are compared on a folded form (`fold`): a hyphen, en
-dash, em dash, minus sign or non-breaking hyphen is one "-", curly quotes and apostrophes are
-straight ones, a no-break space is a space — "2022-23" typed on a keyboard is held by a report's
-"2022–23". `ragkit.extractive.choose` declines when `missing` is not empty
-(`Params.decline_missing`); the rule was adopted after 5-fold cross-validation on dev (see
-`ragkit.extractive`).
+tag) holds as a whole word or a part of an identifier ("jwt" in `jwt_expiry_minutes`). Both
+sides are compared on a folded form (`fold`): a hyphen, en dash, em dash, minus sign or
+non-breaking hyphen is one "-", curly quotes and apostrophes are straight ones, a no-break
+space is a space — "2022-23" typed on a keyboard is held by a report's "2022–23".
+`ragkit.extractive.choose` declines when `missing` is not empty (`Params.decline_missing`);
+the rule was adopted after 5-fold cross-validation on dev (see `ragkit.extractive`).
 
 What it is not: a check that the passages say what was asked. An unanswerable question about
 an absent *field* of a named thing ("the chief executive of Cedarline Health") names nothing
@@ -84,7 +84,7 @@ def missing(question: str, passages: Sequence[Passage]) -> tuple[str, ...]:
     `[Source | Section]` tag) holds as a whole word, or as a part of an identifier
     (`_parts`); a plural's "s" may be absent."""
     raw = "\n".join(f"{p.tag}\n{p.text}" for p in passages)
-    texts = (_canonical(raw), _canonical(_parts(raw)))
+    texts = (_canonical(raw), _canonical(_parts(raw)), _canonical(_parts(raw, _LOWER_UPPER)))
 
     def held(unit: str) -> bool:
         forms = {unit, unit[:-1]} if unit.endswith("s") and len(unit) > 3 else {unit}
@@ -94,14 +94,16 @@ def missing(question: str, passages: Sequence[Passage]) -> tuple[str, ...]:
 
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_LOWER_UPPER = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")  # keeps "GPUs" whole in "numGPUs"
 
 
-def _parts(text: str) -> str:
+def _parts(text: str, camel: re.Pattern = _CAMEL) -> str:
     """`text` with its identifiers cut into words: at "_" and where camel case starts a
     word ("jwt_expiry_minutes", "apiTimeoutSeconds", "SMTPHost": "jwt expiry minutes", "api
     Timeout Seconds", "SMTP Host"). A configuration file names "the JWT expiry" so, and the
-    question's "jwt" was declined as mentioned by no passage."""
-    return _CAMEL.sub(" ", text.replace("_", " "))
+    question's "jwt" was declined as mentioned by no passage. `missing` reads both this and
+    the cut at lower-to-upper case only: "numGPUs" is "num GP Us" here, "num GPUs" there."""
+    return camel.sub(" ", text.replace("_", " "))
 
 
 def under_threshold(strength: float, threshold: float, first: str) -> str:

@@ -46,7 +46,7 @@ from ragkit.rerank.offline import LinearModel
 COLUMNS = ("closeness", "closeness_gap", "coverage", "rank_prior", "number", "length",
            "position", "word_pairs", "titled")
 MODEL_PATH = Path(__file__).with_name("extractive_model.json")
-MODEL_SHA256 = "5e84207a5dc0d6d79236c29bc5c19ce854107ffbe35027ab2d43dae2ad189947"
+MODEL_SHA256 = "c5a8d6b5edb1c0317afd242a2a5b8a08b6137da3ab7ade41c7ed34aea3669931"
 MODEL_FORMAT = "ragkit.extractive.linear"
 TRAINER = "ragkit.train_extractive"
 

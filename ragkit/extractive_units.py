@@ -56,10 +56,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import accumulate
 from dataclasses import dataclass
 
 from ragkit.assemble import blocks, clause_blocks, clause_shown, section_list
 from ragkit.config_keys import within
+from ragkit.fences import passage_unfenced
 from ragkit.support import question_terms
 
 MAX_LINES = 6
@@ -91,10 +93,12 @@ _KOREAN_OPEN_END = re.compile(r"[은는이가을를에의와과도로고며서�
 # A table's delimiter row, "| --- | :---: |" (GitHub-flavoured Markdown); a bare "---" is none.
 _CELL = r"\s*:?-+:?\s*"
 _TABLE_RULE = re.compile(rf"^\s*(?:\|?{_CELL}(?:\|{_CELL})+\|?|\|{_CELL}\|)\s*$")
-# A question: "?" (or the full-width "？") last, before emphasis marks and a closing quote.
-_QUESTION = re.compile(r"[?\uff1f][*_\"')\u201d\u2019]*\s*$")
+# A question: a word's "?" (or the full-width "？") last, before emphasis marks or a bracket;
+# not a quoted one (a dialog's '"Delete this file?"'), nor a placeholder ("id = ?").
+_QUESTION = re.compile(r"[^\W\d_][?\uff1f][*_)]*\s*$")
 # A reply of one to three words ("No.", "Yes, always.", "아니요."): it stays with the question
 # it answers, "**Can I install software myself?** No." one unit, which is no question.
+_WORDY = re.compile(r"[^\W\d_]{2}")  # an answer under a question has a word (no "```")
 _SHORT_REPLY = re.compile(r"^[*_]*\w+(?:,?[ \t]+\w+){0,2}[.!][*_]*\s*$")
 
 
@@ -140,7 +144,8 @@ def units(text: str, code: bool = False) -> list[Unit]:
     the plain units (see the module docstring). Empty blocks are no unit."""
     runs: list[list] = []
     inside = False  # in a code passage, within a triple-quoted string (a docstring)
-    for i, block in enumerate(blocks(text)):
+    pieces = blocks(text)
+    for i, block in enumerate(pieces):
         prose = inside and not _TRIPLE.match(block.lstrip())  # not its closing quotes' line
         if runs and runs[-1][1] == i and _joins(runs[-1], block, code and not prose):
             runs[-1][1], runs[-1][2] = i + 1, runs[-1][2] + block
@@ -149,16 +154,20 @@ def units(text: str, code: bool = False) -> list[Unit]:
         inside = code and inside != (len(_TRIPLE.findall(block)) % 2 == 1)
     clauses = clause_blocks(text)
     runs = [run for run in runs if run[2].strip()]
-    marks = {i for i, run in enumerate(runs) if not code and _HEADING.match(run[2])}
+    read = passage_unfenced(text)  # a `# comment` in a Markdown code fence is no heading
+    at = list(accumulate((len(piece) for piece in pieces), initial=0))
+    marks = {i for i, (s, e, _) in enumerate(runs)
+             if not code and _HEADING.match(read[at[s]:at[e]])}
     table = {i for i, run in enumerate(runs) if _TABLE_RULE.match(run[2])}
     table |= {i - 1 for i in table if i and "|" in runs[i - 1][2]}  # its header row
-    asks = {i for i, run in enumerate(runs) if not code and _QUESTION.search(run[2])}
+    asks = {i for i, run in enumerate(runs) if not code and _QUESTION.search(run[2])
+            and "://" not in run[2]}
     plain = [Unit(s, e, t, i in marks or i in table or i in asks, False,
                   any(i in clauses for i in range(s, e))) for i, (s, e, t) in enumerate(runs)]
     pairs = [Unit(a.start, b.end, a.text + b.text, False, True, a.clause or b.clause, b.start)
              for i, (a, b) in enumerate(zip(plain, plain[1:]))
-             if (i in marks or i in asks and "\n" in a.text) and not b.heading
-             and a.end == b.start]
+             if (i in marks or i in asks and "\n" not in a.text.strip() and "\n" in a.text
+                 and _WORDY.search(b.text)) and not b.heading and a.end == b.start]
     return plain + pairs
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ragkit.answer import answer
-from ragkit.assemble import assemble
+from ragkit.assemble import assemble, blocks
 from ragkit.documents import Chunk
 from ragkit.extractive import Params, extract
 from ragkit.extractive_units import shown, units
@@ -366,3 +366,28 @@ def test_a_question_is_no_unit_to_quote_but_in_source_code():
     code = units("let size = read(path)?\nquery = 'SELECT * FROM t WHERE id = ?'\n",
                  code=True)
     assert [u.heading for u in code] == [False, False]
+
+
+def test_what_looks_like_a_question_but_is_none_and_a_wrapped_question():
+    """A quoted question (a dialog's text), a placeholder, a URL ending in "?" stay
+    quotable; a question wrapped over two lines is never quoted but not paired (its heading
+    would be cut at its first line); nor is a question over a line without a word ("```")."""
+    found = units('The dialog asks "Delete this file?"\nSELECT * FROM t WHERE id = ?\n'
+                  'Get it from https://example.com/download?\n')
+    assert [u.heading for u in found] == [False, False, False]
+    wrapped = units("How often do the nightly database\nbackups run on the cluster?\n"
+                    "Every night at 02:00 UTC.\n")
+    assert [(u.heading, u.titled) for u in wrapped] == [(True, False), (False, False)]
+    fenced = units("Is the id bound?\n```\n")
+    assert not any(u.titled for u in fenced)
+
+
+def test_a_sentence_end_inside_quotes_or_brackets_cuts_only_before_a_new_sentence():
+    """Cut after '?**', '."', '.)' only where a sentence starts (a capital, a digit, Hangul):
+    'He said "No." and left' and a code line 'msg = "Done." if ok' were cut in two."""
+    assert blocks('He said "No." and left. Fruit (apples, etc.) are good. '
+                  '**Q?** Your laptop is ready. **질문?** 네.') == [
+        'He said "No." and left. ', 'Fruit (apples, etc.) are good. ', '**Q?** ',
+        'Your laptop is ready. ', '**질문?** ', '네.']
+    assert blocks('msg = "Done." if ok else "Failed."  # shown\n') == [
+        'msg = "Done." if ok else "Failed."  # shown\n']

@@ -4,12 +4,12 @@ after it, in its structural context and in `ragkit ask`'s citations, and a note 
 heading of its own was titled by the comment in its code block."""
 from __future__ import annotations
 
-from ragkit.assemble import section_at
-from ragkit.chunking import ChunkerConfig, chunk_document
+from ragkit.assemble import blocks, section_at
+from ragkit.chunking import ChunkerConfig, chunk_document, is_code_name
 from ragkit.contextualize.structural import structural_contexts
 from ragkit.document_folder import load_folder
 from ragkit.documents import Document
-from ragkit.fences import unfenced
+from ragkit.fences import passage_unfenced, unfenced
 from ragkit.outline import outline
 from ragkit.standin.contextualize import situate
 from tests.test_extractive import ask, here, index_and_ask  # noqa: F401  (here: a fixture)
@@ -85,3 +85,35 @@ def test_a_note_without_a_heading_is_not_titled_by_a_comment_in_its_code(tmp_pat
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "[1] README.md#0 — deploykit / Rollback"
     assert "client" not in done.stdout.split("[1] ", 1)[-1]
+
+
+def test_a_passage_starting_inside_a_fence_keeps_the_headings_after_it():
+    """The chunker cuts a long code block, so a passage may start inside a fence: read as
+    opening, its closing "```" blanked every real heading after it (a citation lost
+    "Usage"). A passage whose first fence line is bare and closes (odd count, or the next
+    has an info string) starts inside one."""
+    assert section_at(["Guide", "Install"], blocks(
+        "pip install foo\n```\n\n## Usage\n\nRun foo.\n")) == ["Guide", "Usage"]
+    assert section_at(["Guide"], blocks(
+        "# configure it\nfoo init\n```\n## Usage\n```bash\n# done\n```\nRun foo.\n")) == [
+        "Guide", "Usage"]
+    # bare fences opened and closed inside the passage: it starts outside
+    assert section_at(["Guide"], blocks("## A\n```\n# c\n```\n## B\nx")) == ["Guide", "B"]
+    assert passage_unfenced("## A\n```bash\n# c\n```\n") == "## A\n```bash\n  c\n```\n"
+
+
+def test_a_fence_in_a_list_item_and_the_chunker_s_cuts_skip_fenced_comments():
+    text = "# Guide\n\n- ```bash\n  pip install x\n  ```\n\n## Usage\n\nRun it.\n"
+    assert outline(text).headings(text.index("Run it")) == ["Guide", "Usage"]
+    steps = "\n".join(f"# step {i}: prepare component {i}\nrun component {i} --fast"
+                      for i in range(60))
+    doc = Document("README.md", f"# deploykit\n\n## Setup\n\n```bash\n{steps}\n```\n\n"
+                   "## Rollback\n\nRun deploykit rollback.\n", "deploykit", {})
+    chunks = chunk_document(doc, ChunkerConfig(size=128, overlap=0))
+    assert {tuple(c.metadata["section"]) for c in chunks} <= {
+        ("deploykit",), ("deploykit", "Setup"), ("deploykit", "Rollback")}
+
+
+def test_a_build_file_in_a_folder_with_a_dot_in_its_name_is_source():
+    assert is_code_name("my.proj/Dockerfile") and is_code_name("services/api.v2/Makefile")
+    assert not is_code_name("my.proj/README") and is_code_name("build/Dockerfile")
