@@ -35,9 +35,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragkit.assemble import (DEFAULT_BUDGET, Assembly, Passage, assemble, blocks, cited_tag,
-                             lift)
+from ragkit.assemble import DEFAULT_BUDGET, Assembly, Passage, assemble, blocks, lift
 from ragkit.chunking import is_code_name
+from ragkit.citation_tags import cited_tag
 from ragkit.documents import Chunk, RagkitWarning
 from ragkit.extractive import MODEL as EXTRACTIVE_MODEL, answers_with, extract
 from ragkit.extractive_units import shown

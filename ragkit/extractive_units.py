@@ -59,7 +59,8 @@ from collections.abc import Sequence
 from itertools import accumulate
 from dataclasses import dataclass
 
-from ragkit.assemble import blocks, clause_blocks, clause_shown, section_list
+from ragkit.assemble import blocks, clause_blocks, clause_shown
+from ragkit.citation_tags import section_list
 from ragkit.config_keys import within
 from ragkit.fences import passage_unfenced
 from ragkit.support import question_terms

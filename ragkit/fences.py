@@ -3,7 +3,7 @@
 What it is: `unfenced(text)` — `text` with the `#` that opens each line inside a fenced code
 block replaced by a space: the same length and offsets, so the heading scans read it instead
 of the text (`ragkit.outline`'s chunk sections and structural contexts, the chunker's cuts
-at headings, the `[Source | Section]` path of a citation in `ragkit.assemble`, the offline
+at headings, the `[Source | Section]` path of a citation in `ragkit.citation_tags`, the offline
 answerer's headings, a Markdown file's title). A README's ```` ```bash ```` block holding
 `# install the client` had made that comment the section of every chunk after it (and a
 note's title, where it had no heading of its own). A fence is CommonMark's: a line of at

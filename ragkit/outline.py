@@ -10,9 +10,8 @@ a 50 MB one-line file did not finish in ten minutes).
 
 What it is not: a parser, nor a new rule. The answers are exactly those of scanning
 `text[:offset]` with `HEADING` / `SYMBOL` (what ragkit always did), quirks included: a chunk
-that starts inside a heading line sees that heading cut at its start. Headings are read from
-the text with fenced code blocks' `#` lines blanked (`ragkit.fences.unfenced`): a shell
-comment in a README's code block is no heading.
+that starts inside a heading line sees that heading cut at its start; a fenced code block's
+`#` lines are no headings (`ragkit.fences.unfenced`).
 
 How: a scan of `text[:offset]` finds the same matches as a scan of the whole text, except
 where a match attempt (only at line starts: both patterns open with `^`) reads at or past

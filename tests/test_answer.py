@@ -15,7 +15,8 @@ from anthropic.types import CitationsSearchResultLocation
 from ragkit import standin
 from ragkit.answer import DECLINE, answer, cite, result_sources
 from ragkit.assemble import lift
-from ragkit.assemble import Passage, assemble, blocks, tag_place, tags_place
+from ragkit.assemble import Passage, assemble, blocks
+from ragkit.citation_tags import tag_place, tags_place
 from ragkit.cli import main
 from ragkit.documents import Chunk, Document, RagkitError
 from ragkit.llm import LLM, make_client

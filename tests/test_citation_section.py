@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ragkit import standin
 from ragkit.answer import answer
-from ragkit.assemble import section_at
+from ragkit.citation_tags import section_at
 from ragkit.chunking import chunk_document
 from ragkit.datasets import load_shipped
 from ragkit.documents import Chunk

@@ -5,7 +5,8 @@ read as prose: a YAML comment ("# Owned by the platform team") was the section o
 below it, and an answer quoted "name: billing-api replicas: 4 port: 8443" as one sentence."""
 from __future__ import annotations
 
-from ragkit.assemble import blocks, cited_tag
+from ragkit.assemble import blocks
+from ragkit.citation_tags import cited_tag
 from ragkit.chunking import ChunkerConfig, chunk_document, is_code_name
 from ragkit.config_keys import is_config_name, key_path, opens_block, within
 from ragkit.contextualize.structural import structural_contexts

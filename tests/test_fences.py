@@ -4,7 +4,8 @@ after it, in its structural context and in `ragkit ask`'s citations, and a note 
 heading of its own was titled by the comment in its code block."""
 from __future__ import annotations
 
-from ragkit.assemble import blocks, section_at
+from ragkit.assemble import blocks
+from ragkit.citation_tags import section_at
 from ragkit.chunking import ChunkerConfig, chunk_document, is_code_name
 from ragkit.contextualize.structural import structural_contexts
 from ragkit.document_folder import load_folder

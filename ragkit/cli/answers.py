@@ -32,7 +32,7 @@ def cmd_ask(args: argparse.Namespace) -> None:
         raise RagkitError("ask needs --index DIR, or --agent --root DIR")
     # deferred: numpy and the Anthropic client load only when a question is asked
     from ragkit.answer import Answer, answer, answer_stream, answers_with
-    from ragkit.assemble import tags_place
+    from ragkit.citation_tags import tags_place
     from ragkit.pipeline import SearchConfig
     pipeline = load_index(args.index)
     # the extractive answerer embeds the passages' sentences: only with the local model it

@@ -55,7 +55,7 @@ def _document_parts(doc: Document) -> list[str]:
     context's), a value of blanks left out as an empty one is. The title is put on one line
     where it is read (front matter, documents JSONL, a BEIR corpus), not here: a title taken
     from a first heading keeps that heading's spacing, as the chunks' sections and
-    `[Source: …]` tags do (`ragkit.assemble.place` matches the two)."""
+    `[Source: …]` tags do (`ragkit.citation_tags.place` matches the two)."""
     parts = [_stopped(f"Document: {label(doc.title or doc.id)}")]
     path = doc.metadata.get("path")
     if path and path != doc.title:
