@@ -71,12 +71,12 @@ def test_generate_review_edit_accept_and_eval_across_processes(tmp_path, env):
                "--kinds", KINDS, *CHUNKING)
     assert done.returncode == 0, done.stderr
     assert "the offline stand-in writes them by its documented rule" in done.stderr
-    counts = {line[:29].strip(): line[29:].split() for line in done.stdout.splitlines()[1:11]}
+    counts = {line[:29].strip(): line[29:].split() for line in done.stdout.splitlines()[1:12]}
     assert counts == {"asked": ["2", "1", "2", "1", "1", "7"],
                       "no usable chunk": ["0"] * 6,
                       "generated": ["2", "1", "2", "1", "1", "7"],
                       **{stage: ["0"] * 6 for stage in (
-                          "malformed reply", "span not verbatim",
+                          "no question written", "malformed reply", "span not verbatim",
                           "span in another document", "round-trip failed",
                           "answerable from the question", "near-duplicate")},
                       "kept": ["2", "1", "2", "1", "1", "7"]}

@@ -64,7 +64,7 @@ def _dropped(report, stage: str) -> int:
 
 def test_the_unaltered_stand_in_passes_every_filter(tmp_path):
     questions, report = _run(tmp_path)
-    assert [report.total(s) for s in report.counts] == [0, 3, 0, 0, 0, 0, 0, 0, 3]
+    assert [report.total(s) for s in report.counts] == [0, 3, 0, 0, 0, 0, 0, 0, 0, 3]
     assert [q["id"] for q in questions] == ["gen-001", "gen-002", "gen-003"]
     frame = report.frame()  # the table a notebook shows: stages by kinds and all
     assert list(frame.columns) == ["lexical", "paraphrase", "all"]
@@ -358,3 +358,16 @@ def test_a_name_wrapped_over_two_lines_names_its_document(tmp_path):
         assert [item.document.id for item in items] == ["b.md"]
     pdf = Document("eg400.pdf", wrapped, "Kestrel EG-400\nEdge Gateway", {})
     assert names_of(pdf) == {"kestrel eg-400 edge gateway"}
+
+
+def test_a_reply_with_an_empty_question_is_counted_as_none_written_not_malformed(tmp_path):
+    """The offline stand-in writes an empty question for a passage without a key sentence; a
+    folder of repeated text gave 9 of 10 rows as "malformed reply", read as the writer's
+    reply breaking. It is `no question written`."""
+    def alter(kind, reply):
+        return _with(reply, '{"question": "", "answer_span": "", "second_span": "", '
+                            '"answer": ""}') if kind == "write" else reply
+    questions, report = _run(tmp_path, alter)
+    assert questions == []
+    assert (_dropped(report, "no question written"), _dropped(report, "malformed reply")) == (
+        3, 0)

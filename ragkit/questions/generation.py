@@ -58,7 +58,7 @@ from ragkit.money import dollars
 from ragkit.progress import progress_bar
 from ragkit.questions import filters, prompts
 from ragkit.questions.excerpt import excerpts
-from ragkit.questions.report import Report, project_cost
+from ragkit.questions.report import NO_QUESTION, Report, project_cost
 from ragkit.questions.sample import MIN_WORDS, Item, parse_kinds, quotas, sample
 from ragkit.text_stats import reads_korean
 
@@ -206,9 +206,12 @@ def _write(ask: Ask, model: str, candidates: list[Candidate], pool: ThreadPoolEx
 
 
 def _take_question(c: Candidate, message: Any) -> None:
-    """Read the written question; drop it as malformed or not verbatim."""
+    """Read the written question; drop it as none written, malformed or not verbatim."""
     reply = prompts.reply_json(message) or {}
     question = reply.get("question")
+    if isinstance(question, str) and not question.strip():  # the JSON asked for, no question
+        c.dropped = NO_QUESTION  # the stand-in's, for a passage without a key sentence
+        return
     raw = [reply.get("answer_span"), reply.get("second_span")]
     if not isinstance(question, str) or not question.strip() or \
             not all(isinstance(s, (str, type(None))) for s in raw):

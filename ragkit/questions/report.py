@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 NO_CHUNK = "no usable chunk"  # asked, not written: the corpus had no chunk for it
-STAGES = (NO_CHUNK, "generated", "malformed reply", "span not verbatim",
+NO_QUESTION = "no question written"  # a reply with an empty question: the writer found none
+STAGES = (NO_CHUNK, "generated", NO_QUESTION, "malformed reply", "span not verbatim",
           "span in another document", "round-trip failed",
           "answerable from the question", "near-duplicate", "kept")
 FILTERS = STAGES[2:-1]

@@ -7,7 +7,8 @@ review) runs offline and gives the same set on every machine.
 
 - write: the passage's *key sentence* is its quotable sentence with the most distinct
   content terms, at least `MIN_TERMS` (ties: the earlier); without one the reply has an
-  empty question, which the generator drops as malformed. A sentence is a unit the offline
+  empty question, which the generator counts as `no question written` (it was counted as a
+  `malformed reply`, read as the writer failing). A sentence is a unit the offline
   answerer quotes (`ragkit.extractive_units.units`: no Markdown heading, no clause of an
   overlong sentence, at most 300 characters; every line one when the `<title>`, a source
   file's id, ends in a `ragkit.chunking.CODE_SUFFIXES` suffix, as the answerer cuts a
