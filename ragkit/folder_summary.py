@@ -16,6 +16,7 @@ from typing import Any
 
 from ragkit.chunking import is_code
 from ragkit.documents import Chunk, Document, RagkitError
+from ragkit.fences import unfenced
 from ragkit.loaded_folder import Skipped
 from ragkit.loaders import LOADERS
 from ragkit.loaders.folder import escaped
@@ -49,7 +50,8 @@ def file_summary(docs: list[Document], skipped: list[Skipped] | None = None,
         pages = doc.metadata.get("pages")
         rows.append({"file": doc.id, "format": file_format(doc.id),
                      "pages": len(pages) if pages else None,
-                     "headings": 0 if is_code(doc) else len(_HEADING_LINE.findall(doc.text)),
+                     "headings": 0 if is_code(doc) else len(  # no fenced `# comment`
+                         _HEADING_LINE.findall(unfenced(doc.text))),
                      "chars": len(doc.text), "skipped": ""})
         if counts is not None:
             rows[-1]["chunks"] = counts.get(doc.id, 0)

@@ -75,7 +75,7 @@ class UsageLog:
             unpriced = "no cost" if row.standin else "no price row for this model"
             money = unpriced if dollars is None else money_text(dollars)
             saved = "" if dollars is None else f", {money_text(cost(row.saved, model))} saved"
-            calls = f"{counted(row.requests, 'request')}, {row.cache_hits} from the call cache"
+            calls = f"{counted(row.requests, 'request')}, {row.cache_hits:,} from the call cache"
             if row.batch_requests:
                 calls += f" ({counted(row.batch_requests, 'request')} in batches, at batch prices)"
             if not split_cache:

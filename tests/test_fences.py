@@ -10,6 +10,7 @@ from ragkit.chunking import ChunkerConfig, chunk_document, is_code_name
 from ragkit.contextualize.structural import structural_contexts
 from ragkit.document_folder import load_folder
 from ragkit.documents import Document
+from ragkit.folder_summary import file_summary
 from ragkit.fences import passage_unfenced, unfenced
 from ragkit.outline import outline
 from ragkit.standin.contextualize import situate
@@ -80,8 +81,10 @@ def test_a_note_without_a_heading_is_not_titled_by_a_comment_in_its_code(tmp_pat
         "Backups run every night at 02:00 and are kept for thirty days.\n\n"
         "```sh\n# nightly backup, do not edit\nrsync -a /srv /backup\n```\n")
     (docs / "README.md").write_text(README)
-    assert {d.id: d.title for d in load_folder(docs, progress=False)} == {
-        "backup.md": "backup.md", "README.md": "deploykit"}
+    loaded = load_folder(docs, progress=False)
+    assert {d.id: d.title for d in loaded} == {"backup.md": "backup.md", "README.md": "deploykit"}
+    assert {row["file"]: row["headings"] for row in file_summary(loaded)} == {
+        "backup.md": 0, "README.md": 3}  # the file table counts no fenced comment
     done = index_and_ask(here, tmp_path, docs, "How do I roll back a release?")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "[1] README.md#0 — deploykit / Rollback"

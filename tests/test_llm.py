@@ -146,6 +146,9 @@ def test_temperature_goes_in_the_body_and_priced_usage_is_summed():
     assert log.dollars(HAIKU) == pytest.approx(0.0007)
     assert log.summary() == (f"{HAIKU}: 2 requests, 0 from the call cache; tokens in 200, "
                              f"out 20, cache write 0, cache read 4,000; $0.000700, $0.00 saved")
+    for _ in range(1200):  # counts of calls read at a glance, as the token counts are
+        log.record(HAIKU, Usage(), cached=True, priced=True)
+    assert log.summary().startswith(f"{HAIKU}: 2 requests, 1,200 from the call cache;")
 
 
 def test_429_then_500_then_success_is_retried_by_the_sdk():
