@@ -56,8 +56,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from itertools import accumulate
 from dataclasses import dataclass
+from itertools import accumulate
 
 from ragkit.assemble import blocks, clause_blocks, clause_shown
 from ragkit.citation_tags import section_list
@@ -97,9 +97,9 @@ _TABLE_RULE = re.compile(rf"^\s*(?:\|?{_CELL}(?:\|{_CELL})+\|?|\|{_CELL}\|)\s*$"
 # A question: a word's "?" (or the full-width "？") last, before emphasis marks or a bracket;
 # not a quoted one (a dialog's '"Delete this file?"'), nor a placeholder ("id = ?").
 _QUESTION = re.compile(r"[^\W\d_][?\uff1f][*_)]*\s*$")
+_WORDY = re.compile(r"[^\W\d_]{2}")  # an answer under a question has a word (no "```")
 # A reply of one to three words ("No.", "Yes, always.", "아니요."): it stays with the question
 # it answers, "**Can I install software myself?** No." one unit, which is no question.
-_WORDY = re.compile(r"[^\W\d_]{2}")  # an answer under a question has a word (no "```")
 _SHORT_REPLY = re.compile(r"^[*_]*\w+(?:,?[ \t]+\w+){0,2}[.!][*_]*\s*$")
 
 
@@ -155,7 +155,7 @@ def units(text: str, code: bool = False) -> list[Unit]:
         inside = code and inside != (len(_TRIPLE.findall(block)) % 2 == 1)
     clauses = clause_blocks(text)
     runs = [run for run in runs if run[2].strip()]
-    read = passage_unfenced(text)  # a `# comment` in a Markdown code fence is no heading
+    read = text if code else passage_unfenced(text)  # a fenced `# comment` is no heading
     at = list(accumulate((len(piece) for piece in pieces), initial=0))
     marks = {i for i, (s, e, _) in enumerate(runs)
              if not code and _HEADING.match(read[at[s]:at[e]])}

@@ -61,6 +61,8 @@ def passage_unfenced(text: str) -> str:
     opening the next). Read as opening, such a closing line blanked every heading after it.
     Not sure: a passage ending inside a fence it opened with a bare "```" is read the other
     way round."""
+    if "```" not in text and "~~~" not in text:
+        return text
     infos = [m.group(2).strip() for m in _FENCE.finditer(text)]
     inside = bool(infos) and not infos[0] and (len(infos) % 2 == 1
                                                or len(infos) > 1 and bool(infos[1]))

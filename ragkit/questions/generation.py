@@ -208,14 +208,12 @@ def _write(ask: Ask, model: str, candidates: list[Candidate], pool: ThreadPoolEx
 def _take_question(c: Candidate, message: Any) -> None:
     """Read the written question; drop it as none written, malformed or not verbatim."""
     reply = prompts.reply_json(message) or {}
-    question = reply.get("question")
-    if isinstance(question, str) and not question.strip():  # the JSON asked for, no question
-        c.dropped = NO_QUESTION  # the stand-in's, for a passage without a key sentence
-        return
-    raw = [reply.get("answer_span"), reply.get("second_span")]
-    if not isinstance(question, str) or not question.strip() or \
-            not all(isinstance(s, (str, type(None))) for s in raw):
+    question, raw = reply.get("question"), [reply.get("answer_span"), reply.get("second_span")]
+    if not isinstance(question, str) or not all(isinstance(s, (str, type(None))) for s in raw):
         c.dropped = "malformed reply"
+        return
+    if not question.strip():  # the JSON asked for, no question (the stand-in's: no key sentence)
+        c.dropped = NO_QUESTION
         return
     c.question = " ".join(question.split())
     answer = reply.get("answer")
