@@ -15,8 +15,9 @@ without a full stop, a one-line list of readings) is cut further after each clau
 and cited; `clause_blocks(passage)` says which blocks are such clauses, and
 `clause_shown(block)` is such a block as an answer shows it (no separator at its end).
 The tag a citation shows (`ragkit.citation_tags.cited_tag`) follows the headings of the
-passage's text before the cited block. `lift(hits, parents)` turns hits on child chunks (parent–child indexes) into
-hits on their parents, each parent once at its best rank, before assembly.
+passage's text before the cited block. `lift(hits, parents)` turns hits on child chunks
+(parent–child indexes) into hits on their parents, each parent once at its best rank, before
+assembly.
 
 Budget rule: passages are taken best first while the running total fits; the first that does
 not fit and every less relevant one are dropped (listed in `Assembly.dropped`), never cut

@@ -26,12 +26,10 @@ import string
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import PurePosixPath
 
 from ragkit.config_keys import CONFIG_SUFFIXES, is_config_name, key_path, line_start
 from ragkit.documents import Chunk, Document, RagkitError
-from ragkit.fences import unfenced
 from ragkit.loaders.pages import chunk_pages
 from ragkit.outline import label, outline
 
@@ -110,14 +108,12 @@ class Tokens:
         return bisect_left(self.starts, offset)
 
 
-_unfenced = lru_cache(maxsize=4)(unfenced)  # each split of a document asks again
-
-
 def _cut_points(text: str, start: int, end: int, separator: re.Pattern) -> list[int]:
     """Offsets inside (start, end) where `separator` lets a new piece begin; a heading
-    line, never one inside a Markdown code fence (`ragkit.fences.unfenced`)."""
+    line, never one inside a Markdown code fence (the document's outline reads it blanked,
+    `ragkit.outline.Outline.marked`, kept for the sections its chunks ask for next)."""
     points = []
-    read = _unfenced(text) if separator is PROSE_SEPARATORS[0] else text
+    read = outline(text).marked if separator is PROSE_SEPARATORS[0] else text
     for match in separator.finditer(read, start, end):
         point = match.start() if separator.pattern.startswith("^") else match.end()
         if start < point < end:
