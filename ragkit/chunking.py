@@ -225,12 +225,20 @@ def section_of(doc: Document, start: int, kind: str) -> list[str]:
         if is_config_name(name):
             return [label(key) for key in key_path(name, doc.text, start)]
         return outline(doc.text).symbols(start)
+    return outline(doc.text).headings(past_opening_headings(doc.text, start))
+
+
+def past_opening_headings(text: str, start: int) -> int:
+    """Where the heading lines a chunk starting at `start` opens with end (at most
+    `OPENING_HEADINGS` of them): the offset whose headings in force include the chunk's
+    own. Read from here, a chunk that opens on "## Returns" is in "Returns", not in the
+    section before it."""
     for _ in range(OPENING_HEADINGS):
-        line = _HEADING_LINE.match(doc.text, start)
+        line = _HEADING_LINE.match(text, start)
         if not line or line.end() <= start:
             break
         start = line.end()
-    return outline(doc.text).headings(start)
+    return start
 
 
 def _chunk(doc: Document, ident: str, lo: int, hi: int, kind: str, **extra: str) -> Chunk:

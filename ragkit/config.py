@@ -57,12 +57,12 @@ class SearchConfig:
     The default — min-max normalised scores, dense 0.6 / BM25 0.4 — is the best dense weight
     for the e5-small first stage on dev (the shipped dev split + the held-out scikit-learn dev
     half, 147 questions; `ragkit tune`, `benchmarks/bench_transfer.py`): Pass@5 84.4 against
-    84.0 at 0.5 and at 0.7 (shipped dev alone: 85.1, chosen on 25 % of bootstrap resamples,
-    95 % range 0.1 … 0.9 — a broad hill; the same 0.6 was best for MiniLM before). RRF with
-    k = 5 reaches 86.4 Pass@5 on that dev but a lower MRR on dev and on all three reported sets
-    (shipped test .787 vs .810, cookbook .719 vs .727, held-out .696 vs .743), and under the
-    offline reranker it loses dev's leave-one-kind-out MRR (.807 vs .826), so weighted stays
-    the default — tune α or RRF's k on your own labelled queries.
+    84.0 at 0.5 and at 0.7 (shipped dev alone: 85.1, tied with 0.7 and 0.8, chosen on 14 % of
+    bootstrap resamples, 95 % range 0.1 … 0.9 — a broad hill; the same 0.6 was best for MiniLM
+    before). RRF with k = 5 reaches 86.4 Pass@5 on that dev but a lower MRR on dev and on all
+    three reported sets (shipped test .787 vs .810, cookbook .719 vs .727, held-out .696 vs
+    .743), and under the offline reranker it loses dev's leave-one-kind-out MRR (.807 vs
+    .826), so weighted stays the default — tune α or RRF's k on your own labelled queries.
     `candidates` is how deep each retriever's list goes before fusion (at least k; items
     tied with the last one are kept too). `rrf_k` is RRF's k (fusion "rrf" only).
     `rerank` names a reranker (`ragkit.rerank.get_reranker`; "none" = off) that reorders the

@@ -370,8 +370,8 @@ def test_cookbook_numbers_with_and_without_the_offline_reranker(cookbook_dir, mo
         means[name] = per_query(run, judgments).mean()
     assert means["none"]["Pass@5"] == pytest.approx(87.740, abs=0.001)
     assert means["offline"][["Pass@5", "Pass@10", "Pass@20"]].tolist() == \
-        pytest.approx([85.657, 91.431, 95.296], abs=0.001)
-    assert means["offline"]["MRR"] == pytest.approx(0.739, abs=0.0005)
+        pytest.approx([85.522, 91.297, 95.296], abs=0.001)
+    assert means["offline"]["MRR"] == pytest.approx(0.738, abs=0.0005)
 
 
 # --------------------------------------------------------------------------- the second view

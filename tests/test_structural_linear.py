@@ -24,8 +24,9 @@ RAGKIT = str(Path(sys.executable).parent / "ragkit")
 ROOT = Path(__file__).resolve().parent.parent
 
 # --------------------------------------------------------------------------- the reference
-# ragkit's implementation before the outline, verbatim but for `_stop`: every chunk rescans
-# text[:offset].
+# ragkit's implementation before the outline, verbatim but for `_stop` and `_past_headings`
+# in the contexts (a chunk opening on a heading once got the section before it): every chunk
+# rescans text[:offset].
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$", re.M)
 _SYMBOL = re.compile(r"^([ \t]*)(?:pub(?:\([^)]*\))?\s+|export\s+|async\s+)*"
@@ -85,7 +86,7 @@ def old_structural_contexts(doc, chunks):
             out.append(" ".join(parts0))
             continue
         parts = list(parts0)
-        headings = old_heading_path(doc.text, chunk.start)
+        headings = old_heading_path(doc.text, _past_headings(doc.text, chunk.start))
         if headings:
             parts.append(_stop("Section: " + " > ".join(headings)))
         symbols = old_enclosing_symbols(doc.text, chunk.start)
@@ -98,12 +99,16 @@ def old_structural_contexts(doc, chunks):
     return out
 
 
+def _past_headings(text, start):  # a chunk opening on a heading is in that heading's section
+    while (line := _HEADING_LINE.match(text, start)) and line.end() > start:
+        start = line.end()
+    return start
+
+
 def old_section_of(doc, start, kind):
     if kind == "code":
         return old_enclosing_symbols(doc.text, start)
-    while (line := _HEADING_LINE.match(doc.text, start)) and line.end() > start:
-        start = line.end()
-    return old_heading_path(doc.text, start)
+    return old_heading_path(doc.text, _past_headings(doc.text, start))
 
 
 # --------------------------------------------------------------------------- same answers
@@ -317,3 +322,40 @@ def test_a_title_or_heading_that_ends_a_sentence_gets_no_second_stop(tmp_path):
     head = "Document: What changed in 2.10? Path: notes.md."
     assert [row["context"] for row in rows] == [head, f"{head} Section: Why pair again?",
                                                 f"{head} Section: Why pair again?"]
+
+
+def test_a_chunk_opening_on_a_heading_is_placed_in_that_section(tmp_path):
+    """With `--overlap 0` every chunk after the first of a section opens on its heading: its
+    context named the section before it ("Section: Billing." over the text of "Refunds"),
+    while its `metadata.section` (citations, answer prompts) named the right one."""
+    body = " ".join(["the", "kettle", "boils", "water", "in", "two", "minutes"] * 3) + "."
+    text = (f"# Manual\n\n{body}\n\n## Billing\n\n{body}\n\n## Refunds\n\n{body}\n\n"
+            f"### Late claims\n\n{body}\n")
+    rows = _indexed(tmp_path, "manual.md", text, "--chunk-size", "30", "--overlap", "0")
+    head = "Document: Manual. Path: manual.md."
+    assert [(row["text"].split("\n")[0], row["context"]) for row in rows] == [
+        ("# Manual", head),
+        ("## Billing", f"{head} Section: Manual > Billing."),
+        ("## Refunds", f"{head} Section: Manual > Refunds."),
+        ("### Late claims", f"{head} Section: Manual > Refunds > Late claims.")]
+    assert [row["metadata"]["section"] for row in rows] == [
+        ["Manual"], ["Manual", "Billing"], ["Manual", "Refunds"],
+        ["Manual", "Refunds", "Late claims"]]
+
+
+@pytest.mark.parametrize("overlap", [0, 16])
+def test_every_prose_chunks_context_names_its_own_section(shipped, overlap):
+    """The section a chunk's structural context states is the one its metadata (citations,
+    answer prompts) carries, on every shipped prose document."""
+    compared = 0
+    for doc in shipped:
+        chunks = chunk_document(doc, ChunkerConfig(64, overlap))
+        if chunks[0].metadata["chunker"] != "prose":
+            continue
+        for chunk, context in zip(chunks, structural_contexts(doc, chunks)):
+            said = re.search(r" Section: (.*?)\.?(?: In: | Document opens: |$)", context)
+            if chunk.start > 0:
+                assert (said.group(1).split(" > ") if said else []) == \
+                    chunk.metadata["section"], (doc.id, chunk.id, context)
+                compared += 1
+    assert compared > 300

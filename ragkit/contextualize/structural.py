@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragkit.chunking import doc_name, section_of
+from ragkit.chunking import doc_name, past_opening_headings, section_of
 from ragkit.config_keys import is_config_name
 from ragkit.documents import Chunk, Document
 from ragkit.outline import label, one_line, outline
@@ -95,7 +95,8 @@ def structural_contexts(doc: Document, chunks: Sequence[Chunk]) -> list[str]:
             continue
         parts = list(shared)
         found = outline(doc.text)
-        headings = [] if config else found.headings(chunk.start)
+        headings = [] if config else found.headings(past_opening_headings(doc.text,
+                                                                          chunk.start))
         if headings:
             parts.append(_stopped("Section: " + " > ".join(headings)))
         symbols = (section_of(doc, chunk.start, "code") if config
