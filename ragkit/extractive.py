@@ -78,8 +78,8 @@ from ragkit.config_keys import is_config_name, opens_block
 from ragkit import extractive_scorer as scorer
 from ragkit.extractive_decline import missing, under_threshold
 from ragkit.extractive_scorer import closeness
-from ragkit.extractive_units import (asked_above, heading_adds, readings, shown,
-                                     under_heading, units)
+from ragkit.extractive_units import (asked_above, heading_adds, labelled_row, readings,
+                                     shown, under_heading, units)
 from ragkit.support import question_terms as terms
 from ragkit.support import MAX_QUOTE_CHARS, clause_terms, data_like, request_idf, weighted_share
 
@@ -225,10 +225,12 @@ def features(question: str, passages: Sequence[Passage], embedder) -> Features:
         mine_blocks = blocks(passage.text)
         lengths.append(len(mine_blocks))
         every_block += [terms(text) for text in mine_blocks]
-        found = units(passage.text, is_code_name(passage.doc_id))  # code: '#' a comment
+        code = is_code_name(passage.doc_id)
+        found = units(passage.text, code)  # code: '#' a comment
         config = is_config_name(passage.doc_id)
         read = readings(passage.doc_id, passage.section, mine_blocks, found) if config else [
-            unit.text for unit in found]
+            unit.text if code else labelled_row(mine_blocks, unit.start, unit.text)
+            for unit in found]
         for unit, reading in zip(found, read):
             mine = terms(unit.text)
             if (not unit.heading and mine and len(unit.text.strip()) <= MAX_QUOTE_CHARS

@@ -46,7 +46,7 @@ from ragkit.rerank.offline import LinearModel
 COLUMNS = ("closeness", "closeness_gap", "coverage", "rank_prior", "number", "length",
            "position", "word_pairs", "titled")
 MODEL_PATH = Path(__file__).with_name("extractive_model.json")
-MODEL_SHA256 = "c8940f1ececa4dab830bf0cd7b492e867991647b1d6176f176d5ddd2f24a9852"
+MODEL_SHA256 = "1607b4b38b7fb0a7ce7271eac3350f5049c73f24bc78da2e697648bdb586983e"
 MODEL_FORMAT = "ragkit.extractive.linear"
 TRAINER = "ragkit.train_extractive"
 

@@ -415,6 +415,24 @@ def test_ragkit_ask_offline_gives_the_extractive_answer_across_processes(tmp_pat
         "relevant first: ship#0, refund#0")
 
 
+def test_ask_answers_from_a_table_row_read_under_its_columns(tmp_path, here):
+    """A table row was embedded as written, "| Chainsaw | 50 euros | 2 days |": its similarity
+    to "How much is the deposit for the chainsaw?" (0.846) fell under the threshold and `ask`
+    declined with the row in hand. Read under its columns' names, as it is shown, it answers."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "rental.md").write_text(
+        "# Tool rental\n\nMembers can borrow tools from the shed on Saturdays between 9 and "
+        "12.\n\n## Deposits\n\nEvery tool needs a deposit, paid in cash when you collect "
+        "it.\n\n| Tool | Deposit | Loan period |\n|---|---|---|\n| Chainsaw | 50 euros | 2 days |\n"
+        "| Hedge trimmer | 20 euros | 1 week |\n| Ladder | 10 euros | 1 week |\n\nDeposits are "
+        "returned when the tool comes back clean.\n")
+    done = index_and_ask(here, tmp_path, docs, "How much is the deposit for the chainsaw?")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0].startswith(
+        "Tool: Chainsaw | Deposit: 50 euros | Loan period: 2 days [1]")
+
+
 def test_ask_reads_the_passages_search_ranks(tmp_path, monkeypatch, capsys, here):
     """`ragkit search` reranks a hybrid search by default and `ragkit ask` did not: a user saw
     search put the passage holding the answer first while ask read another file's and
@@ -753,7 +771,7 @@ def test_ragkit_ask_offline_answers_an_html_faq_with_the_answer_under_its_questi
                                   "delivery address and yours for billing. [1]")
     done = ask(here, tmp_path, "How much is shipping?")
     assert done.stdout.splitlines() == [
-        "Shipping costs 6.50 euros per box; orders over 60 euros ship free. [1] Other "
-        "countries are not served. [1] We ship to Belgium and Germany only. [1]",
+        "Shipping costs 6.50 euros per box; orders over 60 euros ship free. [1] We ship to "
+        "Belgium and Germany only. [1] Other countries are not served. [1]",
         "[1] shipping.html#0 — Shipping FAQ | Greenleaf / Shipping FAQ > How much is shipping?; "
         "Shipping FAQ > Do you ship abroad?"]

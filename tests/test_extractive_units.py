@@ -9,7 +9,7 @@ from ragkit.answer import answer
 from ragkit.assemble import assemble, blocks
 from ragkit.documents import Chunk
 from ragkit.extractive import Params, extract
-from ragkit.extractive_units import shown, units
+from ragkit.extractive_units import labelled_row, shown, units
 from ragkit.llm import LLM
 from tests.word_embedder import WordEmbedder
 
@@ -200,6 +200,41 @@ def test_a_tables_header_row_is_never_quoted_nor_offered_under_the_heading_above
     assert not [q for q in quotes if "Meaning" in q or "---" in q], quotes
     # a bare "---" (a rule, a setext underline) is no table: the line above stays a sentence
     assert not any(u.heading for u in units("Text | with a pipe.\n---\nMore text.\n"))
+
+
+RENTAL = ("Every tool needs a deposit.\n\n| Tool | Deposit \\| cash | Loan period |\n"
+          "|:---|---:|---|\n| Chainsaw | 50 euros | 2 days |\n| Ladder | 10 euros | |\n")
+
+
+@pytest.mark.parametrize("at, expected", [
+    (3, "Tool: Chainsaw | Deposit | cash: 50 euros | Loan period: 2 days"),
+    (4, "Tool: Ladder | Deposit | cash: 10 euros"),  # an empty cell is left out
+    (0, "Every tool needs a deposit.\n\n"), (1, "| Tool | Deposit \\| cash | Loan period |\n")])
+def test_a_table_row_is_shown_under_its_columns_names(at, expected):
+    """"| Chainsaw | 50 euros | 2 days |" did not say which number is the deposit."""
+    pieces = blocks(RENTAL)
+    assert labelled_row(pieces, at, pieces[at]) == expected
+
+
+def test_a_row_without_its_header_in_the_passage_or_with_other_cells_stays_as_written():
+    rows = blocks("| Chainsaw | 50 euros |\n| Ladder | 10 euros |\n")  # header in another chunk
+    assert labelled_row(rows, 1, rows[1]) == rows[1]
+    odd = blocks("| Tool | Deposit |\n|---|---|\n| Chainsaw | 50 euros | extra |\n")
+    assert labelled_row(odd, 2, odd[2]) == odd[2]
+    blank = blocks("| | |\n|---|---|\n| Chainsaw | 50 euros |\n")  # a header of no names
+    assert labelled_row(blank, 2, blank[2]) == blank[2]
+
+
+def test_the_answer_shows_a_row_under_its_columns_and_cites_the_row_as_written(offline):
+    """The quote reads "LED: STATUS | State: blinking amber | Meaning: …"; its citation is the
+    row's exact text, so the source still shows the table as the document has it."""
+    words = WordEmbedder(["status", "blinking", "amber"])
+    result = answer("What does a blinking amber STATUS LED mean?", [(LEDS.id, 1.0)], [LEDS],
+                    llm=offline, embedder=words)
+    assert result.text.startswith("LED: STATUS | State: blinking amber | Meaning: A destination "
+                                  "cannot be reached; data is being buffered [1]")
+    assert result.citations[0].cited_text == (
+        "| STATUS | blinking amber | A destination cannot be reached; data is being buffered |\n")
 
 
 def test_a_sentence_with_an_abbreviation_is_one_quote():
