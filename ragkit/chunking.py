@@ -30,6 +30,7 @@ from pathlib import PurePosixPath
 
 from ragkit.config_keys import CONFIG_SUFFIXES, is_config_name, key_path, line_start
 from ragkit.documents import Chunk, Document, RagkitError
+from ragkit.loaders import LOADERS
 from ragkit.loaders.pages import chunk_pages
 from ragkit.outline import label, outline
 
@@ -41,9 +42,11 @@ Measure = Callable[[Sequence[str]], list[int]]  # texts -> their lengths in a mo
 CODE_SUFFIXES = {".py", ".ts", ".js", ".java", ".go", ".rs", ".c", ".h", ".cpp", ".hpp",
                  ".cc", ".cs", ".rb", ".php", ".kt", ".swift", ".scala", ".sh", ".sql"}
 
-# Source files named without a suffix, in lower case: a build or container recipe.
+# Source files named without a suffix, in lower case: a build or container recipe; also
+# with a variant after a dot (`is_recipe_name`: Dockerfile.dev).
 CODE_NAMES = {"dockerfile", "containerfile", "makefile", "gnumakefile", "jenkinsfile",
               "vagrantfile", "procfile"}
+PROSE_SUFFIXES = (".md", ".markdown", ".txt", ".text", ".rst")  # a "# " line may title them
 _HEADING_LINE = re.compile(r"[ \t]*#{1,6}[ \t][^\n]*\n?\s*")
 OPENING_HEADINGS = 64  # heading lines a chunk may open with before its section is read
 
@@ -189,7 +192,20 @@ def is_code_name(name: str) -> bool:
     if "." not in base:  # no suffix (the common case, without building a path object)
         return base.lower() in CODE_NAMES
     suffix = PurePosixPath(name).suffix.lower()
-    return suffix in CODE_SUFFIXES or suffix in CONFIG_SUFFIXES
+    return suffix in CODE_SUFFIXES or suffix in CONFIG_SUFFIXES or is_recipe_name(base)
+
+
+def is_recipe_name(base: str) -> bool:
+    """True for a file name (no folder) of `CODE_NAMES`, alone or with a variant after a dot
+    — `Dockerfile.dev`, `Makefile.linux`, `Jenkinsfile.release` were left out as files of
+    the unknown types ".dev", ".linux" — unless that suffix is a document's
+    (`Dockerfile.md`, notes about one, is Markdown; `Makefile.py` is Python)."""
+    stem, dot, _ = base.lower().partition(".")
+    if stem not in CODE_NAMES:
+        return False
+    suffix = PurePosixPath(base).suffix.lower()
+    return not dot or suffix not in (*PROSE_SUFFIXES, *LOADERS, *CODE_SUFFIXES,
+                                     *CONFIG_SUFFIXES)
 
 
 def _ranges(text: str, tokens: Tokens, lo: int, hi: int, config: ChunkerConfig,

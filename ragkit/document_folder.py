@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import ragkit.jobs
-from ragkit.chunking import CODE_NAMES
+from ragkit.chunking import PROSE_SUFFIXES, is_recipe_name
 from ragkit.documents import Document, RagkitError, RagkitWarning, check_text
 from ragkit.fences import unfenced
 from ragkit.jobs import usable_cores, worker_pool
@@ -63,7 +63,6 @@ from ragkit.text_stats import counted
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".rst", ".py", ".ts", ".js", ".java",
                  ".go", ".rs", ".c", ".h", ".cpp", ".hpp", ".json", ".yaml", ".yml", ".toml",
                  ".sql", ".sh"}
-PROSE_SUFFIXES = (".md", ".markdown", ".txt", ".text", ".rst")  # a "# " line may title them
 PROGRESS_DELAY = 2.0  # seconds: a load that takes longer shows a progress bar on stderr
 PARALLEL_BYTES = 2**20  # PDF/HTML/Word bytes from which worker processes read them (~300 pages)
 
@@ -180,7 +179,7 @@ def _result(future, path: Path) -> Document:
 def _wanted(name: str) -> bool:
     path = Path(name)
     suffix = path.suffix.lower()
-    return suffix in TEXT_SUFFIXES or suffix in LOADERS or path.name.lower() in CODE_NAMES
+    return suffix in TEXT_SUFFIXES or suffix in LOADERS or is_recipe_name(path.name)
 
 
 def folder_entries(root: Path, others: list[Path] | None = None, links: list[Path] | None = None,

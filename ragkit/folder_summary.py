@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ragkit.chunking import is_code
+from ragkit.chunking import is_code, is_recipe_name
 from ragkit.documents import Chunk, Document, RagkitError
 from ragkit.fences import unfenced
 from ragkit.loaded_folder import Skipped
@@ -69,9 +69,13 @@ def file_format(name: str) -> str:
     a Word template), else its suffix ("md", "py"), else its name in lower case ("dockerfile").
     Not the document's `format` metadata: a Markdown file's front matter may hold a `format:`
     key of its own (`format: slides`), which stays in the metadata under that name but named
-    the file's format in the table."""
+    the file's format in the table. A recipe's variant is the recipe: `Dockerfile.dev` is a
+    "dockerfile" (`ragkit.chunking.is_recipe_name`), not a "dev"."""
+    base = Path(name).name
+    if is_recipe_name(base):
+        return base.lower().partition(".")[0]
     suffix = Path(name).suffix.lower()
-    return LOADERS.get(suffix) or suffix.lstrip(".") or Path(name).name.lower()
+    return LOADERS.get(suffix) or suffix.lstrip(".") or base.lower()
 
 
 def example_chunk(chunks: Sequence[Chunk], formats: Sequence[str] = (".pdf", ".docx", ".html")

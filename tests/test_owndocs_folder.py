@@ -306,3 +306,24 @@ def test_a_dockerfile_and_a_makefile_are_read_as_code_and_unread_files_without_s
     assert sorted((r["doc_id"], r["metadata"]["chunker"], r["metadata"]["section"])
                   for r in rows) == [("Dockerfile", "code", []), ("Makefile", "code", [])]
     assert file_format("build/Dockerfile") == "dockerfile"
+
+
+def test_a_recipes_variant_is_read_as_the_recipe_and_notes_about_one_as_prose(tmp_path):
+    """`Dockerfile.dev` and `Makefile.linux` were left out as files of the types ".dev" and
+    ".linux"; `Dockerfile.md` (notes about the image) stays a Markdown file."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "Dockerfile.dev").write_text("# Dev image\nFROM python:3.12\nEXPOSE 5678\n")
+    (folder / "Makefile.linux").write_text("# Linux targets\nbuild:\n\tcc -O2 main.c\n")
+    (folder / "Dockerfile.md").write_text("# Images\n\nThe dev image exposes the debugger.\n")
+    done = _index(folder, tmp_path / "idx")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"indexed 3 documents as 3 chunks into {tmp_path / 'idx'}\n"
+    assert "left out" not in done.stderr
+    rows = [json.loads(line) for line in (tmp_path / "idx" / "chunks.jsonl").read_text(
+        ).splitlines()]
+    assert sorted((r["doc_id"], r["metadata"]["chunker"]) for r in rows) == [
+        ("Dockerfile.dev", "code"), ("Dockerfile.md", "prose"), ("Makefile.linux", "code")]
+    assert [file_format(name) for name in ("Dockerfile.dev", "x/Makefile.linux",
+                                           "Dockerfile.md", "Makefile.py")] == [
+        "dockerfile", "makefile", "md", "py"]
