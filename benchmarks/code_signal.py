@@ -8,7 +8,7 @@ on prose candidates:
   `/*`, `@name`, `#[`, or a closing bracket; a line ending in a bracket or `;`; an
   assignment `name = …`; a Python block header `if …:`), in [0, 1];
 - `has_code_suffix(path, ident, title)`: 1 when the chunk's document is named with a
-  programming language's suffix (`ragkit.chunking.CODE_SUFFIXES`), from its path, id or a
+  programming language's suffix (`ragkit.file_kinds.CODE_SUFFIXES`), from its path, id or a
   title ending in one (the cookbook's titles are `repo: path`);
 - `names_identifier(question)`: 1 when the question names a code identifier
   (`bench_rerank_features.query_identifiers`: backticked, `name()`, snake_case, camelCase or
@@ -28,7 +28,7 @@ from pathlib import PurePosixPath
 import numpy as np
 from bench_rerank_features import query_identifiers
 
-from ragkit.chunking import CODE_SUFFIXES
+from ragkit.file_kinds import CODE_SUFFIXES
 
 _KEYWORD = re.compile(
     r"(?:def|class|import|raise|yield|return|fn|pub|impl|struct|enum|trait|func|package|const"

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragkit.assemble import DEFAULT_BUDGET, Assembly, Passage, assemble, blocks, lift
-from ragkit.chunking import is_code_name
+from ragkit.file_kinds import is_code_name
 from ragkit.citation_tags import cited_tag
 from ragkit.documents import Chunk, RagkitWarning
 from ragkit.extractive import MODEL as EXTRACTIVE_MODEL, answers_with, extract

@@ -26,11 +26,10 @@ import string
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
-from ragkit.config_keys import CONFIG_SUFFIXES, is_config_name, key_path, line_start
+from ragkit.config_keys import is_config_name, key_path, line_start
 from ragkit.documents import Chunk, Document, RagkitError
-from ragkit.loaders import LOADERS
+from ragkit.file_kinds import doc_name, is_code
 from ragkit.loaders.pages import chunk_pages
 from ragkit.outline import label, outline
 
@@ -39,14 +38,6 @@ TOKEN = re.compile(rf"\w{{1,{LONGEST}}}|[^\w\s]")
 _ASCII_WORD_OR_SPACE = str.maketrans("", "", string.ascii_letters + string.digits + "_"
                                      + string.whitespace)
 Measure = Callable[[Sequence[str]], list[int]]  # texts -> their lengths in a model's tokens
-CODE_SUFFIXES = {".py", ".ts", ".js", ".java", ".go", ".rs", ".c", ".h", ".cpp", ".hpp",
-                 ".cc", ".cs", ".rb", ".php", ".kt", ".swift", ".scala", ".sh", ".sql"}
-
-# Source files named without a suffix, in lower case: a build or container recipe; also
-# with a variant after a dot (`is_recipe_name`: Dockerfile.dev).
-CODE_NAMES = {"dockerfile", "containerfile", "makefile", "gnumakefile", "jenkinsfile",
-              "vagrantfile", "procfile"}
-PROSE_SUFFIXES = (".md", ".markdown", ".txt", ".text", ".rst")  # a "# " line may title them
 _HEADING_LINE = re.compile(r"[ \t]*#{1,6}[ \t][^\n]*\n?\s*")
 OPENING_HEADINGS = 64  # heading lines a chunk may open with before its section is read
 
@@ -170,42 +161,6 @@ def trim(text: str, start: int, end: int) -> tuple[int, int]:
     while end > start and text[end - 1].isspace():
         end -= 1
     return start, end
-
-
-def doc_name(doc: Document) -> str:
-    """The document's path, else its id: what its kind is judged by."""
-    return str(doc.metadata.get("path") or doc.id)
-
-
-def is_code(doc: Document) -> bool:
-    """True for source and configuration files, judged by the suffix of the document's path
-    or id (`is_code_name`)."""
-    return is_code_name(doc_name(doc))
-
-
-def is_code_name(name: str) -> bool:
-    """True for the path or id of a source file — its suffix is one of `CODE_SUFFIXES`, or
-    it is named as one of `CODE_NAMES` is (`Dockerfile`) — or of a configuration file
-    (`ragkit.config_keys.CONFIG_SUFFIXES`: YAML, TOML, JSON), which is read as code is: line by
-    line, a "#" line a comment, never a Markdown heading."""
-    base = name.rpartition("/")[2]  # "my.proj/Dockerfile" has no suffix
-    if "." not in base:  # no suffix (the common case, without building a path object)
-        return base.lower() in CODE_NAMES
-    suffix = PurePosixPath(name).suffix.lower()
-    return suffix in CODE_SUFFIXES or suffix in CONFIG_SUFFIXES or is_recipe_name(base)
-
-
-def is_recipe_name(base: str) -> bool:
-    """True for a file name (no folder) of `CODE_NAMES`, alone or with a variant after a dot
-    — `Dockerfile.dev`, `Makefile.linux`, `Jenkinsfile.release` were left out as files of
-    the unknown types ".dev", ".linux" — unless that suffix is a document's
-    (`Dockerfile.md`, notes about one, is Markdown; `Makefile.py` is Python)."""
-    stem, dot, _ = base.lower().partition(".")
-    if stem not in CODE_NAMES:
-        return False
-    suffix = PurePosixPath(base).suffix.lower()
-    return not dot or suffix not in (*PROSE_SUFFIXES, *LOADERS, *CODE_SUFFIXES,
-                                     *CONFIG_SUFFIXES)
 
 
 def _ranges(text: str, tokens: Tokens, lo: int, hi: int, config: ChunkerConfig,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ragkit.chunking import is_code_name
+from ragkit.file_kinds import is_code_name
 from ragkit.config_keys import is_config_name, within
 from ragkit.fences import passage_unfenced
 from ragkit.outline import label as short_label

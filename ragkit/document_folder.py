@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import ragkit.jobs
-from ragkit.chunking import PROSE_SUFFIXES, is_recipe_name
+from ragkit.file_kinds import PROSE_SUFFIXES, is_recipe_name
 from ragkit.documents import Document, RagkitError, RagkitWarning, check_text
 from ragkit.fences import unfenced
 from ragkit.jobs import usable_cores, worker_pool

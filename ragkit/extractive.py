@@ -73,7 +73,7 @@ from functools import cached_property
 import numpy as np
 
 from ragkit.assemble import Passage, blocks
-from ragkit.chunking import is_code_name
+from ragkit.file_kinds import is_code_name
 from ragkit.config_keys import is_config_name, opens_block
 from ragkit import extractive_scorer as scorer
 from ragkit.extractive_decline import missing, under_threshold

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ragkit.chunking import is_code, is_recipe_name
+from ragkit.file_kinds import is_code, is_recipe_name
 from ragkit.documents import Chunk, Document, RagkitError
 from ragkit.fences import unfenced
 from ragkit.loaded_folder import Skipped
@@ -31,7 +31,7 @@ def file_summary(docs: list[Document], skipped: list[Skipped] | None = None,
                  chunks: Sequence[Chunk] | None = None) -> list[dict[str, Any]]:
     """One row per file of a load, for a table: `file`, `format` (`file_format`), `pages`
     (PDF), `headings`
-    (`#` lines the heading path is read from; 0 for source files, `ragkit.chunking.is_code`),
+    (`#` lines the heading path is read from; 0 for source files, `ragkit.file_kinds.is_code`),
     `chars`, `chunks` (only when the index's `chunks` are given) and `skipped` (why, without
     the file's name, which is the row's; else ''). `skipped` defaults to `docs.skipped` when
     `docs` is a `Loaded`, whose `unread` files (a type ragkit does not read), `linked`
@@ -70,7 +70,7 @@ def file_format(name: str) -> str:
     Not the document's `format` metadata: a Markdown file's front matter may hold a `format:`
     key of its own (`format: slides`), which stays in the metadata under that name but named
     the file's format in the table. A recipe's variant is the recipe: `Dockerfile.dev` is a
-    "dockerfile" (`ragkit.chunking.is_recipe_name`), not a "dev"."""
+    "dockerfile" (`ragkit.file_kinds.is_recipe_name`), not a "dev"."""
     base = Path(name).name
     if is_recipe_name(base):
         return base.lower().partition(".")[0]

@@ -1,6 +1,7 @@
 import pytest
 
-from ragkit.chunking import TOKEN, ChunkerConfig, chunk_document, count_tokens, is_code
+from ragkit.chunking import TOKEN, ChunkerConfig, chunk_document, count_tokens
+from ragkit.file_kinds import is_code
 from ragkit.documents import Document, RagkitError
 from ragkit.windows import window_spans, windows
 

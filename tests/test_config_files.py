@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from ragkit.assemble import blocks
 from ragkit.citation_tags import cited_tag
-from ragkit.chunking import ChunkerConfig, chunk_document, is_code_name
+from ragkit.chunking import ChunkerConfig, chunk_document
+from ragkit.file_kinds import is_code_name
 from ragkit.config_keys import is_config_name, key_path, opens_block, within
 from ragkit.contextualize.structural import structural_contexts
 from ragkit.documents import Document

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from ragkit.assemble import blocks
 from ragkit.citation_tags import section_at
-from ragkit.chunking import ChunkerConfig, chunk_document, is_code_name
+from ragkit.chunking import ChunkerConfig, chunk_document
+from ragkit.file_kinds import is_code_name
 from ragkit.contextualize.structural import structural_contexts
 from ragkit.document_folder import load_folder
 from ragkit.documents import Document

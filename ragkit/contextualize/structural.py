@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragkit.chunking import doc_name, past_opening_headings, section_of
+from ragkit.chunking import past_opening_headings, section_of
 from ragkit.config_keys import is_config_name
 from ragkit.documents import Chunk, Document
+from ragkit.file_kinds import doc_name
 from ragkit.outline import label, one_line, outline
 
 _META_KEYS = ("company", "quarter", "date", "product", "version")

@@ -48,11 +48,12 @@ from pathlib import Path
 from typing import Any
 
 from ragkit.cache import CacheUnusable
-from ragkit.chunking import ChunkerConfig, chunk_documents, is_code, section_of
+from ragkit.chunking import ChunkerConfig, chunk_documents, section_of
 from ragkit.config import DEFAULT_EMBEDDER
 from ragkit.datasets import load_dataset
 from ragkit.documents import Chunk, Document, RagkitError, RagkitWarning
 from ragkit.embed import get_embedder
+from ragkit.file_kinds import is_code
 from ragkit.llm import LLM, UsageLog, price
 from ragkit.money import dollars
 from ragkit.progress import progress_bar

@@ -11,7 +11,7 @@ review) runs offline and gives the same set on every machine.
   `malformed reply`, read as the writer failing). A sentence is a unit the offline
   answerer quotes (`ragkit.extractive_units.units`: no Markdown heading, no clause of an
   overlong sentence, at most 300 characters; every line one when the `<title>`, a source
-  file's id, ends in a `ragkit.chunking.CODE_SUFFIXES` suffix, as the answerer cuts a
+  file's id, ends in a `ragkit.file_kinds.CODE_SUFFIXES` suffix, as the answerer cuts a
   source file's passage), so a hard-wrapped sentence is one sentence, line break kept: a
   cut at every line break worded the question from a fragment ("What does the text state
   about acidic, field and apply?") while the golden span, widened by
@@ -57,7 +57,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ragkit.chunking import is_code_name
+from ragkit.file_kinds import is_code_name
 from ragkit.extractive_units import units
 from ragkit.lexical import auto
 from ragkit.questions.prompts import ANSWER_HEADER, CLOSED_BOOK_HEADER, UNKNOWN, WRITE_HEADER
