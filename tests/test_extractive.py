@@ -433,6 +433,25 @@ def test_ask_answers_from_a_table_row_read_under_its_columns(tmp_path, here):
         "Tool: Chainsaw | Deposit: 50 euros | Loan period: 2 days [1]")
 
 
+def test_ask_answers_from_an_html_tables_row_as_from_a_markdown_one(tmp_path, here):
+    """An HTML table was written without the rule row under its `<th>` header: its rows were
+    quoted bare and the express price question was declined (0.836), while the same table in
+    Markdown was answered under its columns' names."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "shipping.html").write_text(
+        "<html><head><title>Shipping</title></head><body><main><h1>Shipping</h1><p>We ship "
+        "parcels from our warehouse in Graz.</p><table><tr><th>Destination</th><th>Standard"
+        "</th><th>Express</th></tr><tr><td>Austria, Netherlands</td><td>3-5 days, EUR 7.90</td>"
+        "<td>2 days, EUR 19.90</td></tr><tr><td>Germany</td><td>2-4 days, EUR 5.90</td><td>1 "
+        "day, EUR 14.90</td></tr></table></main></body></html>")
+    done = index_and_ask(here, tmp_path, docs, "How much does express shipping to Austria cost?")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0].startswith(
+        "Destination: Austria, Netherlands | Standard: 3-5 days, EUR 7.90 | Express: 2 days, "
+        "EUR 19.90 [1]")
+
+
 def test_ask_reads_the_passages_search_ranks(tmp_path, monkeypatch, capsys, here):
     """`ragkit search` reranks a hybrid search by default and `ragkit ask` did not: a user saw
     search put the passage holding the answer first while ask read another file's and

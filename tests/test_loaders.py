@@ -78,7 +78,7 @@ def test_html_main_content_headings_and_title(tmp_path):
         "</body></html>", encoding="utf-8")
     (doc,) = load_folder(tmp_path)
     assert doc.text == ("# Refunds\n\nRefunds take seven days.\n\n### Exceptions\n\n"
-                        "- Gift cards\n\n- Plants\n\n| Item | Days |\n| Sofa | 30 |\n\n"
+                        "- Gift cards\n\n- Plants\n\n| Item | Days |\n| --- | --- |\n| Sofa | 30 |\n\n"
                         "    # install\n    pip install shop\n\n      shop --refund")
     assert doc.title == "Refunds | Shop" and doc.metadata["format"] == "html"
     assert [c.metadata["section"] for c in chunk_documents([doc])] == [["Refunds"]]

@@ -273,3 +273,40 @@ def test_a_small_file_of_millions_of_tiny_runs_is_refused_in_one_line_within_a_g
         f"each in memory, about 230 bytes apiece: split the document, or leave it out with "
         f"--skip-bad)")
     assert not (tmp_path / "idx").exists()
+
+
+def _table(first: str, look: str = "", style: str = "") -> str:
+    """A two-row Word table whose first row's runs carry `first` (run properties)."""
+    named = f'<w:tblStyle w:val="{style}"/>' if style else ""
+    props = f"<w:tblPr>{named}{look}</w:tblPr>" if look or style else ""
+    row = ('<w:tr>' + "".join(f'<w:tc><w:p><w:r>{first}<w:t>{text}</w:t></w:r></w:p></w:tc>'
+                              for text in ("Tool", "Deposit")) + '</w:tr>')
+    return (f'<w:tbl>{props}{row}<w:tr><w:tc>{_p("Chainsaw")}</w:tc><w:tc>{_p("50 euros")}'
+            '</w:tc></w:tr></w:tbl>')
+
+
+def test_a_word_tables_header_row_gets_a_rule_row_when_it_shows_as_one(tmp_path):
+    """A Word table was written without Markdown's `| --- |` rule under its header, so the
+    answerer quoted a row without its columns' names. A first row shown bold — its runs, or
+    the table style's first-row formatting switched on — or marked as the header row names
+    the columns; a plain first row (a form of label | value rows) does not, though Word's
+    default `tblLook` switches first-row formatting on for every table."""
+    look = '<w:tblLook w:val="04A0" w:firstRow="1"/>'
+    bold_first = ('<w:style w:type="table" w:styleId="Fancy"><w:name w:val="Fancy"/>'
+                  '<w:tblStylePr w:type="firstRow"><w:rPr><w:b/></w:rPr></w:tblStylePr>'
+                  '</w:style>')
+    plain_first = '<w:style w:type="table" w:styleId="Plain"><w:name w:val="Plain"/></w:style>'
+    header = "| Tool | Deposit |\n| --- | --- |\n| Chainsaw | 50 euros |"
+    bare = "| Tool | Deposit |\n| Chainsaw | 50 euros |"
+    cases = {"bold runs": (_table("<w:rPr><w:b/></w:rPr>"), header),
+             "bold off": (_table('<w:rPr><w:b w:val="0"/></w:rPr>'), bare),
+             "styled": (_table("", look, "Fancy"), header),
+             "styled, first row off": (_table("", '<w:tblLook w:val="0400"/>', "Fancy"), bare),
+             "plain style, first row on": (_table("", look, "Plain"), bare),
+             "no properties": (_table(""), bare)}
+    for name, (body, text) in cases.items():
+        path = _docx(tmp_path / f"{name}.docx", body, bold_first + plain_first)
+        assert load_file(path, path.name).text == text, name
+    marked = _table("").replace("<w:tr>", "<w:tr><w:trPr><w:tblHeader/></w:trPr>", 1)
+    path = _docx(tmp_path / "marked.docx", marked)
+    assert load_file(path, "marked.docx").text == header

@@ -86,8 +86,23 @@ def test_nested_tables_and_blocks_inside_a_cell_or_item_keep_words_apart(tmp_pat
             "<table><tr><td>5 users</td><td>10 GB</td></tr></table></td></tr></table>"
             "<ul><li><p>First point.</p><p>Second point.</p></li></ul></body>")
     doc = _load(tmp_path, "plans.html", page)
-    assert doc.text == ("| Plan | Limits |\n| Basic | 5 users 10 GB |\n\n"
+    assert doc.text == ("| Plan | Limits |\n| --- | --- |\n| Basic | 5 users 10 GB |\n\n"
                         "- First point. Second point.")
+
+
+def test_a_table_naming_its_columns_gets_a_rule_row_one_naming_its_rows_does_not(tmp_path):
+    """An HTML table was written without Markdown's `| --- |` rule, so a row was quoted bare
+    ("| Austria | 2 days, EUR 19.90 |"), the header row could be quoted as an answer, and
+    "How much does express shipping to Austria cost?" was declined at 0.836 — while the same
+    table in Markdown was answered under its columns' names. A first row in `<thead>` or of
+    `<th>` cells names the columns; a first column of `<th>`s names rows, and gets no rule."""
+    page = ("<body><table><thead><tr><td>Destination</td><td>Express</td></tr></thead>"
+            "<tr><td>Austria</td><td>2 days, EUR 19.90</td></tr></table>"
+            "<table><tr><th>Phone</th><td>555-1234</td></tr>"
+            "<tr><th>Email</th><td>shed@example.org</td></tr></table></body>")
+    doc = _load(tmp_path, "shipping.html", page)
+    assert doc.text == ("| Destination | Express |\n| --- | --- |\n| Austria | 2 days, EUR "
+                        "19.90 |\n\n| Phone | 555-1234 |\n| Email | shed@example.org |")
 
 
 def test_every_article_of_a_page_of_several_is_read_in_order(tmp_path):

@@ -6,7 +6,10 @@ code blocks), and
 the three writers of those blocks — `to_html` (a saved web page, boilerplate around the
 document), `write_docx` (python-docx: heading and list styles, real tables, the title
 property) and `write_pdf` (reportlab: an outline entry per heading, a table row as one
-line). `make_sample_formats.py` chooses the documents, the formats and the folders.
+line). A table's header row is marked as each format marks it — `<th>` cells, bold runs in
+Word, a rule line printed under it in the PDF (a text layer has no table) — so that the
+three load to the same text. `make_sample_formats.py` chooses the documents, the formats
+and the folders.
 
 What it is not: a Markdown renderer (only this subset), nor the choice of what the sample
 collection holds.
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 _FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
@@ -25,12 +28,14 @@ _INLINE = re.compile(r"\*\*(.+?)\*\*|`([^`]+)`")
 @dataclass(frozen=True)
 class Block:
     """One block of a Markdown document: heading (level 1-6), para, bullet, number, row or
-    code (a fenced block: its lines as they are, the fence and its language left out)."""
+    code (a fenced block: its lines as they are, the fence and its language left out). A
+    row that a rule row (`|---|`) follows is its table's `header`: the columns' names."""
 
     kind: str
     text: str = ""
     level: int = 0
     cells: tuple[str, ...] = ()
+    header: bool = False
 
 
 def parse(markdown: str) -> tuple[dict[str, str], list[Block]]:
@@ -74,6 +79,8 @@ def parse(markdown: str) -> tuple[dict[str, str], list[Block]]:
             cells = tuple(c.strip() for c in stripped.strip("|").split("|"))
             if not all(re.fullmatch(r":?-{3,}:?", c) for c in cells):
                 blocks.append(Block("row", cells=cells))
+            elif blocks and blocks[-1].kind == "row":
+                blocks[-1] = replace(blocks[-1], header=True)
         elif re.match(r"[-*]\s", stripped):
             flush()
             blocks.append(Block("bullet", stripped[2:].strip()))
@@ -94,6 +101,12 @@ def plain(text: str) -> str:
 def row_line(cells: tuple[str, ...]) -> str:
     """A table row as one line of text, as the PDF prints it and the loaders read any row."""
     return "| " + " | ".join(plain(c) for c in cells) + " |"
+
+
+def rule_line(cells: tuple[str, ...]) -> str:
+    """The rule row under a header row, as the loaders write it for a table that names its
+    columns (`<th>` cells, a Word table's bold first row): the PDF prints it as text."""
+    return "|" + " --- |" * len(cells)
 
 
 def _runs(text: str) -> list[tuple[str, str]]:
@@ -147,7 +160,7 @@ def to_html(meta: dict[str, str], blocks: list[Block]) -> str:
             body.append(f"<li>{_inline_html(block.text)}</li>")
             continue
         if block.kind == "row":
-            cell = "th" if not rows else "td"
+            cell = "th" if block.header else "td"
             rows.append("<tr>" + "".join(f"<{cell}>{_inline_html(c)}</{cell}>"
                                          for c in block.cells) + "</tr>")
             continue
@@ -174,18 +187,21 @@ def write_docx(meta: dict[str, str], blocks: list[Block], path: Path) -> None:
     document = docx.Document()
     document.core_properties.title = meta.get("title", "")
     table_rows: list[tuple[str, ...]] = []
+    header: list[bool] = []  # per row of table_rows: it names the columns (shown bold)
 
     def flush_table() -> None:
         if table_rows:
             table = document.add_table(rows=len(table_rows), cols=len(table_rows[0]))
             for r, cells in enumerate(table_rows):
                 for c, text in enumerate(cells):
-                    table.cell(r, c).text = plain(text)
+                    table.cell(r, c).paragraphs[0].add_run(plain(text)).bold = header[r] or None
             table_rows.clear()
+            header.clear()
 
     for block in blocks:
         if block.kind == "row":
             table_rows.append(block.cells)
+            header.append(block.header)
             continue
         flush_table()
         if block.kind == "heading":
@@ -264,6 +280,8 @@ def write_pdf(meta: dict[str, str], blocks: list[Block], path: Path) -> None:
             flow.append(Heading(plain(block.text), level, f"h{n}"))
         elif block.kind == "row":
             flow.append(Paragraph(html.escape(row_line(block.cells), quote=False), body))
+            if block.header:
+                flow.append(Paragraph(rule_line(block.cells), body))
         elif block.kind in ("bullet", "number"):
             flow.append(Paragraph("- " + markup(block.text), body))
         elif block.kind == "code":  # lines kept, never wrapped

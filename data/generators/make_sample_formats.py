@@ -4,10 +4,12 @@ What it is: the sample collection for ragkit's PDF, HTML and Word loaders. Each 
 `DOCUMENTS` is written under OUT (default `build/sample-formats/`) as `pdf/`, `html/` and
 `docx/` files keeping its corpus path (`pdf/manuals/kestrel-eg400-manual.pdf`):
 - PDF (reportlab): an outline entry per heading, nested by level; the title in the PDF's
-  metadata; a table row printed as one line, `| cell | cell |` (a text layer has no tables);
+  metadata; a table row printed as one line, `| cell | cell |`, with a rule line, `| --- |`,
+  under the header row (a text layer has no tables);
 - HTML: `<title>`, `<h1>`-`<h6>`, `<p>`, lists and `<table>` inside a saved page's
   navigation, header, sidebar and footer boilerplate (which the loader drops);
-- DOCX (python-docx): `Heading N` and list styles, real tables, the title property.
+- DOCX (python-docx): `Heading N` and list styles, real tables (the header row bold), the
+  title property.
 Inline `**bold**` and `` `code` `` become bold and monospace runs; their marks are not text.
 
 How one document is read and written in each format: `_sample_writers.py` (this folder).

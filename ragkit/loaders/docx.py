@@ -130,6 +130,35 @@ def _cell(cell) -> str:
                     if not any(a.tag == _MC + "Fallback" for a in p.iterancestors()))
 
 
+def _on(flag) -> bool:
+    """Whether a Word on/off property (`<w:b/>`, `<w:tblHeader w:val="0"/>`) is there and on."""
+    return flag is not None and flag.get(_W + "val", "1") not in ("0", "false", "off")
+
+
+def _names_columns(table, styles: _Styles) -> bool:
+    """Whether a Word table's first row holds its columns' names: it is marked as the header
+    row (repeated on each page), or it shows bold — every run of it, or the table style's
+    first-row formatting, switched on in the table's `w:tblLook`. Word switches that on by
+    default, so a style's bold first row is not enough unless the style has one: a form of
+    "label | value" rows in a plain grid names no columns."""
+    first = table.find(_W + "tr")
+    if first is None:
+        return False
+    runs = [run for run in first.iter(_W + "r") if run.find(_W + "t") is not None]
+    if _on(first.find(f"{_W}trPr/{_W}tblHeader")) or runs and all(
+            _on(run.find(f"{_W}rPr/{_W}b")) for run in runs):
+        return True
+    look, named = table.find(f"{_W}tblPr/{_W}tblLook"), table.find(f"{_W}tblPr/{_W}tblStyle")
+    if look is None or named is None or not (look.get(_W + "firstRow") == "1" or (
+            look.get(_W + "firstRow") is None and look.get(_W + "val", "")[-2:-1] in
+            tuple("2367abefABEF"))):  # the val's 0x0020 bit: first row
+        return False
+    style = styles.by_id.get(named.get(_W + "val"))
+    return style is not None and any(
+        part.get(_W + "type") == "firstRow" and _on(part.find(f"{_W}rPr/{_W}b"))
+        for part in style.element.iterchildren(_W + "tblStylePr"))
+
+
 def _numbering(document) -> dict[str, dict[str, str]]:
     """numId -> {ilvl: numFmt} of the file's numbering part ("bullet", "decimal", ...)."""
     try:
@@ -214,7 +243,8 @@ def _read(path: Path) -> tuple[TextBuilder, str | None]:
                               f"hostile file?)")
         if element.tag == _W + "tbl":
             out.rows([[_cell(cell) for cell in row.iterchildren(_W + "tc")]
-                      for row in element.iterchildren(_W + "tr")])
+                      for row in element.iterchildren(_W + "tr")],
+                     header=_names_columns(element, styles))
             number = 0
             continue
         boxes: list[str] = []

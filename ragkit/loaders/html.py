@@ -35,6 +35,7 @@ from pathlib import Path
 
 from ragkit.documents import Document, RagkitError
 from ragkit.loaders.html_depth import check_depth, closed
+from ragkit.loaders.html_tables import table
 from ragkit.loaders.markdown import TextBuilder
 from ragkit.loaders.text import korean_legacy, read_regular
 from ragkit.outline import one_line
@@ -170,19 +171,6 @@ def _list_prefix(node, numbers: dict[int, int]) -> str:
     return f"{numbers.get(node.mem_id, 1)}. "
 
 
-def _children(node, tags: tuple[str, ...]) -> list:
-    return [child for child in node.iter() if child.tag in tags]
-
-
-def _rows(table) -> list:
-    """A table's own rows (in `<thead>`/`<tbody>`/`<tfoot>` or not), not a nested table's."""
-    rows = []
-    for child in table.iter():
-        rows += [child] if child.tag == "tr" else _children(child, ("tr",)) \
-            if child.tag in ("thead", "tbody", "tfoot") else []
-    return rows
-
-
 def _flat(node) -> str:
     """A block's text as one paragraph: inline pieces joined as they are ("Ctrl+C",
     "nas@debian.org"), a space where a block inside it (paragraphs in a list item, a table
@@ -233,8 +221,7 @@ def _walk(root, out: TextBuilder) -> None:
         if tag in _HEADINGS:
             out.heading(_HEADINGS[tag], node.text(deep=True))
         elif tag == "table":
-            out.rows([[_flat(cell) for cell in _children(row, ("th", "td"))]
-                      for row in _rows(node)])
+            out.rows(*table(node, _flat))
         elif tag == "pre":
             out.preformatted(node.text(deep=True))
         elif tag in _WHOLE:

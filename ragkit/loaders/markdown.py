@@ -60,10 +60,15 @@ class TextBuilder:
         if any(lines):
             self._add("\n".join("    " + line if line else "" for line in lines))
 
-    def rows(self, rows: list[list[str]]) -> None:
-        """A table: one `| a | b |` line per row with any text."""
-        lines = ["| " + " | ".join(one_line(c) for c in row) + " |" for row in rows
-                 if any(one_line(c) for c in row)]
+    def rows(self, rows: list[list[str]], header: bool = False) -> None:
+        """A table: one `| a | b |` line per row with any text; with `header` (the file marks
+        its first row as the column names: `<th>` cells, Word's header row), a Markdown rule
+        row under that first row, so the answerer shows a row under its columns' names
+        ("Tool: Chainsaw | Deposit: 50 euros") and never quotes the names as an answer."""
+        kept = [row for row in rows if any(one_line(c) for c in row)]
+        lines = ["| " + " | ".join(one_line(c) for c in row) + " |" for row in kept]
+        if header and len(kept) > 1 and kept[0] is rows[0]:
+            lines.insert(1, "|" + " --- |" * len(kept[0]))
         if lines:
             self._add("\n".join(lines))
 
