@@ -40,7 +40,7 @@ from ragkit.file_kinds import is_code_name
 from ragkit.citation_tags import cited_tag
 from ragkit.documents import Chunk, RagkitWarning
 from ragkit.extractive import MODEL as EXTRACTIVE_MODEL, answers_with, extract
-from ragkit.extractive_units import quote_shown
+from ragkit.extractive_units import shown
 from ragkit.citation_pages import paged
 from ragkit.fusion import Ranking
 from ragkit.llm import LLM
@@ -245,11 +245,10 @@ def extracted(question: str, passages: Assembly, body: dict[str, Any], embedder)
         return Answer(question, DECLINE, (), (), passages, Usage(), True, EXTRACTIVE_MODEL,
                       found.why)
     results, read = result_sources(body["messages"]), list(passages)
-    reply = _Reply(tuple(
-        _Text((" " if n else "") + quote_shown(q.text, read[q.result].text, q.block, q.clause,
-                                               q.titled, is_code_name(read[q.result].doc_id)),
-              (quote_location(results, q.result, q.block, q.text, q.stop),))
-        for n, q in enumerate(found.quotes)))
+    reply = _Reply(tuple(_Text((" " if n else "") + shown(q.label or q.text, q.clause, q.titled,
+                                                           is_code_name(read[q.result].doc_id)),
+                               (quote_location(results, q.result, q.block, q.text, q.stop),))
+                         for n, q in enumerate(found.quotes)))
     text, citations, sources = cite(reply, body["messages"])
     return Answer(question, text, citations, sources, passages, Usage(), False,
                   EXTRACTIVE_MODEL)

@@ -78,8 +78,8 @@ from ragkit.config_keys import is_config_name, opens_block
 from ragkit import extractive_scorer as scorer
 from ragkit.extractive_decline import missing, under_threshold
 from ragkit.extractive_scorer import closeness
-from ragkit.extractive_units import (asked_above, heading_adds, labelled_row, readings,
-                                     shown, under_heading, units)
+from ragkit.extractive_units import (asked_above, heading_adds, readings, shown,
+                                     under_heading, units)
 from ragkit.support import question_terms as terms
 from ragkit.support import MAX_QUOTE_CHARS, clause_terms, data_like, request_idf, weighted_share
 
@@ -145,6 +145,7 @@ class Block:
     dump: bool = False  # a data-like clause of a long sentence: never a 2nd or 3rd quote
     clause: bool = False  # ends in a clause of a long sentence (shown without its ", ")
     body: int = 0  # a titled unit's first block under its heading; 0 otherwise
+    label: str = ""  # a table row under its columns' names (`labelled_row`), as it is shown
 
     @property
     def stop(self) -> int:
@@ -225,21 +226,19 @@ def features(question: str, passages: Sequence[Passage], embedder) -> Features:
         mine_blocks = blocks(passage.text)
         lengths.append(len(mine_blocks))
         every_block += [terms(text) for text in mine_blocks]
-        code = is_code_name(passage.doc_id)
-        found = units(passage.text, code)  # code: '#' a comment
+        found = units(passage.text, is_code_name(passage.doc_id))  # code: '#' a comment
         config = is_config_name(passage.doc_id)
-        read = readings(passage.doc_id, passage.section, mine_blocks, found) if config else [
-            unit.text if code else labelled_row(mine_blocks, unit.start, unit.text)
-            for unit in found]
+        read = readings(passage.doc_id, passage.section, mine_blocks, found)
         for unit, reading in zip(found, read):
             mine = terms(unit.text)
             if (not unit.heading and mine and len(unit.text.strip()) <= MAX_QUOTE_CHARS
                     and not (config and opens_block(passage.doc_id, unit.text))
                     and (mine & named or not unit.clause)):
-                quotes.append((r, unit, mine, title, reading))
+                quotes.append((r, unit, mine, title, reading,
+                               "" if config or reading == unit.text else reading))
     idf = request_idf(every_block, asked)
-    alone = [reading for *_, reading in quotes]
-    framed = [f"{passages[r].title}\n{reading}" for r, _, _, _, reading in quotes]
+    alone = [reading for *_, reading, _ in quotes]
+    framed = [f"{passages[r].title}\n{reading}" for r, _, _, _, reading, _ in quotes]
     both = _cosines(question, alone + framed, embedder)
     cosines, doc_cosines = both[:len(alone)], both[len(alone):]
     every = (frozenset().union(*every_block, *(terms(p.tag) for p in passages))
@@ -248,8 +247,8 @@ def features(question: str, passages: Sequence[Passage], embedder) -> Features:
     out = tuple(Block(r, u.start, u.text, float(c),
                       weighted_share(idf, lambda t, mine=mine | title: t in mine),
                       len(passages) - r, bool(_DIGIT.search(u.text)), u.end, u.titled,
-                      float(d), u.clause and data_like(u.text), u.clause, u.body)
-                for (r, u, mine, title, _), c, d in zip(quotes, cosines, doc_cosines))
+                      float(d), u.clause and data_like(u.text), u.clause, u.body, label)
+                for (r, u, mine, title, _, label), c, d in zip(quotes, cosines, doc_cosines))
     return Features(question, bool(_ASKS_NUMBER.search(question)), out, found,
                     missing(question, passages), tuple(lengths))
 
@@ -273,7 +272,8 @@ def choose(found: Features, params: Params = Params()) -> Extract:
     if strength < params.threshold:  # the quote it would have led with: the user can judge
         best = scored[0][0]
         return Extract((), strength, True, under_threshold(
-            strength, params.threshold, shown(best.text, best.clause, best.titled)))
+            strength, params.threshold, shown(best.label or best.text, best.clause,
+                                              best.titled)))
     quotes: list[Block] = []
     asked = terms(found.question)
     for b, _ in scored:

@@ -61,8 +61,9 @@ from itertools import accumulate
 
 from ragkit.assemble import blocks, clause_blocks, clause_shown
 from ragkit.citation_tags import section_list
-from ragkit.config_keys import within
+from ragkit.config_keys import is_config_name, within
 from ragkit.fences import passage_unfenced
+from ragkit.file_kinds import is_code_name
 from ragkit.support import question_terms
 
 MAX_LINES = 6
@@ -217,13 +218,17 @@ def under_heading(text: str) -> str:
 
 def readings(name: str, section: str, pieces: Sequence[str], found: Sequence[Unit]
              ) -> list[str]:
-    """What each unit of `found` (the units of a passage of the configuration file `name`,
-    its blocks `pieces`, its section `section`) is embedded as: its line under the keys
-    enclosing it (`ragkit.config_keys`), "database > pool_size: 25". Alone, "pool_size: 25"
-    names the setting without what it belongs to: e5-small's cosine to "What is the database
-    pool size?" was 0.837 alone and 0.886 under its key. The quote and its citation keep the
-    line as written. Other files' units are embedded as they are, but a Markdown table row,
-    read under its columns' names (`labelled_row`, in `ragkit.extractive.features`)."""
+    """What each unit of `found` (the units of a passage of the file `name`, its blocks
+    `pieces`, its section `section`) is embedded as. A configuration file's line under the
+    keys enclosing it (`ragkit.config_keys`), "database > pool_size: 25": alone,
+    "pool_size: 25" names the setting without what it belongs to (e5-small's cosine to "What
+    is the database pool size?" was 0.837 alone and 0.886 under its key). A Markdown table
+    row under its columns' names (`labelled_row`). The quote and its citation keep the text
+    as written; other units are embedded as they are."""
+    if not is_config_name(name):
+        code = is_code_name(name)
+        return [unit.text if code else labelled_row(pieces, unit.start, unit.text)
+                for unit in found]
     offsets = [0]
     for block in pieces:
         offsets.append(offsets[-1] + len(block))
@@ -263,12 +268,3 @@ def labelled_row(pieces: Sequence[str], at: int, text: str) -> str:
         return text
     return " | ".join(f"{name}: {cell}" if name else cell
                       for name, cell in zip(head, row) if cell)
-
-
-def quote_shown(text: str, passage: str, block: int, clause: bool = False,
-                titled: bool = False, code: bool = False) -> str:
-    """A quote `text` — block `block` on of the passage text `passage` — as an answer shows
-    it: `shown`, a table row under its columns' names (`labelled_row`)."""
-    if not (code or clause or titled):
-        text = labelled_row(blocks(passage), block, text)
-    return shown(text, clause, titled, code)

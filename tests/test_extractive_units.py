@@ -235,6 +235,12 @@ def test_the_answer_shows_a_row_under_its_columns_and_cites_the_row_as_written(o
                                   "cannot be reached; data is being buffered [1]")
     assert result.citations[0].cited_text == (
         "| STATUS | blinking amber | A destination cannot be reached; data is being buffered |\n")
+    # declined under the threshold, the quote it names is shown as the answer would show it
+    declined = extract("What does a blinking amber STATUS LED mean?",
+                       list(assemble([(LEDS.id, 1.0)], [LEDS])), words, Params(threshold=1.01))
+    assert declined.declined and declined.why.endswith(
+        "it would have quoted first: 'LED: STATUS | State: blinking amber | Meaning: A "
+        "destination cannot be reached; data is being buffered'")
 
 
 def test_a_sentence_with_an_abbreviation_is_one_quote():
