@@ -36,12 +36,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragkit.assemble import DEFAULT_BUDGET, Assembly, Passage, assemble, blocks, lift
-from ragkit.file_kinds import is_code_name
 from ragkit.citation_tags import cited_tag
 from ragkit.documents import Chunk, RagkitWarning
 from ragkit.extractive import MODEL as EXTRACTIVE_MODEL, answers_with, extract
 from ragkit.extractive_units import shown
 from ragkit.citation_pages import paged
+from ragkit.file_kinds import is_code_name
 from ragkit.fusion import Ranking
 from ragkit.llm import LLM
 from ragkit.pricing import Usage

@@ -17,9 +17,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ragkit.file_kinds import is_code_name
 from ragkit.config_keys import is_config_name, within
 from ragkit.fences import passage_unfenced
+from ragkit.file_kinds import is_code_name
 from ragkit.outline import label as short_label
 
 NO_SECTION = "—"

@@ -73,13 +73,13 @@ from functools import cached_property
 import numpy as np
 
 from ragkit.assemble import Passage, blocks
-from ragkit.file_kinds import is_code_name
 from ragkit.config_keys import is_config_name, opens_block
 from ragkit import extractive_scorer as scorer
 from ragkit.extractive_decline import missing, under_threshold
 from ragkit.extractive_scorer import closeness
 from ragkit.extractive_units import (asked_above, heading_adds, readings, shown,
                                      under_heading, units)
+from ragkit.file_kinds import is_code_name
 from ragkit.support import question_terms as terms
 from ragkit.support import MAX_QUOTE_CHARS, clause_terms, data_like, request_idf, weighted_share
 

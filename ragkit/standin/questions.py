@@ -57,8 +57,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ragkit.file_kinds import is_code_name
 from ragkit.extractive_units import units
+from ragkit.file_kinds import is_code_name
 from ragkit.lexical import auto
 from ragkit.questions.prompts import ANSWER_HEADER, CLOSED_BOOK_HEADER, UNKNOWN, WRITE_HEADER
 from ragkit.standin.base import Reply, user_text
