@@ -203,7 +203,18 @@ def past_opening_headings(text: str, start: int) -> int:
     """Where the heading lines a chunk starting at `start` opens with end (at most
     `OPENING_HEADINGS` of them): the offset whose headings in force include the chunk's
     own. Read from here, a chunk that opens on "## Returns" is in "Returns", not in the
-    section before it."""
+    section before it. A chunk starting on "# " inside a line ("C# and F#") opens on no
+    heading: a heading starts its line, at most three spaces in (a one-line 9.6 MB text read
+    to its end for every such chunk); a chunk may start after the first marks of one (the
+    overlap counts each "#" a token)."""
+    marks = start
+    while marks > 0 and text[marks - 1] == "#" and start - marks < 6:
+        marks -= 1
+    line = marks
+    while line > 0 and text[line - 1] == " " and marks - line < 3:
+        line -= 1
+    if line > 0 and text[line - 1] != "\n":
+        return start
     for _ in range(OPENING_HEADINGS):
         line = _HEADING_LINE.match(text, start)
         if not line or line.end() <= start:

@@ -46,7 +46,7 @@ from ragkit.rerank.offline import LinearModel
 COLUMNS = ("closeness", "closeness_gap", "coverage", "rank_prior", "number", "length",
            "position", "word_pairs", "titled")
 MODEL_PATH = Path(__file__).with_name("extractive_model.json")
-MODEL_SHA256 = "1607b4b38b7fb0a7ce7271eac3350f5049c73f24bc78da2e697648bdb586983e"
+MODEL_SHA256 = "ec31662bf9abb652bf7ce58dc2d73b85838950566b34d6d99bfebf26d5021c75"
 MODEL_FORMAT = "ragkit.extractive.linear"
 TRAINER = "ragkit.train_extractive"
 

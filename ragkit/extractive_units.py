@@ -98,6 +98,7 @@ _TABLE_RULE = re.compile(rf"^\s*(?:\|?{_CELL}(?:\|{_CELL})+\|?|\|{_CELL}\|)\s*$"
 # A question: a word's "?" (or the full-width "？") last, before emphasis marks or a bracket;
 # not a quoted one (a dialog's '"Delete this file?"'), nor a placeholder ("id = ?").
 _QUESTION = re.compile(r"[^\W\d_][?\uff1f][*_)]*\s*$")
+_ROW_OPEN = re.compile(r" {0,3}\|")  # a line that opens a Markdown table row
 _WORDY = re.compile(r"[^\W\d_]{2}")  # an answer under a question has a word (no "```")
 # A reply of one to three words ("No.", "Yes, always.", "아니요."): it stays with the question
 # it answers, "**Can I install software myself?** No." one unit, which is no question.
@@ -125,8 +126,8 @@ def _joins(unit: list, block: str, code: bool) -> bool:
     if not body or code or unit[1] - unit[0] >= MAX_LINES or text.count("\n") >= MAX_LINES:
         return False
     line = body.rsplit("\n", 1)[-1]
-    if "\n" not in gap:  # cut on one line after a full stop
-        return bool(_HEADING.match(line) or _ABBREVIATION.search(line)
+    if "\n" not in gap:  # cut on one line after a full stop (never inside a table row)
+        return bool(_HEADING.match(line) or _ABBREVIATION.search(line) or _ROW_OPEN.match(line)
                     or _ENUMERATOR.match(line.strip())
                     or _QUESTION.search(line) and _SHORT_REPLY.match(block))
     if gap.count("\n") > 1 or _HEADING.match(line) or (
@@ -161,7 +162,8 @@ def units(text: str, code: bool = False) -> list[Unit]:
     marks = {i for i, (s, e, _) in enumerate(runs)
              if not code and _HEADING.match(read[at[s]:at[e]])}
     table = {i for i, run in enumerate(runs) if _TABLE_RULE.match(run[2])}
-    table |= {i - 1 for i in table if i and "|" in runs[i - 1][2]}  # its header row
+    table |= {i - 1 for i in table if i and "|" in runs[i - 1][2]  # its header row: the
+              and not (i > 1 and _ROW.match(runs[i - 2][2].rstrip("\r\n")))}  # table's first
     asks = {i for i, run in enumerate(runs) if not code and _QUESTION.search(run[2])
             and "://" not in run[2]}
     plain = [Unit(s, e, t, i in marks or i in table or i in asks, False,
@@ -225,20 +227,22 @@ def readings(name: str, section: str, pieces: Sequence[str], found: Sequence[Uni
     is the database pool size?" was 0.837 alone and 0.886 under its key). A Markdown table
     row under its columns' names (`labelled_row`). The quote and its citation keep the text
     as written; other units are embedded as they are."""
+    if is_code_name(name) and not is_config_name(name):
+        return [unit.text for unit in found]
+    offsets = list(accumulate((len(piece) for piece in pieces), initial=0))
+    text = "".join(pieces)
     if not is_config_name(name):
-        code = is_code_name(name)
-        return [unit.text if code else labelled_row(pieces, unit.start, unit.text)
-                for unit in found]
-    offsets = [0]
-    for block in pieces:
-        offsets.append(offsets[-1] + len(block))
-    outer, text = section_list(section), "".join(pieces)
+        headers = row_headers(text)
+        return [labelled_row(unit.text, headers.get(offsets[unit.start])) for unit in found]
+    outer = section_list(section)
     return [" > ".join([*within(name, outer, text, offsets[unit.start]), unit.text.strip()])
             for unit in found]
 
 
-_ROW = re.compile(r"^\s*\|.*\|\s*$")
+# A Markdown table row: outer pipes, at most three spaces in (four make a code block).
+_ROW = re.compile(r" {0,3}\|.*\|[ \t]*$")
 _PIPE = re.compile(r"(?<!\\)\|")
+_WRAPPED = re.compile(r"(\*\*|__|\*|_)(.+)\1")  # a header cell in emphasis: "**Tool**"
 
 
 def _cells(row: str) -> list[str]:
@@ -247,24 +251,38 @@ def _cells(row: str) -> list[str]:
     return [cell.strip().replace("\\|", "|") for cell in _PIPE.split(row.strip())[1:-1]]
 
 
-def labelled_row(pieces: Sequence[str], at: int, text: str) -> str:
-    """A quoted table row `text` (block `at` of a passage's blocks `pieces`) as an answer
-    shows it: each cell under its column's name, "Tool: Chainsaw | Deposit: 50 euros", when
-    the passage holds the table's header row and rule above it with as many cells. A bare
-    "| Chainsaw | 50 euros |" did not say which number was asked for, and is embedded so
-    too: alone, e5-small's cosine to "How much is the deposit for the chainsaw?" was 0.846
-    (under the answerer's threshold: declined), under its columns 0.86 or more (answered).
-    Anything else — a row whose header is in another chunk, a quote of more than one line —
-    is `text`."""
-    if "\n" in text.strip() or not _ROW.match(text):
-        return text
-    i = at - 1
-    while i > 0 and _ROW.match(pieces[i]) and not _TABLE_RULE.match(pieces[i]):
-        i -= 1
-    if i < 1 or not _TABLE_RULE.match(pieces[i]) or not _ROW.match(pieces[i - 1]):
-        return text
-    head, row = _cells(pieces[i - 1]), _cells(text)
-    if len(head) != len(row) or not any(head):
+def row_headers(text: str) -> dict[int, list[str]]:
+    """The column names of every table row of `text` that sits under its table's header and
+    rule rows, by the offset where the row's line starts; one pass over the lines. A table's
+    header is its first row, and only when the second is the rule (`| --- |`): a row of
+    dashes further down (a group separator) is no rule, and the row above it no header. A
+    line inside a code fence is no row (`ragkit.fences.passage_unfenced`)."""
+    out: dict[int, list[str]] = {}
+    state, header, offset = 0, [], 0  # state: 0 no table, 1 after its first row, 2 body
+    for line in passage_unfenced(text).splitlines(keepends=True):
+        body = line.rstrip("\r\n")
+        if not _ROW.match(body):
+            state = 0
+        elif state == 0:
+            state, header = 1, [m[2] if (m := _WRAPPED.fullmatch(c)) else c
+                                for c in _cells(body)]
+        elif state == 1:
+            state = 2 if _TABLE_RULE.match(body) else 3  # 3: a table without a header
+        elif state == 2 and not _TABLE_RULE.match(body):
+            out[offset] = header
+        offset += len(line)
+    return out
+
+
+def labelled_row(text: str, header: Sequence[str] | None) -> str:
+    """A quoted table row `text` as an answer shows it and the answerer reads it: each cell
+    under its column's name (`header`, from `row_headers`), "Tool: Chainsaw | Deposit: 50
+    euros". A bare "| Chainsaw | 50 euros |" did not say which number was asked for, and read
+    so, e5-small's cosine to "How much is the deposit for the chainsaw?" was 0.846 (under the
+    answerer's threshold: declined), under its columns 0.86 or more (answered). `text` as it
+    is without a header, or with another number of cells than the header has."""
+    row = _cells(text) if header and _ROW.match(text.strip("\r\n")) else []
+    if len(row) != len(header or ()) or not any(header or ()):
         return text
     return " | ".join(f"{name}: {cell}" if name else cell
-                      for name, cell in zip(head, row) if cell)
+                      for name, cell in zip(header, row) if cell)

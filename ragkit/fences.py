@@ -1,7 +1,9 @@
-"""Markdown code fences: a `# comment` inside one is no heading.
+"""Markdown code fences: a `# comment` inside one is no heading, a `| a | b |` line no row.
 
 What it is: `unfenced(text)` — `text` with the `#` that opens each line inside a fenced code
-block replaced by a space: the same length and offsets, so the heading scans read it instead
+block replaced by a space (and the `|` that opens a table row's line: the offline answerer's
+table rows, `ragkit.extractive_units.row_headers`, read a syntax example in a fence as its own
+table): the same length and offsets, so the heading scans read it instead
 of the text (`ragkit.outline`'s chunk sections and structural contexts, the chunker's cuts
 at headings, the `[Source | Section]` path of a citation in `ragkit.citation_tags`, the offline
 answerer's headings, a Markdown file's title). A README's ```` ```bash ```` block holding
@@ -23,12 +25,17 @@ import re
 
 # a fence line: after blanks, or a list item's marker ("- ```bash", "1. ```sh"), the marks
 _FENCE = re.compile(r"^[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?(`{3,}|~{3,})([^\n]*)$", re.M)
-_LINE_HASH = re.compile(r"^#", re.M)
+_LINE_MARK = re.compile(r"^(#|[ \t]{0,3}\|)", re.M)  # a heading's or a table row's opening
+
+
+def _blanked(fenced: str) -> str:
+    """`fenced`, the lines inside a fence, with their opening `#` or `|` a space."""
+    return _LINE_MARK.sub(lambda m: m[1][:-1] + " ", fenced)
 
 
 def unfenced(text: str, inside: bool = False) -> str:
-    """`text` with each line inside a fenced code block starting with a space for its `#`
-    (module docstring); `text` itself when no fence opens in it. `inside`: the text starts
+    """`text` with each line inside a fenced code block starting with a space for its `#` or
+    its table row's `|` (module docstring); `text` itself when no fence opens in it. `inside`: the text starts
     in a fence opened before it, which its first fence line without an info string closes."""
     if "```" not in text and "~~~" not in text:
         return text
@@ -44,10 +51,10 @@ def unfenced(text: str, inside: bool = False) -> str:
                 done = fence.end()
         elif not rest.strip() and (not opened or marks[0] == opened[0]
                                    and len(marks) >= len(opened)):
-            parts.append(_LINE_HASH.sub(" ", text[done:fence.start()]))
+            parts.append(_blanked(text[done:fence.start()]))
             done, opened = fence.start(), None
     if opened is not None:
-        parts.append(_LINE_HASH.sub(" ", text[done:]))
+        parts.append(_blanked(text[done:]))
     else:
         parts.append(text[done:])
     out = "".join(parts)

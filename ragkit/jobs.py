@@ -194,9 +194,25 @@ def worker_pool(workers: int, method: str | None = None,
     """A ProcessPoolExecutor of `workers` processes started by `method` (None: the platform's
     default), each set up by `initializer(parent pid)` (default `die_with_parent`), whose
     workers finish writing a result before a signal ends them (`_WholeResults`)."""
-    return ProcessPoolExecutor(workers, mp_context=_Context(method),
-                               initializer=initializer or die_with_parent,
-                               initargs=(os.getpid(),))
+    return _Pool(workers, mp_context=_Context(method), initializer=initializer or die_with_parent,
+                 initargs=(os.getpid(),))
+
+
+class _Pool(ProcessPoolExecutor):
+    """A ProcessPoolExecutor whose shutdown survives a Ctrl-C that landed while its first
+    `submit` started the pool's manager thread: the thread was made but never started, so
+    the `with` block's shutdown raised "cannot join thread before it is started" over the
+    KeyboardInterrupt — a traceback and status 1 where a one-line status 130 was due. Then
+    its workers are ended instead, and the interruption goes on."""
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        try:
+            super().shutdown(wait, cancel_futures=cancel_futures)
+        except RuntimeError:
+            if not _INTERRUPTED.is_set():
+                raise
+            for process in list((self._processes or {}).values()):
+                process.terminate()
 
 
 class _Context:

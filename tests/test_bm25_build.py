@@ -84,9 +84,9 @@ def test_shipped_corpus_chunks_contexts_and_bm25_arrays_are_unchanged():
     rows = [[c.id, c.doc_id, c.text, c.context, c.start, c.end, c.metadata]
             for c in pipeline.chunks]
     chunks = hashlib.sha256(json.dumps(rows, ensure_ascii=False).encode())
-    assert (len(pipeline.chunks), w.shape, w.nnz) == (490, (5387, 490), 74840)
-    assert digest.hexdigest() == "490352dcabe874dbff76a458549b472db3c5e7f5e2ef95c20b8b0ba26205b457"
-    assert chunks.hexdigest() == "1e93b7e2fd6beca4a1e05426030e0f41324e7b341a48df9b7e0bde6dcdbed41c"
+    assert (len(pipeline.chunks), w.shape, w.nnz) == (490, (5387, 490), 74825)
+    assert digest.hexdigest() == "0549e4768e15a7a4665f198a86b577e78636f392d5e5f849b897b8be0c6fe30a"
+    assert chunks.hexdigest() == "a7b51f6185199e33c336737eef6544272bf771711266b8951f825a0db9cc190b"
 
 
 def test_shipped_corpus_scores_match_rank_bm25():

@@ -25,7 +25,7 @@ CHUNKS = [Chunk(f"widget#{i}", "widget", p, start=TEXT.index(p), end=TEXT.index(
           for i, p in enumerate(PIECES)]
 # structural_context of each chunk from the document text alone (title = first heading):
 EXPECTED = ["Document: Widget manual.",
-            "Document: Widget manual. Section: Widget manual.",
+            "Document: Widget manual. Section: Widget manual > Setup.",  # it opens on it
             "Document: Widget manual. Section: Widget manual > Care."]
 
 

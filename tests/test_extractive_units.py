@@ -9,7 +9,7 @@ from ragkit.answer import answer
 from ragkit.assemble import assemble, blocks
 from ragkit.documents import Chunk
 from ragkit.extractive import Params, extract
-from ragkit.extractive_units import labelled_row, shown, units
+from ragkit.extractive_units import readings, shown, units
 from ragkit.llm import LLM
 from tests.word_embedder import WordEmbedder
 
@@ -202,27 +202,65 @@ def test_a_tables_header_row_is_never_quoted_nor_offered_under_the_heading_above
     assert not any(u.heading for u in units("Text | with a pipe.\n---\nMore text.\n"))
 
 
-RENTAL = ("Every tool needs a deposit.\n\n| Tool | Deposit \\| cash | Loan period |\n"
+RENTAL = ("Every tool needs a deposit.\n\n| **Tool** | Deposit \\| cash | Loan period |\n"
           "|:---|---:|---|\n| Chainsaw | 50 euros | 2 days |\n| Ladder | 10 euros | |\n")
 
 
-@pytest.mark.parametrize("at, expected", [
-    (3, "Tool: Chainsaw | Deposit | cash: 50 euros | Loan period: 2 days"),
-    (4, "Tool: Ladder | Deposit | cash: 10 euros"),  # an empty cell is left out
-    (0, "Every tool needs a deposit.\n\n"), (1, "| Tool | Deposit \\| cash | Loan period |\n")])
-def test_a_table_row_is_shown_under_its_columns_names(at, expected):
-    """"| Chainsaw | 50 euros | 2 days |" did not say which number is the deposit."""
-    pieces = blocks(RENTAL)
-    assert labelled_row(pieces, at, pieces[at]) == expected
+def _shown_units(text: str, name: str = "rental.md") -> list[str]:
+    """Each quotable unit of the passage `text` of the file `name` as it is read and shown."""
+    found = [u for u in units(text) if not u.heading and not u.titled]
+    return readings(name, "", blocks(text), found)
+
+
+def test_a_table_row_is_shown_under_its_columns_names():
+    """"| Chainsaw | 50 euros | 2 days |" did not say which number is the deposit. A header
+    cell's emphasis is no part of its name; an empty cell is left out."""
+    assert _shown_units(RENTAL) == [
+        "Every tool needs a deposit.\n\n",
+        "Tool: Chainsaw | Deposit | cash: 50 euros | Loan period: 2 days",
+        "Tool: Ladder | Deposit | cash: 10 euros"]
 
 
 def test_a_row_without_its_header_in_the_passage_or_with_other_cells_stays_as_written():
-    rows = blocks("| Chainsaw | 50 euros |\n| Ladder | 10 euros |\n")  # header in another chunk
-    assert labelled_row(rows, 1, rows[1]) == rows[1]
-    odd = blocks("| Tool | Deposit |\n|---|---|\n| Chainsaw | 50 euros | extra |\n")
-    assert labelled_row(odd, 2, odd[2]) == odd[2]
-    blank = blocks("| | |\n|---|---|\n| Chainsaw | 50 euros |\n")  # a header of no names
-    assert labelled_row(blank, 2, blank[2]) == blank[2]
+    rows = "| Chainsaw | 50 euros |\n| Ladder | 10 euros |\n"  # header in another chunk
+    assert _shown_units(rows) == ["| Chainsaw | 50 euros |\n", "| Ladder | 10 euros |\n"]
+    odd = "| Tool | Deposit |\n|---|---|\n| Chainsaw | 50 euros | extra |\n"
+    assert _shown_units(odd) == ["| Chainsaw | 50 euros | extra |\n"]
+    blank = "| | |\n|---|---|\n| Chainsaw | 50 euros |\n"  # a header of no names
+    assert _shown_units(blank) == ["| Chainsaw | 50 euros |\n"]
+    assert _shown_units(RENTAL, "rental.py") == [  # a source file's lines are its own
+        u.text for u in units(RENTAL, True) if not u.heading and not u.titled]
+
+
+def test_a_row_of_dashes_inside_a_table_is_no_rule_and_the_row_above_it_no_header():
+    """A group separator, `| --- | --- |` under a body row, made that row the "header":
+    "Hedge trimmer: Wheelbarrow | 20 euros: 5 euros", and the row under it lost its label."""
+    text = ("| Tool | Deposit |\n|---|---|\n| Hedge trimmer | 20 euros |\n| --- | --- |\n"
+            "| Wheelbarrow | 5 euros |\n| - | - |\n| Ladder | 10 euros |\n")
+    assert _shown_units(text) == ["Tool: Hedge trimmer | Deposit: 20 euros",
+                                  "Tool: Wheelbarrow | Deposit: 5 euros",
+                                  "Tool: Ladder | Deposit: 10 euros"]  # a dash row: no quote
+
+
+def test_a_row_with_a_sentence_end_in_a_cell_is_one_unit_and_the_rows_below_keep_labels():
+    """"| Hedge trimmer | 20 euros. Cash only | 1 week |" was cut at the sentence end: neither
+    half was labelled, nor any row below it."""
+    text = ("| Tool | Deposit | Loan period |\n|---|---|---|\n"
+            "| Hedge trimmer | 20 euros. Cash only | 1 week |\n"
+            "| Chainsaw | 50 euros incl. VAT | 2 days |\n| Ladder | 10 euros | 1 week |\n")
+    assert _shown_units(text) == [
+        "Tool: Hedge trimmer | Deposit: 20 euros. Cash only | Loan period: 1 week",
+        "Tool: Chainsaw | Deposit: 50 euros incl. VAT | Loan period: 2 days",
+        "Tool: Ladder | Deposit: 10 euros | Loan period: 1 week"]
+
+
+def test_a_table_in_a_code_block_is_quoted_as_written():
+    """A Markdown syntax example in a fence, or indented four spaces, was shown rewritten
+    ("Tool: Chainsaw | …") and answered the deposit question from the example."""
+    fenced = "```markdown\n| Tool | Deposit |\n|---|---|\n| Chainsaw | 50 euros |\n```\n"
+    indented = "    | Tool | Deposit |\n    |---|---|\n    | Chainsaw | 50 euros |\n"
+    for text in (fenced, indented):
+        assert not [u for u in _shown_units(text) if "Tool:" in u], text
 
 
 def test_the_answer_shows_a_row_under_its_columns_and_cites_the_row_as_written(offline):

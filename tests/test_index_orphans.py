@@ -178,6 +178,38 @@ def test_a_pool_broken_by_ctrl_c_is_the_interrupted_line_and_a_crash_stays_a_cra
         assert "BrokenProcessPool: A process in the process pool" in done.stderr
 
 
+UNSTARTED_POOL = """
+import argparse, os, signal, time
+from concurrent.futures import process
+from ragkit import cli, jobs
+
+def interrupted_start(self):  # Ctrl-C lands while the pool starts its manager thread
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(5)
+
+def build(args):
+    process._ExecutorManagerThread.start = interrupted_start
+    with jobs.worker_pool(2) as pool:
+        pool.submit(print, "never")
+
+parser = type("Parser", (), {"parse_args": lambda self, argv: argparse.Namespace(func=build)})
+cli.build_parser = parser
+os._exit(cli.main([]))
+"""
+
+
+def test_ctrl_c_while_a_pool_starts_is_the_interrupted_line(tmp_path):
+    """Seen under load: Ctrl-C landed while the pool's first `submit` started its manager
+    thread, and the `with` block's shutdown raised "cannot join thread before it is started"
+    over the KeyboardInterrupt: a traceback and status 1, not one line and 130."""
+    done = subprocess.run([sys.executable, "-c", UNSTARTED_POOL], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "ragkit: interrupted; nothing half-written was kept (paid calls and embeddings "
+        "made so far are cached, so re-running resumes)"]
+
+
 def test_only_folders_of_dead_processes_of_this_host_are_removed(tmp_path):
     from ragkit.stale_temp import owner
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ragkit import outline as outline_module
-from ragkit.chunking import ChunkerConfig, chunk_document, section_of
+from ragkit.chunking import ChunkerConfig, chunk_document, past_opening_headings, section_of
 from ragkit.contextualize.structural import structural_contexts
 from ragkit.datasets import load_dataset
 from ragkit.documents import Chunk, Document
@@ -359,3 +359,18 @@ def test_every_prose_chunks_context_names_its_own_section(shipped, overlap):
                     chunk.metadata["section"], (doc.id, chunk.id, context)
                 compared += 1
     assert compared > 300
+
+
+def test_a_chunk_starting_on_a_hash_inside_a_line_reads_no_heading():
+    """"I like C# and F# a lot." repeated on one 9.6 MB line: a chunk starting at "# and F#"
+    was taken to open on a heading, read to the end of the line — for every such chunk, twice
+    (its section and its context): quadratic, 58 s to index grew to 84 s. A heading line
+    starts its line (up to three spaces in)."""
+    text = "Intro.\n\nI like C# and F# a lot.\n   ## Deep\nBody.\n"
+    middle = text.index("# and")
+    assert past_opening_headings(text, middle) == middle
+    assert past_opening_headings(text, text.index("## Deep")) == text.index("Body.")
+    assert past_opening_headings(text, 0) == 0
+    doc = Document("notes.md", text, "Notes")
+    chunk = Chunk("notes.md#1", "notes.md", text[middle:], "", middle, len(text))
+    assert structural_contexts(doc, [chunk]) == ["Document: Notes. Document opens: Intro."]
