@@ -285,24 +285,32 @@ def test_a_link_to_a_folder_named_like_a_document_is_named_as_a_link(tmp_path):
         "the folder itself, or copy it in)\n")
 
 
+def _indexed_files(tmp_path: Path, files: dict[str, str]
+                   ) -> tuple[subprocess.CompletedProcess, list[dict]]:
+    """`ragkit index` of a folder holding `files` (name: text) into `tmp_path/idx`: the
+    finished command and its chunk rows."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    done = _index(folder, tmp_path / "idx")
+    assert done.returncode == 0, done.stderr
+    return done, [json.loads(line) for line in (tmp_path / "idx" / "chunks.jsonl").read_text(
+        ).splitlines()]
+
+
 def test_a_dockerfile_and_a_makefile_are_read_as_code_and_unread_files_without_suffix_named(
         tmp_path):
     """A Dockerfile and a Makefile were left out as "(no suffix) 2", unnamed, and a question
     about the port the image exposes was declined. They are read as source files (each line
     a unit, a "#" line a comment, never a heading); a file without a suffix ragkit does not
     read is named."""
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "Dockerfile").write_text("# Build stage\nFROM python:3.12-slim\nEXPOSE 8080\n")
-    (folder / "Makefile").write_text("# Targets\ntest:\n\tpytest -q\n")
-    (folder / "LICENSE").write_text("Permission is granted.\n")
-    done = _index(folder, tmp_path / "idx")
-    assert done.returncode == 0, done.stderr
+    done, rows = _indexed_files(tmp_path, {
+        "Dockerfile": "# Build stage\nFROM python:3.12-slim\nEXPOSE 8080\n",
+        "Makefile": "# Targets\ntest:\n\tpytest -q\n", "LICENSE": "Permission is granted.\n"})
     assert done.stdout == f"indexed 2 documents as 2 chunks into {tmp_path / 'idx'}\n"
     assert done.stderr.startswith(
         "left out 1 file of a type ragkit does not read: (no suffix) 1 (LICENSE) (it reads ")
-    rows = [json.loads(line) for line in (tmp_path / "idx" / "chunks.jsonl").read_text(
-        ).splitlines()]
     assert sorted((r["doc_id"], r["metadata"]["chunker"], r["metadata"]["section"])
                   for r in rows) == [("Dockerfile", "code", []), ("Makefile", "code", [])]
     assert file_format("build/Dockerfile") == "dockerfile"
@@ -311,17 +319,12 @@ def test_a_dockerfile_and_a_makefile_are_read_as_code_and_unread_files_without_s
 def test_a_recipes_variant_is_read_as_the_recipe_and_notes_about_one_as_prose(tmp_path):
     """`Dockerfile.dev` and `Makefile.linux` were left out as files of the types ".dev" and
     ".linux"; `Dockerfile.md` (notes about the image) stays a Markdown file."""
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "Dockerfile.dev").write_text("# Dev image\nFROM python:3.12\nEXPOSE 5678\n")
-    (folder / "Makefile.linux").write_text("# Linux targets\nbuild:\n\tcc -O2 main.c\n")
-    (folder / "Dockerfile.md").write_text("# Images\n\nThe dev image exposes the debugger.\n")
-    done = _index(folder, tmp_path / "idx")
-    assert done.returncode == 0, done.stderr
+    done, rows = _indexed_files(tmp_path, {
+        "Dockerfile.dev": "# Dev image\nFROM python:3.12\nEXPOSE 5678\n",
+        "Makefile.linux": "# Linux targets\nbuild:\n\tcc -O2 main.c\n",
+        "Dockerfile.md": "# Images\n\nThe dev image exposes the debugger.\n"})
     assert done.stdout == f"indexed 3 documents as 3 chunks into {tmp_path / 'idx'}\n"
     assert "left out" not in done.stderr
-    rows = [json.loads(line) for line in (tmp_path / "idx" / "chunks.jsonl").read_text(
-        ).splitlines()]
     assert sorted((r["doc_id"], r["metadata"]["chunker"]) for r in rows) == [
         ("Dockerfile.dev", "code"), ("Dockerfile.md", "prose"), ("Makefile.linux", "code")]
     assert [file_format(name) for name in ("Dockerfile.dev", "x/Makefile.linux",
