@@ -210,10 +210,10 @@ def past_opening_headings(text: str, start: int) -> int:
     marks = start
     while marks > 0 and text[marks - 1] == "#" and start - marks < 6:
         marks -= 1
-    line = marks
-    while line > 0 and text[line - 1] == " " and marks - line < 3:
-        line -= 1
-    if line > 0 and text[line - 1] != "\n":
+    begins = marks  # where the line would start: at most three spaces before the marks
+    while begins > 0 and text[begins - 1] == " " and marks - begins < 3:
+        begins -= 1
+    if begins > 0 and text[begins - 1] != "\n":
         return start
     for _ in range(OPENING_HEADINGS):
         line = _HEADING_LINE.match(text, start)

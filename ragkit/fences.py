@@ -35,8 +35,9 @@ def _blanked(fenced: str) -> str:
 
 def unfenced(text: str, inside: bool = False) -> str:
     """`text` with each line inside a fenced code block starting with a space for its `#` or
-    its table row's `|` (module docstring); `text` itself when no fence opens in it. `inside`: the text starts
-    in a fence opened before it, which its first fence line without an info string closes."""
+    its table row's `|` (module docstring); `text` itself when no fence opens in it.
+    `inside`: the text starts in a fence opened before it, which its first fence line
+    without an info string closes."""
     if "```" not in text and "~~~" not in text:
         return text
     parts: list[str] = []
