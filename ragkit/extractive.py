@@ -271,9 +271,8 @@ def choose(found: Features, params: Params = Params()) -> Extract:
                        + ", ".join(f"'{unit}'" for unit in found.missing))
     if strength < params.threshold:  # the quote it would have led with: the user can judge
         best = scored[0][0]
-        return Extract((), strength, True, under_threshold(
-            strength, params.threshold, shown(best.label or best.text, best.clause,
-                                              best.titled)))
+        said = shown(best.label or best.text, best.clause, best.titled)
+        return Extract((), strength, True, under_threshold(strength, params.threshold, said))
     quotes: list[Block] = []
     asked = terms(found.question)
     for b, _ in scored:

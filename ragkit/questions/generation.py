@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import threading
 import warnings
-from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -55,6 +54,7 @@ from ragkit.documents import Chunk, Document, RagkitError, RagkitWarning
 from ragkit.embed import get_embedder
 from ragkit.file_kinds import is_code
 from ragkit.llm import LLM, UsageLog, price
+from ragkit.loaders.pages import page_at
 from ragkit.money import dollars
 from ragkit.progress import progress_bar
 from ragkit.questions import filters, prompts
@@ -275,15 +275,6 @@ def _near_duplicates(candidates: list[Candidate], embedder: Any, threshold: floa
             c.dropped = "near-duplicate"
 
 
-def _page(doc: Document, offset: int) -> int | None:
-    """The page of `offset` in a document with a page map (`metadata["pages"]`)."""
-    pages = doc.metadata.get("pages")
-    if not pages:
-        return None
-    at = bisect_right([start for _, start in pages], offset) - 1
-    return int(pages[max(at, 0)][0])
-
-
 def record(number: int, c: Candidate, generator: str) -> dict[str, Any]:
     """One question in the shipped golden format, with its source and generator."""
     doc, first = c.item.document, c.item.chunks[0]
@@ -292,7 +283,7 @@ def record(number: int, c: Candidate, generator: str) -> dict[str, Any]:
     source: dict[str, Any] = {
         "doc_id": doc.id, "chunk_ids": [ch.id for ch in c.item.chunks],
         "title": doc.title or doc.id, "section": " > ".join(section_of(doc, at, kind))}
-    page = _page(doc, at)
+    page = page_at(doc.metadata.get("pages") or [], at)  # a PDF's page map, where it has one
     if page is not None:
         source["page"] = page
     source["passages"] = [ch.text for ch in c.item.chunks]
