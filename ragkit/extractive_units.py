@@ -29,7 +29,9 @@ range a citation can name), so a quote cites `[start, end)` of its search result
   after it answered. A question on a line of its own (an HTML `<dt>` or `<summary>`, "Q.
   …?") is offered joined to the unit after it, as a heading is; a reply of one to three
   words on the question's line stays with it ("**Can I install software myself?** No." is
-  one unit, and no question). Not in a source file, where "?" is an operator (Rust's
+  one unit, and no question). A short line that a question ends is one question with the
+  sentences before it ("The display shows E4. What does it mean?": its first sentence was
+  quoted as the answer). Not in a source file, where "?" is an operator (Rust's
   `read()?`, a SQL placeholder);
 - a Markdown table's header row (the row above its `| --- |` rule) is never quoted either,
   nor offered under the heading above the table: "Status LED codes — | LED | State |
@@ -63,6 +65,7 @@ from ragkit.assemble import blocks, clause_blocks, clause_shown
 from ragkit.citation_tags import section_list
 from ragkit.config_keys import is_config_name, within
 from ragkit.fences import passage_unfenced
+from ragkit.markdown_tables import ROW, TABLE_RULE, labelled_row, row_headers
 from ragkit.file_kinds import is_code_name
 from ragkit.support import question_terms
 
@@ -93,12 +96,11 @@ _HANGUL_END = re.compile(r"[\uac00-\ud7a3]$")
 _LETTER_START = re.compile(r"[\uac00-\ud7a3A-Za-z]")  # "… 보관 개수는 / HARBOR_KEEP …"
 _KOREAN_OPEN_END = re.compile(r"[은는이가을를에의와과도로고며서면나게및수할될한된인,]$")
 # A table's delimiter row, "| --- | :---: |" (GitHub-flavoured Markdown); a bare "---" is none.
-_CELL = r"\s*:?-+:?\s*"
-_TABLE_RULE = re.compile(rf"^\s*(?:\|?{_CELL}(?:\|{_CELL})+\|?|\|{_CELL}\|)\s*$")
 # A question: a word's "?" (or the full-width "？") last, before emphasis marks or a bracket;
 # not a quoted one (a dialog's '"Delete this file?"'), nor a placeholder ("id = ?").
 _QUESTION = re.compile(r"[^\W\d_][?\uff1f][*_)]*\s*$")
 _ROW_OPEN = re.compile(r" {0,3}\|")  # a line that opens a Markdown table row
+_ASKED_LINE = 200  # characters: a line this short that ends in a question is one question
 _WORDY = re.compile(r"[^\W\d_]{2}")  # an answer under a question has a word (no "```")
 # A reply of one to three words ("No.", "Yes, always.", "아니요."): it stays with the question
 # it answers, "**Can I install software myself?** No." one unit, which is no question.
@@ -157,13 +159,15 @@ def units(text: str, code: bool = False) -> list[Unit]:
         inside = code and inside != (len(_TRIPLE.findall(block)) % 2 == 1)
     clauses = clause_blocks(text)
     runs = [run for run in runs if run[2].strip()]
+    if not code:
+        runs = _asked_lines(runs)
     read = text if code else passage_unfenced(text)  # a fenced `# comment` is no heading
     at = list(accumulate((len(piece) for piece in pieces), initial=0))
     marks = {i for i, (s, e, _) in enumerate(runs)
              if not code and _HEADING.match(read[at[s]:at[e]])}
-    table = {i for i, run in enumerate(runs) if _TABLE_RULE.match(run[2])}
+    table = {i for i, run in enumerate(runs) if TABLE_RULE.match(run[2])}
     table |= {i - 1 for i in table if i and "|" in runs[i - 1][2]  # its header row: the
-              and not (i > 1 and _ROW.match(runs[i - 2][2].rstrip("\r\n")))}  # table's first
+              and not (i > 1 and ROW.match(runs[i - 2][2].rstrip("\r\n")))}  # table's first
     asks = {i for i, run in enumerate(runs) if not code and _QUESTION.search(run[2])
             and "://" not in run[2]}
     plain = [Unit(s, e, t, i in marks or i in table or i in asks, False,
@@ -173,6 +177,27 @@ def units(text: str, code: bool = False) -> list[Unit]:
              if (i in marks or i in asks and "\n" not in a.text.strip() and "\n" in a.text
                  and _WORDY.search(b.text)) and not b.heading and a.end == b.start]
     return plain + pairs
+
+
+def _asked_lines(runs: list[list]) -> list[list]:
+    """`runs` with a short line that ends in a question one run: "The display shows E4. What
+    does it mean?" (an HTML `<dt>`, an FAQ's question) is the question, and its first
+    sentence was quoted as the answer to it. Only a line of at most `_ASKED_LINE` characters
+    that the question ends; a question inside a paragraph ("… on disk. Why? Because …") or
+    closing a long one leaves the sentences before it quotable."""
+    out: list[list] = []
+    for run in runs:
+        first, start = len(out), run[0]
+        while first and out[first - 1][1] == start and "\n" not in out[first - 1][2]:
+            first, start = first - 1, out[first - 1][0]  # a sentence earlier on the line
+        line = "".join(r[2] for r in out[first:]) + run[2]
+        if (first < len(out) and run[2].endswith("\n") and _QUESTION.search(run[2])
+                and (not first or out[first - 1][2].endswith("\n"))
+                and len(line) <= _ASKED_LINE):
+            out[first:] = [[out[first][0], run[1], line]]
+        else:
+            out.append(run)
+    return out
 
 
 def shown(text: str, clause: bool = False, titled: bool = False, code: bool = False) -> str:
@@ -237,52 +262,3 @@ def readings(name: str, section: str, pieces: Sequence[str], found: Sequence[Uni
     outer = section_list(section)
     return [" > ".join([*within(name, outer, text, offsets[unit.start]), unit.text.strip()])
             for unit in found]
-
-
-# A Markdown table row: outer pipes, at most three spaces in (four make a code block).
-_ROW = re.compile(r" {0,3}\|.*\|[ \t]*$")
-_PIPE = re.compile(r"(?<!\\)\|")
-_WRAPPED = re.compile(r"(\*\*|__|\*|_)(.+)\1")  # a header cell in emphasis: "**Tool**"
-
-
-def _cells(row: str) -> list[str]:
-    """The cells of a Markdown table row, "| a | b |" → ["a", "b"] (an escaped "\\|" is
-    part of its cell)."""
-    return [cell.strip().replace("\\|", "|") for cell in _PIPE.split(row.strip())[1:-1]]
-
-
-def row_headers(text: str) -> dict[int, list[str]]:
-    """The column names of every table row of `text` that sits under its table's header and
-    rule rows, by the offset where the row's line starts; one pass over the lines. A table's
-    header is its first row, and only when the second is the rule (`| --- |`): a row of
-    dashes further down (a group separator) is no rule, and the row above it no header. A
-    line inside a code fence is no row (`ragkit.fences.passage_unfenced`)."""
-    out: dict[int, list[str]] = {}
-    state, header, offset = 0, [], 0  # state: 0 no table, 1 after its first row, 2 body
-    for line in passage_unfenced(text).splitlines(keepends=True):
-        body = line.rstrip("\r\n")
-        if not _ROW.match(body):
-            state = 0
-        elif state == 0:
-            state, header = 1, [m[2] if (m := _WRAPPED.fullmatch(c)) else c
-                                for c in _cells(body)]
-        elif state == 1:
-            state = 2 if _TABLE_RULE.match(body) else 3  # 3: a table without a header
-        elif state == 2 and not _TABLE_RULE.match(body):
-            out[offset] = header
-        offset += len(line)
-    return out
-
-
-def labelled_row(text: str, header: Sequence[str] | None) -> str:
-    """A quoted table row `text` as an answer shows it and the answerer reads it: each cell
-    under its column's name (`header`, from `row_headers`), "Tool: Chainsaw | Deposit: 50
-    euros". A bare "| Chainsaw | 50 euros |" did not say which number was asked for, and read
-    so, e5-small's cosine to "How much is the deposit for the chainsaw?" was 0.846 (under the
-    answerer's threshold: declined), under its columns 0.86 or more (answered). `text` as it
-    is without a header, or with another number of cells than the header has."""
-    row = _cells(text) if header and _ROW.match(text.strip("\r\n")) else []
-    if len(row) != len(header or ()) or not any(header or ()):
-        return text
-    return " | ".join(f"{name}: {cell}" if name else cell
-                      for name, cell in zip(header, row) if cell)

@@ -2,7 +2,7 @@
 
 What it is: `unfenced(text)` — `text` with the `#` that opens each line inside a fenced code
 block replaced by a space (and the `|` that opens a table row's line: the offline answerer's
-table rows, `ragkit.extractive_units.row_headers`, read a syntax example in a fence as its own
+table rows, `ragkit.markdown_tables.row_headers`, read a syntax example in a fence as its own
 table): the same length and offsets, so the heading scans read it instead
 of the text (`ragkit.outline`'s chunk sections and structural contexts, the chunker's cuts
 at headings, the `[Source | Section]` path of a citation in `ragkit.citation_tags`, the offline

@@ -790,3 +790,23 @@ def test_ragkit_ask_offline_answers_an_html_faq_with_the_answer_under_its_questi
         "countries are not served. [1] We ship to Belgium and Germany only. [1]",
         "[1] shipping.html#0 — Shipping FAQ | Greenleaf / Shipping FAQ > How much is shipping?; "
         "Shipping FAQ > Do you ship abroad?"]
+
+
+def test_ragkit_ask_offline_never_answers_a_two_sentence_question_with_its_first_sentence(
+        tmp_path, here):
+    """A `<dt>` that sets the scene before it asks ("The display shows E4. What does it
+    mean?") is one question: its first sentence was quoted as the answer, the sentence in the
+    `<dd>` under it left out. The line is offered with its answer, as a one-sentence
+    question is."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "errors.html").write_text(
+        "<html><head><title>Coffee maker error codes</title></head><body><h1>Error codes</h1>"
+        "<dl><dt>The display shows E4. What does it mean?</dt><dd>The water filter is blocked; "
+        "rinse it under the tap and put it back.</dd>"
+        "<dt>The display shows E7. What does it mean?</dt><dd>The heating element is "
+        "overheating; unplug the machine for one hour.</dd></dl></body></html>\n")
+    done = index_and_ask(here, tmp_path, docs, "The display shows E4. What does it mean?")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("The display shows E4. What does it mean? — The water filter "
+                                  "is blocked; rinse it under the tap and put it back. [1]")

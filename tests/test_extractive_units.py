@@ -447,6 +447,22 @@ def test_a_question_is_no_unit_to_quote_but_in_source_code():
     assert [u.heading for u in code] == [False, False]
 
 
+def test_a_short_line_a_question_ends_is_one_question_a_paragraph_is_not():
+    """"The display shows E4. What does it mean?" on its own line is one question (never
+    quoted, offered with the answer under it); a question inside a paragraph, or ending a
+    line over 200 characters, leaves the sentences before it quotable."""
+    found = units("The display shows E4. What does it mean?\nRinse the filter.\n")
+    assert [(u.text, u.heading, u.titled) for u in found] == [
+        ("The display shows E4. What does it mean?\n", True, False),
+        ("Rinse the filter.\n", False, False),
+        ("The display shows E4. What does it mean?\nRinse the filter.\n", False, True)]
+    inside = units("Embeddings are cached. Why does that matter? Re-embedding is slow.\n")
+    assert [u.heading for u in inside] == [False, True, False]
+    long = "The nightly job copies every table of the cluster to cold storage. " * 3
+    ends = units(long + "Why?\nBecause the disks fail.\n")
+    assert [u.heading for u in ends if not u.titled] == [False, False, False, True, False]
+
+
 def test_what_looks_like_a_question_but_is_none_and_a_wrapped_question():
     """A quoted question (a dialog's text), a placeholder, a URL ending in "?" stay
     quotable; a question wrapped over two lines is never quoted but not paired (its heading
