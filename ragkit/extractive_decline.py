@@ -23,6 +23,7 @@ import re
 from collections.abc import Sequence
 
 from ragkit.assemble import Passage
+from ragkit.file_kinds import language
 
 _DIGIT = re.compile(r"\d")
 QUOTE_SHOWN = 160  # characters of the quote a threshold decline names
@@ -82,8 +83,10 @@ def distinctive(question: str) -> tuple[str, ...]:
 def missing(question: str, passages: Sequence[Passage]) -> tuple[str, ...]:
     """The `distinctive` units of `question` that none of `passages` (text or
     `[Source | Section]` tag) holds as a whole word, or as a part of an identifier
-    (`_parts`); a plural's "s" may be absent."""
-    raw = "\n".join(f"{p.tag}\n{p.text}" for p in passages)
+    (`_parts`); a plural's "s" may be absent. A source file's passage also holds the name
+    of its language (`ragkit.file_kinds.language`): "What is the Python client's timeout?"
+    was declined as mentioned by no passage with `client.py` first."""
+    raw = "\n".join(f"{p.tag}\n{language(p.doc_id)}\n{p.text}" for p in passages)
     texts = (_canonical(raw), _canonical(_parts(raw)), _canonical(_parts(raw, _LOWER_UPPER)))
 
     def held(unit: str) -> bool:

@@ -77,11 +77,12 @@ _STRUCTURE = re.compile(r"^\s*(?:[-*+•]\s|\d+[.)]\s|[①-⑳]|\||>>>|```|#)")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+•]\s|\d+[.)]\s|[①-⑳])")
 _ABBREVIATION = re.compile(r"(?:^|[\s(])(?:e\.g|i\.e|etc|cf|vs|approx|incl|fig)\.$", re.I)
 _ENUMERATOR = re.compile(r"^(?:\d{1,3}|[A-Za-z])[.)]$")
-_OPEN_END = re.compile(r"[^\W_]$|[,`'\")]$")
+_OPEN_END = re.compile(r"[^\W_]$|[,:`'\")]$")
 _LOWER_START = re.compile(r"[a-z(`'\":]")
 # A wrapped line going on with a number and a lower-case word ("40 percent silt", "2.5 tonnes",
-# "40% of"); a list number ("1. ") is a block of its own, "2024 Annual" and "0x0BU," no prose.
-_NUMBER_START = re.compile(r"\d+(?:[.,:/]\d+)*(?:%|[^\W\d_A-Z]+)?\s+[^\W\d_A-Z]")
+# "40% of", "300-metre radius", "10–15 minutes"); a list number ("1. ") is a block of its own,
+# "2024 Annual" and "0x0BU," no prose.
+_NUMBER_START = re.compile(r"\d+(?:[.,:/\u2013-]\d+)*(?:%|-?[^\W\d_A-Z]+)?\s+[^\W\d_A-Z]")
 _WORD_END = re.compile(r"[^\W\d_]$|,$")
 _TRIPLE = re.compile(r"\"\"\"|'''")
 # Korean has no lower case to tell a wrapped line by: a line ending in a particle, a
@@ -140,8 +141,15 @@ def _joins(unit: list, block: str, code: bool) -> bool:
     if ((_HANGUL_START.match(block) or _HANGUL_END.search(body) and _LETTER_START.match(block))
             and not _STRUCTURE.match(block)):
         return bool(_KOREAN_OPEN_END.search(body)) and "\t" not in line + block
+    below = gap.rsplit("\n", 1)[-1] + block  # the next line, its indent in the gap
+    if body.endswith(":") and _indent(below) > _indent(line):
+        return False  # a block under its opening line ("def refund(order):"), no wrap
     return bool(_OPEN_END.search(body) and _LOWER_START.match(block)
                 and not _STRUCTURE.match(block))
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
 
 
 def units(text: str, code: bool = False) -> list[Unit]:

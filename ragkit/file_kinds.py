@@ -1,7 +1,7 @@
 """What kind of file a document is, judged by its name: source, configuration or prose.
 
-What it is: the suffix and name lists (`CODE_SUFFIXES`, `CODE_NAMES`, `PROSE_SUFFIXES`) and
-the tests on them that the chunker (code is cut at definitions, prose at headings), the
+What it is: the suffix and name lists (`CODE_SUFFIXES`, `CODE_NAMES`, `PROSE_SUFFIXES`,
+`LANGUAGES`) and the tests on them that the chunker (code is cut at definitions, prose at headings), the
 structural contextualizer, the answerers (a "#" line in a source file is a comment, not a
 heading) and the folder reader (which files are read at all) share.
 
@@ -25,6 +25,14 @@ CODE_SUFFIXES = {".py", ".ts", ".js", ".java", ".go", ".rs", ".c", ".h", ".cpp",
 CODE_NAMES = {"dockerfile", "containerfile", "makefile", "gnumakefile", "jenkinsfile",
               "vagrantfile", "procfile"}
 PROSE_SUFFIXES = (".md", ".markdown", ".txt", ".text", ".rst")  # a "# " line may title them
+# The language a source or configuration file is written in, by suffix: a question names it
+# ("the Python client's timeout") where the file's text never does (`language`).
+LANGUAGES = {".py": "Python", ".ts": "TypeScript", ".js": "JavaScript", ".java": "Java",
+             ".go": "Go Golang", ".rs": "Rust", ".c": "C", ".h": "C", ".cpp": "C++ CPP",
+             ".hpp": "C++ CPP", ".cc": "C++ CPP", ".cs": "C# CSharp", ".rb": "Ruby",
+             ".php": "PHP", ".kt": "Kotlin", ".swift": "Swift", ".scala": "Scala",
+             ".sh": "Shell Bash", ".sql": "SQL", ".yaml": "YAML", ".yml": "YAML",
+             ".toml": "TOML", ".json": "JSON"}
 
 
 def doc_name(doc: Document) -> str:
@@ -61,3 +69,11 @@ def is_recipe_name(base: str) -> bool:
     suffix = PurePosixPath(base).suffix.lower()
     return not dot or suffix not in (*PROSE_SUFFIXES, *LOADERS, *CODE_SUFFIXES,
                                      *CONFIG_SUFFIXES)
+
+
+def language(name: str) -> str:
+    """The language the file `name` (a path or id) is written in, by its suffix
+    (`LANGUAGES`): "Python" for `client.py`; "" for any other file, a recipe (`Dockerfile`)
+    included. Not read from the text: a `.txt` holding Python is prose here."""
+    return LANGUAGES.get(PurePosixPath(name).suffix.lower(), "")
+

@@ -142,6 +142,18 @@ def test_an_acronym_written_inside_an_identifier_is_mentioned():
     assert missing("How many GPUs are used?", passages) == ()  # not "GP Us" alone
     assert missing("Is IPv6 on?", passages) == ()
 
+def test_a_source_file_mentions_the_language_it_is_written_in():
+    """"What is the Python client's timeout?" was declined as mentioned by no passage with
+    `sdk/client.py` ranked first: a file's language is named by its suffix, not its text. A
+    language no retrieved file is written in is still missing."""
+    client = Chunk("client#0", "sdk/client.py", "DEFAULT_TIMEOUT_SECONDS = 12\n",
+                   metadata={"title": "sdk/client.py", "section": []})
+    passages = list(assemble([("client#0", 1.0)], {client.id: client}))
+    assert missing("What is the Python client's timeout?", passages) == ()
+    assert missing("What is the YAML client's timeout?", passages) == ("yaml",)
+    assert missing("What is the Rust client's timeout?", passages) == ("rust",)
+
+
 def test_a_quarter_no_passage_covers_is_declined_though_retrieval_looks_strong():
     """The passage says "the third quarter of 2024" (its tag "Q3"): a question about Q3 2022
     finds every term but the year, so only the missing unit declines it."""

@@ -57,6 +57,17 @@ def test_a_capitalised_line_a_list_item_and_a_blank_line_end_a_unit():
         "later text"]
 
 
+def test_a_sentence_wrapped_after_a_colon_is_one_unit_and_a_list_under_it_is_not():
+    """"… hold the button for:\nfive seconds, then release it." was quoted as its first line
+    alone, a sentence cut before the answer; a list or a capitalised line after a colon
+    starts a unit of its own."""
+    text = ("To reset the unit, hold the button for:\nfive seconds, then release it.\n"
+            "Supported modes:\n- eco\n- fast\nNote:\nThe fan keeps running.\n")
+    assert [shown(u.text) for u in units(text)] == [
+        "To reset the unit, hold the button for: five seconds, then release it.",
+        "Supported modes:", "- eco", "- fast", "Note:", "The fan keeps running."]
+
+
 def test_full_width_stops_end_korean_sentences():
     """A Korean file typed with full-width punctuation (IME full-width mode): "．", "！" and
     "？" ended no sentence, so two sentences were one quote."""
@@ -347,6 +358,11 @@ def test_a_wrapped_line_starting_with_a_number_joins_its_sentence_and_a_list_ite
         (2, 4, "Dig it over in spring 2.5 tonnes of compost to the hectare."),
         (4, 5, "To improve it:"), (5, 7, "1. Test the pH."), (7, 8, "2) Spread lime in"),
         (8, 9, "2024 Annual Report")]
+    wrapped = units("The thermostat switches to Eco mode when the last phone leaves a\n"
+                    "300-metre radius around the home. Wait for\n10–15 minutes after it.\n")
+    assert [shown(u.text) for u in wrapped] == [  # "300-metre" and a range join too
+        "The thermostat switches to Eco mode when the last phone leaves a 300-metre radius "
+        "around the home.", "Wait for 10–15 minutes after it."]
 
 
 def test_the_sentence_a_number_line_continues_is_quoted_whole():

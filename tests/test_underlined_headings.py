@@ -68,12 +68,32 @@ def test_markdown_setext_headings_title_and_section_the_chunks(tmp_path):
     assert _sections(folder, tmp_path / "idx") == [
         ("guide.md#0", "Kestrel EG-400 guide", title),
         *[(f"guide.md#{n}", "Kestrel EG-400 guide", pairing) for n in range(1, 7)],
-        ("notes.txt#0", "notes.txt", [])]
+        ("notes.txt#0", "Plain notes", ["Plain notes"])]
     guide, notes = load_folder(folder, progress=False)
     assert guide.text == MARKDOWN.split("---\n", 2)[2].replace(
         "Kestrel EG-400\nguide\n==============", "# Kestrel EG-400 guide").replace(
         "Pairing the gateway\n-------------------", "## Pairing the gateway")
-    assert notes.text == "Plain notes\n===========\n\nText.\n"
+    assert notes.text == "# Plain notes\n\nText.\n"
+
+
+def test_a_plain_text_title_underlined_to_its_length_titles_and_sections_the_chunks(tmp_path):
+    """In a `.txt` file, "Version 3.2.0 (released 14 March 2025)" over 38 dashes was a line
+    of text: the release note under it named no version, and the file was titled by its
+    name. A title underlined to its own length (two characters either way) is a heading,
+    one level per underline character in the order first seen; a rule of another length, an
+    indented line and a line that follows text stay as written."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    text = ("T7 RELEASE NOTES\n================\n\nVersion 3.2.0 (released 14 March 2025)\n"
+            "--------------------------------------\nNew: geofencing around the home.\n\n"
+            "Ends with a rule\n----------------------------------------\n\n"
+            "  Indented line\n  -------------\nfollows text\n------------\n")
+    (folder / "notes.txt").write_text(text, encoding="utf-8")
+    (doc,) = load_folder(folder, progress=False)
+    assert doc.title == "T7 RELEASE NOTES"
+    assert doc.text == text.replace("T7 RELEASE NOTES\n================", "# T7 RELEASE NOTES"
+                                    ).replace("Version 3.2.0 (released 14 March 2025)\n" + "-" * 38,
+                                              "## Version 3.2.0 (released 14 March 2025)")
 
 
 def _load_seconds(folder: Path) -> tuple[float, str]:
