@@ -167,8 +167,9 @@ def _ranges(text: str, tokens: Tokens, lo: int, hi: int, config: ChunkerConfig,
             kind: str) -> list[tuple[int, int]]:
     """Trimmed chunk ranges of text[lo:hi]: whole if it fits, else recursive with overlap.
 
-    Every range after the first starts `config.overlap` tokens before the end of the
-    previous one's new material, so a range never exceeds `config.size` tokens.
+    Every range after the first starts up to `config.overlap` tokens before the end of the
+    previous one's new material, at a word start outside a heading line (`overlap_start`),
+    so a range never exceeds `config.size` tokens.
     """
     if tokens.count(lo, hi) <= config.size:
         return [trim(text, lo, hi)]
@@ -178,11 +179,31 @@ def _ranges(text: str, tokens: Tokens, lo: int, hi: int, config: ChunkerConfig,
     pieces = split_pieces(text, lo, hi, tokens, budget, separators)
     for n, (start, end) in enumerate(_pack(pieces, tokens, budget)):
         if n and config.overlap:
-            start = max(lo, tokens.starts[max(0, tokens.index(start) - config.overlap)])
+            back = max(lo, tokens.starts[max(0, tokens.index(start) - config.overlap)])
+            start = overlap_start(text, back, start)
         start, end = trim(text, start, end)
         if start < end:
             out.append((start, end))
     return out
+
+
+def overlap_start(text: str, back: int, start: int) -> int:
+    """Where a chunk whose new material begins at `start` starts, its overlap reaching back
+    to `back`: at `back` when a word starts there, else at the next word start, and past a
+    heading line it would open inside, to the line after it. Counted back in tokens, the
+    overlap began inside "4.2" ('.2 Packaging' opened a chunk and was quoted as an answer)
+    or inside a word, and its section read the heading cut there ("4. Return shipping >
+    4."). At `back` still when no word starts before `start` (a run of Chinese, a hex dump):
+    a text without spaces keeps its overlap."""
+    word = back
+    while word < start and word and not text[word - 1].isspace():
+        word += 1
+    if word >= start:
+        return back
+    line = text.rfind("\n", 0, word) + 1
+    if line < word and _HEADING_LINE.match(text, line):
+        word = text.find("\n", word) + 1 or start
+    return min(word, start)
 
 
 def section_of(doc: Document, start: int, kind: str) -> list[str]:

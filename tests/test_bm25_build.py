@@ -84,9 +84,9 @@ def test_shipped_corpus_chunks_contexts_and_bm25_arrays_are_unchanged():
     rows = [[c.id, c.doc_id, c.text, c.context, c.start, c.end, c.metadata]
             for c in pipeline.chunks]
     chunks = hashlib.sha256(json.dumps(rows, ensure_ascii=False).encode())
-    assert (len(pipeline.chunks), w.shape, w.nnz) == (490, (5387, 490), 74825)
-    assert digest.hexdigest() == "0549e4768e15a7a4665f198a86b577e78636f392d5e5f849b897b8be0c6fe30a"
-    assert chunks.hexdigest() == "a7b51f6185199e33c336737eef6544272bf771711266b8951f825a0db9cc190b"
+    assert (len(pipeline.chunks), w.shape, w.nnz) == (490, (5387, 490), 74794)
+    assert digest.hexdigest() == "6862459024c6d3811650893eeba51d031a8cb86c5b7249ef3fc47d9dd142332f"
+    assert chunks.hexdigest() == "7c9ab94754b64410c17f0e65ff1753537325571748e14ce82e126864538914d2"
 
 
 def test_shipped_corpus_scores_match_rank_bm25():

@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 
 from ragkit.chunking import TOKEN, ChunkerConfig, chunk_document, count_tokens
@@ -184,3 +186,30 @@ def test_a_run_without_any_break_is_cut_into_chunks_of_bounded_size():
     assert chunks[0].text == "Checksums follow." and chunks[-1].text.endswith("\nEnd.")
     assert all(b.start <= a.end for a, b in zip(chunks, chunks[1:]))  # every character kept
     assert count_tokens("internationalization " * 3) == 3  # ordinary words: one token each
+
+
+def test_an_overlap_starts_at_a_word_and_never_inside_a_heading_line():
+    """Counted back in tokens, an overlap began inside "4.2" or a word: the shipped refund
+    policy's third chunk opened on ".2 Packaging", `ragkit ask` quoted ".2 Packaging" as an
+    answer and the section read "4. Return shipping > 4". Every chunk after the first now
+    starts at a word outside a heading line, and its section names whole headings."""
+    parts = [f"### 4.{n} Packaging rule number {n}\n\nThe goods of kind {n} are packed "
+             f"in a box of size {n} with paper and tape, and returned within {n} days.\n\n"
+             for n in range(1, 30)]
+    text = "# Returns\n\n## 4. Return shipping\n\n" + "".join(parts)
+    doc = Document("policy.md", text)
+    headings = {f"4.{n} Packaging rule number {n}" for n in range(1, 30)}
+    for size, overlap in ((48, 16), (64, 24), (96, 32)):
+        chunks = chunk_document(doc, ChunkerConfig(size, overlap))
+        assert len(chunks) > 5
+        for chunk in chunks[1:]:
+            line = text.rfind("\n", 0, chunk.start) + 1
+            assert text[chunk.start - 1].isspace(), chunk.text[:20]
+            assert chunk.start == line or not text[line:].startswith("#"), chunk.text[:20]
+            assert chunk.metadata["section"][-1] in headings | {"4. Return shipping"}
+        assert all(b.start < a.end for a, b in zip(chunks, chunks[1:]))  # still overlapping
+    data = Path(__file__).resolve().parent.parent / "data" / "corpus" / "policies" / "en"
+    policy = Document("refund-policy.md", (data / "refund-policy.md").read_text())
+    for chunk in chunk_document(policy):
+        assert not chunk.text.startswith("."), chunk.id
+        assert not any(s.endswith((" 4", " 4.")) for s in chunk.metadata["section"]), chunk.id

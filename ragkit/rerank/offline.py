@@ -151,7 +151,7 @@ from ragkit.rerank.base import Candidate
 from ragkit.rerank.features import FEATURES, IndexFeatures, feature_matrix, from_signals
 
 MODEL_PATH = Path(__file__).with_name("offline_model.json")
-MODEL_SHA256 = "89a9514cf2b7fac183311f55e94995a586fe4165a2f0f3461eb688f748b7fc26"
+MODEL_SHA256 = "4889b4ecbbefd34e1bde3c7520626f76614e0b07239a72f4596a8dbd4ff454f2"
 MODEL_FORMAT = "ragkit.rerank.linear"
 
 
