@@ -255,3 +255,34 @@ def test_a_pdf_that_opens_with_a_sentence_is_titled_by_its_path(tmp_path):
     for cover in ("Kestrel Field Systems Ltd.", "EG-400 Tractor Manual", "Why engines fail"):
         pdf(tmp_path / "cover.pdf", [[cover, "The engine oil must be changed every 250 hours."]])
         assert load_file(tmp_path / "cover.pdf", "cover.pdf").title == cover
+
+
+def test_a_heading_read_into_the_paragraph_above_it_is_cut_out_as_its_bookmark(tmp_path):
+    """reportlab's platypus prints a heading close under the paragraph before it, and
+    pdfminer read both as one box: "… residential systems. 1 Electrical requirements The T7
+    is powered …", with the bookmarks "1 Electrical requirements" and "2 Terminal
+    reference" stacked at the page's top. Each is now a heading where it is printed, at a
+    sentence's start inside the box."""
+    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.platypus import Paragraph, SimpleDocTemplate
+
+    class Outlined(SimpleDocTemplate):
+        def afterFlowable(self, flowable):
+            if isinstance(flowable, Paragraph) and flowable.style.name == "Heading1":
+                key = f"h{id(flowable)}"
+                self.canv.bookmarkPage(key)
+                self.canv.addOutlineEntry(flowable.getPlainText(), key, level=0)
+
+    styles = getSampleStyleSheet()
+    path = tmp_path / "guide.pdf"
+    Outlined(str(path), invariant=1).build([
+        Paragraph("For installers of the T7 in residential systems.", styles["BodyText"]),
+        Paragraph("1 Electrical requirements", styles["Heading1"]),
+        Paragraph("The T7 is powered by 24 VAC from the R and C terminals.", styles["BodyText"]),
+        Paragraph("2 Terminal screws", styles["Heading1"]),
+        Paragraph("Tighten terminal screws to 0.4 N·m.", styles["BodyText"])])
+    doc = load_file(path, "guide.pdf")
+    assert doc.text == ("For installers of the T7 in residential systems.\n\n"
+                        "# 1 Electrical requirements\n\n"
+                        "The T7 is powered by 24 VAC from the R and C terminals.\n\n"
+                        "# 2 Terminal screws\n\nTighten terminal screws to 0.4 N·m.")

@@ -3,7 +3,8 @@
 What it is: pdfminer.six's layout analysis reads each page's text boxes (a box is a
 paragraph: wrapped lines joined, a blank line between boxes), also those a figure draws (a
 page imported from another PDF is a Form XObject: its text was lost); each outline
-(bookmark) entry becomes a `#` line at its level, in place of the box that prints it (or,
+(bookmark) entry becomes a `#` line at its level, in place of the text that prints it (a
+box's start, or a sentence's start inside a box: `pdf_outline.printed_at`) (or,
 when no box prints it, where its destination points: the top of its page for one that names
 no place on it, a /Fit bookmark; `ragkit.loaders.pdf_outline`): the heading path.
 `metadata["pages"]` maps each page to the offset where its text starts
@@ -55,7 +56,7 @@ from pathlib import Path
 from ragkit.documents import Document, RagkitError
 from ragkit.loaders.markdown import TextBuilder
 from ragkit.loaders.pdf_layout import page_device, page_interpreter
-from ragkit.loaders.pdf_outline import Head, outline, pdf_text, placed
+from ragkit.loaders.pdf_outline import Head, outline, pdf_text, placed, printed_at
 from ragkit.loaders.pdf_streams import bounded_streams
 from ragkit.outline import one_line
 
@@ -199,18 +200,20 @@ def _title(field: str) -> str:
 
 
 def _page(out: TextBuilder, boxes: list[tuple[str, float]], heads: list[Head]) -> None:
-    """One page's boxes, each outline entry as a heading in place of the box printing it,
-    or where its destination points (`ragkit.loaders.pdf_outline.placed`)."""
+    """One page's boxes, each outline entry as a heading in place of the text printing it
+    (`printed_at`: a box's start, or a sentence's start inside a box), or where its
+    destination points (`ragkit.loaders.pdf_outline.placed`)."""
     heads = placed(boxes, heads)
     for text, top in boxes:
-        while heads and top < heads[0][2] - 2 \
-                and not text.casefold().startswith(heads[0][1].casefold()):
+        while heads and top < heads[0][2] - 2 and printed_at(text, heads[0][1]) is None:
             level, title, _ = heads.pop(0)  # its place is passed: no box printed it
             out.heading(level, title)
-        if heads and text.casefold().startswith(heads[0][1].casefold()):
+        while heads and (at := printed_at(text, heads[0][1])) is not None:
             level, title, _ = heads.pop(0)
+            if text[:at].strip():
+                out.paragraph(text[:at].rstrip())
             out.heading(level, title)
-            text = text[len(title):]
+            text = text[at + len(title):].lstrip()
         out.paragraph(text)
     for level, title, _ in heads:
         out.heading(level, title)

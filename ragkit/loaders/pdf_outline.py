@@ -17,6 +17,8 @@ colours, styles or open and closed state.
 """
 from __future__ import annotations
 
+import re
+
 from ragkit.outline import one_line
 
 Head = tuple[int, str, float | None]  # an outline entry: (level, title, top or None)
@@ -85,7 +87,31 @@ def placed(boxes: list[tuple[str, float]], heads: list[Head]) -> list[tuple[int,
     first of the page's (text, top) `boxes` printing its title, else the page's top (inf:
     above every box; see the module docstring)."""
     def printed(title: str) -> float:
-        return next((top for text, top in boxes
-                     if text.casefold().startswith(title.casefold())), float("inf"))
+        return next((top for text, top in boxes if printed_at(text, title) is not None),
+                    float("inf"))
     return [(level, title, printed(title) if top is None else top)
             for level, title, top in heads]
+
+
+# Where a sentence starts inside a box: after a full stop, "!", "?" or ":" and a space.
+_SENTENCE_END = re.compile(r"[.!?:]\s+")
+
+
+def printed_at(text: str, title: str) -> int | None:
+    """Where the box `text` prints the outline entry `title` (case aside): at its start, or
+    at a sentence's start inside it when the next sentence starts after the title (a capital
+    or a digit, or the box ends): pdfminer read a heading printed close above its paragraph
+    as part of the box before it ("… residential systems. 1 Electrical requirements The T7
+    is powered …"), and the bookmark was stacked at the page's top while its title stayed
+    in the text. None when the box does not print it so: a title inside a sentence ("see
+    Electrical requirements for …") is no heading."""
+    folded, wanted = text.casefold(), title.casefold()
+    if folded.startswith(wanted):
+        return 0
+    for end in _SENTENCE_END.finditer(text):
+        at = end.end()
+        after = text[at + len(title):at + len(title) + 2].lstrip()
+        if folded.startswith(wanted, at) and (not after or after[0].isupper()
+                                              or after[0].isdigit()):
+            return at
+    return None
