@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from ragkit.agent.result import calls_summary
+from ragkit.cli.argtypes import nonempty_path
 from ragkit.cli.options import (DEFAULT_RERANK, Help, chosen_rerank, clamp_k, load_index,
                                 positive_int, terminal_json, terminal_text)
 from ragkit.cli.fusion import add_fusion_options, fusion_given, fusion_settings
@@ -153,11 +153,12 @@ def add_parsers(sub) -> None:
     p = sub.add_parser("ask", help="answer a question from an index, with numbered sources",
                        formatter_class=Help)
     p.add_argument("question", help="the question, in quotes")
-    p.add_argument("--index", type=Path, help="index folder (with --agent: for docs_search)")
+    p.add_argument("--index", type=nonempty_path,
+                   help="index folder (with --agent: for docs_search)")
     p.add_argument("--agent", action="store_true",
                    help="let a model search --root with grep, glob and read_file in a loop")
-    p.add_argument("--root", type=Path, help="folder the agent's file tools may read")
-    p.add_argument("--trace", type=Path, metavar="FILE.jsonl",
+    p.add_argument("--root", type=nonempty_path, help="folder the agent's file tools may read")
+    p.add_argument("--trace", type=nonempty_path, metavar="FILE.jsonl",
                    help="write the agent's turns as a JSONL trace")
     p.add_argument("--max-turns", type=positive_int, default=8, help="agent turns at most")
     p.add_argument("--k", type=positive_int, default=5,
@@ -177,11 +178,12 @@ def add_parsers(sub) -> None:
                        formatter_class=Help)
     p.add_argument("name", help="tool name: grep, glob, read_file, docs_search, reports_sql, "
                                 "notes_save")
-    p.add_argument("--root", type=Path, required=True, help="the folder file tools may read")
+    p.add_argument("--root", type=nonempty_path, required=True,
+                   help="the folder file tools may read")
     p.add_argument("--args", default="{}", help='the tool input as JSON, e.g. \'{"pattern": '
                                                 '"calculate_refund"}\'')
-    p.add_argument("--index", type=Path, help="index folder for docs_search")
-    p.add_argument("--notes", type=Path, help="folder notes_save writes to")
+    p.add_argument("--index", type=nonempty_path, help="index folder for docs_search")
+    p.add_argument("--notes", type=nonempty_path, help="folder notes_save writes to")
     p.add_argument("--approve", action="store_true",
                    help="approve write tools (default: every write is refused)")
     p.set_defaults(func=cmd_tool)

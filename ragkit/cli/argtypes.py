@@ -2,6 +2,19 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+
+
+def nonempty_path(text: str) -> Path:
+    """argparse type for every file or folder argument: a path that is not empty.
+
+    `Path("")` is `.`, so an empty argument (most often an unset shell variable) silently
+    meant the current folder: `ragkit index ""` indexed the folder it ran in, exit 0, and
+    `--out ""` was refused naming ".". It is refused here, one line naming the argument;
+    nothing else about the path is checked (whether it must exist is each command's)."""
+    if not text:
+        raise argparse.ArgumentTypeError("empty path")
+    return Path(text)
 
 
 def positive_int(text: str) -> int:

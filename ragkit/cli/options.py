@@ -14,7 +14,7 @@ from pathlib import Path
 from ragkit import config  # MODES and FUSIONS: the one list of each, read as parsers are built
 from ragkit.batch_journal import batching
 from ragkit.contextualize.prompts import DEFAULT_MODEL, load_prompt
-from ragkit.cli.argtypes import positive_int  # noqa: F401 (read from here too)
+from ragkit.cli.argtypes import nonempty_path, positive_int  # noqa: F401 (read from here too)
 from ragkit.cli.fusion import add_fusion_options
 from ragkit.documents import RagkitError, RagkitWarning
 from ragkit.index_owner import manifest_of
@@ -91,7 +91,7 @@ def add_index_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--context-model", default=None, action=Given,
                         help="Claude model for --contextualizer claude (default "
                              "claude-haiku-4-5)")
-    parser.add_argument("--context-prompt", type=Path, default=None, action=Given,
+    parser.add_argument("--context-prompt", type=nonempty_path, default=None, action=Given,
                         help="file with your chunk instruction for --contextualizer claude; "
                              "must contain {chunk_content}")
     parser.add_argument("--tokenizer", default="auto", action=Given,

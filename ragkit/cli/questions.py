@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ragkit import questions as api  # a lazy face: each name loads on first use
 from ragkit.atomic import check_target
+from ragkit.cli.argtypes import nonempty_path
 from ragkit.cli.api_options import add_api_options
 from ragkit.cli.retrieval import print_skipped
 from ragkit.cli.options import Help, positive_int
@@ -104,9 +105,10 @@ def add_parsers(sub) -> None:
     commands = group.add_subparsers(dest="questions_command", required=True)
     p = commands.add_parser("generate", help="write and filter questions about DOCS",
                             description=GENERATE_HELP, formatter_class=Help)
-    p.add_argument("docs", type=Path, help="documents JSONL, a folder, or a data set folder "
-                                           "(anything `ragkit index` reads)")
-    p.add_argument("--out", type=Path, required=True, help="the golden JSONL to write")
+    p.add_argument("docs", type=nonempty_path,
+                   help="documents JSONL, a folder, or a data set folder (anything `ragkit "
+                        "index` reads)")
+    p.add_argument("--out", type=nonempty_path, required=True, help="the golden JSONL to write")
     p.add_argument("--skip-bad", action="store_true",
                    help="leave out a folder's files that cannot be read, as `ragkit index "
                         "--skip-bad` does, and list them at the end")
@@ -130,14 +132,15 @@ def add_parsers(sub) -> None:
 
     p = commands.add_parser("review", help="a CSV sheet for a domain expert (keep yes/no)",
                             formatter_class=Help)
-    p.add_argument("golden", type=Path, help="golden JSONL from `ragkit questions generate`")
-    p.add_argument("--out", type=Path, required=True, help="the review CSV to write")
+    p.add_argument("golden", type=nonempty_path,
+                   help="golden JSONL from `ragkit questions generate`")
+    p.add_argument("--out", type=nonempty_path, required=True, help="the review CSV to write")
     p.set_defaults(func=cmd_review)
 
     p = commands.add_parser("accept", help="fold a reviewed sheet back into golden JSONL",
                             formatter_class=Help)
-    p.add_argument("review", type=Path, help="the review CSV, keep column filled in")
-    p.add_argument("--golden", type=Path, required=True,
+    p.add_argument("review", type=nonempty_path, help="the review CSV, keep column filled in")
+    p.add_argument("--golden", type=nonempty_path, required=True,
                    help="the golden JSONL the sheet was made from")
-    p.add_argument("--out", type=Path, required=True, help="the accepted golden JSONL")
+    p.add_argument("--out", type=nonempty_path, required=True, help="the accepted golden JSONL")
     p.set_defaults(func=cmd_accept)

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ragkit.atomic import check_target
+from ragkit.cli.argtypes import nonempty_path
 from ragkit.cli.options import (Help, add_batch_options, add_index_options, add_search_options,
                                 batch_mode, check_same_options, chosen_rerank, clamp_k,
                                 index_config, load_index, print_rerank_summary, print_usage)
@@ -238,10 +239,10 @@ def add_parsers(sub) -> None:
     """Add this module's subcommands to the `ragkit` parser."""
     p = sub.add_parser("index", help="chunk, contextualize and index documents",
                        formatter_class=Help)
-    p.add_argument("docs", type=Path,
+    p.add_argument("docs", type=nonempty_path,
                    help="documents JSONL, a folder (Markdown, text, code, PDF, HTML, Word "
                         "files), one PDF, HTML or Word file, or a data set")
-    p.add_argument("--out", type=Path, required=True, help="index folder to write")
+    p.add_argument("--out", type=nonempty_path, required=True, help="index folder to write")
     p.add_argument("--store", default=None,
                    help="where the rows live: memory (arrays in --out; the default) | milvus "
                         "(Milvus Lite file in --out, or $MILVUS_URI) | milvus:http://HOST:19530 "
@@ -263,16 +264,16 @@ def add_parsers(sub) -> None:
                    help="Milvus dense index: FLAT is exact; HNSW / IVF_FLAT approximate")
     add_index_options(p)
     add_batch_options(p)
-    p.add_argument("--vectors", type=Path, metavar="FILE.npy",
+    p.add_argument("--vectors", type=nonempty_path, metavar="FILE.npy",
                    help="precomputed dense vectors: a 2-d float .npy, one row per chunk in "
                         "chunk order (as in chunks.jsonl); --embedder names the model that "
                         "made them, which embeds the queries")
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("search", help="search an index, write a TREC run", formatter_class=Help)
-    p.add_argument("index", type=Path, help="index folder written by `ragkit index`")
-    p.add_argument("--queries", type=Path, required=True, help='JSONL {"id", "text"}')
-    p.add_argument("--out", type=Path, required=True, help="TREC run file to write")
+    p.add_argument("index", type=nonempty_path, help="index folder written by `ragkit index`")
+    p.add_argument("--queries", type=nonempty_path, required=True, help='JSONL {"id", "text"}')
+    p.add_argument("--out", type=nonempty_path, required=True, help="TREC run file to write")
     p.add_argument("--tag", default="", help="run tag (default: the mode)")
     p.add_argument("--level", default="chunk", choices=("chunk", "doc"),
                    help="rank chunks, or documents (each once, scored by its best chunk) "

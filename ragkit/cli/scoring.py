@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterator
-from pathlib import Path
 
 from ragkit.atomic import check_target, write_text
+from ragkit.cli.argtypes import nonempty_path
 from ragkit.cli.options import (DEFAULT_RERANK, Help, add_index_options, add_search_options,
                                 check_index_covers, check_same_options, clamp_k, index_config,
                                 load_index, positive_int, print_rerank_summary, terminal_text)
@@ -252,22 +252,22 @@ def add_parsers(sub) -> None:
     """Add this module's subcommands to the `ragkit` parser."""
     p = sub.add_parser("eval", help="Pass@k, recall, MRR, nDCG of each mode or of a run",
                        description=EVAL_HELP, formatter_class=Help)
-    p.add_argument("dataset", type=Path, nargs="?",
+    p.add_argument("dataset", type=nonempty_path, nargs="?",
                    help="shipped data, cookbook or BEIR folder (or use --run and --qrels)")
     p.add_argument("--split", default=None,
                    help="queries of this split, or all (default: test when the data set has "
                         "one, else all; the offline reranker and the fusion weights were "
                         "fitted on dev); a BEIR folder reads qrels/SPLIT.tsv (default: test; "
                         "all: every qrels/*.tsv, a query judged in two by their union)")
-    p.add_argument("--index", type=Path, help="use a saved index instead of building one")
-    p.add_argument("--questions", type=Path, metavar="FILE.jsonl",
+    p.add_argument("--index", type=nonempty_path, help="use a saved index instead of building one")
+    p.add_argument("--questions", type=nonempty_path, metavar="FILE.jsonl",
                    help="score these labelled questions (golden JSONL, e.g. from `ragkit "
                         "questions accept`) instead of DATASET's golden/")
-    p.add_argument("--run", type=Path, help="score this TREC run instead of a data set")
-    p.add_argument("--qrels", type=Path,
+    p.add_argument("--run", type=nonempty_path, help="score this TREC run instead of a data set")
+    p.add_argument("--qrels", type=nonempty_path,
                    help="judgments for --run: TREC qrels (qid iter docid rel) or BEIR TSV "
                         "(query-id, corpus-id, score); grades > 0 are relevant")
-    p.add_argument("--per-query", type=Path, metavar="FILE.csv",
+    p.add_argument("--per-query", type=nonempty_path, metavar="FILE.csv",
                    help="also write one row per query and method: query, method, kind, "
                         "first_relevant_rank, then each metric")
     p.add_argument("--by-kind", action="store_true", help="also break Pass@k down by query kind")
@@ -280,7 +280,7 @@ def add_parsers(sub) -> None:
 
     p = sub.add_parser("tune", help="sweep fusion weights and RRF k on labelled queries",
                        formatter_class=Help)
-    p.add_argument("dataset", type=Path, help="shipped-layout, cookbook or BEIR folder")
+    p.add_argument("dataset", type=nonempty_path, help="shipped-layout, cookbook or BEIR folder")
     p.add_argument("--split", default=None,
                    help="queries of this split, or all (default: dev when there is one, else "
                         "all); a BEIR folder reads qrels/SPLIT.tsv, or every qrels/*.tsv for all")
@@ -289,8 +289,8 @@ def add_parsers(sub) -> None:
                    help="dense weights α (BM25 gets 1 − α): START:STOP:STEP or V1,V2,...")
     p.add_argument("--rrf-ks", default="1,5,10,20,40,60,100,200", help="RRF k values")
     p.add_argument("--k", type=positive_int, default=20, help="results per query")
-    p.add_argument("--index", type=Path, help="use a saved index instead of building one")
-    p.add_argument("--questions", type=Path, metavar="FILE.jsonl",
+    p.add_argument("--index", type=nonempty_path, help="use a saved index instead of building one")
+    p.add_argument("--questions", type=nonempty_path, metavar="FILE.jsonl",
                    help="tune on these labelled questions (golden JSONL, e.g. from `ragkit "
                         "questions accept`) instead of DATASET's golden/")
     p.add_argument("--skip-bad", action="store_true",
