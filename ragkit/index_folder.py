@@ -49,7 +49,7 @@ from ragkit.dense import DenseIndex
 from ragkit.documents import Chunk, RagkitError, where
 from ragkit.embed.base import fingerprint_of
 from ragkit.index_owner import (FORMAT, WHAT, files_of, is_index, owns_index,  # noqa: F401
-                                refuse_inputs_inside)
+                                refuse_inputs_inside, refuse_special_files)
 from ragkit.jsonl import read_json
 from ragkit.lexical import BM25
 
@@ -125,6 +125,7 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     path = folder / "index.json"
     if not folder.is_dir():
         raise RagkitError(not_a_folder(folder))
+    refuse_special_files(folder)  # before any is opened: a FIFO would block
     if not path.is_file():
         raise RagkitError(f"{folder}: not a ragkit index (no index.json)")
     manifest = read_json(path)

@@ -9,6 +9,8 @@ What it is:
   folder — a user's notes, a sub-folder, the input file — is refused with a RagkitError
   naming the first such file (in name order), before any work and without touching it.
 - `files_of(folder)`: the list a new index.json records.
+- `refuse_special_files(folder)`: an index file that is a FIFO, socket or device, refused
+  before a reader opens one (a FIFO would block it).
 - `refuse_inputs_inside(out, inputs)`: an input that lives inside `--out` (which is replaced
   whole) is refused before anything is read.
 - `refuse_output_in_index(path, option)`: an output (a run, a per-query CSV, a golden file,
@@ -25,11 +27,13 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
 from ragkit.documents import RagkitError
 from ragkit.jsonl import read_json
+from ragkit.loaders.text import not_regular
 
 FORMAT = "ragkit-index"
 WHAT = "a ragkit index"
@@ -110,6 +114,35 @@ def _stranger(folder: Path, listed: set[str] | None) -> str | None:
         elif not ours(name, name in TOP):
             return name
     return None
+
+
+def refuse_special_files(folder: Path) -> None:
+    """Refuse an index file that is a FIFO, socket or device (through a link too), before
+    any is opened: `idx/chunks.offsets.npy: not a regular file (a FIFO); …`.
+
+    Why: opening a FIFO for reading waits for a writer, so a FIFO in place of
+    chunks.offsets.npy hung `search` and `ask`; in place of index.json or chunks.jsonl it was
+    called missing, in place of bm25/terms.npy silently passed over. The files are opened in
+    many places (JSON, offsets, BM25 arrays, term table, vectors; numpy memory-maps a path,
+    not a descriptor opened non-blocking), so every reader checks them here first
+    (`ragkit.index_folder.read_manifest`). What: ragkit's names at the top (`TOP`) and
+    everything in its BM25 folders; a Milvus database is Milvus's to open, and an absent
+    name is the reader's to call missing. Not race-free: a FIFO made after this check still
+    blocks, but only a process writing into the index while it is read can make one, and
+    `ragkit index` replaces the folder whole, with regular files only."""
+    paths = [folder / name for name in sorted(TOP)]
+    with os.scandir(folder) as entries:
+        lexical = [e.path for e in entries if _BM25_DIR.fullmatch(e.name) and e.is_dir()]
+    for inner in sorted(lexical):
+        paths += sorted(Path(inner).iterdir())
+    for path in paths:
+        try:
+            mode = path.stat().st_mode
+        except OSError:  # absent, a link to nothing: the reader names it
+            continue
+        why = None if stat.S_ISDIR(mode) else not_regular(mode)
+        if why is not None:
+            raise RagkitError(f"{path}: {why}")
 
 
 def refuse_inputs_inside(out: Path | str, inputs: Iterable[Path | str | None]) -> None:
