@@ -262,15 +262,35 @@ def read_dense(folder: Path, n_chunks: int, dim: int | None) -> DenseIndex | Non
         raise RagkitError(f"{opath}: expected a 1-d integer array")
     if len(owners) != len(vectors):
         raise RagkitError(f"{opath}: {len(owners)} rows, but {vpath.name} has {len(vectors)}")
-    if owners.size and (owners.min() < 0 or owners.max() >= n_chunks
-                        or np.any(np.diff(owners) < 0)):
-        raise RagkitError(f"{opath}: owners must be sorted chunk positions 0..{n_chunks - 1} "
-                          f"(found {owners.min()}..{owners.max()})")
+    damage = _owners_damage(owners, n_chunks)
+    if damage:
+        raise RagkitError(f"{opath}: damaged ({damage}); rebuild the index")
     if dim is not None and vectors.shape[1] != dim:
         raise RagkitError(f"{vpath}: vectors are {vectors.shape[1]}-d, but index.json field "
                           f"'embedder' records dim {dim}")
     # NaN and infinite values are refused by the first scan that reads them (`DenseIndex`)
     return DenseIndex(vectors, owners, source=vpath)
+
+
+def _owners_damage(owners: np.ndarray, n_chunks: int) -> str | None:
+    """What is wrong with `owners` (each vector's chunk position), or None: they must run
+    0, 1, …, n_chunks - 1 in order, every chunk owning at least one vector (its windows).
+
+    Why "at least one": sorted and in range alone let an all-zero file through, every vector
+    then the first chunk's, and a dense search returned 1 chunk of 57 with exit 0."""
+    if not owners.size:
+        return f"no vector, but the index has {n_chunks} chunks" if n_chunks else None
+    low, high = int(owners.min()), int(owners.max())
+    if low < 0 or high >= n_chunks:
+        return f"chunk positions {low}..{high}, but the index has {n_chunks} chunks"
+    steps = np.diff(owners)
+    if np.any(steps < 0):
+        return "chunk positions out of order"
+    gaps = np.flatnonzero(steps > 1)
+    lost = (0 if owners[0] else int(owners[gaps[0]]) + 1 if gaps.size
+            else high + 1 if high < n_chunks - 1 else None)
+    return None if lost is None else (f"chunk {lost} of {n_chunks} owns no vector; every "
+                                      f"chunk owns at least one")
 
 
 def _npy(path: Path, mmap: bool = False) -> np.ndarray:

@@ -244,8 +244,16 @@ def test_chunk_count_must_match_bm25(pipeline, tmp_path):
 @pytest.mark.parametrize("vectors, owners, message", [
     (np.zeros((3, 64), np.float32), np.array([0, 1]), r"dense_owners.npy: 2 rows, but "
                                                        r"dense_vectors.npy has 3"),
-    (np.zeros((3, 64), np.float32), np.array([0, 1, 3]), r"owners must be sorted chunk "
-                                                          r"positions 0..2 \(found 0..3\)"),
+    (np.zeros((3, 64), np.float32), np.array([0, 1, 3]), r"dense_owners.npy: damaged \(chunk "
+     r"positions 0..3, but the index has 3 chunks\); rebuild the index"),
+    (np.zeros((3, 64), np.float32), np.array([0, 2, 1]), r"dense_owners.npy: damaged \(chunk "
+     r"positions out of order\)"),
+    (np.zeros((3, 64), np.float32), np.array([0, 0, 0]), r"dense_owners.npy: damaged \(chunk "
+     r"1 of 3 owns no vector; every chunk owns at least one\); rebuild the index"),
+    (np.zeros((3, 64), np.float32), np.array([0, 0, 2]), r"chunk 1 of 3 owns no vector"),
+    (np.zeros((3, 64), np.float32), np.array([1, 1, 2]), r"chunk 0 of 3 owns no vector"),
+    (np.zeros((0, 64), np.float32), np.zeros(0, np.int64), r"dense_owners.npy: damaged \(no "
+     r"vector, but the index has 3 chunks\)"),
     (np.zeros((3, 32), np.float32), np.array([0, 1, 2]), r"dense_vectors.npy: vectors are "
                                                           r"32-d, but .* records dim 64"),
 ])
@@ -256,6 +264,20 @@ def test_dense_files_are_checked_against_the_chunks(pipeline, tmp_path, vectors,
     np.save(folder / "dense_owners.npy", owners)
     with pytest.raises(RagkitError, match=message):
         Pipeline.load(folder, embedder=HashEmbedder())
+
+
+def test_search_refuses_owners_that_leave_chunks_without_a_vector(pipeline, tmp_path, capsys):
+    """All-zero owners passed as sorted and in range: a dense search then found 1 chunk."""
+    from ragkit.cli import main
+    folder = saved(pipeline, tmp_path)
+    np.save(folder / "dense_owners.npy", np.zeros(len(pipeline.dense.owners), np.int64))
+    (tmp_path / "q.jsonl").write_text('{"id": "q1", "text": "refund"}\n')
+    assert main(["search", str(folder), "--queries", str(tmp_path / "q.jsonl"), "--mode",
+                 "dense", "--out", str(tmp_path / "r.trec")]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"ragkit: error: {folder}/dense_owners.npy: damaged (chunk 1 of {len(pipeline.chunks)} "
+        f"owns no vector; every chunk owns at least one); rebuild the index")
+    assert not (tmp_path / "r.trec").exists()
 
 
 def test_missing_dense_vectors_are_reported(pipeline, tmp_path):
