@@ -59,7 +59,7 @@ from ragkit.pricing import Usage
 from ragkit.sqlite_files import CacheUnusable, DamagedCache, ReadOnlyCache  # noqa: F401
 from ragkit.sqlite_files import remove_database, sqlite_errors  # noqa: F401
 from ragkit.sqlite_files import ReadOnlyFile, cannot_write, is_cache_file, read_only_errors
-from ragkit.sqlite_files import absent_line, resolved
+from ragkit.sqlite_files import absent_line, not_a_cache, resolved
 
 _SCHEMA = """CREATE TABLE IF NOT EXISTS calls (
     key TEXT PRIMARY KEY, endpoint TEXT NOT NULL, model TEXT NOT NULL, reply TEXT NOT NULL,
@@ -125,6 +125,7 @@ class CallCache:
                 _CONNECTED.add(target)
             return
         if target not in _CONNECTED:  # its header read: a descriptor closed
+            refuse_stranger(self.path, "used")  # not check_target's "refusing to overwrite"
             check_target(self.path, is_cache_file, "a ragkit call cache (sqlite)",
                          folder=False, replaced=False)  # sqlite writes it in place
         # where sqlite writes it: through a link, the folder of the file it names
@@ -256,6 +257,14 @@ def missing(path: Path | str | None = None) -> str | None:
     return None if path.exists() else absent_line(path, "call cache")
 
 
+def refuse_stranger(path: Path, done: str) -> None:
+    """Refuse a file at the call cache's path (or named by a link there) that is not sqlite at
+    all, saying what the command does not do with it (`done`: read, used, deleted) and that
+    moving or deleting it is the user's (`not_a_cache`); else return."""
+    if path.is_file() and not is_cache_file(path):
+        raise not_a_cache(path, "call cache", done)
+
+
 def read_stats(path: Path | str | None = None) -> list[ModelStats]:
     """`CallCache(path).stats()` for `ragkit cache stats`, which only reads: none there (nor
     where a link there points, `missing`) is an empty one, nothing created; one that cannot
@@ -264,6 +273,7 @@ def read_stats(path: Path | str | None = None) -> list[ModelStats]:
     path = Path(path) if path is not None else default_cache_path()
     if missing(path):
         return []
+    refuse_stranger(path, "read")  # stats writes nothing
     cache = CallCache(path)
     try:
         return cache.stats()

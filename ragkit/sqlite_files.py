@@ -6,7 +6,8 @@ its write-ahead log and shared-memory index, and, for a cache on read-only media
 prepared on one machine and mounted read-only elsewhere, an immutable file), `cannot_write`
 to tell, `ReadOnlyFile` to read it (`connect_read_only`), `read_only_errors` for its errors
 (a damaged one cannot be cleared there) and `ReadOnlyCache` for what it cannot keep; and
-`resolved`, where a cache path leads (a link loop one line). What
+`resolved`, where a cache path leads (a link loop one line), and `not_a_cache`, the line
+for a file there that is not sqlite at all. What
 it is not: either cache
 (`ragkit.cache`, `ragkit.embed.cache`), nor a general sqlite layer; each cache opens its own
 connections.
@@ -60,6 +61,8 @@ def sqlite_errors(path: Path, what: str, clear: tuple[str, str]) -> Iterator[Non
     except sqlite3.DatabaseError as exc:
         reason = str(exc)
         if any(sign in reason.lower() for sign in _DAMAGE_SIGNS):
+            if _stranger(path):  # `clear[0]` refuses it: say what works instead
+                raise not_a_cache(path, what, "used") from None
             raise DamagedCache(f"{path}: the {what} is damaged ({reason}); run `{clear[0]}` or "
                                f"delete the file ({clear[1]})", path, reason) from None
         raise RagkitError(f"{path}: the {what} cannot be used ({reason})") from None
@@ -119,6 +122,26 @@ def is_cache_file(path: Path) -> bool:
     return head in (b"", SQLITE_MAGIC, bytes(len(SQLITE_MAGIC)))
 
 
+def not_a_cache(path: Path, what: str, done: str) -> CacheUnusable:
+    """The line for a file at a cache path (or named by a link there) that is not sqlite at
+    all (`is_cache_file`): ragkit does not `done` it (read, use, delete) and says to move or
+    delete it, the one thing that works. What it is not: `DamagedCache`, whose advice is
+    `ragkit cache clear`, which refuses such a file (it may not be ragkit's): `search` on one
+    advised that command, and `cache stats` said "refusing to overwrite it", writing nothing."""
+    target = path.resolve()
+    named = f" (a link to {target})" if target != path.absolute() else ""
+    return CacheUnusable(f"{path}: is not a ragkit {what} (sqlite){named}, so it is not {done}; "
+                         f"move or delete it yourself")
+
+
+def _stranger(path: Path) -> bool:
+    """A regular file at `path` (through a link too) that `is_cache_file` says is not one."""
+    try:
+        return path.is_file() and not is_cache_file(path)
+    except OSError:  # unreadable: sqlite's own words stand
+        return False
+
+
 def remove_database(path: Path) -> int:
     """Delete a sqlite file with its write-ahead log and shared-memory index; returns the
     bytes freed, all three counted (a writer killed mid-run leaves its -wal, which holds
@@ -132,9 +155,7 @@ def remove_database(path: Path) -> int:
     wrong file took that file with it."""
     target, freed = path.resolve(), 0
     if target.exists() and not (target.is_file() and is_cache_file(target)):
-        named = f" (a link to {target})" if target != path.absolute() else ""
-        raise RagkitError(f"{path}: is not a ragkit cache (sqlite){named}, so it is not deleted; "
-                          f"move or delete it yourself")
+        raise not_a_cache(path, "cache", "deleted")
     for part in (target, target.with_name(target.name + "-wal"),
                  target.with_name(target.name + "-shm")):
         try:

@@ -143,3 +143,33 @@ def test_cache_clear_embeddings_empties_a_sound_embedding_cache(work):
     assert not db.exists()
     again = ragkit("cache", "clear", "--embeddings")
     assert again.stdout == f"no embedding cache at {db}\n"
+
+
+def test_an_embedding_cache_that_is_not_sqlite_is_refused_with_advice_that_works(work):
+    """A file of text at the embedding cache's path: `index` called it damaged and advised
+    `ragkit cache clear --embeddings`, which refuses such a file (it may not be ragkit's).
+    Both now say the one thing that works, and nothing deletes it."""
+    db = work / "home" / "cache" / "embeddings.sqlite"
+    db.parent.mkdir(parents=True)
+    db.write_text("my notes\n")
+    assert one_error_line(ragkit("index", "docs.jsonl", "--out", "ix", "--embedder",
+                                 "minilm")) == (
+        f"ragkit: error: {db}: is not a ragkit embedding cache (sqlite), so it is not used; "
+        f"move or delete it yourself")
+    assert one_error_line(ragkit("cache", "clear", "--embeddings")) == (
+        f"ragkit: error: {db}: is not a ragkit cache (sqlite), so it is not deleted; move or "
+        f"delete it yourself")
+    assert db.read_text() == "my notes\n" and not (work / "ix").exists()
+
+
+def test_a_call_cache_that_is_not_sqlite_is_refused_in_words_that_fit_the_command(work):
+    """`cache stats` on a calls.sqlite of text said "refusing to overwrite it", writing
+    nothing; `cache clear` said the same."""
+    db = work / "home" / "cache" / "calls.sqlite"
+    db.parent.mkdir(parents=True)
+    db.write_text("my notes\n")
+    for action, done in (("stats", "read"), ("clear", "deleted")):
+        assert one_error_line(ragkit("cache", action)) == (
+            f"ragkit: error: {db}: is not a ragkit call cache (sqlite), so it is not {done}; "
+            f"move or delete it yourself")
+    assert db.read_text() == "my notes\n"

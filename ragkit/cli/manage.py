@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from ragkit.cache import CallCache, DamagedCache, format_stats, missing, read_stats
-from ragkit.cache import default_cache_path, remove_database
+from ragkit.cache import default_cache_path, refuse_stranger, remove_database
 from ragkit.cli.argtypes import nonempty_path
 from ragkit.cli.options import Help
 from ragkit.corpus_cache import clear_corpora, corpora_folder
@@ -55,6 +55,7 @@ def cmd_cache(args: argparse.Namespace) -> None:
     if absent:
         print(f"{absent}; nothing to clear")
         return
+    refuse_stranger(default_cache_path(), "deleted")  # not sqlite: not ragkit's to delete
     cache = None
     try:
         cache = CallCache()
