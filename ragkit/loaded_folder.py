@@ -16,7 +16,8 @@ What it is:
   sweep's output). Read back as documents, a report became chunks, and notebook 08 asked
   questions about its own earlier report.
 - `removed_while_read(path)`: the line for a file that went away between the listing and
-  its reading ("cannot read (No such file or directory)" read as a fault of the file).
+  its reading ("cannot read (No such file or directory)" read as a fault of the file), or
+  whose path is too long to open.
 - `without_skipped(queries, documents, source)`: labelled questions without those about a
   file the load left out, with one warning naming the files (`ragkit eval --skip-bad`, for a
   data set's golden/ and for `--questions` alike).
@@ -89,11 +90,20 @@ def ragkit_output(folder: Path) -> str | None:
 
 
 def removed_while_read(path: Path) -> str | None:
-    """The error line for a file (or folder) that is no longer there — it was deleted or
-    moved after the folder was listed, not a fault of the file — or None while it is."""
-    if os.path.lexists(path):
-        return None
-    return f"{shown(path)}: removed while the folder was read"
+    """The error line for a listed file (or folder) the load cannot reach by its path, not a
+    fault of the file: no longer there — deleted or moved after the folder was listed — or
+    a path longer than the system opens (ENAMETOOLONG: 2,100 nested folders, which
+    `os.path.lexists` called absent, so "removed"); None when it is there (or another error
+    stopped the look: the load's own line then stands)."""
+    try:
+        os.lstat(path)
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            return (f"{shown(path)}: path too long ({len(os.fsencode(path)):,} bytes, more "
+                    f"than the system opens); shorten its folders' names or move it nearer the top")
+        if exc.errno in _GONE:
+            return f"{shown(path)}: removed while the folder was read"
+    return None
 
 
 def unreadable_now(path: Path) -> bool:
