@@ -384,6 +384,24 @@ def test_accept_refuses_to_write_over_its_own_golden_file(files, capsys):
     assert golden.read_bytes() == before
 
 
+@pytest.mark.parametrize("rows", ["header", "all no"])
+def test_accept_that_keeps_no_question_is_an_error_and_writes_nothing(files, capsys, rows):
+    """A sheet of its header alone (or every row marked no) wrote a 0-byte golden file with
+    exit 0, which `eval --questions` then refused."""
+    golden, sheet, out = files
+    kept = _rows(sheet)
+    if rows == "header":
+        sheet.write_text(",".join(kept[0]) + "\n", encoding="utf-8")
+    else:
+        _save(sheet, [dict(row, keep="no") for row in kept])
+    assert main(["questions", "accept", str(sheet), "--golden", str(golden), "--out",
+                 str(out)]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"ragkit: error: {sheet}: no row is marked keep yes (0 of 3 questions kept); nothing "
+        f"was written to {out}")
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("lead", ["\t=HYPERLINK(\"http://x.example\")", "\r=1+1", "\0=1+1"])
 def test_a_cell_opening_with_a_tab_return_or_nul_before_a_formula_is_guarded_too(tmp_path,
                                                                                   lead):

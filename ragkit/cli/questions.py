@@ -93,6 +93,9 @@ def cmd_accept(args: argparse.Namespace) -> None:
                           f"without a row would be lost; choose another --out")
     kept = api.accept(args.review, args.golden)  # a missing sheet: `sheet_missing`'s line
     total = len(api.read_golden(args.golden))
+    if not kept:  # an empty golden file, which `eval --questions` then refused
+        raise RagkitError(f"{args.review}: no row is marked keep yes (0 of {total} questions "
+                          f"kept); nothing was written to {args.out}")
     api.write_golden(kept, args.out)
     print(f"kept {len(kept)} of {total} questions into {args.out}; score them with `ragkit "
           f"eval DOCS --questions {args.out}`")
