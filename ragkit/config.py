@@ -17,6 +17,7 @@ MODES = ("bm25", "dense", "hybrid")
 # `ragkit.rerank.offline`); "auto" (MiniLM, USE for Hangul) was the default before.
 DEFAULT_EMBEDDER = "e5-small"
 FUSIONS = ("rrf", "weighted", "weighted_rank")  # `ragkit.fusion.fuse`'s methods
+MAX_RRF_K = 1_000  # RRF's largest k (`check_rrf_k`)
 
 
 @dataclass(frozen=True)
@@ -84,10 +85,32 @@ class SearchConfig:
             raise RagkitError(f"unknown fusion '{self.fusion}' (known: {', '.join(FUSIONS)})")
         check_positive(self.candidates, "candidates")
         check_positive(self.rerank_candidates, "rerank_candidates")
-        check_positive(self.rrf_k, "rrf_k")
+        check_rrf_k(self.rrf_k, "rrf_k")
 
 
 def check_positive(value, name: str) -> None:
     """Refuse a depth or cutoff that is not a whole number ≥ 1 (top-0 is a mistake)."""
     if isinstance(value, bool) or not isinstance(value, Integral) or value <= 0:
         raise RagkitError(f"{name} must be a positive whole number, got {value!r}")
+
+
+def check_rrf_k(value, name: str) -> None:
+    """Refuse an RRF k that is not a whole number from 1 to `MAX_RRF_K`.
+
+    Why a ceiling: fused scores are ranked at single precision, as trec_eval reads a run
+    (the tie rule, `ragkit.fusion`), and a larger k squeezes RRF's scores 1 / (k + r) below
+    it. One rank down a list lowers a score by about 1 / (k + r)²; between rank pairs with
+    the same sum, (1, 3) against (2, 2), the gap is about 2 / (k + r)³. Single precision
+    (a relative 2⁻²³) resolves the latter while k + r stays under about 2,900: with k up to
+    1,000, for every rank to 1,900, deeper than the lists a search fuses (100 candidates, 150
+    reranked). At k = 10⁶ such pairs tied and were ordered by id, at 10⁹ every document
+    did, while the run's scores, written exactly, said otherwise. Why not fuse in double
+    precision: it already is; ranking by it would give an order that whoever scores the run
+    re-sorts. Well above the k that matter (60 by default; `ragkit tune` sweeps 1 … 200): a
+    larger one flattens RRF toward counting the lists holding a document. Left at any k:
+    deep rank pairs a ten-millionth apart, ties by the tie rule as in every fusion."""
+    check_positive(value, name)
+    if value > MAX_RRF_K:
+        raise RagkitError(f"{name} must be at most {MAX_RRF_K:,} (beyond it RRF's scores of "
+                          f"neighbouring ranks are equal in single precision, where runs are "
+                          f"ranked), got {value:,}")

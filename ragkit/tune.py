@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ragkit.config import check_rrf_k
 from ragkit.documents import Document, Query, RagkitError
 from ragkit.evaluate import (Judgments, cutoffs, judge, metric_decimals, score_run, summarize,
                              summary_table)
@@ -120,8 +121,7 @@ def sweep_rrf_k(lists: CandidateLists, judgments: Judgments, ks: Sequence[int] =
                 k: int = 20) -> dict[int, pd.DataFrame]:
     """RRF k → per-query metrics of reciprocal rank fusion with that k."""
     for value in ks:
-        if value < 1:
-            raise RagkitError(f"RRF k must be at least 1, got {value}")
+        check_rrf_k(value, "RRF k")
     return evaluate(lists, judgments, {value: reciprocal(value) for value in ks}, k)
 
 

@@ -91,3 +91,40 @@ def test_fuse_by_name_and_unknown():
         weighted_rank([DENSE, SPARSE], [0.8, 0.2])
     with pytest.raises(ValueError, match="known: rrf"):
         fuse({"dense": DENSE}, "borda")
+
+
+def test_up_to_the_largest_rrf_k_ranks_follow_the_exact_scores():
+    """Ranks are compared at single precision (the tie rule). At k = 10⁹ every fused score
+    was the same float32, so documents ranked by id while the run's exact scores disagreed;
+    up to MAX_RRF_K, two 150-deep lists fuse in the order of their exact scores."""
+    from ragkit.config import MAX_RRF_K
+    ids = [f"d{i:03d}" for i in range(150)]
+    order = np.random.default_rng(0).permutation(150)
+    lists = [[(i, 0.0) for i in ids], [(ids[j], 0.0) for j in order]]
+    for k in (60, MAX_RRF_K):
+        scores = [score for _, score in rrf(lists, k=k)]
+        assert all(a >= b for a, b in zip(scores, scores[1:]))
+    scores = [score for _, score in rrf(lists, k=10**9)]
+    assert not all(a >= b for a, b in zip(scores, scores[1:]))  # why there is a ceiling
+
+
+def test_an_rrf_k_above_the_ceiling_is_refused_before_any_work(tmp_path, capsys):
+    from ragkit.cli import main
+    from ragkit.config import SearchConfig
+    from ragkit.documents import RagkitError
+    with pytest.raises(RagkitError, match=r"rrf_k must be at most 1,000 \(beyond it RRF's "
+                                          r"scores of neighbouring ranks are equal in single "
+                                          r"precision, where runs are ranked\), got 1,001"):
+        SearchConfig(fusion="rrf", rrf_k=1001)
+    with pytest.raises(SystemExit) as exit_:
+        main(["search", str(tmp_path), "--queries", "q.jsonl", "--out", str(tmp_path / "r"),
+              "--fusion", "rrf", "--rrf-k", "1000000000"])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "ragkit search: error: argument --rrf-k: must be at most 1,000 (beyond it RRF's "
+        "scores of neighbouring ranks are equal in single precision, where runs are ranked), "
+        "got 1,000,000,000")
+    assert main(["tune", str(tmp_path / "absent"), "--rrf-ks", "1,60,2000"]) == 2
+    assert capsys.readouterr().err == (
+        "ragkit: error: --rrf-ks: each k must be at most 1,000 (beyond it RRF's scores of "
+        "neighbouring ranks are equal in single precision, where runs are ranked), got 2,000\n")

@@ -24,8 +24,20 @@ def add_fusion_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dense-weight", type=share, default=None, metavar="ALPHA",
                         help="the dense list's weight in the weighted fusions, BM25's 1 - ALPHA "
                              "(default 0.6; `ragkit tune` picks one on your questions)")
-    parser.add_argument("--rrf-k", type=positive_int, default=None, metavar="K",
-                        help="RRF's k, with --fusion rrf (default 60; `ragkit tune` picks one)")
+    parser.add_argument("--rrf-k", type=rrf_k, default=None, metavar="K",
+                        help="RRF's k, with --fusion rrf, 1 to 1,000 (default 60; `ragkit tune` "
+                             "picks one)")
+
+
+def rrf_k(text: str) -> int:
+    """argparse type of --rrf-k: a whole number from 1 to `config.MAX_RRF_K` (why a ceiling:
+    `ragkit.config.check_rrf_k`)."""
+    value = positive_int(text)
+    try:
+        config.check_rrf_k(value, "K")
+    except RagkitError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("K ")) from None
+    return value
 
 
 def fusion_given(args: argparse.Namespace) -> list[str]:

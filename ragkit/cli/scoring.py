@@ -12,6 +12,7 @@ from ragkit.cli.options import (DEFAULT_RERANK, Help, add_index_options, add_sea
 from ragkit.cli.fusion import fusion_given, fusion_settings
 from ragkit.cli.golden import warn_unsplit, with_questions
 from ragkit.cli.retrieval import batch_size, held_per_query
+from ragkit.config import check_rrf_k
 from ragkit.documents import RagkitError
 from ragkit.errors import not_a_file
 from ragkit.index_owner import refuse_output_in_index
@@ -198,6 +199,8 @@ def cmd_tune(args: argparse.Namespace) -> None:
                              sweep_alpha, sweep_rrf_k, sweep_table)
     check_metric(args.metric, args.k)  # bad options are refused before any work
     alphas, rrf_ks = parse_grid(args.alphas), parse_grid(args.rrf_ks, integer=True)
+    for value in rrf_ks:  # before any work
+        check_rrf_k(value, "--rrf-ks: each k")
     # a BEIR folder is read by split: dev, as the other layouts default, else every qrels file
     # (it tuned on qrels/test.tsv alone, whatever --split said)
     loaded = args.split or ("dev" if "dev" in beir_splits(args.dataset) else "all")
