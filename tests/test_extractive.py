@@ -154,6 +154,22 @@ def test_a_source_file_mentions_the_language_it_is_written_in():
     assert missing("What is the Rust client's timeout?", passages) == ("rust",)
 
 
+def test_the_documents_own_title_is_never_quoted_as_an_answer():
+    """A PDF's cover line is its title and a line of its text: "Halcyon T7 Installer Guide
+    [1]" was quoted as an answer to "What is the installer menu code?", beside the sentence
+    that answered it. A sentence that merely starts with the title is still quoted."""
+    guide = Chunk("guide#0", "guide.pdf",
+                  "HALCYON T7 Installer Guide\n\nThe installer menu code is 4321.\n\n"
+                  "Halcyon T7 Installer Guide readers wire the unit first.\n",
+                  metadata={"title": "Halcyon T7 Installer Guide", "section": []})
+    passages = list(assemble([("guide#0", 1.0)], {guide.id: guide}))
+    words = WordEmbedder(["installer", "menu", "code", "guide", "halcyon"])
+    found = extract("What is the installer menu code?", passages, words, Params(threshold=0.0))
+    assert [q.text.strip() for q in found.quotes] == [
+        "The installer menu code is 4321.",
+        "Halcyon T7 Installer Guide readers wire the unit first."]
+
+
 def test_a_quarter_no_passage_covers_is_declined_though_retrieval_looks_strong():
     """The passage says "the third quarter of 2024" (its tag "Q3"): a question about Q3 2022
     finds every term but the year, so only the missing unit declines it."""
