@@ -134,7 +134,10 @@ def refuse_special_files(folder: Path) -> None:
     with os.scandir(folder) as entries:
         lexical = [e.path for e in entries if _BM25_DIR.fullmatch(e.name) and e.is_dir()]
     for inner in sorted(lexical):
-        paths += sorted(Path(inner).iterdir())
+        try:
+            paths += sorted(Path(inner).iterdir())
+        except OSError:  # a folder that may not be read: its reader names it
+            continue
     for path in paths:
         try:
             mode = path.stat().st_mode
