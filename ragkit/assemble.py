@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from ragkit.citation_tags import NO_SECTION, place
 from ragkit.documents import Chunk, RagkitError
 from ragkit.fusion import Ranking
+from ragkit.markdown_tables import ROW
+from ragkit.markdown_tables import table_head as markdown_head
 from ragkit.text_stats import MAX_QUOTE_CHARS, estimate_tokens
 
 DEFAULT_BUDGET = 8000
@@ -70,6 +72,7 @@ class Passage:
     text: str
     score: float
     rank: int  # 1 = most relevant
+    head: str = ""  # the header and rule of a table it opens inside (`table_head`)
 
     @property
     def tag(self) -> str:
@@ -125,6 +128,34 @@ def label(chunk: Chunk) -> tuple[str, str]:
     return title, text or NO_SECTION
 
 
+_NTH = re.compile(r"(.*)#(\d+)")  # a chunk's id: its document's and its number there
+HEAD_REACH = 8  # chunks looked back through for the header of a table a chunk opens inside
+
+
+def table_head(chunk: Chunk, chunks: Mapping[str, Chunk]) -> str:
+    """The header and rule rows of the Markdown table `chunk` opens inside, from the chunks
+    before it in its document (`ragkit.markdown_tables.table_head`, at most `HEAD_REACH`
+    back), so the offline answerer reads its rows under their columns: a 128-token chunk of
+    a warranty table began "| South Korea | 1 year | 3 years |" with no column names, and
+    the answer was declined. "" for a chunk that opens on no row, a table without a header,
+    or a chunk with no neighbour in `chunks` (a child chunk, a data set's own chunks)."""
+    if not ROW.match(chunk.text.split("\n", 1)[0].rstrip("\r")):
+        return ""
+    current = chunk
+    for _ in range(HEAD_REACH):
+        nth = _NTH.fullmatch(current.id)
+        before = chunks.get(f"{nth[1]}#{int(nth[2]) - 1}") if nth else None
+        if before is None or before.doc_id != chunk.doc_id or before.start >= current.start:
+            return ""
+        # overlapping, or cut at a line break that neither chunk holds (ranges are trimmed)
+        cut = current.start - before.start
+        head = markdown_head(before.text[:cut] + ("\n" if cut >= len(before.text) else ""))
+        if head is not None:
+            return head
+        current = before
+    return ""
+
+
 def _by_id(chunks: Mapping[str, Chunk] | Sequence[Chunk]) -> Mapping[str, Chunk]:
     return chunks if isinstance(chunks, Mapping) else {c.id: c for c in chunks}
 
@@ -142,7 +173,8 @@ def assemble(hits: Ranking, chunks: Mapping[str, Chunk] | Sequence[Chunk],
         if ident not in by_id:
             raise RagkitError(f"hit {rank}: no chunk '{ident}' in the index")
         chunk = by_id[ident]
-        passage = Passage(ident, chunk.doc_id, *label(chunk), chunk.text, float(score), rank)
+        passage = Passage(ident, chunk.doc_id, *label(chunk), chunk.text, float(score), rank,
+                          table_head(chunk, by_id))
         if dropped or (kept and total + passage.tokens > budget_tokens):
             dropped.append(ident)
             continue

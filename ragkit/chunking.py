@@ -39,6 +39,7 @@ _ASCII_WORD_OR_SPACE = str.maketrans("", "", string.ascii_letters + string.digit
                                      + string.whitespace)
 Measure = Callable[[Sequence[str]], list[int]]  # texts -> their lengths in a model's tokens
 _HEADING_LINE = re.compile(r"[ \t]*#{1,6}[ \t][^\n]*\n?\s*")
+_ROW_LINE = re.compile(r" {0,3}\|")  # a line opening a Markdown table row
 OPENING_HEADINGS = 64  # heading lines a chunk may open with before its section is read
 
 # Split points, coarsest first. Each regex marks where a new piece may begin.
@@ -190,7 +191,8 @@ def _ranges(text: str, tokens: Tokens, lo: int, hi: int, config: ChunkerConfig,
 def overlap_start(text: str, back: int, start: int) -> int:
     """Where a chunk whose new material begins at `start` starts, its overlap reaching back
     to `back`: at `back` when a word starts there, else at the next word start, and past a
-    heading line it would open inside, to the line after it. Counted back in tokens, the
+    heading line or a table row it would open inside, to the line after it (a row cut in
+    two was quoted as "sensor failure | Restart |"). Counted back in tokens, the
     overlap began inside "4.2" ('.2 Packaging' opened a chunk and was quoted as an answer)
     or inside a word, and its section read the heading cut there ("4. Return shipping >
     4."). At `back` still when no word starts before `start` (a run of Chinese, a hex dump):
@@ -201,7 +203,7 @@ def overlap_start(text: str, back: int, start: int) -> int:
     if word >= start:
         return back
     line = text.rfind("\n", 0, word) + 1
-    if line < word and _HEADING_LINE.match(text, line):
+    if line < word and (_HEADING_LINE.match(text, line) or _ROW_LINE.match(text, line)):
         word = text.find("\n", word) + 1 or start
     return min(word, start)
 

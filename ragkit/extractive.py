@@ -228,7 +228,7 @@ def features(question: str, passages: Sequence[Passage], embedder) -> Features:
         every_block += [terms(text) for text in mine_blocks]
         found = units(passage.text, is_code_name(passage.doc_id))  # code: '#' a comment
         config = is_config_name(passage.doc_id)
-        read = readings(passage.doc_id, passage.section, mine_blocks, found)
+        read = readings(passage.doc_id, passage.section, mine_blocks, found, passage.head)
         for unit, reading in zip(found, read):
             mine = terms(unit.text)
             if (not unit.heading and mine and len(unit.text.strip()) <= MAX_QUOTE_CHARS

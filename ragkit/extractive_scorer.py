@@ -46,7 +46,7 @@ from ragkit.rerank.offline import LinearModel
 COLUMNS = ("closeness", "closeness_gap", "coverage", "rank_prior", "number", "length",
            "position", "word_pairs", "titled")
 MODEL_PATH = Path(__file__).with_name("extractive_model.json")
-MODEL_SHA256 = "bdfe80cd84b26ee5af357e9908b6a5fdf68e3b2879cf9a3bc1019f90b47f4a81"
+MODEL_SHA256 = "1f58508f4f836ef8fae159f26208127293316bd50c5189e8dd168de3d94b1a9f"
 MODEL_FORMAT = "ragkit.extractive.linear"
 TRAINER = "ragkit.train_extractive"
 

@@ -251,22 +251,24 @@ def under_heading(text: str) -> str:
     return text.split("\n", 1)[1].lstrip()
 
 
-def readings(name: str, section: str, pieces: Sequence[str], found: Sequence[Unit]
-             ) -> list[str]:
+def readings(name: str, section: str, pieces: Sequence[str], found: Sequence[Unit],
+             head: str = "") -> list[str]:
     """What each unit of `found` (the units of a passage of the file `name`, its blocks
     `pieces`, its section `section`) is embedded as. A configuration file's line under the
     keys enclosing it (`ragkit.config_keys`), "database > pool_size: 25": alone,
     "pool_size: 25" names the setting without what it belongs to (e5-small's cosine to "What
     is the database pool size?" was 0.837 alone and 0.886 under its key). A Markdown table
-    row under its columns' names (`labelled_row`). The quote and its citation keep the text
-    as written; other units are embedded as they are."""
+    row under its columns' names (`labelled_row`; `head`: the header and rule rows of a
+    table the passage opens inside, `ragkit.assemble.table_head`). The quote and its
+    citation keep the text as written; other units are embedded as they are."""
     if is_code_name(name) and not is_config_name(name):
         return [unit.text for unit in found]
     offsets = list(accumulate((len(piece) for piece in pieces), initial=0))
     text = "".join(pieces)
     if not is_config_name(name):
-        headers = row_headers(text)
-        return [labelled_row(unit.text, headers.get(offsets[unit.start])) for unit in found]
+        headers = row_headers(head + text)
+        return [labelled_row(unit.text, headers.get(len(head) + offsets[unit.start]))
+                for unit in found]
     outer = section_list(section)
     return [" > ".join([*within(name, outer, text, offsets[unit.start]), unit.text.strip()])
             for unit in found]

@@ -3,12 +3,12 @@ table's column names.
 
 What it is: `row_headers(text)`, the header cells of every table row of a passage that sits
 under its table's header and rule rows, and `labelled_row(row, header)`, the row as
-"Tool: Chainsaw | Deposit: 50 euros"; `TABLE_RULE` and `ROW` match a rule row and a row.
+"Tool: Chainsaw | Deposit: 50 euros"; `table_head(before)`, the header and rule a passage
+that opens inside a table left behind; `TABLE_RULE` and `ROW` match a rule row and a row.
 The quote and its citation keep the row as written; only what is embedded and shown is
 labelled (`ragkit.extractive_units.readings`).
 
-What it is not: a Markdown parser. A table without outer pipes ("a | b") is no table here,
-and a table that a chunk boundary cuts is labelled only in the chunk that holds its header.
+What it is not: a Markdown parser. A table without outer pipes ("a | b") is no table here.
 """
 from __future__ import annotations
 
@@ -66,3 +66,21 @@ def labelled_row(text: str, header: Sequence[str] | None) -> str:
         return text
     return " | ".join(f"{name}: {cell}" if name else cell
                       for name, cell in zip(header, row) if cell)
+
+
+def table_head(before: str) -> str | None:
+    """The header and rule rows of the table that `before` (the text of a document up to
+    where a passage starts) ends inside, as written ("| Tool | Deposit |\n| --- | --- |\n"),
+    so rows a chunk boundary cut from their header are still read under its columns. ""
+    when `before` ends in no table or in one without a header; None when every line of
+    `before` is a row (the header lies further back: the caller looks there)."""
+    lines = before.splitlines(keepends=True)
+    first = len(lines)
+    while first and ROW.match(lines[first - 1].rstrip("\r\n")):
+        first -= 1
+    if first == len(lines) or (before and not before.endswith("\n")):
+        return ""
+    if not first:
+        return None
+    run = lines[first:first + 2]
+    return "".join(run) if len(run) == 2 and TABLE_RULE.match(run[1]) else ""

@@ -476,6 +476,36 @@ def test_ask_answers_from_a_table_row_read_under_its_columns(tmp_path, here, nam
     assert done.stdout.splitlines()[0].startswith(expected)
 
 
+TOOLS = ["Chainsaw", "Hedge trimmer", "Ladder", "Lawn mower", "Leaf blower", "Wheelbarrow",
+         "Tile cutter", "Angle grinder", "Circular saw", "Jigsaw", "Belt sander", "Router",
+         "Nail gun", "Paint sprayer", "Pipe wrench", "Pressure washer", "Post hole digger",
+         "Rotary hammer", "Scaffold tower", "Wallpaper steamer"]
+
+
+def test_ask_reads_a_table_row_under_its_columns_in_a_chunk_without_the_header(tmp_path,
+                                                                               here):
+    """A table longer than a chunk: the chunks after the first began with bare rows (and an
+    overlap could begin inside one, "12 euros | 3 days |"), so their rows were read without
+    column names and the question about a row there declined. A chunk opening inside a table
+    now starts at a row and reads it under the header the chunks before it hold."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    rows = "".join(f"| {tool} | {5 + 3 * n} euros | {1 + n % 4} days |\n"
+                   for n, tool in enumerate(TOOLS))
+    (docs / "rental.md").write_text("# Tool rental\n\nEvery tool needs a deposit, paid in "
+                                    "cash.\n\n| Tool | Deposit | Loan period |\n|---|---|---|\n"
+                                    + rows)
+    built = here("index", str(docs), "--out", str(tmp_path / "idx"), "--chunk-size", "64",
+                 "--overlap", "8")
+    assert built.returncode == 0, built.stderr
+    chunks = [json.loads(line) for line in (tmp_path / "idx" / "chunks.jsonl").open()]
+    assert len(chunks) > 3 and all(c["text"].startswith(("# Tool", "| ")) for c in chunks)
+    done = ask(here, tmp_path, "How much is the deposit for the pressure washer?")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Tool: Pressure washer | Deposit: 50 euros | Loan period: "
+                                  "4 days [1]")
+
+
 def test_ask_reads_the_passages_search_ranks(tmp_path, monkeypatch, capsys, here):
     """`ragkit search` reranks a hybrid search by default and `ragkit ask` did not: a user saw
     search put the passage holding the answer first while ask read another file's and

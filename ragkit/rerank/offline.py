@@ -151,7 +151,7 @@ from ragkit.rerank.base import Candidate
 from ragkit.rerank.features import FEATURES, IndexFeatures, feature_matrix, from_signals
 
 MODEL_PATH = Path(__file__).with_name("offline_model.json")
-MODEL_SHA256 = "4889b4ecbbefd34e1bde3c7520626f76614e0b07239a72f4596a8dbd4ff454f2"
+MODEL_SHA256 = "6221c11f61d1189fb50afe7dd7f75e81c31d3a7350a85c61833b7aeaa71a9d47"
 MODEL_FORMAT = "ragkit.rerank.linear"
 
 
