@@ -70,7 +70,7 @@ def labelled_row(text: str, header: Sequence[str] | None) -> str:
 
 def table_head(before: str) -> str | None:
     """The header and rule rows of the table that `before` (the text of a document up to
-    where a passage starts) ends inside, as written ("| Tool | Deposit |\n| --- | --- |\n"),
+    where a passage starts) ends inside, as written ("| Tool | Deposit |\\n| --- | --- |\\n"),
     so rows a chunk boundary cut from their header are still read under its columns. ""
     when `before` ends in no table or in one without a header; None when every line of
     `before` is a row (the header lies further back: the caller looks there)."""
