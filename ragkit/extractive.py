@@ -277,7 +277,8 @@ def choose(found: Features, params: Params = Params()) -> Extract:
     quotes: list[Block] = []
     asked = terms(found.question)
     for b, _ in scored:
-        touches = (b.coverage > 0 or (found.asks_number and b.has_digit)) and not b.dump
+        touches = ((b.coverage > 0 or (found.asks_number and b.has_digit)) and not b.dump
+                   and (b.has_digit or len(terms(b.text)) > 1))  # a lone "Terminal": no answer
         if (not quotes or touches) and not any(
                 _said(b) == _said(q)
                 or (q.result == b.result and q.block < b.stop and b.block < q.stop)

@@ -170,6 +170,23 @@ def test_the_documents_own_title_is_never_quoted_as_an_answer():
         "Halcyon T7 Installer Guide readers wire the unit first."]
 
 
+def test_a_lone_word_is_no_second_quote():
+    """A PDF table's header cell comes out as a line of its own: "Terminal [1]" was quoted
+    third to "What torque should terminal screws be tightened to?". After the first quote a
+    unit of one content word and no digit is left out; a number alone still counts."""
+    guide = Chunk("guide#0", "guide.pdf",
+                  "Terminal\n\nTighten terminal screws to 0.4 N·m.\n\nScrews: 12\n\n"
+                  "Each terminal switches at most 1 A.\n",
+                  metadata={"title": "Installer guide", "section": []})
+    passages = list(assemble([("guide#0", 1.0)], {guide.id: guide}))
+    words = WordEmbedder(["terminal", "screws", "torque", "tighten"])
+    found = extract("What torque should terminal screws be tightened to?", passages, words,
+                    Params(threshold=0.0))
+    assert "Terminal" not in [q.text.strip() for q in found.quotes]
+    assert found.quotes[0].text.strip() == "Tighten terminal screws to 0.4 N·m."
+    assert "Screws: 12" in [q.text.strip() for q in found.quotes]
+
+
 def test_a_quarter_no_passage_covers_is_declined_though_retrieval_looks_strong():
     """The passage says "the third quarter of 2024" (its tag "Q3"): a question about Q3 2022
     finds every term but the year, so only the missing unit declines it."""
