@@ -59,7 +59,7 @@ from ragkit.pricing import Usage
 from ragkit.sqlite_files import CacheUnusable, DamagedCache, ReadOnlyCache  # noqa: F401
 from ragkit.sqlite_files import remove_database, sqlite_errors  # noqa: F401
 from ragkit.sqlite_files import ReadOnlyFile, cannot_write, is_cache_file, read_only_errors
-from ragkit.sqlite_files import absent_line, not_a_cache, resolved
+from ragkit.sqlite_files import absent_line, not_a_cache, resolved, stranger
 
 _SCHEMA = """CREATE TABLE IF NOT EXISTS calls (
     key TEXT PRIMARY KEY, endpoint TEXT NOT NULL, model TEXT NOT NULL, reply TEXT NOT NULL,
@@ -261,7 +261,7 @@ def refuse_stranger(path: Path, done: str) -> None:
     """Refuse a file at the call cache's path (or named by a link there) that is not sqlite at
     all, saying what the command does not do with it (`done`: read, used, deleted) and that
     moving or deleting it is the user's (`not_a_cache`); else return."""
-    if path.is_file() and not is_cache_file(path):
+    if stranger(path):
         raise not_a_cache(path, "call cache", done)
 
 

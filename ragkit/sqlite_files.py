@@ -6,8 +6,8 @@ its write-ahead log and shared-memory index, and, for a cache on read-only media
 prepared on one machine and mounted read-only elsewhere, an immutable file), `cannot_write`
 to tell, `ReadOnlyFile` to read it (`connect_read_only`), `read_only_errors` for its errors
 (a damaged one cannot be cleared there) and `ReadOnlyCache` for what it cannot keep; and
-`resolved`, where a cache path leads (a link loop one line), and `not_a_cache`, the line
-for a file there that is not sqlite at all. What
+`resolved`, where a cache path leads (a link loop one line), and `stranger` and
+`not_a_cache`: whether a file there is not sqlite at all, and the line for one. What
 it is not: either cache
 (`ragkit.cache`, `ragkit.embed.cache`), nor a general sqlite layer; each cache opens its own
 connections.
@@ -61,7 +61,7 @@ def sqlite_errors(path: Path, what: str, clear: tuple[str, str]) -> Iterator[Non
     except sqlite3.DatabaseError as exc:
         reason = str(exc)
         if any(sign in reason.lower() for sign in _DAMAGE_SIGNS):
-            if _stranger(path):  # `clear[0]` refuses it: say what works instead
+            if stranger(path):  # `clear[0]` refuses it: say what works instead
                 raise not_a_cache(path, what, "used") from None
             raise DamagedCache(f"{path}: the {what} is damaged ({reason}); run `{clear[0]}` or "
                                f"delete the file ({clear[1]})", path, reason) from None
@@ -134,7 +134,7 @@ def not_a_cache(path: Path, what: str, done: str) -> CacheUnusable:
                          f"move or delete it yourself")
 
 
-def _stranger(path: Path) -> bool:
+def stranger(path: Path) -> bool:
     """A regular file at `path` (through a link too) that `is_cache_file` says is not one."""
     try:
         return path.is_file() and not is_cache_file(path)
