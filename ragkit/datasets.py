@@ -36,9 +36,13 @@ def load_shipped(root: Path | str, skip_bad: bool = False) -> Dataset:
     The project's own data uses a `corpus/` folder; a `documents.jsonl` beside `golden/`
     (one `{"id", "text", "title"?, "metadata"?}` per line) lets users label their own corpus.
     `skip_bad` leaves out a bad file of `corpus/` and the questions about it (`without_skipped`).
+    A folder holding both is refused (RagkitError): one of them was read without a word.
     """
     root = Path(root)
     jsonl = root / "documents.jsonl"
+    if jsonl.is_file() and (root / "corpus").is_dir():
+        raise RagkitError(f"{root}: holds both documents.jsonl and corpus/, two sets of "
+                          f"documents; keep the one the golden questions are about")
     documents = (load_documents_jsonl(jsonl) if jsonl.is_file()
                  else load_folder(root / "corpus", skip_bad))
     queries = without_skipped(load_golden(root / "golden"), documents, root / "golden")

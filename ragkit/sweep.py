@@ -65,14 +65,19 @@ def _tag(params: Mapping[str, Any]) -> str:
 
 
 def check_grid(grid: Mapping[str, Sequence[Any]]) -> None:
-    """A grid with no parameter, or a parameter with no (or an empty) value, is an error."""
+    """A grid with no parameter, or a parameter with no (or an empty) value, is an error; so
+    is a value given twice (`chunk_size=256,256` ran the same point twice, two rows of the
+    table and two marks on the plot for one result)."""
     if not grid:
         raise RagkitError("sweep needs at least one --param NAME=V1,V2")
     for name, values in grid.items():
+        shown = ",".join(map(str, values))
         if not values or any(isinstance(v, str) and not v.strip() for v in values):
-            shown = ",".join(map(str, values))
             raise RagkitError(f"--param {name}={shown}: a sweep needs values, "
                               f"e.g. {name}=V1,V2 (no empty ones)")
+        twice = [v for i, v in enumerate(values) if v in values[:i]]
+        if twice:
+            raise RagkitError(f"--param {name}={shown}: {twice[0]} is given twice")
 
 
 def source_fingerprint() -> str:

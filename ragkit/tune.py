@@ -111,10 +111,16 @@ def evaluate(lists: CandidateLists, judgments: Judgments, fusions: Mapping, k: i
 def sweep_alpha(lists: CandidateLists, judgments: Judgments, alphas: Sequence[float] = ALPHAS,
                 k: int = 20, normalization: str = "minmax") -> dict[float, pd.DataFrame]:
     """α → per-query metrics of the convex fusion with dense weight α."""
+    check_alphas(alphas)
+    return evaluate(lists, judgments, {a: convex(a, normalization) for a in alphas}, k)
+
+
+def check_alphas(alphas: Sequence[float]) -> None:
+    """Refuse (RagkitError) a dense weight α outside [0, 1]; `ragkit tune` asks before it
+    loads any data (1.5 was refused only after the index was built)."""
     for alpha in alphas:
         if not 0 <= alpha <= 1:
             raise RagkitError(f"a dense weight α must lie in [0, 1], got {alpha}")
-    return evaluate(lists, judgments, {a: convex(a, normalization) for a in alphas}, k)
 
 
 def sweep_rrf_k(lists: CandidateLists, judgments: Judgments, ks: Sequence[int] = RRF_KS,

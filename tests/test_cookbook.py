@@ -218,6 +218,7 @@ def test_wrong_type_exits_2_before_anything_runs(tmp_path, capsys):
 @pytest.mark.parametrize("param, message", [
     ("x=", "--param x=: a sweep needs values, e.g. x=V1,V2 (no empty ones)"),
     ("x=1,,2", "--param x=1,,2: a sweep needs values"),
+    ("x=1,2,1", "--param x=1,2,1: 1 is given twice"),  # it ran the same point twice
 ])
 def test_sweep_grid_without_values_exits_2(tmp_path, capsys, param, message):
     nb = _notebook(tmp_path / "01_tiny.ipynb", "raise SystemExit('must not run')")

@@ -181,6 +181,12 @@ def test_own_documents_jsonl_with_golden_queries(tmp_path):
         '{"id": "a", "text": "?", "golden": [{"doc_id": "refund", "span": "thirty days"}]}'])
     with pytest.raises(RagkitError, match=r"mine.jsonl:1: query 'a': field 'golden\[0\].span'"):
         load_dataset(tmp_path)
+    (tmp_path / "corpus").mkdir()  # a second set of documents beside the first: it was ignored
+    (tmp_path / "corpus" / "refund.md").write_text("Refunds within thirty days.\n")
+    with pytest.raises(RagkitError) as error:
+        load_dataset(tmp_path)
+    assert str(error.value) == (f"{tmp_path}: holds both documents.jsonl and corpus/, two sets "
+                                f"of documents; keep the one the golden questions are about")
 
 
 def test_beir_jsonl_files_read_directly_by_their_id_field(beir):

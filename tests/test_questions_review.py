@@ -490,3 +490,21 @@ def test_the_generated_questions_table_shows_each_span_on_one_line():
          "answer span": "(none: unanswerable)", "source": "refunds.md, Refunds"}]
     assert webhook["golden"][0]["span"] == span  # a view: the record is not touched
     assert list(question_preview([]).columns) == ["question", "answer span", "source"]
+
+
+@pytest.mark.parametrize("delimiter", [",", ";"])
+def test_a_sheet_saved_as_latin_1_names_the_row_and_column_of_its_first_bad_byte(
+        files, capsys, delimiter):
+    """A spreadsheet saved as Latin-1 was refused as "not UTF-8 text", no row or column."""
+    golden, sheet, accepted = files
+    rows = _rows(sheet)
+    rows[1]["notes"] = "a note\non two lines"  # a cell over two lines: rows are records
+    rows[2]["question"] = "What does the text state about -5 % in the café?"
+    _save(sheet, rows, delimiter)
+    sheet.write_bytes(sheet.read_text(encoding="utf-8-sig").encode("latin-1"))
+    assert main(["questions", "accept", str(sheet), "--golden", str(golden), "--out",
+                 str(accepted)]) == 2
+    assert capsys.readouterr().err == (f"ragkit: error: {sheet}: row 4, field 'question': not "
+                                       f"UTF-8 text (invalid continuation byte); save the "
+                                       f"sheet as CSV UTF-8\n")
+    assert not accepted.exists()

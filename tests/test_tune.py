@@ -266,6 +266,10 @@ def test_tune_without_dense_vectors_is_a_one_line_error(tmp_path, capsys):
     assert err.startswith("ragkit: error: tune weighs BM25 against dense") and err.count("\n") == 1
     assert main(["tune", str(data), "--embedder", "none", "--alphas", "0:1"]) == 2
     assert "expected START:STOP:STEP" in capsys.readouterr().err
+    # refused before the data is read: the folder named here does not exist
+    assert main(["tune", str(tmp_path / "absent"), "--alphas", "0.5,1.5"]) == 2
+    assert capsys.readouterr().err == ("ragkit: error: a dense weight α must lie in [0, 1], "
+                                       "got 1.5\n")
     assert main(["tune", str(data), "--metric", "Pass@20", "--k", "10"]) == 2
     assert "unknown metric 'Pass@20' (known at k = 10: Pass@5, Pass@10, R@5" in (
         capsys.readouterr().err)

@@ -5,7 +5,7 @@ import argparse
 import sys
 
 from ragkit.agent.result import calls_summary
-from ragkit.cli.argtypes import nonempty_path
+from ragkit.cli.argtypes import nonempty_path, written_path
 from ragkit.cli.options import (DEFAULT_RERANK, Help, chosen_rerank, clamp_k, load_index,
                                 positive_int, terminal_json, terminal_text)
 from ragkit.cli.fusion import add_fusion_options, fusion_given, fusion_settings
@@ -183,7 +183,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--args", default="{}", help='the tool input as JSON, e.g. \'{"pattern": '
                                                 '"calculate_refund"}\'')
     p.add_argument("--index", type=nonempty_path, help="index folder for docs_search")
-    p.add_argument("--notes", type=nonempty_path, help="folder notes_save writes to")
+    p.add_argument("--notes", type=written_path, help="folder notes_save writes to")
     p.add_argument("--approve", action="store_true",
                    help="approve write tools (default: every write is refused)")
     p.set_defaults(func=cmd_tool)

@@ -17,6 +17,16 @@ def nonempty_path(text: str) -> Path:
     return Path(text)
 
 
+def written_path(text: str) -> Path:
+    """argparse type for an output that must be a file or folder: `nonempty_path`, and not
+    '-', which a user means as standard output but which was written as a file named "-".
+    (`search --out` and `eval --per-query` take '-' and write to standard output.)"""
+    if text == "-":
+        raise argparse.ArgumentTypeError("'-' (standard output) is not supported here; "
+                                         "name a file or folder")
+    return nonempty_path(text)
+
+
 def positive_int(text: str) -> int:
     """argparse type for counts and cutoffs: a whole number ≥ 1."""
     try:

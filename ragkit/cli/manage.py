@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ragkit.cache import CallCache, DamagedCache, format_stats, missing, read_stats
 from ragkit.cache import default_cache_path, refuse_stranger, remove_database
-from ragkit.cli.argtypes import nonempty_path
+from ragkit.cli.argtypes import nonempty_path, written_path
 from ragkit.cli.options import Help
 from ragkit.corpus_cache import clear_corpora, corpora_folder
 from ragkit.documents import RagkitError
@@ -204,7 +204,7 @@ def add_parsers(sub) -> None:
     refresh = actions.add_parser("refresh", help="re-execute notebooks in place, with their "
                                  "own parameters, before committing them", formatter_class=Help)
     for one in (run, sweep):
-        one.add_argument("--out", type=nonempty_path, default=Path("results"),
+        one.add_argument("--out", type=written_path, default=Path("results"),
                          help="results folder; replaced only if empty or ragkit's own results")
     for one, many in ((run, "repeat for several (default: all)"),
                       (sweep, "once"),

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ragkit import questions as api  # a lazy face: each name loads on first use
 from ragkit.atomic import check_target
-from ragkit.cli.argtypes import nonempty_path
+from ragkit.cli.argtypes import nonempty_path, written_path
 from ragkit.cli.api_options import add_api_options
 from ragkit.cli.retrieval import print_skipped
 from ragkit.cli.options import Help, positive_int
@@ -111,7 +111,7 @@ def add_parsers(sub) -> None:
     p.add_argument("docs", type=nonempty_path,
                    help="documents JSONL, a folder, or a data set folder (anything `ragkit "
                         "index` reads)")
-    p.add_argument("--out", type=nonempty_path, required=True, help="the golden JSONL to write")
+    p.add_argument("--out", type=written_path, required=True, help="the golden JSONL to write")
     p.add_argument("--skip-bad", action="store_true",
                    help="leave out a folder's files that cannot be read, as `ragkit index "
                         "--skip-bad` does, and list them at the end")
@@ -137,7 +137,7 @@ def add_parsers(sub) -> None:
                             formatter_class=Help)
     p.add_argument("golden", type=nonempty_path,
                    help="golden JSONL from `ragkit questions generate`")
-    p.add_argument("--out", type=nonempty_path, required=True, help="the review CSV to write")
+    p.add_argument("--out", type=written_path, required=True, help="the review CSV to write")
     p.set_defaults(func=cmd_review)
 
     p = commands.add_parser("accept", help="fold a reviewed sheet back into golden JSONL",
@@ -145,5 +145,5 @@ def add_parsers(sub) -> None:
     p.add_argument("review", type=nonempty_path, help="the review CSV, keep column filled in")
     p.add_argument("--golden", type=nonempty_path, required=True,
                    help="the golden JSONL the sheet was made from")
-    p.add_argument("--out", type=nonempty_path, required=True, help="the accepted golden JSONL")
+    p.add_argument("--out", type=written_path, required=True, help="the accepted golden JSONL")
     p.set_defaults(func=cmd_accept)

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import redirect_stdout
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ragkit.atomic import check_target
-from ragkit.cli.argtypes import nonempty_path
+from ragkit.cli.argtypes import nonempty_path, written_path
 from ragkit.cli.options import (Help, add_batch_options, add_index_options, add_search_options,
                                 batch_mode, check_same_options, chosen_rerank, clamp_k,
                                 index_config, load_index, print_rerank_summary, print_usage)
@@ -155,9 +156,11 @@ def _precomputed(path: Path, config):
 def cmd_search(args: argparse.Namespace) -> None:
     # deferred: numpy, pandas and scipy load only when a command builds or reads an index
     from ragkit.pipeline import SearchConfig
-    from ragkit.runs import is_trec_run, write_trec
-    refuse_output_in_index(args.out, "--out")
-    check_target(args.out, is_trec_run, "a TREC run", folder=False)
+    from ragkit.runs import is_trec_run, trec_lines, write_trec
+    to_stdout = str(args.out) == "-"  # it wrote a file named "-"
+    if not to_stdout:
+        refuse_output_in_index(args.out, "--out")
+        check_target(args.out, is_trec_run, "a TREC run", folder=False)
     pipeline = load_index(args.index)
     queries = load_queries_jsonl(args.queries)
     if not queries:  # it wrote an empty run and said "wrote 0 queries"
@@ -178,14 +181,19 @@ def cmd_search(args: argparse.Namespace) -> None:
     else:
         args.k = depth = clamp_k(args.k, len(pipeline.chunks))
     tally = {"lines": 0, "short": 0, "empty": 0}  # what the run holds, counted as written
-    write_trec(args.out, _rankings(pipeline, queries, (depth, args.k), config, shape, tally),
-               tag=args.tag or args.mode)
-    print_rerank_summary(pipeline)
-    print(_wrote(len(queries), args.k, "document" if args.level == "doc" else "chunk",
-                 tally, args.out))
+    rankings = _rankings(pipeline, queries, (depth, args.k), config, shape, tally)
+    if to_stdout:  # the run alone on stdout, so `> run.txt` or a pipe gets a clean run
+        sys.stdout.writelines(trec_lines(rankings, tag=args.tag or args.mode))
+        sys.stdout.flush()
+    else:
+        write_trec(args.out, rankings, tag=args.tag or args.mode)
+    with redirect_stdout(sys.stderr if to_stdout else sys.stdout):
+        print_rerank_summary(pipeline)
+        print(_wrote(len(queries), args.k, "document" if args.level == "doc" else "chunk",
+                     tally, "standard output" if to_stdout else args.out))
 
 
-def _wrote(n_queries: int, k: int, unit: str, tally: dict[str, int], out: Path) -> str:
+def _wrote(n_queries: int, k: int, unit: str, tally: dict[str, int], out: Path | str) -> str:
     """The line that says what the run holds: "N queries × top k" only when every query
     filled its k, else the lines written (BM25 matches only the chunks holding a query word,
     so "1 query × top 8 chunks" over 2 lines over-reported)."""
@@ -242,7 +250,7 @@ def add_parsers(sub) -> None:
     p.add_argument("docs", type=nonempty_path,
                    help="documents JSONL, a folder (Markdown, text, code, PDF, HTML, Word "
                         "files), one PDF, HTML or Word file, or a data set")
-    p.add_argument("--out", type=nonempty_path, required=True, help="index folder to write")
+    p.add_argument("--out", type=written_path, required=True, help="index folder to write")
     p.add_argument("--store", default=None,
                    help="where the rows live: memory (arrays in --out; the default) | milvus "
                         "(Milvus Lite file in --out, or $MILVUS_URI) | milvus:http://HOST:19530 "
@@ -273,7 +281,9 @@ def add_parsers(sub) -> None:
     p = sub.add_parser("search", help="search an index, write a TREC run", formatter_class=Help)
     p.add_argument("index", type=nonempty_path, help="index folder written by `ragkit index`")
     p.add_argument("--queries", type=nonempty_path, required=True, help='JSONL {"id", "text"}')
-    p.add_argument("--out", type=nonempty_path, required=True, help="TREC run file to write")
+    p.add_argument("--out", type=nonempty_path, required=True,
+                   help="TREC run file to write; '-' writes the run to standard output (and "
+                        "what it holds to standard error)")
     p.add_argument("--tag", default="", help="run tag (default: the mode)")
     p.add_argument("--level", default="chunk", choices=("chunk", "doc"),
                    help="rank chunks, or documents (each once, scored by its best chunk) "

@@ -195,10 +195,11 @@ def cmd_tune(args: argparse.Namespace) -> None:
     from ragkit.datasets import beir_splits, load_dataset
     from ragkit.evaluate import judge
     from ragkit.pipeline import Pipeline, SearchConfig
-    from ragkit.tune import (best_alpha, best_rrf_k, candidate_lists, check_metric, parse_grid,
-                             sweep_alpha, sweep_rrf_k, sweep_table)
+    from ragkit.tune import (best_alpha, best_rrf_k, candidate_lists, check_alphas,
+                             check_metric, parse_grid, sweep_alpha, sweep_rrf_k, sweep_table)
     check_metric(args.metric, args.k)  # bad options are refused before any work
     alphas, rrf_ks = parse_grid(args.alphas), parse_grid(args.rrf_ks, integer=True)
+    check_alphas(alphas)
     for value in rrf_ks:  # before any work
         check_rrf_k(value, "--rrf-ks: each k")
     # a BEIR folder is read by split: dev, as the other layouts default, else every qrels file

@@ -46,8 +46,8 @@ from ragkit.documents import (RagkitError, RagkitWarning, parse_golden, read_jso
 from ragkit.errors import not_a_file
 from ragkit.jsonl import parse_json
 from ragkit.loaders.folder import escaped
-from ragkit.questions.sheets import (COLUMNS, golden_missing, is_review_csv,  # noqa: F401
-                                    sheet_missing)
+from ragkit.questions.sheets import (COLUMNS, delimiter_of, golden_missing,  # noqa: F401
+                                    is_review_csv, sheet_missing, sheet_text)
 from ragkit.questions.spans import anchor
 from ragkit.sheet_cells import sheet_cell, unsheet_cell
 
@@ -193,15 +193,8 @@ def sheet_preview(path: Path | str, n: int = 4) -> pd.DataFrame:
 def _rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
     if not path.is_file():
         raise not_a_file(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:  # removed since
-        raise not_a_file(path) from None
-    except UnicodeDecodeError as exc:
-        raise RagkitError(f"{path}: not UTF-8 text ({exc.reason}); save the sheet as CSV "
-                          f"UTF-8") from None
-    header = text.split("\n", 1)[0]
-    delimiter = max((",", ";", "\t"), key=header.count)
+    text = sheet_text(path)
+    delimiter = delimiter_of(text.split("\n", 1)[0])
     csv.field_size_limit(max(csv.field_size_limit(), len(text)))  # `write_review`'s own cells
     reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
     fields = [f.strip() for f in reader.fieldnames or []]

@@ -7,10 +7,14 @@ naming the sheets where it looked, or the command that writes one; `golden_missi
 the error for a golden set that is not a file, saying it is the JSONL the sheet was written
 from. Both `accept` (from Python) and `ragkit questions accept` give them: from Python it
 said only "review: a folder, not a file", nothing of the sheet inside it.
+`sheet_text(path)` reads a sheet's text, a byte that is not UTF-8 named by its row and
+column (a spreadsheet saved as Latin-1 had said only "not UTF-8 text").
 What it is not: the sheet's reader or writer (`ragkit.questions.review`).
 """
 from __future__ import annotations
 
+import csv
+import io
 from pathlib import Path
 
 from ragkit.errors import RagkitError, not_a_file
@@ -59,3 +63,29 @@ def golden_missing(path: Path) -> RagkitError:
     given = f" ({', '.join(found[:5])} in it)" if found else ""
     return RagkitError(f"{not_a_file(path)}; expected the golden questions JSONL file"
                        f"{given}, the one the review sheet was written from")
+
+
+def delimiter_of(header: str) -> str:
+    """The separator of a sheet's header row: a spreadsheet saves `,`, `;` or a tab."""
+    return max((",", ";", "\t"), key=header.count)
+
+
+def sheet_text(path: Path) -> str:
+    """The text of the sheet at `path` (UTF-8, a BOM dropped); a byte that is not UTF-8 is
+    one RagkitError naming its row (a CSV record, counted as `accept` counts them) and, past
+    the header, its column."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:  # removed since
+        raise not_a_file(path) from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        before = raw[:exc.start].decode("utf-8-sig", errors="replace") + "\ue000"  # the byte
+        rows = list(csv.reader(io.StringIO(before, newline=""),
+                               delimiter=delimiter_of(before.split("\n", 1)[0])))
+        column = len(rows[-1]) - 1
+        field = (f", field '{rows[0][column].strip()}'" if len(rows) > 1
+                 and column < len(rows[0]) else "")
+        raise RagkitError(f"{path}: row {len(rows)}{field}: not UTF-8 text ({exc.reason}); "
+                          f"save the sheet as CSV UTF-8") from None
