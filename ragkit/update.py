@@ -114,6 +114,22 @@ def changed_documents(pipeline, documents: Sequence[Document],
     return changed, [doc_id for doc_id in before if doc_id not in given]
 
 
+def stale_documents(pipeline, documents: Sequence[Document],
+                    chunks: Sequence[Chunk] | None = None) -> list[Document]:
+    """Of `documents` the index holds, those it holds an older text of: they chunk now to
+    other text or offsets (a file edited since the build). What `eval --index` refuses: a
+    span is placed in the document's text and judged by the chunks' offsets
+    (`ragkit.evaluate.judge`), so an edited document was scored by its old chunks against
+    its new text. Unlike `changed_documents`, a change of metadata or context alone (a title,
+    or a path that a JSONL export of the folder left out) is not stale: the spans still land
+    in the chunks that hold them. Chunks without contexts: no Claude call, no embedding."""
+    probe, _ = contextualized_chunks(documents, replace(pipeline.config,
+                                                        contextualizer="none"), chunks)
+    key = lambda c: (c.id, c.text, c.start, c.end)  # noqa: E731
+    now, before = _by_doc(probe, key), _by_doc(pipeline.chunks, key)
+    return [d for d in documents if d.id in before and now.get(d.id) != before[d.id]]
+
+
 def relabelled(pipeline, changed: Sequence[Document]) -> dict[str, list[Chunk]]:
     """Of the `changed` documents of an index whose contexts Claude wrote, those whose chunks
     differ from the index's in metadata alone (e.g. a new title): doc id → the new chunks,

@@ -15,6 +15,7 @@ from ragkit import standin
 from ragkit.agent.loop import PARALLEL_PROMPT, SYSTEM, run_agent, sources, tool_choice
 from ragkit.agent.tool import Tool, ToolContext
 from ragkit.cli import main
+from ragkit.errors import RagkitError
 from ragkit.llm import LLM, make_client
 
 FILES = {"pay/refund.py": "def calculate_refund(order):\n    return order.total - order.discount\n",
@@ -234,6 +235,25 @@ def test_ragkit_ask_agent_against_a_loopback_server(tool_modules, monkeypatch, t
     assert "needs both --agent and --root" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("option, value", [("--trace", "t.jsonl"), ("--max-turns", "3")])
+def test_an_agent_option_without_agent_is_refused_not_ignored(tmp_path, monkeypatch, capsys,
+                                                             option, value):
+    """`ask --index DIR --trace t.jsonl` answered from the index, exit 0, and wrote no trace."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["ask", "--index", "idx", option, value, "refund deadline"]) == 2
+    assert capsys.readouterr().err == (f"ragkit: error: {option} is for the agent: give it "
+                                       f"with --agent --root DIR\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ask_help_shows_the_loops_own_turn_limit(capsys):
+    from ragkit.agent.loop import MAX_TURNS
+    with pytest.raises(SystemExit):
+        main(["ask", "--help"])
+    assert f"agent turns at most (default: {MAX_TURNS}, the loop's MAX_TURNS)" in " ".join(
+        capsys.readouterr().out.split())
+
+
 def limit_script() -> Script:
     """Six greps in turn 1 (they run); four reads in turn 2, the limit with --max-turns 2."""
     return Script([use(f"g{i}", "grep", pattern=p) for i, p in enumerate(
@@ -333,3 +353,30 @@ def test_no_tool_calls_seconds_include_loading_the_argument_checker(tmp_path):
              for call in record["tool_calls"]]
     assert [c["name"] for c in calls[:2]] == ["grep", "grep"]
     assert max(c["seconds"] for c in calls) < 1.0, [c["seconds"] for c in calls]
+
+
+@pytest.mark.parametrize("question, turns, said", [
+    ("Find the bug", 0, "max_turns must be at least 1, got 0"),
+    ("Find the bug", -3, "max_turns must be at least 1, got -3"),
+    ("  ", 8, "the question is empty"),
+])
+def test_run_agent_refuses_no_turns_or_no_question_before_any_call(tmp_path, question, turns,
+                                                                    said):
+    """0 turns made no call and wrote no trace: notebook 05 stopped a cell later on "no such
+    trace file", where `ragkit ask --max-turns 0` was refused."""
+    class NoCalls:
+        def create(self, **params):
+            raise AssertionError("no call may be made")
+    with pytest.raises(RagkitError, match=f"^{said}$"):
+        run_agent(question, [], ToolContext(root=tmp_path), llm=NoCalls(), max_turns=turns,
+                  trace=tmp_path / "t.jsonl")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_notebook_05_with_no_turns_names_the_parameter(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    done = subprocess.run([str(Path(sys.executable).parent / "ragkit"), "cookbook", "run",
+                           "--notebook", "05", "--out", str(tmp_path / "out"), "-p",
+                           "max_turns=0"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2
+    assert "RagkitError: max_turns must be at least 1, got 0" in done.stdout + done.stderr

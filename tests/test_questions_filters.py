@@ -189,6 +189,9 @@ def test_kind_shares_split_n_by_largest_remainder_and_bad_ones_are_refused():
                                               r"1e\+06, got '(inf|1e308)'"):  # traceback
             parse_kinds(huge)
     assert quotas(3, parse_kinds("lexical=1e6,paraphrase=1")) == {"lexical": 3, "paraphrase": 0}
+    for twice in ("lexical,lexical", "lexical=1,paraphrase,lexical=5"):  # the last one won
+        with pytest.raises(RagkitError, match=r"^--kinds: 'lexical' is given twice$"):
+            parse_kinds(twice)
 
 
 def test_the_source_names_the_page_and_heading_path_of_the_span(tmp_path):

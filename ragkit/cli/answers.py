@@ -20,6 +20,9 @@ def cmd_ask(args: argparse.Namespace) -> None:
     if not args.question.strip():
         raise RagkitError("the question is empty")
     args.question = composed(check_query_length(args.question, "the question"))
+    given = [o for o, v in (("--trace", args.trace), ("--max-turns", args.max_turns)) if v]
+    if given and not args.agent:  # an answer from --index has no turns: it was ignored
+        raise RagkitError(f"{given[0]} is for the agent: give it with --agent --root DIR")
     if args.agent or args.root:
         if args.rerank is not None:  # docs_search ranks as its tool does; it was ignored
             raise RagkitError("--rerank is for an answer from --index; the agent's docs_search "
@@ -111,9 +114,10 @@ def _ask_agent(args: argparse.Namespace) -> None:
     names = ["grep", "glob", "read_file"] + (["docs_search"] if pipeline is not None else [])
     llm = _llm("the offline stand-in program drives the loop (a fixed search-read-answer "
                "heuristic, no cost)")
+    turns = {"max_turns": args.max_turns} if args.max_turns else {}  # else the loop's own
     result = run_agent(args.question, [TOOLS[n] for n in names],
                        ToolContext(root=args.root.resolve(), pipeline=pipeline), llm=llm,
-                       max_turns=args.max_turns, trace=args.trace)
+                       trace=args.trace, **turns)
     print(terminal_text(result.answer))
     for number, source in enumerate(result.sources, start=1):
         print(terminal_text(f"[{number}] {source}"))
@@ -160,7 +164,8 @@ def add_parsers(sub) -> None:
     p.add_argument("--root", type=nonempty_path, help="folder the agent's file tools may read")
     p.add_argument("--trace", type=nonempty_path, metavar="FILE.jsonl",
                    help="write the agent's turns as a JSONL trace")
-    p.add_argument("--max-turns", type=positive_int, default=8, help="agent turns at most")
+    p.add_argument("--max-turns", type=positive_int,
+                   help="agent turns at most (default: 8, the loop's MAX_TURNS)")
     p.add_argument("--k", type=positive_int, default=5,
                    help="passages retrieved (before the budget)")
     p.add_argument("--rerank", default=None,

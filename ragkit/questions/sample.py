@@ -57,6 +57,8 @@ def parse_kinds(text: str | None) -> dict[str, float]:
         name = name.strip()
         if name not in KINDS:
             raise RagkitError(f"--kinds: unknown kind '{name}' (known: {', '.join(KINDS)})")
+        if name in shares:  # the last weight was kept, silently
+            raise RagkitError(f"--kinds: '{name}' is given twice")
         try:
             value = float(weight) if weight else 1.0
         except ValueError:
