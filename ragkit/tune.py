@@ -111,23 +111,26 @@ def evaluate(lists: CandidateLists, judgments: Judgments, fusions: Mapping, k: i
 def sweep_alpha(lists: CandidateLists, judgments: Judgments, alphas: Sequence[float] = ALPHAS,
                 k: int = 20, normalization: str = "minmax") -> dict[float, pd.DataFrame]:
     """α → per-query metrics of the convex fusion with dense weight α."""
-    check_alphas(alphas)
+    check_sweep_points(alphas)
     return evaluate(lists, judgments, {a: convex(a, normalization) for a in alphas}, k)
 
 
-def check_alphas(alphas: Sequence[float]) -> None:
-    """Refuse (RagkitError) a dense weight α outside [0, 1]; `ragkit tune` asks before it
-    loads any data (1.5 was refused only after the index was built)."""
+def check_sweep_points(alphas: Sequence[float], rrf_ks: Sequence[int] = (),
+                 label: str = "RRF k") -> None:
+    """Refuse (RagkitError) a dense weight α outside [0, 1], or an RRF k that
+    `ragkit.config.check_rrf_k` refuses (named by `label`); `ragkit tune` asks before it
+    loads any data (α = 1.5 was refused only after the index was built)."""
     for alpha in alphas:
         if not 0 <= alpha <= 1:
             raise RagkitError(f"a dense weight α must lie in [0, 1], got {alpha}")
+    for value in rrf_ks:
+        check_rrf_k(value, label)
 
 
 def sweep_rrf_k(lists: CandidateLists, judgments: Judgments, ks: Sequence[int] = RRF_KS,
                 k: int = 20) -> dict[int, pd.DataFrame]:
     """RRF k → per-query metrics of reciprocal rank fusion with that k."""
-    for value in ks:
-        check_rrf_k(value, "RRF k")
+    check_sweep_points((), ks)
     return evaluate(lists, judgments, {value: reciprocal(value) for value in ks}, k)
 
 

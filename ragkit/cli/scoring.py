@@ -12,7 +12,6 @@ from ragkit.cli.options import (DEFAULT_RERANK, Help, add_index_options, add_sea
 from ragkit.cli.fusion import fusion_given, fusion_settings
 from ragkit.cli.golden import warn_unsplit, with_questions
 from ragkit.cli.retrieval import batch_size, held_per_query
-from ragkit.config import check_rrf_k
 from ragkit.documents import RagkitError
 from ragkit.errors import not_a_file
 from ragkit.index_owner import refuse_output_in_index
@@ -115,8 +114,7 @@ def _eval_dataset(args: argparse.Namespace) -> None:
     if not judged:  # all unanswerable: nothing to rank against (it printed an empty table)
         raise RagkitError(f"{args.dataset}: no question with golden items to score (all "
                           f"{len(data.queries)} are unanswerable)")
-    modes = args.mode or (["bm25", "dense", "hybrid"] if pipeline.has_dense
-                          else ["bm25"])
+    modes = args.mode or (["bm25", "dense", "hybrid"] if pipeline.has_dense else ["bm25"])
     fusion = fusion_settings(args, modes)
     rerank = {m: _mode_rerank(m, args.rerank) for m in modes}
     for name in set(rerank.values()) - {"none"}:
@@ -195,13 +193,11 @@ def cmd_tune(args: argparse.Namespace) -> None:
     from ragkit.datasets import beir_splits, load_dataset
     from ragkit.evaluate import judge
     from ragkit.pipeline import Pipeline, SearchConfig
-    from ragkit.tune import (best_alpha, best_rrf_k, candidate_lists, check_alphas,
+    from ragkit.tune import (best_alpha, best_rrf_k, candidate_lists, check_sweep_points,
                              check_metric, parse_grid, sweep_alpha, sweep_rrf_k, sweep_table)
     check_metric(args.metric, args.k)  # bad options are refused before any work
     alphas, rrf_ks = parse_grid(args.alphas), parse_grid(args.rrf_ks, integer=True)
-    check_alphas(alphas)
-    for value in rrf_ks:  # before any work
-        check_rrf_k(value, "--rrf-ks: each k")
+    check_sweep_points(alphas, rrf_ks, "--rrf-ks: each k")  # before any work
     # a BEIR folder is read by split: dev, as the other layouts default, else every qrels file
     # (it tuned on qrels/test.tsv alone, whatever --split said)
     loaded = args.split or ("dev" if "dev" in beir_splits(args.dataset) else "all")
