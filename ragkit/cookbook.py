@@ -8,9 +8,9 @@
 - `refresh()`: re-executes notebooks in place (what a contributor runs before committing).
 - `record`, `record_metrics`, `finding` (`ragkit.record`): called from a notebook; store
   a table, number or the one-line finding for the report (a no-op interactively).
-- `data_banner`, `parameters_banner`, `check_depth`, `check_every`, `live`, `skip_unless`,
-  `prose`, `counted` ("1 question", "2 questions"), `escaped` (text of the data printed
-  with its escape sequences shown, not obeyed)
+- `data_banner`, `parameters_banner`, `check_depth`, `check_every`, `check_folder`,
+  `check_count`, `live`, `skip_unless`, `prose`, `counted` ("1 question", "2 questions"),
+  `escaped` (text of the data printed with its escape sequences shown, not obeyed)
   and what a section needs from the data (`ragkit.notebook_data`; the checks:
   `ragkit.notebook_params`): called from a notebook, so it runs on any folder in the shipped
   layout (`raw_corpus`: the raw files 06 and 07 grep, also for a `documents.jsonl`).
@@ -59,8 +59,9 @@ from ragkit.notebook_data import (context_example, data_banner, data_label, docu
                                   example_question, is_shipped, joined, korean_questions,
                                   leaders, parameters_banner, prose, raw_corpus, replay_path,
                                   skip_unless)
-from ragkit.notebook_params import (check_depth, check_every, check_splits, declared_parameters,
-                                    live, parameters_for, parse_value)
+from ragkit.notebook_params import (check_count, check_depth, check_every, check_folder,
+                                    check_splits, declared_parameters, live, parameters_for,
+                                    parse_value)
 # MARKER, execute, is_results, notebook_paths: importable from here too, as before
 from ragkit.notebook_runner import MARKER, RESULTS, execute, is_results, mark, notebook_paths
 from ragkit.progress import note
@@ -71,11 +72,12 @@ from ragkit.run_progress import progress_seconds
 from ragkit.stale_temp import scratch
 from ragkit.sweep import sweep
 
-__all__ = ["check_depth", "check_every", "context_example", "counted", "data_banner",
-           "data_label", "document_kind", "escaped", "example_question", "finding", "is_results",
-           "is_shipped", "joined", "korean_questions", "leaders", "live", "notebook_paths",
-           "parameters_banner", "parameters_for", "parse_value", "prose", "raw_corpus", "record",
-           "record_metrics", "refresh", "replay_path", "run_cookbook", "skip_unless", "sweep"]
+__all__ = ["check_count", "check_depth", "check_every", "check_folder", "context_example",
+           "counted", "data_banner", "data_label", "document_kind", "escaped", "example_question",
+           "finding", "is_results", "is_shipped", "joined", "korean_questions", "leaders", "live",
+           "notebook_paths", "parameters_banner", "parameters_for", "parse_value", "prose",
+           "raw_corpus", "record", "record_metrics", "refresh", "replay_path", "run_cookbook",
+           "skip_unless", "sweep"]
 
 REFRESH_PREFIX = ".ragkit-refresh-"  # + PID.HOST-*: where `refresh` executes a notebook
 

@@ -11,7 +11,8 @@ parameter whose default is a string keeps the text as typed (`-p split=2024` is 
 Types must match the default's: an int default takes whole numbers, a float default any
 number, a bool default only true/false; a `None` default takes anything.
 
-`check_depth(k)` and `check_every(every)`: values a notebook refuses in its first cell.
+`check_depth(k)`, `check_every(every)`, `check_count(name, value)` and `check_folder(name,
+value)`: values a notebook refuses in its first cell.
 `check_splits`: a `split` (or `tune_split`) the data's questions lack, refused before any
 kernel starts — each notebook reading it stopped on its own cell with the same error.
 
@@ -233,5 +234,25 @@ def check_depth(k: object, needed: int = 20) -> None:
 def check_every(every: object) -> None:
     """Refuse a step `every` (every N-th question) below 1: `[::0]` was "slice step cannot be
     zero" once the index was built, and a negative step reverses the questions."""
-    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-        raise RagkitError(f"parameter every = {every!r}: give a whole number every >= 1")
+    check_count("every", every)
+
+
+def check_count(name: str, value: object) -> None:
+    """Refuse a count parameter `name` that is not a whole number ≥ 1, naming it: notebook 08
+    with `n_questions=0` stopped after its index was built, on "n must be at least 1"."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise RagkitError(f"parameter {name} = {value!r}: give a whole number {name} >= 1")
+
+
+def check_folder(name: str, value: object) -> Path:
+    """The folder a notebook parameter `name` names, resolved; anything else is refused
+    naming the parameter. Notebook 05 with `code_root=/nonexistent` ran to exit 0, every
+    tool call an error, and reported that the planted instruction never reached the agent."""
+    path = Path(str(value)).expanduser() if isinstance(value, (str, Path)) else None
+    if path is None or not str(value).strip():
+        raise RagkitError(f"parameter {name} = {value!r}: give a folder")
+    if not path.is_dir():
+        raise RagkitError(f"parameter {name} = {value!r}: "
+                          + ("a file, not a folder" if path.exists() else "no such folder"))
+    return path.resolve()
+

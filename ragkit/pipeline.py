@@ -170,6 +170,8 @@ class Pipeline:
         top `config.candidates` (at least k), ties at either cut included. With a reranker,
         the first stage's top `rerank_candidates` go through it (`_rerank`).
         """
+        if isinstance(texts, str):  # each of its characters was searched as a query
+            raise RagkitError("search takes a list of query texts, got one string; give [text]")
         check_positive(k, "k")
         if config.rerank != "none":
             return self._rerank(texts, k, config)

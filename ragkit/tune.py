@@ -84,12 +84,14 @@ def fusion_methods(alpha: float = 0.6, rrf_k: int = 60) -> dict[str, Fusion]:
     }
 
 
-def check_metric(metric: str, k: int = 20) -> None:
-    """Refuse a metric name that a sweep at cutoff k does not score (`score_run`'s columns)."""
+def check_metric(metric: str, k: int = 20, name: str = "") -> None:
+    """Refuse a metric name that a sweep at cutoff k does not score (`score_run`'s columns);
+    `name`: the notebook parameter that gave it, named first."""
     ks, ndcg_k = cutoffs(k)
     known = [*(f"Pass@{c}" for c in ks), *(f"R@{c}" for c in ks), "MRR", f"nDCG@{ndcg_k}"]
     if metric not in known:
-        raise RagkitError(f"unknown metric '{metric}' (known at k = {k}: {', '.join(known)})")
+        raise RagkitError((f"parameter {name} = {metric!r}: " if name else "") +
+                          f"unknown metric '{metric}' (known at k = {k}: {', '.join(known)})")
 
 
 def _judged(lists: CandidateLists, judgments: Judgments) -> Judgments:

@@ -359,6 +359,7 @@ def test_no_tool_calls_seconds_include_loading_the_argument_checker(tmp_path):
     ("Find the bug", 0, "max_turns must be at least 1, got 0"),
     ("Find the bug", -3, "max_turns must be at least 1, got -3"),
     ("  ", 8, "the question is empty"),
+    ("Find the bug", 8, "{root}/absent: the tools' root is not a folder"),
 ])
 def test_run_agent_refuses_no_turns_or_no_question_before_any_call(tmp_path, question, turns,
                                                                     said):
@@ -367,9 +368,11 @@ def test_run_agent_refuses_no_turns_or_no_question_before_any_call(tmp_path, que
     class NoCalls:
         def create(self, **params):
             raise AssertionError("no call may be made")
-    with pytest.raises(RagkitError, match=f"^{said}$"):
-        run_agent(question, [], ToolContext(root=tmp_path), llm=NoCalls(), max_turns=turns,
+    root = tmp_path / "absent" if "{root}" in said else tmp_path
+    with pytest.raises(RagkitError) as error:
+        run_agent(question, [], ToolContext(root=root), llm=NoCalls(), max_turns=turns,
                   trace=tmp_path / "t.jsonl")
+    assert str(error.value) == said.format(root=tmp_path)
     assert list(tmp_path.iterdir()) == []
 
 

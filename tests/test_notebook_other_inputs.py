@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ragkit.notebook_runner import execute
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -87,6 +89,38 @@ def test_folder_parameters_given_relative_are_read_from_where_ragkit_runs(tmp_pa
     assert _from_here("docs_dir", "../docs") == str(tmp_path / "docs")
 
 
+@pytest.mark.parametrize("param", ["review_folder=", "docs_dir=", "code_root= "])
+def test_an_empty_folder_parameter_is_refused_before_any_notebook_runs(tmp_path, param):
+    """`-p review_folder=` ran notebook 08 in notebooks/, its kernel's folder, and wrote the
+    generated set and review sheet there, exit 0; `docs_dir=` indexed notebooks/ itself."""
+    before = sorted(p.name for p in NOTEBOOKS.iterdir())
+    done = subprocess.run([str(RAGKIT), "cookbook", "run", "--notebook", "08", "-p", param,
+                           "--out", "out"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    name = param.split("=")[0]
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (f"ragkit: error: -p {name}=: empty; it would name the notebooks "
+                           f"folder, give a folder\n")
+    assert sorted(p.name for p in NOTEBOOKS.iterdir()) == before
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("param, said", [
+    ("code_root={tmp}/absent", "parameter code_root = '{tmp}/absent': no such folder"),
+    ("corpus_root={tmp}/note.md", "parameter corpus_root = '{tmp}/note.md': a file, not a "
+                                  "folder")])
+def test_notebook_05_refuses_a_folder_parameter_that_names_no_folder(tmp_path, param, said):
+    """`code_root=/nonexistent` ran to exit 0, every tool call an error, and the finding said
+    the planted instruction never reached the agent."""
+    (tmp_path / "note.md").write_text("# Note\n")
+    done = subprocess.run([str(RAGKIT), "cookbook", "run", "--notebook", "05", "-p",
+                           param.format(tmp=tmp_path), "--out", "out"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert f"RagkitError: {said.format(tmp=tmp_path)}" in summary
+
+
 def test_notebook_05_runs_on_another_code_folder(tmp_path):
     # before: KeyError 'same' -- no tool result held the planted injection, so the
     # counterfactual table had no columns
@@ -130,3 +164,24 @@ def test_a_notebook_reporting_pass20_stops_at_its_first_cell_on_a_shorter_list(t
     assert run["error"] == ("cell In [3]: RagkitError: parameter k = 10: this notebook reports "
                             "Pass@20 and Fail@20, which need a ranked list of at least 20; "
                             "give k >= 20")
+
+
+@pytest.mark.parametrize("param, said", [
+    ("metric=Pass@50", "parameter metric = 'Pass@50': unknown metric 'Pass@50' (known at k = "
+                       "20: Pass@5, Pass@10, Pass@20, R@5, R@10, R@20, MRR, nDCG@10)"),
+    ("default_config=hybrid, rrf", "parameter default_config = 'hybrid, rrf': not a "
+                                   "configuration; one of 'bm25'; 'dense'; 'hybrid'; 'hybrid "
+                                   "rrf'; 'hybrid 1/rank 0.6/0.4'; 'hybrid + rerank'; 'bm25, no "
+                                   "context'; 'dense, no context'; 'hybrid, no context'; "
+                                   "'hybrid rrf, no context'"),
+    ("n_questions=0", "parameter n_questions = 0: give a whole number n_questions >= 1")])
+def test_notebook_08_refuses_a_bad_choice_in_its_first_cell(tmp_path, param, said):
+    """They were refused (a bare KeyError for the metric) only after the questions were
+    written and the ladder ran: minutes on a real folder."""
+    done = subprocess.run([str(RAGKIT), "cookbook", "run", "--notebook", "08", "-p", param,
+                           "-p", "review_folder=review", "--out", "out"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert f"cell In [3]: RagkitError: {said} |" in summary
+    assert not (tmp_path / "review").exists()

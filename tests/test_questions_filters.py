@@ -221,9 +221,9 @@ def test_a_folder_too_small_for_questions_stops_with_one_line_not_a_keyerror(tmp
         report.require_kept()
     assert str(caught.value) == (
         "no answerable question was kept (0 of 10 asked; the filter table says where they "
-        "were lost): the comparison needs questions — give a folder with more text (a chunk "
-        "needs 20 words outside its headings) or ask for more (n_questions in notebook 08, --n "
-        "on the command line)")
+        "were lost): the comparison needs questions — give a folder with more text or larger "
+        "chunks (a chunk needs 20 words outside its headings: chunk_size in notebook 08, "
+        "--chunk-size on the command line) or ask for more (n_questions, --n)")
 
 
 def test_a_folder_smaller_than_the_quotas_keeps_every_kinds_share():

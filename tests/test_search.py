@@ -66,6 +66,15 @@ def test_non_positive_k_is_refused(twins, k):
         twins.run([Query("q", "refund")], k=k)
 
 
+@pytest.mark.parametrize("mode", ["bm25", "dense", "hybrid"])
+def test_one_string_is_refused_not_searched_character_by_character(twins, mode):
+    """`search("pump", 5)` searched "p", "u", "m", "p" and returned four empty rankings."""
+    with pytest.raises(RagkitError, match=r"^search takes a list of query texts, got one "
+                                          r"string; give \[text\]$"):
+        twins.search("refund within seven days", 5, SearchConfig(mode=mode))
+    assert len(twins.search(["refund within seven days"], 5, SearchConfig(mode=mode))) == 1
+
+
 def test_search_config_refuses_bad_depth_and_fusion():
     with pytest.raises(RagkitError, match="candidates must be a positive whole number, got 0"):
         SearchConfig(candidates=0)

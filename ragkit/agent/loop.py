@@ -182,14 +182,16 @@ def run_agent(question: str, tools: Sequence[Tool], context: ToolContext, *,
     """Run the loop on `question` (see the module docstring); never raises for tool trouble.
 
     `trace`: a path (a JSONL trace is written there, one record per turn) or an object with
-    `write(record)` (e.g. `ragkit.agent.trace.TraceWriter`), or None. An empty question or
-    a `max_turns` below 1 is a RagkitError before any call (0 turns wrote no trace, and
-    notebook 05 stopped later on "no such trace file").
+    `write(record)` (e.g. `ragkit.agent.trace.TraceWriter`), or None. An empty question,
+    a `max_turns` below 1 or a root that is not a folder is a RagkitError before any call
+    (0 turns wrote no trace, and notebook 05 stopped later on "no such trace file").
     """
     if not question.strip():
         raise RagkitError("the question is empty")
     if max_turns < 1:
         raise RagkitError(f"max_turns must be at least 1, got {max_turns}")
+    if not Path(context.root).is_dir():  # every tool call an error, the run "clean", exit 0
+        raise RagkitError(f"{context.root}: the tools' root is not a folder")
     llm = llm or LLM()
     run_tool = run_tool or _default_executor()
     gate.schema_checker()  # loaded now, untimed: no tool call's seconds include its import

@@ -5,6 +5,7 @@ import argparse
 import sys
 
 from ragkit.agent.result import calls_summary
+from ragkit.agent.tool import ToolContext  # light: the tools' context, no SDK
 from ragkit.cli.argtypes import nonempty_path, written_path
 from ragkit.cli.options import (DEFAULT_RERANK, Help, chosen_rerank, clamp_k, load_index,
                                 positive_int, terminal_json, terminal_text)
@@ -101,7 +102,6 @@ def _ask_agent(args: argparse.Namespace) -> None:
     """The agentic loop over the read-only tools (docs_search too with --index)."""
     # deferred: ragkit.agent (the loop loads the Anthropic client), only for ask --agent
     from ragkit.agent.loop import run_agent
-    from ragkit.agent.tool import ToolContext
     from ragkit.agent.tools import TOOLS
     if not (args.agent and args.root):
         raise RagkitError("the agent needs both --agent and --root DIR")
@@ -130,7 +130,6 @@ def cmd_tool(args: argparse.Namespace) -> int:
     """Run one agent tool through the gate and print its tool_result block as JSON."""
     # deferred: ragkit.agent (its tools load sqlite3 and tabulate), only for ragkit tool
     from ragkit.agent.gate import AllowAll, DenyAll, run_tool
-    from ragkit.agent.tool import ToolContext
     if not args.root.is_dir():
         raise RagkitError(f"--root {args.root}: not a folder")
     arguments = parse_json(args.args, "--args")

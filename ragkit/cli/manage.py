@@ -138,8 +138,14 @@ def _from_here(name: str, value: str) -> str:
     runs in the notebook's folder, where `-p docs_dir=my_docs` named nothing. A folder the
     notebook reads (`*_dir`, `*_root`) is taken from here when it exists here, else left as
     given (relative to the notebook, as the defaults are); a folder it writes (`*_folder`)
-    is always here."""
-    if not value or Path(value).is_absolute() or not name.endswith(("_dir", "_root", "_folder")):
+    is always here. An empty one is refused: the kernel read it as its own folder,
+    `notebooks/`, and notebook 08 wrote its review sheet there (exit 0)."""
+    if not name.endswith(("_dir", "_root", "_folder")):
+        return value
+    if not value.strip():
+        raise RagkitError(f"-p {name}=: empty; it would name the notebooks folder, give a "
+                          f"folder")
+    if Path(value).is_absolute():
         return value
     here = Path(os.path.normpath(Path(value).expanduser().absolute()))  # no "a/../b" recorded
     return str(here) if name.endswith("_folder") or here.exists() else value

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from contextlib import redirect_stdout
 from collections.abc import Callable, Iterator
+from contextlib import redirect_stdout
 from pathlib import Path
 
 from ragkit.atomic import check_target

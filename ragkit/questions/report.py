@@ -136,8 +136,9 @@ class Report:
         raise RagkitError(
             f"no answerable question was kept (0 of {sum(self.asked.values())} asked; the "
             f"filter table says where they were lost): the comparison needs questions — give "
-            f"a folder with more text (a chunk needs {MIN_WORDS} words outside its headings) "
-            f"or ask for more (n_questions in notebook 08, --n on the command line)")
+            f"a folder with more text or larger chunks (a chunk needs {MIN_WORDS} words "
+            f"outside its headings: chunk_size in notebook 08, --chunk-size on the command "
+            f"line) or ask for more (n_questions, --n)")
 
     def as_dict(self) -> dict:
         return {"asked": self.asked, "counts": self.counts, "model": self.model,

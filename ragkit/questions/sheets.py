@@ -9,7 +9,7 @@ from. Both `accept` (from Python) and `ragkit questions accept` give them: from 
 said only "review: a folder, not a file", nothing of the sheet inside it.
 `sheet_text(path)` reads a sheet's text, a byte that is not UTF-8 named by its row and
 column (a spreadsheet saved as Latin-1 had said only "not UTF-8 text").
-What it is not: the sheet's reader or writer (`ragkit.questions.review`).
+What it is not: the sheet's parser or writer (`ragkit.questions.review`).
 """
 from __future__ import annotations
 

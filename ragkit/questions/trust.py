@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau
 
-from ragkit.documents import Document, Golden, Query
+from ragkit.documents import Document, Golden, Query, RagkitError
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
 from ragkit.questions.choose import Configs, config_runs
 
@@ -54,6 +54,16 @@ def default_configs() -> Configs:
                 context, SearchConfig(fusion="weighted_rank"))
             out["hybrid + rerank"] = (context, SearchConfig(rerank="offline"))
     return out
+
+
+def check_default(name: object) -> None:
+    """Refuse a default configuration (notebook 08's `default_config`) that is not one of
+    `default_configs()`, listing them: it was refused only after the ladder ran, minutes on
+    a real folder, in a list joined with ", " that names such as "bm25, no context" hold."""
+    names = list(default_configs())
+    if name not in names:
+        raise RagkitError(f"parameter default_config = {name!r}: not a configuration; one of "
+                          + "; ".join(map(repr, names)))
 
 
 def as_queries(records: Sequence[dict]) -> list[Query]:
