@@ -28,13 +28,19 @@ from ragkit.runs import read_trec
 ])
 def test_an_empty_path_is_refused_naming_its_argument(tmp_path, monkeypatch, capsys, argv,
                                                       named):
+    _refused_by_the_parser(tmp_path, monkeypatch, capsys, argv, f"{named}: empty path")
+
+
+def _refused_by_the_parser(tmp_path, monkeypatch, capsys, argv: list[str], said: str) -> None:
+    """`ragkit ARGV` run in a folder holding refund.md: exit 2, the parser's last line ends in
+    "argument SAID", and nothing is written."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "refund.md").write_text("# Refunds\n\nRefunds are accepted within 7 days.\n")
     with pytest.raises(SystemExit) as exit_:
         main(argv)
     assert exit_.value.code == 2
     last = capsys.readouterr().err.rstrip().splitlines()[-1]
-    assert last.endswith(f": error: argument {named}: empty path")
+    assert last.endswith(f": error: argument {said}")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["refund.md"]  # nothing written
 
 
@@ -48,15 +54,9 @@ def test_a_dash_is_refused_where_standard_output_cannot_be_written(tmp_path, mon
                                                                    capsys, argv, named):
     """'-' was written as a file or folder named "-"; where the output is a folder or a file
     read back later, it is refused by the parser, naming the argument."""
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "refund.md").write_text("# Refunds\n\nRefunds are accepted within 7 days.\n")
-    with pytest.raises(SystemExit) as exit_:
-        main(argv)
-    assert exit_.value.code == 2
-    last = capsys.readouterr().err.rstrip().splitlines()[-1]
-    assert last.endswith(f": error: argument {named}: '-' (standard output) is not supported "
-                         f"here; name a file or folder")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["refund.md"]
+    _refused_by_the_parser(tmp_path, monkeypatch, capsys, argv,
+                           f"{named}: '-' (standard output) is not supported here; name a "
+                           f"file or folder")
 
 
 def test_search_out_dash_writes_the_run_to_standard_output(tmp_path):
