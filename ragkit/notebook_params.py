@@ -255,4 +255,3 @@ def check_folder(name: str, value: object) -> Path:
         raise RagkitError(f"parameter {name} = {value!r}: "
                           + ("a file, not a folder" if path.exists() else "no such folder"))
     return path.resolve()
-
