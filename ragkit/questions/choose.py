@@ -32,7 +32,7 @@ from ragkit.documents import Document, Query, RagkitError
 from ragkit.evaluate import judge, metric_decimals, score_run
 from ragkit.pipeline import Pipeline, SearchConfig
 from ragkit.stats import paired_test
-from ragkit.text_stats import joined
+from ragkit.text_stats import counted, joined
 
 Configs = dict[str, tuple[str, SearchConfig]]  # name -> (index key, search config)
 ALPHA = 0.05
@@ -102,14 +102,15 @@ def verdict(table: pd.DataFrame) -> str:
         rival = table.drop(index=default).iloc[0] if len(table) > 1 else None
         if rival is not None and (table[metric] == table.loc[default, metric]).all():
             return (f"On this folder, use {dflt}: every configuration ties with it at "
-                    f"{metric} {table.loc[default, metric]:.{d}f} on its {questions} questions, "
+                    f"{metric} {table.loc[default, metric]:.{d}f} on its "
+                    f"{counted(questions, 'question')}, "
                     f"so they cannot tell the configurations apart; more questions, harder "
                     f"ones, or smaller chunks (chunk_size) would.")
         tail = "" if rival is None else (
             f" (the best other, `{rival.name}`, {rival['Δ']:+.{d}f} {metric}, 95 % CI "
             f"{rival['95% CI low']:+.{d}f} … {rival['95% CI high']:+.{d}f})")
         return (f"On this folder, use {dflt}: no configuration scores a higher {metric} on "
-                f"its {questions} questions{tail}.")
+                f"its {counted(questions, 'question')}{tail}.")
     gain = (f"{row['Δ']:+.{d}f} {metric} over {dflt} (95 % CI {row['95% CI low']:+.{d}f} "
             f"… {row['95% CI high']:+.{d}f}, p = {row['p']:.3f}, Holm-adjusted "
             f"{row['Holm p']:.3f})")
