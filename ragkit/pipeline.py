@@ -163,13 +163,11 @@ class Pipeline:
 
     def search(self, texts: Sequence[str], k: int = 20,
                config: SearchConfig = SearchConfig()) -> list[Ranking]:
-        """Top-k (chunk id, score) per query text, in the tie-rule order (`ragkit.fusion`); a
-        k larger than the index returns what the index has (the CLI says so on stderr).
-
+        """Top-k (chunk id, score) per query text of the list `texts`, in the tie-rule order
+        (`ragkit.fusion`); a k past the index returns the whole index (the CLI says so).
         Single-retriever modes rank that retriever's scores; hybrid fuses each retriever's
-        top `config.candidates` (at least k), ties at either cut included. With a reranker,
-        the first stage's top `rerank_candidates` go through it (`_rerank`).
-        """
+        top `config.candidates` (at least k), ties at either cut included; with a reranker,
+        the first stage's top `rerank_candidates` go through it (`_rerank`)."""
         if isinstance(texts, str):  # each of its characters was searched as a query
             raise RagkitError("search takes a list of query texts, got one string; give [text]")
         check_positive(k, "k")

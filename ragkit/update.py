@@ -105,10 +105,9 @@ def changed_documents(pipeline, documents: Sequence[Document],
     config = pipeline.config
     if config.contextualizer == "claude":
         config = replace(config, contextualizer="none")
-    probe, _ = contextualized_chunks(documents, config, chunks)
     key = ((lambda c: replace(c, context="")) if config is not pipeline.config
            else (lambda c: c))
-    now, before = _by_doc(probe, key), _by_doc(pipeline.chunks, key)
+    now, before = _now_and_before(pipeline, documents, chunks, config, key)
     changed = [d for d in documents if now.get(d.id) != before.get(d.id)]
     given = {d.id for d in documents}
     return changed, [doc_id for doc_id in before if doc_id not in given]
@@ -123,10 +122,9 @@ def stale_documents(pipeline, documents: Sequence[Document],
     its new text. Unlike `changed_documents`, a change of metadata or context alone (a title,
     or a path that a JSONL export of the folder left out) is not stale: the spans still land
     in the chunks that hold them. Chunks without contexts: no Claude call, no embedding."""
-    probe, _ = contextualized_chunks(documents, replace(pipeline.config,
-                                                        contextualizer="none"), chunks)
-    key = lambda c: (c.id, c.text, c.start, c.end)  # noqa: E731
-    now, before = _by_doc(probe, key), _by_doc(pipeline.chunks, key)
+    now, before = _now_and_before(pipeline, documents, chunks,
+                                  replace(pipeline.config, contextualizer="none"),
+                                  lambda c: (c.id, c.text, c.start, c.end))
     return [d for d in documents if d.id in before and now.get(d.id) != before[d.id]]
 
 
@@ -158,6 +156,15 @@ def relabelled(pipeline, changed: Sequence[Document]) -> dict[str, list[Chunk]]:
 def _place(chunk: Chunk) -> tuple:
     """What a chunk's context and indexed text depend on: its id, text and offsets."""
     return chunk.id, chunk.text, chunk.start, chunk.end
+
+
+def _now_and_before(pipeline, documents: Sequence[Document], chunks: Sequence[Chunk] | None,
+                    config, key) -> tuple[dict[str, list], dict[str, list]]:
+    """Doc id → `key` of each chunk: of `documents` chunked now under `config` (no
+    embedding), and of the index's chunks — what `changed_documents` and `stale_documents`
+    compare, each by its own key."""
+    probe, _ = contextualized_chunks(documents, config, chunks)
+    return _by_doc(probe, key), _by_doc(pipeline.chunks, key)
 
 
 def _by_doc(chunks: Sequence[Chunk], key) -> dict[str, list]:
