@@ -248,9 +248,9 @@ def check_folder(name: str, value: object) -> Path:
     """The folder a notebook parameter `name` names, resolved; anything else is refused
     naming the parameter. Notebook 05 with `code_root=/nonexistent` ran to exit 0, every
     tool call an error, and reported that the planted instruction never reached the agent."""
-    path = Path(str(value)).expanduser() if isinstance(value, (str, Path)) else None
-    if path is None or not str(value).strip():
+    if not str(value).strip():
         raise RagkitError(f"parameter {name} = {value!r}: give a folder")
+    path = Path(str(value)).expanduser()
     if not path.is_dir():
         raise RagkitError(f"parameter {name} = {value!r}: "
                           + ("a file, not a folder" if path.exists() else "no such folder"))
