@@ -64,10 +64,11 @@ class SearchConfig:
     three reported sets (shipped test .787 vs .810, cookbook .719 vs .727, held-out .696 vs
     .743), and under the offline reranker it loses dev's leave-one-kind-out MRR (.807 vs
     .826), so weighted stays the default — tune α or RRF's k on your own labelled queries.
-    `candidates` is how deep each retriever's list goes before fusion (at least k; items
-    tied with the last one are kept too). `rrf_k` is RRF's k (fusion "rrf" only).
-    `rerank` names a reranker (`ragkit.rerank.get_reranker`; "none" = off) that reorders the
-    first stage's top `rerank_candidates`; off by default here, so a config states it.
+    `candidates` is how deep each retriever's list goes before fusion (items tied with the
+    last one are kept too; a k past it continues below, `fusion.fuse_deep`). `rrf_k` is
+    RRF's k (fusion "rrf" only). `rerank` names a reranker (`ragkit.rerank.get_reranker`;
+    "none" = off) that reorders the first stage's top `rerank_candidates` whatever k is;
+    off by default here, so a config states it.
     """
 
     mode: str = "hybrid"

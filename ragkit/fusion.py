@@ -78,9 +78,58 @@ def with_ties(fetch: Callable[[Sequence[str], int], list[Ranking]], texts: Seque
         depth *= 2
         for i, deeper in zip(open_, fetch([texts[i] for i in open_], depth)):
             results[i] = deeper
-    return [r if len(r) <= n else
-            [item for item in r if trec_score(item[1]) >= trec_score(r[n - 1][1])]
-            for r in results]
+    return [cut(r, n) for r in results]
+
+
+def cut(ranking: Ranking, n: int) -> Ranking:
+    """A ranking (in the tie-rule order) cut to its top `n` and every item tied with the
+    n-th."""
+    if len(ranking) <= n:
+        return ranking
+    last = trec_score(ranking[n - 1][1])
+    return [item for item in ranking if trec_score(item[1]) >= last]
+
+
+def continued(head: Ranking, deeper: Ranking, top: int) -> Ranking:
+    """`head`, then the items of `deeper` it lacks, in `deeper`'s order, to `top` in all.
+
+    What a ranking asked past its head adds *below* the head instead of re-deciding it. The
+    tail's scores are shifted by one constant so its best sits one single-precision step
+    below the head's last, and given at single precision: where the shift would merge two
+    scores there (or split a tie), a score is stepped down instead (or the tie kept). So
+    scores fall down the whole ranking and the tail keeps `deeper`'s order exactly, as a
+    TREC run of it needs; the tail's scores are not comparable with the head's.
+    """
+    if len(head) >= top:
+        return head[:top]
+    seen = {ident for ident, _ in head}
+    tail = [(ident, score) for ident, score in deeper if ident not in seen][:top - len(head)]
+    if not head or not tail:
+        return (head or tail)[:top]
+    scores = np.asarray([score for _, score in tail])
+    # a tie in `deeper` (equal at single precision) is one group, which keeps one score
+    group = np.concatenate(([0], np.cumsum(np.diff(scores.astype(np.float32)) != 0)))
+    first = np.flatnonzero(np.concatenate(([True], np.diff(group) > 0)))
+    wanted = _order_key(scores[first] + (float(head[-1][1]) - scores.max()))
+    # each group at most one single-precision step below the one before (the head's last
+    # first): key_g = min over i ≤ g of (wanted_i − (g − i)), a running minimum
+    steps = np.arange(1, len(first) + 1)
+    start, lowest = _order_key(np.array([head[-1][1], -np.inf]))
+    keys = np.minimum.accumulate(np.concatenate(([start], wanted + steps)))[1:] - steps
+    values = _from_order_key(np.maximum(keys, lowest))
+    return head + [(ident, value) for (ident, _), value in zip(tail, values[group].tolist())]
+
+
+def _order_key(values: np.ndarray) -> np.ndarray:
+    """Single-precision values as integers in the same order, one apart per representable
+    step (so "one step below" is "minus one")."""
+    bits = np.asarray(values, dtype=np.float32).view(np.int32).astype(np.int64)
+    return np.where(bits < 0, -(bits & 0x7FFFFFFF), bits)
+
+
+def _from_order_key(keys: np.ndarray) -> np.ndarray:
+    bits = np.where(keys < 0, (-keys) | 0x80000000, keys).astype(np.uint32)
+    return bits.view(np.float32).astype(np.float64)
 
 
 def rrf(rankings: Sequence[Ranking], k: int = 60, top: int | None = None) -> Ranking:
@@ -165,3 +214,19 @@ def fuse(rankings: Mapping[str, Ranking], method: str = "rrf",
     if method == "weighted_rank":
         return weighted_rank(lists, w, top=top)
     raise ValueError(f"unknown fusion '{method}' (known: {', '.join(FUSIONS)})")
+
+
+def fuse_deep(rankings: Mapping[str, Ranking], depth: int, top: int, method: str = "rrf",
+              weights: Mapping[str, float] | None = None, rrf_k: int = 60) -> Ranking:
+    """The top `top` of the fusion of each ranking's top `depth` (ties at the cut included),
+    `continued` past that head by the fusion of the whole rankings.
+
+    So a fused top never depends on how deep the ranking is asked for: fusing deeper lists
+    moves min-max floors and adds RRF terms, and with them the order of the top (asking a
+    hybrid search for 1,000 hits had changed its top 5).
+    """
+    head_lists = {name: cut(ranking, depth) for name, ranking in rankings.items()}
+    head = fuse(head_lists, method, weights, top, rrf_k)
+    if len(head) >= top or all(len(head_lists[n]) == len(r) for n, r in rankings.items()):
+        return head
+    return continued(head, fuse(rankings, method, weights, None, rrf_k), top)

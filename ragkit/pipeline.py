@@ -13,7 +13,7 @@ folder that is not an index); loading reads one version while a build replaces i
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +24,14 @@ from ragkit.config import MODES, IndexConfig, SearchConfig, check_positive
 from ragkit.dense import DenseIndex, embed_chunks
 from ragkit.documents import Chunk, Document, Query, RagkitError
 from ragkit.embed import get_embedder, is_registered
-from ragkit.fusion import Ranking, fuse, ranked, with_ties
+from ragkit.fusion import Ranking, continued, fuse_deep, ranked, with_ties
 from ragkit.index_checks import read_config
 from ragkit.index_folder import (FORMAT_VERSION, check_embedder, describe, embedder_record,
                                  is_index, read_bm25, read_dense, read_manifest, read_parents,
                                  read_stable, write_index)
 from ragkit.lexical import BM25
 from ragkit.prepare import contextualized_chunks
-from ragkit.rerank import Candidate, RerankStage, get_reranker
+from ragkit.rerank import Candidate, RerankStage, get_reranker, with_signals
 from ragkit.stores import StoreSpec, parse_store
 from ragkit.stores import milvus_index
 from ragkit.stores.memory import MemoryStore
@@ -166,8 +166,8 @@ class Pipeline:
         """Top-k (chunk id, score) per query text of the list `texts`, in the tie-rule order
         (`ragkit.fusion`); a k past the index returns the whole index (the CLI says so).
         Single-retriever modes rank that retriever's scores; hybrid fuses each retriever's
-        top `config.candidates` (at least k), ties at either cut included; with a reranker,
-        the first stage's top `rerank_candidates` go through it (`_rerank`)."""
+        top `config.candidates`, ties at either cut included, continued below for a k past
+        them (`fusion.fuse_deep`); a reranker reorders the top `rerank_candidates`."""
         if isinstance(texts, str):  # each of its characters was searched as a query
             raise RagkitError("search takes a list of query texts, got one string; give [text]")
         check_positive(k, "k")
@@ -177,25 +177,31 @@ class Pipeline:
             return [ranked(r, k) for r in self._bm25(texts, k)]
         if config.mode == "dense":
             return [ranked(r, k) for r in with_ties(self._dense, texts, k)]
-        # candidates in the tie-rule order too, so rank-based fusions rank ties by it
-        return [fuse(lists, config.fusion, config.weights, top=k, rrf_k=config.rrf_k)
+        return [self._fused(lists, config, k)
                 for lists in self.retriever_lists(texts, max(k, config.candidates))]
 
+    @staticmethod
+    def _fused(lists: dict[str, Ranking], config: SearchConfig, top: int) -> Ranking:
+        """The hybrid top `top` of retriever lists at least `config.candidates` deep."""
+        return fuse_deep(lists, config.candidates, top, config.fusion, config.weights,
+                         config.rrf_k)
+
     def _rerank(self, texts: Sequence[str], k: int, config: SearchConfig) -> list[Ranking]:
-        """First-stage top `rerank_candidates` → the reranker (failures fall back) → top k."""
+        """First-stage top `rerank_candidates` → the reranker (failures fall back) → top k; a
+        k past them continues in the first stage's order below them (`fusion.continued`)."""
         stage = self.rerank_stage(config.rerank)
         k = min(k, len(self.chunks))  # as in every mode: a k past the index is the whole index
-        return [stage(text, found, k)
-                for text, found in zip(texts, self.candidates(texts, config, k))]
+        out = [stage(text, found, k) for text, found in zip(texts, self.candidates(texts, config))]
+        if k <= config.rerank_candidates:
+            return out
+        first = self.search(texts, k, replace(config, rerank="none"))
+        return [continued(mine, deeper, k) for mine, deeper in zip(out, first)]
 
     def candidates(self, texts: Sequence[str], config: SearchConfig = SearchConfig(),
                    k: int = 0) -> list[list[Candidate]]:
         """The first stage's top max(k, `rerank_candidates`) per query as `Candidate`s, each
-        with the score and 1-based rank every retriever gave it (see `Candidate.signals`).
-
-        Each retriever is searched as deep as without reranking, so the candidates' order
-        is exactly the unreranked ranking, continued.
-        """
+        with the score and 1-based rank every retriever gave it (see `Candidate.signals`), in
+        exactly the unreranked ranking's order, continued."""
         depth, top = max(k, config.candidates), max(k, config.rerank_candidates)
         if config.mode == "hybrid":
             per_query = self.retriever_lists(texts, depth)
@@ -204,16 +210,9 @@ class Pipeline:
                      else with_ties(self._dense, texts, top))
             per_query = [{config.mode: ranked(r)} for r in found]
         by_id = {c.id: c for c in self.chunks}
-        out = []
-        for mine in per_query:
-            first = (fuse(mine, config.fusion, config.weights, top=top, rrf_k=config.rrf_k)
-                     if len(mine) > 1 else ranked(next(iter(mine.values())), top))
-            signals: dict[str, dict[str, float]] = {}
-            for name, ranking in mine.items():
-                for rank, (ident, score) in enumerate(ranking, start=1):
-                    signals.setdefault(ident, {}).update({name: score, f"{name}_rank": rank})
-            out.append([Candidate(by_id[i], s, signals.get(i, {})) for i, s in first])
-        return out
+        return [with_signals(self._fused(mine, config, top) if len(mine) > 1
+                             else ranked(next(iter(mine.values())), top), mine, by_id)
+                for mine in per_query]
 
     def rerank_stage(self, name: str) -> RerankStage:
         """The stage running reranker `name` on this index (made once; it keeps the counts)."""

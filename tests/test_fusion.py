@@ -128,3 +128,21 @@ def test_an_rrf_k_above_the_ceiling_is_refused_before_any_work(tmp_path, capsys)
     assert capsys.readouterr().err == (
         "ragkit: error: --rrf-ks: each k must be at most 1,000 (beyond it RRF's scores of "
         "neighbouring ranks are equal in single precision, where runs are ranked), got 2,000\n")
+
+
+def test_a_continued_tail_sits_below_the_head_in_its_own_order():
+    """The tail is shifted under the head's last score; at 3.5e7 single precision steps by 4,
+    so shifting 0.52, 0.51 and 0.1 there would tie them all (and rank them by id): each is
+    stepped down instead, and the tie of c and d stays a tie."""
+    from ragkit.fusion import continued
+    head = [("a", 3.5e7)]
+    deeper = ranked([("a", 9.0), ("b", 0.52), ("c", 0.51), ("d", 0.51), ("e", 0.1)])
+    assert continued(head, deeper, 5) == [("a", 3.5e7), ("b", 34999996.0), ("d", 34999992.0),
+                                          ("c", 34999992.0), ("e", 34999988.0)]
+    assert continued(head, deeper, 3) == [("a", 3.5e7), ("b", 34999996.0), ("d", 34999992.0)]
+    assert continued(head, deeper, 1) == head
+    assert continued([], deeper, 2) == deeper[:2]
+    # at a scale where the shift keeps them apart, the tail keeps its spacing
+    assert continued([("a", 1.0)], deeper, 3) == [
+        ("a", 1.0), ("b", float(np.nextafter(np.float32(1.0), np.float32(0)))),
+        ("d", float(np.float32(1.0 - 0.01)))]

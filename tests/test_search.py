@@ -210,3 +210,111 @@ def test_search_says_how_many_lines_it_wrote_when_bm25_matches_fewer_than_k(
     assert done.stdout.splitlines()[-1] == said.format(run=run)
     assert [line.split()[2] for line in run.read_text().splitlines()] == (
         ["kettle#0"] if level == "chunk" else ["kettle"])
+
+
+# --------------------------------------------------------------------------- depth asked
+WORDS = ("refund ship invoice tax box gift card order berlin email account price return week "
+         "sea month kettle toaster fridge milk bread water cold").split()
+
+
+def _words(rng, n):
+    return " ".join(rng.choice(WORDS) for _ in range(n))
+
+
+@pytest.fixture(scope="module")
+def many():
+    import random
+    rng = random.Random(7)
+    docs = [Document(f"d{i:03d}", _words(rng, 12) + ".") for i in range(300)]
+    return Pipeline.build(docs, IndexConfig(contextualizer="none", embedder="bag"),
+                          progress=False, embedder=BagOfWords())
+
+
+def _queries():
+    import random
+    rng = random.Random(11)
+    return [_words(rng, 3) for _ in range(30)]
+
+
+def _falls(ranking):
+    from ragkit.fusion import ranked
+    from ragkit.runs import trec_score
+    scores = [trec_score(score) for _, score in ranking]
+    assert scores == sorted(scores, reverse=True) and ranked(ranking) == ranking
+    assert len({ident for ident, _ in ranking}) == len(ranking)
+
+
+@pytest.mark.parametrize("fusion", ["weighted", "rrf", "weighted_rank"])
+def test_asking_deeper_keeps_the_hybrid_top(many, fusion):
+    """Fusing 200-deep lists instead of 10-deep moved min-max floors and RRF sums: a k of 200
+    changed the top 5 (notebook 01 with k=1000 changed its finding)."""
+    config = SearchConfig(fusion=fusion, candidates=10)
+    top = many.search(_queries(), 5, config)
+    deep = many.search(_queries(), 200, config)
+    assert [ranking[:5] for ranking in deep] == top  # ids and scores
+    for ranking in deep:
+        assert len(ranking) == 200
+        _falls(ranking)  # a TREC run of it ranks as search did
+
+
+class ByCrc:
+    """A pointwise test reranker: a fixed arbitrary score per chunk."""
+
+    name = "crc-test"
+
+    def rerank(self, query, candidates, k):
+        from ragkit.fusion import ranked
+        return ranked({c.chunk.id: zlib.crc32(c.chunk.id.encode()) for c in candidates}, k)
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "bm25"])
+def test_the_reranker_reorders_rerank_candidates_whatever_k(many, monkeypatch, mode):
+    """A k past `rerank_candidates` reranked k candidates, so asking for more hits changed the
+    top: now the top `rerank_candidates` are reranked and the first stage continues below."""
+    from ragkit import rerank
+    monkeypatch.setitem(rerank.RERANKERS, "crc-test", ByCrc)
+    many.rerank_stages.clear()
+    config = SearchConfig(mode=mode, rerank="crc-test", candidates=10, rerank_candidates=8)
+    top = many.search(_queries(), 5, config)
+    deep = many.search(_queries(), 60, config)
+    first = many.search(_queries(), 60, SearchConfig(mode=mode, candidates=10))
+    assert [ranking[:5] for ranking in deep] == top
+    for ranking, before in zip(deep, first):
+        _falls(ranking)
+        head = {ident for ident, _ in before[:8]}
+        assert {ident for ident, _ in ranking[:8]} == head
+        assert [i for i, _ in ranking[8:]] == [i for i, _ in before if i not in head][:52]
+    many.rerank_stages.clear()
+
+
+def test_a_deeper_k_keeps_the_top_across_processes(tmp_path):
+    """The user's path: one index, `ragkit search` at --k 5 and at --k 400 (past the 100
+    candidates each retriever gives fusion, and past --rerank-candidates), each in its own
+    process, with and without the offline reranker: the runs' top 5 agree."""
+    from ragkit import models
+    from ragkit.runs import read_trec
+    if not models.model_dir().is_dir():
+        pytest.skip("model not installed: run `ragkit models install`")
+    import json
+    import random
+    rng = random.Random(3)
+    docs, queries = tmp_path / "docs.jsonl", tmp_path / "q.jsonl"
+    docs.write_text("".join(json.dumps({"id": f"d{i}", "text": _words(rng, 14) + "."}) + "\n"
+                            for i in range(300)))
+    queries.write_text("".join(json.dumps({"id": f"q{i}", "text": _words(rng, 3)}) + "\n"
+                               for i in range(20)))
+    ragkit = [sys.executable, "-m", "ragkit.cli"]
+    done = subprocess.run([*ragkit, "index", str(docs), "--out", str(tmp_path / "idx"),
+                           "--embedder", "minilm"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    for rerank in ("none", "offline"):
+        runs = {}
+        for k in ("5", "400"):
+            out = tmp_path / f"{rerank}-{k}.trec"
+            done = subprocess.run([*ragkit, "search", str(tmp_path / "idx"), "--queries",
+                                   str(queries), "--k", k, "--rerank", rerank, "--out", str(out)],
+                                  capture_output=True, text=True)
+            assert done.returncode == 0, done.stderr
+            runs[k] = read_trec(out)
+        assert {q: r[:5] for q, r in runs["400"].items()} == runs["5"], rerank
+        assert all(len(r) == 300 for r in runs["400"].values())

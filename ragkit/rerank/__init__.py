@@ -35,14 +35,14 @@ from collections.abc import Callable, Sequence
 from ragkit.documents import RagkitError, RagkitWarning
 from ragkit.errors import MissingKey
 from ragkit.fusion import Ranking
-from ragkit.rerank.base import Candidate, Reranker
+from ragkit.rerank.base import Candidate, Reranker, with_signals
 from ragkit.rerank.offline import OfflineReranker
 from ragkit.rerank.voyage import VoyageReranker
 from ragkit.sqlite_files import CacheUnusable
 from ragkit.text_stats import counted
 
 __all__ = ["PREFIXED", "RERANKERS", "Candidate", "NoRerank", "RerankStage", "Reranker",
-           "get_reranker"]
+           "get_reranker", "with_signals"]
 
 
 class NoRerank:

@@ -6,7 +6,7 @@ that names it. What it is not: a reranker (`ragkit.rerank.get_reranker` makes th
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -25,6 +25,17 @@ class Candidate:
     chunk: Chunk
     score: float
     signals: dict[str, float] = field(default_factory=dict)
+
+
+def with_signals(first: Ranking, lists: Mapping[str, Ranking],
+                 chunks: Mapping[str, Chunk]) -> list[Candidate]:
+    """`first` (a first-stage ranking of chunk ids) as `Candidate`s: each with the score and
+    1-based rank every list of `lists` (by retriever name) gave it."""
+    signals: dict[str, dict[str, float]] = {}
+    for name, ranking in lists.items():
+        for rank, (ident, score) in enumerate(ranking, start=1):
+            signals.setdefault(ident, {}).update({name: score, f"{name}_rank": rank})
+    return [Candidate(chunks[ident], score, signals.get(ident, {})) for ident, score in first]
 
 
 @runtime_checkable
