@@ -182,6 +182,18 @@ def cannot_write(path: Path) -> bool:
     return folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK)
 
 
+def no_room(path: Path, reason: str) -> bool:
+    """Whether sqlite's error `reason` on the file at `path` is its disk being full: sqlite
+    says so ("database or disk is full"), or no byte is free where the file is (creating
+    its write-ahead log there fails as "disk I/O error")."""
+    if "disk is full" in reason:
+        return True
+    try:
+        return os.statvfs(nearest_existing(path.resolve().parent)).f_bavail == 0
+    except OSError:
+        return False
+
+
 def connect_read_only(path: Path, immutable: bool, timeout: float = 60,
                       shared: bool = False) -> sqlite3.Connection:
     """A connection that only reads the existing sqlite file at `path`; `immutable` (see

@@ -9,7 +9,7 @@ import pytest
 
 from ragkit.cli import main
 from ragkit.cli import manage
-from ragkit.embed import cache as embed_cache
+from ragkit.embed import cache_file as embed_cache
 
 
 def _read_only(*args: object, **kwargs: object) -> None:

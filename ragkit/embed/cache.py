@@ -22,6 +22,7 @@ an immutable file) is read as it is — as it is now, while the machine that own
 (`ReadOnlyFile`) — and the vectors it lacks are embedded and used but not kept, with one
 warning naming it (a search on it stopped: "unable to open database file"); a damaged one
 there is said to be read-only too (`ragkit cache clear --embeddings` cannot delete it there).
+A cache on a disk found full is read the same way from then on (`_unless_full`).
 """
 
 from __future__ import annotations
@@ -32,58 +33,27 @@ import os
 import sqlite3
 import threading
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, closing, nullcontext
-from typing import NoReturn
+from typing import NoReturn, TypeVar
 from pathlib import Path
 
 import numpy as np
-from filelock import FileLock, Timeout
+from filelock import FileLock
 
 from ragkit.embed.base import Embedder, fingerprint_of
 from ragkit.errors import Interrupted, PartialResults, RagkitError, RagkitWarning
-from ragkit.models import ragkit_home
-from ragkit.progress import note, progress_bar
-from ragkit.sqlite_files import ReadOnlyFile, cannot_write, remove_database, resolved
+# their home is ragkit.embed.cache_file; `ragkit cache clear` and tests import them from here
+from ragkit.embed.cache_file import default_cache_path, remove_cache  # noqa: F401
+from ragkit.progress import progress_bar
+from ragkit.sqlite_files import DamagedCache, ReadOnlyFile, cannot_write, no_room, resolved
 from ragkit.sqlite_files import read_only_errors, sqlite_errors
 
 BATCH = 256  # texts per inner call and per commit
 CLEAR = ("ragkit cache clear --embeddings", "vectors are embedded again when next needed")
 _SCHEMA = "CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vector BLOB NOT NULL)"
+T = TypeVar("T")
 _NOT_KEPT: set[Path] = set()  # read-only caches this process has warned about: once each
-
-
-def default_cache_path() -> Path:
-    return ragkit_home() / "cache" / "embeddings.sqlite"
-
-
-def remove_cache(path: Path | None = None) -> int:
-    """Delete the embedding cache file (default `default_cache_path()`), damaged or not, once
-    no process is embedding a batch into it (its lock file); returns the bytes freed, its
-    -wal and -shm files counted (`remove_database`). A folder that cannot be written
-    (read-only media) is one `RagkitError` line, and so is a link in a loop (`resolved`,
-    as `CachedEmbedder` says it; it was "no embedding cache"). Having to wait for a batch
-    (12-26 s with e5-small; Voyage as long as its call) is said first, in one line
-    (`ragkit.progress.note`: stderr, or the cell's plain output in a notebook, not a pink
-    strip): the clear looked hung."""
-    path = Path(path) if path is not None else default_cache_path()
-    resolved(path, "embedding cache")  # a link loop: the line `index` says, not "no cache"
-    if not path.exists():
-        return 0
-    lock = FileLock(str(path) + ".lock")
-    try:
-        try:
-            lock.acquire(blocking=False)
-        except Timeout:
-            note(f"waiting for another ragkit process embedding into {path} ...")
-            lock.acquire()
-        try:
-            return remove_database(path)
-        finally:
-            lock.release()
-    except OSError as exc:  # a read-only folder was a traceback from the lock file
-        raise RagkitError(f"{path}: cannot delete the embedding cache "
-                          f"({exc.strerror or exc})") from None
 
 
 def _file_id(path: Path) -> tuple[int, int] | None:
@@ -124,12 +94,37 @@ class CachedEmbedder:
         self.read_only = cannot_write(self.path)  # then nothing is stored, nor locked
         self._lock: AbstractContextManager = (  # one embedding batch at a time
             nullcontext() if self.read_only else FileLock(str(self.path) + ".lock"))
-        if self.read_only:
+        self.not_kept = "is read-only"  # why new vectors are not kept, when `read_only`
+        if not self.read_only:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._unless_full(self._create)
+
+    def _create(self) -> None:
+        if self.read_only:  # found so by `_unless_full`
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._guard(), closing(sqlite3.connect(self.path, timeout=60)) as db, db:
             db.execute("PRAGMA journal_mode=WAL")  # stored in the file: set once
             db.execute(_SCHEMA)
+
+    def _unless_full(self, work: Callable[[], T]) -> T:
+        """`work()`; when it fails on a disk with no room left (sqlite's "database or disk
+        is full", or any error while no byte is free there: opening the write-ahead log is
+        "disk I/O error"), the cache is read as it is from then on, as one that cannot be
+        written (`read_only`: vectors embedded and used, not kept, one warning), and `work`
+        runs again. A search or `ask` stopped there, though a query needs no cache."""
+        try:
+            return work()
+        except DamagedCache:
+            raise
+        except RagkitError as exc:
+            if self.read_only or not no_room(self.path, str(exc)):
+                raise
+        self.read_only, self.not_kept, self._lock = True, "is on a full disk", nullcontext()
+        db = getattr(self._local, "db", None)
+        if db is not None:
+            db.close()
+            self._local.db = None
+        return work()
 
     def _guard(self):
         """Around every use of the file: a sqlite error is one line naming it (a damaged one
@@ -150,23 +145,31 @@ class CachedEmbedder:
         build without Voyage's key stops at once, and a rebuild the cache serves needs none."""
         keys = {cache_key(self.name, self.fingerprint, self.max_tokens, "document", t)
                 for t in texts}
+        if len(self._unless_full(lambda: self._found(keys))) < len(keys):
+            self.prepare()
+
+    def _found(self, keys: Iterable[str]) -> dict[str, np.ndarray]:
         with self._guard():
-            if len(self._lookup(self._connect(), keys)) < len(keys):
-                self.prepare()
+            return self._lookup(self._connect(), keys)
 
     def embed(self, texts: Sequence[str], *, input_type: str = "document",
               progress: bool = False) -> np.ndarray:
         """Vectors for `texts` in input order; only unseen texts reach the inner embedder."""
         keys = [cache_key(self.name, self.fingerprint, self.max_tokens, input_type, t)
                 for t in texts]
-        with self._guard():
-            db = self._connect()
-            found = self._lookup(db, set(keys))
-            todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in found}  # dedupes
-            self._fill(todo, input_type, progress, found)
+        found: dict[str, np.ndarray] = {}  # kept across a retry: nothing embedded twice
+        self._unless_full(lambda: self._embed(keys, texts, input_type, progress, found))
         if not keys:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([found[k] for k in keys])
+
+    def _embed(self, keys: list[str], texts: Sequence[str], input_type: str, progress: bool,
+               found: dict[str, np.ndarray]) -> None:
+        """Fill `found` with the vectors of `keys`: from the file, else embedded."""
+        with self._guard():
+            found.update(self._lookup(self._connect(), set(keys) - found.keys()))
+            todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in found}  # dedupes
+            self._fill(todo, input_type, progress, found)
 
     def _fill(self, todo: dict[str, str], input_type: str, progress: bool,
               found: dict[str, np.ndarray]) -> None:
@@ -222,6 +225,7 @@ class CachedEmbedder:
         """Store (key, vector) rows in one committed transaction; a read-only cache keeps
         them for this call only, and says so once."""
         rows = [(k, np.asarray(v, dtype=np.float32)) for k, v in rows]
+        found.update(rows)  # first: a disk found full below does not embed them again
         if db is not None and not self.read_only:
             with db:
                 db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?)",
@@ -229,9 +233,8 @@ class CachedEmbedder:
         elif rows and self.path not in _NOT_KEPT:
             _NOT_KEPT.add(self.path)
             warnings.warn(RagkitWarning(
-                f"the embedding cache at {self.path} is read-only, so new vectors are not "
+                f"the embedding cache at {self.path} {self.not_kept}, so new vectors are not "
                 f"kept (they are embedded again each time they are needed)"), stacklevel=2)
-        found.update(rows)
 
     def _lookup(self, db: sqlite3.Connection | None,
                 keys: Iterable[str]) -> dict[str, np.ndarray]:

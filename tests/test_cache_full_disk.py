@@ -1,0 +1,122 @@
+"""RAGKIT_HOME on a full disk: a search embeds its queries without keeping them.
+
+It stopped with "the embedding cache cannot be used (disk I/O error)" — opening the cache's
+write-ahead log needs a byte the disk does not have — though a query needs no cache. Run on
+a real full file system (a 1 MiB tmpfs filled up), skipped where mounting one is not
+allowed (not root)."""
+import contextlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragkit import models
+
+WARNED = "is on a full disk, so new vectors are not kept"
+
+
+@contextlib.contextmanager
+def full_disk(folder: Path, before=None):
+    """`folder` as a 1 MiB tmpfs with no byte left (`before(folder)` run first, while there
+    is room); unmounted after."""
+    folder.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(folder)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        if before is not None:
+            before(folder)
+        with open(folder / "filler", "wb") as filler, contextlib.suppress(OSError):
+            while True:
+                filler.write(b"\0" * 65536)
+                filler.flush()
+        assert os.statvfs(folder).f_bavail == 0
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=True)
+
+
+def _home(tmp_path: Path) -> Path:
+    if not models.model_dir().is_dir():
+        pytest.skip("model not installed: run `ragkit models install`")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "models").symlink_to(models.model_dir().parent)
+    return home
+
+
+def test_search_on_a_full_disk_embeds_the_query_without_keeping_it(tmp_path):
+    home = _home(tmp_path)
+    env = {**os.environ, "RAGKIT_HOME": str(home)}
+    env.pop("ANTHROPIC_API_KEY", None)
+    docs, queries = tmp_path / "docs.jsonl", tmp_path / "q.jsonl"
+    docs.write_text('{"id": "kettle", "text": "The kettle boils water in two minutes."}\n'
+                    '{"id": "fridge", "text": "The fridge keeps milk cold for a week."}\n')
+    queries.write_text('{"id": "q1", "text": "kettle water"}\n{"id": "q2", "text": "milk"}\n')
+    ragkit = [sys.executable, "-m", "ragkit.cli"]
+    built = subprocess.run([*ragkit, "index", str(docs), "--out", str(tmp_path / "idx"),
+                            "--embedder", "minilm"], capture_output=True, text=True, env=env)
+    assert built.returncode == 0, built.stderr
+    search = [*ragkit, "search", str(tmp_path / "idx"), "--queries", str(queries), "--k", "2",
+              "--out", "-"]
+    roomy = subprocess.run(search, capture_output=True, text=True, env=env)
+    assert roomy.returncode == 0, roomy.stderr
+    with full_disk(home / "cache"):  # hides the cache written so far: every vector is new
+        done = subprocess.run(search, capture_output=True, text=True, env=env)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == roomy.stdout  # the same run
+        assert [line for line in done.stderr.splitlines() if "warning" in line] == [
+            f"ragkit: warning: the embedding cache at {home / 'cache' / 'embeddings.sqlite'} "
+            f"{WARNED} (they are embedded again each time they are needed)"]
+        # `ask` needs the call cache too, whose replies must be kept: one line, not a trace
+        asked = subprocess.run([*ragkit, "ask", "--index", str(tmp_path / "idx"), "--k", "2",
+                                "How fast does the kettle boil?"], capture_output=True,
+                               text=True, env=env)
+        assert asked.returncode == 2
+        assert asked.stderr.splitlines()[-1] == (
+            f"ragkit: error: {home / 'cache' / 'calls.sqlite'}: the call cache cannot be used "
+            f"(database or disk is full)")
+
+
+class Counting:
+    """A test embedder that records what it is sent."""
+
+    name, dim, max_tokens = "count-test", 4, 64
+
+    def __init__(self):
+        self.sent = []
+
+    def embed(self, texts, *, input_type="document"):
+        self.sent += list(texts)
+        return np.array([[len(t), 1.0, 0.0, 2.0] for t in texts], dtype=np.float32)
+
+    def token_lengths(self, texts):
+        return [len(t) for t in texts]
+
+
+def test_a_cached_embedder_on_a_full_disk_serves_what_it_holds(tmp_path):
+    """In one process: what the cache holds is served from it, a new text is embedded and
+    used (one warning), and the next call does the same without a second warning."""
+    import warnings
+    from ragkit.embed.cache import CachedEmbedder
+
+    def keep(folder):
+        CachedEmbedder(Counting(), folder / "embeddings.sqlite").embed(["kept"])
+
+    with full_disk(tmp_path / "cache", before=keep) as folder:
+        inner = Counting()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            cached = CachedEmbedder(inner, folder / "embeddings.sqlite")
+            first = cached.embed(["kept", "new one"])
+            again = cached.embed(["new one"])
+        assert inner.sent == ["new one", "new one"]  # "kept" came from the file
+        np.testing.assert_array_equal(first, [[4, 1, 0, 2], [7, 1, 0, 2]])
+        np.testing.assert_array_equal(again, [[7, 1, 0, 2]])
+        assert [str(w.message) for w in caught] == [
+            f"the embedding cache at {folder / 'embeddings.sqlite'} {WARNED} (they are "
+            f"embedded again each time they are needed)"]
