@@ -6,7 +6,7 @@ before any work. What it is not: the pipeline that uses them (`ragkit.pipeline`)
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from numbers import Integral
 
 from ragkit.documents import RagkitError
@@ -43,6 +43,28 @@ class IndexConfig:
     context_prompt: str | None = None
     parent_child: bool = False
     child_size: int = 128
+
+    def __post_init__(self) -> None:
+        for item in fields(self):  # `chunk_size="512"` was a TypeError deep in chunking
+            wrong = field_error(item.name, getattr(self, item.name))
+            if wrong:
+                raise RagkitError(f"IndexConfig {item.name}: {wrong}")
+
+
+def field_error(name: str, value: object) -> str | None:
+    """What is wrong with `value` for IndexConfig field `name` (its default's type, None
+    where the default is None and for `embedder`; a number of tokens ≥ 1, `overlap` ≥ 0),
+    or None. Shared with index.json's check (`ragkit.index_checks.read_config`)."""
+    default = {item.name: item.default for item in fields(IndexConfig)}[name]
+    kind = type(default) if default is not None else str
+    optional = default is None or name == "embedder"
+    if not ((value is None and optional) or (isinstance(value, Integral if kind is int else kind)
+                                             and (kind is not int or not isinstance(value, bool)))):
+        return (f"expected {'a whole number' if kind is int else kind.__name__}"
+                f"{' or null' if optional else ''}, got {value!r:.40}")
+    if kind is int and value < (0 if name == "overlap" else 1):  # type: ignore[operator]
+        return f"expected a number of tokens, got {value}"
+    return None
 
 
 # The reranker `ragkit search`, `eval` and `ask` apply to a hybrid search unless told

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ragkit.chunking import ChunkerConfig
-from ragkit.config import IndexConfig
+from ragkit.config import IndexConfig, field_error
 from ragkit.contextualize import FACTORIES, get_contextualizer
 from ragkit.documents import RagkitError, where
 from ragkit.embed import check_name
@@ -31,21 +31,11 @@ def read_config(folder: Path, manifest: dict[str, Any]) -> IndexConfig:
     path, values = folder / "index.json", manifest.get("config")
     if not isinstance(values, dict):
         raise RagkitError(f"{where(path, None, 'config')}: expected an object")
-    fields = {f.name: f for f in dataclasses.fields(IndexConfig)}
+    known = {f.name for f in dataclasses.fields(IndexConfig)}
     for name, value in values.items():
-        if name not in fields:
-            raise RagkitError(f"{where(path, None, 'config.' + name)}: not an index option")
-        default = fields[name].default
-        kind = type(default) if default is not None else str
-        optional = default is None or name == "embedder"
-        if not ((value is None and optional) or (isinstance(value, kind) and (
-                kind is not int or not isinstance(value, bool)))):
-            raise RagkitError(f"{where(path, None, 'config.' + name)}: expected "
-                              f"{'a whole number' if kind is int else kind.__name__}"
-                              f"{' or null' if optional else ''}, got {value!r:.40}")
-        if kind is int and value < (0 if name == "overlap" else 1):
-            raise RagkitError(f"{where(path, None, 'config.' + name)}: expected a number of "
-                              f"tokens, got {value}")
+        wrong = field_error(name, value) if name in known else "not an index option"
+        if wrong:
+            raise RagkitError(f"{where(path, None, 'config.' + name)}: {wrong}")
     config = IndexConfig(**values)
     for name, check in _checks(config).items():  # what `--update` would fail on later, unnamed
         try:

@@ -382,3 +382,19 @@ def test_search_returns_the_chunk_ids_of_the_found_positions():
     odd = [Chunk(i, "d", "t") for i in ("a\ud800b", "", "x" * 300, "보고서")]
     assert ChunkIds(odd).take(np.array([3, 0, 2, 1, 0])) == [
         "보고서", "a\ud800b", "x" * 300, "", "a\ud800b"]
+
+
+@pytest.mark.parametrize("given, message", [
+    ({"chunk_size": "512"}, "IndexConfig chunk_size: expected a whole number, got '512'"),
+    ({"window": 9.5}, "IndexConfig window: expected a whole number, got 9.5"),
+    ({"child_size": True}, "IndexConfig child_size: expected a whole number, got True"),
+    ({"overlap": -1}, "IndexConfig overlap: expected a number of tokens, got -1"),
+    ({"parent_child": "yes"}, "IndexConfig parent_child: expected bool, got 'yes'"),
+    ({"embedder": 7}, "IndexConfig embedder: expected str or null, got 7")])
+def test_index_config_refuses_a_wrong_type_when_made(given, message):
+    """`IndexConfig(chunk_size="512")` (a parameter read as text) was a TypeError from inside
+    chunking once the documents were read; `window="x"` one from the embedding step."""
+    with pytest.raises(RagkitError) as caught:
+        IndexConfig(**given)
+    assert str(caught.value) == message
+    assert IndexConfig(chunk_size=np.int64(256)).chunk_size == 256  # numpy's ints are whole
