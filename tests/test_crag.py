@@ -214,3 +214,16 @@ def test_thresholds_are_tuned_from_scored_passages_and_refused_without_both_kind
     for relevant, lacking in (([False] * 6, "relevant"), ([True] * 6, "irrelevant")):
         with pytest.raises(RagkitError, match=f"none of the 6 scored passages is {lacking} "):
             C.tune_thresholds(rows.assign(relevant=relevant))  # it returned nan, nan
+
+
+def test_a_strip_found_again_by_the_fallback_is_kept_once(tmp_path):
+    """Ambiguous keeps the internal strips and the fallback's: grep reading the file the
+    index holds found the same sentences again, and the answer was given them twice."""
+    text = "The cooling-off period lasts 21 days here. Refunds go back to the card."
+    (tmp_path / "refunds.md").write_text(text + "\n", encoding="utf-8")
+    llm = LLM(make_client(transport=transport()), cache=False)
+    inside = _chunk("c1", text)
+    result = C.crag("cooling-off period", [inside], Fixed({"cooling": 0.6}),
+                    C.GrepCorpus(tmp_path), llm=llm)
+    assert result.action == C.AMBIGUOUS
+    assert [(c.id, c.text) for c, _ in result.kept] == [("c1#s1", text)]

@@ -155,6 +155,10 @@ def crag(question: str, passages: Sequence[Chunk], evaluator: Evaluator,
         query = " ".join(keywords(question))
         kept += refine(question, fallback(query), evaluator, keep_external)
     kept.sort(key=lambda cs: -cs[1])
+    unique: dict[str, tuple[Chunk, float]] = {}
+    for chunk, score in kept:  # a strip the fallback found again (grep reading the same file)
+        unique.setdefault(" ".join(chunk.text.split()), (chunk, score))  # once, at its best
+    kept = list(unique.values())
     hits = [(c.id, s) for c, s in kept]
     reply = answer(question, hits, {c.id: c for c, _ in kept}, llm=llm, **answer_args)
     return CragResult(question, scores, act, tuple(kept), query, reply)
