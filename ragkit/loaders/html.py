@@ -2,7 +2,8 @@
 
 What it is: the page's main content — `<main>`, else `<article>` (every one of a page of
 several, in order), else the element marked `role="main"` (Sphinx's `<div class="body">`),
-else `<body>` — without the boilerplate
+else a `#content`-like box, the first of them holding half the body's text or more, else
+`<body>` — without the boilerplate
 around it: navigation, sidebars (`<aside>`, Sphinx's sidebar), scripts, styles, forms,
 permalink anchors (Sphinx's `¶` after each heading, Texinfo's after each definition) and,
 outside the main element, the page header and footer (`<header>`/`<footer>` and Texinfo's or
@@ -29,22 +30,22 @@ readability heuristic for pages whose navigation is plain `<div>`s.
 """
 from __future__ import annotations
 
-import codecs
-import re
 from pathlib import Path
 
 from ragkit.documents import Document, RagkitError
+from ragkit.loaders.html_charset import decoded_page
 from ragkit.loaders.html_depth import check_depth, closed
 from ragkit.loaders.html_tables import table
 from ragkit.loaders.markdown import TextBuilder
-from ragkit.loaders.text import korean_legacy, read_regular
+from ragkit.loaders.text import read_regular
 from ragkit.outline import one_line
 
 _DROP = ("script", "style", "noscript", "template", "nav", "aside", "form", "iframe", "svg",
          "button", "select", "head", "[role=navigation]", "[role=banner]",
          "[role=contentinfo]", "[aria-hidden=true]", "a.headerlink", "a.copiable-anchor",
          "a.copiable-link", ".sphinxsidebar")
-_ROOTS = ("main", "article", "[role=main]")  # the first present: all its outermost elements
+_ROOTS = ("main", "article", "[role=main]")  # the first that is it: its outermost elements
+_MARKED_MAIN = ("main", "[role=main]")  # taken when they hold any text; others need half
 # in <div> soup: the content's usual ids, taken when they hold most of the page's text
 _GUESSED_ROOTS = ("#content", "#main-content", "#main", "div.content", "div.main-content")
 _OUTSIDE = ("header", "footer", "div.header", "div.footer", "div.nav-panel", "#header",
@@ -58,102 +59,8 @@ _BLOCKS = _WHOLE | set(_HEADINGS) | {"div", "section", "article", "main", "ul", 
                                      "details", "body", "tbody", "thead"}
 _INNER_BLOCKS = "p, div, li, br, table, tr, td, th, ul, ol, dl, dt, dd, pre, blockquote, h1, " \
     "h2, h3, h4, h5, h6, section"
-_CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([\w-]+)|<\?xml[^>]+encoding=["']([\w-]+)""",
-                      re.I)
-_BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
-         (codecs.BOM_UTF16_BE, "utf-16"))
 _ASIDE = {"aside", "nav", "header", "footer"}
-_BINARY = re.compile("[\x00-\x08\x0b\x0e-\x1f]")  # C0 control characters but \t\n\f\r
-# codecs whose labels browsers read as a superset (WHATWG's encoding standard): every Latin-1
-# and ASCII label is Windows-1252 (its quotes and dashes, 0x91-0x97, would be C1 controls
-# otherwise), every EUC-KR label Windows-949 (CP949: Korean pages labelled euc-kr hold its
-# 8,822 added syllables, 똠 or 샾, which strict EUC-KR refused, and the whole page became
-# Windows-1252 mojibake)
-_SUPERSET = {"iso8859-1": "cp1252", "ascii": "cp1252", "euc_kr": "cp949"}
-# EUC-KR labels of the standard that Python does not know
-_KOREAN_LABELS = ("cseuckr", "csksc56011987", "iso-ir-149", "ks_c_5601-1989", "ksc_5601",
-                  "windows-949")
-
-
-def _c1(error: UnicodeDecodeError) -> tuple[str, int]:
-    """The 5 bytes Windows-1252 leaves undefined (0x81, 0x8D, 0x8F, 0x90, 0x9D) as the C1
-    code points browsers give them; one stray byte sent the whole page to Latin-1."""
-    return chr(error.object[error.start]), error.start + 1
-
-
-codecs.register_error("ragkit-c1", _c1)
 MAX_HTML_BYTES = 64 * 2**20  # one page; parsing holds ~15× its size (52 MB took 808 MB)
-
-
-def _decode(raw: bytes) -> str:
-    """The encoding a byte order mark names (Windows saves "Unicode" pages as UTF-16), else
-    UTF-8, else the charset a `<meta>` or an XML declaration names (a few bytes it cannot
-    read become U+FFFD, as in a browser: one stray byte at the end of a Korean page sent the
-    whole page to Windows-1252 mojibake), else CP949 for Korean bytes (`korean_legacy`: as a
-    browser's detector reads them), else Windows-1252 (what browsers assume)."""
-    for bom, encoding in _BOMS:
-        if raw.startswith(bom):
-            try:
-                return raw.decode(encoding)
-            except UnicodeDecodeError:
-                break
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
-    named = _CHARSET.search(raw[:4096])
-    names = [(named.group(1) or named.group(2)).decode("ascii")] if named else []
-    # a page whose <meta> is readable as ASCII is not UTF-16 or -32 whatever it says (the
-    # WHATWG rule): decoded so, its tags and all turned into CJK characters
-    names = [n for n in names if not _codec(n).startswith(("utf-16", "utf-32"))]
-    names = ["cp949" if n.lower() in _KOREAN_LABELS else _SUPERSET.get(_codec(n), n)
-             for n in names]
-    for encoding in names:
-        try:
-            return raw.decode(encoding)
-        except (LookupError, UnicodeError):  # "undefined" raises a bare UnicodeError
-            pass
-        try:  # a few bad bytes (a page cut short) are U+FFFD, as browsers show them
-            text = raw.decode(encoding, errors="replace")
-        except (LookupError, UnicodeError):
-            continue
-        bad = text.count("\ufffd")  # kept when the charset read some of what is not ASCII:
-        if bad <= max(8, len(text) // 1000) and _read_some(text, bad):  # else it is mislabelled
-            return text
-    if korean_legacy(raw):  # Korean without a usable charset: browsers detect CP949 too
-        return raw.decode("cp949")
-    return raw.decode("cp1252", errors="ragkit-c1")
-
-
-def _read_some(text: str, bad: int) -> bool:
-    """True when `text` holds a character beyond ASCII other than its `bad` U+FFFD: a page
-    labelled UTF-8 but saved as Windows-1252 ('caf\\xe9') reads nothing but U+FFFD so."""
-    return sum(not c.isascii() for c in text) > bad
-
-
-def _decoded_page(path: Path, raw: bytes) -> str:
-    """`_decode(raw)`, or one line when the bytes are no web page: a gzip file (a page saved by
-    `curl` without `--compressed`) or binary data (more than 5 % control characters in its
-    first 4 KB once decoded; C0 only, as a Windows-1252 page's quotes are C1 in Latin-1) —
-    decoded as Windows-1252 they were indexed as garbage."""
-    if raw.startswith(b"\x1f\x8b"):
-        raise RagkitError(f"{path}: gzip-compressed, not HTML (saved without decompressing? "
-                          f"gunzip it first)")
-    page = _decode(raw)
-    head = page[:4096]
-    if len(_BINARY.findall(head)) > len(head) * 0.05:
-        raise RagkitError(f"{path}: looks binary, not HTML")
-    return page
-
-
-def _codec(name: str) -> str:
-    """Python's own name of the codec `name` ("u16", "UnicodeLittleUnmarked" -> utf-16…)."""
-    try:
-        return codecs.lookup(name).name
-    except LookupError:
-        return name.lower()
-
-
 def _list_prefix(node, numbers: dict[int, int]) -> str:
     """"- ", or "N. " for the N-th `<li>` of an `<ol>`. `numbers` holds each numbered item's
     number by node id, filled once per list (counting the items before each one, each time,
@@ -247,30 +154,58 @@ def _outermost(nodes: list) -> list:
     return [node for node in nodes if not enclosed(node)]
 
 
-def _guessed_root(tree):
-    """In a page without `<main>`, `<article>` or `role="main"`, the first `_GUESSED_ROOTS`
-    element holding at least half of the body's text (a small "content" box is not it)."""
-    whole = len(tree.body.text(deep=True).split())
-    for selector in _GUESSED_ROOTS:
-        node = tree.css_first(selector)
-        if node is not None and len(node.text(deep=True).split()) * 2 >= whole:
-            return node
-    return None
+def _words(node) -> int:
+    return len(node.text(deep=True).split())
+
+
+def _content_words(body) -> int:
+    """The words of `body` outside its navigation, sidebars, headers and footers (`_DROP`,
+    `_OUTSIDE`): what reading the whole body would index."""
+    boiler = body.css(", ".join(_DROP + _OUTSIDE))
+    ids = {node.mem_id for node in boiler}
+
+    def nested(node) -> bool:
+        parent = node.parent
+        while parent is not None and parent.mem_id not in ids:
+            parent = parent.parent
+        return parent is not None
+    return _words(body) - sum(_words(node) for node in boiler if not nested(node))
+
+
+def _roots(tree) -> list:
+    """The page's main content (module docstring): the first of `<main>`, the `<article>`s,
+    `role="main"` and `_GUESSED_ROOTS` that is it — a marked main holding any text, the others
+    at least half the body's content words (`_content_words`); else [] (the body). A comment
+    thread or an embedded post marked up as `<article>` had been the whole document, and an
+    app shell's empty `<main>` had left "no body text"."""
+    if tree.body is None:
+        return []
+    whole = None
+    for selector in (*_ROOTS, *_GUESSED_ROOTS):
+        found = (_outermost(tree.css(selector)) if selector in _ROOTS
+                 else [node for node in [tree.css_first(selector)] if node is not None])
+        words = sum(map(_words, found))
+        if not words:
+            continue
+        if selector in _MARKED_MAIN:  # the page says so: even a short stub page is it
+            return found
+        whole = _content_words(tree.body) if whole is None else whole
+        if words * 2 >= whole:
+            return found
+    return []
 
 
 def load(path: Path, rel: str) -> Document:
     """The document of the HTML file `path` (id `rel`); no body text is one error line."""
     from selectolax.lexbor import LexborHTMLParser  # deferred: only when a page is met
-    page = closed(_decoded_page(path, read_regular(path, MAX_HTML_BYTES)))
+    page = closed(decoded_page(path, read_regular(path, MAX_HTML_BYTES)))
     check_depth(path, page)
     tree = LexborHTMLParser(page)
     title_node = tree.css_first("title")
     title = title_node.text(deep=True) if title_node is not None else ""
     for node in tree.css("script, style, noscript, template"):
         node.decompose()  # first: their text must not count toward `_guessed_root`'s share
-    roots = next((found for found in map(_outermost, map(tree.css, _ROOTS)) if found), [])
-    if not roots and tree.body is not None:
-        roots = [node for node in [_guessed_root(tree)] if node is not None]
+    roots = _roots(tree)
     drop = _DROP if roots else _DROP + _OUTSIDE
     roots = roots or [node for node in [tree.body] if node is not None]
     if not roots:
