@@ -204,7 +204,7 @@ def load(path: Path, rel: str) -> Document:
     title_node = tree.css_first("title")
     title = title_node.text(deep=True) if title_node is not None else ""
     for node in tree.css("script, style, noscript, template"):
-        node.decompose()  # first: their text must not count toward `_guessed_root`'s share
+        node.decompose()  # first: their text must not count toward `_roots`' shares
     roots = _roots(tree)
     drop = _DROP if roots else _DROP + _OUTSIDE
     roots = roots or [node for node in [tree.body] if node is not None]
