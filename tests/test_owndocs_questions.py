@@ -64,3 +64,32 @@ def test_generate_skip_bad_leaves_out_the_files_index_skip_bad_leaves_out(tmp_pa
     assert f"skipped 1 bad file:\n  {docs / 'draft.pdf'}: empty file (0 bytes)" in done.stderr
     assert [json.loads(line)["golden"][0]["doc_id"] for line in
             golden.read_text().splitlines()] == ["depot.md"]
+
+
+HANDBOOK = ["The cooperative collects membership fees every March, and late payers lose their "
+            "voting rights for that season's general assembly meeting.",
+            "Seed orders must be placed through the shared spreadsheet before the fifteenth of "
+            "January so the bulk discount from the supplier applies.",
+            "Tractors are booked through the equipment calendar; each member may reserve at most "
+            "three days in a row during the harvest period.",
+            "Honey extraction happens in the communal kitchen, which must be cleaned with "
+            "unscented soap afterwards to protect the next batch."]
+
+
+def test_no_question_is_labelled_with_one_copy_of_a_duplicated_document(tmp_path):
+    """Three copies of one handbook (`handbook (1).md`, an archive copy): a contextual
+    question, naming "Member handbook", was kept with one copy as its only golden document,
+    so `eval` scored which identical twin ranked first (MRR 0.833 for bm25 and dense, 1.0
+    for hybrid: tie-break noise). The other document's questions are kept."""
+    docs = tmp_path / "docs"
+    (docs / "archive").mkdir(parents=True)
+    for name in ("handbook.md", "handbook (1).md", "archive/handbook.md"):
+        (docs / name).write_text("# Member handbook\n\n" + "\n\n".join(HANDBOOK) + "\n")
+    (docs / "orchard.md").write_text(f"# Orchard notes\n\n{PROSE}\n")
+    golden = tmp_path / "golden.jsonl"
+    done = generate(tmp_path, docs, golden, "--n", "20", "--kinds", "contextual,lexical",
+                    "--chunk-size", "48", "--overlap", "0", "--embedder", "none")
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in golden.read_text().splitlines()]
+    assert rows and {g["doc_id"] for r in rows for g in r["golden"]} == {"orchard.md"}
+    assert "span in another document" in done.stdout

@@ -14,7 +14,8 @@ What it is:
 - `found_elsewhere(spans, doc_id, documents)`: a span also occurs verbatim in another
   document (boilerplate: the same sentence in every quarterly report). Only the question's
   own document is labelled, so a retriever that finds the twin would be marked wrong; a
-  contextual question names its document and is exempt (the caller decides).
+  contextual question names its document, so the caller asks only about the documents of
+  the same title (a copy of the file).
 - `round_trip_ok(spans, answered, unanswerable)`: the round-trip answer (the question asked
   against its passage(s) alone) agrees with the span: white space and case aside, one holds
   the other, or the answer carries at least `ROUND_TRIP_COVER` of the span's content terms;

@@ -12,10 +12,10 @@ What it is: `generate(documents, n, kinds, model, seed)` → (questions, `Report
 4. The filters drop, in this order, and the report counts per kind: a reply that is not the
    JSON asked for; a span not found in its passage (one found is widened to the sentences
    the offline answerer quotes, `filters.whole_units`); a span that another document holds
-   too (except for contextual questions, which name their document); a failed round trip
-   (the question asked against its passage(s) alone does not come back to the span); a
-   question answerable from itself (the lexical rule, else a closed-book call); a
-   near-duplicate of an earlier question (cosine of the local embedder,
+   too (for a contextual question, which names its document: another of its title); a
+   failed round trip (the question asked against its passage(s) alone does not come back
+   to the span); a question answerable from itself (the lexical rule, else a closed-book
+   call); a near-duplicate of an earlier question (cosine of the local embedder,
    `filters.DUP_THRESHOLD`). Rules: `ragkit.questions.filters`.
 Every call goes through the paid-call cache (`ragkit.llm.LLM`), so a second run with the
 same documents, seed and options sends nothing. The cost is projected before the first call
@@ -232,9 +232,14 @@ def _take_question(c: Candidate, message: Any) -> None:
 
 
 def _elsewhere(candidates: list[Candidate], documents: Sequence[Document]) -> None:
+    """Drop a question whose span another document holds too; a contextual one names its
+    document by title, so only a document of the same title counts (a copy: `handbook.md`
+    and `handbook (1).md` — one copy was labelled, and which twin ranked first decided)."""
     for c in candidates:
-        if c.dropped is None and c.item.kind != "contextual" and filters.found_elsewhere(
-                c.spans, c.item.document.id, documents):
+        doc = c.item.document
+        others = (documents if c.item.kind != "contextual"  # named as its writer was told:
+                  else [d for d in documents if (d.title or d.id) == (doc.title or doc.id)])
+        if c.dropped is None and filters.found_elsewhere(c.spans, doc.id, others):
             c.dropped = "span in another document"
 
 
