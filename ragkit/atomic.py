@@ -10,7 +10,8 @@ What it is: the one way ragkit puts a file or a folder on disk.
   then is the old one deleted. On an error the temporary folder is removed and `target` is
   untouched.
 
-What it is not: a lock (two processes writing one path both succeed; the last rename wins).
+What it is not: a lock (two processes writing one path both succeed, the last rename wins;
+but see `ragkit.folder_watch`).
 Safety rule: an existing path is replaced only when `is_ours(path)` says it is ragkit's own
 output (an index folder, a TREC run, a results folder, ...); anything else — a user's folder,
 an unrelated file, a file where a folder is expected — is refused with `RagkitError`, before
@@ -34,10 +35,11 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from ragkit.documents import RagkitError
+from ragkit.folder_watch import check_unreplaced, renew
 from ragkit.rename_exchange import exchange as _exchange
 from ragkit.stale_temp import owner as _owner, remove_stale, remove_stale_files
 
@@ -64,12 +66,9 @@ def _fsync_dir(folder: Path) -> None:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:  # some platforms cannot open a folder; the rename is still atomic
         return
-    try:
+    with suppress(OSError):
         os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    os.close(fd)
 
 
 def nearest_existing(folder: Path) -> Path:
@@ -244,7 +243,9 @@ def replace_folder(target: Path | str, is_ours: Recognizer, what: str) -> Iterat
         yield tmp
         _fsync_tree(tmp)
         check_target(shown, is_ours, what, folder=True)
+        check_unreplaced(target, shown, what)  # by another run, in a `watched` block
         _swap(tmp, target, lambda: check_target(shown, is_ours, what, folder=True))
+        renew(target)
     except OSError as exc:
         raise RagkitError(f"{shown}: cannot write {what} ({exc.strerror or exc}); "
                           f"nothing was replaced") from None

@@ -14,6 +14,7 @@ from ragkit.cli.options import (Help, add_batch_options, add_index_options, add_
                                 index_config, load_index, print_rerank_summary, print_usage)
 from ragkit.cli.fusion import fusion_settings
 from ragkit.documents import RagkitError, load_queries_jsonl
+from ragkit.folder_watch import watched
 from ragkit.index_owner import manifest_of, refuse_inputs_inside, refuse_output_in_index
 from ragkit.loaded_folder import kept_in_index
 from ragkit.text_stats import counted
@@ -22,7 +23,7 @@ SEARCH_HITS = 200_000  # results held at once by `ragkit search` and `eval` (`ba
 
 
 def cmd_index(args: argparse.Namespace) -> None:
-    with batch_mode(args):
+    with batch_mode(args), watched(args.out):  # another run swapping its index in first
         _index(args)
 
 
