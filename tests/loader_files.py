@@ -84,6 +84,25 @@ def raw_pdf(path: Path, objects: list[bytes]) -> Path:
     return path
 
 
+def unmapped_font_pdf(path: Path) -> Path:
+    """A one-page PDF that draws three glyphs in a Type0 font (Identity-H, a TrueType CID
+    font) with no /ToUnicode map: a text layer that is there, selectable, with no Unicode
+    text (pdfminer reads "(cid:3)(cid:4)(cid:5)"), as some exporters subset fonts."""
+    content = b"BT /F1 24 Tf 20 100 Td <000300040005> Tj ET"
+    return raw_pdf(path, [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 200] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+        b"<< /Type /Font /Subtype /Type0 /BaseFont /Subset /Encoding /Identity-H "
+        b"/DescendantFonts [6 0 R] >>",
+        b"<< /Type /Font /Subtype /CIDFontType2 /BaseFont /Subset /DW 500 /CIDSystemInfo "
+        b"<< /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> /FontDescriptor 7 0 R >>",
+        b"<< /Type /FontDescriptor /FontName /Subset /Flags 4 /FontBBox [0 0 1000 1000] "
+        b"/ItalicAngle 0 /Ascent 800 /Descent -200 /CapHeight 700 /StemV 80 >>"])
+
+
 def bomb_pdf(path: Path, unpacked: int, how: str = "flate") -> Path:
     """A one-page PDF whose content unpacks to `unpacked` bytes of spaces and then prints
     `hello` (a decompression bomb when `unpacked` is large). `how`: "flate" (/FlateDecode),

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from cli_errors import one_error_line
-from loader_files import bomb_pdf, docx, pdf, raw_pdf, scanned_pdf, zip_bomb_docx
+from loader_files import (bomb_pdf, docx, pdf, raw_pdf, scanned_pdf, unmapped_font_pdf,
+                          zip_bomb_docx)
 from ragkit import document_folder
 from ragkit.chunking import chunk_documents
 from ragkit.document_folder import load_folder
@@ -129,6 +130,10 @@ def _corrupt_pdf(path: Path) -> None:
 
 BAD = {
     "scan.pdf": (scanned_pdf, "no text layer (scanned? ragkit does not OCR)"),
+    # it has a text layer: "scanned?" sent the user to OCR a file that only needs re-export
+    "cid.pdf": (unmapped_font_pdf, "its text is in fonts that map no glyph to Unicode "
+                "(pdfminer reads 3 glyphs as cid codes only); re-export it with "
+                "Unicode-mapped fonts, or OCR it"),
     "locked.pdf": (lambda p: pdf(p, [["secret"]], password="pw"),
                    "encrypted (opening it needs a password)"),
     "broken.pdf": (_corrupt_pdf, "not a valid PDF (PSEOF: Unexpected EOF)"),

@@ -264,6 +264,10 @@ def load(path: Path, rel: str) -> Document:
         first = first or next((text for text, *_ in laid_out[n] if len(text) <= 200), "")
         _page(out, boxes, heads.get(n, []))
     text = out.text()
+    if not text.strip() and device.unmapped:  # it has text, in fonts with no Unicode map
+        raise RagkitError(f"{path}: its text is in fonts that map no glyph to Unicode (pdfminer "
+                          f"reads {device.unmapped:,} glyphs as cid codes only); re-export it "
+                          f"with Unicode-mapped fonts, or OCR it")
     if not text.strip():
         raise RagkitError(f"{path}: no text layer (scanned? ragkit does not OCR)")
     title = _title(title) or (first if not _sentence(first) else "") or rel

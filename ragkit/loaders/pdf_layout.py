@@ -92,7 +92,7 @@ def page_device(resources, path: Path, reading):
     full, flat = LAParams(all_texts=True), LAParams(all_texts=True, boxes_flow=None)
 
     class Bounded(PDFPageAggregator):
-        chars = file_chars = 0
+        chars = file_chars = unmapped = 0  # unmapped: glyphs of no Unicode text, `(cid:N)`
         spent = 0  # the sum of squared runs of this file's costly pages laid out in full
         interpreted = repeated = runs = 0  # what `page_interpreter` ran of this file
         relayout = False  # True while `ragkit.loaders.pdf` lays a page out again, turned
@@ -113,6 +113,10 @@ def page_device(resources, path: Path, reading):
                 raise RagkitError(f"{path}: draws more than {MAX_FILE_CHARS:,} characters by "
                                   f"page {reading.page} (a hostile file?)")
             return super().render_char(*args, **kwargs)
+
+        def handle_undefined_char(self, font, cid: int) -> str:
+            self.unmapped += not self.relayout
+            return super().handle_undefined_char(font, cid)
 
         def end_page(self, page) -> None:
             self.laparams, runs = full, _runs(self.cur_item)
