@@ -202,10 +202,11 @@ def run_read_file(args: dict[str, Any], ctx: ToolContext) -> str:
     if total == 0:
         return f"{shown} is empty (0 lines)"
     if start > total:
-        raise ToolError(f"start_line {start} is past the end of '{shown}', which has {total} "
-                        f"lines; give a start_line between 1 and {total}")
+        raise ToolError(f"start_line {_shown(start)} is past the end of '{shown}', which has "
+                        f"{total} line{'s' * (total != 1)}; give a start_line between 1 and {total}")
     if args.get("end_line", start) < start:
-        raise ToolError(f"end_line {args['end_line']} is before start_line {start}")
+        raise ToolError(f"end_line {_shown(args['end_line'])} is before start_line "
+                        f"{_shown(start)}")
     rows, used, budget = [], 0, ctx.max_output - 200
     for number in range(start, min(end, start + MAX_READ_LINES - 1) + 1):
         text = window.rows[number - start]
@@ -222,3 +223,9 @@ def run_read_file(args: dict[str, Any], ctx: ToolContext) -> str:
     if last < end:
         out.append(f"[truncated: read lines {last + 1}–{min(end, last + len(rows))} next]")
     return "\n".join(out)
+
+
+def _shown(number: int) -> str:
+    """A line number as an error names it: `1e308` (a whole number to JSON Schema) was
+    printed as its 309 digits."""
+    return str(number) if number < 10**15 else f"{float(number):.3g}"
