@@ -52,16 +52,14 @@ the shipped dev split, the points missing from this project's goals, 60 % of ans
 questions quoting the span (white space normalised; a question with several spans counts the
 share quoted; declines count as not quoted) and 70 % of unanswerable ones declined
 (`ragkit.extractive_eval.shortfall`). The missing-unit rule was adopted after 5-fold
-cross-validation on dev (`ragkit.extractive_eval.cross_validated`, printed by the benchmark),
-as was leaving heading-and-sentence units out of the strength. Dev picked STRENGTH_MIX 0.0 (the best
-cosine alone) and THRESHOLD 0.86 — e5-small's cosines run high, so only e5-small indexes are
-answered by this program (`answers_with`). README "Cited answers" tabulates each rule
-tried; notebook 04 section 7 prints this one's (refit and re-run after changing embedder).
+cross-validation on dev (`ragkit.extractive_eval.cross_validated`, printed by the benchmark), as
+was leaving heading-and-sentence units out of the strength. Dev picked STRENGTH_MIX 0.0 (the
+best cosine alone) and THRESHOLD 0.86 — e5-small's cosines run high, so only e5-small indexes
+are answered by this program (`answers_with`); README "Cited answers" tabulates each rule tried.
 
-What it is not: a reader. It cannot combine facts or compute, and no retrieval score
-separates answerable from unanswerable questions well (best-cosine ROC AUC 0.56–0.60): a
-question about an absent *field* of a named company ("the chief executive of Cedarline
-Health") names nothing the passages lack; declining it costs answerable ones alike.
+What it is not: a reader. It cannot combine facts or compute, and no retrieval score separates
+answerable from unanswerable questions well (best-cosine ROC AUC 0.56–0.60): a field a named
+company does not report ("the chief executive of Cedarline Health") is not declined.
 """
 from __future__ import annotations
 

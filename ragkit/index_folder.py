@@ -11,11 +11,11 @@ Layout of a folder:
   "metadata"}` (`metadata` absent → `{}`, so older indexes load; `ragkit.chunk_rows`).
 - `chunks.offsets.npy` — N + 1 int64 byte offsets of chunks.jsonl's rows, so a row is read
   by position (`ragkit.chunk_table`); an index written before it loads every row at open.
-- `parents.jsonl` — only in a parent–child index (config `parent_child`): the parent
-  chunks, same rows; each row of chunks.jsonl (a child) names its parent in
-  `metadata.parent`, and index.json counts them in "parents".
-- `bm25/` — `BM25.save` (with its term table, `ragkit.term_table`); `dense_vectors.npy` + `dense_owners.npy` — `DenseIndex`, when built
-  with an embedder.
+- `parents.jsonl` — only in a parent–child index (config `parent_child`): the parent chunks,
+  same rows; each row of chunks.jsonl (a child) names its parent in `metadata.parent`, and
+  index.json counts them in "parents".
+- `bm25/` — `BM25.save` (with its term table, `ragkit.term_table`).
+- `dense_vectors.npy` + `dense_owners.npy` — `DenseIndex`, when built with an embedder.
 
 What it is: the writer (through `ragkit.atomic.replace_folder`, so an existing index is
 replaced crash-safely and a folder that is not an index is never touched; an index folder
@@ -24,11 +24,10 @@ checks every part against the others — chunk count, BM25 documents, vector row
 width — so a damaged or mixed-up folder is a clear RagkitError naming the file, line and
 field, never a traceback or silently wrong results.
 
-What it is not: a database. Nor a reader of everything at open: chunks.jsonl rows are
-read by position when asked for (`ragkit.chunk_table`, through chunks.offsets.npy), the
-BM25 postings and the dense vectors are memory-mapped, and the vectors' values are checked
-by the first scan that reads them (`ragkit.dense`), so a million-chunk index opens in a
-fraction of a second.
+What it is not: a database. Nor a reader of everything at open: chunks.jsonl rows are read by
+position when asked for (`ragkit.chunk_table`, through chunks.offsets.npy), the BM25 postings
+and the dense vectors are memory-mapped, and the vectors' values are checked by the first scan
+that reads them (`ragkit.dense`): a million-chunk index opens in a fraction of a second.
 """
 from __future__ import annotations
 
@@ -54,7 +53,6 @@ from ragkit.jsonl import read_json
 from ragkit.lexical import BM25
 
 T = TypeVar("T")
-
 FORMAT_VERSION = 1
 
 

@@ -14,15 +14,14 @@ general (that is `ragkit.cache`).
 
 Limits: entries never expire; `ragkit cache clear --embeddings` (`remove_cache`) deletes the
 file to reclaim space (a process embedding meanwhile keeps its next vectors in the new file,
-`_connect`). One writer at a time (sqlite locking and the lock file); readers may
-run alongside it. A damaged file (a failing disk, a copy cut short) is one `DamagedCache` line
-naming it and that command, in whatever reads it; vectors are never half-read from it. A cache
-that cannot be written (`cannot_write`: one prepared on another machine and mounted read-only,
-an immutable file) is read as it is — as it is now, while the machine that owns it writes it
-(`ReadOnlyFile`) — and the vectors it lacks are embedded and used but not kept, with one
-warning naming it (a search on it stopped: "unable to open database file"); a damaged one
-there is said to be read-only too (`ragkit cache clear --embeddings` cannot delete it there).
-A cache on a disk found full is read the same way from then on (`_unless_full`).
+`_connect`). One writer at a time (sqlite locking and the lock file); readers may run alongside
+it. A damaged file (a failing disk, a copy cut short) is one `DamagedCache` line naming it and
+that command, in whatever reads it; vectors are never half-read from it. A cache that cannot be
+written (`cannot_write`: one prepared on another machine and mounted read-only, an immutable
+file) is read as it is — as it is now, while the machine that owns it writes it (`ReadOnlyFile`)
+— and the vectors it lacks are embedded and used but not kept, with one warning naming it; a
+damaged one there is said to be read-only too (`ragkit cache clear --embeddings` cannot delete
+it there). So is a cache on a disk found full, from then on (`_unless_full`).
 """
 
 from __future__ import annotations
