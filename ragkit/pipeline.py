@@ -171,6 +171,8 @@ class Pipeline:
         if isinstance(texts, str):  # each of its characters was searched as a query
             raise RagkitError("search takes a list of query texts, got one string; give [text]")
         check_positive(k, "k")
+        if not texts:  # a store may refuse an empty search
+            return []
         if config.rerank != "none":
             return self._rerank(texts, k, config)
         if config.mode == "bm25":
@@ -182,20 +184,20 @@ class Pipeline:
 
     @staticmethod
     def _fused(lists: dict[str, Ranking], config: SearchConfig, top: int) -> Ranking:
-        """The hybrid top `top` of retriever lists at least `config.candidates` deep."""
         return fuse_deep(lists, config.candidates, top, config.fusion, config.weights,
                          config.rrf_k)
 
     def _rerank(self, texts: Sequence[str], k: int, config: SearchConfig) -> list[Ranking]:
-        """First-stage top `rerank_candidates` → the reranker (failures fall back) → top k; a
-        k past them continues in the first stage's order below them (`fusion.continued`)."""
+        """First-stage top `rerank_candidates` → the reranker → top k, continued below in the
+        first stage's order (`fusion.continued`) when they are fewer than k."""
         stage = self.rerank_stage(config.rerank)
         k = min(k, len(self.chunks))  # as in every mode: a k past the index is the whole index
         out = [stage(text, found, k) for text, found in zip(texts, self.candidates(texts, config))]
-        if k <= config.rerank_candidates:
-            return out
-        first = self.search(texts, k, replace(config, rerank="none"))
-        return [continued(mine, deeper, k) for mine, deeper in zip(out, first)]
+        short = [i for i, mine in enumerate(out) if len(mine) < k]  # a k past the candidates
+        first = self.search([texts[i] for i in short], k, replace(config, rerank="none"))
+        for i, deeper in zip(short, first):
+            out[i] = continued(out[i], deeper, k)
+        return out
 
     def candidates(self, texts: Sequence[str], config: SearchConfig = SearchConfig(),
                    k: int = 0) -> list[list[Candidate]]:

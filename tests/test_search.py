@@ -287,6 +287,19 @@ def test_the_reranker_reorders_rerank_candidates_whatever_k(many, monkeypatch, m
     many.rerank_stages.clear()
 
 
+@pytest.mark.parametrize("k", [15, 30, 50, 60])
+def test_a_reranked_search_fills_k_when_its_candidates_are_fewer(many, monkeypatch, k):
+    """Fused from two 10-deep lists, the first stage holds about 17 candidates, fewer than
+    the 50 `rerank_candidates`: asked for 15 to 50 hits, a reranked search returned those
+    17 (the CLI then said the index had "fewer matches"), asked for 60 it returned 60."""
+    from ragkit import rerank
+    monkeypatch.setitem(rerank.RERANKERS, "crc-test", ByCrc)
+    many.rerank_stages.clear()
+    config = SearchConfig(rerank="crc-test", candidates=10, rerank_candidates=50)
+    assert [len(r) for r in many.search(_queries(), k, config)] == [k] * len(_queries())
+    many.rerank_stages.clear()
+
+
 def test_a_deeper_k_keeps_the_top_across_processes(tmp_path):
     """The user's path: one index, `ragkit search` at --k 5 and at --k 400 (past the 100
     candidates each retriever gives fusion, and past --rerank-candidates), each in its own
