@@ -219,14 +219,22 @@ def fuse(rankings: Mapping[str, Ranking], method: str = "rrf",
 def fuse_deep(rankings: Mapping[str, Ranking], depth: int, top: int, method: str = "rrf",
               weights: Mapping[str, float] | None = None, rrf_k: int = 60) -> Ranking:
     """The top `top` of the fusion of each ranking's top `depth` (ties at the cut included),
-    `continued` past that head by the fusion of the whole rankings.
+    `continued` past that head by the fusion of the whole rankings (`fused_deep`)."""
+    return fused_deep(lambda lists, n: fuse(lists, method, weights, n, rrf_k), rankings,
+                      depth, top)
+
+
+def fused_deep(fusion: Callable[[Mapping[str, Ranking], int | None], Ranking],
+               rankings: Mapping[str, Ranking], depth: int, top: int) -> Ranking:
+    """`fusion(lists, n)` (its top n; None: all) of each ranking's top `depth`, continued
+    past that head by `fusion` of the whole rankings.
 
     So a fused top never depends on how deep the ranking is asked for: fusing deeper lists
     moves min-max floors and adds RRF terms, and with them the order of the top (asking a
-    hybrid search for 1,000 hits had changed its top 5).
+    hybrid search for 1,000 hits had changed its top 5; `ragkit tune --k 300` its choice).
     """
     head_lists = {name: cut(ranking, depth) for name, ranking in rankings.items()}
-    head = fuse(head_lists, method, weights, top, rrf_k)
+    head = fusion(head_lists, top)
     if len(head) >= top or all(len(head_lists[n]) == len(r) for n, r in rankings.items()):
         return head
-    return continued(head, fuse(rankings, method, weights, None, rrf_k), top)
+    return continued(head, fusion(rankings, None), top)

@@ -38,11 +38,11 @@ from ragkit.config import check_rrf_k
 from ragkit.documents import Document, Query, RagkitError
 from ragkit.evaluate import (Judgments, cutoffs, judge, metric_decimals, score_run, summarize,
                              summary_table)
-from ragkit.fusion import Ranking, ranked, rrf, weighted_rank, weighted_scores
+from ragkit.fusion import Ranking, fused_deep, ranked, rrf, weighted_rank, weighted_scores
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig, evaluate_configs
 
 CandidateLists = dict[str, dict[str, Ranking]]  # query id -> {"dense": ..., "bm25": ...}
-Fusion = Callable[[Mapping[str, Ranking], int], Ranking]  # (lists, top) -> fused ranking
+Fusion = Callable[[Mapping[str, Ranking], int | None], Ranking]  # (lists, top; None: all)
 ALPHAS = tuple(round(0.1 * i, 10) for i in range(11))
 RRF_KS = (1, 5, 10, 20, 40, 60, 100, 200)
 TIE = 1e-9
@@ -101,11 +101,13 @@ def _judged(lists: CandidateLists, judgments: Judgments) -> Judgments:
     return mine
 
 
-def evaluate(lists: CandidateLists, judgments: Judgments, fusions: Mapping, k: int = 20
-             ) -> dict:
-    """Per-query metric tables (`ragkit.evaluate.score_run`), one per named fusion."""
+def evaluate(lists: CandidateLists, judgments: Judgments, fusions: Mapping, k: int = 20,
+             depth: int = SearchConfig().candidates) -> dict:
+    """Per-query metric tables (`ragkit.evaluate.score_run`), one per named fusion of each
+    list's top `depth`, continued below for a k past it, as `Pipeline.search` fuses
+    (`fusion.fused_deep`)."""
     mine = _judged(lists, judgments)
-    return {name: score_run({qid: [ident for ident, _ in fusion(lists[qid], k)]
+    return {name: score_run({qid: [ident for ident, _ in fused_deep(fusion, lists[qid], depth, k)]
                              for qid in mine}, mine, k)
             for name, fusion in fusions.items()}
 
