@@ -21,16 +21,23 @@ from pathlib import Path
 
 from ragkit.documents import RagkitError
 
-_SEEN: dict[Path, tuple[int, int] | None] = {}  # absolute target -> what it was at the start
+_SEEN: dict[Path, tuple | None] = {}  # absolute target -> what it was at the start
 
 
-def _identity(target: Path) -> tuple[int, int] | None:
-    """(device, inode) of the folder at `target` itself (a link is not followed), or None."""
+def _identity(target: Path) -> tuple | None:
+    """(device, inode) of the folder at `target` itself (a link is not followed) and of its
+    index.json, with that file's modification time — an inode the system gave the folder of
+    a run since (ext4 reuses them) does not make a new index the old one — or None when
+    nothing is there (or nothing can be: a file in the way is refused elsewhere)."""
     try:
-        found = os.lstat(target)
-    except FileNotFoundError:
+        folder = os.lstat(target)
+    except OSError:
         return None
-    return found.st_dev, found.st_ino
+    try:
+        manifest = os.lstat(target / "index.json")
+    except OSError:
+        return folder.st_dev, folder.st_ino
+    return folder.st_dev, folder.st_ino, manifest.st_ino, manifest.st_mtime_ns
 
 
 @contextmanager
