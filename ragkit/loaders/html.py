@@ -160,16 +160,23 @@ def _words(node) -> int:
 
 def _content_words(body) -> int:
     """The words of `body` outside its navigation, sidebars, headers and footers (`_DROP`,
-    `_OUTSIDE`): what reading the whole body would index."""
-    boiler = body.css(", ".join(_DROP + _OUTSIDE))
-    ids = {node.mem_id for node in boiler}
-
-    def nested(node) -> bool:
-        parent = node.parent
-        while parent is not None and parent.mem_id not in ids:
-            parent = parent.parent
-        return parent is not None
-    return _words(body) - sum(_words(node) for node in boiler if not nested(node))
+    `_OUTSIDE`): what reading the whole body would index. One walk that steps over those
+    elements (a walk up from each of them had been quadratic in the page's depth: 95 s for
+    a million `<svg>`s 990 elements deep)."""
+    skip = {node.mem_id for node in body.css(", ".join(_DROP + _OUTSIDE))}
+    if not skip:
+        return _words(body)
+    pieces: list[str] = []
+    stack = [body.child] if body.child is not None else []
+    while stack:
+        node = stack.pop()
+        if node.next is not None:
+            stack.append(node.next)
+        if node.tag == "-text":
+            pieces.append(node.text(deep=False))
+        elif node.child is not None and node.mem_id not in skip:
+            stack.append(node.child)
+    return len("".join(pieces).split())
 
 
 def _roots(tree) -> list:
