@@ -120,3 +120,35 @@ def test_a_cached_embedder_on_a_full_disk_serves_what_it_holds(tmp_path):
         assert [str(w.message) for w in caught] == [
             f"the embedding cache at {folder / 'embeddings.sqlite'} {WARNED} (they are "
             f"embedded again each time they are needed)"]
+
+
+def test_a_damaged_cache_on_a_full_disk_is_said_to_be_damaged_not_read_only(tmp_path):
+    """It was "damaged … and read-only here (read-only media, an immutable file): run `ragkit
+    cache clear --embeddings` where it can be written": a full disk is no read-only medium,
+    and the clear works there."""
+    import gc
+    import sqlite3
+    from ragkit.embed.cache import CachedEmbedder, remove_cache
+    from ragkit.sqlite_files import DamagedCache
+
+    def damaged(folder):
+        cache = CachedEmbedder(Counting(), folder / "embeddings.sqlite")
+        cache.embed([f"text {i} " * 20 for i in range(300)])
+        del cache
+        gc.collect()
+        with contextlib.closing(sqlite3.connect(folder / "embeddings.sqlite")) as db:
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        data = bytearray((folder / "embeddings.sqlite").read_bytes())
+        for page in range(2 * 4096, len(data), 4096):
+            data[page:page + 100] = b"\xff" * 100
+        (folder / "embeddings.sqlite").write_bytes(bytes(data))
+
+    with full_disk(tmp_path / "cache", before=damaged) as folder:
+        path = folder / "embeddings.sqlite"
+        with pytest.raises(DamagedCache) as caught:
+            CachedEmbedder(Counting(), path).embed(["new"])
+        assert str(caught.value) == (
+            f"{path}: the embedding cache is damaged (database disk image is malformed); run "
+            f"`ragkit cache clear --embeddings` or delete the file (vectors are embedded again "
+            f"when next needed)")
+        assert remove_cache(path) > 0 and not path.exists()

@@ -126,9 +126,9 @@ class CachedEmbedder:
         return work()
 
     def _guard(self):
-        """Around every use of the file: a sqlite error is one line naming it (a damaged one
-        that cannot be written: read-only here too, `read_only_errors`, not `CLEAR` alone)."""
-        errors = read_only_errors if self.read_only else sqlite_errors
+        """Around every use of the file: a sqlite error is one line naming it (on read-only
+        media `read_only_errors`: `CLEAR` cannot run there, but on a full disk it can)."""
+        errors = read_only_errors if self.not_kept == "is read-only" else sqlite_errors
         return errors(self.path, "embedding cache", CLEAR)
 
     def token_lengths(self, texts: Sequence[str]) -> list[int]:
