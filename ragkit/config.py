@@ -46,23 +46,25 @@ class IndexConfig:
 
     def __post_init__(self) -> None:
         for item in fields(self):  # `chunk_size="512"` was a TypeError deep in chunking
-            wrong = field_error(item.name, getattr(self, item.name))
-            if wrong:
+            wrong = field_error(item.name, getattr(self, item.name), sizes=False)
+            if wrong:  # (a size out of range: chunking's own line says which rule)
                 raise RagkitError(f"IndexConfig {item.name}: {wrong}")
 
 
-def field_error(name: str, value: object) -> str | None:
+def field_error(name: str, value: object, sizes: bool = True) -> str | None:
     """What is wrong with `value` for IndexConfig field `name` (its default's type, None
-    where the default is None and for `embedder`; a number of tokens ≥ 1, `overlap` ≥ 0),
-    or None. Shared with index.json's check (`ragkit.index_checks.read_config`)."""
+    where the default is None and for `embedder`; with `sizes`, a number of tokens ≥ 1,
+    `overlap` ≥ 0), or None. Shared with index.json's check (`index_checks.read_config`)."""
     default = {item.name: item.default for item in fields(IndexConfig)}[name]
     kind = type(default) if default is not None else str
     optional = default is None or name == "embedder"
+    if kind is bool and type(value).__module__ == "numpy" and "bool" in type(value).__name__:
+        return None  # numpy's bool
     if not ((value is None and optional) or (isinstance(value, Integral if kind is int else kind)
                                              and (kind is not int or not isinstance(value, bool)))):
         return (f"expected {'a whole number' if kind is int else kind.__name__}"
                 f"{' or null' if optional else ''}, got {value!r:.40}")
-    if kind is int and value < (0 if name == "overlap" else 1):  # type: ignore[operator]
+    if sizes and kind is int and value < (0 if name == "overlap" else 1):  # type: ignore
         return f"expected a number of tokens, got {value}"
     return None
 

@@ -388,7 +388,6 @@ def test_search_returns_the_chunk_ids_of_the_found_positions():
     ({"chunk_size": "512"}, "IndexConfig chunk_size: expected a whole number, got '512'"),
     ({"window": 9.5}, "IndexConfig window: expected a whole number, got 9.5"),
     ({"child_size": True}, "IndexConfig child_size: expected a whole number, got True"),
-    ({"overlap": -1}, "IndexConfig overlap: expected a number of tokens, got -1"),
     ({"parent_child": "yes"}, "IndexConfig parent_child: expected bool, got 'yes'"),
     ({"embedder": 7}, "IndexConfig embedder: expected str or null, got 7")])
 def test_index_config_refuses_a_wrong_type_when_made(given, message):
@@ -398,3 +397,19 @@ def test_index_config_refuses_a_wrong_type_when_made(given, message):
         IndexConfig(**given)
     assert str(caught.value) == message
     assert IndexConfig(chunk_size=np.int64(256)).chunk_size == 256  # numpy's ints are whole
+    assert IndexConfig(parent_child=np.bool_(True)).parent_child
+
+
+def test_a_size_out_of_range_is_said_by_the_rule_it_breaks(tmp_path, capsys):
+    """The type check at IndexConfig leaves sizes to chunking, whose line names the option's
+    rule (it said "IndexConfig chunk_size: expected a number of tokens, got 0")."""
+    from ragkit.cli import main
+    docs = tmp_path / "d.jsonl"
+    docs.write_text('{"id": "a", "text": "The kettle boils water."}\n')
+    for options, line in [
+            (["--chunk-size", "0"], "chunk size must be at least 16 tokens, got 0"),
+            (["--overlap", "-1"], "overlap must be between 0 and half the chunk size (256), "
+                                  "got -1")]:
+        assert main(["index", str(docs), "--out", str(tmp_path / "idx"), "--embedder", "none",
+                     *options]) == 2
+        assert capsys.readouterr().err == f"ragkit: error: {line}\n"
