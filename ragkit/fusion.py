@@ -106,11 +106,14 @@ def continued(head: Ranking, deeper: Ranking, top: int) -> Ranking:
     tail = [(ident, score) for ident, score in deeper if ident not in seen][:top - len(head)]
     if not head or not tail:
         return (head or tail)[:top]
-    scores = np.asarray([score for _, score in tail])
+    top32 = float(np.finfo(np.float32).max)  # an infinite score made the shift NaN
+    scores = np.nan_to_num(np.asarray([score for _, score in tail], dtype=np.float64),
+                           nan=-top32, posinf=top32, neginf=-top32)
     # a tie in `deeper` (equal at single precision) is one group, which keeps one score
     group = np.concatenate(([0], np.cumsum(np.diff(scores.astype(np.float32)) != 0)))
     first = np.flatnonzero(np.concatenate(([True], np.diff(group) > 0)))
-    wanted = _order_key(scores[first] + (float(head[-1][1]) - scores.max()))
+    wanted = _order_key(np.clip(scores[first] + (float(head[-1][1]) - scores.max()), -top32,
+                                top32))
     # each group at most one single-precision step below the one before (the head's last
     # first): key_g = min over i ≤ g of (wanted_i − (g − i)), a running minimum
     steps = np.arange(1, len(first) + 1)

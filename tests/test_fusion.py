@@ -146,3 +146,16 @@ def test_a_continued_tail_sits_below_the_head_in_its_own_order():
     assert continued([("a", 1.0)], deeper, 3) == [
         ("a", 1.0), ("b", float(np.nextafter(np.float32(1.0), np.float32(0)))),
         ("d", float(np.float32(1.0 - 0.01)))]
+
+
+def test_a_continued_tail_with_infinite_scores_stays_in_order_below_the_head():
+    """A custom reranker's +inf made the shift NaN (numpy warned, every tail score NaN)."""
+    import math
+    import warnings
+    from ragkit.fusion import continued
+    deeper = ranked([("p", math.inf), ("q", 1.0), ("r", -math.inf)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = continued([("x", 1.0)], deeper, 4)
+    assert [ident for ident, _ in out] == ["x", "p", "q", "r"] and ranked(out) == out
+    assert not any(math.isnan(score) for _, score in out)
