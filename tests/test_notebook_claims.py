@@ -112,3 +112,28 @@ def test_03_names_the_metric_of_each_peak_and_explains_the_cookbook_fusion():
     assert "0.8 / its rank in the dense list + 0.2 / its rank in BM25's" in defined[0]
     assert 'SearchConfig(fusion="weighted_rank", weights={"dense": 0.8, "bm25": 0.2})' \
         in defined[0]
+
+
+def _outputs_of(nb: dict, call: str) -> str:
+    """The joined output texts of the one code cell whose source makes the call `call`."""
+    cells = [c for c in nb["cells"] if c["cell_type"] == "code" and call in "".join(c["source"])]
+    assert len(cells) == 1, call
+    return "\n".join(output_texts({"cells": cells}))
+
+
+def _cell(table: str, row: str, column: str) -> str:
+    """The value in `column` of the row named `row` of a printed table (header line first)."""
+    lines = [line.split() for line in table.splitlines()]
+    header = next(line for line in lines if column in line)
+    return next(line for line in lines if line[:1] == [row])[1 + header.index(column)]
+
+
+def test_03_compares_rrf_with_the_alpha_row_it_names():
+    """03 said RRF's best k "ranks the first answer lower (MRR 0.741 against 0.783)" than
+    min-max at α = 0.6: 0.783 was RRF k = 5's MRR, α = 0.6's is 0.784. Each MRR is read from
+    its own table: the best k's row of the RRF sweep, the 0.6 row of the α sweep."""
+    nb = load(NOTEBOOKS / "03_hybrid_fusion.ipynb")
+    rrf, alpha = _outputs_of(nb, "= sweep_rrf_k("), _outputs_of(nb, "alpha_tables = sweep_alpha(")
+    best = re.search(r"^best (\d+) \(", rrf, re.M).group(1)
+    said = re.search(r"MRR (\d\.\d+) against (\d\.\d+)", " ".join(markdown_cells(nb)))
+    assert said and said.groups() == (_cell(rrf, best, "MRR"), _cell(alpha, "0.6", "MRR"))
