@@ -2,6 +2,7 @@
 import json
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -269,3 +270,29 @@ def test_a_json_file_given_alone_that_is_no_documents_jsonl_says_how_it_was_read
         "that holds it)")
     docs = load_dataset(tmp_path).documents  # its folder: read as a configuration file
     assert [d.id for d in docs] == ["package.json"] and '"harbor-web"' in docs[0].text
+
+
+def test_documents_beside_corpus_are_named_not_left_out_unsaid(tmp_path):
+    """A data set folder with `corpus/`, `golden/` and `expenses.md` at its top indexed one
+    document and never named the file; its README and LICENSE are no documents."""
+    root = tmp_path / "data"
+    (root / "corpus").mkdir(parents=True)
+    (root / "golden").mkdir()
+    (root / "corpus" / "kettle.md").write_text("The kettle boils water in two minutes.\n")
+    (root / "golden" / "q.jsonl").write_text(json.dumps(
+        {"id": "q1", "question": "How fast does the kettle boil?",
+         "golden": [{"doc_id": "kettle.md", "span": "boils water"}]}) + "\n")
+    for name in ("README.md", "LICENSE.txt", "notes.json"):
+        (root / name).write_text("x\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        load_dataset(root)
+    assert caught == []
+    (root / "expenses.md").write_text("Expenses are paid monthly.\n")
+    with pytest.warns(RagkitWarning) as caught:
+        data = load_dataset(root)
+    assert [d.id for d in data.documents] == ["kettle.md"]
+    assert [str(w.message) for w in caught] == [
+        f"{root}: not read, beside corpus/: expenses.md (a data set's documents are those of "
+        f"corpus/: move them there to index them)"]
+
