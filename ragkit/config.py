@@ -46,9 +46,12 @@ class IndexConfig:
 
     def __post_init__(self) -> None:
         for item in fields(self):  # `chunk_size="512"` was a TypeError deep in chunking
-            wrong = field_error(item.name, getattr(self, item.name), sizes=False)
+            value = getattr(self, item.name)
+            wrong = field_error(item.name, value, sizes=False)
             if wrong:  # (a size out of range: chunking's own line says which rule)
                 raise RagkitError(f"IndexConfig {item.name}: {wrong}")
+            if type(value).__module__ == "numpy":  # its own int or bool, which JSON can save
+                object.__setattr__(self, item.name, value.item())
 
 
 def field_error(name: str, value: object, sizes: bool = True) -> str | None:
@@ -91,7 +94,9 @@ class SearchConfig:
     `candidates` is how deep each retriever's list goes before fusion (items tied with the
     last one are kept too; a k past it continues below, `fusion.fuse_deep`). `rrf_k` is
     RRF's k (fusion "rrf" only). `rerank` names a reranker (`ragkit.rerank.get_reranker`;
-    "none" = off) that reorders the first stage's top `rerank_candidates` whatever k is;
+    "none" = off) that reorders the first stage's top `rerank_candidates` whatever k is — at
+    most: a hybrid first stage offers the fusion of each list's top `candidates` (the union
+    of two top-100 lists, often fewer than 150), as the reranker was fitted;
     off by default here, so a config states it.
     """
 
@@ -111,6 +116,15 @@ class SearchConfig:
         check_positive(self.candidates, "candidates")
         check_positive(self.rerank_candidates, "rerank_candidates")
         check_rrf_k(self.rrf_k, "rrf_k")
+
+
+def fetch_depth(top: int, depth: int) -> int:
+    """How deep each retriever's list must reach for a hybrid top `top` fused from `depth`
+    (`fusion.fused_deep`): `depth` doubled until it is `top` or more (a fusion of lists d deep
+    holds d items or more)."""
+    while depth < top:
+        depth *= 2
+    return depth
 
 
 def check_positive(value, name: str) -> None:

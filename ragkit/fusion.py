@@ -222,22 +222,28 @@ def fuse(rankings: Mapping[str, Ranking], method: str = "rrf",
 def fuse_deep(rankings: Mapping[str, Ranking], depth: int, top: int, method: str = "rrf",
               weights: Mapping[str, float] | None = None, rrf_k: int = 60) -> Ranking:
     """The top `top` of the fusion of each ranking's top `depth` (ties at the cut included),
-    `continued` past that head by the fusion of the whole rankings (`fused_deep`)."""
+    continued in blocks below it (`fused_deep`)."""
     return fused_deep(lambda lists, n: fuse(lists, method, weights, n, rrf_k), rankings,
                       depth, top)
 
 
 def fused_deep(fusion: Callable[[Mapping[str, Ranking], int | None], Ranking],
                rankings: Mapping[str, Ranking], depth: int, top: int) -> Ranking:
-    """`fusion(lists, n)` (its top n; None: all) of each ranking's top `depth`, continued
-    past that head by `fusion` of the whole rankings.
+    """The top `top` of `fusion(lists, n)` (its top n; None: all) of each ranking's top
+    `depth`; past that head, block after block below it (`continued`): the items new in the
+    fusion of each ranking's top 2·`depth`, then 4·`depth`, … Each ranking must reach
+    `ragkit.config.fetch_depth(top, depth)` (or hold all it has).
 
-    So a fused top never depends on how deep the ranking is asked for: fusing deeper lists
-    moves min-max floors and adds RRF terms, and with them the order of the top (asking a
-    hybrid search for 1,000 hits had changed its top 5; `ragkit tune --k 300` its choice).
+    So a ranking asked deeper only adds blocks at its end, and every k ranks alike: fusing
+    deeper lists moves min-max floors and adds RRF terms, so one fusion of k-deep lists had
+    reordered with k — the top 5 at k = 1,000 (`ragkit tune --k 300` chose another α), and
+    past the head, ranks around 120 between k = 120 and 149.
     """
-    head_lists = {name: cut(ranking, depth) for name, ranking in rankings.items()}
-    head = fusion(head_lists, top)
-    if len(head) >= top or all(len(head_lists[n]) == len(r) for n, r in rankings.items()):
-        return head
-    return continued(head, fusion(rankings, None), top)
+    lists = {name: cut(ranking, depth) for name, ranking in rankings.items()}
+    out = fusion(lists, top)
+    while len(out) < top and any(len(lists[n]) < len(r) for n, r in rankings.items()):
+        depth *= 2
+        lists = {name: cut(ranking, depth) for name, ranking in rankings.items()}
+        out = continued(out, fusion(lists, None), top)
+    return out
+

@@ -20,7 +20,7 @@ from typing import Any
 from ragkit import index_cache
 from ragkit.chunk_rows import gc_paused
 from ragkit.chunk_table import chunk_table
-from ragkit.config import MODES, IndexConfig, SearchConfig, check_positive
+from ragkit.config import MODES, IndexConfig, SearchConfig, check_positive, fetch_depth
 from ragkit.dense import DenseIndex, embed_chunks
 from ragkit.documents import Chunk, Document, Query, RagkitError
 from ragkit.embed import get_embedder, is_registered
@@ -180,7 +180,7 @@ class Pipeline:
         if config.mode == "dense":
             return [ranked(r, k) for r in with_ties(self._dense, texts, k)]
         return [self._fused(lists, config, k)
-                for lists in self.retriever_lists(texts, max(k, config.candidates))]
+                for lists in self.retriever_lists(texts, fetch_depth(k, config.candidates))]
 
     @staticmethod
     def _fused(lists: dict[str, Ranking], config: SearchConfig, top: int) -> Ranking:
@@ -194,7 +194,7 @@ class Pipeline:
         k = min(k, len(self.chunks))  # as in every mode: a k past the index is the whole index
         out = [stage(text, found, k) for text, found in zip(texts, self.candidates(texts, config))]
         short = [i for i, mine in enumerate(out) if len(mine) < k]  # a k past the candidates
-        first = self.search([texts[i] for i in short], k, replace(config, rerank="none"))
+        first = short and self.search([texts[i] for i in short], k, replace(config, rerank="none"))
         for i, deeper in zip(short, first):
             out[i] = continued(out[i], deeper, k)
         return out

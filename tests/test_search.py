@@ -255,6 +255,11 @@ def test_asking_deeper_keeps_the_hybrid_top(many, fusion):
     for ranking in deep:
         assert len(ranking) == 200
         _falls(ranking)  # a TREC run of it ranks as search did
+    # past the head too: each k's ranking is the start of a deeper one's (ranks 15-40 had
+    # moved between k = 30 and k = 37, a fusion of 30- or 37-deep lists)
+    for shorter, longer in ((30, 37), (37, 120), (120, 200)):
+        assert [r[:shorter] for r in many.search(_queries(), longer, config)] == \
+            many.search(_queries(), shorter, config), (shorter, longer)
 
 
 class ByCrc:
@@ -301,9 +306,9 @@ def test_a_reranked_search_fills_k_when_its_candidates_are_fewer(many, monkeypat
 
 
 def test_a_deeper_k_keeps_the_top_across_processes(tmp_path):
-    """The user's path: one index, `ragkit search` at --k 5 and at --k 400 (past the 100
+    """The user's path: one index, `ragkit search` at --k 5, 150 and 400 (past the 100
     candidates each retriever gives fusion, and past --rerank-candidates), each in its own
-    process, with and without the offline reranker: the runs' top 5 agree."""
+    process, with and without the offline reranker: each run is the start of the deeper."""
     from ragkit import models
     from ragkit.runs import read_trec
     if not models.model_dir().is_dir():
@@ -322,7 +327,7 @@ def test_a_deeper_k_keeps_the_top_across_processes(tmp_path):
     assert done.returncode == 0, done.stderr
     for rerank in ("none", "offline"):
         runs = {}
-        for k in ("5", "400"):
+        for k in ("5", "150", "400"):
             out = tmp_path / f"{rerank}-{k}.trec"
             done = subprocess.run([*ragkit, "search", str(tmp_path / "idx"), "--queries",
                                    str(queries), "--k", k, "--rerank", rerank, "--out", str(out)],
@@ -330,4 +335,5 @@ def test_a_deeper_k_keeps_the_top_across_processes(tmp_path):
             assert done.returncode == 0, done.stderr
             runs[k] = read_trec(out)
         assert {q: r[:5] for q, r in runs["400"].items()} == runs["5"], rerank
+        assert {q: r[:150] for q, r in runs["400"].items()} == runs["150"], rerank
         assert all(len(r) == 300 for r in runs["400"].values())

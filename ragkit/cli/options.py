@@ -144,7 +144,8 @@ def add_search_options(parser: argparse.ArgumentParser, multiple: bool = False) 
                                          "mode, its row named MODE+NAME)"
                                          if multiple else ")"))
     parser.add_argument("--rerank-candidates", type=positive_int, default=150,
-                        help="first-stage candidates the reranker sees")
+                        help="first-stage candidates the reranker sees, at most (hybrid offers "
+                             "the fusion of each retriever's top 100, often fewer)")
 
 
 # `ragkit index` options --update compares: argparse dest -> the IndexConfig field it sets

@@ -13,6 +13,7 @@ from ragkit.cli.options import (Help, add_batch_options, add_index_options, add_
                                 batch_mode, check_same_options, chosen_rerank, clamp_k,
                                 index_config, load_index, print_rerank_summary, print_usage)
 from ragkit.cli.fusion import fusion_settings
+from ragkit.config import fetch_depth
 from ragkit.documents import RagkitError, load_queries_jsonl
 from ragkit.folder_watch import watched
 from ragkit.index_owner import manifest_of, refuse_inputs_inside, refuse_output_in_index
@@ -232,8 +233,8 @@ def _rankings(pipeline, queries: list, depth_k: tuple[int, int], config,
 def held_per_query(depth: int, config) -> int:
     """Results one query holds while searched: its top `depth`, or a hybrid's or a reranker's
     candidates when deeper (150 each by default: at the default --k 20, sizing by k alone
-    let a batch hold 7.5 times SEARCH_HITS)."""
-    return max(depth, config.candidates if config.mode == "hybrid" else 0,
+    let a batch hold 7.5 times SEARCH_HITS); a hybrid's lists reach `fusion.fetch_depth`."""
+    return max(depth, fetch_depth(depth, config.candidates) if config.mode == "hybrid" else 0,
                config.rerank_candidates if config.rerank != "none" else 0)
 
 

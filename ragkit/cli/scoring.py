@@ -12,6 +12,7 @@ from ragkit.cli.options import (DEFAULT_RERANK, Help, add_index_options, add_sea
 from ragkit.cli.fusion import fusion_given, fusion_settings
 from ragkit.cli.golden import warn_unsplit, with_questions
 from ragkit.cli.retrieval import batch_size, held_per_query
+from ragkit.config import fetch_depth
 from ragkit.documents import RagkitError
 from ragkit.errors import not_a_file
 from ragkit.index_owner import refuse_output_in_index
@@ -224,7 +225,7 @@ def cmd_tune(args: argparse.Namespace) -> None:
     judged = [q for q in data.queries if q.id in judgments]
     if not judged:
         raise RagkitError(f"{args.dataset}: no query with golden items to tune on{NO_QUESTIONS}")
-    lists = candidate_lists(pipeline, judged, max(args.k, SearchConfig().candidates))
+    lists = candidate_lists(pipeline, judged, fetch_depth(args.k, SearchConfig().candidates))
     scored = f"split {split}" if split else all_splits(data)
     print(f"{data.name}: {counted(len(judged), 'judged query', 'judged queries')} of {scored}, "
           f"{counted(len(pipeline.chunks), 'chunk')}{_unscored(data.queries, judged)}")
