@@ -23,7 +23,7 @@ from ragkit.documents import (Chunk, Dataset, Document, Golden, Query, RagkitErr
                               load_golden, read_jsonl, require, where)
 from ragkit.errors import not_a_file
 from ragkit.jsonl import JSONL_SUFFIXES, read_json
-from ragkit.loaded_folder import without_skipped
+from ragkit.loaded_folder import warn_beside, without_skipped
 from ragkit.outline import one_line
 from ragkit.qrels import Qrels, read_qrels, relevant  # noqa: F401 (read from here too)
 from ragkit.qrels import judged_at
@@ -45,21 +45,10 @@ def load_shipped(root: Path | str, skip_bad: bool = False) -> Dataset:
                           f"documents; keep the one the golden questions are about")
     documents = (load_documents_jsonl(jsonl) if jsonl.is_file()
                  else load_folder(root / "corpus", skip_bad))
-    _beside(root, "documents.jsonl" if jsonl.is_file() else "corpus/")
+    warn_beside(root, "documents.jsonl" if jsonl.is_file() else "corpus/",
+                {*LOADERS, *ONE_FILE_TEXT})
     queries = without_skipped(load_golden(root / "golden"), documents, root / "golden")
     return Dataset(root.name, documents, check_golden(queries, documents, root / "golden"))
-
-
-def _beside(root: Path, read: str) -> None:
-    """Warn of documents beside `read` (`expenses.md` next to `corpus/` was left unsaid)."""
-    found = sorted(p.name for p in root.iterdir() if p.is_file() and p.name != "documents.jsonl"
-                   and p.suffix.lower() in {*LOADERS, *ONE_FILE_TEXT}
-                   and not p.name.upper().startswith(("README", "LICENSE")))
-    more = f" and {len(found) - 3} more" if len(found) > 3 else ""
-    if found:
-        warnings.warn(RagkitWarning(f"{root}: not read, beside {read}: {', '.join(found[:3])}"
-                                    f"{more} (a data set's documents are those of {read}: move "
-                                    f"them there to index them)"), stacklevel=3)
 
 
 def _cookbook_titles(rows: list[tuple[int, dict]]) -> dict[str, str]:

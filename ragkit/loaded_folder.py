@@ -21,6 +21,8 @@ What it is:
 - `without_skipped(queries, documents, source)`: labelled questions without those about a
   file the load left out, with one warning naming the files (`ragkit eval --skip-bad`, for a
   data set's golden/ and for `--questions` alike).
+- `warn_beside(root, read, suffixes)`: one warning naming the documents a data set folder
+  holds beside the `corpus/` (or `documents.jsonl`) it reads.
 
 What it is not: the reading (`ragkit.document_folder`), nor the table of a load
 (`ragkit.folder_summary`).
@@ -169,3 +171,22 @@ def without_skipped(queries: list[Query], documents: list[Document],
                   f"{counted(len(files), 'file')} --skip-bad skipped: {', '.join(files)}",
                   RagkitWarning, stacklevel=3)
     return kept
+
+
+# a data set folder's files about it, not documents (the held-out sets' SOURCE.txt too)
+_ABOUT = ("README", "LICENSE", "LICENCE", "SOURCE", "NOTICE", "COPYING", "AUTHORS",
+          "CHANGELOG", "CHANGES", "CONTRIBUTING", "CITATION")
+
+
+def warn_beside(root: Path, read: str, suffixes: set[str]) -> None:
+    """Warn of the files of `suffixes` beside `read` in the data set folder `root` but those
+    about it (`_ABOUT`): `expenses.md` next to `corpus/` was left out unsaid."""
+    found = sorted(p.name for p in root.iterdir() if p.is_file() and p.name != "documents.jsonl"
+                   and p.suffix.lower() in suffixes
+                   and not p.name.upper().startswith(_ABOUT))
+    more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+    move = ": move them there to index them" if read == "corpus/" else ""
+    if found:
+        warnings.warn(RagkitWarning(f"{root}: not read, beside {read}: {', '.join(found[:3])}"
+                                    f"{more} (a data set's documents are those of {read}{move})"),
+                      stacklevel=3)

@@ -282,7 +282,7 @@ def test_documents_beside_corpus_are_named_not_left_out_unsaid(tmp_path):
     (root / "golden" / "q.jsonl").write_text(json.dumps(
         {"id": "q1", "question": "How fast does the kettle boil?",
          "golden": [{"doc_id": "kettle.md", "span": "boils water"}]}) + "\n")
-    for name in ("README.md", "LICENSE.txt", "notes.json"):
+    for name in ("README.md", "LICENSE.txt", "SOURCE.txt", "notes.json"):  # SOURCE: held-out sets'
         (root / name).write_text("x\n")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
