@@ -246,4 +246,3 @@ def fused_deep(fusion: Callable[[Mapping[str, Ranking], int | None], Ranking],
         lists = {name: cut(ranking, depth) for name, ranking in rankings.items()}
         out = continued(out, fusion(lists, None), top)
     return out
-

@@ -295,4 +295,3 @@ def test_documents_beside_corpus_are_named_not_left_out_unsaid(tmp_path):
     assert [str(w.message) for w in caught] == [
         f"{root}: not read, beside corpus/: expenses.md (a data set's documents are those of "
         f"corpus/: move them there to index them)"]
-
