@@ -121,7 +121,8 @@ def test_a_streamed_file_is_refused_as_a_whole_one_is(tmp_path, monkeypatch, dat
 def test_a_huge_start_line_is_named_briefly(tmp_path):
     """JSON's 1e308 is a whole number to the schema: the error printed its 309 digits."""
     (tmp_path / "a.txt").write_text("hello\n")
-    result = run_tool("read_file", {"path": "a.txt", "start_line": 1e308}, ToolContext(root=tmp_path))
+    result = run_tool("read_file", {"path": "a.txt", "start_line": 1e308},
+                      ToolContext(root=tmp_path))
     assert result.is_error and result.content == (
         "read_file: start_line 1e+308 is past the end of 'a.txt', which has 1 line; give a "
         "start_line between 1 and 1")

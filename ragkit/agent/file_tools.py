@@ -202,8 +202,9 @@ def run_read_file(args: dict[str, Any], ctx: ToolContext) -> str:
     if total == 0:
         return f"{shown} is empty (0 lines)"
     if start > total:
+        lines = f"{total} line{'s' * (total != 1)}"
         raise ToolError(f"start_line {_shown(start)} is past the end of '{shown}', which has "
-                        f"{total} line{'s' * (total != 1)}; give a start_line between 1 and {total}")
+                        f"{lines}; give a start_line between 1 and {total}")
     if args.get("end_line", start) < start:
         raise ToolError(f"end_line {_shown(args['end_line'])} is before start_line "
                         f"{_shown(start)}")

@@ -233,7 +233,7 @@ def _rankings(pipeline, queries: list, depth_k: tuple[int, int], config,
 def held_per_query(depth: int, config) -> int:
     """Results one query holds while searched: its top `depth`, or a hybrid's or a reranker's
     candidates when deeper (150 each by default: at the default --k 20, sizing by k alone
-    let a batch hold 7.5 times SEARCH_HITS); a hybrid's lists reach `fusion.fetch_depth`."""
+    let a batch hold 7.5 times SEARCH_HITS); a hybrid's lists reach `config.fetch_depth`."""
     return max(depth, fetch_depth(depth, config.candidates) if config.mode == "hybrid" else 0,
                config.rerank_candidates if config.rerank != "none" else 0)
 
