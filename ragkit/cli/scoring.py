@@ -13,8 +13,7 @@ from ragkit.cli.fusion import fusion_given, fusion_settings
 from ragkit.cli.golden import warn_unsplit, with_questions
 from ragkit.cli.retrieval import batch_size, held_per_query
 from ragkit.config import fetch_depth
-from ragkit.documents import RagkitError
-from ragkit.errors import not_a_file
+from ragkit.errors import RagkitError, not_a_file
 from ragkit.index_owner import refuse_output_in_index
 from ragkit.sheet_cells import csv_text
 from ragkit.text_stats import counted
