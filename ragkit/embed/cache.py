@@ -93,7 +93,7 @@ class CachedEmbedder:
         self.read_only = cannot_write(self.path)  # then nothing is stored, nor locked
         self._lock: AbstractContextManager = (  # one embedding batch at a time
             nullcontext() if self.read_only else FileLock(str(self.path) + ".lock"))
-        self.not_kept = "is read-only"  # why new vectors are not kept, when `read_only`
+        self.full = False  # `read_only` as its disk is full (`_unless_full`), not its medium
         if not self.read_only:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._unless_full(self._create)
@@ -110,7 +110,7 @@ class CachedEmbedder:
         is full", or any error while no byte is free there: opening the write-ahead log is
         "disk I/O error"), the cache is read as it is from then on, as one that cannot be
         written (`read_only`: vectors embedded and used, not kept, one warning), and `work`
-        runs again. A search or `ask` stopped there, though a query needs no cache."""
+        runs again: a search had stopped there, though a query needs no cache."""
         try:
             return work()
         except DamagedCache:
@@ -118,7 +118,7 @@ class CachedEmbedder:
         except RagkitError as exc:
             if self.read_only or not no_room(self.path, str(exc)):
                 raise
-        self.read_only, self.not_kept, self._lock = True, "is on a full disk", nullcontext()
+        self.read_only, self.full, self._lock = True, True, nullcontext()
         db = getattr(self._local, "db", None)
         if db is not None:
             db.close()
@@ -128,7 +128,7 @@ class CachedEmbedder:
     def _guard(self):
         """Around every use of the file: a sqlite error is one line naming it (on read-only
         media `read_only_errors`: `CLEAR` cannot run there, but on a full disk it can)."""
-        errors = read_only_errors if self.not_kept == "is read-only" else sqlite_errors
+        errors = read_only_errors if self.read_only and not self.full else sqlite_errors
         return errors(self.path, "embedding cache", CLEAR)
 
     def token_lengths(self, texts: Sequence[str]) -> list[int]:
@@ -231,9 +231,10 @@ class CachedEmbedder:
                                [(k, v.tobytes()) for k, v in rows])
         elif rows and self.path not in _NOT_KEPT:
             _NOT_KEPT.add(self.path)
-            warnings.warn(RagkitWarning(
-                f"the embedding cache at {self.path} {self.not_kept}, so new vectors are not "
-                f"kept (they are embedded again each time they are needed)"), stacklevel=2)
+            warnings.warn(RagkitWarning(f"the embedding cache at {self.path} is "
+                                        f"{'on a full disk' if self.full else 'read-only'}, so "
+                                        f"new vectors are not kept (they are embedded again "
+                                        f"each time they are needed)"), stacklevel=2)
 
     def _lookup(self, db: sqlite3.Connection | None,
                 keys: Iterable[str]) -> dict[str, np.ndarray]:
