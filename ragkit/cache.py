@@ -24,18 +24,17 @@ one `DamagedCache` line naming it and `ragkit cache clear`, which then deletes t
 cannot be emptied row by row) so the next call starts a new one (`ragkit.sqlite_files`,
 shared with the embedding cache). No reply is ever half-read from it.
 
-What it is not: a semantic cache (no fuzzy matching) nor an expiring one; `ragkit cache
-clear [--model M]` empties it. Nor a store on read-only media (a RAGKIT_HOME mounted
-read-only, an immutable file): there it is read as it is, each hit served but not counted
-(the count is the one write a hit makes), and a call it does not hold stops the command in
-one line before it is sent, as its reply could not be kept (`CallCache`) — but a free one
-(`count_tokens`), sent and not kept. Safe across threads of
-one process (one lock); across processes sqlite's own locking applies — which is why the
-file is never opened outside sqlite once this process has a connection to it: closing any
-descriptor of a file drops every POSIX lock the process holds on it, sqlite's included, and
-another process closing its connection then believes it is the last one, checkpoints and
-resets the write-ahead log under the first (sqlite.org/howtocorrupt.html §2.2; seen as
-"database disk image is malformed" with two notebooks run side by side).
+What it is not: a semantic cache (no fuzzy matching) nor an expiring one; `ragkit cache clear
+[--model M]` empties it. Nor a store on read-only media (a RAGKIT_HOME mounted read-only, an
+immutable file): there it is read as it is, each hit served but not counted (the count is the
+one write a hit makes), and a call it does not hold stops the command in one line before it is
+sent, as its reply could not be kept (`CallCache`) — but a free one (`count_tokens`), sent and
+not kept. Safe across threads of one process (one lock); across processes sqlite's own locking
+applies — which is why the file is never opened outside sqlite once this process has a
+connection to it: closing any descriptor of a file drops every POSIX lock the process holds on
+it, sqlite's included, and another process closing its connection then believes it is the last
+one, checkpoints and resets the write-ahead log under the first (sqlite.org/howtocorrupt.html
+§2.2; seen as "database disk image is malformed" with two notebooks run side by side).
 """
 from __future__ import annotations
 

@@ -58,8 +58,7 @@ best cosine alone) and THRESHOLD 0.86 — e5-small's cosines run high, so only e
 are answered by this program (`answers_with`); README "Cited answers" tabulates each rule tried.
 
 What it is not: a reader. It cannot combine facts or compute, and no retrieval score separates
-answerable from unanswerable questions well (best-cosine ROC AUC 0.56–0.60): a field a named
-company does not report ("the chief executive of Cedarline Health") is not declined.
+answerable from unanswerable questions well (best-cosine ROC AUC 0.56–0.60).
 """
 from __future__ import annotations
 

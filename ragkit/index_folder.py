@@ -3,10 +3,9 @@
 Layout of a folder:
 - `index.json` — `{"format": "ragkit-index", "version": 1, "config": {...}, "chunks": N,
   "embedder": {"name", "dim", "max_tokens", "fingerprint"} | null}`; `embedder` describes
-  the model that made the dense vectors (null for a BM25-only index; absent in indexes
-  written before it was recorded, which still load). `"files"` lists every file the index
-  wrote (POSIX paths relative to the folder, index.json included): what a re-index may
-  replace (`ragkit.index_owner`).
+  the model that made the dense vectors (null for a BM25-only index; absent in older
+  indexes, which still load). `"files"` lists every file the index wrote (POSIX paths
+  relative to the folder, index.json included): what a re-index may replace.
 - `chunks.jsonl` — one chunk per line: `{"id", "doc_id", "text", "context", "start", "end",
   "metadata"}` (`metadata` absent → `{}`, so older indexes load; `ragkit.chunk_rows`).
 - `chunks.offsets.npy` — N + 1 int64 byte offsets of chunks.jsonl's rows, so a row is read

@@ -19,11 +19,10 @@ where a match attempt (only at line starts: both patterns open with `^`) reads a
 bounds how far each line start's attempt can read (`_Replay.reach`). The whole-text matches
 before the first line start whose bound passes `offset` are kept, each linked to the match
 under it on the stack, so the stack there is a walk up those links; only the text from that
-line start to `offset` is scanned again, cut. Offsets up to `DIRECT` are simply rescanned:
-cheaper than an outline for the many small documents. Where that line is a heading and
-`offset` sits in its title's line, the cut scan's one match is read off the title instead
-(`_TitleLine`): scanning again from the line start for every chunk of a 1 MB one-line heading
-was quadratic (21 s to index it).
+line start to `offset` is scanned again, cut. Offsets up to `DIRECT` are simply rescanned
+(cheaper for small documents). Where that line is a heading and `offset` sits in its title's
+line, the cut scan's one match is read off the title instead (`_TitleLine`): rescanning from
+the line start for every chunk of a 1 MB one-line heading was quadratic (21 s to index it).
 """
 from __future__ import annotations
 
@@ -40,16 +39,14 @@ LABEL_CHARS = 200  # a title, heading or definition as it labels a chunk (`label
 
 def label(text: str, limit: int = LABEL_CHARS) -> str:
     """`text` cut to `limit` characters with "…": how a title, heading or definition labels
-    each chunk (metadata, context, answer tags). A 1.2 MB `<title>` was copied into every
-    chunk of its page — a 230 MB index and a megabyte printed by each `ragkit ask`."""
+    each chunk (metadata, context, answer tags; a 1.2 MB `<title>` made a 230 MB index)."""
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def one_line(text: str) -> str:
-    """`text` on one line: each run of white space one space, none at either end. For a
-    metadata value or path in a structural context, a title where it is read (its chunks'
-    `[Source: …]` tag), a loader's block: a block scalar's or a JSONL title's line breaks
-    broke those lines. Not a cut (`label`); not for chunk text or headings (own spacing)."""
+    """`text` on one line, each run of white space one space: a metadata value, path, title or
+    loader's block whose line breaks broke the `[Source: …]` tag's line. Not a cut (`label`);
+    not for chunk text or headings (own spacing)."""
     return " ".join(text.split())
 
 # A Markdown heading: what `^(#{1,6})\s+(.+?)\s*#*\s*$` (re.M) matches, the same matches,

@@ -107,10 +107,9 @@ class CachedEmbedder:
 
     def _unless_full(self, work: Callable[[], T]) -> T:
         """`work()`; when it fails on a disk with no room left (sqlite's "database or disk
-        is full", or any error while no byte is free there: opening the write-ahead log is
-        "disk I/O error"), the cache is read as it is from then on, as one that cannot be
-        written (`read_only`: vectors embedded and used, not kept, one warning), and `work`
-        runs again: a search had stopped there, though a query needs no cache."""
+        is full", or any error while no byte is free: the write-ahead log's "disk I/O error"),
+        the cache is read as it is from then on (`read_only`, `full`: vectors embedded and
+        used, not kept, one warning) and `work` runs again; a search had stopped there."""
         try:
             return work()
         except DamagedCache:
