@@ -41,6 +41,19 @@ def _hidden(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
 
 
+def _children(pid: int) -> list[int]:
+    """Live processes whose parent is `pid` (a build's workers)."""
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == pid and fields[0] != b"Z":
+            found.append(int(entry))
+    return found
+
+
 def _until(found, process: subprocess.Popen) -> None:
     deadline = time.monotonic() + 90
     while not found():
@@ -74,12 +87,15 @@ def test_an_index_build_sent_sigterm_leaves_no_temporary_folder(tmp_path, group)
     """`timeout` signals the command alone; a CI runner cancelling a job signals its whole
     process group, the build's workers too (a worker ends quietly, status 143, and the
     command alone says it was terminated)."""
-    docs = _docs(tmp_path / "docs.jsonl", 20_000)
+    # 200,000 rows: the build runs for seconds after its workers start, so the signal lands
+    # mid-build on a fast machine too (20,000 had ended 0.4 s after its folder appeared, and a
+    # fast CI runner's SIGTERM then reached a process that had finished)
+    docs = _docs(tmp_path / "docs.jsonl", 200_000)
     env = {**os.environ, "RAGKIT_WORKER_BLOCK": "500"}  # workers even on a small corpus
     build = subprocess.Popen([*RAGKIT, "index", str(docs), "--out", str(tmp_path / "ix"),
                               "--embedder", "none"], stderr=subprocess.PIPE, text=True,
                              env=env, start_new_session=True)
-    _until(lambda: _hidden(tmp_path), build)
+    _until(lambda: _hidden(tmp_path) and _children(build.pid), build)
     time.sleep(0.3)  # into the build: its workers run
     if group:
         os.killpg(build.pid, signal.SIGTERM)
