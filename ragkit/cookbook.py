@@ -13,7 +13,8 @@
   `escaped` (text of the data printed with its escape sequences shown, not obeyed)
   and what a section needs from the data (`ragkit.notebook_data`; the checks:
   `ragkit.notebook_params`): called from a notebook, so it runs on any folder in the shipped
-  layout (`raw_corpus`: the raw files 06 and 07 grep, also for a `documents.jsonl`).
+  layout (`raw_corpus`: the raw files 06 and 07 grep, also for a `documents.jsonl`);
+  `run_folder`, a kernel's scratch folder that a killed kernel does not leave behind.
 
 Parameters are checked before anything runs (`ragkit.notebook_params`): a name must be
 declared in the notebook's `parameters` cell (with several notebooks: by at least one of
@@ -69,7 +70,7 @@ from ragkit.record import finding, record, record_metrics
 from ragkit.results import build_results, validate
 from ragkit.report import write_report
 from ragkit.run_progress import progress_seconds
-from ragkit.stale_temp import scratch
+from ragkit.stale_temp import process_scratch, scratch
 from ragkit.sweep import sweep
 
 __all__ = ["check_count", "check_depth", "check_every", "check_folder", "context_example",
@@ -77,9 +78,17 @@ __all__ = ["check_count", "check_depth", "check_every", "check_folder", "context
            "finding", "is_results", "is_shipped", "joined", "korean_questions", "leaders", "live",
            "notebook_paths", "parameters_banner", "parameters_for", "parse_value", "prose",
            "raw_corpus", "record", "record_metrics", "refresh", "replay_path", "run_cookbook",
-           "skip_unless", "sweep"]
+           "run_folder", "skip_unless", "sweep"]
 
 REFRESH_PREFIX = ".ragkit-refresh-"  # + PID.HOST-*: where `refresh` executes a notebook
+
+
+def run_folder(name: str) -> Path:
+    """A folder for what one kernel's run of a notebook writes on the side (notebook 05's
+    traces and notes), `ragkit-NAME-PID.HOST-*` in the system's temporary folder: removed when
+    the kernel exits, or by the next run's kernel when papermill or nbval killed this one
+    (`ragkit.stale_temp.process_scratch`). Not a results folder: nothing in it is kept."""
+    return process_scratch(f"ragkit-{name}-")
 
 
 def now() -> str:

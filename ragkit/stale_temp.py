@@ -12,7 +12,9 @@ when every mark of theirs is there (mkstemp's mode 0600, this user's, a day old)
 `PREFIX` + `PID.HOST-*`, and
 `scratch(folder, prefix)` makes such a folder for a block (a command's scratch folder: the
 shared indexes in the system's temporary folder, `ragkit.index_cache.shared`; the notebook
-a `ragkit cookbook refresh` executes beside the one it replaces).
+a `ragkit cookbook refresh` executes beside the one it replaces), and
+`process_scratch(prefix)` one in the system's temporary folder for a process's lifetime (a
+notebook kernel's).
 Why: a build killed with -9 (or by the OOM killer) runs no cleanup; its half-written
 folder, often as large as the index, would otherwise stay hidden beside the output for good
 — as a killed `ragkit search` left its half-written run, `.run.trec.XXXXXXXX.tmp`.
@@ -25,6 +27,7 @@ one is never removed.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import shutil
@@ -159,6 +162,21 @@ def scratch(folder: Path, prefix: str) -> Iterator[Path]:
         yield made
     finally:
         shutil.rmtree(made, ignore_errors=True)
+
+
+def process_scratch(prefix: str) -> Path:
+    """A new folder in the system's temporary folder named `prefix` + `owner()` + `-*`, for
+    as long as this process runs: removed when it exits, and, since a notebook kernel that
+    papermill or nbval ends is killed before any exit handler runs, also by the next call
+    with the same prefix once this process is gone (`remove_dead`).
+
+    Why: a `tempfile.TemporaryDirectory` held by a kernel outlived it — a day of notebook runs
+    left 19 folders in /tmp (notebook 05's traces, `reports_sql`'s tables)."""
+    folder = Path(tempfile.gettempdir())
+    remove_dead(folder, prefix)
+    made = Path(tempfile.mkdtemp(prefix=f"{prefix}{owner()}-", dir=folder))
+    atexit.register(shutil.rmtree, made, ignore_errors=True)
+    return made
 
 
 def _dead(folder: Path, pattern: re.Pattern[str], folders: bool = True,

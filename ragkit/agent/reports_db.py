@@ -26,7 +26,6 @@ from __future__ import annotations
 import csv
 import re
 import sqlite3
-import tempfile
 import time
 from itertools import islice
 from pathlib import Path
@@ -35,6 +34,7 @@ from tabulate import tabulate
 
 from ragkit.agent.tool import MAX_OUTPUT, ToolError
 from ragkit.documents import RagkitError
+from ragkit.stale_temp import process_scratch
 
 DEFAULT_SOURCE = Path(__file__).resolve().parents[2] / "data" / "reports"
 TIMEOUT = 2.0  # seconds one query may run
@@ -49,7 +49,7 @@ _LEADING = re.compile(r"^(\s+|--[^\n]*(\n|$)|/\*.*?\*/)*", re.S)
 _ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION,
             getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
 _built: dict[tuple, Path] = {}
-_workdir: tempfile.TemporaryDirectory | None = None
+_workdir: Path | None = None  # `process_scratch`: a kernel that nbval kills leaves none behind
 
 
 def _column_type(values: list[str]) -> str:
@@ -102,8 +102,8 @@ def database_file(source: Path | None = None) -> Path:
     key = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in csvs)
     if key not in _built:
         if _workdir is None:
-            _workdir = tempfile.TemporaryDirectory(prefix="ragkit-reports-")
-        target = Path(_workdir.name) / f"figures-{len(_built)}.sqlite"
+            _workdir = process_scratch("ragkit-reports-")
+        target = _workdir / f"figures-{len(_built)}.sqlite"
         conn = sqlite3.connect(target)
         try:
             for path in csvs:
