@@ -8,8 +8,7 @@ in `IndexConfig`, saved beside the index so a folder always says how it was made
 embedder that made the vectors (name, dim, weights fingerprint), checked again on load.
 
 Saving is atomic (`ragkit.index_folder`: a temporary folder renamed into place, never over a
-folder that is not an index); loading reads one version while a build replaces it.
-"""
+folder that is not an index); loading reads one version while a build replaces it."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -43,7 +42,6 @@ __all__ = ["FORMAT_VERSION", "MODES", "IndexConfig", "Pipeline", "SearchConfig",
 
 class Pipeline:
     """A built index: chunks, BM25, optional dense vectors, and the config that made them.
-
     `embedder_record` describes the embedder that made `dense` (see `index_folder`); an
     `embedder` given here must match it. `store` is where searches go (`ragkit.stores`):
     by default the in-memory `bm25` and `dense` here; a Milvus-backed index (loaded from a
@@ -204,7 +202,8 @@ class Pipeline:
         """The first stage's top max(k, `rerank_candidates`) per query as `Candidate`s, each
         with the score and 1-based rank every retriever gave it (see `Candidate.signals`), in
         exactly the unreranked ranking's order, continued."""
-        depth, top = max(k, config.candidates), max(k, config.rerank_candidates)
+        top = max(k, config.rerank_candidates)
+        depth = config.candidates if k <= config.candidates else fetch_depth(k, config.candidates)
         if config.mode == "hybrid":
             per_query = self.retriever_lists(texts, depth)
         else:

@@ -262,6 +262,17 @@ def test_asking_deeper_keeps_the_hybrid_top(many, fusion):
             many.search(_queries(), shorter, config), (shorter, longer)
 
 
+@pytest.mark.parametrize("fusion", ["weighted", "rrf"])
+def test_candidates_past_the_fused_head_are_the_unreranked_ranking(many, fusion):
+    """`Pipeline.candidates(texts, config, k)` with k past `candidates` fused lists fetched k
+    deep, so below its head it was not the unreranked search's ranking at that k."""
+    config = SearchConfig(fusion=fusion, candidates=10, rerank_candidates=8)
+    for k in (8, 37, 120):
+        found = many.candidates(_queries(), config, k)
+        assert [[(c.chunk.id, c.score) for c in mine] for mine in found] == \
+            many.search(_queries(), k, config), k
+
+
 class ByCrc:
     """A pointwise test reranker: a fixed arbitrary score per chunk."""
 
