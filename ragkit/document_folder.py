@@ -12,21 +12,19 @@ A file that cannot be read (not UTF-8, empty, binary; a PDF with no text layer, 
 damaged; a page with no body text; a damaged Word file; one removed since the folder was
 listed, said so) stops the load with one line naming it — or, with `skip_bad=True`, is left
 out with a warning and listed in `Loaded.skipped` (marked `unreadable` when it is there but
-cannot be opened now: `ragkit.loaded_folder`). So
-does an entry of a stranger's folder that must not be read (`ragkit.loaders.folder`): a
-symbolic link leading out of the folder, nowhere or round in a loop, a FIFO, socket or
-device, a name that is not UTF-8 or holds a control character. A folder ragkit wrote inside
-the folder — an index, a `ragkit cookbook` results folder — is not read and is listed in
-`Loaded.outputs` (an index written into the folder it indexes would be read on the next
-run, a report would become chunks).
+cannot be opened now: `ragkit.loaded_folder`). So does an entry of a stranger's folder
+that must not be read (`ragkit.loaders.folder`): a symbolic link leading out of the folder,
+nowhere or round in a loop, a FIFO, socket or device, a name that is not UTF-8 or holds a
+control character. A folder ragkit wrote inside the folder — an index, a `ragkit cookbook`
+results folder — is not read and is listed in `Loaded.outputs` (an index written into the
+folder it indexes would be read on the next run, a report would become chunks).
 A file of a type ragkit does not read is left out and listed in `Loaded.unread`
 (`unread_note` says it in one line; `ragkit.folder_summary.file_summary` tabulates a load),
 a symbolic link to a folder (not followed) in `Loaded.linked` (`linked_note`; not one to a
 folder inside, read under its own path), one of such a name to nothing or in a loop in
 `Loaded.broken` (`broken_note`).
-A folder with a megabyte or more of PDF, HTML and Word files is
-read by one worker process per core (pdfminer is pure Python: 1,000 pages take about 28 CPU
-seconds, `benchmarks/bench_loaders.py`).
+A folder with a megabyte or more of PDF, HTML and Word files is read by one worker per core
+(pdfminer is pure Python: 1,000 pages take about 28 CPU seconds, `benchmarks/bench_loaders.py`).
 
 What it is not: a crawler (no links followed), OCR, nor a watcher: re-read the folder (or
 `ragkit index --update`) after files change.
@@ -50,7 +48,7 @@ from ragkit.fences import unfenced
 from ragkit.jobs import usable_cores, worker_pool
 from ragkit.loaded_folder import (Loaded, Skipped,  # noqa: F401 (importable here, as before)
                                   ragkit_output, removed_while_read, unreadable_now)
-from ragkit.loaders import LOADERS, load_file
+from ragkit.loaders import LOAD_NOTE, LOADERS, load_file
 from ragkit.loaders.folder import broken_note, linked_note, pinned, recheck, scan, shown
 from ragkit.loaders.front_matter import UNPRINTABLE, split_front_matter
 from ragkit.loaders.pages import composed
@@ -113,7 +111,11 @@ def _text_file(path: Path, rel: str) -> Document:
 def _printable(doc: Document) -> Document:
     """`doc` in NFC (macOS writes Hangul decomposed), each control character of its text,
     title and string metadata but tab, newline and form feed a space: a file's `\\x1b[2J`
-    would be obeyed by the terminal `ragkit ask` prints on. One for one: page offsets hold."""
+    would be obeyed by the terminal `ragkit ask` prints on. One for one: page offsets hold.
+    A loader's note of what it lost (`LOAD_NOTE`: a PDF cut short) is taken out and warned of
+    here, in the process that loads the folder: a worker's warnings are not seen."""
+    if said := doc.metadata.pop(LOAD_NOTE, None):
+        warnings.warn(f"{shown(doc.id)}: {said}", RagkitWarning, stacklevel=3)
     doc = composed(doc)
     def clean(value: Any) -> Any:
         return UNPRINTABLE.sub(" ", value) if isinstance(value, str) else value

@@ -103,6 +103,52 @@ def unmapped_font_pdf(path: Path) -> Path:
         b"/ItalicAngle 0 /Ascent 800 /Descent -200 /CapHeight 700 /StemV 80 >>"])
 
 
+def mixed_font_pdf(path: Path, text: str, glyphs: int) -> Path:
+    """A one-page PDF printing `text` in Helvetica, then `glyphs` glyphs in a Type0 font with
+    no /ToUnicode map (`unmapped_font_pdf`'s): text with some glyphs pdfminer cannot map."""
+    codes = b"".join(b"%04X" % (3 + n % 50) for n in range(glyphs))
+    content = (b"BT /F2 12 Tf 20 150 Td (%s) Tj ET BT /F1 24 Tf 20 100 Td <%s> Tj ET"
+               % (text.encode(), codes))
+    return raw_pdf(path, [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 600 200] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R /F2 8 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+        b"<< /Type /Font /Subtype /Type0 /BaseFont /Subset /Encoding /Identity-H "
+        b"/DescendantFonts [6 0 R] >>",
+        b"<< /Type /Font /Subtype /CIDFontType2 /BaseFont /Subset /DW 500 /CIDSystemInfo "
+        b"<< /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> /FontDescriptor 7 0 R >>",
+        b"<< /Type /FontDescriptor /FontName /Subset /Flags 4 /FontBBox [0 0 1000 1000] "
+        b"/ItalicAngle 0 /Ascent 800 /Descent -200 /CapHeight 700 /StemV 80 >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"])
+
+
+def packed_pdf_cut_short(path: Path, text: str) -> Path:
+    """A PDF 1.5 file whose catalog, page tree and page sit in a flate-compressed object
+    stream, as pdfTeX and most writers since 2010 save them, cut off after its last object:
+    its cross-reference stream (which also holds its trailer) is missing."""
+    import zlib
+    packed = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+              b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 600 200] /Contents 5 0 R "
+              b"/Resources << /Font << /F1 6 0 R >> >> >>"]
+    places, body = [], b""
+    for number, obj in enumerate(packed, start=1):
+        places.append(b"%d %d" % (number, len(body)))
+        body += obj + b"\n"
+    head = b" ".join(places) + b"\n"
+    stream = zlib.compress(head + body)
+    content = b"BT /F1 12 Tf 20 150 Td (%s) Tj ET" % text.encode()
+    out = b"%PDF-1.5\n"
+    out += (b"4 0 obj\n<< /Type /ObjStm /N 3 /First %d /Length %d /Filter /FlateDecode >>\n"
+            b"stream\n%s\nendstream\nendobj\n" % (len(head), len(stream), stream))
+    out += b"5 0 obj\n<< /Length %d >>\nstream\n%s\nendstream\nendobj\n" % (len(content),
+                                                                            content)
+    out += b"6 0 obj\n<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>\nendobj\n"
+    path.write_bytes(out)
+    return path
+
+
 def bomb_pdf(path: Path, unpacked: int, how: str = "flate") -> Path:
     """A one-page PDF whose content unpacks to `unpacked` bytes of spaces and then prints
     `hello` (a decompression bomb when `unpacked` is large). `how`: "flate" (/FlateDecode),

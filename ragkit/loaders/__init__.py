@@ -6,7 +6,9 @@ Markdown-shaped — `#` lines for its headings (PDF outline entries, `<h1>`-`<h6
 the chunker, the structural contextualizer and the `[Source | Section]` tags read its heading
 path exactly as they read a Markdown file's. Metadata: `path`, `format`, `title` and, for a
 PDF, `pages` (`[[page, offset], ...]`: page `page` starts at `offset` of the text; see
-`ragkit.loaders.pages`).
+`ragkit.loaders.pages`), and `load_note` when the file was read with a loss worth a warning
+(a PDF cut short, glyphs it cannot map to text), which `ragkit.document_folder` takes out of
+the metadata and warns of, naming the file.
 
 What it is not: OCR (a scanned PDF with no text layer is refused), a crawler, nor a layout
 engine: headers, footers and columns of a PDF come out in the order its text layer holds.
@@ -30,6 +32,7 @@ from ragkit.loaders.text import not_regular
 # suffix -> module of ragkit.loaders whose `load(path, rel)` reads it
 LOADERS = {".pdf": "pdf", ".html": "html", ".htm": "html", ".xhtml": "html", ".docx": "docx",
            ".docm": "docx", ".dotx": "docx", ".dotm": "docx"}  # Word: documents, templates
+LOAD_NOTE = "load_note"  # metadata: what was lost reading the file (a warning, not kept)
 
 
 def load_file(path: Path, rel: str, suffix: str | None = None) -> Document:
@@ -38,6 +41,11 @@ def load_file(path: Path, rel: str, suffix: str | None = None) -> Document:
     check_not_empty(path)
     module = import_module(f"ragkit.loaders.{LOADERS[(suffix or path.suffix).lower()]}")
     return module.load(path, rel)
+
+
+def note(notes: list[str]) -> dict[str, str]:
+    """The metadata that carries `notes` (`LOAD_NOTE`), none when there are none."""
+    return {LOAD_NOTE: "; ".join(notes)} if notes else {}
 
 
 def check_not_empty(path: Path) -> None:

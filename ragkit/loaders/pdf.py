@@ -54,9 +54,11 @@ import re
 from pathlib import Path
 
 from ragkit.documents import Document, RagkitError
+from ragkit.loaders import note
 from ragkit.loaders.markdown import TextBuilder
 from ragkit.loaders.pdf_layout import page_device, page_interpreter
 from ragkit.loaders.pdf_outline import Head, outline, pdf_text, placed, printed_at
+from ragkit.loaders.pdf_repair import open_document
 from ragkit.loaders.pdf_streams import bounded_streams
 from ragkit.outline import one_line
 
@@ -64,6 +66,7 @@ _NO_TITLE = {"", "untitled", "untitled document", "(unspecified)", "(anonymous)"
 _FILE_TITLE = re.compile(r"^(?:Microsoft (?:Word|PowerPoint|Excel) - )?(.*?)"
                          r"(\.(?:docx?|pptx?|xlsx?|pdf|odt|rtf|tex|dvi|ps|indd|qxd|txt))?$", re.I)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+UNMAPPED_SHARE = 0.01  # glyphs with no Unicode map a file may hold unnoted: a GNU manual's ©
 RUNNING_PAGES = 3  # pages a header or footer line recurs on before it counts as one
 MARGIN = 0.125  # the top and bottom bands of a page, as a share of its height
 # a page number alone in a band: "12", "- 3 -", "Page 2 of 9", or a Roman numeral as front
@@ -222,16 +225,15 @@ def _page(out: TextBuilder, boxes: list[tuple[str, float]], heads: list[Head]) -
 def load(path: Path, rel: str) -> Document:
     """The document of the PDF file `path` (id `rel`); see the module's refusals."""
     # deferred: pdfminer.six loads only when a PDF is met
-    from pdfminer.pdfdocument import PDFDocument, PDFEncryptionError, PDFPasswordIncorrect
+    from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
     from pdfminer.pdfinterp import PDFResourceManager
     from pdfminer.pdfpage import PDFPage
-    from pdfminer.pdfparser import PDFParser
     logging.getLogger("pdfminer").setLevel(logging.ERROR)  # its per-object warnings
     _check_header(path)
     out, first, laid_out = TextBuilder(), "", []
     try:
         with path.open("rb") as handle, bounded_streams(path) as reading:
-            document = PDFDocument(PDFParser(handle), password="")
+            document, repaired = open_document(handle, path)
             pages = list(PDFPage.create_pages(document))
             heads = outline(document, {p.pageid: n for n, p in enumerate(pages)})
             info = document.info[0] if document.info else {}
@@ -271,5 +273,9 @@ def load(path: Path, rel: str) -> Document:
     if not text.strip():
         raise RagkitError(f"{path}: no text layer (scanned? ragkit does not OCR)")
     title = _title(title) or (first if not _sentence(first) else "") or rel
+    notes = [repaired] if repaired else []
+    if device.unmapped > UNMAPPED_SHARE * device.file_chars:
+        notes.append(f"{device.unmapped:,} of its {device.file_chars:,} glyphs are in fonts "
+                     f"with no Unicode map and were left out (words may be broken)")
     return Document(rel, text, title, {"path": rel, "format": "pdf", "title": title,
-                                       "pages": out.pages})
+                                       "pages": out.pages, **note(notes)})

@@ -1,0 +1,108 @@
+"""PDFs read with a loss: one cut short (a download that stopped) and one with glyphs in
+fonts that map none to Unicode. The first was "not a valid PDF (No /Root object! - Is this
+really a PDF?)" where a viewer opens it; the second lost its glyphs without a word (words
+broken, the index silently poorer). Now the first is read, and each is one warning naming
+the file — from worker processes too, whose own warnings nobody sees."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+from loader_files import mixed_font_pdf, packed_pdf_cut_short, pdf
+from ragkit.document_folder import load_folder
+from ragkit.documents import RagkitWarning
+from ragkit.loaders import pdf as pdf_loader
+
+RAGKIT = str(Path(sys.executable).parent / "ragkit")
+PAGES = [["Refunds", "Refunds take seven days."], ["Parcels ship in two days."],
+         ["Return within 21 days."]]
+CUT = ("its end is missing (cut short?): read from the objects it holds, as a viewer "
+       "rebuilds it; pages at its end may be missing")
+
+
+def _cut(path: Path, size: int) -> Path:
+    path.write_bytes(path.read_bytes()[:-size])
+    return path
+
+
+def _loaded(folder: Path, jobs: int) -> tuple[list, list[str]]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        docs = list(load_folder(folder, jobs=jobs, progress=False))
+    return docs, [str(w.message) for w in caught if issubclass(w.category, RagkitWarning)]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize("size", [40, 200])
+def test_a_pdf_cut_short_is_read_whole_with_one_warning(tmp_path, size, jobs):
+    whole = pdf(tmp_path / "whole.pdf", PAGES, title="Shop rules")
+    expected = pdf_loader.load(whole, "a.pdf")
+    (tmp_path / "docs").mkdir()
+    _cut(pdf(tmp_path / "docs" / "a.pdf", PAGES, title="Shop rules"), size)
+    (tmp_path / "docs" / "padding.html").write_text("<main><p>Seven.</p></main>" + " " * 2**20)
+    docs, said = _loaded(tmp_path / "docs", jobs)
+    (got,) = [d for d in docs if d.id == "a.pdf"]
+    # its title was in the trailer's /Info: the first line stands in, as for a PDF of none
+    assert (got.text, got.metadata["pages"]) == (expected.text, expected.metadata["pages"])
+    assert (expected.title, got.title) == ("Shop rules", "Refunds")
+    assert said == [f"a.pdf: {CUT}"]
+
+
+def test_the_cli_says_which_file_was_cut_short_and_indexes_it(tmp_path):
+    (tmp_path / "docs").mkdir()
+    _cut(pdf(tmp_path / "docs" / "a.pdf", PAGES), 40)
+    done = subprocess.run([RAGKIT, "index", "docs", "--out", "ix", "--embedder", "none"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert f"a.pdf: {CUT}" in done.stderr
+    assert done.stdout.startswith("indexed 1 document ")
+
+
+def test_a_pdf_1_5_cut_off_at_its_cross_reference_stream_is_read(tmp_path):
+    """Its trailer was its cross-reference stream, its catalog is in an object stream: the
+    catalog is found in the stream, unpacked."""
+    path = packed_pdf_cut_short(tmp_path / "a.pdf", "Refunds take seven days.")
+    got = pdf_loader.load(path, "a.pdf")
+    assert (got.text.strip(), got.metadata["load_note"]) == ("Refunds take seven days.", CUT)
+
+
+def test_a_pdf_whose_catalog_was_cut_off_is_still_refused(tmp_path):
+    path = _cut(pdf(tmp_path / "a.pdf", PAGES), 2000)
+    with pytest.raises(Exception, match="a.pdf: not a valid PDF"):
+        pdf_loader.load(path, "a.pdf")
+
+
+def test_glyphs_left_out_are_one_warning_past_one_in_a_hundred(tmp_path):
+    (tmp_path / "docs").mkdir()
+    text = "Refunds take seven days and parcels ship in two days from the store."  # 68
+    mixed_font_pdf(tmp_path / "docs" / "some.pdf", text, 12)
+    mixed_font_pdf(tmp_path / "docs" / "one.pdf", text * 2, 1)  # a manual's © sign
+    docs, said = _loaded(tmp_path / "docs", 1)
+    assert {d.id: d.text.strip() for d in docs} == {"one.pdf": text * 2, "some.pdf": text}
+    assert all("load_note" not in d.metadata for d in docs)
+    assert said == ["some.pdf: 12 of its 80 glyphs are in fonts with no Unicode map and were "
+                    "left out (words may be broken)"]
+
+
+def test_an_object_stream_bomb_in_a_pdf_cut_short_is_unpacked_only_so_far(tmp_path):
+    """A hostile file: its only object stream unpacks to 300 MB, the catalog at the end.
+    The catalog search unpacks 64 MB and gives up; the file is refused as a bomb, as before
+    (pdfminer's own unpacking of the stream is bounded: `ragkit.loaders.pdf_streams`)."""
+    import zlib
+    packer = zlib.compressobj(9)
+    stream = packer.compress(b"1 0\n") + b"".join(packer.compress(b" " * 2**20)
+                                                  for _ in range(300))
+    stream += packer.compress(b"<< /Type /Catalog /Pages 2 0 R >>") + packer.flush()
+    path = tmp_path / "bomb.pdf"
+    path.write_bytes(b"%%PDF-1.5\n4 0 obj\n<< /Type /ObjStm /N 1 /First 4 /Length %d "
+                     b"/Filter /FlateDecode >>\nstream\n%s\nendstream\nendobj\n"
+                     % (len(stream), stream))
+    from ragkit.loaders import pdf_repair
+    assert pdf_repair._packed_catalog(path.read_bytes()) is None
+    with pytest.raises(Exception, match=r"bomb.pdf: a stream unpacks to more than 128 MB "
+                       r"\(a decompression bomb\?\)$"):
+        pdf_loader.load(path, "bomb.pdf")
