@@ -14,7 +14,8 @@
   and what a section needs from the data (`ragkit.notebook_data`; the checks:
   `ragkit.notebook_params`): called from a notebook, so it runs on any folder in the shipped
   layout (`raw_corpus`: the raw files 06 and 07 grep, also for a `documents.jsonl`);
-  `run_folder`, a kernel's scratch folder that a killed kernel does not leave behind.
+  `run_folder`, a kernel's scratch folder that a killed kernel does not leave behind;
+  `unchanged(*names)`, whether the run keeps those parameters at their defaults.
 
 Parameters are checked before anything runs (`ragkit.notebook_params`): a name must be
 declared in the notebook's `parameters` cell (with several notebooks: by at least one of
@@ -62,7 +63,7 @@ from ragkit.notebook_data import (context_example, data_banner, data_label, docu
                                   skip_unless)
 from ragkit.notebook_params import (check_count, check_depth, check_every, check_folder,
                                     check_splits, declared_parameters, live, parameters_for,
-                                    parse_value)
+                                    parse_value, unchanged)
 # MARKER, execute, is_results, notebook_paths: importable from here too, as before
 from ragkit.notebook_runner import MARKER, RESULTS, execute, is_results, mark, notebook_paths
 from ragkit.progress import note
@@ -78,7 +79,7 @@ __all__ = ["check_count", "check_depth", "check_every", "check_folder", "context
            "finding", "is_results", "is_shipped", "joined", "korean_questions", "leaders", "live",
            "notebook_paths", "parameters_banner", "parameters_for", "parse_value", "prose",
            "raw_corpus", "record", "record_metrics", "refresh", "replay_path", "run_cookbook",
-           "run_folder", "skip_unless", "sweep"]
+           "run_folder", "skip_unless", "sweep", "unchanged"]
 
 REFRESH_PREFIX = ".ragkit-refresh-"  # + PID.HOST-*: where `refresh` executes a notebook
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import sys
 from collections.abc import Mapping, Sequence, Sized
@@ -42,7 +41,7 @@ from ragkit.corpus_cache import corpora_folder
 from ragkit.documents import Chunk, Document, Query, RagkitError
 from ragkit.loaders.folder import escaped
 from ragkit.money import dollars_kept
-from ragkit.notebook_params import CHANGED_ENV, edited_parameters
+from ragkit.notebook_params import changed_in_run
 from ragkit.text_stats import joined  # noqa: F401 (re-exported for the notebooks)
 
 if TYPE_CHECKING:
@@ -98,8 +97,7 @@ def parameters_banner(values: Mapping[str, object] | None = None) -> None:
     tables no longer showed), or `values` differ from the defaults in JupyterLab
     (`edited_parameters`); else nothing."""
     values = sys._getframe(1).f_globals if values is None else values  # 05 calls it itself
-    changed = json.loads(os.environ.get(CHANGED_ENV) or "{}") if CHANGED_ENV in os.environ \
-        else edited_parameters(values)
+    changed = changed_in_run(values)
     if changed:
         _show(PARAMETERS_BANNER.format(
             given=", ".join(code_span(f"{name} = {value!r}") for name, value in changed.items())))

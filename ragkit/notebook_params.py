@@ -26,7 +26,9 @@ What it is not: a schema language — the default's literal is the only declarat
 from __future__ import annotations
 
 import ast
+import json
 import os
+import sys
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -219,6 +221,20 @@ def edited_parameters(values: Mapping[str, Any]) -> dict[str, Any]:
         return {}
     return {name: values[name] for name, default in defaults.items()
             if name in values and _described(name) and values[name] != default}
+
+
+def changed_in_run(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters this run changed: given to `ragkit cookbook run|sweep` (`CHANGED_ENV`),
+    or edited in JupyterLab (`edited_parameters` of `values`, the kernel's namespace)."""
+    return json.loads(os.environ.get(CHANGED_ENV) or "{}") if CHANGED_ENV in os.environ \
+        else edited_parameters(values)
+
+
+def unchanged(*names: str) -> bool:
+    """Whether this run keeps every parameter of `names` at its default. A check that holds
+    for the default only is recorded only then: notebook 05 recorded "cites
+    orders/cancel.py:68" (false) for any question it was asked."""
+    return not set(names) & set(changed_in_run(sys._getframe(1).f_globals))
 
 
 def check_depth(k: object, needed: int = 20) -> None:

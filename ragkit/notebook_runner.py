@@ -33,6 +33,7 @@ from ragkit.documents import RagkitError
 from ragkit.jsonl import read_json
 from ragkit.loaded_folder import RESULTS_MARKER as MARKER
 from ragkit.loaders.folder import escaped
+from ragkit.notebook_marks import mark_text_cells
 from ragkit.notebook_params import (CHANGED_ENV, SESSION_ENV, changed_parameters,
                                     effective_parameters)
 from ragkit.record import RECORD_ENV, load_records
@@ -153,6 +154,7 @@ def execute(notebook: Path, output: Path, parameters: dict[str, Any] | None = No
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+    mark_text_cells(output, notebook, parameters)  # text of the default run, said where read
     effective = effective_parameters(notebook, parameters)
     return {"notebook": notebook.name, "source": notebook, "output": output,
             "seconds": time.perf_counter() - started, "cpu_seconds": _child_cpu() - cpu,

@@ -42,6 +42,7 @@ def test_each_turn_records_the_exact_request_and_its_calls(traced):
 def test_tables_per_turn(traced):
     _, _, records, _ = traced
     table = trace_table(records)
+    assert "not run" not in table.columns  # every call ran: no column of zeros
     assert table["tool calls"].tolist() == ["grep, nope", "(answer)"]
     assert table["errors"].tolist() == [1, 0]
     assert table["in"].tolist() == [2500, 5000] and table["out"].tolist() == [40, 40]
@@ -152,3 +153,21 @@ def test_a_run_failing_on_its_first_turn_keeps_the_previous_trace(tmp_path):
         f"ragkit: error: cannot reach the Anthropic API at {url} (")
     assert trace.read_bytes() == before
     assert sorted(p.name for p in trace.parent.iterdir()) == ["run.jsonl"]
+
+
+def test_calls_the_turn_limit_left_unrun_are_not_errors_in_the_table_or_the_timeline(tmp_path):
+    """Notebook 05 with `-p max_turns=3` and another question: the last turn's call, answered
+    "Not executed", was counted under `errors` and drawn as a red "<1 ms" bar, as if it had
+    run and failed."""
+    script = Script(*[[use(f"t{i}", "grep", pattern="refund")] for i in range(3)])
+    path = tmp_path / "run.jsonl"
+    result = run(script, trace=path, max_turns=2)
+    assert result.stop_reason == "max_turns"
+    table = trace_table(read_trace(path))
+    assert table[["tool calls", "errors", "not run"]].to_dict("list") == {
+        "tool calls": ["grep", "grep"], "errors": [0, 0], "not run": [0, 1]}
+    ax = timeline(read_trace(path)).axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["turn 1", "grep", "turn 2", "grep"]
+    assert ax.texts[-1].get_text() == " not run"
+    assert ax.patches[-1].get_facecolor()[:3] != ax.patches[1].get_facecolor()[:3]
+    assert ax.get_xlabel() == "seconds since the first call (grey: not run)"

@@ -41,17 +41,27 @@ def _names(calls: list[dict[str, Any]]) -> str:
     return ", ".join(f"{n}×{k}" if k > 1 else n for n, k in counts.items()) or "(answer)"
 
 
+def _ran(call: dict[str, Any]) -> bool:
+    """Whether a traced call ran: a turn limit or a failed call before it in a sequential
+    batch leaves it answered "Not executed" (an error result it never produced)."""
+    return call.get("executed", True)
+
+
 def trace_table(records: list[dict[str, Any]]) -> pd.DataFrame:
-    """One row per turn: its calls, the four token counters and the seconds spent."""
+    """One row per turn: its calls, the errors of those that ran, the four token counters
+    and the seconds spent; a column `not run` when calls did not run (they were counted as
+    errors: a turn limit read as a failed grep)."""
     rows = [{"turn": r["turn"], "tool calls": _names(r["tool_calls"]),
-             "errors": sum(c["is_error"] for c in r["tool_calls"]),
+             "errors": sum(c["is_error"] and _ran(c) for c in r["tool_calls"]),
+             "not run": sum(not _ran(c) for c in r["tool_calls"]),
              "in": r["usage"]["input_tokens"], "out": r["usage"]["output_tokens"],
              "cache write": r["usage"]["cache_creation_input_tokens"],
              "cache read": r["usage"]["cache_read_input_tokens"],
              "model s": round(r["model_seconds"], 3),
              "tools s": round(sum(c["seconds"] for c in r["tool_calls"]), 3)}
             for r in records]
-    return pd.DataFrame(rows).set_index("turn")
+    table = pd.DataFrame(rows).set_index("turn")
+    return table if table["not run"].any() else table.drop(columns="not run")
 
 
 def input_tokens_per_turn(records: list[dict[str, Any]]) -> pd.DataFrame:
@@ -91,7 +101,7 @@ def caching_table(records: list[dict[str, Any]], model: str) -> pd.DataFrame:
 
 def _spans(records: list[dict[str, Any]]) -> list[tuple[str, str, float, float, bool]]:
     """(kind, label, start, end, is_error) in seconds from the first call; tools run after
-    their model call, one after another."""
+    their model call, one after another. A call that did not run is of kind "not run"."""
     origin = records[0]["started_at"] if records else 0.0
     out = []
     for r in records:
@@ -99,7 +109,8 @@ def _spans(records: list[dict[str, Any]]) -> list[tuple[str, str, float, float, 
         end = start + r["model_seconds"]
         out.append(("model", f"turn {r['turn']}", start, end, False))
         for call in r["tool_calls"]:
-            out.append(("tool", call["name"], end, end + call["seconds"], call["is_error"]))
+            kind, error = ("tool", call["is_error"]) if _ran(call) else ("not run", False)
+            out.append((kind, call["name"], end, end + call["seconds"], error))
             end += call["seconds"]
     return out
 
@@ -107,23 +118,27 @@ def _spans(records: list[dict[str, Any]]) -> list[tuple[str, str, float, float, 
 @checked
 def timeline(records: list[dict[str, Any]]):
     """A matplotlib figure: one bar per model turn and per tool call, on the time axis, each
-    labelled with its duration. A bar is drawn at least 1/200 of the run wide: one cold grep
-    of 2.4 s left the other seventeen calls of a run invisible slivers."""
+    labelled with its duration; a call that did not run is a grey bar labelled so (it was a
+    red "<1 ms", an error that never happened). A bar is drawn at least 1/200 of the run
+    wide: one cold grep of 2.4 s left the other seventeen calls of a run invisible slivers."""
     import matplotlib.pyplot as plt
     spans = _spans(records)
     fig, ax = plt.subplots(figsize=(8, 0.3 * len(spans) + 1.2))
-    colours = {"model": "tab:blue", "tool": "tab:orange"}
+    colours = {"model": "tab:blue", "tool": "tab:orange", "not run": "lightgray"}
     total = max((end for _, _, _, end, _ in spans), default=0.0)
     for row, (kind, label, start, end, error) in enumerate(spans):
         width = max(end - start, total / 200, 1e-6)
         ax.barh(row, width, left=start, color="tab:red" if error else colours[kind])
-        ax.text(start + width, row, f" {_duration(end - start)}", va="center", fontsize=8)
+        said = "not run" if kind == "not run" else _duration(end - start)
+        ax.text(start + width, row, f" {said}", va="center", fontsize=8)
     ax.set_yticks(range(len(spans)), [s[1] for s in spans])
     if total > 0:  # durations all recorded as 0: matplotlib's own range
         ax.set_xlim(0, total * 1.15)  # room for the last bar's label
     ax.invert_yaxis()
-    errors = any(s[4] for s in spans)
-    ax.set_xlabel("seconds since the first call" + (" (red: is_error)" if errors else ""))
+    keys = [key for key, shown in (("red: is_error", any(s[4] for s in spans)),
+                                   ("grey: not run", any(s[0] == "not run" for s in spans)))
+            if shown]
+    ax.set_xlabel("seconds since the first call" + (f" ({'; '.join(keys)})" if keys else ""))
     ax.set_title("Agent run: turns (blue) and tool calls (orange)")
     fig.tight_layout()
     return fig
