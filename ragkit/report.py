@@ -104,7 +104,8 @@ def ladder_rows(document: dict) -> tuple[list[str], list[str], list[list[Any]]]:
     """The headline ladder: group labels, rung names, and per rung the Fail@20 and reduction
     of each ladder, then the article's (from the first ladder that has them). A ladder that
     counts its failed questions (`ragkit.ladder.FAILED`) shows the count beside Fail@20,
-    "7.1 (3 failed)": a reduction of -200 % from 1 failed question to 3 says little alone."""
+    "7.1 (3 questions failed)": a reduction of -200 % from 1 failed question to 3 says little
+    alone."""
     found = ladders(document)
     rungs = list(dict.fromkeys(r for _, t in found for r in t["index"]))
     article = next((t for _, t in found if "article Fail@20" in t["columns"]), None)
@@ -117,7 +118,7 @@ def ladder_rows(document: dict) -> tuple[list[str], list[str], list[list[Any]]]:
             values = dict(zip(table["columns"], table["data"][at])) if at is not None else {}
             fail, failed = values.get(prefix + LADDER[0]), values.get(prefix + FAILED)
             if fail is not None and failed is not None:
-                fail = f"{cell_text(fail, '.1f')} ({failed} failed)"
+                fail = f"{cell_text(fail, '.1f')} ({counted(failed, 'question')} failed)"
             row += [fail, values.get(prefix + LADDER[1])]
         rows.append(row)
     groups = [label for label, _ in found] + (["Anthropic's article"] if article else [])

@@ -25,6 +25,8 @@ import math
 import re
 from typing import Any
 
+import numpy as np
+
 from ragkit.evaluate import metric_decimals
 from ragkit.money import dollars
 from ragkit.record import label
@@ -36,6 +38,7 @@ TUPLE = re.compile(r"^\(.*,.*\)$")  # a MultiIndex label as results stored it be
 LONG = re.compile(r"\S{30,}")  # a name this long without a space may break anywhere
 COUNTS = {"calls", "turns", "documents", "chunks", "queries", "questions", "files", "pages"}
 NUMBER = re.compile(r"^(-?)([1-9]\d{3,})(\.\d+)?$")  # a label that is a number from 1000 up
+_FIXED = re.compile(r"\.(\d+)f$")  # a format of fixed decimals: ".1f", ",.3f"
 
 
 def number_format(column: str, caption: str = "") -> str:
@@ -71,7 +74,9 @@ def cell_text(value: Any, form: str = ".3g") -> str:
     from 1,000 up has thousands separators whatever its format (`2,458`, `10,048.4`).
 
     `MONEY` prints `ragkit.money.dollars` (3 significant digits: `$0.0109`, `$1,020`); a
-    whole number stays a count even there (a "documents" column of a table in $)."""
+    whole number stays a count even there (a "documents" column of a table in $). A fixed
+    number of decimals rounds as numpy does, as the notebook's table showed it: a "chosen %"
+    of 0.05 was 0.0 there and 0.1 in the report."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -82,6 +87,8 @@ def cell_text(value: Any, form: str = ".3g") -> str:
         return dollars(value)
     if form == ".3g" and abs(value) >= 1000:
         return f"{value:,.0f}"
+    if fixed := _FIXED.search(form):  # rounded as the notebook's table is (`round_metrics`)
+        value = float(np.round(value, int(fixed[1])))
     return format(value, form if "," in form or form.endswith("g") else "," + form)
 
 

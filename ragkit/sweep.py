@@ -250,7 +250,10 @@ def _write_tables(folder: Path, table: pd.DataFrame, grid: Mapping[str, Sequence
         if panels and len(set(map(str, grid[parameter]))) > 1:  # a fixed one has no axis
             name = f"sweep_{_tag({parameter: ''}).rstrip('=')}.png"
             try:
-                plot_parameter(table[table["error"] == ""], parameter, panels, folder / name)
+                averaged = [other for other in grid if other != parameter
+                            and len(set(map(str, grid[other]))) > 1]
+                plot_parameter(table[table["error"] == ""], parameter, panels, folder / name,
+                               averaged)
                 lines += ["", f"![recorded metrics against {parameter}]({name})"]
             except UnreadableFigure as exc:
                 problem = " ".join(str(exc).split())  # one line: titles wrap

@@ -493,7 +493,9 @@ def test_the_sweep_plot_keeps_metrics_in_range_legends_off_the_lines_and_titles_
     assert image.imread(path).shape[0] > 100
     fig = parameter_figure(table, "seed", panels)
     passes, mrr, fail = fig.axes
-    assert passes.get_ylim()[1] == 100.0 and 0.0 <= fail.get_ylim()[0] < fail.get_ylim()[1]
+    # 100 % a sliver below the frame (a line there lay on it), no tick past it
+    assert 100.0 < passes.get_ylim()[1] < 100.5 and max(passes.get_yticks()) == 100.0
+    assert 0.0 <= fail.get_ylim()[0] < fail.get_ylim()[1]
     assert 0.0 <= mrr.get_ylim()[0] and mrr.get_ylim()[1] <= 1.0
     assert passes.get_title() == ("The ladder on docs (19 accepted questions),\n"
                                   "Pass@5 per configuration")

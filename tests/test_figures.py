@@ -453,3 +453,13 @@ def test_a_long_question_kind_is_wrapped_inside_the_heat_map(methods):
     short = plots.kind_heatmap(table.rename(index={kind: "paraphrase"}), title="x")
     assert list(short.get_size_inches()) == [1.4 * len(methods) + 2.5, 2.55]  # as before
     plt.close("all")
+
+
+def test_upright_bar_labels_get_room_but_a_percentage_axis_no_tick_past_100():
+    """Notebook 04's Pass@k bars (97.2 to 100.0, labels upright): the axis ran to 135 with a
+    "120" tick on a percentage."""
+    table = pd.DataFrame({"Pass@5": [87.7, 94.8], "Pass@10": [94.0, 98.4],
+                          "Pass@20": [97.2, 100.0]}, index=["no rerank", "rerank offline"])
+    ax = plots.metric_bars(table).axes[0]
+    assert ax.get_ylim()[1] > 110 and max(ax.get_yticks()) == 100
+    plt.close("all")

@@ -118,8 +118,9 @@ def test_a_folders_ladder_counts_failed_questions_and_says_when_too_few_to_reduc
         "question more or less moves it by 100 %; read the counts, not the reduction column.")
     fig = ladder_bars(table)
     assert [t.get_text() for t in fig.axes[0].texts] == [
-        "2.4\n1 failed", "7.1\n3 failed\n200% more", "0.0\n0 failed\n100% fewer",
-        "0.0\n0 failed\n100% fewer", "5.7", "3.7\n35% fewer", "2.9\n49% fewer", "1.9\n67% fewer"]
+        "2.4\n1 question failed", "7.1\n3 questions failed\n200% more",
+        "0.0\n0 questions failed\n100% fewer", "0.0\n0 questions failed\n100% fewer", "5.7",
+        "3.7\n35% fewer", "2.9\n49% fewer", "1.9\n67% fewer"]
     plt.close(fig)
     assert ladder_note(_folder_ladder([20, 15, 10, 5], 159)) == (
         "Failed questions per rung, of the 159: 20 → 15 → 10 → 5 (the table's order). The "

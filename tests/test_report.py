@@ -237,8 +237,8 @@ def test_the_headline_counts_a_folders_failed_questions_and_says_when_too_few_to
               ladder_table(runs, rungs, counts=True), "The ladder on the sample folder")}}
     document = {"notebooks": [nb]}
     cells = re.findall(r"<td class='num'>([^<]*)</td>", headline_html(document))
-    assert cells[:4] == ["2.4 (1 failed)", "0.0 %", "5.7", "0.0 %"]
-    assert cells[4:6] == ["7.1 (3 failed)", "-200.0 %"]
+    assert cells[:4] == ["2.4 (1 question failed)", "0.0 %", "5.7", "0.0 %"]
+    assert cells[4:6] == ["7.1 (3 questions failed)", "-200.0 %"]
     note = ("08 · your folder: the first rung fails 1 question, too few for a relative "
             "reduction to mean anything: one question more or less moves it by 100 %; read "
             "its failed questions, not its reduction.")
@@ -247,7 +247,7 @@ def test_the_headline_counts_a_folders_failed_questions_and_says_when_too_few_to
            "git": {"commit": None, "dirty": None}, "cpu_count": 2, "backends": {},
            "seconds": 1.0}
     text = summary_md({"run": run, **document})
-    assert "| + contextual embeddings | 7.1 (3 failed) | -200.0 | 3.7 | 35.1 |" in text
+    assert "| + contextual embeddings | 7.1 (3 questions failed) | -200.0 | 3.7 | 35.1 |" in text
     assert text.endswith(note + "\n")
 
 
@@ -285,3 +285,16 @@ def test_an_error_or_finding_quoting_the_datas_escape_sequences_reaches_no_termi
                 "finding": "Pass@20 100.0 on the data\x1b[8m hidden split"}
     text = summary_md({"run": run, "notebooks": [notebook, dict(notebook, error=cell)]})
     assert "\x1b" not in text and "data\\x1b[8m hidden" in text
+
+
+def test_a_report_cell_rounds_as_the_notebooks_table_does():
+    """Notebook 03 with `-p split=dev -p tune_split=test`: a "chosen %" of 0.05 showed 0.0
+    in the notebook (`round_metrics`, numpy's rounding) and 0.1 in report.html."""
+    import pandas as pd
+
+    from ragkit import round_metrics
+    from ragkit.report_tables import cell_text
+    values = [0.05, 0.15, 0.25, 2.675, 87.65, 12345.25]
+    shown = round_metrics(pd.DataFrame({"chosen %": values}))["chosen %"]
+    assert [cell_text(v, ".1f") for v in values] == [f"{v:,.1f}" for v in shown] == [
+        "0.0", "0.2", "0.2", "2.7", "87.6", "12,345.2"]

@@ -348,3 +348,21 @@ def test_a_sweep_at_a_deep_k_scores_the_top_as_search_does():
     found = pipeline.run(queries, 300, SearchConfig(weights={"dense": 0.3, "bm25": 0.7}))
     assert 100 * sum(bool(judgments[q][0] & set(found[q][:5])) for q in found) / 40 == \
         deep[0.3]["Pass@5"].mean() > 0
+
+
+def test_the_peak_sentence_names_points_tied_at_the_top_together():
+    """With `idxmax` alone, a tie read "peaks at α = 0.6 (Pass@5 85.6 against 85.6 at the
+    chosen 0.7)" (notebook 03, `-p split=dev -p tune_split=test`): compared as shown."""
+    import pandas as pd
+    from ragkit.tune import peak_sentence
+    tied = pd.DataFrame({"Pass@5": [80.0, 85.61, 85.58, 84.0]}, index=[0.5, 0.6, 0.7, 0.8])
+    assert peak_sentence(tied, 0.7, "dev") == \
+        "On the dev split the sweep peaks at the chosen α = 0.7 (Pass@5 85.6), tied with 0.6."
+    assert peak_sentence(tied, 0.5, "dev") == ("On the dev split the sweep peaks at α = 0.6 "
+                                               "and 0.7 (Pass@5 85.6 against 80.0 at the "
+                                               "chosen 0.5).")
+    apart = pd.DataFrame({"Pass@5": [80.0, 87.7, 88.1, 87.7]}, index=[0.5, 0.6, 0.7, 0.8])
+    assert peak_sentence(apart, 0.6, "test") == ("On the test split the sweep peaks at α = 0.7 "
+                                                 "(Pass@5 88.1 against 87.7 at the chosen 0.6).")
+    assert peak_sentence(apart, 0.7, "test") == \
+        "On the test split the sweep peaks at the chosen α = 0.7 (Pass@5 88.1)."
