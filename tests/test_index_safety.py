@@ -203,13 +203,16 @@ def test_other_outputs_onto_a_fifo_are_refused(tmp_path, command):
     assert (tmp_path / "out").is_fifo()
 
 
+# Saves at least 60 times and until the reader has loaded 60 times (it then makes the file
+# argv[4]): counts, not seconds. A fixed 6 s gave 33 saves under another test's fsyncs, not
+# the 50 asserted; the time limit only ends a reader that never loads.
 WRITER = """
-import sys, time
+import os, sys, time
 from ragkit.pipeline import Pipeline
 versions = [Pipeline.load(sys.argv[1]), Pipeline.load(sys.argv[2])]
-stop = time.monotonic() + float(sys.argv[4])
+limit = time.monotonic() + 300
 n = 0
-while time.monotonic() < stop:
+while (n < 60 or not os.path.exists(sys.argv[4])) and time.monotonic() < limit:
     versions[n % 2].save(sys.argv[3], progress=False)
     n += 1
     time.sleep(0.01)
@@ -232,8 +235,8 @@ def test_a_search_opening_an_index_while_a_build_replaces_it_reads_one_version(t
         Pipeline.build(docs, config, progress=False).save(tmp_path / word, progress=False)
     Pipeline.load(tmp_path / "alpha").save(tmp_path / "live", progress=False)
     writer = subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path / "alpha"),
-                               str(tmp_path / "bravo"), str(tmp_path / "live"), "6"],
-                              stdout=subprocess.PIPE, text=True)
+                               str(tmp_path / "bravo"), str(tmp_path / "live"),
+                               str(tmp_path / "loaded")], stdout=subprocess.PIPE, text=True)
     loads, mixed, errors = 0, [], []
     try:
         while writer.poll() is None:
@@ -243,6 +246,8 @@ def test_a_search_opening_an_index_while_a_build_replaces_it_reads_one_version(t
                 errors.append(str(exc))
                 continue
             loads += 1
+            if loads == 60:
+                (tmp_path / "loaded").touch()
             for word in ("alpha", "bravo"):
                 top = index.search([word], 1, SearchConfig(mode="bm25"))[0]
                 text = next(c.text for c in index.chunks if c.id == top[0][0]) if top else None
@@ -250,7 +255,7 @@ def test_a_search_opening_an_index_while_a_build_replaces_it_reads_one_version(t
                     mixed.append((word, text))
     finally:
         swaps = int(writer.communicate()[0])
-    assert swaps > 50 and loads > 50
+    assert swaps >= 60 and loads >= 60
     assert mixed == []
     assert all("while being opened" in e for e in errors), errors[:3]
 

@@ -174,10 +174,10 @@ def test_retry_none_fails_in_one_line_and_a_rerun_sends_only_the_rest(tmp_path, 
 def test_a_dead_api_while_polling_is_one_line_and_the_journal_stays(tmp_path, server):
     run = _index(tmp_path, server, "index", wait=False)
     journal = tmp_path / "home" / "batches" / "anthropic" / "msgbatch_0001.json"
-    for _ in range(200):
-        if journal.exists():
-            break
+    deadline = time.monotonic() + 60  # the journal: the batch was sent
+    while not journal.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
+    assert journal.exists(), "no journal within 60 s"
     server.stop()
     out, _ = run.communicate(timeout=60)
     assert run.returncode == 2 and "Traceback" not in out
@@ -189,10 +189,10 @@ def test_a_dead_api_while_polling_is_one_line_and_the_journal_stays(tmp_path, se
 def test_ctrl_c_while_polling_says_how_to_resume_and_keeps_the_journal(tmp_path, server):
     run = _index(tmp_path, server, "index", wait=False)
     journal = tmp_path / "home" / "batches" / "anthropic" / "msgbatch_0001.json"
-    for _ in range(300):
-        if journal.exists():
-            break
+    deadline = time.monotonic() + 60  # the journal: the batch was sent
+    while not journal.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
+    assert journal.exists(), "no journal within 60 s"
     time.sleep(0.5)
     run.send_signal(signal.SIGINT)
     out, _ = run.communicate(timeout=60)

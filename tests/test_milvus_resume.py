@@ -27,7 +27,10 @@ pytest.importorskip("milvus_lite", reason="milvus-lite cannot be imported on thi
 
 RAGKIT = shutil.which("ragkit", path=str(Path(sys.executable).parent)) or \
     shutil.which("ragkit")
-BIG = 6_000  # chunks: three insert batches; the signal comes after the first
+# chunks: ten insert batches; the signal comes after the first partial count the bar draws
+# (it redraws at most every 0.1 s: with three, a fast machine could draw 4096 first and the
+# signal land during the last batch)
+BIG = 20_000
 INDEX = ["--embedder", "none", "--tokenizer", "words"]
 RESUMED = re.compile(r"resumed Milvus collection \S+: (\d+) of (\d+) rows were already "
                      r"there; uploaded (\d+)")

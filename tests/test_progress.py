@@ -259,7 +259,7 @@ CLEAR_CELL = textwrap.dedent("""\
     holder = subprocess.Popen(  # another ragkit process embedding a batch: it holds the lock
         [sys.executable, "-c", "import sys, time; from filelock import FileLock; "
          "lock = FileLock(sys.argv[1]); lock.acquire(); print('held', flush=True); "
-         "time.sleep(1)", f"{path}.lock"], stdout=subprocess.PIPE, text=True)
+         "time.sleep(3)", f"{path}.lock"], stdout=subprocess.PIPE, text=True)
     assert holder.stdout.readline() == "held\\n"
     freed = remove_cache(path)
     print(holder.wait(), freed > 0, path.exists())

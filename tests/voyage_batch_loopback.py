@@ -11,7 +11,7 @@ then completed; its output file lists the results in reverse order, and the line
 position FAIL of the first job (-1: none) is a 500 error. Interactive POST /v1/embeddings
 and /v1/contextualizedembeddings answer at once. A sixth argument: the failing row's shape
 (`BAD`; "deep": a line of 100,000 "["), "refuse" (the interactive endpoints fail), "drip"
-or "stall" (every job status is sent a byte a second, or stops after 20 bytes) or
+or "stall" (every job status is sent a byte every 0.4 s, or stops after 20 bytes) or
 "slowfile" (the output file comes in five pieces 0.4 s apart). Every vector is `vector(text)`: 1,024 numbers from the text's sha256,
 so a test can check which text a vector belongs to.
 Every request is logged as a JSON line {method, path}.
@@ -59,14 +59,15 @@ class H(BaseHTTPRequestHandler):
             f.write(json.dumps({"method": self.command, "path": self.path.split("?")[0]}) + "\n")
 
     def _send(self, obj, status=200, slow=None):
-        """The reply; `slow` "drip": a byte a second, "stall": 20 bytes then nothing for
-        30 s, "pieces": five pieces 0.4 s apart."""
+        """The reply; `slow` "drip": a byte every 0.4 s (well inside a 1 s read timeout: at
+        a byte a second, a server thread waking late missed it), "stall": 20 bytes then
+        nothing for 30 s, "pieces": five pieces 0.4 s apart."""
         data = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
         self.send_response(status)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
         self.end_headers()
-        size, gap = {"drip": (1, 1.0), "stall": (20, 30.0), "pieces": (len(data) // 5 + 1, 0.4)
+        size, gap = {"drip": (1, 0.4), "stall": (20, 30.0), "pieces": (len(data) // 5 + 1, 0.4)
                      }.get(slow, (len(data), 0.0))
         try:
             for start in range(0, len(data), size):
