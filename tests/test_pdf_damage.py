@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from loader_files import mixed_font_pdf, packed_pdf_cut_short, pdf
+from loader_files import mixed_font_pdf, packed_pdf_cut_short, pdf, raw_pdf
 from ragkit.document_folder import load_folder
 from ragkit.documents import RagkitWarning
 from ragkit.loaders import pdf as pdf_loader
@@ -102,7 +102,51 @@ def test_an_object_stream_bomb_in_a_pdf_cut_short_is_unpacked_only_so_far(tmp_pa
                      b"/Filter /FlateDecode >>\nstream\n%s\nendstream\nendobj\n"
                      % (len(stream), stream))
     from ragkit.loaders import pdf_repair
-    assert pdf_repair._packed_catalog(path.read_bytes()) is None
+    assert pdf_repair._packed(path.read_bytes()) == []
     with pytest.raises(Exception, match=r"bomb.pdf: a stream unpacks to more than 128 MB "
                        r"\(a decompression bomb\?\)$"):
         pdf_loader.load(path, "bomb.pdf")
+
+
+def test_the_words_type_catalog_on_a_page_are_not_taken_for_the_catalog(tmp_path):
+    """A page printing "/Type /Catalog" (an uncompressed content stream, after the real
+    catalog) was named the root of a file cut short: its pages came out in object order,
+    the second first."""
+    def page(contents: int) -> bytes:
+        return (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 600 200] /Contents %d 0 R "
+                b"/Resources << /Font << /F1 5 0 R >> >> >>" % contents)
+
+    def text(line: bytes) -> bytes:
+        content = b"BT /F1 12 Tf 20 150 Td (%s) Tj ET" % line
+        return b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content)
+    path = raw_pdf(tmp_path / "a.pdf", [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [6 0 R 3 0 R] /Count 2 >>",  # page 1 is object 6
+        page(4), text(b"Second page: parcels ship in two days."),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        page(7), text(b"First page: the PDF spec says /Type /Catalog names the root.")])
+    expected = pdf_loader.load(path, "a.pdf")
+    data = path.read_bytes()
+    path.write_bytes(data[:data.index(b"xref")])  # its table and trailer cut off
+    got = pdf_loader.load(path, "a.pdf")
+    assert got.text.startswith("First page") and got.text == expected.text
+    assert got.metadata["pages"] == expected.metadata["pages"]
+
+
+def test_an_encrypted_pdf_cut_short_is_not_repaired(tmp_path):
+    """A rebuilt trailer drops /Encrypt: the text was read as ciphertext ("no text layer",
+    or "Non-Ascii85 digit found")."""
+    path = _cut(pdf(tmp_path / "a.pdf", PAGES, password="pw"), 40)
+    with pytest.raises(Exception, match=r"a.pdf: not a valid PDF \(PDFSyntaxError: No /Root"):
+        pdf_loader.load(path, "a.pdf")
+
+
+def test_a_megabyte_of_digits_is_refused_in_linear_time(tmp_path):
+    """Unbounded digit runs in the object patterns backtracked: 80 KB of digits took 32 s of
+    CPU, a megabyte about 80 minutes. Read in its own process, with a minute to spare."""
+    path = tmp_path / "digits.pdf"
+    path.write_bytes(b"%PDF-1.4\n" + b"1" * 2**20 + b"\nendobj\n")
+    done = subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
+                           "from ragkit.loaders import pdf; pdf.load(Path(sys.argv[1]), 'x')",
+                           str(path)], capture_output=True, text=True, timeout=60)
+    assert "not a valid PDF" in done.stderr.splitlines()[-1]
