@@ -2,9 +2,10 @@
 
 What it is: `mark_text_cells(output, notebook, parameters)`, called on each notebook that
 `ragkit cookbook run` or `sweep` executed. When the run changed a parameter the text cells
-depend on (`notebook_params.changed_parameters`) or read other data than its default, every
-text cell after the `parameters` cell that says more than a bare heading opens with one
-line: the text describes the default run, and where they differ the outputs are this run's.
+depend on (`notebook_params.changed_parameters`) or read other data than its default
+(`data_dir`, or `cookbook_dir` for Anthropic's cookbook set), every text cell after the
+`parameters` cell that says more than a bare heading opens with one line: the text
+describes the default run, and where they differ the outputs are this run's.
 
 Why: the banner at the top of the run said so once, four screens above the sentences it
 covered. A class reads the sentence next to the table: with `chunk_size=256` and
@@ -26,8 +27,9 @@ from typing import Any
 
 from ragkit.atomic import write_text
 from ragkit.notebook_data import code_span, data_label
-from ragkit.notebook_params import changed_parameters, declared_parameters
+from ragkit.notebook_params import WHERE, changed_parameters, declared_parameters
 
+ERROR_TAG = "papermill-error-cell-tag"  # papermill's cell saying where a run failed
 NOTE = ("> *This text describes the notebook's run with its defaults; this run {changes}. "
         "Where the two differ, the tables, figures and **Finding** lines are this run's.*")
 
@@ -43,7 +45,8 @@ def mark_text_cells(output: Path, notebook: Path, parameters: Mapping[str, Any])
     for cell in cells["cells"]:
         if cell["cell_type"] == "code" and "parameters" in cell.get("metadata", {}).get("tags", []):
             after = True
-        elif after and cell["cell_type"] == "markdown":
+        elif after and cell["cell_type"] == "markdown" and ERROR_TAG not in \
+                cell.get("metadata", {}).get("tags", []):  # not papermill's note of a failure
             cell["source"] = _marked("".join(cell["source"]), NOTE.format(changes=changes))
     write_text(output, json.dumps(cells, indent=1, ensure_ascii=False) + "\n")
 
@@ -53,10 +56,12 @@ def _changes(notebook: Path, parameters: Mapping[str, Any]) -> str:
     named = [code_span(f"{name} = {value!r}")
              for name, value in changed_parameters(notebook, parameters).items()]
     said = [f"set {', '.join(named)}"] if named else []
-    given, default = parameters.get("data_dir"), declared_parameters(notebook).get("data_dir")
-    if isinstance(given, str) and isinstance(default, str) and \
-            _folder(notebook, given) != _folder(notebook, default):
-        said.append(f"reads {code_span(data_label(notebook.parent / given))}")
+    declared = declared_parameters(notebook)
+    for name in WHERE:  # the data, and the cookbook data set of 02 and 04
+        given, default = parameters.get(name), declared.get(name)
+        if isinstance(given, str) and isinstance(default, str) and \
+                _folder(notebook, given) != _folder(notebook, default):
+            said.append(f"reads {code_span(data_label(notebook.parent / given))}")
     return " and ".join(said)
 
 

@@ -143,12 +143,12 @@ def parameters_for(paths: Sequence[Path], parameters: Mapping[str, Any]) -> dict
 CHANGED_ENV = "RAGKIT_CHANGED_PARAMETERS"
 # not what the text describes: the data (`data_banner` judges it), where Anthropic's cookbook
 # set lies, and where a run writes; notebook 05's `code_root` is its subject and counts
-_WHERE = ("data_dir", "cookbook_dir")
+WHERE = ("data_dir", "cookbook_dir")  # the data a run reads
 
 
 def changed_parameters(notebook: Path, given: Mapping[str, Any]) -> dict[str, Any]:
     """The given parameters whose value differs from the notebook's default, leaving out
-    `_WHERE` and the folders a run writes (`*_folder`)."""
+    `WHERE` and the folders a run writes (`*_folder`)."""
     declared = declared_parameters(notebook)
     return {name: value for name, value in given.items()
             if _described(name) and declared.get(name, value) != value}
@@ -156,7 +156,7 @@ def changed_parameters(notebook: Path, given: Mapping[str, Any]) -> dict[str, An
 
 def _described(name: str) -> bool:
     """Whether the text cells depend on parameter `name`: not the data or output folders."""
-    return name not in _WHERE and not name.endswith("_folder")
+    return name not in WHERE and not name.endswith("_folder")
 
 
 def effective_parameters(notebook: Path, given: Mapping[str, Any]) -> dict[str, Any]:
@@ -210,7 +210,7 @@ def live() -> bool:
 
 def edited_parameters(values: Mapping[str, Any]) -> dict[str, Any]:
     """In a kernel JupyterLab started for a notebook whose defaults `cookbook refresh`
-    recorded: the parameters (but `_WHERE` and `*_folder`) whose value in `values`, the
+    recorded: the parameters (but `WHERE` and `*_folder`) whose value in `values`, the
     kernel's namespace, differs from them — the `parameters` cell edited by hand, saved or
     not. Empty anywhere else (papermill and nbval start kernels without a session)."""
     session = os.environ.get(SESSION_ENV)
@@ -233,7 +233,8 @@ def changed_in_run(values: Mapping[str, Any]) -> dict[str, Any]:
 def unchanged(*names: str) -> bool:
     """Whether this run keeps every parameter of `names` at its default. A check that holds
     for the default only is recorded only then: notebook 05 recorded "cites
-    orders/cancel.py:68" (false) for any question it was asked."""
+    orders/cancel.py:68" (false) for any question it was asked. Not for the data folders
+    (`WHERE`, `*_folder`), which `changed_in_run` leaves out: `data_banner` speaks of those."""
     return not set(names) & set(changed_in_run(sys._getframe(1).f_globals))
 
 

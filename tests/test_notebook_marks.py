@@ -71,3 +71,32 @@ def test_a_check_of_the_default_question_is_recorded_only_when_it_was_asked(monk
     assert unchanged("max_turns")
     monkeypatch.setenv(CHANGED_ENV, "{}")  # `ragkit cookbook run` with the defaults
     assert unchanged("question", "code_root")
+
+
+def test_papermills_failure_cell_is_not_marked_and_another_cookbook_set_is(tmp_path,
+                                                                           monkeypatch):
+    """A failed run: papermill's red "An Exception was encountered" cell got the note too.
+    A run on another cookbook set (`cookbook_dir`, notebooks 02 and 04) got none."""
+    nb = new_notebook()
+    params = new_code_cell('cookbook_dir = "../cookbook"\nx = 1')
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, new_markdown_cell("## 1 · Data (test split)"),
+                new_code_cell("assert x == 1, 'x changed'")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    path = tmp_path / "nb" / "01_tiny.ipynb"
+    path.parent.mkdir()
+    nbformat.write(nb, path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["cookbook", "run", "--notebook", str(path), "-p", "x=2", "--out", "failed"]
+                ) == 2
+    cells = json.loads((tmp_path / "failed" / "01_tiny.ipynb").read_text())["cells"]
+    texts = {"".join(c["source"]): c["metadata"].get("tags", []) for c in cells
+             if c["cell_type"] == "markdown"}
+    failure = [text for text, tags in texts.items() if "papermill-error-cell-tag" in tags]
+    assert failure and all("This text describes" not in text for text in failure)
+    assert "## 1 · Data (test split)\n\n" + NOTE.format(changes="set `x = 2`") in texts
+    assert main(["cookbook", "run", "--notebook", str(path), "-p", "cookbook_dir=/elsewhere",
+                 "--out", "other"]) == 0
+    assert _texts(tmp_path / "other") == [
+        "## 1 · Data (test split)\n\n" + NOTE.format(changes="reads `elsewhere`")]
