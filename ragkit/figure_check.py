@@ -45,11 +45,10 @@ OVERLAP_PX = 1.0        # boxes overlapping by less than this many pixels do not
 LABEL_GAP_PX = 4.0      # tick labels closer than this many pixels read as one
 HIDDEN_SHARE = 0.5      # a line with half its points under another line is hidden
 TWIN_GAP_PT = 8.0       # points of clear space between markers of lines on twin axes
-# (marker, marker size, line width) per series, each marker and line thinner than the one
-# before, so a series drawn over another at the same values leaves the one under it in sight
-# on both sides (with one width, 65.3 % of answerable questions quoting their span lay under
-# 64.3 % of unanswerable ones declined, edges of markers alone showing). Solid lines: a dashed
-# one is a figure's other quantity, e.g. a price on its right axis.
+# (marker, marker size, line width) per series, each thinner than the one before, so a series
+# drawn over another at the same values leaves the one under it in sight on both sides (with
+# one width, 65.3 % of answerable questions quoting their span hid 64.3 % of unanswerable ones
+# declined but their markers' edges). Solid: a dashed line is a figure's other quantity.
 SERIES_STYLES = (("o", 6.0, 2.8), ("s", 4.5, 1.4), ("^", 3.5, 1.1), ("D", 3.0, 0.9),
                  ("v", 2.5, 0.8))
 CHECKED: set[str] = set()   # "module.function" of every function decorated with `checked`

@@ -137,13 +137,11 @@ class Pipeline:
         return self._embedder
 
     @property
-    def has_dense(self) -> bool:
-        """True when the index holds dense vectors (in memory or in its store)."""
+    def has_dense(self) -> bool:  # dense vectors, in memory or in the store
         return self.store.has_dense
 
     # ------------------------------------------------------------------ search
-    def _bm25(self, texts: Sequence[str], n: int) -> list[Ranking]:
-        """BM25's top n chunks sharing a query term, and those tied with the n-th."""
+    def _bm25(self, texts: Sequence[str], n: int) -> list[Ranking]:  # and ties with the n-th
         return self.store.bm25_tied(texts, n)
 
     def _dense(self, texts: Sequence[str], depth: int) -> list[Ranking]:
@@ -200,8 +198,10 @@ class Pipeline:
     def candidates(self, texts: Sequence[str], config: SearchConfig = SearchConfig(),
                    k: int = 0) -> list[list[Candidate]]:
         """The first stage's top max(k, `rerank_candidates`) per query as `Candidate`s, each
-        with the score and 1-based rank every retriever gave it (see `Candidate.signals`), in
-        exactly the unreranked ranking's order, continued."""
+        with the score and 1-based rank every retriever gave it (`Candidate.signals`), in the
+        unreranked ranking's order. Hybrid, k ≤ `candidates`: the fusion of each retriever's
+        top `candidates`, the pool the offline reranker was fitted on, which can hold fewer
+        than `rerank_candidates` (README); a deeper k fetches as `search` does."""
         top = max(k, config.rerank_candidates)
         depth = config.candidates if k <= config.candidates else fetch_depth(k, config.candidates)
         if config.mode == "hybrid":

@@ -87,8 +87,8 @@ def cell_text(value: Any, form: str = ".3g") -> str:
         return dollars(value)
     if form == ".3g" and abs(value) >= 1000:
         return f"{value:,.0f}"
-    if fixed := _FIXED.search(form):  # rounded as the notebook's table is (`round_metrics`)
-        value = float(np.round(value, int(fixed[1])))
+    if (fixed := _FIXED.search(form)) and abs(value) < 1e15:  # as `round_metrics` rounds
+        value = float(np.round(value, int(fixed[1]))) + 0.0  # + 0.0: no "-0.0"
     return format(value, form if "," in form or form.endswith("g") else "," + form)
 
 

@@ -8,8 +8,6 @@
 - `sweep_rrf_k(lists, judgments, ks)`: the same for reciprocal rank fusion's k.
 - `sweep_chunking(documents, queries, chunkings, config)`: mean metrics of one search config
   for each (chunk size, overlap), every chunking indexed afresh.
-- `peak_sentence(table, chosen, split)`: where a sweep peaks against the chosen point, ties
-  named together;
 - `best_alpha` / `best_rrf_k`: the point with the best mean of one metric, and how flat the
   optimum is — a seeded bootstrap over queries re-picks the best point on every resample;
   the share of resamples choosing each point and the 95 % range of the chosen point say
@@ -42,7 +40,6 @@ from ragkit.evaluate import (Judgments, cutoffs, judge, metric_decimals, score_r
                              summary_table)
 from ragkit.fusion import Ranking, fused_deep, ranked, rrf, weighted_rank, weighted_scores
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig, evaluate_configs
-from ragkit.text_stats import joined
 
 CandidateLists = dict[str, dict[str, Ranking]]  # query id -> {"dense": ..., "bm25": ...}
 Fusion = Callable[[Mapping[str, Ranking], int | None], Ranking]  # (lists, top; None: all)
@@ -246,23 +243,6 @@ def sweep_table(tables: Mapping[float, pd.DataFrame], choice: Choice | None = No
     if choice is not None:
         table["chosen %"] = [100 * choice.share.get(point, 0.0) for point in table.index]
     return table
-
-
-def peak_sentence(table: pd.DataFrame, chosen: float, split: str, metric: str = "Pass@5",
-                  name: str = "α") -> str:
-    """Where a sweep's `table` (`sweep_table`) peaks on `split`, against the `chosen` point,
-    compared as shown (one decimal). Points that tie at the top are named together: with
-    `idxmax` alone a tie read "peaks at α = 0.6 (Pass@5 85.6 against 85.6 at the chosen 0.7)"."""
-    shown = table[metric].round(1)
-    top = [f"{point:g}" for point in table.index if shown[point] == shown.max()]
-    best, at = f"{metric} {shown.max():.1f}", joined(top)
-    if f"{chosen:g}" in top:
-        others = [point for point in top if point != f"{chosen:g}"]
-        tied = f", tied with {joined(others)}" if others else ""
-        return (f"On the {split} split the sweep peaks at the chosen {name} = {chosen:g} "
-                f"({best}){tied}.")
-    return (f"On the {split} split the sweep peaks at {name} = {at} ({best} against "
-            f"{shown[chosen]:.1f} at the chosen {chosen:g}).")
 
 
 MAX_POINTS = 2000  # sweep points at most: 0:1:1e-9 filled 23 GB before it was killed

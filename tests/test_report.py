@@ -298,3 +298,4 @@ def test_a_report_cell_rounds_as_the_notebooks_table_does():
     shown = round_metrics(pd.DataFrame({"chosen %": values}))["chosen %"]
     assert [cell_text(v, ".1f") for v in values] == [f"{v:,.1f}" for v in shown] == [
         "0.0", "0.2", "0.2", "2.7", "87.6", "12,345.2"]
+    assert [cell_text(v, ".1f") for v in (-0.04, 1e308)] == ["0.0", f"{1e308:,.1f}"]

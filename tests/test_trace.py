@@ -122,9 +122,15 @@ def test_opentelemetry_spans_with_genai_attributes(traced):
     assert tool.attributes["gen_ai.tool.name"] == "nope"
     assert tool.attributes["gen_ai.tool.call.id"] == "b"
     assert tool.status.status_code.name == "ERROR"
+    assert tool.attributes["error.type"] == "tool_error"
     root = spans["invoke_agent ragkit-agent"]
     assert all(s.parent.span_id == root.context.span_id for s in chats)
     json.dumps(dict(root.attributes))
+    for call in traced[2][0]["tool_calls"]:  # a trace written before calls said if they ran
+        del call["executed"]
+    exporter.clear()
+    to_otel(traced[2], provider)  # raised KeyError: 'executed'
+    assert len(exporter.get_finished_spans()) == 5  # two chats, two tools, the run
 
 
 def _ask_agent(tmp_path, trace, **env_extra):

@@ -354,7 +354,7 @@ def test_the_peak_sentence_names_points_tied_at_the_top_together():
     """With `idxmax` alone, a tie read "peaks at α = 0.6 (Pass@5 85.6 against 85.6 at the
     chosen 0.7)" (notebook 03, `-p split=dev -p tune_split=test`): compared as shown."""
     import pandas as pd
-    from ragkit.tune import peak_sentence
+    from ragkit.sweep_prose import peak_sentence
     tied = pd.DataFrame({"Pass@5": [80.0, 85.61, 85.58, 84.0]}, index=[0.5, 0.6, 0.7, 0.8])
     assert peak_sentence(tied, 0.7, "dev") == \
         "On the dev split the sweep peaks at the chosen α = 0.7 (Pass@5 85.6), tied with 0.6."
@@ -366,3 +366,17 @@ def test_the_peak_sentence_names_points_tied_at_the_top_together():
                                                  "(Pass@5 88.1 against 87.7 at the chosen 0.6).")
     assert peak_sentence(apart, 0.7, "test") == \
         "On the test split the sweep peaks at the chosen α = 0.7 (Pass@5 88.1)."
+
+
+def test_the_peak_sentence_leaves_out_failed_points_and_writes_points_as_prose_does():
+    """A chosen point the table lacks raised KeyError, a table of NaN IndexError, and an RRF
+    k of a million read "1e+06"."""
+    import pandas as pd
+    from ragkit.sweep_prose import peak_sentence
+    ks = pd.DataFrame({"Pass@5": [70.0, float("nan"), 72.0]}, index=[60, 1000, 1_000_000])
+    assert peak_sentence(ks, 1000, "dev", name="k") == \
+        "On the dev split the sweep peaks at k = 1,000,000 (Pass@5 72.0)."
+    assert peak_sentence(ks, 5, "dev", name="k") == \
+        "On the dev split the sweep peaks at k = 1,000,000 (Pass@5 72.0)."
+    assert peak_sentence(ks.iloc[[1]], 60, "dev", name="k") == \
+        "On the dev split the sweep has no Pass@5 to compare."

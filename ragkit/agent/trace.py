@@ -181,7 +181,7 @@ def to_otel(records: list[dict[str, Any]], tracer_provider: Any, name: str = "ra
                                          "gen_ai.tool.call.id": call["id"],
                                          "gen_ai.tool.type": "function"})
             if call["is_error"]:
-                span.set_attribute("error.type", "tool_error" if call["executed"]
+                span.set_attribute("error.type", "tool_error" if _ran(call)
                                    else "not_executed")
                 span.set_status(Status(StatusCode.ERROR))
             start += call["seconds"]
