@@ -166,17 +166,40 @@ def scratch(folder: Path, prefix: str) -> Iterator[Path]:
 
 def process_scratch(prefix: str) -> Path:
     """A new folder in the system's temporary folder named `prefix` + `owner()` + `-*`, for
-    as long as this process runs: removed when it exits, and, since a notebook kernel that
-    papermill or nbval ends is killed before any exit handler runs, also by the next call
-    with the same prefix once this process is gone (`remove_dead`).
+    as long as this process runs: removed when it exits, or when this process asks for a new
+    one of the same prefix (a notebook's setup cell run again), and, since a notebook kernel
+    that papermill or nbval ends is killed before any exit handler runs, by the next call
+    with the same prefix once this process is gone (`remove_dead`). No temporary folder
+    that can be written is one `RagkitError` line.
 
     Why: a `tempfile.TemporaryDirectory` held by a kernel outlived it — a day of notebook runs
     left 19 folders in /tmp (notebook 05's traces, `reports_sql`'s tables)."""
-    folder = Path(tempfile.gettempdir())
-    remove_dead(folder, prefix)
-    made = Path(tempfile.mkdtemp(prefix=f"{prefix}{owner()}-", dir=folder))
-    atexit.register(shutil.rmtree, made, ignore_errors=True)
+    if (old := _MADE.pop(prefix, None)) is not None:
+        shutil.rmtree(old, ignore_errors=True)
+    try:  # gettempdir raises when no candidate folder (TMPDIR, /tmp, ...) can be written
+        folder = Path(tempfile.gettempdir())
+        remove_dead(folder, prefix)
+        made = Path(tempfile.mkdtemp(prefix=f"{prefix}{owner()}-", dir=folder))
+    except OSError as exc:
+        raise RagkitError(f"no temporary folder to work in ({exc.strerror or exc}); set "
+                          f"TMPDIR to a folder you can write") from None
+    if not _EXIT:  # the exit handler, once per process
+        atexit.register(_remove_made, os.getpid())
+        _EXIT.append(True)
+    _MADE[prefix] = made
     return made
+
+
+_MADE: dict[str, Path] = {}  # prefix -> this process's folder (`process_scratch`)
+_EXIT: list[bool] = []  # whether `_remove_made` is registered
+
+
+def _remove_made(pid: int) -> None:
+    """At exit: this process's `process_scratch` folders; none in a forked child, whose
+    parent still uses them."""
+    if os.getpid() == pid:
+        for made in _MADE.values():
+            shutil.rmtree(made, ignore_errors=True)
 
 
 def _dead(folder: Path, pattern: re.Pattern[str], folders: bool = True,

@@ -57,3 +57,14 @@ def test_a_live_kernels_folder_is_not_removed_by_another(tmp_path):
     finally:
         first.communicate("", timeout=60)
     assert first.returncode == 0 and not mine.exists()
+
+
+def test_a_setup_cell_run_again_replaces_its_folder(tmp_path):
+    """Each call made a folder kept till exit: notebook 05's setup cell run five times left
+    five."""
+    again = _run("from ragkit.cookbook import run_folder; import os; "
+                 "a = run_folder('nb05'); b = run_folder('nb05'); c = run_folder('other'); "
+                 "print(os.path.exists(a), os.path.exists(b), os.path.exists(c), flush=True); "
+                 "os.kill(os.getpid(), 9)", tmp_path)
+    assert again.stdout.split() == ["False", "True", "True"]
+    assert len(list(tmp_path.iterdir())) == 2  # killed: the next run removes them
