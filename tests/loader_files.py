@@ -88,27 +88,15 @@ def unmapped_font_pdf(path: Path) -> Path:
     """A one-page PDF that draws three glyphs in a Type0 font (Identity-H, a TrueType CID
     font) with no /ToUnicode map: a text layer that is there, selectable, with no Unicode
     text (pdfminer reads "(cid:3)(cid:4)(cid:5)"), as some exporters subset fonts."""
-    content = b"BT /F1 24 Tf 20 100 Td <000300040005> Tj ET"
-    return raw_pdf(path, [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 200] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
-        b"<< /Type /Font /Subtype /Type0 /BaseFont /Subset /Encoding /Identity-H "
-        b"/DescendantFonts [6 0 R] >>",
-        b"<< /Type /Font /Subtype /CIDFontType2 /BaseFont /Subset /DW 500 /CIDSystemInfo "
-        b"<< /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> /FontDescriptor 7 0 R >>",
-        b"<< /Type /FontDescriptor /FontName /Subset /Flags 4 /FontBBox [0 0 1000 1000] "
-        b"/ItalicAngle 0 /Ascent 800 /Descent -200 /CapHeight 700 /StemV 80 >>"])
+    return mixed_font_pdf(path, "", 3)
 
 
 def mixed_font_pdf(path: Path, text: str, glyphs: int) -> Path:
-    """A one-page PDF printing `text` in Helvetica, then `glyphs` glyphs in a Type0 font with
-    no /ToUnicode map (`unmapped_font_pdf`'s): text with some glyphs pdfminer cannot map."""
+    """A one-page PDF printing `text` in Helvetica (none when empty), then `glyphs` glyphs in
+    a Type0 font with no /ToUnicode map: text with some glyphs pdfminer cannot map."""
     codes = b"".join(b"%04X" % (3 + n % 50) for n in range(glyphs))
-    content = (b"BT /F2 12 Tf 20 150 Td (%s) Tj ET BT /F1 24 Tf 20 100 Td <%s> Tj ET"
-               % (text.encode(), codes))
+    content = ((b"BT /F2 12 Tf 20 150 Td (%s) Tj ET " % text.encode() if text else b"")
+               + b"BT /F1 24 Tf 20 100 Td <%s> Tj ET" % codes)
     return raw_pdf(path, [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",

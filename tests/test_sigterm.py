@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from test_index_orphans import children
 
 from ragkit.cli import main
 from ragkit.jobs import SEND_GRACE, _Context, die_with_parent
@@ -39,19 +40,6 @@ def _docs(path: Path, n: int) -> Path:
 
 def _hidden(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
-
-
-def _children(pid: int) -> list[int]:
-    """Live processes whose parent is `pid` (a build's workers)."""
-    found = []
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[1]) == pid and fields[0] != b"Z":
-            found.append(int(entry))
-    return found
 
 
 def _until(found, process: subprocess.Popen) -> None:
@@ -95,7 +83,7 @@ def test_an_index_build_sent_sigterm_leaves_no_temporary_folder(tmp_path, group)
     build = subprocess.Popen([*RAGKIT, "index", str(docs), "--out", str(tmp_path / "ix"),
                               "--embedder", "none"], stderr=subprocess.PIPE, text=True,
                              env=env, start_new_session=True)
-    _until(lambda: _hidden(tmp_path) and _children(build.pid), build)
+    _until(lambda: _hidden(tmp_path) and children(build.pid), build)
     time.sleep(0.3)  # into the build: its workers run
     if group:
         os.killpg(build.pid, signal.SIGTERM)
