@@ -12,6 +12,8 @@ until the check passes.
   last. On several axes at once: a sweep's panels share its parameter's values.
 - `fit_number_labels(fig, axes, values, labels)`: number ticks (a sweep's chunk sizes) that
   do not collide, on a log axis when a linear one crowds the small ones.
+- `ticks_up_to(ax, top)`: the value axis's ticks from its bottom to `top` only, whatever room
+  it keeps above (a percentage axis with headroom for labels showed a "120" tick).
 - `apart(fig, ax, twin)`: a twin axes' points (a price on the right) clear of the axes' points
   (`ragkit.figure_check.TWIN_GAP_PT` between markers). Notebook 04 drew Pass@k at k = 20
   (99.7 %) and its price ($0.00758) as one dot: the twin's top goes higher (its line lower)
@@ -116,6 +118,11 @@ def fit_number_labels(fig: Figure, axes: Sequence[Axes], values: Sequence[float]
         if _readable_ticks(fig, axes, labels, values):
             return
     _tilt(axes)
+
+
+def ticks_up_to(ax: Axes, top: float) -> None:
+    """Keep the y ticks from the axis's bottom to `top` (see the module)."""
+    ax.set_yticks([t for t in ax.get_yticks() if ax.get_ylim()[0] <= t <= top])
 
 
 def apart(fig: Figure, ax: Axes, twin: Axes) -> None:

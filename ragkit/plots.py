@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ragkit.figure_check import SERIES_STYLES, checked
-from ragkit.figure_layout import apart, fit_category_labels, outside_legend
+from ragkit.figure_layout import apart, fit_category_labels, outside_legend, ticks_up_to
 from ragkit.ladder import FAILED
 from ragkit.money import dollars
 from ragkit.text_stats import counted
@@ -69,8 +69,7 @@ def metric_bars(table: pd.DataFrame, metrics: Sequence[str] = ("Pass@5", "Pass@1
     top = _top(values)
     ax.set_ylim(min(0.0, low * HEADROOM), top * 1.15 if upright else top)
     if "%" in ylabel and ax.get_ylim()[1] > 100 >= np.nanmax(values, initial=0.0):
-        # room for the labels above the bars, not a "120" tick of a percentage
-        ax.set_yticks([t for t in ax.get_yticks() if ax.get_ylim()[0] <= t <= 100])
+        ticks_up_to(ax, 100)  # room for the labels above the bars, no "120" tick of percent
     ax.set_title(title)
     if len(metrics) > 1:
         outside_legend(fig)

@@ -183,15 +183,16 @@ def process_scratch(prefix: str) -> Path:
     except OSError as exc:
         raise RagkitError(f"no temporary folder to work in ({exc.strerror or exc}); set "
                           f"TMPDIR to a folder you can write") from None
-    if not _EXIT:  # the exit handler, once per process
+    global _registered
+    if not _registered:  # the exit handler, once per process
         atexit.register(_remove_made, os.getpid())
-        _EXIT.append(True)
+        _registered = True
     _MADE[prefix] = made
     return made
 
 
 _MADE: dict[str, Path] = {}  # prefix -> this process's folder (`process_scratch`)
-_EXIT: list[bool] = []  # whether `_remove_made` is registered
+_registered = False  # whether `_remove_made` is registered
 
 
 def _remove_made(pid: int) -> None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from ragkit.figure_check import checked
-from ragkit.figure_layout import fit_category_labels, fit_number_labels
+from ragkit.figure_layout import fit_category_labels, fit_number_labels, ticks_up_to
 from ragkit.text_stats import joined
 
 if TYPE_CHECKING:       # matplotlib loads when a sweep draws its plots, not with ragkit
@@ -96,19 +96,17 @@ def parameter_figure(table: pd.DataFrame, parameter: str, panels: dict[str, list
     for number, (title, names) in enumerate(panels.items()):
         ax = fig.add_subplot(rows, columns, number + 1)
         axes.append(ax)
-        drawn = []
+        drawn, level = [], len(values) > 1
         for n, name in enumerate(names):
             if name in table:
                 y = [pd.to_numeric(table.loc[table[parameter] == v, name], errors="coerce")
                      .mean() for v in values]
                 drawn += y
+                level = level and len({round(v, 9) for v in y if v == v}) <= 1
                 marker, dashes, size = _style(n, len(names))
                 ax.plot(x, y, marker=marker, linestyle=dashes, markersize=size,
                         clip_on=False,  # a point at 100 % drawn whole
                         label=name.rsplit(" ", 1)[0] if name != title else None)
-        level = len(values) > 1 and all(
-            len({round(v, 9) for v in drawn[i:i + len(values)] if v == v}) <= 1
-            for i in range(0, len(drawn), len(values)))
         said = f"{title} (the same at every {parameter})" if level and drawn else title
         ax.set_title(textwrap.fill(said, 48), fontsize=9)  # whole, on two lines if long
         ax.set_xlabel(f"{parameter}\n(each point: the mean over {joined(list(averaged))})"
@@ -168,6 +166,5 @@ def _metric_range(ax: Axes, title: str, names: Sequence[str], values: list[float
     pad = max(span * 0.15, min(top * 0.02, span * 1.5)) if span else top * 0.02
     ax.set_ylim(max(0.0, low - pad), min(top, high + pad))
     if high >= top:  # a line at 100 % lay on the frame: a sliver above it, no tick past it
-        ticks = [t for t in ax.get_yticks() if ax.get_ylim()[0] <= t <= top]
         ax.set_ylim(ax.get_ylim()[0], top + 0.025 * (top - ax.get_ylim()[0]))
-        ax.set_yticks(ticks)
+        ticks_up_to(ax, top)
