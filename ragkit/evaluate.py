@@ -211,10 +211,12 @@ def fixed_text(values: Iterable[float], places: int) -> list[str]:
 def metric_decimals(column: str) -> int:
     """The decimals `round_metrics` shows a column with: 3 for p-values and rank measures
     (R@k, MRR, nDCG, answer scores, also as a sweep's "hybrid MRR"), 0 for token counts (a
-    column naming "tokens", not a share of them in %), else 1."""
+    column naming "tokens", not a share of them in % nor a price of them in $: "cached $/M
+    doc tokens" is dollars), else 1."""
     if column == "p" or column.endswith(" p"):
         return 3
-    if "tokens" in column.replace("_", " ").split() and "%" not in column:
+    if ("tokens" in column.replace("_", " ").split() and "%" not in column
+            and "$" not in column):
         return 0
     metric = column.rsplit(" ", 1)[-1]
     rank = ("R@", "MRR", "nDCG", *ANSWER_SCORES)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ragkit.file_kinds import is_code, is_recipe_name
+from ragkit.file_kinds import CODE_NAMES, is_code, is_recipe_name
 from ragkit.documents import Chunk, Document, RagkitError
 from ragkit.fences import unfenced
 from ragkit.loaded_folder import Skipped
@@ -66,7 +66,9 @@ def file_summary(docs: list[Document], skipped: list[Skipped] | None = None,
 
 def file_format(name: str) -> str:
     """The format a file named `name` is read as: its loader's ("html" for `.htm`, "docx" for
-    a Word template), else its suffix ("md", "py"), else its name in lower case ("dockerfile").
+    a Word template), else its suffix ("md", "py"), else a build recipe's name in lower case
+    ("dockerfile"), else "(no suffix)" (a skipped `LICENSE` or `gzip-news` showed its own
+    name as its format).
     Not the document's `format` metadata: a Markdown file's front matter may hold a `format:`
     key of its own (`format: slides`), which stays in the metadata under that name but named
     the file's format in the table. A recipe's variant is the recipe: `Dockerfile.dev` is a
@@ -75,7 +77,8 @@ def file_format(name: str) -> str:
     if is_recipe_name(base):
         return base.lower().partition(".")[0]
     suffix = Path(name).suffix.lower()
-    return LOADERS.get(suffix) or suffix.lstrip(".") or base.lower()
+    return LOADERS.get(suffix) or suffix.lstrip(".") or (
+        base.lower() if base.lower() in CODE_NAMES else "(no suffix)")
 
 
 def example_chunk(chunks: Sequence[Chunk], formats: Sequence[str] = (".pdf", ".docx", ".html")

@@ -8,7 +8,8 @@ to 20 1.9 % (−67 %). `ladder()` rebuilds those rungs on any data set with ragk
 parts — two indexes (chunks without and with context), searched dense, then hybrid, then
 hybrid + rerank — and `ladder_table()` sets each rung's Fail@20 and its relative reduction
 beside the article's (with `counts=True` also the questions each rung fails, and
-`ladder_note` says when the first rung fails too few for its reduction to read as a rate).
+`ladder_note` says when the first rung fails too few for its reduction to read as a rate);
+`ladder_cut` words the fall from the first rung to another.
 
 What it is not: a reproduction of the article's numbers (other corpus, other models); the
 *shape* — does each rung lower the failure rate, and by how much — is what compares.
@@ -25,8 +26,7 @@ from ragkit.config import DEFAULT_EMBEDDER
 from ragkit.documents import Dataset, Query
 from ragkit.evaluate import judge, score_run, summarize
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
-from ragkit.text_stats import fewer_failures  # noqa: F401 (the notebooks' wording of a rung)
-from ragkit.text_stats import too_few_failures
+from ragkit.text_stats import fewer_failures, too_few_failures
 
 # The article's Fail@20 per rung (percent), in ladder order.
 ARTICLE_FAIL20 = (5.7, 3.7, 2.9, 1.9)
@@ -127,6 +127,25 @@ def ladder_note(table: pd.DataFrame) -> str:
             + (f"Here {few}; read the counts, not the reduction column." if few else
                f"The first rung fails {first}, so one question more or less moves the "
                f"reduction by {100 / first:.1f} %: the reduction column reads as a rate."))
+
+
+def ladder_cut(table: pd.DataFrame, rung: str) -> str:
+    """Fail@20 from a `ladder_table`'s first rung to `rung`, in words: "Fail@20 25.0 → 2.8,
+    89 % fewer failures", and, when a rung between them raised it, which and to what:
+    "(+ contextual embeddings alone raised it to 26.9)" — on a folder whose context hurt
+    dense search, "context and BM25 cut the failure rate 23.1 → 11.9" credited the context
+    with what BM25 did. Numbers from the table, so the words hold on any data."""
+    fails = table["Fail@20"]
+    before, after = float(fails.iloc[0]), float(fails.loc[rung])
+    said = f"Fail@20 {before:.1f} → {after:.1f}"
+    if before > 0:
+        said += f", {fewer_failures(table.loc[rung, 'reduction %'])}"
+    between = list(table.index[1:list(table.index).index(rung)])
+    raised = [(name, float(fails.loc[name])) for name in between if fails.loc[name] > before]
+    if raised:
+        said += " (" + "; ".join(f"{name} alone raised it to {value:.1f}"
+                                 for name, value in raised) + ")"
+    return said
 
 
 def context_routes(embedder: str = DEFAULT_EMBEDDER, online_voyage: bool = False,

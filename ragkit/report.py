@@ -27,6 +27,7 @@ from ragkit.loaders.folder import escaped
 from ragkit.money import DOLLAR
 from ragkit.notebook_data import SHIPPED, data_label
 from ragkit.report_tables import cell_text, number_format, table_html
+from ragkit.sample_collection import SAMPLE_LABEL, folder_label
 from ragkit.text_stats import counted, fewer_failures, too_few_failures
 
 __all__ = ["cell_text", "number_format", "summary_md", "table_html", "write_report"]
@@ -49,27 +50,33 @@ def duration(seconds: float) -> str:
     return f"{minutes} min {rest:02d} s" if minutes else f"{seconds:.0f} s"
 
 
-def _data_of(nb: dict) -> str:
-    """"shipped", or the name of the folder a notebook read as its `data_dir` (a relative
-    one is relative to the notebooks' folder, where they run)."""
-    data_dir = (nb.get("parameters") or {}).get("data_dir")
-    if data_dir is None:
-        return "shipped"
-    path = Path(data_dir)
-    return data_label(path if path.is_absolute() else SHIPPED.parent / "notebooks" / path)
+def _data_of(nb: dict, key: str = "data_dir") -> str:
+    """How the headline names the data notebook `nb` read: its `data_dir` as captions name it
+    ("shipped", else the folder's name), or with `key` "docs_dir" notebook 08's folder as its
+    captions name it (`ragkit.folder_label`: its default, the sample collection, as what it
+    is; the headline called every folder "your folder"). A relative folder is relative to
+    the notebooks' folder, where they run."""
+    folder = (nb.get("parameters") or {}).get(key)
+    if folder is None:
+        return "shipped" if key == "data_dir" else SAMPLE_LABEL
+    path = Path(folder)
+    path = path if path.is_absolute() else SHIPPED.parent / "notebooks" / path
+    return data_label(path) if key == "data_dir" else folder_label(path)
 
 
 def ladders(document: dict) -> list[tuple[str, dict]]:
     """(label, table) of every recorded `ladder_*` table with Fail@20 and reduction %, the
     public cookbook set's first: its code is the closer test of the article's effect. The
     `ladder_shipped` table of a run on other data is labelled with that data's folder name,
-    so the headline neither calls it shipped nor explains it by the shipped data."""
+    so the headline neither calls it shipped nor explains it by the shipped data; notebook
+    08's `ladder_your_folder` with the folder it read."""
     found = []
     for nb in document["notebooks"]:
         for name, table in nb["tables"].items():
             if name.startswith("ladder") and all(c in table["columns"] for c in LADDER):
                 short = name.removeprefix("ladder").strip("_").replace("_", " ") or "ladder"
-                short = _data_of(nb) if short == "shipped" else short
+                short = (_data_of(nb) if short == "shipped" else
+                         _data_of(nb, "docs_dir") if short == "your folder" else short)
                 found.append((f"{nb['name'][:2]} · {short}", table))
     return sorted(found, key=lambda pair: "cookbook" not in pair[0])  # stable otherwise
 

@@ -76,15 +76,15 @@ def remove_stale(target: Path) -> list[Path]:
     of a process of this host that no longer runs, and its `.NAME.old-...` once `target`
     exists again (before that, the old folder is the only copy and is kept). Folders of a
     live process, of another host, or named by versions that recorded no pid are left.
-    Returns the folders removed."""
+    Returns the folders removed (not those it failed to delete)."""
     pattern = re.compile(re.escape(f".{target.name}.")
                          + r"(?P<kind>new|old)-(?P<pid>\d+)\.(?P<host>[0-9a-f]{6})-")
     removed = []
     for entry, found in _dead(target.parent, pattern):
         if found["kind"] == "old" and not (target.exists() or target.is_symlink()):
             continue
-        shutil.rmtree(entry.path, ignore_errors=True)
-        removed.append(Path(entry.path))
+        if _deleted(entry.path):
+            removed.append(Path(entry.path))
     return removed
 
 
@@ -137,13 +137,22 @@ def _unnamed_leftovers(target: Path, entries: list[os.DirEntry]) -> list[str]:
 def remove_dead(folder: Path, prefix: str) -> list[Path]:
     """Remove the folders in `folder` named `prefix` + `PID.HOST-*` (`owner()`) whose process
     of this host no longer runs; returns them. Folders of a live process, of another host, or
-    named without a pid (by versions before it was recorded) are left."""
+    named without a pid (by versions before it was recorded) are left, and one it failed to
+    delete is not returned."""
     pattern = re.compile(re.escape(prefix) + r"(?P<pid>\d+)\.(?P<host>[0-9a-f]{6})-")
     removed = []
     for entry, _ in _dead(folder, pattern):
-        shutil.rmtree(entry.path, ignore_errors=True)
-        removed.append(Path(entry.path))
+        if _deleted(entry.path):
+            removed.append(Path(entry.path))
     return removed
+
+
+def _deleted(path: str) -> bool:
+    """Delete folder `path` as far as it can be; whether it is gone. A folder that could not
+    be deleted whole (a mount inside it, a file the filesystem refuses to unlink) is not
+    reported as removed."""
+    shutil.rmtree(path, ignore_errors=True)
+    return not os.path.lexists(path)
 
 
 @contextmanager

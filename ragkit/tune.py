@@ -184,15 +184,19 @@ class Choice:
                 f"{100 * self.share[self.point]:.1f} % of resamples")
 
     def advice(self, default: float, option: str, before: str = "") -> str:
-        """What to search with: `before` `option` set to the best point — or, when every swept
-        point ties or `default` (the value ragkit searches with unless told) ties the best,
-        keep the default: a tie is no evidence for moving off it, so the tie rule's pick is
-        advised only when it is better than the default."""
+        """What to search with: the options `before` (e.g. "--fusion rrf"), then `option` set
+        to the best point — or, when every swept point ties or `default` (the value ragkit
+        searches with unless told) ties the best, keep the default: a tie is no evidence for
+        moving off it, so the tie rule's pick is advised only when it is better than the
+        default. The advised command pastes as it is printed (it read "--fusion rrf,
+        --rrf-k 10", a comma the shell passed on)."""
         every = len(self.tied) == len(self.share)
         if not every and not any(math.isclose(p, default, abs_tol=1e-9) for p in self.tied):
-            return f"search with it: ragkit search|eval|ask ... {before}{option} {self.point:g}"
+            options = f"{before} {option}" if before else option
+            return f"search with it: ragkit search|eval|ask ... {options} {self.point:g}"
         return (f"{f'all {len(self.tied)} tie' if every else 'the default ties'} on "
-                f"{self.metric}: keep the default {default:g} ({before}no {option} needed)")
+                f"{self.metric}: keep the default {default:g} "
+                f"({f'{before}, ' if before else ''}no {option} needed)")
 
 
 def _choose(tables: Mapping[float, pd.DataFrame], metric: str,

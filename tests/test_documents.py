@@ -32,6 +32,10 @@ def test_documents_jsonl_roundtrip(tmp_path):
     ([{"id": "a", "text": "   "}], r"docs.jsonl:1: field 'text': empty document"),
     ([{"id": "a", "text": "ab\u0000cd"}], r"docs.jsonl:1: field 'text': looks binary"),
     (["[1, 2]"], r"docs.jsonl:1: expected a JSON object"),
+    # every JSON reader keeps the last of a repeated key: this row was document "b", silently
+    (['{"id": "a", "text": "x"}', '{"id": "b", "text": "y", "id": "c"}'],
+     r"docs.jsonl:2: field 'id': given twice in one object"),
+    (['{"id": "a", "text": "x", "text": ""}'], r"docs.jsonl:1: field 'text': given twice"),
     # a bool passed the (str, int) check and became the id "True"; 5,000 digits were a
     # traceback (Python's str() of an int stops at 4,300)
     ([{"id": True, "text": "x"}], r"docs.jsonl:1: field 'id': expected str/int, got bool"),
@@ -45,6 +49,15 @@ def test_documents_jsonl_errors_name_file_line_field(tmp_path, lines, message):
     path = _write(tmp_path / "docs.jsonl", lines)
     with pytest.raises(RagkitError, match=message):
         load_documents_jsonl(path)
+
+
+def test_a_key_name_written_again_inside_a_value_or_a_nested_object_is_no_repeat(tmp_path):
+    path = _write(tmp_path / "docs.jsonl", [
+        {"id": "a", "text": 'print({"id": 1, "text": "x"})', "metadata": {"id": "m", "title": "t"},
+         "title": "T"}])
+    (doc,) = load_documents_jsonl(path)
+    assert (doc.id, doc.text, doc.metadata, doc.title) == (
+        "a", 'print({"id": 1, "text": "x"})', {"id": "m", "title": "t"}, "T")
 
 
 def test_binary_file_is_not_utf8(tmp_path):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -264,3 +265,26 @@ def test_a_ctrl_c_python_cannot_raise_prints_no_traceback_while_a_command_runs()
     assert done.stderr.count("Traceback") == 2
     assert "ValueError: a real bug" in done.stderr
     assert done.stderr.count("KeyboardInterrupt") == 1  # the one outside the command
+
+
+def test_a_dead_folder_that_could_not_be_deleted_is_not_reported_removed(tmp_path, monkeypatch):
+    from ragkit import stale_temp
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    host = stale_temp.owner().split(".")[1]
+    stuck, gone = tmp_path / f"nb-{dead}.{host}-stuck", tmp_path / f"nb-{dead}.{host}-gone"
+    for folder in (stuck, gone):
+        (folder / "sub").mkdir(parents=True)
+    real = shutil.rmtree
+
+    def refuses_stuck(path, ignore_errors=False):  # as a mount inside it would (EBUSY)
+        if Path(path) != stuck:
+            real(path, ignore_errors=ignore_errors)
+
+    monkeypatch.setattr(stale_temp.shutil, "rmtree", refuses_stuck)
+    assert stale_temp.remove_dead(tmp_path, "nb-") == [gone]
+    assert stuck.is_dir() and not gone.exists()
+    build = tmp_path / f".ix.new-{dead}.{host}-stuck"
+    build.mkdir()
+    stuck = build
+    assert stale_temp.remove_stale(tmp_path / "ix") == []

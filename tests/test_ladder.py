@@ -131,3 +131,17 @@ def test_a_folders_ladder_counts_failed_questions_and_says_when_too_few_to_reduc
         "counts, not the reduction column.")
     assert "failed questions" not in ladder_table(  # notebook 02's ladder keeps its columns
         {r.name: _table([100.0, 0.0]) for r in default_rungs()}).columns
+
+
+def test_the_finding_says_which_rung_raised_the_failures_on_the_way():
+    """A folder whose context hurt dense search (Fail@20 23.1 → 26.9) read "Contextual
+    embeddings and BM25 cut the failure rate … 23.1 → 11.9": BM25's gain credited to context."""
+    from ragkit.ladder import ladder_cut
+    hurt = _folder_ladder([12, 14, 6, 5], 52)  # 23.1 → 26.9 → 11.5 → 9.6
+    rungs = list(hurt.index)
+    assert ladder_cut(hurt, rungs[2]) == (
+        f"Fail@20 23.1 → 11.5, 50 % fewer failures ({rungs[1]} alone raised it to 26.9)")
+    assert ladder_cut(_folder_ladder([20, 15, 10, 5], 159), rungs[2]) == (
+        "Fail@20 12.6 → 6.3, 50 % fewer failures")
+    assert ladder_cut(_folder_ladder([0, 2, 0, 0]), rungs[2]) == (
+        f"Fail@20 0.0 → 0.0 ({rungs[1]} alone raised it to 4.8)")

@@ -314,6 +314,7 @@ def test_a_dockerfile_and_a_makefile_are_read_as_code_and_unread_files_without_s
     assert sorted((r["doc_id"], r["metadata"]["chunker"], r["metadata"]["section"])
                   for r in rows) == [("Dockerfile", "code", []), ("Makefile", "code", [])]
     assert file_format("build/Dockerfile") == "dockerfile"
+    assert file_format("LICENSE") == file_format("docs/gzip-news") == "(no suffix)"  # its name
 
 
 def test_a_recipes_variant_is_read_as_the_recipe_and_notes_about_one_as_prose(tmp_path):

@@ -70,9 +70,12 @@ def test_a_pdf_1_5_cut_off_at_its_cross_reference_stream_is_read(tmp_path):
     assert (got.text.strip(), got.metadata["load_note"]) == ("Refunds take seven days.", CUT)
 
 
-def test_a_pdf_whose_catalog_was_cut_off_is_still_refused(tmp_path):
+def test_a_pdf_whose_catalog_was_cut_off_is_refused_as_cut_short(tmp_path):
+    """Refused, in words a user can act on: it was "not a valid PDF (PSEOF: Unexpected EOF)"."""
     path = _cut(pdf(tmp_path / "a.pdf", PAGES), 2000)
-    with pytest.raises(Exception, match="a.pdf: not a valid PDF"):
+    with pytest.raises(Exception, match=r"a.pdf: not a valid PDF: its end is missing \(cut "
+                       r"short: a download or copy that did not finish\?\) with the part that "
+                       r"says where its pages are; get the whole file again \(PSEOF"):
         pdf_loader.load(path, "a.pdf")
 
 
@@ -137,7 +140,8 @@ def test_an_encrypted_pdf_cut_short_is_not_repaired(tmp_path):
     """A rebuilt trailer drops /Encrypt: the text was read as ciphertext ("no text layer",
     or "Non-Ascii85 digit found")."""
     path = _cut(pdf(tmp_path / "a.pdf", PAGES, password="pw"), 40)
-    with pytest.raises(Exception, match=r"a.pdf: not a valid PDF \(PDFSyntaxError: No /Root"):
+    with pytest.raises(Exception, match=r"a.pdf: not a valid PDF: its end is missing .* "
+                       r"\(PDFSyntaxError: No /Root"):
         pdf_loader.load(path, "a.pdf")
 
 

@@ -180,6 +180,8 @@ def test_summary_md_mirrors_the_headline(run):
     ("nDCG@10", "", 0.5, "0.500"), ("reduction %", "", 49.12, "49.1"),
     ("BM25", "Pass@20 by question kind", 100.0, "100.0"), ("cached", "in $", 3.8412, "$3.84"),
     ("$ with cache", "", 0.01094, "$0.0109"), ("$/query", "", 0.0031, "$0.00310"),
+    # a price per million tokens is dollars, not a token count (it printed 0 for $0.496)
+    ("cached $/M doc tokens", "", 0.496, "$0.496"), ("$/M tokens", "", 1.4625, "$1.46"),
     ("documents", "in $", 131, "131"),
     ("queries", "", 12, "12"), ("tokens", "", 123456.7, "123,457"), ("x", "", 0.012345, "0.0123"),
     ("Pass@5", "", None, "–"), ("Pass@5", "", float("nan"), "–"), ("kind", "", "code", "code"),
@@ -239,7 +241,8 @@ def test_the_headline_counts_a_folders_failed_questions_and_says_when_too_few_to
     cells = re.findall(r"<td class='num'>([^<]*)</td>", headline_html(document))
     assert cells[:4] == ["2.4 (1 question failed)", "0.0 %", "5.7", "0.0 %"]
     assert cells[4:6] == ["7.1 (3 questions failed)", "-200.0 %"]
-    note = ("08 · your folder: the first rung fails 1 question, too few for a relative "
+    note = ("08 · the PDF, HTML and Word sample: the first rung fails 1 question, too few "
+            "for a relative "
             "reduction to mean anything: one question more or less moves it by 100 %; read "
             "its failed questions, not its reduction.")
     assert f"<p>{note}</p>" in headline_html(document)
@@ -249,6 +252,9 @@ def test_the_headline_counts_a_folders_failed_questions_and_says_when_too_few_to
     text = summary_md({"run": run, **document})
     assert "| + contextual embeddings | 7.1 (3 questions failed) | -200.0 | 3.7 | 35.1 |" in text
     assert text.endswith(note + "\n")
+    # any other folder by its name, as notebook 08's captions name it ("your folder" before)
+    nb["parameters"] = {"docs_dir": "/home/me/manuals"}
+    assert "<p>08 · manuals: the first rung fails 1 question" in headline_html(document)
 
 
 def test_notebook_05_records_the_hashes_of_its_corpus_and_code_folders():

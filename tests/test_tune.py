@@ -316,10 +316,10 @@ def test_a_tie_with_the_default_keeps_the_default():
     assert shared.advice(0.6, "--dense-weight") == (
         "the default ties on Pass@5: keep the default 0.6 (no --dense-weight needed)")
     flat = Choice(60, "MRR", 0.5, 1, 200, {1: 1 / 3, 60: 1 / 3, 200: 1 / 3}, (1, 60, 200))
-    assert flat.advice(60, "--rrf-k", "--fusion rrf, ") == (
+    assert flat.advice(60, "--rrf-k", "--fusion rrf") == (
         "all 3 tie on MRR: keep the default 60 (--fusion rrf, no --rrf-k needed)")
     assert Choice(10, "MRR", 0.5, 1, 10, {1: 0.0, 10: 1.0}, (10,)).advice(
-        60, "--rrf-k", "--fusion rrf ") == (
+        60, "--rrf-k", "--fusion rrf") == (
         "search with it: ragkit search|eval|ask ... --fusion rrf --rrf-k 10")
 
 

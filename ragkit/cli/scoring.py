@@ -237,7 +237,7 @@ def cmd_tune(args: argparse.Namespace) -> None:
         print(metrics_text(sweep_table(tables, choice)))
         advice = (choice.advice(SearchConfig().weights["dense"], "--dense-weight")
                   if name.startswith("dense") else
-                  choice.advice(SearchConfig().rrf_k, "--rrf-k", "--fusion rrf, "))
+                  choice.advice(SearchConfig().rrf_k, "--rrf-k", "--fusion rrf"))
         print(f"{name}: {choice}\n  {advice} "
               f"(swept without reranking: add --rerank none to reproduce this table)")
 

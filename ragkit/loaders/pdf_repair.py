@@ -15,7 +15,9 @@ update's catalog comes last), and one is taken only when pdfminer reads it as a 
 cut off are missing; the note says they may be.
 
 What it is not: a repair of anything else. A catalog that was itself cut off, or is in a
-stream of another filter, is not found (the file stays "not a valid PDF"); an encrypted file
+stream of another filter, is not found: the file stays "not a valid PDF", and one without
+its `%%EOF` end mark is said to be cut short (pdfminer's "PSEOF: Unexpected EOF" said
+nothing a user could act on); an encrypted file
 is not repaired (its trailer's key would be lost: its text would be read as ciphertext); no
 damaged object is mended; the file on disk is never written. Bounded: files up to 256 MB,
 object streams unpacked to 64 MB together, regular expressions that match in linear time
@@ -28,6 +30,8 @@ import re
 import zlib
 from pathlib import Path
 from typing import BinaryIO
+
+from ragkit.documents import RagkitError
 
 _CATALOG = re.compile(rb"/Type\s{0,64}/Catalog\b")
 _OBJECT = re.compile(rb"(?<!\d)(\d{1,10})\s{1,64}(\d{1,5})\s{1,64}obj\b")
@@ -66,7 +70,19 @@ def open_document(handle: BinaryIO, path: Path):
             continue
         if isinstance(document.catalog, dict) and "Pages" in document.catalog:
             return document, NOTE
+    if _cut_short(path):
+        raise RagkitError(f"{path}: not a valid PDF: its end is missing (cut short: a download "
+                          f"or copy that did not finish?) with the part that says where its "
+                          f"pages are; get the whole file again ({type(error).__name__}: "
+                          f"{str(error)[:200]})")
     raise error
+
+
+def _cut_short(path: Path) -> bool:
+    """Whether the file lacks the `%%EOF` mark a PDF writer ends it with (in its last KB)."""
+    with path.open("rb") as handle:
+        handle.seek(max(0, path.stat().st_size - 1024))
+        return b"%%EOF" not in handle.read()
 
 
 def _whole_objects(path: Path) -> bytes:

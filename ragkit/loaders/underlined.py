@@ -7,7 +7,8 @@ contextualizer and the `[Source | Section]` tags, which read `#` lines only (bef
 heading was a line of text and a line of `=`): a Markdown file's (`.md`, `.markdown`)
 setext headings (`ragkit.loaders.setext`) and a reStructuredText file's (`.rst`) section
 titles (`ragkit.loaders.rst_titles`), and a plain-text file's (`.txt`, `.text`) titles
-underlined to their own length (`text_headings`). A text without an underline-shaped line is
+underlined to their own length (`text_headings`), or, for a manual page saved as text, its
+title and sections (`ragkit.loaders.man_pages`). A text without an underline-shaped line is
 not read line by line, and comes back unchanged, as does one of any other suffix.
 
 What it is not: a reader of every `---` and `===` line of a plain-text file, which means
@@ -22,6 +23,7 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+from ragkit.loaders.man_pages import man_headings
 from ragkit.loaders.rst_titles import rst_headings
 from ragkit.loaders.setext import UNDERLINE, setext_headings
 
@@ -38,8 +40,11 @@ def atx_headings(text: str, name: str) -> str:
         return setext_headings(text)
     if suffix == ".rst" and _RST_CANDIDATE.search(text):
         return rst_headings(text)
-    if suffix in (".txt", ".text") and _TEXT_UNDERLINE.search(text):
-        return text_headings(text)
+    if suffix in (".txt", ".text"):
+        if (page := man_headings(text)) is not None:
+            return page
+        if _TEXT_UNDERLINE.search(text):
+            return text_headings(text)
     return text
 
 

@@ -1,0 +1,83 @@
+"""A manual page saved as plain text (`man ln > ln.txt`), read with its title and sections.
+
+What it is: `man_headings(text)` — for a text whose first line is man's header (`LN(1)
+User Commands LN(1)`: the page's name and section at both ends), the text a folder's other
+documents are made of:
+
+- a `# ` title from the NAME section, `ln - make links between files` (the file's path
+  titled every chunk's context before, `ln.txt`, and nothing said what the page was about);
+- each section name man prints at the left margin (NAME, SYNOPSIS, DESCRIPTION, OPTIONS) a
+  `## ` heading, and each subsection (indented three spaces, as man prints `.SS`) a `### `
+  one, so a chunk's context and a citation's `[Source | Section]` name them;
+- the header and footer lines left out (they repeat the name in every chunk they fall in);
+- the body's indent and the spaces man pads justified lines with removed: Markdown reads a
+  line indented four spaces as code, and `In  the  1st form` is words one space apart; a
+  line that then opens with `#` (bash's `$#`, listed as `#`) written `\\#`, as every loader
+  writes one, so it heads no section;
+- a word man hyphenated across two lines joined, `su‐` `peruser` as `superuser` (U+2010,
+  the hyphen groff prints in UTF-8, at a line's end between letters of one case): before,
+  its halves were two search terms, and a quote or a question's span ended at `su‐`;
+- a terminal's bold and underline overstrikes (`N\\bNA\\bA`, written when
+  MAN_KEEP_FORMATTING is set) removed.
+
+None for any other text. What it is not: a reader of man's source (`ln.1`, troff), of a
+page rendered to HTML or PDF (their loaders read those), nor of info pages.
+"""
+from __future__ import annotations
+
+import re
+
+# man's header: NAME(SECTION) at both ends, the manual's name between ("LN(1) User Commands")
+_HEADER = re.compile(r"\A\s*(?P<page>[^\s()]+\((?P<section>[0-9n][a-zA-Z0-9]*|[a-zA-Z]+)\))"
+                     r"(?:[ \t].*)?[ \t](?P=page)[ \t]*$", re.M)
+_SUBSECTION = re.compile(r"   (?=\S)(?P<title>.{1,80})")  # `.SS`, three spaces in
+_HYPHENATED = re.compile(r"([^\W\d_])\u2010[ \t]*\n[ \t]*([^\W\d_])")
+_OVERSTRUCK = re.compile(r".\x08")  # "N\bN" bold, "_\bN" underlined
+_PADDING = re.compile(r"(?<=\S)[ \t]{2,}(?=\S)")
+SECTION_CHARS = 80  # a section name at the margin: "SEE ALSO", "BESCHREIBUNG"
+TITLE_CHARS = 200  # a NAME section longer than this is cut at a word for the title
+
+
+def _joined(found: re.Match[str]) -> str:
+    """A word hyphenated at a line's end, joined when both halves are in one case: `su‐`
+    `peruser`, `INVOCA‐` `TION`; `Non‐` `Unix` keeps its hyphen (the line break a space)."""
+    left, right = found.group(1), found.group(2)
+    if left.islower() == right.islower():
+        return left + right
+    return f"{left}\u2010{right}"
+
+
+def man_headings(text: str) -> str | None:
+    """`text` as a document with headings when it is a manual page saved as text (module
+    docstring), else None."""
+    if "\x08" in text:
+        text = _OVERSTRUCK.sub("", text)
+    header = _HEADER.match(text)
+    if header is None:
+        return None
+    page = header["page"]
+    lines = _HYPHENATED.sub(_joined, text[header.end():]).split("\n")
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if lines and lines[-1].rstrip().endswith(page):  # the footer: version, date, NAME(1)
+        lines.pop()
+    out: list[str] = []
+    name: list[str] = []  # the NAME section's words: the title
+    section = ""
+    for n, line in enumerate(lines):
+        before_blank = n == 0 or not lines[n - 1].strip()
+        if line[:1].strip() and len(line) <= SECTION_CHARS:  # man indents all but these
+            section = line.strip()
+            out += ["", f"## {section}", ""]
+        elif before_blank and (sub := _SUBSECTION.fullmatch(line.rstrip())):
+            out += ["", f"### {_PADDING.sub(' ', sub['title'])}", ""]
+        else:
+            body = _PADDING.sub(" ", line.strip())
+            out.append("\\" + body if body.startswith("#") else body)  # `#  Expands to …`
+            if section == "NAME" and body:
+                name.append(body)
+    title = " ".join(name) or page
+    if len(title) > TITLE_CHARS:
+        title = title[:TITLE_CHARS].rsplit(" ", 1)[0] + " …"
+    body = re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n")
+    return f"# {title}\n\n{body}\n"

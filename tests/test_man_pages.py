@@ -1,0 +1,101 @@
+"""A manual page saved as text (`man ln > ln.txt`) reads with its title and sections."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from ragkit.document_folder import load_folder
+from ragkit.loaders.man_pages import man_headings
+
+# `man -P cat ln` as man-db writes it (header, justified body, a word hyphenated by groff
+# with U+2010, a `.SS` subsection, the footer), one option shortened
+LN = """\
+LN(1)                            User Commands                           LN(1)
+
+NAME
+       ln - make links between files
+
+SYNOPSIS
+       ln [OPTION]... [-T] TARGET LINK_NAME
+
+DESCRIPTION
+       In  the  1st form, create a link to TARGET with the name LINK_NAME.  In
+       the 2nd form, create a link to TARGET in the current directory.
+
+       -d, -F, --directory
+              allow the superuser to attempt to hard link directories (note:
+              will probably fail due to system restrictions, even for the su\u2010
+              peruser; see INVOCA\u2010
+              TION and Non\u2010
+              Unix)
+
+   Special Parameters
+       #      Expands to the number of positional parameters.
+
+GNU coreutils 9.1               September 2022                           LN(1)
+"""
+
+
+def test_a_man_page_gets_its_name_as_title_and_its_sections_as_headings():
+    assert man_headings(LN) == """\
+# ln - make links between files
+
+## NAME
+
+ln - make links between files
+
+## SYNOPSIS
+
+ln [OPTION]... [-T] TARGET LINK_NAME
+
+## DESCRIPTION
+
+In the 1st form, create a link to TARGET with the name LINK_NAME. In
+the 2nd form, create a link to TARGET in the current directory.
+
+-d, -F, --directory
+allow the superuser to attempt to hard link directories (note:
+will probably fail due to system restrictions, even for the superuser; see INVOCATION and Non\u2010Unix)
+
+### Special Parameters
+
+\\# Expands to the number of positional parameters.
+"""
+
+
+def test_overstruck_bold_is_read_as_its_letters():
+    bold = "".join(f"{c}\b{c}" for c in "NAME")
+    assert man_headings(LN.replace("NAME\n", bold + "\n", 1)) == man_headings(LN)
+
+
+@pytest.mark.parametrize("text", [
+    "LN(1) is the page to read.\n\nNAME\n       ln\n",  # the name at one end only
+    "Release notes\n=============\n\nLN(1)    User Commands    LN(1)\n",  # not the first line
+    "",
+])
+def test_other_text_is_no_man_page(text):
+    assert man_headings(text) is None
+
+
+def test_a_folder_reads_a_saved_man_page_as_a_titled_document(tmp_path):
+    (tmp_path / "ln.txt").write_text(LN)
+    (tmp_path / "notes.txt").write_text("LN(1) is the page to read.\n")
+    ln, notes = load_folder(tmp_path)
+    assert (ln.id, ln.title) == ("ln.txt", "ln - make links between files")
+    assert "superuser" in ln.text and "su\u2010" not in ln.text and "LN(1)" not in ln.text
+    assert (notes.title, notes.text) == ("notes.txt", "LN(1) is the page to read.\n")
+
+
+@pytest.mark.skipif(shutil.which("man") is None, reason="no man on this machine")
+def test_a_page_man_renders_here_has_no_hyphen_left_at_a_line_end(tmp_path):
+    page = subprocess.run(["man", "-P", "cat", "man"], capture_output=True, text=True,
+                          env={"MANWIDTH": "60", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+    if page.returncode != 0 or not page.stdout.strip():
+        pytest.skip("man has no page for man here")
+    assert "\u2010\n" in page.stdout  # groff hyphenates lines 60 wide
+    (tmp_path / "man.txt").write_text(page.stdout)
+    (doc,) = load_folder(tmp_path)
+    assert doc.title.startswith("man - ")
+    assert "## DESCRIPTION" in doc.text and "\u2010\n" not in doc.text
