@@ -112,6 +112,7 @@ class CallCache:
         self._lock = threading.Lock()
         self._reader: ReadOnlyFile | None = None
         self._db: sqlite3.Connection
+        self.full = False  # on a full disk: read as it is (`_on_full_disk`)
         target = resolved(self.path, "call cache")  # a link loop: one line
         self.read_only = cannot_write(self.path)
         if self.read_only:  # nothing made or changed: checked as `read_stats` did
@@ -129,14 +130,30 @@ class CallCache:
                          folder=False, replaced=False)  # sqlite writes it in place
         # where sqlite writes it: through a link, the folder of the file it names
         target.parent.mkdir(parents=True, exist_ok=True)
-        with self._guard():
-            self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")  # see the module docstring
-            with self._db:
-                self._db.execute(_SCHEMA)
-            _add_batch_column(self._db)
+        existed = self.path.exists()
+        try:
+            with self._guard():
+                self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")  # see the module docstring
+                with self._db:
+                    self._db.execute(_SCHEMA)
+                _add_batch_column(self._db)
+        except RagkitError as exc:
+            if "disk is full" not in str(exc):
+                raise
+            self._on_full_disk(existed)
+            return
         _CONNECTED.add(target)
+
+    def _on_full_disk(self, existed: bool) -> None:
+        """A cache that cannot be made or opened for writing on a full disk is read as it is,
+        as a read-only one is: an offline `ask`, which sends no call, stopped at "the call
+        cache cannot be used (database or disk is full)" and left a 0-byte file."""
+        if not existed and self.path.is_file() and self.path.stat().st_size == 0:
+            self.path.unlink()
+        self.read_only, self.full = True, True
+        self._reader = ReadOnlyFile(self.path, shared=True)
 
     def _guard(self):
         """Every use of the file: a sqlite error is one line (`sqlite_errors`; where it cannot
@@ -153,8 +170,10 @@ class CallCache:
     def _read_only(self, so: str, damaged: str = "") -> str:
         """The line of what a cache that cannot be written here cannot do (`so`); `damaged`:
         sqlite's words for the damage it has."""
+        where = ("on a full disk" if self.full else
+                 "read-only here (read-only media, an immutable file)")
         return (f"{self.path}: the call cache is {f'damaged ({damaged}) and ' if damaged else ''}"
-                f"read-only here (read-only media, an immutable file), so {so}")
+                f"{where}, so {so}")
 
     def close(self) -> None:
         if self._reader is not None:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ragkit.errors import RagkitError, RagkitWarning, where  # noqa: F401 (the names' home)
-from ragkit.jsonl import parse_line, read_jsonl, require  # noqa: F401 (read from here too)
+from ragkit.jsonl import golden_files, parse_line, read_jsonl, require  # noqa: F401
 from ragkit.jsonl import require_page_map
 from ragkit.outline import one_line
 
@@ -263,9 +263,10 @@ def load_queries_jsonl(path: Path | str, ids: Ids | None = None,
 
 
 def load_golden(path: Path | str) -> list[Query]:
-    """Golden queries from one JSONL file or every `*.jsonl` in a folder, ids unique overall."""
+    """Golden queries from one JSONL file or every `*.jsonl` in a folder (`golden_files`:
+    the others are named in a warning), ids unique overall."""
     path = Path(path)
-    files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+    files = golden_files(path) if path.is_dir() else [path]
     ids = Ids("query")
     return [query for file in files for query in load_queries_jsonl(file, ids, golden=True)]
 

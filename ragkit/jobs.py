@@ -107,7 +107,7 @@ def worker_block(default: int) -> int:
     text = os.environ.get(BLOCK_ENV, "").strip()
     if not text:
         return default
-    if not text.isdigit() or int(text) < 1:
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:  # "²" is a digit
         raise RagkitError(f"${BLOCK_ENV} must be a whole number >= 1, got {text!r}")
     return int(text)
 

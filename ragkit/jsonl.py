@@ -11,10 +11,11 @@ a field of an object checked for type, and `require_page_map`, a document's
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 from typing import Any, Iterator
 
-from ragkit.errors import RagkitError, not_a_file, where
+from ragkit.errors import RagkitError, RagkitWarning, not_a_file, where
 from ragkit.fastjson import NOT_PARSED, fast_json, surrogate_field
 from ragkit.outline import label
 
@@ -23,6 +24,22 @@ JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")  # a file named so is read as JS
 # Files named as another format, said so when their first line is not JSON
 OTHER_FORMATS = {".csv": "a CSV file", ".tsv": "a tab-separated file", ".trec": "a TREC run",
                  ".xlsx": "a spreadsheet", ".md": "Markdown", ".txt": "text"}
+
+
+def golden_files(folder: Path) -> list[Path]:
+    """The question files of a golden folder: its `*.jsonl`, the suffix in any case
+    (`Q.JSONL`). Its other JSON files (`q.json`, `q.ndjson`) and sub-folders holding
+    `.jsonl` files are not read, and one warning names them: a folder of `a.jsonl` and
+    `b.json` scored a's questions alone without a word."""
+    files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() == ".jsonl")
+    left = sorted(p.name for p in folder.iterdir() if p.suffix.lower() in JSONL_SUFFIXES
+                  and p.suffix.lower() != ".jsonl" and p.is_file())
+    left += sorted(f"{p.name}/" for p in folder.iterdir() if p.is_dir() and any(p.rglob("*.jsonl")))
+    if left:
+        warnings.warn(RagkitWarning(f"{folder}: not read: {', '.join(left[:5])}"
+                                    f"{' …' if len(left) > 5 else ''} (questions are read "
+                                    f"from the folder's *.jsonl files only)"), stacklevel=3)
+    return files
 
 
 def read_jsonl(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:

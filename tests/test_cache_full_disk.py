@@ -61,6 +61,9 @@ def test_search_on_a_full_disk_embeds_the_query_without_keeping_it(tmp_path):
     built = subprocess.run([*ragkit, "index", str(docs), "--out", str(tmp_path / "idx"),
                             "--embedder", "minilm"], capture_output=True, text=True, env=env)
     assert built.returncode == 0, built.stderr
+    built = subprocess.run([*ragkit, "index", str(docs), "--out", str(tmp_path / "e5")],
+                           capture_output=True, text=True, env=env)
+    assert built.returncode == 0, built.stderr
     search = [*ragkit, "search", str(tmp_path / "idx"), "--queries", str(queries), "--k", "2",
               "--out", "-"]
     roomy = subprocess.run(search, capture_output=True, text=True, env=env)
@@ -72,14 +75,25 @@ def test_search_on_a_full_disk_embeds_the_query_without_keeping_it(tmp_path):
         assert [line for line in done.stderr.splitlines() if "warning" in line] == [
             f"ragkit: warning: the embedding cache at {home / 'cache' / 'embeddings.sqlite'} "
             f"{WARNED} (they are embedded again each time they are needed)"]
-        # `ask` needs the call cache too, whose replies must be kept: one line, not a trace
+        # the offline extractive answerer (an e5-small index) sends no call: it answers; it
+        # stopped at "the call cache cannot be used (database or disk is full)", leaving a
+        # 0-byte calls.sqlite
+        question = "How fast does the kettle boil?"
+        asked = subprocess.run([*ragkit, "ask", "--index", str(tmp_path / "e5"), "--k", "2",
+                                question], capture_output=True, text=True, env=env)
+        assert asked.returncode == 0, asked.stderr
+        assert "The kettle boils water in two minutes." in asked.stdout
+        assert not (home / "cache" / "calls.sqlite").exists()
+        # the stand-in's rule (a MiniLM index) goes through the call cache, whose replies
+        # must be kept: one line, saying why
         asked = subprocess.run([*ragkit, "ask", "--index", str(tmp_path / "idx"), "--k", "2",
-                                "How fast does the kettle boil?"], capture_output=True,
-                               text=True, env=env)
+                                question], capture_output=True, text=True, env=env)
         assert asked.returncode == 2
         assert asked.stderr.splitlines()[-1] == (
-            f"ragkit: error: {home / 'cache' / 'calls.sqlite'}: the call cache cannot be used "
-            f"(database or disk is full)")
+            f"ragkit: error: {home / 'cache' / 'calls.sqlite'}: the call cache is on a full "
+            f"disk, so a call it does not hold is not sent (its reply could not be kept): set "
+            f"RAGKIT_HOME to a folder that can be written, or run where this cache can be "
+            f"written")
 
 
 class Counting:

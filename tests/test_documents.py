@@ -322,3 +322,19 @@ def test_a_bad_page_map_in_documents_jsonl_is_one_line_naming_its_field(tmp_path
     done = subprocess.run([ragkit, "index", str(good), "--out", str(tmp_path / "i2"),
                            "--embedder", "none"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_golden_folder_reads_jsonl_in_any_case_and_names_what_it_leaves(tmp_path):
+    """`golden/Q.JSONL` was not read, and `q.json` or `sub/q.jsonl` beside `a.jsonl` left
+    their questions out without a word ("no queries to evaluate" when they were all)."""
+    from ragkit.documents import RagkitWarning
+    folder = tmp_path / "golden"
+    (folder / "sub").mkdir(parents=True)
+    for name, qid in (("a.jsonl", "1"), ("Q.JSONL", "2"), ("b.json", "3"), ("sub/c.jsonl", "4")):
+        _write(folder / name, [{"id": qid, "question": "why?", "golden": []}])
+    with pytest.warns(RagkitWarning) as said:
+        queries = load_golden(folder)
+    assert [q.id for q in queries] == ["2", "1"]  # Q.JSONL sorts before a.jsonl
+    assert [str(w.message) for w in said] == [
+        f"{folder}: not read: b.json, sub/ (questions are read from the folder's *.jsonl "
+        f"files only)"]

@@ -187,3 +187,14 @@ def test_a_format_key_in_front_matter_is_metadata_not_the_files_format(tmp_path)
     assert [(row["file"], row["format"], row["headings"]) for row in file_summary(docs)] == [
         ("kickoff.md", "md", 1), ("notes.htm", "html", 1)]
     assert docs[0].metadata == {"title": "Kickoff", "format": "slides", "path": "kickoff.md"}
+
+
+def test_toml_nested_past_pythons_stack_stays_text(tmp_path):
+    """`a = [[[…]]]` 500 deep (1 KB) stopped `ragkit index` with a RecursionError traceback,
+    and `--skip-bad` did not help: like a block that is not TOML, it stays text."""
+    folder = tmp_path / "site"
+    folder.mkdir()
+    block = "+++\na = " + "[" * 500 + "]" * 500 + "\n+++\n"
+    (folder / "deep.md").write_text(block + "\nKestrel pairs in five seconds.\n")
+    (deep,) = load_folder(folder, progress=False)
+    assert (deep.title, deep.text) == ("deep.md", block + "\nKestrel pairs in five seconds.\n")

@@ -310,3 +310,39 @@ def test_a_word_tables_header_row_gets_a_rule_row_when_it_shows_as_one(tmp_path)
     marked = _table("").replace("<w:tr>", "<w:tr><w:trPr><w:tblHeader/></w:trPr>", 1)
     path = _docx(tmp_path / "marked.docx", marked)
     assert load_file(path, "marked.docx").text == header
+
+
+def test_a_heading_number_that_is_no_ascii_digit_is_no_heading_level(tmp_path):
+    """`"²".isdigit()` is True and `int("²")` raises: a style named "Heading ²", or an outline
+    level "²", made the whole file "not a valid Word file (ValueError: …)"."""
+    styles = ('<w:style w:type="paragraph" w:styleId="H"><w:name w:val="Heading ²"/></w:style>'
+              '<w:style w:type="paragraph" w:styleId="O"><w:name w:val="Odd"/>'
+              '<w:pPr><w:outlineLvl w:val="²"/></w:pPr></w:style>')
+    body = _p("Squared", "H") + _p("Levelled", "O") + _p("Refunds take seven days.")
+    doc = load_file(_docx(tmp_path / "odd.docx", body, styles), "odd.docx")
+    assert doc.text == "Squared\n\nLevelled\n\nRefunds take seven days."
+
+
+def test_xml_parts_are_bounded_by_what_they_hold_not_their_names(tmp_path):
+    """python-docx parses a part by the content type its relationship gives it: styles with
+    30 million elements named `word/styles.png` skipped the element count that
+    `word/styles.xml` gets (a 118 KB file indexed at 3.9 GB). Parts are now told XML by
+    their bytes; a real image part still is not counted."""
+    import pytest
+
+    from ragkit.documents import RagkitError
+    from ragkit.loaders.docx_archive import check_zip
+    path = _docx(tmp_path / "styles.docx", _p("Hello kestrel"))
+    with zipfile.ZipFile(path) as archive:
+        parts = {name: archive.read(name) for name in archive.namelist()}
+    styles = parts.pop("word/styles.xml")
+    parts["word/styles.png"] = styles.replace(b"</w:styles>", b"<a/>" * 4_100_000 + b"</w:styles>")
+    parts["word/_rels/document.xml.rels"] = parts["word/_rels/document.xml.rels"].replace(
+        b'Target="styles.xml"', b'Target="styles.png"')
+    parts["word/media/logo.png"] = b"\x89PNG\r\n\x1a\n" + b"<a/>" * 10_000  # bytes, not XML
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in parts.items():
+            archive.writestr(name, data)
+    with pytest.raises(RagkitError, match=r"styles.docx: its XML holds more than 4,000,000 "
+                                          r"elements"):
+        check_zip(path)

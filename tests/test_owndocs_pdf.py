@@ -286,3 +286,22 @@ def test_a_heading_read_into_the_paragraph_above_it_is_cut_out_as_its_bookmark(t
                         "# 1 Electrical requirements\n\n"
                         "The T7 is powered by 24 VAC from the R and C terminals.\n\n"
                         "# 2 Terminal screws\n\nTighten terminal screws to 0.4 N·m.")
+
+
+def test_a_pdf_with_a_thousand_bookmarks_in_a_row_keeps_them_all(tmp_path):
+    """pdfminer walks an outline recursing once per sibling: past about 980 bookmarks in a
+    row (a merged PDF, a report with one per page) it ran out of stack, and every heading was
+    dropped without a word. Walked with a stack of ragkit's own, all 1,200 are headings."""
+    from reportlab.pdfgen import canvas
+    path = tmp_path / "many.pdf"
+    pdf = canvas.Canvas(str(path))
+    pdf.drawString(72, 720, "The kestrel has a two-year warranty.")
+    for n in range(1200):
+        pdf.bookmarkPage(f"p{n}")
+        pdf.addOutlineEntry(f"Part {n}", f"p{n}", level=0)
+    pdf.showPage()
+    pdf.save()
+    doc = load_file(path, "many.pdf")
+    assert [line for line in doc.text.splitlines() if line.startswith("#")] == [
+        f"# Part {n}" for n in range(1200)]
+    assert doc.text.endswith("# Part 1199\n\nThe kestrel has a two-year warranty.")

@@ -313,6 +313,21 @@ def test_a_megabyte_heading_line_indexes_in_seconds(tmp_path):
         {f"{opening} Section: {title}.", f"{opening} Section: {title} > Results."}
 
 
+@pytest.mark.parametrize("text, section", [
+    ("# Title\n\n" + "kestrel refunds shipping policy. " * 360_000, ["Title"]),  # 12 MB
+    ("#" * 4_000_000, []),  # a line of `#`s: a heading's start, no heading
+    ("# T\n\n" + "a#b " * 1_000_000, ["T"]),
+])
+def test_a_long_line_that_is_no_heading_indexes_in_seconds(tmp_path, text, section):
+    """Each chunk of a long line rescanned it from its start for a heading (the line's own
+    start was a place one could begin): a 4 MB paragraph under a heading, an HTML page's one
+    `<p>`, took 22 s to index and 8 MB 89 s; 4 MB of `#`s took 124 s. Now only line starts a
+    heading can begin at are tried."""
+    rows = _indexed(tmp_path, "page.md", text, timeout=60)
+    assert len(rows) > 1000
+    assert all(row["metadata"]["section"] == section for row in rows)
+
+
 def test_a_title_or_heading_that_ends_a_sentence_gets_no_second_stop(tmp_path):
     """'Document: What changed in 2.10?. Path: …' was embedded with every chunk."""
     rows = _indexed(tmp_path, "notes.md", "---\ntitle: What changed in 2.10?\n---\n"

@@ -29,7 +29,7 @@ def _seconds(text: str) -> float:
 
 
 def _retries(text: str) -> int:
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit()):  # "²".isdigit(), but int("²") raises
         raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0, got '{text}'")
     return int(text)
 

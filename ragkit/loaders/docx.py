@@ -57,7 +57,13 @@ def _outline_level(ppr) -> int:
     Word's "body text")."""
     found = ppr.find(_W + "outlineLvl") if ppr is not None else None
     value = found.get(_W + "val", "") if found is not None else ""
-    return int(value) + 1 if value.isdigit() and int(value) < 9 else 0
+    return int(value) + 1 if _digits(value) and int(value) < 9 else 0
+
+
+def _digits(text: str) -> bool:
+    """Whether `text` is a small whole number in ASCII digits: `"²".isdigit()` is True but
+    `int("²")` raises (a style named "Heading ²" refused the whole file)."""
+    return text.isascii() and text.isdigit() and len(text) < 4
 
 
 def _style_level(style) -> int:
@@ -70,7 +76,7 @@ def _style_level(style) -> int:
         if name == "Title":
             return 1
         tail = name.removeprefix("Heading ").strip()
-        if name.startswith("Heading ") and tail.isdigit():
+        if name.startswith("Heading ") and _digits(tail):
             return int(tail)
         level = _outline_level(style.element.pPr)
         if level:

@@ -167,10 +167,11 @@ def flow_list(value: str) -> list[str] | None:
 
 def toml_values(block: str) -> dict[str, Value] | None:
     """The top-level values of a `+++` block (see the module docstring); None when it is not
-    TOML."""
+    TOML, or nests deeper than Python's stack (`a = [[[…]]]` 500 deep, 1 KB, stopped
+    `ragkit index` with a RecursionError traceback, `--skip-bad` or not)."""
     try:
         data = tomllib.loads(block)
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         return None
     meta: dict[str, Value] = {}
     for key, value in data.items():

@@ -28,6 +28,18 @@ _SUPERSET = {"iso8859-1": "cp1252", "ascii": "cp1252", "euc_kr": "cp949"}
 # EUC-KR labels of the standard that Python does not know
 _KOREAN_LABELS = ("cseuckr", "csksc56011987", "iso-ir-149", "ks_c_5601-1989", "ksc_5601",
                   "windows-949")
+# other labels of the standard Python does not know, as Python's codecs
+_ALIASES = {"windows-874": "cp874", "x-mac-cyrillic": "mac-cyrillic",
+            "iso-8859-8-i": "iso8859-8", "x-sjis": "shift_jis"}
+# the encodings browsers read (the standard's), as Python names them: a label of any other
+# codec Python has is no page's charset — "punycode" decoded a 400 KB page in 36 s (its time
+# grows with the square of the page) into its tags spelled out, "unicode_escape" and "utf-7"
+# read anything
+_WEB = {"utf-8", "cp866", "koi8-r", "koi8-u", "mac-roman", "mac-cyrillic", "cp874",
+        "tis-620", "cp932", "shift_jis", "euc_jp", "iso2022_jp", "gbk", "gb2312", "gb18030",
+        "big5", "big5hkscs", "euc_kr", "iso8859-1", "ascii",
+        *(f"iso8859-{n}" for n in (2, 3, 4, 5, 6, 7, 8, 10, 11, 13, 14, 15, 16)),
+        *(f"cp{n}" for n in range(1250, 1259))}
 
 
 def _c1(error: UnicodeDecodeError) -> tuple[str, int]:
@@ -43,8 +55,11 @@ def _decode(raw: bytes) -> str:
     """The encoding a byte order mark names (Windows saves "Unicode" pages as UTF-16), else
     UTF-8, else the charset a `<meta>` or an XML declaration names (a few bytes it cannot
     read become U+FFFD, as in a browser: one stray byte at the end of a Korean page sent the
-    whole page to Windows-1252 mojibake), else CP949 for Korean bytes (`korean_legacy`: as a
-    browser's detector reads them), else Windows-1252 (what browsers assume)."""
+    whole page to Windows-1252 mojibake) if browsers know it (`_WEB`), else UTF-8 with a few
+    bytes as U+FFFD when the rest reads as UTF-8 (a page saved without its charset and cut
+    short was Windows-1252 mojibake, "acceptÃ©s"), else CP949 for Korean bytes
+    (`korean_legacy`: as a browser's detector reads them), else Windows-1252 (what browsers
+    assume)."""
     for bom, encoding in _BOMS:
         if raw.startswith(bom):
             try:
@@ -59,9 +74,9 @@ def _decode(raw: bytes) -> str:
     names = [(named.group(1) or named.group(2)).decode("ascii")] if named else []
     # a page whose <meta> is readable as ASCII is not UTF-16 or -32 whatever it says (the
     # WHATWG rule): decoded so, its tags and all turned into CJK characters
-    names = [n for n in names if not _codec(n).startswith(("utf-16", "utf-32"))]
+    names = [_ALIASES.get(n.lower(), n) for n in names]
     names = ["cp949" if n.lower() in _KOREAN_LABELS else _SUPERSET.get(_codec(n), n)
-             for n in names]
+             for n in names if n.lower() in _KOREAN_LABELS or _codec(n) in _WEB]
     for encoding in names:
         try:
             return raw.decode(encoding)
@@ -74,6 +89,10 @@ def _decode(raw: bytes) -> str:
         bad = text.count("\ufffd")  # kept when the charset read some of what is not ASCII:
         if bad <= max(8, len(text) // 1000) and _read_some(text, bad):  # else it is mislabelled
             return text
+    text = raw.decode("utf-8", errors="replace")  # UTF-8 but for a byte or two: a page
+    bad = text.count("\ufffd")  # saved by `curl -o` (no <meta>) cut short mid-character
+    if bad <= max(8, len(text) // 1000) and sum(not c.isascii() for c in text) > 3 * bad:
+        return text
     if korean_legacy(raw):  # Korean without a usable charset: browsers detect CP949 too
         return raw.decode("cp949")
     return raw.decode("cp1252", errors="ragkit-c1")

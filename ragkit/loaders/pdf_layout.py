@@ -16,6 +16,9 @@ loader lays pages out with (`LAParams(all_texts=True)`), which
   words that overlap make the line grouping re-add every line at each merge (8,000 took
   117 s in it alone). Laid out this way, 15,000 took 385 s before and now take seconds.
 
+Paths and images are counted, never laid out (ragkit reads text only): at most
+`MAX_PAGE_SHAPES` a page and `MAX_FILE_SHAPES` a file, and a path of at most
+`MAX_PATH_SEGMENTS` segments (a 51 KB file of 2 million rectangles took 85 s and 3.7 GB).
 The file as a whole is bounded too (`page_interpreter`): at most `MAX_FILE_CHARS` characters
 drawn, `MAX_STREAM_RUNS` content streams run, `MAX_CONTENT_BYTES` of them run once and
 `MAX_REPEATED_BYTES` run again. pdfminer runs a stream each time a page or form uses it, at
@@ -36,6 +39,12 @@ MAX_FILE_CHARS = 10_000_000  # characters a whole file may draw (~3,000 pages of
 MAX_CONTENT_BYTES = 256 * 2**20  # content-stream bytes a file may have run, each once
 MAX_REPEATED_BYTES = 16 * 2**20  # bytes of streams run again (a shared page stream, a form)
 MAX_STREAM_RUNS = 100_000  # content streams (pages and form draws) a file may run
+# paths and images a page may draw, and a file: a page of a technical manual draws hundreds,
+# a detailed map some tens of thousands; each costs pdfminer ~20 µs even unkept
+MAX_PAGE_SHAPES, MAX_FILE_SHAPES = 200_000, 5_000_000
+# segments of one path not yet drawn (`m`, `l`, `re`, … with no `f` or `S` after them): a
+# hostile stream's 20 million rectangles held as one path would take gigabytes
+MAX_PATH_SEGMENTS = 1_000_000
 MAX_RUNS = 400  # runs of text past which a page is laid out without box grouping
 # pdfminer's grouping costs about the square of a page's runs: past this sum of squares over
 # a file's pages of more than `COSTLY` runs, later such pages are laid out as `MAX_RUNS` ones
@@ -93,6 +102,7 @@ def page_device(resources, path: Path, reading):
 
     class Bounded(PDFPageAggregator):
         chars = file_chars = unmapped = 0  # unmapped: glyphs of no Unicode text, `(cid:N)`
+        shapes = file_shapes = 0  # paths and images drawn (`paint_path`, `render_image`)
         spent = 0  # the sum of squared runs of this file's costly pages laid out in full
         interpreted = repeated = runs = 0  # what `page_interpreter` ran of this file
         relayout = False  # True while `ragkit.loaders.pdf` lays a page out again, turned
@@ -100,8 +110,26 @@ def page_device(resources, path: Path, reading):
         where = path, reading
 
         def begin_page(self, page, ctm) -> None:
-            self.chars = 0
+            self.chars = self.shapes = 0
             super().begin_page(page, ctm)
+
+        def paint_path(self, gstate, stroke, fill, evenodd, path) -> None:
+            """A drawn path is no text: counted (`_drawn`), never laid out (pdfminer's
+            rectangles and curves of a page of 2 million of them held 3.7 GB)."""
+            self._drawn()
+
+        def render_image(self, name, stream) -> None:
+            """An image is no text: counted (`_drawn`), not kept (300,000 inline images
+            on a page held 580 MB)."""
+            self._drawn()
+
+        def _drawn(self) -> None:
+            self.shapes += 1
+            self.file_shapes += not self.relayout
+            if self.shapes > MAX_PAGE_SHAPES or self.file_shapes > MAX_FILE_SHAPES:
+                raise RagkitError(f"{path}: page {reading.page} draws more than "
+                                  f"{MAX_PAGE_SHAPES:,} paths or images on a page, or "
+                                  f"{MAX_FILE_SHAPES:,} in the file (a hostile file?)")
 
         def render_char(self, *args, **kwargs) -> float:
             self.chars += 1
@@ -139,6 +167,38 @@ def page_interpreter(resources, device):
     from pdfminer.pdftypes import stream_value
 
     class Counted(PDFPageInterpreter):
+        # path operators, each checking the path it grows (pdfminer calls an operator with
+        # as many operands as its method names: `*args` would get none)
+        def do_m(self, x, y) -> None:
+            super().do_m(x, y)
+            self._grown()
+
+        def do_l(self, x, y) -> None:
+            super().do_l(x, y)
+            self._grown()
+
+        def do_c(self, x1, y1, x2, y2, x3, y3) -> None:
+            super().do_c(x1, y1, x2, y2, x3, y3)
+            self._grown()
+
+        def do_v(self, x2, y2, x3, y3) -> None:
+            super().do_v(x2, y2, x3, y3)
+            self._grown()
+
+        def do_y(self, x1, y1, x3, y3) -> None:
+            super().do_y(x1, y1, x3, y3)
+            self._grown()
+
+        def do_re(self, x, y, w, h) -> None:
+            super().do_re(x, y, w, h)
+            self._grown()
+
+        def _grown(self) -> None:
+            if len(self.curpath) > MAX_PATH_SEGMENTS:
+                path, reading = device.where
+                raise RagkitError(f"{path}: page {reading.page} builds a path of more than "
+                                  f"{MAX_PATH_SEGMENTS:,} segments (a hostile file?)")
+
         def execute(self, streams) -> None:
             if device.relayout:  # the loader laying a page out again, turned: its cost is
                 return super().execute(streams)  # bounded by the page's first run

@@ -26,6 +26,7 @@ Head = tuple[int, str, float | None]  # an outline entry: (level, title, top or 
 # top zoom], [page /FitH top], [page /FitBH top], [page /FitR left bottom right top]; /Fit,
 # /FitB, /FitV and /FitBV name a page and no place on it
 _TOP_AT = {"XYZ": 3, "FitH": 2, "FitBH": 2, "FitR": 5}
+MAX_ENTRIES = 100_000  # outline entries read (a book has hundreds, a merged archive thousands)
 
 
 def pdf_text(value: object) -> str:
@@ -58,12 +59,12 @@ def outline(document, page_index: dict[int, int]) -> dict[int, list[Head]]:
     from pdfminer.psparser import PSLiteral
     found: dict[int, list[Head]] = {}
     try:
-        entries = list(document.get_outlines())
+        entries = list(_entries(document))
     except PDFNoOutlines:
         return found
     except Exception:  # a damaged outline: the text is still worth reading, headings aside
         return found
-    for level, title, dest, action, _ in entries:
+    for level, title, dest, action in entries:
         try:
             if dest is None and action is not None:
                 dest = resolve1(action).get("D")
@@ -80,6 +81,36 @@ def outline(document, page_index: dict[int, int]) -> dict[int, list[Head]]:
         if page is not None and one_line(pdf_text(title)):
             found.setdefault(page, []).append((level, one_line(pdf_text(title)), top))
     return found
+
+
+def _entries(document):
+    """(level, title, destination, action) of each outline entry, in outline order, as
+    pdfminer's `get_outlines` gives them — but walked with a stack of its own: pdfminer's
+    recursion, one level per sibling, ran out of stack at about 980 bookmarks in a row (a
+    merged PDF, a report with one per page), and every heading was lost without a word. An
+    entry met again (a cycle in a damaged file) is not walked twice; past `MAX_ENTRIES` the
+    walk stops."""
+    from pdfminer.pdfdocument import PDFNoOutlines
+    from pdfminer.pdftypes import resolve1
+    if "Outlines" not in document.catalog:
+        raise PDFNoOutlines
+    todo, seen = [(document.catalog["Outlines"], 0)], set()
+    while todo and len(seen) < MAX_ENTRIES:
+        ref, level = todo.pop()
+        key = getattr(ref, "objid", None)  # a direct dictionary has none, and no cycle
+        if key is not None:
+            if key in seen:
+                continue
+            seen.add(key)
+        entry = resolve1(ref)
+        if not isinstance(entry, dict):
+            continue
+        if "Title" in entry and ("A" in entry or "Dest" in entry):
+            yield level, resolve1(entry["Title"]), entry.get("Dest"), entry.get("A")
+        if "Next" in entry:  # the sibling after this entry and its children
+            todo.append((entry["Next"], level))
+        if "First" in entry and "Last" in entry:
+            todo.append((entry["First"], level + 1))
 
 
 def placed(boxes: list[tuple[str, float]], heads: list[Head]) -> list[tuple[int, str, float]]:
