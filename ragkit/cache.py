@@ -58,7 +58,7 @@ from ragkit.pricing import Usage
 from ragkit.sqlite_files import CacheUnusable, DamagedCache, ReadOnlyCache  # noqa: F401
 from ragkit.sqlite_files import remove_database, sqlite_errors  # noqa: F401
 from ragkit.sqlite_files import ReadOnlyFile, cannot_write, is_cache_file, read_only_errors
-from ragkit.sqlite_files import absent_line, not_a_cache, resolved, stranger
+from ragkit.sqlite_files import absent_line, no_room, not_a_cache, resolved, stranger
 
 _SCHEMA = """CREATE TABLE IF NOT EXISTS calls (
     key TEXT PRIMARY KEY, endpoint TEXT NOT NULL, model TEXT NOT NULL, reply TEXT NOT NULL,
@@ -130,7 +130,8 @@ class CallCache:
                          folder=False, replaced=False)  # sqlite writes it in place
         # where sqlite writes it: through a link, the folder of the file it names
         target.parent.mkdir(parents=True, exist_ok=True)
-        existed = self.path.exists()
+        files = [self.path.with_name(self.path.name + end) for end in ("", "-wal", "-shm")]
+        existed = [file.exists() for file in files]
         try:
             with self._guard():
                 self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
@@ -140,18 +141,22 @@ class CallCache:
                     self._db.execute(_SCHEMA)
                 _add_batch_column(self._db)
         except RagkitError as exc:
-            if "disk is full" not in str(exc):
+            if not no_room(self.path, str(exc)):
                 raise
-            self._on_full_disk(existed)
+            self._on_full_disk(files, existed)
             return
         _CONNECTED.add(target)
 
-    def _on_full_disk(self, existed: bool) -> None:
+    def _on_full_disk(self, files: list[Path], existed: list[bool]) -> None:
         """A cache that cannot be made or opened for writing on a full disk is read as it is,
         as a read-only one is: an offline `ask`, which sends no call, stopped at "the call
-        cache cannot be used (database or disk is full)" and left a 0-byte file."""
-        if not existed and self.path.is_file() and self.path.stat().st_size == 0:
-            self.path.unlink()
+        cache cannot be used (database or disk is full)" (or "(disk I/O error)" where the
+        file was there: its write-ahead log could not be made), leaving empty files."""
+        if getattr(self, "_db", None) is not None:
+            self._db.close()
+        for file, was in zip(files, existed):  # what the failed open made: no reply in them
+            if not was and file.is_file() and (file != self.path or not file.stat().st_size):
+                file.unlink()
         self.read_only, self.full = True, True
         self._reader = ReadOnlyFile(self.path, shared=True)
 

@@ -21,9 +21,15 @@ from ragkit.outline import label
 
 
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")  # a file named so is read as JSON Lines
+FEW_KEYS = 32  # a row of more keys is checked for a repeated one by parsing it (`repeated_key`)
 # Files named as another format, said so when their first line is not JSON
 OTHER_FORMATS = {".csv": "a CSV file", ".tsv": "a tab-separated file", ".trec": "a TREC run",
                  ".xlsx": "a spreadsheet", ".md": "Markdown", ".txt": "text"}
+
+
+def jsonl_in(folder: Path) -> list[Path]:
+    """The `*.jsonl` files of `folder`, the suffix in any case (`Q.JSONL`), by name."""
+    return sorted(p for p in folder.iterdir() if p.suffix.lower() == ".jsonl" and p.is_file())
 
 
 def golden_files(folder: Path) -> list[Path]:
@@ -31,10 +37,11 @@ def golden_files(folder: Path) -> list[Path]:
     (`Q.JSONL`). Its other JSON files (`q.json`, `q.ndjson`) and sub-folders holding
     `.jsonl` files are not read, and one warning names them: a folder of `a.jsonl` and
     `b.json` scored a's questions alone without a word."""
-    files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() == ".jsonl")
+    files = jsonl_in(folder)
     left = sorted(p.name for p in folder.iterdir() if p.suffix.lower() in JSONL_SUFFIXES
                   and p.suffix.lower() != ".jsonl" and p.is_file())
-    left += sorted(f"{p.name}/" for p in folder.iterdir() if p.is_dir() and any(p.rglob("*.jsonl")))
+    left += sorted(f"{p.name}/" for p in folder.iterdir() if p.is_dir()
+                   and any(q.suffix.lower() == ".jsonl" for q in p.rglob("*")))
     if left:
         warnings.warn(RagkitWarning(f"{folder}: not read: {', '.join(left[:5])}"
                                     f"{' …' if len(left) > 5 else ''} (questions are read "
@@ -85,11 +92,12 @@ def repeated_key(raw: bytes, obj: dict[str, Any]) -> str | None:
     Every parser keeps the last value silently, so `{"id": "a", "text": …, "id": "b"}` was
     document b. Only a line in which some key's quoted name occurs twice is parsed again
     (pairs kept); keys written with escapes are not compared, nor are nested objects'."""
-    for key in obj:  # about 1.5 µs a document row: a plain count of each key's name
-        if raw.count(b'"%b"' % key.encode()) > 1:
-            break
-    else:
-        return None
+    if len(obj) <= FEW_KEYS:  # about 1.5 µs a document row: a plain count of each name
+        for key in obj:
+            if raw.count(b'"%b"' % key.encode()) > 1:
+                break
+        else:
+            return None  # (a count per key of a row of 40,000 keys took 11 s: those are parsed)
     try:
         pairs = json.loads(raw, object_pairs_hook=lambda pairs: pairs)
     except RecursionError:  # read by orjson, deeper than Python's stack: not compared

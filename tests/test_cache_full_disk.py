@@ -166,3 +166,29 @@ def test_a_damaged_cache_on_a_full_disk_is_said_to_be_damaged_not_read_only(tmp_
             f"`ragkit cache clear --embeddings` or delete the file (vectors are embedded again "
             f"when next needed)")
         assert remove_cache(path) > 0 and not path.exists()
+
+
+def test_a_call_cache_made_before_the_disk_filled_serves_what_it_holds(tmp_path):
+    """Where calls.sqlite was there already (anyone who ran `ask` before), opening it on a
+    full disk failed as "disk I/O error" (its write-ahead log could not be made), and only a
+    missing cache was read as it is: the offline answerer stopped there, leaving the -wal
+    and -shm files the open made. A held reply is served; a call it does not hold stops in
+    one line."""
+    from ragkit.cache import CallCache, ReadOnlyCache
+    from ragkit.pricing import Usage
+
+    def keep(folder):
+        cache = CallCache(folder / "calls.sqlite")
+        cache.put("held", "messages", "claude-haiku-4-5", {"text": "kept"}, Usage(3, 4), True)
+        cache.close()
+
+    with full_disk(tmp_path / "cache", before=keep) as folder:
+        before = sorted(p.name for p in folder.iterdir())
+        cache = CallCache(folder / "calls.sqlite")
+        assert (cache.read_only, cache.full) == (True, True)
+        assert sorted(p.name for p in folder.iterdir()) == before  # the failed open's are gone
+        assert cache.get("held").reply == {"text": "kept"}
+        with pytest.raises(ReadOnlyCache, match="the call cache is on a full disk, so a call "
+                                                "it does not hold is not sent"):
+            cache.get("new")
+        cache.close()

@@ -338,3 +338,16 @@ def test_a_golden_folder_reads_jsonl_in_any_case_and_names_what_it_leaves(tmp_pa
     assert [str(w.message) for w in said] == [
         f"{folder}: not read: b.json, sub/ (questions are read from the folder's *.jsonl "
         f"files only)"]
+
+
+def test_a_row_of_many_keys_is_checked_for_a_repeat_in_linear_time():
+    """Counting each key's name over the row took 11 s for 40,000 keys (a 738 KB line)."""
+    import time
+
+    from ragkit.jsonl import parse_line
+    keys = {f"key{i}": i for i in range(40_000)}
+    started = time.monotonic()
+    assert parse_line(json.dumps(keys).encode(), Path("x.jsonl"), 1) == keys
+    assert time.monotonic() - started < 2
+    with pytest.raises(RagkitError, match="x.jsonl:1: field 'key7': given twice"):
+        parse_line(json.dumps(keys)[:-1].encode() + b', "key7": 0}', Path("x.jsonl"), 1)

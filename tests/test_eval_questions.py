@@ -100,6 +100,13 @@ def test_a_review_folder_whose_sheet_was_renamed_or_deleted_says_so_in_one_line(
         f"ragkit: error: {review}: accepted.jsonl and generated.jsonl both hold question "
         f"'gen-001', and no review sheet is beside them to say accepted.jsonl is the reviewed "
         f"set (review.csv deleted?); give --questions {review / 'accepted.jsonl'}\n"))
+    (review / "generated.jsonl").rename(review / "GENERATED.JSONL")  # a name in capitals
+    done = _eval(tmp_path, str(docs), "--questions", str(review))  # was "duplicate query id"
+    assert (done.returncode, done.stderr) == (2, (
+        f"ragkit: error: {review}: accepted.jsonl and GENERATED.JSONL both hold question "
+        f"'gen-001', and no review sheet is beside them to say accepted.jsonl is the reviewed "
+        f"set (review.csv deleted?); give --questions {review / 'accepted.jsonl'}\n"))
+    (review / "GENERATED.JSONL").rename(review / "generated.jsonl")
     done = _accept(tmp_path, review, review / "review.csv")
     assert (done.returncode, done.stderr) == (2, (
         f"ragkit: error: {review / 'review.csv'}: no such file; no review sheet is beside it; "

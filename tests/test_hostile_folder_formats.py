@@ -169,30 +169,57 @@ def test_a_pdf_drawing_forms_inside_forms_is_refused_in_seconds(tmp_path):
                                   f"hostile file?)")
 
 
-@pytest.mark.parametrize("drawing, refusal", [
-    (b"0 0 1 1 re f\n" * 2_100, "draws more than 2,000 paths or images on a page, or "
-     "5,000,000 in the file (a hostile file?)"),
-    (b"0 0 1 1 re\n" * 2_100, "builds a path of more than 10,000 segments (a hostile "
-     "file?)"),  # never painted: one path of 10,500 segments
-    (b"BI /W 1 /H 1 /BPC 8 /CS /G ID x EI\n" * 2_100, "draws more than 2,000 paths or "
-     "images on a page, or 5,000,000 in the file (a hostile file?)"),
-])
-def test_a_page_drawing_shapes_by_the_million_is_refused(tmp_path, monkeypatch, drawing,
-                                                          refusal):
+def _drawing_pdf(path: Path, pages: list[bytes]) -> Path:
+    """A PDF whose pages each print a sentence, then draw what `pages` holds for it."""
+    kids = b" ".join(b"%d 0 R" % (4 + 2 * n) for n in range(len(pages)))
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>",
+               b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, len(pages)), FONT]
+    for n, drawing in enumerate(pages):
+        objects += [b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << "
+                    b"/Font << /F1 3 0 R >> >> /Contents %d 0 R >>" % (5 + 2 * n),
+                    _stream(b"BT /F1 12 Tf 72 720 Td (Page %d: kestrel refunds within seven "
+                            b"days.) Tj ET\n" % (n + 1) + drawing)]
+    path.write_bytes(_pdf_of(objects))
+    return path
+
+
+@pytest.mark.parametrize("drawing", [b"0 0 1 1 re f\n", b"BI /W 1 /H 1 /BPC 8 /CS /G ID x EI\n"])
+def test_a_page_drawing_shapes_by_the_million_is_read_as_far_as_its_bound(tmp_path, monkeypatch,
+                                                                          drawing):
     """Paths and images were bounded by nothing but the file's 256 MB of content: a 51 KB
     page of 2 million rectangles was indexed after 85 s in 3.7 GB (20 million would not fit
-    in memory), 300,000 inline images took 580 MB. They are counted, never laid out. Here at
-    a hundredth of the scale: bounds of 2,000 shapes a page and 10,000 segments a path."""
+    in memory), 300,000 inline images took 580 MB. They are counted, never laid out; a page
+    past the bound is read that far, with a warning, and the file past its own is refused —
+    a first version refused the file for one page, a paper for its heat map. Here at a
+    hundredth of the scale: 2,000 shapes a page, 5,000 a file."""
     import ragkit.loaders.pdf_layout as layout
     monkeypatch.setattr(layout, "MAX_PAGE_SHAPES", 2_000)
+    monkeypatch.setattr(layout, "MAX_FILE_SHAPES", 5_000)
+    _drawing_pdf(tmp_path / "drawn.pdf", [drawing * 2_100, b"", drawing * 1_900])
+    from ragkit.documents import RagkitWarning
+    with pytest.warns(RagkitWarning) as said:
+        (doc,) = load_folder(tmp_path, progress=False)
+    assert doc.text == "\n\n".join(f"Page {n}: kestrel refunds within seven days."
+                                   for n in (1, 2, 3))
+    assert [str(w.message) for w in said] == [
+        "drawn.pdf: page 1: more than 2,000 paths or images drawn, read only that far (text "
+        "drawn after them is missing)"]
+    _drawing_pdf(tmp_path / "drawn.pdf", [drawing * 1_900] * 3)
+    assert _refusal(tmp_path) == (f"{tmp_path / 'drawn.pdf'}: draws more than 5,000 paths or "
+                                  f"images by page 3 (a hostile file?)")
+
+
+def test_a_path_never_painted_is_refused_past_its_bound(tmp_path, monkeypatch):
+    """Path segments pile up until a path is painted: 20 million rectangles with no `f`
+    would be held as one path. Here at a hundredth of the scale: 10,000 segments."""
+    import ragkit.loaders.pdf_layout as layout
     monkeypatch.setattr(layout, "MAX_PATH_SEGMENTS", 10_000)
-    content = b"BT /F1 12 Tf 72 720 Td (Kestrel refunds within seven days.) Tj ET\n" + drawing
-    page = (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << "
-            b"/F1 3 0 R >> >> /Contents 5 0 R >>")
-    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
-               FONT, page, _stream(content)]
-    (tmp_path / "drawn.pdf").write_bytes(_pdf_of(objects))
-    assert _refusal(tmp_path) == f"{tmp_path / 'drawn.pdf'}: page 1 {refusal}"
+    for name, drawing in (("re.pdf", b"0 0 1 1 re\n" * 2_100),
+                          ("h.pdf", b"0 0 m\n" + b"h\n" * 10_500)):
+        (tmp_path / "drawn.pdf").unlink(missing_ok=True)
+        _drawing_pdf(tmp_path / "drawn.pdf", [drawing])
+        assert _refusal(tmp_path) == (f"{tmp_path / 'drawn.pdf'}: page 1 builds a path of "
+                                      f"more than 10,000 segments (a hostile file?)"), name
 
 
 def test_pages_sharing_one_huge_stream_are_refused_once_the_file_has_run_too_much(

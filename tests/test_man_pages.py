@@ -99,3 +99,22 @@ def test_a_page_man_renders_here_has_no_hyphen_left_at_a_line_end(tmp_path):
     (doc,) = load_folder(tmp_path)
     assert doc.title.startswith("man - ")
     assert "## DESCRIPTION" in doc.text and "\u2010\n" not in doc.text
+
+
+@pytest.mark.parametrize("text", [
+    "f(x) grows no faster than g(x), and g(x) no faster than f(x)\nSo both bounds are tight.\n",
+    "f(x)  bounds  f(x)\nSo both bounds are tight.\n",  # no section name under it
+])
+def test_text_that_only_opens_like_a_header_is_no_man_page(text):
+    """A first line with the same `name(x)` at both ends was taken for man's header: the
+    line was dropped and the text titled "f(x)"."""
+    assert man_headings(text) is None
+
+
+def test_a_bsd_footer_and_a_name_with_spaces_are_read():
+    page = ("REASSIGN OWNED(7)      PostgreSQL 16.4 Documentation     REASSIGN OWNED(7)\n\n"
+            "NAME\n       REASSIGN OWNED - change the ownership of database objects\n\n"
+            "BSD                          November 28, 2022                          BSD\n")
+    assert man_headings(page) == (
+        "# REASSIGN OWNED - change the ownership of database objects\n\n## NAME\n\n"
+        "REASSIGN OWNED - change the ownership of database objects\n")

@@ -323,26 +323,47 @@ def test_a_heading_number_that_is_no_ascii_digit_is_no_heading_level(tmp_path):
     assert doc.text == "Squared\n\nLevelled\n\nRefunds take seven days."
 
 
-def test_xml_parts_are_bounded_by_what_they_hold_not_their_names(tmp_path):
-    """python-docx parses a part by the content type its relationship gives it: styles with
-    30 million elements named `word/styles.png` skipped the element count that
-    `word/styles.xml` gets (a 118 KB file indexed at 3.9 GB). Parts are now told XML by
-    their bytes; a real image part still is not counted."""
+def _repacked(path: Path, change) -> Path:
+    """`path`, a .docx, with its parts (name -> bytes) changed by `change(parts)`."""
+    with zipfile.ZipFile(path) as archive:
+        parts = {name: archive.read(name) for name in archive.namelist()}
+    change(parts)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in parts.items():
+            archive.writestr(name, data)
+    return path
+
+
+def test_parts_are_bounded_by_their_content_types_not_their_names(tmp_path):
+    """python-docx parses a part by the content type `[Content_Types].xml` gives it: styles
+    with 30 million elements named `word/styles.png` (typed as styles) skipped the element
+    count that `word/styles.xml` gets (a 118 KB file indexed at 3.9 GB). A part typed as an
+    image, an SVG picture included, is never parsed, and is not counted."""
     import pytest
 
     from ragkit.documents import RagkitError
     from ragkit.loaders.docx_archive import check_zip
-    path = _docx(tmp_path / "styles.docx", _p("Hello kestrel"))
-    with zipfile.ZipFile(path) as archive:
-        parts = {name: archive.read(name) for name in archive.namelist()}
-    styles = parts.pop("word/styles.xml")
-    parts["word/styles.png"] = styles.replace(b"</w:styles>", b"<a/>" * 4_100_000 + b"</w:styles>")
-    parts["word/_rels/document.xml.rels"] = parts["word/_rels/document.xml.rels"].replace(
-        b'Target="styles.xml"', b'Target="styles.png"')
-    parts["word/media/logo.png"] = b"\x89PNG\r\n\x1a\n" + b"<a/>" * 10_000  # bytes, not XML
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in parts.items():
-            archive.writestr(name, data)
+    plain = check_zip(_docx(tmp_path / "plain.docx", _p("Hello kestrel")))
+
+    def pictures(parts):
+        parts["word/media/logo.png"] = b"\x89PNG\r\n\x1a\n" + b"<a/>" * 10_000
+        parts["word/media/chart.svg"] = b'<svg xmlns="http://www.w3.org/2000/svg">' + \
+            b"<circle/>" * 10_000 + b"</svg>"
+        parts["[Content_Types].xml"] = parts["[Content_Types].xml"].replace(
+            b"<Default ", b'<Default Extension="PNG" ContentType="image/png"/><Default '
+            b'Extension="svg" ContentType="image/svg+xml"/><Default ', 1)
+    assert check_zip(_repacked(_docx(tmp_path / "pics.docx", _p("Hello kestrel")),
+                               pictures)) == plain + 2  # the two <Default> tags alone
+
+    def renamed(parts):
+        styles = parts.pop("word/styles.xml")
+        parts["word/styles.png"] = styles.replace(b"</w:styles>",
+                                                  b"<a/>" * 4_100_000 + b"</w:styles>")
+        parts["word/_rels/document.xml.rels"] = parts["word/_rels/document.xml.rels"].replace(
+            b'Target="styles.xml"', b'Target="styles.png"')
+        parts["[Content_Types].xml"] = parts["[Content_Types].xml"].replace(
+            b"/word/styles.xml", b"/word/styles.png")
+    path = _repacked(_docx(tmp_path / "styles.docx", _p("Hello kestrel")), renamed)
     with pytest.raises(RagkitError, match=r"styles.docx: its XML holds more than 4,000,000 "
                                           r"elements"):
         check_zip(path)

@@ -345,3 +345,31 @@ def test_a_charset_browsers_do_not_know_is_not_a_codec_to_read_with(tmp_path):
     thai = "\u0e2a\u0e27\u0e31\u0e2a\u0e14\u0e35"  # a label Python lacks, read as the web does
     page = f'<meta charset="windows-874"><p>{thai}</p>'.encode("cp874")
     assert _load(tmp_path, "th.html", page).text == thai
+
+
+def test_every_label_of_the_encoding_standard_reads_as_browsers_read_it(tmp_path):
+    """Each label the WHATWG standard lists (webencodings' table) decodes a page as its
+    codec does — the allow-list of web encodings once left out ISO-8859-9, and Turkish pages
+    became "Ýade süresi"."""
+    import pytest
+    webencodings = pytest.importorskip("webencodings")
+    samples = ["İade süresi ve ürünü değiştirmek", "Crème brûlée, naïve", "Привет, мир",
+               "Γειά σου κόσμε", "שלום עולם", "مرحبا بالعالم", "สวัสดีครับ", "ありがとう",
+               "谢谢你的帮助", "감사합니다", "Dziękuję bardzo", "Ačiū labai", "Grüße"]
+    checked = 0
+    for label, name in sorted(webencodings.LABELS.items()):
+        if name in ("replacement", "utf-16be", "utf-16le", "x-user-defined", "utf-8"):
+            continue
+        codec = webencodings.lookup(label).codec_info
+        for sample in samples:
+            try:
+                data, _ = codec.encode(sample)
+            except UnicodeEncodeError:
+                continue
+            if data.isascii():
+                continue
+            page = b'<meta charset="' + label.encode() + b'"><p>' + data + b"</p>"
+            assert _load(tmp_path, "page.html", page).text == sample, (label, name, sample)
+            checked += 1
+            break
+    assert checked > 180

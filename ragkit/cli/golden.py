@@ -29,6 +29,7 @@ import warnings
 from pathlib import Path
 
 from ragkit.documents import Dataset, RagkitError, RagkitWarning, check_golden, load_golden
+from ragkit.jsonl import jsonl_in
 from ragkit.loaded_folder import without_skipped
 from ragkit.questions.sheets import SHEET, sheets_in
 
@@ -43,7 +44,7 @@ def with_questions(data: Dataset, path: Path) -> Dataset:
     if not golden:  # it said "DATASET: no queries … give labelled questions with --questions"
         raise RagkitError(f"{path}: no questions" + (
             " (no *.jsonl file in this folder)" if path.is_dir()
-            and not any(path.glob("*.jsonl")) else ""))
+            and not jsonl_in(path) else ""))
     golden = without_skipped(golden, data.documents, path)
     return Dataset(data.name, data.documents, check_golden(golden, data.documents, path),
                    data.chunks)
@@ -67,7 +68,7 @@ def _golden_file(path: Path) -> Path:
     accepted = path / ACCEPTED
     if not (path.is_dir() and accepted.is_file()):
         return path
-    others = sorted(p for p in path.glob("*.jsonl") if p.name != ACCEPTED)
+    others = [p for p in jsonl_in(path) if p.name != ACCEPTED]
     if not ((path / SHEET).is_file() or sheets_in(path)):
         _sheetless(path, accepted, others)
         return path

@@ -2,9 +2,9 @@
 
 What it is: `check_zip(path)` refuses, each in one line naming the file, a file that is no
 zip archive (an old binary .doc or a password-protected .docx, told so; a PDF named .docx,
-told so), would unpack to more than `MAX_UNPACKED` bytes (a zip bomb) or its XML parts (by their
-content, whatever their names: `_is_xml`) to more than `MAX_XML` or hold more than
-`MAX_ELEMENTS` XML elements (counted as they stream past, before any tree is built: tiny
+told so), would unpack to more than `MAX_UNPACKED` bytes (a zip bomb) or its parts other than images
+(by their content types, whatever their names: `_images`) to more than `MAX_XML` or hold more
+than `MAX_ELEMENTS` XML elements (counted as they stream past, before any tree is built: tiny
 runs cost python-docx far more than their bytes), has a part of any name whose DTD, before
 its root element, has an internal subset (Word writes none; a billion-laughs file's
 entities live there; `<!DOCTYPE html>` of an HTML altChunk part has none), or lacks the
@@ -35,7 +35,8 @@ MAX_XML = 128 * 2**20
 # indexed (a 345 KB file of 11 million one-letter runs, 127 MB of XML, peaked at 2.6 GB and
 # took 40 s), where a 3,000-page book written in Word has about a million
 MAX_ELEMENTS = 4_000_000
-_HEAD = 1024  # bytes of a part read to tell XML (`_is_xml`): white space may come first
+_IMAGES = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".tif", ".tiff", ".emf", ".wmf", ".svg")
+_TYPES = 2**20  # bytes of `[Content_Types].xml` read (Word's are a few KB)
 _OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # OLE2: a .doc, or Word's encrypted .docx
 
 
@@ -73,7 +74,8 @@ def _check_parts(path: Path, archive: zipfile.ZipFile) -> int:
         raise RagkitError(f"{path}: would unpack to {unpacked / 2**20:,.0f} MB, over the "
                           f"{MAX_UNPACKED // 2**20} MB limit (a zip bomb?)")
     main = _main_part(archive, members)
-    parsed = [m for m in members if not m.is_dir() and _is_xml(archive, m)]
+    images = _images(archive, members) - {main}
+    parsed = [m for m in members if not m.is_dir() and m.filename not in images]
     xml, xml_parts = sum(m.file_size for m in parsed), {m.filename for m in parsed}
     if xml > MAX_XML:
         raise RagkitError(f"{path}: its text parts would unpack to {xml / 2**20:,.0f} MB, over "
@@ -101,17 +103,31 @@ def _check_parts(path: Path, archive: zipfile.ZipFile) -> int:
     return elements
 
 
-def _is_xml(archive: zipfile.ZipFile, member: zipfile.ZipInfo) -> bool:
-    """Whether a part reads as XML, by its first bytes (a `<`, after a byte-order mark and
-    white space, in any of XML's encodings), whatever its name: python-docx parses a part by
-    the content type its relationship gives it, so 30 million elements in `word/styles.png`
-    passed the limits that `styles.xml` would not (118 KB indexed at 3.9 GB). An image, a
-    font or an embedded workbook is not counted."""
-    with archive.open(member) as part:
-        head = part.read(_HEAD)
-    if _encoding(head[:4]) != "utf-8":  # a BOM or a `<` of UTF-16 or UTF-32
-        return True
-    return head.removeprefix(codecs.BOM_UTF8).lstrip(b" \t\r\n")[:1] == b"<"
+def _images(archive: zipfile.ZipFile, members: list[zipfile.ZipInfo]) -> set[str]:
+    """The parts python-docx keeps as bytes, never parsing them: those `[Content_Types].xml`
+    gives an `image/…` type (its override for the part, else its default for the part's
+    extension; case aside, as OPC reads names), an SVG picture included — not by their
+    names: styles with 30 million elements named `word/styles.png`, typed as styles, passed
+    the bounds `styles.xml` gets (a 118 KB file indexed at 3.9 GB). Without a readable
+    `[Content_Types].xml` (python-docx refuses such a file), by their names' suffixes. Read
+    with patterns, not an XML parser: nothing in the file is trusted yet."""
+    listed = next((m for m in members if m.filename == "[Content_Types].xml"
+                   and m.file_size <= _TYPES), None)
+    if listed is None:
+        return {m.filename for m in members if m.filename.lower().endswith(_IMAGES)}
+    types = archive.read(listed).decode("utf-8", "replace")
+    defaults: dict[str, str] = {}
+    overrides: dict[str, str] = {}
+    for tag, attributes in re.findall(r"<(Default|Override)\b([^>]*)>", types):
+        named = dict(re.findall(r"""\b(\w+)\s*=\s*["']([^"']*)["']""", attributes))
+        kind = named.get("ContentType", "").lower()
+        if tag == "Default":
+            defaults[named.get("Extension", "").lower()] = kind
+        else:
+            overrides[named.get("PartName", "").lstrip("/").lower()] = kind
+    return {m.filename for m in members if overrides.get(
+        m.filename.lower(), defaults.get(m.filename.rpartition(".")[2].lower() if "." in
+                                         m.filename else "", "")).startswith("image/")}
 
 
 def _main_part(archive: zipfile.ZipFile, members: list[zipfile.ZipInfo]) -> str:

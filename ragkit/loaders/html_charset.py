@@ -19,27 +19,10 @@ _CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([\w-]+)|<\?xml[^>]+encoding=[
 _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
          (codecs.BOM_UTF16_BE, "utf-16"))
 _BINARY = re.compile("[\x00-\x08\x0b\x0e-\x1f]")  # C0 control characters but \t\n\f\r
-# codecs whose labels browsers read as a superset (WHATWG's encoding standard): every Latin-1
-# and ASCII label is Windows-1252 (its quotes and dashes, 0x91-0x97, would be C1 controls
-# otherwise), every EUC-KR label Windows-949 (CP949: Korean pages labelled euc-kr hold its
-# 8,822 added syllables, 똠 or 샾, which strict EUC-KR refused, and the whole page became
-# Windows-1252 mojibake)
-_SUPERSET = {"iso8859-1": "cp1252", "ascii": "cp1252", "euc_kr": "cp949"}
-# EUC-KR labels of the standard that Python does not know
-_KOREAN_LABELS = ("cseuckr", "csksc56011987", "iso-ir-149", "ks_c_5601-1989", "ksc_5601",
-                  "windows-949")
-# other labels of the standard Python does not know, as Python's codecs
-_ALIASES = {"windows-874": "cp874", "x-mac-cyrillic": "mac-cyrillic",
-            "iso-8859-8-i": "iso8859-8", "x-sjis": "shift_jis"}
-# the encodings browsers read (the standard's), as Python names them: a label of any other
-# codec Python has is no page's charset — "punycode" decoded a 400 KB page in 36 s (its time
-# grows with the square of the page) into its tags spelled out, "unicode_escape" and "utf-7"
-# read anything
-_WEB = {"utf-8", "cp866", "koi8-r", "koi8-u", "mac-roman", "mac-cyrillic", "cp874",
-        "tis-620", "cp932", "shift_jis", "euc_jp", "iso2022_jp", "gbk", "gb2312", "gb18030",
-        "big5", "big5hkscs", "euc_kr", "iso8859-1", "ascii",
-        *(f"iso8859-{n}" for n in (2, 3, 4, 5, 6, 7, 8, 10, 11, 13, 14, 15, 16)),
-        *(f"cp{n}" for n in range(1250, 1259))}
+# the standard's encodings a `<meta>` cannot name (UTF-16: a page whose <meta> reads as ASCII
+# is not UTF-16, the WHATWG rule; decoded so, its tags and all turned into CJK characters),
+# or that Python has no codec for
+_NOT_NAMED = ("utf-16be", "utf-16le", "replacement", "x-user-defined")
 
 
 def _c1(error: UnicodeDecodeError) -> tuple[str, int]:
@@ -53,11 +36,11 @@ codecs.register_error("ragkit-c1", _c1)
 
 def _decode(raw: bytes) -> str:
     """The encoding a byte order mark names (Windows saves "Unicode" pages as UTF-16), else
-    UTF-8, else the charset a `<meta>` or an XML declaration names (a few bytes it cannot
-    read become U+FFFD, as in a browser: one stray byte at the end of a Korean page sent the
-    whole page to Windows-1252 mojibake) if browsers know it (`_WEB`), else UTF-8 with a few
-    bytes as U+FFFD when the rest reads as UTF-8 (a page saved without its charset and cut
-    short was Windows-1252 mojibake, "acceptÃ©s"), else CP949 for Korean bytes
+    UTF-8, else the charset a `<meta>` or an XML declaration names, as browsers read it
+    (`web_codec`; a few bytes it cannot read become U+FFFD, as in a browser: one stray byte
+    at the end of a Korean page sent the whole page to Windows-1252 mojibake), else UTF-8
+    with a few bytes as U+FFFD when the rest reads as UTF-8 (a page saved without its charset
+    and cut short was Windows-1252 mojibake, "acceptÃ©s"), else CP949 for Korean bytes
     (`korean_legacy`: as a browser's detector reads them), else Windows-1252 (what browsers
     assume)."""
     for bom, encoding in _BOMS:
@@ -71,13 +54,8 @@ def _decode(raw: bytes) -> str:
     except UnicodeDecodeError:
         pass
     named = _CHARSET.search(raw[:4096])
-    names = [(named.group(1) or named.group(2)).decode("ascii")] if named else []
-    # a page whose <meta> is readable as ASCII is not UTF-16 or -32 whatever it says (the
-    # WHATWG rule): decoded so, its tags and all turned into CJK characters
-    names = [_ALIASES.get(n.lower(), n) for n in names]
-    names = ["cp949" if n.lower() in _KOREAN_LABELS else _SUPERSET.get(_codec(n), n)
-             for n in names if n.lower() in _KOREAN_LABELS or _codec(n) in _WEB]
-    for encoding in names:
+    names = [web_codec((named.group(1) or named.group(2)).decode("ascii"))] if named else []
+    for encoding in filter(None, names):
         try:
             return raw.decode(encoding)
         except (LookupError, UnicodeError):  # "undefined" raises a bare UnicodeError
@@ -119,9 +97,17 @@ def decoded_page(path: Path, raw: bytes) -> str:
     return page
 
 
-def _codec(name: str) -> str:
-    """Python's own name of the codec `name` ("u16", "UnicodeLittleUnmarked" -> utf-16…)."""
-    try:
-        return codecs.lookup(name).name
-    except LookupError:
-        return name.lower()
+def web_codec(label: str) -> str | None:
+    """Python's codec for the charset `label` as browsers read it, by the WHATWG Encoding
+    Standard's table (webencodings): every Latin-1 and ASCII label is Windows-1252 (its quotes
+    and dashes, 0x91-0x97, would be C1 controls otherwise), every EUC-KR label (`euc-kr`,
+    `ks_c_5601-1987`, `windows-949`) CP949 (Korean pages labelled euc-kr hold its 8,822
+    added syllables, 똠 or 샾: strict EUC-KR refused them, and the whole page became
+    Windows-1252 mojibake), Latin-5 Windows-1254, Big5 Big5-HKSCS. None for a label browsers
+    do not know: any codec Python has was read with — `punycode` took 36 s over a 400 KB
+    page (its time grows with the square of the page) and spelled its tags out as text,
+    `unicode_escape` and `utf-7` read anything — nor for one a `<meta>` cannot name
+    (`_NOT_NAMED`)."""
+    import webencodings  # deferred: only a page that names a charset reads the table
+    found = webencodings.lookup(label)
+    return None if found is None or found.name in _NOT_NAMED else found.codec_info.name

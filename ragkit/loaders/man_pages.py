@@ -1,15 +1,17 @@
 """A manual page saved as plain text (`man ln > ln.txt`), read with its title and sections.
 
 What it is: `man_headings(text)` — for a text whose first line is man's header (`LN(1)
-User Commands LN(1)`: the page's name and section at both ends), the text a folder's other
-documents are made of:
+User Commands LN(1)`: the page's name and section at both ends, set apart by runs of
+spaces) and whose next line is a section name in capitals at the margin (`NAME`), the text
+a folder's other documents are made of:
 
 - a `# ` title from the NAME section, `ln - make links between files` (the file's path
   titled every chunk's context before, `ln.txt`, and nothing said what the page was about);
 - each section name man prints at the left margin (NAME, SYNOPSIS, DESCRIPTION, OPTIONS) a
   `## ` heading, and each subsection (indented three spaces, as man prints `.SS`) a `### `
   one, so a chunk's context and a citation's `[Source | Section]` name them;
-- the header and footer lines left out (they repeat the name in every chunk they fall in);
+- the header and footer lines left out (they repeat the name in every chunk they fall in;
+  a footer ends in the page's name, or has the same words at both ends, as BSD's);
 - the body's indent and the spaces man pads justified lines with removed: Markdown reads a
   line indented four spaces as code, and `In  the  1st form` is words one space apart; a
   line that then opens with `#` (bash's `$#`, listed as `#`) written `\\#`, as every loader
@@ -28,8 +30,9 @@ from __future__ import annotations
 import re
 
 # man's header: NAME(SECTION) at both ends, the manual's name between ("LN(1) User Commands")
-_HEADER = re.compile(r"\A\s*(?P<page>[^\s()]+\((?P<section>[0-9n][a-zA-Z0-9]*|[a-zA-Z]+)\))"
-                     r"(?:[ \t].*)?[ \t](?P=page)[ \t]*$", re.M)
+_HEADER = re.compile(r"\A\s*(?P<page>[^\s()][^()\n]*?\([^()\s]*\))(?:[ \t]{2,}.*?)?[ \t]{2,}"
+                     r"(?P=page)[ \t]*$", re.M)
+_COLUMNS = re.compile(r"[ \t]{2,}")  # what man sets a header's or footer's parts apart with
 _SUBSECTION = re.compile(r"   (?=\S)(?P<title>.{1,80})")  # `.SS`, three spaces in
 _HYPHENATED = re.compile(r"([^\W\d_])\u2010[ \t]*\n[ \t]*([^\W\d_])")
 _OVERSTRUCK = re.compile(r".\x08")  # "N\bN" bold, "_\bN" underlined
@@ -47,19 +50,34 @@ def _joined(found: re.Match[str]) -> str:
     return f"{left}\u2010{right}"
 
 
+def _section_next(rest: str) -> bool:
+    """Whether the first line with text after a header is a section name at the margin, in
+    capitals (`NAME`, `BEZEICHNUNG`): "f(x)  bounds  f(x)" over a sentence is no man page."""
+    line = next((line for line in rest.split("\n") if line.strip()), "")
+    return line[:1].strip() != "" and line.isupper()
+
+
+def _footer(line: str, page: str) -> bool:
+    """Whether `line` is man's footer: ending in the page's name (`GNU coreutils 9.1
+    September 2022  LN(1)`), or with the same words at both ends (BSD's `BSD  November 28,
+    2022  BSD`)."""
+    parts = _COLUMNS.split(line.strip())
+    return line.rstrip().endswith(page) or (len(parts) > 1 and parts[0] == parts[-1])
+
+
 def man_headings(text: str) -> str | None:
     """`text` as a document with headings when it is a manual page saved as text (module
     docstring), else None."""
     if "\x08" in text:
         text = _OVERSTRUCK.sub("", text)
     header = _HEADER.match(text)
-    if header is None:
+    if header is None or not _section_next(text[header.end():]):
         return None
     page = header["page"]
     lines = _HYPHENATED.sub(_joined, text[header.end():]).split("\n")
     while lines and not lines[-1].strip():
         lines.pop()
-    if lines and lines[-1].rstrip().endswith(page):  # the footer: version, date, NAME(1)
+    if lines and _footer(lines[-1], page):
         lines.pop()
     out: list[str] = []
     name: list[str] = []  # the NAME section's words: the title

@@ -56,7 +56,8 @@ from pathlib import Path
 from ragkit.documents import Document, RagkitError
 from ragkit.loaders import note
 from ragkit.loaders.markdown import TextBuilder
-from ragkit.loaders.pdf_layout import page_device, page_interpreter
+from ragkit.loaders import pdf_layout
+from ragkit.loaders.pdf_layout import DrawnTooMuch, page_device, page_interpreter
 from ragkit.loaders.pdf_outline import Head, outline, pdf_text, placed, printed_at
 from ragkit.loaders.pdf_repair import open_document
 from ragkit.loaders.pdf_streams import bounded_streams
@@ -144,12 +145,25 @@ def _spelled_out(boxes: list[tuple[str, float, str]]) -> float:
     return sum(len(w) == 1 for w in words) / len(words) if len(words) >= 20 else 0.0
 
 
+def _process(interpreter, device, page) -> None:
+    """`interpreter.process_page(page)`; a page drawing more paths or images than
+    `pdf_layout.MAX_PAGE_SHAPES` is laid out as far as it was read, and named in
+    `device.cut` (a form it was drawing closed first, as pdfminer's layout expects)."""
+    try:
+        interpreter.process_page(page)
+    except DrawnTooMuch:
+        while device._stack:  # pdfminer's open figures (forms being drawn)
+            device.end_figure("")
+        device.end_page(page)
+        device.cut.add(device.where[1].page)
+
+
 def _laid_out(interpreter, device, page) -> list[tuple[str, float, str]]:
     """A page's boxes (`_boxes`). A page whose words come out spelled out letter by letter
     (`_spelled_out` over half) is laid out again turned each other way, and the turn that
     reads as words kept: a page turned by its /Rotate entry holds its text horizontal in
     its own coordinates, and pdfminer, laying it out turned, made every letter a line."""
-    interpreter.process_page(page)
+    _process(interpreter, device, page)
     boxes = _boxes(device.get_result())
     score, turn = _spelled_out(boxes), page.rotate
     for rotate in (0, 90, 270):
@@ -158,7 +172,7 @@ def _laid_out(interpreter, device, page) -> list[tuple[str, float, str]]:
         if rotate != turn:
             page.rotate, device.relayout = rotate, True  # not counted again (`pdf_layout`)
             try:
-                interpreter.process_page(page)
+                _process(interpreter, device, page)
             finally:
                 device.relayout = False
             other = _boxes(device.get_result())
@@ -274,6 +288,10 @@ def load(path: Path, rel: str) -> Document:
         raise RagkitError(f"{path}: no text layer (scanned? ragkit does not OCR)")
     title = _title(title) or (first if not _sentence(first) else "") or rel
     notes = [repaired] if repaired else []
+    if device.cut:
+        notes.append(f"page {', '.join(map(str, sorted(device.cut)))}: more than "
+                     f"{pdf_layout.MAX_PAGE_SHAPES:,} paths or images drawn, read only that far (text "
+                     f"drawn after them is missing)")
     if device.unmapped > UNMAPPED_SHARE * device.file_chars:
         notes.append(f"{device.unmapped:,} of its {device.file_chars:,} glyphs are in fonts "
                      f"with no Unicode map and were left out (words may be broken)")

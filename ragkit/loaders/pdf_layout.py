@@ -16,9 +16,10 @@ loader lays pages out with (`LAParams(all_texts=True)`), which
   words that overlap make the line grouping re-add every line at each merge (8,000 took
   117 s in it alone). Laid out this way, 15,000 took 385 s before and now take seconds.
 
-Paths and images are counted, never laid out (ragkit reads text only): at most
-`MAX_PAGE_SHAPES` a page and `MAX_FILE_SHAPES` a file, and a path of at most
-`MAX_PATH_SEGMENTS` segments (a 51 KB file of 2 million rectangles took 85 s and 3.7 GB).
+Paths and images are counted, never laid out (ragkit reads text only): a page that draws
+more than `MAX_PAGE_SHAPES` is read only that far (`DrawnTooMuch`), a file that draws more
+than `MAX_FILE_SHAPES`, or a path of more than `MAX_PATH_SEGMENTS` segments, is refused (a
+51 KB file of 2 million rectangles took 85 s and 3.7 GB).
 The file as a whole is bounded too (`page_interpreter`): at most `MAX_FILE_CHARS` characters
 drawn, `MAX_STREAM_RUNS` content streams run, `MAX_CONTENT_BYTES` of them run once and
 `MAX_REPEATED_BYTES` run again. pdfminer runs a stream each time a page or form uses it, at
@@ -39,8 +40,8 @@ MAX_FILE_CHARS = 10_000_000  # characters a whole file may draw (~3,000 pages of
 MAX_CONTENT_BYTES = 256 * 2**20  # content-stream bytes a file may have run, each once
 MAX_REPEATED_BYTES = 16 * 2**20  # bytes of streams run again (a shared page stream, a form)
 MAX_STREAM_RUNS = 100_000  # content streams (pages and form draws) a file may run
-# paths and images a page may draw, and a file: a page of a technical manual draws hundreds,
-# a detailed map some tens of thousands; each costs pdfminer ~20 µs even unkept
+# paths and images a page is read up to, and a file may draw: a page of a technical manual
+# draws hundreds, a detailed map some tens of thousands; each costs pdfminer 20-90 µs unkept
 MAX_PAGE_SHAPES, MAX_FILE_SHAPES = 200_000, 5_000_000
 # segments of one path not yet drawn (`m`, `l`, `re`, … with no `f` or `S` after them): a
 # hostile stream's 20 million rectangles held as one path would take gigabytes
@@ -49,6 +50,12 @@ MAX_RUNS = 400  # runs of text past which a page is laid out without box groupin
 # pdfminer's grouping costs about the square of a page's runs: past this sum of squares over
 # a file's pages of more than `COSTLY` runs, later such pages are laid out as `MAX_RUNS` ones
 COSTLY, BUDGET = 200, 600_000
+
+
+class DrawnTooMuch(Exception):
+    """A page drew more than `MAX_PAGE_SHAPES` paths or images: it is laid out as far as it
+    was read, and the rest of its content is not run (a dense figure, a heat map of 240,000
+    cells, refused the whole paper)."""
 
 
 def _same_run(a, b) -> bool:
@@ -107,6 +114,7 @@ def page_device(resources, path: Path, reading):
         interpreted = repeated = runs = 0  # what `page_interpreter` ran of this file
         relayout = False  # True while `ragkit.loaders.pdf` lays a page out again, turned
         seen: set = set()  # (object number, generation) of each stream run
+        cut: set = set()  # pages read only as far as `MAX_PAGE_SHAPES` (`DrawnTooMuch`)
         where = path, reading
 
         def begin_page(self, page, ctm) -> None:
@@ -126,10 +134,11 @@ def page_device(resources, path: Path, reading):
         def _drawn(self) -> None:
             self.shapes += 1
             self.file_shapes += not self.relayout
-            if self.shapes > MAX_PAGE_SHAPES or self.file_shapes > MAX_FILE_SHAPES:
-                raise RagkitError(f"{path}: page {reading.page} draws more than "
-                                  f"{MAX_PAGE_SHAPES:,} paths or images on a page, or "
-                                  f"{MAX_FILE_SHAPES:,} in the file (a hostile file?)")
+            if self.file_shapes > MAX_FILE_SHAPES:
+                raise RagkitError(f"{path}: draws more than {MAX_FILE_SHAPES:,} paths or "
+                                  f"images by page {reading.page} (a hostile file?)")
+            if self.shapes > MAX_PAGE_SHAPES:
+                raise DrawnTooMuch  # the page is read as far as here (`ragkit.loaders.pdf`)
 
         def render_char(self, *args, **kwargs) -> float:
             self.chars += 1
@@ -191,6 +200,10 @@ def page_interpreter(resources, device):
 
         def do_re(self, x, y, w, h) -> None:
             super().do_re(x, y, w, h)
+            self._grown()
+
+        def do_h(self) -> None:
+            super().do_h()
             self._grown()
 
         def _grown(self) -> None:

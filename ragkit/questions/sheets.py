@@ -18,6 +18,7 @@ import io
 from pathlib import Path
 
 from ragkit.errors import RagkitError, not_a_file
+from ragkit.jsonl import jsonl_in
 
 COLUMNS = ("id", "question", "answer_span", "answer_span_2", "source", "kind", "keep", "notes")
 SHEET = "review.csv"  # the sheet's name in a review folder (notebook 08, the README)
@@ -59,7 +60,7 @@ def sheet_missing(path: Path, golden: Path | str) -> RagkitError:
 def golden_missing(path: Path) -> RagkitError:
     """Why the golden set `path` cannot be read, when it is not a file: a folder names the
     JSONL files in it (`generated.jsonl` beside a sheet), one of which is likely meant."""
-    found = sorted(p.name for p in path.glob("*.jsonl")) if path.is_dir() else []
+    found = [p.name for p in jsonl_in(path)] if path.is_dir() else []
     given = f" ({', '.join(found[:5])} in it)" if found else ""
     return RagkitError(f"{not_a_file(path)}; expected the golden questions JSONL file"
                        f"{given}, the one the review sheet was written from")
