@@ -276,8 +276,8 @@ def test_projection_table_has_one_row_per_model_with_whole_counts():
     table = projection_table([doc], [Chunk("d#0", "d", "a" * 10)], count=len)
     assert list(table.index) == ["claude-haiku-4-5", "claude-3-haiku-20240307"]
     assert list(table.columns) == ["cached $", "uncached $", "batch $", "batch + cache $",
-                                   "documents", "below_cache_minimum", "document_tokens"]
+                                   "documents", "under cache minimum", "document tokens"]
     assert table["batch $"].tolist() == pytest.approx((table["uncached $"] / 2).tolist())
     assert table["batch + cache $"].tolist() == pytest.approx((table["cached $"] / 2).tolist())
-    assert table["below_cache_minimum"].tolist() == [1, 1]  # 125 tokens: under both minimums
+    assert table["under cache minimum"].tolist() == [1, 1]  # 125 tokens: under both minimums
     assert str(table["documents"].dtype) == "int64"

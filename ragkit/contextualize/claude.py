@@ -256,10 +256,10 @@ def projection_table(documents: Sequence[Document], chunks: Sequence[Chunk],
     for model in models:
         cost = project_cost(documents, chunks, model, **options)
         rows[model] = {**vars(cost), "batch": cost.batch, "batch + cache": cost.batch_cached}
-    table = pd.DataFrame(rows).T.rename(columns={
+    table = pd.DataFrame(rows).T.rename(columns={  # a reader's words, not field names
         "cached": "cached $", "uncached": "uncached $", "batch": "batch $",
-        "batch + cache": "batch + cache $"})
-    table = table[["cached $", "uncached $", "batch $", "batch + cache $", "documents",
-                   "below_cache_minimum", "document_tokens"]]
-    ints = ["documents", "below_cache_minimum", "document_tokens"]
+        "batch + cache": "batch + cache $", "below_cache_minimum": "under cache minimum",
+        "document_tokens": "document tokens"})
+    ints = ["documents", "under cache minimum", "document tokens"]
+    table = table[["cached $", "uncached $", "batch $", "batch + cache $", *ints]]
     return table.astype({column: int for column in ints})
