@@ -2,10 +2,10 @@
 
 What it is: `read_jsonl(path)` (number, object) for each non-blank line, `parse_line` for one
 line's bytes (orjson first, the standard library for what orjson refuses; a key given twice
-refused), `parse_json` and
-`read_json`, JSON of any source read or refused in one line (every JSON reader's), `require`,
-a field of an object checked for type, and `require_page_map`, a document's
-`metadata.pages` checked as a page map. What it is not: a schema: the loaders of
+refused), `parse_json` and `read_json`, JSON of any source read or refused in one line (every
+JSON reader's), `require`, a field of an object checked for type, `require_page_map`, a
+document's `metadata.pages` checked as a page map, and `golden_files`, the question files of
+a golden folder. What it is not: a schema: the loaders of
 `ragkit.documents` say which fields a format has. `ragkit.documents` re-exports these.
 """
 from __future__ import annotations

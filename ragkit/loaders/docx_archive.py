@@ -2,11 +2,11 @@
 
 What it is: `check_zip(path)` refuses, each in one line naming the file, a file that is no
 zip archive (an old binary .doc or a password-protected .docx, told so; a PDF named .docx,
-told so), would unpack to more than `MAX_UNPACKED` bytes (a zip bomb) or its parts other than images
-(by their content types, whatever their names: `_images`) to more than `MAX_XML` or hold more
-than `MAX_ELEMENTS` XML elements (counted as they stream past, before any tree is built: tiny
-runs cost python-docx far more than their bytes), has a part of any name whose DTD, before
-its root element, has an internal subset (Word writes none; a billion-laughs file's
+told so), would unpack to more than `MAX_UNPACKED` bytes (a zip bomb) or its parts other
+than images (by their content types, whatever their names: `_images`) to more than `MAX_XML`
+or hold more than `MAX_ELEMENTS` XML elements (counted as they stream past, before any tree
+is built: tiny runs cost python-docx far more than their bytes), has a part of any name whose
+DTD, before its root element, has an internal subset (Word writes none; a billion-laughs file's
 entities live there; `<!DOCTYPE html>` of an HTML altChunk part has none), or lacks the
 main part `_rels/.rels` names (`word/document.xml` when it names none). The prolog is read
 to its root element, past comments of any length and in UTF-16 or UTF-32 too.
@@ -125,9 +125,11 @@ def _images(archive: zipfile.ZipFile, members: list[zipfile.ZipInfo]) -> set[str
             defaults[named.get("Extension", "").lower()] = kind
         else:
             overrides[named.get("PartName", "").lstrip("/").lower()] = kind
-    return {m.filename for m in members if overrides.get(
-        m.filename.lower(), defaults.get(m.filename.rpartition(".")[2].lower() if "." in
-                                         m.filename else "", "")).startswith("image/")}
+
+    def kind(name: str) -> str:
+        suffix = name.rpartition("/")[2].rpartition(".")[2].lower() if "." in name else ""
+        return overrides.get(name.lower(), defaults.get(suffix, ""))
+    return {m.filename for m in members if kind(m.filename).startswith("image/")}
 
 
 def _main_part(archive: zipfile.ZipFile, members: list[zipfile.ZipInfo]) -> str:

@@ -290,8 +290,8 @@ def load(path: Path, rel: str) -> Document:
     notes = [repaired] if repaired else []
     if device.cut:
         notes.append(f"page {', '.join(map(str, sorted(device.cut)))}: more than "
-                     f"{pdf_layout.MAX_PAGE_SHAPES:,} paths or images drawn, read only that far (text "
-                     f"drawn after them is missing)")
+                     f"{pdf_layout.MAX_PAGE_SHAPES:,} paths or images drawn, read only that "
+                     f"far (text drawn after them is missing)")
     if device.unmapped > UNMAPPED_SHARE * device.file_chars:
         notes.append(f"{device.unmapped:,} of its {device.file_chars:,} glyphs are in fonts "
                      f"with no Unicode map and were left out (words may be broken)")

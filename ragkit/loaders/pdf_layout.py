@@ -54,8 +54,8 @@ COSTLY, BUDGET = 200, 600_000
 
 class DrawnTooMuch(Exception):
     """A page drew more than `MAX_PAGE_SHAPES` paths or images: it is laid out as far as it
-    was read, and the rest of its content is not run (a dense figure, a heat map of 240,000
-    cells, refused the whole paper)."""
+    was read, and the rest of its content is not run, rather than the file refused (a heat
+    map of 240,000 cells would have cost a paper all its text)."""
 
 
 def _same_run(a, b) -> bool:
