@@ -58,7 +58,7 @@ from ragkit.pricing import Usage
 from ragkit.sqlite_files import CacheUnusable, DamagedCache, ReadOnlyCache  # noqa: F401
 from ragkit.sqlite_files import remove_database, sqlite_errors  # noqa: F401
 from ragkit.sqlite_files import ReadOnlyFile, cannot_write, is_cache_file, read_only_errors
-from ragkit.sqlite_files import absent_line, no_room, not_a_cache, resolved, stranger
+from ragkit.sqlite_files import no_room, not_a_cache, resolved, stranger
 
 _SCHEMA = """CREATE TABLE IF NOT EXISTS calls (
     key TEXT PRIMARY KEY, endpoint TEXT NOT NULL, model TEXT NOT NULL, reply TEXT NOT NULL,
@@ -115,7 +115,7 @@ class CallCache:
         self.full = False  # on a full disk: read as it is (`_on_full_disk`)
         target = resolved(self.path, "call cache")  # a link loop: one line
         self.read_only = cannot_write(self.path)
-        if self.read_only:  # nothing made or changed: checked as `read_stats` did
+        if self.read_only:  # nothing made or changed: checked as `cache_command.read_stats` did
             check_regular(self.path)  # a FIFO is never opened
             if self.path.is_dir() or (self.path.exists() and target not in _CONNECTED
                                       and not is_cache_file(self.path)):
@@ -269,39 +269,12 @@ class CallCache:
             return self._db.execute("DELETE FROM calls WHERE model = ?", (model,)).rowcount
 
 
-def missing(path: Path | str | None = None) -> str | None:
-    """"no call cache at PATH" (saying where a link there points) when no file is there, for
-    `ragkit cache stats` and `clear`, which make none (they made one, through a link where it
-    points: a disk not mounted); else None, a folder or a stranger's file too (refused).
-    A link loop is not "no file": it is the `resolved` line every command using the cache
-    says (`ragkit ask` said a loop where these two said a link naming no file, or empty)."""
-    path = Path(path) if path is not None else default_cache_path()
-    resolved(path, "call cache")
-    return None if path.exists() else absent_line(path, "call cache")
-
-
 def refuse_stranger(path: Path, done: str) -> None:
     """Refuse a file at the call cache's path (or named by a link there) that is not sqlite at
     all, saying what the command does not do with it (`done`: read, used, deleted) and that
     moving or deleting it is the user's (`not_a_cache`); else return."""
     if stranger(path):
         raise not_a_cache(path, "call cache", done)
-
-
-def read_stats(path: Path | str | None = None) -> list[ModelStats]:
-    """`CallCache(path).stats()` for `ragkit cache stats`, which only reads: none there (nor
-    where a link there points, `missing`) is an empty one, nothing created; one that cannot
-    be written is read as it is (`CallCache.read_only`). A file that is not sqlite, and a
-    link loop, are refused."""
-    path = Path(path) if path is not None else default_cache_path()
-    if missing(path):
-        return []
-    refuse_stranger(path, "read")  # stats writes nothing
-    cache = CallCache(path)
-    try:
-        return cache.stats()
-    finally:
-        cache.close()
 
 
 def _has_table(db: sqlite3.Connection) -> bool:

@@ -4,8 +4,8 @@
 What it is: `stats_of(db)`, one `ModelStats` per (model, endpoint) of the `calls` table `db`
 reads (`ragkit.cache` owns the table and its columns), priced with `ragkit.pricing` (batch
 results at batch prices), and `format_stats`. What it is not: the cache itself, nor a reader
-of its file (`ragkit.cache.CallCache.stats`, `read_stats` open it, where it can be written or
-not). Its own module because the cache's file handling left no room beside it.
+of its file (`ragkit.cache.CallCache.stats`, `cache_command.read_stats` open it, where it
+can be written or not). Its own module because the cache's file handling left no room beside it.
 """
 from __future__ import annotations
 

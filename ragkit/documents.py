@@ -263,8 +263,7 @@ def load_queries_jsonl(path: Path | str, ids: Ids | None = None,
 
 
 def load_golden(path: Path | str) -> list[Query]:
-    """Golden queries from one JSONL file or every `*.jsonl` in a folder (`golden_files`:
-    the others are named in a warning), ids unique overall."""
+    """Golden queries from one JSONL file or a folder's `golden_files`, ids unique overall."""
     path = Path(path)
     files = golden_files(path) if path.is_dir() else [path]
     ids = Ids("query")

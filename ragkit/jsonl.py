@@ -29,7 +29,11 @@ OTHER_FORMATS = {".csv": "a CSV file", ".tsv": "a tab-separated file", ".trec": 
 
 def jsonl_in(folder: Path) -> list[Path]:
     """The `*.jsonl` files of `folder`, the suffix in any case (`Q.JSONL`), by name."""
-    return sorted(p for p in folder.iterdir() if p.suffix.lower() == ".jsonl" and p.is_file())
+    return [p for p in sorted(folder.iterdir()) if _is_jsonl(p)]
+
+
+def _is_jsonl(path: Path) -> bool:
+    return path.suffix.lower() == ".jsonl" and path.is_file()
 
 
 def golden_files(folder: Path) -> list[Path]:
@@ -37,16 +41,15 @@ def golden_files(folder: Path) -> list[Path]:
     (`Q.JSONL`). Its other JSON files (`q.json`, `q.ndjson`) and sub-folders holding
     `.jsonl` files are not read, and one warning names them: a folder of `a.jsonl` and
     `b.json` scored a's questions alone without a word."""
-    files = jsonl_in(folder)
-    left = sorted(p.name for p in folder.iterdir() if p.suffix.lower() in JSONL_SUFFIXES
-                  and p.suffix.lower() != ".jsonl" and p.is_file())
-    left += sorted(f"{p.name}/" for p in folder.iterdir() if p.is_dir()
-                   and any(q.suffix.lower() == ".jsonl" for q in p.rglob("*")))
+    entries = sorted(folder.iterdir())
+    left = [p.name for p in entries if p.suffix.lower() in JSONL_SUFFIXES and p.is_file()
+            and not _is_jsonl(p)]
+    left += [f"{p.name}/" for p in entries if p.is_dir() and any(map(_is_jsonl, p.rglob("*")))]
     if left:
         warnings.warn(RagkitWarning(f"{folder}: not read: {', '.join(left[:5])}"
                                     f"{' …' if len(left) > 5 else ''} (questions are read "
                                     f"from the folder's *.jsonl files only)"), stacklevel=3)
-    return files
+    return [p for p in entries if _is_jsonl(p)]
 
 
 def read_jsonl(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:

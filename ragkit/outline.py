@@ -16,10 +16,11 @@ that starts inside a heading line sees that heading cut at its start; a fenced c
 How: a scan of `text[:offset]` finds the same matches as a scan of the whole text, except
 where a match attempt (only at line starts: both patterns open with `^`) reads at or past
 `offset`, where the cut text ends. A relaxed pattern, greedy where the real one backtracks,
-bounds how far each line start's attempt can read (`_Replay.reach`). The whole-text matches
-before the first line start whose bound passes `offset` are kept, each linked to the match
-under it on the stack, so the stack there is a walk up those links; only the text from that
-line start to `offset` is scanned again, cut. Offsets up to `DIRECT` are simply rescanned
+bounds how far each line start's attempt can read (`ragkit.outline_replay.Replay.reach`).
+The whole-text matches before the first line start whose bound passes `offset` are kept,
+each linked to the match under it on the stack, so the stack there is a walk up those links;
+only the text from that line start to `offset` is scanned again, cut, and only at line
+starts an attempt can match at (`Replay.rescan`). Offsets up to `DIRECT` are simply rescanned
 (cheaper for small documents). Where that line is a heading and `offset` sits in its title's
 line, the cut scan's one match is read off the title instead (`_TitleLine`): rescanning from
 the line start for every chunk of a 1 MB one-line heading was quadratic (21 s to index it).
@@ -29,10 +30,10 @@ from __future__ import annotations
 import re
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable
 from functools import lru_cache
 
 from ragkit.fences import unfenced
+from ragkit.outline_replay import Replay, push, scan
 
 LABEL_CHARS = 200  # a title, heading or definition as it labels a chunk (`label`)
 
@@ -81,115 +82,12 @@ _SPACE = re.compile(r"\s*")
 _WORD = re.compile(r"\S+")
 _HASHES = re.compile(r"#+")
 
-Stack = list[tuple[int, str]]  # (level or indent, label), outermost first
-
-
 def _heading(match: re.Match) -> tuple[int, str]:
     return len(match.group(1)), match.group(2)
 
 
 def _symbol(match: re.Match) -> tuple[int, str]:
     return len(match.group(1).expandtabs(4)), f"{match.group(2)} {match.group(3)}"
-
-
-def push(stack: Stack, key: int, label: str) -> None:
-    """Close what `key` closes (entries at its level or deeper), then open it."""
-    while stack and stack[-1][0] >= key:
-        stack.pop()
-    stack.append((key, label))
-
-
-def scan(pattern: re.Pattern, entry: Callable[[re.Match], tuple[int, str]], text: str,
-         start: int, end: int, stack: Stack) -> Stack:
-    """`stack` after each match of `pattern` in text[start:end] (the text cut at `end`)."""
-    for match in pattern.finditer(text, start, end):
-        push(stack, *entry(match))
-    return stack
-
-
-class _Replay:
-    """One pattern's whole-text matches, replayed as a scan of `text[:offset]` would see them."""
-
-    def __init__(self, text: str, newlines: list[int], pattern: re.Pattern,
-                 entry: Callable[[re.Match], tuple[int, str]], lines: re.Pattern,
-                 reach: re.Pattern, slack: int) -> None:
-        self.text, self.newlines, self.pattern, self.entry = text, newlines, pattern, entry
-        self._reach, self.slack = reach, slack
-        self.starts: list[int] = []
-        self.ends: list[int] = []
-        self.items: list[tuple[int, str]] = []
-        self.parents: list[int] = []
-        open_: list[int] = []  # indices of the matches on the stack, keys increasing
-        for match in pattern.finditer(text):
-            key, label = entry(match)
-            while open_ and self.items[open_[-1]][0] >= key:
-                open_.pop()
-            self.parents.append(open_[-1] if open_ else -1)
-            open_.append(len(self.items))
-            self.starts.append(match.start())
-            self.ends.append(match.end())
-            self.items.append((key, label))
-        # the line starts an attempt can match at (`lines`), each with its reach; those whose
-        # attempt may read past their own line, with the running maximum of what they read
-        # (non-decreasing, so the first one reaching an offset bisects)
-        self.reached: dict[int, int] = {}
-        self.far: list[int] = []
-        self.far_reach: list[int] = []
-        for line in lines.finditer(text):
-            q = line.start()
-            r = self.reached[q] = self.reach(q)
-            if r > self.line_end(q) + 1:
-                self.far.append(q)
-                self.far_reach.append(max(r, self.far_reach[-1] if self.far_reach else 0))
-        self.tries = list(self.reached)  # ascending
-
-    def reach(self, q: int) -> int:
-        """An exclusive bound of the positions the attempt at line start `q` reads."""
-        return self._reach.match(self.text, q).end() + self.slack
-
-    def line_end(self, q: int) -> int:
-        i = bisect_left(self.newlines, q)
-        return self.newlines[i] if i < len(self.newlines) else len(self.text)
-
-    def stack(self, offset: int, line_start: int) -> Stack:
-        """The stack a scan of `text[:offset]` ends with; `line_start` is offset's line's."""
-        chain, resume = self.cut(offset, line_start)
-        return self.rescan(chain, resume, offset)
-
-    def rescan(self, chain: Stack, resume: int, offset: int) -> Stack:
-        """`chain` after each match a scan of `text[resume:offset]` finds, trying only the
-        line starts an attempt can match at (`reached`): scanning every position, each chunk
-        of a long line rescanned it from its start (a 4 MB paragraph under a heading took
-        22 s to index, 8 MB 89 s)."""
-        tries, at = self.tries, resume
-        for i in range(bisect_left(tries, resume), len(tries)):
-            if tries[i] >= offset:
-                break
-            if tries[i] >= at and (match := self.pattern.match(self.text, tries[i], offset)):
-                push(chain, *self.entry(match))
-                at = match.end()
-        return chain
-
-    def cut(self, offset: int, line_start: int) -> tuple[Stack, int]:
-        """The stack of the whole-text matches a scan of `text[:offset]` shares, and where
-        that scan must go on, cut at `offset`, to end as it does (`stack`)."""
-        first = offset  # the first line start whose attempt may read at or past offset
-        i = bisect_right(self.far_reach, offset)
-        if i < len(self.far) and self.far[i] < offset:
-            first = self.far[i]
-        if line_start < first and self.reached.get(line_start, 0) > offset:
-            first = line_start  # its attempt may read past offset (no attempt: no line)
-        top = bisect_left(self.starts, first) - 1  # the last match that reads before offset
-        chain: Stack = []
-        resume = first
-        if top >= 0:
-            resume = max(first, self.ends[top])
-            node = top
-            while node >= 0:
-                chain.append(self.items[node])
-                node = self.parents[node]
-            chain.reverse()
-        return chain, resume
 
 
 class _TitleLine:
@@ -236,8 +134,8 @@ class Outline:
         self.text = text
         self.marked = unfenced(text)  # what headings are read from: no fenced `# comment`
         self._newlines: list[int] | None = None
-        self._headings: _Replay | None = None
-        self._symbols: _Replay | None = None
+        self._headings: Replay | None = None
+        self._symbols: Replay | None = None
         self._first_hash = self.marked.find("#")
         self._titles: dict[int, tuple[int, int, int, _TitleLine | None] | None] = {}
 
@@ -260,7 +158,7 @@ class Outline:
             return [label(title) for _, title in scan(HEADING, _heading, self.marked, 0,
                                                       offset, [])]
         if self._headings is None:
-            self._headings = _Replay(self.marked, self.newlines, HEADING, _heading,
+            self._headings = Replay(self.marked, self.newlines, HEADING, _heading,
                                      _HEADING_LINES, _HEADING_REACH, 2)
         chain, resume = self._headings.cut(offset, self.line_start(offset))
         read = self._title(resume, offset)
@@ -303,7 +201,7 @@ class Outline:
             stack = scan(SYMBOL, _symbol, self.text, 0, offset, [])
         else:
             if self._symbols is None:
-                self._symbols = _Replay(self.text, self.newlines, SYMBOL, _symbol,
+                self._symbols = Replay(self.text, self.newlines, SYMBOL, _symbol,
                                         _SYMBOL_LINES, _SYMBOL_REACH, 12)
             stack = self._symbols.stack(offset, line_start)
         current = _SPACE.match(self.text, line_start, offset).end() - line_start

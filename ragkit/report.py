@@ -3,8 +3,8 @@
 What it is: `write_report(document, folder)` renders the document `ragkit.results` builds.
 `report.html` is one self-contained page (styles inline, figures embedded as PNG): first a
 headline — the contextual-retrieval ladder from every notebook that records a `ladder_*` table
-(Fail@20 and its relative reduction, beside the article's) and each notebook's one-line
-finding — then one section per notebook with its title, what it teaches, its parameters,
+(Fail@20 and its relative reduction, beside the article's; `ragkit.report_ladders`) and each
+notebook's one-line finding — then one section per notebook with its title, what it teaches, its parameters,
 its recorded tables (`ragkit.report_tables`: captioned, numbers rounded by what they
 measure, money with 3 significant digits, two-level headers stacked), its figures with their
 captions, its time and a link to the executed notebook; a failed notebook shows the failing
@@ -18,23 +18,19 @@ from __future__ import annotations
 import html
 import re
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 from ragkit.atomic import write_text
-from ragkit.ladder import FAILED
 from ragkit.loaders.folder import escaped
 from ragkit.money import DOLLAR
-from ragkit.notebook_data import SHIPPED, data_label
+from ragkit.report_ladders import (LADDER, few_failures_notes, ladder_rows, ladders,
+                                   overstatement)
 from ragkit.report_tables import cell_text, number_format, table_html
-from ragkit.sample_collection import SAMPLE_LABEL, folder_label
-from ragkit.text_stats import counted, fewer_failures, too_few_failures
+from ragkit.text_stats import counted
 
 __all__ = ["cell_text", "number_format", "summary_md", "table_html", "write_report"]
 
 STYLE = Path(__file__).with_name("report.css")  # the page's styles, inlined in it
-LADDER = ("Fail@20", "reduction %")
-CONTEXT_RUNG = "+ contextual BM25 (hybrid)"  # the article's contextual embeddings + BM25
 
 
 def _markdown(text: str) -> str:
@@ -48,97 +44,6 @@ def duration(seconds: float) -> str:
     """`42 s`, `3 min 05 s`."""
     minutes, rest = divmod(round(seconds), 60)
     return f"{minutes} min {rest:02d} s" if minutes else f"{seconds:.0f} s"
-
-
-def _data_of(nb: dict, key: str = "data_dir") -> str:
-    """How the headline names the data notebook `nb` read: its `data_dir` as captions name it
-    ("shipped", else the folder's name), or with `key` "docs_dir" notebook 08's folder as its
-    captions name it (`ragkit.folder_label`: its default, the sample collection, as what it
-    is; the headline called every folder "your folder"). A relative folder is relative to
-    the notebooks' folder, where they run."""
-    folder = (nb.get("parameters") or {}).get(key)
-    if folder is None:
-        return "shipped" if key == "data_dir" else SAMPLE_LABEL
-    path = Path(folder)
-    path = path if path.is_absolute() else SHIPPED.parent / "notebooks" / path
-    return data_label(path) if key == "data_dir" else folder_label(path)
-
-
-def ladders(document: dict) -> list[tuple[str, dict]]:
-    """(label, table) of every recorded `ladder_*` table with Fail@20 and reduction %, the
-    public cookbook set's first: its code is the closer test of the article's effect. The
-    `ladder_shipped` table of a run on other data is labelled with that data's folder name,
-    so the headline neither calls it shipped nor explains it by the shipped data; notebook
-    08's `ladder_your_folder` with the folder it read."""
-    found = []
-    for nb in document["notebooks"]:
-        for name, table in nb["tables"].items():
-            if name.startswith("ladder") and all(c in table["columns"] for c in LADDER):
-                short = name.removeprefix("ladder").strip("_").replace("_", " ") or "ladder"
-                short = (_data_of(nb) if short == "shipped" else
-                         _data_of(nb, "docs_dir") if short == "your folder" else short)
-                found.append((f"{nb['name'][:2]} · {short}", table))
-    return sorted(found, key=lambda pair: "cookbook" not in pair[0])  # stable otherwise
-
-
-def _reduction(table: dict, prefix: str = "") -> float | None:
-    if CONTEXT_RUNG not in table["index"] or prefix + "reduction %" not in table["columns"]:
-        return None
-    row = table["data"][table["index"].index(CONTEXT_RUNG)]
-    return row[table["columns"].index(prefix + "reduction %")]
-
-
-def overstatement(document: dict) -> str:
-    """Why the shipped data's column overstates the article's effect, with its numbers (""
-    without a shipped ladder, or without the article's numbers beside it)."""
-    found = dict(ladders(document))
-    shipped = next((t for label, t in found.items() if label.endswith("shipped")), None)
-    mine = _reduction(shipped) if shipped else None
-    article = _reduction(shipped, "article ") if shipped else None
-    if mine is None or article is None:
-        return ""
-    public = next((_reduction(t) for label, t in found.items() if label.endswith("cookbook")),
-                  None)
-    closer = (f"; on the public cookbook set the same rung gives {public:.0f} %"
-              if public is not None else "")
-    return (f"The shipped data's column overstates the article's effect: its answers' company, "
-            f"quarter and product names sit in titles and front matter, so any context "
-            f"recovers them — {fewer_failures(mine)} at “{CONTEXT_RUNG}” against the "
-            f"article's {article:.0f} %{closer}.")
-
-
-def ladder_rows(document: dict) -> tuple[list[str], list[str], list[list[Any]]]:
-    """The headline ladder: group labels, rung names, and per rung the Fail@20 and reduction
-    of each ladder, then the article's (from the first ladder that has them). A ladder that
-    counts its failed questions (`ragkit.ladder.FAILED`) shows the count beside Fail@20,
-    "7.1 (3 questions failed)": a reduction of -200 % from 1 failed question to 3 says little
-    alone."""
-    found = ladders(document)
-    rungs = list(dict.fromkeys(r for _, t in found for r in t["index"]))
-    article = next((t for _, t in found if "article Fail@20" in t["columns"]), None)
-    sources = [(t, "") for _, t in found] + ([(article, "article ")] if article else [])
-    rows = []
-    for rung in rungs:
-        row = []
-        for table, prefix in sources:
-            at = table["index"].index(rung) if rung in table["index"] else None
-            values = dict(zip(table["columns"], table["data"][at])) if at is not None else {}
-            fail, failed = values.get(prefix + LADDER[0]), values.get(prefix + FAILED)
-            if fail is not None and failed is not None:
-                fail = f"{cell_text(fail, '.1f')} ({counted(failed, 'question')} failed)"
-            row += [fail, values.get(prefix + LADDER[1])]
-        rows.append(row)
-    groups = [label for label, _ in found] + (["Anthropic's article"] if article else [])
-    return groups, rungs, rows
-
-
-def few_failures_notes(document: dict) -> list[str]:
-    """A sentence for each ladder whose first rung fails too few questions for its reduction
-    to read as a rate (`ragkit.text_stats.too_few_failures`); none without counts."""
-    firsts = [(group, t["data"][0][t["columns"].index(FAILED)]) for group, t in ladders(document)
-              if FAILED in t["columns"] and t["data"]]
-    return [f"{group}: {too_few_failures(n)}; read its failed questions, not its reduction."
-            for group, n in firsts if n is not None and too_few_failures(n)]
 
 
 def headline_html(document: dict) -> str:

@@ -5,7 +5,8 @@ import argparse
 import os
 from pathlib import Path
 
-from ragkit.cache import CallCache, DamagedCache, format_stats, missing, read_stats
+from ragkit.cache import CallCache, DamagedCache, format_stats
+from ragkit.cache_command import missing, read_stats
 from ragkit.cache import default_cache_path, refuse_stranger, remove_database
 from ragkit.cli.argtypes import nonempty_path, written_path
 from ragkit.cli.options import Help
