@@ -120,7 +120,9 @@ class CellNotes:
 def stderr_note(line: str) -> None:
     """`line` on stderr, above a tqdm bar drawn there (cleared, the line, redrawn)."""
     from tqdm import tqdm  # deferred: commands that show no bar start without tqdm
-    tqdm.write(line, file=sys.stderr)
+    # the line and its newline in one write: tqdm writes its `end` apart, and two notebooks'
+    # worker processes wrote "… (1 s)[1/2] 01_a.ipynb: … (1 s)" and two newlines
+    tqdm.write(line + "\n", file=sys.stderr, end="")
     sys.stderr.flush()  # a whole line at once, also when stderr is a pipe (`| tee`)
 
 
