@@ -39,6 +39,7 @@ from ragkit.notebook_params import (CHANGED_ENV, SESSION_ENV, changed_parameters
 from ragkit.record import RECORD_ENV, load_records
 from ragkit.results import datasets_of
 from ragkit.run_progress import register
+from ragkit.stale_temp import scratch
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -115,6 +116,7 @@ def _failure(exc: Exception, kernel_stderr=None) -> dict[str, Any]:
 # papermill waits 60 s for a kernel by default; two notebooks starting their kernels while
 # a build or a test run holds both cores have missed that (seen once in a test on 2 cores)
 KERNEL_START_SECONDS = 180
+KERNEL_FOLDER = "ragkit-kernel-"  # the prefix of a kernel's folder in the temporary folder
 
 
 def execute(notebook: Path, output: Path, parameters: dict[str, Any] | None = None,
@@ -140,11 +142,16 @@ def execute(notebook: Path, output: Path, parameters: dict[str, Any] | None = No
     engine, quiet = register()
     kernel_stderr = tempfile.TemporaryFile()  # the kernel's own log, not the terminal's
     try:
-        papermill.execute_notebook(
-            str(notebook), str(output), parameters=parameters, cwd=str(notebook.parent),
-            kernel_name="python3", progress_bar=False, config=_kernel_config(),
-            start_timeout=KERNEL_START_SECONDS, engine_name=engine, progress_label=progress,
-            kernel_manager_class=type("QuietKernel", (quiet,), {"stderr": kernel_stderr}))
+        with scratch(Path(tempfile.gettempdir()), KERNEL_FOLDER) as folder:
+            papermill.execute_notebook(
+                str(notebook), str(output), parameters=parameters, cwd=str(notebook.parent),
+                kernel_name="python3", progress_bar=False,
+                config=_kernel_config(folder / "kernel.json"),
+                start_timeout=KERNEL_START_SECONDS, engine_name=engine,
+                progress_label=progress,
+                kernel_manager_class=type("QuietKernel", (quiet,), {"stderr": kernel_stderr}))
+    except RagkitError:  # no temporary folder to work in: the run cannot start at all
+        raise
     except Exception as exc:  # papermill re-raises the cell's error; keep going, report it
         failure = _failure(exc, kernel_stderr)
     finally:
@@ -170,15 +177,21 @@ def _child_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _kernel_config():
+def _kernel_config(connection_file: Path):
     """Kernels talk to papermill over CurveZMQ-encrypted sockets where pyzmq has Curve
     (jupyter_client's `transport_encryption = "auto"`): a plain-TCP kernel prints a warning
-    per notebook into the run's output. Older jupyter_client ignores the setting."""
+    per notebook into the run's output. Older jupyter_client ignores the setting.
+
+    The kernel's connection file is `connection_file`, in a folder of this run's
+    (`ragkit.stale_temp.scratch`), not jupyter_client's default `/tmp/tmpXXXXXXXX.json`:
+    a run killed with -9 left that file behind for good; its folder is removed by the next
+    run."""
     # deferred: pyzmq and traitlets load only when a notebook runs
     import zmq
     from traitlets.config import Config
     policy = "auto" if zmq.has("curve") else "disabled"
-    return Config({"KernelManager": {"transport_encryption": policy}})
+    return Config({"KernelManager": {"transport_encryption": policy,
+                                      "connection_file": str(connection_file)}})
 
 
 def is_results(path: Path) -> bool:

@@ -68,3 +68,73 @@ def test_a_setup_cell_run_again_replaces_its_folder(tmp_path):
                  "os.kill(os.getpid(), 9)", tmp_path)
     assert again.stdout.split() == ["False", "True", "True"]
     assert len(list(tmp_path.iterdir())) == 2  # killed: the next run removes them
+
+
+# A notebook run by `ragkit.notebook_runner.execute` in a process of its own: the kernel
+# prints where its connection file is, then (when told to) kills the process running it.
+RUNNER = ("import sys; from pathlib import Path; from ragkit.notebook_runner import execute; "
+          "nb = Path(sys.argv[1]); r = execute(nb, nb.with_name('out.ipynb')); "
+          "print(r['error'] or 'ok', flush=True)")
+KERNEL_CELL = ("import os, signal, sys; print(sys.argv[sys.argv.index('-f') + 1], flush=True)\n"
+               "if kill: os.kill(os.getppid(), signal.SIGKILL)")
+
+
+def _kernel_notebook(path: Path) -> Path:
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+    nb = new_notebook()
+    first = new_code_cell("kill = False")
+    first.metadata["tags"] = ["parameters"]
+    nb.cells = [first, new_code_cell(KERNEL_CELL)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nbformat.write(nb, path)
+    return path
+
+
+def _left_in(tmp: Path) -> list[str]:
+    return sorted(p.name for p in tmp.iterdir())
+
+
+def test_a_notebook_run_killed_with_9_leaves_no_kernel_connection_file(tmp_path):
+    """A `ragkit cookbook run` killed with -9 left its kernel's connection file,
+    jupyter_client's `/tmp/tmpXXXXXXXX.json`, for good (one per killed run). It is now in a
+    folder of the run's, which the next run removes; a run that ends leaves nothing."""
+    import json
+    import time
+    work, tmp = tmp_path / "nb", tmp_path / "tmp"
+    work.mkdir()
+    tmp.mkdir()
+    notebook = _kernel_notebook(work / "01_kernel.ipynb")
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    killed = subprocess.Popen([sys.executable, "-c", RUNNER.replace(
+        "execute(nb, ", "execute(nb, parameters={'kill': True}, output="), str(notebook)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    killed.communicate(timeout=240)
+    assert killed.returncode == -signal.SIGKILL
+    deadline = time.time() + 60  # the orphaned kernel sees its parent gone and exits
+    left = [p for p in tmp.rglob("*.json")]
+    while time.time() < deadline and any(_kernel_alive(p) for p in left):
+        time.sleep(0.2)
+    assert [p.parent.name.startswith("ragkit-kernel-") for p in left] == [True]
+
+    done = subprocess.run([sys.executable, "-c", RUNNER, str(notebook)], env=env,
+                          capture_output=True, text=True, timeout=240)
+    assert done.stdout.strip() == "ok", done.stderr
+    printed = json.loads((work / "out.ipynb").read_text())["cells"][-1]["outputs"][0]["text"]
+    connection = Path("".join(printed).strip())
+    assert connection.name == "kernel.json"
+    assert connection.parent.parent == tmp and connection.parent.name.startswith(
+        "ragkit-kernel-")
+    assert _left_in(tmp) == []
+
+
+def _kernel_alive(connection: Path) -> bool:
+    """Whether a process still runs with `connection` on its command line."""
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if str(connection).encode() in cmdline.read_bytes():
+                return True
+        except OSError:
+            continue
+    return False
