@@ -6,7 +6,8 @@ page imported from another PDF is a Form XObject: its text was lost); each outli
 (bookmark) entry becomes a `#` line at its level, in place of the text that prints it (a
 box's start, or a sentence's start inside a box: `pdf_outline.printed_at`) (or,
 when no box prints it, where its destination points: the top of its page for one that names
-no place on it, a /Fit bookmark; `ragkit.loaders.pdf_outline`): the heading path.
+no place on it, a /Fit bookmark; `ragkit.loaders.pdf_outline`): the heading path; with
+no outline, lines set larger than the body are (`ragkit.loaders.pdf_headings`).
 `metadata["pages"]` maps each page to the offset where its text starts
 (`ragkit.loaders.pages`), so a citation names its page. The title is the PDF's Title field,
 else the first text box of 200 characters or fewer (on a cover, the title; an outline's
@@ -57,6 +58,7 @@ from ragkit.documents import Document, RagkitError
 from ragkit.loaders import note
 from ragkit.loaders.markdown import TextBuilder
 from ragkit.loaders import pdf_layout
+from ragkit.loaders.pdf_headings import Box, by_size, lines
 from ragkit.loaders.pdf_layout import DrawnTooMuch, page_device, page_interpreter
 from ragkit.loaders.pdf_outline import Head, outline, pdf_text, placed, printed_at
 from ragkit.loaders.pdf_repair import open_document
@@ -124,9 +126,9 @@ def _text_boxes(layout):
             yield from _text_boxes(el)
 
 
-def _boxes(layout) -> list[tuple[str, float, str]]:
-    """(text, top, band) of each text box of a page, in pdfminer's reading order; band is
-    "top" or "bottom" for a box inside that margin band of the page, else ""."""
+def _boxes(layout) -> list[Box]:
+    """(text, top, band, `pdf_headings.lines`) of each text box of a page in reading order;
+    band is "top" or "bottom" for a box inside that margin band of the page, else ""."""
     low, high = layout.y0, layout.y1
     margin = (high - low) * MARGIN
     boxes = []
@@ -134,11 +136,11 @@ def _boxes(layout) -> list[tuple[str, float, str]]:
         text = _clean(el.get_text())
         if text:
             band = "top" if el.y0 >= high - margin else "bottom" if el.y1 <= low + margin else ""
-            boxes.append((text, el.y1, band))
+            boxes.append((text, el.y1, band, lines(el)))
     return boxes
 
 
-def _spelled_out(boxes: list[tuple[str, float, str]]) -> float:
+def _spelled_out(boxes: list[Box]) -> float:
     """The share of a page's words that are one character: about 0.05 for prose, near 1
     for text laid out across its direction ("T h e"); 0 for a page of under 20 words."""
     words = " ".join(text for text, *_ in boxes).split()
@@ -146,9 +148,8 @@ def _spelled_out(boxes: list[tuple[str, float, str]]) -> float:
 
 
 def _process(interpreter, device, page) -> None:
-    """`interpreter.process_page(page)`; a page drawing more paths or images than
-    `pdf_layout.MAX_PAGE_SHAPES` is laid out as far as it was read, and named in
-    `device.cut` (a form it was drawing closed first, as pdfminer's layout expects)."""
+    """`interpreter.process_page(page)`; a page drawing over `pdf_layout.MAX_PAGE_SHAPES`
+    paths or images is laid out as far as it was read, and named in `device.cut`."""
     try:
         interpreter.process_page(page)
     except DrawnTooMuch:
@@ -158,7 +159,7 @@ def _process(interpreter, device, page) -> None:
         device.cut.add(device.where[1].page)
 
 
-def _laid_out(interpreter, device, page) -> list[tuple[str, float, str]]:
+def _laid_out(interpreter, device, page) -> list[Box]:
     """A page's boxes (`_boxes`). A page whose words come out spelled out letter by letter
     (`_spelled_out` over half) is laid out again turned each other way, and the turn that
     reads as words kept: a page turned by its /Rotate entry holds its text horizontal in
@@ -181,8 +182,8 @@ def _laid_out(interpreter, device, page) -> list[tuple[str, float, str]]:
     return boxes
 
 
-def _without_running(pages: list[list[tuple[str, float, str]]]) -> list[list[tuple[str, float]]]:
-    """Each page's (text, top) boxes without its running header and footer: page numbers in
+def _without_running(pages: list[list[Box]]) -> list[list[Box]]:
+    """Each page's boxes without its running header and footer: page numbers in
     the margin bands, and margin lines whose text, numbers at its ends aside, recurs in the
     same band on `RUNNING_PAGES` or more pages (a number inside, "Q1 results", is kept:
     slide titles differ so)."""
@@ -190,17 +191,16 @@ def _without_running(pages: list[list[tuple[str, float, str]]]) -> list[list[tup
         return band, _ENDS.sub("", text.casefold())
     seen: dict[tuple[str, str], int] = {}
     for boxes in pages:
-        for k in {key(text, band) for text, _, band in boxes if band}:
+        for k in {key(text, band) for text, _, band, _ in boxes if band}:
             seen[k] = seen.get(k, 0) + 1
-    return [[(text, top) for text, top, band in boxes
-             if not band or not (_PAGE_NUMBER.match(text)
-                                 or seen[key(text, band)] >= RUNNING_PAGES)]
+    return [[box for box in boxes
+             if not box[2] or not (_PAGE_NUMBER.match(box[0])
+                                   or seen[key(box[0], box[2])] >= RUNNING_PAGES)]
             for boxes in pages]
 
 
 def _sentence(text: str) -> bool:
-    """Whether a box reads as a sentence of the body, not a title (module docstring): four
-    words or more, ending in "." or "!" (not "…"), more than half of them in lower case."""
+    """Whether a box reads as a sentence of the body, not a title (module docstring)."""
     words = text.split()
     lower = sum(word[:1].islower() for word in words)
     return len(words) >= 4 and text.endswith((".", "!")) and 2 * lower > len(words)
@@ -218,8 +218,7 @@ def _title(field: str) -> str:
 
 def _page(out: TextBuilder, boxes: list[tuple[str, float]], heads: list[Head]) -> None:
     """One page's boxes, each outline entry as a heading in place of the text printing it
-    (`printed_at`: a box's start, or a sentence's start inside a box), or where its
-    destination points (`ragkit.loaders.pdf_outline.placed`)."""
+    (`printed_at`), or where its destination points (`pdf_outline.placed`)."""
     heads = placed(boxes, heads)
     for text, top in boxes:
         while heads and top < heads[0][2] - 2 and printed_at(text, heads[0][1]) is None:
@@ -272,13 +271,15 @@ def load(path: Path, rel: str) -> Document:
     if not laid_out:
         raise RagkitError(f"{path}: has no pages")
     kept = _without_running(laid_out)
-    if not any(text.strip() for boxes in kept for text, _ in boxes):  # all of it "running":
-        kept = [[(text, top) for text, top, _ in boxes] for boxes in laid_out]  # keep it
+    if not any(text.strip() for boxes in kept for text, *_ in boxes):  # all of it "running":
+        kept = laid_out  # keep it
+    if not heads:  # no outline: headings from the type sizes (`pdf_headings`)
+        kept, heads = by_size(kept, _clean)
     for n, boxes in enumerate(kept):
         out.page(n + 1)
         # a running header is often the document's name: the title looks at every box
         first = first or next((text for text, *_ in laid_out[n] if len(text) <= 200), "")
-        _page(out, boxes, heads.get(n, []))
+        _page(out, [(text, top) for text, top, *_ in boxes], heads.get(n, []))
     text = out.text()
     if not text.strip() and device.unmapped:  # it has text, in fonts with no Unicode map
         raise RagkitError(f"{path}: its text is in fonts that map no glyph to Unicode (pdfminer "
