@@ -102,6 +102,22 @@ def test_a_long_range_is_bounded_and_counting_stops_at_the_scan_limit(root, monk
     assert shown.splitlines()[0] == "big.log: lines 5–5 of more than 4,967"
 
 
+def test_a_start_line_past_what_is_read_stops_at_the_read_limit(root, monkeypatch):
+    """A `start_line` past the end of a 4 GB log read all of it (9 s), and of a log a writer
+    grows faster than it is read, without end. Reading now stops at `MAX_SCAN_BYTES`."""
+    monkeypatch.setattr(line_window, "MAX_SCAN_BYTES", 1 << 20)
+    read = (root / "big.log").read_bytes()[:1 << 20].count(b"\n")
+    result = run_tool("read_file", {"path": "big.log", "start_line": 10**12,
+                                    "end_line": 10**12}, ToolContext(root=root))
+    assert result.is_error and read == 19_623
+    assert result.content == ("read_file: start_line 1000000000000 is past the 19,623 lines "
+                              "read of 'big.log' (its first 1 MiB, all read_file reads of a "
+                              "file); give a start_line between 1 and 19623")
+    inside = run_tool("read_file", {"path": "big.log", "start_line": 19_000, "end_line": 19_000},
+                      ToolContext(root=root)).content
+    assert inside.splitlines()[0] == "big.log: lines 19000–19000 of more than 19,623"
+
+
 @pytest.mark.parametrize("data, message", [
     (b"ok\n" * 10 + b"\x00", "'f.txt' is a binary file (it contains NUL bytes)"),
     (b"ok\n" * 10 + b"caf\xe9\n", "'f.txt' is not UTF-8 text (undecodable byte at offset 33)"),

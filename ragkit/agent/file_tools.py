@@ -19,6 +19,7 @@ import os
 from pathlib import PurePosixPath
 from typing import Any
 
+from ragkit.agent import line_window
 from ragkit.agent.line_window import Window, read_window
 from ragkit.agent.safe_open import MAX_FILE_BYTES, Root, TooLarge, parts, read_text, short
 from ragkit.agent.sandbox import (MAX_ENTRIES, TIMEOUT, WALK_TIMEOUT, Listing, compile_pattern,
@@ -201,6 +202,10 @@ def run_read_file(args: dict[str, Any], ctx: ToolContext) -> str:
     end = min(args.get("end_line", total), total)
     if total == 0:
         return f"{shown} is empty (0 lines)"
+    if start > total and not window.complete:
+        raise ToolError(f"start_line {_shown(start)} is past the {total:,} lines read of "
+                        f"'{shown}' (its first {_size(line_window.MAX_SCAN_BYTES)}, all "
+                        f"read_file reads of a file); give a start_line between 1 and {total}")
     if start > total:
         lines = f"{total} line{'s' * (total != 1)}"
         raise ToolError(f"start_line {_shown(start)} is past the end of '{shown}', which has "
@@ -224,6 +229,11 @@ def run_read_file(args: dict[str, Any], ctx: ToolContext) -> str:
     if last < end:
         out.append(f"[truncated: read lines {last + 1}–{min(end, last + len(rows))} next]")
     return "\n".join(out)
+
+
+def _size(size: int) -> str:
+    """A power-of-two byte count in GiB or MiB: "1 GiB"."""
+    return f"{size >> 30} GiB" if size >= 1 << 30 else f"{size >> 20} MiB"
 
 
 def _shown(number: int) -> str:

@@ -13,8 +13,11 @@ at all. Memory stays bounded whatever the file: 64 KB read at a time, and only t
 the range are kept (at most `width` + 1 characters each), never the file or a long line.
 
 What it is not: a search (grep does not stream: a regular expression over a whole large file
-is what its byte cap prevents). Counting stops `SCAN_BYTES` into the file once the range is
-read; the count is then a lower bound (`complete` False).
+is what its byte cap prevents), nor a reader of a file's every line. Counting stops
+`SCAN_BYTES` into the file once the range is read, and reading stops `MAX_SCAN_BYTES` into
+it in any case; the count is then a lower bound (`complete` False). Why the second bound: a
+`start_line` past the end of a 4 GB log (the model chooses it) read all of it, and one a
+writer grows faster than it is read, without end.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from ragkit.agent.tool import ToolError
 
 BLOCK = 1 << 16  # bytes read at a time
 SCAN_BYTES = 1 << 28  # bytes read to count lines once the range is read (256 MiB, ~3 s)
+MAX_SCAN_BYTES = 1 << 30  # bytes read at most, for a range too (1 GiB, a few seconds)
 _ENDS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"  # what ends a line for str.splitlines
 
 
@@ -110,6 +114,6 @@ def read_window(fd: int, shown: str, first: int, last: int, width: int) -> Windo
         if not data:
             window.finish()
             return window
-        if offset > SCAN_BYTES and window.total >= last:
+        if (offset > SCAN_BYTES and window.total >= last) or offset >= MAX_SCAN_BYTES:
             window.complete = False
             return window
