@@ -204,8 +204,8 @@ def test_reads_stop_one_byte_past_the_cap_whatever_is_left():
 def test_a_search_that_runs_out_of_time_reading_does_not_blame_the_pattern(monkeypatch):
     """On a busy machine the 2 s once ran out while the child was still reading 19 MB, and
     the model was told its plain pattern 'refund' backtracked without end."""
-    from ragkit.agent import sandbox
-    monkeypatch.setattr(sandbox, "_CHILD", "import time; time.sleep(5)")
+    from ragkit.agent import regex_search
+    monkeypatch.setattr(regex_search, "_CHILD", "import time; time.sleep(5)")
     with pytest.raises(ToolError) as caught:
         search("refund", [("a.md", "x" * 2_000_000), ("b.md", "y")], 10, timeout=0.5)
     assert str(caught.value) == ("the search for 'refund' ran out of its 0.5 s before matching "

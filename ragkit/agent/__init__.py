@@ -5,7 +5,8 @@ The package, one concept per module:
 - `tool.py`: the `Tool` record every tool is, its `ToolResult`, and `ToolContext` (the
   sandbox root, the retriever, the approval policy, output limits);
 - `safe_open.py`: files opened beneath the root one descriptor at a time, no link followed
-  (regular, single-named files only); `sandbox.py`: bounded listings and regex search;
+  (regular, single-named files only); `sandbox.py`: bounded listings; `regex_search.py`:
+  bounded regex search;
 - `tools.py`: the tools — `grep`, `glob`, `read_file` (the agentic-RAG notes' names),
   `docs_search`, `reports_sql`, `notes_save` (the one write tool, behind the approval gate);
 - `gate.py`: approval policies (read tools run automatically, write tools need a yes);

@@ -11,21 +11,16 @@ What it is:
   after `MAX_ENTRIES` entries or `WALK_TIMEOUT` seconds; it goes at most `MAX_DEPTH` levels
   down, and names as not searched a folder whose files' paths would pass 4,096 characters;
 - `search(pattern, texts, max_hits, timeout)`: a regular expression over files' lines, bounded
-  in time and output. `re` cannot be interrupted mid-match (`(a+)+$` on a 40-character 'aaa…!'
-  line tries 2^40 ways), so it runs in a child Python (`-I -S`, the texts on stdin) killed at
-  the deadline; the error says which was running then, the pattern or the reading of texts.
+  in time and output (`ragkit.agent.regex_search`, whose names are kept here too).
 
 What it is not: an operating-system sandbox, nor the reads (`ragkit.agent.safe_open`). Every
 refusal is a `ToolError` saying what is allowed and what to try, never the root's path.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
-import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -33,38 +28,16 @@ from itertools import islice
 from pathlib import PurePosixPath
 
 from ragkit.agent.safe_open import MAX_NAME, MAX_PATH, Root, short, shown_bytes, undecodable
+from ragkit.agent.regex_search import (MAX_LINE, MAX_PATTERN, TIMEOUT,  # noqa: F401
+                                       compile_pattern, search)
 from ragkit.agent.tool import ToolError
 
-MAX_PATTERN = 500  # characters of a regular expression or a glob pattern
-MAX_LINE = 300  # characters of one grep hit's line text
-TIMEOUT = 2.0  # seconds a regex search may run
 MAX_ENTRIES = 50_000  # directory entries one glob (or grep's path_glob) may look at
 WALK_TIMEOUT = 2.0  # seconds one glob may walk
 MAX_DEPTH = 64  # folder levels below the root
 SKIP_DIRS = frozenset({"__pycache__", "node_modules"})
 _MAGIC = re.compile(r"[*?\[]")
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-
-# The child process: read {"pattern", "files": [[path, text]], "max_hits", "max_line"} on
-# stdin, write [[path, line number, text], ...] (at most max_hits + 1) on stdout.
-_CHILD = r"""
-import json, re, sys
-job = json.load(sys.stdin)
-rx = re.compile(job["pattern"])
-sys.stderr.write("matching\n")
-sys.stderr.flush()
-hits, limit, width = [], job["max_hits"] + 1, job["max_line"]
-for path, text in job["files"]:
-    for number, line in enumerate(text.splitlines(), start=1):
-        if rx.search(line):
-            hits.append([path, number, line if len(line) <= width else line[:width] + " …"])
-            if len(hits) >= limit:
-                break
-    if len(hits) >= limit:
-        break
-json.dump(hits, sys.stdout)
-"""
-
 
 @dataclass
 class Listing:
@@ -184,7 +157,8 @@ def glob_paths(root: Root, pattern: str, max_entries: int = MAX_ENTRIES,
             return listing
         os.close(fd)
         fd = deeper
-    stack = [(fd, parts[:start], iter(_entries(fd, max_entries + 1)))]
+    budget = _Budget(max_entries + 1, max_entries)  # for all folders together
+    stack = [(fd, parts[:start], iter(_entries(fd, budget, listing)))]
     try:
         while stack and not listing.stopped:
             fd, where, entries = stack[-1]
@@ -206,7 +180,7 @@ def glob_paths(root: Root, pattern: str, max_entries: int = MAX_ENTRIES,
             if _CONTROL.search(entry.name):
                 listing.unprintable.append("/".join(path).encode("unicode_escape").decode())
                 continue
-            _visit(listing, stack, fd, entry, path, parts, max_entries + 1)
+            _visit(listing, stack, fd, entry, path, parts, budget)
     finally:
         for fd, _, _ in stack:
             os.close(fd)
@@ -214,18 +188,39 @@ def glob_paths(root: Root, pattern: str, max_entries: int = MAX_ENTRIES,
     return listing
 
 
-def _entries(fd: int, limit: int = MAX_ENTRIES + 1) -> list[os.DirEntry[str]]:
-    """The first `limit` entries of the folder `fd` (a huge folder is not read to its end),
-    sorted by name; [] if it cannot be listed."""
+@dataclass
+class _Budget:
+    """The entries a walk's folders may still read (`left`), and the walk's limit (`cap`)."""
+
+    left: int
+    cap: int
+
+
+def _entries(fd: int, budget: _Budget | None = None, listing: Listing | None = None
+             ) -> list[os.DirEntry[str]]:
+    """The first entries of the folder `fd`, sorted by name, as many as `budget` has left
+    (`MAX_ENTRIES` + 1 without one: a huge folder is not read to its end), taken from it;
+    [] if it cannot be listed. A folder met once the budget is spent is not read, and stops
+    `listing`. Why one budget for the walk: each folder was read up to 50,001 entries but
+    counted as one, so 64 nested folders of 50,000 names each held 3.2 million entries
+    (0.5 GB) and took 12 s against a 2 s limit."""
+    limit = MAX_ENTRIES + 1 if budget is None else budget.left
+    if budget is not None and limit <= 0:
+        if listing is not None and not listing.stopped:
+            listing.stopped = f"{budget.cap:,} entries"
+        return []
     try:
         with os.scandir(fd) as found:
-            return sorted(islice(found, limit), key=lambda e: e.name)
+            entries = sorted(islice(found, limit), key=lambda e: e.name)
     except OSError:
         return []
+    if budget is not None:
+        budget.left -= len(entries)
+    return entries
 
 
 def _visit(listing: Listing, stack: list, fd: int, entry: os.DirEntry[str],
-           path: tuple[str, ...], pattern: tuple[str, ...], limit: int) -> None:
+           path: tuple[str, ...], pattern: tuple[str, ...], budget: _Budget) -> None:
     """Sort one directory entry into `listing`, or push the folder it is onto `stack`."""
     shown = "/".join(path)
     try:
@@ -239,7 +234,7 @@ def _visit(listing: Listing, stack: list, fd: int, entry: os.DirEntry[str],
                 listing.unsearched.append(shown)
                 return
             deeper = os.open(entry.name, _DIR, dir_fd=fd)
-            stack.append((deeper, path, iter(_entries(deeper, limit))))
+            stack.append((deeper, path, iter(_entries(deeper, budget, listing))))
         elif matches(pattern, path):
             (listing.files if entry.is_file(follow_symlinks=False) else
              listing.special).append(shown)
@@ -253,48 +248,3 @@ def top_level(root: Root) -> list[str]:
             and e.name not in SKIP_DIRS and not _CONTROL.search(e.name)
             and not undecodable(e.name) and not e.is_symlink()
             and (e.is_dir(follow_symlinks=False) or e.is_file(follow_symlinks=False))]
-
-
-def compile_pattern(pattern: str) -> re.Pattern[str]:
-    """`pattern` compiled, or ToolError quoting the regex error and how to fix it."""
-    if not pattern:
-        raise ToolError("empty pattern; give a regular expression, e.g. 'def calculate_refund'")
-    if len(pattern) > MAX_PATTERN:
-        raise ToolError(f"the pattern is {len(pattern)} characters long (limit {MAX_PATTERN}); "
-                        f"search for a shorter, distinctive part of it")
-    try:
-        return re.compile(pattern)
-    except (re.error, OverflowError) as exc:  # x{4294967295}: "the repetition number is too large"
-        raise ToolError(f"invalid regular expression {pattern!r}: {exc} (Python `re` syntax; "
-                        f"escape literal characters such as ( [ . * + ? with a backslash)"
-                        ) from None
-
-
-def search(pattern: str, files: list[tuple[str, str]], max_hits: int,
-           timeout: float = TIMEOUT) -> tuple[list[tuple[str, int, str]], bool]:
-    """Lines of `files` ((shown path, text), in order) matching `pattern`: at most `max_hits`
-    (path, line number, text) and whether more matched. ToolError past `timeout` seconds."""
-    compile_pattern(pattern)
-    job = json.dumps({"pattern": pattern, "files": files, "max_hits": max_hits,
-                      "max_line": MAX_LINE})
-    try:
-        done = subprocess.run([sys.executable, "-I", "-S", "-c", _CHILD], input=job,
-                              capture_output=True, text=True, encoding="utf-8", timeout=timeout)
-    except subprocess.TimeoutExpired as exc:
-        said = exc.stderr or ""
-        if "matching" not in (said.decode("utf-8", "replace") if isinstance(said, bytes)
-                              else said):
-            size = sum(len(text) for _, text in files) / 1e6
-            raise ToolError(f"the search for {pattern!r} ran out of its {timeout:g} s before "
-                            f"matching began (reading {len(files)} files, {size:.1f} M "
-                            f"characters, on a busy machine); narrow path_glob to fewer files"
-                            ) from None
-        raise ToolError(f"the regular expression {pattern!r} was stopped after {timeout:g} s "
-                        f"without finishing; nested repetition such as (a+)+ or (.*)* "
-                        f"backtracks without end — use a simpler pattern, e.g. a literal word "
-                        f"or identifier, or narrow path_glob to fewer files") from None
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        raise ToolError(f"the search for {pattern!r} failed: {last}")
-    hits = [(path, int(number), text) for path, number, text in json.loads(done.stdout)]
-    return hits[:max_hits], len(hits) > max_hits
