@@ -239,6 +239,28 @@ def test_a_walk_reads_at_most_its_entry_budget_from_all_folders_together(tmp_pat
     assert glob[-1].startswith("[stopped after 100 entries: the listing is incomplete")
 
 
+def test_a_long_glob_listing_keeps_its_notes_and_cuts_no_path(tmp_path):
+    """300 files under a long folder name, a link and a FIFO: glob showed 129 paths, cut the
+    130th mid-name and ended with the output cap's own line; "200 of 300 files shown" and
+    the notes on the link and the FIFO were lost."""
+    folder = tmp_path / ("a-very-very-long-folder-name-" * 2)
+    folder.mkdir()
+    for number in range(300):
+        (folder / f"file{number:03d}.txt").write_text("x\n", encoding="utf-8")
+    (tmp_path / "link.txt").symlink_to(folder / "file000.txt")
+    os.mkfifo(tmp_path / "pipe.txt")
+    context = ToolContext(root=tmp_path)
+    result = run_tool("glob", {"pattern": "**/*"}, context).content
+    lines = result.splitlines()
+    assert len(result) <= context.max_output and "[truncated at" not in result
+    paths = [line for line in lines if not line.startswith("[")]
+    assert paths == [f"{folder.name}/file{n:03d}.txt" for n in range(len(paths))]
+    assert 40 < len(paths) < 60  # 71 characters a line, the notes kept
+    assert lines[len(paths)].startswith(f"[truncated: {len(paths)} of 300 files shown; ")
+    assert any("link.txt" in line for line in lines[len(paths) + 1:])
+    assert any("pipe.txt" in line for line in lines[len(paths) + 1:])
+
+
 def test_a_50_mb_line_does_not_blow_grep(root):
     with open(root / "huge.txt", "w", encoding="utf-8") as handle:
         handle.write("refund " * 7_500_000)

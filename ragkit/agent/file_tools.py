@@ -158,18 +158,28 @@ def run_grep(args: dict[str, Any], ctx: ToolContext) -> str:
 
 
 def run_glob(args: dict[str, Any], ctx: ToolContext) -> str:
+    """The matching paths, at most `MAX_GLOB` and as many as leave room in the output for the
+    notes (the output's cap cut off "200 of 300 files shown", the links and a stopped walk's
+    note, and the last path mid-name)."""
     pattern = args["pattern"]
     with Root(ctx.root) as root:
         listing = _listing(root, pattern, ctx)
-        shown = listing.files[:MAX_GLOB] or [_no_files(root, pattern, ctx)]
-    paths = listing.files
-    if len(paths) > MAX_GLOB:
+        missing = [] if listing.files else [_no_files(root, pattern, ctx)]
+    paths, notes = listing.files, _notes(listing, pattern)
+    budget = ctx.max_output - 300 - sum(len(n) + 1 for n in notes)  # room for the notes
+    shown, used = [], 0
+    for path in paths[:MAX_GLOB]:
+        if used + len(path) + 1 > budget:
+            break
+        shown.append(path)
+        used += len(path) + 1
+    if len(shown) < len(paths):
         folder = PurePosixPath(paths[0]).parent.as_posix()
         example = f"a folder such as '{folder}/*'" if folder != "." else \
             f"a part of a name such as '{narrower(paths[0])}'"
-        shown.append(f"[truncated: {MAX_GLOB} of {len(paths)} files shown; use a narrower "
+        shown.append(f"[truncated: {len(shown)} of {len(paths)} files shown; use a narrower "
                      f"pattern, e.g. {example}]")
-    return "\n".join(shown + _notes(listing, pattern))
+    return "\n".join(missing + shown + notes)
 
 
 def _window(root: Root, names: list[str], shown: str, args: dict[str, Any]) -> Window:
