@@ -11,9 +11,11 @@ What it is not: a vector database. Vectors live in one float32 `.npy` file, memo
 when an index is loaded (`ragkit.index_folder.read_dense`): opening reads none of them, the
 first dense or hybrid query reads them all (1M × 384 float32 is 1.5 GB; a full scan per
 query, its cost measured in benchmarks/bench_index.py --dense). A NaN or infinite value makes
-every score with its row non-finite, whatever the query, so the first full scan checks
-every row at the cost of one `isfinite` over the scores, and refuses a damaged row by
-number (`source` names the file) instead of ranking NaN scores.
+every score with its row non-finite, whatever the query, and a row of damaged bytes or
+zeros a score beyond ±1 or exactly 0, so the first full scan checks every row at the cost
+of a comparison over the scores, and refuses a damaged row by number (`source` names the
+file) instead of ranking its scores (cosines of 9e36 ranked first, with exit 0). Rows
+swapped with each other are not detected: their lengths are right.
 """
 from __future__ import annotations
 
@@ -40,6 +42,17 @@ BAR_DELAY = 1.0  # seconds before the `windows` bar shows (a fast measure shows 
 DOMINANT_WINDOWS = 20_000  # windows from which one document's share of them is checked
 
 
+UNIT_SLACK = 1e-2  # how far a stored vector's length may be from 1 (float32 rounding: 1e-6)
+
+
+def _suspect(scores: np.ndarray) -> np.ndarray:
+    """The scores a damaged row would give: not finite, a cosine beyond ±1, or exactly 0 (a
+    zeroed row). Only these rows' lengths are checked (`DenseIndex._refuse`): a length per
+    row would read the whole matrix again on the first query."""
+    with np.errstate(invalid="ignore"):
+        return ~(np.abs(scores) <= 1 + UNIT_SLACK) | (scores == 0)
+
+
 class DenseIndex:
     """Vectors with the chunk each belongs to; search returns chunk positions and scores."""
 
@@ -63,9 +76,9 @@ class DenseIndex:
         with np.errstate(invalid="ignore", over="ignore"):  # a damaged row: refused below
             sims = similarities(np.asarray(queries, dtype=np.float32), self.vectors)
         if not self._finite and len(queries):  # one query's scores see every row
-            finite = np.isfinite(sims[0])
-            if not finite.all():
-                self._refuse(np.flatnonzero(~finite))
+            suspect = _suspect(sims[0])
+            if suspect.any():
+                self._refuse(np.flatnonzero(suspect))
             self._finite = True
         if len(self._starts) == len(self.owners):  # one vector per chunk (or none at all)
             return sims
@@ -83,18 +96,28 @@ class DenseIndex:
             return np.zeros(len(positions))
         with np.errstate(invalid="ignore", over="ignore"):  # a damaged row: refused below
             sims = self.vectors[rows] @ np.asarray(query_vector, dtype=np.float32)
-        if not self._finite and not np.isfinite(sims).all():
-            self._refuse(rows[~np.isfinite(sims)])
+        if not self._finite and (suspect := _suspect(sims)).any():
+            self._refuse(rows[suspect])
         firsts = np.concatenate([[0], np.cumsum(hi - lo)[:-1]]).astype(np.int64)
         return np.maximum.reduceat(sims, firsts).astype(np.float64)
 
     def _refuse(self, rows: np.ndarray) -> None:
-        """Raise for the first of `rows` (vector rows that gave a non-finite score) that holds
-        a NaN or infinite value; return when none does (the query was not finite)."""
-        damaged = rows[~np.isfinite(self.vectors[rows]).all(axis=1)]
-        if damaged.size:
-            raise RagkitError(f"{self.source or 'dense vectors'}: row {int(damaged[0])} holds "
-                              f"NaN or infinite values; the index is damaged, rebuild it")
+        """Raise for the first of `rows` (vector rows whose score was `_suspect`) that holds
+        a NaN or infinite value or is not of unit length; return when none does (the query
+        itself was not finite or not of unit length)."""
+        for lo in range(0, len(rows), SUB_BLOCK):  # a NaN query makes every row suspect
+            block = rows[lo:lo + SUB_BLOCK]
+            vectors = self.vectors[block].astype(np.float64)
+            with np.errstate(invalid="ignore", over="ignore"):
+                length = np.sqrt((vectors * vectors).sum(axis=1))
+            finite = np.isfinite(vectors).all(axis=1)
+            damaged = np.flatnonzero(~finite | ~(np.abs(length - 1) <= UNIT_SLACK))
+            if damaged.size:
+                at = damaged[0]
+                what = (f"has length {length[at]:.3g}, not 1" if finite[at]
+                        else "holds NaN or infinite values")
+                raise RagkitError(f"{self.source or 'dense vectors'}: row {int(block[at])} "
+                                  f"{what}; the index is damaged, rebuild it")
 
     def search(self, queries: np.ndarray, k: int, block: int = 256
                ) -> list[tuple[np.ndarray, np.ndarray]]:

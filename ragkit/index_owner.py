@@ -43,7 +43,9 @@ BM25 = {"bm25.json", "data.npy", "indices.npy", "indptr.npy", "idf.npy", "doc_le
         "bm25.npz", "terms.bin", "terms.npy", "terms_hash.npy"}
 _OLD_BM25 = re.compile(r"impact\w*\.npy")  # written by earlier versions, ignored when read
 _BM25_DIR = re.compile(r"bm25(-\w+)?")  # bm25/ of the memory store, bm25-KEY/ of Milvus
-_MILVUS = re.compile(r"\.?milvus\.db(\.\w+)?")  # Milvus Lite's file or folder (and lock)
+# Milvus Lite's database (a folder; a file in older versions) and its lock, in a Milvus index
+# only: a memory index's re-index deleted a user's `milvus.db.bak` and `milvus.db/` unasked
+_MILVUS = re.compile(r"\.?milvus\.db(\.lock)?")
 # a Milvus build's bm25-KEY/ being written (`ragkit.stale_temp` names), left by a kill -9
 _BM25_TEMP = re.compile(r"\.bm25-\w+\.(new|old)-\d+\.[0-9a-f]{6}-\w+")
 
@@ -83,7 +85,9 @@ def owns_index(path: Path | str) -> bool:
         return False
     listed = manifest.get("files")
     listed = set(listed) if isinstance(listed, list) else None
-    stranger = _stranger(folder, listed)
+    store = manifest.get("store")
+    milvus = isinstance(store, dict) and store.get("kind") == "milvus"
+    stranger = _stranger(folder, listed, milvus)
     if stranger is not None:
         raise RagkitError(f"{folder / stranger}: not written by ragkit, but inside the index "
                           f"folder {folder}, which re-indexing replaces whole; move it out "
@@ -91,19 +95,21 @@ def owns_index(path: Path | str) -> bool:
     return True
 
 
-def _stranger(folder: Path, listed: set[str] | None) -> str | None:
-    """The first entry (in name order, depth first) that is not ragkit's, or None."""
+def _stranger(folder: Path, listed: set[str] | None, milvus: bool) -> str | None:
+    """The first entry (in name order, depth first) that is not ragkit's, or None. Milvus
+    Lite's files and the bm25-KEY/ folders are ragkit's only in a Milvus index (`milvus`);
+    a memory index's BM25 folder is bm25/."""
     def ours(relative: str, known: bool) -> bool:
         return known and (listed is None or relative in listed)
 
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
         name = entry.name
-        if _MILVUS.fullmatch(name):  # the store's own files, whatever it keeps inside
+        if milvus and _MILVUS.fullmatch(name):  # the store's own files, whatever is inside
             continue
-        if _BM25_TEMP.fullmatch(name) and entry.is_dir(follow_symlinks=False):
+        if milvus and _BM25_TEMP.fullmatch(name) and entry.is_dir(follow_symlinks=False):
             continue
         if entry.is_dir(follow_symlinks=False):
-            if not _BM25_DIR.fullmatch(name):
+            if not (_BM25_DIR.fullmatch(name) if milvus else name == "bm25"):
                 return name
             for inner in sorted(os.scandir(entry.path), key=lambda e: e.name):
                 relative = f"{name}/{inner.name}"

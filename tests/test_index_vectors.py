@@ -160,6 +160,26 @@ def test_a_stored_nan_or_infinite_vector_is_an_error_naming_the_file_at_its_firs
         loaded.dense.chunk_scores(np.full((1, 4), 0.5, dtype=np.float32))
 
 
+@pytest.mark.parametrize("row, length", [(np.array([0, 0, 4e18, 0]), r"4e\+18"),
+                                         (np.zeros(4), "0")], ids=["damaged bytes", "zeroed"])
+def test_a_stored_vector_not_of_unit_length_is_an_error_naming_the_file(setup, row, length):
+    """A row of damaged bytes scored cosines of 9e36 and ranked first, a zeroed row scored
+    0 for every query, both with exit 0. A row at right angles to the query scores 0 too,
+    and is not refused: its length is 1."""
+    from ragkit.documents import RagkitError
+    vectors = np.eye(4, dtype=np.float32)[:3]
+    vectors[2] = row
+    loaded = Pipeline.load(_dense_index(setup, vectors))
+    message = rf"dense_vectors.npy: row 2 has length {length}, not 1; the index is damaged"
+    with pytest.raises(RagkitError, match=message):
+        loaded.dense.search(np.full((1, 4), 0.5, dtype=np.float32), 2)
+    with pytest.raises(RagkitError, match=message):
+        loaded.dense.maxp_at(np.full(4, 0.5, dtype=np.float32), np.array([0, 2]))
+    sound = Pipeline.load(_dense_index(setup, np.eye(4, dtype=np.float32)[:3]))
+    positions, scores = sound.dense.search(np.eye(4, dtype=np.float32)[:1], 3)[0]
+    assert positions.tolist() == [0, 1, 2] and scores.tolist() == [1.0, 0.0, 0.0]
+
+
 def test_a_sound_dense_index_still_loads(setup):
     out = _dense_index(setup, np.eye(4, dtype=np.float32)[:3])
     assert Pipeline.load(out).dense.vectors.shape == (3, 4)
