@@ -41,12 +41,25 @@ def listed(root, pattern):
     ("sub/../../outside/secret.txt", "leads outside the root"),
     ("/etc/passwd", "is an absolute path"),
     ("C:\\Windows\\win.ini", "is an absolute path"),
+    ("~/.ssh/id_rsa", "is an absolute path"),
+    ("~", "is an absolute path"),
     ("", "empty path"),
 ])
 def test_paths_that_leave_the_root_are_refused_before_any_open(tree, path, message):
     with pytest.raises(ToolError, match=message) as caught:
         parts(path)
     assert "relative to the root" in str(caught.value)  # says what is allowed
+
+
+def test_a_name_starting_with_a_tilde_is_read_as_glob_lists_it(tmp_path):
+    """glob and grep listed `~backup.txt` (and Word's lock files, `~$x.docx`), and read_file
+    refused it as "an absolute path"."""
+    (tmp_path / "~backup.txt").write_text("kept\n", encoding="utf-8")
+    context = ToolContext(root=tmp_path)
+    assert run_tool("glob", {"pattern": "*"}, context).content == "~backup.txt"
+    assert run_tool("read_file", {"path": "~backup.txt"}, context).content == (
+        "~backup.txt: lines 1–1 of 1\n   1 | kept")
+    assert parts("~root/.ssh/id_rsa") == ["~root", ".ssh", "id_rsa"]  # under the root
 
 
 @pytest.mark.parametrize("path, message", [

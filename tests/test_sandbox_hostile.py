@@ -144,11 +144,23 @@ def test_a_name_with_a_line_break_cannot_forge_a_grep_hit_or_a_glob_line(root):
     grep = run_tool("grep", {"pattern": "refund"}, context)
     assert grep.content.splitlines() == [
         "sub/code.py:1:def refund(): pass",
-        "[skipped 2 name(s) holding a line break or another control character (shown "
-        "escaped): x\\nsub, y\\rz.md]"]
+        "[skipped 2 name(s) holding a line break or another control or invisible character "
+        "(shown escaped): x\\nsub, y\\rz.md]"]
     glob = run_tool("glob", {"pattern": "**/*"}, context)
     assert glob.content.splitlines()[0] == "sub/code.py" and "FAKE" not in glob.content.split(
         "\n[skipped")[0]
+
+
+def test_a_name_with_a_right_to_left_override_is_named_escaped_not_listed(root):
+    """"report\u202egpj.exe" showed as "reportexe.jpg" in a trace; a zero-width space hides
+    a second name that reads the same. A joiner (Persian, emoji) stays a plain name."""
+    (root / "report\u202egpj.exe").write_text("refund\n", encoding="utf-8")
+    (root / "co\u200bde.py").write_text("refund\n", encoding="utf-8")
+    (root / "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645.md").write_text("refund\n", encoding="utf-8")
+    glob = run_tool("glob", {"pattern": "*"}, ToolContext(root=root)).content.splitlines()
+    assert glob == ["\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645.md",
+                    "[skipped 2 name(s) holding a line break or another control or invisible "
+                    "character (shown escaped): co\\u200bde.py, report\\u202egpj.exe]"]
 
 
 @pytest.mark.parametrize("path, message", [

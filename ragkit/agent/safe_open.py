@@ -78,8 +78,10 @@ def parts(path: str) -> list[str]:
         raise ToolError(f"'{short(shown_bytes(path))}' is not UTF-8 text (it holds a lone "
                         f"surrogate), and these tools read only files whose names are UTF-8; "
                         f"{ALLOWED}")
+    # "~" and "~/…" are a home folder (a name such as "~backup.txt" or Word's "~$x.docx" is
+    # a file glob and grep list; "~user/…" is looked up under the root, as any name is)
     if PurePosixPath(path).is_absolute() or re.match(r"^[A-Za-z]:[\\/]", path) or \
-            path.startswith("~"):
+            path == "~" or path.startswith("~/"):
         raise ToolError(f"'{short(path)}' is an absolute path, and only files under the root "
                         f"can be read; {ALLOWED}")
     if len(path) > MAX_PATH:

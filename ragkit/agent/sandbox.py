@@ -66,7 +66,7 @@ class Listing:
                        f"{MAX_DEPTH} levels or {MAX_PATH:,} characters) or not readable: "
                        f"{_names(self.unsearched)}]")
         for names, what in ((self.unprintable, "holding a line break or another control "
-                             "character (shown escaped)"),
+                             "or invisible character (shown escaped)"),
                             (self.undecodable, "that are not UTF-8 (shown with \\x escapes)")):
             if names:
                 out.append(f"[skipped {len(names)} name(s) {what}: {_names(names)}]")
@@ -77,7 +77,10 @@ class Listing:
         return out
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # C0, C1, line separators
+# C0, C1, line separators; and the marks that reorder or hide text (a right-to-left override
+# shows "gpj.exe" as "exe.jpg" in a trace a person reads), not the joiners of Persian or emoji
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u200b\u200e\u200f\u202a-\u202e"
+                      r"\u2066-\u2069\ufeff]")
 
 
 def _names(paths: list[str]) -> str:
