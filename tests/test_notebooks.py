@@ -419,3 +419,21 @@ def test_04s_failure_shares_that_share_a_name_are_shares_of_as_many_questions():
 def test_kernelspec_is_the_projects_python3(path):
     spec = _nb(path)["metadata"]["kernelspec"]
     assert spec["name"] == "python3" and spec["language"] == "python"
+
+
+def test_notebook_06_runs_crag_on_the_thresholds_it_tuned():
+    """Notebook 06 printed "tuned upper 0.75, lower 0.3" but built its evaluator with the
+    module's defaults (lower 0.25), and its text said the tuned thresholds put no dev
+    question in Incorrect: with 0.3 one is. CRAG's actions and runs now use the tuned cuts,
+    and the cut table shows them."""
+    nb = _nb(ROOT / "notebooks" / "06_crag_self_rag.ipynb")
+    cells = _code(nb)
+    source = ["".join(c["source"]) for c in cells]
+    tuned = next(i for i, s in enumerate(source) if "crag.tune_thresholds(" in s)
+    assert "evaluator.upper, evaluator.lower = upper, lower" in source[tuned]
+    later = "\n".join(source[tuned + 1:])
+    assert "crag.UPPER" not in later and "crag.LOWER" not in later
+    printed = "".join(t for t in _texts(cells[tuned]))
+    lower = re.search(r"tuned upper [\d.]+, lower ([\d.]+), used below", printed).group(1)
+    assert f"{float(lower):.2f}" in [row[0] for t in _texts(cells[tuned]) if "<table" in t
+                                     for row in _html_rows(t)]
