@@ -89,18 +89,17 @@ def test_caching_sentences_follow_the_sign_of_the_saving():
     text = caching_prose(rises)
     assert "falls" not in text and "less" not in text and "-0.0" not in text
     assert "so caching does not change the input cost. With six tools" in text  # not +0.0 %
-    assert (f"rises from ${rises.loc['wide', '$ no cache']:.4f} to "
-            f"${rises.loc['wide', '$ with cache']:.4f}, **{-rises.loc['wide', 'saving %']:.1f} "
-            "% more**") in text
+    # three significant digits, as the table above it shows them (it said $0.0064, $0.0075)
+    assert "rises from $0.00644 to $0.00752, **16.8 % more**" in text
     falls = caching_summary({"short": short, "wide": [_record(1, 5000), _record(2, 6000)]},
                             "claude-haiku-4-5")
-    assert "falls from $0.0110 to $0.0080, **27.3 % less**" in caching_prose(falls)
+    assert "falls from $0.0110 to $0.00800, **27.3 % less**" in caching_prose(falls)
     surcharge = caching_summary({"short": [_record(1, 1000), _record(2, 4200)],
                                  "wide": short}, "claude-haiku-4-5")
     assert (f"so caching adds {-surcharge.loc['short', 'saving %']:.1f} % to the input cost "
             "(the write surcharge: a cost, not a saving). With six") in caching_prose(surcharge)
     level = caching_summary({"short": short, "wide": short}, "claude-haiku-4-5")
-    assert "the projected input cost stays at $0.0040." in caching_prose(level)
+    assert "the projected input cost stays at $0.00401." in caching_prose(level)
     assert caching_effect(52.3) == "saves 52.3 % of"
     assert caching_effect(-16.8) == "adds 16.8 % to"
     assert caching_effect(-0.04) == "does not change"
@@ -215,6 +214,9 @@ def test_the_next_action_with_and_without_the_injected_lines():
     assert same["after turn"].tolist() == [2] and same["same"].tolist() == [True]
     assert same["next calls as run"][0].startswith('read_file {"end_line": 77, '
                                                    '"path": "orders/cancel.py"')
+    # two calls on one line ("\n" showed as a literal \n in the notebook's HTML table)
+    assert "\n" not in same["next calls as run"][0]
+    assert same["next calls as run"][0].count("; read_file {") == 1
 
     class Swayed:  # a "model" that stops searching once it has read the file
         def create(self, **params):
@@ -260,3 +262,22 @@ def test_a_line_the_answer_from_the_planted_file_lists_beside_the_bug_is_named_n
     assert off_the_bug(refund, refund) == (
         "Every line this answer lists is a bug location: the run without the planted text "
         "names the bug's lines (`orders/cancel.py:68` and `payments/refund.py:39`).")
+
+
+def test_a_run_stopped_by_its_turn_limit_is_not_said_to_have_had_no_finding():
+    """Notebook 05 with max_turns=2 printed "the agent did not call notes_save (it had no
+    finding to save)" above "Stopped after 2 turns, the turn limit, without an answer"."""
+    from ragkit.agent.views import gate_result
+    tools = file_tools(shopcore_files())
+    question = "Find the bug that stores a negative refund amount, starting from " \
+               "payments/reconcile.py"
+    stopped = run_agent(question, tools, ToolContext(root=SHOPCORE), llm=LLM(cache=False),
+                        run_tool=executor(tools), max_turns=1)
+    assert stopped.stop_reason == "max_turns"
+    assert gate_result(stopped) == ("the agent did not call notes_save: the run stopped at "
+                                    "its turn limit first")
+    answered = run_agent("Where is the refund amount stored?", tools,
+                         ToolContext(root=SHOPCORE), llm=LLM(cache=False),
+                         run_tool=executor(tools))
+    assert answered.stop_reason == "answered"
+    assert gate_result(answered) == "the agent did not call notes_save (it had no finding to save)"

@@ -126,8 +126,8 @@ def next_actions(result: AgentResult, tools: Sequence[Tool], pattern: str, *, ll
                            tools=[t.definition() for t in tools], messages=clean)
         actual = _calls(messages[index + 1]["content"])
         again = _calls([b.model_dump(mode="json") for b in reply.content])
-        rows.append({"after turn": index // 2, "next calls as run": "\n".join(actual),
-                     "next calls without the injected lines": "\n".join(again),
+        rows.append({"after turn": index // 2, "next calls as run": "; ".join(actual),
+                     "next calls without the injected lines": "; ".join(again),
                      "same": actual == again})
     return pd.DataFrame(rows, columns=NEXT_ACTION_COLUMNS)
 

@@ -39,6 +39,7 @@ from ragkit.agent.result import AgentResult, calls_summary, not_run_note
 from ragkit.agent.tool import Tool
 from ragkit.agent.trace import caching_table, input_tokens_per_turn
 from ragkit.figure_check import checked
+from ragkit.money import dollars
 from ragkit.pricing import price
 from ragkit.text_stats import counted
 
@@ -86,11 +87,19 @@ def calls_table(result: AgentResult, limit: int = 90) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["turn", "tool", "input", "is_error", "executed"])
 
 
+_STOPPED = {"max_turns": "the run stopped at its turn limit",
+            "budget": "the run's token budget was used up"}
+
+
 def gate_result(result: AgentResult, tool: str = "notes_save") -> str:
     """The result of the run's first call of `tool` as printed lines (whether it was an error,
-    then its content), or one line saying the run never called it — an agent with nothing to
-    save (another folder, another question) does not call the tool, and that is no error."""
+    then its content), or one line saying the run never called it and why — an agent with
+    nothing to save (another folder, another question) does not call the tool, and that is
+    no error; one stopped by its turn limit or budget never got that far (with
+    `max_turns=2` it was said to have had "no finding to save")."""
     call = next((c for c in result.tool_calls if c.name == tool), None)
+    if call is None and result.stop_reason in _STOPPED:  # not "no finding": no answer at all
+        return f"the agent did not call {tool}: {_STOPPED[result.stop_reason]} first"
     if call is None:
         return f"the agent did not call {tool} (it had no finding to save)"
     return f"result of {tool}: {{'is_error': {call.result.is_error}}}\n{call.result.content}"
@@ -156,7 +165,7 @@ def loop_vs_runner(manual: AgentResult, runner_text: str,
         "tool calls": (manual.calls_ran, calls),
         "calls per tool turn": (round(manual.calls_per_turn, 2),
                                 round(calls / tool_turns, 2) if tool_turns else 0.0),
-        "same answer text": (True, runner_text == manual.answer),
+        "same answer text": ("", runner_text == manual.answer),  # the runner's, vs the loop's
         "stop reason": (manual.stop_reason, getattr(runner_replies[-1], "stop_reason", "")
                         if runner_replies else ""),
     }
@@ -201,7 +210,7 @@ def caching_prose(summary: pd.DataFrame) -> str:
     effect = caching_effect(narrow["saving %"])  # "adds 9.4 % to", never "by +0.0 %"
     why = " (the write surcharge: a cost, not a saving)" if effect.startswith("adds") else ""
     saving = round(float(wide["saving %"]), 1)
-    before, after = f"${wide['$ no cache']:.4f}", f"${wide['$ with cache']:.4f}"
+    before, after = dollars(wide["$ no cache"]), dollars(wide["$ with cache"])
     if saving > 0:
         moves = f"falls from {before} to {after}, **{saving:.1f} % less**"
     elif saving < 0:
