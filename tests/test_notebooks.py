@@ -437,3 +437,11 @@ def test_notebook_06_runs_crag_on_the_thresholds_it_tuned():
     lower = re.search(r"tuned upper [\d.]+, lower ([\d.]+), used below", printed).group(1)
     assert f"{float(lower):.2f}" in [row[0] for t in _texts(cells[tuned]) if "<table" in t
                                      for row in _html_rows(t)]
+
+
+@contract
+def test_no_paired_test_compares_a_value_with_itself(path):
+    """Notebook 03 printed "α = 0.6 vs the shipped 0.6, Pass@20: … p = 1.0000": the Pass@20
+    peak was the shipped α, and a test of a value against itself says nothing."""
+    printed = "\n".join(t for c in _code(_nb(path)) for t in _texts(c))
+    assert re.findall(r"α = ([\d.]+) vs the shipped \1\b", printed) == []
