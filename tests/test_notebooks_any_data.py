@@ -94,14 +94,15 @@ def _table(results: Path, name: str) -> dict[str, dict[str, float]]:
 
 def test_06_and_07_grep_the_documents_of_a_documents_jsonl(tmp_path):
     """With `documents.jsonl` instead of `corpus/`, CRAG's grep fallback (06, 07) and the
-    agent's tools (07) search the documents written as files, not a missing folder: CRAG
+    agent's tools (07) search the documents written as files, not a missing folder: 07's CRAG
     answers as many questions as plain RAG (as on the `corpus/` layout of the same data; with
     nothing to grep it answered none), and nothing is written into the user's folder."""
     data = write_tiny_dataset(tmp_path / "tiny", jsonl=True)
     done = _run(tmp_path, data, "-p", "split=dev", numbers=["06", "07"])
     assert done.returncode == 0, done.stderr[-3000:]
+    # 06 runs CRAG on thresholds tuned on this tiny dev split (upper 0.4): nearly every
+    # question is Correct and grep is not asked; 07, on the shipped thresholds, shows it
     crag_06 = _table(tmp_path / "results", "crag_self_rag")
-    assert crag_06["CRAG (offline evaluator)"]["accuracy %"] == 25.0
     assert crag_06["plain RAG"]["accuracy %"] == 25.0
     crag_07 = _table(tmp_path / "results", "rag_vs_long_context")
     assert crag_07["CRAG (offline evaluator)"]["accuracy %"] == 40.0
