@@ -88,10 +88,28 @@ def test_contents_lines_a_large_paragraph_and_a_running_header_are_no_headings(t
     doc = load_file(_canvas_pdf(tmp_path / "eg400.pdf", pages), "eg400.pdf")
     assert [line for line in doc.text.splitlines() if line.startswith("#")] == ["# Descaling"]
     assert "Safety … 1" in doc.text and "Kestrel" not in doc.text
-    assert "Always unplug the grinder before you\n\nopen it, and" in doc.text
+    # three lines 30 points apart are three boxes to pdfminer: one paragraph here
+    assert ("Always unplug the grinder before you open it, and keep the burrs away from water "
+            "at every step.") in doc.text
 
 
 def test_a_pdf_in_one_size_has_no_headings(tmp_path):
     doc = load_file(_canvas_pdf(tmp_path / "flat.pdf", [[BODY, (10, "Descaling"), BODY]]),
                     "flat.pdf")
     assert "#" not in doc.text and "Descaling" in doc.text
+
+
+def test_a_paragraph_pdfminer_split_into_two_boxes_is_one_paragraph(tmp_path):
+    """LibreOffice spaces a paragraph's lines unevenly and pdfminer made two boxes of one
+    paragraph: a chunk ended at "… since it is the", and the offline answerer quoted "They
+    simply measure how many instructions". A box that ends a sentence, or a next box that
+    starts with a capital, a digit or a bullet, stays a paragraph of its own."""
+    lines = [(10, "They simply measure how many instructions"),
+             (10, "were executed for each line, a manip-"), (10, "ulation count."),
+             (10, "then a sentence after a full stop."), (10, "Capital letters start this one"),
+             (10, "- a bullet goes on"), (10, "3 items follow")]
+    doc = load_file(_canvas_pdf(tmp_path / "cg.pdf", [lines]), "cg.pdf")
+    assert doc.text.split("\n\n") == [
+        "They simply measure how many instructions were executed for each line, a "
+        "manipulation count.", "then a sentence after a full stop.",
+        "Capital letters start this one", "- a bullet goes on", "3 items follow"]

@@ -61,6 +61,7 @@ from ragkit.loaders import pdf_layout
 from ragkit.loaders.pdf_headings import Box, by_size, lines
 from ragkit.loaders.pdf_layout import DrawnTooMuch, page_device, page_interpreter
 from ragkit.loaders.pdf_outline import Head, outline, pdf_text, placed, printed_at
+from ragkit.loaders.pdf_paragraphs import rejoined
 from ragkit.loaders.pdf_repair import open_document
 from ragkit.loaders.pdf_streams import bounded_streams
 from ragkit.outline import one_line
@@ -115,9 +116,8 @@ def _clean(text: str) -> str:
 
 
 def _text_boxes(layout):
-    """The text boxes of a page in pdfminer's order, also those inside figures: a Form
-    XObject (a page imported from another PDF, a stamped template) draws its text there, and
-    a page drawn wholly by one read as "no text layer" (laid out with `all_texts`)."""
+    """The text boxes of a page in pdfminer's order, also those inside figures (a Form
+    XObject: a page imported from another PDF, a stamped template), laid out `all_texts`."""
     from pdfminer.layout import LTFigure, LTTextBox
     for el in layout:
         if isinstance(el, LTTextBox):
@@ -161,9 +161,8 @@ def _process(interpreter, device, page) -> None:
 
 def _laid_out(interpreter, device, page) -> list[Box]:
     """A page's boxes (`_boxes`). A page whose words come out spelled out letter by letter
-    (`_spelled_out` over half) is laid out again turned each other way, and the turn that
-    reads as words kept: a page turned by its /Rotate entry holds its text horizontal in
-    its own coordinates, and pdfminer, laying it out turned, made every letter a line."""
+    (`_spelled_out` over half; a page turned by its /Rotate entry) is laid out again turned
+    each other way, and the turn that reads as words kept."""
     _process(interpreter, device, page)
     boxes = _boxes(device.get_result())
     score, turn = _spelled_out(boxes), page.rotate
@@ -207,8 +206,8 @@ def _sentence(text: str) -> bool:
 
 
 def _title(field: str) -> str:
-    """The PDF's Title field unless it says nothing or names a file (then the first short
-    box): "Microsoft Word - report.docx" is "report", "Binder1.pdf" no title."""
+    """The PDF's Title field unless it says nothing or names a file ("Microsoft Word -
+    report.docx" is "report", "Binder1.pdf" no title)."""
     field = one_line(_CONTROL.sub(" ", field))
     match = _FILE_TITLE.match(field)
     if match and (match.group(2) or match.group(1) != field):
@@ -279,7 +278,8 @@ def load(path: Path, rel: str) -> Document:
         out.page(n + 1)
         # a running header is often the document's name: the title looks at every box
         first = first or next((text for text, *_ in laid_out[n] if len(text) <= 200), "")
-        _page(out, [(text, top) for text, top, *_ in boxes], heads.get(n, []))
+        here = heads.get(n, [])  # a paragraph pdfminer split in two boxes, one (`rejoined`)
+        _page(out, rejoined([box[:2] for box in boxes], [h[1] for h in here]), here)
     text = out.text()
     if not text.strip() and device.unmapped:  # it has text, in fonts with no Unicode map
         raise RagkitError(f"{path}: its text is in fonts that map no glyph to Unicode (pdfminer "
