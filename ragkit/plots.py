@@ -111,18 +111,19 @@ def kind_heatmap(table: pd.DataFrame, title: str = "", metric: str = "Pass@20") 
 def _fail_label(fail: float, reduction: float | None, failed: object = None) -> str:
     """A ladder bar's label: its Fail@20, the questions it fails (`failed`, when the table
     counts them; "2 questions failed", not "2 failed", which read as a count behind Fail@20
-    3.2 of 47 questions — a question fails on any golden passage missed), and its change
-    from the first rung in words that follow the table's "reduction %" — "35% fewer", "200%
-    more" (the bar read "+200%" beside a table's -200.0: one change, two signs); none when
-    there is no change to state (the first rung, or a first rung with no failures to
-    reduce)."""
+    3.2 of 47 questions — a question fails on any golden passage missed), and, under the
+    Fail@20 it is a change of, its change from the first rung in words that follow the
+    table's "reduction %" — "35% lower", "200% higher" (the bar read "+200%" beside a table's
+    -200.0: one change, two signs; and "71% fewer" under "8 questions failed" read as a
+    change of the count, 18 → 8, which is 56 % fewer); none when there is no change to state
+    (the first rung, or a first rung with no failures to reduce)."""
     lines = [f"{fail:.1f}"]
-    if failed is not None and not pd.isna(failed):
-        lines.append(f"{counted(int(failed), 'question')} failed")
-    if reduction is not None and not np.isnan(reduction):
+    if reduction is not None and not np.isnan(reduction):  # of Fail@20, so beside it
         shown = abs(reduction)
         lines.append("no change" if round(shown) == 0 else
-                     f"{shown:.0f}% {'fewer' if reduction > 0 else 'more'}")
+                     f"{shown:.0f}% {'lower' if reduction > 0 else 'higher'}")
+    if failed is not None and not pd.isna(failed):
+        lines.append(f"{counted(int(failed), 'question')} failed")
     return "\n".join(lines)
 
 
@@ -131,7 +132,7 @@ def ladder_bars(table: pd.DataFrame, title: str = "") -> plt.Figure:
     """Fail@20 per rung of Anthropic's Contextual Retrieval ladder (as from
     `ragkit.ladder.ladder_table`), this run beside the article's, each bar labelled with its
     value, the questions it fails when the table counts them (`counts=True`), and its change
-    from the first rung in words ("35% fewer"). A rung that was not measured shows "not
+    from the first rung in words ("35% lower"). A rung that was not measured shows "not
     built". A rung's name stands over its qualifier ("+ rerank" over "(top 150 → 20)"),
     a long qualifier broken after its commas, else wrapped, else tilted
     (`ragkit.figure_layout.fit_category_labels`, as every bar chart's categories)."""

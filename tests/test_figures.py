@@ -359,7 +359,7 @@ def test_a_sweep_marks_a_default_it_did_not_pick_as_the_default_above_every_line
 
 def test_ladder_bars_label_no_reduction_from_no_failures_and_an_increase_as_more():
     """A first rung with no failures left its reductions NaN: the bars read "−nan%"; a rung
-    with more failures read "−-300%". Now no percentage, and "300% more" for an increase
+    with more failures read "−-300%". Now no percentage, and "300% higher" for an increase
     (in words, as the table's "reduction %" of -300.0 reads); the table shows the NaN cells
     blank (`round_metrics`)."""
     from ragkit.evaluate import round_metrics
@@ -378,7 +378,7 @@ def test_ladder_bars_label_no_reduction_from_no_failures_and_an_increase_as_more
             [100.0] * 3 + [95.0], [100.0, 80.0, 100.0, 100.0], [100.0] * 4, [100.0] * 4)])))
     fig = plots.ladder_bars(table)
     assert [t.get_text() for t in fig.axes[0].texts][:4] == [
-        "1.2", "5.0\n300% more", "0.0\n100% fewer", "0.0\n100% fewer"]  # 1.25 → 5.0 → 0
+        "1.2", "5.0\n300% higher", "0.0\n100% lower", "0.0\n100% lower"]  # 1.25 → 5.0 → 0
     plt.close(fig)
     # an unchanged rung reads "no change", not "0% fewer"
     assert plots._fail_label(2.9, 0.0) == plots._fail_label(2.9, -0.3) == "2.9\nno change"

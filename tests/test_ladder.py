@@ -117,15 +117,23 @@ def test_a_folders_ladder_counts_failed_questions_and_says_when_too_few_to_reduc
         "first rung fails 1 question, too few for a relative reduction to mean anything: one "
         "question more or less moves it by 100 %; read the counts, not the reduction column.")
     fig = ladder_bars(table)
+    # the change is of Fail@20, so it stands under it, not under the count ("71% fewer"
+    # under "8 questions failed" read as 18 → 8, which is 56 % fewer)
     assert [t.get_text() for t in fig.axes[0].texts] == [
-        "2.4\n1 question failed", "7.1\n3 questions failed\n200% more",
-        "0.0\n0 questions failed\n100% fewer", "0.0\n0 questions failed\n100% fewer", "5.7",
-        "3.7\n35% fewer", "2.9\n49% fewer", "1.9\n67% fewer"]
+        "2.4\n1 question failed", "7.1\n200% higher\n3 questions failed",
+        "0.0\n100% lower\n0 questions failed", "0.0\n100% lower\n0 questions failed", "5.7",
+        "3.7\n35% lower", "2.9\n49% lower", "1.9\n67% lower"]
     plt.close(fig)
     assert ladder_note(_folder_ladder([20, 15, 10, 5], 159)) == (
         "Failed questions per rung, of the 159: 20 → 15 → 10 → 5 (the table's order). The "
-        "first rung fails 20, so one question more or less moves the reduction by 5.0 %: the "
-        "reduction column reads as a rate.")
+        "first rung fails 20, so one question more or less moves the reduction by about 5.0 "
+        "%: the reduction column reads as a rate.")
+    # questions of two passages that miss one: Fail@20 counts each half, the count whole;
+    # one question is 100/40 = 2.5 points of Fail@20 12.5, so 20 % of the reduction
+    halves = _folder_ladder([10, 10, 10, 10], 40)
+    halves["Fail@20"] = [12.5, 10.0, 7.5, 5.0]
+    assert ladder_note(halves).endswith("moves the reduction by about 20.0 %: the reduction "
+                                        "column reads as a rate.")
     assert ladder_note(_folder_ladder([0, 2, 0, 0])).endswith(
         "Here the first rung fails no question, so there is no failure to reduce; read the "
         "counts, not the reduction column.")
