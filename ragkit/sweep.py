@@ -49,6 +49,7 @@ from ragkit.models import ragkit_home
 from ragkit.notebook_params import check_splits, effective_parameters, parameters_for
 from ragkit.notebook_runner import RESULTS, execute, is_results, mark, notebook_paths
 from ragkit.progress import progress_bar
+from ragkit.questions.review import edited_sheets
 from ragkit.record import load_records
 from ragkit.results import datasets_of, folder_hash
 from ragkit.run_progress import progress_seconds
@@ -90,13 +91,21 @@ def source_fingerprint() -> str:
 
 
 def point_key(notebook: Path, params: Mapping[str, Any], fingerprint: str) -> str:
-    """The cache key of one point: everything its results depend on."""
+    """The cache key of one point: everything its results depend on — the notebook, the
+    parameters, ragkit's sources, the input folders' contents, the online keys set, and
+    the review sheets a reviewer edited in its output folders (`*_folder` parameters:
+    notebook 08's review sheet; an edited sheet was ignored and every point reused)."""
+    effective = effective_parameters(notebook, params)
     data = {name: folder_hash(path)["sha256"] for name, path in
-            datasets_of(notebook, effective_parameters(notebook, params)).items()}
+            datasets_of(notebook, effective).items()}
+    reviews = {name: edited_sheets((notebook.parent / value).resolve())
+               for name, value in sorted(effective.items())
+               if name.endswith("_folder") and isinstance(value, str) and value.strip()}
     online = sorted(k for k in ("ANTHROPIC_API_KEY", "VOYAGE_API_KEY") if os.environ.get(k))
     text = json.dumps({"notebook": hashlib.sha256(notebook.read_bytes()).hexdigest(),
                        "params": params, "ragkit": fingerprint, "data": data,
-                       "online": online}, sort_keys=True, default=str)
+                       "online": online, **({"reviews": reviews} if any(reviews.values())
+                                            else {})}, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 

@@ -117,6 +117,28 @@ def test_sweep_points_are_keyed_by_notebook_and_parameters(tmp_path, monkeypatch
     assert key != point_key(nb, {"x": 2}, source_fingerprint())
 
 
+def test_a_sweep_point_is_run_again_when_its_review_sheet_was_edited(tmp_path):
+    """Notebook 08's review sheet edited, the sweep re-run: every point was reused ("2
+    reused, 0 executed") and the edit ignored. The sheet as its notebook wrote it, or
+    another folder's, keeps the points' keys."""
+    from ragkit.questions import write_review
+    from ragkit.sweep import point_key, source_fingerprint
+    nb = _notebook(tmp_path / "08_tiny.ipynb", "print(x)",
+                   params="x = 1\nreview_folder = 'review'")
+    question = {"id": "gen-001", "question": "How long is the warranty?",
+                "golden": [{"doc_id": "a.md", "span": "two years"}], "kind": "lexical",
+                "metadata": {}}
+    fingerprint = source_fingerprint()
+    before = point_key(nb, {"x": 2}, fingerprint)
+    sheet = write_review([question], tmp_path / "review" / "review.csv")
+    assert point_key(nb, {"x": 2}, fingerprint) == before  # as written: no review yet
+    sheet.write_text(sheet.read_text(encoding="utf-8-sig").replace(",yes,", ",no,"),
+                     encoding="utf-8")
+    edited = point_key(nb, {"x": 2}, fingerprint)
+    assert edited != before
+    assert point_key(nb, {"x": 2, "review_folder": "elsewhere"}, fingerprint) != edited
+
+
 def test_refresh_rewrites_in_place_without_run_metadata(tmp_path):
     nb = _notebook(tmp_path / "01_tiny.ipynb", "print(x + 1)")
     assert refresh([str(nb)]) == [nb]

@@ -148,6 +148,22 @@ def write_review(questions: Sequence[dict[str, Any]], path: Path | str) -> Path:
     return written
 
 
+def edited_sheets(folder: Path) -> dict[str, str]:
+    """sha256 of each review sheet in `folder` that a reviewer changed since it was written
+    (its stamp, `<sheet>.sha256`, no longer matches), by name; a sheet moved aside
+    (`.edited-<n>`) is not read by anything and is left out. A sweep's points are keyed by
+    these (`ragkit.sweep.point_key`): an edited sheet was ignored, every point reused."""
+    found = {}
+    for path in sorted(folder.glob("*.csv")) if folder.is_dir() else []:
+        stamp = _stamp(path)
+        if ".edited-" in path.name or not stamp.is_file() or not path.is_file():
+            continue
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        if digest != stamp.read_text(encoding="ascii", errors="replace").strip():
+            found[path.name] = digest
+    return found
+
+
 def review_sheet(questions: Sequence[dict[str, Any]], path: Path | str) -> tuple[Path, str]:
     """(`path`, how): "kept" — the sheet already at `path`, when a reviewer changed it and it
     was written for these very questions (its stamp, `<sheet>.sha256`, is the hash of the
