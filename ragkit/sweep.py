@@ -90,6 +90,9 @@ def source_fingerprint() -> str:
     return digest.hexdigest()
 
 
+QUESTION_SET = "question_set"  # what a notebook records to name the questions it scored
+
+
 def point_key(notebook: Path, params: Mapping[str, Any], fingerprint: str) -> str:
     """The cache key of one point: everything its results depend on — the notebook, the
     parameters, ragkit's sources, the input folders' contents, the online keys set, and
@@ -201,14 +204,16 @@ def sweep(notebook: str | Path | None, out: Path | str, grid: Mapping[str, Seque
     check_target(out, is_results, RESULTS, folder=True)
     fingerprint = source_fingerprint()
     with replace_folder(out, is_results, RESULTS) as tmp, index_cache.shared():
-        rows, records = [], []
+        rows, records, question_sets = [], [], set()
         for params in progress_bar(points, desc=f"sweep {path.stem}", unit="point"):
             res = _run_point(path, tmp / f"{path.stem}__{_tag(params)}.ipynb", params,
                              point_key(path, params, fingerprint), fresh)
             records.append(res["records"])
+            question_sets.add(res["records"].get("values", {}).get(QUESTION_SET))
             rows.append({**params, **res["records"]["numbers"], "error": res["error"]})
             rows[-1]["reused"] = res["reused"]
-        unreadable = _write_tables(tmp, pd.DataFrame(rows), grid, metric_panels(records))
+        unreadable = _write_tables(tmp, pd.DataFrame(rows), grid, metric_panels(records),
+                                   len(question_sets - {None}) > 1)
         mark(tmp, "sweep")
     failed = [_tag({k: row[k] for k in grid}) for row in rows if row["error"]]
     if failed:
@@ -242,10 +247,13 @@ def _cell_md(value: Any) -> Any:
 
 
 def _write_tables(folder: Path, table: pd.DataFrame, grid: Mapping[str, Sequence[Any]],
-                  panels: dict[str, list[str]]) -> list[str]:
+                  panels: dict[str, list[str]], own_questions: bool = False) -> list[str]:
     """sweep.csv, sweep.md (with the plots and which points were reused), the plots; returns
     what made a plot unreadable ("sweep_k.png: unreadable figure: …"), that plot not drawn
-    and sweep.md saying so: the tables of a long sweep are kept whatever its figures."""
+    and sweep.md saying so: the tables of a long sweep are kept whatever its figures. With
+    `own_questions` (the points recorded different `QUESTION_SET`s: notebook 08 generates its
+    questions per point, so a chunk size's point is scored on its own questions) sweep.md
+    says that a difference between points is not the parameter's effect alone."""
     reused = int(table.pop("reused").sum())
     write_text(folder / "sweep.csv", csv_text(table))  # formula-safe text cells
     shown = _shown(table, grid).map(_cell_md)  # sweep.csv keeps the exact numbers and texts
@@ -254,6 +262,11 @@ def _write_tables(folder: Path, table: pd.DataFrame, grid: Mapping[str, Sequence
                                          for c in shown.columns]), "",
              f"{counted(len(table), 'point')}, {reused} reused from earlier runs, "
              f"{len(table) - reused} executed."]
+    if own_questions:
+        lines += ["", "The points were scored on different question sets (each generated its "
+                  "own): a difference between them is not the swept parameter's effect alone. "
+                  "To compare on one set, score the configurations on a reviewed golden file "
+                  "(`ragkit eval DOCS --questions FILE`)."]
     unreadable = []
     for parameter in grid:
         if panels and len(set(map(str, grid[parameter]))) > 1:  # a fixed one has no axis

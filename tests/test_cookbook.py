@@ -117,6 +117,19 @@ def test_sweep_points_are_keyed_by_notebook_and_parameters(tmp_path, monkeypatch
     assert key != point_key(nb, {"x": 2}, source_fingerprint())
 
 
+def test_a_sweep_says_when_its_points_scored_different_question_sets(tmp_path, monkeypatch):
+    """Notebook 08 swept over chunk_size generates questions per point (47 kept at 256, 43
+    at 512, not the same ones), and sweep.md presented the gap as the chunk size's effect."""
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    note = "The points were scored on different question sets (each generated its own)"
+    own = _notebook(tmp_path / "01_own.ipynb", TABLE, "record('question_set', f'set{x}')")
+    sweep(str(own), tmp_path / "own", {"x": ["1", "2"]})
+    assert note in (tmp_path / "own" / "sweep.md").read_text()
+    one = _notebook(tmp_path / "01_one.ipynb", TABLE, "record('question_set', 'the set')")
+    sweep(str(one), tmp_path / "one", {"x": ["1", "2"]})
+    assert note not in (tmp_path / "one" / "sweep.md").read_text()
+
+
 def test_a_sweep_point_is_run_again_when_its_review_sheet_was_edited(tmp_path):
     """Notebook 08's review sheet edited, the sweep re-run: every point was reused ("2
     reused, 0 executed") and the edit ignored. The sheet as its notebook wrote it, or

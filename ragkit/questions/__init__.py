@@ -35,7 +35,7 @@ _LAZY = {
     "ragkit.questions.choose": ["config_runs", "method_table", "verdict"],
     "ragkit.questions.trust": ["Agreement", "agreement", "as_queries", "check_default",
                                "compare_sets", "default_configs", "metric_matrix"],
-    "ragkit.questions.review": ["accept", "is_golden_file", "read_golden",
+    "ragkit.questions.review": ["accept", "fingerprint", "is_golden_file", "read_golden",
                                 "review_sheet", "sheet_preview", "source_text", "write_golden",
                                 "write_review"],
     "ragkit.questions.sheets": ["is_review_csv"],
@@ -44,7 +44,8 @@ __getattr__, __dir__ = _attach(__name__, _LAZY)
 
 __all__ = ["DEFAULT_MODEL", "DEFAULT_SHARES", "DUP_THRESHOLD", "KINDS", "OFFLINE_GENERATOR",
            "STAGES", "Agreement", "Report", "accept", "agreement", "as_queries", "check_default",
-           "compare_sets", "config_runs", "default_configs", "documents_of", "generate", "is_golden_file",
+           "compare_sets", "config_runs", "default_configs", "documents_of", "fingerprint",
+           "generate", "is_golden_file",
            "is_review_csv", "method_table", "metric_matrix", "question_preview", "read_golden",
            "review_sheet",
            "sheet_preview", "source_text", "verdict", "write_golden", "write_review"]

@@ -148,6 +148,15 @@ def write_review(questions: Sequence[dict[str, Any]], path: Path | str) -> Path:
     return written
 
 
+def fingerprint(questions: Sequence[dict[str, Any]]) -> str:
+    """A short sha256 of a question set (ids, texts and spans, in id order): what a notebook
+    records as the questions it scored, so a sweep can say when its points scored different
+    ones (`ragkit.sweep.QUESTION_SET`)."""
+    rows = sorted((q["id"], q["question"], [g.get("span", "") for g in q["golden"]])
+                  for q in questions)
+    return hashlib.sha256(json.dumps(rows, ensure_ascii=False).encode()).hexdigest()[:16]
+
+
 def edited_sheets(folder: Path) -> dict[str, str]:
     """sha256 of each review sheet in `folder` that a reviewer changed since it was written
     (its stamp, `<sheet>.sha256`, no longer matches), by name; a sheet moved aside
