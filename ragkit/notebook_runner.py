@@ -19,6 +19,7 @@ other the other way round.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import resource
@@ -151,6 +152,11 @@ def execute(notebook: Path, output: Path, parameters: dict[str, Any] | None = No
                 progress_label=progress,
                 kernel_manager_class=type("QuietKernel", (quiet,), {"stderr": kernel_stderr}))
     except RagkitError:  # no temporary folder to work in: the run cannot start at all
+        raise
+    except KeyboardInterrupt:  # Ctrl-C: the CLI says "interrupted" in one line
+        # nbclient's cell task, finished with the kernel's own KeyboardInterrupt and never
+        # awaited, was logged by asyncio at exit: 220 lines of traceback after that line
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
         raise
     except Exception as exc:  # papermill re-raises the cell's error; keep going, report it
         failure = _failure(exc, kernel_stderr)

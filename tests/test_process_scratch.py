@@ -138,3 +138,31 @@ def _kernel_alive(connection: Path) -> bool:
         except OSError:
             continue
     return False
+
+
+def test_ctrl_c_during_a_notebook_run_prints_no_asyncio_traceback(tmp_path):
+    """Ctrl-C in `ragkit cookbook run` printed the one "interrupted" line, then 220 lines:
+    "Task exception was never retrieved" and nbclient's cell task's traceback, which asyncio
+    logs at exit for a task that finished with an error nobody awaited. Here papermill is
+    replaced by such a task, then the interrupt."""
+    code = ("import asyncio, sys, papermill\nfrom pathlib import Path\n"
+            "from ragkit import notebook_runner\n"
+            "def cell(*args, **kwargs):\n"
+            "    loop = asyncio.new_event_loop()\n"
+            "    async def failed():\n"
+            "        raise RuntimeError('the kernel stopped the cell')\n"
+            "    sys.modules['__main__'].task = loop.create_task(failed())\n"
+            "    loop.run_until_complete(asyncio.sleep(0.01))\n"
+            "    raise KeyboardInterrupt\n"
+            "papermill.execute_notebook = cell\n"
+            "nb = Path(sys.argv[1])\n"
+            "try:\n"
+            "    notebook_runner.execute(nb, nb.with_name('out.ipynb'))\n"
+            "except KeyboardInterrupt:\n"
+            "    print('interrupted', flush=True)\n"
+            "    del task\n")
+    notebook = _kernel_notebook(tmp_path / "01_kernel.ipynb")
+    done = subprocess.run([sys.executable, "-c", code, str(notebook)], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert done.stdout == "interrupted\n", done.stderr
+    assert done.stderr == ""
