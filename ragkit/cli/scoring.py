@@ -10,7 +10,7 @@ from ragkit.cli.options import (DEFAULT_RERANK, Help, add_index_options, add_sea
                                 check_index_covers, check_same_options, clamp_k, index_config,
                                 load_index, positive_int, print_rerank_summary, terminal_text)
 from ragkit.cli.fusion import fusion_given, fusion_settings
-from ragkit.cli.golden import warn_unsplit, with_questions
+from ragkit.cli.golden import check_questions, warn_unsplit, with_questions
 from ragkit.cli.retrieval import batch_size, held_per_query
 from ragkit.config import fetch_depth
 from ragkit.errors import RagkitError, not_a_file
@@ -97,6 +97,7 @@ def _eval_dataset(args: argparse.Namespace) -> None:
     from ragkit.evaluate import judge
     from ragkit.pipeline import Pipeline, SearchConfig
     fusion_settings(args, args.mode or ["hybrid"])  # a mismatched option: before any work
+    check_questions(args.questions)
     data = load_dataset(args.dataset, args.split, skip_bad=args.skip_bad)
     if args.questions:  # e.g. from `ragkit questions accept`: they replace golden/
         data = with_questions(data, args.questions)
@@ -198,6 +199,7 @@ def cmd_tune(args: argparse.Namespace) -> None:
     check_metric(args.metric, args.k)  # bad options are refused before any work
     alphas, rrf_ks = parse_grid(args.alphas), parse_grid(args.rrf_ks, integer=True)
     check_sweep_points(alphas, rrf_ks, "--rrf-ks: each k")  # before any work
+    check_questions(args.questions)
     # a BEIR folder is read by split: dev, as the other layouts default, else every qrels file
     # (it tuned on qrels/test.tsv alone, whatever --split said)
     loaded = args.split or ("dev" if "dev" in beir_splits(args.dataset) else "all")
