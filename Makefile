@@ -54,7 +54,13 @@ test: $(STAMP)
 LAB_DIR  ?= notebooks/
 LAB_ARGS ?=
 export LAB_DIR
+# JupyterLab's settings for this environment: no "get notified about Jupyter news?" toast over
+# the notebooks' figures, and no request to jupyter.org for news or updates (offline)
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
 lab: $(STAMP)
+	@[ -e $(LAB_SETTINGS) ] || { mkdir -p $(dir $(LAB_SETTINGS)) && printf '%s\n' \
+	  '{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}' \
+	  > $(LAB_SETTINGS); }
 	@[ -e "$$LAB_DIR" ] \
 	  || { echo "make lab: LAB_DIR=$$LAB_DIR: no such file or folder" >&2; exit 2; }; \
 	if [ -d "$$LAB_DIR" ]; then path=$$(cd -- "$$LAB_DIR" && pwd); \

@@ -193,6 +193,9 @@ def test_make_lab_runs_the_first_cell_of_notebook_01_in_a_browser(lab, browser):
                browser.find_elements(By.CSS_SELECTOR, ".jp-Notebook .jp-CodeCell")[:2]]
     assert prompts == ["[1]:", "[2]:"]
     assert "Traceback" not in log.read_text()
+    # `make lab` turns JupyterLab's news off: its "get notified about official Jupyter news?"
+    # toast sat over the right edge of every notebook's figures, and asked to go online
+    assert browser.find_elements(By.XPATH, "//*[contains(text(), 'Jupyter news')]") == []
 
 
 def test_make_lab_opens_on_the_notebooks_and_reaches_the_review_sheet(lab, browser):
