@@ -10,23 +10,20 @@ a figure's `$` signs are drawn as written, not as TeX math.
   dollars on a 0–100 axis fail and a flat line far from 0 does not, nor one at 0 (a sweep's
   Fail@20 of 0 at every point, which no limits could pass).
 - **Legends**: a legend's box covers no bar, no point and no stretch of a line.
-- **Hidden lines**: no named line lies under another drawn in the same style (marker, dashes,
-  a marker no larger) for `HIDDEN_SHARE` of its points: two series level at most points
-  (65.0 and 64.3 % of questions) drew one line, and the reader saw one series where the
-  legend named two. `SERIES_STYLES` gives each series a style of its own.
+- **Hidden lines**: no named line lies under another drawn in the same style for
+  `HIDDEN_SHARE` of its points (two series level at most points read as one);
+  `SERIES_STYLES` gives each series a style of its own.
 - **Twin axes**: a line's markers stand `TWIN_GAP_PT` clear of those of a line on its twin
-  (an axes sharing its x axis, e.g. a price on the right): notebook 04's Pass@k (99.7 %) and
-  price ($0.00758) at k = 20 were one dot; its price at N = 150, 9 pt from Pass@20's point,
-  was paired with it.
+  (notebook 04's Pass@k, 99.7 %, and price, $0.00758, at k = 20 were one dot).
 
-What it does not judge: colours, titles, whether the chart type suits the data. Why it
-exists: the committed notebooks store figures as PNGs, which no test can read; every figure
-function in ragkit is `checked`, so a notebook that draws an unreadable figure fails where it
-draws it — in `make test` (nbval re-executes the notebooks) and in `ragkit cookbook run`.
+What it does not judge: colours, titles, whether the chart type suits the data. Why: the
+committed notebooks store figures as PNGs, which no test can read; every figure function in
+ragkit is `checked`, so a notebook that draws an unreadable figure fails where it draws it.
 """
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -58,6 +55,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 class UnreadableFigure(ValueError):
     """A figure failed `problems`: the message lists what a reader could not read."""
+
+
+def _title(ax) -> str:
+    """An axes' title on one line, as a message quotes it (a line the layout wrapped after a
+    hyphen joined back: "claude-\nhaiku-4-5" read "claude- haiku-4-5")."""
+    return " ".join(re.sub(r"(?<=-)\n\s*", "", ax.get_title()).split()) or "untitled axes"
 
 
 def _overlap(a: Bbox, b: Bbox, tolerance: float = OVERLAP_PX) -> bool:
@@ -92,7 +95,7 @@ def tick_label_problems(fig: Figure, renderer) -> list[str]:
                     if _overlap(box.padded(LABEL_GAP_PX / 2), other_box.padded(LABEL_GAP_PX / 2),
                                 0.0):
                         found.append(f"{name} tick labels {text!r} and {other!r} overlap "
-                                     f"({ax.get_title() or 'untitled axes'})")
+                                     f"({_title(ax)})")
     return found
 
 
@@ -156,9 +159,8 @@ def span_problems(fig: Figure) -> list[str]:
             if reach < MIN_SPAN:
                 found.append(f"the data reach {reach:.1%} of the {name} axis "
                              f"({values.min():g} to {values.max():g} on "
-                             f"{min(view):g} to {max(view):g}; "
-                             f"{ax.get_title() or 'untitled axes'}):"
-                             " set the limits from the data")
+                             f"{min(view):g} to {max(view):g}; {_title(ax)}): "
+                             "set the limits from the data")
     return found
 
 
@@ -189,17 +191,16 @@ def legend_problems(fig: Figure, renderer) -> list[str]:
             for patch in ax.patches:
                 if isinstance(patch, Rectangle) and patch.get_visible() and \
                         _overlap(box, patch.get_window_extent(renderer)):
-                    found.append(f"the legend covers a bar ({ax.get_title() or 'untitled'})")
+                    found.append(f"the legend covers a bar ({_title(ax)})")
                     break
             for line in ax.lines:
                 if line.get_visible() and box.count_contains(_line_points(line)):
-                    found.append(f"the legend covers the line {line.get_label()!r} "
-                                 f"({ax.get_title() or 'untitled axes'})")
+                    found.append(f"the legend covers the line {line.get_label()!r} ({_title(ax)})")
             for collection in ax.collections:
                 offsets = np.asarray(collection.get_offsets(), dtype=float)
                 if collection.get_visible() and len(offsets) and box.count_contains(
                         collection.get_offset_transform().transform(offsets)):
-                    found.append(f"the legend covers markers ({ax.get_title() or 'untitled'})")
+                    found.append(f"the legend covers markers ({_title(ax)})")
     return found
 
 
@@ -228,7 +229,7 @@ def hidden_line_problems(fig: Figure) -> list[str]:
                     continue
                 if (tree.query(xy)[0] <= reach).mean() >= HIDDEN_SHARE:
                     found.append(f"the line {under.get_label()!r} is hidden under "
-                                 f"{over.get_label()!r} ({ax.get_title() or 'untitled axes'})")
+                                 f"{over.get_label()!r} ({_title(ax)})")
                     break
     return found
 
@@ -257,8 +258,7 @@ def twin_point_problems(fig: Figure) -> list[str]:
                     if len(a) and len(b) and (KDTree(b).query(a)[0] <= reach).any():
                         found.append(f"a point of {line.get_label()!r} sits less than "
                                      f"{TWIN_GAP_PT:g} pt from a point of "
-                                     f"{other.get_label()!r} of the twin axes "
-                                     f"({ax.get_title() or 'untitled axes'})")
+                                     f"{other.get_label()!r} of the twin axes ({_title(ax)})")
     return found
 
 

@@ -116,7 +116,7 @@ def test_a_legend_over_bars_is_found_and_check_refuses_the_figure():
     fig, ax = plt.subplots()
     ax.bar(range(3), [90, 95, 99], label="Pass@20")
     ax.legend(loc="lower right")
-    assert problems(fig) == ["the legend covers a bar (untitled)"]
+    assert problems(fig) == ["the legend covers a bar (untitled axes)"]
     with pytest.raises(UnreadableFigure, match="the legend covers a bar"):
         check(fig)
 
@@ -463,3 +463,17 @@ def test_upright_bar_labels_get_room_but_a_percentage_axis_no_tick_past_100():
     ax = plots.metric_bars(table).axes[0]
     assert ax.get_ylim()[1] > 110 and max(ax.get_yticks()) == 100
     plt.close("all")
+
+
+def test_a_problem_quotes_a_wrapped_title_on_one_line_as_written():
+    """A sweep's warning quoted its panel's title as the layout wrapped it: "Input cost of
+    each run on claude- haiku-4-5" (a line broken after the hyphen, joined with a space)."""
+    from ragkit.figure_check import _title
+    fig, ax = plt.subplots()
+    ax.set_title("saving % · Input cost of each run on claude-\nhaiku-4-5, without and\n"
+                 "with caching (source)")
+    assert _title(ax) == ("saving % · Input cost of each run on claude-haiku-4-5, without "
+                          "and with caching (source)")
+    ax.set_title("")
+    assert _title(ax) == "untitled axes"
+    plt.close(fig)
