@@ -147,7 +147,10 @@ def parse_json(raw: bytes | str, place: Path | str, line: int | None = None) -> 
     except json.JSONDecodeError as exc:
         if line is None and isinstance(place, Path):
             where_it = where(place, exc.lineno)
-        raise MalformedJSON(f"{where_it}: malformed JSON ({exc.msg})") from None
+        # "Unterminated string starting at", "Invalid control character at": json puts the
+        # place after the message, which alone ended on a dangling "at"
+        said = f"{exc.msg} column {exc.colno}" if exc.msg.endswith(" at") else exc.msg
+        raise MalformedJSON(f"{where_it}: malformed JSON ({said})") from None
     except RecursionError:
         raise RagkitError(f"{where_it}: malformed JSON (nested too deeply)") from None
     except ValueError:  # an integer of over 4,300 digits (Python's limit on reading one)

@@ -149,3 +149,19 @@ def test_parse_json_reads_or_names_the_place(raw, place, line, said):
     # Only text that is no JSON is MalformedJSON (`-p x=words` is then a string)
     assert isinstance(raised.value, MalformedJSON) == ("malformed JSON (E" in said
                                                        or "UTF-8" in said)
+
+
+@pytest.mark.parametrize("raw, message", [
+    (b'{"id": "q1", "text": "refund', "Unterminated string starting at column 22"),
+    (b'{"id": "q1", "text": "a\tb"}', "Invalid control character at column 24"),
+    (b'{"id": "q1" "text": 1}', "Expecting ',' delimiter"),
+])
+def test_a_json_error_says_where_in_the_line_when_json_puts_it_after_its_message(raw, message):
+    """"malformed JSON (Unterminated string starting at)" ended on a dangling "at": Python's
+    json puts the place after such a message. The column is said; other messages, which
+    read whole, are kept as they are."""
+    from ragkit.documents import RagkitError
+    from ragkit.jsonl import parse_json
+    with pytest.raises(RagkitError) as caught:
+        parse_json(raw, Path("questions.jsonl"), 3)
+    assert str(caught.value) == f"questions.jsonl:3: malformed JSON ({message})"
