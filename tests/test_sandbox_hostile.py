@@ -331,3 +331,29 @@ def test_the_advice_to_narrow_a_flat_folder_names_no_file_as_a_folder(tmp_path):
     assert grep.content.splitlines()[-1] == (
         "[truncated: 2 matching lines shown, and more match; narrow the search with a more "
         "specific pattern or a path_glob such as 'f0*.txt']")
+
+
+def test_a_folder_the_tools_cannot_open_is_named_not_an_empty_match(tmp_path, monkeypatch):
+    """`glob "locked/*"` on a folder that may not be read said "no files match", as if it
+    were empty (`**/*` named it as not readable). Root is not refused a mode-000 folder, so
+    the refusal is made here."""
+    import errno
+    (tmp_path / "locked").mkdir()
+    (tmp_path / "locked" / "a.txt").write_text("x\n", encoding="utf-8")
+    opened = os.open
+
+    def refusing(path, *args, **kwargs):
+        if path == "locked":
+            raise PermissionError(errno.EACCES, "Permission denied")
+        return opened(path, *args, **kwargs)
+    monkeypatch.setattr(os, "open", refusing)
+    glob = run_tool("glob", {"pattern": "locked/*"}, ToolContext(root=tmp_path)).content
+    assert "[not searched: 1 folder(s) nested too deep" in glob and "locked" in glob
+
+
+def test_an_unopenable_root_names_docs_search_only_when_the_run_has_it(tmp_path):
+    gone = tmp_path / "gone"
+    alone = run_tool("glob", {"pattern": "*"}, ToolContext(root=gone))
+    assert alone.is_error and alone.content.endswith("the file tools are unavailable")
+    indexed = run_tool("glob", {"pattern": "*"}, ToolContext(root=gone, pipeline=object()))
+    assert indexed.content.endswith("the file tools are unavailable — use docs_search instead")

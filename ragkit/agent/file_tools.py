@@ -103,7 +103,7 @@ def run_grep(args: dict[str, Any], ctx: ToolContext) -> str:
     max_hits = args.get("max_hits", 50)
     compile_pattern(pattern)
     files, skipped, large, size = [], [], [], 0
-    with Root(ctx.root) as root:
+    with _root(ctx) as root:
         listing = _listing(root, where, ctx)
         for rel in listing.files:
             try:
@@ -157,12 +157,23 @@ def run_grep(args: dict[str, Any], ctx: ToolContext) -> str:
     return "\n".join(lines + notes)
 
 
+def _root(ctx: ToolContext) -> Root:
+    """The tools' root, opened; where it cannot be, the error names docs_search only when
+    this run has it (it did with no index given)."""
+    try:
+        return Root(ctx.root)
+    except ToolError as exc:
+        if ctx.pipeline is None:
+            raise
+        raise ToolError(f"{exc} — use docs_search instead") from None
+
+
 def run_glob(args: dict[str, Any], ctx: ToolContext) -> str:
     """The matching paths, at most `MAX_GLOB` and as many as leave room in the output for the
     notes (the output's cap cut off "200 of 300 files shown", the links and a stopped walk's
     note, and the last path mid-name)."""
     pattern = args["pattern"]
-    with Root(ctx.root) as root:
+    with _root(ctx) as root:
         listing = _listing(root, pattern, ctx)
         missing = [] if listing.files else [_no_files(root, pattern, ctx)]
     paths, notes = listing.files, _notes(listing, pattern)
@@ -206,7 +217,7 @@ def _window(root: Root, names: list[str], shown: str, args: dict[str, Any]) -> W
 def run_read_file(args: dict[str, Any], ctx: ToolContext) -> str:
     names = parts(args["path"])
     shown = "/".join(names) or "."
-    with Root(ctx.root) as root:
+    with _root(ctx) as root:
         window = _window(root, names, shown, args)
     total, start = window.total, args.get("start_line", 1)
     end = min(args.get("end_line", total), total)

@@ -119,7 +119,7 @@ class Root:
             self.fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except OSError as exc:
             raise ToolError(f"the tools' root folder cannot be opened ({exc.strerror}); the "
-                            f"file tools are unavailable — use docs_search instead") from None
+                            f"file tools are unavailable") from None
 
     def __enter__(self) -> Root:
         return self

@@ -18,6 +18,7 @@ refusal is a `ToolError` saying what is allowed and what to try, never the root'
 """
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -150,10 +151,12 @@ def glob_paths(root: Root, pattern: str, max_entries: int = MAX_ENTRIES,
     for depth in range(start):
         try:
             deeper = os.open(parts[depth], _DIR, dir_fd=fd)
-        except OSError:
+        except OSError as exc:
             try:
                 if stat.S_ISLNK(os.stat(parts[depth], dir_fd=fd, follow_symlinks=False).st_mode):
                     listing.links.append("/".join(parts[:depth + 1]))
+                elif exc.errno in (errno.EACCES, errno.EPERM):  # not "no files match"
+                    listing.unsearched.append("/".join(parts[:depth + 1]))
             except OSError:
                 pass  # no such folder: nothing to list
             os.close(fd)
