@@ -152,3 +152,18 @@ def test_the_comparison_shows_tokens_per_query_as_whole_numbers():
     row = rounded(comparison_table({"plain RAG": table})).loc["plain RAG"]
     assert (row["accuracy %"], row["calls"], row["input tokens"], row["output tokens"],
             row["seconds"], row["$/query"]) == (33.3, 1.3, 2700, 17, 0.034, "$0.00283")
+
+
+def test_comparing_methods_counts_their_questions_on_a_bar_when_asked(capsys):
+    """Notebook 07's five methods ran a minute in silence on a first run in JupyterLab; the
+    committed outputs (papermill, nbval) keep no bar: `progress` is False there."""
+    from ragkit.agent.compare import run_methods
+    from ragkit.documents import Query
+    queries = [Query("q1", "How long is the warranty?"), Query("q2", "Who pays returns?")]
+    methods = {"echo": lambda text, llm: text, "missing": None, "upper": lambda t, llm: t.upper()}
+    runs = run_methods(methods, queries, progress=True)
+    assert runs["missing"] is None and list(runs["echo"].index) == ["q1", "q2"]
+    err = capsys.readouterr().err
+    assert "questions: 100%" in err and "4/4" in err
+    run_methods(methods, queries)
+    assert capsys.readouterr().err == ""

@@ -44,6 +44,7 @@ from ragkit.documents import Query
 from ragkit.evaluate import round_metrics
 from ragkit.llm import LLM, UsageLog, make_client
 from ragkit.pricing import Usage, cost, uncached_cost
+from ragkit.progress import progress_bar
 from ragkit.support import content_tokens, coverage, is_noncommittal
 
 Method = Callable[[str, object], str]
@@ -145,11 +146,14 @@ def _row(query: Query, text: str, usage: Usage, calls: int, seconds: float,
 
 
 def run_method(method: Method, queries: Sequence[Query], client=None, cache=False,
-               model: str = "claude-haiku-4-5") -> pd.DataFrame:
-    """One row per question (index: query id) for one method; see the module docstring."""
+               model: str = "claude-haiku-4-5", bar=None) -> pd.DataFrame:
+    """One row per question (index: query id) for one method; see the module docstring.
+    `bar`, a progress bar, is advanced by one a question."""
     client = client or make_client()
     rows = {}
     for query in queries:
+        if bar is not None:
+            bar.update(1)
         log = UsageLog()
         llm = LLM(client, cache=cache, usage=log)
         start = time.perf_counter()
@@ -162,10 +166,15 @@ def run_method(method: Method, queries: Sequence[Query], client=None, cache=Fals
 
 
 def run_methods(methods: Mapping[str, Method | None], queries: Sequence[Query], client=None,
-                cache=False) -> dict[str, pd.DataFrame | None]:
-    """`run_method` for each named method (None: not available, kept as a labelled gap)."""
-    return {name: None if m is None else run_method(m, queries, client, cache)
-            for name, m in methods.items()}
+                cache=False, progress: bool = False) -> dict[str, pd.DataFrame | None]:
+    """`run_method` for each named method (None: not available, kept as a labelled gap);
+    with `progress` a bar counts the questions of all the methods (notebook 07's five
+    methods ran a minute in silence on a first run)."""
+    runnable = [m for m in methods.values() if m is not None]
+    with progress_bar(total=len(runnable) * len(queries), desc="questions", unit="question",
+                      disable=not progress) as bar:
+        return {name: None if m is None else run_method(m, queries, client, cache, bar=bar)
+                for name, m in methods.items()}
 
 
 def rounded(table: pd.DataFrame) -> pd.DataFrame:
