@@ -14,8 +14,9 @@ query, its cost measured in benchmarks/bench_index.py --dense). A NaN or infinit
 every score with its row non-finite, whatever the query, and a row of damaged bytes or
 zeros a score beyond ±1 or exactly 0, so the first full scan checks every row at the cost
 of a comparison over the scores, and refuses a damaged row by number (`source` names the
-file) instead of ranking its scores (cosines of 9e36 ranked first, with exit 0). Rows
-swapped with each other are not detected: their lengths are right.
+file) instead of ranking its scores (cosines of 9e36 ranked first, with exit 0). The length
+is checked only for vectors read from an index file (`source`): built in memory, a
+`DenseIndex` takes any finite vectors. Rows swapped with each other are not detected.
 """
 from __future__ import annotations
 
@@ -45,11 +46,14 @@ DOMINANT_WINDOWS = 20_000  # windows from which one document's share of them is 
 UNIT_SLACK = 1e-2  # how far a stored vector's length may be from 1 (float32 rounding: 1e-6)
 
 
-def _suspect(scores: np.ndarray) -> np.ndarray:
-    """The scores a damaged row would give: not finite, a cosine beyond ±1, or exactly 0 (a
-    zeroed row). Only these rows' lengths are checked (`DenseIndex._refuse`): a length per
-    row would read the whole matrix again on the first query."""
+def _suspect(scores: np.ndarray, unit: bool) -> np.ndarray:
+    """The scores a damaged row would give: not finite, or (`unit`: the rows are an index
+    file's unit-length vectors) a cosine beyond ±1 or exactly 0 (a zeroed row). Only these
+    rows are checked (`DenseIndex._refuse`): a length per row would read the whole matrix
+    again on the first query."""
     with np.errstate(invalid="ignore"):
+        if not unit:
+            return ~np.isfinite(scores)
         return ~(np.abs(scores) <= 1 + UNIT_SLACK) | (scores == 0)
 
 
@@ -76,7 +80,7 @@ class DenseIndex:
         with np.errstate(invalid="ignore", over="ignore"):  # a damaged row: refused below
             sims = similarities(np.asarray(queries, dtype=np.float32), self.vectors)
         if not self._finite and len(queries):  # one query's scores see every row
-            suspect = _suspect(sims[0])
+            suspect = _suspect(sims[0], self.source is not None)
             if suspect.any():
                 self._refuse(np.flatnonzero(suspect))
             self._finite = True
@@ -96,7 +100,7 @@ class DenseIndex:
             return np.zeros(len(positions))
         with np.errstate(invalid="ignore", over="ignore"):  # a damaged row: refused below
             sims = self.vectors[rows] @ np.asarray(query_vector, dtype=np.float32)
-        if not self._finite and (suspect := _suspect(sims)).any():
+        if not self._finite and (suspect := _suspect(sims, self.source is not None)).any():
             self._refuse(rows[suspect])
         firsts = np.concatenate([[0], np.cumsum(hi - lo)[:-1]]).astype(np.int64)
         return np.maximum.reduceat(sims, firsts).astype(np.float64)
@@ -111,7 +115,8 @@ class DenseIndex:
             with np.errstate(invalid="ignore", over="ignore"):
                 length = np.sqrt((vectors * vectors).sum(axis=1))
             finite = np.isfinite(vectors).all(axis=1)
-            damaged = np.flatnonzero(~finite | ~(np.abs(length - 1) <= UNIT_SLACK))
+            unit = self.source is None or np.abs(length - 1) <= UNIT_SLACK
+            damaged = np.flatnonzero(~finite | ~unit)
             if damaged.size:
                 at = damaged[0]
                 what = (f"has length {length[at]:.3g}, not 1" if finite[at]

@@ -45,7 +45,7 @@ import ragkit.jobs
 from ragkit.file_kinds import PROSE_SUFFIXES, is_recipe_name
 from ragkit.documents import Document, RagkitError, RagkitWarning, check_text
 from ragkit.fences import unfenced
-from ragkit.jobs import usable_cores, worker_pool
+from ragkit.jobs import spawnable, usable_cores, worker_pool
 from ragkit.loaded_folder import (Loaded, Skipped,  # noqa: F401 (importable here, as before)
                                   ragkit_output, removed_while_read, unreadable_now)
 from ragkit.loaders import LOAD_NOTE, LOADERS, load_file
@@ -154,7 +154,7 @@ def _load(path: Path, rel: str, suffix: str) -> Document:
 def _pool(workers: int) -> Iterator:
     """`workers` spawned processes (None for 1: load in this one), ended with the load —
     its queued files cancelled when a bad file stops it — or with this process."""
-    if workers <= 1:
+    if workers <= 1 or not spawnable():  # a script on standard input: workers cannot start
         yield None
         return
     # spawned, not forked: the caller (a notebook kernel) may hold threads

@@ -89,13 +89,22 @@ def check_jobs(jobs: int) -> int:
     return jobs
 
 
+def spawnable() -> bool:
+    """Whether spawned workers can start: they re-import the main module by its path, and a
+    script read from standard input (`python - <<EOF`, path `<stdin>`) has none, so every
+    worker died at once ("the worker process reading it died (out of memory?)"). Where they
+    cannot, the callers work in this process instead."""
+    path = getattr(sys.modules.get("__main__"), "__file__", None)
+    return path is None or os.path.exists(path)
+
+
 def run_jobs(fn: Callable[..., Any], calls: Sequence[tuple], jobs: int) -> list[Any]:
     """`[fn(*args) for args in calls]`, with up to `jobs` calls at once (module docstring).
 
     `fn` must be a module-level function and `args` picklable when `jobs` > 1 (workers are
     spawned, not forked: the parent may hold threads and open kernels)."""
     jobs = min(check_jobs(jobs), max(1, len(calls)))
-    if jobs == 1:
+    if jobs == 1 or not spawnable():
         return [fn(*args) for args in calls]
     with worker_pool(jobs, "spawn") as pool:
         futures = [pool.submit(fn, *args) for args in calls]

@@ -351,3 +351,21 @@ def test_a_row_of_many_keys_is_checked_for_a_repeat_in_linear_time():
     assert time.monotonic() - started < 2
     with pytest.raises(RagkitError, match="x.jsonl:1: field 'key7': given twice"):
         parse_line(json.dumps(keys)[:-1].encode() + b', "key7": 0}', Path("x.jsonl"), 1)
+
+
+def test_a_folder_loads_from_a_script_piped_to_python(tmp_path):
+    """`python - <<EOF` (a script on standard input) loading a folder with worker processes
+    failed with "the worker process reading it died (out of memory?)": spawned workers
+    re-import the main module by its path, and `<stdin>` has none. Such a process now loads
+    in itself, as with one worker."""
+    import subprocess
+    import sys
+    for n in range(3):
+        (tmp_path / f"note{n}.html").write_text(f"<h1>Note {n}</h1><p>It boils in {n} s.</p>")
+    script = (f"from ragkit.document_folder import load_folder\n"
+              f"loaded = load_folder({str(tmp_path)!r}, progress=False, jobs=2)\n"
+              f"print(sorted(d.id for d in loaded))\n")
+    done = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "['note0.html', 'note1.html', 'note2.html']\n"
