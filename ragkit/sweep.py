@@ -49,7 +49,7 @@ from ragkit.models import ragkit_home
 from ragkit.notebook_params import check_splits, effective_parameters, parameters_for
 from ragkit.notebook_runner import RESULTS, execute, is_results, mark, notebook_paths
 from ragkit.progress import progress_bar
-from ragkit.questions.review import edited_sheets
+from ragkit.questions.sheets import edited_sheets
 from ragkit.record import load_records
 from ragkit.results import datasets_of, folder_hash
 from ragkit.run_progress import progress_seconds

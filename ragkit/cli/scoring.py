@@ -62,9 +62,8 @@ def _eval_run_file(args: argparse.Namespace) -> None:
 
 def _split(data, asked: str | None):
     """The data set cut to the split to score, and how to name it: `asked`; else `test` when
-    there is one (dev is where the offline reranker and the fusion weights were fitted, so
-    scoring it too would mix training questions into the headline); `all` keeps every query.
-    """
+    there is one (dev is where the reranker and the fusion weights were fitted); `all` keeps
+    every query."""
     if asked == "all" or (asked is None and not any(q.split == "test" for q in data.queries)):
         return data, all_splits(data)
     split = asked or "test"
@@ -136,8 +135,7 @@ def _eval_dataset(args: argparse.Namespace) -> None:
 
 def _unscored(queries: list, judged: list) -> str:
     """"; 2 unanswerable questions (no golden items) not scored" when some of `queries` are
-    not `judged`: retrieval has nothing to rank them against, so the count says why "9 judged
-    queries" of a file of 11. Empty when every query is judged."""
+    not `judged` (why "9 judged queries" of a file of 11); empty when every one is."""
     n = len(queries) - len(judged)
     return f"; {counted(n, 'unanswerable question')} (no golden items) not scored" if n else ""
 
@@ -152,7 +150,7 @@ def metrics_text(table) -> str:
 
 def wide_text(table) -> str:
     """`table` as text, a wide character (Hangul, CJK) counted as the two columns a terminal
-    draws it in: a Korean kind label pushed its row's numbers one column right per letter."""
+    draws it in (a Korean label pushed its row's numbers right)."""
     import pandas as pd  # deferred: pandas (eval only)
     with pd.option_context("display.unicode.east_asian_width", True):
         return table.to_string()

@@ -47,7 +47,7 @@ from ragkit.errors import not_a_file
 from ragkit.jsonl import parse_json
 from ragkit.loaders.folder import escaped
 from ragkit.questions.sheets import (COLUMNS, delimiter_of, golden_missing,  # noqa: F401
-                                    is_review_csv, sheet_missing, sheet_text)
+                                    is_review_csv, sheet_missing, sheet_text, stamp_of)
 from ragkit.questions.spans import anchor
 from ragkit.sheet_cells import sheet_cell, unsheet_cell
 
@@ -131,19 +131,13 @@ def _sheet(questions: Sequence[dict[str, Any]]) -> str:
     return "\ufeff" + buffer.getvalue()
 
 
-def _stamp(path: Path) -> Path:
-    """The file beside a sheet holding the sha256 of the sheet as written: which questions
-    it was written for, whatever the reviewer changed since."""
-    return path.with_name(path.name + ".sha256")
-
-
 def write_review(questions: Sequence[dict[str, Any]], path: Path | str) -> Path:
     """The review sheet for `questions` at `path` (see the module docstring), and its stamp."""
     sheet = _sheet(questions)
     path = Path(path)
-    check_target(_stamp(path), is_stamp, STAMP, folder=False)  # before the sheet is written
+    check_target(stamp_of(path), is_stamp, STAMP, folder=False)  # before the sheet is written
     written = write_text(path, sheet, is_ours=is_review_csv, what="a review sheet")
-    write_text(_stamp(written), hashlib.sha256(sheet.encode("utf-8")).hexdigest() + "\n",
+    write_text(stamp_of(written), hashlib.sha256(sheet.encode("utf-8")).hexdigest() + "\n",
                is_ours=is_stamp, what=STAMP)  # never through a link, never over a user's file
     return written
 
@@ -157,22 +151,6 @@ def fingerprint(questions: Sequence[dict[str, Any]]) -> str:
     return hashlib.sha256(json.dumps(rows, ensure_ascii=False).encode()).hexdigest()[:16]
 
 
-def edited_sheets(folder: Path) -> dict[str, str]:
-    """sha256 of each review sheet in `folder` that a reviewer changed since it was written
-    (its stamp, `<sheet>.sha256`, no longer matches), by name; a sheet moved aside
-    (`.edited-<n>`) is not read by anything and is left out. A sweep's points are keyed by
-    these (`ragkit.sweep.point_key`): an edited sheet was ignored, every point reused."""
-    found = {}
-    for path in sorted(folder.glob("*.csv")) if folder.is_dir() else []:
-        stamp = _stamp(path)
-        if ".edited-" in path.name or not stamp.is_file() or not path.is_file():
-            continue
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        if digest != stamp.read_text(encoding="ascii", errors="replace").strip():
-            found[path.name] = digest
-    return found
-
-
 def review_sheet(questions: Sequence[dict[str, Any]], path: Path | str) -> tuple[Path, str]:
     """(`path`, how): "kept" — the sheet already at `path`, when a reviewer changed it and it
     was written for these very questions (its stamp, `<sheet>.sha256`, is the hash of the
@@ -183,11 +161,11 @@ def review_sheet(questions: Sequence[dict[str, Any]], path: Path | str) -> tuple
     ("written; ... moved to review.edited-1.csv")."""
     path = Path(path)
     fresh = _sheet(questions).encode("utf-8")
-    check_target(_stamp(path), is_stamp, STAMP, folder=False)  # a FIFO there hung the read
+    check_target(stamp_of(path), is_stamp, STAMP, folder=False)  # a FIFO there hung the read
     if not (path.is_file() and is_review_csv(path)):
         return write_review(questions, path), "written"
-    stamp = (_stamp(path).read_text(encoding="ascii").strip()  # none, or empty: a sheet of
-             if _stamp(path).exists() else "") or None  # unknown questions
+    stamp = (stamp_of(path).read_text(encoding="ascii").strip()  # none, or empty: a sheet of
+             if stamp_of(path).exists() else "") or None  # unknown questions
     now = path.read_bytes()
     if now != fresh and stamp == hashlib.sha256(fresh).hexdigest():
         return path, "kept"
@@ -195,10 +173,10 @@ def review_sheet(questions: Sequence[dict[str, Any]], path: Path | str) -> tuple
         return write_review(questions, path), "written"
     aside = next(p for n in itertools.count(1)
                  if not (p := path.with_name(f"{path.stem}.edited-{n}{path.suffix}")).exists()
-                 and not _stamp(p).is_symlink() and not _stamp(p).exists())
+                 and not stamp_of(p).is_symlink() and not stamp_of(p).exists())
     path.replace(aside)
     if stamp is not None:
-        _stamp(path).replace(_stamp(aside))
+        stamp_of(path).replace(stamp_of(aside))
     what = ("a reviewer had edited there, for other questions," if stamp is not None else
             "there, which no stamp says was written for these questions,")
     return write_review(questions, path), f"written; the sheet {what} was moved to {aside.name}"

@@ -8,12 +8,15 @@ the error for a golden set that is not a file, saying it is the JSONL the sheet 
 from. Both `accept` (from Python) and `ragkit questions accept` give them: from Python it
 said only "review: a folder, not a file", nothing of the sheet inside it.
 `sheet_text(path)` reads a sheet's text, a byte that is not UTF-8 named by its row and
-column (a spreadsheet saved as Latin-1 had said only "not UTF-8 text").
+column (a spreadsheet saved as Latin-1 had said only "not UTF-8 text"). `stamp_of(sheet)`,
+the file holding the sheet's hash as written, and `edited_sheets(folder)`, the sheets a
+reviewer changed since.
 What it is not: the sheet's parser or writer (`ragkit.questions.review`).
 """
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 from pathlib import Path
 
@@ -22,6 +25,28 @@ from ragkit.jsonl import jsonl_in
 
 COLUMNS = ("id", "question", "answer_span", "answer_span_2", "source", "kind", "keep", "notes")
 SHEET = "review.csv"  # the sheet's name in a review folder (notebook 08, the README)
+
+
+def stamp_of(path: Path) -> Path:
+    """The file beside a sheet holding the sha256 of the sheet as written: which questions
+    it was written for, whatever the reviewer changed since."""
+    return path.with_name(path.name + ".sha256")
+
+
+def edited_sheets(folder: Path) -> dict[str, str]:
+    """sha256 of each review sheet in `folder` that a reviewer changed since it was written
+    (its stamp, `<sheet>.sha256`, no longer matches), by name; a sheet moved aside
+    (`.edited-<n>`) is not read by anything and is left out. A sweep's points are keyed by
+    these (`ragkit.sweep.point_key`): an edited sheet was ignored, every point reused."""
+    found = {}
+    for path in sorted(folder.glob("*.csv")) if folder.is_dir() else []:
+        stamp = stamp_of(path)
+        if ".edited-" in path.name or not stamp.is_file() or not path.is_file():
+            continue
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        if digest != stamp.read_text(encoding="ascii", errors="replace").strip():
+            found[path.name] = digest
+    return found
 
 
 def is_review_csv(path: Path) -> bool:
