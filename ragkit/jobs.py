@@ -5,11 +5,10 @@ returns the results in the order given: in this process when `jobs` is 1, else i
 worker processes, each call to the next free worker in order.
 
 Why processes: a notebook's execution sets environment variables its kernel inherits (where
-it writes its records), so two at once need two environments. Why two by default: a
-notebook's work is partly one-threaded (scoring, evaluation, plots) and partly embedding,
-which already uses every core; a second notebook fills the first one's one-threaded stretches.
-The two never embed the same text twice or build one index twice: the embedding cache and
-the run's index folder take lock files (`ragkit.embed.cache`, `ragkit.index_cache`).
+it writes its records), so two at once need two environments. Why two by default: a second
+notebook fills the first one's one-threaded stretches (scoring, plots) beside its embedding.
+The embedding cache and the run's index folder take lock files, so the two never embed one
+text twice. `spawnable()`: whether spawned workers can start at all (not from `python -`).
 
 `threads()` is the one thread pool (a worker per usable core) that in-process numpy
 work shares for its parallel parts: BM25's second half of a long scan, dense search's
@@ -90,19 +89,17 @@ def check_jobs(jobs: int) -> int:
 
 
 def spawnable() -> bool:
-    """Whether spawned workers can start: they re-import the main module by its path, and a
-    script read from standard input (`python - <<EOF`, path `<stdin>`) has none, so every
-    worker died at once ("the worker process reading it died (out of memory?)"). Where they
-    cannot, the callers work in this process instead."""
+    """Whether spawned workers can start: they re-import the main module by its path, which
+    a script on standard input (`python - <<EOF`) has none of, so every worker died at once
+    ("… died (out of memory?)"); the callers then work in this process."""
     path = getattr(sys.modules.get("__main__"), "__file__", None)
     return path is None or os.path.exists(path)
 
 
 def run_jobs(fn: Callable[..., Any], calls: Sequence[tuple], jobs: int) -> list[Any]:
-    """`[fn(*args) for args in calls]`, with up to `jobs` calls at once (module docstring).
-
-    `fn` must be a module-level function and `args` picklable when `jobs` > 1 (workers are
-    spawned, not forked: the parent may hold threads and open kernels)."""
+    """`[fn(*args) for args in calls]`, with up to `jobs` calls at once (module docstring);
+    `fn` module-level and `args` picklable when `jobs` > 1 (workers are spawned, not forked:
+    the parent may hold threads and open kernels)."""
     jobs = min(check_jobs(jobs), max(1, len(calls)))
     if jobs == 1 or not spawnable():
         return [fn(*args) for args in calls]
@@ -133,12 +130,9 @@ def terminated() -> bool:
 
 def interrupted(grace: float = 0.2) -> bool:
     """Whether Ctrl-C reached this process: its handler ran, SIGINT is pending, or the handler
-    runs within `grace` seconds (its KeyboardInterrupt is caught here).
-
-    Why: Ctrl-C reaches a pool's workers too, and under load a worker can exit (quietly, 130)
-    and break the pool before this process has run its own handler, so the command sees
-    `BrokenProcessPool` instead of KeyboardInterrupt; the command line asks this before
-    calling a broken pool a crash."""
+    runs within `grace` seconds (its KeyboardInterrupt is caught here). Why: a worker that
+    Ctrl-C ended can break the pool before this process's own handler ran; the command line
+    asks this before calling a broken pool a crash."""
     if _INTERRUPTED.is_set() or set(STOPPING) & signal.sigpending():
         return True
     try:
