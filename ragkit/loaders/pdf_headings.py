@@ -17,8 +17,9 @@ bolt. 2 Maintenance The maintenance of the pump …"), so the heading was lost i
 
 What it is not: a reader of headings set in the body's size (bold or capitals alone: the
 body has bold words too), nor used when the PDF has an outline (the author's own headings).
-A cover's title, the largest line and the only one of its size on the first page, is left
-as text: it is the document's title, not a section of it.
+A line the document opens with, set at the largest heading size, is left as text: it is the
+document's title (a cover's), not a section of it. Three or more large lines in a row (a
+paragraph or a list set large) are no heading.
 """
 from __future__ import annotations
 
