@@ -180,6 +180,8 @@ def test_catastrophic_regex_is_stopped_at_the_deadline(tree):
     assert result.is_error
     assert "was stopped after 0.5 s" in result.content
     assert "nested repetition" in result.content
+    # a pattern that is only slow over a huge line is not told it backtracks without end
+    assert "a repeated group such as (ab)*c is slow over a very long line" in result.content
 
 
 def test_invalid_regex_reports_the_regex_error():

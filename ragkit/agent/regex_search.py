@@ -79,8 +79,9 @@ def search(pattern: str, files: list[tuple[str, str]], max_hits: int,
                             f"characters, on a busy machine); narrow path_glob to fewer files"
                             ) from None
         raise ToolError(f"the regular expression {pattern!r} was stopped after {timeout:g} s "
-                        f"without finishing; nested repetition such as (a+)+ or (.*)* "
-                        f"backtracks without end — use a simpler pattern, e.g. a literal word "
+                        f"without finishing: nested repetition such as (a+)+ or (.*)* "
+                        f"backtracks without end, and a repeated group such as (ab)*c is slow "
+                        f"over a very long line — use a simpler pattern, e.g. a literal word "
                         f"or identifier, or narrow path_glob to fewer files") from None
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
