@@ -155,7 +155,7 @@ def execute(notebook: Path, output: Path, parameters: dict[str, Any] | None = No
         raise
     except KeyboardInterrupt:  # Ctrl-C: the CLI says "interrupted" in one line
         # nbclient's cell task, finished with the kernel's own KeyboardInterrupt and never
-        # awaited, was logged by asyncio at exit: 220 lines of traceback after that line
+        # awaited, was logged by asyncio at exit: 225 lines of traceback after that line
         logging.getLogger("asyncio").setLevel(logging.CRITICAL)
         raise
     except Exception as exc:  # papermill re-raises the cell's error; keep going, report it

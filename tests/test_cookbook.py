@@ -8,37 +8,22 @@ import re
 import subprocess
 import sys
 
-import nbformat
 import pandas as pd
 import pytest
 import zmq
-from nbformat.v4 import new_code_cell, new_notebook
 
 from ragkit import notebook_runner
 from ragkit.cli import main
-from ragkit.notebook_runner import CHECKPOINTS
 from ragkit.cookbook import (MARKER, is_results, notebook_paths, parameters_for,
                              parse_value, refresh, run_cookbook, sweep)
 from ragkit.documents import RagkitError
+from ragkit.notebook_runner import CHECKPOINTS
 from tiny_dataset import write_tiny_dataset
+from tiny_notebooks import tiny_notebook as _notebook
 
 TABLE = ("import pandas as pd\nfrom ragkit.cookbook import record, record_metrics\n"
          "record_metrics('table', pd.DataFrame({'Pass@5': [x * 10.0]}, index=['bm25']),"
          " ('Pass@5',))\nrecord('double', x * 2)")
-
-
-def _notebook(path, *cells, params="x = 1"):
-    """A notebook: a `parameters` cell, then `cells` (In [3], [4], ... once papermill
-    has injected its parameters cell as In [2])."""
-    nb = new_notebook()
-    first = new_code_cell(params)
-    first.metadata["tags"] = ["parameters"]
-    nb.cells = [first, *(new_code_cell(source) for source in cells)]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, path)
-    return path
 
 
 def _results(folder, *files):

@@ -5,15 +5,14 @@ import sys
 import time
 from pathlib import Path
 
-import nbformat
 import pytest
-from nbformat.v4 import new_code_cell, new_notebook
 
 from ragkit import embed, index_cache
 from ragkit.documents import Document
 from ragkit.pipeline import IndexConfig, Pipeline, SearchConfig
 from tests.test_cache_read_only_media import immutable
 from tests.test_pipeline import DOCS, HashEmbedder
+from tiny_notebooks import tiny_notebook
 
 RAGKIT = str(Path(sys.executable).parent / "ragkit")
 
@@ -147,17 +146,6 @@ def test_processes_building_the_same_index_build_it_once(tmp_path):
     assert sorted(log.read_text().split()) == ["build", "load"]  # the second waited, loaded
 
 
-def _tiny_notebook(path, source):
-    nb = new_notebook()
-    first = new_code_cell("x = 1")
-    first.metadata["tags"] = ["parameters"]
-    nb.cells = [first, new_code_cell(source)]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    nbformat.write(nb, path)
-    return path
-
-
 def test_the_indexes_of_a_killed_run_go_at_the_next_run_a_live_runs_stay(tmp_path):
     """kill -9 (or SIGTERM, SIGHUP: a closed terminal) runs no clean-up: each killed run
     left its folder of built indexes in the temporary folder for good."""
@@ -166,13 +154,13 @@ def test_the_indexes_of_a_killed_run_go_at_the_next_run_a_live_runs_stay(tmp_pat
     env = {**os.environ, "TMPDIR": str(tmp), "RAGKIT_HOME": str(tmp_path / "home")}
     env.pop(index_cache.ENV, None)
     said = tmp_path / "shared.txt"
-    slow = _tiny_notebook(tmp_path / "01_slow.ipynb", (
+    slow = tiny_notebook(tmp_path / "01_slow.ipynb", (
         "import os, pathlib, time\n"
         "shared = pathlib.Path(os.environ['RAGKIT_INDEX_CACHE'])\n"
         "(shared / 'an index').write_text('built')\n"
         f"pathlib.Path({str(said)!r}).write_text(str(shared))\n"
         "time.sleep(300)"))
-    quick = _tiny_notebook(tmp_path / "01_quick.ipynb", "print(x)")
+    quick = tiny_notebook(tmp_path / "01_quick.ipynb", "print(x)")
 
     def run(notebook, out):
         return subprocess.Popen([RAGKIT, "cookbook", "run", "--notebook", str(notebook),
@@ -210,11 +198,11 @@ def test_a_refresh_killed_leaves_no_folder_among_the_notebooks_after_the_next(tm
     books = tmp_path / "notebooks"
     books.mkdir()
     said = tmp_path / "started.txt"
-    slow = _tiny_notebook(books / "01_slow.ipynb", (
+    slow = tiny_notebook(books / "01_slow.ipynb", (
         "import pathlib, time\n"
         f"pathlib.Path({str(said)!r}).write_text('started')\n"
         "time.sleep(300)"))
-    quick = _tiny_notebook(books / "02_quick.ipynb", "print(x)")
+    quick = tiny_notebook(books / "02_quick.ipynb", "print(x)")
 
     def refresh(notebook):
         return subprocess.Popen([RAGKIT, "cookbook", "refresh", "--notebook", str(notebook),
@@ -250,7 +238,7 @@ def test_a_refresh_in_a_folder_that_cannot_be_written_is_one_line(tmp_path):
     it executes the notebook in; it is one line naming the folder, the notebook unchanged."""
     books = tmp_path / "notebooks"
     books.mkdir()
-    notebook = _tiny_notebook(books / "01_quick.ipynb", "print(x)")
+    notebook = tiny_notebook(books / "01_quick.ipynb", "print(x)")
     before = notebook.read_bytes()
     env = {**os.environ, "RAGKIT_HOME": str(tmp_path / "home")}
     env.pop(index_cache.ENV, None)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tiny_notebooks import tiny_notebook
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pids in /proc")
 
 NOTEBOOK = ("from ragkit.cookbook import run_folder; w = run_folder('nb05'); "
@@ -80,20 +81,7 @@ KERNEL_CELL = ("import os, signal, sys; print(sys.argv[sys.argv.index('-f') + 1]
 
 
 def _kernel_notebook(path: Path) -> Path:
-    import nbformat
-    from nbformat.v4 import new_code_cell, new_notebook
-    nb = new_notebook()
-    first = new_code_cell("kill = False")
-    first.metadata["tags"] = ["parameters"]
-    nb.cells = [first, new_code_cell(KERNEL_CELL)]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    nbformat.write(nb, path)
-    return path
-
-
-def _left_in(tmp: Path) -> list[str]:
-    return sorted(p.name for p in tmp.iterdir())
+    return tiny_notebook(path, KERNEL_CELL, params="kill = False")
 
 
 def test_a_notebook_run_killed_with_9_leaves_no_kernel_connection_file(tmp_path):
@@ -126,7 +114,7 @@ def test_a_notebook_run_killed_with_9_leaves_no_kernel_connection_file(tmp_path)
     assert connection.name == "kernel.json"
     assert connection.parent.parent == tmp and connection.parent.name.startswith(
         "ragkit-kernel-")
-    assert _left_in(tmp) == []
+    assert list(tmp.iterdir()) == []
 
 
 def _kernel_alive(connection: Path) -> bool:

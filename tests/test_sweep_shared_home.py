@@ -9,10 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import nbformat
-from nbformat.v4 import new_code_cell, new_notebook
-
 from ragkit.cookbook import sweep
+from tiny_notebooks import tiny_notebook
 
 RAGKIT = str(Path(sys.executable).parent / "ragkit")
 TABLE = ("import pandas as pd\nfrom ragkit.cookbook import record, record_metrics\n"
@@ -22,14 +20,7 @@ CSV = ["x,bm25 Pass@5,double,error", "2,20.0,4,"]
 
 
 def _notebook(path: Path) -> Path:
-    nb = new_notebook()
-    first = new_code_cell("x = 1")
-    first.metadata["tags"] = ["parameters"]
-    nb.cells = [first, new_code_cell(TABLE)]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    nbformat.write(nb, path)
-    return path
+    return tiny_notebook(path, TABLE)
 
 
 def test_two_sweeps_finishing_one_point_at_once_both_succeed_and_agree(tmp_path, monkeypatch):

@@ -170,8 +170,8 @@ def run_methods(methods: Mapping[str, Method | None], queries: Sequence[Query], 
     """`run_method` for each named method (None: not available, kept as a labelled gap);
     with `progress` a bar counts the questions of all the methods (notebook 07's five
     methods ran a minute in silence on a first run)."""
-    runnable = [m for m in methods.values() if m is not None]
-    with progress_bar(total=len(runnable) * len(queries), desc="questions", unit="question",
+    runnable = sum(m is not None for m in methods.values())
+    with progress_bar(total=runnable * len(queries), desc="questions", unit="question",
                       disable=not progress) as bar:
         return {name: None if m is None else run_method(m, queries, client, cache, bar=bar)
                 for name, m in methods.items()}
