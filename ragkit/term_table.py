@@ -101,6 +101,7 @@ class TermTable(Mapping):
                               f"damaged BM25 index, rebuild it")
         self.offsets = np.asarray(self.offsets)
         self._seen: dict[str, int] = {}
+        self.folder = folder
         with blob.open("rb") as handle:
             self.blob: Any = (mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
                               if blob.stat().st_size else b"")
@@ -116,12 +117,19 @@ class TermTable(Mapping):
         return found
 
     def _lookup(self, raw: bytes) -> int:
+        """The id of the term whose bytes are `raw`, or -1. A term stored under `raw`'s hash
+        whose own bytes hash otherwise was changed after it was written (a renamed term in
+        terms.bin dropped out of every query silently): that is a RagkitError."""
         key = np.uint64(term_hash(raw))
         at = int(self.hashes.searchsorted(key))
         while at < self.hashes.shape[0] and self.hashes[at] == key:
             ident = int(self.ids[at])
-            if self.blob[int(self.offsets[ident]):int(self.offsets[ident + 1])] == raw:
+            stored = self.blob[int(self.offsets[ident]):int(self.offsets[ident + 1])]
+            if stored == raw:
                 return ident
+            if term_hash(stored) != key:
+                raise RagkitError(f"{self.folder / 'terms.bin'}: term {ident} does not match "
+                                  "its hash in terms_hash.npy; damaged BM25 index, rebuild it")
             at += 1
         return -1
 

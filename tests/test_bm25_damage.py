@@ -104,3 +104,71 @@ def test_a_bm25_folder_or_file_that_may_not_be_read_is_named_not_called_damaged(
         path.chmod(0o755 if path.is_dir() or not locked else 0o644)
     assert one_error_line(done) == f"ragkit: error: {path}: cannot read (Permission denied)"
     assert not (index.parent / "run.trec").exists()
+
+
+def _search(index: Path) -> subprocess.CompletedProcess:
+    """`ragkit search` of two questions in a process of its own, as a user runs it."""
+    (index.parent / "q.jsonl").write_text('{"id": "q1", "text": "kettle boil time"}\n'
+                                          '{"id": "q2", "text": "toaster bread"}\n')
+    return subprocess.run([str(Path(sys.executable).parent / "ragkit"), "search", str(index),
+                           "--queries", str(index.parent / "q.jsonl"), "--mode", "bm25",
+                           "--out", str(index.parent / "run.trec")],
+                          capture_output=True, text=True, timeout=60)
+
+
+def _flip(byte: int, bits: int):
+    """A change flipping `bits` of byte `byte` of the sixth weight (little-endian float64:
+    byte 7 holds the sign and the exponent's top bits, byte 6 its low ones), as a bad
+    sector or a stray write does."""
+    def change(values: np.ndarray) -> None:
+        values.view(np.uint8)[5 * values.itemsize + byte] ^= bits
+    return change
+
+
+@pytest.mark.parametrize("name, change, shown", [
+    ("data", lambda a: a.__setitem__(slice(None), np.nan), "nan"),
+    ("data", lambda a: a.__setitem__(slice(None), 0.0), "0"),
+    ("data", lambda a: a.__setitem__(slice(4, 8), 0.0), "0"),
+    ("data", _flip(6, 0x70), None),
+    ("data", _flip(7, 0x20), None),
+    ("data", _flip(7, 0x40), None),
+    ("data", lambda a: a.__setitem__(2, -a[2]), None),
+    ("idf", lambda a: a.__setitem__(1, np.inf), None),
+])
+def test_posting_weights_no_bm25_could_give_are_a_load_error_not_a_ranking(index, name, change,
+                                                                           shown):
+    """All-NaN weights gave no hits, zeroed ones ranked every document 0 and an exponent
+    byte flipped ranked one document first at 7.9e206 — each with exit status 0."""
+    _damage(index / "bm25" / f"{name}.npy", change)
+    line = one_error_line(_search(index))
+    assert line.startswith(f"ragkit: error: {index / 'bm25' / name}.npy: damaged BM25 index (")
+    assert line.endswith("; rebuild it")
+    if shown is not None:
+        assert f"a posting weight is {shown}, not in [0." in line
+    assert not (index.parent / "run.trec").exists()
+
+
+def test_an_undamaged_index_keeps_its_exact_scores(index):
+    """The check refuses nothing BM25 writes: the run is the in-memory index's, score for
+    score ("kettle" ranks the shorter document first)."""
+    assert _search(index).returncode == 0
+    rows = [line.split() for line in (index.parent / "run.trec").read_text().splitlines()]
+    built = Pipeline.build(DOCS, IndexConfig(embedder=None), progress=False)
+    expected = built.search(["kettle boil time", "toaster bread"], 10, SearchConfig(mode="bm25"))
+    assert [(r[0], r[2], float(r[4])) for r in rows] == [
+        (q, ident, pytest.approx(score, rel=1e-6)) for q, found in zip(("q1", "q2"), expected)
+        for ident, score in found]
+    assert [r[2] for r in rows] == ["c#0", "a#0", "b#0"]
+
+
+def test_a_term_renamed_in_terms_bin_is_named_not_dropped_from_the_query(index):
+    """"kettle" overwritten with "kittle" (same length): the query's "kettle" silently
+    matched nothing and the ranking went on without it, exit status 0."""
+    terms = index / "bm25" / "terms.bin"
+    blob = terms.read_bytes()
+    assert blob.count(b"kettle") == 1
+    terms.write_bytes(blob.replace(b"kettle", b"kittle"))
+    line = one_error_line(_search(index))
+    assert line.startswith(f"ragkit: error: {terms}: term ")
+    assert line.endswith("does not match its hash in terms_hash.npy; damaged BM25 index, "
+                         "rebuild it")

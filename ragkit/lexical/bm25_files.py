@@ -9,9 +9,9 @@ vocabulary is also saved as a memory-mapped term table (`ragkit.term_table`): a 
 that has it opens without parsing bm25.json's "vocabulary" or building its dict (0.85 s
 and 120 MB at two million terms); one without it (older) builds the dict as before.
 What it is not: a pickle — nothing here executes code from the folder. Nor a trusting
-reader: array lengths, the index pointer and every posting's document number are checked
-against bm25.json on load (one vectorised pass over the postings' document numbers), so a
-damaged file is a RagkitError naming it, not an IndexError at the first search. A folder
+reader: array lengths, the index pointer, every posting's document number and weight are
+checked against bm25.json on load (one vectorised pass over each), so a damaged file is a
+RagkitError naming it, not an IndexError at the first search nor a ranking of NaN or 7.9e206. A folder
 or file ragkit may not read is "cannot read (Permission denied)" naming it, not "damaged":
 rebuilding would not help.
 """
@@ -137,7 +137,7 @@ def _load(cls: Callable[..., Model], folder: Path) -> Model:
     else:
         arrays = {name: _array(folder / f"{name}.npy") for name in NAMES}
     vocab = TermTable(folder) if "vocabulary" not in meta else meta["vocabulary"]
-    _check_arrays(arrays, len(vocab), meta["n_docs"],
+    _check_arrays(arrays, len(vocab), meta["n_docs"], (model.k1, model.b, meta["avgdl"]),
                   lambda name: npz if npz.is_file() else folder / f"{name}.npy")
     model.weights = sparse.csr_matrix(
         (arrays["data"], arrays["indices"], arrays["indptr"]),
@@ -162,10 +162,12 @@ def _array(path: Path) -> np.ndarray:
         raise RagkitError(f"{path}: damaged BM25 index ({why}); rebuild it") from None
 
 
-def _check_arrays(arrays: dict, n_terms: int, n_docs: object, file_of) -> None:
+def _check_arrays(arrays: dict, n_terms: int, n_docs: object,
+                  params: tuple[float, float, float], file_of) -> None:
     """Refuse arrays that do not make a `n_terms` × `n_docs` CSR matrix: wrong shapes or
-    lengths, an index pointer that does not run from 0 up to the number of postings, or a
-    document number outside 0..n_docs-1. `file_of(name)` is the file to name."""
+    lengths, an index pointer that does not run from 0 up to the number of postings, a
+    document number outside 0..n_docs-1, or a posting weight BM25 with `params` (k1, b,
+    avgdl) cannot give (`_weights_bad`). `file_of(name)` is the file to name."""
     def damaged(name: str, why: str) -> RagkitError:
         return RagkitError(f"{file_of(name)}: damaged BM25 index ({why}); rebuild it")
 
@@ -189,21 +191,58 @@ def _check_arrays(arrays: dict, n_terms: int, n_docs: object, file_of) -> None:
     # one pass: as unsigned, a negative number is larger than any document number
     if indices.size and _largest(indices.view(indices.dtype.str.replace("i", "u"))) >= n_docs:
         raise damaged("indices", f"document numbers outside 0..{n_docs - 1}")
+    why = _weights_bad(data, arrays["idf"], arrays["doc_len"], params)
+    if why:
+        raise damaged("idf" if why.startswith("idf") else "data", why)
 
 
-def _largest(values: np.ndarray, block: int = 1 << 18) -> int:
-    """values.max(); a memory-mapped array is read from its file into one small buffer
-    instead, so the check does not leave every page of the postings mapped into the
-    process (274 MB of resident memory at 1M chunks before the first query, which reads a
-    few of them)."""
+def _weights_bad(data: np.ndarray, idf: np.ndarray, doc_len: np.ndarray,
+                 params: tuple[float, float, float]) -> str | None:
+    """Why the postings' weights (data.npy) cannot be BM25's with `params` (k1, b, avgdl),
+    or None. Each is idf(t) · tf·(k1+1) / (tf + k1·(1 − b + b·|d|/avgdl)): with tf ≥ 1 and
+    0 ≤ b ≤ 1 the factor lies between its value at tf = 1 in the longest document and k1+1,
+    so every weight is finite, at most max|idf|·(k1+1) and, when every idf is positive (as in
+    any corpus of more than a few chunks), at least min idf times the smallest factor.
+    NaN pages, a byte flipped in an exponent (7.9e206 or 1e-300) and zeroed pages are damage,
+    caught in one pass. Not a checksum: a flip in a mantissa's low bits, or postings swapped
+    with each other, stay unseen."""
+    if not data.size or not idf.size:
+        return None
+    idf = np.asarray(idf)
+    if not np.isfinite(idf).all():
+        return "idf.npy holds a value that is not a number"
+    k1, b, avgdl = params
+    high = float(np.abs(idf).max()) * (k1 + 1) * (1 + 1e-6)
+    low = -high
+    if idf.min() > 0 and avgdl > 0:
+        longest = float(np.asarray(doc_len).max()) / avgdl
+        low = float(idf.min()) * (k1 + 1) / (1 + k1 * (1 - b + b * longest)) * (1 - 1e-6)
+    for part in _parts(data):
+        if not (low <= part.min() and part.max() <= high):  # NaN makes both NaN
+            wrong = part[~((part >= low) & (part <= high))][0]
+            return f"a posting weight is {float(wrong):.3g}, not in [{low:.3g}, {high:.3g}]"
+    return None
+
+
+def _parts(values: np.ndarray, block: int = 1 << 18):
+    """`values` in parts of `block`; a memory-mapped array is read from its file into one
+    small buffer instead, so a check does not leave every page of the postings mapped into
+    the process (274 MB of resident memory at 1M chunks before the first query, which
+    reads a few of them)."""
     if not isinstance(values, np.memmap) or values.filename is None:
-        return int(values.max())
-    largest, buffer = 0, np.empty(min(block, values.size), dtype=values.dtype)
+        for start in range(0, values.size, block):
+            yield values[start:start + block]
+        return
+    buffer = np.empty(min(block, values.size), dtype=values.dtype)
     with open(values.filename, "rb") as handle:
         handle.seek(values.offset)
         for start in range(0, values.size, block):
             part = buffer[:min(block, values.size - start)]
             if handle.readinto(memoryview(part).cast("B")) != part.nbytes:
                 raise ValueError(f"{values.filename} ends early")
-            largest = max(largest, int(part.max()))
-    return largest
+            yield part
+
+
+def _largest(values: np.ndarray) -> int:
+    """values.max(), read in parts (`_parts`)."""
+    return max((int(part.max()) for part in _parts(values)), default=0)
