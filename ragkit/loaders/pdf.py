@@ -17,14 +17,13 @@ case: "The engine oil must be changed every 250 hours.") is what a page without 
 opens with; as the title it was stated in every chunk's context, "Document: The engine oil …
 hours.", and named the file in every citation, where its path ("manual.pdf") says which file
 it is. A cover's title has no full stop or is in title case ("EG-400 Tractor Manual",
-"Kestrel Systems Ltd."). A word hyphenated across two lines of a box is joined when the next
-line goes on in lower case ("manip-" "ulation"), ligature glyphs read as their letters ("ﬁ"
-as "fi", so "different" finds "di\ufb00erent"), and pdfminer's `(cid:N)` marks for glyphs
-with no text are dropped. Running headers and footers are left out: a box in the top or
-bottom eighth of a page that is a page number ("12", "iv", "Page 3 of 9"), or whose text
-(numbers at its ends aside) recurs in that band on `RUNNING_PAGES` or more pages ("Chapter
-4: Function reference") — else they split paragraphs that run on across pages and repeat in
-every chunk. A table of contents' dot leaders ("Safety . . . . 1") become " … ". A Title
+"Kestrel Systems Ltd."). A line ending in a hyphen before a line going on in lower case is
+a broken word ("manip-" "ulation", joined) or a compound ("branch-" "prediction", kept), as
+the rest of the document prints it (`ragkit.loaders.pdf_hyphens`); ligature glyphs read as
+their letters ("ﬁ" as "fi", so "different" finds "di\ufb00erent"), and pdfminer's `(cid:N)`
+marks for glyphs with no text are dropped. Running headers and footers are left out: a box
+in the top or bottom eighth of a page that is a page number, or a line recurring in that
+band on several pages (`ragkit.loaders.pdf_running`). A table of contents' dot leaders ("Safety . . . . 1") become " … ". A Title
 field that is a file name ("Binder1.pdf") or says nothing is not the title; "Microsoft Word
 - name.docx" is "name".
 
@@ -59,10 +58,12 @@ from ragkit.loaders import note
 from ragkit.loaders.markdown import TextBuilder
 from ragkit.loaders import pdf_layout
 from ragkit.loaders.pdf_headings import Box, by_size, lines
+from ragkit.loaders.pdf_hyphens import BREAK, Hyphens
 from ragkit.loaders.pdf_layout import DrawnTooMuch, page_device, page_interpreter
 from ragkit.loaders.pdf_outline import Head, outline, pdf_text, placed, printed_at
 from ragkit.loaders.pdf_paragraphs import rejoined
 from ragkit.loaders.pdf_repair import open_document
+from ragkit.loaders.pdf_running import without_running
 from ragkit.loaders.pdf_streams import bounded_streams
 from ragkit.outline import one_line
 
@@ -71,14 +72,7 @@ _FILE_TITLE = re.compile(r"^(?:Microsoft (?:Word|PowerPoint|Excel) - )?(.*?)"
                          r"(\.(?:docx?|pptx?|xlsx?|pdf|odt|rtf|tex|dvi|ps|indd|qxd|txt))?$", re.I)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 UNMAPPED_SHARE = 0.01  # glyphs with no Unicode map a file may hold unnoted: a GNU manual's ©
-RUNNING_PAGES = 3  # pages a header or footer line recurs on before it counts as one
 MARGIN = 0.125  # the top and bottom bands of a page, as a share of its height
-# a page number alone in a band: "12", "- 3 -", "Page 2 of 9", or a Roman numeral as front
-# matter is numbered ("xiv"; a well-formed numeral only, so "mid", "civic", "dim" are text)
-_ROMAN = r"(?=[ivxlcdm])m{0,3}(?:cm|cd|d?c{0,3})(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})"
-_PAGE_NUMBER = re.compile(rf"^[-–—\s]*(?:page\s*)?(?:\d+|{_ROMAN})(?:\s*(?:/|of)\s*\d+)?"
-                          r"[-–—\s]*$", re.I)
-_ENDS = re.compile(r"^[\d\s|·•–—-]+|[\d\s|·•–—-]+$")  # "12 | Manual", "Manual — 12"
 _LEADER = re.compile(r"(?:\s*\.){4,}\s*")  # "Safety . . . . 1": a contents line's dots
 
 
@@ -101,7 +95,8 @@ def _check_header(path: Path) -> None:
     raise RagkitError(f"{path}: not a PDF (no %PDF- header in its first 1 KB)")
 
 
-_HYPHEN = re.compile(r"(?<=[^\W\d_])[-\u00ad]\n(?=[^\W\d_A-Z])")  # "manip-\nulation"
+# a line ending in a hyphen inside a word: "manip-\nulation", "branch-\nprediction"
+_HYPHEN = re.compile(r"(?<=[^\W\d_])(-|\u00ad)\n(?=[^\W\d_A-Z])")
 _CID = re.compile(r"\(cid:\d+\)")  # pdfminer's mark for a glyph it cannot map to text
 # TeX's and InDesign's "ff", "fi", "fl", "ffi", "ffl", "ft", "st" glyphs, as their letters
 _LIGATURES = str.maketrans({chr(0xFB00 + n): s for n, s in enumerate(
@@ -109,9 +104,11 @@ _LIGATURES = str.maketrans({chr(0xFB00 + n): s for n, s in enumerate(
 
 
 def _clean(text: str) -> str:
-    """A box's text: a word hyphenated across lines joined (when the next line goes on in
-    lower case), unmappable glyphs dropped, white space as one space (`ragkit.outline.one_line`)."""
-    text = _HYPHEN.sub("", text.translate(_LIGATURES))
+    """A box's text: a line ending in a hyphen inside a word (the next line goes on in lower
+    case) marked `pdf_hyphens.BREAK` for the document to decide (a soft hyphen joined),
+    unmappable glyphs dropped, white space as one space (`ragkit.outline.one_line`)."""
+    text = text.replace(BREAK, "").translate(_LIGATURES)
+    text = _HYPHEN.sub(lambda m: BREAK if m.group(1) == "-" else "", text)
     return one_line(_LEADER.sub(" … ", _CID.sub("", text)))
 
 
@@ -179,23 +176,6 @@ def _laid_out(interpreter, device, page) -> list[Box]:
             if _spelled_out(other) < min(score, 0.5):  # reads as words, not a bit better
                 boxes, score = other, _spelled_out(other)
     return boxes
-
-
-def _without_running(pages: list[list[Box]]) -> list[list[Box]]:
-    """Each page's boxes without its running header and footer: page numbers in
-    the margin bands, and margin lines whose text, numbers at its ends aside, recurs in the
-    same band on `RUNNING_PAGES` or more pages (a number inside, "Q1 results", is kept:
-    slide titles differ so)."""
-    def key(text: str, band: str) -> tuple[str, str]:  # a page number at either end aside
-        return band, _ENDS.sub("", text.casefold())
-    seen: dict[tuple[str, str], int] = {}
-    for boxes in pages:
-        for k in {key(text, band) for text, _, band, _ in boxes if band}:
-            seen[k] = seen.get(k, 0) + 1
-    return [[box for box in boxes
-             if not box[2] or not (_PAGE_NUMBER.match(box[0])
-                                   or seen[key(box[0], box[2])] >= RUNNING_PAGES)]
-            for boxes in pages]
 
 
 def _sentence(text: str) -> bool:
@@ -269,17 +249,21 @@ def load(path: Path, rel: str) -> Document:
                           f"{str(exc)[:200]})") from None
     if not laid_out:
         raise RagkitError(f"{path}: has no pages")
-    kept = _without_running(laid_out)
+    kept = without_running(laid_out)
     if not any(text.strip() for boxes in kept for text, *_ in boxes):  # all of it "running":
         kept = laid_out  # keep it
     if not heads:  # no outline: headings from the type sizes (`pdf_headings`)
         kept, heads = by_size(kept, _clean)
-    for n, boxes in enumerate(kept):
+    # a paragraph pdfminer split in two boxes, one (`rejoined`)
+    pages = [rejoined([box[:2] for box in boxes], [h[1] for h in heads.get(n, [])])
+             for n, boxes in enumerate(kept)]
+    mend = Hyphens(text for boxes in pages for text, _ in boxes).mend  # line-end hyphens
+    for n, boxes in enumerate(pages):
         out.page(n + 1)
         # a running header is often the document's name: the title looks at every box
-        first = first or next((text for text, *_ in laid_out[n] if len(text) <= 200), "")
-        here = heads.get(n, [])  # a paragraph pdfminer split in two boxes, one (`rejoined`)
-        _page(out, rejoined([box[:2] for box in boxes], [h[1] for h in here]), here)
+        first = first or next((mend(text) for text, *_ in laid_out[n] if len(text) <= 200), "")
+        here = [(level, mend(title), at) for level, title, at in heads.get(n, [])]
+        _page(out, [(mend(text), top) for text, top in boxes], here)
     text = out.text()
     if not text.strip() and device.unmapped:  # it has text, in fonts with no Unicode map
         raise RagkitError(f"{path}: its text is in fonts that map no glyph to Unicode (pdfminer "

@@ -4,7 +4,8 @@ What it is: `rejoined(boxes, headings)`, one page's (text, top) boxes in reading
 a box joined to the one before it when that one ends mid-sentence — no sentence-final or
 clause-final mark (`. ! ? : ; …`, a closing bracket or quote, a `{`) — and the box goes on in lower
 case: "They simply measure how many instructions" + "were executed for each line" is one
-paragraph. A word hyphenated across the two ("manip-" "ulation") is joined as inside a box.
+paragraph. A hyphen between the two ("manip-" "ulation") is marked for the document to
+decide, as inside a box (`ragkit.loaders.pdf_hyphens`); a soft hyphen is joined.
 
 Why: pdfminer groups lines into boxes by their spacing, and a LibreOffice export spaces the
 lines of one paragraph unevenly, so one paragraph came out as two: the chunker cut at the
@@ -21,6 +22,8 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
+from ragkit.loaders.pdf_hyphens import BREAK
+
 # a box that ends a sentence or clause, or opens a block of code ("const {")
 _ENDED = re.compile(r"[.!?:;…)\]{}\"'”’»]\s*$")
 _HYPHENATED = re.compile(r"(?<=[^\W\d_])[-\u00ad]$")  # "manip-" at a box's end
@@ -36,8 +39,9 @@ def rejoined(boxes: list[tuple[str, float]], headings: Collection[str] = ()
         if out and text[:1].islower() and not _ENDED.search(out[-1][0]) \
                 and out[-1][0].casefold() not in titles and text.casefold() not in titles:
             before, at = out[-1]
-            cut = _HYPHENATED.search(before)
-            out[-1] = (before[:cut.start()] + text if cut else f"{before} {text}", at)
+            cut = _HYPHENATED.search(before)  # a hyphen: for the document to decide
+            mark = BREAK if cut and cut.group() == "-" else ""
+            out[-1] = (before[:cut.start()] + mark + text if cut else f"{before} {text}", at)
         else:
             out.append((text, top))
     return out
