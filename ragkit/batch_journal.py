@@ -32,8 +32,10 @@ command started at once submit one batch between them: the second reads the firs
 polling the same batch is harmless.
 
 What it is not: a cache of results (those go to the paid-call cache or the embedding
-cache). A batch accepted by the API in the instant before its record was written (the
-process killed in between) is not known here; its requests would be submitted again.
+cache). A Message Batches submit is journaled before it is sent too, so a batch accepted by
+the API in the instant before its record was written (the process killed in between, or the
+answer lost) is looked for on the next run (`ragkit.batch_submit`); a Voyage batch is not,
+and its requests would be submitted again.
 """
 from __future__ import annotations
 

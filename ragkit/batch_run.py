@@ -58,6 +58,18 @@ class BatchReport:
     usage: Usage = field(default_factory=Usage)
     priced: bool = True
 
+    def tally(self, failed: dict[str, str]) -> str:
+        """Add `failed` (key → why it got no usable reply) to `failed`'s counts; the counts of
+        this call in words ("1 expired, 2 errored"), a result type this version does not
+        know named as one, not dropped."""
+        kinds = [kind if kind in FAILED else "of an unknown result type"
+                 for kind in failed.values()]
+        counts = {kind: kinds.count(kind) for kind in [*FAILED, "of an unknown result type"]
+                  if kind in kinds}
+        for kind, n in counts.items():
+            self.failed[kind] = self.failed.get(kind, 0) + n
+        return ", ".join(f"{n} {kind}" for kind, n in counts.items())
+
     def dollars(self, model: str) -> float | None:
         """The batch results' measured usage at batch prices; None for stand-in replies."""
         return batch_cost(self.usage, model) if self.priced else None

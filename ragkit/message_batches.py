@@ -10,8 +10,9 @@ interactive price (`ragkit.pricing.BATCH_DISCOUNT`):
    are polled, never submitted again (a batch the API no longer knows — results are kept
    29 days; the offline stand-in forgets its batches when its process ends — has its
    requests submitted once more); what is left goes into new batches, split at the
-   API's limits (`MAX_REQUESTS` requests, `MAX_BYTES` of JSON), each journaled as soon as
-   the API accepts it — before anything waits;
+   API's limits (`MAX_REQUESTS` requests, `MAX_BYTES` of JSON), each submit sent once and
+   journaled before it is sent and as soon as the API accepts it — a submit that got no
+   answer is looked for in the API's list on the next run (`ragkit.batch_submit`);
 3. polling (`retrieve`) starts at 1 s and doubles up to `options.poll` seconds, printing
    the API's request counts when they change; Ctrl-C or `options.timeout` leaves the
    journal, so the same command run again collects the same batches;
@@ -24,11 +25,10 @@ interactive price (`ragkit.pricing.BATCH_DISCOUNT`):
    too fails the run), or "none" (the run fails, naming the counts). The answered requests
    stay in the cache either way, so a re-run sends only the rest.
 
-Cost: `report.usage` sums the usage each result reports; `report.dollars()` prices it at
-batch prices — measured, never estimated. Replies of the offline stand-in are not priced.
-
+Cost: `report.usage` sums the usage each result reports, `report.dollars()` prices it at
+batch prices: measured, never estimated (the offline stand-in's replies are not priced).
 The run's settings, account and limits (`BatchOptions`, `BatchReport`, `BatchPending`,
-`split`) live in `ragkit.batch_run` and are re-exported here.
+`split`) live in `ragkit.batch_run`, re-exported here.
 
 What it is not: a scheduler across commands (one run waits for its own batches), nor a way
 to cancel batches (`client.messages.batches.cancel` does that).
@@ -44,6 +44,7 @@ import httpx2
 from anthropic.types import Message
 
 from ragkit.batch_journal import BatchRecord, Journal
+from ragkit.batch_submit import pending, recover, settle
 from ragkit.batch_run import (FAILED, MAX_BYTES, MAX_REQUESTS, RETRY, BatchOptions,  # noqa: F401
                               BatchPending, BatchReport, split)
 from ragkit.cache import CacheUnusable, request_key
@@ -66,6 +67,7 @@ class MessageBatches:
             collected=lambda keys: bool(llm.cache) and llm.cache.holds(keys))
         self.report = BatchReport()
         self.batches = llm.client.messages.batches
+        self.submit_client = llm.client.with_options(max_retries=0)  # `batch_submit`
         self.outcome: dict[str, str] = {}  # custom_id → result type of what did not succeed
 
     def plan(self, requests: Sequence[dict[str, Any]], journal: bool = True
@@ -112,23 +114,22 @@ class MessageBatches:
             return [answers[request_key("/v1/messages", self.llm.backend, p)] for p in requests]
         with self.journal.submitting():  # two runs at once submit one batch between them
             answers, needed, open_ = self.plan(requests)
+            open_ = recover(open_, self.batches, self.journal, self.submit_client,
+                            self.options.log)  # a submit that got no answer: its batch
             queued = {k for r in open_ for k in r.custom_ids}
             fresh = {k: p for k, p in needed.items() if k not in queued}
             if fresh:  # new batches are paid for: `LLM.before_send` may stop them
                 self.llm.before_send()
             if before is not None:
                 before(set(fresh))
-            self._resuming(open_)
+            if open_:
+                self.report.resumed += [r.id for r in open_]
+                self.options.log(f"resuming {len(open_)} batch(es) from the journal in "
+                                 f"{self.journal.folder}: {', '.join(r.id for r in open_)}")
             made = self._submit(fresh)
         self._answer(needed, open_ + made, answers, check,
                      rounds=2 if self.options.retry == "batch" else 1)
         return [answers[request_key("/v1/messages", self.llm.backend, p)] for p in requests]
-
-    def _resuming(self, open_: list[BatchRecord]) -> None:
-        if open_:
-            self.report.resumed += [r.id for r in open_]
-            self.options.log(f"resuming {len(open_)} batch(es) from the journal in "
-                             f"{self.journal.folder}: {', '.join(r.id for r in open_)}")
 
     def _answer(self, needed: dict[str, dict], open_: list[BatchRecord],
                 answers: dict[str, Message], check, rounds: int) -> None:
@@ -151,13 +152,7 @@ class MessageBatches:
             fresh = {k: needed[k] for k in failed}
         if not failed:
             return
-        kinds = [kind if kind in FAILED else "of an unknown result type" for kind in
-                 failed.values()]  # a type this version does not know: named, not dropped
-        order = [*FAILED, "of an unknown result type"]
-        counts = {kind: kinds.count(kind) for kind in order if kind in kinds}
-        for kind, n in counts.items():
-            self.report.failed[kind] = self.report.failed.get(kind, 0) + n
-        what = ", ".join(f"{n} {kind}" for kind, n in counts.items())
+        what = self.report.tally(failed)
         if self.options.retry != "interactive":
             raise RagkitError(f"{len(failed)} batch request(s) got no usable reply ({what}); "
                               f"the {len(answers)} answered are in the call cache: re-run to "
@@ -180,18 +175,23 @@ class MessageBatches:
         made = []
         items = [{"custom_id": key, "params": params} for key, params in fresh.items()]
         for group in split(items):
+            marker = pending(self.llm.backend, [item["custom_id"] for item in group])
+            self.journal.write(marker)  # a batch made but not answered is found from it
             try:
-                batch = self.batches.create(requests=group)
+                batch_id = self.submit_client.messages.batches.create(requests=group).id
             except (anthropic.APIError, ValueError) as exc:
-                raise RagkitError(explain(exc, group[0]["params"]["model"],
-                                          self.llm.client)) from None
-            record = BatchRecord("anthropic", self.llm.backend, batch.id,
-                                 [item["custom_id"] for item in group])
+                batch_id = settle(exc, marker, self.batches, self.journal, self.submit_client,
+                                  group[0]["params"]["model"],
+                                  {*self.report.created, *self.report.resumed})
+                self.options.log(f"batch {batch_id}: made by a submit that got no answer; "
+                                 f"collected, not sent again")
+            record = BatchRecord("anthropic", self.llm.backend, batch_id, marker.custom_ids)
             self.journal.write(record)  # before anything waits on it
-            self.report.created.append(batch.id)
+            self.journal.remove(marker)
+            self.report.created.append(batch_id)
             self.report.submitted += len(group)
-            self.options.log(f"batch {batch.id}: {counted(len(group), 'request')} submitted "
-                             f"(journal: {self.journal.path(batch.id)})")
+            self.options.log(f"batch {batch_id}: {counted(len(group), 'request')} submitted "
+                             f"(journal: {self.journal.path(batch_id)})")
             made.append(record)
         return made
 

@@ -23,7 +23,10 @@ STATE, LOG, PORT, HOLD, EXPIRE = sys.argv[1], sys.argv[2], int(sys.argv[3]), \
 # MODE (optional): "strange" adds to the results a second line for the first request and a
 # line for a request never sent; "cut" breaks the first results download off half-way;
 # "newtype" gives the expiring request a result type the API does not have today; "refuse"
-# answers every interactive POST /v1/messages with a 400.
+# answers every interactive POST /v1/messages with a 400; "slow" answers the first batch submit
+# 3 s after making the batch (a client that gave up by then gets nothing); "fail500" answers
+# the first batch submit with a 500, making no batch. GET
+# /v1/messages/batches lists the batches, newest first.
 MODE = sys.argv[6] if len(sys.argv) > 6 else ""
 LOCK = threading.Lock()
 ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -92,7 +95,8 @@ class H(BaseHTTPRequestHandler):
                 "request_counts": {"processing": 0 if ended else n,
                                    "succeeded": n - expired if ended else 0, "errored": 0,
                                    "canceled": 0, "expired": expired if ended else 0},
-                "created_at": "2026-12-02T00:00:00Z", "expires_at": "2026-12-03T00:00:00Z",
+                "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(b["t"])),
+                "expires_at": "2099-12-03T00:00:00Z",
                 "ended_at": None, "archived_at": None, "cancel_initiated_at": None,
                 "results_url": f"http://127.0.0.1:{port}/v1/messages/batches/{bid}/results"
                 if ended else None}
@@ -103,6 +107,11 @@ class H(BaseHTTPRequestHandler):
         self._log(len(body.get("requests", [])))
         if path.endswith("/count_tokens"):
             return self._send({"input_tokens": 5000})
+        if path.endswith("/messages/batches") and MODE == "fail500" and not load():
+            with LOCK:
+                json.dump({"failed": True}, open(STATE, "w"))
+            return self._send({"type": "error", "error": {"type": "api_error",
+                                                          "message": "Internal"}}, 500)
         if path.endswith("/messages/batches"):
             problem = complaint(body)
             if problem:
@@ -115,6 +124,8 @@ class H(BaseHTTPRequestHandler):
                     if not state and 0 <= EXPIRE < len(body["requests"]) else []
                 state[bid] = {"t": time.time(), "requests": body["requests"], "expire": expire}
                 json.dump(state, open(STATE, "w"))
+            if MODE == "slow" and len(state) == 1:
+                time.sleep(3)
             return self._send(self._batch(bid, state[bid]))
         if path.endswith("/messages") and MODE == "refuse":
             return self._send({"type": "error", "error": {"type": "invalid_request_error",
@@ -127,6 +138,11 @@ class H(BaseHTTPRequestHandler):
         self._log()
         parts = self.path.split("?")[0].rstrip("/").split("/")
         state = load()
+        if parts[-1] == "batches":
+            listed = [self._batch(bid, b) for bid, b in reversed(state.items())
+                      if bid.startswith("msgbatch_")]
+            return self._send({"data": listed, "has_more": False, "first_id": None,
+                               "last_id": None})
         if parts[-1] == "results" and parts[-2] in state:
             b = state[parts[-2]]
             lines = []

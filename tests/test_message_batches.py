@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_errors import one_error_line
 from loopback_process import LoopbackProcess
 
 HERE = Path(__file__).resolve().parent
@@ -78,7 +79,7 @@ def _chunks(folder: Path) -> list[dict]:
 
 
 def _wait_for_batch(server: Server) -> None:
-    for _ in range(200):
+    for _ in range(1200):  # a minute: the command's start-up is slow on a loaded machine
         if server.calls("POST", "/v1/messages/batches"):
             return
         time.sleep(0.05)
@@ -295,3 +296,57 @@ def test_a_damaged_cache_met_while_retrying_interactively_is_its_own_line(tmp_pa
     with pytest.raises(DamagedCache) as caught:
         runner._answer({"k1": {"model": "claude-haiku-4-5"}}, [], {}, None, 1)
     assert str(caught.value) == "calls.sqlite: the call cache is damaged"
+
+
+@pytest.mark.parametrize("server", [(0.5, -1, "slow")], indirect=True)
+def test_a_submit_answered_too_late_is_sent_once_and_its_batch_collected(tmp_path, server):
+    """The API made the batch but answered after the client's timeout: the SDK sent the
+    submit again — each a batch paid for, the first one never journaled nor collected."""
+    done = _index(tmp_path, server, "index", "--api-timeout", "1", "--api-retries", "2")
+    assert done.returncode == 0, done.stderr
+    assert len(server.calls("POST", "/v1/messages/batches")) == 1
+    assert "batch msgbatch_0001: made by a submit that got no answer; collected" in done.stderr
+    chunks = _chunks(tmp_path / "index")
+    assert all(c["context"] == ("batched: " + c["text"][:60]).strip() for c in chunks)
+    assert not list((tmp_path / "home" / "batches" / "anthropic").glob("*.json"))
+
+
+@pytest.mark.parametrize("server", [(0.5, -1, "slow")], indirect=True)
+def test_a_run_killed_while_its_submit_was_unanswered_finds_the_batch_it_made(tmp_path,
+                                                                            server):
+    """Killed after the API accepted the batch but before its record was written: the
+    re-run knew nothing of it and paid for its requests again."""
+    first = _index(tmp_path, server, "index", wait=False)
+    _wait_for_batch(server)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    (record,) = (tmp_path / "home" / "batches" / "anthropic").glob("*.json")
+    assert json.loads(record.read_text())["status"] == "submitting"
+
+    done = _index(tmp_path, server, "index")
+    assert done.returncode == 0, done.stderr
+    assert len(server.calls("POST", "/v1/messages/batches")) == 1  # not sent again
+    assert "batch msgbatch_0001: made by the submit of " in done.stderr
+    chunks = _chunks(tmp_path / "index")
+    assert all(c["context"] == ("batched: " + c["text"][:60]).strip() for c in chunks)
+    assert not list((tmp_path / "home" / "batches" / "anthropic").glob("*.json"))
+
+
+@pytest.mark.parametrize("server", [(0.5, -1, "fail500")], indirect=True)
+def test_a_submit_that_failed_without_making_a_batch_is_sent_by_the_rerun(tmp_path, server):
+    """A 500 may come before or after the API made the batch: the run says so in one line and
+    keeps the submit's record; the re-run finds no batch in the API's list, says so, and
+    sends the requests (once)."""
+    first = _index(tmp_path, server, "index")
+    line = one_error_line(first)
+    assert "the API may have made the batch all the same: the same command run again looks " \
+           "for it before sending any of its requests again" in line
+    (record,) = (tmp_path / "home" / "batches" / "anthropic").glob("*.json")
+    assert json.loads(record.read_text())["status"] == "submitting"
+
+    done = _index(tmp_path, server, "index")
+    assert done.returncode == 0, done.stderr
+    assert "that got no answer made no batch; its requests are sent now" in done.stderr
+    assert len(server.calls("POST", "/v1/messages/batches")) == 2  # the 500, then the batch
+    assert len(server.calls("GET", "/v1/messages/batches")) == 2  # looked for, each run
+    assert not list((tmp_path / "home" / "batches" / "anthropic").glob("*.json"))

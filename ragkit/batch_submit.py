@@ -1,0 +1,128 @@
+"""A Message Batches submit sent once, and the batch it made found again when its answer
+never came.
+
+What it is:
+- `pending(backend, custom_ids)`: the journal record (`ragkit.batch_journal`) written before
+  a submit is sent, status `PENDING`; `ragkit.message_batches` replaces it with the batch's
+  own record once the API answers, and removes it when the API refused the batch;
+- `uncertain(exc)`: whether a submit that failed may still have made a batch — no answer in
+  time, the connection cut, a 5xx, a reply that could not be read — rather than a refusal
+  (4xx) that made none;
+- `found(batches, record, taken)`: on the next run, the batch such a submit made, looked up
+  in the API's list of batches (`client.messages.batches.list`): created since the record
+  (less `SKEW` for the clocks), holding as many requests as the record, not journaled by
+  another record; the oldest if several. None when there is none: its requests are sent;
+- `settle(exc, marker, ...)`: right after a submit failed, the batch it made all the same
+  (`found` after `RECHECK` seconds), so the run goes on; else one line — saying, when the API
+  may have made one, that a re-run looks for it (the record stays);
+- `recover(open_, ...)`: on the next run, the journal's open records with each `PENDING` one
+  replaced by the record of the batch `found`, or dropped.
+
+Why: the SDK sends a request again after a timeout or a 5xx, and a batch submit the API had
+accepted but not yet answered was paid for three times (three batches, none journaled), and
+once more by the re-run. A submit is now sent once (`max_retries=0`), and a re-run finds
+what it made instead of paying again; a run killed between the API accepting a batch and its
+record being written is found the same way.
+
+What it is not: proof that a batch found holds these requests — the API shows a batch's
+requests only in its results. A batch of the same size made in the same minutes by someone
+else with the same key could be taken; its results then match none of the custom ids, are
+left out (`MessageBatches._collect`), and the requests are retried as any missing result is.
+"""
+from __future__ import annotations
+
+import calendar
+import time
+import uuid
+from collections.abc import Callable, Collection
+from typing import Any
+
+import anthropic
+
+from ragkit.batch_journal import BatchRecord, Journal
+from ragkit.documents import RagkitError
+from ragkit.llm import explain
+
+PENDING = "submitting"  # a record whose submit got no answer (yet)
+RECHECK = 2.0  # seconds before a submit that got no answer is looked for in the same run
+SKEW = 600  # seconds a batch's created_at may precede the record's: the clocks differ
+LISTED = 200  # the API's most recent batches looked through
+
+
+def pending(backend: str, custom_ids: list[str]) -> BatchRecord:
+    """The record written before a submit of `custom_ids` is sent to `backend`."""
+    return BatchRecord("anthropic", backend, f"submitting_{uuid.uuid4().hex[:16]}",
+                       list(custom_ids), status=PENDING)
+
+
+def uncertain(exc: Exception) -> bool:
+    """True when the failed submit may have made a batch (module docstring)."""
+    if isinstance(exc, anthropic.APIStatusError):
+        return exc.status_code >= 500
+    return isinstance(exc, (anthropic.APIConnectionError, ValueError))  # timeouts included
+
+
+def found(batches: Any, record: BatchRecord, taken: Collection[str]) -> str | None:
+    """The id of the batch the submit of `record` made, or None (module docstring);
+    `batches` is `client.messages.batches`, `taken` the ids other records hold."""
+    since = calendar.timegm(time.strptime(record.created_at, "%Y-%m-%dT%H:%M:%SZ")) - SKEW
+    matches = []
+    for n, batch in enumerate(batches.list(limit=100)):
+        if n >= LISTED:
+            break
+        created = batch.created_at.timestamp()
+        size = sum(v for v in batch.request_counts.to_dict().values() if v)
+        if created >= since and size == len(record.custom_ids) and batch.id not in taken:
+            matches.append((created, batch.id))
+    return min(matches)[1] if matches else None
+
+
+def recover(open_: list[BatchRecord], batches: Any, journal: Journal,
+            client: anthropic.Anthropic, log: Callable[[str], None]) -> list[BatchRecord]:
+    """`open_` with each `PENDING` record replaced by the record of the batch its submit made
+    (`found` in `batches`, journaled), or dropped when it made none (its requests are then
+    sent); `client` names the endpoint in a failure's line, `log` says what was decided."""
+    out, taken = [], {r.id for r in open_}
+    for record in open_:
+        if record.status != PENDING:
+            out.append(record)
+            continue
+        try:
+            made = found(batches, record, taken)
+        except (anthropic.APIError, ValueError) as exc:
+            raise RagkitError(f"looking for the batch an unanswered submit may have made "
+                              f"({journal.path(record.id)}): {explain(exc, 'batch', client)}"
+                              ) from None
+        journal.remove(record)
+        if made is None:
+            log(f"the submit of {record.created_at} that got no answer made no batch; its "
+                f"requests are sent now")
+            continue
+        adopted = BatchRecord("anthropic", record.backend, made, record.custom_ids)
+        journal.write(adopted)
+        taken.add(made)
+        log(f"batch {made}: made by the submit of {record.created_at} that got no answer; "
+            f"collected, not sent again")
+        out.append(adopted)
+    return out
+
+
+def settle(exc: Exception, marker: BatchRecord, batches: Any, journal: Journal,
+           client: anthropic.Anthropic, model: str, taken: Collection[str]) -> str:
+    """The id of the batch the failed submit of `marker`'s requests made all the same, looked
+    for after `RECHECK` seconds; else a RagkitError from `exc` — `marker` removed when the API
+    refused (no batch made), kept when it may have made one (module docstring)."""
+    why = explain(exc, model, client)
+    if not uncertain(exc):
+        journal.remove(marker)
+        raise RagkitError(why) from None
+    time.sleep(RECHECK)
+    try:
+        made = found(batches, marker, taken)
+    except (anthropic.APIError, ValueError):
+        made = None
+    if made is None:
+        raise RagkitError(f"{why}; the API may have made the batch all the same: the same "
+                          f"command run again looks for it before sending any of its "
+                          f"requests again") from None
+    return made
