@@ -6,7 +6,8 @@ and request batching.
   default is one attempt of up to 600 s) and `VOYAGE_BASE_URL` as its `base_url` (the SDK
   has no such variable). Its replies (never streamed) must be whole a read timeout after they
   begin: the SDK's `voyageai.requestssession` is set to `ragkit.whole_reply.requests_session`
-  (left alone when the application set it, or `voyageai.proxy`, itself). The key
+  (left alone when the application set it, or `voyageai.proxy`, itself); a 5xx status the
+  SDK lets through as a reply (520, 529) is raised as its ServiceUnavailableError. The key
   (`VOYAGE_API_KEY`, or the SDK's `VOYAGE_API_KEY_PATH`) is checked first, because the SDK
   builds a client without one and fails only on the first call; the error names the
   variable and the offline alternative, never the key.
@@ -51,7 +52,7 @@ def client(what: str, offline: str) -> Any:
     import voyageai
     if voyageai.requestssession is None and voyageai.proxy is None:  # see module docstring
         retries = voyageai.api_resources.api_requestor.MAX_CONNECTION_RETRIES
-        voyageai.requestssession = functools.partial(requests_session, retries)
+        voyageai.requestssession = functools.partial(_session, retries)
     limits = budget()
     # voyageai 0.5: `max_retries` is tenacity's stop_after_attempt (attempts, first one
     # included; it retries timeouts, 429 and 502-504), and `timeout` goes to `requests` as it
@@ -61,6 +62,30 @@ def client(what: str, offline: str) -> Any:
     if not made.api_key:  # the SDK ignores a VOYAGE_API_KEY_PATH it cannot read
         raise MissingKey(f"{what}: cannot read the key file named by VOYAGE_API_KEY_PATH")
     return made
+
+
+def _session(connection_retries: int) -> Any:
+    """`ragkit.whole_reply.requests_session`, with a 5xx the SDK does not know raised as the
+    SDK's own ServiceUnavailableError (`_unknown_5xx`)."""
+    session = requests_session(connection_retries)
+    session.hooks["response"].append(_unknown_5xx)
+    return session
+
+
+def _unknown_5xx(response: Any, *args: Any, **kwargs: Any) -> Any:
+    """voyageai 0.5 raises for 500 and 502-504 only: a 520 or 529 (a proxy's, an overload)
+    came back as a reply, and reading its `data` was an AttributeError traceback. Raised as
+    ServiceUnavailableError, the SDK retries it as a 503 and `failure` names its status."""
+    if response.status_code >= 500 and response.status_code not in (500, 502, 503, 504):
+        from voyageai import error
+        try:
+            said = response.json().get("detail")
+        except (ValueError, AttributeError):  # not JSON, or not an object
+            said = None
+        raise error.ServiceUnavailableError(
+            str(said or response.text.strip() or response.reason or "no detail")[:200],
+            response.text[:200], response.status_code, headers=response.headers)
+    return response
 
 
 def address(sdk: Any | None) -> str:
@@ -79,7 +104,11 @@ def failure(what: str, exc: Exception, sdk: Any, hint: str = "") -> RagkitError:
     """
     from voyageai import error
     limits, status = budget(), getattr(exc, "http_status", None)
-    detail = getattr(exc, "user_message", None) or str(exc)
+    body = getattr(exc, "json_body", None)
+    # the API's own words: for a status it has no class for (403, 404) the SDK's message also
+    # holds the body again, the status and every response header
+    detail = str(body["detail"] if isinstance(body, dict) and body.get("detail") else
+                 getattr(exc, "user_message", None) or exc)[:300]
     tail = f"; {hint}" if hint else ""
     if isinstance(exc, error.Timeout):  # silence, a reply that stalled or trickled in
         text = (f"{what}: the Voyage API at {address(sdk)} "

@@ -92,14 +92,28 @@ def test_rate_limit_then_success_is_retried(voyage):
              r"VOYAGE_API_KEY"),
     (429, 3, r"Voyage rate limit \(HTTP 429\) after 3 attempts: slow down"),
     (500, 1, r"Voyage request failed \(HTTP 500\)"),
+    # statuses voyageai 0.5 has no class for: 529 and 520 were an AttributeError traceback
+    # (read as replies), 404's line held the response's headers
+    (529, 3, r"^voyage:voyage-3.5: Voyage request failed \(HTTP 529\): overloaded; re-run"),
+    (520, 3, r"^voyage:voyage-3.5: Voyage request failed \(HTTP 520\): origin error; re-run"),
+    (404, 1, r"^voyage:voyage-3.5: Voyage request failed \(HTTP 404\): not found; re-run"),
 ])
 def test_errors_past_retries_are_one_clear_line(voyage, status, attempts, message):
-    detail = {401: "bad key", 429: "slow down", 500: "boom"}[status]
+    detail = {401: "bad key", 429: "slow down", 500: "boom", 529: "overloaded",
+              520: "origin error", 404: "not found"}[status]
     voyage.queue.extend([(status, {"detail": detail})] * 3)
     with pytest.raises(RagkitError, match=message) as info:
         VoyageEmbedder("voyage-3.5").embed(["x"])
     assert KEY not in str(info.value) and "\n" not in str(info.value)
+    assert "Content-Type" not in str(info.value) and "{" not in str(info.value)
     assert len(voyage.requests) == attempts
+
+
+def test_an_overload_the_sdk_does_not_know_is_retried_like_a_503(voyage):
+    voyage.queue.append((529, {"detail": "overloaded"}))
+    out = VoyageEmbedder("voyage-3-large").embed(["one"])
+    np.testing.assert_allclose(out, [vector("one", 1024)], atol=1e-6)
+    assert len(voyage.requests) == 2
 
 
 def test_missing_key_says_which_variable_to_set(monkeypatch, tmp_path, capsys):
