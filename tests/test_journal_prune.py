@@ -111,3 +111,26 @@ def test_a_record_pruned_while_another_run_finishes_it_sends_nothing_again(tmp_p
     replies = batches.run(requests)
     assert batches.report.created == [] and batches.report.submitted == 0
     assert [r.content[0].text for r in replies] == ["from run 1", "from run 1"]
+
+
+def test_an_offline_submit_record_left_by_a_kill_is_looked_for_then_sent(tmp_path):
+    """A run killed between journaling its submit and sending it leaves a `submitting`
+    record: the re-run asks the stand-in's list of batches (it has none), says so and sends
+    the requests — the list was a 404 there, and every re-run stopped on it."""
+    from ragkit.batch_submit import pending
+    from ragkit.cache import request_key
+    from ragkit.llm import LLM
+    from ragkit.message_batches import BatchOptions, MessageBatches
+    llm = LLM(cache=CallCache(tmp_path / "calls.sqlite"))
+    requests = [{"model": "claude-haiku-4-5", "max_tokens": 50,
+                 "messages": [{"role": "user", "content": f"question {n}"}]} for n in (1, 2)]
+    keys = [request_key("/v1/messages", llm.backend, r) for r in requests]
+    journal = Journal("anthropic", llm.backend, tmp_path / "journal")
+    journal.write(pending(llm.backend, keys))
+    lines: list[str] = []
+    batches = MessageBatches(llm, BatchOptions(log=lines.append), journal=journal)
+    replies = batches.run(requests)
+    assert len(replies) == 2 and batches.report.submitted == 2
+    assert any(line.endswith("that got no answer made no batch; its requests are sent now")
+               for line in lines)
+    assert not list((tmp_path / "journal").glob("*.json"))

@@ -6,6 +6,7 @@ What it is: `handle(method, path, body, base)` answers
   unique, `params` an object), keeps the requests, and returns the batch already `ended`
   (a program needs no queue) with its request counts and a `results_url`;
 - `GET /v1/messages/batches/{id}`: that batch object again, or 404 for an unknown id;
+- `GET /v1/messages/batches`: the list of this process's batches, newest first, one page;
 - `GET /v1/messages/batches/{id}/results`: JSONL, one line per request, in reverse order
   (the API promises no order, so callers must match by `custom_id`), each `succeeded` with
   the reply `respond` gives the same body interactively, or `errored` with its error.
@@ -96,6 +97,11 @@ def handle(method: str, path: str, body: Any, base: str, respond: Respond
         with _LOCK:
             _BATCHES[batch_id] = _results(body["requests"], respond)
         return 200, _batch(batch_id, base)
+    if method == "GET" and rest == [""]:  # the list: this process's batches, newest first
+        listed = [_batch(batch_id, base) for batch_id in reversed(list(_BATCHES))]
+        return 200, {"data": listed, "has_more": False,
+                     "first_id": listed[0]["id"] if listed else None,
+                     "last_id": listed[-1]["id"] if listed else None}
     if method == "GET" and rest[0] in _BATCHES and len(rest) <= 2:
         if len(rest) == 2 and rest[1] == "results":
             return 200, b"".join(json.dumps(line).encode() + b"\n"
