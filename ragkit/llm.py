@@ -48,6 +48,7 @@ from ragkit.cache import CallCache, request_key
 from ragkit.documents import RagkitError
 from ragkit.llm_backends import (OFFLINE_BASE_URL, OFFLINE_ID_PREFIX, OfflineBackend,
                                  offline_backend)
+from ragkit.llm_offline import Guarded, OfflineBackendError
 from ragkit.online import Budget, budget, scrub
 from ragkit.pricing import (PRICES, PRICES_DATE, CorpusCost, CostTable, Price, Usage,  # noqa: F401
                             contextualization_cost, cost, measured_contextualization_cost,
@@ -100,39 +101,10 @@ def make_client(max_retries: int | None = None,
         return anthropic.Anthropic(max_retries=retries, timeout=timeout, http_client=http)
     if transport is None:
         backend = offline_backend()
-        transport = _Guarded(backend.transport(), backend.name)
+        transport = Guarded(backend.transport(), backend.name)
     return anthropic.Anthropic(api_key="offline-stand-in", base_url=OFFLINE_BASE_URL,
                                max_retries=retries, timeout=timeout,
                                http_client=httpx2.Client(transport=transport))
-
-
-class OfflineBackendError(anthropic.APIError):
-    """The offline backend raised while answering: a bug in that program, not a network
-    fault. An `APIError`, so every place that turns SDK failures into one line catches it;
-    neither a connection error nor a status error, so the SDK does not retry it."""
-
-
-class _Guarded(httpx2.BaseTransport):
-    """An offline backend's in-process transport whose own exceptions become
-    `OfflineBackendError` (naming the backend and the error's class), instead of the SDK's
-    "connection error" — which `explain` words as an API that cannot be reached. httpx2's
-    transport errors pass through as they are: those are what a network failure raises."""
-
-    def __init__(self, inner: httpx2.BaseTransport, name: str) -> None:
-        self.inner, self.name = inner, name
-
-    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        try:
-            return self.inner.handle_request(request)
-        except httpx2.TransportError:
-            raise
-        except Exception as exc:
-            raise OfflineBackendError(
-                f"the {self.name} failed ({type(exc).__name__}: {exc}): a bug in it, not a "
-                f"network fault", request, body=None) from exc
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 def limits_of(client: anthropic.Anthropic) -> Budget:
@@ -206,7 +178,9 @@ class LLM:
         self.usage = usage if usage is not None else RUN
         base = str(self.client.base_url)
         self.offline = base.startswith(OFFLINE_BASE_URL)
-        self.backend = _offline_key(offline_backend()) if self.offline else base
+        # the cache's and the journal's name for the API: "https://api.anthropic.com/" was
+        # another than "https://api.anthropic.com", and every call was paid for again
+        self.backend = _offline_key(offline_backend()) if self.offline else base.rstrip("/")
         self._create_args = set(inspect.signature(self.client.messages.create).parameters)
         self.before_send: Callable[[], None] = lambda: None  # `MessageBatches` calls it too
 
@@ -250,7 +224,9 @@ class LLM:
             with self.client.messages.stream(**args) as events:
                 yield from events
                 message = events.get_final_message()
-        except (anthropic.APIError, ValueError) as exc:
+        except (anthropic.APIError, ValueError, AttributeError, TypeError) as exc:
+            # the SDK adds up a stream's usage as it goes: an event without it was an
+            # AttributeError traceback after the text had been printed
             raise RagkitError(explain(exc, params["model"], self.client, True)) from None
         return self._keep(key, params, message, None)
 

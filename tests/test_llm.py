@@ -374,3 +374,52 @@ def test_a_stream_breaking_off_is_not_asked_again_and_the_error_says_so():
         "cannot reach the Anthropic API (peer closed connection without sending complete "
         "message body; a request is tried up to 3 times, a streamed reply cut off mid-way "
         "is not retried)")
+
+
+def test_one_endpoint_written_with_or_without_a_trailing_slash_is_one_cache(tmp_path):
+    """`ANTHROPIC_BASE_URL=https://host` and `https://host/` are one API: the second paid for
+    every call again (its cache key named another backend)."""
+    import anthropic
+
+    from ragkit.cache import CallCache
+    sent = []
+
+    def handler(request):
+        sent.append(request.url.path)
+        return httpx2.Response(200, json=REPLY)
+
+    cache = CallCache(tmp_path / "calls.sqlite")
+    for base in ("http://127.0.0.1:9", "http://127.0.0.1:9/"):
+        client = anthropic.Anthropic(api_key="k", base_url=base, max_retries=0,
+                                     http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
+        llm = LLM(client, cache=cache, usage=UsageLog())
+        assert llm.backend == "http://127.0.0.1:9"
+        assert _ask(llm).content[0].text == "ok"
+    assert sent == ["/v1/messages"]  # the second answered from the cache
+
+
+def _sse(*events: dict) -> bytes:
+    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+
+
+def test_a_stream_whose_first_event_lacks_usage_is_one_line_not_a_traceback():
+    """The SDK adds a stream's usage up as it goes; a `message_start` without it was an
+    AttributeError traceback after the answer's text had been printed (`ask --stream`)."""
+    start = {**REPLY, "content": [], "stop_reason": None, "usage": None}
+    body = _sse({"type": "message_start", "message": start},
+                {"type": "content_block_start", "index": 0,
+                 "content_block": {"type": "text", "text": ""}},
+                {"type": "content_block_delta", "index": 0,
+                 "delta": {"type": "text_delta", "text": "ok"}},
+                {"type": "content_block_stop", "index": 0},
+                {"type": "message_delta", "delta": {"stop_reason": "end_turn",
+                                                    "stop_sequence": None},
+                 "usage": {"output_tokens": 3}},
+                {"type": "message_stop"})
+    llm = _llm(lambda request: httpx2.Response(
+        200, content=body, headers={"content-type": "text/event-stream"}))
+    with pytest.raises(RagkitError, match=r"^malformed reply from the Anthropic API "
+                                          r"\(AttributeError: ") as caught:
+        list(llm.stream(model=HAIKU, max_tokens=50,
+                        messages=[{"role": "user", "content": "hello"}]))
+    assert "\n" not in str(caught.value)
