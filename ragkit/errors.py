@@ -1,7 +1,8 @@
 """The error and warning every ragkit module raises for bad input, and where it names.
 
 What it is: `RagkitError` (a user-facing error: the command line prints its one line and
-exits 2) and one kind of it, `MissingKey` (a key to set, passed on unwrapped),
+exits 2) and two kinds of it, `MissingKey` (a key to set, passed on unwrapped) and
+`KeyRejected` (a key the API refused),
 `RagkitWarning`, `where(path, line, field)` — the `file:line: field 'x'` every message starts
 with — and `not_a_file(path)`, the error for an input that is not a regular file. What it is
 not: a hierarchy of inputs; one class says "your input", the message says what and where.
@@ -20,6 +21,11 @@ class MissingKey(RagkitError):
     """An API key is not set (or its file cannot be read): the line names what to set. Shown
     as it is, not inside the message of the step it stopped (which document, which chunk):
     the fix is the same wherever it struck, and before a paid request it strikes first."""
+
+
+class KeyRejected(RagkitError):
+    """The API refused the key (HTTP 401): every later call would be refused alike, so a step
+    that tolerates a failed call per input (a reranker, query by query) stops on it."""
 
 
 class _Kept:

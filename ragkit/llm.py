@@ -46,6 +46,7 @@ from anthropic.types import Message
 
 from ragkit.cache import CallCache, request_key
 from ragkit.documents import RagkitError
+from ragkit.errors import KeyRejected
 from ragkit.llm_backends import (OFFLINE_BASE_URL, OFFLINE_ID_PREFIX, OfflineBackend,
                                  offline_backend)
 from ragkit.llm_offline import Guarded, OfflineBackendError
@@ -165,7 +166,8 @@ def _call(model: str, method: Callable[..., Any], kwargs: dict[str, Any],
     try:
         return method(**kwargs)
     except (anthropic.APIError, ValueError) as exc:  # ValueError: a body that is not JSON
-        raise RagkitError(explain(exc, model, client)) from None
+        refused = isinstance(exc, anthropic.AuthenticationError)
+        raise (KeyRejected if refused else RagkitError)(explain(exc, model, client)) from None
 
 
 class LLM:

@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ragkit.documents import RagkitError
-from ragkit.errors import MissingKey
+from ragkit.errors import KeyRejected, MissingKey
 from ragkit.online import budget, scrub
 from ragkit.whole_reply import requests_session, stalled_after, trickled_after
 
@@ -126,7 +126,8 @@ def failure(what: str, exc: Exception, sdk: Any, hint: str = "") -> RagkitError:
     else:
         kind = f"HTTP {status}" if status else type(exc).__name__
         text = f"{what}: Voyage request failed ({kind}): {detail}{tail}"
-    return RagkitError(scrub(text, sdk.api_key))
+    refused = isinstance(exc, error.AuthenticationError) and status
+    return (KeyRejected if refused else RagkitError)(scrub(text, sdk.api_key))
 
 
 def batches(sizes: Sequence[int], max_items: int, max_tokens: int) -> Iterator[range]:

@@ -8,6 +8,7 @@ import pytest
 
 from ragkit import standin
 from ragkit.documents import RagkitError
+from ragkit.errors import KeyRejected
 from ragkit.llm import (LLM, PRICES, Usage, UsageLog, contextualization_cost, cost,
                         make_client, measured_contextualization_cost, project_corpus_cost)
 
@@ -182,6 +183,28 @@ def test_errors_after_retries_are_one_line_without_the_key(monkeypatch, status, 
         _ask(_llm(handler, max_retries=1))
     assert message in str(err.value)
     assert secret not in str(err.value) and "\n" not in str(err.value)
+    # a refused key is its own kind: a reranker stops on it instead of trying every query
+    assert isinstance(err.value, KeyRejected) == (status == 401)
+
+
+def test_a_claude_reranked_search_stops_on_a_refused_key():
+    """It warned and kept the first stage's order query after query ("rerun to continue"),
+    a refused call each, exit 0."""
+    from ragkit.documents import Chunk
+    from ragkit.rerank import Candidate, RerankStage
+    from ragkit.rerank.claude import ClaudeReranker
+    sent = []
+
+    def handler(request):
+        sent.append(request.url.path)
+        return httpx2.Response(401, json={"type": "error", "error": {
+            "type": "authentication_error", "message": "invalid x-api-key"}})
+
+    stage = RerankStage(ClaudeReranker(llm=_llm(handler)))
+    candidates = [Candidate(Chunk(f"c{n}", "d", f"text {n}"), 1.0 - n / 10) for n in range(3)]
+    with pytest.raises(KeyRejected, match="rejected the key in ANTHROPIC_API_KEY"):
+        stage("which text?", candidates, 2)
+    assert sent == ["/v1/messages"]  # one refused call, not one per query
 
 
 def test_an_error_not_retried_does_not_claim_retries():

@@ -166,6 +166,43 @@ def test_rejected_key_is_one_line_without_the_key(voyage):
     assert "HTTP 401" in message and "check VOYAGE_API_KEY" in message and KEY not in message
 
 
+def _six_queries(tmp_path: Path) -> tuple:
+    (tmp_path / "docs.jsonl").write_text(
+        '{"id": "a", "text": "Refunds take seven days."}\n'
+        '{"id": "b", "text": "Refunds of sale items take fourteen days."}\n')
+    (tmp_path / "q.jsonl").write_text("".join(
+        f'{{"id": "q{n}", "text": "refunds {n} days"}}\n' for n in range(6)))
+    assert ragkit("index", tmp_path / "docs.jsonl", "--out", tmp_path / "ix",
+                  "--embedder", "none").returncode == 0
+    return ("search", tmp_path / "ix", "--mode", "bm25", "--rerank", "voyage:rerank-2.5",
+            "--queries", tmp_path / "q.jsonl", "--out", tmp_path / "run.trec")
+
+
+def test_a_rejected_key_stops_a_reranked_search_at_its_first_query(voyage, tmp_path):
+    """It cost a refused call and a warning per query, and wrote the first stage's order as
+    the reranked run, exit 0."""
+    voyage.queue.extend([(401, {"detail": "Provided API key is invalid"})] * 6)
+    done = ragkit(*_six_queries(tmp_path))
+    assert one_error_line(done) == (
+        "ragkit: error: voyage:rerank-2.5: Voyage refused the API key (HTTP 401): Provided "
+        "API key is invalid; check VOYAGE_API_KEY")
+    assert len(bodies(voyage)) == 1 and not (tmp_path / "run.trec").exists()
+
+
+def test_an_api_failing_query_after_query_stops_the_search(voyage, tmp_path, monkeypatch):
+    """A 529 on every call: each query waited out its retries and kept the first stage's
+    order, hours for a large query set, exit 0. Five failed in a row end it."""
+    monkeypatch.setenv("RAGKIT_API_RETRIES", "0")
+    voyage.queue.extend([(529, {"detail": "overloaded"})] * 6)
+    done = ragkit(*_six_queries(tmp_path))
+    line = one_error_line(done)
+    assert line.startswith("ragkit: error: reranker voyage:rerank-2.5: the last 5 queries "
+                           "failed (voyage:rerank-2.5: Voyage request failed (HTTP 529): "
+                           "overloaded")
+    assert line.endswith("; stopped rather than try every query alike")
+    assert len(bodies(voyage)) == 5 and not (tmp_path / "run.trec").exists()
+
+
 def test_unknown_model_is_refused(voyage):
     with pytest.raises(RagkitError, match="unknown Voyage reranker 'rerank-9'.*rerank-2.5"):
         VoyageReranker("rerank-9")

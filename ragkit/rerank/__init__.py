@@ -19,10 +19,13 @@ which loads the Anthropic SDK, is imported only when that name is asked for):
 reranker raises, or answers with a malformed list (an unknown or repeated id, a non-numeric
 score, too few or too many entries), keeps its first-stage order, with a `RagkitWarning`; the
 stage counts those fallbacks so the caller can show them. A missing API key (`MissingKey`, e.g.
-a Voyage reranker asked to send a call its cache does not hold) and a call cache that cannot
-serve the call (`CacheUnusable`: damaged, or read-only here and without it) are the failures
-that end the run: their one line says what to do, and every later query would fail alike (a
-read-only cache's misses kept the first-stage order, and the run file mixed the two).
+a Voyage reranker asked to send a call its cache does not hold), a key the API refused
+(`KeyRejected`) and a call cache that cannot serve the call (`CacheUnusable`: damaged, or
+read-only here and without it) are the failures that end the run: their one line says what to
+do, and every later query would fail alike (a read-only cache's misses kept the first-stage
+order, and the run file mixed the two; a refused key cost a call and a warning per query, exit
+0). So do `FAILING_RUN` failed calls in a row (an API overloaded for good: each query waited
+out its retries, 2 s each for hours of queries); a malformed reply is not counted there.
 
 What it is not: a retriever. It never sees chunks the first stage did not return.
 """
@@ -33,7 +36,7 @@ import warnings
 from collections.abc import Callable, Sequence
 
 from ragkit.documents import RagkitError, RagkitWarning
-from ragkit.errors import MissingKey
+from ragkit.errors import KeyRejected, MissingKey
 from ragkit.fusion import Ranking
 from ragkit.rerank.base import Candidate, Reranker, with_signals
 from ragkit.rerank.offline import OfflineReranker
@@ -97,6 +100,9 @@ def _check_reply(reply: object, candidates: Sequence[Candidate], k: int) -> Rank
     return out
 
 
+FAILING_RUN = 5  # failed reranker calls in a row that end a run
+
+
 class RerankStage:
     """A reranker applied query by query, falling back to the first-stage order on failure
     (but a `MissingKey` or `CacheUnusable`, which are raised: module docstring).
@@ -106,6 +112,7 @@ class RerankStage:
 
     def __init__(self, reranker: Reranker) -> None:
         self.reranker, self.queries, self.fallbacks = reranker, 0, 0
+        self._failing = 0  # failed calls in a row, not counting malformed replies
 
     def __call__(self, query: str, candidates: Sequence[Candidate], k: int) -> Ranking:
         """The reranked top k; [] for no candidates (the reranker is not called)."""
@@ -113,15 +120,22 @@ class RerankStage:
             return []
         self.queries += 1
         try:
-            return _check_reply(self.reranker.rerank(query, candidates, k), candidates, k)
-        except (MissingKey, CacheUnusable):  # their own line says what to do; every query alike
-            raise
+            ranked = _check_reply(self.reranker.rerank(query, candidates, k), candidates, k)
+        except (MissingKey, KeyRejected, CacheUnusable):  # their line says what to do; every
+            raise  # query alike
         except Exception as exc:  # noqa: BLE001 - any reranker failure must not end the run
             self.fallbacks += 1
+            self._failing = self._failing + 1 if isinstance(exc, RagkitError) else 0
+            if self._failing >= FAILING_RUN:  # the API is down: do not wait on every query
+                raise RagkitError(f"reranker {self.reranker.name}: the last {self._failing} "
+                                  f"queries failed ({exc}); stopped rather than try every "
+                                  f"query alike") from None
             warnings.warn(f"reranker {self.reranker.name}: {type(exc).__name__}: {exc}; "
                           f"kept the first-stage order for query {query[:60]!r}",
                           RagkitWarning, stacklevel=2)
             return [(c.chunk.id, c.score) for c in candidates[:k]]
+        self._failing = 0
+        return ranked
 
     def summary(self) -> str:
         """One line: the reranker and the queries it reranked; the failures only if any; and

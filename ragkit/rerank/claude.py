@@ -35,6 +35,7 @@ from anthropic.types import Message
 
 from ragkit.cache import CacheUnusable
 from ragkit.documents import RagkitError, RagkitWarning
+from ragkit.errors import KeyRejected
 from ragkit.fusion import Ranking
 from ragkit.llm import LLM, price
 from ragkit.pricing import Usage
@@ -92,7 +93,7 @@ class ClaudeReranker:
     def _window(self, query: str, window: Sequence[Candidate]) -> Permutation:
         try:
             reply = self.llm.create(**self.request(query, window))
-        except CacheUnusable:  # damaged, or read-only here: its own line says what to do
+        except (CacheUnusable, KeyRejected):  # its own line says what to do; no rerun helps
             raise
         except RagkitError as exc:
             raise RagkitError(f"claude reranker: {exc}; windows answered so far are kept in "
