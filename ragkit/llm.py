@@ -38,6 +38,7 @@ import functools
 import inspect
 import os
 from collections.abc import Callable, Generator
+from contextlib import nullcontext
 from typing import Any
 
 import anthropic
@@ -47,6 +48,7 @@ from anthropic.types import Message
 from ragkit.cache import CallCache, request_key
 from ragkit.documents import RagkitError
 from ragkit.errors import KeyRejected
+from ragkit.inflight import InFlight
 from ragkit.llm_backends import (OFFLINE_BASE_URL, OFFLINE_ID_PREFIX, OfflineBackend,
                                  offline_backend)
 from ragkit.llm_offline import Guarded, OfflineBackendError
@@ -203,10 +205,21 @@ class LLM:
         cached = self._cached(key, params)
         if cached is not None:
             return cached
-        self.before_send()
-        message = _call(params["model"], self.client.messages.create,
-                        _sdk_args(params, self._create_args), self.client)
-        return self._keep(key, params, message, check)
+        with self._sending(key):
+            cached = self._cached(key, params)  # another run's, sent while this one waited
+            if cached is not None:
+                return cached
+            self.before_send()
+            message = _call(params["model"], self.client.messages.create,
+                            _sdk_args(params, self._create_args), self.client)
+            return self._keep(key, params, message, check)
+
+    def _sending(self, key: str):
+        """The cross-process lock of a paid call (`ragkit.inflight`); none without a cache
+        that can be written (nothing to find there afterwards)."""
+        if not self.cache or self.cache.read_only or self.offline:
+            return nullcontext()
+        return InFlight(self.cache.path).holding(key)
 
     def stream(self, **params: Any) -> Generator[Any, None, Message]:
         """`messages.stream` with these body parameters: yields the SDK's stream events as
@@ -243,10 +256,9 @@ class LLM:
               check: Callable[[Message], str | None] | None) -> Message:
         """Meter a fresh reply, check it, and store it in the cache. A reply without a stop
         reason (a stream cut before its end) is metered but neither returned nor kept."""
-        if not isinstance(message, Message) or not isinstance(message.content, list) \
-                or message.usage is None:
-            raise RagkitError(explain(ValueError("no content or usage"), params["model"]))
-        usage = Usage.of(message.usage)
+        if not isinstance(message, Message) or not isinstance(message.content, list):
+            raise RagkitError(explain(ValueError("no content"), params["model"]))
+        usage = Usage.of(message.usage)  # none reported: kept, its cost said to be unknown
         priced = not str(message.id or "").startswith(OFFLINE_ID_PREFIX)
         self.usage.record(params["model"], usage, cached=False, priced=priced)
         if message.stop_reason is None:  # a stream cut before message_stop: not the answer

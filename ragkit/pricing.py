@@ -66,23 +66,36 @@ def price(model: str) -> Price:
 
 @dataclass(frozen=True)
 class Usage:
-    """Token counts of one reply or a sum of replies (the API's `None` counts as 0)."""
+    """Token counts of one reply or a sum of replies (the API's `None` counts as 0), and how
+    many of those replies reported no usage (`unreported`): no input or output count, so
+    their tokens and cost are unknown — left out of every sum, and said, never shown as 0."""
 
     input: int = 0
     output: int = 0
     cache_write: int = 0
     cache_read: int = 0
+    unreported: int = 0
 
     def __add__(self, other: "Usage") -> "Usage":
         return Usage(self.input + other.input, self.output + other.output,
-                     self.cache_write + other.cache_write, self.cache_read + other.cache_read)
+                     self.cache_write + other.cache_write, self.cache_read + other.cache_read,
+                     self.unreported + other.unreported)
 
     @classmethod
     def of(cls, usage: object) -> "Usage":
-        """From an SDK `Usage` object or its dict form."""
+        """From an SDK `Usage` object or its dict form; None, or one without its input or
+        output count (a proxy's reply, a stream's first event), is one `unreported` reply."""
         get = usage.get if isinstance(usage, dict) else (lambda k: getattr(usage, k, None))
+        if usage is None or get("input_tokens") is None or get("output_tokens") is None:
+            return cls(unreported=1)
         return cls(get("input_tokens") or 0, get("output_tokens") or 0,
                    get("cache_creation_input_tokens") or 0, get("cache_read_input_tokens") or 0)
+
+    def unknown(self) -> str:
+        """"; N replies reported no usage (…)" when any did, else "": for a cost's line."""
+        return (f"; {self.unreported:,} repl{'y' if self.unreported == 1 else 'ies'} reported "
+                f"no usage: their tokens and cost are unknown, not in these figures"
+                if self.unreported else "")
 
     def as_dict(self) -> dict[str, int]:
         return {"input_tokens": self.input, "output_tokens": self.output,

@@ -87,7 +87,8 @@ class UsageLog:
             if row.standin:  # the stand-in's usage is its estimate, never a measurement
                 who, tokens = f"{model} (answered by the offline stand-in)", "estimated tokens"
             lines.append(f"{who}: {calls}; {tokens} in {s.input:,}, out {s.output:,}, cache "
-                         f"write {s.cache_write:,}, cache read {s.cache_read:,}; {money}{saved}")
+                         f"write {s.cache_write:,}, cache read {s.cache_read:,}; {money}{saved}"
+                         f"{s.unknown()}")
         return "\n".join(lines) or "no Claude calls"
 
     def reset(self) -> None:

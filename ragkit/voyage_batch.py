@@ -76,7 +76,7 @@ class VoyageBatches:
         self.journal = Journal("voyage", self.base)
         self.created: list[str] = []
         self.resumed: list[str] = []
-        self.tokens = 0
+        self.tokens, self.unreported = 0, 0  # results with and without a token count
         self.lost: set[str] = set()  # custom_ids of journaled jobs Voyage no longer knows
         self.check: Callable[[str, dict], str | None] | None = None
 
@@ -275,7 +275,10 @@ class VoyageBatches:
                 unusable.setdefault(problem, number)
             else:
                 done[key] = response["body"]
-                self.tokens += int((done[key].get("usage") or {}).get("total_tokens") or 0)
+                tokens = (done[key].get("usage") or {}).get("total_tokens")
+                counted_ = isinstance(tokens, int)  # no count: unknown, not 0
+                self.tokens, self.unreported = (self.tokens + (tokens if counted_ else 0),
+                                                self.unreported + (not counted_))
         if strangers or unusable:
             first = next(iter(unusable.items()), None)
             self.log(f"Voyage batch {job.get('id')}: " + "; ".join(filter(None, [

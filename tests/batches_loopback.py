@@ -25,7 +25,8 @@ STATE, LOG, PORT, HOLD, EXPIRE = sys.argv[1], sys.argv[2], int(sys.argv[3]), \
 # "newtype" gives the expiring request a result type the API does not have today; "refuse"
 # answers every interactive POST /v1/messages with a 400; "slow" answers the first batch submit
 # 3 s after making the batch (a client that gave up by then gets nothing); "fail500" answers
-# the first batch submit with a 500, making no batch. GET
+# the first batch submit with a 500, making no batch; "nousage" leaves every other result's
+# usage without its input and output counts. GET
 # /v1/messages/batches lists the batches, newest first.
 MODE = sys.argv[6] if len(sys.argv) > 6 else ""
 LOCK = threading.Lock()
@@ -45,11 +46,13 @@ def chunk_of(params: dict) -> str:
 
 
 def message(text: str, n: int) -> dict:
+    usage = {"input_tokens": 1000, "output_tokens": 10, "cache_creation_input_tokens": 0,
+             "cache_read_input_tokens": 0}
+    if MODE == "nousage" and n % 2:  # every other reply without its counts
+        usage = {"cache_read_input_tokens": 0}
     return {"id": f"msg_{n:06d}", "type": "message", "role": "assistant",
             "model": "claude-haiku-4-5", "content": [{"type": "text", "text": text}],
-            "stop_reason": "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": 1000, "output_tokens": 10,
-                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}
+            "stop_reason": "end_turn", "stop_sequence": None, "usage": usage}
 
 
 def complaint(body: dict) -> str | None:

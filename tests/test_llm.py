@@ -446,3 +446,26 @@ def test_a_stream_whose_first_event_lacks_usage_is_one_line_not_a_traceback():
         list(llm.stream(model=HAIKU, max_tokens=50,
                         messages=[{"role": "user", "content": "hello"}]))
     assert "\n" not in str(caught.value)
+
+
+def test_a_reply_without_usage_is_kept_and_its_cost_said_to_be_unknown(tmp_path):
+    """It was paid for, refused as malformed ("rerun to continue") and paid for again on
+    every re-run, never getting further."""
+    from ragkit.cache import CallCache
+    sent = []
+
+    def handler(request):
+        sent.append(request)
+        return httpx2.Response(200, json={**REPLY, "usage": None})
+
+    log = UsageLog()
+    client = make_client(max_retries=0, transport=httpx2.MockTransport(handler))
+    llm = LLM(client, cache=CallCache(tmp_path / "calls.sqlite"), usage=log)
+    assert _ask(llm).content[0].text == "ok" and _ask(llm).content[0].text == "ok"
+    assert len(sent) == 1  # the second from the cache
+    assert log.summary().startswith("claude-haiku-4-5: 1 request, 1 from the call cache; "
+                                    "tokens in 0, out 0, ")
+    assert log.summary().endswith("; 1 reply reported no usage: their tokens and cost are "
+                                  "unknown, not in these figures")
+    assert Usage.of({"input_tokens": 5}) == Usage(unreported=1)
+    assert Usage.of(None) + Usage(1, 2) == Usage(1, 2, unreported=1)

@@ -350,3 +350,17 @@ def test_a_submit_that_failed_without_making_a_batch_is_sent_by_the_rerun(tmp_pa
     assert len(server.calls("POST", "/v1/messages/batches")) == 2  # the 500, then the batch
     assert len(server.calls("GET", "/v1/messages/batches")) == 2  # looked for, each run
     assert not list((tmp_path / "home" / "batches" / "anthropic").glob("*.json"))
+
+
+@pytest.mark.parametrize("server", [(0.0, -1, "nousage")], indirect=True)
+def test_results_that_report_no_usage_are_unknown_not_zero(tmp_path, server, monkeypatch):
+    """Results without usage counts were summed as 0 tokens and "$0.00 measured"."""
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    made, pairs, lines = _contextualize(tmp_path, server, "none")
+    chunks = [c for done in made.many(pairs, progress=False) for c in done]
+    assert len(chunks) == 8
+    assert lines[-1].endswith("; 0 from the call cache; 4 replies reported no usage: their "
+                              "tokens and cost are unknown, not in these figures")
+    assert "; 8 results (tokens in 4000, out 40, " in lines[-1]  # the other four's counts
+    assert made.llm.usage.summary().endswith("; 4 replies reported no usage: their tokens "
+                                             "and cost are unknown, not in these figures")

@@ -108,7 +108,7 @@ class BatchContextualizer(ClaudeContextualizer):
                    f"{report.succeeded} results (tokens in {u.input}, out {u.output}, cache "
                    f"write {u.cache_write}, cache read {u.cache_read}): {money}; {failed}"
                    + (f", {report.retried} retried interactively" if report.retried else "")
-                   + f"; {report.from_cache} from the call cache")
+                   + f"; {report.from_cache} from the call cache{u.unknown()}")
 
 
 def batch_round_trip(document: Document, chunks: Sequence[Chunk]) -> str:

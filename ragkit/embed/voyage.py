@@ -78,8 +78,7 @@ MODELS: dict[str, Limits] = {
 
 
 def _call(what: str, sdk, method: str, **kwargs):
-    """`sdk.<method>(**kwargs)`; whatever the SDK raises past its retries becomes one
-    RagkitError line without the key (`ragkit.voyage.failure`)."""
+    """`sdk.<method>(**kwargs)`; an SDK error past its retries is one line (`failure`)."""
     from voyageai import error  # deferred: voyageai, ~0.35 s to import, only for Voyage models
     try:
         return getattr(sdk, method)(**kwargs)
@@ -100,8 +99,7 @@ class VoyageEmbedder:
         if batch is not None:
             self.texts_per_call = self.documents_per_call = EVERYTHING
         self.limits = MODELS.get(model, Limits())
-        self.dim = output_dimension or self.limits.dim
-        self.max_tokens = self.limits.context
+        self.dim, self.max_tokens = output_dimension or self.limits.dim, self.limits.context
         self.name = self._what = f"{self.prefix}:{model}"
         self.fingerprint = f"{self.name}@{self.dim}"  # the model id and output size
         self._client: Any = None  # made by the first request (`_sdk`), not here
@@ -154,9 +152,11 @@ class VoyageEmbedder:
 
     def _report(self, runner: VoyageBatches) -> None:
         if runner.created or runner.resumed:
+            unknown = f" (+ {runner.unreported} results that gave no count)" * bool(
+                runner.unreported)
             runner.log(f"{self.name}: {len(runner.created)} Voyage batch(es) created, "
-                       f"{len(runner.resumed)} resumed; {runner.tokens} tokens at Voyage's "
-                       f"batch price (33 % below list)")
+                       f"{len(runner.resumed)} resumed; {runner.tokens} tokens{unknown} at "
+                       f"Voyage's batch price (33 % below list)")
 
     def _by_batch(self, texts: list[str]) -> np.ndarray:
         """Document vectors through Voyage's Batch API (`ragkit.voyage_batch`)."""
