@@ -27,7 +27,10 @@ about 2 µs a byte: 10 pages sharing one 4 MB stream of no-op operators (a 6 KB 
 158 s, and a 2.9 KB file drawing each form 4 times, 11 levels deep, 224 s and 2.9 GB. A logo
 form on each of 1,000 pages repeats a few MB; a book's own pages are each run once.
 
-What it is not: a change to ordinary pages, which keep pdfminer's full layout analysis.
+Ordinary pages keep pdfminer's full layout analysis, made deterministic: its ties between
+boxes equally far apart are broken in the boxes' order, not by memory address (`_stable_tree`).
+
+What it is not: a change to what the analysis does on ordinary pages.
 """
 from __future__ import annotations
 
@@ -100,6 +103,33 @@ def _one_box_per_line(container) -> None:
             _one_box_per_line(item)
 
 
+def _stable_tree(container) -> None:
+    """Make `container` (and the figures in it) group its boxes into pdfminer's tree with
+    ties broken in the boxes' order. pdfminer's `group_textboxes` breaks ties between equal
+    distances by `id()`, a memory address: a code listing's boxes of one width came out in
+    another order on each run (pdfminer.six issue 607), so one file read differently each
+    time and an index built from it was "changed" at every check. Its own code runs, with
+    `id` numbering the objects in the order it first meets them."""
+    import builtins
+    import types
+
+    from pdfminer.layout import LTFigure, LTLayoutContainer
+    original = LTLayoutContainer.group_textboxes
+
+    def group_textboxes(laparams, boxes):
+        order: dict[int, int] = {}  # objects stay alive through the call: ids not reused
+        ordered = types.FunctionType(
+            original.__code__,
+            {**original.__globals__,
+             "id": lambda obj: order.setdefault(builtins.id(obj), len(order))},
+            original.__name__, original.__defaults__, original.__closure__)
+        return ordered(container, laparams, boxes)
+    container.group_textboxes = group_textboxes
+    for item in container:
+        if isinstance(item, LTFigure):
+            _stable_tree(item)
+
+
 def page_device(resources, path: Path, reading):
     """The aggregator described in the module docstring; `reading.page` names the page."""
     from pdfminer.converter import PDFPageAggregator
@@ -162,6 +192,8 @@ def page_device(resources, path: Path, reading):
             if runs > MAX_RUNS or (runs > COSTLY and self.spent > BUDGET):
                 self.laparams = flat
                 _one_box_per_line(self.cur_item)
+            else:
+                _stable_tree(self.cur_item)
             super().end_page(page)
 
     return Bounded(resources, laparams=full)
