@@ -508,3 +508,31 @@ def test_a_sheet_saved_as_latin_1_names_the_row_and_column_of_its_first_bad_byte
                                        f"UTF-8 text (invalid continuation byte); save the "
                                        f"sheet as CSV UTF-8\n")
     assert not accepted.exists()
+
+
+def test_a_sheet_with_a_reviewers_own_column_is_kept_and_read(files, capsys):
+    """An added `reviewer` column made the sheet "not a review sheet": `questions review`
+    (and notebook 08's cell) refused it and advised deleting it — the expert's review."""
+    golden, sheet, accepted = files
+    rows = _rows(sheet)
+    rows[0]["keep"] = "no"
+    _save(sheet, [{**row, "reviewer": "ana"} for row in rows])
+    edited = sheet.read_bytes()
+    assert review_sheet(QUESTIONS, sheet) == (sheet, "kept")
+    assert sheet.read_bytes() == edited
+    assert [q["id"] for q in accept(sheet, golden)] == ["gen-002", "gen-003"]
+
+
+@pytest.mark.parametrize("typo, column", [("answer_span 2", "answer_span_2"), ("note", "notes"),
+                                          ("answer span", "answer_span")])
+def test_a_misspelt_column_is_named_not_its_edits_dropped(files, capsys, typo, column):
+    """`answer_span 2` and `note` were read as strangers: their edits were lost, exit 0."""
+    golden, sheet, accepted = files
+    rows = [{(typo if k == column else k): v for k, v in row.items()} for row in _rows(sheet)]
+    _save(sheet, rows)
+    assert main(["questions", "accept", str(sheet), "--golden", str(golden), "--out",
+                 str(accepted)]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"ragkit: error: {sheet}: row 1: column '{typo}' is not one the sheet reads: is it a "
+        f"misspelling of '{column}'? (its edits would be lost)")
+    assert not accepted.exists()

@@ -30,6 +30,7 @@ What it is not: a merge of two reviews; the last sheet decides.
 from __future__ import annotations
 
 import csv
+import difflib
 import hashlib
 import io
 import itertools
@@ -204,6 +205,11 @@ def _rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
     twice = sorted({f for f in fields if f in COLUMNS and fields.count(f) > 1})
     if twice:  # csv would read the last of them, silently
         raise RagkitError(f"{path}: row 1: column '{twice[0]}' appears twice; keep one")
+    for name in fields:  # a misspelt column's edits were silently ignored
+        close = difflib.get_close_matches(name, [c for c in COLUMNS if c not in fields], 1, 0.75)
+        if name not in COLUMNS and close:
+            raise RagkitError(f"{path}: row 1: column '{name}' is not one the sheet reads: is "
+                              f"it a misspelling of '{close[0]}'? (its edits would be lost)")
     for name in REQUIRED:
         if name not in fields:
             raise RagkitError(f"{path}: row 1: missing column '{name}' (the header must name "

@@ -50,15 +50,19 @@ def edited_sheets(folder: Path) -> dict[str, str]:
 
 
 def is_review_csv(path: Path) -> bool:
-    """A CSV whose header row is the review sheet's (any of the separators `accept` reads),
-    or a file of white space only (a blank first line and then a thesis draft counted)."""
+    """A CSV whose header row names the review sheet's `id` and two more of its `COLUMNS`
+    (any of the separators `accept` reads, in any order, other columns beside them), or a file
+    of white space only (a blank first line and then a thesis draft counted). Not the exact
+    header: a reviewer's own column ("reviewer") or a misspelt one made the sheet "not a
+    review sheet", and the notebook's advice was to delete the review (`accept` names what
+    is wrong with a header instead)."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError):
         return False
-    header = text.split("\n", 1)[0].strip()
-    return (header.replace(";", ",").replace("\t", ",") == ",".join(COLUMNS)
-            or not text.strip())
+    header = text.split("\n", 1)[0]
+    names = {n.strip() for n in next(csv.reader([header], delimiter=delimiter_of(header)), [])}
+    return ("id" in names and len(names & set(COLUMNS)) >= 3) or not text.strip()
 
 
 def sheets_in(folder: Path) -> list[Path]:
