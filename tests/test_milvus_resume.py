@@ -286,3 +286,33 @@ def test_update_of_a_milvus_index_keeps_a_file_beside_it_as_a_build_does(corpus,
     assert "1 document added or changed, 0 removed, 4 unchanged" in updated.stdout
     assert (folder / "notes.txt").read_text() == "mine"
     assert _search(env, folder, queries, tmp_path / "mv.trec").startswith("q1 Q0 ")
+
+
+def test_milvus_failing_mid_upload_is_one_line_saying_a_rerun_resumes(tmp_path, capsys):
+    """A full disk under Milvus Lite: pymilvus's MilvusException came out as three tracebacks
+    and exit status 1."""
+    from pymilvus.exceptions import MilvusException
+
+    from ragkit.cli import main
+    from ragkit.stores import milvus_schema
+    docs = _lines(tmp_path / "docs.jsonl", [{"id": f"d{i}", "text": f"kettle {i} toaster"}
+                                            for i in range(30)])
+    client = milvus_schema.connect(str(tmp_path / "probe.db"))  # the class to patch
+    real = type(client).insert
+
+    def full(self, name, rows, *args, **kwargs):
+        raise MilvusException(1, "[Errno 28] No space left on device")
+
+    type(client).insert = full
+    try:
+        code = main(["index", str(docs), "--out", str(tmp_path / "idx"), "--store", "milvus",
+                     *INDEX])
+    finally:
+        type(client).insert = real
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err, err
+    line = err.strip().splitlines()[-1]
+    assert line.startswith(f"ragkit: error: Milvus at {tmp_path / 'idx' / 'milvus.db'} stopped "
+                           f"the upload into ")
+    assert line.endswith("No space left on device; the disk is full: free space and run the "
+                         "same command again to resume")

@@ -49,7 +49,10 @@ def save(pipeline, folder: Path | str, spec: StoreSpec, batch: int = milvus_rows
         client = ms.connect(uri, mv.token())
         name, key, n_rows, manifest = _collection(client, pipeline, folder, spec, uri)
         uploading = True
-        _upload(client, name, pipeline, n_rows, batch, progress)
+        try:
+            _upload(client, name, pipeline, n_rows, batch, progress)
+        except Exception as exc:  # a full disk under Milvus Lite: one line, not tracebacks
+            raise _upload_error(uri, name, exc) from None
         return _finish(client, pipeline, folder, spec, uri, record_uri, name, key, n_rows,
                        manifest, old)
     except BaseException:
@@ -218,3 +221,18 @@ def read_chunks(client, collection: str, expected: int, uri: str) -> list[Chunk]
         raise RagkitError(f"Milvus at {uri}: collection {collection!r} holds {seen} chunks, "
                           f"but index.json field 'chunks' says {expected}; rebuild the index")
     return found  # type: ignore[return-value]
+
+
+def _upload_error(uri: str, name: str, exc: Exception) -> Exception:
+    """The one-line RagkitError for Milvus failing while rows go into collection `name`
+    (pymilvus's MilvusException, or grpc's RpcError raw), or `exc` itself when it is neither:
+    a full disk under Milvus Lite was three tracebacks and exit 1. The rows sent stay, so the
+    line says a re-run resumes; a full disk is named as one."""
+    import grpc  # deferred: pymilvus's transport, read only on a failure
+    from pymilvus.exceptions import MilvusException  # deferred: pymilvus, ~0.7 s
+    if not isinstance(exc, (MilvusException, grpc.RpcError)):
+        return exc
+    full = "no space left" in str(exc).lower()
+    return RagkitError(f"Milvus at {uri} stopped the upload into {name}: {ms.reason(exc)}"
+                       f"{'; the disk is full: free space and' if full else ';'} run the same "
+                       f"command again to resume")

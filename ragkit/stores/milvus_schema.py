@@ -89,7 +89,7 @@ def _client_class():
         raise RagkitError("the milvus store needs pymilvus and milvus-lite: "
                           "pip install pymilvus milvus-lite") from None
     except Exception as exc:  # pymilvus reads other settings from the environment on import
-        raise RagkitError(f"pymilvus cannot start: {_reason(exc)}") from None
+        raise RagkitError(f"pymilvus cannot start: {reason(exc)}") from None
     finally:
         os.environ.update(hidden)
     return MilvusClient
@@ -143,7 +143,7 @@ def connect_error(uri: str, exc: Exception) -> Exception:
                 err.code() in (grpc.StatusCode.UNAUTHENTICATED,
                                grpc.StatusCode.PERMISSION_DENIED):
             return RagkitError(f"Milvus at {uri} refused the token (MILVUS_TOKEN): "
-                               f"{_reason(err)}")
+                               f"{reason(err)}")
     if isinstance(exc, MilvusException) and is_lite(uri):
         damaged = "" if "Open local milvus failed" in str(exc) else (  # it started: can't read
             f"; the database is damaged: delete {uri} and rebuild the index, or write it to "
@@ -152,22 +152,23 @@ def connect_error(uri: str, exc: Exception) -> Exception:
             damaged = (f"; Milvus Lite writes its database folder even to search (its LOCK "
                        f"file), and {uri} is read-only: make it writable, or copy the index "
                        f"folder somewhere writable")
-        return RagkitError(f"cannot open the Milvus Lite database {uri}: {_reason(exc)}"
+        return RagkitError(f"cannot open the Milvus Lite database {uri}: {reason(exc)}"
                            f"{damaged}")
     if isinstance(exc, MilvusException):
         text = str(exc).lower()
         if any(word in text for word in ("auth", "token", "credential", "permission",
                                          "denied")):
             return RagkitError(f"Milvus at {uri} refused the token (MILVUS_TOKEN): "
-                               f"{_reason(exc)}")
+                               f"{reason(exc)}")
         return RagkitError(f"cannot reach Milvus at {uri} within {TIMEOUT:g} s: "
-                           f"{_reason(exc)}")
+                           f"{reason(exc)}")
     if isinstance(exc, (OSError, RuntimeError, ValueError, grpc.RpcError)):
-        return RagkitError(f"cannot open Milvus at {uri}: {_reason(exc)}")
+        return RagkitError(f"cannot open Milvus at {uri}: {reason(exc)}")
     return exc
 
 
-def _reason(exc: Exception) -> str:
+def reason(exc: Exception) -> str:
+    """The failure's own words on one line, at most 200 characters."""
     details = getattr(exc, "details", None)
     message = (details() if callable(details) else None) or getattr(exc, "message", None) \
         or str(exc)
