@@ -75,6 +75,10 @@ def test_a_changed_title_reaches_the_index_without_asking_claude_again(tmp_path)
     assert "1 document added or changed, 0 removed, 2 unchanged" in done.stdout
     assert _requests(home) == 3  # b's chunks, and only those
     assert _chunks(index)[5]["text"].endswith("Churn rose.")
+    # the update's own calls are said, as a build's are (it printed no usage at all)
+    assert "ANTHROPIC_API_KEY is not set, so the offline stand-in answers" in done.stderr
+    assert ("claude-haiku-4-5 (answered by the offline stand-in): 3 requests, 0 from the "
+            "call cache;") in done.stdout
 
 
 def test_a_title_change_keeps_the_vectors_and_equals_a_fresh_build(tmp_path, monkeypatch):
@@ -195,3 +199,17 @@ def test_update_of_a_one_document_index_that_would_lose_it_asks_too(tmp_path, mo
                  str(prompt)]) == 2
     assert (f"--context-prompt {prompt} differs from its contextualizer structural's, which "
             f"takes no prompt") in capsys.readouterr().err
+
+
+def test_update_of_a_parents_index_is_refused_naming_it_before_any_work(tmp_path):
+    """It was refused after the folder was loaded and chunked, naming neither the index nor
+    --parents."""
+    docs, index, home = tmp_path / "docs.jsonl", tmp_path / "ix", tmp_path / "home"
+    _write(docs, {"a": "Alpha report", "b": "Beta memo"})
+    _ragkit(home, "index", str(docs), "--out", str(index), "--embedder", "none", "--parents")
+    env = {**os.environ, "RAGKIT_HOME": str(home)}
+    done = subprocess.run([str(RAGKIT), "index", str(tmp_path / "nothere.jsonl"), "--out",
+                           str(index), "--update"], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2 and done.stderr.strip().splitlines()[-1] == (
+        f"ragkit: error: {index}: --update cannot change a --parents index; rebuild it")

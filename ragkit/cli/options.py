@@ -183,14 +183,11 @@ def index_config(args: argparse.Namespace):
     model = prompt = None
     if args.contextualizer == "claude":
         # deferred: the Anthropic client loads only with --contextualizer claude
-        from ragkit.llm import has_api_key, price, run_usage
-        run_usage().reset()  # the summary printed after the build is this command's
+        from ragkit.llm import price
         model = args.context_model or DEFAULT_MODEL
         price(model)  # an unknown model is refused before any work
         prompt = load_prompt(args.context_prompt) if args.context_prompt else None
-        print(f"contextualizer claude: {model} through the Anthropic API" if has_api_key()
-              else "contextualizer claude: ANTHROPIC_API_KEY is not set, so the offline "
-                   "stand-in answers (structural contexts, no cost)", file=sys.stderr)
+        claude_contexts(model)
     elif args.context_model or args.context_prompt:
         raise RagkitError("--context-model and --context-prompt need --contextualizer claude")
     config = IndexConfig(args.chunk_size, args.overlap, args.contextualizer, args.tokenizer,
@@ -222,8 +219,20 @@ def _index_config(folder: str) -> dict | None:
     return config if isinstance(config, dict) else None
 
 
-def print_usage(args: argparse.Namespace) -> None:
-    if args.contextualizer == "claude":
+def claude_contexts(model: str) -> None:
+    """Start this command's usage summary afresh (`print_usage` prints it after the build)
+    and say on stderr who writes the contexts: `model` through the API, or the stand-in."""
+    from ragkit.llm import has_api_key, run_usage  # deferred: the Anthropic SDK
+    run_usage().reset()
+    print(f"contextualizer claude: {model} through the Anthropic API" if has_api_key()
+          else "contextualizer claude: ANTHROPIC_API_KEY is not set, so the offline "
+               "stand-in answers (structural contexts, no cost)", file=sys.stderr)
+
+
+def print_usage(args: object) -> None:
+    """The Claude usage summary of the command, when `args` (or an index's config) names the
+    claude contextualizer."""
+    if getattr(args, "contextualizer", None) == "claude":
         from ragkit.llm import run_usage  # deferred: anthropic, only with --contextualizer claude
         print(run_usage().summary())
 

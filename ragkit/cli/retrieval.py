@@ -11,9 +11,11 @@ from ragkit.atomic import check_target
 from ragkit.cli.argtypes import nonempty_path, written_path
 from ragkit.cli.options import (Help, add_batch_options, add_index_options, add_search_options,
                                 batch_mode, check_same_options, chosen_rerank, clamp_k,
-                                index_config, load_index, print_rerank_summary, print_usage)
+                                claude_contexts, index_config, load_index, print_rerank_summary,
+                                print_usage)
 from ragkit.cli.fusion import fusion_settings
 from ragkit.config import fetch_depth
+from ragkit.contextualize.prompts import DEFAULT_MODEL
 from ragkit.documents import RagkitError, load_queries_jsonl
 from ragkit.folder_watch import watched
 from ragkit.index_owner import manifest_of, refuse_inputs_inside, refuse_output_in_index
@@ -106,8 +108,7 @@ def _bulk(args: argparse.Namespace, config, vectors, store) -> bool:
 
 
 def _update(args: argparse.Namespace) -> None:
-    """--update: re-index the added and changed documents, drop the removed ones, in the
-    index's own store and config (`ragkit.update.update_index`)."""
+    """--update: re-index added and changed documents, drop removed ones (`update_index`)."""
     # deferred: numpy, pandas and scipy load only when a command builds or reads an index
     from ragkit.datasets import load_dataset
     from ragkit.stores import StoreSpec
@@ -117,6 +118,10 @@ def _update(args: argparse.Namespace) -> None:
                           "index to use --vectors")
     old = load_index(args.out)
     check_same_options(args, old.config, args.out, "--update keeps the index's own options")
+    if old.config.parent_child:  # before the folder is loaded and chunked (it was after)
+        raise RagkitError(f"{args.out}: --update cannot change a --parents index; rebuild it")
+    if old.config.contextualizer == "claude":  # paid calls for the changed documents: their
+        claude_contexts(old.config.context_model or DEFAULT_MODEL)  # cost is said after
     record = old.store.record()
     if args.store and args.store.partition(":")[0] != record["kind"]:
         raise RagkitError(f"{args.out}: --update keeps the index's store ({record['kind']}); "
@@ -140,6 +145,7 @@ def _update(args: argparse.Namespace) -> None:
           + (f", {len(kept)} kept as indexed" if kept else "")
           + (f"; {counted(len(new.chunks), 'chunk')}" if new is not None else ""))
     print_skipped(data.documents)
+    print_usage(old.config)
 
 
 def _precomputed(path: Path, config):
