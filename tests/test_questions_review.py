@@ -536,3 +536,35 @@ def test_a_misspelt_column_is_named_not_its_edits_dropped(files, capsys, typo, c
         f"ragkit: error: {sheet}: row 1: column '{typo}' is not one the sheet reads: is it a "
         f"misspelling of '{column}'? (its edits would be lost)")
     assert not accepted.exists()
+
+
+def test_a_relabelled_kind_and_an_edited_span_reach_the_accepted_record(tmp_path):
+    """The `kind` column's edits were silently ignored, and after a span edit the record's
+    `answer` — the stand-in's is its span — still held the old span."""
+    first = {**QUESTIONS[0], "answer": "80 percent of the price"}
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text("".join(json.dumps(q) + "\n" for q in [first, *QUESTIONS[1:]]))
+    sheet = tmp_path / "review.csv"
+    assert main(["questions", "review", str(golden), "--out", str(sheet)]) == 0
+    rows = _rows(sheet)
+    rows[0].update(kind="lexical", answer_span="80 percent")
+    _save(sheet, rows)
+    kept = accept(sheet, golden)
+    assert (kept[0]["kind"], kept[0]["answer"], kept[0]["golden"][0]["span"]) == (
+        "lexical", "80 percent", "80 percent")
+    assert kept[1]["kind"] == "unanswerable"
+
+
+@pytest.mark.parametrize("index, kind", [(0, "unanswerable"), (0, "tabel"), (1, "lexical")])
+def test_a_kind_that_does_not_fit_the_questions_spans_is_refused(files, capsys, index, kind):
+    golden, sheet, accepted = files
+    rows = _rows(sheet)
+    was = rows[index]["kind"]
+    rows[index]["kind"] = kind
+    _save(sheet, rows)
+    with pytest.raises(RagkitError) as caught:
+        accept(sheet, golden)
+    assert str(caught.value) == (
+        f"{sheet}: row {index + 2}: field 'kind': {kind!r} cannot replace {was!r} (one of "
+        f"lexical, paraphrase, contextual; unanswerable and multi-chunk follow the question's "
+        f"spans)")

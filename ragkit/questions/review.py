@@ -49,7 +49,7 @@ from ragkit.jsonl import parse_json
 from ragkit.loaders.folder import escaped
 from ragkit.questions.sheets import (COLUMNS, delimiter_of, golden_missing,  # noqa: F401
                                     is_review_csv, sheet_missing, sheet_text, stamp_of)
-from ragkit.questions.spans import anchor
+from ragkit.questions.review_rows import kept_row
 from ragkit.sheet_cells import sheet_cell, unsheet_cell
 
 if TYPE_CHECKING:
@@ -218,21 +218,6 @@ def _rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
     return fields, [{k: unsheet_cell(v or "") for k, v in row.items() if k} for row in reader]
 
 
-def _span(value: str, passage: str | None, label: str, original: str) -> str:
-    if value.strip() == original.strip():
-        return original
-    if not value.strip():
-        raise RagkitError(f"{label}: empty; a kept answerable question needs its span (or "
-                          f"mark keep no)")
-    if passage is None:
-        return value.strip()
-    found = anchor(value, passage)
-    if found is None:
-        raise RagkitError(f"{label}: edited span is not verbatim in the question's passage: "
-                          f"{value.strip()[:80]!r}")
-    return found
-
-
 def accept(review_path: Path | str, golden_path: Path | str) -> list[dict[str, Any]]:
     """The kept questions of a review sheet, with the expert's edits (module docstring)."""
     review_path = Path(review_path)
@@ -257,39 +242,10 @@ def accept(review_path: Path | str, golden_path: Path | str) -> list[dict[str, A
                               f"'{row.get('keep', '')}'")
         if keep in _NO:
             continue
-        kept.append(_kept(golden[ident], row, at, "answer_span_2" in fields))
+        kept.append(kept_row(golden[ident], row, at, "answer_span_2" in fields))
     missing = [i for i in golden if i not in seen]
     if missing:
         warnings.warn(f"{review_path}: {len(missing)} question(s) of {golden_path} have no row "
                       f"and are left out ({', '.join(missing[:5])}"
                       f"{', …' if len(missing) > 5 else ''})", RagkitWarning, stacklevel=2)
     return kept
-
-
-def _kept(original: dict[str, Any], row: dict[str, str], at: str, second: bool) -> dict[str, Any]:
-    """One kept question with the row's question and span edits checked."""
-    question = " ".join(row.get("question", "").split())
-    if not question:
-        raise RagkitError(f"{at}: field 'question': empty")
-    items = [dict(g) for g in original["golden"]]
-    passages = (original.get("source") or {}).get("passages") or []
-    columns = ["answer_span", "answer_span_2"] if second else ["answer_span"]
-    if not items and any(row.get(c, "").strip() for c in columns):
-        raise RagkitError(f"{at}: field 'answer_span': '{original['id']}' is unanswerable "
-                          f"(golden []); leave its span empty")
-    for column in columns[len(items):]:  # a span with no golden item to hold it: not dropped
-        if items and row.get(column, "").strip():
-            raise RagkitError(f"{at}: field '{column}': '{original['id']}' has "
-                              f"{len(items)} golden span(s); a second span belongs to a "
-                              f"question over two chunks — leave it empty, or write a new "
-                              f"question for it")
-    for i, (item, column) in enumerate(zip(items, columns)):
-        passage = passages[i] if i < len(passages) else None
-        if "span" not in item and not row.get(column, "").strip():
-            continue  # a whole-document label stays one (it came back with "span": "")
-        item["span"] = _span(row.get(column, ""), passage, f"{at}: field '{column}'",
-                             str(item.get("span", "")))
-    out = {**original, "question": question, "golden": items}
-    if row.get("notes", "").strip():
-        out["review_notes"] = row["notes"].strip()
-    return out
