@@ -115,9 +115,9 @@ def check_target(path: Path | str, is_ours: Recognizer, what: str, folder: bool,
                  replaced: bool = True) -> Path:
     """Refuse `path` unless it is absent or ragkit's own `what` (checked before long work).
 
-    An empty folder counts as free when a folder is expected; a symbolic link is refused
-    unless `replaced` is False (a rename would replace the link, not what it names). Nothing
-    is created or changed: calling it before long work costs nothing if the work fails.
+    An empty folder counts as free when a folder is expected; a symbolic link or a mount
+    point is refused unless `replaced` is False (a rename cannot replace either). Nothing is
+    created or changed: calling it before long work costs nothing if the work fails.
 
     Args:
         path: the file or folder about to be written.
@@ -126,9 +126,7 @@ def check_target(path: Path | str, is_ours: Recognizer, what: str, folder: bool,
         folder: True when a folder is expected at `path`, False for a file.
         replaced: written as a new file or folder renamed over `path`: not a link, nor (a
             folder) the working directory. False: in place (a Milvus index, the call cache).
-    Returns:
-        `path` as a Path.
-    """
+    Returns `path` as a Path."""
     path = Path(path)
     if path.is_symlink() or path.exists():
         check_regular(path)
@@ -140,6 +138,9 @@ def check_target(path: Path | str, is_ours: Recognizer, what: str, folder: bool,
         if folder and not path.is_dir():
             raise RagkitError(f"{path}: exists and is a file, not {what}; refusing to replace "
                               f"it (choose another path)")
+        if folder and replaced and os.path.ismount(path):  # the swap failed after the work
+            raise RagkitError(f"{path}: is a mount point, and {what} is written beside its "
+                              f"folder and swapped in: give a folder inside it ({path}/index)")
         if not folder and path.is_dir():
             raise RagkitError(f"{path}: is a folder; expected a file path for {what}")
         if path.exists() and not (folder and is_empty_folder(path)) and not is_ours(path):

@@ -318,3 +318,20 @@ def test_out_given_as_a_link_to_an_index_is_refused_not_replaced_by_a_new_folder
         f"ragkit: error: {tmp_path / 'link'}: is a symbolic link (to real); writing a ragkit "
         f"index replaces the link, not the folder it names: give that folder itself\n")
     assert (tmp_path / "link").is_symlink()
+
+
+def test_an_out_folder_that_is_a_mount_point_is_refused_before_any_work(tmp_path, monkeypatch,
+                                                                       capsys):
+    """A volume mounted as --out (Docker's `-v host:/idx`) passed the check, the whole build
+    ran, and the swap failed at the end: "Device or resource busy"."""
+    from ragkit import atomic
+    from ragkit.cli import main
+    out = tmp_path / "idx"
+    out.mkdir()
+    real = atomic.os.path.ismount
+    monkeypatch.setattr(atomic.os.path, "ismount", lambda p: Path(p) == out or real(p))
+    docs = tmp_path / "nothere.jsonl"  # never read: the refusal comes first
+    assert main(["index", str(docs), "--out", str(out), "--embedder", "none"]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"ragkit: error: {out}: is a mount point, and a ragkit index is written beside its "
+        f"folder and swapped in: give a folder inside it ({out}/index)")
