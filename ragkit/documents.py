@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from ragkit.errors import RagkitError, RagkitWarning, where  # noqa: F401 (the names' home)
-from ragkit.jsonl import golden_files, parse_line, read_jsonl, require  # noqa: F401
-from ragkit.jsonl import require_page_map
+from ragkit.jsonl import golden_files, parse_line, read_jsonl, require, require_page_map  # noqa
 from ragkit.outline import one_line
+from ragkit.text_stats import anchor
 
 
 @dataclass(frozen=True)
@@ -104,8 +104,6 @@ class Dataset:
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f]")  # below 32, except \t \n \f \r
-
-
 # shown as nothing, inside words: soft hyphen, zero-width space, word joiner, a mid-text BOM
 INVISIBLE = re.compile("[\u00ad\u200b\u2060\ufeff]")  # not U+200C/D: scripts need them
 
@@ -272,11 +270,11 @@ def load_golden(path: Path | str) -> list[Query]:
 
 def check_golden(queries: list[Query], documents: list[Document],
                  source: Path | str) -> list[Query]:
-    """Every golden item must name an existing document and, for spans, occur in its text.
-    Returns `queries` with each golden document id written as the document's own: a name that
-    differs only in its Unicode form (a file copied from macOS is named in NFD, decomposed
-    Hangul or accents; a label typed elsewhere is NFC) names the same document — it looks the
-    same on screen, and "no document '환불정책.md'" beside that very file helps no one."""
+    """Every golden item must name an existing document and, for spans, occur in its text
+    (white space aside: the text's own is kept). Returns `queries` with each golden document
+    id written as the document's own: a name that differs only in its Unicode form (a file
+    copied from macOS is named in NFD; a label typed elsewhere is NFC) names the same
+    document — "no document '환불정책.md'" beside that very file helps no one."""
     by_id = {d.id: d for d in documents}
     by_form: dict[str, str] = {}
     for ident in by_id:
@@ -291,9 +289,11 @@ def check_golden(queries: list[Query], documents: list[Document],
                                                         gold.doc_id))
             if gold.doc_id not in by_id:
                 raise RagkitError(f"{label}.doc_id': no document '{gold.doc_id}'")
-            if gold.span and gold.span not in by_id[gold.doc_id].text:
-                raise RagkitError(f"{label}.span': not found verbatim in '{gold.doc_id}': "
-                                  f"{gold.span[:80]!r}")
+            if gold.span and gold.span not in by_id[gold.doc_id].text:  # white space aside?
+                if (found := anchor(gold.span, by_id[gold.doc_id].text)) is None:
+                    raise RagkitError(f"{label}.span': not in '{gold.doc_id}', even with its "
+                                      f"white space aside: {gold.span[:80]!r}")
+                gold = replace(gold, span=found)  # the document's own text of it
             golden.append(gold)
         out.append(query if tuple(golden) == query.golden
                    else replace(query, golden=tuple(golden)))

@@ -141,3 +141,18 @@ def fewer_failures(reduction: float, digits: int = 0) -> str:
     if float(shown) == 0:
         return "no fewer failures"
     return f"{shown} % {'fewer' if reduction > 0 else 'more'} failures"
+
+
+def anchor(span: str, passage: str) -> str | None:
+    """`span` as it occurs in `passage`: verbatim, else the passage's own text of it where
+    only white space differs (a span re-wrapped, or typed with one space where a man page
+    has several); None when it is not there even so."""
+    span = span.strip()
+    if not span:
+        return None
+    if span in passage:
+        return span
+    words = span.split()
+    pattern = r"\s+".join(re.escape(w) for w in words)
+    found = re.search(pattern, passage)
+    return found.group(0) if found else None

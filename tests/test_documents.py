@@ -112,8 +112,23 @@ def test_shipped_layout_loads_and_validates(tmp_path):
 
 def test_shipped_rejects_span_not_in_document(tmp_path):
     with pytest.raises(RagkitError, match=r"en.jsonl:1: query 'en-1': field 'golden\[0\].span': "
-                                          r"not found verbatim in 'refund.md'"):
+                                          r"not in 'refund.md', even with its white space aside"):
         load_shipped(_shipped(tmp_path, span="Thirty days"))
+
+
+def test_a_span_typed_with_other_white_space_is_read_as_the_documents_own(tmp_path):
+    """A span copied from a man page with its run of spaces typed as one ("-S sort by file
+    size") was refused as not verbatim, the message collapsing the document's spaces too."""
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text(json.dumps({"id": "ls.txt", "text": "Options:\n  -S     sort by file "
+                                "size,\n         largest first\n"}) + "\n")
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(json.dumps({"id": "q1", "text": "How do I sort by size?", "golden": [
+        {"doc_id": "ls.txt", "span": "-S sort by file size, largest first"}]}) + "\n")
+    from ragkit.documents import check_golden, load_documents_jsonl, load_queries_jsonl
+    (query,) = check_golden(load_queries_jsonl(golden, golden=True),
+                            load_documents_jsonl(docs), golden)
+    assert query.golden[0].span == "-S     sort by file size,\n         largest first"
 
 
 def test_shipped_rejects_missing_document_and_duplicate_ids(tmp_path):
