@@ -202,11 +202,11 @@ class LLM:
         and not cached (so the next run asks again).
         """
         key = request_key("/v1/messages", self.backend, params)
-        cached = self._cached(key, params)
+        cached = self.cached(key, params)
         if cached is not None:
             return cached
         with self._sending(key):
-            cached = self._cached(key, params)  # another run's, sent while this one waited
+            cached = self.cached(key, params)  # another run's, sent while this one waited
             if cached is not None:
                 return cached
             self.before_send()
@@ -230,7 +230,7 @@ class LLM:
         stored reply at once.
         """
         key = request_key("/v1/messages", self.backend, params)
-        cached = self._cached(key, params)
+        cached = self.cached(key, params)
         if cached is not None:
             return cached
         self.before_send()
@@ -245,7 +245,8 @@ class LLM:
             raise RagkitError(explain(exc, params["model"], self.client, True)) from None
         return self._keep(key, params, message, None)
 
-    def _cached(self, key: str, params: dict[str, Any]) -> Message | None:
+    def cached(self, key: str, params: dict[str, Any]) -> Message | None:
+        """The cached reply under `key` (metered as a cache hit), or None."""
         entry = self.cache.get(key) if self.cache else None
         if entry is None or entry.reply.get("stop_reason") is None:  # None: a cut-off reply
             return None

@@ -183,8 +183,7 @@ class MessageBatches:
                 batch_id = settle(exc, marker, self.batches, self.journal, self.submit_client,
                                   group[0]["params"]["model"],
                                   {*self.report.created, *self.report.resumed})
-                self.options.log(f"batch {batch_id}: made by a submit that got no answer; "
-                                 f"collected, not sent again")
+                self.options.log(f"batch {batch_id}: made by an unanswered submit; collected")
             record = BatchRecord("anthropic", self.llm.backend, batch_id, marker.custom_ids)
             self.journal.write(record)  # before anything waits on it
             self.journal.remove(marker)
@@ -223,8 +222,8 @@ class MessageBatches:
         return {k: self.outcome.get(k, "missing") for k in pending if k not in answers}
 
     def _resume_hint(self) -> str:
-        return (f"the journal in {self.journal.folder} keeps them: re-run the same command to "
-                f"collect their results without sending any request again")
+        return (f"the journal in {self.journal.folder} keeps them: re-run the same command "
+                "to collect their results without sending any request again")
 
     def _poll(self, record: BatchRecord, needed: dict[str, dict], answers: dict[str, Message],
               check) -> bool:
@@ -263,11 +262,12 @@ class MessageBatches:
                 key, result = line.custom_id, line.result
                 if key not in sent or key in seen or (key not in needed and self.llm.cache
                                                       and self.llm.cache.holds([key])):
-                    # not sent in it, given twice, or kept by the run a download broke off
-                    # in (counted there): never counted or kept twice
-                    left_out += key not in sent or key in seen
-                    continue
+                    left_out += key not in sent or key in seen  # not sent in it, given twice,
+                    continue  # or kept by the run a download broke off in: counted there
                 seen.add(key)
+                if key in needed and (kept := self.llm.cached(key, needed[key])) is not None:
+                    answers[key] = kept  # collected by another run first: counted there
+                    continue
                 if result.type != "succeeded":
                     outcome[key] = result.type
                     continue

@@ -134,3 +134,30 @@ def test_an_offline_submit_record_left_by_a_kill_is_looked_for_then_sent(tmp_pat
     assert any(line.endswith("that got no answer made no batch; its requests are sent now")
                for line in lines)
     assert not list((tmp_path / "journal").glob("*.json"))
+
+
+def test_a_batch_another_run_collected_first_is_not_counted_again(tmp_path):
+    """Two `--batch` runs at once share one batch; each reported its results as its own
+    measured spend — twice the cost of the one batch paid for."""
+    from ragkit.cache import request_key
+    from ragkit.llm import LLM, UsageLog
+    from ragkit.message_batches import MessageBatches
+    llm = LLM(cache=CallCache(tmp_path / "calls.sqlite"), usage=UsageLog())
+    requests = [{"model": "claude-haiku-4-5", "max_tokens": 50,
+                 "messages": [{"role": "user", "content": f"question {n}"}]} for n in (1, 2)]
+    keys = [request_key("/v1/messages", llm.backend, r) for r in requests]
+    batch = llm.client.messages.batches.create(
+        requests=[{"custom_id": k, "params": r} for k, r in zip(keys, requests)])
+    reply = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
+             "content": [{"type": "text", "text": "from the other run"}],
+             "stop_reason": "end_turn", "stop_sequence": None,
+             "usage": {"input_tokens": 10, "output_tokens": 2}}
+    for key in keys:  # the other run, polling the same batch, collected it a moment earlier
+        llm.cache.put(key, "/v1/messages", "claude-haiku-4-5", reply, Usage(10, 2), priced=True)
+    runner = MessageBatches(llm, journal=Journal("anthropic", llm.backend, tmp_path / "j"))
+    answers: dict = {}
+    runner._collect(BatchRecord("anthropic", llm.backend, batch.id, keys),
+                    dict(zip(keys, requests)), answers, None)
+    assert runner.report.usage == Usage() and runner.report.succeeded == 0
+    assert [answers[k].content[0].text for k in keys] == ["from the other run"] * 2
+    assert llm.usage.models["claude-haiku-4-5"].cache_hits == 2

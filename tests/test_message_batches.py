@@ -305,7 +305,7 @@ def test_a_submit_answered_too_late_is_sent_once_and_its_batch_collected(tmp_pat
     done = _index(tmp_path, server, "index", "--api-timeout", "1", "--api-retries", "2")
     assert done.returncode == 0, done.stderr
     assert len(server.calls("POST", "/v1/messages/batches")) == 1
-    assert "batch msgbatch_0001: made by a submit that got no answer; collected" in done.stderr
+    assert "batch msgbatch_0001: made by an unanswered submit; collected" in done.stderr
     chunks = _chunks(tmp_path / "index")
     assert all(c["context"] == ("batched: " + c["text"][:60]).strip() for c in chunks)
     assert not list((tmp_path / "home" / "batches" / "anthropic").glob("*.json"))
