@@ -247,9 +247,9 @@ def replace_folder(target: Path | str, is_ours: Recognizer, what: str) -> Iterat
         check_unreplaced(target, shown, what)  # by another run, in a `watched` block
         _swap(tmp, target, lambda: check_target(shown, is_ours, what, folder=True))
         renew(target)
-    except OSError as exc:
-        raise RagkitError(f"{shown}: cannot write {what} ({exc.strerror or exc}); "
-                          f"nothing was replaced") from None
+    except OSError as exc:  # numpy's short write on a full disk has no errno
+        why = exc.strerror or f"{exc}: a full disk?"
+        raise RagkitError(f"{shown}: cannot write {what} ({why}); nothing was replaced") from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -174,8 +174,8 @@ def _result(future, path: Path) -> Document:
     except BrokenProcessPool:
         if ragkit.jobs.interrupted():
             raise
-        raise RagkitError(f"{path}: the worker process reading it died (out of memory?)"
-                          ) from None
+        raise RagkitError(f"{path}: the worker process reading it died (out of memory? or a "
+                          f"script without `if __name__ == \"__main__\":`)") from None
 
 
 def _wanted(name: str) -> bool:

@@ -278,3 +278,15 @@ def test_a_failure_producing_lazy_content_is_told_apart_from_a_failure_to_write(
         write_text(path, iter(["ours new\n"]), is_ours=is_ours, what="a run")
     assert path.read_text() == "ours old"
     assert [p.name for p in tmp_path.iterdir()] == ["run.txt"]
+
+
+def test_a_short_write_without_an_errno_is_said_to_be_a_full_disk_maybe(tmp_path):
+    """numpy's short write on a full disk is an OSError with no errno: the line read
+    "cannot write a ragkit index (6320 requested and 2016 written)", and did not say why."""
+    target = tmp_path / "out"
+    with pytest.raises(RagkitError) as caught:
+        with replace_folder(target, is_ours, "a ragkit index"):
+            raise OSError("6320 requested and 2016 written")
+    assert str(caught.value) == (f"{target}: cannot write a ragkit index (6320 requested and "
+                                 f"2016 written: a full disk?); nothing was replaced")
+    assert not target.exists()

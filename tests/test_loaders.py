@@ -404,8 +404,10 @@ def test_a_worker_that_dies_is_one_line_naming_its_file(tmp_path, monkeypatch):
     monkeypatch.setattr("ragkit.jobs.interrupted", lambda grace=0.2: False)
     with pytest.raises(RagkitError) as caught:
         document_folder._result(Broken(), tmp_path / "huge.pdf")
+    # a script loading a folder without the `__main__` guard kills its spawned workers too
     assert str(caught.value) == (f"{tmp_path / 'huge.pdf'}: the worker process reading it "
-                                 f"died (out of memory?)")
+                                 f"died (out of memory? or a script without `if __name__ == "
+                                 f"\"__main__\":`)")
 
 
 def test_the_example_chunk_is_a_pdfs_when_there_is_one_and_any_folder_has_one():
