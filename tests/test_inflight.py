@@ -3,13 +3,14 @@ first's call and reads its reply (two `ragkit index --contextualizer claude` run
 together sent every request twice)."""
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+from http_reply import send_json
 
 REPLY = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
          "content": [{"type": "text", "text": "the answer"}], "stop_reason": "end_turn",
@@ -34,12 +35,7 @@ class Slow(BaseHTTPRequestHandler):
         self.rfile.read(int(self.headers["Content-Length"]))
         self.server.sent.append(self.path)
         time.sleep(1.0)
-        data = json.dumps(REPLY).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, 200, REPLY)
 
     def log_message(self, *args) -> None:
         pass

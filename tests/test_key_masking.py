@@ -2,7 +2,6 @@
 request's key headers back in its error body (as some proxies and gateways do)."""
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -10,6 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 import tenacity
 import voyageai.client
+from http_reply import send_json
 
 from ragkit.documents import Chunk, RagkitError
 from ragkit.rerank import Candidate
@@ -31,12 +31,7 @@ class Echo(BaseHTTPRequestHandler):
                                                "message": said}}
         else:
             body = {"detail": said}
-        data = json.dumps(body).encode()
-        self.send_response(self.server.status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, self.server.status, body)
 
     def log_message(self, *args) -> None:
         pass

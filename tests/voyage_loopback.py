@@ -7,6 +7,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import tenacity
 import voyageai.client
+from http_reply import send_json
 
 KEY = "pa-test-key-not-secret"
 
@@ -24,12 +25,7 @@ class Loopback(BaseHTTPRequestHandler):
         status, reply = server.queue.pop(0) if server.queue else (200, None)
         if reply is None:
             reply = self.default(body)
-        data = reply if isinstance(reply, bytes) else json.dumps(reply).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, status, reply)
 
     def log_message(self, *args) -> None:
         pass
