@@ -35,7 +35,8 @@ def _descriptor(path: Path) -> int | None:
     with _GUARD:
         if path not in _OPEN:
             try:
-                _OPEN[path] = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+                _OPEN[path] = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW,
+                                      0o600)  # a link there: unguarded, never followed
             except OSError:
                 _OPEN[path] = None
         return _OPEN[path]
