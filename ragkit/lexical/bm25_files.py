@@ -10,10 +10,10 @@ that has it opens without parsing bm25.json's "vocabulary" or building its dict 
 and 120 MB at two million terms); one without it (older) builds the dict as before.
 What it is not: a pickle — nothing here executes code from the folder. Nor a trusting
 reader: array lengths, the index pointer, every posting's document number and weight are
-checked against bm25.json on load (one vectorised pass over each), so a damaged file is a
-RagkitError naming it, not an IndexError at the first search nor a ranking of NaN or 7.9e206. A folder
-or file ragkit may not read is "cannot read (Permission denied)" naming it, not "damaged":
-rebuilding would not help.
+checked against bm25.json on load (one pass over each, read in parts: none left resident),
+so a damaged file is a RagkitError naming it, not an IndexError at the first search nor a
+ranking of NaN or 7.9e206. A folder or file ragkit may not read is "cannot read (Permission
+denied)" naming it, not "damaged": rebuilding would not help.
 """
 from __future__ import annotations
 
@@ -208,15 +208,16 @@ def _weights_bad(data: np.ndarray, idf: np.ndarray, doc_len: np.ndarray,
     with each other, stay unseen."""
     if not data.size or not idf.size:
         return None
-    idf = np.asarray(idf)
-    if not np.isfinite(idf).all():
+    bounds = np.array([(p.min(), p.max()) for p in _parts(idf)])  # NaN: both NaN
+    least, most = float(bounds[:, 0].min()), float(bounds[:, 1].max())
+    if not (np.isfinite(least) and np.isfinite(most)):
         return "idf.npy holds a value that is not a number"
     k1, b, avgdl = params
-    high = float(np.abs(idf).max()) * (k1 + 1) * (1 + 1e-6)
+    high = max(abs(least), abs(most)) * (k1 + 1) * (1 + 1e-6)
     low = -high
-    if idf.min() > 0 and avgdl > 0:
-        longest = float(np.asarray(doc_len).max()) / avgdl
-        low = float(idf.min()) * (k1 + 1) / (1 + k1 * (1 - b + b * longest)) * (1 - 1e-6)
+    if least > 0 and avgdl > 0:
+        longest = max(float(p.max()) for p in _parts(doc_len)) / avgdl
+        low = least * (k1 + 1) / (1 + k1 * (1 - b + b * longest)) * (1 - 1e-6)
     for part in _parts(data):
         if not (low <= part.min() and part.max() <= high):  # NaN makes both NaN
             wrong = part[~((part >= low) & (part <= high))][0]
