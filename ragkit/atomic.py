@@ -248,7 +248,7 @@ def replace_folder(target: Path | str, is_ours: Recognizer, what: str) -> Iterat
         _swap(tmp, target, lambda: check_target(shown, is_ours, what, folder=True))
         renew(target)
     except OSError as exc:  # numpy's short write on a full disk has no errno
-        why = exc.strerror or f"{exc}: a full disk?"
+        why = exc.strerror or (f"{exc}: a full disk?" if "written" in str(exc) else exc)
         raise RagkitError(f"{shown}: cannot write {what} ({why}); nothing was replaced") from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
