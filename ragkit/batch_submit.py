@@ -32,6 +32,7 @@ left out (`MessageBatches._collect`), and the requests are retried as any missin
 from __future__ import annotations
 
 import calendar
+import itertools
 import time
 import uuid
 from collections.abc import Callable, Collection
@@ -67,9 +68,7 @@ def found(batches: Any, record: BatchRecord, taken: Collection[str]) -> str | No
     `batches` is `client.messages.batches`, `taken` the ids other records hold."""
     since = calendar.timegm(time.strptime(record.created_at, "%Y-%m-%dT%H:%M:%SZ")) - SKEW
     matches = []
-    for n, batch in enumerate(batches.list(limit=100)):
-        if n >= LISTED:
-            break
+    for batch in itertools.islice(batches.list(limit=100), LISTED):
         created = batch.created_at.timestamp()
         size = sum(v for v in batch.request_counts.to_dict().values() if v)
         if created >= since and size == len(record.custom_ids) and batch.id not in taken:

@@ -276,9 +276,8 @@ class VoyageBatches:
             else:
                 done[key] = response["body"]
                 tokens = (done[key].get("usage") or {}).get("total_tokens")
-                counted_ = isinstance(tokens, int)  # no count: unknown, not 0
-                self.tokens, self.unreported = (self.tokens + (tokens if counted_ else 0),
-                                                self.unreported + (not counted_))
+                self.tokens += tokens if isinstance(tokens, int) else 0
+                self.unreported += not isinstance(tokens, int)  # no count: unknown, not 0
         if strangers or unusable:
             first = next(iter(unusable.items()), None)
             self.log(f"Voyage batch {job.get('id')}: " + "; ".join(filter(None, [

@@ -43,7 +43,6 @@ json.dump(hits, sys.stdout)
 """
 
 
-
 def compile_pattern(pattern: str) -> re.Pattern[str]:
     """`pattern` compiled, or ToolError quoting the regex error and how to fix it."""
     if not pattern:

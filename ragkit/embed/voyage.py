@@ -152,8 +152,8 @@ class VoyageEmbedder:
 
     def _report(self, runner: VoyageBatches) -> None:
         if runner.created or runner.resumed:
-            unknown = f" (+ {runner.unreported} results that gave no count)" * bool(
-                runner.unreported)
+            unknown = (f" (+ {runner.unreported} results that gave no count)"
+                       if runner.unreported else "")
             runner.log(f"{self.name}: {len(runner.created)} Voyage batch(es) created, "
                        f"{len(runner.resumed)} resumed; {runner.tokens} tokens{unknown} at "
                        f"Voyage's batch price (33 % below list)")
