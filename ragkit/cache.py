@@ -6,8 +6,9 @@ every request parameter}` — model, system, messages, tools, tool_choice, tempe
 a different prompt, model or setting is a different call (`request_key`). The value is the
 reply JSON, its token usage, whether it was priced (a stand-in reply is not), whether it
 came through the Message Batches API (priced at batch prices by `stats`; entries stored
-before this mark existed count as interactive), when it was stored, and how often it has
-been served since. Each entry is committed the moment its
+before this mark existed count as interactive), whether the reply reported no usage (its
+tokens unknown, not 0: `stats` says how many, and a hit on it is an unreported reply again),
+when it was stored, and how often it has been served since. Each entry is committed the moment its
 reply arrives, in its own transaction: a crash loses at most the calls in flight, and the
 next run resumes without repeating one. Commits are not flushed to disk one by one (sqlite's
 WAL mode with `synchronous=NORMAL`): that keeps every committed entry through a crash of the
@@ -51,6 +52,7 @@ from typing import Any, TypeVar
 from ragkit.atomic import check_regular, check_target
 # their home is ragkit.call_stats; `ragkit cache stats` and notebooks import them from here
 from ragkit.call_stats import ModelStats, format_stats, stats_of  # noqa: F401
+from ragkit.call_rows import SCHEMA, add_columns, entry_row, has_table
 from ragkit.documents import RagkitError
 from ragkit.models import ragkit_home
 from ragkit.pricing import Usage
@@ -60,11 +62,6 @@ from ragkit.sqlite_files import remove_database, sqlite_errors  # noqa: F401
 from ragkit.sqlite_files import ReadOnlyFile, cannot_write, is_cache_file, read_only_errors
 from ragkit.sqlite_files import no_room, not_a_cache, resolved, stranger
 
-_SCHEMA = """CREATE TABLE IF NOT EXISTS calls (
-    key TEXT PRIMARY KEY, endpoint TEXT NOT NULL, model TEXT NOT NULL, reply TEXT NOT NULL,
-    input INTEGER NOT NULL, output INTEGER NOT NULL, cache_write INTEGER NOT NULL,
-    cache_read INTEGER NOT NULL, priced INTEGER NOT NULL, created REAL NOT NULL,
-    hits INTEGER NOT NULL DEFAULT 0, batch INTEGER NOT NULL DEFAULT 0)"""
 
 
 def default_cache_path() -> Path:
@@ -138,8 +135,8 @@ class CallCache:
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=NORMAL")  # see the module docstring
                 with self._db:
-                    self._db.execute(_SCHEMA)
-                _add_batch_column(self._db)
+                    self._db.execute(SCHEMA)
+                add_columns(self._db)
         except RagkitError as exc:
             if not no_room(self.path, str(exc)):
                 raise
@@ -170,7 +167,7 @@ class CallCache:
         """`query(connection)` on the file read as it is (`read_only`); `absent` when there
         is no file, or no table in it yet."""
         assert self._reader is not None
-        return self._reader.read(lambda db: query(db) if _has_table(db) else absent, absent)
+        return self._reader.read(lambda db: query(db) if has_table(db) else absent, absent)
 
     def _read_only(self, so: str, damaged: str = "") -> str:
         """The line of what a cache that cannot be written here cannot do (`so`); `damaged`:
@@ -191,23 +188,21 @@ class CallCache:
         written, a hit is served uncounted and a miss is a `ReadOnlyCache` line: its reply
         could not be kept, so nothing is sent (and paid for) to be lost — but for a `free`
         call (`count_tokens`), whose miss is None: sent, and not kept, it costs nothing."""
-        select = ("SELECT reply, input, output, cache_write, cache_read, priced FROM calls "
-                  "WHERE key = ?", (key,))
         with self._lock, self._guard():
             if self.read_only:
-                row = self._read(lambda db: db.execute(*select).fetchone(), None)
+                row = self._read(lambda db: entry_row(db, key), None)
                 if row is None:
                     if free:
                         return None
                     raise ReadOnlyCache(self._read_only(f"a call it does not hold is not sent "
                                                         f"(its reply could not be kept){_ELSE}"))
             else:
-                row = self._db.execute(*select).fetchone()
+                row = entry_row(self._db, key)
                 if row is None:
                     return None
                 with self._db:
                     self._db.execute("UPDATE calls SET hits = hits + 1 WHERE key = ?", (key,))
-        return Entry(json.loads(row[0]), Usage(*row[1:5]), bool(row[5]))
+        return Entry(json.loads(row[0]), Usage(*row[1:5], unreported=row[6]), bool(row[5]))
 
     def holds(self, keys: Sequence[str]) -> bool:
         """True when every key in `keys` has an entry (no hit is counted: nothing is served)."""
@@ -236,10 +231,11 @@ class CallCache:
         with self._lock, self._guard(), self._db:
             self._db.execute(
                 "INSERT OR REPLACE INTO calls (key, endpoint, model, reply, input, output, "
-                "cache_write, cache_read, priced, created, hits, batch) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)",
+                "cache_write, cache_read, priced, created, hits, batch, unreported) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
                 (key, endpoint, model, canonical_json(reply), usage.input, usage.output,
-                 usage.cache_write, usage.cache_read, int(priced), time.time(), int(batch)))
+                 usage.cache_write, usage.cache_read, int(priced), time.time(), int(batch),
+                 min(usage.unreported, 1)))
 
     def stats(self) -> list[ModelStats]:
         """One row per (model, endpoint), sorted by model (`stats_of`). Dollars: replies
@@ -275,23 +271,3 @@ def refuse_stranger(path: Path, done: str) -> None:
     moving or deleting it is the user's (`not_a_cache`); else return."""
     if stranger(path):
         raise not_a_cache(path, "call cache", done)
-
-
-def _has_table(db: sqlite3.Connection) -> bool:
-    """Whether the file `db` reads has the `calls` table (read as it is, it may have none)."""
-    return db.execute("SELECT 1 FROM sqlite_master WHERE name = 'calls'").fetchone() is not None
-
-
-def _add_batch_column(db: sqlite3.Connection) -> None:
-    """Give a cache made before replies were marked as batch results its `batch` column
-    (0: list price, which is what those entries were priced at). Two processes may race to
-    add it; the loser's "duplicate column" is the same outcome."""
-    columns = {row[1] for row in db.execute("PRAGMA table_info(calls)")}
-    if "batch" in columns:
-        return
-    try:
-        with db:
-            db.execute("ALTER TABLE calls ADD COLUMN batch INTEGER NOT NULL DEFAULT 0")
-    except sqlite3.OperationalError as exc:
-        if "duplicate column" not in str(exc):
-            raise

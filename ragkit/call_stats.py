@@ -2,7 +2,7 @@
 `ragkit cache stats` prints.
 
 What it is: `stats_of(db)`, one `ModelStats` per (model, endpoint) of the `calls` table `db`
-reads (`ragkit.cache` owns the table and its columns), priced with `ragkit.pricing` (batch
+reads (`ragkit.call_rows` holds its columns), priced with `ragkit.pricing` (batch
 results at batch prices), and `format_stats`. What it is not: the cache itself, nor a reader
 of its file (`ragkit.cache.CallCache.stats`, `cache_command.read_stats` open it, where it
 can be written or not). Its own module because the cache's file handling left no room beside it.
@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
+from ragkit.call_rows import columns
 from ragkit.money import dollars
 from ragkit.pricing import PRICES, Usage, batch_cost, cost
 
@@ -35,18 +36,19 @@ def stats_of(db: sqlite3.Connection) -> list[ModelStats]:
     """`CallCache.stats` of the call cache `db` is connected to. Read as it is (where it
     cannot be written), a file may have no table yet (an empty one) or no `batch` column
     (made before it)."""
-    columns = {row[1] for row in db.execute("PRAGMA table_info(calls)")}
-    if not columns:
+    held = columns(db)
+    if not held:
         return []
-    batch = "batch" if "batch" in columns else "0"
+    batch, unknown = (name if name in held else "0" for name in ("batch", "unreported"))
     rows = db.execute(
         f"SELECT model, endpoint, {batch} AS b, COUNT(*), SUM(hits), SUM(input), SUM(output), "
-        "SUM(cache_write), SUM(cache_read), SUM(hits * input), SUM(hits * output), "
-        "SUM(hits * cache_write), SUM(hits * cache_read), priced > 0 FROM calls "
+        f"SUM(cache_write), SUM(cache_read), SUM({unknown}), SUM(hits * input), "
+        f"SUM(hits * output), SUM(hits * cache_write), SUM(hits * cache_read), "
+        f"SUM(hits * {unknown}), priced > 0 FROM calls "
         "GROUP BY model, endpoint, b, priced > 0 ORDER BY model, endpoint, b").fetchall()
     merged: dict[tuple[str, str, bool], ModelStats] = {}
     for model, endpoint, in_batch, n, hits, *tokens, priced in rows:
-        spent, saved = Usage(*tokens[:4]), Usage(*tokens[4:])
+        spent, saved = Usage(*tokens[:5]), Usage(*tokens[5:])
         price_of = batch_cost if in_batch else cost
         known = bool(priced) and model in PRICES
         row = ModelStats(model, endpoint, n, hits, spent, saved,
@@ -85,4 +87,7 @@ def format_stats(stats: list[ModelStats]) -> str:
                      "the model): tokens estimated, one per 4 UTF-8 bytes; nothing paid")
     if any(s.dollars_spent is None and not s.standin for s in stats):
         lines.append("no cost: a model without a price row")
+    for s in stats:  # never summed as 0 tokens and called what was spent
+        if s.spent.unreported:
+            lines.append(f"{s.model} {s.endpoint}: {s.spent.unknown()[2:]}")
     return "\n".join(lines)

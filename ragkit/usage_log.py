@@ -84,11 +84,13 @@ class UsageLog:
                     f"{money_text(cost(s, model))} without the call cache"
                 saved = ""
             who, tokens = model, "tokens"
+            # a reply without usage, sent or served from the cache: in no figure of the line
+            unknown = Usage(unreported=row.spent.unreported + row.saved.unreported)
             if row.standin:  # the stand-in's usage is its estimate, never a measurement
                 who, tokens = f"{model} (answered by the offline stand-in)", "estimated tokens"
             lines.append(f"{who}: {calls}; {tokens} in {s.input:,}, out {s.output:,}, cache "
                          f"write {s.cache_write:,}, cache read {s.cache_read:,}; {money}{saved}"
-                         f"{s.unknown()}")
+                         f"{unknown.unknown()}")
         return "\n".join(lines) or "no Claude calls"
 
     def reset(self) -> None:

@@ -465,7 +465,8 @@ def test_a_reply_without_usage_is_kept_and_its_cost_said_to_be_unknown(tmp_path)
     assert len(sent) == 1  # the second from the cache
     assert log.summary().startswith("claude-haiku-4-5: 1 request, 1 from the call cache; "
                                     "tokens in 0, out 0, ")
-    assert log.summary().endswith("; 1 reply reported no usage: their tokens and cost are "
+    # the cache hit is a reply without usage too: what it saved is unknown, not $0.00
+    assert log.summary().endswith("; 2 replies reported no usage: their tokens and cost are "
                                   "unknown, not in these figures")
     assert Usage.of({"input_tokens": 5}) == Usage(unreported=1)
     assert Usage.of(None) + Usage(1, 2) == Usage(1, 2, unreported=1)
