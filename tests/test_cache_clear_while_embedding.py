@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -86,3 +87,35 @@ def test_a_clear_that_waits_for_a_running_batch_says_so_first(tmp_path):
     assert err.get(timeout=60) == ""  # that one line only
     assert out.startswith(f"removed the embedding cache {path} (")
     assert not path.exists()
+
+
+def test_an_embedding_that_waits_for_another_process_says_so_once(tmp_path):
+    """A run whose texts another run was embedding into the same cache waited silently (once
+    4 min 46 s: the other run takes the lock again after each of its batches). It now says so
+    in one line, once, whatever the number of its batches, and then embeds as before."""
+    path = tmp_path / "cache" / "embeddings.sqlite"
+    CachedEmbedder(WordEmbedder(WORDS), path).embed(["kettle"])  # the file exists
+    holder = subprocess.Popen(  # another process holding the lock for a batch of its own
+        [sys.executable, "-c", "import sys, time; from filelock import FileLock\n"
+         f"lock = FileLock({str(path) + '.lock'!r}); lock.acquire(); print('held', flush=True)\n"
+         "sys.stdin.readline()"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline() == "held\n"
+    err = tmp_path / "stderr.txt"
+    texts = ["descale", "filter", "kettle descale"]  # three batches of one
+    script = ("import sys; sys.path.insert(0, sys.argv[2])\n"
+              "from pathlib import Path; from ragkit.embed.cache import CachedEmbedder\n"
+              "from word_embedder import WordEmbedder\n"
+              f"CachedEmbedder(WordEmbedder({WORDS!r}), Path(sys.argv[1]), batch_size=1)"
+              f".embed({texts!r}); print('done')")
+    with err.open("w") as stderr:
+        waiting = subprocess.Popen([sys.executable, "-c", script, str(path),
+                                    str(Path(__file__).parent)], stdout=subprocess.PIPE,
+                                   stderr=stderr, text=True)
+        deadline = time.monotonic() + 60
+        while "waiting" not in err.read_text() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        said = err.read_text()
+        holder.communicate("\n", timeout=60)  # the other process's batch is done
+        out, _ = waiting.communicate(timeout=120)
+    assert said == f"waiting for another ragkit process embedding into {path} ...\n"
+    assert (waiting.returncode, out, err.read_text()) == (0, "done\n", said)  # once only

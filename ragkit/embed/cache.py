@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
 import threading
 import warnings
@@ -44,6 +43,7 @@ from ragkit.embed.base import Embedder, fingerprint_of
 from ragkit.errors import Interrupted, PartialResults, RagkitError, RagkitWarning
 # their home is ragkit.embed.cache_file; `ragkit cache clear` and tests import them from here
 from ragkit.embed.cache_file import default_cache_path, remove_cache  # noqa: F401
+from ragkit.embed.cache_file import file_id, holding
 from ragkit.progress import progress_bar
 from ragkit.sqlite_files import DamagedCache, ReadOnlyFile, cannot_write, no_room, resolved
 from ragkit.sqlite_files import read_only_errors, sqlite_errors
@@ -53,16 +53,6 @@ CLEAR = ("ragkit cache clear --embeddings", "vectors are embedded again when nex
 _SCHEMA = "CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vector BLOB NOT NULL)"
 T = TypeVar("T")
 _NOT_KEPT: set[Path] = set()  # read-only caches this process has warned about: once each
-
-
-def _file_id(path: Path) -> tuple[int, int] | None:
-    """(device, inode) of the file at `path` (through a link, the file it names), read without
-    opening it; None when there is none: what tells a file deleted or replaced since."""
-    try:
-        found = os.stat(path)
-    except OSError:
-        return None
-    return found.st_dev, found.st_ino
 
 
 def cache_key(name: str, fingerprint: str, max_tokens: int, input_type: str, text: str) -> str:
@@ -185,9 +175,10 @@ class CachedEmbedder:
             # measured under the bar: 300,000 windows take about 40 s to measure
             lengths = self.inner.token_lengths([t for _, t in items]) if items else []
             items = [items[i] for i in np.argsort(lengths, kind="stable")]
+            said: list[bool] = []  # a wait for another process said once (`holding`)
             for start in range(0, len(items), size):
                 batch = items[start:start + size]
-                with self._lock:  # `remove_cache` deletes the file only while holding it
+                with self._held(said):  # `remove_cache` deletes the file only while holding it
                     db = self._connect()
                     stored = self._lookup(db, (k for k, _ in batch))
                     found.update(stored)
@@ -195,6 +186,11 @@ class CachedEmbedder:
                     if batch:
                         self._store(db, batch, input_type, found)
                 bar.update(min(size, len(items) - start))
+
+    def _held(self, said: list[bool]) -> AbstractContextManager:
+        """The lock file held for one batch (`holding`); nothing where nothing is stored."""
+        lock = self._lock
+        return lock if isinstance(lock, nullcontext) else holding(lock, self.path, said)
 
     def _store(self, db: sqlite3.Connection | None, batch: list[tuple[str, str]], input_type: str,
                found: dict[str, np.ndarray]) -> None:
@@ -277,7 +273,7 @@ class CachedEmbedder:
         if self.read_only:
             return None
         db = getattr(self._local, "db", None)
-        if db is not None and self._local.file != _file_id(self.path):
+        if db is not None and self._local.file != file_id(self.path):
             db.close()
             db = self._local.db = None
         if db is None:
@@ -288,7 +284,7 @@ class CachedEmbedder:
             db.execute("PRAGMA journal_mode=WAL")
             with db:
                 db.execute(_SCHEMA)
-            self._local.file = _file_id(self.path)
+            self._local.file = file_id(self.path)
         return db
 
     def _reader(self) -> ReadOnlyFile:

@@ -1,10 +1,15 @@
 """Where the embedding cache file lives, and deleting it (`ragkit cache clear --embeddings`).
 
-What it is: the file's default path and `remove_cache`, which waits for a process embedding
-into it. What it is not: the cache (`ragkit.embed.cache`, which re-exports both names).
+What it is: the file's default path; `remove_cache`, which waits for a process embedding
+into it; `holding(lock, path)`, that wait, said in one line when there is one; `file_id`,
+what tells the file replaced since. What it is not: the cache (`ragkit.embed.cache`, which
+re-exports the path and `remove_cache`).
 """
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from filelock import FileLock, Timeout
@@ -17,6 +22,36 @@ from ragkit.sqlite_files import remove_database, resolved
 
 def default_cache_path() -> Path:
     return ragkit_home() / "cache" / "embeddings.sqlite"
+
+
+def file_id(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the file at `path` (through a link, the file it names), read without
+    opening it; None when there is none: what tells a file deleted or replaced since."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
+
+
+@contextmanager
+def holding(lock: FileLock, path: Path, said: list[bool] | None = None) -> Iterator[None]:
+    """Hold the embedding cache's `lock` (of the file at `path`). Having to wait for another
+    process first is said in one line (`ragkit.progress.note`), once per `said` (a caller's
+    flag, set here): a wait for another run's whole embedding went silently (seen once for
+    4 min 46 s), since that run takes the lock again after each batch."""
+    try:
+        lock.acquire(blocking=False)
+    except Timeout:
+        if said is None or not said:
+            note(f"waiting for another ragkit process embedding into {path} ...")
+            if said is not None:
+                said.append(True)
+        lock.acquire()
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def remove_cache(path: Path | None = None) -> int:
@@ -32,17 +67,9 @@ def remove_cache(path: Path | None = None) -> int:
     resolved(path, "embedding cache")  # a link loop: the line `index` says, not "no cache"
     if not path.exists():
         return 0
-    lock = FileLock(str(path) + ".lock")
     try:
-        try:
-            lock.acquire(blocking=False)
-        except Timeout:
-            note(f"waiting for another ragkit process embedding into {path} ...")
-            lock.acquire()
-        try:
+        with holding(FileLock(str(path) + ".lock"), path):
             return remove_database(path)
-        finally:
-            lock.release()
     except OSError as exc:  # a read-only folder was a traceback from the lock file
         raise RagkitError(f"{path}: cannot delete the embedding cache "
                           f"({exc.strerror or exc})") from None
