@@ -1,45 +1,41 @@
-"""One paid call in flight per request across processes: the second waits, then reads the
-cache.
+"""One paid call in flight per request across processes and threads: the second waits, then
+reads the cache.
 
-What it is: `InFlight(cache_path)`, whose `holding(key)` context is an exclusive POSIX
-record lock on one byte of `<cache>.inflight` (the byte chosen by the request key), held
-while the request is sent and its reply stored. `ragkit.llm.LLM` takes it after a cache miss
-and looks in the cache again once it holds it: a run started beside another on the same
-`RAGKIT_HOME` waits for the other's call and reads its reply instead of paying for it again.
+What it is: `InFlight(cache_path)`, whose `holding(key)` context is an exclusive lock on one
+byte of `<cache>.inflight` (the byte chosen by the request key), held while the request is
+sent and its reply stored. `ragkit.llm.LLM` takes it after a cache miss and looks in the
+cache again once it holds it: a run started beside another on the same `RAGKIT_HOME` waits
+for the other's call and reads its reply instead of paying for it again, and so does a
+thread of the same run asking the same request (two identical chunks of one document).
 
 Why: the cache's promise is that no request is paid for twice, and two `ragkit index
 --contextualizer claude` runs started together sent every request twice (196 paid calls for
 98 chunks); batches had their journal lock, the embedding cache its own, Claude calls none.
 
-What it is not: a lock between threads of one process (record locks belong to the process;
-one process's threads send different requests), nor held anywhere but around one call. Where
-the lock file cannot be made or locked (a read-only folder, a file system without record
-locks), calls go unguarded as before. The file is opened once per process and never closed:
-closing any descriptor of it would drop every lock the process holds on it.
+How: an open-file-description lock (Linux's `F_OFD_SETLKW`) on a descriptor opened for that
+one holding and closed after it. Not a POSIX record lock (`lockf`): those belong to the
+process, so threads of one process never exclude each other, and with the contextualizer's
+worker threads in two processes the kernel reported false deadlocks (EDEADLK) between locks
+that were not deadlocked — each such call went unguarded, and two runs of 40 requests paid
+for 8 to 18 of them twice. An OFD lock belongs to its descriptor: no deadlock detection,
+and closing it drops only its own lock.
+
+What it is not: held anywhere but around one call. Where the lock file cannot be made or
+locked (a read-only folder, a file system or kernel without OFD locks), calls go unguarded
+as before.
 """
 from __future__ import annotations
 
 import fcntl
 import os
-import threading
+import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 SLOTS = 1 << 30  # bytes a key's lock can fall on: collisions (a needless wait) are rare
-_OPEN: dict[Path, int | None] = {}  # lock file → its descriptor in this process (None: none)
-_GUARD = threading.Lock()
-
-
-def _descriptor(path: Path) -> int | None:
-    with _GUARD:
-        if path not in _OPEN:
-            try:
-                _OPEN[path] = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW,
-                                      0o600)  # a link there: unguarded, never followed
-            except OSError:
-                _OPEN[path] = None
-        return _OPEN[path]
+# struct flock: l_type, l_whence, l_start, l_len, l_pid (0 for an OFD lock), padding
+_FLOCK = struct.Struct("hhqqi4x")
 
 
 class InFlight:
@@ -51,15 +47,26 @@ class InFlight:
     @contextmanager
     def holding(self, key: str) -> Iterator[None]:
         """Hold the lock of `key` (hex digits: a cache key) for the body's duration."""
-        fd = _descriptor(self.path)
         slot = int(key[:15], 16) % SLOTS
-        try:
-            if fd is not None:
-                fcntl.lockf(fd, fcntl.LOCK_EX, 1, slot, os.SEEK_SET)
-        except OSError:  # no record locks here: unguarded, as before
-            fd = None
+        fd = _locked(self.path, slot)
         try:
             yield
         finally:
             if fd is not None:
-                fcntl.lockf(fd, fcntl.LOCK_UN, 1, slot, os.SEEK_SET)
+                os.close(fd)  # drops this descriptor's lock, and no other
+
+
+def _locked(path: Path, slot: int) -> int | None:
+    """A new descriptor of `path` holding the OFD write lock of byte `slot` (waited for), or
+    None where there is none to be had (unguarded)."""
+    try:  # a link there: unguarded, never followed
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.fcntl(fd, getattr(fcntl, "F_OFD_SETLKW"),
+                    _FLOCK.pack(fcntl.F_WRLCK, os.SEEK_SET, slot, 1, 0))
+    except (OSError, AttributeError):  # no OFD locks here (not Linux, an old kernel, NFS)
+        os.close(fd)
+        return None
+    return fd

@@ -55,3 +55,49 @@ def test_two_processes_asking_one_request_at_once_pay_for_it_once(tmp_path: Path
         server.shutdown()
     assert [out for out, _ in outs] == ["the answer\n", "the answer\n"], outs
     assert server.sent == ["/v1/messages"]
+
+
+THREADED = """
+import sys, anthropic
+from concurrent.futures import ThreadPoolExecutor
+from ragkit.cache import CallCache
+from ragkit.llm import LLM, UsageLog
+client = anthropic.Anthropic(api_key="k", base_url=sys.argv[1], max_retries=0)
+llm = LLM(client, cache=CallCache(sys.argv[2]), usage=UsageLog())
+asked = [i % 20 for i in range(40)]  # each request twice within the run, as twin chunks are
+with ThreadPoolExecutor(4) as pool:  # the claude contextualizer's worker threads
+    replies = list(pool.map(lambda i: llm.create(model="claude-haiku-4-5", max_tokens=20,
+        messages=[{"role": "user", "content": f"question {i}"}]).content[0].text, asked))
+print(len(replies))
+"""
+
+
+class Counting(Slow):
+    """Answers after 0.2 s, counting each question asked."""
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        import json
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.server.sent.append(body["messages"][0]["content"])
+        time.sleep(0.2)
+        send_json(self, 200, REPLY)
+
+
+def test_two_runs_with_worker_threads_pay_for_each_request_once(tmp_path: Path):
+    """With four worker threads in each of two processes, the per-process record locks
+    (`lockf`) met false deadlocks (EDEADLK) and those calls went unguarded: 8 to 18 of 40
+    requests were paid for twice, and a run's own threads never waited for each other."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Counting)
+    server.sent = []
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        runs = [subprocess.Popen([sys.executable, "-c", THREADED, base,
+                                  str(tmp_path / "calls.sqlite")],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                for _ in range(2)]
+        outs = [run.communicate(timeout=300) for run in runs]
+    finally:
+        server.shutdown()
+    assert [out for out, _ in outs] == ["40\n", "40\n"], outs
+    assert sorted(server.sent) == sorted(f"question {i}" for i in range(20))
