@@ -175,7 +175,7 @@ class MessageBatches:
         made = []
         items = [{"custom_id": key, "params": params} for key, params in fresh.items()]
         for group in split(items):
-            marker = pending(self.llm.backend, [item["custom_id"] for item in group])
+            marker = pending(self.llm.backend, [i["custom_id"] for i in group], self.batches)
             self.journal.write(marker)  # a batch made but not answered is found from it
             try:
                 batch_id = self.submit_client.messages.batches.create(requests=group).id

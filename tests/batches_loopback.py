@@ -25,7 +25,8 @@ STATE, LOG, PORT, HOLD, EXPIRE = sys.argv[1], sys.argv[2], int(sys.argv[3]), \
 # "newtype" gives the expiring request a result type the API does not have today; "refuse"
 # answers every interactive POST /v1/messages with a 400; "slow" answers the first batch submit
 # 3 s after making the batch (a client that gave up by then gets nothing); "fail500" answers
-# the first batch submit with a 500, making no batch; "nousage" leaves every other result's
+# the first batch submit with a 500, making no batch; "made500second" makes the second batch
+# and then answers its submit with a 500; "nousage" leaves every other result's
 # usage without its input and output counts. GET
 # /v1/messages/batches lists the batches, newest first.
 MODE = sys.argv[6] if len(sys.argv) > 6 else ""
@@ -129,6 +130,9 @@ class H(BaseHTTPRequestHandler):
                 json.dump(state, open(STATE, "w"))
             if MODE == "slow" and len(state) == 1:
                 time.sleep(3)
+            if MODE == "made500second" and len(state) == 2:  # made, then a 500
+                return self._send({"type": "error", "error": {"type": "api_error",
+                                                              "message": "Internal"}}, 500)
             return self._send(self._batch(bid, state[bid]))
         if path.endswith("/messages") and MODE == "refuse":
             return self._send({"type": "error", "error": {"type": "invalid_request_error",

@@ -126,7 +126,7 @@ def test_an_offline_submit_record_left_by_a_kill_is_looked_for_then_sent(tmp_pat
                  "messages": [{"role": "user", "content": f"question {n}"}]} for n in (1, 2)]
     keys = [request_key("/v1/messages", llm.backend, r) for r in requests]
     journal = Journal("anthropic", llm.backend, tmp_path / "journal")
-    journal.write(pending(llm.backend, keys))
+    journal.write(pending(llm.backend, keys, llm.client.messages.batches))
     lines: list[str] = []
     batches = MessageBatches(llm, BatchOptions(log=lines.append), journal=journal)
     replies = batches.run(requests)

@@ -348,7 +348,8 @@ def test_a_submit_that_failed_without_making_a_batch_is_sent_by_the_rerun(tmp_pa
     assert done.returncode == 0, done.stderr
     assert "that got no answer made no batch; its requests are sent now" in done.stderr
     assert len(server.calls("POST", "/v1/messages/batches")) == 2  # the 500, then the batch
-    assert len(server.calls("GET", "/v1/messages/batches")) == 2  # looked for, each run
+    # the newest batch noted before each submit, and the batch looked for in each run
+    assert len(server.calls("GET", "/v1/messages/batches")) == 4
     assert not list((tmp_path / "home" / "batches" / "anthropic").glob("*.json"))
 
 
