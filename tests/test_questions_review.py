@@ -568,3 +568,21 @@ def test_a_kind_that_does_not_fit_the_questions_spans_is_refused(files, capsys, 
         f"{sheet}: row {index + 2}: field 'kind': {kind!r} cannot replace {was!r} (one of "
         f"lexical, paraphrase, contextual; unanswerable and multi-chunk follow the question's "
         f"spans)")
+
+
+@pytest.mark.parametrize("golden", [[], [{"doc_id": "refunds.md", "span": "80 percent"},
+                                        {"doc_id": "refunds.md", "span": "the price"}]])
+def test_an_unlabelled_question_of_no_span_or_two_keeps_what_its_spans_make_it(tmp_path,
+                                                                               golden):
+    """A question without a `kind` (a hand-written one) took any kind from the sheet: its
+    spans, not a label, make it unanswerable or multi-chunk."""
+    question = {key: value for key, value in QUESTIONS[0].items() if key != "kind"}
+    path = tmp_path / "golden.jsonl"
+    path.write_text(json.dumps({**question, "golden": golden}) + "\n")
+    sheet = tmp_path / "review.csv"
+    assert main(["questions", "review", str(path), "--out", str(sheet)]) == 0
+    rows = _rows(sheet)
+    rows[0]["kind"] = "lexical"
+    _save(sheet, rows)
+    with pytest.raises(RagkitError, match=r"row 2: field 'kind': 'lexical' cannot replace ''"):
+        accept(sheet, path)

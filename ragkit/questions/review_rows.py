@@ -80,8 +80,8 @@ def _kind(original: dict[str, Any], row: dict[str, str], at: str) -> str:
     kind, was = row.get("kind", "").strip() or original.get("kind", ""), original.get("kind", "")
     if kind == unsheet_cell(sheet_cell(was)).strip():  # as the sheet shows it: unchanged
         return was
-    fixed = ("unanswerable", "multi-chunk")
-    if kind not in KINDS or kind in fixed or was in fixed:
+    fixed = ("unanswerable", "multi-chunk")  # and so is a question of 0 or 2+ spans unlabelled
+    if kind not in KINDS or kind in fixed or was in fixed or len(original["golden"]) != 1:
         raise RagkitError(f"{at}: field 'kind': {kind!r} cannot replace {was!r} (one of "
                           f"{', '.join(k for k in KINDS if k not in fixed)}; unanswerable "
                           f"and multi-chunk follow the question's spans)")
