@@ -35,11 +35,12 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 
 from ragkit.documents import RagkitError
 from ragkit.folder_watch import check_unreplaced, renew
+from ragkit.fsync import fsync_dir, fsync_tree
 from ragkit.rename_exchange import exchange as _exchange
 from ragkit.stale_temp import owner as _owner, remove_stale, remove_stale_files
 
@@ -61,16 +62,6 @@ def _umask() -> int:
     return mask
 
 
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:  # some platforms cannot open a folder; the rename is still atomic
-        return
-    with suppress(OSError):
-        os.fsync(fd)
-    os.close(fd)
-
-
 def nearest_existing(folder: Path) -> Path:
     """`folder`, or its nearest ancestor that exists (a link there counts), or the root."""
     while not (folder.exists() or folder.is_symlink()) and folder != folder.parent:
@@ -86,6 +77,15 @@ def _check_parent(path: Path) -> None:
         raise RagkitError(f"{path}: cannot write here, {ancestor} is a file")
     if not os.access(ancestor, os.W_OK | os.X_OK):
         raise RagkitError(f"{path}: cannot write here, {ancestor} is not writable")
+
+
+def _elsewhere(name: object, *folders: Path) -> bool:
+    """Whether an error's file `name` is a file outside `folders` (the output being written):
+    an unreadable input was said to be the output that "cannot be written"."""
+    if not isinstance(name, (str, bytes)) or not name:
+        return False
+    path = Path(os.path.abspath(os.fsdecode(name)))
+    return not any(path == folder or folder in path.parents for folder in folders)
 
 
 def _writable_parent(path: Path) -> Path:
@@ -203,7 +203,7 @@ def write_text(path: Path | str, text: str | Iterable[str], is_ours: Recognizer 
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    _fsync_dir(parent)
+    fsync_dir(parent)
     return path
 
 
@@ -242,13 +242,15 @@ def replace_folder(target: Path | str, is_ours: Recognizer, what: str) -> Iterat
     try:
         os.chmod(tmp, 0o777 & ~_umask())
         yield tmp
-        _fsync_tree(tmp)
+        fsync_tree(tmp)
         check_target(shown, is_ours, what, folder=True)
         check_unreplaced(target, shown, what)  # by another run, in a `watched` block
         _swap(tmp, target, lambda: check_target(shown, is_ours, what, folder=True))
         renew(target)
     except OSError as exc:  # numpy's short write on a full disk has no errno
         why = exc.strerror or (f"{exc}: a full disk?" if "written" in str(exc) else exc)
+        if _elsewhere(exc.filename, tmp, target):  # an input that cannot be read, say
+            raise RagkitError(f"{exc.filename}: {why}; {shown}: nothing was replaced") from None
         raise RagkitError(f"{shown}: cannot write {what} ({why}); nothing was replaced") from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -262,7 +264,7 @@ def _swap(new: Path, target: Path, recheck: Callable[[], object] | None = None) 
     older one, once, after `recheck` (which raises for what is not ours) accepted it."""
     parent = target.parent
     if target.is_dir() and not target.is_symlink() and _exchange(new, target):
-        _fsync_dir(parent)
+        fsync_dir(parent)
         shutil.rmtree(new, ignore_errors=True)  # now the old folder
         return
     aside = None
@@ -283,18 +285,6 @@ def _swap(new: Path, target: Path, recheck: Callable[[], object] | None = None) 
             recheck()
             return _swap(new, target)
         raise
-    _fsync_dir(parent)
+    fsync_dir(parent)
     if aside is not None:
         shutil.rmtree(aside, ignore_errors=True)
-
-
-def _fsync_tree(folder: Path) -> None:
-    """fsync every file in `folder` and the folders themselves (before it is renamed in)."""
-    for root, _, files in os.walk(folder):
-        for name in files:
-            fd = os.open(os.path.join(root, name), os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        _fsync_dir(Path(root))

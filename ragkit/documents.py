@@ -230,7 +230,6 @@ def load_queries_jsonl(path: Path | str, ids: Ids | None = None,
     """Read queries JSONL: `{"id", "text"|"question", "golden"?, "answer"?, "kind"?, "split"?}`.
 
     BEIR's `_id` is read as `id` when a line has no `id`, so BEIR's queries.jsonl works as is.
-
     `ids` carries the ids already read from other files, so duplicates across files are found.
     `golden`: every line must have its `golden` list ([] for an unanswerable question): in a
     golden file a missing or misspelled one would silently make a question unanswerable.
@@ -240,9 +239,10 @@ def load_queries_jsonl(path: Path | str, ids: Ids | None = None,
         ident = str(require(obj, _id_key(obj), (str, int), path, line, non_empty=True))
         ids.add(ident, path, line)
         key = "question" if "question" in obj and "text" not in obj else "text"
-        if key not in obj:  # neither: name both, as the format allows either
-            raise RagkitError(f"{where(path, line, 'text')}: missing (a query needs 'text' "
-                              f"or 'question')")
+        if key not in obj or obj.get("question", obj[key]) != obj[key]:  # neither, or two
+            raise RagkitError(f"{where(path, line, 'text')}: " + (
+                "missing (a query needs 'text' or 'question')" if key not in obj else
+                "differs from 'question' on its line (a query has one text: keep one)"))
         text = composed(check_query_length(require(obj, key, str, path, line, non_empty=True),
                                            where(path, line, key)))
         if golden and "golden" not in obj:

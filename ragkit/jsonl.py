@@ -40,7 +40,9 @@ def golden_files(folder: Path) -> list[Path]:
     """The question files of a golden folder: its `*.jsonl`, the suffix in any case
     (`Q.JSONL`). Its other JSON files (`q.json`, `q.ndjson`) and sub-folders holding
     `.jsonl` files are not read, and one warning names them: a folder of `a.jsonl` and
-    `b.json` scored a's questions alone without a word."""
+    `b.json` scored a's questions alone without a word. A `*.jsonl` entry that is no regular
+    file (a link whose file was moved, a FIFO, a link to a device) is returned, for its reader
+    to refuse in one line (`read_jsonl`): its questions were dropped without a word."""
     entries = sorted(folder.iterdir())
     left = [p.name for p in entries if p.suffix.lower() in JSONL_SUFFIXES and p.is_file()
             and not _is_jsonl(p)]
@@ -49,7 +51,7 @@ def golden_files(folder: Path) -> list[Path]:
         warnings.warn(RagkitWarning(f"{folder}: not read: {', '.join(left[:5])}"
                                     f"{' …' if len(left) > 5 else ''} (questions are read "
                                     f"from the folder's *.jsonl files only)"), stacklevel=3)
-    return [p for p in entries if _is_jsonl(p)]
+    return [p for p in entries if p.suffix.lower() == ".jsonl" and not p.is_dir()]
 
 
 def read_jsonl(path: Path | str) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -18,12 +18,12 @@ RAGKIT = Path(sys.executable).parent / "ragkit"
 KILLED = """
 import os, signal, sys
 import ragkit.atomic as atomic
-real = atomic._fsync_tree
+real = atomic.fsync_tree
 def die(folder):
     if folder.name.startswith(".bm25-"):
         os.kill(os.getpid(), signal.SIGKILL)
     real(folder)
-atomic._fsync_tree = die
+atomic.fsync_tree = die
 from ragkit.cli import main
 sys.exit(main(sys.argv[1:]))
 """

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import os
 import sys
 import warnings
@@ -36,7 +37,7 @@ from concurrent.futures.process import BrokenProcessPool
 from ragkit.cli import answers, manage, questions, retrieval, scoring
 from ragkit.cli.api_options import COMMANDS as API_COMMANDS
 from ragkit.cli.api_options import add_api_options, apply_api_options
-from ragkit.cli.options import Help, terminal_text
+from ragkit.cli.options import Help, said
 from ragkit.documents import RagkitError, RagkitWarning
 from ragkit.jobs import interrupted, interrupts_in_main_only, terminated, usable_cores
 from ragkit.memory import blas_threads, describe, out_of_memory
@@ -68,7 +69,7 @@ def _warnings_to_stderr(default):
     """A `warnings.showwarning` printing each `RagkitWarning` as one `ragkit: warning:` line."""
     def show(message, category, filename, lineno, file=None, line=None) -> None:
         if issubclass(category, RagkitWarning):
-            print(f"ragkit: warning: {terminal_text(scrub(str(message)))}", file=sys.stderr)
+            print(f"ragkit: warning: {said(scrub(str(message)))}", file=sys.stderr)
         else:
             default(message, category, filename, lineno, file, line)
     return show
@@ -130,6 +131,8 @@ def _run(argv: list[str] | None) -> int:
     usage = sys.modules.get("ragkit.usage_log")
     if usage is not None:  # one command, one run: what an earlier `main` call spent is not this
         usage.RUN.reset()
+    if sys.stdout is None:  # started with stdout closed (`>&-`): its output goes nowhere
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for the run)
     args = build_parser().parse_args(argv)
     apply_api_options(args)
     with warnings.catch_warnings(), interrupts_in_main_only():
@@ -140,7 +143,7 @@ def _run(argv: list[str] | None) -> int:
             sys.stdout.flush()  # here, where a closed pipe is caught, not at exit
         except RagkitError as exc:
             # never a key; an id or title from a file may hold a terminal's escape sequence
-            print(f"ragkit: error: {terminal_text(scrub(str(exc)))}", file=sys.stderr)
+            print(f"ragkit: error: {said(scrub(str(exc)))}", file=sys.stderr)
             _spent_before_the_error()
             return 2
         except KeyboardInterrupt:  # Ctrl-C, SIGTERM: one line, not a traceback; outputs atomic
@@ -151,6 +154,14 @@ def _run(argv: list[str] | None) -> int:
             return _interrupted()
         except BrokenPipeError:  # `ragkit eval … | head -1`: the reader has what it wanted
             return _pipe_closed()
+        except OSError as exc:  # a file no step said in its own words: an input it cannot read
+            line = _file_error(exc)
+            if line is None:
+                raise
+            print(f"ragkit: error: {said(scrub(line))}", file=sys.stderr)
+            if exc.filename is None:  # the exit's flush of stdout would fail again
+                _stdout_to_devnull()
+            return 2
         except Exception as exc:  # MemoryError, or an import or thread it made fail
             if not out_of_memory(exc):
                 raise
@@ -158,6 +169,18 @@ def _run(argv: list[str] | None) -> int:
             print(f"ragkit: error: {describe(exc, step)}", file=sys.stderr)
             return 2
     return status or 0
+
+
+def _file_error(exc: OSError) -> str | None:
+    """One line for an OSError no step worded: the file it names (an input without read
+    permission was a traceback in `eval --run`, `search --queries`, a golden file), or the
+    standard output a write to failed (`> /dev/full`); None for another (a traceback)."""
+    why = exc.strerror or str(exc)
+    if exc.filename is not None:
+        return f"{os.fsdecode(exc.filename)}: {why}"
+    if exc.errno in (errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT):
+        return f"cannot write the output ({why})"
+    return None
 
 
 def _spent_before_the_error() -> None:
@@ -173,9 +196,13 @@ def _spent_before_the_error() -> None:
 def _pipe_closed() -> int:
     """The reader of stdout went away: end quietly as `head`'s other writers do (status 141,
     128 + SIGPIPE), with stdout pointed at /dev/null so the exit's flush cannot fail too."""
+    _stdout_to_devnull()
+    return 141
+
+
+def _stdout_to_devnull() -> None:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
-    return 141
 
 
 def _interrupted() -> int:

@@ -43,6 +43,18 @@ def terminal_text(text: str) -> str:
     return escaped(text, keep="\n\t")
 
 
+def said(text: str, most: int = 2000) -> str:
+    """An error's or warning's text as its one line prints it: escaped (`terminal_text`), and
+    at most about `most` characters, its start and end kept (the file and the advice): a
+    50 MB document id in a run file made a 50 MB error "line"."""
+    text = terminal_text(text)
+    if len(text) <= most:
+        return text
+    tail = most // 5
+    return (f"{text[:most - tail]} … ({len(text) - most:,} characters left out) … "
+            f"{text[-tail:]}")
+
+
 def terminal_json(value: object) -> str:
     """`value` as indented JSON, non-ASCII text kept (Korean stays readable), with DEL, the C1
     control characters and the bidirectional overrides written as `\\u` escapes: `json.dumps`
