@@ -5,7 +5,8 @@ the ids of the chunks that satisfy it.
 - a golden chunk (the cookbook): every chunk whose stripped text equals that chunk's
   stripped text (the cookbook matches by text, so duplicate chunks count wherever they are);
 - a golden span (the shipped data): every chunk of that document covering at least half of
-  the span's characters, so labels survive a change of chunker;
+  the span's characters, wherever in it the span occurs, so labels survive a change of
+  chunker;
 - a golden document alone (BEIR): every chunk of that document.
 
 Pass@k = mean over queries of (items satisfied in the top k / items) × 100 — the number the
@@ -32,9 +33,15 @@ ANSWER_SCORES = ("faithfulness", "answer_relevancy", "context_precision", "conte
 Run = Mapping[str, Sequence[str]]  # query id -> chunk ids, best first
 
 
-def _span_chunks(chunks: list[Chunk], start: int, end: int, min_cover: float) -> frozenset[str]:
-    need = max(1, math.ceil((end - start) * min_cover))
-    return frozenset(c.id for c in chunks if min(c.end, end) - max(c.start, start) >= need)
+def _span_chunks(chunks: list[Chunk], text: str, span: str, min_cover: float) -> frozenset[str]:
+    """The chunks covering `min_cover` of some occurrence of `span` in `text`: any of them
+    answers (a chunk holding its second occurrence was judged not relevant)."""
+    need, found, start = max(1, math.ceil(len(span) * min_cover)), set(), text.find(span)
+    while start >= 0:
+        end = start + len(span)
+        found.update(c.id for c in chunks if min(c.end, end) - max(c.start, start) >= need)
+        start = text.find(span, end)
+    return frozenset(found)
 
 
 def _gold_error(query: Query, index: int, field: str, problem: str) -> RagkitError:
@@ -72,12 +79,11 @@ def judge(queries: Sequence[Query], documents: Sequence[Document], chunks: Seque
                                                             f"document '{gold.doc_id}'")
                 items.append(frozenset(by_text[chunk.text.strip()]))
             elif gold.span:
-                start = texts[gold.doc_id].find(gold.span)
-                if start < 0:
+                if gold.span not in texts[gold.doc_id]:
                     raise _gold_error(query, i, "span", f"not found verbatim in "
                                                         f"'{gold.doc_id}': {gold.span[:80]!r}")
-                items.append(_span_chunks(by_doc.get(gold.doc_id, []), start,
-                                          start + len(gold.span), min_cover))
+                items.append(_span_chunks(by_doc.get(gold.doc_id, []), texts[gold.doc_id],
+                                          gold.span, min_cover))
             else:
                 items.append(frozenset(c.id for c in by_doc.get(gold.doc_id, [])))
         if items:

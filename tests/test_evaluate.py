@@ -80,6 +80,17 @@ def test_judge_spans_chunks_and_documents():
     assert "none" not in got
 
 
+def test_a_span_written_twice_in_its_document_is_found_in_either_place():
+    """Only its first occurrence counted: the chunk holding the second, ranked first, scored
+    Pass@1 0 with exit 0."""
+    text = "Intro. The reset code is 4471. Middle part. Service: the reset code is 4471. End."
+    chunks = [Chunk("m#0", "m", text[:30], start=0, end=30),
+              Chunk("m#1", "m", text[30:44], start=30, end=44),
+              Chunk("m#2", "m", text[44:], start=44, end=len(text))]
+    query = Query("q", "?", golden=(Golden("m", span="reset code is 4471"),))
+    assert judge([query], [Document("m", text)], chunks) == {"q": [frozenset({"m#0", "m#2"})]}
+
+
 DOC = Document("d", "alpha beta gamma delta epsilon")
 CHUNKS = [Chunk("d#0", "d", "alpha beta gamma", start=0, end=16)]
 
