@@ -107,7 +107,9 @@ def recover(open_: list[BatchRecord], batches: Any, journal: Journal,
             made = found(batches, record, taken, journal)
         except (anthropic.APIError, ValueError) as exc:
             raise RagkitError(f"looking for the batch an unanswered submit may have made "
-                              f"({journal.path(record.id)}): {explain(exc, 'batch', client)}"
+                              f"({journal.path(record.id)}): {explain(exc, 'batch', client)}; "
+                              f"where the API cannot list batches, delete that file to send "
+                              f"its requests (a batch it made is then paid for again)"
                               ) from None
         if made is None:
             journal.remove(record)

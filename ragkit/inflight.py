@@ -42,7 +42,10 @@ class InFlight:
     """Per-request locks beside the call cache at `cache_path` (module docstring)."""
 
     def __init__(self, cache_path: Path) -> None:
-        self.path = cache_path.with_name(cache_path.name + ".inflight")
+        """The lock file sits beside the cache file itself: two homes whose caches are links
+        to one file share their locks (beside each link, they excluded nothing)."""
+        real = Path(os.path.realpath(cache_path))
+        self.path = real.with_name(real.name + ".inflight")
 
     @contextmanager
     def holding(self, key: str) -> Iterator[None]:

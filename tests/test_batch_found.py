@@ -99,3 +99,26 @@ def test_a_found_batch_is_journaled_before_the_submits_record_is_dropped(tmp_pat
     with pytest.raises(KeyboardInterrupt):
         recover([marker], listed, journal, None, print)
     assert journal.path(marker.id).exists()  # the next run looks again
+
+
+def test_a_journal_whose_api_cannot_list_batches_says_how_to_go_on(tmp_path):
+    """Every re-run stopped on the failed lookup, saying nothing of the way out."""
+    import anthropic
+    import httpx2
+    from ragkit.documents import RagkitError
+    journal = Journal("anthropic", "http://api", folder=tmp_path / "journal")
+    marker = pending("http://api", ["a"], Listed())
+    journal.write(marker)
+
+    class Unlisted:
+        def list(self, limit: int = 20):
+            raise anthropic.NotFoundError("Not Found", response=httpx2.Response(
+                404, request=httpx2.Request("GET", "http://api/v1/messages/batches")),
+                body=None)
+    client = anthropic.Anthropic(api_key="k", base_url="http://api")
+    with pytest.raises(RagkitError) as caught:
+        recover([marker], Unlisted(), journal, client, print)
+    assert str(caught.value).endswith(
+        "; where the API cannot list batches, delete that file to send its requests (a batch "
+        "it made is then paid for again)")
+    assert str(journal.path(marker.id)) in str(caught.value) and journal.path(marker.id).exists()

@@ -101,3 +101,15 @@ def test_two_runs_with_worker_threads_pay_for_each_request_once(tmp_path: Path):
         server.shutdown()
     assert [out for out, _ in outs] == ["40\n", "40\n"], outs
     assert sorted(server.sent) == sorted(f"question {i}" for i in range(20))
+
+
+def test_homes_whose_call_caches_are_links_to_one_file_share_its_locks(tmp_path: Path):
+    from ragkit.inflight import InFlight
+    real = tmp_path / "shared" / "calls.sqlite"
+    real.parent.mkdir()
+    real.touch()
+    links = [tmp_path / home / "calls.sqlite" for home in ("a", "b")]
+    for link in links:
+        link.parent.mkdir()
+        link.symlink_to(real)
+    assert {InFlight(link).path for link in links} == {real.with_name("calls.sqlite.inflight")}
