@@ -37,6 +37,7 @@ from typing import Any
 from ragkit.documents import RagkitError, load_golden, where
 from ragkit.jobs import SESSION_ENV  # the notebook a Jupyter server started this kernel for
 from ragkit.jsonl import MalformedJSON, parse_json, read_json
+from ragkit.papermill_params import injected
 
 
 def parse_value(text: Any, place: str = "parameter") -> Any:
@@ -225,9 +226,12 @@ def edited_parameters(values: Mapping[str, Any]) -> dict[str, Any]:
 
 def changed_in_run(values: Mapping[str, Any]) -> dict[str, Any]:
     """The parameters this run changed: given to `ragkit cookbook run|sweep` (`CHANGED_ENV`),
-    or edited in JupyterLab (`edited_parameters` of `values`, the kernel's namespace)."""
-    return json.loads(os.environ.get(CHANGED_ENV) or "{}") if CHANGED_ENV in os.environ \
-        else edited_parameters(values)
+    to plain papermill (`ragkit.papermill_params.injected`), or edited in JupyterLab
+    (`edited_parameters`); `values` is the kernel's namespace."""
+    if CHANGED_ENV in os.environ:
+        return json.loads(os.environ.get(CHANGED_ENV) or "{}")
+    given = {k: v for k, v in injected(values).items() if _described(k)}
+    return given or edited_parameters(values)
 
 
 def unchanged(*names: str) -> bool:

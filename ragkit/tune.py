@@ -191,6 +191,11 @@ class Choice:
         default. The advised command pastes as it is printed (it read "--fusion rrf,
         --rrf-k 10", a comma the shell passed on)."""
         every = len(self.tied) == len(self.share)
+        if every and not any(math.isclose(p, default, abs_tol=1e-9) for p in self.share):
+            swept = (f"all {len(self.tied)} tie" if len(self.tied) > 1 else
+                     f"only {self.point:g} was swept")  # it said "keep the default" unmeasured
+            return (f"{swept} on {self.metric}, and the default {default:g} was not swept: "
+                    f"nothing to choose on; sweep it too")
         if not every and not any(math.isclose(p, default, abs_tol=1e-9) for p in self.tied):
             options = f"{before} {option}" if before else option
             return f"search with it: ragkit search|eval|ask ... {options} {self.point:g}"

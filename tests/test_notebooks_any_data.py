@@ -362,6 +362,40 @@ def test_parameters_edited_in_jupyterlab_show_the_banner_too(tmp_path):
     assert shown == [[PARAMETERS_BANNER.format(given="`tokenizer = 'words'`")], []]
 
 
+def test_parameters_given_to_plain_papermill_show_the_banner_too(tmp_path):
+    """`papermill 01_retrieval_basics.ipynb out.ipynb -p tokenizer words` showed no banner
+    above prose quoting the default run's numbers: the kernel knew nothing of the cell
+    papermill injected. It reads it from the kernel's input history now. A value equal to the
+    default, or no `-p` at all, is no change."""
+    import nbformat
+    import papermill
+    path = ROOT / "notebooks" / "01_retrieval_basics.ipynb"
+    nb = nbformat.read(path, 4)
+    nb.cells = nb.cells[:3]
+    assert "parameters" in nb.cells[1].metadata.get("tags", [])
+    source = tmp_path / "01.ipynb"
+    nbformat.write(nb, source)
+    env = {k: v for k, v in os.environ.items() if k not in (CHANGED_ENV, "JPY_SESSION_NAME")}
+    shown = []
+    for given in ({"tokenizer": "words", "k": 20}, {"tokenizer": "auto"}, {}):
+        out = tmp_path / "out.ipynb"
+        saved = dict(os.environ)
+        os.environ.clear()
+        os.environ.update(env)
+        try:
+            papermill.execute_notebook(str(source), str(out), parameters=given,
+                                       kernel_name="python3", cwd=str(path.parent),
+                                       progress_bar=False)
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+        (cell,) = [c for c in nbformat.read(out, 4).cells if "data_banner(" in c.source]
+        shown.append([o["data"]["text/markdown"] for o in cell.outputs
+                      if "text/markdown" in o.get("data", {})])
+    # k = 20 is notebook 01's default: only the tokenizer changed
+    assert shown == [[PARAMETERS_BANNER.format(given="`tokenizer = 'words'`")], [], []]
+
+
 def test_05_run_as_jupyterlab_runs_it_shows_no_parameters_banner_on_its_defaults():
     """05's first code cell replaced `code_root` and `corpus_root` by their resolved paths
     before `parameters_banner()` compared them with the defaults: a default run in

@@ -321,6 +321,13 @@ def test_a_tie_with_the_default_keeps_the_default():
     assert Choice(10, "MRR", 0.5, 1, 10, {1: 0.0, 10: 1.0}, (10,)).advice(
         60, "--rrf-k", "--fusion rrf") == (
         "search with it: ragkit search|eval|ask ... --fusion rrf --rrf-k 10")
+    # `--alphas 0.5`: "all 1 tie … keep the default 0.6", a default never measured
+    assert Choice(0.5, "Pass@5", 90.0, 0.5, 0.5, {0.5: 1.0}, (0.5,)).advice(
+        0.6, "--dense-weight") == ("only 0.5 was swept on Pass@5, and the default 0.6 was not "
+                                   "swept: nothing to choose on; sweep it too")
+    assert Choice(0.3, "MRR", 0.5, 0.3, 0.5, {0.3: 0.5, 0.5: 0.5}, (0.3, 0.5)).advice(
+        0.6, "--dense-weight") == ("all 2 tie on MRR, and the default 0.6 was not swept: "
+                                   "nothing to choose on; sweep it too")
 
 
 def test_a_sweep_at_a_deep_k_scores_the_top_as_search_does():
