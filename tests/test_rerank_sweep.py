@@ -1,6 +1,8 @@
 """Rerank latency, the rerank-depth sweep and the projected cost of a listwise reranker."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -15,6 +17,8 @@ from ragkit.rerank_sweep import sweep_candidates
 from ragkit.rerank_timing import (latency_sentence, latency_table, rerank_step_times,
                                   timed_run)
 from ragkit.standin import estimate_tokens, request_tokens
+
+ROOT = Path(__file__).resolve().parent.parent
 
 DOCS = [Document(f"doc{i}", f"Report {i}. The widget count for plant {i} is {i * 7} units. "
                             f"Plant {i} ships by rail.", title=f"Plant {i}") for i in range(30)]
@@ -142,3 +146,23 @@ def test_a_notebook_sampling_every_nth_question_refuses_a_step_below_one(every):
     for name in ("06_crag_self_rag", "07_rag_vs_long_context"):
         cells = nbformat.read(f"notebooks/{name}.ipynb", 4).cells
         assert "\ncheck_every(every)" in cells[2].source  # before the index is built
+
+
+@pytest.mark.parametrize("number, name, value", [("04", "k", 0), ("04", "rerank_candidates", -5),
+                                                 ("06", "k", 0)])
+def test_notebooks_refuse_a_count_below_one_in_their_first_cell(tmp_path, number, name, value):
+    """Notebook 04 with `-p k=0` printed a `k = 0` sweep column, "answered 0 of 173", a table
+    of NaN and "top-0 retrieval only", then failed in cell 45 of 47 on a line naming no
+    parameter; 06 failed on the library's line. Both now stop in their first code cell."""
+    import nbformat
+    import papermill
+    (path,) = (ROOT / "notebooks").glob(f"{number}_*.ipynb")
+    nb = nbformat.read(path, 4)
+    nb.cells = nb.cells[:3]  # the parameters and the first code cell
+    source = tmp_path / path.name
+    nbformat.write(nb, source)
+    with pytest.raises(papermill.PapermillExecutionError) as caught:
+        papermill.execute_notebook(str(source), str(tmp_path / "out.ipynb"),
+                                   parameters={name: value}, kernel_name="python3",
+                                   cwd=str(path.parent), progress_bar=False)
+    assert caught.value.evalue == f"parameter {name} = {value}: give a whole number {name} >= 1"
