@@ -229,17 +229,17 @@ def load_queries_jsonl(path: Path | str, ids: Ids | None = None,
                        golden: bool = False) -> list[Query]:
     """Read queries JSONL: `{"id", "text"|"question", "golden"?, "answer"?, "kind"?, "split"?}`.
 
-    BEIR's `_id` is read as `id` when a line has no `id`, so BEIR's queries.jsonl works as is.
-    `ids` carries the ids already read from other files, so duplicates across files are found.
-    `golden`: every line must have its `golden` list ([] for an unanswerable question): in a
-    golden file a missing or misspelled one would silently make a question unanswerable.
-    """
+    BEIR's `_id` is read as `id` when a line has no `id` (BEIR's queries.jsonl works as is);
+    `ids` holds the ids read from other files, so duplicates across files are found.
+    `golden`: every line must have its `golden` list ([] for an unanswerable question): a
+    missing or misspelled one would silently make a question unanswerable."""
     queries, ids = [], ids or Ids("query")
     for line, obj in read_jsonl(path):
         ident = str(require(obj, _id_key(obj), (str, int), path, line, non_empty=True))
         ids.add(ident, path, line)
         key = "question" if "question" in obj and "text" not in obj else "text"
-        if key not in obj or obj.get("question", obj[key]) != obj[key]:  # neither, or two
+        two = [obj.get(name) for name in ("text", "question")]
+        if key not in obj or all(isinstance(t, str) for t in two) and two[0] != two[1]:
             raise RagkitError(f"{where(path, line, 'text')}: " + (
                 "missing (a query needs 'text' or 'question')" if key not in obj else
                 "differs from 'question' on its line (a query has one text: keep one)"))

@@ -108,7 +108,7 @@ def test_a_question_line_with_a_different_text_and_question_is_refused(tmp_path)
                 cwd=tmp_path).returncode == 0
 
 
-def test_an_error_naming_an_id_of_megabytes_stays_a_line_of_about_2000_characters(tmp_path):
+def test_an_error_naming_an_id_of_megabytes_stays_a_line_of_about_10000_characters(tmp_path):
     """A 20 MB duplicate id made a 20 MB error line."""
     docs = tmp_path / "docs.jsonl"
     big = "x" * 2_000_000
@@ -116,7 +116,7 @@ def test_an_error_naming_an_id_of_megabytes_stays_a_line_of_about_2000_character
                     + "\n")
     line = one_error_line(_run("index", str(docs), "--out", str(tmp_path / "ix"), "--embedder",
                                "none", cwd=tmp_path))
-    assert len(line) < 2100 and line.startswith(f"ragkit: error: {docs}:2: field 'id': ")
+    assert len(line) < 10_100 and line.startswith(f"ragkit: error: {docs}:2: field 'id': ")
     assert "characters left out) …" in line
 
 

@@ -43,10 +43,11 @@ def terminal_text(text: str) -> str:
     return escaped(text, keep="\n\t")
 
 
-def said(text: str, most: int = 2000) -> str:
+def said(text: str, most: int = 10_000) -> str:
     """An error's or warning's text as its one line prints it: escaped (`terminal_text`), and
     at most about `most` characters, its start and end kept (the file and the advice): a
-    50 MB document id in a run file made a 50 MB error "line"."""
+    50 MB document id in a run file made a 50 MB error "line". Room for a path of the
+    longest the system opens (4,096 bytes) and its reason."""
     text = terminal_text(text)
     if len(text) <= most:
         return text
