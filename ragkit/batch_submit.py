@@ -103,6 +103,13 @@ def recover(open_: list[BatchRecord], batches: Any, journal: Journal,
         if record.status != PENDING:
             out.append(record)
             continue
+        held = [r.id for r in open_ if r.status != PENDING and
+                set(record.custom_ids) <= set(r.custom_ids)]
+        if held:  # found and journaled by a run killed before it dropped this record
+            journal.remove(record)
+            log(f"the submit of {record.created_at} that got no answer made batch {held[0]}, "
+                f"already journaled")
+            continue
         try:
             made = found(batches, record, taken, journal)
         except (anthropic.APIError, ValueError) as exc:

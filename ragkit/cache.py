@@ -60,7 +60,7 @@ from ragkit.pricing import Usage
 from ragkit.sqlite_files import CacheUnusable, DamagedCache, ReadOnlyCache  # noqa: F401
 from ragkit.sqlite_files import remove_database, sqlite_errors  # noqa: F401
 from ragkit.sqlite_files import ReadOnlyFile, cannot_write, is_cache_file, read_only_errors
-from ragkit.sqlite_files import no_room, not_a_cache, resolved, stranger
+from ragkit.sqlite_files import no_room, not_a_cache, resolved, stranger, use_wal
 
 
 
@@ -132,7 +132,7 @@ class CallCache:
         try:
             with self._guard():
                 self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
-                self._db.execute("PRAGMA journal_mode=WAL")
+                use_wal(self._db)
                 self._db.execute("PRAGMA synchronous=NORMAL")  # see the module docstring
                 with self._db:
                     self._db.execute(SCHEMA)

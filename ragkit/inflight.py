@@ -30,12 +30,27 @@ import fcntl
 import os
 import struct
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 SLOTS = 1 << 30  # bytes a key's lock can fall on: collisions (a needless wait) are rare
 # struct flock: l_type, l_whence, l_start, l_len, l_pid (0 for an OFD lock), padding
 _FLOCK = struct.Struct("hhqqi4x")
+_HELD: set[int] = set()  # this process's descriptors holding a lock now
+
+
+def _forget_in_child() -> None:
+    """A child forked while a lock is held closes its copies of the descriptors: an OFD lock
+    lasts while any descriptor of it is open, so the child kept it after the parent let go
+    (another process waited for a lock nobody held)."""
+    for fd in _HELD:
+        with suppress(OSError):
+            os.close(fd)
+    _HELD.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
 
 
 class InFlight:
@@ -56,6 +71,7 @@ class InFlight:
             yield
         finally:
             if fd is not None:
+                _HELD.discard(fd)
                 os.close(fd)  # drops this descriptor's lock, and no other
 
 
@@ -72,4 +88,8 @@ def _locked(path: Path, slot: int) -> int | None:
     except (OSError, AttributeError):  # no OFD locks here (not Linux, an old kernel, NFS)
         os.close(fd)
         return None
+    except BaseException:  # Ctrl-C while waiting: the descriptor is not left open
+        os.close(fd)
+        raise
+    _HELD.add(fd)
     return fd

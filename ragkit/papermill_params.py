@@ -4,7 +4,9 @@ What it is: `injected(values)`: in a kernel papermill runs with `-p NAME VALUE`,
 injected cell assigned a value other than the one the cells before it gave, with the value the
 kernel now holds. papermill puts that cell (first line `# Parameters`) after the notebook's
 `parameters` cell; the kernel sees it only as code it ran, in IPython's input history (`In`
-in `values`, the kernel's namespace), which is where it is read from.
+in `values`, the kernel's namespace), which is where it is read from. Only a name an earlier
+cell gave a default counts: a user's own parameters cell that opens with `# Parameters` is
+no injected one.
 
 Why: a notebook run by plain papermill with changed parameters showed no banner, while its
 prose still quoted the default run's numbers ("Dense … Pass@20 75.0" above a table of 79.8);
@@ -27,13 +29,14 @@ def injected(values: Mapping[str, Any]) -> dict[str, Any]:
     history = values.get("In")
     if not isinstance(history, list):
         return {}
-    for at, source in enumerate(history):
+    for at in reversed(range(len(history))):  # the last: after the parameters cell
+        source = history[at]
         if isinstance(source, str) and source.startswith(HEADER):
             given, before = assigned(source), {}
             for earlier in history[:at]:
                 before.update(assigned(earlier) if isinstance(earlier, str) else {})
-            return {name: values[name] for name, value in given.items()
-                    if name in values and (name not in before or before[name] != value)}
+            return {name: values[name] for name, value in given.items()  # a default first:
+                    if name in values and name in before and before[name] != value}
     return {}
 
 

@@ -191,7 +191,9 @@ class Choice:
         default. The advised command pastes as it is printed (it read "--fusion rrf,
         --rrf-k 10", a comma the shell passed on)."""
         every = len(self.tied) == len(self.share)
-        if every and not any(math.isclose(p, default, abs_tol=1e-9) for p in self.share):
+        outside = not min(self.share) - 1e-9 <= default <= max(self.share) + 1e-9
+        if every and (len(self.share) == 1 or outside) and not any(
+                math.isclose(p, default, abs_tol=1e-9) for p in self.share):
             swept = (f"all {len(self.tied)} tie" if len(self.tied) > 1 else
                      f"only {self.point:g} was swept")  # it said "keep the default" unmeasured
             return (f"{swept} on {self.metric}, and the default {default:g} was not swept: "

@@ -122,3 +122,19 @@ def test_a_journal_whose_api_cannot_list_batches_says_how_to_go_on(tmp_path):
         "; where the API cannot list batches, delete that file to send its requests (a batch "
         "it made is then paid for again)")
     assert str(journal.path(marker.id)) in str(caught.value) and journal.path(marker.id).exists()
+
+
+def test_a_record_left_beside_the_batch_it_found_is_dropped_with_a_true_line(tmp_path):
+    """Killed between journaling the batch found and dropping the submit's record: the next
+    run said "made no batch; its requests are sent now", though the batch's record held them
+    and nothing was sent."""
+    journal = Journal("anthropic", "http://api", folder=tmp_path / "journal")
+    marker = pending("http://api", ["a", "b"], Listed())
+    adopted = BatchRecord("anthropic", "http://api", "msgbatch_mine", ["a", "b"])
+    journal.write(marker)
+    journal.write(adopted)
+    lines: list[str] = []
+    assert recover([marker, adopted], Listed(), journal, None, lines.append) == [adopted]
+    assert lines == [f"the submit of {marker.created_at} that got no answer made batch "
+                     f"msgbatch_mine, already journaled"]
+    assert not journal.path(marker.id).exists() and journal.path(adopted.id).exists()

@@ -119,3 +119,28 @@ def test_an_embedding_that_waits_for_another_process_says_so_once(tmp_path):
         out, _ = waiting.communicate(timeout=120)
     assert said == f"waiting for another ragkit process embedding into {path} ...\n"
     assert (waiting.returncode, out, err.read_text()) == (0, "done\n", said)  # once only
+
+
+def test_a_wait_before_each_batch_is_said_once_per_embedding(tmp_path, capsys):
+    """The other run takes the lock again after each of its batches, so this run may wait
+    before each of its own: one line for the whole embedding, not one a batch."""
+    from filelock import Timeout
+    path = tmp_path / "embeddings.sqlite"
+    cached = CachedEmbedder(WordEmbedder(WORDS), path, batch_size=1)
+
+    class Contended:
+        """A lock another process holds whenever it is first tried."""
+        tries = 0
+
+        def acquire(self, blocking: bool = True) -> None:
+            self.tries += 1
+            if not blocking:
+                raise Timeout(str(path) + ".lock")
+
+        def release(self) -> None:
+            pass
+    cached._lock = Contended()
+    cached.embed(["kettle", "descale", "filter"])  # three batches, a wait before each
+    assert cached._lock.tries == 6
+    assert capsys.readouterr().err == (f"waiting for another ragkit process embedding into "
+                                       f"{path} ...\n")

@@ -15,6 +15,7 @@ import httpx2
 from ragkit.cache import CallCache
 from ragkit.llm import LLM, UsageLog, make_client
 from test_cache_batch_prices import OLD_SCHEMA
+from test_cache_read_only_media import mountable, python  # noqa: F401 (a fixture)
 
 RAGKIT = Path(sys.executable).parent / "ragkit"
 HAIKU = "claude-haiku-4-5"
@@ -69,8 +70,10 @@ def test_cache_stats_names_replies_without_usage_and_sums_only_the_others(tmp_pa
     assert stats.stdout.rstrip().splitlines()[-1] == NOTE
 
 
-def test_a_cache_made_before_the_mark_gets_its_column_and_is_read_as_before(tmp_path):
-    home = tmp_path / "home"
+def test_a_cache_made_before_the_mark_is_read_as_it_is_then_given_its_column(mountable):
+    """On a read-only mount (nothing can be added) a hit is served from the old file, whose
+    rows count as reporting their usage; where it can be written it gets its columns."""
+    home = mountable / "home"
     path = home / "cache" / "calls.sqlite"
     path.parent.mkdir(parents=True)
     with sqlite3.connect(path) as db:  # neither the batch nor the unreported column
@@ -78,18 +81,15 @@ def test_a_cache_made_before_the_mark_gets_its_column_and_is_read_as_before(tmp_
         db.execute("INSERT INTO calls VALUES ('old', '/v1/messages', 'claude-haiku-4-5', "
                    "'{}', 1000, 10, 0, 0, 1, 0, 0)")
     db.close()
-    path.chmod(0o444)
-    path.parent.chmod(0o555)  # read as it is: nothing altered
-    try:
-        if os.geteuid() != 0:
-            entry = CallCache(path).get("old")
-            assert entry is not None and entry.usage.unreported == 0
-        stats = _stats(home)
-        assert stats.returncode == 0, stats.stderr
-        assert "reported no usage" not in stats.stdout and "$0.00105" in stats.stdout
-    finally:
-        path.parent.chmod(0o755)
-        path.chmod(0o644)
+    read = python(home, "import sys\nfrom ragkit.cache import CallCache\n"
+                        "cache = CallCache(sys.argv[1])\nentry = cache.get('old')\n"
+                        "print(cache.read_only, entry.usage)", path, read_only=True)
+    out, err = read.communicate(timeout=120)
+    assert (read.returncode, out) == (0, "True Usage(input=1000, output=10, cache_write=0, "
+                                         "cache_read=0, unreported=0)\n"), err
+    stats = _stats(home)
+    assert stats.returncode == 0, stats.stderr
+    assert "reported no usage" not in stats.stdout and "$0.00105" in stats.stdout
     cache = CallCache(path)  # writable: the columns are added, the old row kept as it was
     entry = cache.get("old")
     assert entry is not None and (entry.usage.input, entry.usage.unreported) == (1000, 0)

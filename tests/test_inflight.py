@@ -113,3 +113,27 @@ def test_homes_whose_call_caches_are_links_to_one_file_share_its_locks(tmp_path:
         link.parent.mkdir()
         link.symlink_to(real)
     assert {InFlight(link).path for link in links} == {real.with_name("calls.sqlite.inflight")}
+
+
+def test_a_child_forked_while_a_lock_is_held_does_not_keep_it(tmp_path: Path):
+    """The child's copy of the descriptor kept the lock after the parent let go: another
+    process waited until the child (a fork-started worker, say) ended."""
+    import os
+    from ragkit.inflight import InFlight
+    cache, key = tmp_path / "calls.sqlite", "ab" * 32
+    with InFlight(cache).holding(key):
+        child = os.fork()
+        if child == 0:  # a worker that lives on
+            time.sleep(20)
+            os._exit(0)
+    try:
+        waiting = subprocess.run(
+            [sys.executable, "-c", "import sys, time; from pathlib import Path\n"
+             "from ragkit.inflight import InFlight\nstart = time.monotonic()\n"
+             f"with InFlight(Path({str(cache)!r})).holding({key!r}):\n"
+             "    print(round(time.monotonic() - start))"],
+            capture_output=True, text=True, timeout=60)
+    finally:
+        os.kill(child, 9)
+        os.waitpid(child, 0)
+    assert (waiting.returncode, waiting.stdout) == (0, "0\n"), waiting.stderr

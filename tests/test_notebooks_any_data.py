@@ -396,6 +396,18 @@ def test_parameters_given_to_plain_papermill_show_the_banner_too(tmp_path):
     assert shown == [[PARAMETERS_BANNER.format(given="`tokenizer = 'words'`")], [], []]
 
 
+def test_a_users_own_cell_opening_with_papermills_comment_is_no_injected_one():
+    """A parameters cell of the user's own whose first line is `# Parameters` was taken for
+    papermill's: every default counted as changed (in JupyterLab, under nbval)."""
+    from ragkit.papermill_params import injected
+    own = '# Parameters\nk = 20\ntokenizer = "auto"\n'
+    assert injected({"In": ["", own, "data_banner(data_dir)"], "k": 20,
+                     "tokenizer": "auto"}) == {}
+    given = '# Parameters\ntokenizer = "words"\nk = 20\n'
+    assert injected({"In": ["", own, given], "k": 20, "tokenizer": "words"}) == {
+        "tokenizer": "words"}
+
+
 def test_05_run_as_jupyterlab_runs_it_shows_no_parameters_banner_on_its_defaults():
     """05's first code cell replaced `code_root` and `corpus_root` by their resolved paths
     before `parameters_banner()` compared them with the defaults: a default run in

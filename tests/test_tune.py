@@ -325,6 +325,10 @@ def test_a_tie_with_the_default_keeps_the_default():
     assert Choice(0.5, "Pass@5", 90.0, 0.5, 0.5, {0.5: 1.0}, (0.5,)).advice(
         0.6, "--dense-weight") == ("only 0.5 was swept on Pass@5, and the default 0.6 was not "
                                    "swept: nothing to choose on; sweep it too")
+    # a flat sweep around the default (0:1:0.25) keeps it, unmeasured between its neighbours
+    assert Choice(0.5, "MRR", 0.5, 0, 1, {0.25: 0.5, 0.75: 0.5}, (0.25, 0.75)).advice(
+        0.6, "--dense-weight") == ("all 2 tie on MRR: keep the default 0.6 (no --dense-weight "
+                                   "needed)")
     assert Choice(0.3, "MRR", 0.5, 0.3, 0.5, {0.3: 0.5, 0.5: 0.5}, (0.3, 0.5)).advice(
         0.6, "--dense-weight") == ("all 2 tie on MRR, and the default 0.6 was not swept: "
                                    "nothing to choose on; sweep it too")

@@ -159,7 +159,10 @@ def _run(argv: list[str] | None) -> int:
             if line is None:
                 raise
             print(f"ragkit: error: {said(scrub(line))}", file=sys.stderr)
-            if exc.filename is None:  # the exit's flush of stdout would fail again
+            _spent_before_the_error()
+            try:  # what stdout still buffers: the exit's flush must not fail again
+                sys.stdout.flush()
+            except OSError:
                 _stdout_to_devnull()
             return 2
         except Exception as exc:  # MemoryError, or an import or thread it made fail
@@ -174,12 +177,13 @@ def _run(argv: list[str] | None) -> int:
 def _file_error(exc: OSError) -> str | None:
     """One line for an OSError no step worded: the file it names (an input without read
     permission was a traceback in `eval --run`, `search --queries`, a golden file), or the
-    standard output a write to failed (`> /dev/full`); None for another (a traceback)."""
+    output a write to failed for want of room (`> /dev/full`); None for another (a
+    traceback)."""
     why = exc.strerror or str(exc)
-    if exc.filename is not None:
+    if isinstance(exc.filename, (str, bytes, os.PathLike)):  # not a descriptor's number
         return f"{os.fsdecode(exc.filename)}: {why}"
-    if exc.errno in (errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT):
-        return f"cannot write the output ({why})"
+    if exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):  # a write's, never a read's
+        return f"cannot write the output ({why})"  # (an EIO may be a read's: a traceback)
     return None
 
 

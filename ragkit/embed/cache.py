@@ -46,7 +46,7 @@ from ragkit.embed.cache_file import default_cache_path, remove_cache  # noqa: F4
 from ragkit.embed.cache_file import file_id, holding
 from ragkit.progress import progress_bar
 from ragkit.sqlite_files import DamagedCache, ReadOnlyFile, cannot_write, no_room, resolved
-from ragkit.sqlite_files import read_only_errors, sqlite_errors
+from ragkit.sqlite_files import read_only_errors, sqlite_errors, use_wal
 
 BATCH = 256  # texts per inner call and per commit
 CLEAR = ("ragkit cache clear --embeddings", "vectors are embedded again when next needed")
@@ -92,7 +92,7 @@ class CachedEmbedder:
         if self.read_only:  # found so by `_unless_full`
             return
         with self._guard(), closing(sqlite3.connect(self.path, timeout=60)) as db, db:
-            db.execute("PRAGMA journal_mode=WAL")  # stored in the file: set once
+            use_wal(db)  # stored in the file: set once
             db.execute(_SCHEMA)
 
     def _unless_full(self, work: Callable[[], T]) -> T:
@@ -281,7 +281,7 @@ class CachedEmbedder:
             db.execute("PRAGMA synchronous=NORMAL")  # WAL: no flush per commit (ragkit.cache)
             # `cache clear --embeddings` may have deleted the file since __init__: a search
             # then failed "no such table: embeddings" instead of starting a new cache
-            db.execute("PRAGMA journal_mode=WAL")
+            use_wal(db)
             with db:
                 db.execute(_SCHEMA)
             self._local.file = file_id(self.path)
