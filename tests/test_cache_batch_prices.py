@@ -30,15 +30,21 @@ def _spent(stats: str, endpoint: str = "/v1/messages") -> str:
     return row.split()[-2]
 
 
-def test_batch_replies_are_priced_at_batch_prices_and_old_entries_at_list(tmp_path):
-    home = tmp_path / "home"
-    cache = home / "cache" / "calls.sqlite"
-    cache.parent.mkdir(parents=True)
-    with sqlite3.connect(cache) as db:  # a cache written before replies were marked
+def old_cache(path: Path) -> Path:
+    """A call cache written before replies were marked (batch, no usage), at `path`, holding
+    one interactive reply of 1000 tokens in and 10 out ('old')."""
+    path.parent.mkdir(parents=True)
+    with sqlite3.connect(path) as db:
         db.execute(OLD_SCHEMA)
         db.execute("INSERT INTO calls VALUES ('old', '/v1/messages', 'claude-haiku-4-5', "
                    "'{}', 1000, 10, 0, 0, 1, 0, 0)")
     db.close()
+    return path
+
+
+def test_batch_replies_are_priced_at_batch_prices_and_old_entries_at_list(tmp_path):
+    home = tmp_path / "home"
+    old_cache(home / "cache" / "calls.sqlite")
     env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
     env["RAGKIT_HOME"] = str(home)
     stats = subprocess.run([str(RAGKIT), "cache", "stats"], env=env, capture_output=True,

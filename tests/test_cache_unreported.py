@@ -14,7 +14,7 @@ import httpx2
 
 from ragkit.cache import CallCache
 from ragkit.llm import LLM, UsageLog, make_client
-from test_cache_batch_prices import OLD_SCHEMA
+from test_cache_batch_prices import old_cache
 from test_cache_read_only_media import mountable, python  # noqa: F401 (a fixture)
 
 RAGKIT = Path(sys.executable).parent / "ragkit"
@@ -74,13 +74,7 @@ def test_a_cache_made_before_the_mark_is_read_as_it_is_then_given_its_column(mou
     """On a read-only mount (nothing can be added) a hit is served from the old file, whose
     rows count as reporting their usage; where it can be written it gets its columns."""
     home = mountable / "home"
-    path = home / "cache" / "calls.sqlite"
-    path.parent.mkdir(parents=True)
-    with sqlite3.connect(path) as db:  # neither the batch nor the unreported column
-        db.execute(OLD_SCHEMA)
-        db.execute("INSERT INTO calls VALUES ('old', '/v1/messages', 'claude-haiku-4-5', "
-                   "'{}', 1000, 10, 0, 0, 1, 0, 0)")
-    db.close()
+    path = old_cache(home / "cache" / "calls.sqlite")  # neither column
     read = python(home, "import sys\nfrom ragkit.cache import CallCache\n"
                         "cache = CallCache(sys.argv[1])\nentry = cache.get('old')\n"
                         "print(cache.read_only, entry.usage)", path, read_only=True)

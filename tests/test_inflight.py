@@ -41,20 +41,27 @@ class Slow(BaseHTTPRequestHandler):
         pass
 
 
-def test_two_processes_asking_one_request_at_once_pay_for_it_once(tmp_path: Path):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+def _two_runs(tmp_path: Path, handler, script: str) -> tuple[list[tuple[str, str]], list]:
+    """`script` run by two processes at once on one call cache against a loopback server
+    answering with `handler`: their (stdout, stderr), and what the server was sent."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.sent = []
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         base = f"http://127.0.0.1:{server.server_address[1]}"
-        runs = [subprocess.Popen([sys.executable, "-c", ASK, base, str(tmp_path / "calls.sqlite")],
+        runs = [subprocess.Popen([sys.executable, "-c", script, base,
+                                  str(tmp_path / "calls.sqlite")],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 for _ in range(2)]
-        outs = [run.communicate(timeout=120) for run in runs]
+        return [run.communicate(timeout=300) for run in runs], server.sent
     finally:
         server.shutdown()
+
+
+def test_two_processes_asking_one_request_at_once_pay_for_it_once(tmp_path: Path):
+    outs, sent = _two_runs(tmp_path, Slow, ASK)
     assert [out for out, _ in outs] == ["the answer\n", "the answer\n"], outs
-    assert server.sent == ["/v1/messages"]
+    assert sent == ["/v1/messages"]
 
 
 THREADED = """
@@ -87,20 +94,9 @@ def test_two_runs_with_worker_threads_pay_for_each_request_once(tmp_path: Path):
     """With four worker threads in each of two processes, the per-process record locks
     (`lockf`) met false deadlocks (EDEADLK) and those calls went unguarded: 8 to 18 of 40
     requests were paid for twice, and a run's own threads never waited for each other."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Counting)
-    server.sent = []
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        base = f"http://127.0.0.1:{server.server_address[1]}"
-        runs = [subprocess.Popen([sys.executable, "-c", THREADED, base,
-                                  str(tmp_path / "calls.sqlite")],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                for _ in range(2)]
-        outs = [run.communicate(timeout=300) for run in runs]
-    finally:
-        server.shutdown()
+    outs, sent = _two_runs(tmp_path, Counting, THREADED)
     assert [out for out, _ in outs] == ["40\n", "40\n"], outs
-    assert sorted(server.sent) == sorted(f"question {i}" for i in range(20))
+    assert sorted(sent) == sorted(f"question {i}" for i in range(20))
 
 
 def test_homes_whose_call_caches_are_links_to_one_file_share_its_locks(tmp_path: Path):
