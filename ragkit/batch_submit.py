@@ -31,8 +31,9 @@ record being written is found the same way.
 
 What it is not: proof that a batch found holds these requests — the API shows a batch's
 requests only in its results. A batch of the same size that another user of the same key
-made between the list and the submit could be taken; its results then match none of the custom ids, are
-left out (`MessageBatches._collect`), and the requests are retried as any missing result is.
+made between the list and the submit could be taken; its results then match none of the
+custom ids, are left out (`MessageBatches._collect`), and the requests are retried as any
+missing result is.
 """
 from __future__ import annotations
 

@@ -8,8 +8,8 @@ reply JSON, its token usage, whether it was priced (a stand-in reply is not), wh
 came through the Message Batches API (priced at batch prices by `stats`; entries stored
 before this mark existed count as interactive), whether the reply reported no usage (its
 tokens unknown, not 0: `stats` says how many, and a hit on it is an unreported reply again),
-when it was stored, and how often it has been served since. Each entry is committed the moment its
-reply arrives, in its own transaction: a crash loses at most the calls in flight, and the
+when it was stored, and how often it has been served since. Each entry is committed the
+moment its reply arrives, in its own transaction: a crash loses at most the calls in flight, and the
 next run resumes without repeating one. Commits are not flushed to disk one by one (sqlite's
 WAL mode with `synchronous=NORMAL`): that keeps every committed entry through a crash of the
 program, and only an operating-system crash or power cut can lose the last few — while
@@ -61,7 +61,6 @@ from ragkit.sqlite_files import CacheUnusable, DamagedCache, ReadOnlyCache  # no
 from ragkit.sqlite_files import remove_database, sqlite_errors  # noqa: F401
 from ragkit.sqlite_files import ReadOnlyFile, cannot_write, is_cache_file, read_only_errors
 from ragkit.sqlite_files import no_room, not_a_cache, resolved, stranger, use_wal
-
 
 
 def default_cache_path() -> Path:

@@ -34,8 +34,8 @@ class ModelStats:
 
 def stats_of(db: sqlite3.Connection) -> list[ModelStats]:
     """`CallCache.stats` of the call cache `db` is connected to. Read as it is (where it
-    cannot be written), a file may have no table yet (an empty one) or no `batch` column
-    (made before it)."""
+    cannot be written), a file may have no table yet (an empty one) or no `batch` or
+    `unreported` column (made before them)."""
     held = columns(db)
     if not held:
         return []

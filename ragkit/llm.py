@@ -19,7 +19,8 @@ What it is:
   goes through the paid-call cache (`ragkit.cache`): a hit returns the stored reply through
   the same parsing as a fresh one and counts as tokens saved, not spent; a miss holds the
   request's lock across processes and threads (`ragkit.inflight`) and looks again, so two
-  runs at once pay for it once; `before_send()` runs before a request leaves (a miss) and may stop it.
+  runs at once pay for it once; `before_send()` runs before a request leaves (a miss) and
+  may stop it.
   SDK errors left after the SDK's own retries become one `RagkitError` line (never with the
   API key).
 - `LLM.stream(**params)`: the same through `messages.stream`, yielding the SDK's events.

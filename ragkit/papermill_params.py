@@ -35,7 +35,7 @@ def injected(values: Mapping[str, Any]) -> dict[str, Any]:
             given, before = assigned(source), {}
             for earlier in history[:at]:
                 before.update(assigned(earlier) if isinstance(earlier, str) else {})
-            return {name: values[name] for name, value in given.items()  # a default first:
+            return {name: values[name] for name, value in given.items()  # a default before
                     if name in values and name in before and before[name] != value}
     return {}
 
