@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from ragkit.embed.cache import CachedEmbedder
 from word_embedder import WordEmbedder
@@ -144,3 +145,27 @@ def test_a_wait_before_each_batch_is_said_once_per_embedding(tmp_path, capsys):
     assert cached._lock.tries == 6
     assert capsys.readouterr().err == (f"waiting for another ragkit process embedding into "
                                        f"{path} ...\n")
+
+
+@pytest.mark.parametrize("session", ["", "notebooks/01_retrieval_basics.ipynb"])
+def test_the_wait_is_not_written_into_a_notebook_papermill_or_nbval_runs(tmp_path, monkeypatch,
+                                                                        session):
+    """Two notebooks run side by side by nbval on a new cache: the wait line went into a cell's
+    output, which then differed from the committed one. In JupyterLab (a session) it shows."""
+    from filelock import Timeout
+    from ragkit.embed import cache_file
+    notes: list[str] = []
+    monkeypatch.setattr(cache_file, "cell_display", lambda: print)  # in a Jupyter kernel
+    monkeypatch.setattr(cache_file, "note", notes.append)
+    monkeypatch.setenv("JPY_SESSION_NAME", session)
+
+    class Held:
+        def acquire(self, blocking: bool = True) -> None:
+            if not blocking:
+                raise Timeout("x.lock")
+
+        def release(self) -> None:
+            pass
+    with cache_file.holding(Held(), tmp_path / "embeddings.sqlite"):
+        pass
+    assert len(notes) == (1 if session else 0)

@@ -16,7 +16,8 @@ from filelock import FileLock, Timeout
 
 from ragkit.errors import RagkitError
 from ragkit.models import ragkit_home
-from ragkit.progress import note
+from ragkit.jobs import SESSION_ENV
+from ragkit.progress import cell_display, note
 from ragkit.sqlite_files import remove_database, resolved
 
 
@@ -39,12 +40,15 @@ def holding(lock: FileLock, path: Path, said: list[bool] | None = None) -> Itera
     """Hold the embedding cache's `lock` (of the file at `path`). Having to wait for another
     process first is said in one line (`ragkit.progress.note`), once per `said` (a caller's
     flag, set here): a wait for another run's whole embedding went silently (seen once for
-    4 min 46 s), since that run takes the lock again after each batch."""
+    4 min 46 s), since that run takes the lock again after each batch. Not in a kernel that
+    papermill or nbval runs (no Jupyter session): two notebooks run side by side on a new
+    cache wrote it into outputs compared with the committed ones."""
     try:
         lock.acquire(blocking=False)
     except Timeout:
         if said is None or not said:
-            note(f"waiting for another ragkit process embedding into {path} ...")
+            if cell_display() is None or os.environ.get(SESSION_ENV):  # not papermill, nbval
+                note(f"waiting for another ragkit process embedding into {path} ...")
             if said is not None:
                 said.append(True)
         lock.acquire()
