@@ -166,6 +166,9 @@ def test_the_wait_is_not_written_into_a_notebook_papermill_or_nbval_runs(tmp_pat
 
         def release(self) -> None:
             pass
-    with cache_file.holding(Held(), tmp_path / "embeddings.sqlite"):
+    with cache_file.holding(Held(), tmp_path / "embeddings.sqlite", embedding=True):
         pass
     assert len(notes) == (1 if session else 0)
+    with cache_file.holding(Held(), tmp_path / "embeddings.sqlite"):  # a clear the user ran
+        pass
+    assert len(notes) == (2 if session else 1)

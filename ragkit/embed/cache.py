@@ -190,7 +190,7 @@ class CachedEmbedder:
     def _held(self, said: list[bool]) -> AbstractContextManager:
         """The lock file held for one batch (`holding`); nothing where nothing is stored."""
         lock = self._lock
-        return lock if isinstance(lock, nullcontext) else holding(lock, self.path, said)
+        return lock if isinstance(lock, nullcontext) else holding(lock, self.path, said, True)
 
     def _store(self, db: sqlite3.Connection | None, batch: list[tuple[str, str]], input_type: str,
                found: dict[str, np.ndarray]) -> None:

@@ -36,18 +36,19 @@ def file_id(path: Path) -> tuple[int, int] | None:
 
 
 @contextmanager
-def holding(lock: FileLock, path: Path, said: list[bool] | None = None) -> Iterator[None]:
+def holding(lock: FileLock, path: Path, said: list[bool] | None = None,
+            embedding: bool = False) -> Iterator[None]:
     """Hold the embedding cache's `lock` (of the file at `path`). Having to wait for another
     process first is said in one line (`ragkit.progress.note`), once per `said` (a caller's
     flag, set here): a wait for another run's whole embedding went silently (seen once for
-    4 min 46 s), since that run takes the lock again after each batch. Not in a kernel that
-    papermill or nbval runs (no Jupyter session): two notebooks run side by side on a new
-    cache wrote it into outputs compared with the committed ones."""
+    4 min 46 s), since that run takes the lock again after each batch. For an `embedding`,
+    not in a kernel that papermill or nbval runs (no Jupyter session): two notebooks run side
+    by side on a new cache wrote it into outputs compared with the committed ones."""
     try:
         lock.acquire(blocking=False)
     except Timeout:
         if said is None or not said:
-            if cell_display() is None or os.environ.get(SESSION_ENV):  # not papermill, nbval
+            if not (embedding and _unwatched_kernel()):
                 note(f"waiting for another ragkit process embedding into {path} ...")
             if said is not None:
                 said.append(True)
@@ -56,6 +57,11 @@ def holding(lock: FileLock, path: Path, said: list[bool] | None = None) -> Itera
         yield
     finally:
         lock.release()
+
+
+def _unwatched_kernel() -> bool:
+    """A Jupyter kernel without a session: papermill's or nbval's, whose outputs are kept."""
+    return cell_display() is not None and not os.environ.get(SESSION_ENV)
 
 
 def remove_cache(path: Path | None = None) -> int:
