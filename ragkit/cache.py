@@ -196,7 +196,7 @@ class CallCache:
                     raise ReadOnlyCache(self._read_only(f"a call it does not hold is not sent "
                                                         f"(its reply could not be kept){_ELSE}"))
             else:
-                row = entry_row(self._db, key)
+                row = entry_row(self._db, key, marked=True)  # `add_columns` ran
                 if row is None:
                     return None
                 with self._db:

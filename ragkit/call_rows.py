@@ -26,10 +26,12 @@ def has_table(db: sqlite3.Connection) -> bool:
     return db.execute("SELECT 1 FROM sqlite_master WHERE name = 'calls'").fetchone() is not None
 
 
-def entry_row(db: sqlite3.Connection, key: str) -> tuple | None:
+def entry_row(db: sqlite3.Connection, key: str, marked: bool = False) -> tuple | None:
     """The entry of `key`: reply, input, output, cache_write, cache_read, priced, unreported
-    (0 for a file made before the mark, read as it is where it cannot be written)."""
-    unreported = "unreported" if "unreported" in columns(db) else "0"
+    (0 for a file made before the mark, read as it is where it cannot be written). `marked`:
+    the file is known to have the column (`add_columns` ran), so it is not looked up on
+    every cache hit."""
+    unreported = "unreported" if marked or "unreported" in columns(db) else "0"
     return db.execute(f"SELECT reply, input, output, cache_write, cache_read, priced, "
                       f"{unreported} FROM calls WHERE key = ?", (key,)).fetchone()
 
