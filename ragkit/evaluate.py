@@ -34,14 +34,20 @@ ANSWER_SCORES = ("faithfulness", "answer_relevancy", "context_precision", "conte
 Run = Mapping[str, Sequence[str]]  # query id -> chunk ids, best first
 
 
-def _span_chunks(chunks: list[Chunk], text: str, span: str, min_cover: float) -> frozenset[str]:
+def _placed(chunks: list[Chunk]) -> tuple[list[Chunk], list[int], int]:
+    """A document's chunks (by start), their starts and the longest's length: what
+    `_span_chunks` looks chunks up by, made once per document."""
+    return chunks, [c.start for c in chunks], max((c.end - c.start for c in chunks), default=0)
+
+
+def _span_chunks(placed: tuple[list[Chunk], list[int], int], text: str, span: str,
+                 min_cover: float) -> frozenset[str]:
     """The chunks covering `min_cover` of some occurrence of `span` in `text`: any of them
-    answers (a chunk holding its second occurrence was judged not relevant). `chunks` are
-    the document's, by start: each occurrence looks only at those starting within a chunk's
+    answers (a chunk holding its second occurrence was judged not relevant). `placed` is the
+    document's `_placed`: each occurrence looks only at chunks starting within a chunk's
     length before it (a span said 400 times in a long document took 1.6 s a question)."""
+    chunks, starts, longest = placed
     need, found, start = max(1, math.ceil(len(span) * min_cover)), set(), text.find(span)
-    starts = [c.start for c in chunks]
-    longest = max((c.end - c.start for c in chunks), default=0)
     while start >= 0:
         end = start + len(span)
         for c in chunks[bisect_left(starts, start - longest):bisect_left(starts, end)]:
@@ -67,6 +73,7 @@ def judge(queries: Sequence[Query], documents: Sequence[Document], chunks: Seque
     """
     texts = {d.id: d.text for d in documents}
     by_doc: dict[str, list[Chunk]] = {}
+    placed: dict[str, tuple[list[Chunk], list[int], int]] = {}  # `_placed`, once a document
     by_text: dict[str, set[str]] = {}
     by_id: dict[str, Chunk] = {}
     for chunk in sorted(chunks, key=lambda c: c.start):  # by start, for `_span_chunks`
@@ -89,8 +96,10 @@ def judge(queries: Sequence[Query], documents: Sequence[Document], chunks: Seque
                 if gold.span not in texts[gold.doc_id]:
                     raise _gold_error(query, i, "span", f"not found verbatim in "
                                                         f"'{gold.doc_id}': {gold.span[:80]!r}")
-                items.append(_span_chunks(by_doc.get(gold.doc_id, []), texts[gold.doc_id],
-                                          gold.span, min_cover))
+                if gold.doc_id not in placed:
+                    placed[gold.doc_id] = _placed(by_doc.get(gold.doc_id, []))
+                items.append(_span_chunks(placed[gold.doc_id], texts[gold.doc_id], gold.span,
+                                          min_cover))
             else:
                 items.append(frozenset(c.id for c in by_doc.get(gold.doc_id, [])))
         if items:
