@@ -403,35 +403,54 @@ def test_the_second_view_scores_a_chunk_by_its_best_window_embedding_each_once()
     assert view.scores("refund", []).size == 0
 
 
+def _asked_bars(monkeypatch, second):
+    """The `progress` option of each `second.embed` call, in order."""
+    asked = []
+    embed = second.embed
+    monkeypatch.setattr(second, "embed", lambda texts, **options: asked.append(
+        options.get("progress", False)) or embed(texts, input_type=options["input_type"]))
+    return asked
+
+
 def test_a_first_query_over_many_fresh_windows_shows_a_bar(monkeypatch):
     """The first search on a new index sat silent for a minute while the second view embedded
     150 candidates' windows; from `PROGRESS_TEXTS` windows at once the embedder shows its bar."""
     from ragkit.rerank import second_view
     pipeline, second = _second_view_index()
-    asked = []
-    embed = second.embed
-    monkeypatch.setattr(second, "embed", lambda texts, **options: asked.append(
-        options.get("progress", False)) or embed(texts, input_type=options["input_type"]))
+    asked = _asked_bars(monkeypatch, second)
     view = second_view.SecondView(pipeline, second)
-    monkeypatch.setattr(second_view, "watched", lambda: True)  # a terminal, or JupyterLab
     view.scores("refund", [0])
     monkeypatch.setattr(second_view, "PROGRESS_TEXTS", 1)
     view.scores("refund", [1])
     assert asked == [False, False, True, False]  # windows, query; windows (bar), query
 
 
-def test_the_second_views_bar_stays_out_of_a_kernel_no_one_watches(monkeypatch):
-    """papermill's kernel (stderr no terminal, no Jupyter session) kept the bar and its
-    timings in notebook 02's committed output with embedder=minilm."""
+def test_the_second_views_bar_shows_on_a_commands_redirected_stderr(monkeypatch):
+    """`ragkit search --queries q.txt 2> log` (stderr a file, no terminal) sat 4.5 minutes
+    with nothing in the log while a fresh 5k-document index's candidates were embedded: the
+    bar was kept for a terminal or JupyterLab only. A command's log shows it, as `ragkit
+    index`'s bars."""
     from ragkit import jobs
     from ragkit.rerank import second_view
     pipeline, second = _second_view_index()
-    asked = []
-    embed = second.embed
-    monkeypatch.setattr(second, "embed", lambda texts, **options: asked.append(
-        options.get("progress", False)) or embed(texts, input_type=options["input_type"]))
+    asked = _asked_bars(monkeypatch, second)
     monkeypatch.setattr(second_view, "PROGRESS_TEXTS", 1)
     monkeypatch.setattr(jobs.sys.stderr, "isatty", lambda: False, raising=False)
+    monkeypatch.delenv(jobs.SESSION_ENV, raising=False)
+    assert jobs.cell_display() is None  # not a kernel: a command
+    second_view.SecondView(pipeline, second).scores("refund", [0])
+    assert asked == [True, False]
+
+
+def test_the_second_views_bar_stays_out_of_a_kernel_no_one_watches(monkeypatch):
+    """papermill's kernel (no Jupyter session) kept the bar and its timings in notebook 02's
+    committed output with embedder=minilm; JupyterLab's kernel (a session) shows it."""
+    from ragkit import jobs
+    from ragkit.rerank import second_view
+    pipeline, second = _second_view_index()
+    asked = _asked_bars(monkeypatch, second)
+    monkeypatch.setattr(second_view, "PROGRESS_TEXTS", 1)
+    monkeypatch.setattr(jobs, "cell_display", lambda: print)  # a Jupyter kernel
     monkeypatch.delenv(jobs.SESSION_ENV, raising=False)
     second_view.SecondView(pipeline, second).scores("refund", [0])
     monkeypatch.setenv(jobs.SESSION_ENV, "notebooks/02_contextual_retrieval.ipynb")

@@ -16,8 +16,8 @@ from filelock import FileLock, Timeout
 
 from ragkit.errors import RagkitError
 from ragkit.models import ragkit_home
-from ragkit.jobs import SESSION_ENV
-from ragkit.progress import cell_display, note
+from ragkit.jobs import unwatched_kernel
+from ragkit.progress import note
 from ragkit.sqlite_files import remove_database, resolved
 
 
@@ -48,7 +48,7 @@ def holding(lock: FileLock, path: Path, said: list[bool] | None = None,
         lock.acquire(blocking=False)
     except Timeout:
         if said is None or not said:
-            if not (embedding and _unwatched_kernel()):
+            if not (embedding and unwatched_kernel()):
                 note(f"waiting for another ragkit process embedding into {path} ...")
             if said is not None:
                 said.append(True)
@@ -57,11 +57,6 @@ def holding(lock: FileLock, path: Path, said: list[bool] | None = None,
         yield
     finally:
         lock.release()
-
-
-def _unwatched_kernel() -> bool:
-    """A Jupyter kernel without a session: papermill's or nbval's, whose outputs are kept."""
-    return cell_display() is not None and not os.environ.get(SESSION_ENV)
 
 
 def remove_cache(path: Path | None = None) -> int:
