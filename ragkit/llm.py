@@ -230,23 +230,29 @@ class LLM:
 
         Cached and metered like `create`, under the same key (a streamed and an unstreamed
         call of one request share an entry): a cache hit yields no events and returns the
-        stored reply at once.
+        stored reply at once. A miss holds the request's in-flight lock while it streams, as
+        `create` does: two `ragkit ask --stream` of one question at once paid twice.
         """
         key = request_key("/v1/messages", self.backend, params)
         cached = self.cached(key, params)
         if cached is not None:
             return cached
-        self.before_send()
-        args = _sdk_args(params, set(inspect.signature(self.client.messages.stream).parameters))
-        try:
-            with self.client.messages.stream(**args) as events:
-                yield from events
-                message = events.get_final_message()
-        except (anthropic.APIError, ValueError, AttributeError, TypeError) as exc:
-            # the SDK adds up a stream's usage as it goes: an event without it was an
-            # AttributeError traceback after the text had been printed
-            raise RagkitError(explain(exc, params["model"], self.client, True)) from None
-        return self._keep(key, params, message, None)
+        with self._sending(key):
+            cached = self.cached(key, params)  # another run's, streamed while this one waited
+            if cached is not None:
+                return cached
+            self.before_send()
+            args = _sdk_args(params,
+                             set(inspect.signature(self.client.messages.stream).parameters))
+            try:
+                with self.client.messages.stream(**args) as events:
+                    yield from events
+                    message = events.get_final_message()
+            except (anthropic.APIError, ValueError, AttributeError, TypeError) as exc:
+                # the SDK adds up a stream's usage as it goes: an event without it was an
+                # AttributeError traceback after the text had been printed
+                raise RagkitError(explain(exc, params["model"], self.client, True)) from None
+            return self._keep(key, params, message, None)
 
     def cached(self, key: str, params: dict[str, Any]) -> Message | None:
         """The cached reply under `key` (metered as a cache hit), or None."""

@@ -64,6 +64,49 @@ def test_two_processes_asking_one_request_at_once_pay_for_it_once(tmp_path: Path
     assert sent == ["/v1/messages"]
 
 
+STREAM = """
+import sys, anthropic
+from ragkit.cache import CallCache
+from ragkit.llm import LLM, UsageLog
+client = anthropic.Anthropic(api_key="k", base_url=sys.argv[1], max_retries=0)
+llm = LLM(client, cache=CallCache(sys.argv[2]), usage=UsageLog())
+stream = llm.stream(model="claude-haiku-4-5", max_tokens=20,
+                    messages=[{"role": "user", "content": "one question"}])
+try:
+    while True:
+        next(stream)
+except StopIteration as done:
+    print(done.value.content[0].text)
+"""
+
+
+class SlowStream(BaseHTTPRequestHandler):
+    """Streams each Messages reply after a second, counting the requests."""
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        from ragkit.standin.sse import events, frame
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.server.sent.append(self.path)
+        time.sleep(1.0)
+        body = b"".join(frame(name, data) for name, data in events(REPLY))
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def test_two_streams_of_one_request_at_once_pay_for_it_once(tmp_path: Path):
+    """`ragkit ask --stream` of one question in two terminals at once: both streams were
+    sent and paid for; `create` already waited for the other run's call."""
+    outs, sent = _two_runs(tmp_path, SlowStream, STREAM)
+    assert [out for out, _ in outs] == ["the answer\n", "the answer\n"], outs
+    assert sent == ["/v1/messages"]
+
+
 THREADED = """
 import sys, anthropic
 from concurrent.futures import ThreadPoolExecutor
