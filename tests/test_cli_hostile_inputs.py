@@ -136,4 +136,34 @@ def test_standard_output_on_a_full_device_or_closed_is_no_traceback(tmp_path):
     closed = subprocess.run(["bash", "-c", f"{RAGKIT} {' '.join(search)} >&-"], cwd=tmp_path,
                             capture_output=True, text=True, timeout=120,
                             env={**os.environ, "RAGKIT_HOME": str(tmp_path / "home")})
-    assert closed.returncode == 0 and "Traceback" not in closed.stderr, closed.stderr
+    # it said "wrote 1 query × top 1 … to standard output", exit 0, and the run was lost
+    assert (closed.returncode, closed.stderr) == (
+        2, "ragkit: error: --out -: standard output is closed, so the output would be lost; "
+           "name a file\n")
+    closed = subprocess.run(["bash", "-c", f"{RAGKIT} eval --help >&-"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=120)
+    assert (closed.returncode, closed.stderr) == (0, "")  # no '-' output: nothing refused
+
+
+def test_a_per_query_csv_named_dash_goes_to_standard_output(tmp_path):
+    """`eval --per-query -` wrote a file named "-" (the table said "per-query metrics: -"),
+    where `search --out -` writes to standard output. The CSV alone is on stdout now, so a
+    pipe reads it; the table and the other lines are on stderr."""
+    folder = tmp_path / "data"
+    (folder / "golden").mkdir(parents=True)
+    (folder / "documents.jsonl").write_text(json.dumps(DOC) + "\n")
+    (folder / "golden" / "q.jsonl").write_text(json.dumps(QUESTION) + "\n")
+    done = _run("eval", "data", "--embedder", "none", "--k", "5", "--per-query", "-",
+                cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "query,method,kind,first_relevant_rank,Pass@5,R@5,MRR,nDCG@5",
+        "q1,bm25,,1,100.0,1.0,1.0,1.0"]
+    assert "Pass@5" in done.stderr and done.stderr.endswith("per-query metrics: standard output\n")
+    assert not (tmp_path / "-").exists()
+    closed = subprocess.run(["bash", "-c", f"{RAGKIT} eval data --embedder none --per-query - "
+                             f">&-"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "RAGKIT_HOME": str(tmp_path / "home")})
+    assert (closed.returncode, closed.stderr) == (
+        2, "ragkit: error: --per-query -: standard output is closed, so the output would be "
+           "lost; name a file\n")

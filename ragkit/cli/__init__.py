@@ -37,6 +37,7 @@ from concurrent.futures.process import BrokenProcessPool
 from ragkit.cli import answers, manage, questions, retrieval, scoring
 from ragkit.cli.api_options import COMMANDS as API_COMMANDS
 from ragkit.cli.api_options import add_api_options, apply_api_options
+from ragkit.cli.argtypes import CLOSED
 from ragkit.cli.options import Help, said
 from ragkit.documents import RagkitError, RagkitWarning
 from ragkit.jobs import interrupted, interrupts_in_main_only, terminated, usable_cores
@@ -133,6 +134,7 @@ def _run(argv: list[str] | None) -> int:
         usage.RUN.reset()
     if sys.stdout is None:  # started with stdout closed (`>&-`): its output goes nowhere
         sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for the run)
+        setattr(sys.stdout, CLOSED, True)  # an output asked for as '-' is refused (argtypes)
     args = build_parser().parse_args(argv)
     apply_api_options(args)
     with warnings.catch_warnings(), interrupts_in_main_only():

@@ -2,7 +2,12 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
+
+from ragkit.errors import RagkitError
+
+CLOSED = "ragkit_closed"  # the mark `ragkit.cli.main` puts on the /dev/null it gives a closed stdout
 
 
 def nonempty_path(text: str) -> Path:
@@ -20,7 +25,8 @@ def nonempty_path(text: str) -> Path:
 def written_path(text: str) -> Path:
     """argparse type for an output that must be a file or folder: `nonempty_path`, and not
     '-', which a user means as standard output but which was written as a file named "-".
-    (`search --out` and `eval --per-query` take '-' and write to standard output.)"""
+    (`search --out` and `eval --per-query` take '-' and write to standard output:
+    `check_stdout`.)"""
     if text == "-":
         raise argparse.ArgumentTypeError("'-' (standard output) is not supported here; "
                                          "name a file or folder")
@@ -51,3 +57,11 @@ def _number(text: str) -> float:
         return float(text)
     except ValueError:
         return float("nan")
+
+
+def check_stdout(option: str) -> None:
+    """Refuse `option` '-' when the command started with stdout closed (`>&-`): its output
+    went to /dev/null while the command said it "wrote … to standard output", exit 0."""
+    if getattr(sys.stdout, CLOSED, False):
+        raise RagkitError(f"{option} -: standard output is closed, so the output would be "
+                          f"lost; name a file")

@@ -8,7 +8,7 @@ from contextlib import redirect_stdout
 from pathlib import Path
 
 from ragkit.atomic import check_target
-from ragkit.cli.argtypes import nonempty_path, written_path
+from ragkit.cli.argtypes import check_stdout, nonempty_path, written_path
 from ragkit.cli.options import (Help, add_batch_options, add_index_options, add_search_options,
                                 batch_mode, check_same_options, chosen_rerank, clamp_k,
                                 claude_contexts, index_config, load_index, print_rerank_summary,
@@ -166,7 +166,9 @@ def cmd_search(args: argparse.Namespace) -> None:
     from ragkit.pipeline import SearchConfig
     from ragkit.runs import is_trec_run, trec_lines, write_trec
     to_stdout = str(args.out) == "-"  # it wrote a file named "-"
-    if not to_stdout:
+    if to_stdout:
+        check_stdout("--out")
+    else:
         refuse_output_in_index(args.out, "--out")
         check_target(args.out, is_trec_run, "a TREC run", folder=False)
     pipeline = load_index(args.index)

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Iterator
+from contextlib import nullcontext, redirect_stdout
 
 from ragkit.atomic import check_target, write_text
-from ragkit.cli.argtypes import nonempty_path
+from ragkit.cli.argtypes import check_stdout, nonempty_path
 from ragkit.cli.options import (DEFAULT_RERANK, Help, add_index_options, add_search_options,
                                 check_index_covers, check_same_options, clamp_k, index_config,
                                 load_index, positive_int, print_rerank_summary, terminal_text)
@@ -26,13 +28,17 @@ def cmd_eval(args: argparse.Namespace) -> None:
     if (args.dataset is None) == (args.run is None):
         raise RagkitError("give a DATASET folder, or --run RUN --qrels QRELS" +
                           (" (not both)" if args.dataset is not None else ""))
-    if args.per_query:
+    args.stdout = sys.stdout  # '-': the CSV alone there, every other line on stderr
+    if str(args.per_query) == "-":  # it wrote a file named "-"
+        check_stdout("--per-query")
+    elif args.per_query:
         refuse_output_in_index(args.per_query, "--per-query")
         check_target(args.per_query, is_per_query_csv, "a per-query CSV", folder=False)
-    if args.run:
-        _eval_run_file(args)
-    else:
-        _eval_dataset(args)
+    with redirect_stdout(sys.stderr) if str(args.per_query) == "-" else nullcontext():
+        if args.run:
+            _eval_run_file(args)
+        else:
+            _eval_dataset(args)
 
 
 def _eval_run_file(args: argparse.Namespace) -> None:
@@ -181,9 +187,14 @@ def _print_and_save(args: argparse.Namespace, ranks: dict, tables: dict,
     if args.per_query:
         kinds = {q.id: q.kind for q in queries}
         rows = per_query_rows(ranks, tables, kinds)
-        write_text(args.per_query, csv_text(rows), is_ours=is_per_query_csv,
-                   what="a per-query CSV")
-        print(f"per-query metrics: {args.per_query}")
+        where = args.per_query
+        if str(where) == "-":  # a pipe or `> f.csv` gets the CSV alone
+            args.stdout.write(csv_text(rows))
+            args.stdout.flush()
+            where = "standard output"
+        else:
+            write_text(where, csv_text(rows), is_ours=is_per_query_csv, what="a per-query CSV")
+        print(f"per-query metrics: {where}")
 
 
 def cmd_tune(args: argparse.Namespace) -> None:
@@ -269,7 +280,8 @@ def add_parsers(sub) -> None:
                         "(query-id, corpus-id, score); grades > 0 are relevant")
     p.add_argument("--per-query", type=nonempty_path, metavar="FILE.csv",
                    help="also write one row per query and method: query, method, kind, "
-                        "first_relevant_rank, then each metric")
+                        "first_relevant_rank, then each metric; '-' writes the CSV to "
+                        "standard output (and the other lines to stderr)")
     p.add_argument("--by-kind", action="store_true", help="also break Pass@k down by query kind")
     p.add_argument("--skip-bad", action="store_true",
                    help="leave out a folder's files that cannot be read, as `ragkit index "
