@@ -56,8 +56,12 @@ Index = TypeVar("Index", bound=Saveable)
 
 
 def folder() -> Path | None:
-    """The shared folder named by `$RAGKIT_INDEX_CACHE`, or None when it is unset."""
+    """The shared folder named by `$RAGKIT_INDEX_CACHE`, or None when it is unset; one that
+    is a file is a `RagkitError` naming the setting (it was "…: File exists")."""
     value = os.environ.get(ENV)
+    if value and os.path.exists(value) and not os.path.isdir(value):
+        raise RagkitError(f"{ENV}={value} is not a folder: it names where indexes built once "
+                          f"are shared; unset it or name a folder")
     return Path(value) if value else None
 
 

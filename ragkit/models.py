@@ -91,9 +91,16 @@ SPECS: dict[str, ModelSpec] = {"minilm": MINILM, "e5-small": E5_SMALL}
 
 
 def ragkit_home() -> Path:
-    """Root of ragkit's local state: `$RAGKIT_HOME`, else `~/.cache/ragkit`."""
+    """Root of ragkit's local state: `$RAGKIT_HOME`, else `~/.cache/ragkit`. One that is a
+    file is a `RagkitError` naming the setting: a build said the model "is not installed"
+    there and sent the user to `ragkit models install`, which could not install it either."""
     env = os.environ.get("RAGKIT_HOME")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "ragkit"
+    home = Path(env).expanduser() if env else Path.home() / ".cache" / "ragkit"
+    if home.exists() and not home.is_dir():
+        raise RagkitError(f"{f'RAGKIT_HOME={env}' if env else home} is not a folder: ragkit "
+                          f"keeps its models and caches there"
+                          + ("" if env else "; set RAGKIT_HOME to another folder"))
+    return home
 
 
 def model_dir(spec: ModelSpec = MINILM) -> Path:

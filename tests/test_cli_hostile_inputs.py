@@ -167,3 +167,28 @@ def test_a_per_query_csv_named_dash_goes_to_standard_output(tmp_path):
     assert (closed.returncode, closed.stderr) == (
         2, "ragkit: error: --per-query -: standard output is closed, so the output would be "
            "lost; name a file\n")
+
+
+def test_settings_that_name_a_file_instead_of_a_folder_are_said_by_name(tmp_path):
+    """RAGKIT_HOME set to a file: every build said the model "is not installed" there and
+    sent the user to `ragkit models install`, which failed too; RAGKIT_INDEX_CACHE set to a
+    file said "…: File exists", naming no setting."""
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text(json.dumps(DOC) + "\n")
+    afile = tmp_path / "notes.txt"
+    afile.write_text("mine\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "VOYAGE_"))}
+
+    def run(*args: str, **settings: str) -> tuple[int, str]:
+        done = subprocess.run([str(RAGKIT), *args], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=120, env={**env, **settings})
+        return done.returncode, done.stderr
+    home = (2, f"ragkit: error: RAGKIT_HOME={afile} is not a folder: ragkit keeps its models "
+               f"and caches there\n")
+    assert run("index", str(docs), "--out", "ix", RAGKIT_HOME=str(afile)) == home
+    assert run("models", "install", "e5-small", RAGKIT_HOME=str(afile)) == home
+    assert run("index", str(docs), "--out", "ix", "--embedder", "none",
+               RAGKIT_HOME=str(tmp_path / "home"), RAGKIT_INDEX_CACHE=str(afile)) == (
+        2, f"ragkit: error: RAGKIT_INDEX_CACHE={afile} is not a folder: it names where "
+           f"indexes built once are shared; unset it or name a folder\n")
+    assert afile.read_text() == "mine\n" and not (tmp_path / "ix").exists()
