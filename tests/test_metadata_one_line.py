@@ -102,3 +102,14 @@ def test_a_beir_corpus_title_with_line_breaks_is_one_line_in_its_tag(tmp_path):
         "Kestrel gateway field guide", "Document: Kestrel gateway field guide.")
     assert _tags(tmp_path / "idx", "the pump") == [
         "[Source: Kestrel gateway field guide | Section: —]"]
+
+
+def test_a_metadata_value_that_is_nan_or_null_is_left_out_of_the_context(tmp_path: Path):
+    """pandas writes an empty cell as `NaN` in JSON: "company: nan" went into every chunk's
+    context, embedded and searched with it."""
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text('{"id": "r", "text": "Revenue grew by eight percent.", "title": "Report", '
+                    '"metadata": {"company": NaN, "quarter": "Q3 2024", "date": Infinity, '
+                    '"product": [NaN, "EG-400", null], "version": null}}\n')
+    row = _index(docs, tmp_path / "ix")["r"]
+    assert row["context"] == "Document: Report. quarter: Q3 2024; product: EG-400."

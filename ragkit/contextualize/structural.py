@@ -14,6 +14,7 @@ linear in its length (`benchmarks/bench_structural.py`).
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from ragkit.chunking import past_opening_headings, section_of
@@ -78,8 +79,13 @@ def _stopped(sentence: str) -> str:
 
 def _written(value: object) -> str:
     """A metadata value as a sentence states it: a list (front matter's `product: [A, B]`)
-    as `A, B`, not Python's `['A', 'B']`."""
-    return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+    as `A, B`, not Python's `['A', 'B']`; a JSON `NaN` or `Infinity` (pandas writes an empty
+    cell as `NaN`) or `null` as nothing, not "company: nan" in every chunk's context."""
+    if isinstance(value, list):
+        return ", ".join(filter(None, map(_written, value)))
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return ""
+    return str(value)
 
 
 def structural_contexts(doc: Document, chunks: Sequence[Chunk]) -> list[str]:
