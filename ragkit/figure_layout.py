@@ -14,6 +14,8 @@ until the check passes.
   do not collide, on a log axis when a linear one crowds the small ones.
 - `ticks_up_to(ax, top)`: the value axis's ticks from its bottom to `top` only, whatever room
   it keeps above (a percentage axis with headroom for labels showed a "120" tick).
+- `with_note(note)`: a figure function whose first axes' title gets a line of `note()` under
+  it (the parameters a notebook run changed: `ragkit.notebook_params.run_note`).
 - `apart(fig, ax, twin)`: a twin axes' points (a price on the right) clear of the axes' points
   (`ragkit.figure_check.TWIN_GAP_PT` between markers). Notebook 04 drew Pass@k at k = 20
   (99.7 %) and its price ($0.00758) as one dot: the twin's top goes higher (its line lower)
@@ -25,9 +27,10 @@ apart: the plots module draws, this one only places what is drawn.
 """
 from __future__ import annotations
 
+import functools
 import textwrap
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ragkit.figure_check import tick_label_problems, twin_point_problems
 
@@ -36,6 +39,8 @@ if TYPE_CHECKING:       # matplotlib is imported when a figure is drawn, not wit
     from matplotlib.figure import Figure
 
 LABEL_WIDTH = 18     # characters past which a category label is long
+NOTE_WIDTH = 70      # characters a line of a title's note holds
+Drawn = TypeVar("Drawn", bound=Callable[..., Any])
 # (share of the axes' span added below it, factor on the twin's top), tried in this order
 APART_STEPS = ((0.0, 1.0), (0.0, 1.25), (0.15, 1.0), (0.15, 1.25), (0.15, 1.5), (0.3, 1.5),
                (0.3, 2.0), (0.6, 2.5), (1.0, 3.0))
@@ -136,3 +141,19 @@ def apart(fig: Figure, ax: Axes, twin: Axes) -> None:
         fig.canvas.draw()  # laid out first: the check measures pixels
         if not twin_point_problems(fig):
             return
+
+
+def with_note(note: Callable[[], str]) -> Callable[[Drawn], Drawn]:
+    """Decorate a figure function: the line `note()` gives, if any, is written under the
+    title of the figure's first axes, wrapped at `NOTE_WIDTH` characters."""
+    def decorate(draw: Drawn) -> Drawn:
+        @functools.wraps(draw)
+        def drawn(*args: Any, **kwargs: Any) -> Figure:
+            fig, line = draw(*args, **kwargs), note()
+            if line and fig.axes:
+                title = fig.axes[0].get_title()
+                fig.axes[0].set_title("\n".join(filter(None, [
+                    title, textwrap.fill(line, NOTE_WIDTH)])))
+            return fig
+        return drawn  # type: ignore[return-value]
+    return decorate

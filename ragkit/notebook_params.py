@@ -234,6 +234,17 @@ def changed_in_run(values: Mapping[str, Any]) -> dict[str, Any]:
     return given or edited_parameters(values)
 
 
+def run_note() -> str:
+    """"this run: NAME = VALUE, …" for the parameters this notebook run changed
+    (`changed_in_run` of the kernel's namespace, `__main__`), or "" for a default run: a
+    figure's title says which run drew it (notebook 01's figure under `tokenizer = 'words'`
+    read as the default run's)."""
+    main = sys.modules.get("__main__")
+    changed = changed_in_run(vars(main) if main is not None else {})
+    return ("this run: " + ", ".join(f"{name} = {value!r}" for name, value in changed.items())
+            if changed else "")
+
+
 def unchanged(*names: str) -> bool:
     """Whether this run keeps every parameter of `names` at its default. A check that holds
     for the default only is recorded only then: notebook 05 recorded "cites

@@ -7,7 +7,8 @@ whose tick labels overlap, whose data fill a sliver of an axis, whose legend cov
 whose twin axes draw two points in (or near) one spot. So the value axes are set from the data, and
 `ragkit.figure_layout` places the rest: long category labels broken before their parenthesis
 (else wrapped, else tilted), legends outside the axes, a price on a right axis off the
-quality points.
+quality points. A notebook run with a parameter changed (`ragkit cookbook run -p`, papermill,
+an edited `parameters` cell) names it under each figure's title.
 """
 from __future__ import annotations
 
@@ -19,13 +20,21 @@ import numpy as np
 import pandas as pd
 
 from ragkit.figure_check import SERIES_STYLES, checked
-from ragkit.figure_layout import apart, fit_category_labels, outside_legend, ticks_up_to
+from ragkit.figure_layout import (apart, fit_category_labels, outside_legend, ticks_up_to,
+                                  with_note)
 from ragkit.ladder import FAILED
 from ragkit.money import dollars
+from ragkit.notebook_params import run_note
 from ragkit.text_stats import counted
 
 HEADROOM = 1.18      # value axes end this far above the highest bar (room for its label)
 KIND_WIDTH = 28      # characters a line of a heat map's row label holds
+
+
+def figure(draw):
+    """`checked`, and a run that changed a notebook parameter named under the title
+    (`run_note`): a figure copied out of a run with `tokenizer = 'words'` read as the default's."""
+    return checked(with_note(run_note)(draw))
 
 
 def _top(values: np.ndarray) -> float:
@@ -35,7 +44,7 @@ def _top(values: np.ndarray) -> float:
     return high * HEADROOM if high > 0 else 1.0
 
 
-@checked
+@figure
 def metric_bars(table: pd.DataFrame, metrics: Sequence[str] = ("Pass@5", "Pass@10", "Pass@20"),
                 title: str = "", ylabel: str = "Pass@k (%)",
                 legend: Mapping[str, str] | None = None) -> plt.Figure:
@@ -77,7 +86,7 @@ def metric_bars(table: pd.DataFrame, metrics: Sequence[str] = ("Pass@5", "Pass@1
     return fig
 
 
-@checked
+@figure
 def kind_heatmap(table: pd.DataFrame, title: str = "", metric: str = "Pass@20") -> plt.Figure:
     """Heat map of a kinds × methods table (as from `ragkit.evaluate.by_kind`) of a percentage
     `metric` (its colour scale runs 0 … 100, labelled "Pass@20 (%)"). A kind's
@@ -127,7 +136,7 @@ def _fail_label(fail: float, reduction: float | None, failed: object = None) -> 
     return "\n".join(lines)
 
 
-@checked
+@figure
 def ladder_bars(table: pd.DataFrame, title: str = "") -> plt.Figure:
     """Fail@20 per rung of Anthropic's Contextual Retrieval ladder (as from
     `ragkit.ladder.ladder_table`), this run beside the article's, each bar labelled with its
@@ -198,7 +207,7 @@ def _sweep_curve(table: pd.DataFrame, metrics: Sequence[str], chosen: float | No
     return fig
 
 
-@checked
+@figure
 def alpha_curve(table: pd.DataFrame, metrics: Sequence[str] = ("Pass@5", "Pass@10", "Pass@20"),
                 chosen: float | None = None, title: str = "") -> plt.Figure:
     """Metric vs the dense weight α of convex fusion (as from `ragkit.tune.sweep_table`)."""
@@ -206,7 +215,7 @@ def alpha_curve(table: pd.DataFrame, metrics: Sequence[str] = ("Pass@5", "Pass@1
                         log=False)
 
 
-@checked
+@figure
 def rrf_k_curve(table: pd.DataFrame, metrics: Sequence[str] = ("Pass@5", "Pass@10", "Pass@20"),
                 chosen: float | None = None, title: str = "", label: str = "chosen"
                 ) -> plt.Figure:
@@ -216,7 +225,7 @@ def rrf_k_curve(table: pd.DataFrame, metrics: Sequence[str] = ("Pass@5", "Pass@1
                         label=label)
 
 
-@checked
+@figure
 def tradeoff_curve(table: pd.DataFrame, metrics: Sequence[str], right: str, xlabel: str,
                    title: str = "", right_label: str | None = None,
                    left_label: str | None = None) -> plt.Figure:
@@ -240,7 +249,7 @@ def tradeoff_curve(table: pd.DataFrame, metrics: Sequence[str], right: str, xlab
     return fig
 
 
-@checked
+@figure
 def decline_curve_plot(table: pd.DataFrame, chosen: float | None = None,
                        title: str = "") -> plt.Figure:
     """The offline extractive answerer's decline trade-off (as from
@@ -253,7 +262,7 @@ def decline_curve_plot(table: pd.DataFrame, chosen: float | None = None,
     return fig
 
 
-@checked
+@figure
 def gain_intervals(table: pd.DataFrame, title: str = "") -> plt.Figure:
     """Each configuration's difference from the default with its 95 % interval (as from
     `ragkit.questions.method_table`): one horizontal bar per rival, all of one colour, the

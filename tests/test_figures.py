@@ -477,3 +477,35 @@ def test_a_problem_quotes_a_wrapped_title_on_one_line_as_written():
     ax.set_title("")
     assert _title(ax) == "untitled axes"
     plt.close(fig)
+
+
+def test_a_run_that_changed_a_parameter_names_it_under_each_figures_title(monkeypatch):
+    """A teacher ran notebook 01 with `-p tokenizer=words`: its figure's title read as the
+    default run's, and a figure copied out of the notebook could not say which run drew it."""
+    from ragkit.notebook_params import CHANGED_ENV
+    monkeypatch.delenv(CHANGED_ENV, raising=False)
+    title = "Retrieval on the test split (no context)"
+    assert plots.metric_bars(RETRIEVERS, title=title).axes[0].get_title() == title
+    monkeypatch.setenv(CHANGED_ENV, json.dumps({"tokenizer": "words", "k": 30}))
+    fig = plots.metric_bars(RETRIEVERS, title=title)
+    assert fig.axes[0].get_title() == f"{title}\nthis run: tokenizer = 'words', k = 30"
+    untitled = plots.decline_curve_plot(pd.DataFrame(
+        {"answerable quoting the span %": [70.2, 63.5, 20.2],
+         "unanswerable declined %": [9.1, 36.4, 63.6]}, index=[0.8, 0.85, 0.9]))
+    assert untitled.axes[0].get_title() == "this run: tokenizer = 'words', k = 30"
+    plt.close("all")
+
+
+def test_a_papermill_run_names_its_injected_parameters_under_the_title(monkeypatch):
+    """Plain papermill (`papermill 01_….ipynb out.ipynb -p tokenizer words`) sets no ragkit
+    variable: the kernel's own input history holds the injected cell."""
+    import types
+    from ragkit.notebook_params import CHANGED_ENV
+    monkeypatch.delenv(CHANGED_ENV, raising=False)
+    kernel = types.ModuleType("__main__")
+    kernel.In = ["", 'tokenizer = "auto"\nk = 20\n', '# Parameters\ntokenizer = "words"\n']
+    kernel.tokenizer, kernel.k = "words", 20
+    monkeypatch.setitem(sys.modules, "__main__", kernel)
+    fig = plots.metric_bars(RETRIEVERS, title="Retrieval")
+    assert fig.axes[0].get_title() == "Retrieval\nthis run: tokenizer = 'words'"
+    plt.close("all")
