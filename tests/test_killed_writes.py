@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from ragkit.atomic import write_text
 from ragkit.cli import main
 from ragkit.stale_temp import owner
@@ -140,3 +142,26 @@ def test_an_earlier_versions_unnamed_file_is_removed_only_when_provably_its(tmp_
     assert _temporary(tmp_path) == sorted([*(p.name for p in kept), linked.name,
                                            ".report.csv.symlink1.tmp"])
     assert target.read_text() == "ours\n"
+
+
+@pytest.mark.parametrize("how", ["gone", "none usable"])
+def test_no_temporary_folder_to_work_in_is_one_line_naming_tmpdir(tmp_path, monkeypatch, how):
+    """A notebook kernel's side folder (`ragkit.cookbook.run_folder`) when TMPDIR names a
+    folder that is gone, or no candidate folder can be written: one line saying to set TMPDIR,
+    not a traceback from `tempfile`."""
+    import tempfile
+    from ragkit.cookbook import run_folder
+    from ragkit.documents import RagkitError
+    missing = tmp_path / "gone"
+    if how == "gone":
+        monkeypatch.setattr(tempfile, "tempdir", str(missing))
+        why = "No such file or directory"
+    else:
+        monkeypatch.setattr(tempfile, "tempdir", None)
+        monkeypatch.setattr(tempfile, "_candidate_tempdir_list", lambda: [str(missing)])
+        why = f"No usable temporary directory found in ['{missing}']"
+    with pytest.raises(RagkitError) as caught:
+        run_folder("trace")
+    assert str(caught.value) == (f"no temporary folder to work in ({why}); set TMPDIR to a "
+                                 f"folder you can write")
+    assert not missing.exists()
