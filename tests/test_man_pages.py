@@ -118,3 +118,20 @@ def test_a_bsd_footer_and_a_name_with_spaces_are_read():
     assert man_headings(page) == (
         "# REASSIGN OWNED - change the ownership of database objects\n\n## NAME\n\n"
         "REASSIGN OWNED - change the ownership of database objects\n")
+
+
+def test_a_subsection_right_under_its_section_name_is_a_heading():
+    """grep(1) opens OPTIONS with "   Generic Program Information" on the next line, no blank
+    between: it was read as a body line, so `--help` and `--version` were cited under
+    OPTIONS alone while every later subsection had its heading."""
+    page = ("GREP(1)                   User Commands                   GREP(1)\n\nNAME\n"
+            "       grep - print lines that match patterns\n\nOPTIONS\n"
+            "   Generic Program Information\n       --help Output a usage message and exit.\n"
+            "\n   Pattern Syntax\n       -E, --extended-regexp\n"
+            "   not a subsection: no blank line or section name before it\n")
+    assert man_headings(page) == (
+        "# grep - print lines that match patterns\n\n## NAME\n\n"
+        "grep - print lines that match patterns\n\n## OPTIONS\n\n"
+        "### Generic Program Information\n\n--help Output a usage message and exit.\n\n"
+        "### Pattern Syntax\n\n-E, --extended-regexp\n"
+        "not a subsection: no blank line or section name before it\n")

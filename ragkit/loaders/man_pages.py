@@ -82,18 +82,21 @@ def man_headings(text: str) -> str | None:
     out: list[str] = []
     name: list[str] = []  # the NAME section's words: the title
     section = ""
-    for n, line in enumerate(lines):
-        before_blank = n == 0 or not lines[n - 1].strip()
+    opened = True  # after a blank line or a section name: where man starts a `.SS`
+    for line in lines:
         if line[:1].strip() and len(line) <= SECTION_CHARS:  # man indents all but these
             section = line.strip()
             out += ["", f"## {section}", ""]
-        elif before_blank and (sub := _SUBSECTION.fullmatch(line.rstrip())):
+            opened = True  # grep(1)'s "OPTIONS" then "   Generic Program Information"
+            continue
+        if opened and (sub := _SUBSECTION.fullmatch(line.rstrip())):
             out += ["", f"### {_PADDING.sub(' ', sub['title'])}", ""]
         else:
             body = _PADDING.sub(" ", line.strip())
             out.append("\\" + body if body.startswith("#") else body)  # `#  Expands to …`
             if section == "NAME" and body:
                 name.append(body)
+        opened = not line.strip()
     title = " ".join(name) or page
     if len(title) > TITLE_CHARS:
         title = title[:TITLE_CHARS].rsplit(" ", 1)[0] + " …"
