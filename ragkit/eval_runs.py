@@ -9,9 +9,9 @@ it passes on), nor reading and writing TREC files (`ragkit.runs`).
 """
 from __future__ import annotations
 
-import unicodedata
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 
 import pandas as pd
 
@@ -21,6 +21,8 @@ from ragkit.evaluate import Judgments, Run, first_relevant_rank
 # with the rest here for `ragkit eval --run`, which imports one module when it scores
 from ragkit.evaluate import cutoffs, score_run  # noqa: F401
 from ragkit.fusion import ranked
+from ragkit.ranking import Ranking
+from ragkit.runs import read_trec
 from ragkit.text_stats import counted
 
 PER_QUERY_COLUMNS = ("query", "method", "kind", "first_relevant_rank")
@@ -31,16 +33,26 @@ def qrels_judgments(relevant: Mapping[str, Sequence[str]]) -> Judgments:
     return {qid: [frozenset({ident}) for ident in ids] for qid, ids in relevant.items() if ids}
 
 
-def in_one_form(run: Run, qrels: Mapping[str, Mapping[str, int]]
-                ) -> tuple[Run, dict[str, dict[str, int]]]:
-    """`run` and `qrels` with every query and document id in Unicode's NFC form: a run
-    `ragkit search` wrote carries a macOS file name's NFD id, qrels typed by hand the NFC one,
-    and the two print alike ("retrieves none of the ids judged ... run: 환불정책.md; qrels:
-    환불정책.md")."""
-    def nfc(text: str) -> str:
-        return unicodedata.normalize("NFC", text)
-    return ({nfc(q): [nfc(d) for d in docs] for q, docs in run.items()},
-            {nfc(q): {nfc(d): grade for d, grade in docs.items()} for q, docs in qrels.items()})
+def as_judged(run: Path, qrels: Mapping[str, Mapping[str, int]]) -> Run:
+    """The ranked ids of the TREC run at `run`, %-decoded as ragkit writes them
+    (`ragkit.runs.read_trec`) — or as written, when that spelling matches more of the
+    (query, document) pairs `qrels` judge: another tool's run of a BEIR corpus writes the
+    corpus id `AT%26T` as it is, and decoded to `AT&T` it was scored as never found (R@20
+    0.5 where trec_eval gives 1.0)."""
+    decoded = _ids(read_trec(run))
+    if not any("%" in doc for docs in qrels.values() for doc in docs):
+        return decoded  # no judged id holds a "%": both spellings match alike
+    written = _ids(read_trec(run, decode=False))
+    return written if _hits(written, qrels) > _hits(decoded, qrels) else decoded
+
+
+def _ids(rankings: Mapping[str, Ranking]) -> Run:
+    return {qid: [ident for ident, _ in r] for qid, r in rankings.items()}
+
+
+def _hits(run: Run, qrels: Mapping[str, Mapping[str, int]]) -> int:
+    """The (query, document) pairs of `run` that `qrels` judge."""
+    return sum(doc in qrels.get(qid, ()) for qid, docs in run.items() for doc in docs)
 
 
 def check_run(run: Run, qrels: Mapping[str, Mapping[str, int]], judgments: Judgments,

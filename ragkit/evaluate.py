@@ -42,8 +42,9 @@ def _placed(chunks: list[Chunk]) -> tuple[list[Chunk], list[int], int]:
 
 def _span_chunks(placed: tuple[list[Chunk], list[int], int], text: str, span: str,
                  min_cover: float) -> frozenset[str]:
-    """The chunks covering `min_cover` of some occurrence of `span` in `text`: any of them
-    answers (a chunk holding its second occurrence was judged not relevant). `placed` is the
+    """The chunks covering `min_cover` of some occurrence of `span` in `text`, overlapping
+    ones included: any of them answers (a chunk holding its second occurrence was judged not
+    relevant). `placed` is the
     document's `_placed`: each occurrence looks only at chunks starting within a chunk's
     length before it (a span said 400 times in a long document took 1.6 s a question)."""
     chunks, starts, longest = placed
@@ -53,7 +54,7 @@ def _span_chunks(placed: tuple[list[Chunk], list[int], int], text: str, span: st
         for c in chunks[bisect_left(starts, start - longest):bisect_left(starts, end)]:
             if min(c.end, end) - max(c.start, start) >= need:
                 found.add(c.id)
-        start = text.find(span, end)
+        start = text.find(span, start + 1)  # "ABAB" in "ABABAB" is at 0 and at 2 as well
     return frozenset(found)
 
 

@@ -68,6 +68,9 @@ def read_qrels(path: Path | str) -> Qrels:
     - BEIR: `query-id<TAB>corpus-id<TAB>score`, with or without that header line; ids are
       taken as written (they are the corpus's own ids, spaces and `%` included).
 
+    Ids of both are read in Unicode's NFC form (`ragkit.runs.decode_id`), so one judged
+    twice in two forms is refused as judged twice.
+
     Every grade is kept (a grade > 0 means relevant; 0 and negative grades are judged
     non-relevant). What it is not: a scorer — callers decide what a grade means. A wrong
     field count (or a line of the other format), a non-integer grade, or a (query, document)
@@ -114,8 +117,10 @@ def _judgments(path: Path) -> Iterator[tuple[int, str, str, str, int]]:
                 continue  # the header line
         fields = tab if kind == "beir" else ws
         _check_fields(fields, kind, path, number)
-        if kind == "beir":
-            qid, doc, grade = fields
+        if kind == "beir":  # as written, in NFC form as a run's ids are (`decode_id`)
+            qid, doc, grade = (decode_id(fields[0], path, number, "query-id", False),
+                               decode_id(fields[1], path, number, "corpus-id", False),
+                               fields[2])
         else:  # spelled as a run spells ids (`ragkit.runs.escape_id`)
             qid, doc, grade = (decode_id(fields[0], path, number, "qid"),
                                decode_id(fields[2], path, number, "docid"), fields[3])

@@ -134,17 +134,22 @@ def _score(text: str, path: Path | str, number: int) -> float:
     return score
 
 
-def decode_id(field: str, path: Path | str, number: int, name: str) -> str:
-    """An id field of a TREC file (run or qrels) decoded by `unescape_id`; a bad %-escape is
-    a `RagkitError` naming file, line and field."""
+def decode_id(field: str, path: Path | str, number: int, name: str, decode: bool = True) -> str:
+    """An id field of a TREC file (run or qrels) decoded by `unescape_id` (or, `decode`
+    False, as written), in Unicode's NFC form; a bad %-escape is a `RagkitError` naming file,
+    line and field. NFC: a run `ragkit search` wrote carries a macOS file name's NFD id,
+    qrels typed by hand the NFC one, and the two print alike ("run: 환불정책.md; qrels:
+    환불정책.md"). Here, not after reading: "café" written both ways in one run became one
+    id listed twice, past the check that refuses that (nDCG@10 1.631)."""
     try:
-        return unescape_id(field)
+        return unicodedata.normalize("NFC", unescape_id(field) if decode else field)
     except UnicodeDecodeError:
         raise RagkitError(f"{where(path, number, name)}: bad %-escape in '{field}'") from None
 
 
-def read_trec(path: Path | str) -> dict[str, Ranking]:
-    """Read a TREC run: {query id: [(chunk id, score), ...]} in trec_eval's order, ids decoded.
+def read_trec(path: Path | str, decode: bool = True) -> dict[str, Ranking]:
+    """Read a TREC run: {query id: [(chunk id, score), ...]} in trec_eval's order, ids decoded
+    (`decode_id`; `decode` False: as written, in NFC form).
 
     Each query's lines are sorted by score (to single precision) descending, then the doc id
     as written descending — trec_eval's `comp_sim_docno`; the rank column is ignored, as
@@ -163,8 +168,8 @@ def read_trec(path: Path | str) -> dict[str, Ranking]:
                 if len(fields) != 6:
                     raise RagkitError(f"{where(path, number)}: expected 6 fields "
                                       f"(qid Q0 doc rank score tag), got {len(fields)}")
-                qid = decode_id(fields[0], path, number, "qid")
-                doc = decode_id(fields[2], path, number, "doc_id")
+                qid = decode_id(fields[0], path, number, "qid", decode)
+                doc = decode_id(fields[2], path, number, "doc_id", decode)
                 first = seen.setdefault((qid, doc), number)
                 if first != number:
                     raise RagkitError(f"{where(path, number, 'doc_id')}: '{doc}' is listed for "

@@ -91,6 +91,15 @@ def test_a_span_written_twice_in_its_document_is_found_in_either_place():
     assert judge([query], [Document("m", text)], chunks) == {"q": [frozenset({"m#0", "m#2"})]}
 
 
+def test_a_span_that_overlaps_its_own_repeat_is_found_at_each_start():
+    """"ABAB" is at 0 and at 2 in "ABABAB": the search went on after the first occurrence's
+    end, so the chunk holding 3 of the 4 characters of the second was judged not relevant."""
+    chunks = [Chunk("d#0", "d", "ABA", start=0, end=3), Chunk("d#1", "d", "BAB", start=3, end=6)]
+    query = Query("q", "?", golden=(Golden("d", span="ABAB"),))
+    assert judge([query], [Document("d", "ABABAB")], chunks) == {"q": [frozenset({"d#0",
+                                                                                  "d#1"})]}
+
+
 DOC = Document("d", "alpha beta gamma delta epsilon")
 CHUNKS = [Chunk("d#0", "d", "alpha beta gamma", start=0, end=16)]
 

@@ -45,8 +45,7 @@ def _eval_run_file(args: argparse.Namespace) -> None:
     """Score a TREC run against qrels: every relevant id is one golden item."""
     # deferred: numpy and pandas load only when a command scores
     from ragkit.datasets import read_qrels, relevant
-    from ragkit.eval_runs import check_run, first_ranks, in_one_form, qrels_judgments, score_run
-    from ragkit.runs import read_trec
+    from ragkit.eval_runs import as_judged, check_run, first_ranks, qrels_judgments, score_run
     asked = [*(["--mode"] if args.mode else []), *(["--rerank"] if args.rerank else []),
              *fusion_given(args)]
     if asked:  # they were silently ignored
@@ -54,8 +53,8 @@ def _eval_run_file(args: argparse.Namespace) -> None:
                           f"was written")
     if not args.run.is_file():
         raise not_a_file(args.run)
-    run = {qid: [ident for ident, _ in r] for qid, r in read_trec(args.run).items()}
-    run, qrels = in_one_form(run, read_qrels(args.qrels))
+    qrels = read_qrels(args.qrels)
+    run = as_judged(args.run, qrels)
     judgments = qrels_judgments(relevant(qrels))
     ignored, missing = check_run(run, qrels, judgments, str(args.run), str(args.qrels))
     name = args.run.stem
