@@ -263,6 +263,24 @@ def test_ragkit_ask_names_the_heading_over_the_cited_sentence(tmp_path, monkeypa
     assert out.splitlines()[-1] == "[1] refund#0 — Refund policy / Refunds > Deadline"
 
 
+def test_a_numbered_headings_words_are_never_the_answer(tmp_path, monkeypatch, capsys):
+    """"## 2. Cooling-off period" is cut into the blocks "## 2. " and "Cooling-off period"
+    after its number: `ragkit ask "What is the cooling-off period?"` on a BM25 index (the
+    stand-in's rule) answered "Cooling-off period [1]"."""
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    docs = tmp_path / "docs.jsonl"
+    text = ("# Returns\n\n## 1. Scope\n\nThis policy covers orders.\n\n## 2. Cooling-off "
+            "period\n\nYou may cancel an order during a cooling-off period of 21 days.\n")
+    docs.write_text(json.dumps({"id": "returns", "title": "Returns", "text": text}) + "\n")
+    assert main(["index", str(docs), "--out", str(tmp_path / "idx"), "--embedder", "none"]) == 0
+    capsys.readouterr()
+    for question in ("What is the cooling-off period?", "Cooling-off period"):
+        assert main(["ask", "--index", str(tmp_path / "idx"), question]) == 0
+        assert capsys.readouterr().out.splitlines()[0] == (
+            "You may cancel an order during a cooling-off period of 21 days. [1]")
+
+
 def test_a_source_is_placed_without_repeating_its_title():
     def place(section: str) -> str:
         return Passage("d#0", "d", "Q2 Report", section, "text", 1.0, 1).place

@@ -10,7 +10,8 @@ way a careful reader with a highlighter would, by a fixed rule:
 2. Weights: a BM25-style IDF over the request's blocks,
    idf(t) = ln(1 + (N − n_t + 0.5) / (n_t + 0.5)), N blocks, n_t of them containing t — so
    a question term no source mentions weighs the most.
-3. Support of a block (a sentence or line; Markdown headings and blocks over
+3. Support of a block (a sentence or line; Markdown heading lines, whole or cut after a
+   section number, and blocks over
    `ragkit.support.MAX_QUOTE_CHARS` are never quoted, and a clause of a longer sentence,
    `ragkit.assemble.clause_blocks`, only when it holds a question term that is no bare
    number, `ragkit.support.clause_terms`): the share of the
@@ -36,6 +37,7 @@ What it is not: a reader. It cannot combine facts, compute, or notice that a pas
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,9 +84,19 @@ def _units(results: list[dict[str, Any]]) -> list[Unit]:
         # cuts a passage into (another client's blocks are taken as they come)
         whole = "".join(t for t in texts if isinstance(t, str))
         clauses = clause_blocks(whole) if blocks(whole) == texts else frozenset()
-        units += [Unit(r, b, text, _terms(text), title, quotable(text), b in clauses)
+        starts = [0, *itertools.accumulate(len(t) if isinstance(t, str) else 0 for t in texts)]
+        units += [Unit(r, b, text, _terms(text), title,
+                       quotable(text) and not _on_heading(whole, starts[b]), b in clauses)
                   for b, text in enumerate(texts)]
     return units
+
+
+def _on_heading(whole: str, start: int) -> bool:
+    """Whether the block at `start` of `whole` lies on a Markdown heading line: "## 2.
+    Cooling-off period" is cut into the blocks "## 2. " and "Cooling-off period" after its
+    number, and the second was quoted as a whole answer."""
+    line = whole[whole.rfind("\n", 0, start) + 1:]
+    return line[:4].lstrip(" ").startswith("#")
 
 
 def support(unit: Unit, idf: dict[str, float]) -> float:
