@@ -41,7 +41,7 @@ from ragkit.corpus_cache import corpora_folder
 from ragkit.documents import Chunk, Document, Query, RagkitError
 from ragkit.loaders.folder import escaped
 from ragkit.money import dollars_kept
-from ragkit.notebook_params import changed_in_run
+from ragkit.notebook_params import changed_in_run, check_folder
 from ragkit.text_stats import joined  # noqa: F401 (re-exported for the notebooks)
 
 if TYPE_CHECKING:
@@ -85,7 +85,10 @@ def _show(markdown: str) -> None:
 
 def data_banner(data_dir: str | Path) -> None:
     """Show the banner (see module) when `data_dir` is not the shipped data; then
-    `parameters_banner`'s."""
+    `parameters_banner`'s. A `data_dir` that is no folder is refused naming the parameter
+    (`check_folder`): `-p data_dir=/my/data` failed a cell later on "/my/data/corpus: not a
+    folder"."""
+    check_folder("data_dir", data_dir)
     if not is_shipped(data_dir):
         _show(BANNER.format(name=code_span(data_label(data_dir))))
     parameters_banner(sys._getframe(1).f_globals)  # the notebook's namespace

@@ -251,6 +251,18 @@ def test_the_banner_is_for_other_data_only(tmp_path, monkeypatch):
     assert shown[-1] == PARAMETERS_BANNER.format(given="`tokenizer = 'words'`, `every = 2`")
 
 
+def test_a_data_dir_that_is_no_folder_is_refused_naming_the_parameter(tmp_path):
+    """`ragkit cookbook run --notebook 01 -p data_dir=/my/data` failed a cell later on
+    "/my/data/corpus: not a folder", naming no parameter."""
+    from ragkit.documents import RagkitError
+    (tmp_path / "notes.txt").write_text("mine\n")
+    for value, why in ((tmp_path / "gone", "no such folder"),
+                       (tmp_path / "notes.txt", "a file, not a folder")):
+        with pytest.raises(RagkitError) as caught:
+            data_banner(str(value))
+        assert str(caught.value) == f"parameter data_dir = '{value}': {why}"
+
+
 def test_only_parameters_that_change_what_is_computed_count_as_changed():
     notebook = ROOT / "notebooks" / "01_retrieval_basics.ipynb"
     assert changed_parameters(notebook, {"data_dir": "/elsewhere", "tokenizer": "words",
