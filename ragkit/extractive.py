@@ -13,8 +13,8 @@ citations and `model` `MODEL` ("offline-extractive"), never a Claude model name.
    heading also offered with the sentence under it, every line of a source file its own unit;
    a heading or the document's title alone (a PDF's cover line was quoted as an answer), a
    config file's bare key alone, a unit without a content term (")") or over
-   `support.MAX_QUOTE_CHARS`, or a long sentence's clause without a question term but bare
-   numbers is never quoted.
+   `support.MAX_QUOTE_CHARS`, text inside an HTML comment (`support.hidden_blocks`), or a
+   long sentence's clause without a question term but bare numbers is never quoted.
 2. Terms: the question's and each unit's `auto` tokens minus `QUESTION_WORDS`, plural
    endings off (`s_stem`); IDF over the request's blocks, idf(t) = ln(1 + (N − n_t + 0.5) /
    (n_t + 0.5)), as the stand-in does.
@@ -78,7 +78,8 @@ from ragkit.extractive_units import (asked_above, heading_adds, readings, shown,
                                      under_heading, units)
 from ragkit.file_kinds import is_code_name
 from ragkit.support import question_terms as terms
-from ragkit.support import MAX_QUOTE_CHARS, clause_terms, data_like, request_idf, weighted_share
+from ragkit.support import (MAX_QUOTE_CHARS, clause_terms, data_like, hidden_blocks, request_idf,
+                            weighted_share)
 
 MODEL = "offline-extractive"
 NAME = "the offline extractive answerer"
@@ -143,6 +144,7 @@ class Block:
     clause: bool = False  # ends in a clause of a long sentence (shown without its ", ")
     body: int = 0  # a titled unit's first block under its heading; 0 otherwise
     label: str = ""  # a table row under its columns' names (`labelled_row`), as it is shown
+    hidden: bool = False  # inside an HTML comment (`support.hidden_blocks`): never quoted
 
     @property
     def stop(self) -> int:
@@ -224,6 +226,7 @@ def features(question: str, passages: Sequence[Passage], embedder) -> Features:
         lengths.append(len(mine_blocks))
         every_block += [terms(text) for text in mine_blocks]
         found = units(passage.text, is_code_name(passage.doc_id))  # code: '#' a comment
+        hidden = frozenset() if is_code_name(passage.doc_id) else hidden_blocks(mine_blocks)
         config = is_config_name(passage.doc_id)
         read = readings(passage.doc_id, passage.section, mine_blocks, found, passage.head)
         for unit, reading in zip(found, read):
@@ -233,10 +236,11 @@ def features(question: str, passages: Sequence[Passage], embedder) -> Features:
                     and " ".join(unit.text.split()).casefold() != passage.title.casefold()
                     and (mine & named or not unit.clause)):
                 quotes.append((r, unit, mine, title, reading,
-                               "" if config or reading == unit.text else reading))
+                               "" if config or reading == unit.text else reading,
+                               unit.start in hidden))
     idf = request_idf(every_block, asked)
-    alone = [reading for *_, reading, _ in quotes]
-    framed = [f"{passages[r].title}\n{reading}" for r, _, _, _, reading, _ in quotes]
+    alone = [reading for *_, reading, _, _ in quotes]
+    framed = [f"{passages[r].title}\n{reading}" for r, _, _, _, reading, _, _ in quotes]
     both = _cosines(question, alone + framed, embedder)
     cosines, doc_cosines = both[:len(alone)], both[len(alone):]
     every = (frozenset().union(*every_block, *(terms(p.tag) for p in passages))
@@ -245,8 +249,8 @@ def features(question: str, passages: Sequence[Passage], embedder) -> Features:
     out = tuple(Block(r, u.start, u.text, float(c),
                       weighted_share(idf, lambda t, mine=mine | title: t in mine),
                       len(passages) - r, bool(_DIGIT.search(u.text)), u.end, u.titled,
-                      float(d), u.clause and data_like(u.text), u.clause, u.body, label)
-                for (r, u, mine, title, _, label), c, d in zip(quotes, cosines, doc_cosines))
+                      float(d), u.clause and data_like(u.text), u.clause, u.body, label, hid)
+                for (r, u, mine, title, _, label, hid), c, d in zip(quotes, cosines, doc_cosines))
     return Features(question, bool(_ASKS_NUMBER.search(question)), out, found,
                     missing(question, passages), tuple(lengths))
 
@@ -261,7 +265,7 @@ def _cosines(question: str, texts: list[str], embedder) -> np.ndarray:
 def choose(found: Features, params: Params = Params()) -> Extract:
     """The rule's decision on precomputed features: quotes (point 3 above), or the decline."""
     strength = found.strength(params)
-    scored = found.scored(params)
+    scored = [(b, score) for b, score in found.scored(params) if not b.hidden]
     if not scored:
         return Extract((), strength, True, "no sentence of the passages can be quoted")
     if params.decline_missing and found.missing:

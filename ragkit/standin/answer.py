@@ -11,7 +11,7 @@ way a careful reader with a highlighter would, by a fixed rule:
    idf(t) = ln(1 + (N − n_t + 0.5) / (n_t + 0.5)), N blocks, n_t of them containing t — so
    a question term no source mentions weighs the most.
 3. Support of a block (a sentence or line; Markdown heading lines, whole or cut after a
-   section number, and blocks over
+   section number, text inside an HTML comment, `ragkit.support.hidden_blocks`, and blocks over
    `ragkit.support.MAX_QUOTE_CHARS` are never quoted, and a clause of a longer sentence,
    `ragkit.assemble.clause_blocks`, only when it holds a question term that is no bare
    number, `ragkit.support.clause_terms`): the share of the
@@ -45,7 +45,9 @@ from ragkit.answer import DECLINE, quote_location, result_sources
 from ragkit.assemble import blocks, clause_blocks, clause_shown
 from ragkit.standin.base import Reply
 from ragkit.support import question_terms as _terms
-from ragkit.support import clause_terms, data_like, quotable, request_idf, weighted_share
+from ragkit.file_kinds import is_code_name
+from ragkit.support import (clause_terms, data_like, hidden_blocks, quotable, request_idf,
+                            weighted_share)
 
 THRESHOLD = 0.8
 MAX_QUOTES = 3
@@ -85,8 +87,10 @@ def _units(results: list[dict[str, Any]]) -> list[Unit]:
         whole = "".join(t for t in texts if isinstance(t, str))
         clauses = clause_blocks(whole) if blocks(whole) == texts else frozenset()
         starts = [0, *itertools.accumulate(len(t) if isinstance(t, str) else 0 for t in texts)]
-        units += [Unit(r, b, text, _terms(text), title,
-                       quotable(text) and not _on_heading(whole, starts[b]), b in clauses)
+        hidden = (frozenset() if is_code_name(str(result.get("source", "")))
+                  else hidden_blocks([t if isinstance(t, str) else "" for t in texts]))
+        units += [Unit(r, b, text, _terms(text), title, quotable(text) and b not in hidden
+                       and not _on_heading(whole, starts[b]), b in clauses)
                   for b, text in enumerate(texts)]
     return units
 
