@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ragkit.config_keys import is_config_name, key_path, line_start
-from ragkit.documents import Chunk, Document, RagkitError
+from ragkit.documents import Chunk, Document, RagkitError, check_documents
 from ragkit.file_kinds import doc_name, is_code
 from ragkit.loaders.pages import chunk_pages
 from ragkit.outline import label, outline
@@ -289,5 +289,6 @@ def chunk_children(doc: Document, parents: list[Chunk],
 
 
 def chunk_documents(docs: list[Document], config: ChunkerConfig = ChunkerConfig()) -> list[Chunk]:
-    """Chunks of every document, in document order."""
+    """Chunks of every document, in document order (`check_documents` first)."""
+    check_documents(docs)
     return [chunk for doc in docs for chunk in chunk_document(doc, config)]

@@ -6,8 +6,10 @@ before any work. What it is not: the pipeline that uses them (`ragkit.pipeline`)
 """
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from numbers import Integral
+from numbers import Integral, Real
 
 from ragkit.documents import RagkitError
 
@@ -116,6 +118,26 @@ class SearchConfig:
         check_positive(self.candidates, "candidates")
         check_positive(self.rerank_candidates, "rerank_candidates")
         check_rrf_k(self.rrf_k, "rrf_k")
+        # a copy: a sweep changing one dict between configs gave every config its last values
+        object.__setattr__(self, "weights", check_weights(self.weights))
+
+
+def check_weights(weights: object) -> dict[str, float]:
+    """The fusion weights as a new dict {"dense": w, "bm25": w}; anything else is refused in
+    one line: another key ("sparse" searched with both at 1.0), a missing one, a weight
+    that is no finite number ≥ 0 (a string failed nine calls deep), or all of them 0."""
+    keys = ("dense", "bm25")
+    if not isinstance(weights, Mapping) or sorted(weights) != sorted(keys):
+        raise RagkitError(f"weights must give exactly {' and '.join(keys)}, e.g. "
+                          f"{{'dense': 0.6, 'bm25': 0.4}}; got {weights!r}")
+    for name in keys:
+        value = weights[name]
+        if isinstance(value, bool) or not isinstance(value, Real) or not (
+                math.isfinite(value) and value >= 0):
+            raise RagkitError(f"weights['{name}'] must be a number ≥ 0, got {value!r}")
+    if not any(weights[name] for name in keys):
+        raise RagkitError("weights: at least one of dense and bm25 must be above 0")
+    return {name: weights[name] for name in keys}
 
 
 def fetch_depth(top: int, depth: int) -> int:
@@ -125,6 +147,25 @@ def fetch_depth(top: int, depth: int) -> int:
     while depth < top:
         depth *= 2
     return depth
+
+
+def query_texts(texts: object) -> list[str]:
+    """The query texts of a search as a list; one string (each of its characters was
+    searched as a query), an item that is no text (None failed deep in BM25) or no list at
+    all is refused in one line. Any iterable is read once: a generator was consumed by BM25
+    and the dense side searched nothing, `[]` with no word."""
+    if isinstance(texts, str):
+        raise RagkitError("search takes a list of query texts, got one string; give [text]")
+    try:
+        out = list(texts)  # type: ignore[call-overload]
+    except TypeError:
+        raise RagkitError(f"search takes a list of query texts, got {texts!r:.60} "
+                          f"({type(texts).__name__})") from None
+    for n, text in enumerate(out):
+        if not isinstance(text, str):
+            raise RagkitError(f"search: query {n} is {text!r:.60} ({type(text).__name__}), "
+                              f"not text")
+    return out
 
 
 def check_positive(value, name: str) -> None:

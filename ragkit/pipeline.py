@@ -19,7 +19,8 @@ from typing import Any
 from ragkit import index_cache
 from ragkit.chunk_rows import gc_paused
 from ragkit.chunk_table import chunk_table
-from ragkit.config import MODES, IndexConfig, SearchConfig, check_positive, fetch_depth
+from ragkit.config import (MODES, IndexConfig, SearchConfig, check_positive, fetch_depth,
+                           query_texts)
 from ragkit.dense import DenseIndex, embed_chunks
 from ragkit.documents import Chunk, Document, Query, RagkitError
 from ragkit.embed import get_embedder, is_registered
@@ -164,8 +165,7 @@ class Pipeline:
         Single-retriever modes rank that retriever's scores; hybrid fuses each retriever's
         top `config.candidates`, ties at either cut included, continued below for a k past
         them (`fusion.fuse_deep`); a reranker reorders the top `rerank_candidates`."""
-        if isinstance(texts, str):  # each of its characters was searched as a query
-            raise RagkitError("search takes a list of query texts, got one string; give [text]")
+        texts = query_texts(texts)  # one string, a generator, a None among them: refused
         check_positive(k, "k")
         if not texts:  # a store may refuse an empty search
             return []

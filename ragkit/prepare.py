@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from ragkit.chunking import ChunkerConfig, chunk_children, chunk_document
 from ragkit.config import IndexConfig
 from ragkit.contextualize import get_contextualizer
-from ragkit.documents import Chunk, Document
+from ragkit.documents import Chunk, Document, check_documents
 from ragkit.progress import progress_bar
 
 
@@ -39,6 +39,8 @@ def contextualized_chunks(documents: Sequence[Document], config: IndexConfig,
 
     No BM25 and no vectors: what `ragkit.update` compares against an index to find the
     documents that changed."""
+    documents = list(documents)
+    check_documents(documents)
     chunker = ChunkerConfig(config.chunk_size, config.overlap)
     contextualize = get_contextualizer(config.contextualizer, config.context_model,
                                        config.context_prompt, before_send)

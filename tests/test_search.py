@@ -82,6 +82,66 @@ def test_search_config_refuses_bad_depth_and_fusion():
         SearchConfig(fusion="borda")
 
 
+def test_a_config_keeps_its_own_copy_of_the_weights_it_was_given(twins):
+    """A sweep that changed one dict between configs gave every config the last weights:
+    all three rows of `compare` showed the same Pass@5, no warning."""
+    weights, configs = {"dense": 0, "bm25": 1}, {}
+    for alpha in (0.0, 1.0):
+        weights["dense"], weights["bm25"] = alpha, 1 - alpha
+        configs[alpha] = SearchConfig(weights=weights)
+    assert [c.weights for c in configs.values()] == [{"dense": 0.0, "bm25": 1.0},
+                                                     {"dense": 1.0, "bm25": 0.0}]
+    question = ["Orders ship from Berlin"]
+    fresh = [twins.search(question, 3, SearchConfig(weights={"dense": a, "bm25": 1 - a}))
+             for a in (0.0, 1.0)]
+    assert [twins.search(question, 3, c) for c in configs.values()] == fresh
+    assert fresh[0] != fresh[1]
+
+
+@pytest.mark.parametrize("weights, line", [
+    ({"dense": 0.6, "sparse": 0.4}, "weights must give exactly dense and bm25, e.g. "
+                                    "{'dense': 0.6, 'bm25': 0.4}; got {'dense': 0.6, 'sparse': 0.4}"),
+    ({}, "weights must give exactly dense and bm25, e.g. {'dense': 0.6, 'bm25': 0.4}; got {}"),
+    ({"dense": -1, "bm25": 0.4}, "weights['dense'] must be a number ≥ 0, got -1"),
+    ({"dense": "a", "bm25": 1}, "weights['dense'] must be a number ≥ 0, got 'a'"),
+    ({"dense": 0.5, "bm25": float("nan")}, "weights['bm25'] must be a number ≥ 0, got nan"),
+    ({"dense": 0, "bm25": 0}, "weights: at least one of dense and bm25 must be above 0")])
+def test_weights_that_cannot_fuse_are_refused_when_the_config_is_made(weights, line):
+    """An unknown key searched with both retrievers at 1.0, `{}` likewise, a negative weight
+    turned a retriever's order upside down, and a string failed nine calls into a search."""
+    with pytest.raises(RagkitError) as caught:
+        SearchConfig(weights=weights)
+    assert str(caught.value) == line
+
+
+def test_query_texts_that_are_no_list_of_text_are_refused_and_a_generator_is_read(twins):
+    """`search([None])` was a TypeError deep in BM25, and a generator returned `[]`: BM25 read
+    it up and the dense side searched nothing."""
+    bm25 = SearchConfig("bm25")
+    assert (twins.search((q for q in ["refund within seven days"]), 2, SearchConfig())
+            == twins.search(["refund within seven days"], 2, SearchConfig()))
+    for texts, line in (([None], "search: query 0 is None (NoneType), not text"),
+                        (["refund", 7], "search: query 1 is 7 (int), not text"),
+                        (5, "search takes a list of query texts, got 5 (int)")):
+        with pytest.raises(RagkitError) as caught:
+            twins.search(texts, 2, bm25)
+        assert str(caught.value) == line
+
+
+@pytest.mark.parametrize("documents, line", [
+    ([Document("a", "alpha"), Document("b", "beta"), Document("a", "gamma")],
+     "documents[2].id: 'a' is the id of documents[0] too; each document needs its own"),
+    ("ab", "documents[0]: 'a' (str), not a ragkit.Document"),
+    ([Document("x", None)], "documents[0].text: None is no text"),
+    ([Document(1, "one")], "documents[0].id: 1 is no non-empty text"),
+    ([Document("", "one")], "documents[0].id: '' is no non-empty text")])
+def test_documents_that_cannot_be_indexed_as_given_are_refused(documents, line):
+    """Two documents "a" made two chunks "a#0" that no run or judgment tells apart."""
+    with pytest.raises(RagkitError) as caught:
+        Pipeline.build(documents, IndexConfig(embedder=""), progress=False)
+    assert str(caught.value) == line
+
+
 @pytest.mark.parametrize("config", [SearchConfig("bm25"), SearchConfig("dense"),
                                     SearchConfig("hybrid"),
                                     SearchConfig("hybrid", rerank="offline"),
