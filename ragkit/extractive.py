@@ -74,7 +74,7 @@ from ragkit.config_keys import is_config_name, opens_block
 from ragkit import extractive_scorer as scorer
 from ragkit.extractive_decline import missing, under_threshold
 from ragkit.extractive_scorer import closeness
-from ragkit.extractive_units import (asked_above, heading_adds, readings, shown,
+from ragkit.extractive_units import (asked_above, heading_adds, readings, repeats, shown,
                                      under_heading, units)
 from ragkit.file_kinds import is_code_name
 from ragkit.support import question_terms as terms
@@ -280,14 +280,20 @@ def choose(found: Features, params: Params = Params()) -> Extract:
     for b, _ in scored:
         touches = ((b.coverage > 0 or (found.asks_number and b.has_digit)) and not b.dump
                    and (b.has_digit or len(terms(b.text)) > 1))  # a lone "Terminal": no answer
-        if (not quotes or touches) and not any(
-                _said(b) == _said(q)
-                or (q.result == b.result and q.block < b.stop and b.block < q.stop)
-                for q in quotes):
-            quotes.append(b if not b.titled or heading_adds(b.text, asked) else replace(
-                b, block=b.body, text=under_heading(b.text), titled=False, body=0))
-            if len(quotes) == MAX_QUOTES:
-                break
+        if quotes and not touches:
+            continue
+        said = _said(b)
+        held = [i for i, q in enumerate(quotes) if repeats(said, _said(q))
+                or (q.result == b.result and q.block < b.stop and b.block < q.stop)]
+        b = b if not b.titled or heading_adds(b.text, asked) else replace(
+            b, block=b.body, text=under_heading(b.text), titled=False, body=0)
+        if not held:
+            quotes.append(b)
+        elif len(held) == 1 and len(said) > len(_said(quotes[held[0]])) and repeats(
+                said, _said(quotes[held[0]])):  # the whole sentence, where its tail was
+            quotes[held[0]] = b
+        if len(quotes) == MAX_QUOTES:
+            break
     return Extract(tuple(quotes), strength, False)
 
 

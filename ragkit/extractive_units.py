@@ -272,3 +272,11 @@ def readings(name: str, section: str, pieces: Sequence[str], found: Sequence[Uni
     outer = section_list(section)
     return [" > ".join([*within(name, outer, text, offsets[unit.start]), unit.text.strip()])
             for unit in found]
+
+
+def repeats(one: str, other: str) -> bool:
+    """Whether quoting both says one twice: equal, or one (3 words or more) inside the other
+    — a chunk starting mid-sentence offers the tail of a sentence quoted whole ("… 85 °C, the
+    gateway reduces …" after "When the internal temperature exceeds 85 °C, …")."""
+    short, long = sorted((one, other), key=len)
+    return short == long or (short in long and len(short.split()) >= 3)

@@ -885,3 +885,23 @@ def test_ragkit_ask_offline_never_answers_a_two_sentence_question_with_its_first
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("The display shows E4. What does it mean? — The water filter "
                                   "is blocked; rinse it under the tap and put it back. [1]")
+
+
+@pytest.mark.parametrize("tail_first", [True, False])
+def test_a_sentence_and_its_tail_from_a_chunk_starting_mid_sentence_are_quoted_once(
+        tail_first):
+    """The shipped manual's overheating question was answered "… exceeds 85 °C, the gateway
+    reduces the clock speed … [1] When the internal temperature exceeds 85 °C, the gateway
+    reduces the clock speed … [2]": the second chunk starts mid-sentence and offers its tail.
+    The whole sentence is quoted once, in the place the better of the two earned."""
+    from ragkit.extractive import Block, Features, choose
+    whole = ("When the internal temperature exceeds 85 °C, the gateway reduces the clock "
+             "speed of its processor.")
+    tail = Block(1, 0, "exceeds 85 °C, the gateway reduces the clock speed of its processor.",
+                 0.9 if tail_first else 0.7, 0.9 if tail_first else 0.7, 1, True)
+    full = Block(0, 4, whole, 0.8, 0.8, 2, True)
+    other = Block(0, 6, "Above 95 °C it shuts down until it has cooled.", 0.6, 0.6, 2, True)
+    found = Features("What happens when the gateway overheats?", False, (tail, full, other),
+                     1.0)
+    quotes = choose(found, Params(learned=False, threshold=0.0, decline_missing=False)).quotes
+    assert [q.text for q in quotes] == [whole, other.text]
