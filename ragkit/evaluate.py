@@ -262,11 +262,22 @@ def summary_table(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
 def by_kind(tables: Mapping[str, pd.DataFrame], queries: Sequence[Query],
             metric: str = "Pass@20") -> pd.DataFrame:
     """Mean `metric` per query kind (rows) and method (columns), with a query count."""
+    check_metric_column(tables, metric)
     kinds = pd.Series({q.id: q.kind or "-" for q in queries}, name="kind")
     out = pd.DataFrame({name: table[metric].groupby(kinds.reindex(table.index)).mean()
                         for name, table in tables.items()})
     out.insert(0, "queries", next(iter(tables.values())).index.map(kinds).value_counts())
     return out
+
+
+def check_metric_column(tables: Mapping[str, pd.DataFrame], metric: str) -> None:
+    """Refuse a `metric` a table was not scored with, naming the ones it was: tables scored
+    with k = 10 have no "Pass@20" (the default here), and that was a bare KeyError."""
+    for name, table in tables.items():
+        if metric not in table.columns:
+            raise RagkitError(f"no {metric} in the scores of {name!r} (scored: "
+                              f"{', '.join(map(str, table.columns))}); give metric=one of "
+                              f"them, or score with a deeper k")
 
 
 def bootstrap_ci(values: Sequence[float], n: int = 1000, alpha: float = 0.05,
@@ -281,6 +292,7 @@ def bootstrap_ci(values: Sequence[float], n: int = 1000, alpha: float = 0.05,
 def confidence_table(tables: Mapping[str, pd.DataFrame], metric: str = "Pass@20",
                      n: int = 1000, seed: int = 0) -> pd.DataFrame:
     """Mean `metric` per method with a seeded 95 % bootstrap interval over questions."""
+    check_metric_column(tables, metric)
     rows = {}
     for name, table in tables.items():
         low, high = bootstrap_ci(table[metric], n=n, seed=seed)

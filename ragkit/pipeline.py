@@ -71,13 +71,15 @@ class Pipeline:
         """Chunk (unless `chunks` are given), contextualize, and index `documents`.
 
         `embedder` overrides the one named in the config (any object with the
-        `ragkit.embed.Embedder` interface, e.g. a custom model); it is what `save` records.
+        `ragkit.embed.Embedder` interface, e.g. a custom model, or a registered name); it is
+        what `save` records.
         `vectors` (a 2-d float array, `ragkit.vectors.read_vectors`) are precomputed dense
         vectors, one row per indexed chunk in chunk order, used instead of embedding the
         chunks; the config's embedder then embeds queries only (`vectors_path` names the
         source in errors). Under `ragkit cookbook` an index already built in the same run is
         loaded instead (`ragkit.index_cache`).
         """
+        embedder = get_embedder(embedder) if isinstance(embedder, str) else embedder  # a name
         shared = index_cache.folder()
         if (embedder is None and vectors is None and shared is not None
                 and index_cache.cacheable(config)):
@@ -260,6 +262,7 @@ class Pipeline:
         that the chunk count, BM25 documents and dense vector owners agree, the width, and that
         `embedder` (if given) is the one recorded (`read_stable`: one version during a swap).
         Any failure is a RagkitError naming the file, line and field."""
+        embedder = get_embedder(embedder) if isinstance(embedder, str) else embedder  # a name
         return read_stable(Path(folder), lambda: cls._read(Path(folder), embedder))
 
     @classmethod

@@ -298,9 +298,10 @@ def test_text_hidden_in_an_html_comment_is_never_quoted():
 
 @pytest.mark.parametrize("embedder", ["none", "e5-small"])
 def test_ragkit_ask_never_quotes_a_hidden_instruction(tmp_path, monkeypatch, capsys, embedder):
-    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    from ragkit import models
     (tmp_path / "home").mkdir()
-    (tmp_path / "home" / "models").symlink_to(Path.home() / ".cache" / "ragkit" / "models")
+    (tmp_path / "home" / "models").symlink_to(models.ragkit_home() / "models")
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     docs = tmp_path / "docs"
     docs.mkdir()

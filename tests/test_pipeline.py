@@ -417,3 +417,43 @@ def test_a_size_out_of_range_is_said_by_the_rule_it_breaks(tmp_path, capsys):
         assert main(["index", str(docs), "--out", str(tmp_path / "idx"), "--embedder", "none",
                      *options]) == 2
         assert capsys.readouterr().err == f"ragkit: error: {line}\n"
+
+
+def test_an_embedder_given_by_its_registered_name_is_made(tmp_path, monkeypatch):
+    """`Pipeline.build(docs, config, embedder="minilm")` and `Pipeline.load(folder,
+    embedder="e5-small")` were AttributeErrors ('str' object has no attribute 'embed'),
+    where the question generator takes a name."""
+    from ragkit import models
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "models").symlink_to(models.ragkit_home() / "models")
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    docs = [Document("a", "Refunds are paid within seven days."),
+            Document("b", "Shipping is free above fifty euros.")]
+    built = Pipeline.build(docs, IndexConfig(contextualizer="none", embedder="minilm"),
+                           progress=False, embedder="minilm")
+    built.save(tmp_path / "idx")
+    loaded = Pipeline.load(tmp_path / "idx", embedder="minilm")
+    dense = SearchConfig("dense")
+    assert loaded.search(["refund"], 2, dense) == built.search(["refund"], 2, dense)
+    assert loaded.search(["refund"], 1, dense)[0][0][0] == "a#0"
+    with pytest.raises(RagkitError, match=r"^this index was built with embedder "
+                                          r"'minilm-l6-v2' .*, not 'multilingual-e5-small-q4'"):
+        Pipeline.load(tmp_path / "idx", embedder="e5-small")
+
+
+def test_a_metric_the_tables_were_not_scored_with_is_named():
+    """Tables scored with k = 10 have no "Pass@20", the default of `by_kind` and
+    `confidence_table`: a bare KeyError: 'Pass@20'."""
+    import pandas as pd
+    from ragkit.documents import Query
+    from ragkit.evaluate import by_kind, confidence_table
+    tables = {"bm25": pd.DataFrame({"Pass@5": [100.0], "Pass@10": [100.0]}, index=["q1"])}
+    line = ("no Pass@20 in the scores of 'bm25' (scored: Pass@5, Pass@10); give metric=one of "
+            "them, or score with a deeper k")
+    for call in (lambda: by_kind(tables, [Query("q1", "?", kind="lexical")]),
+                 lambda: confidence_table(tables)):
+        with pytest.raises(RagkitError) as caught:
+            call()
+        assert str(caught.value) == line
+    assert by_kind(tables, [Query("q1", "?", kind="lexical")], "Pass@5").loc[
+        "lexical", "bm25"] == 100.0
