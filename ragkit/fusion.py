@@ -29,7 +29,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from ragkit.ranking import Ranking  # also `from ragkit.fusion import Ranking`, as before
-from ragkit.config import FUSIONS  # named beside the search options that choose one
+from ragkit.config import FUSIONS, check_positive  # beside the search options choosing them
+from ragkit.errors import RagkitError
 from ragkit.runs import escape_id, trec_score
 
 NORMALIZATIONS = ("minmax", "zscore")
@@ -136,7 +137,9 @@ def _from_order_key(keys: np.ndarray) -> np.ndarray:
 
 
 def rrf(rankings: Sequence[Ranking], k: int = 60, top: int | None = None) -> Ranking:
-    """Reciprocal rank fusion of several rankings."""
+    """Reciprocal rank fusion of several rankings; k a whole number ≥ 1 (0 or below was fused
+    without a word; `SearchConfig.rrf_k` also caps it, `check_rrf_k`)."""
+    check_positive(k, "k")
     fused: dict[str, float] = {}
     for ranking in rankings:
         for rank, (ident, _) in enumerate(ranking, start=1):
@@ -182,7 +185,8 @@ def normalize(scores: np.ndarray, method: str = "minmax") -> np.ndarray:
     if method == "zscore":
         std = scores.std()
         return (scores - scores.mean()) / std if std > 0 else np.zeros_like(scores)
-    raise ValueError(f"unknown normalization '{method}' (known: {', '.join(NORMALIZATIONS)})")
+    raise RagkitError(f"unknown normalization '{method}' (known: "
+                      f"{', '.join(NORMALIZATIONS)})")
 
 
 def weighted_scores(rankings: Sequence[Ranking], weights: Sequence[float],
@@ -216,7 +220,7 @@ def fuse(rankings: Mapping[str, Ranking], method: str = "rrf",
         return weighted_scores(lists, w, top=top)
     if method == "weighted_rank":
         return weighted_rank(lists, w, top=top)
-    raise ValueError(f"unknown fusion '{method}' (known: {', '.join(FUSIONS)})")
+    raise RagkitError(f"unknown fusion '{method}' (known: {', '.join(FUSIONS)})")
 
 
 def fuse_deep(rankings: Mapping[str, Ranking], depth: int, top: int, method: str = "rrf",

@@ -1,6 +1,8 @@
 import numpy as np
 import pytest
 
+from ragkit.errors import RagkitError
+
 from ragkit.fusion import fuse, normalize, ranked, rrf, weighted_rank, weighted_scores
 
 DENSE = [("a", 0.9), ("b", 0.8), ("c", 0.1)]
@@ -46,7 +48,7 @@ def test_normalize_floor_sits_one_average_gap_below_the_minimum():
     np.testing.assert_allclose(normalize(np.array([5.0])), [1])
     np.testing.assert_allclose(normalize(np.array([2.0, 4.0, 6.0]), "zscore"),
                                [-1.224744871, 0, 1.224744871])
-    with pytest.raises(ValueError, match="unknown normalization"):
+    with pytest.raises(RagkitError, match="^unknown normalization"):
         normalize(np.array([1.0]), "softmax")
 
 
@@ -89,8 +91,10 @@ def test_fuse_by_name_and_unknown():
     weights = {"dense": 0.8, "bm25": 0.2}
     assert fuse({"dense": DENSE, "bm25": SPARSE}, "weighted_rank", weights) == \
         weighted_rank([DENSE, SPARSE], [0.8, 0.2])
-    with pytest.raises(ValueError, match="known: rrf"):
+    with pytest.raises(RagkitError, match=r"^unknown fusion 'borda' \(known: rrf"):
         fuse({"dense": DENSE}, "borda")
+    with pytest.raises(RagkitError, match="^k must be a positive whole number, got 0"):
+        rrf([DENSE, SPARSE], k=0)
 
 
 def test_up_to_the_largest_rrf_k_ranks_follow_the_exact_scores():
