@@ -31,13 +31,18 @@ from ragkit.llm import LLM
 from ragkit.pricing import cost
 
 
-def answer_run(queries: Sequence[Query], hits: Mapping[str, Ranking],
+def answer_run(queries: Sequence[Query], hits: Mapping[str, Ranking | Sequence[str]],
                chunks: Sequence[Chunk] | Mapping[str, Chunk], k: int = 5, *, llm=None,
-               model: str = DEFAULT_MODEL) -> dict[str, Answer]:
-    """Query id → the cited answer from the top `k` of that query's `hits`."""
+               model: str = DEFAULT_MODEL, embedder=None) -> dict[str, Answer]:
+    """Query id → the cited answer from the top `k` of that query's `hits`: rankings of
+    (chunk id, score), as `Pipeline.search` gives them, or the chunk ids of `Pipeline.run`
+    (it was "too many values to unpack"). `embedder` as `ragkit.answer.answer` takes it
+    (the index's: the offline extractive answerer, where no key is set)."""
     llm = llm or LLM()
     by_id = chunks if isinstance(chunks, Mapping) else {c.id: c for c in chunks}
-    return {q.id: answer(q.text, list(hits[q.id])[:k], by_id, llm=llm, model=model)
+    return {q.id: answer(q.text, [(h, 0.0) if isinstance(h, str) else h
+                                  for h in list(hits[q.id])[:k]], by_id, llm=llm, model=model,
+                         embedder=embedder)
             for q in queries}
 
 

@@ -41,6 +41,16 @@ def test_answers_cite_the_golden_chunk_only_when_it_was_handed_over(llm):
     assert not cites_golden(one["refund"], JUDGMENTS["refund"])
 
 
+def test_a_run_of_chunk_ids_is_answered_as_its_rankings_are(llm):
+    """`answer_run(queries, pipeline.run(queries), chunks)` was "too many values to unpack":
+    `Pipeline.run` gives chunk ids, `Pipeline.search` (id, score) pairs."""
+    run = {qid: [ident for ident, _ in ranking] for qid, ranking in HITS.items()}
+    by_ids = answer_run(QUERIES, run, [REFUND, SHIP], k=2, llm=llm)
+    by_pairs = answer_run(QUERIES, HITS, [REFUND, SHIP], k=2, llm=llm)
+    assert {q: a.text for q, a in by_ids.items()} == {q: a.text for q, a in by_pairs.items()}
+    assert by_ids["refund"].text == "Refunds are accepted within 21 days of delivery. [1]"
+
+
 def test_answer_rows_score_and_price_each_answer(llm):
     answers = answer_run(QUERIES, HITS, [REFUND, SHIP], k=2, llm=llm)
     rows = answer_rows(QUERIES, answers, JUDGMENTS, WordEmbedder(["refunds", "days"]))
