@@ -29,6 +29,7 @@ from __future__ import annotations
 import fcntl
 import os
 import struct
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -37,6 +38,7 @@ SLOTS = 1 << 30  # bytes a key's lock can fall on: collisions (a needless wait) 
 # struct flock: l_type, l_whence, l_start, l_len, l_pid (0 for an OFD lock), padding
 _FLOCK = struct.Struct("hhqqi4x")
 _HELD: set[int] = set()  # this process's descriptors holding a lock now
+_OWNER: dict[tuple[str, int], int] = {}  # (lock file, byte) → the thread holding it here
 
 
 def _forget_in_child() -> None:
@@ -47,6 +49,7 @@ def _forget_in_child() -> None:
         with suppress(OSError):
             os.close(fd)
     _HELD.clear()
+    _OWNER.clear()
 
 
 if hasattr(os, "register_at_fork"):
@@ -64,13 +67,23 @@ class InFlight:
 
     @contextmanager
     def holding(self, key: str) -> Iterator[None]:
-        """Hold the lock of `key` (hex digits: a cache key) for the body's duration."""
-        slot = int(key[:15], 16) % SLOTS
-        fd = _locked(self.path, slot)
+        """Hold the lock of `key` (hex digits: a cache key) for the body's duration. A thread
+        holding it already goes on unguarded (reentrant): a streamed reply holds it while its
+        generator lives, and a `create` of the same request in that thread, the stream
+        still open (kept in a variable, or by a notebook's traceback), waited for itself
+        for ever."""
+        slot = (str(self.path), int(key[:15], 16) % SLOTS)
+        if _OWNER.get(slot) == threading.get_ident():
+            yield
+            return
+        fd = _locked(self.path, slot[1])
+        if fd is not None:
+            _OWNER[slot] = threading.get_ident()
         try:
             yield
         finally:
             if fd is not None:
+                _OWNER.pop(slot, None)
                 _HELD.discard(fd)
                 os.close(fd)  # drops this descriptor's lock, and no other
 

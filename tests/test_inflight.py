@@ -176,3 +176,41 @@ def test_a_child_forked_while_a_lock_is_held_does_not_keep_it(tmp_path: Path):
         os.kill(child, 9)
         os.waitpid(child, 0)
     assert (waiting.returncode, waiting.stdout) == (0, "0\n"), waiting.stderr
+
+
+def test_a_create_beside_an_open_stream_of_the_same_request_does_not_wait_for_itself(tmp_path):
+    """The stream holds the request's lock while its generator lives; a `create` of the same
+    request in the same thread, the stream kept open, waited for that lock for ever."""
+    import json
+    import anthropic
+    import httpx2
+    from ragkit.cache import CallCache
+    from ragkit.llm import LLM, UsageLog
+    from tests.test_llm import _stream_of
+    sent = []
+
+    def handler(request):
+        sent.append(json.loads(request.content).get("stream", False))
+        if sent[-1]:
+            return httpx2.Response(200, content=_stream_of(REPLY, False),
+                                   headers={"content-type": "text/event-stream"})
+        return httpx2.Response(200, json=REPLY)
+    client = anthropic.Anthropic(api_key="k", base_url="http://127.0.0.1:9", max_retries=0,
+                                 http_client=httpx2.Client(transport=httpx2.MockTransport(
+                                     handler)))  # an online client: its calls are locked
+    llm = LLM(client, cache=CallCache(tmp_path / "calls.sqlite"), usage=UsageLog())
+    body = dict(model="claude-haiku-4-5", max_tokens=20,
+                messages=[{"role": "user", "content": "one question"}])
+    stream = llm.stream(**body)
+    next(stream)  # the stream is open, holding the lock
+    done: list[str] = []
+    worker = threading.Thread(target=lambda: done.append(llm.create(**body).content[0].text))
+    worker.start()
+    worker.join(5)
+    assert not done  # another thread of the run waits for the stream, as it should
+    result = llm.create(**body)  # this thread: goes on, unguarded
+    assert result.content[0].text == "the answer"
+    for _ in stream:
+        pass
+    worker.join(10)
+    assert done == ["the answer"] and sent == [True, False]
