@@ -144,7 +144,7 @@ class Block:
     clause: bool = False  # ends in a clause of a long sentence (shown without its ", ")
     body: int = 0  # a titled unit's first block under its heading; 0 otherwise
     label: str = ""  # a table row under its columns' names (`labelled_row`), as it is shown
-    hidden: bool = False  # inside an HTML comment (`support.hidden_blocks`): never quoted
+    hidden: bool = False  # in an HTML comment (`support.hidden_blocks`): no quote, no strength
 
     @property
     def stop(self) -> int:
@@ -197,8 +197,8 @@ class Features:
         mixed with the best query–sentence cosine. A heading joined to its sentence is left
         out: its words say what the section is about ("Rate limits"), not that a sentence
         of it answers; but not a question over its answer (an FAQ's: `asked_above`)."""
-        best = max((b.cosine for b in self.blocks if not b.titled or asked_above(b.text)),
-                   default=0.0)
+        best = max((b.cosine for b in self.blocks if not b.hidden and (
+            not b.titled or asked_above(b.text))), default=0.0)
         return params.strength_mix * self.found + (1 - params.strength_mix) * best
 
 
@@ -237,7 +237,8 @@ def features(question: str, passages: Sequence[Passage], embedder) -> Features:
                     and (mine & named or not unit.clause)):
                 quotes.append((r, unit, mine, title, reading,
                                "" if config or reading == unit.text else reading,
-                               unit.start in hidden))
+                               not hidden.isdisjoint(range(unit.start, max(unit.end,
+                                                                           unit.start + 1)))))
     idf = request_idf(every_block, asked)
     alone = [reading for *_, reading, _, _ in quotes]
     framed = [f"{passages[r].title}\n{reading}" for r, _, _, _, reading, _, _ in quotes]

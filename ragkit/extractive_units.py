@@ -278,5 +278,5 @@ def repeats(one: str, other: str) -> bool:
     """Whether quoting both says one twice: equal, or one (3 words or more) inside the other
     — a chunk starting mid-sentence offers the tail of a sentence quoted whole ("… 85 °C, the
     gateway reduces …" after "When the internal temperature exceeds 85 °C, …")."""
-    short, long = sorted((one, other), key=len)
-    return short == long or (short in long and len(short.split()) >= 3)
+    short, long = sorted((one, other), key=len)  # whole words: "5 days" is not in "15 days"
+    return short == long or (len(short.split()) >= 3 and f" {short} " in f" {long} ")

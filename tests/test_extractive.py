@@ -905,3 +905,12 @@ def test_a_sentence_and_its_tail_from_a_chunk_starting_mid_sentence_are_quoted_o
                      1.0)
     quotes = choose(found, Params(learned=False, threshold=0.0, decline_missing=False)).quotes
     assert [q.text for q in quotes] == [whole, other.text]
+
+
+def test_a_shorter_sentence_inside_a_longer_one_by_characters_only_is_no_repeat():
+    """"5 days to return an item." is in "Gold members have 15 days to return an item." by
+    characters, not by words: it was dropped as a repeat, and the 5-day answer lost."""
+    from ragkit.extractive_units import repeats
+    assert not repeats("5 days to return an item.", "Gold members have 15 days to return an item.")
+    assert repeats("exceeds 85 °C, the gateway slows down.",
+                   "When the temperature exceeds 85 °C, the gateway slows down.")

@@ -38,6 +38,7 @@ What it is not: a reader. It cannot combine facts, compute, or notice that a pas
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +52,7 @@ from ragkit.support import (clause_terms, data_like, hidden_blocks, quotable, re
 
 THRESHOLD = 0.8
 MAX_QUOTES = 3
+_HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)", re.M)  # an ATX heading line opens so
 
 
 @dataclass(frozen=True)
@@ -87,10 +89,11 @@ def _units(results: list[dict[str, Any]]) -> list[Unit]:
         whole = "".join(t for t in texts if isinstance(t, str))
         clauses = clause_blocks(whole) if blocks(whole) == texts else frozenset()
         starts = [0, *itertools.accumulate(len(t) if isinstance(t, str) else 0 for t in texts)]
-        hidden = (frozenset() if is_code_name(str(result.get("source", "")))
-                  else hidden_blocks([t if isinstance(t, str) else "" for t in texts]))
+        code = is_code_name(str(result.get("source", "")))  # '#' a comment, not a heading
+        hidden = frozenset() if code else hidden_blocks(
+            [t if isinstance(t, str) else "" for t in texts])
         units += [Unit(r, b, text, _terms(text), title, quotable(text) and b not in hidden
-                       and not _on_heading(whole, starts[b]), b in clauses)
+                       and (code or not _on_heading(whole, starts[b])), b in clauses)
                   for b, text in enumerate(texts)]
     return units
 
@@ -99,8 +102,7 @@ def _on_heading(whole: str, start: int) -> bool:
     """Whether the block at `start` of `whole` lies on a Markdown heading line: "## 2.
     Cooling-off period" is cut into the blocks "## 2. " and "Cooling-off period" after its
     number, and the second was quoted as a whole answer."""
-    line = whole[whole.rfind("\n", 0, start) + 1:]
-    return line[:4].lstrip(" ").startswith("#")
+    return bool(_HEADING.match(whole, whole.rfind("\n", 0, start) + 1))
 
 
 def support(unit: Unit, idf: dict[str, float]) -> float:
