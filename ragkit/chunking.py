@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 import string
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ragkit.config_keys import is_config_name, key_path, line_start
@@ -288,7 +288,10 @@ def chunk_children(doc: Document, parents: list[Chunk],
     return children
 
 
-def chunk_documents(docs: list[Document], config: ChunkerConfig = ChunkerConfig()) -> list[Chunk]:
-    """Chunks of every document, in document order (`check_documents` first)."""
+def chunk_documents(docs: Iterable[Document], config: ChunkerConfig = ChunkerConfig()
+                    ) -> list[Chunk]:
+    """Chunks of every document, in document order (`check_documents` first; any iterable,
+    read once)."""
+    docs = list(docs)
     check_documents(docs)
     return [chunk for doc in docs for chunk in chunk_document(doc, config)]

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import os
+import unicodedata
 import warnings
 from pathlib import Path
 
@@ -168,6 +169,7 @@ def load_beir(root: Path | str, split: str = "test") -> Dataset:
     """
     root = Path(root)
     documents = _beir_documents(root)
+    own = {_nfc(d.id): d.id for d in documents}  # a corpus id in NFD is judged by its NFC form
     names = beir_splits(root) if split == "all" else [split]
     if not names:
         # not "(--split all reads every one)": said to an eval or tune not given --split of
@@ -183,16 +185,15 @@ def load_beir(root: Path | str, split: str = "test") -> Dataset:
             raise RagkitError(f"{where(root / 'queries.jsonl', line, '_id')}: duplicate query "
                               f"id '{ident}' (first at line {asked[ident]})")
         asked[ident] = line
-        if ident in judged:
+        if (key := _nfc(ident)) in judged:  # qrels ids are read in NFC (`read_qrels`)
             text = require(obj, "text", str, root / "queries.jsonl", line, non_empty=True)
-            queries.append(Query(ident, composed(text), split="+".join(judged_in[ident]),
-                                 golden=tuple(Golden(d) for d in judged[ident])))
+            queries.append(Query(ident, composed(text), split="+".join(judged_in[key]),
+                                 golden=tuple(Golden(own.get(d, d)) for d in judged[key])))
     source = root / "qrels" / f"{names[0]}.tsv" if len(names) == 1 else root / "qrels"
     _warn_missing_queries(judged, queries, source, root / "queries.jsonl")
-    known = {d.id for d in documents}
     for query in queries:  # in the qrels' own words, not a golden file's `golden[0].doc_id`
-        for doc, path in judged[query.id].items():
-            if doc not in known:
+        for doc, path in judged[_nfc(query.id)].items():
+            if doc not in own:
                 line, field = judged_at(path, query.id, doc) or (None, "corpus-id")
                 raise RagkitError(f"{where(path, line)}: query '{query.id}': field '{field}': "
                                   f"'{doc}' is not in {root / 'corpus.jsonl'}")
@@ -220,9 +221,13 @@ def _union_qrels(root: Path, names: list[str]
     return judged, judged_in
 
 
+def _nfc(ident: str) -> str:
+    return unicodedata.normalize("NFC", ident)
+
+
 def _warn_missing_queries(judged: dict, queries: list[Query], qrels_path: Path,
                           queries_path: Path) -> None:
-    missing = sorted(set(judged) - {q.id for q in queries})
+    missing = sorted(set(judged) - {_nfc(q.id) for q in queries})
     if missing:
         examples = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
         warnings.warn(f"{qrels_path}: left out "

@@ -295,3 +295,16 @@ def test_documents_beside_corpus_are_named_not_left_out_unsaid(tmp_path):
     assert [str(w.message) for w in caught] == [
         f"{root}: not read, beside corpus/: expenses.md (a data set's documents are those of "
         f"corpus/: move them there to index them)"]
+
+
+def test_a_beir_set_with_decomposed_ids_in_corpus_queries_and_qrels_loads(beir):
+    """Qrels ids are read in NFC (one id in two forms is one id); a corpus and queries whose
+    ids are written decomposed (NFD) were then "not in corpus.jsonl"."""
+    import unicodedata
+    nfd = unicodedata.normalize("NFD", "café")
+    _write(beir / "corpus.jsonl", [json.dumps({"_id": nfd, "text": "Coffee is served."}),
+                                   json.dumps({"_id": "tea", "text": "Tea is served."})])
+    _write(beir / "queries.jsonl", [json.dumps({"_id": f"q-{nfd}", "text": "coffee?"})])
+    (beir / "qrels" / "test.tsv").write_text(f"query-id\tcorpus-id\tscore\nq-{nfd}\t{nfd}\t1\n")
+    data = load_beir(beir)
+    assert [(q.id, [g.doc_id for g in q.golden]) for q in data.queries] == [(f"q-{nfd}", [nfd])]

@@ -73,3 +73,14 @@ def test_ragkits_own_run_of_the_same_corpus_still_matches_its_escaped_ids(tmp_pa
                  str(tmp_path / "qrels.tsv")]) == 0
     row = _row(capsys.readouterr().out)
     assert (row["R@20"], row["MRR"]) == ("0.500", "0.500")
+
+
+def test_a_foreign_run_that_only_reads_as_written_is_read_so(tmp_path, capsys):
+    """`caf%e9` is no %-escape of UTF-8, and `AT%26T` beside `AT&T` is one id twice once
+    decoded: both runs were refused before their as-written ids, which match the BEIR
+    qrels, were tried."""
+    qrels = "q1\tcaf%e9\t1\nq1\tAT%26T\t1\n"
+    assert _eval(tmp_path, "q1 Q0 caf%e9 1 2 t\nq1 Q0 AT%26T 2 1 t\n", qrels, "qrels.tsv") == 0
+    assert _row(capsys.readouterr().out)["R@20"] == "1.000"
+    assert _eval(tmp_path, "q1 Q0 AT%26T 1 2 t\nq1 Q0 AT&T 2 1 t\n", qrels, "qrels.tsv") == 0
+    assert _row(capsys.readouterr().out)["R@20"] == "0.500"

@@ -408,3 +408,11 @@ def test_a_deeper_k_keeps_the_top_across_processes(tmp_path):
         assert {q: r[:5] for q, r in runs["400"].items()} == runs["5"], rerank
         assert {q: r[:150] for q, r in runs["400"].items()} == runs["150"], rerank
         assert all(len(r) == 300 for r in runs["400"].values())
+
+
+def test_chunk_documents_reads_a_generator_once():
+    """The new document check read a generator up first: `chunk_documents(iter(docs))` gave
+    no chunks."""
+    from ragkit import chunk_documents
+    docs = [Document("a", "alpha beta"), Document("b", "gamma delta")]
+    assert [c.id for c in chunk_documents(iter(docs))] == ["a#0", "b#0"]
