@@ -246,17 +246,31 @@ def test_ragkit_ask_prints_the_cited_answer_and_numbered_sources(tiny_index, cap
                    "(extractive quotes, no cost)\n")
 
 
-def test_ragkit_ask_names_the_heading_over_the_cited_sentence(tmp_path, monkeypatch, capsys):
-    """One chunk that starts under "Overview" and answers under "Deadline": the source list
-    names "Deadline", where the quoted sentence is, not where the chunk starts."""
+def _bm25_index(tmp_path, monkeypatch, capsys, ident: str, title: str, text: str) -> None:
+    """`ragkit index` of one document into tmp_path/idx, no embedder, no key, output read."""
     monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     docs = tmp_path / "docs.jsonl"
-    text = ("# Refunds\n\n## Overview\n\nThis page covers returns.\n\n## Deadline\n\n"
-            "Refunds are accepted within 21 days of delivery.")
-    docs.write_text(json.dumps({"id": "refund", "title": "Refund policy", "text": text}) + "\n")
+    docs.write_text(json.dumps({"id": ident, "title": title, "text": text}) + "\n")
     assert main(["index", str(docs), "--out", str(tmp_path / "idx"), "--embedder", "none"]) == 0
     capsys.readouterr()
+
+
+def _home_with_models(tmp_path, monkeypatch) -> None:
+    """A new RAGKIT_HOME whose models are the installed ones; no key."""
+    from ragkit import models
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "models").symlink_to(models.ragkit_home() / "models")
+    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+
+
+def test_ragkit_ask_names_the_heading_over_the_cited_sentence(tmp_path, monkeypatch, capsys):
+    """One chunk that starts under "Overview" and answers under "Deadline": the source list
+    names "Deadline", where the quoted sentence is, not where the chunk starts."""
+    _bm25_index(tmp_path, monkeypatch, capsys, "refund", "Refund policy",
+                "# Refunds\n\n## Overview\n\nThis page covers returns.\n\n## Deadline\n\n"
+                "Refunds are accepted within 21 days of delivery.")
     assert main(["ask", "--index", str(tmp_path / "idx"), "--k", "1",
                  "Within how many days are refunds accepted?"]) == 0
     out = capsys.readouterr().out
@@ -267,14 +281,9 @@ def test_a_numbered_headings_words_are_never_the_answer(tmp_path, monkeypatch, c
     """"## 2. Cooling-off period" is cut into the blocks "## 2. " and "Cooling-off period"
     after its number: `ragkit ask "What is the cooling-off period?"` on a BM25 index (the
     stand-in's rule) answered "Cooling-off period [1]"."""
-    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    docs = tmp_path / "docs.jsonl"
-    text = ("# Returns\n\n## 1. Scope\n\nThis policy covers orders.\n\n## 2. Cooling-off "
-            "period\n\nYou may cancel an order during a cooling-off period of 21 days.\n")
-    docs.write_text(json.dumps({"id": "returns", "title": "Returns", "text": text}) + "\n")
-    assert main(["index", str(docs), "--out", str(tmp_path / "idx"), "--embedder", "none"]) == 0
-    capsys.readouterr()
+    _bm25_index(tmp_path, monkeypatch, capsys, "returns", "Returns",
+                "# Returns\n\n## 1. Scope\n\nThis policy covers orders.\n\n## 2. Cooling-off "
+                "period\n\nYou may cancel an order during a cooling-off period of 21 days.\n")
     for question in ("What is the cooling-off period?", "Cooling-off period"):
         assert main(["ask", "--index", str(tmp_path / "idx"), question]) == 0
         assert capsys.readouterr().out.splitlines()[0] == (
@@ -303,11 +312,7 @@ def test_text_hidden_in_an_html_comment_is_never_quoted():
 
 @pytest.mark.parametrize("embedder", ["none", "e5-small"])
 def test_ragkit_ask_never_quotes_a_hidden_instruction(tmp_path, monkeypatch, capsys, embedder):
-    from ragkit import models
-    (tmp_path / "home").mkdir()
-    (tmp_path / "home" / "models").symlink_to(models.ragkit_home() / "models")
-    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    _home_with_models(tmp_path, monkeypatch)
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "faq.md").write_text(
@@ -343,11 +348,7 @@ def test_a_heading_over_a_hidden_comment_or_a_comment_in_code_is_read_right(
         tmp_path, monkeypatch, capsys, text, answer):
     """A heading joined to the comment under it was quoted with it ("## Returns" + the
     hidden 90 days); an unclosed `<!--` in backticks hid the answer after it."""
-    from ragkit import models
-    (tmp_path / "home").mkdir()
-    (tmp_path / "home" / "models").symlink_to(models.ragkit_home() / "models")
-    monkeypatch.setenv("RAGKIT_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    _home_with_models(tmp_path, monkeypatch)
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "returns.md").write_text(text)
     for embedder in ("e5-small", "none"):
