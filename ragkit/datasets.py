@@ -194,7 +194,7 @@ def load_beir(root: Path | str, split: str = "test") -> Dataset:
     for query in queries:  # in the qrels' own words, not a golden file's `golden[0].doc_id`
         for doc, path in judged[_nfc(query.id)].items():
             if doc not in own:
-                line, field = judged_at(path, query.id, doc) or (None, "corpus-id")
+                line, field = judged_at(path, _nfc(query.id), doc) or (None, "corpus-id")
                 raise RagkitError(f"{where(path, line)}: query '{query.id}': field '{field}': "
                                   f"'{doc}' is not in {root / 'corpus.jsonl'}")
     queries = check_golden(queries, documents, source)

@@ -15,9 +15,9 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from collections.abc import Sequence
 from typing import Any
 
 from ragkit.errors import RagkitError, RagkitWarning, where  # noqa: F401 (the names' home)

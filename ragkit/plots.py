@@ -33,7 +33,8 @@ KIND_WIDTH = 28      # characters a line of a heat map's row label holds
 
 def figure(draw):
     """`checked`, and a run that changed a notebook parameter named under the title
-    (`run_note`): a figure copied out of a run with `tokenizer = 'words'` read as the default's."""
+    (`run_note`): a figure copied out of a run with `tokenizer = 'words'` read as the
+    default run's."""
     return checked(with_note(run_note)(draw))
 
 

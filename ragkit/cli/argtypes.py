@@ -7,7 +7,8 @@ from pathlib import Path
 
 from ragkit.errors import RagkitError
 
-CLOSED = "ragkit_closed"  # the mark `ragkit.cli.main` puts on the /dev/null it gives a closed stdout
+# the mark `ragkit.cli.main` puts on the /dev/null it gives a command started with stdout closed
+CLOSED = "ragkit_closed"
 
 
 def nonempty_path(text: str) -> Path:
