@@ -28,7 +28,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ragkit.config_keys import is_config_name, key_path, line_start
-from ragkit.documents import Chunk, Document, RagkitError, check_documents
+from ragkit.document_checks import check_documents
+from ragkit.documents import Chunk, Document, RagkitError
 from ragkit.file_kinds import doc_name, is_code
 from ragkit.loaders.pages import chunk_pages
 from ragkit.outline import label, outline

@@ -15,7 +15,6 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -34,28 +33,6 @@ class Document:
     text: str
     title: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
-
-
-def check_documents(documents: Sequence[object]) -> None:
-    """Refuse, in one line naming the position, what cannot be indexed as given: an item
-    that is no `Document`, an id that is no non-empty text, a text or title that is no text,
-    and an id given twice. Why here: `Pipeline.build` of two documents "a" made two chunks
-    "a#0", which no run or judgment can tell apart, and `Document("x", None)` failed as a
-    TypeError deep in chunking (the loaders refuse the same in a file, with its line)."""
-    seen: dict[str, int] = {}
-    for n, doc in enumerate(documents, start=1):
-        if not isinstance(doc, Document):
-            raise RagkitError(f"documents[{n - 1}]: {doc!r:.60} ({type(doc).__name__}), not "
-                              f"a ragkit.Document")
-        for name in ("id", "text", "title"):
-            value = getattr(doc, name)
-            if not isinstance(value, str) or (name == "id" and not value):
-                raise RagkitError(f"documents[{n - 1}].{name}: {value!r:.80} is no "
-                                  f"{'non-empty ' if name == 'id' else ''}text")
-        first = seen.setdefault(doc.id, n)
-        if first != n:
-            raise RagkitError(f"documents[{n - 1}].id: '{doc.id}' is the id of "
-                              f"documents[{first - 1}] too; each document needs its own")
 
 
 @dataclass(frozen=True, slots=True)  # no per-chunk __dict__: ~100 bytes less each

@@ -74,8 +74,8 @@ from ragkit.config_keys import is_config_name, opens_block
 from ragkit import extractive_scorer as scorer
 from ragkit.extractive_decline import missing, under_threshold
 from ragkit.extractive_scorer import closeness
-from ragkit.extractive_units import (asked_above, heading_adds, readings, repeats, shown,
-                                     under_heading, units)
+from ragkit.extractive_units import (asked_above, heading_adds, quoted_as, readings,
+                                     repeats, shown, under_heading, units)
 from ragkit.file_kinds import is_code_name
 from ragkit.support import question_terms as terms
 from ragkit.support import (MAX_QUOTE_CHARS, clause_terms, data_like, hidden_blocks, request_idf,
@@ -283,26 +283,19 @@ def choose(found: Features, params: Params = Params()) -> Extract:
                    and (b.has_digit or len(terms(b.text)) > 1))  # a lone "Terminal": no answer
         if quotes and not touches:
             continue
-        said = _said(b)
-        held = [i for i, q in enumerate(quotes) if repeats(said, _said(q))
+        says, before = quoted_as(b.text, b.titled), [quoted_as(q.text, q.titled) for q in quotes]
+        held = [i for i, q in enumerate(quotes) if repeats(says, before[i])
                 or (q.result == b.result and q.block < b.stop and b.block < q.stop)]
         b = b if not b.titled or heading_adds(b.text, asked) else replace(
             b, block=b.body, text=under_heading(b.text), titled=False, body=0)
         if not held:
             quotes.append(b)
-        elif len(held) == 1 and len(said) > len(_said(quotes[held[0]])) and repeats(
-                said, _said(quotes[held[0]])):  # the whole sentence, where its tail was
+        elif (len(held) == 1 and repeats(says, before[held[0]])
+              and len(says) > len(before[held[0]])):  # the whole sentence, for its tail
             quotes[held[0]] = b
         if len(quotes) == MAX_QUOTES:
             break
     return Extract(tuple(quotes), strength, False)
-
-
-def _said(unit: Block) -> str:
-    """What quoting `unit` says: its text, white space normalised, without a heading line it
-    is joined to (so a sentence offered under its heading and alone is quoted once)."""
-    text = under_heading(unit.text) if unit.titled and "\n" in unit.text else unit.text
-    return " ".join(text.split())
 
 
 def extract(question: str, passages: Sequence[Passage], embedder,

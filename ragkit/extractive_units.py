@@ -274,6 +274,13 @@ def readings(name: str, section: str, pieces: Sequence[str], found: Sequence[Uni
             for unit in found]
 
 
+def quoted_as(text: str, titled: bool) -> str:
+    """What quoting a unit of `text` says: white space normalised, without the heading line
+    a `titled` unit is joined to (a sentence offered under its heading and alone is quoted
+    once)."""
+    return " ".join((under_heading(text) if titled and "\n" in text else text).split())
+
+
 def repeats(one: str, other: str) -> bool:
     """Whether quoting both says one twice: equal, or one (3 words or more) inside the other
     — a chunk starting mid-sentence offers the tail of a sentence quoted whole ("… 85 °C, the

@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from ragkit.chunking import ChunkerConfig, chunk_children, chunk_document
 from ragkit.config import IndexConfig
 from ragkit.contextualize import get_contextualizer
-from ragkit.documents import Chunk, Document, check_documents
+from ragkit.document_checks import check_documents
+from ragkit.documents import Chunk, Document
 from ragkit.progress import progress_bar
 
 

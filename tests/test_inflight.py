@@ -10,6 +10,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import pytest
+
 from http_reply import send_json
 
 REPLY = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
@@ -58,12 +60,6 @@ def _two_runs(tmp_path: Path, handler, script: str) -> tuple[list[tuple[str, str
         server.shutdown()
 
 
-def test_two_processes_asking_one_request_at_once_pay_for_it_once(tmp_path: Path):
-    outs, sent = _two_runs(tmp_path, Slow, ASK)
-    assert [out for out, _ in outs] == ["the answer\n", "the answer\n"], outs
-    assert sent == ["/v1/messages"]
-
-
 STREAM = """
 import sys, anthropic
 from ragkit.cache import CallCache
@@ -99,10 +95,13 @@ class SlowStream(BaseHTTPRequestHandler):
         pass
 
 
-def test_two_streams_of_one_request_at_once_pay_for_it_once(tmp_path: Path):
-    """`ragkit ask --stream` of one question in two terminals at once: both streams were
-    sent and paid for; `create` already waited for the other run's call."""
-    outs, sent = _two_runs(tmp_path, SlowStream, STREAM)
+@pytest.mark.parametrize("handler, script", [(Slow, ASK), (SlowStream, STREAM)],
+                         ids=["create", "stream"])
+def test_two_processes_asking_one_request_at_once_pay_for_it_once(tmp_path: Path, handler,
+                                                                  script):
+    """Streamed too: `ragkit ask --stream` of one question in two terminals at once sent and
+    paid for both streams, while `create` already waited for the other run's call."""
+    outs, sent = _two_runs(tmp_path, handler, script)
     assert [out for out, _ in outs] == ["the answer\n", "the answer\n"], outs
     assert sent == ["/v1/messages"]
 
