@@ -24,12 +24,6 @@ SIGTERM ends them (`_WholeResults`), so the pool is never left reading half a me
 `worker_block(default)` is the size of a worker task, which $RAGKIT_WORKER_BLOCK overrides:
 a test knob (a small corpus then uses workers), not a tuning one.
 
-`unwatched_kernel()`: whether this process is a Jupyter kernel no person watches — one papermill
-or nbval started, with no Jupyter session (`SESSION_ENV`) — so a bar or a note a step shows on
-its own (not asked for by a `progress` argument) never lands in those kernels' kept outputs,
-yet shows in a terminal, in JupyterLab, and on a command's stderr sent to a log file (a first
-reranked search of 100 queries embedded for 4.5 minutes with nothing on a redirected stderr).
-
 What it is not: a scheduler that knows which notebook needs which index; order is the
 numbered order, and a notebook that needs an index another one is building waits for it.
 """
@@ -49,16 +43,6 @@ from contextlib import contextmanager
 from typing import Any
 
 from ragkit.documents import RagkitError
-from ragkit.progress import cell_display
-
-SESSION_ENV = "JPY_SESSION_NAME"  # the notebook a Jupyter server started this kernel for
-
-
-def unwatched_kernel() -> bool:
-    """True in a Jupyter kernel without a session: papermill's or nbval's, whose outputs are
-    kept and compared. False in a terminal, a command whose stderr is a file or a pipe, and a
-    kernel JupyterLab started."""
-    return cell_display() is not None and not os.environ.get(SESSION_ENV)
 
 MAX_DEFAULT = 2  # more kernels than this on a laptop mostly wait for the embedding lock
 BLOCK_ENV = "RAGKIT_WORKER_BLOCK"

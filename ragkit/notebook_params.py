@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ragkit.documents import RagkitError, load_golden, where
-from ragkit.jobs import SESSION_ENV  # the notebook a Jupyter server started this kernel for
+from ragkit.progress import SESSION_ENV  # the notebook a Jupyter server started this kernel for
 from ragkit.jsonl import MalformedJSON, parse_json, read_json
 from ragkit.papermill_params import injected
 

@@ -153,10 +153,10 @@ def test_the_wait_is_not_written_into_a_notebook_papermill_or_nbval_runs(tmp_pat
     """Two notebooks run side by side by nbval on a new cache: the wait line went into a cell's
     output, which then differed from the committed one. In JupyterLab (a session) it shows."""
     from filelock import Timeout
-    from ragkit import jobs
+    from ragkit import progress
     from ragkit.embed import cache_file
     notes: list[str] = []
-    monkeypatch.setattr(jobs, "cell_display", lambda: print)  # in a Jupyter kernel
+    monkeypatch.setattr(progress, "cell_display", lambda: print)  # in a Jupyter kernel
     monkeypatch.setattr(cache_file, "note", notes.append)
     monkeypatch.setenv("JPY_SESSION_NAME", session)
 

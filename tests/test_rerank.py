@@ -430,14 +430,14 @@ def test_the_second_views_bar_shows_on_a_commands_redirected_stderr(monkeypatch)
     with nothing in the log while a fresh 5k-document index's candidates were embedded: the
     bar was kept for a terminal or JupyterLab only. A command's log shows it, as `ragkit
     index`'s bars."""
-    from ragkit import jobs
+    from ragkit import progress
     from ragkit.rerank import second_view
     pipeline, second = _second_view_index()
     asked = _asked_bars(monkeypatch, second)
     monkeypatch.setattr(second_view, "PROGRESS_TEXTS", 1)
-    monkeypatch.setattr(jobs.sys.stderr, "isatty", lambda: False, raising=False)
-    monkeypatch.delenv(jobs.SESSION_ENV, raising=False)
-    assert jobs.cell_display() is None  # not a kernel: a command
+    monkeypatch.setattr(progress.sys.stderr, "isatty", lambda: False, raising=False)
+    monkeypatch.delenv(progress.SESSION_ENV, raising=False)
+    assert progress.cell_display() is None  # not a kernel: a command
     second_view.SecondView(pipeline, second).scores("refund", [0])
     assert asked == [True, False]
 
@@ -445,15 +445,15 @@ def test_the_second_views_bar_shows_on_a_commands_redirected_stderr(monkeypatch)
 def test_the_second_views_bar_stays_out_of_a_kernel_no_one_watches(monkeypatch):
     """papermill's kernel (no Jupyter session) kept the bar and its timings in notebook 02's
     committed output with embedder=minilm; JupyterLab's kernel (a session) shows it."""
-    from ragkit import jobs
+    from ragkit import progress
     from ragkit.rerank import second_view
     pipeline, second = _second_view_index()
     asked = _asked_bars(monkeypatch, second)
     monkeypatch.setattr(second_view, "PROGRESS_TEXTS", 1)
-    monkeypatch.setattr(jobs, "cell_display", lambda: print)  # a Jupyter kernel
-    monkeypatch.delenv(jobs.SESSION_ENV, raising=False)
+    monkeypatch.setattr(progress, "cell_display", lambda: print)  # a Jupyter kernel
+    monkeypatch.delenv(progress.SESSION_ENV, raising=False)
     second_view.SecondView(pipeline, second).scores("refund", [0])
-    monkeypatch.setenv(jobs.SESSION_ENV, "notebooks/02_contextual_retrieval.ipynb")
+    monkeypatch.setenv(progress.SESSION_ENV, "notebooks/02_contextual_retrieval.ipynb")
     second_view.SecondView(pipeline, second).scores("refund", [1])
     assert asked == [False, False, True, False]  # unwatched: no bar; in JupyterLab: a bar
 

@@ -34,7 +34,7 @@ import warnings
 from collections.abc import Iterator
 from concurrent.futures.process import BrokenProcessPool
 
-from ragkit.cli import answers, manage, questions, retrieval, scoring
+from ragkit.cli import answers, manage, questions, retrieval, scoring, tuning
 from ragkit.cli.api_options import COMMANDS as API_COMMANDS
 from ragkit.cli.api_options import add_api_options, apply_api_options
 from ragkit.cli.argtypes import CLOSED
@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ragkit", description=__doc__.split("\n\n")[0],
                                      formatter_class=Help)
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (retrieval, scoring, answers, manage, questions):
+    for module in (retrieval, scoring, tuning, answers, manage, questions):
         module.add_parsers(sub)
     for name in API_COMMANDS:
         add_api_options(sub.choices[name])

@@ -1,4 +1,4 @@
-"""`ragkit index` and `search`: build an index, search it (`eval` and `tune`: cli/scoring.py)."""
+"""`ragkit index` and `search`: build an index, search it (scored by cli/scoring.py)."""
 from __future__ import annotations
 
 import argparse

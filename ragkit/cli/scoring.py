@@ -1,4 +1,4 @@
-"""`ragkit eval` and `tune`: score retrieval on a data set or a TREC run; tune fusion weights."""
+"""`ragkit eval`: score retrieval on a data set or a TREC run (`tune` is `ragkit.cli.tuning`)."""
 from __future__ import annotations
 
 import argparse
@@ -10,11 +10,10 @@ from ragkit.atomic import check_target, write_text
 from ragkit.cli.argtypes import check_stdout, nonempty_path
 from ragkit.cli.options import (DEFAULT_RERANK, Help, add_index_options, add_search_options,
                                 check_index_covers, check_same_options, clamp_k, index_config,
-                                load_index, positive_int, print_rerank_summary, terminal_text)
+                                load_index, print_rerank_summary, terminal_text)
 from ragkit.cli.fusion import fusion_given, fusion_settings
 from ragkit.cli.golden import check_questions, warn_unsplit, with_questions
 from ragkit.cli.retrieval import batch_size, held_per_query
-from ragkit.config import fetch_depth
 from ragkit.errors import RagkitError, not_a_file
 from ragkit.index_owner import refuse_output_in_index
 from ragkit.sheet_cells import csv_text
@@ -28,13 +27,14 @@ def cmd_eval(args: argparse.Namespace) -> None:
     if (args.dataset is None) == (args.run is None):
         raise RagkitError("give a DATASET folder, or --run RUN --qrels QRELS" +
                           (" (not both)" if args.dataset is not None else ""))
-    args.stdout = sys.stdout  # '-': the CSV alone there, every other line on stderr
-    if str(args.per_query) == "-":  # it wrote a file named "-"
+    # '-' (it wrote a file named "-"): the CSV alone on stdout, every other line on stderr
+    args.stdout = sys.stdout if str(args.per_query) == "-" else None
+    if args.stdout is not None:
         check_stdout("--per-query")
     elif args.per_query:
         refuse_output_in_index(args.per_query, "--per-query")
         check_target(args.per_query, is_per_query_csv, "a per-query CSV", folder=False)
-    with redirect_stdout(sys.stderr) if str(args.per_query) == "-" else nullcontext():
+    with redirect_stdout(sys.stderr) if args.stdout is not None else nullcontext():
         if args.run:
             _eval_run_file(args)
         else:
@@ -133,12 +133,12 @@ def _eval_dataset(args: argparse.Namespace) -> None:
         tables[name], ranks[name] = score_batches(_runs(pipeline, judged, depth, config),
                                                   judgments, args.k)
     print(f"{data.name}: {counted(len(judgments), 'judged query', 'judged queries')} of "
-          f"{scored}, {counted(len(pipeline.chunks), 'chunk')}{_unscored(data.queries, judged)}")
+          f"{scored}, {counted(len(pipeline.chunks), 'chunk')}{unscored(data.queries, judged)}")
     _print_and_save(args, ranks, tables, data.queries)
     print_rerank_summary(pipeline)
 
 
-def _unscored(queries: list, judged: list) -> str:
+def unscored(queries: list, judged: list) -> str:
     """"; 2 unanswerable questions (no golden items) not scored" when some of `queries` are
     not `judged` (why "9 judged queries" of a file of 11); empty when every one is."""
     n = len(queries) - len(judged)
@@ -186,70 +186,14 @@ def _print_and_save(args: argparse.Namespace, ranks: dict, tables: dict,
     if args.per_query:
         kinds = {q.id: q.kind for q in queries}
         rows = per_query_rows(ranks, tables, kinds)
-        where = args.per_query
-        if str(where) == "-":  # a pipe or `> f.csv` gets the CSV alone
+        if args.stdout is not None:  # a pipe or `> f.csv` gets the CSV alone
             args.stdout.write(csv_text(rows))
             args.stdout.flush()
-            where = "standard output"
         else:
-            write_text(where, csv_text(rows), is_ours=is_per_query_csv, what="a per-query CSV")
-        print(f"per-query metrics: {where}")
-
-
-def cmd_tune(args: argparse.Namespace) -> None:
-    """Sweep the dense weight α and RRF's k on a data set's labelled queries; print the best."""
-    # deferred: numpy, pandas and scipy load only when a command builds or reads an index
-    from ragkit.datasets import beir_splits, load_dataset
-    from ragkit.evaluate import judge
-    from ragkit.pipeline import Pipeline, SearchConfig
-    from ragkit.tune import (best_alpha, best_rrf_k, candidate_lists, check_sweep_points,
-                             check_metric, parse_grid, sweep_alpha, sweep_rrf_k, sweep_table)
-    check_metric(args.metric, args.k)  # bad options are refused before any work
-    alphas, rrf_ks = parse_grid(args.alphas), parse_grid(args.rrf_ks, integer=True)
-    check_sweep_points(alphas, rrf_ks, "--rrf-ks: each k")  # before any work
-    check_questions(args.questions)
-    # a BEIR folder is read by split: dev, as the other layouts default, else every qrels file
-    # (it tuned on qrels/test.tsv alone, whatever --split said)
-    loaded = args.split or ("dev" if "dev" in beir_splits(args.dataset) else "all")
-    data = load_dataset(args.dataset, loaded, skip_bad=args.skip_bad)
-    if args.questions:  # e.g. from `ragkit questions accept`: they replace golden/
-        data = with_questions(data, args.questions)
-    # "all" as in `ragkit eval`: every question, whatever its split
-    split = (None if args.split == "all" else
-             args.split or ("dev" if any(q.split == "dev" for q in data.queries) else None))
-    warn_unsplit(data, split)
-    data = data.split(split)
-    pipeline = load_index(args.index) if args.index else None
-    if pipeline is not None:
-        check_same_options(args, pipeline.config, args.index, "--index is searched as built")
-    config = None if pipeline else index_config(args)
-    if not (pipeline.has_dense if pipeline else config.embedder):  # refuse before building
-        raise RagkitError("tune weighs BM25 against dense retrieval: build the index with an "
-                          "embedder (not --embedder none)")
-    if pipeline is not None:
-        check_index_covers(pipeline, data, args)
-    else:
-        pipeline = Pipeline.build(data.documents, config, chunks=data.chunks)
-    judgments = judge(data.queries, data.documents, pipeline.chunks)
-    judged = [q for q in data.queries if q.id in judgments]
-    if not judged:
-        raise RagkitError(f"{args.dataset}: no query with golden items to tune on{NO_QUESTIONS}")
-    lists = candidate_lists(pipeline, judged, fetch_depth(args.k, SearchConfig().candidates))
-    scored = f"split {split}" if split else all_splits(data)
-    print(f"{data.name}: {counted(len(judged), 'judged query', 'judged queries')} of {scored}, "
-          f"{counted(len(pipeline.chunks), 'chunk')}{_unscored(data.queries, judged)}")
-    for name, tables, best in (("dense weight α", sweep_alpha(lists, judgments, alphas, args.k),
-                                best_alpha),
-                               ("RRF k", sweep_rrf_k(lists, judgments, rrf_ks, args.k),
-                                best_rrf_k)):
-        choice = best(tables, args.metric)
-        print(f"\n{name}")
-        print(metrics_text(sweep_table(tables, choice)))
-        advice = (choice.advice(SearchConfig().weights["dense"], "--dense-weight")
-                  if name.startswith("dense") else
-                  choice.advice(SearchConfig().rrf_k, "--rrf-k", "--fusion rrf"))
-        print(f"{name}: {choice}\n  {advice} "
-              f"(swept without reranking: add --rerank none to reproduce this table)")
+            write_text(args.per_query, csv_text(rows), is_ours=is_per_query_csv,
+                       what="a per-query CSV")
+        print(f"per-query metrics: "
+              f"{'standard output' if args.stdout is not None else args.per_query}")
 
 
 EVAL_HELP = """Score retrieval, either of each mode on a data set (its index built here, or
@@ -288,24 +232,3 @@ def add_parsers(sub) -> None:
     add_index_options(p)
     add_search_options(p, multiple=True)
     p.set_defaults(func=cmd_eval)
-
-    p = sub.add_parser("tune", help="sweep fusion weights and RRF k on labelled queries",
-                       formatter_class=Help)
-    p.add_argument("dataset", type=nonempty_path, help="shipped-layout, cookbook or BEIR folder")
-    p.add_argument("--split", default=None,
-                   help="queries of this split, or all (default: dev when there is one, else "
-                        "all); a BEIR folder reads qrels/SPLIT.tsv, or every qrels/*.tsv for all")
-    p.add_argument("--metric", default="Pass@5", help="pick the best point by this mean")
-    p.add_argument("--alphas", default="0:1:0.1",
-                   help="dense weights α (BM25 gets 1 − α): START:STOP:STEP or V1,V2,...")
-    p.add_argument("--rrf-ks", default="1,5,10,20,40,60,100,200", help="RRF k values")
-    p.add_argument("--k", type=positive_int, default=20, help="results per query")
-    p.add_argument("--index", type=nonempty_path, help="use a saved index instead of building one")
-    p.add_argument("--questions", type=nonempty_path, metavar="FILE.jsonl",
-                   help="tune on these labelled questions (golden JSONL, e.g. from `ragkit "
-                        "questions accept`) instead of DATASET's golden/")
-    p.add_argument("--skip-bad", action="store_true",
-                   help="leave out a folder's files that cannot be read, as `ragkit index "
-                        "--skip-bad` does (a warning each)")
-    add_index_options(p)
-    p.set_defaults(func=cmd_tune)

@@ -16,8 +16,7 @@ from filelock import FileLock, Timeout
 
 from ragkit.errors import RagkitError
 from ragkit.models import ragkit_home
-from ragkit.jobs import unwatched_kernel
-from ragkit.progress import note
+from ragkit.progress import note, unwatched_kernel
 from ragkit.sqlite_files import remove_database, resolved
 
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from ragkit.dense import window_texts
 from ragkit.embed import get_embedder
-from ragkit.jobs import unwatched_kernel
+from ragkit.progress import unwatched_kernel
 
 MODEL = "auto"  # the second view of every index but a MiniLM one
 MINILM_FAMILY = ("auto", "minilm")  # registry names whose second view is e5-small
