@@ -282,8 +282,14 @@ def check_metric_column(tables: Mapping[str, pd.DataFrame], metric: str) -> None
 
 def bootstrap_ci(values: Sequence[float], n: int = 1000, alpha: float = 0.05,
                  seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap confidence interval of a mean (seeded, so reproducible)."""
+    """Percentile bootstrap confidence interval of a mean (seeded, so reproducible).
+    NaN values are left out, as pandas' mean leaves them out of the mean the interval
+    brackets (one NaN made both ends NaN); no value left is a RagkitError, not (nan, nan)."""
     values = np.asarray(values, dtype=float)
+    values = values[~np.isnan(values)]
+    if not values.size:
+        raise RagkitError("no values to bootstrap a confidence interval from (none given, "
+                          "or all NaN)")
     rng = np.random.default_rng(seed)
     means = rng.choice(values, size=(n, values.size), replace=True).mean(axis=1)
     return float(np.quantile(means, alpha / 2)), float(np.quantile(means, 1 - alpha / 2))
@@ -295,6 +301,9 @@ def confidence_table(tables: Mapping[str, pd.DataFrame], metric: str = "Pass@20"
     check_metric_column(tables, metric)
     rows = {}
     for name, table in tables.items():
+        if not table[metric].notna().any():
+            raise RagkitError(f"no {metric} score in {name!r} to bootstrap (no question "
+                              f"scored)")
         low, high = bootstrap_ci(table[metric], n=n, seed=seed)
         rows[name] = {metric: table[metric].mean(), "95% low": low, "95% high": high}
     return pd.DataFrame(rows).T

@@ -252,6 +252,17 @@ def test_bootstrap_is_seeded_and_brackets_the_mean():
     assert bootstrap_ci(values) == (lo, hi)
 
 
+def test_bootstrap_leaves_out_nan_and_refuses_nothing():
+    values = [0, 1, 1, 0, 1, 1, 1, 0, 1, 1]
+    assert bootstrap_ci(values + [float("nan")]) == bootstrap_ci(values)
+    for empty in ([], [float("nan")]):
+        with pytest.raises(RagkitError, match="no values to bootstrap"):
+            bootstrap_ci(empty)
+    import pandas as pd
+    with pytest.raises(RagkitError, match="no Pass@20 score in 'bm25'"):
+        confidence_table({"bm25": pd.DataFrame({"Pass@20": [float("nan")]})})
+
+
 def test_confidence_table_brackets_each_mean():
     import pandas as pd
     tables = {"a": pd.DataFrame({"Pass@20": [100.0, 0.0, 100.0, 100.0]}),
