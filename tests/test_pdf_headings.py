@@ -113,3 +113,36 @@ def test_a_paragraph_pdfminer_split_into_two_boxes_is_one_paragraph(tmp_path):
         "They simply measure how many instructions were executed for each line, a "
         "manipulation count.", "then a sentence after a full stop.",
         "Capital letters start this one", "- a bullet goes on", "3 items follow"]
+
+
+def test_a_two_column_pages_headings_stand_where_each_column_prints_them(tmp_path):
+    """In the second column a heading's top is above the first column's lower lines. Placed
+    by its top alone, every heading of the page was stacked before the first column's end
+    (the benchmark table's chunk sectioned under the next column's heading) and its line
+    was kept again as text further on."""
+    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.platypus import BaseDocTemplate, Frame, PageTemplate, Paragraph
+
+    styles = getSampleStyleSheet()
+    path = tmp_path / "columns.pdf"
+    doc = BaseDocTemplate(str(path), pagesize=(612, 792), invariant=1)
+    frames = [Frame(54, 54, 246, 684, id="left"), Frame(312, 54, 246, 684, id="right")]
+    doc.addPageTemplates([PageTemplate(id="two", frames=frames)])
+    story = []
+    for name, fact in (("Benchmarks", "The fast level compresses at 530 MB per second."),
+                       ("Small data", "A trained dictionary helps records of one kilobyte."),
+                       ("Building", "The makefile builds the library and the tool."),
+                       ("Testing", "The fuzzers run every night on the main branch.")):
+        story += [Paragraph(name, styles["Heading2"]),
+                  *[Paragraph(f"{fact} " * 4, styles["BodyText"]) for _ in range(5)]]
+    doc.build(story)
+    text = load_file(path, "columns.pdf").text
+    heads = [line for line in text.splitlines() if line.startswith("#")]
+    # pdfminer reads this page's right column first: the order of the sections is its own
+    assert sorted(heads) == ["# Benchmarks", "# Building", "# Small data", "# Testing"]
+    for name, opening in (("Benchmarks", "The fast level"), ("Small data", "A trained"),
+                          ("Building", "The makefile"), ("Testing", "The fuzzers")):
+        after = text.split(f"# {name}\n\n", 1)[1]
+        assert after.startswith(opening), (name, after[:80])  # under its own heading
+    assert [line for line in text.splitlines() if line.strip() in
+            ("Benchmarks", "Small data", "Building", "Testing")] == []  # not kept as text

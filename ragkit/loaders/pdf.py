@@ -195,12 +195,24 @@ def _title(field: str) -> str:
     return "" if field.casefold() in _NO_TITLE else field
 
 
+def _alone_later(boxes: list[tuple[str, float]], title: str) -> bool:
+    """Whether one of `boxes` is the heading `title` alone (case aside): where it is printed
+    in reading order, though its top is above a box before it — the head of the second
+    column, whose top is above the first column's lower boxes. Placed by its top alone, a
+    two-column page's headings were stacked before the first column's end and their lines
+    kept as text."""
+    wanted = " ".join(title.split()).casefold()
+    return any(" ".join(text.split()).casefold() == wanted for text, _ in boxes)
+
+
 def _page(out: TextBuilder, boxes: list[tuple[str, float]], heads: list[Head]) -> None:
     """One page's boxes, each outline entry as a heading in place of the text printing it
-    (`printed_at`), or where its destination points (`pdf_outline.placed`)."""
+    (`printed_at`), or where its destination points (`pdf_outline.placed`) unless a later
+    box prints it alone (`_alone_later`)."""
     heads = placed(boxes, heads)
-    for text, top in boxes:
-        while heads and top < heads[0][2] - 2 and printed_at(text, heads[0][1]) is None:
+    for n, (text, top) in enumerate(boxes):
+        while (heads and top < heads[0][2] - 2 and printed_at(text, heads[0][1]) is None
+               and not _alone_later(boxes[n + 1:], heads[0][1])):
             level, title, _ = heads.pop(0)  # its place is passed: no box printed it
             out.heading(level, title)
         while heads and (at := printed_at(text, heads[0][1])) is not None:
