@@ -11,8 +11,8 @@ What it is:
   hard-wrapped "Agricultural lime raises the pH of an / acidic field; …", a golden span
   starting mid-sentence that no quote of the answerer matches. Not a filter: nothing is
   dropped, and a span starting or ending mid-line (a short phrase) is kept as written.
-- `found_elsewhere(spans, doc_id, documents)`: a span also occurs verbatim in another
-  document (boilerplate: the same sentence in every quarterly report). Only the question's
+- `found_elsewhere(spans, doc_id, texts)`: a span also occurs in another document, white
+  space aside (boilerplate: the same sentence in every quarterly report). Only the question's
   own document is labelled, so a retriever that finds the twin would be marked wrong; a
   contextual question names its document, so the caller asks only about the documents of
   the same title (a copy of the file).
@@ -38,10 +38,9 @@ What it is not: a judge of quality. These are cheap, stated rules; a domain expe
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ragkit.assemble import blocks
-from ragkit.documents import Document
 from ragkit.extractive_units import units
 from ragkit.questions.defaults import DUP_THRESHOLD, UNKNOWN
 from ragkit.questions.spans import anchor  # noqa: F401 (one of the filters)
@@ -76,9 +75,20 @@ def whole_units(span: str, passage: str, code: bool = False) -> str:
     return passage[at:end].strip()
 
 
-def found_elsewhere(spans: Sequence[str], doc_id: str, documents: Sequence[Document]) -> bool:
-    """True when some span occurs verbatim in a document other than `doc_id`."""
-    return any(span in doc.text for doc in documents if doc.id != doc_id for span in spans)
+def flat(text: str) -> str:
+    """`text` with each run of white space one space: how `found_elsewhere` compares."""
+    return _SPACE.sub(" ", text).strip()
+
+
+def found_elsewhere(spans: Sequence[str], doc_id: str, texts: Mapping[str, str]) -> bool:
+    """True when some span occurs in a document other than `doc_id`, white space aside:
+    `texts` maps each document's id to its text as `flat` writes it (once per run, not per
+    question). A twin saved in another format wraps its lines elsewhere (`notes/x.md` and
+    `web/x.html`): compared verbatim it was missed, and the retriever that found it first
+    was scored as missing the answer."""
+    wanted = [flat(span) for span in spans]
+    return any(span and span in text for other, text in texts.items() if other != doc_id
+               for span in wanted)
 
 
 def _agrees(span: str, answered: str) -> bool:

@@ -235,10 +235,12 @@ def _elsewhere(candidates: list[Candidate], documents: Sequence[Document]) -> No
     """Drop a question whose span another document holds too; a contextual one names its
     document by title, so only a document of the same title counts (a copy: `handbook.md`
     and `handbook (1).md` — one copy was labelled, and which twin ranked first decided)."""
+    flat = {d.id: filters.flat(d.text) for d in documents}
     for c in candidates:
         doc = c.item.document
-        others = (documents if c.item.kind != "contextual"  # named as its writer was told:
-                  else [d for d in documents if (d.title or d.id) == (doc.title or doc.id)])
+        others = (flat if c.item.kind != "contextual"  # named as its writer was told:
+                  else {d.id: flat[d.id] for d in documents
+                        if (d.title or d.id) == (doc.title or doc.id)})
         if c.dropped is None and filters.found_elsewhere(c.spans, doc.id, others):
             c.dropped = "span in another document"
 
