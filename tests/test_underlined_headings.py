@@ -237,3 +237,17 @@ def test_sentences_over_a_rule_written_without_a_blank_line_stay_text(tmp_path):
         done = subprocess.run([RAGKIT, "ask", "--index", str(index), question], env=env,
                               capture_output=True, text=True)
         assert (done.returncode, done.stdout.splitlines()[0]) == (0, quote), done.stderr
+
+
+def test_a_hash_comment_typed_in_a_text_file_titles_it_only_as_its_first_line(tmp_path):
+    """The last line of a Debian changelog, "# Older entries have been removed from this
+    changelog.", titled the whole file, and every chunk's context named it so."""
+    (tmp_path / "changelog.txt").write_text(
+        "bash (5.2.15-2) unstable; urgency=medium\n\n  * Fix the build.\n\n"
+        "# Older entries have been removed from this changelog.\n")
+    (tmp_path / "readme.txt").write_text("# Pump notes\n\nThe pump needs oil.\n# Not a title\n")
+    (tmp_path / "notes.md").write_text("Intro line.\n\n# Pump notes\n\nThe pump needs oil.\n")
+    (tmp_path / "release.txt").write_text("Intro line.\n\nVersion 3.2.0\n-------------\n\nFixed.\n")
+    titles = {d.id: d.title for d in load_folder(tmp_path)}
+    assert titles == {"changelog.txt": "changelog.txt", "readme.txt": "Pump notes",
+                      "notes.md": "Pump notes", "release.txt": "Version 3.2.0"}
