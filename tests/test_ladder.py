@@ -132,8 +132,12 @@ def test_a_folders_ladder_counts_failed_questions_and_says_when_too_few_to_reduc
     # one question is 100/40 = 2.5 points of Fail@20 12.5, so 20 % of the reduction
     halves = _folder_ladder([10, 10, 10, 10], 40)
     halves["Fail@20"] = [12.5, 10.0, 7.5, 5.0]
-    assert ladder_note(halves).endswith("moves the reduction by about 20.0 %: the reduction "
-                                        "column reads as a rate.")
+    assert ladder_note(halves).endswith(  # the count and Fail@20 differ: said so
+        "A question counts as failed when any of its golden passages is outside the top 20; "
+        "Fail@20 counts the share of its passages missed, so the first rung's 12.5 is not 10 "
+        "of 40 (25.0 %).")
+    assert "moves the reduction by about 20.0 %: the reduction column reads as a rate. A " \
+        in ladder_note(halves)
     assert ladder_note(_folder_ladder([0, 2, 0, 0])).endswith(
         "Here the first rung fails no question, so there is no failure to reduce; read the "
         "counts, not the reduction column.")
