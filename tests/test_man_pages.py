@@ -135,3 +135,37 @@ def test_a_subsection_right_under_its_section_name_is_a_heading():
         "### Generic Program Information\n\n--help Output a usage message and exit.\n\n"
         "### Pattern Syntax\n\n-E, --extended-regexp\n"
         "not a subsection: no blank line or section name before it\n")
+
+
+# `zcat /usr/share/man/ko/man8/mandb.8.gz | groff -man -Tutf8`, shortened: the section names
+# have no case, and the first is not "NAME"
+MANDB_KO = """\
+MANDB(8)                    설명서 페이저 유틸리티                    MANDB(8)
+
+이름
+       mandb - 설명서 페이지 색인 캐시를 만들거나 업데이트합니다
+
+개요
+       mandb [-dqsucpt?V] [-C 파일]
+
+설명
+       mandb는  설명서  페이지  색인 캐시를 초기화하거나 직접 업데이트할 때
+       활용합니다.
+
+2.11.2                            2023-01-08                          MANDB(8)
+"""
+
+
+def test_a_page_in_a_script_without_capitals_is_a_man_page_titled_by_its_first_section():
+    """A Korean page was read as plain text: titled by its path, its header and footer
+    kept, man's padding quoted ("다시  만드는"). A German one's BEZEICHNUNG gave no title."""
+    text = man_headings(MANDB_KO)
+    assert text == ("# mandb - 설명서 페이지 색인 캐시를 만들거나 업데이트합니다\n\n## 이름\n\n"
+                    "mandb - 설명서 페이지 색인 캐시를 만들거나 업데이트합니다\n\n## 개요\n\n"
+                    "mandb [-dqsucpt?V] [-C 파일]\n\n## 설명\n\n"
+                    "mandb는 설명서 페이지 색인 캐시를 초기화하거나 직접 업데이트할 때\n"
+                    "활용합니다.\n")
+    german = LN.replace("NAME\n", "BEZEICHNUNG\n").replace("ln - make links", "ln - Links")
+    assert man_headings(german).startswith("# ln - Links between files\n")
+    # a caseless line after an X(n) header that reads as a sentence is no section name
+    assert man_headings("F(X)  bounds  F(X)\n" + "설명 " * 30 + "\n") is None

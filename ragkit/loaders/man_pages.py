@@ -5,7 +5,8 @@ User Commands LN(1)`: the page's name and section at both ends, set apart by run
 spaces) and whose next line is a section name in capitals at the margin (`NAME`), the text
 a folder's other documents are made of:
 
-- a `# ` title from the NAME section, `ln - make links between files` (the file's path
+- a `# ` title from the NAME section (the first, in any language: `BEZEICHNUNG`, `이름`),
+  `ln - make links between files` (the file's path
   titled every chunk's context before, `ln.txt`, and nothing said what the page was about);
 - each section name man prints at the left margin (NAME, SYNOPSIS, DESCRIPTION, OPTIONS) a
   `## ` heading, and each subsection (indented three spaces, as man prints `.SS`) a `### `
@@ -52,9 +53,13 @@ def _joined(found: re.Match[str]) -> str:
 
 def _section_next(rest: str) -> bool:
     """Whether the first line with text after a header is a section name at the margin, in
-    capitals (`NAME`, `BEZEICHNUNG`): "f(x)  bounds  f(x)" over a sentence is no man page."""
+    capitals (`NAME`, `BEZEICHNUNG`) or in a script without case (`이름`, `名前`: a Korean
+    page was read as plain text, its header and footer kept): "f(x)  bounds  f(x)" over a
+    sentence is no man page."""
     line = next((line for line in rest.split("\n") if line.strip()), "")
-    return line[:1].strip() != "" and line.isupper()
+    caseless = (len(line) <= SECTION_CHARS and any(c.isalpha() for c in line)
+                and not any(c.isupper() or c.islower() for c in line))
+    return line[:1].strip() != "" and (line.isupper() or caseless)
 
 
 def _footer(line: str, page: str) -> bool:
@@ -82,6 +87,7 @@ def man_headings(text: str) -> str | None:
     out: list[str] = []
     name: list[str] = []  # the NAME section's words: the title
     section = ""
+    first = next((line.strip() for line in lines if line[:1].strip()), "")
     opened = True  # after a blank line or a section name: where man starts a `.SS`
     for line in lines:
         if line[:1].strip() and len(line) <= SECTION_CHARS:  # man indents all but these
@@ -94,7 +100,7 @@ def man_headings(text: str) -> str | None:
         else:
             body = _PADDING.sub(" ", line.strip())
             out.append("\\" + body if body.startswith("#") else body)  # `#  Expands to …`
-            if section == "NAME" and body:
+            if section == first and body:  # NAME, BEZEICHNUNG, 이름: man's first section
                 name.append(body)
         opened = not line.strip()
     title = " ".join(name) or page
