@@ -14,7 +14,7 @@ import pytest
 
 from loader_files import mixed_font_pdf, packed_pdf_cut_short, pdf, raw_pdf
 from ragkit.document_folder import load_folder
-from ragkit.documents import RagkitWarning
+from ragkit.documents import RagkitError, RagkitWarning
 from ragkit.loaders import pdf as pdf_loader
 
 RAGKIT = str(Path(sys.executable).parent / "ragkit")
@@ -154,3 +154,38 @@ def test_a_megabyte_of_digits_is_refused_in_linear_time(tmp_path):
                            "from ragkit.loaders import pdf; pdf.load(Path(sys.argv[1]), 'x')",
                            str(path)], capture_output=True, text=True, timeout=60)
     assert "not a valid PDF" in done.stderr.splitlines()[-1]
+
+
+_PAGE = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %s /Resources %s >>"
+_FONT = b"<< /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >>"
+_TEXT = b"<< /Length 44 >>\nstream\nBT /F1 12 Tf 72 700 Td (Hello cycle) Tj ET\nendstream"
+
+
+@pytest.mark.parametrize("where", ["contents", "resources", "kids", "self"])
+def test_a_reference_that_leads_back_to_itself_is_refused_not_followed_for_ever(tmp_path,
+                                                                                  where):
+    """`6 0 obj 7 0 R`, `7 0 obj 6 0 R`: pdfminer's `resolve1` follows a reference while it is
+    one, so a 632-byte file held `ragkit index` for ever, `--skip-bad` too."""
+    contents, resources, kids = b"4 0 R", _FONT, b"[3 0 R]"
+    if where == "contents":
+        contents = b"5 0 R"
+    elif where == "resources":
+        resources = b"5 0 R"
+    elif where == "kids":
+        kids = b"5 0 R"
+    else:
+        contents = b"7 0 R"
+    (tmp_path / "docs").mkdir()
+    path = raw_pdf(tmp_path / "docs" / "cycle.pdf", [
+        b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids %s /Count 1 >>" % kids,
+        _PAGE % (contents, resources), _TEXT, b"6 0 R", b"5 0 R", b"7 0 R"])
+    (tmp_path / "docs" / "note.md").write_text("# Note\n\nThe pump needs oil.\n")
+    with pytest.raises(RagkitError, match=r"cycle\.pdf: not a valid PDF \(object \d is a "
+                                          r"reference that leads back to itself\)"):
+        pdf_loader.load(path, "cycle.pdf")
+    done = subprocess.run([RAGKIT, "index", "docs", "--out", "ix", "--skip-bad",
+                           "--embedder", "none"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "cycle.pdf: not a valid PDF (object" in done.stderr
+    assert done.stdout.startswith("indexed 1 document ")

@@ -14,6 +14,9 @@ every layer: a limit on the first filter of a page's own contents is passed by t
 `/Fl`, by a second `/FlateDecode`, by an `/ASCIIHexDecode` or `/RunLengthDecode` in front, by
 a flipped checksum byte, or by a bomb in a Form XObject the page draws.
 
+A reference that leads back to itself (`6 0 obj 7 0 R`, `7 0 obj 6 0 R`) is refused too, in
+the same context (`_resolved`): pdfminer follows it for ever.
+
 A CCITT fax image is not decoded at all (it holds no text, and pdfminer's decoder is pure
 Python: a 1 KB stream took minutes).
 
@@ -26,7 +29,7 @@ from __future__ import annotations
 
 import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from io import BytesIO
 from pathlib import Path
@@ -137,14 +140,40 @@ _install_lock = threading.Lock()
 _installed: list = []  # pdfminer's own decode, once it is wrapped
 
 
+def _resolved(resolve: Callable) -> Callable:
+    """pdfminer's `PDFObjRef.resolve`, followed to the object in a thread inside
+    `bounded_streams`, refusing a cycle: pdfminer's `resolve1` loops while the object is a
+    reference, so `6 0 obj 7 0 R`, `7 0 obj 6 0 R` (a 632-byte file) held `ragkit index`
+    for ever, `--skip-bad` too, wherever the page tree, contents, resources, fonts or
+    outline reached it. A chain without a cycle ends at an object, as before."""
+    from pdfminer.pdftypes import PDFObjRef
+
+    def followed(ref, default: object = None):
+        found = resolve(ref, default)
+        reading = getattr(_local, "reading", None)
+        if reading is None or not isinstance(found, PDFObjRef):
+            return found
+        seen = {ref.objid}
+        while isinstance(found, PDFObjRef):
+            if found.objid in seen:
+                raise RagkitError(f"{reading.path}: not a valid PDF (object {ref.objid} is a "
+                                  f"reference that leads back to itself)")
+            seen.add(found.objid)
+            found = resolve(found, default)
+        return found
+    return followed
+
+
 def _install() -> None:
-    """Wrap `PDFStream.decode` once, for good: the wrapper checks only a thread that is in
-    `bounded_streams`, so threads and other pdfminer users are left as they were."""
-    from pdfminer.pdftypes import PDFStream
+    """Wrap `PDFStream.decode` and `PDFObjRef.resolve` (`_resolved`) once, for good: the
+    wrappers check only a thread that is in `bounded_streams`, so threads and other pdfminer
+    users are left as they were."""
+    from pdfminer.pdftypes import PDFObjRef, PDFStream
     with _install_lock:
         if _installed:
             return
         original = PDFStream.decode
+        PDFObjRef.resolve = _resolved(PDFObjRef.resolve)
 
         def decode(stream) -> None:
             reading = getattr(_local, "reading", None)
