@@ -417,8 +417,14 @@ def test_04s_failure_shares_that_share_a_name_are_shares_of_as_many_questions():
 
 @contract
 def test_kernelspec_is_the_projects_python3(path):
+    """Named as the kernel ipykernel installs names itself: with "Python 3", JupyterLab
+    rewrote the name on connecting, and every notebook opened was "modified" unedited (a
+    save prompt on closing, a git diff after saving)."""
     spec = _nb(path)["metadata"]["kernelspec"]
     assert spec["name"] == "python3" and spec["language"] == "python"
+    installed = Path(sys.prefix) / "share" / "jupyter" / "kernels" / "python3" / "kernel.json"
+    named = json.loads(installed.read_text())["display_name"] if installed.is_file() else None
+    assert spec["display_name"] == (named or "Python 3 (ipykernel)")
 
 
 def test_notebook_06_runs_crag_on_the_thresholds_it_tuned():
