@@ -147,6 +147,33 @@ def test_a_wait_before_each_batch_is_said_once_per_embedding(tmp_path, capsys):
                                        f"{path} ...\n")
 
 
+def test_a_process_says_it_waits_for_a_cache_at_most_once_a_minute(tmp_path, capsys,
+                                                                     monkeypatch):
+    """A notebook cell embeds one question or one rung a call: beside a second notebook
+    filling the cache, a cell printed the same waiting line 23 to 43 times."""
+    from filelock import Timeout
+    from ragkit.embed import cache_file
+    path = tmp_path / "embeddings.sqlite"
+    clock = [1000.0]
+    monkeypatch.setattr(cache_file.time, "monotonic", lambda: clock[0])
+
+    class Contended:
+        """A lock another process holds whenever it is first tried."""
+        def acquire(self, blocking: bool = True) -> None:
+            if not blocking:
+                raise Timeout(str(path) + ".lock")
+
+        def release(self) -> None:
+            pass
+    line = f"waiting for another ragkit process embedding into {path} ...\n"
+    for text, later in (("kettle", 0), ("descale", 30), ("filter", 59.9), ("kettle descale", 60)):
+        clock[0] = 1000.0 + later
+        cached = CachedEmbedder(WordEmbedder(WORDS), path)
+        cached._lock = Contended()
+        cached.embed([text])  # a call of its own, as a cell's loop makes them
+    assert capsys.readouterr().err == line * 2  # at 0 s and at 60 s
+
+
 @pytest.mark.parametrize("session", ["", "notebooks/01_retrieval_basics.ipynb"])
 def test_the_wait_is_not_written_into_a_notebook_papermill_or_nbval_runs(tmp_path, monkeypatch,
                                                                         session):

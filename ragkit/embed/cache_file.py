@@ -7,7 +7,9 @@ re-exports the path and `remove_cache`).
 """
 from __future__ import annotations
 
+import math
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,6 +36,13 @@ def file_id(path: Path) -> tuple[int, int] | None:
     return found.st_dev, found.st_ino
 
 
+# A process says it waits to embed into a cache file at most once a minute: a cell embeds a
+# question or a rung a call, and beside a second notebook filling the cache it printed the
+# line 23-43 times (`said` is one call's flag).
+WAIT_NOTE_SECONDS = 60.0
+_WAIT_SAID: dict[str, float] = {}  # cache file -> when this process last said it waits
+
+
 @contextmanager
 def holding(lock: FileLock, path: Path, said: list[bool] | None = None,
             embedding: bool = False) -> Iterator[None]:
@@ -41,16 +50,21 @@ def holding(lock: FileLock, path: Path, said: list[bool] | None = None,
     process first is said in one line (`ragkit.progress.note`), once per `said` (a caller's
     flag, set here): a wait for another run's whole embedding went silently (seen once for
     4 min 46 s), since that run takes the lock again after each batch. For an `embedding`,
-    not in a kernel that papermill or nbval runs (no Jupyter session): two notebooks run side
-    by side on a new cache wrote it into outputs compared with the committed ones."""
+    at most once per `WAIT_NOTE_SECONDS` in a process, and not in a kernel that papermill or
+    nbval runs (no Jupyter session): two notebooks run side by side on a new cache wrote it
+    into outputs compared with the committed ones."""
     try:
         lock.acquire(blocking=False)
     except Timeout:
-        if said is None or not said:
+        now = time.monotonic()  # an embedding's wait said within the minute: not again
+        quiet = embedding and now - _WAIT_SAID.get(str(path), -math.inf) < WAIT_NOTE_SECONDS
+        if (said is None or not said) and not quiet:
             if not (embedding and unwatched_kernel()):
                 note(f"waiting for another ragkit process embedding into {path} ...")
-            if said is not None:
-                said.append(True)
+                if embedding:
+                    _WAIT_SAID[str(path)] = now
+        if said is not None:
+            said.append(True)
         lock.acquire()
     try:
         yield
