@@ -120,20 +120,19 @@ def kind_heatmap(table: pd.DataFrame, title: str = "", metric: str = "Pass@20") 
 
 def _fail_label(fail: float, reduction: float | None, failed: object = None) -> str:
     """A ladder bar's label: its Fail@20, the questions it fails (`failed`, when the table
-    counts them; "2 questions failed", not "2 failed", which read as a count behind Fail@20
-    3.2 of 47 questions — a question fails on any golden passage missed), and, under the
-    Fail@20 it is a change of, its change from the first rung in words that follow the
-    table's "reduction %" — "35% lower", "200% higher" (the bar read "+200%" beside a table's
-    -200.0: one change, two signs; and "71% fewer" under "8 questions failed" read as a
-    change of the count, 18 → 8, which is 56 % fewer); none when there is no change to state
-    (the first rung, or a first rung with no failures to reduce)."""
+    counts them: "2 questions" over "failed", narrow enough for its bar; not "2 failed",
+    read as a count behind Fail@20 3.2 of 47 questions), and, under the Fail@20 it is a
+    change of, its change from the first rung in words that follow the table's "reduction
+    %" — "35% lower", "200% higher" (not "+200%" beside a table's -200.0; "71% fewer" under
+    "8 questions failed" read as a change of the count); none when there is no change to
+    state (the first rung, or a first rung with no failures to reduce)."""
     lines = [f"{fail:.1f}"]
     if reduction is not None and not np.isnan(reduction):  # of Fail@20, so beside it
         shown = abs(reduction)
         lines.append("no change" if round(shown) == 0 else
                      f"{shown:.0f}% {'lower' if reduction > 0 else 'higher'}")
     if failed is not None and not pd.isna(failed):
-        lines.append(f"{counted(int(failed), 'question')} failed")
+        lines += [counted(int(failed), "question"), "failed"]  # narrow: over a 0.4 bar
     return "\n".join(lines)
 
 
@@ -146,10 +145,11 @@ def ladder_bars(table: pd.DataFrame, title: str = "") -> plt.Figure:
     built". A rung's name stands over its qualifier ("+ rerank" over "(top 150 → 20)"),
     a long qualifier broken after its commas, else wrapped, else tilted
     (`ragkit.figure_layout.fit_category_labels`, as every bar chart's categories)."""
-    fig, ax = plt.subplots(figsize=(max(7, 2.2 * len(table)), 4))
+    counts = FAILED in table.columns  # "0 questions" is wider than a bar: more room
+    fig, ax = plt.subplots(figsize=(max(7, (2.8 if counts else 2.2) * len(table)), 4))
     x = np.arange(len(table))
     ours = table["Fail@20"].astype(float)
-    failed = table[FAILED] if FAILED in table.columns else [None] * len(table)
+    failed = table[FAILED] if counts else [None] * len(table)
     bars = ax.bar(x - 0.2, ours.fillna(0), 0.4, label="this run")
     ax.bar_label(bars, fontsize=8, labels=[
         "not built" if np.isnan(v) else _fail_label(v, None if i == 0 else r, n)

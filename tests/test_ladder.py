@@ -98,6 +98,25 @@ def _folder_ladder(failures: list[int], questions: int = 42) -> pd.DataFrame:
                          for rung, n in zip(rungs, failures)}, rungs, counts=True)
 
 
+@pytest.mark.parametrize("failures", [[2, 3, 0, 0], [1, 3, 0, 0], [20, 15, 10, 5]])
+def test_no_bar_label_of_a_ladder_runs_into_a_bar(failures):
+    """Notebook 08's figure: "2 questions failed" over the first rung's bar ran into the
+    article's grey bar beside it, and "0 questions failed" into the grey 2.9 and 1.9."""
+    import matplotlib.pyplot as plt
+
+    from ragkit.plots import ladder_bars
+    fig = ladder_bars(_folder_ladder(failures, 47))
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    renderer = fig.canvas.get_renderer()
+    bars = [p.get_window_extent(renderer) for p in ax.patches]
+    labels = [t.get_window_extent(renderer) for t in ax.texts]
+    assert len(bars) == 8 and len(labels) == 8
+    assert [(n, m) for n, label in enumerate(labels) for m, bar in enumerate(bars)
+            if m != n and label.overlaps(bar)] == []  # (its own bar: it stands on it)
+    plt.close(fig)
+
+
 def test_a_folders_ladder_counts_failed_questions_and_says_when_too_few_to_reduce():
     """Notebook 08 on the sample folder: Fail@20 2.4 → 7.1 read as a reduction of -200.0 in
     the table and "+200%" on the figure, one change with two signs, and nothing said that
@@ -120,8 +139,8 @@ def test_a_folders_ladder_counts_failed_questions_and_says_when_too_few_to_reduc
     # the change is of Fail@20, so it stands under it, not under the count ("71% fewer"
     # under "8 questions failed" read as 18 → 8, which is 56 % fewer)
     assert [t.get_text() for t in fig.axes[0].texts] == [
-        "2.4\n1 question failed", "7.1\n200% higher\n3 questions failed",
-        "0.0\n100% lower\n0 questions failed", "0.0\n100% lower\n0 questions failed", "5.7",
+        "2.4\n1 question\nfailed", "7.1\n200% higher\n3 questions\nfailed",
+        "0.0\n100% lower\n0 questions\nfailed", "0.0\n100% lower\n0 questions\nfailed", "5.7",
         "3.7\n35% lower", "2.9\n49% lower", "1.9\n67% lower"]
     plt.close(fig)
     assert ladder_note(_folder_ladder([20, 15, 10, 5], 159)) == (
