@@ -164,7 +164,10 @@ def test_make_lab_runs_the_first_cell_of_notebook_01_in_a_browser(lab, browser):
 
     server, _, log = lab
     browser.get(f"{server}/lab/tree/notebooks/01_retrieval_basics.ipynb?token={TOKEN}")
-    status = "//*[contains(@class, 'jp-StatusBar')]//*[contains(text(), '| Idle')]"
+    # the status bar's "Python 3 (ipykernel) | Idle", or the notebook toolbar's indicator:
+    # in some Chromium builds JupyterLab hides the status bar's kernel item
+    status = ("//*[contains(@class, 'jp-StatusBar')]//*[contains(text(), '| Idle')] | "
+              "//*[contains(@class, 'jp-Notebook-ExecutionIndicator')][@data-status='idle']")
     try:  # the kernel's websocket connected and the kernel answered
         WebDriverWait(browser, 90).until(lambda d: d.find_elements(By.XPATH, status))
     except TimeoutException:
