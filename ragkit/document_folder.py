@@ -96,7 +96,8 @@ def _title_of(meta: dict[str, str], text: str, rel: str, written: str = "") -> s
     if meta.get("title"):  # one line: a TOML or YAML string may hold line breaks
         return one_line(str(meta["title"]))
     plain = rel.lower().endswith((".txt", ".text"))
-    typed = {line.strip() for line in written.strip().splitlines()[1:]} if plain else set()
+    lines = [line.strip() for line in written.strip().splitlines()] if plain else [""]
+    typed = set(lines[1:]) - {lines[0]}  # "# Title" atop it titles it, wherever it recurs
     prose = rel.lower().endswith(PROSE_SUFFIXES)
     for heading in re.finditer(r"^#\s+(.+)$", unfenced(text) if prose else "", re.M):
         if heading.group(0).strip() not in typed:  # (unfenced: no fenced `# comment`)

@@ -245,7 +245,8 @@ def test_a_hash_comment_typed_in_a_text_file_titles_it_only_as_its_first_line(tm
     (tmp_path / "changelog.txt").write_text(
         "bash (5.2.15-2) unstable; urgency=medium\n\n  * Fix the build.\n\n"
         "# Older entries have been removed from this changelog.\n")
-    (tmp_path / "readme.txt").write_text("# Pump notes\n\nThe pump needs oil.\n# Not a title\n")
+    (tmp_path / "readme.txt").write_text("# Pump notes\n\nThe pump needs oil.\n# Not a title\n"
+                                         "# Pump notes\n")
     (tmp_path / "notes.md").write_text("Intro line.\n\n# Pump notes\n\nThe pump needs oil.\n")
     (tmp_path / "release.txt").write_text("Intro line.\n\nVersion 3.2.0\n-------------\n\nFixed.\n")
     titles = {d.id: d.title for d in load_folder(tmp_path)}
