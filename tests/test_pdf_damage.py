@@ -158,7 +158,7 @@ def test_a_megabyte_of_digits_is_refused_in_linear_time(tmp_path):
 
 _PAGE = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %s /Resources %s >>"
 _FONT = b"<< /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >>"
-_TEXT = b"<< /Length 44 >>\nstream\nBT /F1 12 Tf 72 700 Td (Hello cycle) Tj ET\nendstream"
+_TEXT = b"<< /Length 42 >>\nstream\nBT /F1 12 Tf 72 700 Td (Hello cycle) Tj ET\nendstream"
 
 
 @pytest.mark.parametrize("where", ["contents", "resources", "kids", "self"])
@@ -189,3 +189,19 @@ def test_a_reference_that_leads_back_to_itself_is_refused_not_followed_for_ever(
     assert done.returncode == 0, done.stderr
     assert "cycle.pdf: not a valid PDF (object" in done.stderr
     assert done.stdout.startswith("indexed 1 document ")
+
+
+def test_a_pdf_cut_before_its_page_contents_is_said_to_be_cut_short_not_a_scan(tmp_path):
+    """Cut right after its page object, the file was "no text layer (scanned? ragkit does
+    not OCR)": a scan is no part of it, its text was in the part cut off."""
+    whole = raw_pdf(tmp_path / "whole.pdf", [
+        b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        _PAGE % (b"4 0 R", _FONT), _TEXT]).read_bytes()
+    cut = tmp_path / "cut.pdf"
+    cut.write_bytes(whole[:whole.index(b"4 0 obj")])
+    with pytest.raises(RagkitError) as refused:
+        pdf_loader.load(cut, "cut.pdf")
+    assert str(refused.value) == (f"{cut}: not a valid PDF: its end is missing (cut short: a "
+                                  f"download or copy that did not finish?) and what is left "
+                                  f"holds no text; get the whole file again")
+    assert "Hello cycle" in pdf_loader.load(tmp_path / "whole.pdf", "whole.pdf").text

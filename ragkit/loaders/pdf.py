@@ -257,8 +257,8 @@ def load(path: Path, rel: str) -> Document:
     except RecursionError:
         raise RagkitError(f"{path}: not a valid PDF (objects nested too deep)") from None
     except Exception as exc:  # pdfminer raises many kinds on a damaged file
-        raise RagkitError(f"{path}: not a valid PDF ({type(exc).__name__}: "
-                          f"{str(exc)[:200]})") from None
+        said = f": {str(exc)[:200]}" if str(exc).strip() else " in pdfminer"  # a bare assert
+        raise RagkitError(f"{path}: not a valid PDF ({type(exc).__name__}{said})") from None
     if not laid_out:
         raise RagkitError(f"{path}: has no pages")
     kept = without_running(laid_out)
@@ -281,6 +281,10 @@ def load(path: Path, rel: str) -> Document:
         raise RagkitError(f"{path}: its text is in fonts that map no glyph to Unicode (pdfminer "
                           f"reads {device.unmapped:,} glyphs as cid codes only); re-export it "
                           f"with Unicode-mapped fonts, or OCR it")
+    if not text.strip() and repaired:  # not a scan: its text was in the part cut off
+        raise RagkitError(f"{path}: not a valid PDF: its end is missing (cut short: a download "
+                          f"or copy that did not finish?) and what is left holds no text; get "
+                          f"the whole file again")
     if not text.strip():
         raise RagkitError(f"{path}: no text layer (scanned? ragkit does not OCR)")
     title = _title(title) or (first if not _sentence(first) else "") or rel
