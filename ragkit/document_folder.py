@@ -88,31 +88,30 @@ def readable_types(text: Iterable[str] = TEXT_SUFFIXES) -> str:
     return " ".join(sorted({*text, *LOADERS}))
 
 
-def _title_of(meta: dict[str, str], text: str, rel: str, written: str = "") -> str:
-    """The front matter's title, else a prose file's first `#` heading, else `rel`. A `# `
-    line typed in a plain-text file (`written`: before underlined titles became `#` lines)
-    titles it only as its first line: the last line of a Debian changelog, "# Older entries
-    have been removed from this changelog.", titled the whole file."""
+def _title_of(meta: dict[str, str], text: str, rel: str) -> str:
+    """The front matter's title, else a prose file's first `#` heading, else `rel`. In a
+    plain-text file a `#` line that ends as a sentence does, or has no text after it, is no
+    title: the last line of a Debian changelog, "# Older entries have been removed from this
+    changelog.", titled the whole file."""
     if meta.get("title"):  # one line: a TOML or YAML string may hold line breaks
         return one_line(str(meta["title"]))
     plain = rel.lower().endswith((".txt", ".text"))
-    lines = [line.strip() for line in written.strip().splitlines()] if plain else [""]
-    typed = set(lines[1:]) - {lines[0]}  # "# Title" atop it titles it, wherever it recurs
     prose = rel.lower().endswith(PROSE_SUFFIXES)
     for heading in re.finditer(r"^#\s+(.+)$", unfenced(text) if prose else "", re.M):
-        if heading.group(0).strip() not in typed:  # (unfenced: no fenced `# comment`)
-            return heading.group(1).strip()
+        title = heading.group(1).strip()  # (unfenced: no fenced `# comment`)
+        if not plain or not (title.endswith((".", "!", "?")) or not text[heading.end():].strip()):
+            return title
     return rel
 
 
 def _text_file(path: Path, rel: str) -> Document:
     text = read_text(path)  # front matter tops prose; a YAML or SQL file's `---` is its text
     meta, text = split_front_matter(text) if rel.lower().endswith(PROSE_SUFFIXES) else ({}, text)
-    written, text = text, atx_headings(text, rel)  # underlined Markdown and rST headings
+    text = atx_headings(text, rel)  # underlined Markdown and reStructuredText headings
     check_text(text, path, None, key="")  # a file has no field: "x.txt: looks binary"
     # `pages` is a PDF's page map to the chunker: front matter's (`pages: 320`) stopped it
     meta = {**{key: value for key, value in meta.items() if key != "pages"}, "path": rel}
-    return Document(rel, text, _title_of(meta, text, rel, written), meta)
+    return Document(rel, text, _title_of(meta, text, rel), meta)
 
 
 def _printable(doc: Document) -> Document:

@@ -133,7 +133,7 @@ def ladder_note(table: pd.DataFrame) -> str:
     halves = (f" A question counts as failed when any of its golden passages is outside the "
               f"top 20; Fail@20 counts the share of its passages missed, so the first rung's "
               f"{fail:.1f} is not {first} of {asked} ({share:.1f} %)."
-              if abs(share - fail) >= 0.05 else "")
+              if f"{share:.1f}" != f"{fail:.1f}" else "")
     return (f"Failed questions per rung, of the {asked}: {listed} (the table's order). "
             + (f"Here {few}; read the counts, not the reduction column." if few else
                f"The first rung fails {first}, so one question more or less moves the "

@@ -172,6 +172,13 @@ def test_a_process_says_it_waits_for_a_cache_at_most_once_a_minute(tmp_path, cap
         cached._lock = Contended()
         cached.embed([text])  # a call of its own, as a cell's loop makes them
     assert capsys.readouterr().err == line * 2  # at 0 s and at 60 s
+    # a call whose first wait falls in the quiet minute says it at its next wait after it
+    said: list[bool] = []
+    for later in (70, 100, 125):
+        clock[0] = 1000.0 + later
+        with cache_file.holding(Contended(), path, said, embedding=True):
+            pass
+    assert capsys.readouterr().err == line  # at 125 s: not a silent ten-minute wait
 
 
 @pytest.mark.parametrize("session", ["", "notebooks/01_retrieval_basics.ipynb"])

@@ -155,6 +155,9 @@ def test_a_folders_ladder_counts_failed_questions_and_says_when_too_few_to_reduc
         "A question counts as failed when any of its golden passages is outside the top 20; "
         "Fail@20 counts the share of its passages missed, so the first rung's 12.5 is not 10 "
         "of 40 (25.0 %).")
+    many = _folder_ladder([180, 150, 100, 50], 700)  # 180 of 700 is 25.714 %
+    many["Fail@20"] = [25.657, 21.0, 14.0, 7.0]  # both read 25.7: "25.7 is not … (25.7 %)"
+    assert "A question counts" not in ladder_note(many)
     assert "moves the reduction by about 20.0 %: the reduction column reads as a rate. A " \
         in ladder_note(halves)
     assert ladder_note(_folder_ladder([0, 2, 0, 0])).endswith(

@@ -167,5 +167,11 @@ def test_a_page_in_a_script_without_capitals_is_a_man_page_titled_by_its_first_s
                     "활용합니다.\n")
     german = LN.replace("NAME\n", "BEZEICHNUNG\n").replace("ln - make links", "ln - Links")
     assert man_headings(german).startswith("# ln - Links between files\n")
-    # a caseless line after an X(n) header that reads as a sentence is no section name
+    # a caseless line after an X(n) header that reads as a sentence is no section name, nor
+    # a short one over prose at the margin (man indents its body)
     assert man_headings("F(X)  bounds  F(X)\n" + "설명 " * 30 + "\n") is None
+    assert man_headings("定价(2024)   说明   定价(2024)\n本文说明价格的计算方法\n"
+                        "价格由基础价和附加费组成，附加费按月计算。\n") is None
+    # a page without NAME is titled by its first section; one with NAME by NAME
+    assert man_headings(LN.replace("SYNOPSIS\n", "ÜBERSICHT\n")).startswith(
+        "# ln - make links between files\n")

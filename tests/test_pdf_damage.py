@@ -161,7 +161,7 @@ _FONT = b"<< /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>
 _TEXT = b"<< /Length 42 >>\nstream\nBT /F1 12 Tf 72 700 Td (Hello cycle) Tj ET\nendstream"
 
 
-@pytest.mark.parametrize("where", ["contents", "resources", "kids", "self"])
+@pytest.mark.parametrize("where", ["contents", "resources", "kids", "self", "tail"])
 def test_a_reference_that_leads_back_to_itself_is_refused_not_followed_for_ever(tmp_path,
                                                                                   where):
     """`6 0 obj 7 0 R`, `7 0 obj 6 0 R`: pdfminer's `resolve1` follows a reference while it is
@@ -173,14 +173,17 @@ def test_a_reference_that_leads_back_to_itself_is_refused_not_followed_for_ever(
         resources = b"5 0 R"
     elif where == "kids":
         kids = b"5 0 R"
-    else:
+    elif where == "self":
         contents = b"7 0 R"
+    else:  # 8 leads into the cycle of 5 and 6: the object reached twice is named
+        contents = b"8 0 R"
     (tmp_path / "docs").mkdir()
     path = raw_pdf(tmp_path / "docs" / "cycle.pdf", [
         b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids %s /Count 1 >>" % kids,
-        _PAGE % (contents, resources), _TEXT, b"6 0 R", b"5 0 R", b"7 0 R"])
+        _PAGE % (contents, resources), _TEXT, b"6 0 R", b"5 0 R", b"7 0 R", b"5 0 R"])
     (tmp_path / "docs" / "note.md").write_text("# Note\n\nThe pump needs oil.\n")
-    with pytest.raises(RagkitError, match=r"cycle\.pdf: not a valid PDF \(object \d is a "
+    named = {"self": "7", "tail": "5"}.get(where, r"\d")
+    with pytest.raises(RagkitError, match=rf"cycle\.pdf: not a valid PDF \(object {named} is a "
                                           r"reference that leads back to itself\)"):
         pdf_loader.load(path, "cycle.pdf")
     done = subprocess.run([RAGKIT, "index", "docs", "--out", "ix", "--skip-bad",
@@ -205,3 +208,11 @@ def test_a_pdf_cut_before_its_page_contents_is_said_to_be_cut_short_not_a_scan(t
                                   f"download or copy that did not finish?) and what is left "
                                   f"holds no text; get the whole file again")
     assert "Hello cycle" in pdf_loader.load(tmp_path / "whole.pdf", "whole.pdf").text
+    # whole, its trailer damaged (repaired, as a cut file is): a scan, not a cut file
+    damaged = tmp_path / "damaged.pdf"
+    damaged.write_bytes(raw_pdf(tmp_path / "blank.pdf", [
+        b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>"]).read_bytes()
+        .replace(b"/Root 1 0 R", b""))
+    with pytest.raises(RagkitError, match=r"damaged\.pdf: no text layer \(scanned\?"):
+        pdf_loader.load(damaged, "damaged.pdf")

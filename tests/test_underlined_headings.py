@@ -239,16 +239,19 @@ def test_sentences_over_a_rule_written_without_a_blank_line_stay_text(tmp_path):
         assert (done.returncode, done.stdout.splitlines()[0]) == (0, quote), done.stderr
 
 
-def test_a_hash_comment_typed_in_a_text_file_titles_it_only_as_its_first_line(tmp_path):
+def test_a_hash_comment_in_a_text_file_is_no_title(tmp_path):
     """The last line of a Debian changelog, "# Older entries have been removed from this
-    changelog.", titled the whole file, and every chunk's context named it so."""
+    changelog.", titled the whole file, and every chunk's context named it so: a `#` line of
+    a plain-text file that ends as a sentence does, or has no text after it, is no title."""
     (tmp_path / "changelog.txt").write_text(
         "bash (5.2.15-2) unstable; urgency=medium\n\n  * Fix the build.\n\n"
         "# Older entries have been removed from this changelog.\n")
-    (tmp_path / "readme.txt").write_text("# Pump notes\n\nThe pump needs oil.\n# Not a title\n"
-                                         "# Pump notes\n")
-    (tmp_path / "notes.md").write_text("Intro line.\n\n# Pump notes\n\nThe pump needs oil.\n")
+    (tmp_path / "todo.txt").write_text("Buy oil.\n\n# Later\n")
+    (tmp_path / "readme.txt").write_text("[![build](badge.svg)](ci)\n\n# Pump notes\n\n"
+                                         "The pump needs oil.\n")
+    (tmp_path / "notes.md").write_text("Intro line.\n\n# Pump notes.\n")
     (tmp_path / "release.txt").write_text("Intro line.\n\nVersion 3.2.0\n-------------\n\nFixed.\n")
     titles = {d.id: d.title for d in load_folder(tmp_path)}
-    assert titles == {"changelog.txt": "changelog.txt", "readme.txt": "Pump notes",
-                      "notes.md": "Pump notes", "release.txt": "Version 3.2.0"}
+    assert titles == {"changelog.txt": "changelog.txt", "todo.txt": "todo.txt",
+                      "readme.txt": "Pump notes", "notes.md": "Pump notes.",
+                      "release.txt": "Version 3.2.0"}

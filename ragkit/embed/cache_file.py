@@ -58,13 +58,13 @@ def holding(lock: FileLock, path: Path, said: list[bool] | None = None,
     except Timeout:
         now = time.monotonic()  # an embedding's wait said within the minute: not again
         quiet = embedding and now - _WAIT_SAID.get(str(path), -math.inf) < WAIT_NOTE_SECONDS
-        if (said is None or not said) and not quiet:
-            if not (embedding and unwatched_kernel()):
+        if (said is None or not said) and not quiet:  # a quiet wait leaves `said` empty:
+            if not (embedding and unwatched_kernel()):   # its next wait may say it
                 note(f"waiting for another ragkit process embedding into {path} ...")
                 if embedding:
                     _WAIT_SAID[str(path)] = now
-        if said is not None:
-            said.append(True)
+            if said is not None:
+                said.append(True)
         lock.acquire()
     try:
         yield

@@ -5,7 +5,7 @@ User Commands LN(1)`: the page's name and section at both ends, set apart by run
 spaces) and whose next line is a section name in capitals at the margin (`NAME`), the text
 a folder's other documents are made of:
 
-- a `# ` title from the NAME section (the first, in any language: `BEZEICHNUNG`, `이름`),
+- a `# ` title from the NAME section (without one, the first: `BEZEICHNUNG`, `이름`),
   `ln - make links between files` (the file's path
   titled every chunk's context before, `ln.txt`, and nothing said what the page was about);
 - each section name man prints at the left margin (NAME, SYNOPSIS, DESCRIPTION, OPTIONS) a
@@ -56,9 +56,11 @@ def _section_next(rest: str) -> bool:
     capitals (`NAME`, `BEZEICHNUNG`) or in a script without case (`이름`, `名前`: a Korean
     page was read as plain text, its header and footer kept): "f(x)  bounds  f(x)" over a
     sentence is no man page."""
-    line = next((line for line in rest.split("\n") if line.strip()), "")
+    filled = [line for line in rest.split("\n") if line.strip()]
+    line, body = (filled + ["", ""])[:2]
     caseless = (len(line) <= SECTION_CHARS and any(c.isalpha() for c in line)
-                and not any(c.isupper() or c.islower() for c in line))
+                and not any(c.isupper() or c.islower() for c in line)
+                and body[:1] in (" ", "\t"))  # under it, man's indented body, not prose
     return line[:1].strip() != "" and (line.isupper() or caseless)
 
 
@@ -87,7 +89,8 @@ def man_headings(text: str) -> str | None:
     out: list[str] = []
     name: list[str] = []  # the NAME section's words: the title
     section = ""
-    first = next((line.strip() for line in lines if line[:1].strip()), "")
+    sections = [line.strip() for line in lines if line[:1].strip()]
+    first = "NAME" if "NAME" in sections else next(iter(sections), "")  # BEZEICHNUNG, 이름
     opened = True  # after a blank line or a section name: where man starts a `.SS`
     for line in lines:
         if line[:1].strip() and len(line) <= SECTION_CHARS:  # man indents all but these
@@ -100,7 +103,7 @@ def man_headings(text: str) -> str | None:
         else:
             body = _PADDING.sub(" ", line.strip())
             out.append("\\" + body if body.startswith("#") else body)  # `#  Expands to …`
-            if section == first and body:  # NAME, BEZEICHNUNG, 이름: man's first section
+            if section == first and body:  # NAME, else man's first section
                 name.append(body)
         opened = not line.strip()
     title = " ".join(name) or page

@@ -62,7 +62,7 @@ from ragkit.loaders.pdf_hyphens import BREAK, Hyphens
 from ragkit.loaders.pdf_layout import DrawnTooMuch, page_device, page_interpreter
 from ragkit.loaders.pdf_outline import Head, outline, pdf_text, placed, printed_at
 from ragkit.loaders.pdf_paragraphs import rejoined
-from ragkit.loaders.pdf_repair import open_document
+from ragkit.loaders.pdf_repair import cut_short, open_document
 from ragkit.loaders.pdf_running import without_running
 from ragkit.loaders.pdf_streams import bounded_streams
 from ragkit.outline import one_line
@@ -195,24 +195,29 @@ def _title(field: str) -> str:
     return "" if field.casefold() in _NO_TITLE else field
 
 
-def _alone_later(boxes: list[tuple[str, float]], title: str) -> bool:
-    """Whether one of `boxes` is the heading `title` alone (case aside): where it is printed
-    in reading order, though its top is above a box before it — the head of the second
-    column, whose top is above the first column's lower boxes. Placed by its top alone, a
-    two-column page's headings were stacked before the first column's end and their lines
-    kept as text."""
-    wanted = " ".join(title.split()).casefold()
-    return any(" ".join(text.split()).casefold() == wanted for text, _ in boxes)
+def _alone_at(boxes: list[tuple[str, float]]) -> dict[str, list[tuple[int, float]]]:
+    """Each text a box of the page holds alone (white space one space, case aside), with
+    the (index, top) of the boxes holding it: where `_page` looks for a heading's own box."""
+    out: dict[str, list[tuple[int, float]]] = {}
+    for n, (text, top) in enumerate(boxes):
+        out.setdefault(" ".join(text.split()).casefold(), []).append((n, top))
+    return out
 
 
 def _page(out: TextBuilder, boxes: list[tuple[str, float]], heads: list[Head]) -> None:
     """One page's boxes, each outline entry as a heading in place of the text printing it
     (`printed_at`), or where its destination points (`pdf_outline.placed`) unless a later
-    box prints it alone (`_alone_later`)."""
+    box above the one passed prints it alone (`held`)."""
     heads = placed(boxes, heads)
+    alone = _alone_at(boxes)
+
+    def held(n: int, top: float, title: str) -> bool:  # by its top alone, a two-column
+        # page's headings were stacked before the first column's end, their lines kept
+        return any(m > n and at > top for m, at in alone.get(" ".join(title.split()).casefold(),
+                                                               ()))
     for n, (text, top) in enumerate(boxes):
         while (heads and top < heads[0][2] - 2 and printed_at(text, heads[0][1]) is None
-               and not _alone_later(boxes[n + 1:], heads[0][1])):
+               and not held(n, top, heads[0][1])):
             level, title, _ = heads.pop(0)  # its place is passed: no box printed it
             out.heading(level, title)
         while heads and (at := printed_at(text, heads[0][1])) is not None:
@@ -281,7 +286,7 @@ def load(path: Path, rel: str) -> Document:
         raise RagkitError(f"{path}: its text is in fonts that map no glyph to Unicode (pdfminer "
                           f"reads {device.unmapped:,} glyphs as cid codes only); re-export it "
                           f"with Unicode-mapped fonts, or OCR it")
-    if not text.strip() and repaired:  # not a scan: its text was in the part cut off
+    if not text.strip() and repaired and cut_short(path):  # its text was in the part cut off
         raise RagkitError(f"{path}: not a valid PDF: its end is missing (cut short: a download "
                           f"or copy that did not finish?) and what is left holds no text; get "
                           f"the whole file again")

@@ -70,7 +70,7 @@ def open_document(handle: BinaryIO, path: Path):
             continue
         if isinstance(document.catalog, dict) and "Pages" in document.catalog:
             return document, NOTE
-    if _cut_short(path):
+    if cut_short(path):
         raise RagkitError(f"{path}: not a valid PDF: its end is missing (cut short: a download "
                           f"or copy that did not finish?) with the part that says where its "
                           f"pages are; get the whole file again ({type(error).__name__}: "
@@ -78,7 +78,7 @@ def open_document(handle: BinaryIO, path: Path):
     raise error
 
 
-def _cut_short(path: Path) -> bool:
+def cut_short(path: Path) -> bool:
     """Whether the file lacks the `%%EOF` mark a PDF writer ends it with (in its last KB)."""
     with path.open("rb") as handle:
         handle.seek(max(0, path.stat().st_size - 1024))

@@ -156,8 +156,8 @@ def _resolved(resolve: Callable) -> Callable:
         seen = {ref.objid}
         while isinstance(found, PDFObjRef):
             if found.objid in seen:
-                raise RagkitError(f"{reading.path}: not a valid PDF (object {ref.objid} is a "
-                                  f"reference that leads back to itself)")
+                raise RagkitError(f"{reading.path}: not a valid PDF (object {found.objid} "
+                                  f"is a reference that leads back to itself)")
             seen.add(found.objid)
             found = resolve(found, default)
         return found
