@@ -22,11 +22,11 @@ from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence, Set
 from numbers import Integral
 
-import numpy as np
 import pandas as pd
 
 from ragkit.documents import Chunk, Document, Query, RagkitError, where
 from ragkit.money import dollars
+from ragkit.stats import bootstrap_ci  # (also read from here: ragkit.evaluate.bootstrap_ci)
 
 Judgments = dict[str, list[frozenset[str]]]
 # Column prefixes of the RAGAS-style 0–1 scores (`ragkit.answer_metrics`), for round_metrics.
@@ -278,21 +278,6 @@ def check_metric_column(tables: Mapping[str, pd.DataFrame], metric: str) -> None
             raise RagkitError(f"no {metric} in the scores of {name!r} (scored: "
                               f"{', '.join(map(str, table.columns))}); give metric=one of "
                               f"them, or score with a deeper k")
-
-
-def bootstrap_ci(values: Sequence[float], n: int = 1000, alpha: float = 0.05,
-                 seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap confidence interval of a mean (seeded, so reproducible).
-    NaN values are left out, as pandas' mean leaves them out of the mean the interval
-    brackets (one NaN made both ends NaN); no value left is a RagkitError, not (nan, nan)."""
-    values = np.asarray(values, dtype=float)
-    values = values[~np.isnan(values)]
-    if not values.size:
-        raise RagkitError("no values to bootstrap a confidence interval from (none given, "
-                          "or all NaN)")
-    rng = np.random.default_rng(seed)
-    means = rng.choice(values, size=(n, values.size), replace=True).mean(axis=1)
-    return float(np.quantile(means, alpha / 2)), float(np.quantile(means, 1 - alpha / 2))
 
 
 def confidence_table(tables: Mapping[str, pd.DataFrame], metric: str = "Pass@20",

@@ -18,6 +18,9 @@ differences d = b − a is zero:
 Both report the seeded percentile-bootstrap 95 % interval of the mean difference (n
 resamples). The same seed gives the same numbers.
 
+`bootstrap_ci(values)`: the seeded percentile-bootstrap interval of one mean (a method's
+Pass@k over questions, `ragkit.evaluate.confidence_table`).
+
 What it is not: a multiple-comparison correction (testing ten configurations against a
 baseline needs one, e.g. Holm's), nor a test of two different query sets (unpaired data).
 
@@ -27,7 +30,7 @@ on misaligned queries would answer a different question. A query with NaN in eit
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -114,3 +117,18 @@ def paired_test(a: pd.Series | Mapping[str, float], b: pd.Series | Mapping[str, 
         p = float((far.sum() + 1) / (n + 1))
     return PairedResult(method, int(d.size), observed, low, high, min(p, 1.0), exact,
                         int((~keep).sum()))
+
+
+def bootstrap_ci(values: Sequence[float], n: int = 1000, alpha: float = 0.05,
+                 seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap confidence interval of a mean (seeded, so reproducible).
+    NaN values are left out, as pandas' mean leaves them out of the mean the interval
+    brackets (one NaN made both ends NaN); no value left is a RagkitError, not (nan, nan)."""
+    values = np.asarray(values, dtype=float)
+    values = values[~np.isnan(values)]
+    if not values.size:
+        raise RagkitError("no values to bootstrap a confidence interval from (none given, "
+                          "or all NaN)")
+    rng = np.random.default_rng(seed)
+    means = rng.choice(values, size=(n, values.size), replace=True).mean(axis=1)
+    return float(np.quantile(means, alpha / 2)), float(np.quantile(means, 1 - alpha / 2))
