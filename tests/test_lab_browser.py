@@ -168,8 +168,13 @@ def test_make_lab_runs_the_first_cell_of_notebook_01_in_a_browser(lab, browser):
     # in some Chromium builds JupyterLab hides the status bar's kernel item
     status = ("//*[contains(@class, 'jp-StatusBar')]//*[contains(text(), '| Idle')] | "
               "//*[contains(@class, 'jp-Notebook-ExecutionIndicator')][@data-status='idle']")
-    try:  # the kernel's websocket connected and the kernel answered
-        WebDriverWait(browser, 90).until(lambda d: d.find_elements(By.XPATH, status))
+    def ready(driver) -> bool:  # the kernel's websocket connected, the kernel answered, and
+        # the first two code cells are drawn (the toolbar's indicator is idle before them)
+        cells = driver.find_elements(By.CSS_SELECTOR, ".jp-Notebook .jp-CodeCell")
+        return bool(driver.find_elements(By.XPATH, status)) and len(cells) >= 2 and \
+            "data_dir" in cells[0].text and PROBE in cells[1].text
+    try:
+        WebDriverWait(browser, 90).until(ready)
     except TimeoutException:
         bar = browser.find_elements(By.CLASS_NAME, "jp-StatusBar-Widget")
         pytest.fail("the kernel never became idle (status bar: "
