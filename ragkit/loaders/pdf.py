@@ -62,7 +62,7 @@ from ragkit.loaders.pdf_hyphens import BREAK, Hyphens
 from ragkit.loaders.pdf_layout import DrawnTooMuch, page_device, page_interpreter
 from ragkit.loaders.pdf_outline import Head, outline, pdf_text, placed, printed_at
 from ragkit.loaders.pdf_paragraphs import rejoined
-from ragkit.loaders.pdf_repair import cut_short, open_document
+from ragkit.loaders.pdf_repair import cut_off, cut_short, open_document
 from ragkit.loaders.pdf_running import without_running
 from ragkit.loaders.pdf_streams import bounded_streams
 from ragkit.outline import one_line
@@ -195,13 +195,9 @@ def _title(field: str) -> str:
     return "" if field.casefold() in _NO_TITLE else field
 
 
-def _alone_at(boxes: list[tuple[str, float]]) -> dict[str, list[tuple[int, float]]]:
-    """Each text a box of the page holds alone (white space one space, case aside), with
-    the (index, top) of the boxes holding it: where `_page` looks for a heading's own box."""
-    out: dict[str, list[tuple[int, float]]] = {}
-    for n, (text, top) in enumerate(boxes):
-        out.setdefault(" ".join(text.split()).casefold(), []).append((n, top))
-    return out
+def _alone(text: str) -> str:
+    """`text` as `_page` compares a box with a heading: white space one space, case aside."""
+    return " ".join(text.split()).casefold()
 
 
 def _page(out: TextBuilder, boxes: list[tuple[str, float]], heads: list[Head]) -> None:
@@ -209,12 +205,13 @@ def _page(out: TextBuilder, boxes: list[tuple[str, float]], heads: list[Head]) -
     (`printed_at`), or where its destination points (`pdf_outline.placed`) unless a later
     box above the one passed prints it alone (`held`)."""
     heads = placed(boxes, heads)
-    alone = _alone_at(boxes)
+    alone: dict[str, list[tuple[int, float]]] = {}  # a box's text: (index, top) of each
+    for n, (text, top) in enumerate(boxes):
+        alone.setdefault(_alone(text), []).append((n, top))
 
     def held(n: int, top: float, title: str) -> bool:  # by its top alone, a two-column
         # page's headings were stacked before the first column's end, their lines kept
-        return any(m > n and at > top for m, at in alone.get(" ".join(title.split()).casefold(),
-                                                               ()))
+        return any(m > n and at > top for m, at in alone.get(_alone(title), ()))
     for n, (text, top) in enumerate(boxes):
         while (heads and top < heads[0][2] - 2 and printed_at(text, heads[0][1]) is None
                and not held(n, top, heads[0][1])):
@@ -287,9 +284,7 @@ def load(path: Path, rel: str) -> Document:
                           f"reads {device.unmapped:,} glyphs as cid codes only); re-export it "
                           f"with Unicode-mapped fonts, or OCR it")
     if not text.strip() and repaired and cut_short(path):  # its text was in the part cut off
-        raise RagkitError(f"{path}: not a valid PDF: its end is missing (cut short: a download "
-                          f"or copy that did not finish?) and what is left holds no text; get "
-                          f"the whole file again")
+        raise cut_off(path, "and what is left holds no text; get the whole file again")
     if not text.strip():
         raise RagkitError(f"{path}: no text layer (scanned? ragkit does not OCR)")
     title = _title(title) or (first if not _sentence(first) else "") or rel

@@ -71,11 +71,15 @@ def open_document(handle: BinaryIO, path: Path):
         if isinstance(document.catalog, dict) and "Pages" in document.catalog:
             return document, NOTE
     if cut_short(path):
-        raise RagkitError(f"{path}: not a valid PDF: its end is missing (cut short: a download "
-                          f"or copy that did not finish?) with the part that says where its "
-                          f"pages are; get the whole file again ({type(error).__name__}: "
-                          f"{str(error)[:200]})")
+        raise cut_off(path, f"with the part that says where its pages are; get the whole file "
+                            f"again ({type(error).__name__}: {str(error)[:200]})")
     raise error
+
+
+def cut_off(path: Path, lost: str) -> RagkitError:
+    """The refusal of a file `cut_short`, saying what was `lost` with its end."""
+    return RagkitError(f"{path}: not a valid PDF: its end is missing (cut short: a download or "
+                       f"copy that did not finish?) {lost}")
 
 
 def cut_short(path: Path) -> bool:
